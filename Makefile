@@ -1,0 +1,43 @@
+# Causeway. The two commands of the quick start are `make demo` and
+# `make test`; both install what they need first.
+
+SHELL := /bin/bash
+GO ?= go
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT := $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -X github.com/causeway/causeway/internal/version.Commit=$(COMMIT)
+# Tests that need nginx, the API server or network namespaces fail instead
+# of skipping when these are set, so a missing install step cannot hide.
+TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1
+
+.PHONY: all build deps demo test test-unit test-integration lint clean
+
+all: build
+
+deps:
+	@hack/install-deps.sh
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/causeway ./cmd/causeway
+	$(GO) build -o bin/echo ./hack/echo
+
+demo: deps build
+	@hack/demo.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Tier 1: unit tests, pure, no processes.
+test-unit:
+	$(GO) test -race -count=1 ./internal/... ./cmd/...
+
+# Tier 2: real nginx and local backends on 127.0.0.x.
+test-integration: deps
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 15m ./test/integration/...
+
+test: deps lint test-unit test-integration
+	@echo "all test tiers passed"
+
+clean:
+	rm -rf bin

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/causeway/causeway/internal/controller"
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/metrics"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
+	"github.com/causeway/causeway/internal/runtime"
+	"github.com/causeway/causeway/internal/source"
+	"github.com/causeway/causeway/internal/source/files"
+	"github.com/causeway/causeway/internal/source/kube"
+	"github.com/causeway/causeway/internal/version"
+)
+
+type controllerFlags struct {
+	manifests         string
+	kubeconfig        string
+	listenAddress     string
+	httpPort          int
+	httpsPort         int
+	healthPort        int
+	metricsPort       int
+	stateDir          string
+	nginxBinary       string
+	controllerName    string
+	ingressClass      string
+	watchWithoutClass bool
+	watchNamespaces   []string
+	configMap         string
+	reloadTimeout     time.Duration
+	shutdownTimeout   time.Duration
+	logLevel          string
+}
+
+func newControllerCommand() *cobra.Command {
+	f := &controllerFlags{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the Ingress controller and the nginx it drives",
+		Long: `Run the Ingress controller. Objects come from a directory of manifests
+(--manifests) or from the Kubernetes API (--kubeconfig, or in-cluster config).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runController(cmd.Context(), f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.manifests, "manifests", "", "directory of YAML manifests to serve, watched for changes; no API server is contacted")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
+	fl.StringVar(&f.listenAddress, "listen-address", "", "address nginx listens on for traffic (default all addresses)")
+	fl.IntVar(&f.httpPort, "http-port", 80, "HTTP port")
+	fl.IntVar(&f.httpsPort, "https-port", 443, "HTTPS port")
+	fl.IntVar(&f.healthPort, "health-port", 8081, "port for /healthz and /readyz")
+	fl.IntVar(&f.metricsPort, "metrics-port", 9113, "port for Prometheus /metrics")
+	fl.StringVar(&f.stateDir, "state-dir", "/var/lib/causeway", "directory for rendered configuration, secrets and sockets")
+	fl.StringVar(&f.nginxBinary, "nginx-binary", "nginx", "nginx or angie executable")
+	fl.StringVar(&f.controllerName, "controller-name", "causeway.io/ingress-controller", "IngressClass spec.controller value this controller serves")
+	fl.StringVar(&f.ingressClass, "ingress-class", "causeway", "IngressClass name served even without an IngressClass object")
+	fl.BoolVar(&f.watchWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
+	fl.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "namespace to watch (repeatable; default all)")
+	fl.StringVar(&f.configMap, "configmap", "causeway-system/causeway", "NAMESPACE/NAME of the ConfigMap holding global settings")
+	fl.DurationVar(&f.reloadTimeout, "reload-timeout", 15*time.Second, "how long to wait for nginx workers to report a new configuration")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long nginx may take to finish requests on shutdown")
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func (f *controllerFlags) validate() error {
+	if f.listenAddress != "" {
+		if _, err := netip.ParseAddr(f.listenAddress); err != nil {
+			return fmt.Errorf("--listen-address: %w", err)
+		}
+	}
+	for name, p := range map[string]int{"--http-port": f.httpPort, "--https-port": f.httpsPort, "--health-port": f.healthPort, "--metrics-port": f.metricsPort} {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("%s %d is out of range", name, p)
+		}
+	}
+	// nginx resolves relative paths against its prefix, not our working
+	// directory, so the state directory is made absolute.
+	abs, err := filepath.Abs(f.stateDir)
+	if err != nil {
+		return fmt.Errorf("--state-dir: %w", err)
+	}
+	f.stateDir = abs
+	if f.manifests != "" {
+		if st, err := os.Stat(f.manifests); err != nil || !st.IsDir() {
+			return fmt.Errorf("--manifests %q is not a directory", f.manifests)
+		}
+	}
+	return nil
+}
+
+func runController(ctx context.Context, f *controllerFlags) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log.Info("starting causeway controller", "version", version.Version, "commit", version.Commit)
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	src, err := newSource(f, log)
+	if err != nil {
+		return err
+	}
+	dir := layout.Dir(f.stateDir)
+	mgr, err := runtime.NewManager(runtime.Options{Binary: f.nginxBinary, StateDir: dir, Log: log.With("component", "nginx"), VerifyTimeout: f.reloadTimeout})
+	if err != nil {
+		return err
+	}
+	met := metrics.New()
+	ctl := controller.New(controller.Options{
+		Source:  src,
+		Applier: mgr,
+		Model: model.Options{
+			Class:     model.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+			ConfigMap: f.configMap,
+		},
+		Render:  render.Params{StateDir: dir, ListenAddress: f.listenAddress, HTTPPort: f.httpPort, HTTPSPort: f.httpsPort},
+		Log:     log,
+		Metrics: met,
+	})
+
+	servers := []*http.Server{
+		{Addr: net.JoinHostPort("", strconv.Itoa(f.healthPort)), Handler: ctl.HealthHandler(), ReadHeaderTimeout: 5 * time.Second},
+		{Addr: net.JoinHostPort("", strconv.Itoa(f.metricsPort)), Handler: metricsHandler(met), ReadHeaderTimeout: 5 * time.Second},
+	}
+	errc := make(chan error, 4)
+	for _, s := range servers {
+		ln, err := net.Listen("tcp", s.Addr)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", s.Addr, err)
+		}
+		go func() {
+			if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	go func() {
+		if err := src.Run(ctx); err != nil {
+			errc <- fmt.Errorf("source: %w", err)
+		}
+	}()
+	go mgr.Supervise(ctx)
+	go func() {
+		if err := ctl.Run(ctx); err != nil {
+			errc <- err
+		}
+	}()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: asking nginx to finish in-flight requests")
+	case runErr = <-errc:
+		log.Error("stopping after a fatal error", "err", runErr)
+	}
+	stop()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	if err := mgr.Stop(shutdownCtx); err != nil {
+		log.Error("nginx shutdown", "err", err)
+	}
+	for _, s := range servers {
+		s.Shutdown(shutdownCtx)
+	}
+	log.Info("stopped")
+	return runErr
+}
+
+func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
+	if f.manifests != "" {
+		log.Info("serving manifests from a directory; no API server is contacted", "dir", f.manifests)
+		return files.New(f.manifests, log.With("component", "files")), nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client config: %w", err)
+	}
+	cfg.UserAgent = "causeway/" + version.Version
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	return kube.New(kube.Options{Client: client, Namespaces: f.watchNamespaces, ConfigMap: f.configMap, Log: log.With("component", "kube")})
+}
+
+func metricsHandler(m *metrics.Metrics) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	return mux
+}

@@ -1,0 +1,256 @@
+// Package controller joins the pipeline: it waits for changes from a
+// source, coalesces them, builds the model, renders it and has the runtime
+// apply it, isolating objects that nginx refuses.
+package controller
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/causeway/causeway/internal/metrics"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
+	"github.com/causeway/causeway/internal/runtime"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// Applier makes rendered files live; *runtime.Manager implements it.
+type Applier interface {
+	Apply(ctx context.Context, files render.Files, version string) (runtime.ApplyResult, error)
+}
+
+// Options configure a Controller.
+type Options struct {
+	Source  source.Source
+	Applier Applier
+	Model   model.Options
+	Render  render.Params
+	Log     *slog.Logger
+	Metrics *metrics.Metrics
+	// Quiet is how long the controller waits for more events after one
+	// arrives; MaxDelay caps the total wait under a steady stream.
+	Quiet, MaxDelay time.Duration
+	// OnSync, when set, is called after every sync with its outcome; the
+	// kube integration hangs status and events on it.
+	OnSync func(SyncResult)
+}
+
+// SyncResult is what one sync produced.
+type SyncResult struct {
+	Model    *model.Model
+	Problems []model.Problem
+	Snapshot *source.Snapshot
+	// Err is the apply error, if the configuration could not go live.
+	Err error
+}
+
+// Controller is the control loop.
+type Controller struct {
+	opts  Options
+	ready atomic.Bool
+
+	mu          sync.Mutex
+	badIngress  map[string]exclusion
+	badSecret   map[string]exclusion
+	lastProblem map[string]bool
+}
+
+// New returns a Controller.
+func New(opts Options) *Controller {
+	if opts.Quiet == 0 {
+		opts.Quiet = 100 * time.Millisecond
+	}
+	if opts.MaxDelay == 0 {
+		opts.MaxDelay = time.Second
+	}
+	return &Controller{opts: opts, badIngress: map[string]exclusion{}, badSecret: map[string]exclusion{}}
+}
+
+// Ready reports whether the source has synced and a configuration built
+// from it is verifiably live.
+func (c *Controller) Ready() bool { return c.ready.Load() }
+
+// Run loops until ctx is done. A failed apply is retried with backoff even
+// when no new event arrives.
+func (c *Controller) Run(ctx context.Context) error {
+	src := c.opts.Source
+	for !src.HasSynced() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-src.Changed():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	retry := time.Duration(0)
+	eventAt := time.Now()
+	for {
+		err := c.Sync(ctx, eventAt)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var retryC <-chan time.Time
+		if err != nil {
+			retry = min(max(retry*2, 500*time.Millisecond), 30*time.Second)
+			retryC = time.After(retry)
+		} else {
+			retry = 0
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-retryC:
+			eventAt = time.Now()
+			continue
+		case <-src.Changed():
+			eventAt = time.Now()
+		}
+		c.coalesce(ctx, eventAt)
+	}
+}
+
+// coalesce waits until events have been quiet for Quiet, or MaxDelay has
+// passed since the first one.
+func (c *Controller) coalesce(ctx context.Context, first time.Time) {
+	deadline := first.Add(c.opts.MaxDelay)
+	for {
+		wait := min(c.opts.Quiet, time.Until(deadline))
+		if wait <= 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.opts.Source.Changed():
+		case <-time.After(wait):
+			return
+		}
+	}
+}
+
+// maxIsolationRounds bounds how many times one sync re-renders after
+// excluding a culprit.
+const maxIsolationRounds = 8
+
+// Sync builds, renders and applies the current snapshot once.
+func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	snap := c.opts.Source.Snapshot()
+	for _, p := range snap.Problems {
+		c.opts.Log.Warn("source problem", "where", p.Where, "err", p.Message)
+	}
+	var res SyncResult
+	for round := 0; ; round++ {
+		opts := c.opts.Model
+		opts.Excluded = current(c.badIngress, snap, ingressFingerprint)
+		opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
+		m, problems := model.Build(snap, opts)
+		res = SyncResult{Model: m, Problems: problems, Snapshot: snap}
+		files, version, err := render.Render(m, c.opts.Render)
+		if err != nil {
+			res.Err = err
+			break
+		}
+		maps.Copy(files, runtime.SecretFiles(m))
+		result, err := c.opts.Applier.Apply(ctx, files, version)
+		if err == nil {
+			if result.Reloaded {
+				c.recordReload("config", result.Duration, nil)
+				c.opts.Log.Info("configuration live", "version", version, "servers", len(m.Servers),
+					"backends", len(m.Backends), "took", result.Duration.Round(time.Millisecond))
+			}
+			c.opts.Metrics.ConfigApplySeconds.Observe(time.Since(eventAt).Seconds())
+			c.ready.Store(true)
+			break
+		}
+		c.recordReload("config", 0, err)
+		res.Err = err
+		var cfgErr *runtime.ConfigError
+		if !errors.As(err, &cfgErr) || round >= maxIsolationRounds {
+			c.opts.Log.Error("configuration not applied; nginx keeps serving the last good one", "err", err)
+			break
+		}
+		secrets, ingresses := culprits(cfgErr.Output, c.opts.Render.StateDir, m, snap)
+		if len(secrets)+len(ingresses) == 0 {
+			c.opts.Log.Error("nginx refused the configuration and no object could be blamed; keeping the last good one", "err", err)
+			break
+		}
+		for _, key := range secrets {
+			c.badSecret[key] = exclusion{fingerprint: secretFingerprint(snap, key), reason: cfgErr.Output}
+			c.opts.Log.Error("nginx refused a TLS secret; its hosts use the default certificate", "secret", key, "err", cfgErr.Output)
+		}
+		for _, key := range ingresses {
+			c.badIngress[key] = exclusion{fingerprint: ingressFingerprint(snap, key), reason: "nginx refused its configuration: " + cfgErr.Output}
+			c.opts.Log.Error("nginx refused the configuration of an Ingress; excluding it", "ingress", key, "err", cfgErr.Output)
+		}
+	}
+	c.logProblems(res.Problems)
+	if c.opts.OnSync != nil {
+		c.opts.OnSync(res)
+	}
+	return res.Err
+}
+
+func (c *Controller) recordReload(reason string, d time.Duration, err error) {
+	m := c.opts.Metrics
+	if err != nil {
+		m.Reloads.WithLabelValues(reason, "failure").Inc()
+		m.LastReloadSuccess.Set(0)
+		return
+	}
+	m.Reloads.WithLabelValues(reason, "success").Inc()
+	m.LastReloadSeconds.Set(d.Seconds())
+	m.LastReloadSuccess.Set(1)
+}
+
+// logProblems logs each problem once, when it first appears, and keeps the
+// per-reason gauge current.
+func (c *Controller) logProblems(problems []model.Problem) {
+	seen := map[string]bool{}
+	counts := map[string]int{}
+	for _, p := range problems {
+		counts[p.Reason]++
+		k := p.String()
+		seen[k] = true
+		if c.lastProblem[k] {
+			continue
+		}
+		c.opts.Log.Warn("object problem", "kind", p.Object.Kind, "object", p.Object.Namespace+"/"+p.Object.Name,
+			"reason", p.Reason, "rejected", p.Rejected, "message", p.Message)
+	}
+	c.lastProblem = seen
+	c.opts.Metrics.Problems.Reset()
+	reasons := make([]string, 0, len(counts))
+	for r := range counts {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		c.opts.Metrics.Problems.WithLabelValues(r).Set(float64(counts[r]))
+	}
+}
+
+// HealthHandler serves /healthz (the process is alive) and /readyz (the
+// first configuration is live).
+func (c *Controller) HealthHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !c.Ready() {
+			http.Error(w, "not ready: no configuration is live yet", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	return mux
+}

@@ -1,0 +1,125 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// Isolation: validation keeps hostile input out, but nginx can still refuse
+// something the model accepted (a certificate OpenSSL deems too weak, say).
+// When nginx -t fails, its message names the file at fault. The controller
+// maps that file back to the objects that produced it, leaves them out, and
+// tries again, so one bad object cannot block every other change. An
+// exclusion is remembered with a fingerprint of the object and is dropped
+// as soon as the object changes, so a fix is picked up at once.
+
+type exclusion struct {
+	fingerprint string
+	reason      string
+}
+
+var (
+	serverFileRE = regexp.MustCompile(`(/[^\s"]+/servers/[a-z0-9._-]+\.conf):[0-9]+`)
+	secretFileRE = regexp.MustCompile(`(/[^\s"]+/secrets/[a-z0-9-]+_[a-z0-9.-]+\.pem)`)
+)
+
+// culprits reads nginx -t output and names what to exclude: the secrets it
+// refused, or else the newest Ingress contributing to the server file it
+// refused (one at a time, so that older, working Ingresses sharing the host
+// survive).
+func culprits(output string, dir layout.Dir, m *model.Model, snap *source.Snapshot) (secrets, ingresses []string) {
+	for _, match := range secretFileRE.FindAllStringSubmatch(output, -1) {
+		if filepath.Dir(match[1]) != dir.Path(layout.SecretsDir) {
+			continue
+		}
+		base := strings.TrimSuffix(filepath.Base(match[1]), ".pem")
+		ns, name, ok := strings.Cut(base, "_")
+		if ok {
+			secrets = append(secrets, ns+"/"+name)
+		}
+	}
+	if len(secrets) > 0 {
+		return secrets, nil
+	}
+	for _, match := range serverFileRE.FindAllStringSubmatch(output, -1) {
+		for _, srv := range m.Servers {
+			if dir.Path(layout.ServerFile(srv.Host)) != match[1] {
+				continue
+			}
+			if newest := newestIngress(srv.Ingresses, snap); newest != "" {
+				return nil, []string{newest}
+			}
+		}
+	}
+	return nil, nil
+}
+
+func newestIngress(refs []model.ObjectRef, snap *source.Snapshot) string {
+	var newest *networkingv1.Ingress
+	for _, ing := range snap.Ingresses {
+		for _, r := range refs {
+			if r.Namespace == ing.Namespace && r.Name == ing.Name {
+				if newest == nil || newest.CreationTimestamp.Before(&ing.CreationTimestamp) ||
+					(newest.CreationTimestamp.Equal(&ing.CreationTimestamp) && newest.UID < ing.UID) {
+					newest = ing
+				}
+			}
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	return newest.Namespace + "/" + newest.Name
+}
+
+// fingerprints of the objects exclusions can name.
+func ingressFingerprint(snap *source.Snapshot, key string) string {
+	for _, ing := range snap.Ingresses {
+		if ing.Namespace+"/"+ing.Name == key {
+			return hashJSON(ing.UID, ing.ResourceVersion, ing.Annotations, ing.Spec)
+		}
+	}
+	return ""
+}
+
+func secretFingerprint(snap *source.Snapshot, key string) string {
+	for _, s := range snap.Secrets {
+		if s.Namespace+"/"+s.Name == key {
+			return hashJSON(s.UID, s.Type, s.Data)
+		}
+	}
+	return ""
+}
+
+func hashJSON(parts ...any) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, p := range parts {
+		_ = enc.Encode(p) // encoding plain API types cannot fail
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// current returns the exclusions that still apply to snap, dropping those
+// whose object changed or vanished.
+func current(excl map[string]exclusion, snap *source.Snapshot, fingerprint func(*source.Snapshot, string) string) map[string]string {
+	out := map[string]string{}
+	for key, e := range excl {
+		if fingerprint(snap, key) != e.fingerprint {
+			delete(excl, key)
+			continue
+		}
+		out[key] = e.reason
+	}
+	return out
+}

@@ -1,0 +1,413 @@
+package model
+
+import (
+	"crypto/tls"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/causeway/causeway/internal/source"
+)
+
+// Options parameterise a Build.
+type Options struct {
+	Class ClassOptions
+	// ConfigMap is the "namespace/name" of the controller's ConfigMap.
+	ConfigMap string
+	// Excluded maps Ingress keys ("namespace/name") to a reason they must
+	// be left out, e.g. because their configuration made nginx -t fail.
+	Excluded map[string]string
+	// BadSecrets maps TLS secret keys ("namespace/name") that nginx refused
+	// to load to nginx's reason; their hosts fall back to the default
+	// certificate.
+	BadSecrets map[string]string
+}
+
+// Build turns a Snapshot into a Model. It is deterministic: the same
+// snapshot always yields the same Model and Problems.
+func Build(snap *source.Snapshot, opts Options) (*Model, []Problem) {
+	b := &builder{
+		opts:      opts,
+		idx:       newServiceIndex(snap.Services, snap.EndpointSlices),
+		servers:   map[string]*Server{},
+		claims:    map[claimKey]ObjectRef{},
+		backends:  map[string]*Backend{},
+		secrets:   map[string]*TLSSecret{},
+		secretsIn: map[string]*corev1.Secret{},
+	}
+	for _, s := range snap.Secrets {
+		b.secretsIn[s.Namespace+"/"+s.Name] = s
+	}
+	var cm *corev1.ConfigMap
+	for _, c := range snap.ConfigMaps {
+		if c.Namespace+"/"+c.Name == opts.ConfigMap {
+			cm = c
+		}
+	}
+	b.model.Config, b.problems = parseConfig(cm)
+
+	classes := newClassFilter(opts.Class, snap.IngressClasses)
+	var ours []*networkingv1.Ingress
+	for _, ing := range snap.Ingresses {
+		if classes.IsOurs(ing) {
+			ours = append(ours, ing)
+		}
+	}
+	// Oldest first, UID breaking ties: the first claim on anything wins.
+	sort.SliceStable(ours, func(i, j int) bool { return olderThan(ours[i], ours[j]) })
+
+	b.server("") // the catch-all always exists
+	for _, ing := range ours {
+		b.addIngress(ing)
+	}
+	b.finish()
+	return &b.model, b.problems
+}
+
+func olderThan(a, b *networkingv1.Ingress) bool {
+	ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	if a.UID != b.UID {
+		return a.UID < b.UID
+	}
+	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+}
+
+type claimKey struct {
+	host, path string
+	typ        PathType
+}
+
+type builder struct {
+	opts      Options
+	idx       *serviceIndex
+	model     Model
+	problems  []Problem
+	servers   map[string]*Server
+	claims    map[claimKey]ObjectRef
+	backends  map[string]*Backend
+	secrets   map[string]*TLSSecret
+	secretsIn map[string]*corev1.Secret
+	// defaults holds each host's default backend location, first claim wins.
+	defaults map[string]*Location
+}
+
+func (b *builder) problem(ref ObjectRef, reason string, rejected bool, format string, args ...any) {
+	b.problems = append(b.problems, Problem{Object: ref, Reason: reason, Rejected: rejected, Message: fmt.Sprintf(format, args...)})
+}
+
+func (b *builder) server(host string) *Server {
+	s := b.servers[host]
+	if s == nil {
+		s = &Server{Host: host}
+		b.servers[host] = s
+	}
+	return s
+}
+
+func ingressRef(ing *networkingv1.Ingress) ObjectRef {
+	return ObjectRef{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, UID: string(ing.UID)}
+}
+
+// effectivePath applies the path type rules: ImplementationSpecific (and an
+// absent type) behave as Prefix, and a Prefix path's trailing slash is
+// ignored, as the Kubernetes documentation specifies.
+func effectivePath(p networkingv1.HTTPIngressPath) (string, PathType) {
+	path := p.Path
+	if path == "" {
+		path = "/"
+	}
+	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
+		return path, Exact
+	}
+	if len(path) > 1 {
+		path = strings.TrimRight(path, "/")
+	}
+	return path, Prefix
+}
+
+// checkIngress validates everything in an Ingress that could reach the
+// configuration. Any failure rejects the whole object: a half-applied
+// Ingress would be harder to reason about than a rejected one.
+func checkIngress(ing *networkingv1.Ingress) error {
+	if errs := validation.IsDNS1123Label(ing.Namespace); len(errs) > 0 {
+		return fmt.Errorf("namespace %q is invalid: %s", truncate(ing.Namespace), strings.Join(errs, "; "))
+	}
+	if err := validateObjectName("ingress", ing.Name); err != nil {
+		return err
+	}
+	if ing.Spec.DefaultBackend == nil && len(ing.Spec.Rules) == 0 {
+		return fmt.Errorf("spec has neither rules nor a defaultBackend")
+	}
+	if d := ing.Spec.DefaultBackend; d != nil {
+		if err := checkServiceBackend(d); err != nil {
+			return fmt.Errorf("defaultBackend: %w", err)
+		}
+	}
+	for i, r := range ing.Spec.Rules {
+		if r.Host != "" {
+			if err := validateHost(r.Host); err != nil {
+				return fmt.Errorf("rules[%d]: %w", i, err)
+			}
+		}
+		if r.HTTP == nil {
+			continue
+		}
+		for j, p := range r.HTTP.Paths {
+			if p.PathType != nil {
+				switch *p.PathType {
+				case networkingv1.PathTypeExact, networkingv1.PathTypePrefix, networkingv1.PathTypeImplementationSpecific:
+				default:
+					return fmt.Errorf("rules[%d].paths[%d]: unknown pathType %q", i, j, truncate(string(*p.PathType)))
+				}
+			}
+			if p.Path != "" {
+				if err := validatePath(p.Path); err != nil {
+					return fmt.Errorf("rules[%d].paths[%d]: %w", i, j, err)
+				}
+			}
+			if err := checkServiceBackend(&p.Backend); err != nil {
+				return fmt.Errorf("rules[%d].paths[%d]: %w", i, j, err)
+			}
+		}
+	}
+	for i, t := range ing.Spec.TLS {
+		for _, h := range t.Hosts {
+			if err := validateHost(h); err != nil {
+				return fmt.Errorf("tls[%d]: %w", i, err)
+			}
+		}
+		if t.SecretName != "" {
+			if err := validateObjectName("secret", t.SecretName); err != nil {
+				return fmt.Errorf("tls[%d]: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (b *builder) addIngress(ing *networkingv1.Ingress) {
+	ref := ingressRef(ing)
+	key := ing.Namespace + "/" + ing.Name
+	if reason, ok := b.opts.Excluded[key]; ok {
+		b.problem(ref, ReasonExcluded, true, "excluded: %s", reason)
+		return
+	}
+	if err := checkIngress(ing); err != nil {
+		b.problem(ref, ReasonInvalid, true, "%v", err)
+		return
+	}
+	hosts := map[string]bool{}
+	for _, r := range ing.Spec.Rules {
+		hosts[r.Host] = true
+		if r.HTTP == nil {
+			b.server(r.Host)
+			continue
+		}
+		for _, p := range r.HTTP.Paths {
+			path, typ := effectivePath(p)
+			ck := claimKey{host: r.Host, path: path, typ: typ}
+			if owner, taken := b.claims[ck]; taken {
+				if owner != ref {
+					b.problem(ref, ReasonCollision, false,
+						"host %q path %q (%s) is already served by %s, which is older", displayHost(r.Host), path, typ, owner)
+				}
+				continue
+			}
+			b.claims[ck] = ref
+			srv := b.server(r.Host)
+			srv.Locations = append(srv.Locations, b.location(ref, ing.Namespace, &p.Backend, path, typ))
+		}
+	}
+	if d := ing.Spec.DefaultBackend; d != nil {
+		hosts[""] = true // the default backend also answers unknown hosts
+		loc := b.location(ref, ing.Namespace, d, "/", Prefix)
+		for h := range hosts {
+			b.setDefault(h, loc, ref)
+		}
+	}
+	b.addTLS(ing, ref)
+	for h := range hosts {
+		srv := b.server(h)
+		srv.Ingresses = append(srv.Ingresses, ref)
+	}
+}
+
+func displayHost(h string) string {
+	if h == "" {
+		return "*"
+	}
+	return h
+}
+
+// setDefault records an Ingress's defaultBackend as a host's fallback; the
+// oldest Ingress keeps it.
+func (b *builder) setDefault(host string, loc *Location, ref ObjectRef) {
+	if b.defaults == nil {
+		b.defaults = map[string]*Location{}
+	}
+	if prev, ok := b.defaults[host]; ok {
+		if prev.Ingress != ref && host == "" {
+			b.problem(ref, ReasonCollision, false,
+				"defaultBackend for unmatched hosts is already provided by %s, which is older", prev.Ingress)
+		}
+		return
+	}
+	b.defaults[host] = loc
+}
+
+// location resolves a backend reference into a Location.
+func (b *builder) location(ref ObjectRef, ns string, ib *networkingv1.IngressBackend, path string, typ PathType) *Location {
+	loc := &Location{Path: path, Type: typ, Ingress: ref}
+	be, err := b.idx.resolve(ns, ib.Service)
+	if err != nil {
+		b.problem(ref, ReasonMissingService, false, "%v; requests for %q answer 503", err, path)
+		loc.Status = 503
+		return loc
+	}
+	if prev, ok := b.backends[be.Key]; ok {
+		be = prev
+	} else {
+		b.backends[be.Key] = be
+	}
+	loc.Backend = be.Key
+	return loc
+}
+
+// addTLS claims TLS for the Ingress's hosts; the oldest Ingress's secret
+// wins for a host. A missing or invalid secret leaves the host on the
+// default certificate.
+func (b *builder) addTLS(ing *networkingv1.Ingress, ref ObjectRef) {
+	for _, t := range ing.Spec.TLS {
+		hosts := t.Hosts
+		if len(hosts) == 0 {
+			hosts = []string{""} // no hosts: the certificate for unmatched hosts
+		}
+		secretKey := ""
+		if t.SecretName != "" {
+			secretKey = b.tlsSecret(ref, ing.Namespace, t.SecretName)
+		}
+		for _, h := range hosts {
+			srv := b.server(h)
+			if srv.TLS != nil {
+				if srv.TLS.Secret != secretKey && !contains(srv.Ingresses, ref) {
+					b.problem(ref, ReasonCollision, false,
+						"TLS for host %q is already configured by an older Ingress; secret %q is not used for it", displayHost(h), t.SecretName)
+				}
+				continue
+			}
+			srv.TLS = &ServerTLS{Secret: secretKey}
+		}
+	}
+}
+
+// tlsSecret validates a referenced secret and returns its key, or "" (use
+// the default certificate) after recording why it cannot be used.
+func (b *builder) tlsSecret(ref ObjectRef, ns, name string) string {
+	key := ns + "/" + name
+	if _, ok := b.secrets[key]; ok {
+		return key
+	}
+	s := b.secretsIn[key]
+	switch {
+	case s == nil:
+		b.problem(ref, ReasonMissingSecret, false, "TLS secret %s not found; the default certificate is served", key)
+		return ""
+	case s.Type != corev1.SecretTypeTLS:
+		b.problem(ref, ReasonInvalidSecret, false, "TLS secret %s has type %q, want %q; the default certificate is served", key, s.Type, corev1.SecretTypeTLS)
+		return ""
+	}
+	if reason, bad := b.opts.BadSecrets[key]; bad {
+		b.problem(ref, ReasonInvalidSecret, false, "TLS secret %s was refused by nginx: %s; the default certificate is served", key, reason)
+		return ""
+	}
+	crt, keyPEM := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
+	if _, err := tls.X509KeyPair(crt, keyPEM); err != nil {
+		b.problem(ref, ReasonInvalidSecret, false, "TLS secret %s: %v; the default certificate is served", key, err)
+		return ""
+	}
+	pem := make([]byte, 0, len(crt)+len(keyPEM)+1)
+	pem = append(append(append(pem, crt...), '\n'), keyPEM...)
+	b.secrets[key] = &TLSSecret{Namespace: ns, Name: name, PEM: pem}
+	return key
+}
+
+func contains(refs []ObjectRef, r ObjectRef) bool {
+	for _, x := range refs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// finish merges host-less rules into every host, sets defaults and
+// redirects, keeps only referenced backends and secrets, and sorts.
+func (b *builder) finish() {
+	catchAll := b.servers[""]
+	global := b.defaults[""]
+	if global == nil {
+		global = &Location{Path: "/", Type: Prefix, Status: 404}
+	}
+	for host, srv := range b.servers {
+		if host != "" {
+			// A rule without a host applies to all traffic, so host-less
+			// paths also serve every named host unless the host has the
+			// same path and type itself.
+			have := map[claimKey]bool{}
+			for _, l := range srv.Locations {
+				have[claimKey{path: l.Path, typ: l.Type}] = true
+			}
+			for _, l := range catchAll.Locations {
+				if !have[claimKey{path: l.Path, typ: l.Type}] {
+					srv.Locations = append(srv.Locations, l)
+				}
+			}
+		}
+		srv.Default = global
+		if d, ok := b.defaults[host]; ok {
+			srv.Default = d
+		}
+		srv.SSLRedirect = b.model.Config.SSLRedirect && srv.TLS != nil
+		sort.Slice(srv.Locations, func(i, j int) bool {
+			li, lj := srv.Locations[i], srv.Locations[j]
+			if li.Path != lj.Path {
+				return li.Path < lj.Path
+			}
+			return li.Type == Exact && lj.Type != Exact
+		})
+		sort.Slice(srv.Ingresses, func(i, j int) bool { return srv.Ingresses[i].String() < srv.Ingresses[j].String() })
+		b.model.Servers = append(b.model.Servers, srv)
+	}
+	sort.Slice(b.model.Servers, func(i, j int) bool { return b.model.Servers[i].Host < b.model.Servers[j].Host })
+
+	used := map[string]bool{}
+	usedSecrets := map[string]bool{}
+	for _, srv := range b.model.Servers {
+		for _, l := range append(srv.Locations, srv.Default) {
+			used[l.Backend] = true
+		}
+		if srv.TLS != nil && srv.TLS.Secret != "" {
+			usedSecrets[srv.TLS.Secret] = true
+		}
+	}
+	for k, be := range b.backends {
+		if used[k] {
+			b.model.Backends = append(b.model.Backends, be)
+		}
+	}
+	sort.Slice(b.model.Backends, func(i, j int) bool { return b.model.Backends[i].Key < b.model.Backends[j].Key })
+	for k, s := range b.secrets {
+		if usedSecrets[k] {
+			b.model.Secrets = append(b.model.Secrets, s)
+		}
+	}
+	sort.Slice(b.model.Secrets, func(i, j int) bool { return b.model.Secrets[i].Key() < b.model.Secrets[j].Key() })
+	sort.SliceStable(b.problems, func(i, j int) bool { return b.problems[i].Object.String() < b.problems[j].Object.String() })
+}

@@ -1,0 +1,144 @@
+// Package model turns a source.Snapshot into a proxy-neutral Model of
+// servers, locations and backends, plus the Problems found on the way. It
+// is pure: no filesystem, no API, no clock. Every user-supplied string that
+// survives into the Model has been validated against a strict grammar here.
+package model
+
+import "fmt"
+
+// Model is everything the data plane needs, in deterministic order.
+type Model struct {
+	Config Config
+	// Servers are sorted by host; the catch-all server (Host "") is first.
+	Servers []*Server
+	// Backends are sorted by Key.
+	Backends []*Backend
+	// Secrets are the TLS secrets referenced by live servers, sorted by key.
+	Secrets []*TLSSecret
+}
+
+// Server is one virtual host.
+type Server struct {
+	// Host is a lower-case DNS name, "*.suffix" for a wildcard, or "" for the
+	// catch-all server that answers unmatched hosts.
+	Host string
+	// Locations are sorted by path, then type (Exact first).
+	Locations []*Location
+	// Default answers requests no location matches: an Ingress's
+	// spec.defaultBackend, or the controller's own 404.
+	Default *Location
+	// TLS is nil when the host is not listed in any Ingress's spec.tls.
+	TLS *ServerTLS
+	// SSLRedirect makes plain-HTTP requests redirect to HTTPS (308).
+	SSLRedirect bool
+	// Ingresses contributed to this server (sorted).
+	Ingresses []ObjectRef
+}
+
+// Wildcard reports whether the host is "*.suffix".
+func (s *Server) Wildcard() bool { return len(s.Host) > 2 && s.Host[:2] == "*." }
+
+// PathType is how a location's path is matched.
+type PathType string
+
+const (
+	// Exact matches the URL path exactly, case-sensitively.
+	Exact PathType = "Exact"
+	// Prefix matches element-wise on "/": Path "/a/b" matches "/a/b" and
+	// "/a/b/..." but not "/a/bc". Path is stored without a trailing slash;
+	// the root prefix is "/".
+	Prefix PathType = "Prefix"
+)
+
+// Location maps a path to a backend, or to a fixed status when the backend
+// cannot serve.
+type Location struct {
+	Path string
+	Type PathType
+	// Backend is the key of a Backend in Model.Backends, or "" when Status
+	// is set.
+	Backend string
+	// Status is a fixed response code (503 for a missing Service, 404 for
+	// the controller's own default) used when Backend is "".
+	Status int
+	// Ingress is the object the location came from (zero for the
+	// controller's own default).
+	Ingress ObjectRef
+}
+
+// ServerTLS says which certificate a host presents.
+type ServerTLS struct {
+	// Secret is the key ("namespace/name") of a TLSSecret in Model.Secrets,
+	// or "" to use the controller's self-generated default certificate.
+	Secret string
+}
+
+// TLSSecret is a validated kubernetes.io/tls secret.
+type TLSSecret struct {
+	Namespace, Name string
+	// PEM is the certificate chain followed by the private key.
+	PEM []byte
+}
+
+// Key is "namespace/name".
+func (s *TLSSecret) Key() string { return s.Namespace + "/" + s.Name }
+
+// Backend is a Service port and its ready endpoints.
+type Backend struct {
+	// Key is "namespace/service/port", the port being the Service port's
+	// number or name exactly as the Ingress referenced it.
+	Key       string
+	Namespace string
+	Service   string
+	Port      string
+	// Endpoints are the ready, non-terminating endpoints, sorted.
+	Endpoints []Endpoint
+}
+
+// Endpoint is one address a backend can send traffic to.
+type Endpoint struct {
+	Address string // a literal IPv4 or IPv6 address
+	Port    int32
+	Zone    string
+}
+
+// ObjectRef names a Kubernetes object.
+type ObjectRef struct {
+	Kind, Namespace, Name string
+	UID                   string
+}
+
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return fmt.Sprintf("%s %s", r.Kind, r.Name)
+	}
+	return fmt.Sprintf("%s %s/%s", r.Kind, r.Namespace, r.Name)
+}
+
+// Problem is a reason an object (or part of it) was not used as written.
+type Problem struct {
+	Object ObjectRef
+	// Reason is a short CamelCase word suited to a Kubernetes Event reason.
+	Reason  string
+	Message string
+	// Rejected is true when the whole object was excluded from the Model;
+	// false when it is live with a degradation (a missing Service, a
+	// default certificate in place of a missing secret).
+	Rejected bool
+}
+
+func (p Problem) String() string {
+	return fmt.Sprintf("%s: %s: %s", p.Object, p.Reason, p.Message)
+}
+
+// Problem reasons.
+const (
+	ReasonInvalid        = "Invalid"
+	ReasonCollision      = "Collision"
+	ReasonMissingService = "MissingService"
+	ReasonMissingSecret  = "MissingSecret"
+	ReasonInvalidSecret  = "InvalidSecret"
+	ReasonInvalidConfig  = "InvalidConfig"
+	ReasonUnsupported    = "Unsupported"
+	ReasonExcluded       = "ReloadFailed"
+)

@@ -1,0 +1,95 @@
+package model
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// The grammars below decide what may reach the nginx configuration. They
+// are deliberately narrower than what the Kubernetes API accepts where the
+// API is loose (paths), and equal to it elsewhere: the files source skips
+// API-server validation, so nothing is assumed to be pre-validated.
+
+// maxPathLen bounds a path; nginx handles longer, but no real route needs it.
+const maxPathLen = 1024
+
+// pathChars are the characters a path may hold: RFC 3986 unreserved
+// characters, "/" and the sub-delimiters that carry no meaning to nginx's
+// configuration parser. Quotes, backslashes, braces, ";", "#", "$", "%",
+// "?", whitespace and control or non-ASCII characters are refused.
+var pathChars = regexp.MustCompile(`^/[A-Za-z0-9._~!*()+,=:@&/-]*$`)
+
+// validatePath checks an Exact or Prefix path.
+func validatePath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("path must not be empty")
+	case len(p) > maxPathLen:
+		return fmt.Errorf("path is %d bytes long, more than %d", len(p), maxPathLen)
+	case !pathChars.MatchString(p):
+		return fmt.Errorf("path %q must start with / and hold only letters, digits and -._~!*()+,=:@&/", truncate(p))
+	case strings.Contains(p, "//"):
+		return fmt.Errorf("path %q must not contain //", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return fmt.Errorf("path %q must not contain . or .. segments", p)
+		}
+	}
+	return nil
+}
+
+// validateHost checks an Ingress rule or TLS host: a lower-case DNS-1123
+// subdomain, or "*." followed by one.
+func validateHost(h string) error {
+	var errs []string
+	if strings.HasPrefix(h, "*.") {
+		errs = validation.IsWildcardDNS1123Subdomain(h)
+	} else {
+		errs = validation.IsDNS1123Subdomain(h)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("host %q is invalid: %s", truncate(h), strings.Join(errs, "; "))
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return fmt.Errorf("host %q must be a DNS name, not an IP address", h)
+	}
+	return nil
+}
+
+// validateObjectName checks a namespace or object name as the API would.
+func validateObjectName(kind, name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("%s name %q is invalid: %s", kind, truncate(name), strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// validateServiceName checks a Service name (a DNS-1035 label) .
+func validateServiceName(name string) error {
+	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+		return fmt.Errorf("service name %q is invalid: %s", truncate(name), strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// validatePortName checks an IANA service port name.
+func validatePortName(name string) error {
+	if errs := validation.IsValidPortName(name); len(errs) > 0 {
+		return fmt.Errorf("port name %q is invalid: %s", truncate(name), strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// truncate shortens a hostile value for an error message.
+func truncate(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}

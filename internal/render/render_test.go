@@ -1,0 +1,141 @@
+package render
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source/files"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files from the current output")
+
+var goldenParams = Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443}
+
+var goldenOpts = model.Options{
+	Class:     model.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+	ConfigMap: "causeway/causeway",
+}
+
+// TestGolden renders each testdata case and compares every file with
+// testdata/CASE/golden. Run with -update to accept new output, then review
+// the diff.
+func TestGolden(t *testing.T) {
+	cases, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		t.Run(c.Name(), func(t *testing.T) {
+			dir := filepath.Join("testdata", c.Name())
+			snap, err := files.Load(filepath.Join(dir, "input.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := model.Build(snap, goldenOpts)
+			out, _, err := Render(m, goldenParams)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join(dir, "golden")
+			if *update {
+				os.RemoveAll(golden)
+				for name, data := range out {
+					p := filepath.Join(golden, name)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return
+			}
+			var want []string
+			filepath.WalkDir(golden, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(golden, p)
+					want = append(want, rel)
+				}
+				return nil
+			})
+			if strings.Join(want, ",") != strings.Join(out.Names(), ",") {
+				t.Fatalf("files = %v, golden has %v (run go test ./internal/render -update)", out.Names(), want)
+			}
+			for _, name := range want {
+				g, _ := os.ReadFile(filepath.Join(golden, name))
+				if string(g) != string(out[name]) {
+					t.Errorf("%s differs from golden (run go test ./internal/render -update and review the diff):\n%s", name, out[name])
+				}
+			}
+		})
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	snap, err := files.Load("testdata/basic/input.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := model.Build(snap, goldenOpts)
+	first, v1, _ := Render(m, goldenParams)
+	for i := 0; i < 10; i++ {
+		again, v2, _ := Render(m, goldenParams)
+		if v1 != v2 || len(first) != len(again) {
+			t.Fatal("render is not deterministic")
+		}
+		for n := range first {
+			if string(first[n]) != string(again[n]) {
+				t.Fatalf("%s differs between renders", n)
+			}
+		}
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"/plain/path", `"/plain/path"`, true},
+		{`a"b`, `"a\"b"`, true},
+		{`a\b`, `"a\\b"`, true},
+		{`a;b{c}#d'e`, `"a;b{c}#d'e"`, true},
+		{"ünïcödé", `"ünïcödé"`, true},
+		{"$host", "", false},
+		{"a\nb", "", false},
+		{"a\rb", "", false},
+		{"a\x00b", "", false},
+		{"\xff", "", false},
+		{strings.Repeat("a", 5000), "", false},
+	} {
+		got, err := Quote(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("Quote(%q) = %q, %v; want %q ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestServerName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", "_"},
+		{"a.example.com", `"a.example.com"`},
+		{"*.example.com", `"~^[^.]+\\.example\\.com\\z"`},
+	} {
+		if got, err := serverName(tc.in); err != nil || got != tc.want {
+			t.Errorf("serverName(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"A.com", "a b.com", `a".com`, "a;b.com"} {
+		if _, err := serverName(bad); err == nil {
+			t.Errorf("serverName(%q) must fail", bad)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package runtime
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"time"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
+)
+
+// SecretFiles is the Local Secret Store's view of a Model: one PEM bundle
+// per TLS secret that a live server references, and nothing else. The
+// Manager writes them with mode 0600 by atomic rename next to the
+// configuration, removes them when no longer referenced, and rolls them back
+// with the configuration when nginx rejects it.
+func SecretFiles(m *model.Model) render.Files {
+	out := render.Files{}
+	for _, s := range m.Secrets {
+		out[layout.SecretFile(s.Namespace, s.Name)] = s.PEM
+	}
+	return out
+}
+
+// EnsureDefaultCert writes the self-signed certificate that hosts without a
+// usable secret present. An existing one is kept while it is valid for
+// another week, so restarts do not change it.
+func EnsureDefaultCert(dir layout.Dir, now time.Time) error {
+	path := dir.DefaultCert()
+	if data, err := os.ReadFile(path); err == nil {
+		if cert, err := tls.X509KeyPair(data, data); err == nil && cert.Leaf != nil && cert.Leaf.NotAfter.After(now.Add(7*24*time.Hour)) {
+			return nil
+		}
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("default certificate: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		return fmt.Errorf("default certificate: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "Causeway Default Certificate", Organization: []string{"Causeway"}},
+		DNSNames:     []string{"causeway.invalid"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return fmt.Errorf("default certificate: %w", err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("default certificate: %w", err)
+	}
+	data := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	data = append(data, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})...)
+	return writeAtomic(path, data, 0o600)
+}

@@ -1,0 +1,180 @@
+// Package kube is the API-server source: client-go informers for the
+// objects the model reads, scoped to the watched namespaces, with transforms
+// that drop what the model never reads so the caches stay small.
+package kube
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/causeway/causeway/internal/source"
+)
+
+// Options configure the kube source.
+type Options struct {
+	Client kubernetes.Interface
+	// Namespaces to watch; empty means all.
+	Namespaces []string
+	// ConfigMap is the controller's "namespace/name"; only it is cached.
+	ConfigMap string
+	Log       *slog.Logger
+}
+
+// Source caches objects from the API server.
+type Source struct {
+	opts                                                      Options
+	notifier                                                  *source.Notifier
+	synced                                                    atomic.Bool
+	factories                                                 []informers.SharedInformerFactory
+	ingresses, classes, services, slices, secrets, configMaps []cache.SharedIndexInformer
+}
+
+// New creates the informers; Run starts them.
+func New(opts Options) (*Source, error) {
+	s := &Source{opts: opts, notifier: source.NewNotifier()}
+	namespaces := opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	for _, ns := range namespaces {
+		f := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns))
+		s.factories = append(s.factories, f)
+		s.ingresses = append(s.ingresses, s.watch(f.Networking().V1().Ingresses().Informer()))
+		s.services = append(s.services, s.watch(f.Core().V1().Services().Informer()))
+		s.slices = append(s.slices, s.watch(f.Discovery().V1().EndpointSlices().Informer()))
+		// Only TLS secrets are ever read; the server filters by type so
+		// others (service-account tokens, Helm releases) never reach memory.
+		sf := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
+			}))
+		s.factories = append(s.factories, sf)
+		s.secrets = append(s.secrets, s.watch(sf.Core().V1().Secrets().Informer()))
+	}
+	cluster := informers.NewSharedInformerFactory(opts.Client, 0)
+	s.factories = append(s.factories, cluster)
+	s.classes = append(s.classes, s.watch(cluster.Networking().V1().IngressClasses().Informer()))
+	if ns, name, ok := strings.Cut(opts.ConfigMap, "/"); ok {
+		cf := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+			}))
+		s.factories = append(s.factories, cf)
+		s.configMaps = append(s.configMaps, s.watch(cf.Core().V1().ConfigMaps().Informer()))
+	}
+	return s, nil
+}
+
+// watch installs the trimming transform and the change handler.
+func (s *Source) watch(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
+	if err := inf.SetTransform(trim); err != nil {
+		// Only possible after the informer started, which it has not.
+		panic(fmt.Sprintf("set transform: %v", err))
+	}
+	notify := func(any) { s.notifier.Notify() }
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    notify,
+		UpdateFunc: func(_, obj any) { s.notifier.Notify() },
+		DeleteFunc: notify,
+	})
+	return inf
+}
+
+// trim drops fields the model never reads: managed fields and the
+// last-applied annotation (often the largest part of an object), Service
+// status, and Secret data other than the certificate and key.
+func trim(obj any) (any, error) {
+	if acc, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		meta := acc.GetObjectMeta()
+		meta.SetManagedFields(nil)
+		if a := meta.GetAnnotations(); a != nil {
+			delete(a, corev1.LastAppliedConfigAnnotation)
+		}
+	}
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		for k := range o.Data {
+			if k != corev1.TLSCertKey && k != corev1.TLSPrivateKeyKey {
+				delete(o.Data, k)
+			}
+		}
+	case *networkingv1.Ingress:
+		// Status is written by us and never read back into the model.
+		o.Status = networkingv1.IngressStatus{}
+	case *discoveryv1.EndpointSlice:
+		for i := range o.Endpoints {
+			o.Endpoints[i].Hints = nil
+			o.Endpoints[i].DeprecatedTopology = nil
+			o.Endpoints[i].TargetRef = nil
+		}
+	}
+	return obj, nil
+}
+
+// Run starts the informers and blocks until ctx is done.
+func (s *Source) Run(ctx context.Context) error {
+	for _, f := range s.factories {
+		f.Start(ctx.Done())
+	}
+	var all []cache.InformerSynced
+	for _, group := range [][]cache.SharedIndexInformer{s.ingresses, s.classes, s.services, s.slices, s.secrets, s.configMaps} {
+		for _, inf := range group {
+			all = append(all, inf.HasSynced)
+		}
+	}
+	start := time.Now()
+	if !cache.WaitForCacheSync(ctx.Done(), all...) {
+		return nil // ctx ended
+	}
+	s.opts.Log.Info("informer caches synced", "took", time.Since(start).Round(time.Millisecond))
+	s.synced.Store(true)
+	s.notifier.Notify()
+	<-ctx.Done()
+	for _, f := range s.factories {
+		f.Shutdown()
+	}
+	return nil
+}
+
+// HasSynced reports whether every informer has listed once.
+func (s *Source) HasSynced() bool { return s.synced.Load() }
+
+// Changed signals any change in a watched object.
+func (s *Source) Changed() <-chan struct{} { return s.notifier.C() }
+
+// Snapshot lists the caches.
+func (s *Source) Snapshot() *source.Snapshot {
+	snap := &source.Snapshot{}
+	snap.Ingresses = list[*networkingv1.Ingress](s.ingresses)
+	snap.IngressClasses = list[*networkingv1.IngressClass](s.classes)
+	snap.Services = list[*corev1.Service](s.services)
+	snap.EndpointSlices = list[*discoveryv1.EndpointSlice](s.slices)
+	snap.Secrets = list[*corev1.Secret](s.secrets)
+	snap.ConfigMaps = list[*corev1.ConfigMap](s.configMaps)
+	return snap
+}
+
+func list[T any](infs []cache.SharedIndexInformer) []T {
+	var out []T
+	for _, inf := range infs {
+		for _, o := range inf.GetStore().List() {
+			if t, ok := o.(T); ok {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+// Package source defines where Kubernetes objects come from: a Snapshot of
+// everything the model reads, and the Source interface that both the
+// informer-backed kube source and the manifest-directory files source
+// implement.
+package source
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+// Snapshot is a consistent view of the objects the model reads. Slices are
+// owned by the snapshot: a Source hands out a fresh one on every call, and
+// nobody mutates it afterwards.
+type Snapshot struct {
+	Ingresses      []*networkingv1.Ingress
+	IngressClasses []*networkingv1.IngressClass
+	Services       []*corev1.Service
+	EndpointSlices []*discoveryv1.EndpointSlice
+	Secrets        []*corev1.Secret
+	ConfigMaps     []*corev1.ConfigMap
+	// Problems are objects the source could not read (a malformed YAML
+	// file, say). They are reported like model problems.
+	Problems []Problem
+}
+
+// Problem is something a source could not turn into an object.
+type Problem struct {
+	Where   string // a file path, or kind/namespace/name
+	Message string
+}
+
+// Source delivers Snapshots and tells when a new one is worth taking.
+type Source interface {
+	// Run starts watching and blocks until ctx is done or the source fails.
+	Run(ctx context.Context) error
+	// HasSynced reports whether the first full listing has arrived.
+	HasSynced() bool
+	// Changed receives a value whenever something relevant changed. It is
+	// edge-triggered and never blocks the source: several changes may
+	// collapse into one signal.
+	Changed() <-chan struct{}
+	// Snapshot returns the current objects.
+	Snapshot() *Snapshot
+}
+
+// Notifier is a non-blocking, coalescing change signal, shared by sources.
+type Notifier struct{ ch chan struct{} }
+
+// NewNotifier returns a Notifier with room for one pending signal.
+func NewNotifier() *Notifier { return &Notifier{ch: make(chan struct{}, 1)} }
+
+// Notify records a change without blocking.
+func (n *Notifier) Notify() {
+	select {
+	case n.ch <- struct{}{}:
+	default:
+	}
+}
+
+// C is the channel a consumer waits on.
+func (n *Notifier) C() <-chan struct{} { return n.ch }
