@@ -10,7 +10,7 @@ LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -
 # of skipping when these are set, so a missing install step cannot hide.
 TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1
 
-.PHONY: all build deps demo test test-unit test-integration lint clean
+.PHONY: all build deps demo test test-unit test-integration lint clean kube-apiserver testenv
 
 all: build
 
@@ -38,6 +38,16 @@ test-integration: deps
 
 test: deps lint test-unit test-integration
 	@echo "all test tiers passed"
+
+# The pinned kube-apiserver for end-to-end tests, built from the Go module
+# proxy into .cache/bin (skipped when the cached binary matches).
+kube-apiserver:
+	@hack/build-kube-apiserver.sh
+
+# etcd + kube-apiserver in the foreground, with an admin kubeconfig; Ctrl-C
+# stops and cleans up. See docs/testenv.md.
+testenv: deps kube-apiserver
+	$(GO) run ./hack/testenv -kubeconfig .cache/testenv/admin.kubeconfig
 
 clean:
 	rm -rf bin

@@ -274,6 +274,31 @@ func locations(m *model.Model, srv *model.Server) ([]locationView, error) {
 			return nil, err
 		}
 	}
+	// nginx answers "/foo" with a 301 to "/foo/" when a proxied location
+	// "/foo/" exists and nothing else names "/foo" exactly. Ingress has no
+	// such redirect, so every such path gets an explicit "= /foo" routed to
+	// whatever the Ingress rules say "/foo" matches.
+	named := map[string]bool{}
+	for _, l := range srv.Locations {
+		named[l.Path] = true // Exact P is "= P"; Prefix P emits "= P" too
+	}
+	for _, l := range srv.Locations {
+		bare := strings.TrimSuffix(l.Path, "/")
+		if l.Type != model.Exact || bare == "" || bare == l.Path || named[bare] {
+			continue
+		}
+		named[bare] = true
+		target := srv.Match(bare)
+		if target == nil {
+			target = srv.Default
+		}
+		if target == nil {
+			target = &model.Location{Status: 404}
+		}
+		if err := add(target, true, bare); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 

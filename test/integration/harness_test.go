@@ -1,0 +1,386 @@
+// Package integration runs the real causeway binary against real nginx and
+// local echo backends on 127.0.0.x addresses.
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/test/echo"
+)
+
+var (
+	binary string
+	// nextIP hands every controller its own loopback address, so tests
+	// never fight over ports or lingering connections.
+	nextIP atomic.Int32
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if _, err := exec.LookPath("nginx"); err != nil {
+		if os.Getenv("CAUSEWAY_REQUIRE_NGINX") == "1" {
+			fmt.Fprintln(os.Stderr, "nginx is required (CAUSEWAY_REQUIRE_NGINX=1) but not installed; run hack/install-deps.sh")
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, "skipping integration tests: nginx not installed")
+		return 0
+	}
+	dir, err := os.MkdirTemp("", "causeway-it-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "causeway")
+	// The controller under test is built with the race detector too.
+	build := exec.Command("go", "build", "-race", "-o", binary, "github.com/causeway/causeway/cmd/causeway")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build causeway:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// loopbackIP returns a fresh 127.0.x.y address.
+func loopbackIP() string {
+	n := nextIP.Add(1)
+	return fmt.Sprintf("127.0.%d.%d", 10+n/250, 1+n%250)
+}
+
+// freePort asks the kernel for an unused port on ip.
+func freePort(t *testing.T, ip string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// backend is a running echo server.
+type backend struct {
+	Service string
+	IP      string
+	Port    int
+	srv     *http.Server
+}
+
+// startBackend runs an echo backend for service on a fresh loopback IP.
+func startBackend(t *testing.T, service string) *backend {
+	t.Helper()
+	ip := loopbackIP()
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &backend{Service: service, IP: ip, Port: l.Addr().(*net.TCPAddr).Port}
+	b.srv = &http.Server{Handler: echo.Handler(service, l.Addr().String()), ReadHeaderTimeout: 5 * time.Second}
+	go b.srv.Serve(l)
+	t.Cleanup(func() { b.srv.Close() })
+	return b
+}
+
+// serviceYAML is a Service plus an EndpointSlice pointing at backends.
+func serviceYAML(ns, name string, port int, backends ...*backend) string {
+	var eps strings.Builder
+	targetPort := 0
+	for _, b := range backends {
+		fmt.Fprintf(&eps, "  - addresses: [%q]\n    conditions: {ready: true}\n", b.IP)
+		targetPort = b.Port
+	}
+	if len(backends) == 0 {
+		eps.WriteString("  []\n")
+	}
+	return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  ports: [{name: http, port: %[3]d}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: %[2]s-1
+  namespace: %[1]s
+  labels: {kubernetes.io/service-name: %[2]s}
+addressType: IPv4
+ports: [{name: http, port: %[4]d, protocol: TCP}]
+endpoints:
+%[5]s---
+`, ns, name, port, targetPort, eps.String())
+}
+
+// controller is a running causeway controller with its own nginx.
+type controller struct {
+	t           *testing.T
+	IP          string
+	HTTPPort    int
+	HTTPSPort   int
+	HealthPort  int
+	MetricsPort int
+	StateDir    string
+	Manifests   string
+	cmd         *exec.Cmd
+	log         *syncBuffer
+	done        chan struct{}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startController writes manifests (file name -> YAML) into a fresh
+// directory and starts the controller on it, waiting for /readyz.
+func startController(t *testing.T, manifests map[string]string, extraArgs ...string) *controller {
+	t.Helper()
+	c := &controller{t: t, IP: loopbackIP(), log: &syncBuffer{}, done: make(chan struct{})}
+	c.HTTPPort, c.HTTPSPort = freePort(t, c.IP), freePort(t, c.IP)
+	c.HealthPort, c.MetricsPort = freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
+	base, err := os.MkdirTemp("", "causeway-ctl-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// nginx workers run as an unprivileged user and must reach temp dirs.
+	os.Chmod(base, 0o755)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	c.StateDir, c.Manifests = filepath.Join(base, "state"), filepath.Join(base, "manifests")
+	os.MkdirAll(c.Manifests, 0o755)
+	for name, body := range manifests {
+		c.WriteManifest(name, body)
+	}
+	args := []string{"controller",
+		"--manifests", c.Manifests, "--state-dir", c.StateDir,
+		"--listen-address", c.IP,
+		"--http-port", strconv.Itoa(c.HTTPPort), "--https-port", strconv.Itoa(c.HTTPSPort),
+		"--health-port", strconv.Itoa(c.HealthPort), "--metrics-port", strconv.Itoa(c.MetricsPort),
+		"--configmap", "causeway/config", "--shutdown-timeout", "5s"}
+	c.cmd = exec.Command(binary, append(args, extraArgs...)...)
+	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.cmd.Wait(); close(c.done) }()
+	t.Cleanup(func() {
+		c.Stop()
+		if t.Failed() {
+			t.Logf("controller log:\n%s", c.log.String())
+		}
+	})
+	c.WaitReady(15 * time.Second)
+	return c
+}
+
+// Stop sends SIGTERM and waits for a clean exit.
+func (c *controller) Stop() {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(15 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.done
+		c.t.Errorf("controller did not stop within 15s of SIGTERM")
+	}
+}
+
+// WriteManifest writes (atomically) one manifest file.
+func (c *controller) WriteManifest(name, body string) {
+	c.t.Helper()
+	p := filepath.Join(c.Manifests, name)
+	tmp := filepath.Join(c.Manifests, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *controller) WaitReady(timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", c.HealthPort))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		select {
+		case <-c.done:
+			c.t.Fatalf("controller exited before ready:\n%s", c.log.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	c.t.Fatalf("controller not ready within %s:\n%s", timeout, c.log.String())
+}
+
+// Metric returns the sum of a metric's samples whose labels contain all of
+// the given label pairs (e.g. `result="success"`).
+func (c *controller) Metric(name string, labels ...string) float64 {
+	c.t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != '{' && line[len(name)] != ' ') {
+			continue
+		}
+		ok := true
+		for _, l := range labels {
+			if !strings.Contains(line, l) {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		f := strings.Fields(line)
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		sum += v
+	}
+	return sum
+}
+
+// result is one HTTP exchange.
+type result struct {
+	Status   int
+	Reply    echo.Reply
+	Location string
+	Body     string
+	PeerCN   string
+}
+
+// Get sends a request for host+path to the controller's HTTP port.
+func (c *controller) Get(host, path string) result {
+	c.t.Helper()
+	r, err := c.get("http", host, path)
+	if err != nil {
+		c.t.Fatalf("GET http://%s%s: %v", host, path, err)
+	}
+	return r
+}
+
+// GetTLS sends a request over HTTPS with SNI host.
+func (c *controller) GetTLS(host, path string) result {
+	c.t.Helper()
+	r, err := c.get("https", host, path)
+	if err != nil {
+		c.t.Fatalf("GET https://%s%s: %v", host, path, err)
+	}
+	return r
+}
+
+func (c *controller) get(scheme, host, path string) (result, error) {
+	port := c.HTTPPort
+	if scheme == "https" {
+		port = c.HTTPSPort
+	}
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(port))
+	client := &http.Client{
+		Timeout: 5 * time.Second,
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, network, addr)
+			},
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, ServerName: host},
+			DisableKeepAlives: true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	req, err := http.NewRequest(http.MethodGet, scheme+"://"+host+path, nil)
+	if err != nil {
+		return result{}, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return result{}, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	r := result{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(body)}
+	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
+		r.PeerCN = resp.TLS.PeerCertificates[0].Subject.CommonName
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		json.Unmarshal(body, &r.Reply)
+	}
+	return r, nil
+}
+
+// Eventually retries check until it returns nil or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not true within %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// nginxMasterPID reads the pid file nginx writes in the state directory.
+func (c *controller) nginxMasterPID() int {
+	c.t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.StateDir, "run", "nginx.pid"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return pid
+}

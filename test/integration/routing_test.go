@@ -1,0 +1,138 @@
+package integration
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/test/spec"
+)
+
+const ingressClass = `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: causeway}
+spec: {controller: causeway.io/ingress-controller}
+---
+`
+
+// ingressYAML renders an Ingress with one host and paths; each path is
+// "TYPE PATH SERVICE".
+func ingressYAML(ns, name, host string, paths ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s, namespace: %s}\nspec:\n  ingressClassName: causeway\n  rules:\n  - host: %q\n    http:\n      paths:\n", name, ns, host)
+	for _, p := range paths {
+		f := strings.Fields(p)
+		fmt.Fprintf(&b, "      - {path: %q, pathType: %s, backend: {service: {name: %s, port: {number: 80}}}}\n", f[1], f[0], f[2])
+	}
+	b.WriteString("---\n")
+	return b.String()
+}
+
+// TestPathTableOverHTTP serves every row of the Kubernetes path table from
+// one controller, a host per row, and checks real nginx routes each request
+// exactly as the table says.
+func TestPathTableOverHTTP(t *testing.T) {
+	backends := []*backend{startBackend(t, "p0"), startBackend(t, "p1"), startBackend(t, "p2")}
+	var m strings.Builder
+	m.WriteString(ingressClass)
+	for i, b := range backends {
+		m.WriteString(serviceYAML("default", fmt.Sprintf("p%d", i), 80, b))
+	}
+	for i, tc := range spec.PathTable {
+		var paths []string
+		for j, p := range tc.Paths {
+			paths = append(paths, fmt.Sprintf("%s %s p%d", p.Type, p.Path, j))
+		}
+		m.WriteString(ingressYAML("default", fmt.Sprintf("row%d", i), fmt.Sprintf("row%d.paths.test", i), paths...))
+	}
+	c := startController(t, map[string]string{"paths.yaml": m.String()})
+	for i, tc := range spec.PathTable {
+		t.Run(tc.Name, func(t *testing.T) {
+			r := c.Get(fmt.Sprintf("row%d.paths.test", i), tc.Request)
+			if tc.Want < 0 {
+				if r.Status != 404 {
+					t.Fatalf("%q: status %d (served by %q), want 404 from the default backend", tc.Request, r.Status, r.Reply.Service)
+				}
+				return
+			}
+			if want := fmt.Sprintf("p%d", tc.Want); r.Status != 200 || r.Reply.Service != want {
+				t.Fatalf("%q: status %d served by %q, want 200 from %s", tc.Request, r.Status, r.Reply.Service, want)
+			}
+			if r.Reply.Path != tc.Request {
+				t.Fatalf("backend saw path %q, want %q unchanged", r.Reply.Path, tc.Request)
+			}
+		})
+	}
+}
+
+func TestWildcardHosts(t *testing.T) {
+	wild, exact, any := startBackend(t, "wild"), startBackend(t, "exact"), startBackend(t, "any")
+	m := ingressClass + serviceYAML("default", "wild", 80, wild) + serviceYAML("default", "exact", 80, exact) +
+		ingressYAML("default", "wild", "*.foo.test", "Prefix / wild") +
+		ingressYAML("default", "exact", "bar.foo.test", "Prefix / exact")
+	c := startController(t, map[string]string{"hosts.yaml": m})
+	for _, tc := range []struct{ host, want string }{
+		{"baz.foo.test", "wild"},
+		{"BAZ.foo.test", "wild"},
+		{"bar.foo.test", "exact"}, // an exact host wins over a wildcard
+		{"a.baz.foo.test", ""},    // two labels: no match
+		{"foo.test", ""},          // the bare suffix: no match
+	} {
+		r := c.Get(tc.host, "/")
+		if tc.want == "" && r.Status != 404 || tc.want != "" && r.Reply.Service != tc.want {
+			t.Errorf("host %q: status %d served by %q, want %q", tc.host, r.Status, r.Reply.Service, tc.want)
+		}
+	}
+
+	// A rule without a host matches every host.
+	c.WriteManifest("any.yaml", serviceYAML("default", "any", 80, any)+ingressYAML("default", "any", "", "Prefix /any any"))
+	eventually(t, 5*time.Second, func() error {
+		for _, h := range []string{"unknown.test", "baz.foo.test", "bar.foo.test"} {
+			if r := c.Get(h, "/any/x"); r.Reply.Service != "any" {
+				return fmt.Errorf("host %q: served by %q", h, r.Reply.Service)
+			}
+		}
+		return nil
+	})
+}
+
+func TestDefaultBackend(t *testing.T) {
+	web, fallback := startBackend(t, "web"), startBackend(t, "fallback")
+	m := ingressClass + serviceYAML("default", "web", 80, web) + serviceYAML("default", "fallback", 80, fallback) + `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: site, namespace: default}
+spec:
+  ingressClassName: causeway
+  defaultBackend: {service: {name: fallback, port: {number: 80}}}
+  rules:
+  - host: site.test
+    http:
+      paths:
+      - {path: /app, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+`
+	c := startController(t, map[string]string{"site.yaml": m})
+	for _, tc := range []struct{ host, path, want string }{
+		{"site.test", "/app/x", "web"},
+		{"site.test", "/other", "fallback"}, // unmatched path of the Ingress's host
+		{"elsewhere.test", "/", "fallback"}, // unmatched host
+	} {
+		if r := c.Get(tc.host, tc.path); r.Status != 200 || r.Reply.Service != tc.want {
+			t.Errorf("%s%s: status %d served by %q, want %s", tc.host, tc.path, r.Status, r.Reply.Service, tc.want)
+		}
+	}
+}
+
+func TestServiceWithoutEndpointsAnswers503(t *testing.T) {
+	m := ingressClass + serviceYAML("default", "empty", 80) +
+		ingressYAML("default", "empty", "empty.test", "Prefix / empty", "Prefix /missing nosuchservice")
+	c := startController(t, map[string]string{"empty.yaml": m})
+	for _, p := range []string{"/", "/missing"} {
+		if r := c.Get("empty.test", p); r.Status != 503 {
+			t.Errorf("%s: status %d, want 503", p, r.Status)
+		}
+	}
+	if !strings.Contains(c.log.String(), "default/empty") || !strings.Contains(c.log.String(), "nosuchservice") {
+		t.Errorf("the missing Service must be logged with the Ingress name")
+	}
+}
