@@ -327,8 +327,8 @@ func TestConfigMapProblems(t *testing.T) {
 	if cfg.WorkerShutdownTimeout != 30*time.Second {
 		t.Fatalf("worker-shutdown-timeout = %v", cfg.WorkerShutdownTimeout)
 	}
-	if cfg.ProxyBodySize != "1m" {
-		t.Fatalf("a bad value must keep the default, got %q", cfg.ProxyBodySize)
+	if cfg.ProxyBodySize != 1<<20 {
+		t.Fatalf("a bad value must keep the default, got %d", cfg.ProxyBodySize)
 	}
 	if len(problems) != 2 {
 		t.Fatalf("problems = %v, want two (unknown key, bad value)", problems)

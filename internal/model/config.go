@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,9 +29,9 @@ type Config struct {
 	AccessLog bool
 	// Proxy timeouts.
 	ProxyConnectTimeout, ProxyReadTimeout, ProxySendTimeout time.Duration
-	// ProxyBodySize is nginx's client_max_body_size, e.g. "1m"; "0" means
+	// ProxyBodySize is nginx's client_max_body_size in bytes; 0 means
 	// unlimited.
-	ProxyBodySize string
+	ProxyBodySize int64
 	// UpstreamKeepalive is the number of idle keepalive connections each
 	// worker keeps per upstream.
 	UpstreamKeepalive int
@@ -47,12 +48,12 @@ func DefaultConfig() Config {
 		ProxyConnectTimeout:   5 * time.Second,
 		ProxyReadTimeout:      60 * time.Second,
 		ProxySendTimeout:      60 * time.Second,
-		ProxyBodySize:         "1m",
+		ProxyBodySize:         1 << 20,
 		UpstreamKeepalive:     320,
 	}
 }
 
-var sizeRE = regexp.MustCompile(`^[0-9]{1,9}[kKmMgG]?$`)
+var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 
 // configKeys maps each ConfigMap key to its parser. A value that fails to
 // parse keeps the default and raises a Problem; so does an unknown key.
@@ -84,10 +85,12 @@ var configKeys = map[string]func(*Config, string) error{
 	"proxy-read-timeout":    durationKey(func(c *Config) *time.Duration { return &c.ProxyReadTimeout }),
 	"proxy-send-timeout":    durationKey(func(c *Config) *time.Duration { return &c.ProxySendTimeout }),
 	"proxy-body-size": func(c *Config, v string) error {
-		if !sizeRE.MatchString(v) {
+		m := sizeRE.FindStringSubmatch(v)
+		if m == nil {
 			return fmt.Errorf("want a size such as 1m, 512k or 0")
 		}
-		c.ProxyBodySize = v
+		n, _ := strconv.ParseInt(m[1], 10, 64) // at most 9 digits
+		c.ProxyBodySize = n << map[string]int{"": 0, "k": 10, "m": 20, "g": 30}[strings.ToLower(m[2])]
 		return nil
 	},
 	"upstream-keepalive-connections": func(c *Config, v string) (err error) {

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+
+	"github.com/causeway/causeway/internal/layout"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -9,8 +11,9 @@ import (
 	"unicode/utf8"
 )
 
-// maxQuoted bounds any single quoted value; nothing legitimate comes close.
-const maxQuoted = 4096
+// maxQuoted bounds any single quoted value, well under nginx's 4 KiB token
+// limit even when every byte needs escaping; nothing legitimate comes close.
+const maxQuoted = 2048
 
 // Quote is the one escaping helper: every string that reaches a template
 // passes through it. It yields an nginx double-quoted string in which the
@@ -93,8 +96,8 @@ func upstreamName(key string) (string, error) {
 		return "", fmt.Errorf("backend key %q is not namespace/service/port", key)
 	}
 	for _, p := range parts {
-		if p == "" {
-			return "", fmt.Errorf("backend key %q has an empty part", key)
+		if p == "" || len(p) > 63 {
+			return "", fmt.Errorf("backend key %q has an empty or over-long part", key)
 		}
 		for _, r := range p {
 			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
@@ -103,4 +106,28 @@ func upstreamName(key string) (string, error) {
 		}
 	}
 	return "be_" + strings.Join(parts, "_"), nil
+}
+
+// secretPath is the file of a TLS secret "namespace/name". Both parts are
+// re-checked (a DNS label and a DNS subdomain) because they become a path.
+func secretPath(dir layout.Dir, key string) (string, error) {
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok || !dnsChars(ns, false) || len(ns) > 63 || !dnsChars(name, true) || len(name) > 253 {
+		return "", fmt.Errorf("secret %q is not namespace/name", key)
+	}
+	return Quote(dir.Path(layout.SecretFile(ns, name)))
+}
+
+// dnsChars reports whether s is non-empty and holds only [a-z0-9-], plus
+// "." when dots is set, starting with a letter or digit.
+func dnsChars(s string, dots bool) bool {
+	if s == "" || s[0] == '-' || s[0] == '.' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || dots && r == '.') {
+			return false
+		}
+	}
+	return true
 }

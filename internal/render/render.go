@@ -197,8 +197,7 @@ func renderServer(m *model.Model, srv *model.Server, p Params) ([]byte, error) {
 		v.Sources = "none"
 	}
 	if srv.TLS != nil && srv.TLS.Secret != "" {
-		ns, name, _ := strings.Cut(srv.TLS.Secret, "/")
-		if v.Cert, err = Quote(p.StateDir.Path(layout.SecretFile(ns, name))); err != nil {
+		if v.Cert, err = secretPath(p.StateDir, srv.TLS.Secret); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,58 @@
+package controller
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+)
+
+func TestCulprits(t *testing.T) {
+	dir := layout.Dir("/var/lib/causeway")
+	old := metav1.NewTime(time.Unix(100, 0))
+	young := metav1.NewTime(time.Unix(200, 0))
+	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "old", CreationTimestamp: old}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "young", CreationTimestamp: young}},
+	}}
+	m := &model.Model{Servers: []*model.Server{{Host: "x.test", Ingresses: []model.ObjectRef{
+		{Kind: "Ingress", Namespace: "a", Name: "old"}, {Kind: "Ingress", Namespace: "a", Name: "young"}}}}}
+	for _, tc := range []struct {
+		name               string
+		output             string
+		secrets, ingresses []string
+	}{
+		{"refused certificate", `nginx: [emerg] SSL_CTX_use_certificate("/var/lib/causeway/secrets/ns_weak.tls.pem") failed (SSL: error:0A00018F:SSL routines::ee key too small)`,
+			[]string{"ns/weak.tls"}, nil},
+		{"refused server file blames the newest Ingress", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/servers/x.test.conf:12`,
+			nil, []string{"a/young"}},
+		{"a file outside the state dir blames nothing", `nginx: [emerg] unknown directive in /etc/nginx/other.conf:1`, nil, nil},
+		{"the default certificate blames nothing", `SSL_CTX_use_certificate("/var/lib/causeway/secrets/_default.pem") failed`, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, i := culprits(tc.output, dir, m, snap)
+			if !reflect.DeepEqual(s, tc.secrets) || !reflect.DeepEqual(i, tc.ingresses) {
+				t.Fatalf("culprits = %v %v, want %v %v", s, i, tc.secrets, tc.ingresses)
+			}
+		})
+	}
+}
+
+func TestExclusionsLapseWhenTheObjectChanges(t *testing.T) {
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "bad", ResourceVersion: "1"}}
+	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing}}
+	excl := map[string]exclusion{"a/bad": {fingerprint: ingressFingerprint(snap, "a/bad"), reason: "nginx said no"}}
+	if got := current(excl, snap, ingressFingerprint); got["a/bad"] != "nginx said no" {
+		t.Fatalf("unchanged object must stay excluded: %v", got)
+	}
+	ing.ResourceVersion = "2"
+	if got := current(excl, snap, ingressFingerprint); len(got) != 0 || len(excl) != 0 {
+		t.Fatalf("a changed object must be retried: %v", got)
+	}
+}

@@ -1,0 +1,101 @@
+package files
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+const multi = `# a comment-only document
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Service
+  metadata: {name: a}
+  spec: {ports: [{port: 80}]}
+- apiVersion: v1
+  kind: Service
+  metadata: {name: b, namespace: other}
+  spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s}
+type: kubernetes.io/tls
+stringData: {tls.crt: CRT, tls.key: KEY}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ignored}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: i}
+spec: {defaultBackend: {service: {name: a, port: {number: 80}}}}
+`
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "nested", "deeper"), 0o755)
+	os.WriteFile(filepath.Join(dir, "nested", "deeper", "m.yaml"), []byte(multi), 0o644)
+	os.WriteFile(filepath.Join(dir, "broken.yml"), []byte("kind: [oops"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a manifest"), 0o644)
+	os.MkdirAll(filepath.Join(dir, ".hidden"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".hidden", "x.yaml"), []byte(multi), 0o644)
+
+	snap, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Services) != 2 || snap.Services[0].Namespace != "default" || snap.Services[1].Namespace != "other" {
+		t.Fatalf("services %+v: want a List expanded with the default namespace applied", snap.Services)
+	}
+	if len(snap.Secrets) != 1 || string(snap.Secrets[0].Data["tls.crt"]) != "CRT" {
+		t.Fatalf("secret stringData must merge into data: %+v", snap.Secrets)
+	}
+	if len(snap.Ingresses) != 1 || snap.Ingresses[0].Namespace != "default" {
+		t.Fatalf("ingresses %+v", snap.Ingresses)
+	}
+	if len(snap.Problems) != 1 || snap.Problems[0].Where != filepath.Join(dir, "broken.yml") {
+		t.Fatalf("problems %+v: want one naming broken.yml", snap.Problems)
+	}
+}
+
+func TestRunPicksUpChanges(t *testing.T) {
+	dir := t.TempDir()
+	s := New(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	waitSignal(t, s)
+	if !s.HasSynced() || len(s.Snapshot().Services) != 0 {
+		t.Fatal("empty directory must sync with no objects")
+	}
+	// A new sub-directory and a file in it are both picked up.
+	sub := filepath.Join(dir, "team")
+	os.MkdirAll(sub, 0o755)
+	waitSignal(t, s)
+	os.WriteFile(filepath.Join(sub, "svc.yaml"), []byte(multi), 0o644)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.Snapshot().Services) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("change in a new sub-directory not picked up")
+		}
+		waitSignal(t, s)
+	}
+}
+
+func waitSignal(t *testing.T, s *Source) {
+	t.Helper()
+	select {
+	case <-s.Changed():
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change signal")
+	}
+}

@@ -1,0 +1,247 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
+	"github.com/causeway/causeway/internal/runtime"
+	"github.com/causeway/causeway/internal/source/files"
+)
+
+// hostile are values crafted to break out of a directive or inject one.
+var hostile = []string{
+	`"`, `'`, `{`, `}`, `;`, "\n", `$`, `#`, `\`,
+	`x"; return 200 "pwned`,
+	"x;}\nserver { listen 9999; }\n#",
+	`${host}`, `\"; deny all; #`,
+	"ünï\u202ecödé", "\x00", "\r\n",
+	strings.Repeat("a", 5000),
+	strings.Repeat("/a", 3000),
+}
+
+// baseModel builds a small valid Model from manifests.
+func baseModel(t *testing.T) *model.Model {
+	t.Helper()
+	dir := t.TempDir()
+	m := ingressClass + serviceYAML("ns", "svc", 80, &backend{IP: "127.0.0.2", Port: 8080}) +
+		tlsSecretYAML(t, "ns", "tls", "safe.test", 0) +
+		tlsIngressYAML("ns", "ing", "safe.test", "tls", "svc")
+	if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := files.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, problems := model.Build(snap, model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller"}})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	return mod
+}
+
+// mutations put a hostile value into every user-controlled string of a
+// Model, bypassing the model's validation, to prove the renderer is a wall
+// of its own.
+var mutations = map[string]func(m *model.Model, v string){
+	"host": func(m *model.Model, v string) { m.Servers[1].Host = v },
+	"path": func(m *model.Model, v string) { m.Servers[1].Locations[0].Path = v },
+	"exact path": func(m *model.Model, v string) {
+		m.Servers[1].Locations[0].Path, m.Servers[1].Locations[0].Type = v, model.Exact
+	},
+	"ingress name":      func(m *model.Model, v string) { m.Servers[1].Ingresses[0].Name = v },
+	"ingress namespace": func(m *model.Model, v string) { m.Servers[1].Ingresses[0].Namespace = v },
+	"backend key": func(m *model.Model, v string) {
+		m.Backends[0].Key = "ns/" + v + "/80"
+		m.Servers[1].Locations[0].Backend = m.Backends[0].Key
+	},
+	"secret":           func(m *model.Model, v string) { m.Servers[1].TLS.Secret = "ns/" + v },
+	"endpoint address": func(m *model.Model, v string) { m.Backends[0].Endpoints[0].Address = v },
+	"ingress comment": func(m *model.Model, v string) {
+		m.Servers[0].Ingresses = append(m.Servers[0].Ingresses, model.ObjectRef{Namespace: v, Name: v})
+	},
+}
+
+// TestHostileValuesCannotInject renders every hostile value in every
+// user-controlled field. Each render must either fail, or produce a
+// configuration that nginx -t accepts and whose directive structure is
+// exactly that of the benign configuration.
+func TestHostileValuesCannotInject(t *testing.T) {
+	baseline := skeleton(t, mustRender(t, baseModel(t)))
+	for field, mutate := range mutations {
+		for i, v := range hostile {
+			t.Run(fmt.Sprintf("%s/%d", field, i), func(t *testing.T) {
+				m := baseModel(t)
+				mutate(m, v)
+				out, _, err := render.Render(m, renderParams(t))
+				if err != nil {
+					return // refused: safe
+				}
+				if got := skeleton(t, out); got != baseline {
+					t.Fatalf("value %q in %s changed the directive structure:\n%s", v, field, diffLines(baseline, got))
+				}
+				nginxTest(t, out, m)
+			})
+		}
+	}
+}
+
+// TestHostileManifestsAreRejected sends hostile values through the whole
+// pipeline from YAML: the model must reject each object, and the config it
+// renders for the rest must pass nginx -t.
+func TestHostileManifestsAreRejected(t *testing.T) {
+	for i, v := range hostile {
+		for _, field := range []string{"host", "path", "service"} {
+			t.Run(fmt.Sprintf("%s/%d", field, i), func(t *testing.T) {
+				host, path, svc := "ok.test", "/ok", "svc"
+				switch field {
+				case "host":
+					host = v
+				case "path":
+					path = "/" + v
+				case "service":
+					svc = v
+				}
+				ing := fmt.Sprintf("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: evil, namespace: ns}\nspec:\n  ingressClassName: causeway\n  rules:\n  - host: %q\n    http:\n      paths:\n      - {path: %q, pathType: Prefix, backend: {service: {name: %q, port: {number: 80}}}}\n",
+					host, path, svc)
+				dir := t.TempDir()
+				os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(ing), 0o644)
+				snap, err := files.Load(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(snap.Ingresses) == 0 {
+					return // not even valid YAML: nothing reaches the model
+				}
+				m, problems := model.Build(snap, model.Options{Class: model.ClassOptions{IngressClass: "causeway"}})
+				if len(problems) != 1 || !problems[0].Rejected || problems[0].Object.Name != "evil" {
+					t.Fatalf("value %q as %s: problems %v, want the Ingress rejected", v, field, problems)
+				}
+				nginxTest(t, mustRender(t, m), m)
+			})
+		}
+	}
+}
+
+func renderParams(t *testing.T) render.Params {
+	return render.Params{StateDir: layout.Dir("/var/lib/causeway-hostile"), HTTPPort: 80, HTTPSPort: 443}
+}
+
+func mustRender(t *testing.T, m *model.Model) render.Files {
+	t.Helper()
+	out, _, err := render.Render(m, renderParams(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// skeleton is the sequence of directive names and block braces of a file
+// set, ignoring arguments: an injection shows up as a difference.
+func skeleton(t *testing.T, files render.Files) string {
+	t.Helper()
+	var b strings.Builder
+	for _, name := range files.Names() {
+		if strings.HasPrefix(name, "servers/") {
+			name = "servers/*" // host names differ by design
+		}
+		fmt.Fprintf(&b, "== %s\n", name)
+		for _, d := range directives(string(files[name])) {
+			b.WriteString(d + "\n")
+		}
+	}
+	return b.String()
+}
+
+// directives tokenises nginx syntax (quotes, escapes, comments) and returns
+// each directive's name followed by "{" , ";" or "}".
+func directives(conf string) []string {
+	var out []string
+	var tok strings.Builder
+	var words []string
+	flush := func() {
+		if tok.Len() > 0 {
+			words = append(words, tok.String())
+			tok.Reset()
+		}
+	}
+	for i := 0; i < len(conf); i++ {
+		ch := conf[i]
+		switch {
+		case ch == '#':
+			for i < len(conf) && conf[i] != '\n' {
+				i++
+			}
+		case ch == '"' || ch == '\'':
+			q := ch
+			tok.WriteByte('Q')
+			for i++; i < len(conf) && conf[i] != q; i++ {
+				if conf[i] == '\\' {
+					i++
+				}
+			}
+		case ch == ';' || ch == '{' || ch == '}':
+			flush()
+			name := ""
+			if len(words) > 0 {
+				name = words[0]
+			}
+			out = append(out, name+string(ch))
+			words = nil
+		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r':
+			flush()
+		default:
+			tok.WriteByte(ch)
+		}
+	}
+	return out
+}
+
+func diffLines(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d: want %q, got %q", i, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d vs %d", len(al), len(bl))
+}
+
+// nginxTest writes files into a state directory and runs nginx -t on it.
+func nginxTest(t *testing.T, out render.Files, m *model.Model) {
+	t.Helper()
+	dir := layout.Dir(t.TempDir())
+	// Paths in the files point at the fixed render state dir; rewrite them
+	// to this test's directory.
+	for _, sub := range []string{"servers", "secrets", "run", "tmp"} {
+		os.MkdirAll(dir.Path(sub), 0o755)
+	}
+	if err := runtime.EnsureDefaultCert(dir, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	all := render.Files{}
+	for k, v := range out {
+		all[k] = v
+	}
+	for k, v := range runtime.SecretFiles(m) {
+		all[k] = v
+	}
+	for name, data := range all {
+		data = []byte(strings.ReplaceAll(string(data), "/var/lib/causeway-hostile", string(dir)))
+		if err := os.WriteFile(dir.Path(name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("nginx", "-t", "-q", "-p", string(dir)+"/", "-e", "stderr", "-c", dir.MainConf())
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("nginx -t failed: %v\n%s", err, msg)
+	}
+}
