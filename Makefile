@@ -8,9 +8,9 @@ COMMIT := $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -X github.com/causeway/causeway/internal/version.Commit=$(COMMIT)
 # Tests that need nginx, the API server or network namespaces fail instead
 # of skipping when these are set, so a missing install step cannot hide.
-TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1
+TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1 CAUSEWAY_REQUIRE_TESTENV=1 CAUSEWAY_REQUIRE_NETNS=1
 
-.PHONY: all build deps demo test test-unit test-integration lint clean kube-apiserver testenv
+.PHONY: all build deps demo test test-unit test-integration test-e2e test-netns lint clean kube-apiserver testenv
 
 all: build
 
@@ -28,15 +28,24 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Tier 1: unit tests, pure, no processes.
-test-unit:
-	$(GO) test -race -count=1 ./internal/... ./cmd/...
+# Tier 1: package tests. Pure unit tests, plus the packages whose tests
+# start their own nginx (internal/balancer) or loopback tunnels.
+test-unit: deps
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m ./internal/... ./cmd/...
 
-# Tier 2: real nginx and local backends on 127.0.0.x.
+# Tier 2: the real causeway binary, real nginx, echo backends on 127.0.0.x.
 test-integration: deps
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 15m ./test/integration/...
 
-test: deps lint test-unit test-integration
+# Tier 3: a real etcd and kube-apiserver.
+test-e2e: deps kube-apiserver
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./test/testenv/...
+
+# Tier 4: the tunnel across network namespaces (needs root).
+test-netns: deps kube-apiserver
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m ./test/netns/...
+
+test: deps lint test-unit test-integration test-e2e test-netns
 	@echo "all test tiers passed"
 
 # The pinned kube-apiserver for end-to-end tests, built from the Go module

@@ -213,9 +213,24 @@ func (c *controller) Stop() {
 		return
 	default:
 	}
+	nginxPID := 0
+	if data, err := os.ReadFile(filepath.Join(c.StateDir, "run", "nginx.pid")); err == nil {
+		nginxPID, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-c.done:
+		if code := c.cmd.ProcessState.ExitCode(); code != 0 {
+			c.t.Errorf("controller exited with %d after SIGTERM, want 0", code)
+		}
+		// Killed workers may take a moment to be reaped.
+		for i := 0; i < 20 && nginxPID > 0 && syscall.Kill(-nginxPID, 0) == nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if nginxPID > 0 && syscall.Kill(-nginxPID, 0) == nil {
+			out, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,stat,cmd").CombinedOutput()
+			c.t.Errorf("nginx (process group %d) still running after the controller stopped:\n%s", nginxPID, out)
+		}
 	case <-time.After(15 * time.Second):
 		c.cmd.Process.Kill()
 		<-c.done

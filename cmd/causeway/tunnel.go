@@ -1,0 +1,405 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/causeway/causeway/internal/tunnel/agent"
+	"github.com/causeway/causeway/internal/tunnel/certs"
+	"github.com/causeway/causeway/internal/tunnel/iptables"
+	"github.com/causeway/causeway/internal/tunnel/metrics"
+	"github.com/causeway/causeway/internal/tunnel/server"
+	"github.com/causeway/causeway/internal/tunnel/wire"
+)
+
+func init() { extraCommands = append(extraCommands, newTunnelCommand) }
+
+func newTunnelCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "tunnel",
+		Short: "Reverse tunnel from the cloud to edge nodes behind NAT",
+	}
+	c.AddCommand(newTunnelServerCommand(), newTunnelAgentCommand())
+	return c
+}
+
+// commonFlags are shared by server and agent.
+type commonFlags struct {
+	logLevel          string
+	healthAddr        string
+	keepAliveInterval time.Duration
+	keepAliveTimeout  time.Duration
+	dialTimeout       time.Duration
+	certFile, keyFile string
+}
+
+func (f *commonFlags) add(c *cobra.Command, healthDefault string) {
+	fs := c.Flags()
+	fs.StringVar(&f.logLevel, "log-level", "info", "Log level: debug, info, warn or error.")
+	fs.StringVar(&f.healthAddr, "health-bind-address", healthDefault, "Address serving /metrics, /healthz and /readyz; empty disables.")
+	fs.DurationVar(&f.keepAliveInterval, "keepalive-interval", 5*time.Second, "How often each side of a link pings the other.")
+	fs.DurationVar(&f.keepAliveTimeout, "keepalive-timeout", 5*time.Second, "How long a ping may go unanswered before the link is closed.")
+	fs.DurationVar(&f.dialTimeout, "dial-timeout", 10*time.Second, "Timeout of an agent's dial of a destination.")
+	fs.StringVar(&f.certFile, "tls-cert-file", "", "Certificate file (reloaded when it changes).")
+	fs.StringVar(&f.keyFile, "tls-private-key-file", "", "Private key file of --tls-cert-file.")
+}
+
+func (f *commonFlags) logger() (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+func (f *commonFlags) transport() wire.TransportConfig {
+	t := wire.DefaultTransportConfig()
+	t.KeepAliveInterval, t.KeepAliveTimeout = f.keepAliveInterval, f.keepAliveTimeout
+	return t
+}
+
+// serveHealth serves metrics and probes; errors end the process's context.
+func serveHealth(ctx context.Context, addr string, reg *prometheus.Registry, ready func() bool, errc chan<- error) {
+	if addr == "" {
+		return
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		errc <- fmt.Errorf("health listener: %w", err)
+		return
+	}
+	hs := &http.Server{Handler: metrics.Handler(reg, ready), ReadHeaderTimeout: 5 * time.Second}
+	go func() { <-ctx.Done(); hs.Close() }()
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+	}()
+}
+
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+}
+
+func newTunnelServerCommand() *cobra.Command {
+	var (
+		cf                                  commonFlags
+		serverID                            string
+		serverCount                         int
+		agentAddr, agentCA                  string
+		connectAddr, connectCA, connectUDS  string
+		konnUDS                             string
+		transparentAddr                     string
+		compression, transparentCompression string
+		useIptables                         bool
+		iptPorts, iptTarget, iptChain       string
+		iptResync                           time.Duration
+		kubeconfig                          string
+		authorizeNodes                      bool
+	)
+	host, _ := os.Hostname()
+	c := &cobra.Command{
+		Use:   "server",
+		Short: "Run a tunnel server replica: accept agents, forward frontend connections through them",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := cf.logger()
+			if err != nil {
+				return err
+			}
+			mode, err := wire.ParseCompression(compression)
+			if err != nil {
+				return fmt.Errorf("--compression: %w", err)
+			}
+			tmode, err := wire.ParseCompression(transparentCompression)
+			if err != nil {
+				return fmt.Errorf("--transparent-compression: %w", err)
+			}
+			if cf.certFile == "" || cf.keyFile == "" || agentCA == "" {
+				return errors.New("--tls-cert-file, --tls-private-key-file and --agent-ca-file are required")
+			}
+			kp, err := certs.NewKeyPair(cf.certFile, cf.keyFile)
+			if err != nil {
+				return err
+			}
+			agentPool, err := certs.LoadPool(agentCA)
+			if err != nil {
+				return err
+			}
+			var authz server.Authorizer = server.CertNodeAuthorizer{}
+			if authorizeNodes {
+				rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+				if err != nil {
+					return fmt.Errorf("kubeconfig: %w", err)
+				}
+				cs, err := kubernetes.NewForConfig(rc)
+				if err != nil {
+					return fmt.Errorf("kubernetes client: %w", err)
+				}
+				authz = server.NodeAddressAuthorizer{Nodes: cs.CoreV1().Nodes()}
+			}
+			reg := newRegistry()
+			srv, err := server.New(server.Config{
+				Authorizer: authz,
+				ServerID:   serverID, ServerCount: serverCount, TLS: certs.ServerConfig(kp, agentPool),
+				Transport: cf.transport(), DialTimeout: cf.dialTimeout, Logger: log,
+				Metrics: metrics.New(reg, "server"),
+			})
+			if err != nil {
+				return err
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			errc := make(chan error, 8)
+			var ready metrics.Flag
+			serveHealth(ctx, cf.healthAddr, reg, ready.Get, errc)
+
+			aln, err := net.Listen("tcp", agentAddr)
+			if err != nil {
+				return fmt.Errorf("agent listener: %w", err)
+			}
+			go func() { errc <- srv.ServeAgents(ctx, aln) }()
+			if connectAddr != "" {
+				if connectCA == "" {
+					return errors.New("--connect-bind-address needs --connect-client-ca-file (mutual TLS)")
+				}
+				pool, err := certs.LoadPool(connectCA)
+				if err != nil {
+					return err
+				}
+				ln, err := tls.Listen("tcp", connectAddr, certs.ServerConfig(kp, pool))
+				if err != nil {
+					return fmt.Errorf("CONNECT listener: %w", err)
+				}
+				go func() {
+					errc <- server.ServeConnect(ctx, ln, &server.ConnectFrontend{Server: srv, Name: "connect-tcp", Compression: mode})
+				}()
+			}
+			if connectUDS != "" {
+				os.Remove(connectUDS)
+				ln, err := net.Listen("unix", connectUDS)
+				if err != nil {
+					return fmt.Errorf("CONNECT socket: %w", err)
+				}
+				go func() {
+					errc <- server.ServeConnect(ctx, ln, &server.ConnectFrontend{Server: srv, Name: "connect-uds", Compression: mode})
+				}()
+			}
+			if konnUDS != "" {
+				go func() {
+					errc <- server.ServeKonnectivity(ctx, konnUDS, &server.KonnectivityFrontend{Server: srv, Compression: mode})
+				}()
+			}
+			if transparentAddr != "" {
+				ln, err := net.Listen("tcp", transparentAddr)
+				if err != nil {
+					return fmt.Errorf("transparent listener: %w", err)
+				}
+				go func() {
+					errc <- server.ServeTransparent(ctx, ln, &server.TransparentFrontend{Server: srv, Compression: tmode})
+				}()
+				if useIptables {
+					target := iptTarget
+					if target == "" {
+						target = ln.Addr().String()
+					}
+					ap, err := netip.ParseAddrPort(target)
+					if err != nil {
+						return fmt.Errorf("--iptables-dnat-address: %w", err)
+					}
+					ports, err := iptables.ParsePorts(iptPorts)
+					if err != nil {
+						return fmt.Errorf("--iptables-ports: %w", err)
+					}
+					m, err := iptables.New(iptables.Config{Chain: iptChain, Ports: ports, Target: ap})
+					if err != nil {
+						return err
+					}
+					done := make(chan struct{})
+					go func() {
+						defer close(done)
+						if err := m.Run(ctx, srv, iptResync, func(err error) { log.Error("iptables sync", "err", err) }); err != nil {
+							log.Error("iptables cleanup", "err", err)
+						}
+					}()
+					defer func() { <-done }() // rules are removed before exit
+				}
+			} else if useIptables {
+				return errors.New("--iptables needs --transparent-bind-address")
+			}
+			ready.Set(true)
+			log.Info("tunnel server running", "serverID", serverID, "serverCount", serverCount, "agents", aln.Addr().String())
+			select {
+			case <-ctx.Done():
+				log.Info("shutting down")
+				return nil
+			case err := <-errc:
+				cancel()
+				return err
+			}
+		},
+	}
+	cf.add(c, ":8133")
+	fs := c.Flags()
+	fs.StringVar(&serverID, "server-id", host, "This replica's ID, unique among replicas.")
+	fs.IntVar(&serverCount, "server-count", 1, "Number of replicas behind the agent address.")
+	fs.StringVar(&agentAddr, "agent-bind-address", ":8132", "Address agents connect to (mutual TLS).")
+	fs.StringVar(&agentCA, "agent-ca-file", "", "CA bundle that signs agent client certificates.")
+	fs.StringVar(&connectAddr, "connect-bind-address", "", "TCP address of the HTTP CONNECT frontend (mutual TLS); empty disables.")
+	fs.StringVar(&connectCA, "connect-client-ca-file", "", "CA bundle that signs CONNECT client certificates.")
+	fs.StringVar(&connectUDS, "connect-uds-path", "", "Unix socket of the HTTP CONNECT frontend; empty disables.")
+	fs.StringVar(&konnUDS, "konnectivity-uds-path", "", "Unix socket of the Konnectivity-compatible gRPC frontend; empty disables.")
+	fs.StringVar(&transparentAddr, "transparent-bind-address", "", "Address of the transparent listener for DNAT'd connections; empty disables.")
+	fs.StringVar(&compression, "compression", "zstd", "Compression for CONNECT and Konnectivity connections: none, gzip or zstd.")
+	fs.StringVar(&transparentCompression, "transparent-compression", "zstd", "Compression for transparent connections.")
+	fs.BoolVar(&useIptables, "iptables", false, "Manage nat OUTPUT rules that DNAT tunneled destinations to the transparent listener.")
+	fs.StringVar(&iptPorts, "iptables-ports", "10250,10255", "Destination ports redirected for tunneled addresses.")
+	fs.StringVar(&iptTarget, "iptables-dnat-address", "", "DNAT target ip:port; defaults to --transparent-bind-address.")
+	fs.StringVar(&iptChain, "iptables-chain", iptables.DefaultChain, "nat chain owned by the manager.")
+	fs.DurationVar(&iptResync, "iptables-resync-period", 30*time.Second, "How often rules are checked and repaired.")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig for --authorize-node-addresses; empty means in-cluster.")
+	fs.BoolVar(&authorizeNodes, "authorize-node-addresses", false, "Accept an agent's node IPs and host names only if its Node object in the API lists them.")
+	return c
+}
+
+func newTunnelAgentCommand() *cobra.Command {
+	var (
+		cf                                 commonFlags
+		serverAddr, serverName, caFile     string
+		nodeName                           string
+		nodeIPs, cidrs, hostNames, allow   []string
+		defaultRoute                       bool
+		compression                        []string
+		minBackoff, maxBackoff, drainAfter time.Duration
+	)
+	host, _ := os.Hostname()
+	c := &cobra.Command{
+		Use:   "agent",
+		Short: "Run a tunnel agent on an edge node: dial the servers, serve their dials",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := cf.logger()
+			if err != nil {
+				return err
+			}
+			if serverAddr == "" || caFile == "" || cf.certFile == "" || cf.keyFile == "" {
+				return errors.New("--server, --ca-file, --tls-cert-file and --tls-private-key-file are required")
+			}
+			kp, err := certs.NewKeyPair(cf.certFile, cf.keyFile)
+			if err != nil {
+				return err
+			}
+			roots, err := certs.LoadPool(caFile)
+			if err != nil {
+				return err
+			}
+			if serverName == "" {
+				serverName, _, _ = net.SplitHostPort(serverAddr)
+			}
+			cfg := agent.Config{
+				ServerAddress: serverAddr, TLS: certs.ClientConfig(kp, roots, serverName),
+				NodeName: nodeName, HostNames: hostNames, DefaultRoute: defaultRoute,
+				Transport: cf.transport(), MinBackoff: minBackoff, MaxBackoff: maxBackoff,
+				DialTimeout: cf.dialTimeout, DrainTimeout: drainAfter, Logger: log,
+			}
+			if len(cfg.HostNames) == 0 {
+				cfg.HostNames = []string{nodeName}
+			}
+			for _, s := range nodeIPs {
+				ip, err := netip.ParseAddr(s)
+				if err != nil {
+					return fmt.Errorf("--node-ip: %w", err)
+				}
+				cfg.NodeIPs = append(cfg.NodeIPs, ip)
+			}
+			for _, s := range cidrs {
+				p, err := netip.ParsePrefix(s)
+				if err != nil {
+					return fmt.Errorf("--cidr: %w", err)
+				}
+				cfg.CIDRs = append(cfg.CIDRs, p.Masked())
+			}
+			for _, s := range allow {
+				p, err := parsePrefixOrAddr(s)
+				if err != nil {
+					return fmt.Errorf("--allow: %w", err)
+				}
+				cfg.Allow = append(cfg.Allow, p)
+			}
+			for _, s := range compression {
+				m, err := wire.ParseCompression(s)
+				if err != nil {
+					return fmt.Errorf("--compression: %w", err)
+				}
+				cfg.Compression = append(cfg.Compression, m)
+			}
+			reg := newRegistry()
+			cfg.Metrics = metrics.New(reg, "agent")
+			a, err := agent.New(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			errc := make(chan error, 2)
+			serveHealth(ctx, cf.healthAddr, reg, a.Ready, errc)
+			go func() { errc <- a.Run(ctx) }()
+			log.Info("tunnel agent running", "node", nodeName, "server", serverAddr)
+			select {
+			case err := <-errc: // Run returns after ctx ends and the drain
+				return err
+			case <-ctx.Done():
+				return <-errc
+			}
+		},
+	}
+	cf.add(c, ":8134")
+	fs := c.Flags()
+	fs.StringVar(&serverAddr, "server", "", "host:port of the tunnel server replicas (usually a load balancer).")
+	fs.StringVar(&serverName, "server-name", "", "Name to verify in the server certificate; defaults to the host of --server.")
+	fs.StringVar(&caFile, "ca-file", "", "CA bundle that signs the server certificate.")
+	fs.StringVar(&nodeName, "node-name", host, "This node's name; must match the certificate's CN system:node:<name>.")
+	fs.StringSliceVar(&nodeIPs, "node-ip", nil, "This node's IP addresses (repeatable).")
+	fs.StringSliceVar(&cidrs, "cidr", nil, "CIDRs this agent can reach (repeatable).")
+	fs.StringSliceVar(&hostNames, "hostname", nil, "Host names this agent answers for; defaults to the node name.")
+	fs.BoolVar(&defaultRoute, "default-route", false, "Carry destinations no agent owns.")
+	fs.StringSliceVar(&allow, "allow", nil, "IPs or CIDRs the agent may dial; defaults to --node-ip plus --cidr.")
+	fs.StringSliceVar(&compression, "compression", []string{"zstd", "gzip", "none"}, "Compression modes the agent accepts.")
+	fs.DurationVar(&minBackoff, "reconnect-min-backoff", 100*time.Millisecond, "First delay between connection attempts.")
+	fs.DurationVar(&maxBackoff, "reconnect-max-backoff", time.Second, "Largest delay between connection attempts (jittered).")
+	fs.DurationVar(&drainAfter, "drain-timeout", 30*time.Second, "On shutdown, how long open connections may finish.")
+	return c
+}
+
+func parsePrefixOrAddr(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(ip, ip.BitLen()), nil
+}

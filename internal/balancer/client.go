@@ -1,0 +1,200 @@
+package balancer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// Client pushes state to the Lua side over the dynamic channel's unix
+// socket. It is safe for concurrent use, but pushes should be serialised
+// by the caller so that generations arrive in order.
+type Client struct {
+	http *http.Client
+}
+
+// APIError is a refusal from the Lua side: HTTP status and its message.
+// 400 means the payload was invalid, 409 that its generation was older
+// than the current one, 507 that the shared dict is too small, 503 that
+// another push held the lock too long (retry). The previous state stays
+// in force in every case.
+type APIError struct {
+	StatusCode int
+	Message    string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("HTTP %d: %s", e.StatusCode, e.Message)
+}
+
+// NewClient returns a client for the dynamic server listening on
+// socketPath. Deadlines come from the contexts passed to each call.
+func NewClient(socketPath string) *Client {
+	dialer := &net.Dialer{}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, "unix", socketPath)
+		},
+		MaxIdleConns:       2,
+		DisableCompression: true,
+	}
+	return &Client{http: &http.Client{Transport: tr}}
+}
+
+// Close drops idle connections.
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+}
+
+type statePayload struct {
+	Version    int       `json:"version"`
+	Generation int64     `json:"generation"`
+	Backends   []Backend `json:"backends"`
+}
+
+type updatePayload struct {
+	Version    int       `json:"version"`
+	Generation int64     `json:"generation"`
+	Backends   []Backend `json:"backends,omitempty"`
+	Delete     []string  `json:"delete,omitempty"`
+}
+
+func wireBackends(bs []Backend) []Backend {
+	out := make([]Backend, len(bs))
+	for i, b := range bs {
+		out[i] = b.wire()
+	}
+	return out
+}
+
+// Replace makes st the complete state: backends not in it are removed.
+// It returns once every nginx worker will use the new state for its next
+// request.
+func (c *Client) Replace(ctx context.Context, st State) error {
+	body, err := json.Marshal(statePayload{SchemaVersion, st.Generation, wireBackends(st.Backends)})
+	if err != nil {
+		return fmt.Errorf("balancer: replace state: %w", err)
+	}
+	if err := c.do(ctx, http.MethodPut, "/v1/state", body, nil); err != nil {
+		return fmt.Errorf("balancer: replace state (generation %d): %w", st.Generation, err)
+	}
+	return nil
+}
+
+// Update inserts or replaces the given backends and leaves all others
+// as they are; generation becomes the state's generation.
+func (c *Client) Update(ctx context.Context, generation int64, backends ...Backend) error {
+	body, err := json.Marshal(updatePayload{Version: SchemaVersion, Generation: generation, Backends: wireBackends(backends)})
+	if err != nil {
+		return fmt.Errorf("balancer: update backends: %w", err)
+	}
+	if err := c.do(ctx, http.MethodPost, "/v1/backends", body, nil); err != nil {
+		return fmt.Errorf("balancer: update %s (generation %d): %w", keysOf(backends), generation, err)
+	}
+	return nil
+}
+
+// Delete removes backends by key (unknown keys are ignored); generation
+// becomes the state's generation.
+func (c *Client) Delete(ctx context.Context, generation int64, keys ...string) error {
+	body, err := json.Marshal(updatePayload{Version: SchemaVersion, Generation: generation, Delete: keys})
+	if err != nil {
+		return fmt.Errorf("balancer: delete backends: %w", err)
+	}
+	if err := c.do(ctx, http.MethodPost, "/v1/backends", body, nil); err != nil {
+		return fmt.Errorf("balancer: delete %s (generation %d): %w", strings.Join(keys, ","), generation, err)
+	}
+	return nil
+}
+
+// Generation returns the generation of the state nginx is serving (0 if
+// nothing was pushed since nginx started), e.g. to verify a push or to
+// continue numbering after a controller restart.
+func (c *Client) Generation(ctx context.Context) (int64, error) {
+	var st struct {
+		Generation int64 `json:"generation"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/v1/generation", nil, &st); err != nil {
+		return 0, fmt.Errorf("balancer: get generation: %w", err)
+	}
+	return st.Generation, nil
+}
+
+// State returns the state nginx is serving, as the Lua side normalised it
+// (defaults filled in, addresses canonical, endpoints sorted).
+func (c *Client) State(ctx context.Context) (State, error) {
+	var st State
+	if err := c.do(ctx, http.MethodGet, "/v1/state", nil, &st); err != nil {
+		return State{}, fmt.Errorf("balancer: get state: %w", err)
+	}
+	return st, nil
+}
+
+func keysOf(bs []Backend) string {
+	keys := make([]string, len(bs))
+	for i, b := range bs {
+		keys[i] = b.Key
+	}
+	return strings.Join(keys, ",")
+}
+
+// maxReply bounds what we read back; GET /v1/state is the largest reply.
+const maxReply = 256 << 20
+
+func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	// The host is ignored: the transport always dials the socket.
+	req, err := http.NewRequestWithContext(ctx, method, "http://causeway"+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		msg := strings.TrimSpace(string(data))
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			msg = e.Error
+		} else if len(msg) > 200 {
+			msg = msg[:200] + "..."
+		}
+		return &APIError{StatusCode: resp.StatusCode, Message: msg}
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decode reply: %w", err)
+		}
+	}
+	return nil
+}
+
+// IsRejected reports whether err is a refusal of the payload itself
+// (invalid, older generation, too large for the shared dict), where
+// resending the same push cannot help. Transport errors (nginx not running
+// or reloading) and 503 (another push in progress) are not refusals.
+func IsRejected(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.StatusCode != http.StatusServiceUnavailable &&
+		ae.StatusCode >= 400 && ae.StatusCode < 600
+}

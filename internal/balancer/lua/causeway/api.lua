@@ -1,0 +1,122 @@
+-- causeway.api: the dynamic channel, served on the unix socket only.
+--
+--   GET  /v1/generation   {"generation":g,"seq":s,"backends":n}
+--   GET  /v1/state        the current state, as validated
+--   PUT  /v1/state        replace the whole state
+--   POST /v1/backends     upsert "backends", remove "delete"
+--
+-- Errors are {"error": "..."} with 400 (invalid payload), 404, 405,
+-- 409 (older generation), 503 (busy) or 507 (shared dict full); a body
+-- over client_max_body_size gets nginx's own 413 page. A rejected write
+-- changes nothing.
+
+local json = require("causeway.json")
+local store = require("causeway.store")
+local validate = require("causeway.validate")
+
+local io_open = io.open
+
+local _M = {}
+
+local function reply(status, body)
+    ngx.status = status
+    ngx.header["Content-Type"] = "application/json"
+    ngx.header["Cache-Control"] = "no-store"
+    ngx.say(json.encode(body))
+    return ngx.exit(status)
+end
+
+local function fail(status, msg)
+    return reply(status, { error = msg })
+end
+
+-- read_body returns the request body; bodies larger than
+-- client_body_buffer_size were spooled to a file by nginx.
+local function read_body()
+    ngx.req.read_body()
+    local body = ngx.req.get_body_data()
+    if body then
+        return body
+    end
+    local path = ngx.req.get_body_file()
+    if not path then
+        return nil
+    end
+    local f, err = io_open(path, "rb")
+    if not f then
+        return nil, err
+    end
+    body = f:read("*a")
+    f:close()
+    return body
+end
+
+-- yield lets the worker's other requests run during a long push. Not
+-- sleep(0): on stock nginx (without OpenResty's delayed-posted-events
+-- patch) that resumes us before epoll is polled again, so nothing else
+-- would run. A 1 ms timer does return to the event loop.
+local function yield()
+    ngx.sleep(0.001)
+end
+
+local function write(replace)
+    local body, err = read_body()
+    if not body then
+        return fail(400, err and ("cannot read body: " .. err) or "empty body")
+    end
+    local req
+    if replace then
+        req, err = validate.state(body, yield)
+    else
+        req, err = validate.update(body, yield)
+    end
+    if not req then
+        ngx.log(ngx.WARN, "causeway: push rejected: ", err)
+        return fail(400, err)
+    end
+    local res, status, msg = store.write(req, replace, yield)
+    if not res then
+        ngx.log(ngx.WARN, "causeway: push rejected: ", msg)
+        return fail(status, msg)
+    end
+    return reply(200, res)
+end
+
+local function dump()
+    local st, err = store.dump()
+    if not st then
+        return fail(500, err)
+    end
+    for _, b in ipairs(st.backends) do
+        json.array(b.endpoints)
+        for _, e in ipairs(b.endpoints) do
+            e.v6 = nil -- internal
+        end
+    end
+    return reply(200, {
+        version = validate.SCHEMA_VERSION,
+        generation = st.generation,
+        backends = json.array(st.backends),
+    })
+end
+
+local routes = {
+    ["/v1/generation"] = { GET = function() return reply(200, store.status()) end },
+    ["/v1/state"] = { GET = dump, PUT = function() return write(true) end },
+    ["/v1/backends"] = { POST = function() return write(false) end },
+}
+
+-- serve is the content handler of the dynamic server.
+function _M.serve()
+    local route = routes[ngx.var.uri]
+    if not route then
+        return fail(404, "no such endpoint")
+    end
+    local handler = route[ngx.req.get_method()]
+    if not handler then
+        return fail(405, "method not allowed")
+    end
+    return handler()
+end
+
+return _M

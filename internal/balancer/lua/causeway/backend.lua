@@ -1,0 +1,49 @@
+-- causeway.backend: turns one validated backend definition into the
+-- per-worker object the balancer picks from.
+
+local stats = require("causeway.stats")
+
+local _M = {}
+
+_M.methods = {
+    round_robin = require("causeway.method.round_robin"),
+    least_conn = require("causeway.method.least_conn"),
+    ewma = require("causeway.method.ewma"),
+    p2c = require("causeway.method.p2c"),
+    chash = require("causeway.method.chash"),
+    sticky = require("causeway.method.sticky"),
+}
+
+-- new returns the balancer instance for def. Only ready endpoints become
+-- peers, so a not-ready endpoint is never picked. An instance with n == 0
+-- makes the access phase answer 503.
+function _M.new(def)
+    local peers, keep = {}, {}
+    for _, e in ipairs(def.endpoints) do
+        if e.ready then
+            -- nginx wants IPv6 peers in brackets.
+            local host = e.v6 and ("[" .. e.address .. "]") or e.address
+            local p = {
+                id = host .. ":" .. e.port, host = host, port = e.port,
+                weight = e.weight, zone = e.zone,
+            }
+            peers[#peers + 1] = p
+            keep[p.id] = true
+        end
+    end
+    stats.forget(def.key, keep)
+    local impl = _M.methods[def.method]
+    local o
+    if #peers > 0 then
+        o = impl.new(peers, def)
+    else
+        o = { peers = peers }
+    end
+    o.key = def.key
+    o.n = #peers
+    o.retries = def.retries
+    o.method = def.method
+    return o
+end
+
+return _M

@@ -1,0 +1,150 @@
+-- causeway.balancer: the entry points nginx calls.
+--
+--   init_by_lua           init()          fail fast on a missing dict
+--   init_worker_by_lua    init_worker()   seed this worker's RNG
+--   access_by_lua         access()        resolve the backend, 503 if none
+--   balancer_by_lua       balance()       choose the peer (and on retries)
+--   header_filter_by_lua  header_filter() sticky cookie
+--   log_by_lua            log()           in-flight and latency accounting
+--
+-- The location names its backend with  set $causeway_backend "<key>";
+-- Per-request data lives in ngx.ctx.causeway.
+
+local store = require("causeway.store")
+local stats = require("causeway.stats")
+local ngx_balancer = require("ngx.balancer")
+
+local set_current_peer = ngx_balancer.set_current_peer
+local set_more_tries = ngx_balancer.set_more_tries
+local get_last_failure = ngx_balancer.get_last_failure
+local match, min = string.match, math.min
+local tonumber = tonumber
+local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
+
+local _M = {}
+
+function _M.init()
+    if not ngx.shared[store.DICT] then
+        error("causeway: lua_shared_dict " .. store.DICT .. " is not configured")
+    end
+    -- Load every module in the master, before workers drop privileges.
+    require("causeway.api")
+end
+
+function _M.init_worker()
+    math.randomseed(ngx.worker.pid() * 1000 + ngx.now() * 1000)
+end
+
+-- resolve looks up the location's backend and starts the request context;
+-- nil when the location has no backend key.
+local function resolve(ctx)
+    local key = ngx.var.causeway_backend
+    if not key or key == "" then
+        return nil
+    end
+    local rc = { key = key, inst = store.lookup(key) }
+    ctx.causeway = rc
+    return rc
+end
+
+-- access ends the request with 503 when the backend is unknown or has no
+-- ready endpoint, so clients see "unavailable", not a bad-gateway error.
+function _M.access()
+    local rc = resolve(ngx.ctx)
+    if rc and (not rc.inst or rc.inst.n == 0) then
+        return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE)
+    end
+end
+
+function _M.balance()
+    local ctx = ngx.ctx
+    local rc = ctx.causeway or resolve(ctx) -- resolve: access() not configured
+    local inst = rc and rc.inst
+    if not inst or inst.n == 0 then
+        -- Only reachable without the access hook; nginx answers 500 for
+        -- any exit from this phase, which is why access() does the 503.
+        log(ERR, "causeway: no ready endpoint for backend ", rc and rc.key or "(none)")
+        return ngx.exit(ngx.ERROR)
+    end
+
+    local exclude
+    local prev = rc.peer
+    if prev then
+        -- A retry: nginx gave up on the previous attempt (proxy_next_upstream).
+        local state, code = get_last_failure()
+        log(WARN, "causeway: ", rc.key, ": attempt on ", prev.id, " failed (",
+            state or "?", " ", code or "", "), retrying elsewhere")
+        exclude = rc.tried or {}
+        exclude[prev.id] = true
+        rc.tried = exclude
+        if rc.counted then
+            stats.release(rc.key, prev.id)
+            rc.counted = false
+        end
+        if inst.tracks_latency then
+            stats.observe(rc.key, prev.id, stats.FAILURE_PENALTY, ngx.now())
+        end
+    end
+
+    local peer = inst:pick(rc, exclude)
+    if not peer and exclude then
+        -- Every peer has been tried (the set shrank mid-request): reuse one.
+        peer = inst:pick(rc, nil)
+    end
+    if not peer then
+        log(ERR, "causeway: ", rc.key, ": no peer to pick")
+        return ngx.exit(ngx.ERROR)
+    end
+
+    local ok, err = set_current_peer(peer.host, peer.port)
+    if not ok then
+        log(ERR, "causeway: ", rc.key, ": cannot set peer ", peer.id, ": ", err)
+        return ngx.exit(ngx.ERROR)
+    end
+    if not prev then
+        -- First attempt: allow up to `retries` more, each on another peer.
+        local more = min(inst.retries, inst.n - 1)
+        if more > 0 then
+            set_more_tries(more)
+        end
+    end
+    rc.peer = peer
+    if inst.counts_inflight then
+        stats.acquire(rc.key, peer.id)
+        rc.counted = true
+    end
+end
+
+function _M.header_filter()
+    local rc = ngx.ctx.causeway
+    local inst = rc and rc.inst
+    if inst and inst.header_filter then
+        inst:header_filter(rc)
+    end
+end
+
+-- last_number returns the last entry of an $upstream_* timing list such as
+-- "0.001, 0.020" or "0.004 : -"; nil when that attempt has no time.
+local function last_number(v)
+    return v and tonumber(match(v, "([^%s,:]+)%s*$"))
+end
+
+function _M.log()
+    local rc = ngx.ctx.causeway
+    local peer = rc and rc.peer
+    if not peer then
+        return
+    end
+    if rc.counted then
+        stats.release(rc.key, peer.id)
+        rc.counted = false
+    end
+    if rc.inst.tracks_latency then
+        -- Time to response headers: what the endpoint itself costs, without
+        -- the time a slow client takes to read the body.
+        local t = last_number(ngx.var.upstream_header_time) or stats.FAILURE_PENALTY
+        stats.observe(rc.key, peer.id, t, ngx.now())
+    end
+end
+
+return _M

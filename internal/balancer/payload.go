@@ -1,0 +1,278 @@
+package balancer
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+)
+
+// SchemaVersion is the payload version this package speaks; the Lua side
+// rejects any other.
+const SchemaVersion = 1
+
+// Method is a load-balancing method, chosen per backend.
+type Method string
+
+// The methods. docs/load-balancing.md describes each.
+const (
+	// RoundRobin is smooth weighted round robin. The default.
+	RoundRobin Method = "round_robin"
+	// LeastConn picks the endpoint with the fewest in-flight requests
+	// (counted per nginx worker) relative to its weight.
+	LeastConn Method = "least_conn"
+	// EWMA compares two random endpoints by latency EWMA times in-flight
+	// requests.
+	EWMA Method = "ewma"
+	// P2C compares two random endpoints by in-flight requests, breaking
+	// ties by latency EWMA.
+	P2C Method = "p2c"
+	// CHash is consistent hashing on Backend.HashKey.
+	CHash Method = "chash"
+	// Sticky pins clients to an endpoint with a cookie (Backend.Sticky).
+	Sticky Method = "sticky"
+)
+
+// Limits enforced on both sides.
+const (
+	MaxBackends   = 100000
+	MaxEndpoints  = 10000
+	MaxKeyLen     = 256
+	MaxWeight     = 100
+	MaxRetries    = 5
+	MaxGeneration = 1<<53 - 1
+	MaxCookieAge  = 10 * 365 * 24 * 3600
+	// DefaultRetries is used when Backend.Retries is nil.
+	DefaultRetries = 1
+)
+
+// State is the complete set of backends, sent with Client.Replace.
+type State struct {
+	// Generation labels this state; the Lua side refuses a push whose
+	// generation is lower than the current one.
+	Generation int64     `json:"generation"`
+	Backends   []Backend `json:"backends"`
+}
+
+// Backend is the endpoint set and balancing policy behind one backend key.
+type Backend struct {
+	// Key is what locations name with BackendDirective, typically
+	// "namespace/service/port". Opaque, but restricted to
+	// [A-Za-z0-9._:/@-] so it can sit inside an nginx string.
+	Key string `json:"key"`
+	// Method defaults to RoundRobin.
+	Method Method `json:"method,omitempty"`
+	// Retries is how many other endpoints a failed attempt may move on to
+	// (0..5, nil = 1). Which failures count is proxy_next_upstream's
+	// choice; nginx's default retries connection errors and timeouts of
+	// idempotent requests only.
+	Retries *int `json:"retries,omitempty"`
+	// HashKey is required for CHash and forbidden otherwise: nginx
+	// variables written back to back, from $request_uri, $uri, $args,
+	// $host, $scheme, $remote_addr, $binary_remote_addr,
+	// $realip_remote_addr, $request_method, $server_name, $http_*,
+	// $cookie_* and $arg_*.
+	HashKey string `json:"hash_key,omitempty"`
+	// Sticky configures the cookie for the Sticky method (nil = defaults);
+	// forbidden for other methods.
+	Sticky *StickyOptions `json:"sticky,omitempty"`
+	// Endpoints may be empty: requests then get 503.
+	Endpoints []Endpoint `json:"endpoints"`
+}
+
+// StickyOptions configures the affinity cookie.
+type StickyOptions struct {
+	// Cookie is the cookie name, 1-64 of [A-Za-z0-9_.-]
+	// ("causeway_affinity").
+	Cookie string `json:"cookie,omitempty"`
+	// Path is the cookie's Path ("/").
+	Path string `json:"path,omitempty"`
+	// MaxAge in seconds; 0 makes a session cookie.
+	MaxAge int `json:"max_age,omitempty"`
+	// SameSite is "", "Lax", "Strict" or "None" (which requires Secure).
+	SameSite string `json:"same_site,omitempty"`
+	Secure   bool   `json:"secure,omitempty"`
+	// HTTPOnly defaults to true.
+	HTTPOnly *bool `json:"http_only,omitempty"`
+}
+
+// Endpoint is one address of a backend.
+type Endpoint struct {
+	// Address is an IPv4 or IPv6 address (no zone, no brackets).
+	Address string `json:"address"`
+	Port    int    `json:"port"`
+	// Weight is 1..100; 0 means 1.
+	Weight int `json:"weight,omitempty"`
+	// Ready must be true for the endpoint to receive new requests.
+	Ready bool `json:"ready"`
+	// Zone is the endpoint's topology zone. Recorded, not yet used for
+	// routing.
+	Zone string `json:"zone,omitempty"`
+}
+
+var (
+	keyRe        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
+	hashExprRe   = regexp.MustCompile(`^(\$[A-Za-z0-9_]+)+$`)
+	hashVarRe    = regexp.MustCompile(`\$([A-Za-z0-9_]+)`)
+	hashPrefixRe = regexp.MustCompile(`^(http_[a-z0-9_]+|cookie_[A-Za-z0-9_]+|arg_[A-Za-z0-9_]+)$`)
+	cookieNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	cookiePathRe = regexp.MustCompile(`^/[A-Za-z0-9._~!$&'()*+,=:@%/-]*$`)
+	zoneRe       = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,128}$`)
+
+	hashVars = map[string]bool{
+		"request_uri": true, "uri": true, "args": true, "host": true, "scheme": true,
+		"remote_addr": true, "binary_remote_addr": true, "realip_remote_addr": true,
+		"request_method": true, "server_name": true,
+	}
+)
+
+// ValidateKey checks a backend key's grammar.
+func ValidateKey(key string) error {
+	if len(key) == 0 || len(key) > MaxKeyLen || !keyRe.MatchString(key) {
+		return fmt.Errorf("backend key %q must be 1 to %d of [A-Za-z0-9._:/@-] starting with a letter or digit", key, MaxKeyLen)
+	}
+	return nil
+}
+
+// ValidateHashKey checks a CHash key expression.
+func ValidateHashKey(expr string) error {
+	if len(expr) < 2 || len(expr) > 256 || !hashExprRe.MatchString(expr) {
+		return fmt.Errorf("hash key %q must be nginx variables such as $request_uri or $http_x_user", expr)
+	}
+	for _, m := range hashVarRe.FindAllStringSubmatch(expr, -1) {
+		if !hashVars[m[1]] && !hashPrefixRe.MatchString(m[1]) {
+			return fmt.Errorf("hash key %q: variable $%s is not allowed", expr, m[1])
+		}
+	}
+	return nil
+}
+
+// Validate applies the checks the Lua side applies, so that the controller
+// can drop (and report) one bad backend instead of having the whole push
+// refused.
+func (b *Backend) Validate() error {
+	if err := ValidateKey(b.Key); err != nil {
+		return err
+	}
+	if err := b.validate(); err != nil {
+		return fmt.Errorf("backend %s: %w", b.Key, err)
+	}
+	return nil
+}
+
+func (b *Backend) validate() error {
+	method := b.Method
+	if method == "" {
+		method = RoundRobin
+	}
+	switch method {
+	case RoundRobin, LeastConn, EWMA, P2C, CHash, Sticky:
+	default:
+		return fmt.Errorf("unknown method %q", b.Method)
+	}
+	if b.Retries != nil && (*b.Retries < 0 || *b.Retries > MaxRetries) {
+		return fmt.Errorf("retries %d out of range 0..%d", *b.Retries, MaxRetries)
+	}
+	if method == CHash {
+		if err := ValidateHashKey(b.HashKey); err != nil {
+			return err
+		}
+	} else if b.HashKey != "" {
+		return errors.New("hash_key is only allowed when method is chash")
+	}
+	if method == Sticky {
+		if b.Sticky != nil {
+			if err := b.Sticky.validate(); err != nil {
+				return err
+			}
+		}
+	} else if b.Sticky != nil {
+		return errors.New("sticky is only allowed when method is sticky")
+	}
+	if len(b.Endpoints) > MaxEndpoints {
+		return fmt.Errorf("%d endpoints, more than %d", len(b.Endpoints), MaxEndpoints)
+	}
+	seen := make(map[netip.AddrPort]int, len(b.Endpoints))
+	for i, e := range b.Endpoints {
+		ap, err := e.validate()
+		if err != nil {
+			return fmt.Errorf("endpoints[%d]: %w", i, err)
+		}
+		if j, dup := seen[ap]; dup {
+			return fmt.Errorf("endpoints[%d] duplicates endpoints[%d] (%s)", i, j, ap)
+		}
+		seen[ap] = i
+	}
+	return nil
+}
+
+func (s *StickyOptions) validate() error {
+	if s.Cookie != "" && !cookieNameRe.MatchString(s.Cookie) {
+		return fmt.Errorf("sticky cookie name %q must be 1 to 64 of [A-Za-z0-9_.-]", s.Cookie)
+	}
+	if s.Path != "" && (len(s.Path) > 256 || !cookiePathRe.MatchString(s.Path)) {
+		return fmt.Errorf("sticky path %q must be an absolute URL path without ';' or spaces", s.Path)
+	}
+	if s.MaxAge < 0 || s.MaxAge > MaxCookieAge {
+		return fmt.Errorf("sticky max_age %d out of range 0..%d", s.MaxAge, MaxCookieAge)
+	}
+	switch s.SameSite {
+	case "", "Lax", "Strict":
+	case "None":
+		if !s.Secure {
+			return errors.New(`sticky same_site "None" requires secure`)
+		}
+	default:
+		return fmt.Errorf(`sticky same_site %q must be "Lax", "Strict" or "None"`, s.SameSite)
+	}
+	return nil
+}
+
+func (e *Endpoint) validate() (netip.AddrPort, error) {
+	addr, err := netip.ParseAddr(e.Address)
+	if err != nil || addr.Zone() != "" || strings.ContainsAny(e.Address, "[]") {
+		return netip.AddrPort{}, fmt.Errorf("address %q must be an IPv4 or IPv6 address", e.Address)
+	}
+	if e.Port < 1 || e.Port > 65535 {
+		return netip.AddrPort{}, fmt.Errorf("port %d out of range 1..65535", e.Port)
+	}
+	if e.Weight < 0 || e.Weight > MaxWeight {
+		return netip.AddrPort{}, fmt.Errorf("weight %d out of range 1..%d", e.Weight, MaxWeight)
+	}
+	if e.Zone != "" && !zoneRe.MatchString(e.Zone) {
+		return netip.AddrPort{}, fmt.Errorf("zone %q must be 1 to 128 of [A-Za-z0-9._:/-]", e.Zone)
+	}
+	return netip.AddrPortFrom(addr, uint16(e.Port)), nil
+}
+
+// Validate checks the whole state: every backend and unique keys.
+func (s *State) Validate() error {
+	if s.Generation < 0 || s.Generation > MaxGeneration {
+		return fmt.Errorf("generation %d out of range 0..%d", s.Generation, int64(MaxGeneration))
+	}
+	if len(s.Backends) > MaxBackends {
+		return fmt.Errorf("%d backends, more than %d", len(s.Backends), MaxBackends)
+	}
+	seen := make(map[string]bool, len(s.Backends))
+	for i := range s.Backends {
+		b := &s.Backends[i]
+		if err := b.Validate(); err != nil {
+			return err
+		}
+		if seen[b.Key] {
+			return fmt.Errorf("backend %s appears twice", b.Key)
+		}
+		seen[b.Key] = true
+	}
+	return nil
+}
+
+// wire returns b as sent: a nil endpoint list becomes [] because the Lua
+// side (rightly) refuses null.
+func (b Backend) wire() Backend {
+	if b.Endpoints == nil {
+		b.Endpoints = []Endpoint{}
+	}
+	return b
+}

@@ -1,0 +1,177 @@
+package balancer
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Names fixed between the nginx configuration and the Lua modules.
+const (
+	// UpstreamName is the one upstream every HTTP location proxies to.
+	UpstreamName = "causeway_balancer"
+	// BackendVariable is the nginx variable (without '$') through which a
+	// location names its backend key.
+	BackendVariable = "causeway_backend"
+	// StateDict is the lua_shared_dict holding the endpoint state.
+	StateDict = "causeway_state"
+)
+
+// SnippetOptions parameterises NginxSnippets. Zero values take the
+// documented defaults.
+type SnippetOptions struct {
+	// LuaDir is the directory passed to WriteLua. Required, absolute.
+	LuaDir string
+	// SocketPath is the dynamic channel's unix socket. Required, absolute,
+	// at most 107 bytes. Its directory should be reachable only by nginx's
+	// master and the controller: anyone who can connect can reroute
+	// traffic.
+	SocketPath string
+	// StateDictSize is the size of the shared dict ("32m"). It must hold
+	// two copies of the serialised state (one copy of 10,000 backends with
+	// 3 endpoints each is about 2.6 MB); a push that does not fit is
+	// refused with 507.
+	StateDictSize string
+	// Keepalive is the number of idle upstream connections each worker
+	// keeps (64).
+	Keepalive int
+	// KeepaliveTimeout closes idle upstream connections after this time
+	// ("60s").
+	KeepaliveTimeout string
+	// KeepaliveRequests is the number of requests per upstream
+	// connection (1000).
+	KeepaliveRequests int
+	// MaxBodySize bounds one push on the dynamic channel ("32m").
+	MaxBodySize string
+}
+
+// Snippets is the configuration the renderer emits verbatim. Each field
+// is one or more complete directives, newline-terminated, without
+// indentation.
+type Snippets struct {
+	// HTTP goes in the http block, once. It holds the only
+	// lua_package_path directive nginx allows there: if other Lua code
+	// needs a path, extend this one.
+	HTTP string
+	// Upstream goes in the http block, once.
+	Upstream string
+	// Location goes in every proxied location, after BackendDirective.
+	// It installs the access, header-filter and log hooks and proxies to
+	// UpstreamName. Upstream keepalive also needs
+	// "proxy_http_version 1.1;" and "proxy_set_header Connection \"\";",
+	// which the renderer sets with its other proxy headers.
+	Location string
+	// DynamicServer is a complete server block for the http block. It
+	// listens on the unix socket only.
+	DynamicServer string
+}
+
+var (
+	sizeRe = regexp.MustCompile(`^[1-9][0-9]{0,9}[kKmM]?$`)
+	timeRe = regexp.MustCompile(`^[1-9][0-9]{0,9}(ms|s|m|h)?$`)
+	// Characters that would end or alter a directive or a Lua path entry.
+	unsafePathChars = " \t\r\n;{}\"'\\$#?"
+)
+
+// maxSocketPath is sun_path's size on Linux less the terminating NUL.
+const maxSocketPath = 107
+
+func checkPath(what, p string) error {
+	if p == "" || !filepath.IsAbs(p) {
+		return fmt.Errorf("%s %q must be an absolute path", what, p)
+	}
+	if strings.ContainsAny(p, unsafePathChars) {
+		return fmt.Errorf("%s %q must not contain spaces or any of ;{}\"'\\$#?", what, p)
+	}
+	return nil
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// NginxSnippets returns the configuration fragments for the given paths.
+// It fails only on options that would produce an invalid or unsafe
+// configuration.
+func NginxSnippets(o SnippetOptions) (Snippets, error) {
+	if err := checkPath("lua dir", o.LuaDir); err != nil {
+		return Snippets{}, err
+	}
+	if err := checkPath("socket path", o.SocketPath); err != nil {
+		return Snippets{}, err
+	}
+	if len(o.SocketPath) > maxSocketPath {
+		return Snippets{}, fmt.Errorf("socket path %q is longer than %d bytes", o.SocketPath, maxSocketPath)
+	}
+	dictSize := orDefault(o.StateDictSize, "32m")
+	bodySize := orDefault(o.MaxBodySize, "32m")
+	timeout := orDefault(o.KeepaliveTimeout, "60s")
+	keepalive := orDefault(o.Keepalive, 64)
+	requests := orDefault(o.KeepaliveRequests, 1000)
+	for _, s := range []struct{ name, v string }{{"state dict size", dictSize}, {"max body size", bodySize}} {
+		if !sizeRe.MatchString(s.v) {
+			return Snippets{}, fmt.Errorf("%s %q must look like 512k or 32m", s.name, s.v)
+		}
+	}
+	if !timeRe.MatchString(timeout) {
+		return Snippets{}, fmt.Errorf("keepalive timeout %q must look like 60s", timeout)
+	}
+	if keepalive < 1 || requests < 1 {
+		return Snippets{}, fmt.Errorf("keepalive (%d) and keepalive requests (%d) must be positive", keepalive, requests)
+	}
+
+	var s Snippets
+	s.HTTP = fmt.Sprintf(`lua_package_path "%s/?.lua;;";
+lua_shared_dict %s %s;
+init_by_lua_block { require("causeway.balancer").init() }
+init_worker_by_lua_block { require("causeway.balancer").init_worker() }
+`, filepath.Clean(o.LuaDir), StateDict, dictSize)
+
+	// keepalive must come after balancer_by_lua_block: nginx wraps the
+	// balancer defined before it, and in the other order no connection
+	// is ever reused.
+	s.Upstream = fmt.Sprintf(`upstream %s {
+    server 0.0.0.1:1; # placeholder: balancer_by_lua picks every peer
+    balancer_by_lua_block { require("causeway.balancer").balance() }
+    keepalive %d;
+    keepalive_timeout %s;
+    keepalive_requests %d;
+}
+`, UpstreamName, keepalive, timeout, requests)
+
+	s.Location = fmt.Sprintf(`access_by_lua_block { require("causeway.balancer").access() }
+header_filter_by_lua_block { require("causeway.balancer").header_filter() }
+log_by_lua_block { require("causeway.balancer").log() }
+proxy_pass http://%s;
+`, UpstreamName)
+
+	s.DynamicServer = fmt.Sprintf(`server {
+    listen unix:%s;
+    access_log off;
+    client_max_body_size %s;
+    client_body_buffer_size %s;
+    location /v1/ {
+        content_by_lua_block { require("causeway.api").serve() }
+    }
+    location / {
+        return 404;
+    }
+}
+`, o.SocketPath, bodySize, bodySize)
+	return s, nil
+}
+
+// BackendDirective returns the line that names a location's backend, e.g.
+// `set $causeway_backend "default/web/80";`. The key grammar (see
+// ValidateKey) admits nothing nginx would interpret inside the quotes.
+func BackendDirective(key string) (string, error) {
+	if err := ValidateKey(key); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("set $%s \"%s\";\n", BackendVariable, key), nil
+}

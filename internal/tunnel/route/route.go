@@ -1,0 +1,186 @@
+// Package route decides which agent carries a connection to a destination.
+//
+// A Table is an immutable snapshot built from the registered agents; the
+// server rebuilds it whenever an agent registers, drains or leaves, and
+// looks destinations up without locks. Lookup is a pure function of the
+// table and the destination, so it is tested with tables alone.
+package route
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/netip"
+	"sort"
+	"strings"
+)
+
+// Agent is what the routing table knows about one registered link.
+type Agent struct {
+	// ID identifies the link (one agent may hold several to one server
+	// for a moment); it is the tie-breaker among equal candidates.
+	ID string
+	// Node is the agent's node name; the stable choice hashes it, so a
+	// destination keeps its agent across reconnects.
+	Node         string
+	NodeIPs      []netip.Addr
+	CIDRs        []netip.Prefix
+	HostNames    []string
+	DefaultRoute bool
+	Draining     bool
+}
+
+// Match says which rule selected the agent.
+type Match string
+
+const (
+	MatchNodeIP   Match = "nodeIP"
+	MatchCIDR     Match = "cidr"
+	MatchHostName Match = "hostName"
+	MatchDefault  Match = "default"
+)
+
+var (
+	// ErrNoAgent means no agent owns the destination and none is a
+	// default route.
+	ErrNoAgent = errors.New("no agent owns the destination")
+	// ErrDraining means the agents that own the destination are all
+	// draining. Less specific rules are not tried: they would send the
+	// connection to a network that probably cannot reach it.
+	ErrDraining = errors.New("every agent that owns the destination is draining")
+)
+
+// Table is an immutable routing snapshot.
+type Table struct {
+	byIP     map[netip.Addr][]*Agent
+	prefixes []prefixEntry // longest first
+	byHost   map[string][]*Agent
+	defaults []*Agent
+	size     int
+}
+
+type prefixEntry struct {
+	prefix netip.Prefix
+	agents []*Agent
+}
+
+// NewTable builds a table from agents; it copies nothing the caller keeps
+// mutating, so callers must pass fresh Agent values.
+func NewTable(agents []Agent) *Table {
+	t := &Table{byIP: map[netip.Addr][]*Agent{}, byHost: map[string][]*Agent{}, size: len(agents)}
+	byPrefix := map[netip.Prefix][]*Agent{}
+	for i := range agents {
+		a := &agents[i]
+		for _, ip := range a.NodeIPs {
+			ip = ip.Unmap()
+			t.byIP[ip] = append(t.byIP[ip], a)
+		}
+		for _, p := range a.CIDRs {
+			p = p.Masked()
+			byPrefix[p] = append(byPrefix[p], a)
+		}
+		for _, h := range a.HostNames {
+			h = normalizeHost(h)
+			t.byHost[h] = append(t.byHost[h], a)
+		}
+		if a.DefaultRoute {
+			t.defaults = append(t.defaults, a)
+		}
+	}
+	for p, as := range byPrefix {
+		t.prefixes = append(t.prefixes, prefixEntry{p, as})
+	}
+	sort.Slice(t.prefixes, func(i, j int) bool {
+		if t.prefixes[i].prefix.Bits() != t.prefixes[j].prefix.Bits() {
+			return t.prefixes[i].prefix.Bits() > t.prefixes[j].prefix.Bits()
+		}
+		return t.prefixes[i].prefix.String() < t.prefixes[j].prefix.String()
+	})
+	return t
+}
+
+// Len is the number of agents in the table.
+func (t *Table) Len() int { return t.size }
+
+// Lookup picks the agent for host, an IP address or a host name (no port).
+// Rules, in order: an agent whose node IP is the destination; the agents
+// with the longest CIDR containing it; agents registering the host name;
+// default-route agents. Within the first rule that matches, draining
+// agents are skipped and the choice among the rest is a stable hash of
+// destination and node name.
+func (t *Table) Lookup(host string) (Agent, Match, error) {
+	host = normalizeHost(host)
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ip = ip.Unmap()
+		if as := t.byIP[ip]; len(as) > 0 {
+			return pick(host, as, MatchNodeIP)
+		}
+		for _, pe := range t.prefixes {
+			if pe.prefix.Contains(ip) {
+				// Equal prefixes were merged when the table was built;
+				// a longer one always comes first.
+				return pick(host, pe.agents, MatchCIDR)
+			}
+		}
+	} else if as := t.byHost[host]; len(as) > 0 {
+		return pick(host, as, MatchHostName)
+	}
+	if len(t.defaults) > 0 {
+		return pick(host, t.defaults, MatchDefault)
+	}
+	return Agent{}, "", fmt.Errorf("%s: %w", host, ErrNoAgent)
+}
+
+// pick chooses by rendezvous hashing: each candidate scores
+// hash(destination, node) and the highest wins, so adding or removing one
+// agent moves only the destinations that agent wins or held.
+func pick(dest string, as []*Agent, m Match) (Agent, Match, error) {
+	var best *Agent
+	var bestScore uint64
+	for _, a := range as {
+		if a.Draining {
+			continue
+		}
+		s := score(dest, a.Node)
+		if best == nil || s > bestScore || (s == bestScore && a.ID < best.ID) {
+			best, bestScore = a, s
+		}
+	}
+	if best == nil {
+		return Agent{}, m, fmt.Errorf("%s (%s match): %w", dest, m, ErrDraining)
+	}
+	return *best, m, nil
+}
+
+func score(dest, node string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(dest))
+	h.Write([]byte{0})
+	h.Write([]byte(node))
+	return h.Sum64()
+}
+
+func normalizeHost(h string) string {
+	h = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
+	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+}
+
+// Destinations returns every node IP in the table, sorted; the iptables
+// manager DNATs exactly these (plus Prefixes).
+func (t *Table) Destinations() []netip.Addr {
+	out := make([]netip.Addr, 0, len(t.byIP))
+	for ip := range t.byIP {
+		out = append(out, ip)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	return out
+}
+
+// Prefixes returns every registered CIDR, longest first.
+func (t *Table) Prefixes() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(t.prefixes))
+	for _, pe := range t.prefixes {
+		out = append(out, pe.prefix)
+	}
+	return out
+}
