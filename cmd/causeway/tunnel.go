@@ -47,18 +47,17 @@ type commonFlags struct {
 	keepAliveInterval time.Duration
 	keepAliveTimeout  time.Duration
 	dialTimeout       time.Duration
-	certFile, keyFile string
+	certs             certFlags // in tunnel_certs.go
 }
 
-func (f *commonFlags) add(c *cobra.Command, healthDefault string) {
+func (f *commonFlags) add(c *cobra.Command, side, healthDefault string) {
+	f.certs.add(c, side)
 	fs := c.Flags()
 	fs.StringVar(&f.logLevel, "log-level", "info", "Log level: debug, info, warn or error.")
 	fs.StringVar(&f.healthAddr, "health-bind-address", healthDefault, "Address serving /metrics, /healthz and /readyz; empty disables.")
 	fs.DurationVar(&f.keepAliveInterval, "keepalive-interval", 5*time.Second, "How often each side of a link pings the other.")
 	fs.DurationVar(&f.keepAliveTimeout, "keepalive-timeout", 5*time.Second, "How long a ping may go unanswered before the link is closed.")
 	fs.DurationVar(&f.dialTimeout, "dial-timeout", 10*time.Second, "Timeout of an agent's dial of a destination.")
-	fs.StringVar(&f.certFile, "tls-cert-file", "", "Certificate file (reloaded when it changes).")
-	fs.StringVar(&f.keyFile, "tls-private-key-file", "", "Private key file of --tls-cert-file.")
 }
 
 func (f *commonFlags) logger() (*slog.Logger, error) {
@@ -119,6 +118,7 @@ func newTunnelServerCommand() *cobra.Command {
 		iptResync                           time.Duration
 		kubeconfig                          string
 		authorizeNodes                      bool
+		lf                                  leaseFlags
 	)
 	host, _ := os.Hostname()
 	c := &cobra.Command{
@@ -137,10 +137,17 @@ func newTunnelServerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--transparent-compression: %w", err)
 			}
-			if cf.certFile == "" || cf.keyFile == "" || agentCA == "" {
-				return errors.New("--tls-cert-file, --tls-private-key-file and --agent-ca-file are required")
+			if agentCA == "" {
+				return errors.New("--agent-ca-file is required")
 			}
-			kp, err := certs.NewKeyPair(cf.certFile, cf.keyFile)
+			ctx, cancel := signalContext()
+			defer cancel()
+			errc := make(chan error, 8)
+			reg := newRegistry()
+			var ready metrics.Flag
+			// Probes answer while a certificate request awaits approval.
+			serveHealth(ctx, cf.healthAddr, reg, ready.Get, errc)
+			kp, waitCert, err := cf.certs.source(ctx, log, reg, serverID)
 			if err != nil {
 				return err
 			}
@@ -160,7 +167,6 @@ func newTunnelServerCommand() *cobra.Command {
 				}
 				authz = server.NodeAddressAuthorizer{Nodes: cs.CoreV1().Nodes()}
 			}
-			reg := newRegistry()
 			srv, err := server.New(server.Config{
 				Authorizer: authz,
 				ServerID:   serverID, ServerCount: serverCount, TLS: certs.ServerConfig(kp, agentPool),
@@ -170,11 +176,14 @@ func newTunnelServerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := signalContext()
-			defer cancel()
-			errc := make(chan error, 8)
-			var ready metrics.Flag
-			serveHealth(ctx, cf.healthAddr, reg, ready.Get, errc)
+			if err := waitCert(ctx); err != nil || ctx.Err() != nil {
+				return err
+			}
+			leasesDone, err := lf.start(ctx, log, kubeconfig, serverID, srv.SetServerCount)
+			if err != nil {
+				return err
+			}
+			defer func() { cancel(); <-leasesDone }() // the Lease is released before exit
 
 			aln, err := net.Listen("tcp", agentAddr)
 			if err != nil {
@@ -261,7 +270,8 @@ func newTunnelServerCommand() *cobra.Command {
 			}
 		},
 	}
-	cf.add(c, ":8133")
+	cf.add(c, "server", ":8133")
+	lf.add(c)
 	fs := c.Flags()
 	fs.StringVar(&serverID, "server-id", host, "This replica's ID, unique among replicas.")
 	fs.IntVar(&serverCount, "server-count", 1, "Number of replicas behind the agent address.")
@@ -279,7 +289,7 @@ func newTunnelServerCommand() *cobra.Command {
 	fs.StringVar(&iptTarget, "iptables-dnat-address", "", "DNAT target ip:port; defaults to --transparent-bind-address.")
 	fs.StringVar(&iptChain, "iptables-chain", iptables.DefaultChain, "nat chain owned by the manager.")
 	fs.DurationVar(&iptResync, "iptables-resync-period", 30*time.Second, "How often rules are checked and repaired.")
-	fs.StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig for --authorize-node-addresses; empty means in-cluster.")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig for --authorize-node-addresses and --server-count-from-leases; empty means in-cluster.")
 	fs.BoolVar(&authorizeNodes, "authorize-node-addresses", false, "Accept an agent's node IPs and host names only if its Node object in the API lists them.")
 	return c
 }
@@ -303,10 +313,13 @@ func newTunnelAgentCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if serverAddr == "" || caFile == "" || cf.certFile == "" || cf.keyFile == "" {
-				return errors.New("--server, --ca-file, --tls-cert-file and --tls-private-key-file are required")
+			if serverAddr == "" || caFile == "" {
+				return errors.New("--server and --ca-file are required")
 			}
-			kp, err := certs.NewKeyPair(cf.certFile, cf.keyFile)
+			ctx, cancel := signalContext()
+			defer cancel()
+			reg := newRegistry()
+			kp, waitCert, err := cf.certs.source(ctx, log, reg, nodeName)
 			if err != nil {
 				return err
 			}
@@ -354,16 +367,16 @@ func newTunnelAgentCommand() *cobra.Command {
 				}
 				cfg.Compression = append(cfg.Compression, m)
 			}
-			reg := newRegistry()
 			cfg.Metrics = metrics.New(reg, "agent")
 			a, err := agent.New(cfg)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := signalContext()
-			defer cancel()
 			errc := make(chan error, 2)
 			serveHealth(ctx, cf.healthAddr, reg, a.Ready, errc)
+			if err := waitCert(ctx); err != nil || ctx.Err() != nil {
+				return err
+			}
 			go func() { errc <- a.Run(ctx) }()
 			log.Info("tunnel agent running", "node", nodeName, "server", serverAddr)
 			select {
@@ -374,7 +387,7 @@ func newTunnelAgentCommand() *cobra.Command {
 			}
 		},
 	}
-	cf.add(c, ":8134")
+	cf.add(c, "agent", ":8134")
 	fs := c.Flags()
 	fs.StringVar(&serverAddr, "server", "", "host:port of the tunnel server replicas (usually a load balancer).")
 	fs.StringVar(&serverName, "server-name", "", "Name to verify in the server certificate; defaults to the host of --server.")

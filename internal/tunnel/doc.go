@@ -9,7 +9,9 @@
 //   - route: the pure routing table that maps a destination to an agent;
 //   - server and agent: the two processes;
 //   - iptables: the DNAT rule manager for the transparent listener;
-//   - certs: certificate loading with rotation from files;
+//   - certs: certificates from files or from CertificateSigningRequests,
+//     rotated without dropping links;
+//   - leases: the server count from labelled coordination Leases;
 //   - metrics: the Prometheus collectors both sides register.
 //
 // Every tunneled connection is its own yamux stream with its own flow-control

@@ -1,6 +1,8 @@
-// Package certs loads the tunnel's TLS material from files and picks up
-// rotated files without a restart: every handshake checks the files'
-// modification times and reloads when they changed. Established links keep
+// Package certs provides the tunnel's TLS material and keeps it fresh
+// without a restart. A Source hands out the certificate for each new
+// handshake: KeyPair reads files and reloads them when their modification
+// times change; CSRSource obtains and renews certificates through
+// certificates.k8s.io/v1 CertificateSigningRequests. Established links keep
 // the certificate they were made with, so rotation never drops a tunnel.
 package certs
 
@@ -12,6 +14,13 @@ import (
 	"sync"
 	"time"
 )
+
+// Source returns the certificate to present in the next TLS handshake.
+// Implementations rotate it behind the caller's back; a handshake in
+// progress keeps what it got.
+type Source interface {
+	Get() (*tls.Certificate, error)
+}
 
 // KeyPair is a certificate and key read from files, reloaded on change.
 type KeyPair struct {
@@ -75,9 +84,9 @@ func LoadPool(file string) (*x509.CertPool, error) {
 	return p, nil
 }
 
-// ServerConfig is a TLS config that serves kp and, when clientCAs is not
-// nil, requires client certificates signed by it.
-func ServerConfig(kp *KeyPair, clientCAs *x509.CertPool) *tls.Config {
+// ServerConfig is a TLS config that serves kp's current certificate and,
+// when clientCAs is not nil, requires client certificates signed by it.
+func ServerConfig(kp Source, clientCAs *x509.CertPool) *tls.Config {
 	c := &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
@@ -91,9 +100,9 @@ func ServerConfig(kp *KeyPair, clientCAs *x509.CertPool) *tls.Config {
 	return c
 }
 
-// ClientConfig is a TLS config that presents kp and trusts roots for the
-// server named serverName.
-func ClientConfig(kp *KeyPair, roots *x509.CertPool, serverName string) *tls.Config {
+// ClientConfig is a TLS config that presents kp's current certificate and
+// trusts roots for the server named serverName.
+func ClientConfig(kp Source, roots *x509.CertPool, serverName string) *tls.Config {
 	return &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		RootCAs:    roots,

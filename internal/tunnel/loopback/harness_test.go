@@ -56,6 +56,8 @@ type serverOpts struct {
 	agentLn     net.Listener // nil: a new loopback port
 	compression wire.Compression
 	dialTimeout time.Duration
+	tls         *tls.Config  // nil: p's server certificate, p's agent CA
+	log         *slog.Logger // nil: logger(t)
 }
 
 func startServer(t testing.TB, p *tunneltest.PKI, o serverOpts) *srv {
@@ -70,10 +72,16 @@ func startServer(t testing.TB, p *tunneltest.PKI, o serverOpts) *srv {
 		o.compression = wire.CompressionZstd
 	}
 	reg := prometheus.NewRegistry()
-	tlsCfg := &tls.Config{Certificates: []tls.Certificate{p.Server.TLS}, ClientCAs: p.AgentCA.Pool(),
-		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
+	tlsCfg := o.tls
+	if tlsCfg == nil {
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{p.Server.TLS}, ClientCAs: p.AgentCA.Pool(),
+			ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
+	}
+	if o.log == nil {
+		o.log = logger(t)
+	}
 	s, err := server.New(server.Config{ServerID: o.id, ServerCount: o.count, TLS: tlsCfg, Transport: fastTransport,
-		DialTimeout: o.dialTimeout, Logger: logger(t).With("side", "server"), Metrics: metrics.New(reg, "server")})
+		DialTimeout: o.dialTimeout, Logger: o.log.With("side", "server"), Metrics: metrics.New(reg, "server")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,26 +141,33 @@ type agentOpts struct {
 	dial         func(ctx context.Context, network, address string) (net.Conn, error)
 	resolve      func(ctx context.Context, host string) ([]netip.Addr, error)
 	compression  []wire.Compression
-	tls          *tls.Config // nil: built from cert
+	tls          *tls.Config  // nil: built from cert
+	log          *slog.Logger // nil: logger(t)
 }
 
 func startAgent(t testing.TB, p *tunneltest.PKI, o agentOpts) *agt {
 	t.Helper()
-	cert := o.cert
-	if cert == nil {
-		var err error
-		if cert, err = p.AgentCert(o.node); err != nil {
-			t.Fatal(err)
+	if o.tls == nil {
+		cert := o.cert
+		if cert == nil {
+			var err error
+			if cert, err = p.AgentCert(o.node); err != nil {
+				t.Fatal(err)
+			}
 		}
+		o.tls = &tls.Config{Certificates: []tls.Certificate{cert.TLS}, RootCAs: p.ServerCA.Pool(),
+			ServerName: "causeway-tunnel", MinVersion: tls.VersionTLS12}
+	}
+	if o.log == nil {
+		o.log = logger(t)
 	}
 	reg := prometheus.NewRegistry()
 	cfg := agent.Config{
 		ServerAddress: o.server, NodeName: o.node, HostNames: o.hostNames, DefaultRoute: o.defaultRoute,
-		TLS: &tls.Config{Certificates: []tls.Certificate{cert.TLS}, RootCAs: p.ServerCA.Pool(),
-			ServerName: "causeway-tunnel", MinVersion: tls.VersionTLS12},
+		TLS:       o.tls,
 		Transport: fastTransport, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
 		DrainTimeout: 5 * time.Second, Dial: o.dial, Resolve: o.resolve, Compression: o.compression,
-		Logger: logger(t).With("side", "agent", "node", o.node), Metrics: metrics.New(reg, "agent"),
+		Logger: o.log.With("side", "agent", "node", o.node), Metrics: metrics.New(reg, "agent"),
 	}
 	for _, s := range o.nodeIPs {
 		cfg.NodeIPs = append(cfg.NodeIPs, netip.MustParseAddr(s))
@@ -162,9 +177,6 @@ func startAgent(t testing.TB, p *tunneltest.PKI, o agentOpts) *agt {
 	}
 	for _, s := range o.allow {
 		cfg.Allow = append(cfg.Allow, netip.MustParsePrefix(s))
-	}
-	if o.tls != nil {
-		cfg.TLS = o.tls
 	}
 	a, err := agent.New(cfg)
 	if err != nil {

@@ -196,11 +196,12 @@ func (s *Server) register(ctx context.Context, sess *wire.Session, peer *x509.Ce
 	if err := wire.ReadFrame(ctrl, &hello); err != nil {
 		return nil, fmt.Errorf("read hello: %w", err)
 	}
+	count := s.serverCount()
 	if err := s.authorize(ctx, peer, &hello); err != nil {
-		wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: s.cfg.ServerCount, Error: err.Error()})
+		wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: count, Error: err.Error()})
 		return nil, fmt.Errorf("node %q: %w", hello.NodeName, err)
 	}
-	if err := wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: s.cfg.ServerCount}); err != nil {
+	if err := wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: count}); err != nil {
 		return nil, fmt.Errorf("send welcome: %w", err)
 	}
 	var c wire.Control
@@ -220,9 +221,21 @@ func (s *Server) register(ctx context.Context, sess *wire.Session, peer *x509.Ce
 	s.nextID++
 	l.id = hello.NodeName + "/" + strconv.FormatUint(s.nextID, 10)
 	s.links[l.id] = l
+	now := s.cfg.ServerCount
 	s.mu.Unlock()
+	if now != count {
+		// SetServerCount ran after Welcome but before the link was listed.
+		l.send(wire.Control{Type: wire.ControlServerCount, ServerCount: now})
+	}
 	s.rebuild()
 	return l, nil
+}
+
+// serverCount is the replica count currently reported to agents.
+func (s *Server) serverCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.ServerCount
 }
 
 func (s *Server) authorize(ctx context.Context, peer *x509.Certificate, hello *wire.Hello) error {
@@ -278,6 +291,9 @@ func (s *Server) readControl(l *link, log *slog.Logger) {
 // SetServerCount changes the replica count reported to agents and tells
 // every connected agent, so they dial new replicas promptly.
 func (s *Server) SetServerCount(n int) {
+	if n < 1 {
+		n = 1 // this replica, at least
+	}
 	s.mu.Lock()
 	s.cfg.ServerCount = n
 	links := make([]*link, 0, len(s.links))
