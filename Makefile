@@ -10,7 +10,7 @@ LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -
 # of skipping when these are set, so a missing install step cannot hide.
 TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1 CAUSEWAY_REQUIRE_TESTENV=1 CAUSEWAY_REQUIRE_NETNS=1
 
-.PHONY: all build deps demo test test-unit test-integration test-e2e test-netns lint clean kube-apiserver testenv
+.PHONY: bench-dynamic all build deps demo test test-unit test-integration test-e2e test-netns lint clean kube-apiserver testenv
 
 all: build
 
@@ -57,6 +57,12 @@ kube-apiserver:
 # stops and cleans up. See docs/testenv.md.
 testenv: deps kube-apiserver
 	$(GO) run ./hack/testenv -kubeconfig .cache/testenv/admin.kubeconfig
+
+# Reload-free update benchmark (bench/dynamic/README.md): real binary,
+# nginx and echo backends on 127.0.0.0/8; prints Markdown tables.
+# BENCH_FLAGS=-quick for a short run. Not part of make test.
+bench-dynamic: deps build
+	$(GO) run ./bench/dynamic -out bin/bench-dynamic.md $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/controller"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
@@ -50,6 +52,11 @@ type controllerFlags struct {
 	reloadTimeout     time.Duration
 	shutdownTimeout   time.Duration
 	logLevel          string
+	dataplane         string
+	modulesDir        string
+	nginxUser         string
+	syncQuiet         time.Duration
+	syncMaxDelay      time.Duration
 }
 
 func newControllerCommand() *cobra.Command {
@@ -80,6 +87,11 @@ func newControllerCommand() *cobra.Command {
 	fl.DurationVar(&f.reloadTimeout, "reload-timeout", 15*time.Second, "how long to wait for nginx workers to report a new configuration")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long nginx may take to finish requests on shutdown")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringVar(&f.dataplane, "dataplane", "auto", "lua (endpoint changes without reloads), plain (reload on endpoint changes), or auto (lua when nginx can load it)")
+	fl.DurationVar(&f.syncQuiet, "sync-quiet-period", 10*time.Millisecond, "after a change, wait this long for more changes before applying")
+	fl.DurationVar(&f.syncMaxDelay, "sync-max-delay", 500*time.Millisecond, "apply at most this long after the first of a stream of changes")
+	fl.StringVar(&f.nginxUser, "nginx-user", "", "user nginx workers run as when the controller runs as root (default www-data, else nobody)")
+	fl.StringVar(&f.modulesDir, "nginx-modules-dir", "/usr/lib/nginx/modules", "directory holding ndk_http_module.so and ngx_http_lua_module.so")
 	return cmd
 }
 
@@ -101,6 +113,11 @@ func (f *controllerFlags) validate() error {
 		return fmt.Errorf("--state-dir: %w", err)
 	}
 	f.stateDir = abs
+	switch f.dataplane {
+	case "auto", "lua", "plain":
+	default:
+		return fmt.Errorf("--dataplane %q: want auto, lua or plain", f.dataplane)
+	}
 	if f.manifests != "" {
 		if st, err := os.Stat(f.manifests); err != nil || !st.IsDir() {
 			return fmt.Errorf("--manifests %q is not a directory", f.manifests)
@@ -128,11 +145,33 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		return err
 	}
 	dir := layout.Dir(f.stateDir)
-	mgr, err := runtime.NewManager(runtime.Options{Binary: f.nginxBinary, StateDir: dir, Log: log.With("component", "nginx"), VerifyTimeout: f.reloadTimeout})
+	workerUser := workerUser(f.nginxUser)
+	mgr, err := runtime.NewManager(runtime.Options{Binary: f.nginxBinary, StateDir: dir, Log: log.With("component", "nginx"),
+		VerifyTimeout: f.reloadTimeout, WorkerUser: workerUser})
 	if err != nil {
 		return err
 	}
 	met := metrics.New()
+	params := render.Params{StateDir: dir, ListenAddress: f.listenAddress, HTTPPort: f.httpPort, HTTPSPort: f.httpsPort, User: workerUser}
+	var pusher controller.Pusher
+	if f.dataplane != "plain" {
+		mods, err := runtime.DetectLua(ctx, f.nginxBinary, f.modulesDir, dir)
+		switch {
+		case err != nil && f.dataplane == "lua":
+			return fmt.Errorf("--dataplane=lua: %w", err)
+		case err != nil:
+			log.Warn("Lua balancer unavailable: falling back to plain upstreams; every endpoint change will reload nginx", "reason", err)
+		default:
+			if err := balancer.WriteLua(dir.LuaDir()); err != nil {
+				return err
+			}
+			params.Dynamic = &render.Dynamic{Modules: mods}
+			client := balancer.NewClient(dir.DynamicSocket())
+			defer client.Close()
+			pusher = client
+			log.Info("Lua balancer enabled: endpoint and certificate changes apply without reloads")
+		}
+	}
 	ctl := controller.New(controller.Options{
 		Source:  src,
 		Applier: mgr,
@@ -140,9 +179,13 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			Class:     model.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
 			ConfigMap: f.configMap,
 		},
-		Render:  render.Params{StateDir: dir, ListenAddress: f.listenAddress, HTTPPort: f.httpPort, HTTPSPort: f.httpsPort},
-		Log:     log,
-		Metrics: met,
+		Render:    params,
+		Log:       log,
+		Metrics:   met,
+		Dynamic:   pusher,
+		Restarted: mgr.Respawned,
+		Quiet:     f.syncQuiet,
+		MaxDelay:  f.syncMaxDelay,
 	})
 
 	servers := []*http.Server{
@@ -214,4 +257,19 @@ func metricsHandler(m *metrics.Metrics) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
 	return mux
+}
+
+// workerUser picks the user nginx workers run as: only meaningful when we
+// run as root (nginx ignores the directive otherwise).
+func workerUser(flag string) string {
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	if flag != "" {
+		return flag
+	}
+	if _, err := user.Lookup("www-data"); err == nil {
+		return "www-data"
+	}
+	return "nobody"
 }

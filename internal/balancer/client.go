@@ -77,12 +77,27 @@ func wireBackends(bs []Backend) []Backend {
 // It returns once every nginx worker will use the new state for its next
 // request.
 func (c *Client) Replace(ctx context.Context, st State) error {
+	body, err := EncodeState(st)
+	if err != nil {
+		return err
+	}
+	return c.ReplaceEncoded(ctx, st.Generation, body)
+}
+
+// EncodeState is the JSON of a full-state push; it is also what the state
+// file that nginx loads at start holds.
+func EncodeState(st State) ([]byte, error) {
 	body, err := json.Marshal(statePayload{SchemaVersion, st.Generation, wireBackends(st.Backends)})
 	if err != nil {
-		return fmt.Errorf("balancer: replace state: %w", err)
+		return nil, fmt.Errorf("balancer: encode state: %w", err)
 	}
+	return body, nil
+}
+
+// ReplaceEncoded pushes a state already encoded by EncodeState.
+func (c *Client) ReplaceEncoded(ctx context.Context, generation int64, body []byte) error {
 	if err := c.do(ctx, http.MethodPut, "/v1/state", body, nil); err != nil {
-		return fmt.Errorf("balancer: replace state (generation %d): %w", st.Generation, err)
+		return fmt.Errorf("balancer: replace state (generation %d): %w", generation, err)
 	}
 	return nil
 }

@@ -44,6 +44,12 @@ type SnippetOptions struct {
 	KeepaliveRequests int
 	// MaxBodySize bounds one push on the dynamic channel ("32m").
 	MaxBodySize string
+	// StateFile, when set, is a file holding the last full state the
+	// controller pushed (the same JSON as PUT /v1/state). nginx loads it
+	// when it (re)reads its configuration, so a restarted nginx serves the
+	// last known endpoints from its first request instead of answering
+	// 503 until the controller pushes again.
+	StateFile string
 }
 
 // Snippets is the configuration the renderer emits verbatim. Each field
@@ -108,6 +114,13 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	if len(o.SocketPath) > maxSocketPath {
 		return Snippets{}, fmt.Errorf("socket path %q is longer than %d bytes", o.SocketPath, maxSocketPath)
 	}
+	initArg := ""
+	if o.StateFile != "" {
+		if err := checkPath("state file", o.StateFile); err != nil {
+			return Snippets{}, err
+		}
+		initArg = fmt.Sprintf("%q", filepath.Clean(o.StateFile))
+	}
 	dictSize := orDefault(o.StateDictSize, "32m")
 	bodySize := orDefault(o.MaxBodySize, "32m")
 	timeout := orDefault(o.KeepaliveTimeout, "60s")
@@ -128,9 +141,9 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	var s Snippets
 	s.HTTP = fmt.Sprintf(`lua_package_path "%s/?.lua;;";
 lua_shared_dict %s %s;
-init_by_lua_block { require("causeway.balancer").init() }
+init_by_lua_block { require("causeway.balancer").init(%s) }
 init_worker_by_lua_block { require("causeway.balancer").init_worker() }
-`, filepath.Clean(o.LuaDir), StateDict, dictSize)
+`, filepath.Clean(o.LuaDir), StateDict, dictSize, initArg)
 
 	// keepalive must come after balancer_by_lua_block: nginx wraps the
 	// balancer defined before it, and in the other order no connection
@@ -153,6 +166,9 @@ proxy_pass http://%s;
 	s.DynamicServer = fmt.Sprintf(`server {
     listen unix:%s;
     access_log off;
+    # The request hooks may be set at http level and inherited here, where
+    # no location names a backend: that is expected, not worth a warning.
+    uninitialized_variable_warn off;
     client_max_body_size %s;
     client_body_buffer_size %s;
     location /v1/ {

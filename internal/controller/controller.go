@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
@@ -40,6 +42,12 @@ type Options struct {
 	// OnSync, when set, is called after every sync with its outcome; the
 	// kube integration hangs status and events on it.
 	OnSync func(SyncResult)
+	// Dynamic, when set, receives endpoint state over the dynamic channel
+	// (the Lua data plane); nil means plain upstreams in the files.
+	Dynamic Pusher
+	// Restarted signals that nginx was restarted after a crash, so the
+	// dynamic state is pushed again.
+	Restarted <-chan struct{}
 }
 
 // SyncResult is what one sync produced.
@@ -57,6 +65,9 @@ type Controller struct {
 	ready atomic.Bool
 
 	mu          sync.Mutex
+	dyn         *dynamicChannel
+	forcePush   bool
+	started     bool
 	badIngress  map[string]exclusion
 	badSecret   map[string]exclusion
 	lastProblem map[string]bool
@@ -70,7 +81,14 @@ func New(opts Options) *Controller {
 	if opts.MaxDelay == 0 {
 		opts.MaxDelay = time.Second
 	}
-	return &Controller{opts: opts, badIngress: map[string]exclusion{}, badSecret: map[string]exclusion{}}
+	c := &Controller{opts: opts, badIngress: map[string]exclusion{}, badSecret: map[string]exclusion{}}
+	mode := "plain"
+	if opts.Dynamic != nil {
+		mode = "lua"
+		c.dyn = &dynamicChannel{pusher: opts.Dynamic, stateFile: opts.Render.StateDir.DynamicState()}
+	}
+	opts.Metrics.DataplaneMode.WithLabelValues(mode).Set(1)
+	return c
 }
 
 // Ready reports whether the source has synced and a configuration built
@@ -107,6 +125,12 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-retryC:
+			eventAt = time.Now()
+			continue
+		case <-c.opts.Restarted:
+			c.mu.Lock()
+			c.forcePush = true
+			c.mu.Unlock()
 			eventAt = time.Now()
 			continue
 		case <-src.Changed():
@@ -160,18 +184,27 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			break
 		}
 		maps.Copy(files, runtime.SecretFiles(m))
+		backends := backendsOf(m)
+		if c.dyn != nil {
+			if err := c.dyn.prepare(backends); err != nil {
+				res.Err = err
+				break
+			}
+		}
 		result, err := c.opts.Applier.Apply(ctx, files, version)
 		if err == nil {
-			if result.Reloaded {
-				c.recordReload("config", result.Duration, nil)
-				c.opts.Log.Info("configuration live", "version", version, "servers", len(m.Servers),
-					"backends", len(m.Backends), "took", result.Duration.Round(time.Millisecond))
+			c.recordApply(result, version, m)
+			if err := c.pushDynamic(ctx, backends); err != nil {
+				res.Err = err
+				c.opts.Log.Error("pushing endpoints to nginx failed; will retry", "err", err)
+				break
 			}
+			c.recordEndpoints(m)
 			c.opts.Metrics.ConfigApplySeconds.Observe(time.Since(eventAt).Seconds())
 			c.ready.Store(true)
 			break
 		}
-		c.recordReload("config", 0, err)
+		c.recordReload(reloadReason(c.started, nil), 0, err)
 		res.Err = err
 		var cfgErr *runtime.ConfigError
 		if !errors.As(err, &cfgErr) || round >= maxIsolationRounds {
@@ -197,6 +230,67 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 		c.opts.OnSync(res)
 	}
 	return res.Err
+}
+
+// recordApply logs and counts what an Apply did: a reload (by reason) or a
+// certificate change applied without one.
+func (c *Controller) recordApply(r runtime.ApplyResult, version string, m *model.Model) {
+	if r.Reloaded {
+		reason := reloadReason(c.started, r.Changed)
+		c.started = true
+		c.recordReload(reason, r.Duration, nil)
+		c.opts.Log.Info("configuration live", "version", version, "reason", reason, "servers", len(m.Servers),
+			"backends", len(m.Backends), "took", r.Duration.Round(time.Millisecond))
+		return
+	}
+	if len(r.Changed)+len(r.Removed) > 0 {
+		c.opts.Metrics.DynamicUpdates.WithLabelValues("certificates", "success").Inc()
+		c.opts.Log.Info("certificates updated without a reload", "files", len(r.Changed)+len(r.Removed))
+	}
+}
+
+// reloadReason names why files changed: the first start, endpoints only
+// (plain mode keeps endpoints in upstreams.conf), or configuration.
+func reloadReason(started bool, changed []string) string {
+	if !started {
+		return "start"
+	}
+	onlyUpstreams := len(changed) > 0
+	for _, f := range changed {
+		if f != layout.UpstreamsConf && f != layout.MainConf { // nginx.conf carries the version
+			onlyUpstreams = false
+		}
+	}
+	if onlyUpstreams {
+		return "endpoints"
+	}
+	return "config"
+}
+
+// pushDynamic sends the endpoint state over the dynamic channel.
+func (c *Controller) pushDynamic(ctx context.Context, backends []balancer.Backend) error {
+	if c.dyn == nil {
+		return nil
+	}
+	pushed, err := c.dyn.push(ctx, backends, c.forcePush)
+	if err != nil {
+		c.opts.Metrics.DynamicUpdates.WithLabelValues("endpoints", "failure").Inc()
+		return err
+	}
+	c.forcePush = false
+	if pushed {
+		c.opts.Metrics.DynamicUpdates.WithLabelValues("endpoints", "success").Inc()
+	}
+	return nil
+}
+
+// recordEndpoints sets the per-backend endpoint gauge.
+func (c *Controller) recordEndpoints(m *model.Model) {
+	g := c.opts.Metrics.BackendEndpoints
+	g.Reset()
+	for _, b := range m.Backends {
+		g.WithLabelValues(b.Key).Set(float64(len(b.Endpoints)))
+	}
 }
 
 func (c *Controller) recordReload(reason string, d time.Duration, err error) {

@@ -47,7 +47,11 @@ func SecretFile(namespace, name string) string {
 func (d Dir) MainConf() string      { return d.Path(MainConf) }
 func (d Dir) StatusSocket() string  { return d.Path("run", "status.sock") }
 func (d Dir) DynamicSocket() string { return d.Path("run", "dynamic.sock") }
-func (d Dir) PidFile() string       { return d.Path("run", "nginx.pid") }
-func (d Dir) TempDir() string       { return d.Path("tmp") }
-func (d Dir) LuaDir() string        { return d.Path("lua") }
-func (d Dir) DefaultCert() string   { return d.Path(SecretsDir, "_default.pem") }
+
+// DynamicState holds the last full endpoint state pushed to nginx; the Lua
+// side loads it at start so a restarted nginx never serves empty backends.
+func (d Dir) DynamicState() string { return d.Path("run", "dynamic-state.json") }
+func (d Dir) PidFile() string      { return d.Path("run", "nginx.pid") }
+func (d Dir) TempDir() string      { return d.Path("tmp") }
+func (d Dir) LuaDir() string       { return d.Path("lua") }
+func (d Dir) DefaultCert() string  { return d.Path(SecretsDir, "_default.pem") }

@@ -21,6 +21,14 @@ type Metrics struct {
 	ConfigApplySeconds prometheus.Histogram
 	// Problems is the number of current problems by reason.
 	Problems *prometheus.GaugeVec
+	// DynamicUpdates counts changes applied without a reload, by kind
+	// (endpoints, certificates) and result.
+	DynamicUpdates *prometheus.CounterVec
+	// BackendEndpoints is the number of ready endpoints per backend.
+	BackendEndpoints *prometheus.GaugeVec
+	// DataplaneMode is 1 for the mode in use: "lua" (reload-free
+	// endpoints) or "plain" (per-backend upstreams, reload on change).
+	DataplaneMode *prometheus.GaugeVec
 }
 
 // New creates and registers the metrics on a fresh registry, with the Go
@@ -50,7 +58,20 @@ func New() *Metrics {
 			Help: "Objects currently excluded or degraded, by reason.",
 		}, []string{"reason"}),
 	}
+	m.DynamicUpdates = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "causeway_dynamic_updates_total",
+		Help: "Changes applied without an nginx reload, by kind and result.",
+	}, []string{"kind", "result"})
+	m.BackendEndpoints = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "causeway_backend_endpoints",
+		Help: "Ready endpoints per backend (namespace/service/port).",
+	}, []string{"backend"})
+	m.DataplaneMode = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "causeway_dataplane_mode",
+		Help: "1 for the data plane mode in use: lua (reload-free endpoints) or plain (reload on endpoint change).",
+	}, []string{"mode"})
 	m.Registry.MustRegister(m.Reloads, m.LastReloadSeconds, m.LastReloadSuccess, m.ConfigApplySeconds, m.Problems,
+		m.DynamicUpdates, m.BackendEndpoints, m.DataplaneMode,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -95,6 +95,11 @@ func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBack
 	return b, nil
 }
 
+// service returns a Service by namespace and name.
+func (idx *serviceIndex) service(ns, name string) *corev1.Service {
+	return idx.services[ns+"/"+name]
+}
+
 func portString(p networkingv1.ServiceBackendPort) string {
 	if p.Name != "" {
 		return p.Name

@@ -38,6 +38,7 @@ func Build(snap *source.Snapshot, opts Options) (*Model, []Problem) {
 		backends:  map[string]*Backend{},
 		secrets:   map[string]*TLSSecret{},
 		secretsIn: map[string]*corev1.Secret{},
+		reported:  map[string]bool{},
 	}
 	for _, s := range snap.Secrets {
 		b.secretsIn[s.Namespace+"/"+s.Name] = s
@@ -96,6 +97,8 @@ type builder struct {
 	secretsIn map[string]*corev1.Secret
 	// defaults holds each host's default backend location, first claim wins.
 	defaults map[string]*Location
+	// reported de-duplicates problems raised once per object.
+	reported map[string]bool
 }
 
 func (b *builder) problem(ref ObjectRef, reason string, rejected bool, format string, args ...any) {
@@ -275,9 +278,26 @@ func (b *builder) location(ref ObjectRef, ns string, ib *networkingv1.IngressBac
 		be = prev
 	} else {
 		b.backends[be.Key] = be
+		b.setBalance(be)
 	}
 	loc.Backend = be.Key
 	return loc
+}
+
+// setBalance applies the Service's load-balancing annotations, once per
+// Service, falling back to the ConfigMap default on a bad value.
+func (b *builder) setBalance(be *Backend) {
+	svc := b.idx.service(be.Namespace, be.Service)
+	bal, err := parseBalance(svc, b.model.Config.LoadBalance)
+	if err != nil {
+		ref := ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
+		key := ref.String()
+		if !b.reported[key] {
+			b.reported[key] = true
+			b.problem(ref, ReasonInvalid, false, "load balancing: %v; %s is used", err, bal.Method)
+		}
+	}
+	be.Balance = bal
 }
 
 // addTLS claims TLS for the Ingress's hosts; the oldest Ingress's secret

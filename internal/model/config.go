@@ -9,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/causeway/causeway/internal/balancer"
 )
 
 // Config holds the global settings read from the controller's ConfigMap.
@@ -35,21 +37,31 @@ type Config struct {
 	// UpstreamKeepalive is the number of idle keepalive connections each
 	// worker keeps per upstream.
 	UpstreamKeepalive int
+	// LoadBalance is the default method for backends whose Service does
+	// not choose one.
+	LoadBalance balancer.Method
+	// ReloadFreeCertificates has nginx read each host certificate at
+	// handshake time, so renewals need no reload. It costs CPU per full
+	// handshake (measured: about half the handshake rate of certificates
+	// loaded at reload); false trades that for a reload per renewal.
+	ReloadFreeCertificates bool
 }
 
 // DefaultConfig is what an absent or empty ConfigMap means.
 func DefaultConfig() Config {
 	return Config{
-		SSLRedirect:           true,
-		WorkerProcesses:       0,
-		WorkerConnections:     16384,
-		WorkerShutdownTimeout: 240 * time.Second,
-		AccessLog:             true,
-		ProxyConnectTimeout:   5 * time.Second,
-		ProxyReadTimeout:      60 * time.Second,
-		ProxySendTimeout:      60 * time.Second,
-		ProxyBodySize:         1 << 20,
-		UpstreamKeepalive:     320,
+		SSLRedirect:            true,
+		WorkerProcesses:        0,
+		WorkerConnections:      16384,
+		WorkerShutdownTimeout:  240 * time.Second,
+		AccessLog:              true,
+		ProxyConnectTimeout:    5 * time.Second,
+		ProxyReadTimeout:       60 * time.Second,
+		ProxySendTimeout:       60 * time.Second,
+		ProxyBodySize:          1 << 20,
+		UpstreamKeepalive:      320,
+		LoadBalance:            balancer.RoundRobin,
+		ReloadFreeCertificates: true,
 	}
 }
 
@@ -92,6 +104,21 @@ var configKeys = map[string]func(*Config, string) error{
 		n, _ := strconv.ParseInt(m[1], 10, 64) // at most 9 digits
 		c.ProxyBodySize = n << map[string]int{"": 0, "k": 10, "m": 20, "g": 30}[strings.ToLower(m[2])]
 		return nil
+	},
+	"load-balance": func(c *Config, v string) error {
+		probe := balancer.Backend{Key: "probe", Method: balancer.Method(v)}
+		if v == string(balancer.CHash) || v == string(balancer.Sticky) {
+			return fmt.Errorf("%s needs per-Service options; set it with the %s annotation", v, AnnotationLoadBalance)
+		}
+		if err := probe.Validate(); err != nil {
+			return err
+		}
+		c.LoadBalance = balancer.Method(v)
+		return nil
+	},
+	"reload-free-certificates": func(c *Config, v string) (err error) {
+		c.ReloadFreeCertificates, err = strconv.ParseBool(v)
+		return err
 	},
 	"upstream-keepalive-connections": func(c *Config, v string) (err error) {
 		c.UpstreamKeepalive, err = parseIntIn(v, 0, 100000)

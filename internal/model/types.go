@@ -93,6 +93,8 @@ type Backend struct {
 	Port      string
 	// Endpoints are the ready, non-terminating endpoints, sorted.
 	Endpoints []Endpoint
+	// Balance is how requests are spread over Endpoints.
+	Balance Balance
 }
 
 // Endpoint is one address a backend can send traffic to.

@@ -3,12 +3,13 @@ package render
 import (
 	"fmt"
 
-	"github.com/causeway/causeway/internal/layout"
 	"net/netip"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/causeway/causeway/internal/layout"
 )
 
 // maxQuoted bounds any single quoted value, well under nginx's 4 KiB token
@@ -108,15 +109,33 @@ func upstreamName(key string) (string, error) {
 	return "be_" + strings.Join(parts, "_"), nil
 }
 
-// secretPath is the file of a TLS secret "namespace/name". Both parts are
-// re-checked (a DNS label and a DNS subdomain) because they become a path.
-func secretPath(dir layout.Dir, key string) (string, error) {
+// secretPath is the ssl_certificate argument for a TLS secret
+// "namespace/name". Both parts are re-checked (a DNS label and a DNS
+// subdomain) because they become a path.
+//
+// With reloadFree, the path is followed by an always-empty variable: a
+// certificate path holding a variable is read at each handshake rather
+// than at reload, so renewing a secret rewrites its file and needs no
+// reload. Joined to the variable, the path cannot be quoted, so it must
+// need no quoting (quotedPathBody refuses anything else).
+func secretPath(dir layout.Dir, key string, reloadFree bool) (string, error) {
 	ns, name, ok := strings.Cut(key, "/")
 	if !ok || !dnsChars(ns, false) || len(ns) > 63 || !dnsChars(name, true) || len(name) > 253 {
 		return "", fmt.Errorf("secret %q is not namespace/name", key)
 	}
-	return Quote(dir.Path(layout.SecretFile(ns, name)))
+	file := dir.Path(layout.SecretFile(ns, name))
+	if !reloadFree {
+		return Quote(file)
+	}
+	path, err := quotedPathBody(file)
+	if err != nil {
+		return "", err
+	}
+	return path + "$" + CertReloadVariable, nil
 }
+
+// CertReloadVariable is always empty; see secretPath.
+const CertReloadVariable = "causeway_cert_reload"
 
 // dnsChars reports whether s is non-empty and holds only [a-z0-9-], plus
 // "." when dots is set, starting with a letter or digit.

@@ -11,11 +11,14 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/causeway/causeway/internal/balancer"
 
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
@@ -32,6 +35,20 @@ type Params struct {
 	ListenAddress string // "" means all addresses
 	HTTPPort      int
 	HTTPSPort     int
+	// Dynamic selects the Lua-balanced data plane; nil renders plain
+	// per-backend upstreams, which need a reload for endpoint changes.
+	Dynamic *Dynamic
+	// User, when set, is the user nginx workers run as (the controller
+	// sets it only when it runs as root).
+	User string
+}
+
+// Dynamic configures the Lua-balanced data plane: one upstream whose peers
+// come from the dynamic channel, so endpoint changes never touch a file.
+type Dynamic struct {
+	// Modules are absolute paths of the dynamic modules to load, in order
+	// (the NDK, then the Lua module).
+	Modules []string
 }
 
 // Files maps paths relative to the state directory to their content.
@@ -52,24 +69,52 @@ func (f Files) Names() []string {
 // embeds so the runtime can tell which configuration a worker runs.
 func Render(m *model.Model, p Params) (Files, string, error) {
 	files := Files{}
-	ups, err := renderUpstreams(m)
+	lua, err := luaSnippets(m, p)
+	if err != nil {
+		return nil, "", err
+	}
+	ups, err := renderUpstreams(m, lua)
 	if err != nil {
 		return nil, "", err
 	}
 	files[layout.UpstreamsConf] = ups
 	for _, srv := range m.Servers {
-		out, err := renderServer(m, srv, p)
+		out, err := renderServer(m, srv, p, lua != nil)
 		if err != nil {
 			return nil, "", fmt.Errorf("render server %q: %w", srv.Host, err)
 		}
 		files[layout.ServerFile(srv.Host)] = out
 	}
 
-	main := mainView{Config: m.Config, dir: p.StateDir, servers: len(m.Servers)}
+	main := mainView{Config: m.Config, dir: p.StateDir, servers: len(m.Servers), lua: lua}
+	if p.User != "" {
+		if main.User, err = Quote(p.User); err != nil {
+			return nil, "", fmt.Errorf("worker user: %w", err)
+		}
+	}
+	if p.Dynamic != nil {
+		for _, mod := range p.Dynamic.Modules {
+			q, err := Quote(mod)
+			if err != nil {
+				return nil, "", fmt.Errorf("module path: %w", err)
+			}
+			main.LoadModules = append(main.LoadModules, q)
+		}
+	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", err
 	}
-	version := hashFiles(files)
+	hashed := files
+	if !m.Config.ReloadFreeCertificates {
+		// Certificates are read at reload only, so a renewed one must
+		// change the version and cause a reload.
+		hashed = Files{}
+		maps.Copy(hashed, files)
+		for _, s := range m.Secrets {
+			hashed["secret:"+s.Key()] = s.PEM
+		}
+	}
+	version := hashFiles(hashed)
 	if main.Version, err = Quote(version); err != nil {
 		return nil, "", err
 	}
@@ -100,9 +145,40 @@ func hashFiles(files Files) string {
 // mainView feeds nginx.conf.tmpl.
 type mainView struct {
 	model.Config
-	Version string
-	dir     layout.Dir
-	servers int
+	Version     string
+	User        string
+	LoadModules []string
+	dir         layout.Dir
+	servers     int
+	lua         *balancer.Snippets
+}
+
+// Lua returns the http-level Lua directives and the dynamic-channel server,
+// indented for the http block; empty in plain mode.
+func (v *mainView) Lua() string {
+	if v.lua == nil {
+		return ""
+	}
+	// Location carries the per-request hooks plus proxy_pass; the hooks go
+	// here, once, and every location inherits them. They do nothing where
+	// $causeway_backend is unset.
+	var hooks []string
+	for _, l := range strings.Split(v.lua.Location, "\n") {
+		if strings.Contains(l, "_by_lua_block") {
+			hooks = append(hooks, l)
+		}
+	}
+	return indent(v.lua.HTTP+strings.Join(hooks, "\n")+"\n\n"+v.lua.DynamicServer, "    ")
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (v *mainView) WorkerProcesses() string {
@@ -150,184 +226,4 @@ func quotedPathBody(p string) (string, error) {
 		return "", fmt.Errorf("path %q must not need quoting", p)
 	}
 	return p, nil
-}
-
-type serverView struct {
-	Sources       string
-	ServerName    string
-	ListenHTTP    string
-	ListenHTTPS   string
-	DefaultServer bool
-	Cert          string
-	Redirect      bool
-	RedirectPort  string
-	Locations     []locationView
-}
-
-type locationView struct {
-	Exact    bool
-	Path     string
-	Upstream string
-	Status   int
-}
-
-func renderServer(m *model.Model, srv *model.Server, p Params) ([]byte, error) {
-	var v serverView
-	var err error
-	if v.ServerName, err = serverName(srv.Host); err != nil {
-		return nil, err
-	}
-	if v.ListenHTTP, err = listen(p.ListenAddress, p.HTTPPort); err != nil {
-		return nil, err
-	}
-	if v.ListenHTTPS, err = listen(p.ListenAddress, p.HTTPSPort); err != nil {
-		return nil, err
-	}
-	v.DefaultServer = srv.Host == ""
-	var sources []string
-	for _, ref := range srv.Ingresses {
-		q, err := Quote(ref.Namespace + "/" + ref.Name)
-		if err != nil {
-			return nil, err
-		}
-		sources = append(sources, q)
-	}
-	v.Sources = strings.Join(sources, " ")
-	if v.Sources == "" {
-		v.Sources = "none"
-	}
-	if srv.TLS != nil && srv.TLS.Secret != "" {
-		if v.Cert, err = secretPath(p.StateDir, srv.TLS.Secret); err != nil {
-			return nil, err
-		}
-	}
-	v.Redirect = srv.SSLRedirect
-	if p.HTTPSPort != 443 {
-		v.RedirectPort = ":" + strconv.Itoa(p.HTTPSPort)
-	}
-	if v.Locations, err = locations(m, srv); err != nil {
-		return nil, err
-	}
-	return execute("server.conf.tmpl", &v)
-}
-
-// locations maps Ingress paths onto nginx locations. nginx checks "="
-// locations first, then picks the longest matching prefix, which is exactly
-// the Ingress rule (longest match, Exact first on a tie) provided that a
-// Prefix path P becomes two locations: "= P" for the path itself and "P/"
-// for everything below it. The Prefix "= P" is dropped when an Exact P
-// exists, because Exact wins the tie. The root prefix is "/", and the
-// server's default answers through "/" when no Prefix "/" exists.
-func locations(m *model.Model, srv *model.Server) ([]locationView, error) {
-	exact := map[string]bool{}
-	hasRoot := false
-	for _, l := range srv.Locations {
-		if l.Type == model.Exact {
-			exact[l.Path] = true
-		} else if l.Path == "/" {
-			hasRoot = true
-		}
-	}
-	backends := map[string]*model.Backend{}
-	for _, b := range m.Backends {
-		backends[b.Key] = b
-	}
-	var out []locationView
-	add := func(l *model.Location, isExact bool, path string) error {
-		q, err := Quote(path)
-		if err != nil {
-			return err
-		}
-		lv := locationView{Exact: isExact, Path: q, Status: l.Status}
-		if l.Backend != "" {
-			if b := backends[l.Backend]; b == nil || len(b.Endpoints) == 0 {
-				lv.Status = 503 // no ready endpoints
-			} else if lv.Upstream, err = upstreamName(l.Backend); err != nil {
-				return err
-			}
-		}
-		out = append(out, lv)
-		return nil
-	}
-	for _, l := range srv.Locations {
-		var err error
-		switch {
-		case l.Type == model.Exact:
-			err = add(l, true, l.Path)
-		case l.Path == "/":
-			err = add(l, false, "/")
-		default:
-			if !exact[l.Path] {
-				if err = add(l, true, l.Path); err != nil {
-					return nil, err
-				}
-			}
-			err = add(l, false, l.Path+"/")
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if !hasRoot && srv.Default != nil {
-		if err := add(srv.Default, false, "/"); err != nil {
-			return nil, err
-		}
-	}
-	// nginx answers "/foo" with a 301 to "/foo/" when a proxied location
-	// "/foo/" exists and nothing else names "/foo" exactly. Ingress has no
-	// such redirect, so every such path gets an explicit "= /foo" routed to
-	// whatever the Ingress rules say "/foo" matches.
-	named := map[string]bool{}
-	for _, l := range srv.Locations {
-		named[l.Path] = true // Exact P is "= P"; Prefix P emits "= P" too
-	}
-	for _, l := range srv.Locations {
-		bare := strings.TrimSuffix(l.Path, "/")
-		if l.Type != model.Exact || bare == "" || bare == l.Path || named[bare] {
-			continue
-		}
-		named[bare] = true
-		target := srv.Match(bare)
-		if target == nil {
-			target = srv.Default
-		}
-		if target == nil {
-			target = &model.Location{Status: 404}
-		}
-		if err := add(target, true, bare); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-type upstreamView struct {
-	Name    string
-	Servers []string
-}
-
-func renderUpstreams(m *model.Model) ([]byte, error) {
-	data := struct {
-		Keepalive int
-		Upstreams []upstreamView
-	}{Keepalive: m.Config.UpstreamKeepalive}
-	for _, b := range m.Backends {
-		if len(b.Endpoints) == 0 {
-			continue
-		}
-		name, err := upstreamName(b.Key)
-		if err != nil {
-			return nil, err
-		}
-		u := upstreamView{Name: name}
-		for _, e := range b.Endpoints {
-			addr, err := listen(e.Address, int(e.Port))
-			if err != nil {
-				return nil, fmt.Errorf("backend %s: %w", b.Key, err)
-			}
-			u.Servers = append(u.Servers, addr)
-		}
-		data.Upstreams = append(data.Upstreams, u)
-	}
-	return execute("upstreams.conf.tmpl", &data)
 }

@@ -40,7 +40,11 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			m, _ := model.Build(snap, goldenOpts)
-			out, _, err := Render(m, goldenParams)
+			params := goldenParams
+			if c.Name() == "lua" { // the Lua-balanced data plane
+				params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
+			}
+			out, _, err := Render(m, params)
 			if err != nil {
 				t.Fatal(err)
 			}

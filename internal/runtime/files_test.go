@@ -13,7 +13,7 @@ import (
 
 func TestSecretStoreModesAndRemoval(t *testing.T) {
 	dir := layout.Dir(t.TempDir())
-	if err := prepareStateDir(dir); err != nil {
+	if err := prepareStateDir(dir, noOwner); err != nil {
 		t.Fatal(err)
 	}
 	fs := fileSet{dir: dir, files: render.Files{}}
@@ -67,7 +67,7 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 
 func TestSyncReportsChangesAndKeepsUnchangedFiles(t *testing.T) {
 	dir := layout.Dir(t.TempDir())
-	prepareStateDir(dir)
+	prepareStateDir(dir, noOwner)
 	fs := fileSet{dir: dir, files: render.Files{}}
 	files := render.Files{"nginx.conf": []byte("a"), "servers/x.conf": []byte("x")}
 	if changed, err := fs.sync(files); err != nil || !changed {
@@ -89,14 +89,14 @@ func TestSyncReportsChangesAndKeepsUnchangedFiles(t *testing.T) {
 
 func TestPrepareStateDirRemovesStaleFiles(t *testing.T) {
 	dir := layout.Dir(t.TempDir())
-	prepareStateDir(dir)
+	prepareStateDir(dir, noOwner)
 	os.WriteFile(dir.Path("servers/stale.conf"), []byte("server {}"), 0o644)
 	os.WriteFile(dir.Path("secrets/old_secret.pem"), []byte("x"), 0o600)
 	if err := EnsureDefaultCert(dir, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	def, _ := os.ReadFile(dir.DefaultCert())
-	if err := prepareStateDir(dir); err != nil {
+	if err := prepareStateDir(dir, noOwner); err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := filepath.Glob(dir.Path("servers/*")); len(m) != 0 {

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +35,10 @@ type Options struct {
 	// VerifyTimeout bounds the wait for new workers to answer with the new
 	// configuration version after a reload.
 	VerifyTimeout time.Duration
+	// WorkerUser is the user nginx workers run as when the controller runs
+	// as root (render emits the matching "user" directive). Secret files
+	// are owned by it, since workers read certificates at handshake time.
+	WorkerUser string
 }
 
 // ConfigError is returned when nginx -t rejects the files. Output is
@@ -43,6 +49,9 @@ func (e *ConfigError) Error() string { return "nginx -t failed: " + e.Output }
 
 // ApplyResult describes one Apply.
 type ApplyResult struct {
+	// Changed names the files (relative to the state directory) the Apply
+	// wrote or removed; Removed the secrets it dropped.
+	Changed, Removed []string
 	// Reloaded is true when nginx was reloaded (or started) and verified.
 	Reloaded bool
 	Duration time.Duration
@@ -74,16 +83,26 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.VerifyTimeout == 0 {
 		opts.VerifyTimeout = 15 * time.Second
 	}
-	if err := prepareStateDir(opts.StateDir); err != nil {
+	secretOwner := noOwner
+	if opts.WorkerUser != "" && os.Geteuid() == 0 {
+		u, err := user.Lookup(opts.WorkerUser)
+		if err != nil {
+			return nil, fmt.Errorf("nginx worker user: %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		secretOwner = owner{uid, gid}
+	}
+	if err := prepareStateDir(opts.StateDir, secretOwner); err != nil {
 		return nil, err
 	}
-	if err := EnsureDefaultCert(opts.StateDir, time.Now()); err != nil {
+	if err := ensureDefaultCert(opts.StateDir, time.Now(), secretOwner); err != nil {
 		return nil, err
 	}
 	sock := opts.StateDir.StatusSocket()
 	m := &Manager{
 		opts:      opts,
-		files:     fileSet{dir: opts.StateDir, files: render.Files{}},
+		files:     fileSet{dir: opts.StateDir, files: render.Files{}, secretOwner: secretOwner},
 		Respawned: make(chan struct{}, 1),
 		client: &http.Client{
 			Timeout: 2 * time.Second,
@@ -109,11 +128,15 @@ func (m *Manager) Version() string {
 	return m.version
 }
 
-// Apply makes files live: it writes what changed, runs nginx -t, reloads
-// (or starts) nginx and waits until a worker of the new generation reports
-// version. When nginx -t fails or the new version never shows, the last good
-// files are restored and nginx keeps serving them. Unchanged files cause no
-// reload.
+// Apply makes files live: it writes what changed, checks it with nginx,
+// reloads (or starts) nginx and waits until a worker of the new generation
+// reports version. When nginx refuses the files or the new version never
+// shows, the last good files are restored and nginx keeps serving them.
+//
+// Certificates are read by nginx at each handshake (see render), so when
+// only secret files changed they are checked and written without a
+// reload. Files no longer referenced are removed only once the
+// configuration that stopped using them is live.
 func (m *Manager) Apply(ctx context.Context, files render.Files, version string) (ApplyResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -125,9 +148,19 @@ func (m *Manager) Apply(ctx context.Context, files render.Files, version string)
 	}
 	start := time.Now()
 	last := m.files.files
-	if _, err := m.files.sync(files); err != nil {
+	written, err := m.files.write(files)
+	if err != nil {
 		m.restore(last)
 		return ApplyResult{}, err
+	}
+	res := ApplyResult{Changed: written, Removed: append([]string(nil), m.files.stale...)}
+	if err := m.probeCertificates(ctx, secretFiles(written)); err != nil {
+		m.restore(last)
+		return ApplyResult{}, err
+	}
+	if m.proc != nil && m.version == version && len(configFiles(written))+len(configFiles(res.Removed)) == 0 {
+		// Only certificates changed: live at the next handshake.
+		return res, m.files.prune()
 	}
 	if out, err := m.test(ctx); err != nil {
 		m.restore(last)
@@ -147,7 +180,79 @@ func (m *Manager) Apply(ctx context.Context, files render.Files, version string)
 		return ApplyResult{}, err
 	}
 	m.version = version
-	return ApplyResult{Reloaded: true, Duration: time.Since(start)}, nil
+	res.Reloaded, res.Duration = true, time.Since(start)
+	if err := m.files.prune(); err != nil {
+		m.opts.Log.Warn("removing unused files", "err", err)
+	}
+	return res, nil
+}
+
+// secretFiles and configFiles split changed file names.
+func secretFiles(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, layout.SecretsDir+"/") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func configFiles(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, layout.SecretsDir+"/") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// probeCertificates asks nginx to load each new or changed certificate
+// through a throw-away configuration. nginx -t on the real configuration
+// cannot do it: certificate paths there hold a variable and are read only
+// at handshake time. A refusal names the file, which is how the controller
+// finds the secret at fault.
+func (m *Manager) probeCertificates(ctx context.Context, secrets []string) error {
+	if len(secrets) == 0 {
+		return nil
+	}
+	var conf strings.Builder
+	probeDir := m.opts.StateDir.Path("tmp", "probe")
+	if err := os.MkdirAll(probeDir, 0o700); err != nil {
+		return fmt.Errorf("certificate probe: %w", err)
+	}
+	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n", pid)
+	for i, rel := range secrets {
+		path, err := render.Quote(m.opts.StateDir.Path(rel))
+		if err != nil {
+			return err
+		}
+		sock, err := render.Quote("unix:" + filepath.Join(probeDir, fmt.Sprintf("%d.sock", i)))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&conf, "  server {\n    listen %s ssl;\n    ssl_certificate %s;\n    ssl_certificate_key %s;\n  }\n", sock, path, path)
+	}
+	conf.WriteString("}\n")
+	confPath := filepath.Join(probeDir, "nginx.conf")
+	if err := writeAtomic(confPath, []byte(conf.String()), 0o600); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, m.opts.Binary, "-p", probeDir+"/", "-e", "stderr", "-c", confPath, "-t", "-q")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if msg == "" {
+			msg = err.Error()
+		}
+		return &ConfigError{Output: msg}
+	}
+	return nil
 }
 
 // restore puts the last good files back.
@@ -232,161 +337,4 @@ func (m *Manager) queryVersion(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(b)), nil
-}
-
-// start launches the nginx master in its own process group, so signals
-// meant for the controller (Ctrl-C) do not reach it and its workers can be
-// cleaned up as one group.
-func (m *Manager) start() error {
-	// A unix socket left by a killed nginx would make bind() fail.
-	for _, s := range []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket()} {
-		os.Remove(s)
-	}
-	cmd := exec.Command(m.opts.Binary, m.args()...)
-	cmd.Stdout, cmd.Stderr = m.opts.Output, m.opts.Output
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", m.opts.Binary, err)
-	}
-	exited := make(chan struct{})
-	m.proc, m.exited = cmd.Process, exited
-	go func() {
-		err := cmd.Wait()
-		// The master is gone; kill any workers it left behind, which would
-		// otherwise keep the listening sockets.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		m.opts.Log.Info("nginx master exited", "pid", cmd.Process.Pid, "status", err)
-		close(exited)
-	}()
-	m.opts.Log.Info("nginx started", "pid", cmd.Process.Pid, "binary", m.opts.Binary)
-	return nil
-}
-
-func (m *Manager) signal(sig syscall.Signal) error {
-	if m.proc == nil {
-		return errors.New("nginx is not running")
-	}
-	if err := m.proc.Signal(sig); err != nil {
-		return fmt.Errorf("signal nginx: %w", err)
-	}
-	return nil
-}
-
-// Supervise restarts nginx with backoff whenever it exits on its own, until
-// ctx is done. It returns after Stop.
-func (m *Manager) Supervise(ctx context.Context) {
-	backoff := 100 * time.Millisecond
-	for {
-		m.mu.Lock()
-		exited, running := m.exited, m.proc != nil
-		m.mu.Unlock()
-		if !running {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(50 * time.Millisecond):
-				continue
-			}
-		}
-		started := time.Now()
-		select {
-		case <-ctx.Done():
-			return
-		case <-exited:
-		}
-		m.mu.Lock()
-		if m.stopped {
-			m.mu.Unlock()
-			return
-		}
-		if time.Since(started) > 30*time.Second {
-			backoff = 100 * time.Millisecond
-		}
-		m.opts.Log.Error("nginx exited unexpectedly; restarting", "backoff", backoff)
-		m.proc = nil
-		m.mu.Unlock()
-
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-		if err := m.respawn(ctx); err != nil {
-			m.opts.Log.Error("restarting nginx failed", "err", err)
-		}
-	}
-}
-
-func (m *Manager) respawn(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.stopped || m.proc != nil {
-		return nil
-	}
-	if err := m.start(); err != nil {
-		return err
-	}
-	if err := m.waitVersion(ctx, m.version, m.opts.VerifyTimeout); err != nil {
-		return err
-	}
-	select {
-	case m.Respawned <- struct{}{}:
-	default:
-	}
-	m.opts.Log.Info("nginx restarted and serving", "version", m.version)
-	return nil
-}
-
-// Stop asks nginx to finish in-flight requests and exit (what "nginx -s
-// quit" does), and kills it if ctx ends first.
-func (m *Manager) Stop(ctx context.Context) error {
-	m.mu.Lock()
-	m.stopped = true
-	proc, exited := m.proc, m.exited
-	m.mu.Unlock()
-	if proc == nil {
-		return nil
-	}
-	if err := proc.Signal(syscall.SIGQUIT); err != nil {
-		return nil // already gone
-	}
-	select {
-	case <-exited:
-		return nil
-	case <-ctx.Done():
-		syscall.Kill(-proc.Pid, syscall.SIGKILL)
-		<-exited
-		return fmt.Errorf("nginx did not quit in time; killed")
-	}
-}
-
-// stopLeftover ends an nginx master that an earlier, killed controller
-// left running on this state directory: it holds the ports and would make
-// ours fail to start. Only a process whose command line names our
-// configuration file is touched.
-func (m *Manager) stopLeftover() error {
-	data, err := os.ReadFile(m.opts.StateDir.PidFile())
-	if err != nil {
-		return nil
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 1 {
-		return nil
-	}
-	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil || !bytes.Contains(cmdline, []byte(m.opts.StateDir.MainConf())) {
-		return nil
-	}
-	m.opts.Log.Warn("stopping an nginx left running by an earlier controller", "pid", pid)
-	syscall.Kill(pid, syscall.SIGQUIT)
-	for i := 0; i < 100; i++ {
-		if syscall.Kill(pid, 0) != nil {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	syscall.Kill(-pid, syscall.SIGKILL)
-	syscall.Kill(pid, syscall.SIGKILL)
-	return nil
 }

@@ -35,6 +35,10 @@ func SecretFiles(m *model.Model) render.Files {
 // usable secret present. An existing one is kept while it is valid for
 // another week, so restarts do not change it.
 func EnsureDefaultCert(dir layout.Dir, now time.Time) error {
+	return ensureDefaultCert(dir, now, noOwner)
+}
+
+func ensureDefaultCert(dir layout.Dir, now time.Time, o owner) error {
 	path := dir.DefaultCert()
 	if data, err := os.ReadFile(path); err == nil {
 		if cert, err := tls.X509KeyPair(data, data); err == nil && cert.Leaf != nil && cert.Leaf.NotAfter.After(now.Add(7*24*time.Hour)) {
@@ -68,5 +72,5 @@ func EnsureDefaultCert(dir layout.Dir, now time.Time) error {
 	}
 	data := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	data = append(data, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})...)
-	return writeAtomic(path, data, 0o600)
+	return writeAtomicOwned(path, data, 0o600, o)
 }

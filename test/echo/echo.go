@@ -6,6 +6,7 @@ package echo
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // Reply is what the backend answers.
@@ -22,6 +23,10 @@ type Reply struct {
 // Handler answers as service, reporting endpoint (its own address).
 func Handler(service, endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ?sleep=200ms holds the response, to test in-flight requests.
+		if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil && d > 0 && d <= 10*time.Second {
+			time.Sleep(d)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Echo-Endpoint", endpoint)
 		json.NewEncoder(w).Encode(Reply{

@@ -46,7 +46,7 @@ type Source struct {
 
 // New returns a Source for dir. Run must be called to load and watch it.
 func New(dir string, log *slog.Logger) *Source {
-	return &Source{dir: dir, log: log, quiet: 50 * time.Millisecond, notifier: source.NewNotifier(), snap: &source.Snapshot{}}
+	return &Source{dir: dir, log: log, quiet: 10 * time.Millisecond, notifier: source.NewNotifier(), snap: &source.Snapshot{}}
 }
 
 // HasSynced reports whether the directory has been read once.

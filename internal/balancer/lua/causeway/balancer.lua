@@ -23,12 +23,37 @@ local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
 
 local _M = {}
 
-function _M.init()
+-- load_state_file seeds the shared dict from the controller's last full
+-- push. It runs in the master on every configuration load; a state that is
+-- older than what the dict already holds (after a reload) is refused by
+-- the generation check, so it can only fill an empty dict or catch up.
+local function load_state_file(path)
+    local f = io.open(path, "rb")
+    if not f then
+        return -- first start: nothing pushed yet
+    end
+    local body = f:read("*a")
+    f:close()
+    local req, err = require("causeway.validate").state(body)
+    if not req then
+        log(ERR, "causeway: ignoring state file ", path, ": ", err)
+        return
+    end
+    local res, _, msg = store.write(req, true)
+    if not res then
+        log(WARN, "causeway: state file ", path, " not loaded: ", msg)
+    end
+end
+
+function _M.init(state_file)
     if not ngx.shared[store.DICT] then
         error("causeway: lua_shared_dict " .. store.DICT .. " is not configured")
     end
     -- Load every module in the master, before workers drop privileges.
     require("causeway.api")
+    if state_file then
+        load_state_file(state_file)
+    end
 end
 
 function _M.init_worker()

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// side is one of the nginx configurations compared in (d) and (e).
+type side struct {
+	name      string
+	httpAddr  string
+	httpsAddr string
+	host      string // Host header for plain HTTP
+	// varCert makes TLS clients ask for a certificate's variable-path
+	// host (certificate.varHost) on the hand-written nginx.
+	varCert bool
+	master  func() int
+}
+
+// tlsHost is the server name a TLS client sends to this side for cert.
+func (sd side) tlsHost(cert *certificate) string {
+	if sd.varCert {
+		return cert.varHost
+	}
+	return cert.host
+}
+
+// sample is one timed load run against one side.
+type sample struct {
+	count   int // successful requests (or handshakes)
+	bad     int // non-2xx answers and errors
+	why     map[string]int
+	elapsed time.Duration
+	cpu     time.Duration // CPU used by the side's nginx workers meanwhile
+}
+
+func (s sample) rate() float64 { return float64(s.count) / s.elapsed.Seconds() }
+
+// cpuPer is the workers' CPU time per successful request or handshake.
+func (s sample) cpuPer() time.Duration {
+	if s.count == 0 {
+		return 0
+	}
+	return s.cpu / time.Duration(s.count)
+}
+
+// failureNote sums the failures of every run into one table note.
+func failureNote(res [][]sample) string {
+	why := map[string]int{}
+	bad := 0
+	for _, side := range res {
+		for _, s := range side {
+			bad += s.bad
+			for k, v := range s.why {
+				why[k] += v
+			}
+		}
+	}
+	if bad == 0 {
+		return "No failed requests in any run."
+	}
+	if len(why) == 0 {
+		return fmt.Sprintf("Failed requests (non-2xx answers and errors) in all runs: %d.", bad)
+	}
+	return fmt.Sprintf("Failed requests in all runs: %d: %s.", bad, formatFailures(why))
+}
+
+// compareTable lays out one row per side: the median rate (of unit things
+// per second, such as "req") over rounds,
+// the median over rounds of its ratio to side ref in the same round, and
+// the same for nginx worker CPU per request. It returns the two ratios of
+// every side.
+func compareTable(t *table, unit string, sides []side, res [][]sample, ref int, describe func(int) []string) (ratios, cpuRatios []float64) {
+	t.header = append(t.header, unit+"/s", "vs "+sides[ref].name, "nginx CPU/"+unit, "CPU vs "+sides[ref].name, "nginx worker busy", "each round ("+unit+"/s)")
+	ratios = make([]float64, len(sides))
+	cpuRatios = make([]float64, len(sides))
+	for i, sd := range sides {
+		var rates, rs, crs, busy []float64
+		var cpus []time.Duration
+		var per []string
+		for k, s := range res[i] {
+			rates = append(rates, s.rate())
+			rs = append(rs, s.rate()/res[ref][k].rate())
+			crs = append(crs, float64(s.cpuPer())/float64(res[ref][k].cpuPer()))
+			cpus = append(cpus, s.cpuPer())
+			busy = append(busy, s.cpu.Seconds()/s.elapsed.Seconds())
+			per = append(per, num(s.rate()))
+		}
+		ratios[i], cpuRatios[i] = median(rs), median(crs)
+		row := append([]string{sd.name}, describe(i)...)
+		t.add(append(row, num(median(rates)), pct(ratios[i]), us(percentile(sortedCopy(cpus), 50)),
+			fmt.Sprintf("%.2f×", cpuRatios[i]), pct(median(busy)), strings.Join(per, ", "))...)
+	}
+	return ratios, cpuRatios
+}
+
+// withCPU runs load and adds the CPU the side's nginx workers used.
+func withCPU(sd side, load func() (sample, error)) (sample, error) {
+	_, before, err := nginxWorkers(sd.master())
+	if err != nil {
+		return sample{}, err
+	}
+	s, err := load()
+	if err != nil {
+		return s, err
+	}
+	_, after, err := nginxWorkers(sd.master())
+	if err != nil {
+		return s, err
+	}
+	s.cpu = after - before
+	return s, nil
+}
+
+// abRounds runs load against each side in turn, A B A B … (or A B C A B
+// C …), after one short unrecorded warm-up run of each. out[i] holds side
+// i's samples, one per round.
+func abRounds(ctx context.Context, rounds int, sides []side, warmup, d time.Duration, load func(side, time.Duration) (sample, error)) ([][]sample, error) {
+	out := make([][]sample, len(sides))
+	for _, sd := range sides {
+		if _, err := load(sd, warmup); err != nil {
+			return out, fmt.Errorf("warm-up %s: %w", sd.name, err)
+		}
+	}
+	for range rounds {
+		for i, sd := range sides {
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			s, err := withCPU(sd, func() (sample, error) { return load(sd, d) })
+			if err != nil {
+				return out, fmt.Errorf("%s: %w", sd.name, err)
+			}
+			out[i] = append(out[i], s)
+		}
+	}
+	return out, nil
+}
+
+// runComparison starts a controller with one nginx worker (ConfigMap
+// worker-processes "1", access log off) and the hand-written baseline,
+// both in front of the same backends, and runs sections (d) and (e).
+func runComparison(ctx context.Context, e *env, c *config, rep *report) error {
+	p, err := newPool(e)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	bs, err := p.startN(c.tputBackends)
+	if err != nil {
+		return err
+	}
+	app := ingressClassYAML + configMapYAML(map[string]string{"worker-processes": "1", "disable-access-log": "true"}) +
+		serviceYAML() + ingressYAML("web", httpHost)
+	var certs []*certificate
+	for _, k := range c.keys() {
+		cert, err := newCertificate(k+".tls.bench.test", keyBits[k])
+		if err != nil {
+			return err
+		}
+		certs = append(certs, cert)
+		app += cert.secretYAML("tls-"+k) + tlsIngressYAML("tls-"+k, cert.host, "tls-"+k)
+	}
+	gen, err := e.startController(ctx, "generated", map[string]string{"app.yaml": app, "slice.yaml": sliceYAML(p.port, ips(bs)...)}, c)
+	if err != nil {
+		return err
+	}
+	defer gen.stop()
+	hand, err := e.startHandNginx(ctx, bs, certs)
+	if err != nil {
+		return err
+	}
+	sides := []side{
+		{name: "generated", httpAddr: gen.HTTPAddr(), httpsAddr: gen.HTTPSAddr(), host: httpHost, master: gen.nginxPID},
+		{name: "hand-written", httpAddr: hand.HTTPAddr(), httpsAddr: hand.HTTPSAddr(), host: httpHost, master: hand.masterPID},
+		// The same hand-written nginx, with the certificate path made
+		// variable as the generated config does: (e) uses it to tell the
+		// cost of per-handshake loading from everything else.
+		{name: "hand-written, variable path", httpAddr: hand.HTTPAddr(), httpsAddr: hand.HTTPSAddr(), host: httpHost, varCert: true, master: hand.masterPID},
+		// The same again with the generated config's proxy headers: (d)
+		// uses it to tell their cost from the Lua balancer's.
+		{name: "hand-written + generated's headers", httpAddr: hand.HeadersAddr(), host: httpHost, master: hand.masterPID},
+	}
+	tputSides := []side{sides[0], sides[1], sides[3]}
+	tlsSides := sides[:3]
+	for _, sd := range sides {
+		if n, _, err := nginxWorkers(sd.master()); err != nil || n != 1 {
+			return fmt.Errorf("%s nginx: want exactly 1 worker, have %d (%v)", sd.name, n, err)
+		}
+		tlsCerts := certs
+		if sd.httpsAddr == "" {
+			tlsCerts = nil
+		}
+		if err := checkSide(ctx, sd, bs, tlsCerts); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "comparing generated (%s) with hand-written (%s), one worker each\n", gen.HTTPAddr(), hand.HTTPAddr())
+	if c.section("d") {
+		if err := measureThroughput(ctx, c, tputSides, rep); err != nil {
+			return fmt.Errorf("(d) throughput: %w", err)
+		}
+	}
+	if c.section("e") {
+		for _, cert := range certs {
+			if err := measureTLS(ctx, c, tlsSides, cert, rep); err != nil {
+				return fmt.Errorf("(e) TLS handshakes: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSide makes sure a side routes to the backends over HTTP and
+// presents each host's own certificate over HTTPS before anything is
+// timed: a misrouted benchmark would measure 404s.
+func checkSide(ctx context.Context, sd side, bs []*backend, certs []*certificate) error {
+	want := map[string]bool{}
+	for _, b := range bs {
+		want[b.Addr] = true
+	}
+	client := httpClient(sd.httpAddr, false)
+	if err := waitServedBy(ctx, client, bs[0].Addr, 10*time.Second); err != nil {
+		return fmt.Errorf("%s: %w", sd.name, err)
+	}
+	for range 2 * len(bs) {
+		if ep, ok := poll(ctx, client); !ok || !want[ep] {
+			return fmt.Errorf("%s: answer from %q (ok %v), want one of the benchmark backends", sd.name, ep, ok)
+		}
+	}
+	for _, cert := range certs {
+		host := sd.tlsHost(cert)
+		cn, status, err := tlsRequest(ctx, sd.httpsAddr, tlsConfig(host))
+		if err != nil {
+			return fmt.Errorf("%s: HTTPS %s: %w", sd.name, host, err)
+		}
+		if cn != cert.host || status != 200 {
+			return fmt.Errorf("%s: HTTPS %s answered %d with certificate %q, want %q", sd.name, host, status, cn, cert.host)
+		}
+	}
+	return nil
+}
+
+// tlsConfig makes every connection a full handshake: no session cache, so
+// no resumption, and X25519 only, so the client does not also compute a
+// post-quantum key share nginx 1.22 would ignore.
+func tlsConfig(host string) *tls.Config {
+	return &tls.Config{ServerName: host, InsecureSkipVerify: true, CurvePreferences: []tls.CurveID{tls.X25519}}
+}

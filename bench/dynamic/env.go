@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Loopback address blocks, kept apart from the integration tests'
+// 127.0.x.y so that a benchmark and tests can run on one machine at once.
+const (
+	backendNet = "127.77" // echo backends: 127.77.x.y, a fresh address per "pod"
+	listenNet  = "127.78" // nginx listeners: 127.78.0.x
+	anchorNet  = "127.79" // port anchors: 127.79.0.x
+)
+
+// env is what one run owns: a work directory, the causeway binary, the
+// loopback addresses handed out so far and the cleanups to run on exit.
+type env struct {
+	dir  string
+	bin  string
+	keep bool
+
+	mu       sync.Mutex
+	cleanups []func()
+	ips      map[string]int
+}
+
+func newEnv(keep bool) (*env, error) {
+	dir, err := os.MkdirTemp("", "causeway-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("work directory: %w", err)
+	}
+	// nginx workers run as an unprivileged user and must reach the state
+	// directories below this one.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("work directory: %w", err)
+	}
+	return &env{dir: dir, keep: keep, ips: map[string]int{}}, nil
+}
+
+// onClose registers f to run when the environment closes, last first.
+func (e *env) onClose(f func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cleanups = append(e.cleanups, f)
+}
+
+// close runs the cleanups (stopping every process and server this run
+// started) and removes the work directory unless -keep was given.
+func (e *env) close() {
+	e.mu.Lock()
+	fs := e.cleanups
+	e.cleanups = nil
+	e.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+	if e.keep {
+		fmt.Fprintln(os.Stderr, "work directory kept:", e.dir)
+		return
+	}
+	os.RemoveAll(e.dir)
+}
+
+// nextIP returns a fresh address in the block prefix ("127.77").
+func (e *env) nextIP(prefix string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := e.ips[prefix]
+	e.ips[prefix]++
+	return fmt.Sprintf("%s.%d.%d", prefix, n/250, 1+n%250)
+}
+
+// build compiles ./cmd/causeway (without -race: timings are the point).
+func (e *env) build(ctx context.Context) (string, error) {
+	bin := filepath.Join(e.dir, "causeway")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/causeway/causeway/cmd/causeway")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build causeway (run from inside the repository, or pass -causeway): %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// freePort asks the kernel for a port that is free on ip ("" means every
+// address).
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("free port on %q: %w", ip, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// process is a child process in its own process group. It receives
+// SIGTERM if this benchmark dies, so nothing outlives a killed run.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *os.File
+}
+
+// startProcess starts name with args, sending its output to logPath.
+func startProcess(logPath, name string, args ...string) (*process, error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{}), log: f}
+	go func() {
+		cmd.Wait()
+		f.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends sig, waits up to grace, then kills the whole process group.
+func (p *process) stop(sig syscall.Signal, grace time.Duration) {
+	if p.exited() {
+		return
+	}
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// tail returns the last n bytes of a log file, for error messages.
+func tail(path string, n int64) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if int64(len(data)) > n {
+		data = data[int64(len(data))-n:]
+	}
+	return string(data)
+}
+
+// clockTick is the kernel's USER_HZ, the unit of /proc/PID/stat CPU times;
+// it is 100 on every Linux architecture Go supports.
+const clockTick = 10 * time.Millisecond
+
+// nginxWorkers counts the children of master (nginx's workers) and
+// returns the user+system CPU time they have used so far.
+func nginxWorkers(master int) (int, time.Duration, error) {
+	pids, err := childPIDs(master)
+	if err != nil {
+		return 0, 0, fmt.Errorf("nginx workers: %w", err)
+	}
+	var ticks int64
+	for _, pid := range pids {
+		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			return 0, 0, fmt.Errorf("nginx worker %d: %w", pid, err)
+		}
+		// The command name may hold spaces; the fields after it do not.
+		// f[0] is field 3 (state), so utime (14) and stime (15) are
+		// f[11] and f[12].
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			return 0, 0, fmt.Errorf("nginx worker %d: short stat line", pid)
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + st
+	}
+	return len(pids), time.Duration(ticks) * clockTick, nil
+}
+
+// childPIDs lists the processes whose parent is pid.
+func childPIDs(pid int) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("read /proc: %w", err)
+	}
+	var out []int
+	for _, d := range entries {
+		child, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) && child != pid {
+			out = append(out, child)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no child processes under pid %d", pid)
+	}
+	return out, nil
+}

@@ -1,0 +1,225 @@
+// Command dynamic benchmarks Causeway's reload-free updates with the real
+// causeway binary, real nginx and local echo backends, and prints Markdown
+// tables. It is a benchmark, not a test: it reports numbers against the
+// targets of issue 4 and asserts nothing.
+//
+//	go run ./bench/dynamic                 # full run, a few minutes
+//	go run ./bench/dynamic -quick          # under a minute
+//	go run ./bench/dynamic -out results.md # also write the tables to a file
+//
+// It measures, in order:
+//
+//	(a) change-to-traffic latency of an EndpointSlice swap;
+//	(b) errors while one endpoint is replaced every 100 ms under constant load;
+//	(c) nginx reloads during (a) and (b);
+//	(d) requests/s through the generated config vs a hand-written nginx proxy;
+//	(e) full TLS handshakes/s for a host with its own certificate, loaded per
+//	    handshake by the generated config vs statically by a hand-written one.
+//
+// Everything listens on 127.0.0.0/8 only, and every load loop is bounded by
+// a duration or a count. Ctrl-C stops the run and every process it started.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config holds the command-line settings of one run.
+type config struct {
+	out  string
+	bin  string
+	keep bool
+	only string
+
+	syncQuiet, syncMaxDelay time.Duration
+
+	latencyIterations int
+	latencyKeepAlive  bool
+	latencyTimeout    time.Duration
+	pollInterval      time.Duration
+
+	churn          time.Duration
+	churnInterval  time.Duration
+	churnRate      int
+	churnEndpoints int
+	drain          time.Duration
+
+	loader       string
+	tputDuration time.Duration
+	tputBackends int
+	rounds       int
+	conns        int
+
+	tlsDuration time.Duration
+	tlsConns    int
+	tlsKeys     string
+}
+
+func main() {
+	var c config
+	quick := flag.Bool("quick", false, "short durations and counts (under a minute); explicit flags still win")
+	flag.StringVar(&c.out, "out", "", "also write the Markdown tables to this file")
+	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
+	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, controller and nginx logs)")
+	flag.StringVar(&c.only, "only", "a,b,d,e", "comma-separated sections to run (a and b include their part of c)")
+	flag.DurationVar(&c.syncQuiet, "sync-quiet-period", 5*time.Millisecond, "controller --sync-quiet-period")
+	flag.DurationVar(&c.syncMaxDelay, "sync-max-delay", 100*time.Millisecond, "controller --sync-max-delay")
+	flag.IntVar(&c.latencyIterations, "latency-iterations", 100, "(a) endpoint swaps measured")
+	flag.BoolVar(&c.latencyKeepAlive, "latency-keepalive", false, "(a) poll over one keep-alive connection instead of a new connection per request")
+	flag.DurationVar(&c.pollInterval, "poll-interval", time.Millisecond, "(a) pause between polls; 0 polls back to back")
+	flag.DurationVar(&c.latencyTimeout, "latency-timeout", 5*time.Second, "(a) give up on one swap after this long")
+	flag.DurationVar(&c.churn, "churn", 60*time.Second, "(b) how long endpoints are churned under load")
+	flag.DurationVar(&c.churnInterval, "churn-interval", 100*time.Millisecond, "(b) one endpoint is replaced this often")
+	flag.IntVar(&c.churnRate, "churn-rate", 500, "(b) constant load in requests/s")
+	flag.IntVar(&c.churnEndpoints, "churn-endpoints", 3, "(b) ready endpoints at any time (at least 2)")
+	flag.DurationVar(&c.drain, "drain", 2*time.Second, "(b) how long a removed backend keeps running")
+	flag.StringVar(&c.loader, "loader", "auto", "(d) closed-loop load generator: wrk, vegeta, or auto (wrk when installed)")
+	flag.DurationVar(&c.tputDuration, "tput-duration", 10*time.Second, "(d) duration of each throughput run")
+	flag.IntVar(&c.tputBackends, "tput-backends", 2, "(d, e) backends behind both configs")
+	flag.IntVar(&c.rounds, "rounds", 3, "(d, e) A/B rounds, alternating generated and hand-written")
+	flag.IntVar(&c.conns, "conns", 50, "(d) concurrent keep-alive connections")
+	flag.DurationVar(&c.tlsDuration, "tls-duration", 5*time.Second, "(e) duration of each handshake run")
+	flag.IntVar(&c.tlsConns, "tls-conns", 8, "(e) concurrent handshaking clients")
+	flag.StringVar(&c.tlsKeys, "tls-keys", "ecdsa,rsa2048", "(e) certificate key types: ecdsa, rsa2048")
+	flag.Parse()
+	if *quick {
+		c.applyQuick()
+	}
+	if err := c.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C kills at once; children still get SIGTERM (Pdeathsig)
+	}()
+	err := run(ctx, &c)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			err = errors.New("interrupted")
+		}
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// applyQuick shortens every duration and count that was not set on the
+// command line.
+func (c *config) applyQuick() {
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	quick := map[string]func(){
+		"latency-iterations": func() { c.latencyIterations = 20 },
+		"churn":              func() { c.churn = 10 * time.Second },
+		"drain":              func() { c.drain = time.Second },
+		"tput-duration":      func() { c.tputDuration = 2 * time.Second },
+		"rounds":             func() { c.rounds = 2 },
+		"tls-duration":       func() { c.tlsDuration = time.Second },
+		"tls-keys":           func() { c.tlsKeys = "ecdsa" },
+	}
+	for name, apply := range quick {
+		if !set[name] {
+			apply()
+		}
+	}
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.latencyIterations < 1 || c.latencyIterations > 10000:
+		return fmt.Errorf("-latency-iterations %d: want 1 to 10000", c.latencyIterations)
+	case c.churnEndpoints < 2 || c.churnEndpoints > 100:
+		return fmt.Errorf("-churn-endpoints %d: want 2 to 100, so one is always left while another is replaced", c.churnEndpoints)
+	case c.churnRate < 1 || c.churnRate > 20000:
+		return fmt.Errorf("-churn-rate %d: want 1 to 20000", c.churnRate)
+	case c.churnInterval < 10*time.Millisecond:
+		return fmt.Errorf("-churn-interval %s: want at least 10ms", c.churnInterval)
+	case c.churn <= 0 || c.churn > 30*time.Minute, c.tputDuration <= 0 || c.tputDuration > 10*time.Minute,
+		c.tlsDuration <= 0 || c.tlsDuration > 10*time.Minute:
+		return errors.New("-churn, -tput-duration and -tls-duration must be positive and bounded (30m, 10m, 10m)")
+	case c.rounds < 1 || c.rounds > 20:
+		return fmt.Errorf("-rounds %d: want 1 to 20", c.rounds)
+	case c.conns < 1 || c.conns > 1000, c.tlsConns < 1 || c.tlsConns > 256:
+		return errors.New("-conns (1-1000) or -tls-conns (1-256) out of range")
+	case c.tputBackends < 1 || c.tputBackends > 50:
+		return fmt.Errorf("-tput-backends %d: want 1 to 50", c.tputBackends)
+	}
+	switch c.loader {
+	case "auto", "wrk", "vegeta":
+	default:
+		return fmt.Errorf("-loader %q: want auto, wrk or vegeta", c.loader)
+	}
+	for _, k := range c.keys() {
+		if _, ok := keyBits[k]; !ok {
+			return fmt.Errorf("-tls-keys: unknown key type %q", k)
+		}
+	}
+	return nil
+}
+
+// keys lists the -tls-keys entries.
+func (c *config) keys() []string {
+	var out []string
+	for _, k := range strings.Split(c.tlsKeys, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// section reports whether -only selects a section.
+func (c *config) section(name string) bool {
+	for _, s := range strings.Split(c.only, ",") {
+		if strings.TrimSpace(s) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// run builds the binary, runs the selected sections and prints the report.
+func run(ctx context.Context, c *config) error {
+	e, err := newEnv(c.keep)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	if c.bin == "" {
+		fmt.Fprintln(os.Stderr, "building ./cmd/causeway ...")
+		if c.bin, err = e.build(ctx); err != nil {
+			return err
+		}
+	}
+	e.bin = c.bin
+	rep := newReport(c)
+
+	if c.section("a") || c.section("b") {
+		if err := runDynamic(ctx, e, c, rep); err != nil {
+			return err
+		}
+	}
+	if c.section("d") || c.section("e") {
+		if err := runComparison(ctx, e, c, rep); err != nil {
+			return err
+		}
+	}
+	out := rep.String()
+	fmt.Print("\n" + out)
+	if c.out != "" {
+		if err := os.WriteFile(c.out, []byte(out), 0o644); err != nil {
+			return fmt.Errorf("write -out: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Namespace and names of the objects the benchmark serves.
+const (
+	ns       = "bench"
+	service  = "web"
+	httpHost = "web.bench.test"
+)
+
+const ingressClassYAML = `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: causeway}
+spec: {controller: causeway.io/ingress-controller}
+---
+`
+
+// serviceYAML is the Service whose EndpointSlice the benchmark rewrites.
+func serviceYAML() string {
+	return fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec:\n  ports: [{name: http, port: 80}]\n---\n", service, ns)
+}
+
+// sliceYAML is the Service's only EndpointSlice: every address is a ready
+// endpoint on port.
+func sliceYAML(port int, ips ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: %s-1\n  namespace: %s\n  labels: {kubernetes.io/service-name: %s}\naddressType: IPv4\nports: [{name: http, port: %d, protocol: TCP}]\nendpoints:\n",
+		service, ns, service, port)
+	if len(ips) == 0 {
+		b.WriteString("  []\n")
+	}
+	for _, ip := range ips {
+		fmt.Fprintf(&b, "  - addresses: [%q]\n    conditions: {ready: true}\n", ip)
+	}
+	return b.String()
+}
+
+// ingressYAML routes host (over HTTP only) to the Service.
+func ingressYAML(name, host string) string {
+	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: %s, namespace: %s}
+spec:
+  ingressClassName: causeway
+  rules:
+  - host: %q
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}
+---
+`, name, ns, host, service)
+}
+
+// tlsIngressYAML routes host over HTTPS, with the certificate in secret.
+func tlsIngressYAML(name, host, secret string) string {
+	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: %s, namespace: %s}
+spec:
+  ingressClassName: causeway
+  tls: [{hosts: [%q], secretName: %s}]
+  rules:
+  - host: %q
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}
+---
+`, name, ns, host, secret, host, service)
+}
+
+// configMapYAML is the controller's ConfigMap (--configmap causeway/config).
+func configMapYAML(data map[string]string) string {
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: config, namespace: causeway}\ndata:\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %s: %q\n", k, data[k])
+	}
+	b.WriteString("---\n")
+	return b.String()
+}
+
+// keyBits maps a -tls-keys name to an RSA size; 0 means ECDSA P-256.
+var keyBits = map[string]int{"ecdsa": 0, "rsa2048": 2048}
+
+// certificate is a self-signed certificate and key for one host.
+type certificate struct {
+	host string
+	// varHost is a second name in the certificate, served by the
+	// hand-written nginx through a variable certificate path.
+	varHost string
+	kind    string // "ECDSA P-256" or "RSA 2048"
+	// pem is the certificate followed by the key, the bundle format the
+	// controller writes for nginx too.
+	pem []byte
+	crt []byte
+	key []byte
+}
+
+// newCertificate makes a self-signed certificate for host, also valid for
+// "var-" + host.
+func newCertificate(host string, rsaBits int) (*certificate, error) {
+	varHost := "var-" + host
+	var key crypto.Signer
+	var err error
+	if rsaBits > 0 {
+		key, err = rsa.GenerateKey(rand.Reader, rsaBits)
+	} else {
+		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("generate key: %w", err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: host},
+		DNSNames: []string{host, varHost}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, fmt.Errorf("create certificate: %w", err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("marshal key: %w", err)
+	}
+	kind := "ECDSA P-256"
+	if rsaBits > 0 {
+		kind = fmt.Sprintf("RSA %d", rsaBits)
+	}
+	c := &certificate{host: host, varHost: varHost, kind: kind,
+		crt: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		key: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})}
+	c.pem = append(append([]byte{}, c.crt...), c.key...)
+	return c, nil
+}
+
+// secretYAML is a kubernetes.io/tls Secret holding the certificate.
+func (c *certificate) secretYAML(name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: %s, namespace: %s}
+type: kubernetes.io/tls
+data:
+  tls.crt: %s
+  tls.key: %s
+---
+`, name, ns, base64.StdEncoding.EncodeToString(c.crt), base64.StdEncoding.EncodeToString(c.key))
+}
+
+// writeManifest writes dir/name atomically: a dot-file (which the files
+// source ignores) renamed over the target. It returns the moment just
+// before the rename, when the change becomes visible.
+func writeManifest(dir, name, body string) (time.Time, error) {
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		return time.Time{}, fmt.Errorf("write manifest %s: %w", name, err)
+	}
+	at := time.Now()
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return time.Time{}, fmt.Errorf("rename manifest %s: %w", name, err)
+	}
+	return at, nil
+}

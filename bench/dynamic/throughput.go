@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// measureThroughput runs closed-loop keep-alive load (wrk -t1, or vegeta
+// with a fixed pool of workers and no rate limit) against both sides, in
+// alternating rounds, and reports requests/s and the ratio.
+func measureThroughput(ctx context.Context, c *config, sides []side, rep *report) error {
+	loader := c.loader
+	if loader == "auto" {
+		loader = "vegeta"
+		if _, err := exec.LookPath("wrk"); err == nil {
+			loader = "wrk"
+		}
+	}
+	fmt.Fprintf(os.Stderr, "(d) throughput: %s, %d connections, %d rounds of %s per side ...\n", loader, c.conns, c.rounds, c.tputDuration)
+	load := func(sd side, d time.Duration) (sample, error) {
+		if loader == "wrk" {
+			return wrkLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, c.conns, d)
+		}
+		return vegetaLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, c.conns, d)
+	}
+	res, err := abRounds(ctx, c.rounds, sides, time.Second, c.tputDuration, load)
+	if err != nil {
+		return err
+	}
+
+	// sides: generated, hand-written (the reference), hand-written with
+	// the generated headers.
+	const ref = 1
+	t := &table{title: "(d) Throughput: generated vs hand-written config", header: []string{"config"}}
+	ratios, cpuRatios := compareTable(t, "req", sides, res, ref, func(int) []string { return nil })
+	ratio, cpuRatio := ratios[0], cpuRatios[0]
+	how := fmt.Sprintf("`wrk -t1 -c%d -d%s`", c.conns, wrkSeconds(c.tputDuration))
+	if loader == "vegeta" {
+		how = fmt.Sprintf("vegeta with %d workers and no rate limit (closed loop) for %s", c.conns, c.tputDuration)
+	}
+	t.note("Load: %s, keep-alive on; each round runs every config in turn, after a 1 s warm-up of each. \"vs\" columns are the median over rounds of the ratio within the same round.", how)
+	t.note("All: one nginx worker, access log off, the same %d echo backends, upstream keepalive 320. Generated: ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`; Lua balancer (round robin: access, balancer, header-filter and log handlers) and its forwarding headers. Hand-written: a plain `upstream` with `keepalive`, `proxy_http_version 1.1`, `proxy_set_header Connection \"\"`. The third row is the hand-written proxy plus the generated config's `proxy_set_header` lines (Host, Connection/Upgrade map, X-Real-IP, X-Forwarded-*) and `proxy_next_upstream`: generated minus it is the Lua balancer's cost.", c.tputBackends)
+	t.note("wrk, the in-process Go backends, nginx and whatever else runs on the machine share its %d CPUs. When \"nginx worker busy\" (its CPU time over the run's) is well below 100%%, nginx is not the bottleneck: the Go echo backends and wrk are, and the req/s ratio understates nginx's own difference.", runtime.NumCPU())
+	t.note("nginx CPU/req is the worker's user+system CPU per request (from /proc, 10 ms ticks). It hardly depends on what else ran, so its ratio is the steadier measure: where nginx is the bottleneck, req/s scales as its inverse.")
+	t.note("%s", failureNote(res))
+	rep.addTable(t)
+	rep.target("(d) generated / hand-written req/s", "≥ 90%", pct(ratio), pass(ratio >= 0.9))
+	rep.target("(d) nginx CPU per request, generated / hand-written", "informational (≤ 1.11× for 90% when nginx is the bottleneck)", fmt.Sprintf("%.2f×", cpuRatio), nil)
+	return nil
+}
+
+var (
+	wrkRequests = regexp.MustCompile(`(\d+) requests in ([0-9.]+)(us|ms|s|m)`)
+	wrkNon2xx   = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
+	wrkSocket   = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
+)
+
+// wrkSeconds is d as wrk's -d argument: whole seconds, at least one.
+func wrkSeconds(d time.Duration) string {
+	return fmt.Sprintf("%ds", max(1, int(math.Round(d.Seconds()))))
+}
+
+// wrkLoad runs wrk with one thread and conns keep-alive connections.
+func wrkLoad(ctx context.Context, url, host string, conns int, d time.Duration) (sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "wrk", "-t1", "-c"+strconv.Itoa(conns), "-d"+wrkSeconds(d),
+		"--timeout", "5s", "-H", "Host: "+host, url).CombinedOutput()
+	if err != nil {
+		return sample{}, fmt.Errorf("wrk: %w\n%s", err, out)
+	}
+	m := wrkRequests.FindSubmatch(out)
+	if m == nil {
+		return sample{}, fmt.Errorf("wrk: no request count in its output:\n%s", out)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	v, _ := strconv.ParseFloat(string(m[2]), 64)
+	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second, "m": time.Minute}[string(m[3])]
+	s := sample{count: n, elapsed: time.Duration(v * float64(unit))}
+	if m := wrkNon2xx.FindSubmatch(out); m != nil {
+		bad, _ := strconv.Atoi(string(m[1]))
+		s.bad += bad
+		s.count -= bad
+	}
+	if m := wrkSocket.FindSubmatch(out); m != nil {
+		for _, f := range m[1:] {
+			bad, _ := strconv.Atoi(string(f))
+			s.bad += bad
+		}
+	}
+	return s, nil
+}
+
+// vegetaLoad runs vegeta as a closed loop: conns workers, each sending its
+// next request as soon as the last one is answered, for d.
+func vegetaLoad(ctx context.Context, url, host string, conns int, d time.Duration) (sample, error) {
+	atk := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.Timeout(5*time.Second), vegeta.Workers(uint64(conns)),
+		vegeta.MaxWorkers(uint64(conns)), vegeta.Connections(conns), vegeta.MaxConnections(conns), vegeta.Redirects(vegeta.NoFollow))
+	target := vegeta.Target{Method: http.MethodGet, URL: url, Header: http.Header{"Host": {host}}}
+	start := time.Now()
+	var s sample
+	stop := context.AfterFunc(ctx, func() { atk.Stop() })
+	defer stop()
+	for res := range atk.Attack(vegeta.NewStaticTargeter(target), vegeta.Rate{}, d, "throughput") {
+		if res.Code >= 200 && res.Code <= 299 {
+			s.count++
+		} else {
+			s.bad++
+		}
+	}
+	s.elapsed = time.Since(start)
+	return s, ctx.Err()
+}
+
+// pct formats a ratio as a percentage.
+func pct(r float64) string { return fmt.Sprintf("%.1f%%", 100*r) }
+
+// us formats a duration in microseconds.
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }

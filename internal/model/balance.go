@@ -1,0 +1,82 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/causeway/causeway/internal/balancer"
+)
+
+// Service annotations that choose how a backend balances its endpoints.
+// They live on the Service because the method is a property of the
+// backend, shared by every Ingress path that routes to it.
+const (
+	AnnotationLoadBalance    = "causeway.io/load-balance"
+	AnnotationHashKey        = "causeway.io/hash-key"
+	AnnotationStickyCookie   = "causeway.io/sticky-cookie"
+	AnnotationStickyPath     = "causeway.io/sticky-path"
+	AnnotationStickyMaxAge   = "causeway.io/sticky-max-age"
+	AnnotationStickySameSite = "causeway.io/sticky-samesite"
+	AnnotationStickySecure   = "causeway.io/sticky-secure"
+	AnnotationRetries        = "causeway.io/proxy-next-upstream-tries"
+)
+
+// Balance is a backend's load-balancing method and its options, already
+// validated against the same grammar the Lua side enforces.
+type Balance struct {
+	Method  balancer.Method
+	HashKey string
+	Sticky  *balancer.StickyOptions
+	// Retries is how many other endpoints a failed connect may try; nil
+	// means the default (one).
+	Retries *int
+}
+
+// parseBalance reads a Service's annotations over the ConfigMap default.
+// An invalid setting keeps the default method and raises a Problem on the
+// Service; traffic keeps flowing.
+func parseBalance(svc *corev1.Service, def balancer.Method) (Balance, error) {
+	b := Balance{Method: def}
+	a := svc.Annotations
+	if v, ok := a[AnnotationLoadBalance]; ok {
+		b.Method = balancer.Method(v)
+	}
+	if b.Method == balancer.CHash {
+		b.HashKey = a[AnnotationHashKey]
+		if b.HashKey == "" {
+			b.HashKey = "$request_uri"
+		}
+	}
+	if b.Method == balancer.Sticky {
+		s := &balancer.StickyOptions{Cookie: a[AnnotationStickyCookie], Path: a[AnnotationStickyPath], SameSite: a[AnnotationStickySameSite]}
+		if v, ok := a[AnnotationStickyMaxAge]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return Balance{Method: def}, fmt.Errorf("%s %q is not a number of seconds", AnnotationStickyMaxAge, truncate(v))
+			}
+			s.MaxAge = n
+		}
+		if v, ok := a[AnnotationStickySecure]; ok {
+			secure, err := strconv.ParseBool(v)
+			if err != nil {
+				return Balance{Method: def}, fmt.Errorf("%s %q is not a boolean", AnnotationStickySecure, truncate(v))
+			}
+			s.Secure = secure
+		}
+		b.Sticky = s
+	}
+	if v, ok := a[AnnotationRetries]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return Balance{Method: def}, fmt.Errorf("%s %q is not a number", AnnotationRetries, truncate(v))
+		}
+		b.Retries = &n
+	}
+	probe := balancer.Backend{Key: "probe", Method: b.Method, HashKey: b.HashKey, Sticky: b.Sticky, Retries: b.Retries}
+	if err := probe.Validate(); err != nil {
+		return Balance{Method: def}, err
+	}
+	return b, nil
+}

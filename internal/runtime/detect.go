@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/render"
+)
+
+// LuaModules are the dynamic modules the Lua data plane loads, in order.
+var luaModules = []string{"ndk_http_module.so", "ngx_http_lua_module.so"}
+
+// DetectLua reports the module files to load for the Lua data plane, or an
+// error saying why it cannot run here. It does not trust file presence
+// alone: it has nginx load the modules, create a shared dict and require
+// lua-resty-core in a throw-away configuration, which is exactly what the
+// real configuration needs.
+func DetectLua(ctx context.Context, binary, modulesDir string, dir layout.Dir) ([]string, error) {
+	var mods []string
+	for _, m := range luaModules {
+		p := filepath.Join(modulesDir, m)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("module %s not found (install libnginx-mod-http-lua)", p)
+		}
+		mods = append(mods, p)
+	}
+	probeDir := dir.Path("tmp", "lua-probe")
+	if err := os.MkdirAll(probeDir, 0o700); err != nil {
+		return nil, err
+	}
+	var conf strings.Builder
+	for _, m := range mods {
+		q, err := render.Quote(m)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&conf, "load_module %s;\n", q)
+	}
+	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n  lua_shared_dict causeway_probe 64k;\n"+
+		"  init_by_lua_block { require(\"resty.core\"); require(\"ngx.balancer\") }\n}\n", pid)
+	path := filepath.Join(probeDir, "nginx.conf")
+	if err := writeAtomic(path, []byte(conf.String()), 0o600); err != nil {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", path, "-t", "-q").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("nginx cannot run the Lua balancer: %s", strings.TrimSpace(string(out)))
+	}
+	return mods, nil
+}

@@ -1,0 +1,173 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The nginx process: start, supervise, stop.
+
+// start launches the nginx master in its own process group, so signals
+// meant for the controller (Ctrl-C) do not reach it and its workers can be
+// cleaned up as one group.
+func (m *Manager) start() error {
+	// A unix socket left by a killed nginx would make bind() fail.
+	for _, s := range []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket()} {
+		os.Remove(s)
+	}
+	cmd := exec.Command(m.opts.Binary, m.args()...)
+	cmd.Stdout, cmd.Stderr = m.opts.Output, m.opts.Output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", m.opts.Binary, err)
+	}
+	exited := make(chan struct{})
+	m.proc, m.exited = cmd.Process, exited
+	go func() {
+		err := cmd.Wait()
+		// The master is gone; kill any workers it left behind, which would
+		// otherwise keep the listening sockets.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		m.opts.Log.Info("nginx master exited", "pid", cmd.Process.Pid, "status", err)
+		close(exited)
+	}()
+	m.opts.Log.Info("nginx started", "pid", cmd.Process.Pid, "binary", m.opts.Binary)
+	return nil
+}
+
+func (m *Manager) signal(sig syscall.Signal) error {
+	if m.proc == nil {
+		return errors.New("nginx is not running")
+	}
+	if err := m.proc.Signal(sig); err != nil {
+		return fmt.Errorf("signal nginx: %w", err)
+	}
+	return nil
+}
+
+// Supervise restarts nginx with backoff whenever it exits on its own, until
+// ctx is done. It returns after Stop.
+func (m *Manager) Supervise(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for {
+		m.mu.Lock()
+		exited, running := m.exited, m.proc != nil
+		m.mu.Unlock()
+		if !running {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+				continue
+			}
+		}
+		started := time.Now()
+		select {
+		case <-ctx.Done():
+			return
+		case <-exited:
+		}
+		m.mu.Lock()
+		if m.stopped {
+			m.mu.Unlock()
+			return
+		}
+		if time.Since(started) > 30*time.Second {
+			backoff = 100 * time.Millisecond
+		}
+		m.opts.Log.Error("nginx exited unexpectedly; restarting", "backoff", backoff)
+		m.proc = nil
+		m.mu.Unlock()
+
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+		if err := m.respawn(ctx); err != nil {
+			m.opts.Log.Error("restarting nginx failed", "err", err)
+		}
+	}
+}
+
+func (m *Manager) respawn(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped || m.proc != nil {
+		return nil
+	}
+	if err := m.start(); err != nil {
+		return err
+	}
+	if err := m.waitVersion(ctx, m.version, m.opts.VerifyTimeout); err != nil {
+		return err
+	}
+	select {
+	case m.Respawned <- struct{}{}:
+	default:
+	}
+	m.opts.Log.Info("nginx restarted and serving", "version", m.version)
+	return nil
+}
+
+// Stop asks nginx to finish in-flight requests and exit (what "nginx -s
+// quit" does), and kills it if ctx ends first.
+func (m *Manager) Stop(ctx context.Context) error {
+	m.mu.Lock()
+	m.stopped = true
+	proc, exited := m.proc, m.exited
+	m.mu.Unlock()
+	if proc == nil {
+		return nil
+	}
+	if err := proc.Signal(syscall.SIGQUIT); err != nil {
+		return nil // already gone
+	}
+	select {
+	case <-exited:
+		return nil
+	case <-ctx.Done():
+		syscall.Kill(-proc.Pid, syscall.SIGKILL)
+		<-exited
+		return fmt.Errorf("nginx did not quit in time; killed")
+	}
+}
+
+// stopLeftover ends an nginx master that an earlier, killed controller
+// left running on this state directory: it holds the ports and would make
+// ours fail to start. Only a process whose command line names our
+// configuration file is touched.
+func (m *Manager) stopLeftover() error {
+	data, err := os.ReadFile(m.opts.StateDir.PidFile())
+	if err != nil {
+		return nil
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		return nil
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil || !bytes.Contains(cmdline, []byte(m.opts.StateDir.MainConf())) {
+		return nil
+	}
+	m.opts.Log.Warn("stopping an nginx left running by an earlier controller", "pid", pid)
+	syscall.Kill(pid, syscall.SIGQUIT)
+	for i := 0; i < 100; i++ {
+		if syscall.Kill(pid, 0) != nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(-pid, syscall.SIGKILL)
+	syscall.Kill(pid, syscall.SIGKILL)
+	return nil
+}
