@@ -18,6 +18,8 @@ type side struct {
 	// varCert makes TLS clients ask for a certificate's variable-path
 	// host (certificate.varHost) on the hand-written nginx.
 	varCert bool
+	// luaCert asks for certificate.luaHost instead (ssl_certificate_by_lua).
+	luaCert bool
 	master  func() int
 }
 
@@ -25,6 +27,9 @@ type side struct {
 func (sd side) tlsHost(cert *certificate) string {
 	if sd.varCert {
 		return cert.varHost
+	}
+	if sd.luaCert {
+		return cert.luaHost
 	}
 	return cert.host
 }
@@ -184,9 +189,13 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report) error {
 		// The same again with the generated config's proxy headers: (d)
 		// uses it to tell their cost from the Lua balancer's.
 		{name: "hand-written + generated's headers", httpAddr: hand.HeadersAddr(), host: httpHost, master: hand.masterPID},
+		// The same hand-written nginx loading the certificate through
+		// ssl_certificate_by_lua with a per-worker cache: the other way
+		// to renew certificates without a reload.
+		{name: "hand-written, ssl_certificate_by_lua", httpAddr: hand.HTTPAddr(), httpsAddr: hand.HTTPSAddr(), host: httpHost, luaCert: true, master: hand.masterPID},
 	}
 	tputSides := []side{sides[0], sides[1], sides[3]}
-	tlsSides := sides[:3]
+	tlsSides := []side{sides[0], sides[1], sides[2], sides[4]}
 	for _, sd := range sides {
 		if n, _, err := nginxWorkers(sd.master()); err != nil || n != 1 {
 			return fmt.Errorf("%s nginx: want exactly 1 worker, have %d (%v)", sd.name, n, err)

@@ -32,7 +32,10 @@ type handNginx struct {
 // tcp_nodelay, keepalive, ssl_protocols, session cache); access logs are
 // off in both.
 const handConf = `# Hand-written minimal nginx proxy: the baseline for Causeway's
-# generated configuration.
+# generated configuration. The Lua module serves only the (e) host that
+# loads its certificate with ssl_certificate_by_lua.
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
 daemon off;
 master_process on;
 worker_processes 1;
@@ -123,6 +126,41 @@ const handTLSServer = `
             proxy_pass http://backends;
         }
     }
+
+    server {
+        listen %[1]s ssl;
+        server_name %[5]s;
+        # A placeholder nginx requires; the Lua handler replaces it.
+        ssl_certificate %[4]s;
+        ssl_certificate_key %[4]s;
+        # The alternative to a variable path: read and parse the
+        # certificate once per worker, then hand nginx the parsed objects
+        # at each handshake. A real implementation adds one shared-dict
+        # read to notice renewals.
+        ssl_certificate_by_lua_block {
+            local ssl = require("ngx.ssl")
+            local cache = package.loaded.bench_cert_cache
+            if not cache then
+                cache = {}
+                package.loaded.bench_cert_cache = cache
+            end
+            local path = "%[4]s"
+            local e = cache[path]
+            if not e then
+                local f = assert(io.open(path, "rb"))
+                local pem = f:read("*a")
+                f:close()
+                e = { cert = assert(ssl.parse_pem_cert(pem)), key = assert(ssl.parse_pem_priv_key(pem)) }
+                cache[path] = e
+            end
+            assert(ssl.clear_certs())
+            assert(ssl.set_cert(e.cert))
+            assert(ssl.set_priv_key(e.key))
+        }
+        location / {
+            proxy_pass http://backends;
+        }
+    }
 `
 
 // startHandNginx writes the baseline configuration for backends and certs
@@ -155,7 +193,7 @@ func (e *env) startHandNginx(ctx context.Context, backends []*backend, certs []*
 		if err := os.WriteFile(path, c.pem, 0o644); err != nil {
 			return nil, fmt.Errorf("write certificate: %w", err)
 		}
-		fmt.Fprintf(&servers, handTLSServer, h.HTTPSAddr(), c.host, c.varHost, path)
+		fmt.Fprintf(&servers, handTLSServer, h.HTTPSAddr(), c.host, c.varHost, path, c.luaHost)
 	}
 	user := ""
 	if os.Geteuid() == 0 {

@@ -111,6 +111,9 @@ type certificate struct {
 	// varHost is a second name in the certificate, served by the
 	// hand-written nginx through a variable certificate path.
 	varHost string
+	// luaHost is a third name, served by the hand-written nginx through
+	// ssl_certificate_by_lua with the parsed certificate cached per worker.
+	luaHost string
 	kind    string // "ECDSA P-256" or "RSA 2048"
 	// pem is the certificate followed by the key, the bundle format the
 	// controller writes for nginx too.
@@ -123,6 +126,7 @@ type certificate struct {
 // "var-" + host.
 func newCertificate(host string, rsaBits int) (*certificate, error) {
 	varHost := "var-" + host
+	luaHost := "lua-" + host
 	var key crypto.Signer
 	var err error
 	if rsaBits > 0 {
@@ -134,7 +138,7 @@ func newCertificate(host string, rsaBits int) (*certificate, error) {
 		return nil, fmt.Errorf("generate key: %w", err)
 	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: host},
-		DNSNames: []string{host, varHost}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+		DNSNames: []string{host, varHost, luaHost}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
 		return nil, fmt.Errorf("create certificate: %w", err)
@@ -147,7 +151,7 @@ func newCertificate(host string, rsaBits int) (*certificate, error) {
 	if rsaBits > 0 {
 		kind = fmt.Sprintf("RSA %d", rsaBits)
 	}
-	c := &certificate{host: host, varHost: varHost, kind: kind,
+	c := &certificate{host: host, varHost: varHost, luaHost: luaHost, kind: kind,
 		crt: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		key: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})}
 	c.pem = append(append([]byte{}, c.crt...), c.key...)

@@ -32,18 +32,25 @@ func measureTLS(ctx context.Context, c *config, sides []side, cert *certificate,
 	const ref = 1
 	t := &table{title: "(e) TLS handshakes, " + cert.kind + " certificate: loaded per handshake vs at start", left: 2, header: []string{"config", "certificate"}}
 	ratios, cpuRatios := compareTable(t, "handshake", sides, res, ref, func(i int) []string {
-		if i == ref {
+		switch {
+		case i == 0:
+			return []string{"generated: `ssl_certificate_by_lua`, parsed once per worker"}
+		case i == ref:
 			return []string{"static `ssl_certificate`"}
+		case sides[i].luaCert:
+			return []string{"`ssl_certificate_by_lua`, parsed once per worker"}
 		}
 		return []string{"variable path, read per handshake"}
 	})
 	t.note("%d Go clients for %s per run, rounds alternating the configs; each connection is a full TLS 1.3 handshake (no session cache, so no resumption; X25519) followed by one proxied `GET /` with `Connection: close`. \"vs\" columns are the median over rounds of the ratio to the static hand-written config in the same round.", c.tlsConns, c.tlsDuration)
-	t.note("All: one nginx worker, `ssl_protocols TLSv1.2 TLSv1.3`, a shared session cache. The two hand-written rows are one nginx, two server names, one certificate file; they differ only in the `$variable` appended to the path. The generated row also runs the Lua balancer and its headers for the request (see (d)).")
+	t.note("All: one nginx worker, `ssl_protocols TLSv1.2 TLSv1.3`, a shared session cache. The hand-written rows are one nginx, three server names, one certificate file: static, with a `$variable` appended to the path, and through `ssl_certificate_by_lua` handing nginx a certificate parsed once per worker. The generated row (ssl_certificate_by_lua, the default with the Lua module) also runs the Lua balancer and its headers for the request (see (d)); without the Lua module the controller falls back to the variable path.")
 	t.note("The Go clients' own handshake work shares the machine's cores with nginx, so handshakes/s understates the difference; nginx CPU/handshake (the worker's CPU per connection) does not. \"nginx worker busy\" well below 100%% means the clients, not nginx, limited the rate.")
 	t.note("%s", failureNote(res))
 	rep.addTable(t)
 	rep.target("(e) TLS handshakes/s, "+cert.kind+", generated / hand-written", "informational",
 		fmt.Sprintf("%s (nginx CPU %.2f×)", pct(ratios[0]), cpuRatios[0]), nil)
+	rep.target("(e) TLS handshakes/s, "+cert.kind+", ssl_certificate_by_lua / static", "informational",
+		fmt.Sprintf("%s (nginx CPU %.2f×)", pct(ratios[3]), cpuRatios[3]), nil)
 	return nil
 }
 

@@ -128,6 +128,16 @@ func (c *Client) Delete(ctx context.Context, generation int64, keys ...string) e
 	return nil
 }
 
+// CertificatesChanged tells nginx that certificate files were rewritten:
+// each worker drops its parsed copies and reads the files again at the
+// next handshake.
+func (c *Client) CertificatesChanged(ctx context.Context) error {
+	if err := c.do(ctx, http.MethodPost, "/v1/certificates", nil, nil); err != nil {
+		return fmt.Errorf("balancer: certificates changed: %w", err)
+	}
+	return nil
+}
+
 // Generation returns the generation of the state nginx is serving (0 if
 // nothing was pushed since nginx started), e.g. to verify a push or to
 // continue numbering after a controller restart.

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -194,6 +195,11 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 		result, err := c.opts.Applier.Apply(ctx, files, version)
 		if err == nil {
 			c.recordApply(result, version, m)
+			if err := c.certificatesChanged(ctx, result); err != nil {
+				res.Err = err
+				c.opts.Log.Error("telling nginx about renewed certificates failed; will retry", "err", err)
+				break
+			}
 			if err := c.pushDynamic(ctx, backends); err != nil {
 				res.Err = err
 				c.opts.Log.Error("pushing endpoints to nginx failed; will retry", "err", err)
@@ -265,6 +271,20 @@ func reloadReason(started bool, changed []string) string {
 		return "endpoints"
 	}
 	return "config"
+}
+
+// certificatesChanged tells the Lua data plane that certificate files were
+// rewritten without a reload, so workers re-read them.
+func (c *Controller) certificatesChanged(ctx context.Context, r runtime.ApplyResult) error {
+	if c.opts.Dynamic == nil || r.Reloaded {
+		return nil
+	}
+	for _, f := range r.Changed {
+		if strings.HasPrefix(f, layout.SecretsDir+"/") {
+			return c.opts.Dynamic.CertificatesChanged(ctx)
+		}
+	}
+	return nil
 }
 
 // pushDynamic sends the endpoint state over the dynamic channel.

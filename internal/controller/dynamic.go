@@ -16,6 +16,9 @@ import (
 // *balancer.Client implements it.
 type Pusher interface {
 	ReplaceEncoded(ctx context.Context, generation int64, body []byte) error
+	// CertificatesChanged makes workers drop their parsed certificates
+	// after certificate files were rewritten without a reload.
+	CertificatesChanged(ctx context.Context) error
 }
 
 // dynamicChannel keeps the Lua balancer's state equal to the Model's

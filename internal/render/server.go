@@ -16,6 +16,7 @@ type serverView struct {
 	ListenHTTPS   string
 	DefaultServer bool
 	Cert          string
+	CertLua       string
 	Redirect      bool
 	RedirectPort  string
 	Locations     []locationView
@@ -55,7 +56,14 @@ func renderServer(m *model.Model, srv *model.Server, p Params, lua bool) ([]byte
 		v.Sources = "none"
 	}
 	if srv.TLS != nil && srv.TLS.Secret != "" {
-		if v.Cert, err = secretPath(p.StateDir, srv.TLS.Secret, m.Config.ReloadFreeCertificates); err != nil {
+		mode := certAtReload
+		switch {
+		case m.Config.ReloadFreeCertificates && lua:
+			mode = certLua
+		case m.Config.ReloadFreeCertificates:
+			mode = certPerHandshake
+		}
+		if v.Cert, v.CertLua, err = certDirectives(p.StateDir, srv.TLS.Secret, mode); err != nil {
 			return nil, err
 		}
 	}

@@ -146,17 +146,20 @@ func TestEndpointChangesDoNotReload(t *testing.T) {
 	})
 }
 
-// TestCertificateRenewal renews a secret in place. By default nginx reads
-// host certificates at handshake time, so the renewal needs no reload;
-// with reload-free-certificates off, it reloads once.
+// TestCertificateRenewal renews a secret in place. By default the renewal
+// needs no reload: with the Lua module, ssl_certificate_by_lua re-reads the
+// file once the controller reports it changed; without it, nginx reads the
+// file at each handshake. With reload-free-certificates off, it reloads.
 func TestCertificateRenewal(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		config     string
+		args       []string
 		wantReload float64
 	}{
-		{"reload-free by default", "", 0},
-		{"reloads when turned off", `{reload-free-certificates: "false"}`, 1},
+		{"reload-free by default (ssl_certificate_by_lua)", "", nil, 0},
+		{"reload-free without Lua (read per handshake)", "", []string{"--dataplane", "plain"}, 0},
+		{"reloads when turned off", `{reload-free-certificates: "false"}`, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			web := startBackend(t, "web")
@@ -167,7 +170,7 @@ func TestCertificateRenewal(t *testing.T) {
 			if tc.config != "" {
 				m["config.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: config, namespace: causeway}\ndata: " + tc.config + "\n"
 			}
-			c := startController(t, m)
+			c := startController(t, m, tc.args...)
 			if cn := c.GetTLS("a.tls.test", "/").PeerCN; cn != "a.tls.test" {
 				t.Fatalf("CN %q", cn)
 			}

@@ -4,6 +4,7 @@
 --   GET  /v1/state        the current state, as validated
 --   PUT  /v1/state        replace the whole state
 --   POST /v1/backends     upsert "backends", remove "delete"
+--   POST /v1/certificates certificate files changed: drop parsed copies
 --
 -- Errors are {"error": "..."} with 400 (invalid payload), 404, 405,
 -- 409 (older generation), 503 (busy) or 507 (shared dict full); a body
@@ -104,6 +105,13 @@ local routes = {
     ["/v1/generation"] = { GET = function() return reply(200, store.status()) end },
     ["/v1/state"] = { GET = dump, PUT = function() return write(true) end },
     ["/v1/backends"] = { POST = function() return write(false) end },
+    ["/v1/certificates"] = { POST = function()
+        local gen, err = require("causeway.certs").bump()
+        if not gen then
+            return fail(507, "cannot record the certificate change: " .. tostring(err))
+        end
+        return reply(200, { certificates = gen })
+    end },
 }
 
 -- serve is the content handler of the dynamic server.

@@ -51,6 +51,7 @@ function _M.init(state_file)
     end
     -- Load every module in the master, before workers drop privileges.
     require("causeway.api")
+    require("causeway.certs")
     if state_file then
         load_state_file(state_file)
     end
