@@ -159,12 +159,14 @@ func (v *mainView) Lua() string {
 	if v.lua == nil {
 		return ""
 	}
-	// Location carries the per-request hooks plus proxy_pass; the hooks go
-	// here, once, and every location inherits them. They do nothing where
-	// $causeway_backend is unset.
+	// The access hook (resolve the backend, 503 when it has no endpoint)
+	// goes here, once, and every location inherits it; it does nothing
+	// where $causeway_backend is unset. The header-filter and log hooks
+	// cost time on every request, so only locations whose method needs
+	// them carry them (see locationBody).
 	var hooks []string
 	for _, l := range strings.Split(v.lua.Location, "\n") {
-		if strings.Contains(l, "_by_lua_block") {
+		if strings.HasPrefix(l, "access_by_lua_block") {
 			hooks = append(hooks, l)
 		}
 	}

@@ -177,10 +177,23 @@ func locationBody(l *model.Location, backends map[string]*model.Backend, lua boo
 		if err != nil {
 			return nil, err
 		}
-		// The access, header-filter and log hooks are set once at http
-		// level and inherited: compiling them per location would cost
-		// memory and nginx -t time with thousands of hosts.
-		return []string{strings.TrimSpace(set), "proxy_pass http://" + balancer.UpstreamName + ";"}, nil
+		body := []string{strings.TrimSpace(set)}
+		// The access hook is inherited from the http level. The others
+		// run only where the backend's method uses them: sticky sets its
+		// cookie in the header filter; least_conn, ewma and p2c count
+		// in-flight requests and latency in the log phase. Round robin
+		// and chash need neither, which saves two Lua calls per request.
+		var method balancer.Method
+		if b := backends[l.Backend]; b != nil {
+			method = b.Balance.Method
+		}
+		switch method {
+		case balancer.Sticky:
+			body = append(body, `header_filter_by_lua_block { require("causeway.balancer").header_filter() }`)
+		case balancer.LeastConn, balancer.EWMA, balancer.P2C:
+			body = append(body, `log_by_lua_block { require("causeway.balancer").log() }`)
+		}
+		return append(body, "proxy_pass http://"+balancer.UpstreamName+";"), nil
 	}
 	if b := backends[l.Backend]; b == nil || len(b.Endpoints) == 0 {
 		return []string{"return 503;"}, nil // no ready endpoints
