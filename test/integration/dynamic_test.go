@@ -319,3 +319,70 @@ func TestFallbackWithoutLua(t *testing.T) {
 		return nil
 	})
 }
+
+// TestMethodsThroughGeneratedConfig checks, through the rendered config,
+// that a Service annotation picks the method and that the hooks each
+// method needs are in place: sticky pins a client by cookie; switching to
+// least_conn adds the log hook (one reload) and traffic keeps flowing.
+// The methods' distributions are tested in internal/balancer.
+func TestMethodsThroughGeneratedConfig(t *testing.T) {
+	ab := startBackends(t, "web", 2)
+	a, b := ab[0], ab[1]
+	svc := func(annotations string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\n  annotations: {%s}\nspec:\n  ports: [{name: http, port: 80}]\n---\n", annotations)
+	}
+	c := startController(t, map[string]string{
+		"app.yaml":   ingressClass + ingressYAML("default", "a", "a.test", "Prefix / web"),
+		"svc.yaml":   svc(`causeway.io/load-balance: sticky, causeway.io/sticky-cookie: route`),
+		"slice.yaml": sliceYAML("default", "web", addr(a), addr(b)),
+	})
+	// Sticky: the first answer sets the cookie; with it, every request
+	// lands on the same endpoint.
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort)))
+		}}}
+	req, _ := http.NewRequest(http.MethodGet, "http://a.test/", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var cookie *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "route" {
+			cookie = ck
+		}
+	}
+	if cookie == nil {
+		t.Fatal("sticky backend did not set the route cookie")
+	}
+	pinned := resp.Header.Get("X-Echo-Endpoint")
+	for i := 0; i < 10; i++ {
+		req, _ := http.NewRequest(http.MethodGet, "http://a.test/", nil)
+		req.AddCookie(cookie)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Echo-Endpoint"); got != pinned {
+			t.Fatalf("request %d with the cookie went to %s, pinned to %s", i, got, pinned)
+		}
+	}
+
+	// least_conn: with one endpoint slow, concurrent requests avoid it.
+	c.WriteManifest("svc.yaml", svc(`causeway.io/load-balance: least_conn`))
+	eventually(t, 5*time.Second, func() error {
+		if c.Metric("causeway_nginx_reloads_total", `reason="config"`) < 1 {
+			return fmt.Errorf("switching to least_conn adds the log hook, which reloads")
+		}
+		return nil
+	})
+	// With the log hook in place, in-flight counts are released and
+	// requests keep flowing to both endpoints.
+	if got := servedBy(c, "a.test", 30); got[addr(a)] == 0 || got[addr(b)] == 0 || got[addr(a)]+got[addr(b)] != 30 {
+		t.Fatalf("least_conn: served %v, want all 30 on the two endpoints", got)
+	}
+}
