@@ -10,7 +10,7 @@ LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -
 # of skipping when these are set, so a missing install step cannot hide.
 TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1 CAUSEWAY_REQUIRE_TESTENV=1 CAUSEWAY_REQUIRE_NETNS=1
 
-.PHONY: bench-dynamic all build deps demo test test-unit test-integration test-e2e test-netns lint clean kube-apiserver testenv
+.PHONY: bench-dynamic bench-scale all build deps demo test test-unit test-integration test-e2e test-netns lint clean kube-apiserver testenv
 
 all: build
 
@@ -37,9 +37,11 @@ test-unit: deps kube-apiserver
 test-integration: deps
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 15m ./test/integration/...
 
-# Tier 3: a real etcd and kube-apiserver.
+# Tier 3: a real etcd and kube-apiserver; the controller runs as deploy/'s
+# ServiceAccount with real nginx; backends live in a network namespace
+# (the API refuses loopback endpoints), so this needs root.
 test-e2e: deps kube-apiserver
-	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./test/testenv/...
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./test/testenv/... ./test/e2e/...
 
 # Tier 4: the tunnel across network namespaces (needs root).
 test-netns: deps kube-apiserver
@@ -63,6 +65,11 @@ testenv: deps kube-apiserver
 # BENCH_FLAGS=-quick for a short run. Not part of make test.
 bench-dynamic: deps build
 	$(GO) run ./bench/dynamic -out bin/bench-dynamic.md $(BENCH_FLAGS)
+
+# 10,000 Ingresses, Services and EndpointSlices against a test API server;
+# prints a table (needs root). Not part of make test.
+bench-scale: deps kube-apiserver
+	$(GO) run ./bench/scale
 
 clean:
 	rm -rf bin

@@ -57,6 +57,7 @@ type controllerFlags struct {
 	nginxUser         string
 	syncQuiet         time.Duration
 	syncMaxDelay      time.Duration
+	kube              kubeFlags
 }
 
 func newControllerCommand() *cobra.Command {
@@ -92,6 +93,7 @@ func newControllerCommand() *cobra.Command {
 	fl.DurationVar(&f.syncMaxDelay, "sync-max-delay", 500*time.Millisecond, "apply at most this long after the first of a stream of changes")
 	fl.StringVar(&f.nginxUser, "nginx-user", "", "user nginx workers run as when the controller runs as root (default www-data, else nobody)")
 	fl.StringVar(&f.modulesDir, "nginx-modules-dir", "/usr/lib/nginx/modules", "directory holding ndk_http_module.so and ngx_http_lua_module.so")
+	f.kube.register(fl)
 	return cmd
 }
 
@@ -113,6 +115,9 @@ func (f *controllerFlags) validate() error {
 		return fmt.Errorf("--state-dir: %w", err)
 	}
 	f.stateDir = abs
+	if err := f.kube.validate(); err != nil {
+		return err
+	}
 	switch f.dataplane {
 	case "auto", "lua", "plain":
 	default:
@@ -172,6 +177,10 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			log.Info("Lua balancer enabled: endpoint and certificate changes apply without reloads")
 		}
 	}
+	reporter, err := newKubeReporter(f, log, met)
+	if err != nil {
+		return err
+	}
 	ctl := controller.New(controller.Options{
 		Source:  src,
 		Applier: mgr,
@@ -182,6 +191,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		Render:    params,
 		Log:       log,
 		Metrics:   met,
+		OnSync:    reporter.onSync,
 		Dynamic:   pusher,
 		Restarted: mgr.Respawned,
 		Quiet:     f.syncQuiet,
@@ -210,6 +220,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		}
 	}()
 	go mgr.Supervise(ctx)
+	reporterDone := reporter.start(ctx)
 	go func() {
 		if err := ctl.Run(ctx); err != nil {
 			errc <- err
@@ -232,6 +243,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	for _, s := range servers {
 		s.Shutdown(shutdownCtx)
 	}
+	<-reporterDone
 	log.Info("stopped")
 	return runErr
 }

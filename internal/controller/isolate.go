@@ -86,7 +86,9 @@ func newestIngress(refs []model.ObjectRef, snap *source.Snapshot) string {
 func ingressFingerprint(snap *source.Snapshot, key string) string {
 	for _, ing := range snap.Ingresses {
 		if ing.Namespace+"/"+ing.Name == key {
-			return hashJSON(ing.UID, ing.ResourceVersion, ing.Annotations, ing.Spec)
+			// Not the resourceVersion: our own status writes change it,
+			// and they must not make a refused Ingress be retried.
+			return hashJSON(ing.UID, ing.Annotations, ing.Spec)
 		}
 	}
 	return ""

@@ -7,6 +7,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
@@ -51,7 +52,11 @@ func TestExclusionsLapseWhenTheObjectChanges(t *testing.T) {
 	if got := current(excl, snap, ingressFingerprint); got["a/bad"] != "nginx said no" {
 		t.Fatalf("unchanged object must stay excluded: %v", got)
 	}
-	ing.ResourceVersion = "2"
+	ing.ResourceVersion = "2" // a status write: still excluded
+	if got := current(excl, snap, ingressFingerprint); len(got) != 1 {
+		t.Fatalf("a status-only change must not lift the exclusion: %v", got)
+	}
+	ing.Spec.IngressClassName = ptr.To("fixed")
 	if got := current(excl, snap, ingressFingerprint); len(got) != 0 || len(excl) != 0 {
 		t.Fatalf("a changed object must be retried: %v", got)
 	}

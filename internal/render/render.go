@@ -78,8 +78,13 @@ func Render(m *model.Model, p Params) (Files, string, error) {
 		return nil, "", err
 	}
 	files[layout.UpstreamsConf] = ups
+	// Built once: per server it would cost servers x backends.
+	backends := make(map[string]*model.Backend, len(m.Backends))
+	for _, b := range m.Backends {
+		backends[b.Key] = b
+	}
 	for _, srv := range m.Servers {
-		out, err := renderServer(m, srv, p, lua != nil)
+		out, err := renderServer(m, backends, srv, p, lua != nil)
 		if err != nil {
 			return nil, "", fmt.Errorf("render server %q: %w", srv.Host, err)
 		}
@@ -204,8 +209,20 @@ func (v *mainView) ServerNamesHashMaxSize() int {
 	return size
 }
 
-func (v *mainView) PidFile() (string, error)      { return Quote(v.dir.PidFile()) }
-func (v *mainView) DefaultCert() (string, error)  { return Quote(v.dir.DefaultCert()) }
+func (v *mainView) PidFile() (string, error) { return Quote(v.dir.PidFile()) }
+
+// DefaultCert is read at handshake time (the path ends in the always-empty
+// variable): a static certificate at http level is inherited by every
+// server with an ssl listener, and nginx would build an SSL context from
+// it per server at each reload, seconds with 10,000 hosts. Only hosts
+// without a certificate of their own pay the per-handshake read.
+func (v *mainView) DefaultCert() (string, error) {
+	p, err := quotedPathBody(v.dir.DefaultCert())
+	if err != nil {
+		return "", err
+	}
+	return p + "$" + CertReloadVariable, nil
+}
 func (v *mainView) StatusSocket() (string, error) { return quotedPathBody(v.dir.StatusSocket()) }
 func (v *mainView) UpstreamsConf() (string, error) {
 	return Quote(v.dir.Path(layout.UpstreamsConf))

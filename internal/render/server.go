@@ -30,7 +30,7 @@ type locationView struct {
 	Body []string
 }
 
-func renderServer(m *model.Model, srv *model.Server, p Params, lua bool) ([]byte, error) {
+func renderServer(m *model.Model, backends map[string]*model.Backend, srv *model.Server, p Params, lua bool) ([]byte, error) {
 	var v serverView
 	var err error
 	if v.ServerName, err = serverName(srv.Host); err != nil {
@@ -71,7 +71,7 @@ func renderServer(m *model.Model, srv *model.Server, p Params, lua bool) ([]byte
 	if p.HTTPSPort != 443 {
 		v.RedirectPort = ":" + strconv.Itoa(p.HTTPSPort)
 	}
-	if v.Locations, err = locations(m, srv, lua); err != nil {
+	if v.Locations, err = locations(backends, srv, lua); err != nil {
 		return nil, err
 	}
 	return execute("server.conf.tmpl", &v)
@@ -84,7 +84,7 @@ func renderServer(m *model.Model, srv *model.Server, p Params, lua bool) ([]byte
 // for everything below it. The Prefix "= P" is dropped when an Exact P
 // exists, because Exact wins the tie. The root prefix is "/", and the
 // server's default answers through "/" when no Prefix "/" exists.
-func locations(m *model.Model, srv *model.Server, lua bool) ([]locationView, error) {
+func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) ([]locationView, error) {
 	exact := map[string]bool{}
 	hasRoot := false
 	for _, l := range srv.Locations {
@@ -93,10 +93,6 @@ func locations(m *model.Model, srv *model.Server, lua bool) ([]locationView, err
 		} else if l.Path == "/" {
 			hasRoot = true
 		}
-	}
-	backends := map[string]*model.Backend{}
-	for _, b := range m.Backends {
-		backends[b.Key] = b
 	}
 	var out []locationView
 	add := func(l *model.Location, isExact bool, path string) error {

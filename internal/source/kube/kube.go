@@ -112,8 +112,8 @@ func trim(obj any) (any, error) {
 			}
 		}
 	case *networkingv1.Ingress:
-		// Status is written by us and never read back into the model.
-		o.Status = networkingv1.IngressStatus{}
+		// Status is kept (a few addresses): the status writer compares it
+		// with what it would write, so it writes only what differs.
 	case *discoveryv1.EndpointSlice:
 		for i := range o.Endpoints {
 			o.Endpoints[i].Hints = nil

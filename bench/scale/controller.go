@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// controller is the running binary.
+type controller struct {
+	cmd                     *exec.Cmd
+	done                    chan struct{}
+	start                   time.Time
+	stateDir, ip            string
+	httpPort, health, mport int
+	log                     *os.File
+}
+
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func startController(ctx context.Context, bin, kubeconfig, stateDir string) (*controller, error) {
+	c := &controller{stateDir: stateDir, ip: "127.0.200.1", done: make(chan struct{})}
+	var err error
+	for _, p := range []*int{&c.httpPort, &c.health, &c.mport} {
+		if *p, err = freePort(c.ip); err != nil {
+			return nil, err
+		}
+	}
+	httpsPort, err := freePort(c.ip)
+	if err != nil {
+		return nil, err
+	}
+	if c.log, err = os.CreateTemp("", "causeway-scale-controller-*.log"); err != nil {
+		return nil, err
+	}
+	c.cmd = exec.Command(bin, "controller", "--kubeconfig", kubeconfig, "--state-dir", stateDir,
+		"--listen-address", c.ip, "--http-port", strconv.Itoa(c.httpPort), "--https-port", strconv.Itoa(httpsPort),
+		"--health-port", strconv.Itoa(c.health), "--metrics-port", strconv.Itoa(c.mport),
+		"--configmap", namespace+"/causeway", "--watch-namespace", namespace,
+		"--publish-address", publishAddress, "--shutdown-timeout", "10s")
+	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	c.cmd.WaitDelay = time.Second
+	fmt.Fprintf(os.Stderr, "starting the controller (log: %s) ...\n", c.log.Name())
+	c.start = time.Now()
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { c.cmd.Wait(); close(c.done) }()
+	return c, nil
+}
+
+func (c *controller) stop() {
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.done
+	}
+	c.log.Close()
+}
+
+func (c *controller) waitReady(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: time.Second}
+	for time.Now().Before(deadline) {
+		select {
+		case <-c.done:
+			return 0, fmt.Errorf("controller exited; see %s", c.log.Name())
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", c.health))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Since(c.start), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("controller not ready within %s; see %s", timeout, c.log.Name())
+}
+
+// metric sums a metric's samples.
+func (c *controller) metric(name string) float64 {
+	client := &http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.mport))
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	sum := 0.0
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		f := strings.Fields(line)
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		sum += v
+	}
+	return sum
+}
+
+// change moves Ingress i to a new host and times until nginx routes that
+// host to the backend. Its EndpointSlice is first pointed at this run's
+// backend, which matters when the objects come from an earlier run.
+func (c *controller) change(ctx context.Context, client kubernetes.Interface, i int, ip string, port int) (time.Duration, error) {
+	slices := client.DiscoveryV1().EndpointSlices(namespace)
+	slice, err := slices.Get(ctx, name(i)+"-1", metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	if slice.Endpoints[0].Addresses[0] != ip || *slice.Ports[0].Port != int32(port) {
+		slice.Endpoints[0].Addresses[0], slice.Ports[0].Port = ip, ptr.To(int32(port))
+		if _, err := slices.Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
+			return 0, err
+		}
+		time.Sleep(2 * time.Second) // applied without a reload; keep it out of the measurement
+	}
+	newHost := fmt.Sprintf("changed-%d-%d.bench.test", i, time.Now().Unix())
+	ing, err := client.NetworkingV1().Ingresses(namespace).Get(ctx, name(i), metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	ing.Spec.Rules[0].Host = newHost
+	start := time.Now()
+	if _, err := client.NetworkingV1().Ingresses(namespace).Update(ctx, ing, metav1.UpdateOptions{}); err != nil {
+		return 0, err
+	}
+	httpc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for time.Since(start) < time.Minute {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/", c.ip, c.httpPort), nil)
+		req.Host = newHost
+		if resp, err := httpc.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Since(start), nil
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("host %s not served within a minute of the change", newHost)
+}
+
+// profile collects CPU profiles into dir, in 5-second pieces
+// (cpu-PHASE-NN.pprof; merge them with go tool pprof), until the returned
+// function is called, if dir is set and the controller serves
+// /debug/pprof on its metrics port.
+func (c *controller) profile(dir, phase string) (stop func()) {
+	if dir == "" {
+		return func() {}
+	}
+	var stopping atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=5", c.mport)
+		for piece := 0; !stopping.Load(); {
+			resp, err := http.Get(url)
+			if err != nil {
+				time.Sleep(20 * time.Millisecond) // not listening yet
+				continue
+			}
+			if resp.StatusCode != http.StatusOK {
+				resp.Body.Close()
+				fmt.Fprintf(os.Stderr, "profile %s: %s (is /debug/pprof served?)\n", phase, resp.Status)
+				return
+			}
+			if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("cpu-%s-%02d.pprof", phase, piece))); err == nil {
+				io.Copy(f, resp.Body)
+				f.Close()
+			}
+			resp.Body.Close()
+			piece++
+		}
+	}()
+	return func() {
+		stopping.Store(true)
+		<-done
+	}
+}
+
+func (c *controller) heapProfile(dir string) {
+	if dir == "" {
+		return
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", c.mport))
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if f, err := os.Create(filepath.Join(dir, "heap.pprof")); err == nil {
+		io.Copy(f, resp.Body)
+		f.Close()
+	}
+}
+
+type memory struct{ current, peak int64 }
+
+// rss reads the controller's resident memory now and at its peak.
+func (c *controller) rss() memory {
+	return procMemory(c.cmd.Process.Pid)
+}
+
+func procMemory(pid int) memory {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memory{}
+	}
+	var m memory
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			m.current = kb << 10
+		case "VmHWM:":
+			m.peak = kb << 10
+		}
+	}
+	return m
+}
+
+// nginxRSS adds up the resident memory of the nginx master and its
+// workers, found through the pid file and /proc.
+func nginxRSS(stateDir string) int64 {
+	data, err := os.ReadFile(filepath.Join(stateDir, "run", "nginx.pid"))
+	if err != nil {
+		return 0
+	}
+	master, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	total := procMemory(master).current
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Field 4 is the parent pid; the command may hold spaces, so count
+		// from the closing parenthesis.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
+		f := strings.Fields(rest)
+		if len(f) > 1 && f[1] == strconv.Itoa(master) {
+			total += procMemory(pid).current
+		}
+	}
+	return total
+}
+
+// configSize adds up the rendered configuration files (secrets excluded).
+func configSize(stateDir string) (files int, size int64, err error) {
+	err = filepath.WalkDir(stateDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".conf") {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files++
+		size += info.Size()
+		return nil
+	})
+	return files, size, err
+}
+
+// nginxTest times `nginx -t` on the live configuration, best of three,
+// and reports its peak memory.
+func nginxTest(ctx context.Context, stateDir string) (time.Duration, int64, error) {
+	best := time.Duration(1<<63 - 1)
+	var peak int64
+	for range 3 {
+		cmd := exec.CommandContext(ctx, "nginx", "-t", "-q", "-p", stateDir+"/", "-e", "stderr", "-c", filepath.Join(stateDir, "nginx.conf"))
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return 0, 0, fmt.Errorf("nginx -t: %w: %s", err, out)
+		}
+		best = min(best, time.Since(start))
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peak = max(peak, ru.Maxrss<<10)
+		}
+	}
+	return best, peak, nil
+}

@@ -1,0 +1,242 @@
+// Command scale measures the controller against a real kube-apiserver
+// holding many objects, and prints a table. It is a benchmark, not a test:
+// it asserts nothing, and compares what it measures with the targets.
+//
+//	go run ./bench/scale              # 10,000 Ingresses, Services, EndpointSlices
+//	go run ./bench/scale -n 2000      # smaller
+//	make testenv; go run ./bench/scale -kubeconfig .cache/testenv/admin.kubeconfig
+//	                                  # reuse an API server (objects are created once)
+//
+// It starts etcd and kube-apiserver (test/testenv), creates the objects
+// concurrently, then runs the real `causeway controller` binary with
+// nginx and measures: start to ready, one changed Ingress to verified
+// live (by traffic), peak controller memory, the rendered configuration
+// and `nginx -t`. Every endpoint points at one echo backend in a network
+// namespace of its own (the API refuses loopback endpoints), so all
+// traffic stays on this machine. Needs root, nginx, etcd and
+// `make kube-apiserver`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/causeway/causeway/test/e2e/netns"
+	"github.com/causeway/causeway/test/echo"
+	"github.com/causeway/causeway/test/testenv"
+)
+
+// Targets from the design; the table says whether each was met.
+const (
+	targetReady  = 60 * time.Second
+	targetChange = 2 * time.Second
+	targetRSS    = 300 << 20
+)
+
+const namespace = "bench"
+
+// publishAddress is what the controller publishes in Ingress status.
+const publishAddress = "192.0.2.1"
+
+func main() {
+	n := flag.Int("n", 10000, "Ingresses (and Services, and EndpointSlices) to create")
+	workers := flag.Int("workers", 16, "concurrent creates")
+	changes := flag.Int("changes", 5, "single-Ingress changes to time")
+	bin := flag.String("causeway", "", "causeway binary (default: go build ./cmd/causeway)")
+	keep := flag.Bool("keep", false, "keep the controller's state directory and print its path")
+	kubeconfig := flag.String("kubeconfig", "", "use this API server instead of starting one; objects are created only if namespace "+namespace+" is absent")
+	profile := flag.String("profile", "", "directory for CPU and heap profiles of the controller, if it serves /debug/pprof on its metrics port")
+	flag.Parse()
+	if err := run(options{*n, *workers, *changes, *bin, *keep, *kubeconfig, *profile}); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the result table.
+type row struct{ what, value, target string }
+
+type options struct {
+	n, workers, changes int
+	bin                 string
+	keep                bool
+	kubeconfig, profile string
+}
+
+func run(o options) error {
+	n, workers, changes, bin := o.n, o.workers, o.changes, o.bin
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "causeway-scale-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o755) // nginx workers read the state directory
+	if bin == "" {
+		bin = filepath.Join(tmp, "causeway")
+		fmt.Fprintln(os.Stderr, "building causeway ...")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/causeway")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build causeway: %w", err)
+		}
+	}
+
+	kubeconfig := o.kubeconfig
+	if kubeconfig == "" {
+		fmt.Fprintln(os.Stderr, "starting etcd and kube-apiserver ...")
+		// The default /24 holds only 254 ClusterIPs.
+		env, err := testenv.Start(ctx, testenv.Options{ExtraAPIServerArgs: []string{"--service-cluster-ip-range=10.0.0.0/16"}})
+		if err != nil {
+			return err
+		}
+		defer env.Stop()
+		kubeconfig = env.AdminKubeconfig
+	}
+	ns, err := netns.New()
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	ln, err := ns.Listen(net.JoinHostPort(ns.PeerIP.String(), "0"))
+	if err != nil {
+		return err
+	}
+	backendPort := ln.Addr().(*net.TCPAddr).Port
+	srv := &http.Server{Handler: echo.Handler("bench", ln.Addr().String()), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 5000, 5000
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var rows []row
+	_, err = client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	fresh := apierrors.IsNotFound(err)
+	if fresh {
+		created, err := createObjects(ctx, client, n, workers, ns.PeerIP.String(), backendPort)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{fmt.Sprintf("create %d Ingresses + Services + EndpointSlices (%d workers)", n, workers),
+			fmt.Sprintf("%s (%.0f objects/s)", created.Round(100*time.Millisecond), float64(3*n)/created.Seconds()), ""})
+	} else if err != nil {
+		return err
+	}
+
+	c, err := startController(ctx, bin, kubeconfig, filepath.Join(tmp, "state"))
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	stopProfile := c.profile(o.profile, "start")
+	ready, err := c.waitReady(ctx, 10*time.Minute)
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	rows = append(rows, row{"controller start → ready (/readyz 200)", ready.Round(10 * time.Millisecond).String(), "≤ " + targetReady.String() + " " + verdict(ready <= targetReady)})
+	afterReady := c.rss()
+
+	statusStart := time.Now()
+	if err := waitPublished(ctx, client, n, 15*time.Minute); err != nil {
+		return err
+	}
+	what := fmt.Sprintf("ready → status published on all %d Ingresses", n)
+	if !fresh {
+		what += " (already published by an earlier run)"
+	}
+	rows = append(rows, row{what, time.Since(statusStart).Round(100 * time.Millisecond).String(), ""})
+	// Let the syncs caused by the status writes run out.
+	time.Sleep(3 * time.Second)
+
+	stopProfile = c.profile(o.profile, "change")
+	var took []time.Duration
+	for i := range changes {
+		d, err := c.change(ctx, client, i, ns.PeerIP.String(), backendPort)
+		if err != nil {
+			stopProfile()
+			return err
+		}
+		took = append(took, d)
+	}
+	stopProfile()
+	c.heapProfile(o.profile)
+	slices.Sort(took)
+	worst := took[len(took)-1]
+	rows = append(rows, row{fmt.Sprintf("one Ingress changed → live, by traffic (median / max of %d)", changes),
+		fmt.Sprintf("%s / %s", took[len(took)/2].Round(time.Millisecond), worst.Round(time.Millisecond)),
+		"≤ " + targetChange.String() + " " + verdict(worst <= targetChange)})
+
+	peak := c.rss()
+	rows = append(rows, row{"controller RSS after ready / peak (VmHWM)",
+		fmt.Sprintf("%s / %s", mib(afterReady.current), mib(peak.peak)), "< " + mib(targetRSS) + " " + verdict(peak.peak < targetRSS)})
+	rows = append(rows, row{"nginx RSS, master + workers", mib(nginxRSS(c.stateDir)), ""})
+
+	files, size, err := configSize(c.stateDir)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, row{"rendered configuration", fmt.Sprintf("%s in %d files", mib(size), files), ""})
+	testTime, testRSS, err := nginxTest(ctx, c.stateDir)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, row{"nginx -t (time, peak RSS)", fmt.Sprintf("%s, %s", testTime.Round(10*time.Millisecond), mib(testRSS)), ""})
+	rows = append(rows, row{"nginx reloads (start included)", fmt.Sprint(c.metric("causeway_nginx_reloads_total")), ""})
+
+	if o.keep {
+		kept, err := os.MkdirTemp("", "causeway-scale-state-")
+		if err == nil {
+			exec.Command("cp", "-a", c.stateDir+"/.", kept).Run()
+			fmt.Fprintln(os.Stderr, "state directory copied to", kept)
+		}
+	}
+	printTable(n, rows)
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "(met)"
+	}
+	return "(MISSED)"
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func printTable(n int, rows []row) {
+	host, _ := os.Hostname()
+	fmt.Printf("Causeway at scale: %d Ingresses, Services and EndpointSlices (%s, %s, %d CPUs)\n\n", n, time.Now().Format(time.DateOnly), host, numCPU())
+	fmt.Println("| measurement | result | target |")
+	fmt.Println("|---|---|---|")
+	for _, r := range rows {
+		fmt.Printf("| %s | %s | %s |\n", r.what, r.value, r.target)
+	}
+}
+
+func numCPU() int {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(data), "processor\t:")
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// createObjects creates n Services, EndpointSlices and Ingresses with a
+// bounded number of concurrent requests.
+func createObjects(ctx context.Context, c kubernetes.Interface, n, workers int, ip string, port int) (time.Duration, error) {
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return 0, err
+	}
+	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "causeway"}, Spec: networkingv1.IngressClassSpec{Controller: "causeway.io/ingress-controller"}}
+	if _, err := c.NetworkingV1().IngressClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	jobs := make(chan int)
+	var firstErr atomic.Value
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				if err := createOne(ctx, c, i, ip, port); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+				}
+				if d := done.Add(1); d%1000 == 0 {
+					fmt.Fprintf(os.Stderr, "created %d/%d sets (%s)\n", d, n, time.Since(start).Round(time.Second))
+				}
+			}
+		}()
+	}
+	for i := range n {
+		if firstErr.Load() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if err, _ := firstErr.Load().(error); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+func name(i int) string { return fmt.Sprintf("app-%05d", i) }
+
+func host(i int) string { return fmt.Sprintf("h%05d.bench.test", i) }
+
+func createOne(ctx context.Context, c kubernetes.Interface, i int, ip string, port int) error {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i)},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	if _, err := c.CoreV1().Services(namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create Service %s: %w", svc.Name, err)
+	}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: namespace, Name: name(i) + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name(i)}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	if _, err := c.DiscoveryV1().EndpointSlices(namespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create EndpointSlice %s: %w", slice.Name, err)
+	}
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i)},
+		Spec: networkingv1.IngressSpec{
+			IngressClassName: ptr.To("causeway"),
+			Rules: []networkingv1.IngressRule{{
+				Host: host(i),
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{
+						Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix),
+						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+							Name: name(i), Port: networkingv1.ServiceBackendPort{Number: 80},
+						}},
+					}},
+				}},
+			}},
+		},
+	}
+	if _, err := c.NetworkingV1().Ingresses(namespace).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create Ingress %s: %w", ing.Name, err)
+	}
+	return nil
+}
+
+// waitPublished waits until n Ingresses show the published address.
+func waitPublished(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last := time.Now()
+	for time.Now().Before(deadline) {
+		list, err := client.NetworkingV1().Ingresses(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		done := 0
+		for _, ing := range list.Items {
+			if lb := ing.Status.LoadBalancer.Ingress; len(lb) == 1 && lb[0].IP == publishAddress {
+				done++
+			}
+		}
+		if done >= n {
+			return nil
+		}
+		if time.Since(last) > 10*time.Second {
+			fmt.Fprintf(os.Stderr, "status published on %d of %d Ingresses\n", done, n)
+			last = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return fmt.Errorf("status not published on all %d Ingresses within %s", n, timeout)
+}

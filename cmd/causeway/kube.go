@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/causeway/causeway/internal/controller"
+	"github.com/causeway/causeway/internal/metrics"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/status"
+	"github.com/causeway/causeway/internal/status/address"
+	"github.com/causeway/causeway/internal/status/events"
+	"github.com/causeway/causeway/internal/status/leader"
+	"github.com/causeway/causeway/internal/version"
+)
+
+// kubeFlags are the flags for what the controller owes the API: Ingress
+// status, Events and the leader election that decides who writes them.
+type kubeFlags struct {
+	publishService    string
+	publishAddresses  []string
+	electionID        string
+	electionNamespace string
+	leaseDuration     time.Duration
+	renewDeadline     time.Duration
+	retryPeriod       time.Duration
+}
+
+// Client-side rate limits for status and event writes. The API server's
+// priority and fairness protects it; these only keep a first start with
+// thousands of Ingresses from writing all their statuses in one burst.
+const (
+	statusQPS   = 50
+	statusBurst = 100
+)
+
+func (k *kubeFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&k.publishService, "publish-service", "", "NAMESPACE/NAME of the Service whose load-balancer addresses (else external IPs) are published in Ingress status")
+	fl.StringSliceVar(&k.publishAddresses, "publish-address", nil, "IP address or DNS name to publish in Ingress status (repeatable or comma-separated); excludes --publish-service")
+	fl.StringVar(&k.electionID, "leader-election-id", "causeway-leader", "name of the coordination.k8s.io Lease that elects the replica writing status and events")
+	fl.StringVar(&k.electionNamespace, "leader-election-namespace", "", "namespace of the Lease (default $POD_NAMESPACE, else the --configmap namespace)")
+	fl.DurationVar(&k.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a leader's Lease lasts without renewal: the longest a dead leader delays its successor")
+	fl.DurationVar(&k.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it stops writing")
+	fl.DurationVar(&k.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between attempts to acquire or renew the Lease")
+}
+
+// validate checks the flags before anything connects, so that a mistake
+// is reported at once rather than after the API server was reached.
+func (k *kubeFlags) validate() error {
+	if k.publishService != "" && len(k.publishAddresses) > 0 {
+		return fmt.Errorf("--publish-service and --publish-address exclude each other")
+	}
+	if k.publishService != "" {
+		if ns, name, ok := strings.Cut(k.publishService, "/"); !ok || ns == "" || name == "" {
+			return fmt.Errorf("--publish-service %q: want NAMESPACE/NAME", k.publishService)
+		}
+	}
+	if _, err := address.Parse(k.publishAddresses); err != nil {
+		return fmt.Errorf("--publish-address: %w", err)
+	}
+	// client-go's own rules, checked here so they read as flag errors.
+	switch {
+	case k.retryPeriod <= 0:
+		return fmt.Errorf("--leader-election-retry-period must be positive")
+	case k.renewDeadline <= time.Duration(leaderelection.JitterFactor*float64(k.retryPeriod)):
+		return fmt.Errorf("--leader-election-renew-deadline (%s) must exceed %.1f × --leader-election-retry-period (%s)",
+			k.renewDeadline, leaderelection.JitterFactor, k.retryPeriod)
+	case k.leaseDuration <= k.renewDeadline:
+		return fmt.Errorf("--leader-election-lease-duration (%s) must exceed --leader-election-renew-deadline (%s)", k.leaseDuration, k.renewDeadline)
+	}
+	return nil
+}
+
+// leaseNamespace resolves --leader-election-namespace's default.
+func (k *kubeFlags) leaseNamespace(configMap string) (string, error) {
+	if k.electionNamespace != "" {
+		return k.electionNamespace, nil
+	}
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns, nil
+	}
+	if ns, _, ok := strings.Cut(configMap, "/"); ok && ns != "" {
+		return ns, nil
+	}
+	return "", fmt.Errorf("--leader-election-namespace is empty, $POD_NAMESPACE is unset and --configmap %q names no namespace", configMap)
+}
+
+// publisher returns where published addresses come from, or nil when
+// neither --publish-service nor --publish-address is set (no status is
+// written then). The flags have passed validate.
+func (k *kubeFlags) publisher(client kubernetes.Interface, onChange func()) (address.Source, *address.ServiceWatcher, error) {
+	switch {
+	case len(k.publishAddresses) > 0:
+		addrs, err := address.Parse(k.publishAddresses)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--publish-address: %w", err)
+		}
+		return address.Static(addrs), nil, nil
+	case k.publishService != "":
+		ns, name, _ := strings.Cut(k.publishService, "/")
+		w, err := address.NewServiceWatcher(client, ns, name, onChange)
+		if err != nil {
+			return nil, nil, err
+		}
+		return w, w, nil
+	}
+	return nil, nil, nil
+}
+
+// kubeReporter joins leader election, the status writer and the event
+// reporter, and feeds them every sync's outcome.
+type kubeReporter struct {
+	log         *slog.Logger
+	class       model.ClassOptions
+	elector     *leader.Elector
+	writer      *status.Writer // nil when no addresses are published
+	watcher     *address.ServiceWatcher
+	events      *events.Reporter
+	broadcaster record.EventBroadcaster
+}
+
+// newKubeReporter builds the reporter for the kube source; it returns nil
+// with --manifests, where there is no API to report to.
+func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics) (*kubeReporter, error) {
+	if f.manifests != "" {
+		return nil, nil
+	}
+	k := &f.kube
+	leaseNS, err := k.leaseNamespace(f.configMap)
+	if err != nil {
+		return nil, err
+	}
+	// client-go logs through klog; route it into our structured log.
+	klog.SetSlogLogger(log.With("component", "client-go"))
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client config: %w", err)
+	}
+	cfg.UserAgent = "causeway/" + version.Version
+	writeCfg := rest.CopyConfig(cfg)
+	writeCfg.QPS, writeCfg.Burst = statusQPS, statusBurst
+	writeClient, err := kubernetes.NewForConfig(writeCfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	// The Lease has a client of its own, so that a backlog of status
+	// writes can never delay a renewal, and a timeout, so that one hung
+	// request cannot outlast the renew deadline.
+	leaseCfg := rest.CopyConfig(cfg)
+	leaseCfg.Timeout = max(k.renewDeadline/2, time.Second)
+	leaseClient, err := kubernetes.NewForConfig(leaseCfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+
+	identity := leader.Identity()
+	r := &kubeReporter{
+		log:   log.With("component", "status"),
+		class: model.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+	}
+	r.broadcaster = record.NewBroadcaster()
+	r.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: writeClient.CoreV1().Events("")})
+	built := false
+	defer func() {
+		if !built {
+			r.broadcaster.Shutdown()
+		}
+	}()
+	host, _, _ := strings.Cut(identity, "_")
+	recorder := r.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "causeway", Host: host})
+
+	r.elector, err = leader.New(leader.Options{
+		Client:    leaseClient,
+		Namespace: leaseNS, Name: k.electionID,
+		Identity:      identity,
+		LeaseDuration: k.leaseDuration, RenewDeadline: k.renewDeadline, RetryPeriod: k.retryPeriod,
+		Recorder: recorder,
+		OnChange: func(leading bool) {
+			if leading && r.writer != nil {
+				r.writer.Resync()
+			}
+		},
+		Log: log.With("component", "leader"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	src, watcher, err := k.publisher(writeClient, func() {
+		if r.writer != nil {
+			r.writer.Resync()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	writes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "causeway_ingress_status_writes_total",
+		Help: "Ingress status writes by the leader, by result (success, conflict: retried on a newer version, failure).",
+	}, []string{"result"})
+	if src != nil {
+		r.watcher = watcher
+		r.writer = status.NewWriter(status.WriterOptions{
+			Client: writeClient, Addresses: src, IsLeader: r.elector.IsLeader, Log: r.log,
+			OnWrite: func(err error) {
+				switch {
+				case err == nil:
+					writes.WithLabelValues("success").Inc()
+				case apierrors.IsConflict(err):
+					writes.WithLabelValues("conflict").Inc()
+				default:
+					writes.WithLabelValues("failure").Inc()
+				}
+			},
+		})
+	} else {
+		r.log.Info("neither --publish-service nor --publish-address is set: Ingress status is not written")
+	}
+	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, Log: r.log})
+	met.Registry.MustRegister(writes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "causeway_leader",
+		Help: "1 while this replica holds the leader Lease and writes Ingress status and events.",
+	}, func() float64 {
+		if r.elector.IsLeader() {
+			return 1
+		}
+		return 0
+	}))
+	built = true
+	return r, nil
+}
+
+// onSync hands a sync's outcome to the writer and the event reporter. It
+// is a method on a possibly nil reporter (manifest mode) and does nothing
+// then.
+func (r *kubeReporter) onSync(res controller.SyncResult) {
+	if r == nil {
+		return
+	}
+	o := status.NewOutcome(res.Snapshot, res.Problems, res.Err, r.class)
+	r.events.Observe(o)
+	if r.writer != nil {
+		r.writer.Observe(o)
+	}
+}
+
+// start runs leader election, the publish-service watch and the writer
+// until ctx is done. The returned channel closes once all have stopped and
+// a held Lease has been released, so the next leader need not wait.
+func (r *kubeReporter) start(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	if r == nil {
+		close(done)
+		return done
+	}
+	var wg sync.WaitGroup
+	run := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(ctx)
+		}()
+	}
+	if r.watcher != nil {
+		run(r.watcher.Run)
+	}
+	if r.writer != nil {
+		run(r.writer.Run)
+	}
+	run(r.elector.Run)
+	go func() {
+		wg.Wait()
+		r.broadcaster.Shutdown()
+		close(done)
+	}()
+	return done
+}

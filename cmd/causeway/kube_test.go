@@ -1,0 +1,65 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestKubeFlagsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"defaults", nil, ""},
+		{"publish addresses, repeated and listed", []string{"--publish-address", "192.0.2.1,lb.example.com", "--publish-address", "2001:db8::1"}, ""},
+		{"publish service", []string{"--publish-service", "causeway-system/causeway"}, ""},
+		{"both publish flags", []string{"--publish-service", "a/b", "--publish-address", "192.0.2.1"}, "exclude each other"},
+		{"publish service without namespace", []string{"--publish-service", "causeway"}, "NAMESPACE/NAME"},
+		{"bad publish address", []string{"--publish-address", "not an address"}, "neither an IP address nor a DNS name"},
+		{"short lease", []string{"--leader-election-lease-duration", "5s"}, "must exceed --leader-election-renew-deadline"},
+		{"renew within jitter of retry", []string{"--leader-election-renew-deadline", "2s"}, "must exceed 1.2"},
+		{"zero retry", []string{"--leader-election-retry-period", "0s"}, "must be positive"},
+		{"test timings", []string{"--leader-election-lease-duration", "3s", "--leader-election-renew-deadline", "2s", "--leader-election-retry-period", "500ms"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var k kubeFlags
+			fl := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			k.register(fl)
+			if err := fl.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := k.validate()
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("validate: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("validate = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestLeaseNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		name, flag, env, configMap, want string
+		wantErr                          bool
+	}{
+		{name: "flag wins", flag: "ns-flag", env: "ns-env", configMap: "ns-cm/causeway", want: "ns-flag"},
+		{name: "then POD_NAMESPACE", env: "ns-env", configMap: "ns-cm/causeway", want: "ns-env"},
+		{name: "then the ConfigMap's namespace", configMap: "ns-cm/causeway", want: "ns-cm"},
+		{name: "nothing to go by", configMap: "causeway", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("POD_NAMESPACE", tc.env)
+			k := kubeFlags{electionNamespace: tc.flag, leaseDuration: 15 * time.Second}
+			got, err := k.leaseNamespace(tc.configMap)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("leaseNamespace = %q, %v; want %q (error %v)", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}

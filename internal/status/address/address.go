@@ -1,0 +1,198 @@
+// Package address says which addresses Ingresses are published at: the
+// values of --publish-address, or the load-balancer addresses (else the
+// external IPs) of the Service named by --publish-service, followed through
+// an informer so that a new load-balancer address reaches every Ingress.
+package address
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Source yields the addresses to publish. ok is false while they are not
+// known yet (the Service has not been listed), in which case a status
+// writer must wait rather than clear what is published.
+type Source interface {
+	Addresses() (addrs []networkingv1.IngressLoadBalancerIngress, ok bool)
+}
+
+// Parse turns --publish-address values (each may be a comma-separated
+// list) into status entries: IP addresses as IP, DNS names as Hostname. The
+// result is sorted and free of duplicates.
+func Parse(values []string) ([]networkingv1.IngressLoadBalancerIngress, error) {
+	var out []networkingv1.IngressLoadBalancerIngress
+	for _, v := range values {
+		for _, a := range strings.Split(v, ",") {
+			a = strings.TrimSpace(a)
+			if a == "" {
+				continue
+			}
+			e, err := parseOne(a)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+	}
+	return Normalize(out), nil
+}
+
+func parseOne(a string) (networkingv1.IngressLoadBalancerIngress, error) {
+	if ip, err := netip.ParseAddr(a); err == nil {
+		if ip.Zone() != "" {
+			return networkingv1.IngressLoadBalancerIngress{}, fmt.Errorf("publish address %q: an IPv6 zone cannot be published", a)
+		}
+		return networkingv1.IngressLoadBalancerIngress{IP: ip.String()}, nil
+	}
+	if errs := validation.IsDNS1123Subdomain(a); len(errs) > 0 {
+		return networkingv1.IngressLoadBalancerIngress{}, fmt.Errorf("publish address %q is neither an IP address nor a DNS name: %s", a, strings.Join(errs, "; "))
+	}
+	return networkingv1.IngressLoadBalancerIngress{Hostname: a}, nil
+}
+
+// FromService returns what a Service publishes: its load-balancer ingress
+// addresses when it has any, else its external IPs.
+func FromService(svc *corev1.Service) []networkingv1.IngressLoadBalancerIngress {
+	if svc == nil {
+		return nil
+	}
+	var out []networkingv1.IngressLoadBalancerIngress
+	for _, lb := range svc.Status.LoadBalancer.Ingress {
+		if lb.IP != "" || lb.Hostname != "" {
+			out = append(out, networkingv1.IngressLoadBalancerIngress{IP: lb.IP, Hostname: lb.Hostname})
+		}
+	}
+	if len(out) == 0 {
+		for _, ip := range svc.Spec.ExternalIPs {
+			out = append(out, networkingv1.IngressLoadBalancerIngress{IP: ip})
+		}
+	}
+	return Normalize(out)
+}
+
+// Normalize sorts entries (IPs before host names) and drops duplicates, so
+// that two lists can be compared with Equal.
+func Normalize(in []networkingv1.IngressLoadBalancerIngress) []networkingv1.IngressLoadBalancerIngress {
+	out := slices.Clone(in)
+	slices.SortFunc(out, compare)
+	return slices.CompactFunc(out, func(a, b networkingv1.IngressLoadBalancerIngress) bool { return compare(a, b) == 0 })
+}
+
+func compare(a, b networkingv1.IngressLoadBalancerIngress) int {
+	if a.IP != b.IP {
+		if a.IP == "" {
+			return 1
+		}
+		if b.IP == "" {
+			return -1
+		}
+		return strings.Compare(a.IP, b.IP)
+	}
+	if c := strings.Compare(a.Hostname, b.Hostname); c != 0 {
+		return c
+	}
+	return slices.CompareFunc(a.Ports, b.Ports, func(x, y networkingv1.IngressPortStatus) int {
+		if x.Port != y.Port {
+			return int(x.Port - y.Port)
+		}
+		if x.Protocol != y.Protocol {
+			return strings.Compare(string(x.Protocol), string(y.Protocol))
+		}
+		return strings.Compare(ptrString(x.Error), ptrString(y.Error))
+	})
+}
+
+func ptrString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// Equal reports whether two status lists hold the same entries, in any
+// order.
+func Equal(a, b []networkingv1.IngressLoadBalancerIngress) bool {
+	return slices.EqualFunc(Normalize(a), Normalize(b), func(x, y networkingv1.IngressLoadBalancerIngress) bool { return compare(x, y) == 0 })
+}
+
+// Static is a fixed list of addresses (--publish-address).
+type Static []networkingv1.IngressLoadBalancerIngress
+
+// Addresses returns the list; it is always known.
+func (s Static) Addresses() ([]networkingv1.IngressLoadBalancerIngress, bool) { return s, true }
+
+// ServiceWatcher follows one Service (--publish-service) through an
+// informer that lists and watches only that name.
+type ServiceWatcher struct {
+	informer cache.SharedIndexInformer
+	factory  informers.SharedInformerFactory
+	key      string
+
+	mu      sync.Mutex                                // guards current
+	current []networkingv1.IngressLoadBalancerIngress // as last seen by the change handler
+}
+
+// NewServiceWatcher watches namespace/name. onChange is called, from the
+// informer's goroutine, whenever the published addresses change.
+func NewServiceWatcher(client kubernetes.Interface, namespace, name string, onChange func()) (*ServiceWatcher, error) {
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}))
+	w := &ServiceWatcher{informer: f.Core().V1().Services().Informer(), factory: f, key: namespace + "/" + name}
+	update := func() {
+		addrs := w.fromStore()
+		w.mu.Lock()
+		changed := !Equal(addrs, w.current)
+		w.current = addrs
+		w.mu.Unlock()
+		if changed && onChange != nil {
+			onChange()
+		}
+	}
+	_, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { update() },
+		UpdateFunc: func(any, any) { update() },
+		DeleteFunc: func(any) { update() },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch publish service %s: %w", w.key, err)
+	}
+	return w, nil
+}
+
+// Run starts the informer and blocks until ctx is done.
+func (w *ServiceWatcher) Run(ctx context.Context) {
+	w.factory.Start(ctx.Done())
+	<-ctx.Done()
+	w.factory.Shutdown()
+}
+
+// Addresses returns the Service's addresses once it has been listed. It
+// reads the store rather than what the change handler last saw, because
+// handlers may lag behind the store right after the initial list.
+func (w *ServiceWatcher) Addresses() ([]networkingv1.IngressLoadBalancerIngress, bool) {
+	if !w.informer.HasSynced() {
+		return nil, false
+	}
+	return w.fromStore(), true
+}
+
+func (w *ServiceWatcher) fromStore() []networkingv1.IngressLoadBalancerIngress {
+	obj, _, _ := w.informer.GetStore().GetByKey(w.key) // a cache store never errors
+	svc, _ := obj.(*corev1.Service)
+	return FromService(svc)
+}

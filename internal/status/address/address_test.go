@@ -1,0 +1,91 @@
+package address
+
+import (
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+func ip(s string) networkingv1.IngressLoadBalancerIngress {
+	return networkingv1.IngressLoadBalancerIngress{IP: s}
+}
+
+func host(s string) networkingv1.IngressLoadBalancerIngress {
+	return networkingv1.IngressLoadBalancerIngress{Hostname: s}
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in      []string
+		want    []networkingv1.IngressLoadBalancerIngress
+		wantErr bool
+	}{
+		{"one IP", []string{"192.0.2.1"}, []networkingv1.IngressLoadBalancerIngress{ip("192.0.2.1")}, false},
+		{"comma list, IPs first, sorted", []string{"lb.example.com, 192.0.2.2,192.0.2.1"},
+			[]networkingv1.IngressLoadBalancerIngress{ip("192.0.2.1"), ip("192.0.2.2"), host("lb.example.com")}, false},
+		{"repeated flag, duplicates dropped", []string{"192.0.2.1", "192.0.2.1,a.example"},
+			[]networkingv1.IngressLoadBalancerIngress{ip("192.0.2.1"), host("a.example")}, false},
+		{"IPv6 is canonicalised", []string{"2001:DB8:0::1"}, []networkingv1.IngressLoadBalancerIngress{ip("2001:db8::1")}, false},
+		{"empty entries ignored", []string{",", ""}, nil, false},
+		{"upper-case host refused", []string{"LB.example.com"}, nil, true},
+		{"host with a port refused", []string{"lb.example.com:80"}, nil, true},
+		{"IPv6 zone refused", []string{"fe80::1%eth0"}, nil, true},
+		{"junk refused", []string{"a b"}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse(tc.in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Parse(%q) error = %v, want error %v", tc.in, err, tc.wantErr)
+			}
+			if !tc.wantErr && !reflect.DeepEqual(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+				t.Errorf("Parse(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFromService(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		svc  *corev1.Service
+		want []networkingv1.IngressLoadBalancerIngress
+	}{
+		{"no Service", nil, nil},
+		{"load-balancer addresses", &corev1.Service{Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{
+			Ingress: []corev1.LoadBalancerIngress{{Hostname: "lb.example.com"}, {IP: "192.0.2.9"}},
+		}}}, []networkingv1.IngressLoadBalancerIngress{ip("192.0.2.9"), host("lb.example.com")}},
+		{"load balancer wins over external IPs", &corev1.Service{
+			Spec: corev1.ServiceSpec{ExternalIPs: []string{"192.0.2.1"}},
+			Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{
+				Ingress: []corev1.LoadBalancerIngress{{IP: "192.0.2.9"}},
+			}},
+		}, []networkingv1.IngressLoadBalancerIngress{ip("192.0.2.9")}},
+		{"external IPs when no load balancer", &corev1.Service{
+			Spec: corev1.ServiceSpec{ExternalIPs: []string{"192.0.2.2", "192.0.2.1"}},
+		}, []networkingv1.IngressLoadBalancerIngress{ip("192.0.2.1"), ip("192.0.2.2")}},
+		{"nothing published", &corev1.Service{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FromService(tc.svc); !Equal(got, tc.want) {
+				t.Errorf("FromService = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEqualIgnoresOrder(t *testing.T) {
+	a := []networkingv1.IngressLoadBalancerIngress{host("x.example"), ip("192.0.2.1")}
+	b := []networkingv1.IngressLoadBalancerIngress{ip("192.0.2.1"), host("x.example")}
+	if !Equal(a, b) {
+		t.Error("same entries in another order are not Equal")
+	}
+	if Equal(a, b[:1]) {
+		t.Error("a subset is Equal")
+	}
+	if !Equal(nil, []networkingv1.IngressLoadBalancerIngress{}) {
+		t.Error("nil and empty are not Equal")
+	}
+}

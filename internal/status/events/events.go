@@ -1,0 +1,200 @@
+// Package events reports what happens to each Ingress of ours as
+// Kubernetes Events, on transitions only:
+//
+//   - Normal AddedOrUpdated when a version of the Ingress is live in nginx;
+//   - Warning Rejected when a problem appears (a collision loser, a missing
+//     Service or secret, an invalid path...), the model's reason first in
+//     the message;
+//   - Warning ReloadFailed when nginx refused the Ingress's configuration
+//     (it is then excluded), or when its change could not go live because
+//     the reload failed, with nginx's error.
+//
+// Ingresses of other classes are ignored silently. Every replica follows
+// the transitions; only the leader writes the Events. So a hand-over
+// replays nothing, and the first sync after a start is a baseline: what is
+// already live is not announced again, while current problems are.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/status"
+)
+
+// Event reasons.
+const (
+	ReasonAddedOrUpdated = "AddedOrUpdated"
+	ReasonRejected       = "Rejected"
+	ReasonReloadFailed   = "ReloadFailed"
+)
+
+// maxMessage bounds an Event message; the API limits notes to 1 kB, and
+// nginx errors can be longer.
+const maxMessage = 1024
+
+// Recorder writes Events; client-go's record.EventRecorder implements it.
+type Recorder interface {
+	Event(object runtime.Object, eventtype, reason, message string)
+}
+
+// Options configure a Reporter.
+type Options struct {
+	Recorder Recorder
+	// IsLeader gates writing; transitions are tracked either way.
+	IsLeader func() bool
+	Log      *slog.Logger
+}
+
+// Reporter turns successive Outcomes into Events.
+type Reporter struct {
+	opts Options
+
+	mu     sync.Mutex
+	primed bool // the first Outcome, the baseline, has been seen
+	seen   map[string]*state
+}
+
+// Event is one Event to write.
+type Event struct {
+	Type, Reason, Message string
+}
+
+// state is what the Reporter remembers of one Ingress.
+type state struct {
+	uid types.UID
+	// version fingerprints the Ingress's spec and annotations; live is the
+	// version last known live in nginx, "" if none.
+	version, live string
+	// problems are those already reported, by reason and message.
+	problems map[string]bool
+	// failed is the version and apply error already reported.
+	failed string
+}
+
+// New returns a Reporter.
+func New(opts Options) *Reporter {
+	return &Reporter{opts: opts, seen: map[string]*state{}}
+}
+
+// Observe takes a sync's Outcome and writes the Events its transitions
+// call for. It only queues them (the recorder writes asynchronously), so it
+// may be called from the controller's sync.
+func (r *Reporter) Observe(o status.Outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	baseline := !r.primed
+	r.primed = true
+	leading := r.opts.IsLeader()
+	next := make(map[string]*state, len(r.seen))
+	for _, v := range o.Ingresses {
+		if !v.Ours {
+			continue // another controller's: ignored silently
+		}
+		st, evs := transition(r.seen[v.Key()], v, o, baseline)
+		next[v.Key()] = st
+		for _, ev := range evs {
+			r.emit(v.Ingress, ev, leading)
+		}
+	}
+	r.seen = next
+}
+
+func (r *Reporter) emit(ing *networkingv1.Ingress, ev Event, leading bool) {
+	key := ing.Namespace + "/" + ing.Name
+	if !leading {
+		r.opts.Log.Debug("event not written: another replica leads", "ingress", key, "type", ev.Type, "reason", ev.Reason, "message", ev.Message)
+		return
+	}
+	level := slog.LevelInfo
+	if ev.Type == corev1.EventTypeWarning {
+		level = slog.LevelWarn
+	}
+	r.opts.Log.Log(context.Background(), level, "ingress event", "ingress", key, "type", ev.Type, "reason", ev.Reason, "message", ev.Message)
+	r.opts.Recorder.Event(ing, ev.Type, ev.Reason, ev.Message)
+}
+
+// transition computes an Ingress's next state and the Events for the
+// change from prev (nil if unknown). baseline marks the first Outcome
+// after a start: what is live then is not announced again.
+func transition(prev *state, v status.Verdict, o status.Outcome, baseline bool) (*state, []Event) {
+	ing := v.Ingress
+	if prev == nil || prev.uid != ing.UID {
+		prev = &state{} // new, or deleted and created again
+	}
+	next := &state{uid: ing.UID, version: version(ing), live: prev.live, problems: prev.problems, failed: prev.failed}
+	var evs []Event
+	if !o.Applied {
+		// nginx still serves what it served: report only that this
+		// version could not join it, once per version and error. At the
+		// baseline nothing has changed yet, so nothing is blamed.
+		failed := next.version + "\x00" + o.ApplyError
+		if !v.Rejected && prev.live != next.version && prev.failed != failed {
+			if !baseline {
+				evs = append(evs, Event{corev1.EventTypeWarning, ReasonReloadFailed,
+					truncate(fmt.Sprintf("Configuration for %s/%s was not applied: %s", ing.Namespace, ing.Name, o.ApplyError))})
+			}
+			next.failed = failed
+		}
+		return next, evs
+	}
+	next.failed = ""
+	if v.Live(o) {
+		if prev.live != next.version && !baseline {
+			evs = append(evs, Event{corev1.EventTypeNormal, ReasonAddedOrUpdated,
+				fmt.Sprintf("Configuration for %s/%s was added or updated", ing.Namespace, ing.Name)})
+		}
+		next.live = next.version
+	} else {
+		next.live = ""
+	}
+	next.problems = make(map[string]bool, len(v.Problems))
+	for _, p := range v.Problems {
+		k := p.Reason + "\x00" + p.Message
+		next.problems[k] = true
+		if !prev.problems[k] {
+			evs = append(evs, problemEvent(p))
+		}
+	}
+	return next, evs
+}
+
+// problemEvent maps a model problem to an Event: nginx's refusal is a
+// ReloadFailed, everything else a Rejected naming the model's reason.
+func problemEvent(p model.Problem) Event {
+	if p.Reason == model.ReasonExcluded {
+		return Event{corev1.EventTypeWarning, ReasonReloadFailed, truncate(p.Message)}
+	}
+	return Event{corev1.EventTypeWarning, ReasonRejected, truncate(p.Reason + ": " + p.Message)}
+}
+
+// version fingerprints what a user changes: the generation (bumped by
+// every spec change) and the annotations, which carry settings too. Status
+// writes change neither.
+func version(ing *networkingv1.Ingress) string {
+	h := fnv.New64a()
+	_ = json.NewEncoder(h).Encode(ing.Annotations) // a string map always encodes
+	return fmt.Sprintf("%d-%x", ing.Generation, h.Sum64())
+}
+
+func truncate(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}

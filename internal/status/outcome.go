@@ -1,0 +1,76 @@
+// Package status writes what the controller owes the Kubernetes API about
+// each Ingress: status.loadBalancer.ingress, here, and Events, in package
+// events. Only the replica holding the leader Lease (package leader) writes;
+// every replica follows each sync's Outcome, so a new leader knows the
+// current state without replaying history.
+package status
+
+import (
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// Outcome is one sync's verdict on every Ingress in its snapshot.
+type Outcome struct {
+	// Applied is true when the configuration built from the snapshot is
+	// live in nginx; ApplyError says why not otherwise.
+	Applied    bool
+	ApplyError string
+	Ingresses  []Verdict
+}
+
+// Verdict is what a sync made of one Ingress.
+type Verdict struct {
+	Ingress *networkingv1.Ingress
+	// Ours is true when the Ingress's class is served by this controller.
+	// Other Ingresses are ignored entirely: no events, no status.
+	Ours bool
+	// Rejected is true when the whole Ingress was left out of the
+	// configuration.
+	Rejected bool
+	// Problems are the model's problems with this Ingress, in model order.
+	Problems []model.Problem
+}
+
+// Live reports whether the Ingress is served by the configuration that is
+// live in nginx (possibly degraded, see Problems).
+func (v Verdict) Live(o Outcome) bool { return o.Applied && v.Ours && !v.Rejected }
+
+// Key is "namespace/name".
+func (v Verdict) Key() string { return v.Ingress.Namespace + "/" + v.Ingress.Name }
+
+// NewOutcome joins a sync's snapshot, problems and apply error. A nil
+// snapshot yields an empty, unapplied Outcome.
+func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error, class model.ClassOptions) Outcome {
+	o := Outcome{Applied: applyErr == nil && snap != nil}
+	if applyErr != nil {
+		o.ApplyError = applyErr.Error()
+	}
+	if snap == nil {
+		return o
+	}
+	byIngress := map[string][]model.Problem{}
+	for _, p := range problems {
+		if p.Object.Kind == "Ingress" {
+			k := p.Object.Namespace + "/" + p.Object.Name
+			byIngress[k] = append(byIngress[k], p)
+		}
+	}
+	o.Ingresses = make([]Verdict, 0, len(snap.Ingresses))
+	for _, ing := range snap.Ingresses {
+		v := Verdict{Ingress: ing, Ours: model.IsOurs(class, snap.IngressClasses, ing)}
+		if v.Ours {
+			for _, p := range byIngress[v.Key()] {
+				if p.Object.UID != "" && p.Object.UID != string(ing.UID) {
+					continue
+				}
+				v.Problems = append(v.Problems, p)
+				v.Rejected = v.Rejected || p.Rejected
+			}
+		}
+		o.Ingresses = append(o.Ingresses, v)
+	}
+	return o
+}

@@ -1,0 +1,302 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/causeway/causeway/internal/status/address"
+)
+
+// FieldManager names the controller in managedFields of what it writes.
+const FieldManager = "causeway"
+
+// WriterOptions configure a Writer.
+type WriterOptions struct {
+	Client    kubernetes.Interface
+	Addresses address.Source
+	// IsLeader gates every write.
+	IsLeader func() bool
+	Log      *slog.Logger
+	// Workers is how many writes may be in flight; the client's rate limit
+	// bounds them further. Zero means 4.
+	Workers int
+	// OnWrite, when set, is told the outcome of every write (for metrics).
+	OnWrite func(err error)
+}
+
+// Writer keeps status.loadBalancer.ingress of every Ingress in line with
+// the latest Outcome:
+//
+//   - a live Ingress of ours shows the published addresses;
+//   - an Ingress of ours that was rejected as a whole shows none;
+//   - an Ingress that is no longer ours and still shows exactly our
+//     addresses is cleared, once per replica (so two controllers that
+//     publish the same address cannot fight over it);
+//   - after a failed apply, Ingresses of ours are left as they are.
+//
+// It writes only what differs from what the snapshot shows, through a
+// rate-limited work queue: a write's own echo from the informer finds
+// nothing to do, so the writer cannot loop. A conflict (the object changed
+// since the snapshot) is retried with backoff once a newer snapshot has
+// arrived.
+type Writer struct {
+	opts  WriterOptions
+	queue workqueue.TypedRateLimitingInterface[string]
+
+	mu      sync.Mutex
+	last    *Outcome          // the latest Outcome, nil before the first
+	targets map[string]target // writes still to do, by Ingress key
+	cleared map[types.UID]bool
+	seq     uint64 // numbers targets, so a finished write never drops a newer one
+	// written remembers our last write to each Ingress until snapshots
+	// catch up with it: a snapshot taken before the write lands shows the
+	// old status and must not cause a second, conflicting write.
+	written map[string]written
+}
+
+// written is one successful write.
+type written struct {
+	uid           types.UID
+	before, after string // resourceVersions around the write
+	status        []networkingv1.IngressLoadBalancerIngress
+}
+
+// target is one write to do.
+type target struct {
+	ing   *networkingv1.Ingress // the newest version known
+	rv    string                // its resourceVersion, the write's precondition
+	want  []networkingv1.IngressLoadBalancerIngress
+	clear bool // clearing an Ingress that is no longer ours
+	seq   uint64
+}
+
+// NewWriter returns a Writer; Run starts its workers.
+func NewWriter(opts WriterOptions) *Writer {
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	return &Writer{
+		opts: opts,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{}),
+		targets: map[string]target{},
+		cleared: map[types.UID]bool{},
+		written: map[string]written{},
+	}
+}
+
+// Observe takes a sync's Outcome. It is cheap and never blocks on the API,
+// so it may be called from the controller's sync.
+func (w *Writer) Observe(o Outcome) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.last = &o
+	w.planLocked()
+}
+
+// Resync re-plans from the latest Outcome; call it when this replica starts
+// leading or the published addresses change.
+func (w *Writer) Resync() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.planLocked()
+}
+
+// planLocked recomputes the writes to do and queues them. w.mu is held.
+func (w *Writer) planLocked() {
+	if w.last == nil || !w.opts.IsLeader() {
+		return
+	}
+	addrs, known := w.opts.Addresses.Addresses()
+	if !known {
+		return // never clear what we cannot yet compare
+	}
+	o := *w.last
+	targets := make(map[string]target, len(w.targets))
+	present := make(map[types.UID]bool, len(o.Ingresses))
+	for _, v := range o.Ingresses {
+		ing := v.Ingress
+		present[ing.UID] = true
+		have, rv := ing.Status.LoadBalancer.Ingress, ing.ResourceVersion
+		if wr, ok := w.written[v.Key()]; ok {
+			switch {
+			case wr.uid == ing.UID && rv == wr.before:
+				have, rv = wr.status, wr.after // the snapshot predates our write
+			default:
+				delete(w.written, v.Key()) // caught up, or changed since
+			}
+		}
+		var t target
+		switch {
+		case v.Ours && !o.Applied:
+			continue // nginx still serves what it served; so does the status
+		case v.Ours:
+			delete(w.cleared, ing.UID)
+			if v.Live(o) {
+				t = target{ing: ing, want: addrs}
+			} else {
+				t = target{ing: ing}
+			}
+		case len(have) > 0 && len(addrs) > 0 && address.Equal(have, addrs) && !w.cleared[ing.UID]:
+			t = target{ing: ing, clear: true}
+		default:
+			continue
+		}
+		if address.Equal(have, t.want) {
+			continue
+		}
+		t.rv = rv
+		w.seq++
+		t.seq = w.seq
+		targets[v.Key()] = t
+		w.queue.Add(v.Key())
+	}
+	for uid := range w.cleared {
+		if !present[uid] {
+			delete(w.cleared, uid)
+		}
+	}
+	for key, wr := range w.written {
+		if !present[wr.uid] {
+			delete(w.written, key)
+		}
+	}
+	w.targets = targets
+}
+
+// Run writes until ctx is done.
+func (w *Writer) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range w.opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w.next(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	w.queue.ShutDown()
+	wg.Wait()
+}
+
+func (w *Writer) next(ctx context.Context) bool {
+	key, shutdown := w.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer w.queue.Done(key)
+	if err := w.write(ctx, key); err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		if apierrors.IsConflict(err) {
+			// The object changed since the snapshot; the next one decides.
+			w.opts.Log.Debug("Ingress changed while its status was written; retrying", "ingress", key)
+		} else {
+			w.opts.Log.Warn("Ingress status not written; retrying", "ingress", key, "err", err)
+		}
+		w.queue.AddRateLimited(key)
+		return true
+	}
+	w.queue.Forget(key)
+	return true
+}
+
+// write applies the target for key, if there still is one.
+func (w *Writer) write(ctx context.Context, key string) error {
+	w.mu.Lock()
+	t, ok := w.targets[key]
+	w.mu.Unlock()
+	if !ok || !w.opts.IsLeader() {
+		return nil
+	}
+	patch, err := statusPatch(t.rv, t.want)
+	if err != nil {
+		return err
+	}
+	// A merge patch touches nothing but status. An update would also
+	// write metadata from our trimmed cache and drop, for example,
+	// kubectl's last-applied annotation. The resourceVersion in the patch
+	// makes it conditional, so a decision taken on a stale snapshot (the
+	// class just changed, say) fails with a conflict instead of winning.
+	updated, err := w.opts.Client.NetworkingV1().Ingresses(t.ing.Namespace).Patch(ctx, t.ing.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager}, "status")
+	if w.opts.OnWrite != nil {
+		w.opts.OnWrite(err)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		w.forget(key, t)
+		return nil
+	case err != nil:
+		return fmt.Errorf("patch status: %w", err)
+	}
+	w.mu.Lock()
+	if t.clear {
+		w.cleared[t.ing.UID] = true
+	}
+	if updated != nil && updated.ResourceVersion != "" {
+		w.written[key] = written{uid: t.ing.UID, before: t.rv, after: updated.ResourceVersion, status: t.want}
+	}
+	w.mu.Unlock()
+	w.forget(key, t)
+	w.opts.Log.Debug("Ingress status written", "ingress", key, "addresses", describe(t.want))
+	return nil
+}
+
+// forget drops the target for key unless a newer plan replaced it.
+func (w *Writer) forget(key string, t target) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cur, ok := w.targets[key]; ok && cur.seq == t.seq {
+		delete(w.targets, key)
+	}
+}
+
+// Pending is the number of writes still to do (for tests and benchmarks).
+func (w *Writer) Pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.targets)
+}
+
+func statusPatch(resourceVersion string, want []networkingv1.IngressLoadBalancerIngress) ([]byte, error) {
+	type loadBalancer struct {
+		// A nil list encodes as null, which a merge patch reads as "remove".
+		Ingress []networkingv1.IngressLoadBalancerIngress `json:"ingress"`
+	}
+	p := map[string]any{
+		"metadata": map[string]any{"resourceVersion": resourceVersion},
+		"status":   map[string]any{"loadBalancer": loadBalancer{Ingress: want}},
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode status patch: %w", err)
+	}
+	return data, nil
+}
+
+func describe(addrs []networkingv1.IngressLoadBalancerIngress) []string {
+	out := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		if a.IP != "" {
+			out = append(out, a.IP)
+		} else {
+			out = append(out, a.Hostname)
+		}
+	}
+	return out
+}
