@@ -1,13 +1,7 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"crypto/tls"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,12 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/causeway/causeway/test/echo"
+	"github.com/causeway/causeway/test/harness"
 )
 
 // controller is a running `causeway controller` with its own nginx.
@@ -34,29 +27,12 @@ type controller struct {
 	StateDir    string
 	args        []string
 	cmd         *exec.Cmd
-	log         *syncBuffer
+	log         *harness.SyncBuffer
 	done        chan struct{}
 	// apiRestart is when the API server was last started again. Right
 	// after a start, its RBAC authorizer may refuse requests until its
 	// caches fill; checkLog forgives refusals in that window.
 	apiRestart time.Time
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // controllerConfig says how to run a controller. Namespace holds its
@@ -116,7 +92,7 @@ func startController(t *testing.T, cfg controllerConfig) *controller {
 func (c *controller) start() {
 	c.t.Helper()
 	if c.log == nil {
-		c.log = &syncBuffer{}
+		c.log = &harness.SyncBuffer{}
 	}
 	c.done = make(chan struct{})
 	c.cmd = exec.Command(e2e.binary, c.args...)
@@ -248,27 +224,12 @@ func (c *controller) probe(path string) int {
 	return resp.StatusCode
 }
 
-// Metric returns the sum of a metric's samples (0 if it is absent).
+// Metric returns the sum of a metric's samples (0 if it is absent or the
+// controller does not answer).
 func (c *controller) Metric(name string) float64 {
 	c.t.Helper()
-	client := &http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort))
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != '{' && line[len(name)] != ' ') {
-			continue
-		}
-		f := strings.Fields(line)
-		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-		sum += v
-	}
-	return sum
+	v, _ := harness.Metric(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort), name)
+	return v
 }
 
 // IsLeader reports whether the controller says it holds the Lease.
@@ -287,11 +248,7 @@ func (c *controller) WaitLeader(timeout time.Duration) {
 }
 
 // result is one HTTP exchange through nginx.
-type result struct {
-	Status int
-	Reply  echo.Reply
-	PeerCN string
-}
+type result = harness.Result
 
 // Get sends GET host+path to the controller's HTTP port.
 func (c *controller) Get(host, path string) (result, error) { return c.get("http", host, path) }
@@ -304,33 +261,7 @@ func (c *controller) get(scheme, host, path string) (result, error) {
 	if scheme == "https" {
 		port = c.HTTPSPort
 	}
-	addr := net.JoinHostPort(c.IP, strconv.Itoa(port))
-	client := &http.Client{
-		Timeout: 5 * time.Second,
-		Transport: &http.Transport{
-			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, network, addr)
-			},
-			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, ServerName: host},
-			DisableKeepAlives: true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	resp, err := client.Get(scheme + "://" + host + path)
-	if err != nil {
-		return result{}, err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	r := result{Status: resp.StatusCode}
-	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
-		r.PeerCN = resp.TLS.PeerCertificates[0].Subject.CommonName
-	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		json.Unmarshal(body, &r.Reply)
-	}
-	return r, nil
+	return harness.Get(scheme, net.JoinHostPort(c.IP, strconv.Itoa(port)), host, path)
 }
 
 // waitServed waits until host/ is answered by service (or, with service

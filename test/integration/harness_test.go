@@ -3,13 +3,7 @@
 package integration
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"crypto/tls"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,13 +11,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/causeway/causeway/test/echo"
+	"github.com/causeway/causeway/test/harness"
 )
 
 var (
@@ -160,32 +154,15 @@ type controller struct {
 	StateDir    string
 	Manifests   string
 	cmd         *exec.Cmd
-	log         *syncBuffer
+	log         *harness.SyncBuffer
 	done        chan struct{}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startController writes manifests (file name -> YAML) into a fresh
 // directory and starts the controller on it, waiting for /readyz.
 func startController(t *testing.T, manifests map[string]string, extraArgs ...string) *controller {
 	t.Helper()
-	c := &controller{t: t, IP: loopbackIP(), log: &syncBuffer{}, done: make(chan struct{})}
+	c := &controller{t: t, IP: loopbackIP(), log: &harness.SyncBuffer{}, done: make(chan struct{})}
 	c.HTTPPort, c.HTTPSPort = freePort(t, c.IP), freePort(t, c.IP)
 	c.HealthPort, c.MetricsPort = freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
 	base, err := os.MkdirTemp("", "causeway-ctl-")
@@ -291,42 +268,15 @@ func (c *controller) WaitReady(timeout time.Duration) {
 // the given label pairs (e.g. `result="success"`).
 func (c *controller) Metric(name string, labels ...string) float64 {
 	c.t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort))
+	v, err := harness.Metric(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort), name, labels...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != '{' && line[len(name)] != ' ') {
-			continue
-		}
-		ok := true
-		for _, l := range labels {
-			if !strings.Contains(line, l) {
-				ok = false
-			}
-		}
-		if !ok {
-			continue
-		}
-		f := strings.Fields(line)
-		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-		sum += v
-	}
-	return sum
+	return v
 }
 
 // result is one HTTP exchange.
-type result struct {
-	Status   int
-	Reply    echo.Reply
-	Location string
-	Body     string
-	PeerCN   string
-}
+type result = harness.Result
 
 // Get sends a request for host+path to the controller's HTTP port.
 func (c *controller) Get(host, path string) result {
@@ -353,37 +303,7 @@ func (c *controller) get(scheme, host, path string) (result, error) {
 	if scheme == "https" {
 		port = c.HTTPSPort
 	}
-	addr := net.JoinHostPort(c.IP, strconv.Itoa(port))
-	client := &http.Client{
-		Timeout: 5 * time.Second,
-		Transport: &http.Transport{
-			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, network, addr)
-			},
-			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, ServerName: host},
-			DisableKeepAlives: true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	req, err := http.NewRequest(http.MethodGet, scheme+"://"+host+path, nil)
-	if err != nil {
-		return result{}, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return result{}, err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	r := result{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(body)}
-	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
-		r.PeerCN = resp.TLS.PeerCertificates[0].Subject.CommonName
-	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		json.Unmarshal(body, &r.Reply)
-	}
-	return r, nil
+	return harness.Get(scheme, net.JoinHostPort(c.IP, strconv.Itoa(port)), host, path)
 }
 
 // Eventually retries check until it returns nil or timeout passes.

@@ -1,0 +1,119 @@
+// Package harness holds what the integration and end-to-end tiers share
+// when they drive a running controller: one-shot HTTP exchanges with its
+// nginx, reading its Prometheus metrics, and a log buffer safe for
+// concurrent writes.
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/causeway/causeway/test/echo"
+)
+
+// Result is one HTTP exchange through nginx.
+type Result struct {
+	Status   int
+	Reply    echo.Reply // decoded when the backend answered JSON
+	Location string
+	Body     string
+	PeerCN   string // the served certificate's common name, over HTTPS
+}
+
+// Get sends one GET for host+path to addr over scheme ("http" or
+// "https", with SNI host and any certificate accepted). Every call opens
+// a new connection, so requests spread over nginx workers, and redirects
+// are returned, not followed.
+func Get(scheme, addr, host, path string) (Result, error) {
+	client := &http.Client{
+		Timeout: 5 * time.Second,
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, network, addr)
+			},
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, ServerName: host},
+			DisableKeepAlives: true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	resp, err := client.Get(scheme + "://" + host + path)
+	if err != nil {
+		return Result{}, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	r := Result{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(body)}
+	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
+		r.PeerCN = resp.TLS.PeerCertificates[0].Subject.CommonName
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		json.Unmarshal(body, &r.Reply)
+	}
+	return r, nil
+}
+
+// Metric returns the sum of the samples of metric name served at url whose
+// label sets contain every given pair (e.g. `result="success"`); 0 when
+// there are none.
+func Metric(url, name string, labels ...string) (float64, error) {
+	client := &http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != '{' && line[len(name)] != ' ') {
+			continue
+		}
+		match := true
+		for _, l := range labels {
+			if !strings.Contains(line, l) {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		sum += v
+	}
+	return sum, sc.Err()
+}
+
+// SyncBuffer collects a process's output; safe for concurrent use.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
