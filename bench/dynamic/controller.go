@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/causeway/causeway/test/harness"
 )
 
 // controllerProc is a running `causeway controller` serving a manifest
@@ -158,31 +160,7 @@ func (p *controllerProc) scrape() (string, error) {
 
 // sumMetric adds up the samples of name in a metrics page whose labels
 // contain every given pair.
-func sumMetric(text, name string, labels ...string) (float64, error) {
-	sum := 0.0
-	for line := range strings.Lines(text) {
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		match := true
-		for _, l := range labels {
-			if !strings.Contains(rest, l) {
-				match = false
-			}
-		}
-		if !match {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			return 0, fmt.Errorf("metric line %q: %w", line, err)
-		}
-		sum += v
-	}
-	return sum, nil
-}
+var sumMetric = harness.SumMetric
 
 // counters is a snapshot of the controller metrics a section reports.
 type counters struct {

@@ -5,7 +5,6 @@
 package harness
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -74,16 +73,25 @@ func Metric(url, name string, labels ...string) (float64, error) {
 		return 0, err
 	}
 	defer resp.Body.Close()
+	text, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return 0, err
+	}
+	return SumMetric(string(text), name, labels...)
+}
+
+// SumMetric adds up the samples of name in a Prometheus text page whose
+// label sets contain every given pair.
+func SumMetric(text, name string, labels ...string) (float64, error) {
 	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != '{' && line[len(name)] != ' ') {
+	for line := range strings.Lines(text) {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
 			continue
 		}
 		match := true
 		for _, l := range labels {
-			if !strings.Contains(line, l) {
+			if !strings.Contains(rest, l) {
 				match = false
 			}
 		}
@@ -97,7 +105,7 @@ func Metric(url, name string, labels ...string) (float64, error) {
 		}
 		sum += v
 	}
-	return sum, sc.Err()
+	return sum, nil
 }
 
 // SyncBuffer collects a process's output; safe for concurrent use.
