@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -86,8 +87,12 @@ func (s *Source) watch(inf cache.SharedIndexInformer) cache.SharedIndexInformer 
 	}
 	notify := func(any) { s.notifier.Notify() }
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    notify,
-		UpdateFunc: func(_, obj any) { s.notifier.Notify() },
+		AddFunc: notify,
+		UpdateFunc: func(old, obj any) {
+			if !statusOnly(old, obj) {
+				s.notifier.Notify()
+			}
+		},
 		DeleteFunc: notify,
 	})
 	return inf
@@ -122,6 +127,21 @@ func trim(obj any) (any, error) {
 		}
 	}
 	return obj, nil
+}
+
+// statusOnly reports an Ingress update that changed nothing the model
+// reads: our own status writes (and resyncs) would otherwise trigger a full
+// rebuild each, thousands of them after a first start at scale. The status
+// writer compares against the cached status itself, so it still sees them.
+func statusOnly(old, obj any) bool {
+	a, ok1 := old.(*networkingv1.Ingress)
+	b, ok2 := obj.(*networkingv1.Ingress)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return a.Generation == b.Generation && a.Generation != 0 &&
+		maps.Equal(a.Annotations, b.Annotations) && maps.Equal(a.Labels, b.Labels) &&
+		a.DeletionTimestamp.Equal(b.DeletionTimestamp)
 }
 
 // Run starts the informers and blocks until ctx is done.
