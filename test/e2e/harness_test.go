@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/test/harness"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -249,21 +251,8 @@ func describeEvents(evs []corev1.Event) string {
 	return b.String()
 }
 
-// eventually retries check until it returns nil or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not true within %s: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+// eventually is harness.Eventually.
+var eventually = harness.Eventually
 
 // consistently fails t if check fails at any point during d.
 func consistently(t testing.TB, d time.Duration, check func() error) {

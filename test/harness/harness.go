@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/causeway/causeway/test/echo"
@@ -124,4 +125,21 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Eventually retries check every 50 ms until it returns nil, and fails the
+// test with check's last error when timeout passes first.
+func Eventually(t testing.TB, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not true within %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

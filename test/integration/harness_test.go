@@ -306,21 +306,8 @@ func (c *controller) get(scheme, host, path string) (result, error) {
 	return harness.Get(scheme, net.JoinHostPort(c.IP, strconv.Itoa(port)), host, path)
 }
 
-// Eventually retries check until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not true within %s: %v", timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// eventually is harness.Eventually.
+var eventually = harness.Eventually
 
 // nginxMasterPID reads the pid file nginx writes in the state directory.
 func (c *controller) nginxMasterPID() int {
