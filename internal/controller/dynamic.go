@@ -30,8 +30,11 @@ type dynamicChannel struct {
 	pusher    Pusher
 	stateFile string
 	lastHash  [32]byte
-	last      []balancer.Backend
-	lastGen   int64
+	// lastPrepared is the content hash of what the state file holds now
+	// (written by prepare or push).
+	lastPrepared [32]byte
+	last         []balancer.Backend
+	lastGen      int64
 }
 
 // backendsOf converts the Model's backends into the balancer's payload.
@@ -63,6 +66,17 @@ func (d *dynamicChannel) prepare(want []balancer.Backend) error {
 			all = append(all, b)
 		}
 	}
+	// Most syncs change nothing here; skip rewriting the file then (it is
+	// megabytes at 10,000 backends).
+	content, err := balancer.EncodeState(balancer.State{Backends: all})
+	if err != nil {
+		return err
+	}
+	hash := sha256.Sum256(content)
+	if hash == d.lastPrepared {
+		return nil
+	}
+	d.lastPrepared = hash
 	body, err := balancer.EncodeState(balancer.State{Generation: d.nextGeneration(), Backends: all})
 	if err != nil {
 		return err
@@ -102,7 +116,7 @@ func (d *dynamicChannel) push(ctx context.Context, backends []balancer.Backend, 
 	if err := d.pusher.ReplaceEncoded(ctx, gen, body); err != nil {
 		return false, err
 	}
-	d.lastHash, d.last = hash, backends
+	d.lastHash, d.lastPrepared, d.last = hash, hash, backends
 	return true, nil
 }
 
