@@ -47,12 +47,7 @@ func loopbackIP() string {
 
 func freePort(t testing.TB, ip string) int {
 	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return harness.FreePort(t, ip)
 }
 
 var nonName = regexp.MustCompile(`[^a-z0-9-]+`)

@@ -66,12 +66,7 @@ func loopbackIP() string {
 // freePort asks the kernel for an unused port on ip.
 func freePort(t *testing.T, ip string) int {
 	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return harness.FreePort(t, ip)
 }
 
 // backend is a running echo server.
