@@ -240,8 +240,32 @@ local function sync(seq)
     view_seq = st.seq
 end
 
+local function build(blob)
+    return backend.new(decode(blob))
+end
+
+-- instance builds and caches key's balancer instance (false if it cannot
+-- be built). Kept out of lookup: its pcall must not make lookup, which
+-- runs on every request, untraceable for the JIT compiler.
+local function instance(key)
+    local blob = blobs[key]
+    if not blob then
+        return nil
+    end
+    local ok, res = pcall(build, blob)
+    if not ok then
+        -- Validated on write, so this is a bug; do not retry per request.
+        log(ERR, "causeway: cannot build backend ", key, ": ", res)
+        res = false
+    end
+    instances[key] = res
+    return res
+end
+
 -- lookup returns this worker's balancer instance for key (nil if the key
--- is unknown), first applying any newer state.
+-- is unknown), first applying any newer state. It runs on every request:
+-- keep it free of closures, pcall and anything else LuaJIT cannot compile
+-- (check with jit.v, see docs/load-balancing.md).
 function _M.lookup(key)
     local seq = dict():get("seq")
     if seq ~= view_seq then
@@ -249,20 +273,7 @@ function _M.lookup(key)
     end
     local inst = instances[key]
     if inst == nil then
-        local blob = blobs[key]
-        if not blob then
-            return nil
-        end
-        local ok, res = pcall(function()
-            return backend.new(decode(blob))
-        end)
-        if not ok then
-            -- Validated on write, so this is a bug; do not retry per request.
-            log(ERR, "causeway: cannot build backend ", key, ": ", res)
-            res = false
-        end
-        instances[key] = res
-        inst = res
+        inst = instance(key)
     end
     return inst or nil
 end
