@@ -4,6 +4,8 @@
 //
 //	go run ./bench/scale              # 10,000 Ingresses, Services, EndpointSlices
 //	go run ./bench/scale -n 2000      # smaller
+//	go run ./bench/scale -shapes 10000
+//	                                  # no two Ingresses alike: the worst case
 //	make testenv; go run ./bench/scale -kubeconfig .cache/testenv/admin.kubeconfig
 //	                                  # reuse an API server (objects are created once)
 //
@@ -56,12 +58,17 @@ func main() {
 	n := flag.Int("n", 10000, "Ingresses (and Services, and EndpointSlices) to create")
 	workers := flag.Int("workers", 16, "concurrent creates")
 	changes := flag.Int("changes", 5, "single-Ingress changes to time")
+	shapes := flag.Int("shapes", 100, "distinct path layouts among the Ingresses (1 to n; n makes every Ingress unlike the others)")
 	bin := flag.String("causeway", "", "causeway binary (default: go build ./cmd/causeway)")
 	keep := flag.Bool("keep", false, "keep the controller's state directory and print its path")
 	kubeconfig := flag.String("kubeconfig", "", "use this API server instead of starting one; objects are created only if namespace "+namespace+" is absent")
 	profile := flag.String("profile", "", "directory for CPU and heap profiles of the controller, if it serves /debug/pprof on its metrics port")
 	flag.Parse()
-	if err := run(options{*n, *workers, *changes, *bin, *keep, *kubeconfig, *profile}); err != nil {
+	if *shapes < 1 || *shapes > *n {
+		fmt.Fprintf(os.Stderr, "bench: -shapes %d: want 1 to -n (%d)\n", *shapes, *n)
+		os.Exit(2)
+	}
+	if err := run(options{*n, *workers, *changes, *shapes, *bin, *keep, *kubeconfig, *profile}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -71,10 +78,10 @@ func main() {
 type row struct{ what, value, target string }
 
 type options struct {
-	n, workers, changes int
-	bin                 string
-	keep                bool
-	kubeconfig, profile string
+	n, workers, changes, shapes int
+	bin                         string
+	keep                        bool
+	kubeconfig, profile         string
 }
 
 func run(o options) error {
@@ -135,11 +142,11 @@ func run(o options) error {
 	_, err = client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 	fresh := apierrors.IsNotFound(err)
 	if fresh {
-		created, err := createObjects(ctx, client, n, workers, ns.PeerIP.String(), backendPort)
+		created, err := createObjects(ctx, client, n, workers, o.shapes, ns.PeerIP.String(), backendPort)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, row{fmt.Sprintf("create %d Ingresses + Services + EndpointSlices (%d workers)", n, workers),
+		rows = append(rows, row{fmt.Sprintf("create %d Ingresses (%d shapes) + Services + EndpointSlices (%d workers)", n, o.shapes, workers),
 			fmt.Sprintf("%s (%.0f objects/s)", created.Round(100*time.Millisecond), float64(3*n)/created.Seconds()), ""})
 	} else if err != nil {
 		return err

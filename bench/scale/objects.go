@@ -18,7 +18,7 @@ import (
 
 // createObjects creates n Services, EndpointSlices and Ingresses with a
 // bounded number of concurrent requests.
-func createObjects(ctx context.Context, c kubernetes.Interface, n, workers int, ip string, port int) (time.Duration, error) {
+func createObjects(ctx context.Context, c kubernetes.Interface, n, workers, shapes int, ip string, port int) (time.Duration, error) {
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		return 0, err
 	}
@@ -36,7 +36,7 @@ func createObjects(ctx context.Context, c kubernetes.Interface, n, workers int, 
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				if err := createOne(ctx, c, i, ip, port); err != nil {
+				if err := createOne(ctx, c, i, shapes, ip, port); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 				}
 				if d := done.Add(1); d%1000 == 0 {
@@ -63,7 +63,11 @@ func name(i int) string { return fmt.Sprintf("app-%05d", i) }
 
 func host(i int) string { return fmt.Sprintf("h%05d.bench.test", i) }
 
-func createOne(ctx context.Context, c kubernetes.Interface, i int, ip string, port int) error {
+// createOne creates Ingress i with its Service and EndpointSlice. Ingress i
+// routes "/" and "/s<i mod shapes>" to its Service: Ingresses of one shape
+// differ only in host and Service, and the controller may serve them from
+// one nginx server block; shapes = n makes every one distinct.
+func createOne(ctx context.Context, c kubernetes.Interface, i, shapes int, ip string, port int) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i)},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
@@ -87,12 +91,7 @@ func createOne(ctx context.Context, c kubernetes.Interface, i int, ip string, po
 			Rules: []networkingv1.IngressRule{{
 				Host: host(i),
 				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-					Paths: []networkingv1.HTTPIngressPath{{
-						Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix),
-						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: name(i), Port: networkingv1.ServiceBackendPort{Number: 80},
-						}},
-					}},
+					Paths: []networkingv1.HTTPIngressPath{path("/", i), path(fmt.Sprintf("/s%d", i%shapes), i)},
 				}},
 			}},
 		},
@@ -101,6 +100,15 @@ func createOne(ctx context.Context, c kubernetes.Interface, i int, ip string, po
 		return fmt.Errorf("create Ingress %s: %w", ing.Name, err)
 	}
 	return nil
+}
+
+func path(p string, i int) networkingv1.HTTPIngressPath {
+	return networkingv1.HTTPIngressPath{
+		Path: p, PathType: ptr.To(networkingv1.PathTypePrefix),
+		Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+			Name: name(i), Port: networkingv1.ServiceBackendPort{Number: 80},
+		}},
+	}
 }
 
 // waitPublished waits until n Ingresses show the published address.

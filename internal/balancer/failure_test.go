@@ -62,7 +62,7 @@ func TestRetryOnDeadEndpoint(t *testing.T) {
 	}
 }
 
-// Zero ready endpoints end the request with 503 from the access phase;
+// Zero ready endpoints end the request with 503 from the local answerer;
 // pushing endpoints again restores service.
 func TestNoReadyEndpointsGive503(t *testing.T) {
 	n := startNginx(t, nginxOptions{keys: []string{"ns/a/80", "ns/unknown/80"}})
@@ -116,7 +116,7 @@ func TestIPv6Endpoint(t *testing.T) {
 
 // The dynamic channel is a unix socket only: the running nginx listens on
 // no TCP port but the test's HTTP port, and the config has no other
-// listener.
+// listener than that port, the channel and the 503 answerer.
 func TestDynamicSocketNotOnTCP(t *testing.T) {
 	n := startNginx(t, nginxOptions{keys: []string{"k"}})
 
@@ -130,8 +130,8 @@ func TestDynamicSocketNotOnTCP(t *testing.T) {
 			tcp = append(tcp, m[1])
 		}
 	}
-	if want := fmt.Sprintf("127.0.0.1:%d", n.port); unix != 1 || len(tcp) != 1 || tcp[0] != want {
-		t.Errorf("config listens on %v (and %d unix sockets), want only %s and one unix socket", tcp, unix, want)
+	if want := fmt.Sprintf("127.0.0.1:%d", n.port); unix != 2 || len(tcp) != 1 || tcp[0] != want {
+		t.Errorf("config listens on %v (and %d unix sockets), want only %s and two unix sockets", tcp, unix, want)
 	}
 
 	// The processes: the master and its workers, and the sockets they hold.

@@ -167,7 +167,8 @@ func startNginx(t *testing.T, o nginxOptions) *testNginx {
 	if o.dictSize == "" {
 		o.dictSize = "8m"
 	}
-	sn, err := NginxSnippets(SnippetOptions{LuaDir: luaDir, SocketPath: sock, Keepalive: 16, StateDictSize: o.dictSize})
+	sn, err := NginxSnippets(SnippetOptions{LuaDir: luaDir, SocketPath: sock, UnavailableSocket: filepath.Join(dir, "unavailable.sock"),
+		Keepalive: 16, StateDictSize: o.dictSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ http {
 %s    }
 }
 `, ng.loadModule, o.workers, dir, dir, dir, dir, dir, dir, dir,
-			indent(sn.HTTP, 4), indent(sn.Upstream, 4), indent(sn.DynamicServer, 4), n.port, locs.String())
+			indent(sn.HTTP, 4), indent(sn.Upstream, 4), indent(sn.DynamicServer+sn.UnavailableServer, 4), n.port, locs.String())
 		if o.editConf != nil {
 			n.conf = o.editConf(n.conf)
 		}

@@ -28,6 +28,11 @@ type SnippetOptions struct {
 	// master and the controller: anyone who can connect can reroute
 	// traffic.
 	SocketPath string
+	// UnavailableSocket is the unix socket of a server that answers every
+	// request with 503. Required, absolute, at most 107 bytes. The
+	// balancer sends a request there when its backend has no ready
+	// endpoint, since a balancer can only pick a peer, not answer.
+	UnavailableSocket string
 	// StateDictSize is the size of the shared dict ("32m"). It must hold
 	// two copies of the serialised state (one copy of 10,000 backends with
 	// 3 endpoints each is about 2.6 MB); a push that does not fit is
@@ -63,14 +68,17 @@ type Snippets struct {
 	// Upstream goes in the http block, once.
 	Upstream string
 	// Location goes in every proxied location, after BackendDirective.
-	// It installs the access, header-filter and log hooks and proxies to
-	// UpstreamName. Upstream keepalive also needs
+	// It installs the header-filter and log hooks (which only some
+	// methods need) and proxies to UpstreamName. Upstream keepalive also needs
 	// "proxy_http_version 1.1;" and "proxy_set_header Connection \"\";",
 	// which the renderer sets with its other proxy headers.
 	Location string
 	// DynamicServer is a complete server block for the http block. It
 	// listens on the unix socket only.
 	DynamicServer string
+	// UnavailableServer is a complete server block for the http block,
+	// on UnavailableSocket only.
+	UnavailableServer string
 }
 
 var (
@@ -108,13 +116,15 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	if err := checkPath("lua dir", o.LuaDir); err != nil {
 		return Snippets{}, err
 	}
-	if err := checkPath("socket path", o.SocketPath); err != nil {
-		return Snippets{}, err
+	for _, sock := range []struct{ what, path string }{{"socket path", o.SocketPath}, {"unavailable socket", o.UnavailableSocket}} {
+		if err := checkPath(sock.what, sock.path); err != nil {
+			return Snippets{}, err
+		}
+		if len(sock.path) > maxSocketPath {
+			return Snippets{}, fmt.Errorf("%s %q is longer than %d bytes", sock.what, sock.path, maxSocketPath)
+		}
 	}
-	if len(o.SocketPath) > maxSocketPath {
-		return Snippets{}, fmt.Errorf("socket path %q is longer than %d bytes", o.SocketPath, maxSocketPath)
-	}
-	initArg := ""
+	initArg := "nil"
 	if o.StateFile != "" {
 		if err := checkPath("state file", o.StateFile); err != nil {
 			return Snippets{}, err
@@ -141,9 +151,9 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	var s Snippets
 	s.HTTP = fmt.Sprintf(`lua_package_path "%s/?.lua;;";
 lua_shared_dict %s %s;
-init_by_lua_block { require("causeway.balancer").init(%s) }
+init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s") }
 init_worker_by_lua_block { require("causeway.balancer").init_worker() }
-`, filepath.Clean(o.LuaDir), StateDict, dictSize, initArg)
+`, filepath.Clean(o.LuaDir), StateDict, dictSize, initArg, filepath.Clean(o.UnavailableSocket))
 
 	// keepalive must come after balancer_by_lua_block: nginx wraps the
 	// balancer defined before it, and in the other order no connection
@@ -157,8 +167,7 @@ init_worker_by_lua_block { require("causeway.balancer").init_worker() }
 }
 `, UpstreamName, keepalive, timeout, requests)
 
-	s.Location = fmt.Sprintf(`access_by_lua_block { require("causeway.balancer").access() }
-header_filter_by_lua_block { require("causeway.balancer").header_filter() }
+	s.Location = fmt.Sprintf(`header_filter_by_lua_block { require("causeway.balancer").header_filter() }
 log_by_lua_block { require("causeway.balancer").log() }
 proxy_pass http://%s;
 `, UpstreamName)
@@ -166,9 +175,6 @@ proxy_pass http://%s;
 	s.DynamicServer = fmt.Sprintf(`server {
     listen unix:%s;
     access_log off;
-    # The request hooks may be set at http level and inherited here, where
-    # no location names a backend: that is expected, not worth a warning.
-    uninitialized_variable_warn off;
     client_max_body_size %s;
     client_body_buffer_size %s;
     location /v1/ {
@@ -179,6 +185,14 @@ proxy_pass http://%s;
     }
 }
 `, o.SocketPath, bodySize, bodySize)
+	s.UnavailableServer = fmt.Sprintf(`server {
+    listen unix:%s;
+    access_log off;
+    location / {
+        return 503;
+    }
+}
+`, o.UnavailableSocket)
 	return s, nil
 }
 

@@ -11,7 +11,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func TestNginxSnippetsGolden(t *testing.T) {
-	s, err := NginxSnippets(SnippetOptions{LuaDir: "/var/lib/causeway/lua/", SocketPath: "/run/causeway/dynamic.sock"})
+	s, err := NginxSnippets(SnippetOptions{LuaDir: "/var/lib/causeway/lua/", SocketPath: "/run/causeway/dynamic.sock", UnavailableSocket: "/run/causeway/unavailable.sock"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestNginxSnippetsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := "# http\n" + s.HTTP + "# upstream\n" + s.Upstream + "# location\n" + set + s.Location + "# dynamic server\n" + s.DynamicServer
+	got := "# http\n" + s.HTTP + "# upstream\n" + s.Upstream + "# location\n" + set + s.Location + "# dynamic server\n" + s.DynamicServer + "# unavailable server\n" + s.UnavailableServer
 	golden := filepath.Join("testdata", "snippets.golden")
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -36,7 +36,7 @@ func TestNginxSnippetsGolden(t *testing.T) {
 }
 
 func TestNginxSnippetsRejectUnsafeOptions(t *testing.T) {
-	ok := SnippetOptions{LuaDir: "/lua", SocketPath: "/run/d.sock"}
+	ok := SnippetOptions{LuaDir: "/lua", SocketPath: "/run/d.sock", UnavailableSocket: "/run/u.sock"}
 	tests := []struct {
 		name string
 		mod  func(*SnippetOptions)
@@ -49,6 +49,9 @@ func TestNginxSnippetsRejectUnsafeOptions(t *testing.T) {
 		{"socket with space", func(o *SnippetOptions) { o.SocketPath = "/a b.sock" }},
 		{"socket with brace", func(o *SnippetOptions) { o.SocketPath = "/a}.sock" }},
 		{"socket too long", func(o *SnippetOptions) { o.SocketPath = "/" + strings.Repeat("s", 107) }},
+		{"unavailable socket empty", func(o *SnippetOptions) { o.UnavailableSocket = "" }},
+		{"unavailable socket relative", func(o *SnippetOptions) { o.UnavailableSocket = "u.sock" }},
+		{"unavailable socket with quote", func(o *SnippetOptions) { o.UnavailableSocket = `/u".sock` }},
 		{"dict size", func(o *SnippetOptions) { o.StateDictSize = "32 m" }},
 		{"body size", func(o *SnippetOptions) { o.MaxBodySize = "1g;" }},
 		{"timeout", func(o *SnippetOptions) { o.KeepaliveTimeout = "60s; evil" }},

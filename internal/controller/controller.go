@@ -217,7 +217,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			c.opts.Log.Error("configuration not applied; nginx keeps serving the last good one", "err", err)
 			break
 		}
-		secrets, ingresses := culprits(cfgErr.Output, c.opts.Render.StateDir, m, snap)
+		secrets, ingresses := culprits(cfgErr.Output, c.opts.Render.StateDir, files, m, snap)
 		if len(secrets)+len(ingresses) == 0 {
 			c.opts.Log.Error("nginx refused the configuration and no object could be blamed; keeping the last good one", "err", err)
 			break

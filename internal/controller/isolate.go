@@ -12,6 +12,7 @@ import (
 
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -36,8 +37,10 @@ var (
 // culprits reads nginx -t output and names what to exclude: the secrets it
 // refused, or else the newest Ingress contributing to the server file it
 // refused (one at a time, so that older, working Ingresses sharing the host
-// survive).
-func culprits(output string, dir layout.Dir, m *model.Model, snap *source.Snapshot) (secrets, ingresses []string) {
+// survive). A file shared by several hosts blames the newest Ingress of
+// them all; hosts share a file only when their servers are alike, so each
+// would have been refused alone too.
+func culprits(output string, dir layout.Dir, files render.Files, m *model.Model, snap *source.Snapshot) (secrets, ingresses []string) {
 	for _, match := range secretFileRE.FindAllStringSubmatch(output, -1) {
 		if filepath.Dir(match[1]) != dir.Path(layout.SecretsDir) {
 			continue
@@ -52,13 +55,22 @@ func culprits(output string, dir layout.Dir, m *model.Model, snap *source.Snapsh
 		return secrets, nil
 	}
 	for _, match := range serverFileRE.FindAllStringSubmatch(output, -1) {
+		rel, err := filepath.Rel(string(dir), match[1])
+		if err != nil {
+			continue
+		}
+		shared := map[string]bool{}
+		for _, host := range render.SharedHosts(files, rel) {
+			shared[host] = true
+		}
+		var refs []model.ObjectRef
 		for _, srv := range m.Servers {
-			if dir.Path(layout.ServerFile(srv.Host)) != match[1] {
-				continue
+			if shared[srv.Host] || layout.ServerFile(srv.Host) == rel {
+				refs = append(refs, srv.Ingresses...)
 			}
-			if newest := newestIngress(srv.Ingresses, snap); newest != "" {
-				return nil, []string{newest}
-			}
+		}
+		if newest := newestIngress(refs, snap); newest != "" {
+			return nil, []string{newest}
 		}
 	}
 	return nil, nil

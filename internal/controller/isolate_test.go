@@ -11,6 +11,7 @@ import (
 
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -18,12 +19,20 @@ func TestCulprits(t *testing.T) {
 	dir := layout.Dir("/var/lib/causeway")
 	old := metav1.NewTime(time.Unix(100, 0))
 	young := metav1.NewTime(time.Unix(200, 0))
+	youngest := metav1.NewTime(time.Unix(300, 0))
 	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "old", CreationTimestamp: old}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "young", CreationTimestamp: young}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "y", CreationTimestamp: old}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "z", CreationTimestamp: youngest}},
 	}}
-	m := &model.Model{Servers: []*model.Server{{Host: "x.test", Ingresses: []model.ObjectRef{
-		{Kind: "Ingress", Namespace: "a", Name: "old"}, {Kind: "Ingress", Namespace: "a", Name: "young"}}}}}
+	m := &model.Model{Servers: []*model.Server{
+		{Host: "x.test", Ingresses: []model.ObjectRef{
+			{Kind: "Ingress", Namespace: "a", Name: "old"}, {Kind: "Ingress", Namespace: "a", Name: "young"}}},
+		{Host: "y.test", Ingresses: []model.ObjectRef{{Kind: "Ingress", Namespace: "b", Name: "y"}}},
+		{Host: "z.test", Ingresses: []model.ObjectRef{{Kind: "Ingress", Namespace: "b", Name: "z"}}},
+	}}
+	files := render.Files{"servers/_shared-0123456789ab.conf": []byte("map $host $v {\n    \"y.test\" \"b/y/80\";\n    \"z.test\" \"b/z/80\";\n}\nserver {\n    server_name \"y.test\";\n    server_name \"z.test\";\n}\n")}
 	for _, tc := range []struct {
 		name               string
 		output             string
@@ -33,11 +42,13 @@ func TestCulprits(t *testing.T) {
 			[]string{"ns/weak.tls"}, nil},
 		{"refused server file blames the newest Ingress", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/servers/x.test.conf:12`,
 			nil, []string{"a/young"}},
+		{"refused shared server file blames the newest Ingress of all its hosts", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/servers/_shared-0123456789ab.conf:7`,
+			nil, []string{"b/z"}},
 		{"a file outside the state dir blames nothing", `nginx: [emerg] unknown directive in /etc/nginx/other.conf:1`, nil, nil},
 		{"the default certificate blames nothing", `SSL_CTX_use_certificate("/var/lib/causeway/secrets/_default.pem") failed`, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, i := culprits(tc.output, dir, m, snap)
+			s, i := culprits(tc.output, dir, files, m, snap)
 			if !reflect.DeepEqual(s, tc.secrets) || !reflect.DeepEqual(i, tc.ingresses) {
 				t.Fatalf("culprits = %v %v, want %v %v", s, i, tc.secrets, tc.ingresses)
 			}

@@ -35,6 +35,13 @@ func ServerFile(host string) string {
 	return filepath.Join(ServersDir, name+".conf")
 }
 
+// SharedServerFile is the relative path of a server that several hosts
+// share; id is hex. Hosts cannot start with "_", so it never names a host's
+// own file.
+func SharedServerFile(id string) string {
+	return filepath.Join(ServersDir, "_shared-"+id+".conf")
+}
+
 // SecretFile is the relative path of a TLS secret's PEM bundle
 // (certificate chain followed by key). Namespace and name are DNS labels or
 // subdomains, validated by the model, so "_" cannot occur in either and the
@@ -47,6 +54,10 @@ func SecretFile(namespace, name string) string {
 func (d Dir) MainConf() string      { return d.Path(MainConf) }
 func (d Dir) StatusSocket() string  { return d.Path("run", "status.sock") }
 func (d Dir) DynamicSocket() string { return d.Path("run", "dynamic.sock") }
+
+// UnavailableSocket is where nginx answers 503 for backends without a
+// ready endpoint (dynamic mode).
+func (d Dir) UnavailableSocket() string { return d.Path("run", "unavailable.sock") }
 
 // DynamicState holds the last full endpoint state pushed to nginx; the Lua
 // side loads it at start so a restarted nginx never serves empty backends.

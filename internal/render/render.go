@@ -83,13 +83,11 @@ func Render(m *model.Model, p Params) (Files, string, error) {
 	for _, b := range m.Backends {
 		backends[b.Key] = b
 	}
-	for _, srv := range m.Servers {
-		out, err := renderServer(m, backends, srv, p, lua != nil)
-		if err != nil {
-			return nil, "", fmt.Errorf("render server %q: %w", srv.Host, err)
-		}
-		files[layout.ServerFile(srv.Host)] = out
+	servers, err := serverFiles(m, backends, p, lua != nil)
+	if err != nil {
+		return nil, "", err
 	}
+	maps.Copy(files, servers)
 
 	main := mainView{Config: m.Config, dir: p.StateDir, servers: len(m.Servers), lua: lua}
 	if p.User != "" {
@@ -158,24 +156,16 @@ type mainView struct {
 	lua         *balancer.Snippets
 }
 
-// Lua returns the http-level Lua directives and the dynamic-channel server,
-// indented for the http block; empty in plain mode.
+// Lua returns the http-level Lua directives, the dynamic-channel server and
+// the server that answers 503 for backends without endpoints, indented for
+// the http block; empty in plain mode. The header-filter and log hooks
+// cost time on every request, so only locations whose method needs them
+// carry them (see locationBody).
 func (v *mainView) Lua() string {
 	if v.lua == nil {
 		return ""
 	}
-	// The access hook (resolve the backend, 503 when it has no endpoint)
-	// goes here, once, and every location inherits it; it does nothing
-	// where $causeway_backend is unset. The header-filter and log hooks
-	// cost time on every request, so only locations whose method needs
-	// them carry them (see locationBody).
-	var hooks []string
-	for _, l := range strings.Split(v.lua.Location, "\n") {
-		if strings.HasPrefix(l, "access_by_lua_block") {
-			hooks = append(hooks, l)
-		}
-	}
-	return indent(v.lua.HTTP+strings.Join(hooks, "\n")+"\n\n"+v.lua.DynamicServer, "    ")
+	return indent(v.lua.HTTP+"\n"+v.lua.DynamicServer+"\n"+v.lua.UnavailableServer, "    ")
 }
 
 func indent(s, prefix string) string {
@@ -200,7 +190,8 @@ func (v *mainView) ProxyReadTimeout() int      { return int(v.Config.ProxyReadTi
 func (v *mainView) ProxySendTimeout() int      { return int(v.Config.ProxySendTimeout.Seconds()) }
 
 // ServerNamesHashMaxSize grows with the number of hosts so nginx can build
-// its server-name hash with thousands of them.
+// its server-name hash, and the host maps of shared servers, with
+// thousands of them.
 func (v *mainView) ServerNamesHashMaxSize() int {
 	size := 1024
 	for size < 2*v.servers {

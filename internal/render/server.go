@@ -10,8 +10,11 @@ import (
 )
 
 type serverView struct {
-	Sources       string
-	ServerName    string
+	// Sources are the quoted Ingresses behind the server, printed one
+	// per comment line: nginx refuses any token, comments included,
+	// longer than its 4 KiB read buffer.
+	Sources       []string
+	ServerNames   []string
 	ListenHTTP    string
 	ListenHTTPS   string
 	DefaultServer bool
@@ -20,22 +23,31 @@ type serverView struct {
 	Redirect      bool
 	RedirectPort  string
 	Locations     []locationView
+	// Maps, in a server shared by several hosts, give each location's
+	// backend per host (see group.go).
+	Maps []mapView
 }
 
 type locationView struct {
 	Exact bool
 	Path  string
-	// Body holds the location's directives, one per line, each prepared
-	// from validated or quoted values.
+	// Backend is the key of the backend a dynamic-mode location selects
+	// ("" for none), and Select the directive that selects it.
+	Backend string
+	Select  string
+	// Body holds the location's other directives, one per line, each
+	// prepared from validated or quoted values.
 	Body []string
 }
 
-func renderServer(m *model.Model, backends map[string]*model.Backend, srv *model.Server, p Params, lua bool) ([]byte, error) {
-	var v serverView
-	var err error
-	if v.ServerName, err = serverName(srv.Host); err != nil {
+// planServer prepares one host's server for the template.
+func planServer(m *model.Model, backends map[string]*model.Backend, srv *model.Server, p Params, lua bool) (*serverView, error) {
+	v := &serverView{}
+	name, err := serverName(srv.Host)
+	if err != nil {
 		return nil, err
 	}
+	v.ServerNames = []string{name}
 	if v.ListenHTTP, err = listen(p.ListenAddress, p.HTTPPort); err != nil {
 		return nil, err
 	}
@@ -43,17 +55,12 @@ func renderServer(m *model.Model, backends map[string]*model.Backend, srv *model
 		return nil, err
 	}
 	v.DefaultServer = srv.Host == ""
-	var sources []string
 	for _, ref := range srv.Ingresses {
 		q, err := Quote(ref.Namespace + "/" + ref.Name)
 		if err != nil {
 			return nil, err
 		}
-		sources = append(sources, q)
-	}
-	v.Sources = strings.Join(sources, " ")
-	if v.Sources == "" {
-		v.Sources = "none"
+		v.Sources = append(v.Sources, q)
 	}
 	if srv.TLS != nil && srv.TLS.Secret != "" {
 		mode := certAtReload
@@ -74,7 +81,7 @@ func renderServer(m *model.Model, backends map[string]*model.Backend, srv *model
 	if v.Locations, err = locations(backends, srv, lua); err != nil {
 		return nil, err
 	}
-	return execute("server.conf.tmpl", &v)
+	return v, nil
 }
 
 // locations maps Ingress paths onto nginx locations. nginx checks "="
@@ -103,6 +110,13 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 		lv := locationView{Exact: isExact, Path: q}
 		if lv.Body, err = locationBody(l, backends, lua); err != nil {
 			return err
+		}
+		if lua && l.Backend != "" {
+			lv.Backend = l.Backend
+			if lv.Select, err = balancer.BackendDirective(l.Backend); err != nil {
+				return err
+			}
+			lv.Select = strings.TrimSpace(lv.Select)
 		}
 		out = append(out, lv)
 		return nil
@@ -160,8 +174,9 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 }
 
 // locationBody is what a location does. In dynamic mode every backend
-// location names its key and proxies to the one Lua upstream (the Lua
-// access hook answers 503 while the backend has no ready endpoint), so
+// location names its key (locationView.Select, set by the caller) and
+// proxies to the one Lua upstream, whose balancer sends requests for a
+// backend without a ready endpoint to a local server that answers 503, so
 // endpoint changes never alter this file. In plain mode it proxies to the
 // backend's own upstream, or answers 503 when there is none.
 func locationBody(l *model.Location, backends map[string]*model.Backend, lua bool) ([]string, error) {
@@ -169,13 +184,9 @@ func locationBody(l *model.Location, backends map[string]*model.Backend, lua boo
 		return []string{fmt.Sprintf("return %d;", l.Status)}, nil
 	}
 	if lua {
-		set, err := balancer.BackendDirective(l.Backend)
-		if err != nil {
-			return nil, err
-		}
-		body := []string{strings.TrimSpace(set)}
-		// The access hook is inherited from the http level. The others
-		// run only where the backend's method uses them: sticky sets its
+		var body []string
+		// The balancer runs for every request. The other hooks run only
+		// where the backend's method uses them: sticky sets its
 		// cookie in the header filter; least_conn, ewma and p2c count
 		// in-flight requests and latency in the log phase. Round robin
 		// and chash need neither, which saves two Lua calls per request.

@@ -19,10 +19,11 @@ func luaSnippets(m *model.Model, p Params) (*balancer.Snippets, error) {
 		return nil, nil
 	}
 	s, err := balancer.NginxSnippets(balancer.SnippetOptions{
-		LuaDir:     p.StateDir.LuaDir(),
-		SocketPath: p.StateDir.DynamicSocket(),
-		StateFile:  p.StateDir.DynamicState(),
-		Keepalive:  max(m.Config.UpstreamKeepalive, 1),
+		LuaDir:            p.StateDir.LuaDir(),
+		SocketPath:        p.StateDir.DynamicSocket(),
+		UnavailableSocket: p.StateDir.UnavailableSocket(),
+		StateFile:         p.StateDir.DynamicState(),
+		Keepalive:         max(m.Config.UpstreamKeepalive, 1),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lua balancer: %w", err)

@@ -20,7 +20,7 @@ import (
 // cleaned up as one group.
 func (m *Manager) start() error {
 	// A unix socket left by a killed nginx would make bind() fail.
-	for _, s := range []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket()} {
+	for _, s := range []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket(), m.opts.StateDir.UnavailableSocket()} {
 		os.Remove(s)
 	}
 	cmd := exec.Command(m.opts.Binary, m.args()...)

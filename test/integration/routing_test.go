@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -135,4 +136,56 @@ func TestServiceWithoutEndpointsAnswers503(t *testing.T) {
 	if !strings.Contains(c.log.String(), "default/empty") || !strings.Contains(c.log.String(), "nosuchservice") {
 		t.Errorf("the missing Service must be logged with the Ingress name")
 	}
+}
+
+// TestHostsSharingAServer: exact hosts with the same paths and settings
+// share one server block in dynamic mode, each host mapped to its own
+// backends. Each must still be served by its own Services, next to a
+// wildcard that covers them and a host of another shape, and a host whose
+// shape changes must leave the shared server.
+func TestHostsSharingAServer(t *testing.T) {
+	names := []string{"s0", "s1", "s2", "api", "wild", "odd"}
+	var m strings.Builder
+	m.WriteString(ingressClass)
+	for _, n := range names {
+		m.WriteString(serviceYAML("default", n, 80, startBackend(t, n)))
+	}
+	for i := range 3 {
+		m.WriteString(ingressYAML("default", fmt.Sprintf("s%d", i), fmt.Sprintf("s%d.shared.test", i),
+			fmt.Sprintf("Prefix / s%d", i), "Prefix /api api"))
+	}
+	m.WriteString(ingressYAML("default", "wild", "*.shared.test", "Prefix / wild", "Prefix /api wild"))
+	m.WriteString(ingressYAML("default", "odd", "odd.shared.test", "Prefix / odd", "Exact /api api"))
+	c := startController(t, map[string]string{"shared.yaml": m.String()})
+
+	shared, _ := filepath.Glob(filepath.Join(c.StateDir, "servers", "_shared-*.conf"))
+	if len(shared) != 1 {
+		t.Fatalf("shared server files = %v, want one for s0, s1 and s2", shared)
+	}
+	check := func(rows [][3]string) error {
+		for _, r := range rows {
+			if got := c.Get(r[0], r[1]); got.Status != 200 || got.Reply.Service != r[2] {
+				return fmt.Errorf("%s%s: status %d served by %q, want %s", r[0], r[1], got.Status, got.Reply.Service, r[2])
+			}
+		}
+		return nil
+	}
+	if err := check([][3]string{
+		{"s0.shared.test", "/", "s0"}, {"s1.shared.test", "/x", "s1"}, {"S2.shared.test", "/", "s2"},
+		{"s1.shared.test", "/api", "api"}, {"s2.shared.test", "/api/v1", "api"},
+		{"other.shared.test", "/", "wild"}, {"other.shared.test", "/api", "wild"},
+		{"odd.shared.test", "/api", "api"}, {"odd.shared.test", "/api/v1", "odd"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// s1 gains a path: it leaves the shared server; s0 and s2 stay.
+	m.WriteString(ingressYAML("default", "s1-extra", "s1.shared.test", "Prefix /extra odd"))
+	c.WriteManifest("shared.yaml", m.String())
+	eventually(t, 5*time.Second, func() error {
+		return check([][3]string{
+			{"s1.shared.test", "/extra", "odd"}, {"s1.shared.test", "/", "s1"}, {"s1.shared.test", "/api", "api"},
+			{"s0.shared.test", "/", "s0"}, {"s2.shared.test", "/", "s2"}, {"s0.shared.test", "/api", "api"},
+		})
+	})
 }

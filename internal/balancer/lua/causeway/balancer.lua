@@ -2,13 +2,15 @@
 --
 --   init_by_lua           init()          fail fast on a missing dict
 --   init_worker_by_lua    init_worker()   seed this worker's RNG
---   access_by_lua         access()        resolve the backend, 503 if none
 --   balancer_by_lua       balance()       choose the peer (and on retries)
 --   header_filter_by_lua  header_filter() sticky cookie
 --   log_by_lua            log()           in-flight and latency accounting
 --
 -- The location names its backend with  set $causeway_backend "<key>";
--- Per-request data lives in ngx.ctx.causeway.
+-- Per-request data lives in ngx.ctx.causeway. Only the balancer runs on
+-- every request (an access hook would cost a Lua coroutine per request):
+-- a backend without a ready endpoint is sent to a local server that
+-- answers 503, because a balancer can pick a peer but not answer.
 
 local store = require("causeway.store")
 local stats = require("causeway.stats")
@@ -22,6 +24,9 @@ local tonumber = tonumber
 local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
 
 local _M = {}
+
+-- unavailable is the peer ("unix:/path") that answers 503.
+local unavailable
 
 -- load_state_file seeds the shared dict from the controller's last full
 -- push. It runs in the master on every configuration load; a state that is
@@ -45,7 +50,8 @@ local function load_state_file(path)
     end
 end
 
-function _M.init(state_file)
+function _M.init(state_file, unavailable_peer)
+    unavailable = unavailable_peer
     if not ngx.shared[store.DICT] then
         error("causeway: lua_shared_dict " .. store.DICT .. " is not configured")
     end
@@ -61,37 +67,27 @@ function _M.init_worker()
     math.randomseed(ngx.worker.pid() * 1000 + ngx.now() * 1000)
 end
 
--- resolve looks up the location's backend and starts the request context;
--- nil when the location has no backend key.
-local function resolve(ctx)
-    local key = ngx.var.causeway_backend
-    if not key or key == "" then
-        return nil
-    end
-    local rc = { key = key, inst = store.lookup(key) }
-    ctx.causeway = rc
-    return rc
-end
-
--- access ends the request with 503 when the backend is unknown or has no
--- ready endpoint, so clients see "unavailable", not a bad-gateway error.
-function _M.access()
-    local rc = resolve(ngx.ctx)
-    if rc and (not rc.inst or rc.inst.n == 0) then
-        return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE)
-    end
-end
-
 function _M.balance()
     local ctx = ngx.ctx
-    local rc = ctx.causeway or resolve(ctx) -- resolve: access() not configured
-    local inst = rc and rc.inst
-    if not inst or inst.n == 0 then
-        -- Only reachable without the access hook; nginx answers 500 for
-        -- any exit from this phase, which is why access() does the 503.
-        log(ERR, "causeway: no ready endpoint for backend ", rc and rc.key or "(none)")
-        return ngx.exit(ngx.ERROR)
+    local rc = ctx.causeway
+    if not rc then
+        local key = ngx.var.causeway_backend
+        local inst = key and key ~= "" and store.lookup(key)
+        if not inst or inst.n == 0 then
+            -- Unknown backend or no ready endpoint: "unavailable", not a
+            -- bad-gateway error. Never retried (proxy_next_upstream does
+            -- not cover a 503 answer).
+            local ok, err = set_current_peer(unavailable)
+            if not ok then
+                log(ERR, "causeway: cannot set the unavailable peer: ", err)
+                return ngx.exit(ngx.ERROR)
+            end
+            return
+        end
+        rc = { key = key, inst = inst }
+        ctx.causeway = rc
     end
+    local inst = rc.inst
 
     local exclude
     local prev = rc.peer

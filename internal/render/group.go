@@ -1,0 +1,177 @@
+package render
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// Shared servers. nginx pays for every server block at each reload: its
+// configuration is parsed, merged and given its own per-module state (with
+// the Lua module loaded, an SSL context per server and per location). At
+// 10,000 hosts that is seconds per reload. Most hosts are alike: the same
+// paths with the same settings, each sending them to its own Services. In
+// dynamic mode a location selects its backend with a variable, so such
+// hosts can share one server block: one server_name per host, and per
+// location a map from $host to that host's backend key.
+//
+// A shared server behaves exactly as the separate ones would: nginx picks a
+// server by exact name before anything else, and only exact names are
+// shared (wildcards and the default server keep their own), so the map is
+// keyed by the very name that selected the server. Hosts with any other
+// difference (paths, settings, certificate, redirect) land in different
+// shapes and so in different servers.
+
+type mapView struct {
+	Variable string
+	Entries  []mapEntry
+}
+
+type mapEntry struct{ Host, Backend string }
+
+// sharedDefault is what a shared map yields for a host it does not list (it
+// lists every host its server names): not a valid backend key, so the
+// balancer answers 503 rather than proxy nowhere.
+const sharedDefault = `"-"`
+
+// serverFiles renders every server of m: a file per host, or in dynamic
+// mode a shared file per shape that more than one exact host has.
+func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool) (Files, error) {
+	files := Files{}
+	shapes := map[string][]*serverView{}
+	var order []string
+	for _, srv := range m.Servers {
+		v, err := planServer(m, backends, srv, p, lua)
+		if err != nil {
+			return nil, fmt.Errorf("render server %q: %w", srv.Host, err)
+		}
+		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") {
+			if files[layout.ServerFile(srv.Host)], err = execute("server.conf.tmpl", v); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		key, err := shape(v)
+		if err != nil {
+			return nil, err
+		}
+		if _, seen := shapes[key]; !seen {
+			order = append(order, key)
+		}
+		shapes[key] = append(shapes[key], v)
+	}
+	for _, key := range order {
+		members := shapes[key]
+		name := layout.ServerFile(unquoteHost(members[0].ServerNames[0]))
+		v := members[0]
+		if len(members) > 1 {
+			sum := sha256.Sum256([]byte(key))
+			id := hex.EncodeToString(sum[:6])
+			name = layout.SharedServerFile(id)
+			var err error
+			if v, err = share(id, members); err != nil {
+				return nil, err
+			}
+		}
+		out, err := execute("server.conf.tmpl", v)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = out
+	}
+	return files, nil
+}
+
+// shape is everything about a server except its names, its sources and
+// the backends its locations select.
+func shape(v *serverView) (string, error) {
+	c := *v
+	c.ServerNames, c.Sources = nil, nil
+	c.Locations = make([]locationView, len(v.Locations))
+	for i, l := range v.Locations {
+		if l.Backend != "" {
+			l.Backend, l.Select = "", "backend"
+		}
+		c.Locations[i] = l
+	}
+	b, err := json.Marshal(&c)
+	return string(b), err
+}
+
+// share merges servers of one shape into one, named id. Locations that map
+// every host to the same backends share one map.
+func share(id string, members []*serverView) (*serverView, error) {
+	v := *members[0]
+	v.ServerNames = nil
+	v.Sources = nil
+	seen := map[string]bool{}
+	for _, m := range members {
+		v.ServerNames = append(v.ServerNames, m.ServerNames...)
+		for _, src := range m.Sources {
+			if !seen[src] {
+				seen[src] = true
+				v.Sources = append(v.Sources, src)
+			}
+		}
+	}
+	variables := map[string]string{} // map entries -> variable
+	v.Locations = make([]locationView, len(members[0].Locations))
+	for i, l := range members[0].Locations {
+		v.Locations[i] = l
+		if l.Backend == "" {
+			continue
+		}
+		var entries []mapEntry
+		var sig strings.Builder
+		for _, m := range members {
+			key, err := Quote(m.Locations[i].Backend)
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, mapEntry{Host: m.ServerNames[0], Backend: key})
+			sig.WriteString(key + " ")
+		}
+		variable, ok := variables[sig.String()]
+		if !ok {
+			variable = "causeway_route_" + id + "_" + strconv.Itoa(len(v.Maps))
+			variables[sig.String()] = variable
+			v.Maps = append(v.Maps, mapView{Variable: variable, Entries: entries})
+		}
+		v.Locations[i].Backend = ""
+		v.Locations[i].Select = "set $" + balancer.BackendVariable + " $" + variable + ";"
+	}
+	return &v, nil
+}
+
+// unquoteHost reverses serverName for an exact host, which it renders as a
+// plain quoted string.
+func unquoteHost(name string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(name, `"`), `"`)
+}
+
+// SharedHosts lists the hosts that the shared server file rel of files
+// serves (none for any other file), so that nginx's complaint about the
+// file can be traced back to the Ingresses behind it.
+func SharedHosts(files Files, rel string) []string {
+	if filepath.Dir(rel) != layout.ServersDir || !strings.HasPrefix(filepath.Base(rel), "_shared-") {
+		return nil
+	}
+	var hosts []string
+	for line := range bytes.Lines(files[rel]) {
+		rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("server_name "))
+		if !ok {
+			continue
+		}
+		hosts = append(hosts, unquoteHost(strings.TrimSuffix(string(rest), ";")))
+	}
+	return hosts
+}
