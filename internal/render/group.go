@@ -38,11 +38,6 @@ type mapView struct {
 
 type mapEntry struct{ Host, Backend string }
 
-// sharedDefault is what a shared map yields for a host it does not list (it
-// lists every host its server names): not a valid backend key, so the
-// balancer answers 503 rather than proxy nowhere.
-const sharedDefault = `"-"`
-
 // serverFiles renders every server of m: a file per host, or in dynamic
 // mode a shared file per shape that more than one exact host has.
 func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool) (Files, error) {
