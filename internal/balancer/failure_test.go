@@ -21,7 +21,8 @@ func TestRetryOnDeadEndpoint(t *testing.T) {
 	tests := []struct {
 		name     string
 		b        Backend
-		dead     int // dead endpoints listed before the live one
+		dead     int  // dead endpoints listed before the live one
+		v6       bool // every endpoint on ::1
 		hdr      func(i int) map[string]string
 		wantFail bool
 	}{
@@ -32,17 +33,31 @@ func TestRetryOnDeadEndpoint(t *testing.T) {
 		{name: "chash", b: Backend{Method: CHash, HashKey: "$http_x_user"}, dead: 1,
 			hdr: func(i int) map[string]string { return map[string]string{"X-User": strconv.Itoa(i)} }},
 		{name: "sticky", b: Backend{Method: Sticky}, dead: 1},
+		// chash retries exactly where the exclusion of tried peers works:
+		// it would pick the same dead peer again. Tried peers are read back
+		// from nginx's $upstream_addr, so IPv6 ids must match its format.
+		{name: "chash, IPv6", b: Backend{Method: CHash, HashKey: "$http_x_user"}, dead: 1, v6: true,
+			hdr: func(i int) map[string]string { return map[string]string{"X-User": strconv.Itoa(i)} }},
 		{name: "two dead, retries 2", b: Backend{Retries: intp(2)}, dead: 2},
 		{name: "retries 0", b: Backend{Retries: intp(0)}, dead: 1, wantFail: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			ip := func(i int) string { return fmt.Sprintf("127.0.0.%d", i) }
+			if tc.v6 {
+				ln, err := net.Listen("tcp", "[::1]:0")
+				if err != nil {
+					t.Skipf("no IPv6 loopback: %v", err)
+				}
+				ln.Close()
+				ip = func(int) string { return "::1" }
+			}
 			n := startNginx(t, nginxOptions{keys: []string{key}})
-			live := startBackend(t, "127.0.0.9", "live")
+			live := startBackend(t, ip(9), "live")
 			b := tc.b
 			b.Key = key
 			for i := 0; i < tc.dead; i++ {
-				b.Endpoints = append(b.Endpoints, deadEndpoint(t, fmt.Sprintf("127.0.0.%d", i+2)))
+				b.Endpoints = append(b.Endpoints, deadEndpoint(t, ip(i+2)))
 			}
 			b.Endpoints = append(b.Endpoints, live.endpoint())
 			n.replace(t, State{Generation: 1, Backends: []Backend{b}})

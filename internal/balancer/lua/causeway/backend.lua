@@ -16,7 +16,7 @@ _M.methods = {
 
 -- new returns the balancer instance for def. Only ready endpoints become
 -- peers, so a not-ready endpoint is never picked. An instance with n == 0
--- makes the access phase answer 503.
+-- sends requests to the local server that answers 503.
 function _M.new(def)
     local peers, keep = {}, {}
     for _, e in ipairs(def.endpoints) do
@@ -43,6 +43,9 @@ function _M.new(def)
     o.n = #peers
     o.retries = def.retries
     o.method = def.method
+    -- Whether balance() must keep per-request state in ngx.ctx for the
+    -- later phases.
+    o.per_request = (o.counts_inflight or o.tracks_latency or o.header_filter) and true or false
     return o
 end
 

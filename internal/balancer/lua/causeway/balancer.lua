@@ -7,10 +7,12 @@
 --   log_by_lua            log()           in-flight and latency accounting
 --
 -- The location names its backend with  set $causeway_backend "<key>";
--- Per-request data lives in ngx.ctx.causeway. Only the balancer runs on
--- every request (an access hook would cost a Lua coroutine per request):
--- a backend without a ready endpoint is sent to a local server that
--- answers 503, because a balancer can pick a peer but not answer.
+-- Per-request data lives in ngx.ctx.causeway, kept only by methods that
+-- need it after the balancer (in-flight counts, latency, sticky cookies)
+-- and on retries. Only the balancer runs on every request (an access hook
+-- would cost a Lua coroutine per request): a backend without a ready
+-- endpoint is sent to a local server that answers 503, because a balancer
+-- can pick a peer but not answer.
 
 local store = require("causeway.store")
 local stats = require("causeway.stats")
@@ -19,7 +21,7 @@ local ngx_balancer = require("ngx.balancer")
 local set_current_peer = ngx_balancer.set_current_peer
 local set_more_tries = ngx_balancer.set_more_tries
 local get_last_failure = ngx_balancer.get_last_failure
-local match, min = string.match, math.min
+local match, gmatch, min = string.match, string.gmatch, math.min
 local tonumber = tonumber
 local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
 
@@ -67,72 +69,121 @@ function _M.init_worker()
     math.randomseed(ngx.worker.pid() * 1000 + ngx.now() * 1000)
 end
 
-function _M.balance()
-    local ctx = ngx.ctx
-    local rc = ctx.causeway
-    if not rc then
-        local key = ngx.var.causeway_backend
-        local inst = key and key ~= "" and store.lookup(key)
-        if not inst or inst.n == 0 then
-            -- Unknown backend or no ready endpoint: "unavailable", not a
-            -- bad-gateway error. Never retried (proxy_next_upstream does
-            -- not cover a 503 answer).
-            local ok, err = set_current_peer(unavailable)
-            if not ok then
-                log(ERR, "causeway: cannot set the unavailable peer: ", err)
-                return ngx.exit(ngx.ERROR)
-            end
-            return
-        end
-        rc = { key = key, inst = inst }
-        ctx.causeway = rc
-    end
-    local inst = rc.inst
-
-    local exclude
-    local prev = rc.peer
-    if prev then
-        -- A retry: nginx gave up on the previous attempt (proxy_next_upstream).
-        local state, code = get_last_failure()
-        log(WARN, "causeway: ", rc.key, ": attempt on ", prev.id, " failed (",
-            state or "?", " ", code or "", "), retrying elsewhere")
-        exclude = rc.tried or {}
-        exclude[prev.id] = true
-        rc.tried = exclude
-        if rc.counted then
-            stats.release(rc.key, prev.id)
-            rc.counted = false
-        end
-        if inst.tracks_latency then
-            stats.observe(rc.key, prev.id, stats.FAILURE_PENALTY, ngx.now())
-        end
-    end
-
-    local peer = inst:pick(rc, exclude)
-    if not peer and exclude then
-        -- Every peer has been tried (the set shrank mid-request): reuse one.
-        peer = inst:pick(rc, nil)
-    end
-    if not peer then
-        log(ERR, "causeway: ", rc.key, ": no peer to pick")
+-- unavailable_peer sends the request to the local server that answers 503:
+-- for an unknown backend or one without a ready endpoint. Never retried
+-- (proxy_next_upstream does not cover a 503 answer).
+local function unavailable_peer()
+    local ok, err = set_current_peer(unavailable)
+    if not ok then
+        log(ERR, "causeway: cannot set the unavailable peer: ", err)
         return ngx.exit(ngx.ERROR)
     end
+end
 
+-- set_peer hands peer to nginx; on the first attempt it also grants the
+-- backend's retries, each on another peer.
+local function set_peer(key, inst, peer, first)
     local ok, err = set_current_peer(peer.host, peer.port)
     if not ok then
-        log(ERR, "causeway: ", rc.key, ": cannot set peer ", peer.id, ": ", err)
+        log(ERR, "causeway: ", key, ": cannot set peer ", peer.id, ": ", err)
         return ngx.exit(ngx.ERROR)
     end
-    if not prev then
-        -- First attempt: allow up to `retries` more, each on another peer.
+    if first then
         local more = min(inst.retries, inst.n - 1)
         if more > 0 then
             set_more_tries(more)
         end
     end
+    return true
+end
+
+-- tried_peers lists the peers this request has been sent to, from
+-- $upstream_addr ("10.0.0.1:80, 10.0.0.2:80 : "): nginx formats each as
+-- host:port with IPv6 hosts in brackets, exactly like a peer's id.
+local function tried_peers()
+    local tried = {}
+    for a in gmatch(ngx.var.upstream_addr or "", "[^%s,]+") do
+        if a ~= ":" then
+            tried[a] = true
+        end
+    end
+    return tried
+end
+
+-- retry picks another peer after nginx gave up on an attempt
+-- (proxy_next_upstream). Rare, so it may use ngx.ctx freely.
+local function retry(state, code)
+    local ctx = ngx.ctx
+    local rc = ctx.causeway
+    if not rc then
+        -- The first attempt kept no per-request state (see balance).
+        local key = ngx.var.causeway_backend
+        local inst = key and key ~= "" and store.lookup(key)
+        if not inst or inst.n == 0 then
+            return unavailable_peer()
+        end
+        rc = { key = key, inst = inst }
+        ctx.causeway = rc
+    end
+    local key, inst, prev = rc.key, rc.inst, rc.peer
+    local tried = tried_peers()
+    log(WARN, "causeway: ", key, ": attempt on ", prev and prev.id or ngx.var.upstream_addr,
+        " failed (", state, " ", code or "", "), retrying elsewhere")
+    if prev then
+        tried[prev.id] = true
+        if rc.counted then
+            stats.release(key, prev.id)
+            rc.counted = false
+        end
+        if inst.tracks_latency then
+            stats.observe(key, prev.id, stats.FAILURE_PENALTY, ngx.now())
+        end
+    end
+    local peer = inst:pick(rc, tried) or inst:pick(rc, nil)
+    if not peer then
+        log(ERR, "causeway: ", key, ": no peer to pick")
+        return ngx.exit(ngx.ERROR)
+    end
+    if not set_peer(key, inst, peer, false) then
+        return
+    end
     rc.peer = peer
     if inst.counts_inflight then
-        stats.acquire(rc.key, peer.id)
+        stats.acquire(key, peer.id)
+        rc.counted = true
+    end
+end
+
+-- balance runs for every attempt of every request, so its first-attempt
+-- path is kept lean: methods without per-request state (round robin,
+-- chash) never touch ngx.ctx, whose first use per request costs about as
+-- much as the rest of this function.
+function _M.balance()
+    local state, code = get_last_failure()
+    if state then
+        return retry(state, code)
+    end
+    local key = ngx.var.causeway_backend
+    local inst = key and key ~= "" and store.lookup(key)
+    if not inst or inst.n == 0 then
+        return unavailable_peer()
+    end
+    local rc
+    if inst.per_request then
+        rc = { key = key, inst = inst }
+        ngx.ctx.causeway = rc
+    end
+    local peer = inst:pick(rc, nil)
+    if not peer then
+        log(ERR, "causeway: ", key, ": no peer to pick")
+        return ngx.exit(ngx.ERROR)
+    end
+    if not set_peer(key, inst, peer, true) or not rc then
+        return
+    end
+    rc.peer = peer
+    if inst.counts_inflight then
+        stats.acquire(key, peer.id)
         rc.counted = true
     end
 end

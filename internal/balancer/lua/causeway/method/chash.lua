@@ -43,10 +43,10 @@ function _M.new(peers, def)
     return setmetatable({ peers = peers, ring = ring, vars = vars }, mt)
 end
 
--- key_hash evaluates the key expression once per request (retries reuse
--- it). A missing variable counts as the empty string.
+-- key_hash evaluates the key expression; a retry (which has rc) reuses
+-- the first attempt's. A missing variable counts as the empty string.
 local function key_hash(self, rc)
-    local h = rc.hash
+    local h = rc and rc.hash
     if h then
         return h
     end
@@ -55,7 +55,9 @@ local function key_hash(self, rc)
         parts[i] = ngx.var[vars[i]] or ""
     end
     h = crc32(concat(parts))
-    rc.hash = h
+    if rc then
+        rc.hash = h
+    end
     return h
 end
 
