@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -148,21 +149,32 @@ func abRounds(ctx context.Context, rounds int, sides []side, warmup, d time.Dura
 
 // runComparison starts a controller with one nginx worker (ConfigMap
 // worker-processes "1", access log off) and the hand-written baseline,
-// both in front of the same backends, and runs sections (d) and (e).
-func runComparison(ctx context.Context, e *env, c *config, rep *report) error {
+// both in front of the same backends of one kind, and runs section (d)
+// and, behind the Go backends, (e).
+func runComparison(ctx context.Context, e *env, c *config, rep *report, kind string) error {
 	p, err := newPool(e)
 	if err != nil {
 		return err
 	}
 	defer p.close()
-	bs, err := p.startN(c.tputBackends)
+	var bs []*backend
+	if kind == nginxBackends {
+		bs, err = p.startNginxBackends(ctx, c.tputBackends)
+	} else {
+		bs, err = p.startN(c.tputBackends)
+	}
 	if err != nil {
 		return err
 	}
+	runTput := c.section("d") && slices.Contains(c.tputKindList(), kind)
+	runTLS := kind == goBackends && c.section("e")
 	app := ingressClassYAML + configMapYAML(map[string]string{"worker-processes": "1", "disable-access-log": "true"}) +
 		serviceYAML() + ingressYAML("web", httpHost)
 	var certs []*certificate
 	for _, k := range c.keys() {
+		if !runTLS {
+			break
+		}
 		cert, err := newCertificate(k+".tls.bench.test", keyBits[k])
 		if err != nil {
 			return err
@@ -170,12 +182,12 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report) error {
 		certs = append(certs, cert)
 		app += cert.secretYAML("tls-"+k) + tlsIngressYAML("tls-"+k, cert.host, "tls-"+k)
 	}
-	gen, err := e.startController(ctx, "generated", map[string]string{"app.yaml": app, "slice.yaml": sliceYAML(p.port, ips(bs)...)}, c)
+	gen, err := e.startController(ctx, "generated-"+kind, map[string]string{"app.yaml": app, "slice.yaml": sliceYAML(p.port, ips(bs)...)}, c)
 	if err != nil {
 		return err
 	}
 	defer gen.stop()
-	hand, err := e.startHandNginx(ctx, bs, certs)
+	hand, err := e.startHandNginx(ctx, "handwritten-"+kind, bs, certs)
 	if err != nil {
 		return err
 	}
@@ -208,13 +220,13 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report) error {
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "comparing generated (%s) with hand-written (%s), one worker each\n", gen.HTTPAddr(), hand.HTTPAddr())
-	if c.section("d") {
-		if err := measureThroughput(ctx, c, tputSides, rep); err != nil {
+	fmt.Fprintf(os.Stderr, "comparing generated (%s) with hand-written (%s), one worker each, %s backends\n", gen.HTTPAddr(), hand.HTTPAddr(), kind)
+	if runTput {
+		if err := measureThroughput(ctx, c, kind, tputSides, rep); err != nil {
 			return fmt.Errorf("(d) throughput: %w", err)
 		}
 	}
-	if c.section("e") {
+	if runTLS {
 		for _, cert := range certs {
 			if err := measureTLS(ctx, c, tlsSides, cert, rep); err != nil {
 				return fmt.Errorf("(e) TLS handshakes: %w", err)

@@ -165,8 +165,8 @@ const handTLSServer = `
 
 // startHandNginx writes the baseline configuration for backends and certs
 // and starts nginx on it.
-func (e *env) startHandNginx(ctx context.Context, backends []*backend, certs []*certificate) (*handNginx, error) {
-	h := &handNginx{IP: e.nextIP(listenNet), dir: filepath.Join(e.dir, "handwritten")}
+func (e *env) startHandNginx(ctx context.Context, name string, backends []*backend, certs []*certificate) (*handNginx, error) {
+	h := &handNginx{IP: e.nextIP(listenNet), dir: filepath.Join(e.dir, name)}
 	for _, d := range []string{h.dir, filepath.Join(h.dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("hand-written nginx directory: %w", err)

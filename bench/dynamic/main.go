@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -55,6 +56,7 @@ type config struct {
 	loader       string
 	tputDuration time.Duration
 	tputBackends int
+	tputKinds    string
 	rounds       int
 	conns        int
 
@@ -84,6 +86,7 @@ func main() {
 	flag.StringVar(&c.loader, "loader", "auto", "(d) closed-loop load generator: wrk, vegeta, or auto (wrk when installed)")
 	flag.DurationVar(&c.tputDuration, "tput-duration", 10*time.Second, "(d) duration of each throughput run")
 	flag.IntVar(&c.tputBackends, "tput-backends", 2, "(d, e) backends behind both configs")
+	flag.StringVar(&c.tputKinds, "tput-backend-kinds", "nginx,go", "(d) backend kinds, each compared on its own: nginx (return 200, cheap) and go (the echo server); (e) runs behind go")
 	flag.IntVar(&c.rounds, "rounds", 3, "(d, e) A/B rounds, alternating generated and hand-written")
 	flag.IntVar(&c.conns, "conns", 50, "(d) concurrent keep-alive connections")
 	flag.DurationVar(&c.tlsDuration, "tls-duration", 5*time.Second, "(e) duration of each handshake run")
@@ -159,6 +162,11 @@ func (c *config) validate() error {
 	default:
 		return fmt.Errorf("-loader %q: want auto, wrk or vegeta", c.loader)
 	}
+	for _, k := range c.tputKindList() {
+		if k != goBackends && k != nginxBackends {
+			return fmt.Errorf("-tput-backend-kinds: unknown kind %q (want nginx or go)", k)
+		}
+	}
 	for _, k := range c.keys() {
 		if _, ok := keyBits[k]; !ok {
 			return fmt.Errorf("-tls-keys: unknown key type %q", k)
@@ -174,6 +182,30 @@ func (c *config) keys() []string {
 		if k = strings.TrimSpace(k); k != "" {
 			out = append(out, k)
 		}
+	}
+	return out
+}
+
+// tputKindList lists the backend kinds (d) runs behind.
+func (c *config) tputKindList() []string {
+	var out []string
+	for _, k := range strings.Split(c.tputKinds, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// comparisonKinds lists the backend kinds to start a comparison behind:
+// those of (d), and go for (e).
+func (c *config) comparisonKinds() []string {
+	var out []string
+	if c.section("d") {
+		out = c.tputKindList()
+	}
+	if c.section("e") && !slices.Contains(out, goBackends) {
+		out = append(out, goBackends)
 	}
 	return out
 }
@@ -210,8 +242,10 @@ func run(ctx context.Context, c *config) error {
 		}
 	}
 	if c.section("d") || c.section("e") {
-		if err := runComparison(ctx, e, c, rep); err != nil {
-			return err
+		for _, kind := range c.comparisonKinds() {
+			if err := runComparison(ctx, e, c, rep, kind); err != nil {
+				return err
+			}
 		}
 	}
 	out := rep.String()

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Backend kinds for (d). The Go echo servers are what the other sections
+// use; nginx answering `return 200` costs a fraction of a Go HTTP server's
+// CPU per request, so behind it the front nginx, the thing compared, is
+// the bottleneck.
+const (
+	goBackends    = "go"
+	nginxBackends = "nginx"
+)
+
+// backendNginxConf is one nginx worker serving every backend address with a
+// fixed answer shaped like the echo server's: the X-Echo-Endpoint header
+// names the address, which is all checkSide and poll read.
+const backendNginxConf = `# Benchmark backends: one server per "pod" address, answering at once.
+daemon off;
+master_process on;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log notice;
+
+events {
+    worker_connections 16384;
+}
+
+http {
+    access_log off;
+    keepalive_timeout 75s;
+    # nginx closes an upstream keep-alive connection after this many
+    # requests by default (1000); the Go backends have no such limit.
+    keepalive_requests 1000000;
+    client_body_temp_path %[1]s/tmp/client-body;
+    proxy_temp_path %[1]s/tmp/proxy;
+    fastcgi_temp_path %[1]s/tmp/fastcgi;
+    uwsgi_temp_path %[1]s/tmp/uwsgi;
+    scgi_temp_path %[1]s/tmp/scgi;
+%[2]s}
+`
+
+// backendNginxServer is one backend address.
+const backendNginxServer = `
+    server {
+        listen %[1]s;
+        location / {
+            default_type application/json;
+            add_header X-Echo-Endpoint %[1]s;
+            return 200 '{"service":"%[2]s","endpoint":"%[1]s"}\n';
+        }
+    }
+`
+
+// startNginxBackends runs n backends in one nginx on fresh addresses
+// sharing the pool's port. They live until the environment closes.
+func (p *pool) startNginxBackends(ctx context.Context, n int) ([]*backend, error) {
+	dir := filepath.Join(p.e.dir, "backend-nginx")
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		return nil, fmt.Errorf("backend nginx directory: %w", err)
+	}
+	var bs []*backend
+	var servers strings.Builder
+	for range n {
+		ip := p.e.nextIP(backendNet)
+		b := &backend{IP: ip, Addr: net.JoinHostPort(ip, strconv.Itoa(p.port))}
+		bs = append(bs, b)
+		fmt.Fprintf(&servers, backendNginxServer, b.Addr, service)
+	}
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(backendNginxConf, dir, servers.String())), 0o644); err != nil {
+		return nil, fmt.Errorf("write backend nginx config: %w", err)
+	}
+	args := []string{"-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")}
+	if out, err := exec.CommandContext(ctx, "nginx", append([]string{"-t"}, args...)...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("nginx -t on the backend config: %w\n%s", err, out)
+	}
+	proc, err := startProcess(filepath.Join(dir, "nginx.out"), "nginx", args...)
+	if err != nil {
+		return nil, err
+	}
+	p.e.onClose(func() { proc.stop(syscall.SIGQUIT, 5*time.Second) })
+	deadline := time.Now().Add(10 * time.Second)
+	for _, b := range bs {
+		for {
+			c, err := net.DialTimeout("tcp", b.Addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if proc.exited() || time.Now().After(deadline) {
+				return nil, fmt.Errorf("backend nginx not listening on %s: %w\n%s", b.Addr, err, tail(filepath.Join(dir, "error.log"), 2000))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return bs, nil
+}
