@@ -158,8 +158,9 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 	}
 	defer p.close()
 	var bs []*backend
+	backendMaster := 0
 	if kind == nginxBackends {
-		bs, err = p.startNginxBackends(ctx, c.tputBackends)
+		bs, backendMaster, err = p.startNginxBackends(ctx, c.tputBackends)
 	} else {
 		bs, err = p.startN(c.tputBackends)
 	}
@@ -201,13 +202,17 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 		// The same again with the generated config's proxy headers: (d)
 		// uses it to tell their cost from the Lua balancer's.
 		{name: "hand-written + generated's headers", httpAddr: hand.HeadersAddr(), host: httpHost, master: hand.masterPID},
+		// The same with a minimal Lua balancer: the floor of any config
+		// that balances in Lua by a per-location key, as the generated
+		// one does.
+		{name: "hand-written + headers + minimal Lua balancer", httpAddr: hand.FloorAddr(), host: httpHost, master: hand.masterPID},
 		// The same hand-written nginx loading the certificate through
 		// ssl_certificate_by_lua with a per-worker cache: the other way
 		// to renew certificates without a reload.
 		{name: "hand-written, ssl_certificate_by_lua", httpAddr: hand.HTTPAddr(), httpsAddr: hand.HTTPSAddr(), host: httpHost, luaCert: true, master: hand.masterPID},
 	}
-	tputSides := []side{sides[0], sides[1], sides[3]}
-	tlsSides := []side{sides[0], sides[1], sides[2], sides[4]}
+	tputSides := []side{sides[0], sides[1], sides[3], sides[4]}
+	tlsSides := []side{sides[0], sides[1], sides[2], sides[5]}
 	for _, sd := range sides {
 		if n, _, err := nginxWorkers(sd.master()); err != nil || n != 1 {
 			return fmt.Errorf("%s nginx: want exactly 1 worker, have %d (%v)", sd.name, n, err)
@@ -222,7 +227,18 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 	}
 	fmt.Fprintf(os.Stderr, "comparing generated (%s) with hand-written (%s), one worker each, %s backends\n", gen.HTTPAddr(), hand.HTTPAddr(), kind)
 	if runTput {
-		if err := measureThroughput(ctx, c, kind, tputSides, rep); err != nil {
+		pin := planPinning(c, kind, c.resolvedLoader())
+		if pin.on {
+			for _, sd := range tputSides {
+				if err := pinNginx(sd.master(), frontCPU); err != nil {
+					return err
+				}
+			}
+			if err := pinNginx(backendMaster, loadCPU); err != nil {
+				return err
+			}
+		}
+		if err := measureThroughput(ctx, c, kind, pin, tputSides, rep); err != nil {
 			return fmt.Errorf("(d) throughput: %w", err)
 		}
 	}

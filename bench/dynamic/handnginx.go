@@ -22,8 +22,10 @@ type handNginx struct {
 	// HeadersPort serves the same proxy with the generated config's
 	// forwarding headers added, to tell their cost from the Lua balancer's.
 	HeadersPort int
-	dir         string
-	proc        *process
+	// FloorPort adds a minimal Lua balancer to HeadersPort's proxy.
+	FloorPort int
+	dir       string
+	proc      *process
 }
 
 // handConf is the baseline: one worker, a plain upstream with keepalive,
@@ -33,7 +35,7 @@ type handNginx struct {
 // off in both.
 const handConf = `# Hand-written minimal nginx proxy: the baseline for Causeway's
 # generated configuration. The Lua module serves only the (e) host that
-# loads its certificate with ssl_certificate_by_lua.
+# loads its certificate with ssl_certificate_by_lua and the (d) floor.
 load_module /usr/lib/nginx/modules/ndk_http_module.so;
 load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
 daemon off;
@@ -99,6 +101,47 @@ http {
         proxy_next_upstream_tries 2;
         location / {
             proxy_pass http://backends;
+        }
+    }
+
+    # The floor of a Lua-balanced config: the same headers, a key set per
+    # location and read by a balancer that does the least any such
+    # balancer does (read the key, rotate over fixed peers, grant a
+    # retry). Generated minus this is what Causeway's own Lua costs.
+    upstream lua_floor {
+        server 0.0.0.1:1;
+        balancer_by_lua_block {
+            local st = package.loaded.bench_floor
+            if not st then
+                st = { i = 0, peers = { %[8]s } }
+                package.loaded.bench_floor = st
+            end
+            local key = ngx.var.bench_backend
+            local b = require("ngx.balancer")
+            local n = #st.peers
+            st.i = st.i %% n + 1
+            local p = st.peers[st.i]
+            assert(b.set_current_peer(p[1], p[2]))
+            if n > 1 then
+                b.set_more_tries(1)
+            end
+        }
+        keepalive 320;
+    }
+    server {
+        listen %[7]s default_server;
+        proxy_set_header Host $host;
+        proxy_set_header Connection $baseline_connection;
+        proxy_set_header Upgrade $http_upgrade;
+        proxy_set_header X-Real-IP $remote_addr;
+        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        proxy_set_header X-Forwarded-Host $host;
+        proxy_set_header X-Forwarded-Proto $scheme;
+        proxy_next_upstream error timeout;
+        proxy_next_upstream_tries 6;
+        location / {
+            set $bench_backend "bench/web/80";
+            proxy_pass http://lua_floor;
         }
     }
 %[5]s}
@@ -182,9 +225,15 @@ func (e *env) startHandNginx(ctx context.Context, name string, backends []*backe
 	if h.HeadersPort, err = freePort(h.IP); err != nil {
 		return nil, err
 	}
+	if h.FloorPort, err = freePort(h.IP); err != nil {
+		return nil, err
+	}
 	var upstream, servers strings.Builder
+	var luaPeers []string
 	for _, b := range backends {
 		fmt.Fprintf(&upstream, "        server %s;\n", b.Addr)
+		host, port, _ := net.SplitHostPort(b.Addr)
+		luaPeers = append(luaPeers, fmt.Sprintf("{ %q, %s }", host, port))
 	}
 	for _, c := range certs {
 		path := filepath.Join(h.dir, c.host+".pem")
@@ -203,7 +252,7 @@ func (e *env) startHandNginx(ctx context.Context, name string, backends []*backe
 		}
 	}
 	conf := filepath.Join(h.dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(handConf, user, h.dir, upstream.String(), h.HTTPAddr(), servers.String(), h.HeadersAddr())), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(handConf, user, h.dir, upstream.String(), h.HTTPAddr(), servers.String(), h.HeadersAddr(), h.FloorAddr(), strings.Join(luaPeers, ", "))), 0o644); err != nil {
 		return nil, fmt.Errorf("write hand-written config: %w", err)
 	}
 	args := []string{"-p", h.dir, "-c", conf, "-e", filepath.Join(h.dir, "error.log")}
@@ -233,6 +282,10 @@ func (h *handNginx) HTTPAddr() string { return net.JoinHostPort(h.IP, strconv.It
 
 // HeadersAddr is where the baseline with the generated headers serves.
 func (h *handNginx) HeadersAddr() string { return net.JoinHostPort(h.IP, strconv.Itoa(h.HeadersPort)) }
+
+// FloorAddr is where the baseline with the headers and a minimal Lua
+// balancer serves.
+func (h *handNginx) FloorAddr() string { return net.JoinHostPort(h.IP, strconv.Itoa(h.FloorPort)) }
 
 // HTTPSAddr is where the baseline serves HTTPS.
 func (h *handNginx) HTTPSAddr() string { return net.JoinHostPort(h.IP, strconv.Itoa(h.HTTPSPort)) }

@@ -57,6 +57,7 @@ type config struct {
 	tputDuration time.Duration
 	tputBackends int
 	tputKinds    string
+	pin          bool
 	rounds       int
 	conns        int
 
@@ -87,6 +88,7 @@ func main() {
 	flag.DurationVar(&c.tputDuration, "tput-duration", 10*time.Second, "(d) duration of each throughput run")
 	flag.IntVar(&c.tputBackends, "tput-backends", 2, "(d, e) backends behind both configs")
 	flag.StringVar(&c.tputKinds, "tput-backend-kinds", "nginx,go", "(d) backend kinds, each compared on its own: nginx (return 200, cheap) and go (the echo server); (e) runs behind go")
+	flag.BoolVar(&c.pin, "pin", true, "(d) behind nginx backends, pin the nginx under test to CPU 1 and wrk and the backends to CPU 0")
 	flag.IntVar(&c.rounds, "rounds", 3, "(d, e) A/B rounds, alternating generated and hand-written")
 	flag.IntVar(&c.conns, "conns", 50, "(d) concurrent keep-alive connections")
 	flag.DurationVar(&c.tlsDuration, "tls-duration", 5*time.Second, "(e) duration of each handshake run")

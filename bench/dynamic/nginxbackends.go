@@ -63,11 +63,12 @@ const backendNginxServer = `
 `
 
 // startNginxBackends runs n backends in one nginx on fresh addresses
-// sharing the pool's port. They live until the environment closes.
-func (p *pool) startNginxBackends(ctx context.Context, n int) ([]*backend, error) {
+// sharing the pool's port, and returns them and the nginx master's pid.
+// They live until the environment closes.
+func (p *pool) startNginxBackends(ctx context.Context, n int) ([]*backend, int, error) {
 	dir := filepath.Join(p.e.dir, "backend-nginx")
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
-		return nil, fmt.Errorf("backend nginx directory: %w", err)
+		return nil, 0, fmt.Errorf("backend nginx directory: %w", err)
 	}
 	var bs []*backend
 	var servers strings.Builder
@@ -79,15 +80,15 @@ func (p *pool) startNginxBackends(ctx context.Context, n int) ([]*backend, error
 	}
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(backendNginxConf, dir, servers.String())), 0o644); err != nil {
-		return nil, fmt.Errorf("write backend nginx config: %w", err)
+		return nil, 0, fmt.Errorf("write backend nginx config: %w", err)
 	}
 	args := []string{"-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")}
 	if out, err := exec.CommandContext(ctx, "nginx", append([]string{"-t"}, args...)...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("nginx -t on the backend config: %w\n%s", err, out)
+		return nil, 0, fmt.Errorf("nginx -t on the backend config: %w\n%s", err, out)
 	}
 	proc, err := startProcess(filepath.Join(dir, "nginx.out"), "nginx", args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	p.e.onClose(func() { proc.stop(syscall.SIGQUIT, 5*time.Second) })
 	deadline := time.Now().Add(10 * time.Second)
@@ -99,10 +100,10 @@ func (p *pool) startNginxBackends(ctx context.Context, n int) ([]*backend, error
 				break
 			}
 			if proc.exited() || time.Now().After(deadline) {
-				return nil, fmt.Errorf("backend nginx not listening on %s: %w\n%s", b.Addr, err, tail(filepath.Join(dir, "error.log"), 2000))
+				return nil, 0, fmt.Errorf("backend nginx not listening on %s: %w\n%s", b.Addr, err, tail(filepath.Join(dir, "error.log"), 2000))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	return bs, nil
+	return bs, proc.cmd.Process.Pid, nil
 }

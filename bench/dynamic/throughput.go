@@ -18,18 +18,16 @@ import (
 // measureThroughput runs closed-loop keep-alive load (wrk -t1, or vegeta
 // with a fixed pool of workers and no rate limit) against both sides, in
 // alternating rounds, and reports requests/s and the ratio.
-func measureThroughput(ctx context.Context, c *config, kind string, sides []side, rep *report) error {
-	loader := c.loader
-	if loader == "auto" {
-		loader = "vegeta"
-		if _, err := exec.LookPath("wrk"); err == nil {
-			loader = "wrk"
-		}
-	}
+func measureThroughput(ctx context.Context, c *config, kind string, pin pinning, sides []side, rep *report) error {
+	loader := c.resolvedLoader()
 	fmt.Fprintf(os.Stderr, "(d) throughput behind %s backends: %s, %d connections, %d rounds of %s per side ...\n", kind, loader, c.conns, c.rounds, c.tputDuration)
+	cpu := -1
+	if pin.on {
+		cpu = loadCPU
+	}
 	load := func(sd side, d time.Duration) (sample, error) {
 		if loader == "wrk" {
-			return wrkLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, c.conns, d)
+			return wrkLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, c.conns, d, cpu)
 		}
 		return vegetaLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, c.conns, d)
 	}
@@ -39,7 +37,7 @@ func measureThroughput(ctx context.Context, c *config, kind string, sides []side
 	}
 
 	// sides: generated, hand-written (the reference), hand-written with
-	// the generated headers.
+	// the generated headers, and with a minimal Lua balancer as well.
 	const ref = 1
 	backends := "Go echo servers (the in-process `test/echo` handler)"
 	if kind == nginxBackends {
@@ -54,14 +52,31 @@ func measureThroughput(ctx context.Context, c *config, kind string, sides []side
 	}
 	t.note("Load: %s, keep-alive on; each round runs every config in turn, after a 1 s warm-up of each. \"vs\" columns are the median over rounds of the ratio within the same round.", how)
 	t.note("Backends: %d %s.", c.tputBackends, backends)
-	t.note("All: one nginx worker, access log off, the same backends, upstream keepalive 320. Generated: ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`; Lua balancer (round robin: the balancer handler only) and its forwarding headers. Hand-written: a plain `upstream` with `keepalive`, `proxy_http_version 1.1`, `proxy_set_header Connection \"\"`. The third row is the hand-written proxy plus the generated config's `proxy_set_header` lines (Host, Connection/Upgrade map, X-Real-IP, X-Forwarded-*) and `proxy_next_upstream`: generated minus it is the Lua balancer's cost.")
+	if pin.on {
+		t.note("CPUs: each nginx under test pinned to CPU %d, wrk and the backend nginx to CPU %d, so that the front nginx is the bottleneck in every round.", frontCPU, loadCPU)
+	} else {
+		t.note("CPUs: not pinned (%s).", pin.why)
+	}
+	t.note("All: one nginx worker, access log off, the same backends, upstream keepalive 320. Generated: ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`; Lua balancer (round robin: the balancer handler only) and its forwarding headers. Hand-written: a plain `upstream` with `keepalive`, `proxy_http_version 1.1`, `proxy_set_header Connection \"\"`. The third row is the hand-written proxy plus the generated config's `proxy_set_header` lines (Host, Connection/Upgrade map, X-Real-IP, X-Forwarded-*) and `proxy_next_upstream`: generated minus it is the Lua balancer's cost. The fourth adds the least a Lua balancer keyed per location does (a `set` of the key in the location; `balancer_by_lua` reading it, rotating over fixed peers, calling `set_current_peer` and `set_more_tries`): generated minus it is what Causeway's own Lua costs beyond that floor.")
 	t.note("wrk, the backends, nginx and whatever else runs on the machine share its %d CPUs. When \"nginx worker busy\" (its CPU time over the run's) is well below 100%%, nginx is not the bottleneck and the req/s ratio understates nginx's own difference.", runtime.NumCPU())
 	t.note("nginx CPU/req is the worker's user+system CPU per request (from /proc, 10 ms ticks). Where nginx is the bottleneck, req/s scales as its inverse.")
 	t.note("%s", failureNote(res))
 	rep.addTable(t)
 	rep.target(fmt.Sprintf("(d) generated / hand-written req/s, %s backends", kind), "≥ 90%", pct(ratio), pass(ratio >= 0.9))
 	rep.target(fmt.Sprintf("(d) nginx CPU per request, generated / hand-written, %s backends", kind), "informational (≤ 1.11× for 90% when nginx is the bottleneck)", fmt.Sprintf("%.2f×", cpuRatio), nil)
+	rep.target(fmt.Sprintf("(d) generated / minimal Lua balancer req/s, %s backends", kind), "informational", fmt.Sprintf("%s (nginx CPU %.2f×)", pct(ratios[0]/ratios[3]), cpuRatios[0]/cpuRatios[3]), nil)
 	return nil
+}
+
+// resolvedLoader is -loader with auto decided: wrk when installed.
+func (c *config) resolvedLoader() string {
+	if c.loader != "auto" {
+		return c.loader
+	}
+	if _, err := exec.LookPath("wrk"); err == nil {
+		return "wrk"
+	}
+	return "vegeta"
 }
 
 var (
@@ -75,12 +90,16 @@ func wrkSeconds(d time.Duration) string {
 	return fmt.Sprintf("%ds", max(1, int(math.Round(d.Seconds()))))
 }
 
-// wrkLoad runs wrk with one thread and conns keep-alive connections.
-func wrkLoad(ctx context.Context, url, host string, conns int, d time.Duration) (sample, error) {
+// wrkLoad runs wrk with one thread and conns keep-alive connections, on
+// CPU cpu unless it is negative.
+func wrkLoad(ctx context.Context, url, host string, conns int, d time.Duration, cpu int) (sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "wrk", "-t1", "-c"+strconv.Itoa(conns), "-d"+wrkSeconds(d),
-		"--timeout", "5s", "-H", "Host: "+host, url).CombinedOutput()
+	args := []string{"wrk", "-t1", "-c" + strconv.Itoa(conns), "-d" + wrkSeconds(d), "--timeout", "5s", "-H", "Host: " + host, url}
+	if cpu >= 0 {
+		args = append([]string{"taskset", "-c", strconv.Itoa(cpu)}, args...)
+	}
+	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
 	if err != nil {
 		return sample{}, fmt.Errorf("wrk: %w\n%s", err, out)
 	}
