@@ -5,10 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
@@ -31,9 +33,16 @@ var hostile = []string{
 func baseModel(t *testing.T) *model.Model {
 	t.Helper()
 	dir := t.TempDir()
+	// Servers: [0] the default, [1] safe.test with TLS, [2] and [3] two
+	// hosts alike, which the Lua data plane renders as one shared server
+	// block with a map from host to backend per location.
 	m := ingressClass + serviceYAML("ns", "svc", 80, &backend{IP: "127.0.0.2", Port: 8080}) +
+		serviceYAML("ns", "svc2", 80, &backend{IP: "127.0.0.3", Port: 8080}) +
+		serviceYAML("ns", "svc3", 80, &backend{IP: "127.0.0.4", Port: 8080}) +
 		tlsSecretYAML(t, "ns", "tls", "safe.test", 0) +
-		tlsIngressYAML("ns", "ing", "safe.test", "tls", "svc")
+		tlsIngressYAML("ns", "ing", "safe.test", "tls", "svc") +
+		ingressYAML("ns", "twin-a", "twin-a.test", "Prefix / svc2") +
+		ingressYAML("ns", "twin-b", "twin-b.test", "Prefix / svc3")
 	if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(m), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -68,28 +77,48 @@ var mutations = map[string]func(m *model.Model, v string){
 	"ingress comment": func(m *model.Model, v string) {
 		m.Servers[0].Ingresses = append(m.Servers[0].Ingresses, model.ObjectRef{Namespace: v, Name: v})
 	},
+	// In a shared server block a host is a server_name line and a map
+	// key, and its backend key a map value.
+	"shared host": func(m *model.Model, v string) { m.Servers[3].Host = v },
+	"shared backend key": func(m *model.Model, v string) {
+		m.Backends[2].Key = "ns/" + v + "/80"
+		m.Servers[3].Locations[0].Backend = m.Backends[2].Key
+	},
+	"shared ingress comment": func(m *model.Model, v string) {
+		m.Servers[3].Ingresses = append(m.Servers[3].Ingresses, model.ObjectRef{Namespace: v, Name: v})
+	},
 }
+
+// dataPlanes are the two ways a Model is rendered: plain upstreams, and
+// the Lua data plane with its shared server blocks and maps.
+var dataPlanes = []string{"plain", "lua"}
 
 // TestHostileValuesCannotInject renders every hostile value in every
 // user-controlled field. Each render must either fail, or produce a
 // configuration that nginx -t accepts and whose directive structure is
 // exactly that of the benign configuration.
 func TestHostileValuesCannotInject(t *testing.T) {
-	baseline := skeleton(t, mustRender(t, baseModel(t)))
-	for field, mutate := range mutations {
-		for i, v := range hostile {
-			t.Run(fmt.Sprintf("%s/%d", field, i), func(t *testing.T) {
-				m := baseModel(t)
-				mutate(m, v)
-				out, _, err := render.Render(m, renderParams(t))
-				if err != nil {
-					return // refused: safe
-				}
-				if got := skeleton(t, out); got != baseline {
-					t.Fatalf("value %q in %s changed the directive structure:\n%s", v, field, diffLines(baseline, got))
-				}
-				nginxTest(t, out, m)
-			})
+	for _, plane := range dataPlanes {
+		out := mustRenderFor(t, baseModel(t), plane)
+		baseline := skeleton(t, out)
+		if plane == "lua" && !slices.ContainsFunc(out.Names(), func(n string) bool { return strings.HasPrefix(n, "servers/_shared-") }) {
+			t.Fatalf("the base model renders no shared server block: %v", out.Names())
+		}
+		for field, mutate := range mutations {
+			for i, v := range hostile {
+				t.Run(fmt.Sprintf("%s/%s/%d", plane, field, i), func(t *testing.T) {
+					m := baseModel(t)
+					mutate(m, v)
+					out, _, err := render.Render(m, renderParamsFor(plane))
+					if err != nil {
+						return // refused: safe
+					}
+					if got := skeleton(t, out); got != baseline {
+						t.Fatalf("value %q in %s changed the directive structure:\n%s", v, field, diffLines(baseline, got))
+					}
+					nginxTest(t, out, m)
+				})
+			}
 		}
 	}
 }
@@ -131,13 +160,27 @@ func TestHostileManifestsAreRejected(t *testing.T) {
 	}
 }
 
-func renderParams(t *testing.T) render.Params {
-	return render.Params{StateDir: layout.Dir("/var/lib/causeway-hostile"), HTTPPort: 80, HTTPSPort: 443}
+// renderParamsFor renders into a fixed state directory that nginxTest
+// rewrites; plane "lua" selects the Lua data plane.
+func renderParamsFor(plane string) render.Params {
+	p := render.Params{StateDir: layout.Dir("/var/lib/causeway-hostile"), HTTPPort: 80, HTTPSPort: 443}
+	if plane == "lua" {
+		mods := os.Getenv("CAUSEWAY_NGINX_MODULES")
+		if mods == "" {
+			mods = "/usr/lib/nginx/modules"
+		}
+		p.Dynamic = &render.Dynamic{Modules: []string{filepath.Join(mods, "ndk_http_module.so"), filepath.Join(mods, "ngx_http_lua_module.so")}}
+	}
+	return p
 }
 
 func mustRender(t *testing.T, m *model.Model) render.Files {
+	return mustRenderFor(t, m, "plain")
+}
+
+func mustRenderFor(t *testing.T, m *model.Model, plane string) render.Files {
 	t.Helper()
-	out, _, err := render.Render(m, renderParams(t))
+	out, _, err := render.Render(m, renderParamsFor(plane))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +268,10 @@ func nginxTest(t *testing.T, out render.Files, m *model.Model) {
 		os.MkdirAll(dir.Path(sub), 0o755)
 	}
 	if err := runtime.EnsureDefaultCert(dir, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The Lua data plane's init_by_lua runs under nginx -t too.
+	if err := balancer.WriteLua(dir.LuaDir()); err != nil {
 		t.Fatal(err)
 	}
 	all := render.Files{}
