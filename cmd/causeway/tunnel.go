@@ -118,6 +118,7 @@ func newTunnelServerCommand() *cobra.Command {
 		iptResync                           time.Duration
 		kubeconfig                          string
 		authorizeNodes                      bool
+		routeAllow                          []string
 		lf                                  leaseFlags
 	)
 	host, _ := os.Hostname()
@@ -155,6 +156,14 @@ func newTunnelServerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var routes server.RoutePolicy
+			for _, s := range routeAllow {
+				r, err := server.ParseRouteRule(s)
+				if err != nil {
+					return fmt.Errorf("--route-allow: %w", err)
+				}
+				routes.Rules = append(routes.Rules, r)
+			}
 			var authz server.Authorizer = server.CertNodeAuthorizer{}
 			if authorizeNodes {
 				rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -167,6 +176,7 @@ func newTunnelServerCommand() *cobra.Command {
 				}
 				authz = server.NodeAddressAuthorizer{Nodes: cs.CoreV1().Nodes()}
 			}
+			authz = server.Chain{authz, routes}
 			srv, err := server.New(server.Config{
 				Authorizer: authz,
 				ServerID:   serverID, ServerCount: serverCount, TLS: certs.ServerConfig(kp, agentPool),
@@ -291,6 +301,7 @@ func newTunnelServerCommand() *cobra.Command {
 	fs.DurationVar(&iptResync, "iptables-resync-period", 30*time.Second, "How often rules are checked and repaired.")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig for --authorize-node-addresses and --server-count-from-leases; empty means in-cluster.")
 	fs.BoolVar(&authorizeNodes, "authorize-node-addresses", false, "Accept an agent's node IPs and host names only if its Node object in the API lists them.")
+	fs.StringArrayVar(&routeAllow, "route-allow", nil, "NODES=CIDR[,CIDR...] or NODES=default (repeatable): agents of nodes matching the pattern (*, ?, [...]) may claim CIDRs inside these, or the default route. Without a rule, CIDR and default-route claims are refused.")
 	return c
 }
 

@@ -56,8 +56,9 @@ type serverOpts struct {
 	agentLn     net.Listener // nil: a new loopback port
 	compression wire.Compression
 	dialTimeout time.Duration
-	tls         *tls.Config  // nil: p's server certificate, p's agent CA
-	log         *slog.Logger // nil: logger(t)
+	tls         *tls.Config       // nil: p's server certificate, p's agent CA
+	log         *slog.Logger      // nil: logger(t)
+	authz       server.Authorizer // nil: the server's default
 }
 
 func startServer(t testing.TB, p *tunneltest.PKI, o serverOpts) *srv {
@@ -80,7 +81,7 @@ func startServer(t testing.TB, p *tunneltest.PKI, o serverOpts) *srv {
 	if o.log == nil {
 		o.log = logger(t)
 	}
-	s, err := server.New(server.Config{ServerID: o.id, ServerCount: o.count, TLS: tlsCfg, Transport: fastTransport,
+	s, err := server.New(server.Config{Authorizer: o.authz, ServerID: o.id, ServerCount: o.count, TLS: tlsCfg, Transport: fastTransport,
 		DialTimeout: o.dialTimeout, Logger: o.log.With("side", "server"), Metrics: metrics.New(reg, "server")})
 	if err != nil {
 		t.Fatal(err)
