@@ -172,10 +172,11 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 	app := ingressClassYAML + configMapYAML(map[string]string{"worker-processes": "1", "disable-access-log": "true"}) +
 		serviceYAML() + ingressYAML("web", httpHost)
 	var certs []*certificate
-	for _, k := range c.keys() {
-		if !runTLS {
-			break
-		}
+	var keys []string
+	if runTLS {
+		keys = c.keys()
+	}
+	for _, k := range keys {
 		cert, err := newCertificate(k+".tls.bench.test", keyBits[k])
 		if err != nil {
 			return err

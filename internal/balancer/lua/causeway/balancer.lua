@@ -139,6 +139,7 @@ local function retry(state, code)
             stats.observe(key, prev.id, stats.FAILURE_PENALTY, ngx.now())
         end
     end
+    -- When every peer has been tried (the set shrank mid-request), reuse one.
     local peer = inst:pick(rc, tried) or inst:pick(rc, nil)
     if not peer then
         log(ERR, "causeway: ", key, ": no peer to pick")
