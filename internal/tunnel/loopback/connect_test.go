@@ -17,7 +17,7 @@ func TestConnectRoundTrip(t *testing.T) {
 	s := startServer(t, p, serverOpts{})
 	backend := echoBackend(t, "127.0.0.1")
 	a := startAgent(t, p, agentOpts{node: "edge-1", server: s.agentAddr, nodeIPs: []string{"127.0.0.1"}})
-	eventually(t, 5*time.Second, "agent ready", a.Ready)
+	eventually(t, 5*time.Second, "agent routable", routable(s, a))
 	c, err := connectUDS(t, s, backend)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestErrors(t *testing.T) {
 	}
 	a := startAgent(t, p, agentOpts{node: "edge-1", server: s.agentAddr, nodeIPs: []string{"127.0.0.2"},
 		cidrs: []string{"127.0.40.0/24"}, allow: []string{"127.0.0.2/32"}, dial: blackhole})
-	eventually(t, 5*time.Second, "agent ready", a.Ready)
+	eventually(t, 5*time.Second, "agent routable", routable(s, a))
 	closed, _ := net.Listen("tcp", "127.0.0.2:0")
 	closedAddr := closed.Addr().String()
 	closed.Close()
