@@ -101,6 +101,37 @@ func freePort(ip string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// runNginx checks conf with nginx -t, runs nginx on it in the foreground
+// (its error log in dir), stops it when the environment closes, and waits
+// until every addr accepts connections. what names it in errors.
+func (e *env) runNginx(ctx context.Context, what, dir, conf string, addrs ...string) (*process, error) {
+	errLog := filepath.Join(dir, "error.log")
+	args := []string{"-p", dir, "-c", conf, "-e", errLog}
+	if out, err := exec.CommandContext(ctx, "nginx", append([]string{"-t"}, args...)...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("nginx -t on the %s config: %w\n%s", what, err, out)
+	}
+	proc, err := startProcess(filepath.Join(dir, "nginx.out"), "nginx", args...)
+	if err != nil {
+		return nil, err
+	}
+	e.onClose(func() { proc.stop(syscall.SIGQUIT, 5*time.Second) })
+	deadline := time.Now().Add(10 * time.Second)
+	for _, addr := range addrs {
+		for {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if proc.exited() || time.Now().After(deadline) {
+				return nil, fmt.Errorf("%s nginx not listening on %s: %w\n%s", what, addr, err, tail(errLog, 2000))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return proc, nil
+}
+
 // process is a child process in its own process group. It receives
 // SIGTERM if this benchmark dies, so nothing outlives a killed run.
 type process struct {

@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	osuser "os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
 
 // handNginx is nginx running the hand-written minimal proxy configuration
@@ -255,26 +252,10 @@ func (e *env) startHandNginx(ctx context.Context, name string, backends []*backe
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(handConf, user, h.dir, upstream.String(), h.HTTPAddr(), servers.String(), h.HeadersAddr(), h.FloorAddr(), strings.Join(luaPeers, ", "))), 0o644); err != nil {
 		return nil, fmt.Errorf("write hand-written config: %w", err)
 	}
-	args := []string{"-p", h.dir, "-c", conf, "-e", filepath.Join(h.dir, "error.log")}
-	if out, err := exec.CommandContext(ctx, "nginx", append([]string{"-t"}, args...)...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("nginx -t on the hand-written config: %w\n%s", err, out)
-	}
-	if h.proc, err = startProcess(filepath.Join(h.dir, "nginx.out"), "nginx", args...); err != nil {
+	if h.proc, err = e.runNginx(ctx, "hand-written", h.dir, conf, h.HTTPAddr()); err != nil {
 		return nil, err
 	}
-	e.onClose(func() { h.proc.stop(syscall.SIGQUIT, 5*time.Second) })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", h.HTTPAddr(), time.Second)
-		if err == nil {
-			c.Close()
-			return h, nil
-		}
-		if h.proc.exited() || time.Now().After(deadline) {
-			return nil, fmt.Errorf("hand-written nginx not listening: %w\n%s", err, tail(filepath.Join(h.dir, "error.log"), 2000))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return h, nil
 }
 
 // HTTPAddr is where the baseline serves plain HTTP.

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
 
 // Backend kinds for (d). The Go echo servers are what the other sections
@@ -82,28 +79,13 @@ func (p *pool) startNginxBackends(ctx context.Context, n int) ([]*backend, int, 
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(backendNginxConf, dir, servers.String())), 0o644); err != nil {
 		return nil, 0, fmt.Errorf("write backend nginx config: %w", err)
 	}
-	args := []string{"-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")}
-	if out, err := exec.CommandContext(ctx, "nginx", append([]string{"-t"}, args...)...).CombinedOutput(); err != nil {
-		return nil, 0, fmt.Errorf("nginx -t on the backend config: %w\n%s", err, out)
+	addrs := make([]string, len(bs))
+	for i, b := range bs {
+		addrs[i] = b.Addr
 	}
-	proc, err := startProcess(filepath.Join(dir, "nginx.out"), "nginx", args...)
+	proc, err := p.e.runNginx(ctx, "backend", dir, conf, addrs...)
 	if err != nil {
 		return nil, 0, err
-	}
-	p.e.onClose(func() { proc.stop(syscall.SIGQUIT, 5*time.Second) })
-	deadline := time.Now().Add(10 * time.Second)
-	for _, b := range bs {
-		for {
-			c, err := net.DialTimeout("tcp", b.Addr, time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if proc.exited() || time.Now().After(deadline) {
-				return nil, 0, fmt.Errorf("backend nginx not listening on %s: %w\n%s", b.Addr, err, tail(filepath.Join(dir, "error.log"), 2000))
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
 	}
 	return bs, proc.cmd.Process.Pid, nil
 }
