@@ -132,11 +132,18 @@ func (a *Agent) ServerIDs() []string {
 	return ids
 }
 
-// Ready reports whether the agent holds a link to every replica.
+// Ready reports whether the agent holds a link to every replica, each one
+// confirmed routed by its server.
 func (a *Agent) Ready() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.links) >= a.want && len(a.links) > 0
+	n := 0
+	for _, sess := range a.links {
+		if cs := a.ctrl[sess]; cs != nil && cs.routed.Load() {
+			n++
+		}
+	}
+	return n >= a.want && n > 0
 }
 
 // Run keeps links up until ctx ends, then drains: it announces the drain,
@@ -225,6 +232,9 @@ type ctrlStream struct {
 	mu      sync.Mutex
 	s       *wire.Stream
 	streams wire.StreamSet
+	// routed is set once the server routes to the link (ControlRouted,
+	// or at once from a server that does not acknowledge).
+	routed atomic.Bool
 }
 
 func (cs *ctrlStream) send(c wire.Control) error {
@@ -265,6 +275,7 @@ func (a *Agent) connect(ctx context.Context) error {
 		return fmt.Errorf("server %s: %w", welcome.ServerID, errDuplicate)
 	}
 	cs := &ctrlStream{s: ctrl}
+	cs.routed.Store(!welcome.Acks)
 	if err := cs.send(wire.Control{Type: wire.ControlReady}); err != nil {
 		a.mu.Unlock()
 		sess.Close()
@@ -347,6 +358,8 @@ func (a *Agent) serveLink(serverID string, sess *wire.Session, cs *ctrlStream) {
 				a.mu.Unlock()
 			case wire.ControlReset:
 				cs.streams.Abort(c.StreamID)
+			case wire.ControlRouted:
+				cs.routed.Store(true)
 			}
 		}
 	}()

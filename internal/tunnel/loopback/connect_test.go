@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func TestConnectRoundTrip(t *testing.T) {
 	s := startServer(t, p, serverOpts{})
 	backend := echoBackend(t, "127.0.0.1")
 	a := startAgent(t, p, agentOpts{node: "edge-1", server: s.agentAddr, nodeIPs: []string{"127.0.0.1"}})
-	eventually(t, 5*time.Second, "agent routable", routable(s, a))
+	eventually(t, 5*time.Second, "agent ready", a.Ready)
 	c, err := connectUDS(t, s, backend)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestErrors(t *testing.T) {
 	}
 	a := startAgent(t, p, agentOpts{node: "edge-1", server: s.agentAddr, nodeIPs: []string{"127.0.0.2"},
 		cidrs: []string{"127.0.40.0/24"}, allow: []string{"127.0.0.2/32"}, dial: blackhole})
-	eventually(t, 5*time.Second, "agent routable", routable(s, a))
+	eventually(t, 5*time.Second, "agent ready", a.Ready)
 	closed, _ := net.Listen("tcp", "127.0.0.2:0")
 	closedAddr := closed.Addr().String()
 	closed.Close()
@@ -128,5 +129,31 @@ func TestErrors(t *testing.T) {
 			}
 			t.Logf("%d %s", ce.Status, ce.Body)
 		})
+	}
+}
+
+// TestReadyMeansRouted: an agent reports ready only once the server routes
+// to it. The agent commits a link with Ready and the server lists it a
+// moment later; readiness waits for the server's ControlRouted, so a
+// connection made as soon as the agent is ready finds it. The test polls
+// as tightly as it can over fresh links, where the window, if it were
+// open, is hit.
+func TestReadyMeansRouted(t *testing.T) {
+	p := newPKI(t)
+	s := startServer(t, p, serverOpts{})
+	for i := range 30 {
+		a := startAgent(t, p, agentOpts{node: "edge-1", server: s.agentAddr, nodeIPs: []string{"127.0.0.1"}})
+		deadline := time.Now().Add(5 * time.Second)
+		for !a.Ready() {
+			if time.Now().After(deadline) {
+				t.Fatalf("link %d: agent not ready within 5 s", i)
+			}
+			runtime.Gosched()
+		}
+		if n := s.AgentCount(); n != 1 {
+			t.Fatalf("link %d: agent ready while the server lists %d links", i, n)
+		}
+		a.stop()
+		eventually(t, 5*time.Second, "link gone", func() bool { return s.AgentCount() == 0 })
 	}
 }

@@ -30,7 +30,7 @@ func TestCSRBootstrap(t *testing.T) {
 	s := startServer(t, nil, serverOpts{tls: k.serverTLS(srvSrc, &agentCerts)})
 	a := startAgent(t, nil, agentOpts{node: "edge", server: s.agentAddr, nodeIPs: []string{"127.0.0.1"},
 		tls: k.agentTLS(agentSrc, &serverCerts)})
-	eventually(t, 5*time.Second, "agent linked with CSR-issued certificates", routable(s, a))
+	eventually(t, 5*time.Second, "agent linked with CSR-issued certificates", a.Ready)
 	c, err := connectUDS(t, s, echoBackend(t, "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)

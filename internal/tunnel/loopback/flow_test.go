@@ -27,7 +27,7 @@ func TestSlowReader(t *testing.T) {
 	p := newPKI(t)
 	s := startServer(t, p, serverOpts{compression: wire.CompressionNone})
 	a := startAgent(t, p, agentOpts{node: "edge", server: s.agentAddr, nodeIPs: []string{"127.0.0.1"}})
-	eventually(t, 5*time.Second, "agent routable", routable(s, a))
+	eventually(t, 5*time.Second, "agent ready", a.Ready)
 
 	// The firehose backend writes up to 256 MiB to whoever connects.
 	fln, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -201,7 +201,7 @@ func TestCompressionOverConnect(t *testing.T) {
 	p := newPKI(t)
 	s := startServer(t, p, serverOpts{})
 	a := startAgent(t, p, agentOpts{node: "edge", server: s.agentAddr, nodeIPs: []string{"127.0.0.1"}})
-	eventually(t, 5*time.Second, "agent routable", routable(s, a))
+	eventually(t, 5*time.Second, "agent ready", a.Ready)
 	size := 10 << 20
 	if testing.Short() {
 		size = 2 << 20
@@ -244,7 +244,7 @@ func TestConnectTCPMutualTLS(t *testing.T) {
 	p := newPKI(t)
 	s := startServer(t, p, serverOpts{})
 	a := startAgent(t, p, agentOpts{node: "edge", server: s.agentAddr, nodeIPs: []string{"127.0.0.1"}})
-	eventually(t, 5*time.Second, "agent routable", routable(s, a))
+	eventually(t, 5*time.Second, "agent ready", a.Ready)
 	backend := echoBackend(t, "127.0.0.1")
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{p.Server.TLS},
 		ClientCAs: p.FrontendCA.Pool(), ClientAuth: tls.RequireAndVerifyClientCert})

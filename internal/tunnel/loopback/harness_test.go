@@ -195,14 +195,6 @@ func (r *agt) stop() {
 	<-r.done
 }
 
-// routable reports whether a is ready and s lists a link. The agent turns
-// ready once it has sent its commit (Ready), a moment before the server
-// lists the link and routes to it; a connection made in between finds no
-// agent.
-func routable(s *srv, a *agt) func() bool {
-	return func() bool { return a.Ready() && s.AgentCount() > 0 }
-}
-
 // eventually polls cond every 10ms until it holds or d passes.
 func eventually(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()

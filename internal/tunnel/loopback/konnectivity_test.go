@@ -63,7 +63,7 @@ func TestKonnectivityRoundTrip(t *testing.T) {
 	p := newPKI(t)
 	s := startServer(t, p, serverOpts{})
 	a := startAgent(t, p, agentOpts{node: "edge", server: s.agentAddr, nodeIPs: []string{"127.0.0.1"}})
-	eventually(t, 5*time.Second, "agent routable", routable(s, a))
+	eventually(t, 5*time.Second, "agent ready", a.Ready)
 	socket := startKonnectivity(t, s)
 	logs := tunneltest.LogLines(2 << 20)
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -32,7 +32,7 @@ func TestCertificateRotation(t *testing.T) {
 	tlsCfg := certs.ClientConfig(kp, p.ServerCA.Pool(), "causeway-tunnel")
 	issued := time.Now()
 	a := startAgent(t, p, agentOpts{node: "edge", server: addr, nodeIPs: []string{"127.0.0.1"}, tls: tlsCfg})
-	eventually(t, 5*time.Second, "link", routable(s, a))
+	eventually(t, 5*time.Second, "link", a.Ready)
 	c, err := connectUDS(t, s, echoBackend(t, "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestCSRRotation(t *testing.T) {
 	lb := startRoundRobin(t, s1.agentAddr, s2.agentAddr)
 	a := startAgent(t, nil, agentOpts{node: "edge", server: lb.ln.Addr().String(), nodeIPs: []string{"127.0.0.1"},
 		tls: k.agentTLS(agentSrc, &atAgent)})
-	eventually(t, 5*time.Second, "link to s1", routable(s1, a))
+	eventually(t, 5*time.Second, "link to s1", a.Ready)
 	c, err := connectUDS(t, s1, echoBackend(t, "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)

@@ -201,7 +201,7 @@ func (s *Server) register(ctx context.Context, sess *wire.Session, peer *x509.Ce
 		wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: count, Error: err.Error()})
 		return nil, fmt.Errorf("node %q: %w", hello.NodeName, err)
 	}
-	if err := wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: count}); err != nil {
+	if err := wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: count, Acks: true}); err != nil {
 		return nil, fmt.Errorf("send welcome: %w", err)
 	}
 	var c wire.Control
@@ -228,6 +228,9 @@ func (s *Server) register(ctx context.Context, sess *wire.Session, peer *x509.Ce
 		l.send(wire.Control{Type: wire.ControlServerCount, ServerCount: now})
 	}
 	s.rebuild()
+	// Only now can a connection be routed to the agent: tell it, so that
+	// it reports ready no earlier.
+	l.send(wire.Control{Type: wire.ControlRouted})
 	return l, nil
 }
 

@@ -53,6 +53,10 @@ type Welcome struct {
 	// Error, when set, means registration was refused; the server closes
 	// the session after sending it.
 	Error string `json:"error,omitempty"`
+	// Acks promises a ControlRouted once the server routes to the link.
+	// Agents count a link toward readiness only then; a server that does
+	// not set it (an older one) routes as soon as it reads ControlReady.
+	Acks bool `json:"acks,omitempty"`
 }
 
 // ControlType names a message sent on the control stream after the
@@ -64,6 +68,9 @@ const (
 	// (it is not a duplicate of a server it already holds), so the server
 	// may route to it.
 	ControlReady ControlType = "ready"
+	// ControlRouted confirms that the server lists the link and routes to
+	// it (sent after ControlReady when Welcome.Acks is set).
+	ControlRouted ControlType = "routed"
 	// ControlDrain announces that the agent is shutting down.
 	ControlDrain ControlType = "drain"
 	// ControlServerCount tells the agent that the replica count changed.
