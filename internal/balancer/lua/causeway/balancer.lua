@@ -80,9 +80,14 @@ local function unavailable_peer()
     end
 end
 
--- set_peer hands peer to nginx; on the first attempt it also grants the
--- backend's retries, each on another peer.
-local function set_peer(key, inst, peer, first)
+-- commit hands the picked peer to nginx (on the first attempt granting
+-- the backend's retries, each on another peer) and, for methods that keep
+-- per-request state, records it and counts it in flight.
+local function commit(key, inst, rc, peer, first)
+    if not peer then
+        log(ERR, "causeway: ", key, ": no peer to pick")
+        return ngx.exit(ngx.ERROR)
+    end
     local ok, err = set_current_peer(peer.host, peer.port)
     if not ok then
         log(ERR, "causeway: ", key, ": cannot set peer ", peer.id, ": ", err)
@@ -94,7 +99,14 @@ local function set_peer(key, inst, peer, first)
             set_more_tries(more)
         end
     end
-    return true
+    if not rc then
+        return
+    end
+    rc.peer = peer
+    if inst.counts_inflight then
+        stats.acquire(key, peer.id)
+        rc.counted = true
+    end
 end
 
 -- tried_peers lists the peers this request has been sent to, from
@@ -140,19 +152,7 @@ local function retry(state, code)
         end
     end
     -- When every peer has been tried (the set shrank mid-request), reuse one.
-    local peer = inst:pick(rc, tried) or inst:pick(rc, nil)
-    if not peer then
-        log(ERR, "causeway: ", key, ": no peer to pick")
-        return ngx.exit(ngx.ERROR)
-    end
-    if not set_peer(key, inst, peer, false) then
-        return
-    end
-    rc.peer = peer
-    if inst.counts_inflight then
-        stats.acquire(key, peer.id)
-        rc.counted = true
-    end
+    return commit(key, inst, rc, inst:pick(rc, tried) or inst:pick(rc, nil), false)
 end
 
 -- balance runs for every attempt of every request, so its first-attempt
@@ -174,19 +174,7 @@ function _M.balance()
         rc = { key = key, inst = inst }
         ngx.ctx.causeway = rc
     end
-    local peer = inst:pick(rc, nil)
-    if not peer then
-        log(ERR, "causeway: ", key, ": no peer to pick")
-        return ngx.exit(ngx.ERROR)
-    end
-    if not set_peer(key, inst, peer, true) or not rc then
-        return
-    end
-    rc.peer = peer
-    if inst.counts_inflight then
-        stats.acquire(key, peer.id)
-        rc.counted = true
-    end
+    return commit(key, inst, rc, inst:pick(rc, nil), true)
 end
 
 function _M.header_filter()
