@@ -87,16 +87,7 @@ http {
     }
     server {
         listen %[6]s default_server;
-        proxy_set_header Host $host;
-        proxy_set_header Connection $baseline_connection;
-        proxy_set_header Upgrade $http_upgrade;
-        proxy_set_header X-Real-IP $remote_addr;
-        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-        proxy_set_header X-Forwarded-Host $host;
-        proxy_set_header X-Forwarded-Proto $scheme;
-        proxy_next_upstream error timeout;
-        proxy_next_upstream_tries 2;
-        location / {
+%[9]s        location / {
             proxy_pass http://backends;
         }
     }
@@ -127,7 +118,17 @@ http {
     }
     server {
         listen %[7]s default_server;
-        proxy_set_header Host $host;
+%[9]s        location / {
+            set $bench_backend "bench/web/80";
+            proxy_pass http://lua_floor;
+        }
+    }
+%[5]s}
+`
+
+// generatedHeaders are the generated config's forwarding headers and
+// retry settings, for the baseline servers that add them.
+const generatedHeaders = `        proxy_set_header Host $host;
         proxy_set_header Connection $baseline_connection;
         proxy_set_header Upgrade $http_upgrade;
         proxy_set_header X-Real-IP $remote_addr;
@@ -136,12 +137,6 @@ http {
         proxy_set_header X-Forwarded-Proto $scheme;
         proxy_next_upstream error timeout;
         proxy_next_upstream_tries 6;
-        location / {
-            set $bench_backend "bench/web/80";
-            proxy_pass http://lua_floor;
-        }
-    }
-%[5]s}
 `
 
 // handTLSServer is one HTTPS host with its certificate loaded at start,
@@ -249,7 +244,7 @@ func (e *env) startHandNginx(ctx context.Context, name string, backends []*backe
 		}
 	}
 	conf := filepath.Join(h.dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(handConf, user, h.dir, upstream.String(), h.HTTPAddr(), servers.String(), h.HeadersAddr(), h.FloorAddr(), strings.Join(luaPeers, ", "))), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(handConf, user, h.dir, upstream.String(), h.HTTPAddr(), servers.String(), h.HeadersAddr(), h.FloorAddr(), strings.Join(luaPeers, ", "), generatedHeaders)), 0o644); err != nil {
 		return nil, fmt.Errorf("write hand-written config: %w", err)
 	}
 	if h.proc, err = e.runNginx(ctx, "hand-written", h.dir, conf, h.HTTPAddr()); err != nil {
