@@ -31,7 +31,7 @@ lint:
 # Tier 1: package tests. Pure unit tests, plus the packages whose tests
 # start their own nginx (internal/balancer) or loopback tunnels.
 test-unit: deps kube-apiserver
-	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m ./internal/... ./cmd/...
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m ./internal/... ./cmd/... ./test/testcert/...
 
 # Tier 2: the real causeway binary, real nginx, echo backends on 127.0.0.x.
 test-integration: deps

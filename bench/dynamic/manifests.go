@@ -1,22 +1,15 @@
 package main
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/causeway/causeway/test/testcert"
 )
 
 // Namespace and names of the objects the benchmark serves.
@@ -127,33 +120,16 @@ type certificate struct {
 func newCertificate(host string, rsaBits int) (*certificate, error) {
 	varHost := "var-" + host
 	luaHost := "lua-" + host
-	var key crypto.Signer
-	var err error
-	if rsaBits > 0 {
-		key, err = rsa.GenerateKey(rand.Reader, rsaBits)
-	} else {
-		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	}
+	crt, key, err := testcert.SelfSigned(rsaBits, 24*time.Hour, host, varHost, luaHost)
 	if err != nil {
-		return nil, fmt.Errorf("generate key: %w", err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: host},
-		DNSNames: []string{host, varHost, luaHost}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, fmt.Errorf("create certificate: %w", err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("marshal key: %w", err)
+		return nil, err
 	}
 	kind := "ECDSA P-256"
 	if rsaBits > 0 {
 		kind = fmt.Sprintf("RSA %d", rsaBits)
 	}
 	c := &certificate{host: host, varHost: varHost, luaHost: luaHost, kind: kind,
-		crt: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		key: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})}
+		crt: crt, key: key}
 	c.pem = append(append([]byte{}, c.crt...), c.key...)
 	return c, nil
 }
