@@ -38,17 +38,7 @@ func TestRouting(t *testing.T) {
 	loop := []string{"127.0.0.0/8"}
 	backend := echoBackend(t, "127.0.0.1")
 	_, port, _ := net.SplitHostPort(backend)
-	// The agents' dialers send every allowed destination to the one echo
-	// backend and tag the connection with the node name.
-	tagged := func(node string) func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, backend)
-			if err == nil {
-				_, err = c.Write([]byte(node + "\n"))
-			}
-			return c, err
-		}
-	}
+	tagged := taggedDialer(backend)
 	agents := []agentOpts{
 		{node: "by-ip", nodeIPs: []string{"127.0.10.1"}},
 		{node: "by-cidr", cidrs: []string{"127.0.20.0/24"}},
@@ -74,10 +64,7 @@ func TestRouting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			buf := make([]byte, len(tc.wantNode)+1)
-			if _, err := c.Read(buf); err != nil || string(buf) != tc.wantNode+"\n" {
-				t.Fatalf("carried by %q, %v; want %s", buf, err, tc.wantNode)
-			}
+			expectCarrier(t, c, tc.wantNode)
 		})
 	}
 }

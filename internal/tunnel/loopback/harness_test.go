@@ -195,6 +195,30 @@ func (r *agt) stop() {
 	<-r.done
 }
 
+// taggedDialer returns, per node, an agent dialer that sends every allowed
+// destination to the one echo backend and first writes the node's name, so
+// the client learns which agent carried its connection (expectCarrier).
+func taggedDialer(backend string) func(node string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(node string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return func(ctx context.Context, network, _ string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, backend)
+			if err == nil {
+				_, err = c.Write([]byte(node + "\n"))
+			}
+			return c, err
+		}
+	}
+}
+
+// expectCarrier fails t unless c was carried by node's agent.
+func expectCarrier(t testing.TB, c net.Conn, node string) {
+	t.Helper()
+	buf := make([]byte, len(node)+1)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != node+"\n" {
+		t.Fatalf("carried by %q, %v; want %s", buf, err, node)
+	}
+}
+
 // eventually polls cond every 10ms until it holds or d passes.
 func eventually(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()

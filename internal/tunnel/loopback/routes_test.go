@@ -1,7 +1,6 @@
 package loopback
 
 import (
-	"context"
 	"net"
 	"testing"
 	"time"
@@ -25,15 +24,7 @@ func TestRoutePolicy(t *testing.T) {
 	backend := echoBackend(t, "127.0.0.1")
 	_, port, _ := net.SplitHostPort(backend)
 	loop := []string{"127.0.0.0/8"}
-	tagged := func(node string) func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, backend)
-			if err == nil {
-				_, err = c.Write([]byte(node + "\n"))
-			}
-			return c, err
-		}
-	}
+	tagged := taggedDialer(backend)
 	agents := []agentOpts{
 		{node: "edge-ok", cidrs: []string{"127.0.20.0/25"}},
 		{node: "edge-greedy", cidrs: []string{"127.0.0.0/8"}},
@@ -63,10 +54,7 @@ func TestRoutePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, len("edge-ok\n"))
-	if _, err := c.Read(buf); err != nil || string(buf) != "edge-ok\n" {
-		t.Fatalf("127.0.20.9 carried by %q, %v; want edge-ok", buf, err)
-	}
+	expectCarrier(t, c, "edge-ok")
 	// Only the refused CIDR or the refused default route would carry these.
 	for _, host := range []string{"127.0.20.200", "127.0.30.1"} {
 		if c, err := connectUDS(t, s, net.JoinHostPort(host, port)); err == nil {
