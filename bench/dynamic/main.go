@@ -178,20 +178,15 @@ func (c *config) validate() error {
 }
 
 // keys lists the -tls-keys entries.
-func (c *config) keys() []string {
-	var out []string
-	for _, k := range strings.Split(c.tlsKeys, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			out = append(out, k)
-		}
-	}
-	return out
-}
+func (c *config) keys() []string { return splitList(c.tlsKeys) }
 
 // tputKindList lists the backend kinds (d) runs behind.
-func (c *config) tputKindList() []string {
+func (c *config) tputKindList() []string { return splitList(c.tputKinds) }
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(s string) []string {
 	var out []string
-	for _, k := range strings.Split(c.tputKinds, ",") {
+	for _, k := range strings.Split(s, ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			out = append(out, k)
 		}
@@ -213,14 +208,7 @@ func (c *config) comparisonKinds() []string {
 }
 
 // section reports whether -only selects a section.
-func (c *config) section(name string) bool {
-	for _, s := range strings.Split(c.only, ",") {
-		if strings.TrimSpace(s) == name {
-			return true
-		}
-	}
-	return false
-}
+func (c *config) section(name string) bool { return slices.Contains(splitList(c.only), name) }
 
 // run builds the binary, runs the selected sections and prints the report.
 func run(ctx context.Context, c *config) error {

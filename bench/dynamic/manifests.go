@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,35 +47,28 @@ func sliceYAML(port int, ips ...string) string {
 
 // ingressYAML routes host (over HTTP only) to the Service.
 func ingressYAML(name, host string) string {
-	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: %s, namespace: %s}
-spec:
-  ingressClassName: causeway
-  rules:
-  - host: %q
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}
----
-`, name, ns, host, service)
+	return tlsIngressYAML(name, host, "")
 }
 
-// tlsIngressYAML routes host over HTTPS, with the certificate in secret.
+// tlsIngressYAML routes host over HTTPS, with the certificate in secret;
+// with no secret, over HTTP only.
 func tlsIngressYAML(name, host, secret string) string {
+	tls := ""
+	if secret != "" {
+		tls = fmt.Sprintf("  tls: [{hosts: [%q], secretName: %s}]\n", host, secret)
+	}
 	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: %s, namespace: %s}
 spec:
   ingressClassName: causeway
-  tls: [{hosts: [%q], secretName: %s}]
-  rules:
+%s  rules:
   - host: %q
     http:
       paths:
       - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}
 ---
-`, name, ns, host, secret, host, service)
+`, name, ns, tls, host, service)
 }
 
 // configMapYAML is the controller's ConfigMap (--configmap causeway/config).
@@ -136,15 +128,7 @@ func newCertificate(host string, rsaBits int) (*certificate, error) {
 
 // secretYAML is a kubernetes.io/tls Secret holding the certificate.
 func (c *certificate) secretYAML(name string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Secret
-metadata: {name: %s, namespace: %s}
-type: kubernetes.io/tls
-data:
-  tls.crt: %s
-  tls.key: %s
----
-`, name, ns, base64.StdEncoding.EncodeToString(c.crt), base64.StdEncoding.EncodeToString(c.key))
+	return testcert.SecretYAML(ns, name, c.crt, c.key)
 }
 
 // writeManifest writes dir/name atomically: a dot-file (which the files

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/base64"
 	"fmt"
 	"testing"
 	"time"
@@ -17,15 +16,7 @@ func tlsSecretYAML(t *testing.T, ns, name, cn string, rsaBits int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf(`apiVersion: v1
-kind: Secret
-metadata: {name: %s, namespace: %s}
-type: kubernetes.io/tls
-data:
-  tls.crt: %s
-  tls.key: %s
----
-`, name, ns, base64.StdEncoding.EncodeToString(crt), base64.StdEncoding.EncodeToString(k))
+	return testcert.SecretYAML(ns, name, crt, k)
 }
 
 // tlsIngressYAML is an Ingress serving host over TLS with secret.

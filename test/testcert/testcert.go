@@ -10,12 +10,27 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
 	"time"
 )
+
+// SecretYAML is a kubernetes.io/tls Secret manifest holding certPEM and
+// keyPEM, ending with a document separator so manifests can be joined.
+func SecretYAML(namespace, name string, certPEM, keyPEM []byte) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: %s, namespace: %s}
+type: kubernetes.io/tls
+data:
+  tls.crt: %s
+  tls.key: %s
+---
+`, name, namespace, base64.StdEncoding.EncodeToString(certPEM), base64.StdEncoding.EncodeToString(keyPEM))
+}
 
 // SelfSigned returns a PEM certificate and PEM PKCS#8 key for a server
 // named by names: the first is its common name, all of them its DNS

@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/rsa"
 	"crypto/tls"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,5 +51,20 @@ func TestSelfSigned(t *testing.T) {
 	}
 	if _, _, err := SelfSigned(0, time.Hour); err == nil {
 		t.Error("no names: no error")
+	}
+}
+
+func TestSecretYAML(t *testing.T) {
+	got := SecretYAML("ns", "web-tls", []byte("CRT"), []byte("KEY"))
+	for _, want := range []string{
+		"kind: Secret\n", "metadata: {name: web-tls, namespace: ns}\n", "type: kubernetes.io/tls\n",
+		"  tls.crt: Q1JU\n", "  tls.key: S0VZ\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	if !strings.HasSuffix(got, "\n---\n") {
+		t.Errorf("no trailing document separator:\n%s", got)
 	}
 }
