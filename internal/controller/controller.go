@@ -49,6 +49,10 @@ type Options struct {
 	// Restarted signals that nginx was restarted after a crash, so the
 	// dynamic state is pushed again.
 	Restarted <-chan struct{}
+	// Health, when set, says why the data plane cannot be kept up to date
+	// (the state directory is damaged beyond repair, or nginx's workers
+	// cannot reach their files); the controller is not ready meanwhile.
+	Health func() error
 }
 
 // SyncResult is what one sync produced.
@@ -62,8 +66,10 @@ type SyncResult struct {
 
 // Controller is the control loop.
 type Controller struct {
-	opts  Options
-	ready atomic.Bool
+	opts Options
+	// ready is true while the latest sync's configuration is live;
+	// everLive once any was.
+	ready, everLive atomic.Bool
 
 	mu          sync.Mutex
 	dyn         *dynamicChannel
@@ -71,6 +77,9 @@ type Controller struct {
 	started     bool
 	badIngress  map[string]exclusion
 	badSecret   map[string]exclusion
+	// lastLive is the snapshot whose configuration last went live:
+	// bisection suspects only the Ingresses that changed since.
+	lastLive *source.Snapshot
 	lastProblem map[string]bool
 }
 
@@ -92,9 +101,26 @@ func New(opts Options) *Controller {
 	return c
 }
 
-// Ready reports whether the source has synced and a configuration built
-// from it is verifiably live.
-func (c *Controller) Ready() bool { return c.ready.Load() }
+// Ready reports whether the source has synced, the configuration built
+// from its latest snapshot is verifiably live, and the data plane is
+// healthy.
+func (c *Controller) Ready() bool { return c.notReady() == "" }
+
+// notReady says why the controller is not ready, or "" when it is.
+func (c *Controller) notReady() string {
+	if !c.ready.Load() {
+		if c.everLive.Load() {
+			return "the latest configuration could not be made live; nginx keeps serving an older one"
+		}
+		return "no configuration is live yet"
+	}
+	if c.opts.Health != nil {
+		if err := c.opts.Health(); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
 
 // Run loops until ctx is done. A failed apply is retried with backoff even
 // when no new event arrives.
@@ -174,17 +200,12 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 	}
 	var res SyncResult
 	for round := 0; ; round++ {
-		opts := c.opts.Model
-		opts.Excluded = current(c.badIngress, snap, ingressFingerprint)
-		opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
-		m, problems := model.Build(snap, opts)
+		m, problems, files, version, err := c.build(snap, nil)
 		res = SyncResult{Model: m, Problems: problems, Snapshot: snap}
-		files, version, err := render.Render(m, c.opts.Render)
 		if err != nil {
 			res.Err = err
 			break
 		}
-		maps.Copy(files, runtime.SecretFiles(m))
 		backends := backendsOf(m)
 		if c.dyn != nil {
 			if err := c.dyn.prepare(backends); err != nil {
@@ -208,6 +229,8 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			c.recordEndpoints(m)
 			c.opts.Metrics.ConfigApplySeconds.Observe(time.Since(eventAt).Seconds())
 			c.ready.Store(true)
+			c.everLive.Store(true)
+			c.lastLive = snap
 			break
 		}
 		c.recordReload(reloadReason(c.started, nil), 0, err)
@@ -218,6 +241,12 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			break
 		}
 		secrets, ingresses := culprits(cfgErr.Output, c.opts.Render.StateDir, files, m, snap)
+		if len(secrets)+len(ingresses) == 0 {
+			c.opts.Log.Warn("nginx refused the configuration without naming an object's file; bisecting the changed Ingresses", "err", err)
+			if key := c.bisect(ctx, snap); key != "" {
+				ingresses = []string{key}
+			}
+		}
 		if len(secrets)+len(ingresses) == 0 {
 			c.opts.Log.Error("nginx refused the configuration and no object could be blamed; keeping the last good one", "err", err)
 			break
@@ -231,11 +260,32 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			c.opts.Log.Error("nginx refused the configuration of an Ingress; excluding it", "ingress", key, "err", cfgErr.Output)
 		}
 	}
+	if res.Err != nil {
+		c.ready.Store(false)
+	}
 	c.logProblems(res.Problems)
 	if c.opts.OnSync != nil {
 		c.opts.OnSync(res)
 	}
 	return res.Err
+}
+
+// build turns snap into a Model and its files, leaving out the Ingresses
+// excluded so far and those in extra.
+func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model.Model, []model.Problem, render.Files, string, error) {
+	opts := c.opts.Model
+	opts.Excluded = current(c.badIngress, snap, ingressFingerprint)
+	for key := range extra {
+		opts.Excluded[key] = "bisecting"
+	}
+	opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
+	m, problems := model.Build(snap, opts)
+	files, version, err := render.Render(m, c.opts.Render)
+	if err != nil {
+		return m, problems, nil, "", err
+	}
+	maps.Copy(files, runtime.SecretFiles(m))
+	return m, problems, files, version, nil
 }
 
 // recordApply logs and counts what an Apply did: a reload (by reason) or a
@@ -360,8 +410,8 @@ func (c *Controller) HealthHandler() http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !c.Ready() {
-			http.Error(w, "not ready: no configuration is live yet", http.StatusServiceUnavailable)
+		if why := c.notReady(); why != "" {
+			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))

@@ -98,12 +98,17 @@ func newestIngress(refs []model.ObjectRef, snap *source.Snapshot) string {
 func ingressFingerprint(snap *source.Snapshot, key string) string {
 	for _, ing := range snap.Ingresses {
 		if ing.Namespace+"/"+ing.Name == key {
-			// Not the resourceVersion: our own status writes change it,
-			// and they must not make a refused Ingress be retried.
-			return hashJSON(ing.UID, ing.Annotations, ing.Spec)
+			return fingerprintOf(ing)
 		}
 	}
 	return ""
+}
+
+// fingerprintOf is what of an Ingress decides its configuration. Not the
+// resourceVersion: our own status writes change it, and they must not make
+// a refused Ingress be retried.
+func fingerprintOf(ing *networkingv1.Ingress) string {
+	return hashJSON(ing.UID, ing.Annotations, ing.Spec)
 }
 
 func secretFingerprint(snap *source.Snapshot, key string) string {

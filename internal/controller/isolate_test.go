@@ -40,7 +40,7 @@ func TestCulprits(t *testing.T) {
 	}{
 		{"refused certificate", `nginx: [emerg] SSL_CTX_use_certificate("/var/lib/causeway/secrets/ns_weak.tls.pem") failed (SSL: error:0A00018F:SSL routines::ee key too small)`,
 			[]string{"ns/weak.tls"}, nil},
-		{"refused server file blames the newest Ingress", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/servers/x.test.conf:12`,
+		{"refused server file blames the newest Ingress", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/` + layout.ServerFile("x.test") + `:12`,
 			nil, []string{"a/young"}},
 		{"refused shared server file blames the newest Ingress of all its hosts", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/servers/_shared-0123456789ab.conf:7`,
 			nil, []string{"b/z"}},

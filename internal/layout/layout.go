@@ -4,6 +4,8 @@
 package layout
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"path/filepath"
 	"strings"
 )
@@ -16,23 +18,45 @@ func (d Dir) Path(elem ...string) string {
 	return filepath.Join(append([]string{string(d)}, elem...)...)
 }
 
-// Relative paths of the generated files, relative to the state directory.
+// Relative paths of the generated files and directories, relative to the
+// state directory.
 const (
 	MainConf      = "nginx.conf"
 	ServersDir    = "servers"
 	SecretsDir    = "secrets"
 	UpstreamsConf = "upstreams.conf"
+	LuaDir        = "lua"
+	TempDir       = "tmp"
+	// RunDir holds the control sockets, the pid file and the dynamic
+	// state: only the controller and nginx's master may enter it, since
+	// whoever can connect to the dynamic socket can reroute traffic.
+	RunDir = "run"
+	// WorkerSocketsDir holds the sockets nginx's workers connect to
+	// themselves (the 503 server); workers may enter it, nobody else.
+	WorkerSocketsDir = "sockets"
 )
 
-// ServerFile is the relative path of one server's config. Hosts reach here
-// only after model validation (lower-case DNS names, optionally "*."), so
-// the name is file-system safe; the catch-all server is "_default".
+// maxHostInName bounds the readable part of a server file's name; the
+// digest that follows keeps names unique, and the whole name stays far
+// below the 255 bytes a file name may have, whatever the host.
+const maxHostInName = 64
+
+// ServerFile is the relative path of one server's config: a readable
+// prefix of the host followed by a digest of the whole host, so that any
+// valid host (up to 253 characters) gives a short, unique, stable name.
+// Hosts reach here only after model validation (lower-case DNS names,
+// optionally "*."), so the prefix is file-system safe; the catch-all
+// server is "_default".
 func ServerFile(host string) string {
-	name := "_default"
-	if host != "" {
-		name = strings.Replace(host, "*", "_wildcard", 1)
+	if host == "" {
+		return filepath.Join(ServersDir, "_default.conf")
 	}
-	return filepath.Join(ServersDir, name+".conf")
+	sum := sha256.Sum256([]byte(host))
+	name := strings.Replace(host, "*", "_wildcard", 1)
+	if len(name) > maxHostInName {
+		name = name[:maxHostInName]
+	}
+	return filepath.Join(ServersDir, name+"-"+hex.EncodeToString(sum[:6])+".conf")
 }
 
 // SharedServerFile is the relative path of a server that several hosts
@@ -52,17 +76,17 @@ func SecretFile(namespace, name string) string {
 
 // Fixed runtime paths.
 func (d Dir) MainConf() string      { return d.Path(MainConf) }
-func (d Dir) StatusSocket() string  { return d.Path("run", "status.sock") }
-func (d Dir) DynamicSocket() string { return d.Path("run", "dynamic.sock") }
+func (d Dir) StatusSocket() string  { return d.Path(RunDir, "status.sock") }
+func (d Dir) DynamicSocket() string { return d.Path(RunDir, "dynamic.sock") }
 
 // UnavailableSocket is where nginx answers 503 for backends without a
-// ready endpoint (dynamic mode).
-func (d Dir) UnavailableSocket() string { return d.Path("run", "unavailable.sock") }
+// ready endpoint (dynamic mode); workers proxy to it.
+func (d Dir) UnavailableSocket() string { return d.Path(WorkerSocketsDir, "unavailable.sock") }
 
 // DynamicState holds the last full endpoint state pushed to nginx; the Lua
 // side loads it at start so a restarted nginx never serves empty backends.
-func (d Dir) DynamicState() string { return d.Path("run", "dynamic-state.json") }
-func (d Dir) PidFile() string      { return d.Path("run", "nginx.pid") }
-func (d Dir) TempDir() string      { return d.Path("tmp") }
-func (d Dir) LuaDir() string       { return d.Path("lua") }
+func (d Dir) DynamicState() string { return d.Path(RunDir, "dynamic-state.json") }
+func (d Dir) PidFile() string      { return d.Path(RunDir, "nginx.pid") }
+func (d Dir) TempDir() string      { return d.Path(TempDir) }
+func (d Dir) LuaDir() string       { return d.Path(LuaDir) }
 func (d Dir) DefaultCert() string  { return d.Path(SecretsDir, "_default.pem") }

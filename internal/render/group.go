@@ -40,24 +40,26 @@ type mapEntry struct{ Host, Backend string }
 
 // serverFiles renders every server of m: a file per host, or in dynamic
 // mode a shared file per shape that more than one exact host has.
-func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool) (Files, error) {
+func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool) (Files, hashStats, error) {
 	files := Files{}
+	var hashes hashStats
 	shapes := map[string][]*serverView{}
 	var order []string
 	for _, srv := range m.Servers {
 		v, err := planServer(m, backends, srv, p, lua)
 		if err != nil {
-			return nil, fmt.Errorf("render server %q: %w", srv.Host, err)
+			return nil, hashes, fmt.Errorf("render server %q: %w", srv.Host, err)
 		}
+		hashes.host(srv.Host)
 		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") {
 			if files[layout.ServerFile(srv.Host)], err = execute("server.conf.tmpl", v); err != nil {
-				return nil, err
+				return nil, hashes, err
 			}
 			continue
 		}
 		key, err := shape(v)
 		if err != nil {
-			return nil, err
+			return nil, hashes, err
 		}
 		if _, seen := shapes[key]; !seen {
 			order = append(order, key)
@@ -74,16 +76,19 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			name = layout.SharedServerFile(id)
 			var err error
 			if v, err = share(id, members); err != nil {
-				return nil, err
+				return nil, hashes, err
+			}
+			for _, mv := range v.Maps {
+				hashes.mapped(mv.Variable, len(mv.Entries))
 			}
 		}
 		out, err := execute("server.conf.tmpl", v)
 		if err != nil {
-			return nil, err
+			return nil, hashes, err
 		}
 		files[name] = out
 	}
-	return files, nil
+	return files, hashes, nil
 }
 
 // shape is everything about a server except its names, its sources and

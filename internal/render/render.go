@@ -83,13 +83,13 @@ func Render(m *model.Model, p Params) (Files, string, error) {
 	for _, b := range m.Backends {
 		backends[b.Key] = b
 	}
-	servers, err := serverFiles(m, backends, p, lua != nil)
+	servers, hashes, err := serverFiles(m, backends, p, lua != nil)
 	if err != nil {
 		return nil, "", err
 	}
 	maps.Copy(files, servers)
 
-	main := mainView{Config: m.Config, dir: p.StateDir, servers: len(m.Servers), lua: lua}
+	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua}
 	if p.User != "" {
 		if main.User, err = Quote(p.User); err != nil {
 			return nil, "", fmt.Errorf("worker user: %w", err)
@@ -151,8 +151,8 @@ type mainView struct {
 	Version     string
 	User        string
 	LoadModules []string
+	Hashes      hashView
 	dir         layout.Dir
-	servers     int
 	lua         *balancer.Snippets
 }
 
@@ -188,17 +188,6 @@ func (v *mainView) WorkerShutdownTimeout() int { return int(v.Config.WorkerShutd
 func (v *mainView) ProxyConnectTimeout() int   { return int(v.Config.ProxyConnectTimeout.Seconds()) }
 func (v *mainView) ProxyReadTimeout() int      { return int(v.Config.ProxyReadTimeout.Seconds()) }
 func (v *mainView) ProxySendTimeout() int      { return int(v.Config.ProxySendTimeout.Seconds()) }
-
-// ServerNamesHashMaxSize grows with the number of hosts so nginx can build
-// its server-name hash, and the host maps of shared servers, with
-// thousands of them.
-func (v *mainView) ServerNamesHashMaxSize() int {
-	size := 1024
-	for size < 2*v.servers {
-		size *= 2
-	}
-	return size
-}
 
 func (v *mainView) PidFile() (string, error) { return Quote(v.dir.PidFile()) }
 

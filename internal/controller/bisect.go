@@ -1,0 +1,109 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sort"
+
+	"github.com/causeway/causeway/internal/render"
+	"github.com/causeway/causeway/internal/runtime"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// Tester checks files with nginx without making them live; the files on
+// disk are the live ones again afterwards. *runtime.Manager implements it.
+type Tester interface {
+	Test(ctx context.Context, files render.Files) error
+}
+
+// bisect finds the Ingress to blame when nginx refuses a configuration
+// without naming a file that maps to an object (a hash table it cannot
+// build, a limit of the whole configuration). It suspects only Ingresses
+// added or changed since the last live configuration, which was accepted
+// without them, and halves the suspects with nginx -t until one is left:
+//
+//	invariant: G (cleared) is accepted, G ∪ S (suspects) is refused;
+//	split S into A and B; if G ∪ A is refused, S = A, else G = G ∪ A, S = B.
+//
+// That costs one test per halving. When the configuration is refused even
+// without any suspect, no Ingress is to blame and bisect returns "". When
+// only a combination fails, the Ingress that tipped it over is blamed,
+// which still leaves everything else flowing.
+func (c *Controller) bisect(ctx context.Context, snap *source.Snapshot) string {
+	tester, ok := c.opts.Applier.(Tester)
+	if !ok {
+		return ""
+	}
+	suspects := c.changedIngresses(snap)
+	if len(suspects) == 0 {
+		return ""
+	}
+	refused := func(excluded []string) bool {
+		extra := make(map[string]bool, len(excluded))
+		for _, k := range excluded {
+			extra[k] = true
+		}
+		_, _, files, _, err := c.build(snap, extra)
+		if err != nil {
+			return true
+		}
+		err = tester.Test(ctx, files)
+		var cfgErr *runtime.ConfigError
+		return errors.As(err, &cfgErr)
+	}
+	if refused(suspects) {
+		c.opts.Log.Error("nginx refuses the configuration even without the changed Ingresses; no Ingress is to blame", "changed", len(suspects))
+		return ""
+	}
+	all := suspects
+	cleared := map[string]bool{}
+	for len(suspects) > 1 && ctx.Err() == nil {
+		a, b := suspects[:len(suspects)/2], suspects[len(suspects)/2:]
+		// Test cleared ∪ a: exclude every other changed Ingress.
+		keep := maps.Clone(cleared)
+		for _, k := range a {
+			keep[k] = true
+		}
+		var excluded []string
+		for _, k := range all {
+			if !keep[k] {
+				excluded = append(excluded, k)
+			}
+		}
+		if refused(excluded) {
+			suspects = a
+		} else {
+			maps.Copy(cleared, keep)
+			suspects = b
+		}
+	}
+	if ctx.Err() != nil {
+		return ""
+	}
+	c.opts.Log.Error("bisection found the Ingress nginx refuses", "ingress", suspects[0], "cleared", len(cleared))
+	return suspects[0]
+}
+
+// changedIngresses are the keys of Ingresses that are new or changed since
+// the last live snapshot (all of them before the first), sorted.
+func (c *Controller) changedIngresses(snap *source.Snapshot) []string {
+	before := map[string]string{}
+	if c.lastLive != nil {
+		for _, ing := range c.lastLive.Ingresses {
+			before[ing.Namespace+"/"+ing.Name] = fingerprintOf(ing)
+		}
+	}
+	var out []string
+	for _, ing := range snap.Ingresses {
+		key := ing.Namespace + "/" + ing.Name
+		if _, bad := c.badIngress[key]; bad {
+			continue
+		}
+		if fp, ok := before[key]; !ok || fp != fingerprintOf(ing) {
+			out = append(out, key)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

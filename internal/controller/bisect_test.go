@@ -1,0 +1,155 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/metrics"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
+	"github.com/causeway/causeway/internal/runtime"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// pickyApplier refuses, as nginx does when a hash cannot be built, any
+// configuration whose files mention one of the poison hosts, with a
+// message that names no file.
+type pickyApplier struct {
+	poison []string
+	tests  int
+	live   render.Files
+}
+
+func (a *pickyApplier) check(files render.Files) error {
+	for _, f := range files {
+		for _, p := range a.poison {
+			if bytes.Contains(f, []byte(p)) {
+				return &runtime.ConfigError{Output: "nginx: [emerg] could not build server_names_hash, you should increase server_names_hash_bucket_size: 256"}
+			}
+		}
+	}
+	return nil
+}
+
+func (a *pickyApplier) Apply(_ context.Context, files render.Files, _ string) (runtime.ApplyResult, error) {
+	if err := a.check(files); err != nil {
+		return runtime.ApplyResult{}, err
+	}
+	a.live = files
+	return runtime.ApplyResult{Reloaded: true}, nil
+}
+
+func (a *pickyApplier) Test(_ context.Context, files render.Files) error {
+	a.tests++
+	return a.check(files)
+}
+
+type fixedSource struct{ snap *source.Snapshot }
+
+func (s *fixedSource) Run(context.Context) error  { return nil }
+func (s *fixedSource) HasSynced() bool            { return true }
+func (s *fixedSource) Changed() <-chan struct{}   { return nil }
+func (s *fixedSource) Snapshot() *source.Snapshot { return s.snap }
+
+func hostIngress(name, host string, age int) *networkingv1.Ingress {
+	pt := networkingv1.PathTypePrefix
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
+			CreationTimestamp: metav1.NewTime(time.Unix(int64(age), 0))},
+		Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("causeway"), Rules: []networkingv1.IngressRule{{Host: host,
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+					Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}},
+	}
+}
+
+func TestBisectFindsTheIngressNginxRefusesWithoutNamingIt(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		total    int
+		poison   []int // indexes of the Ingresses nginx refuses
+		maxTests int
+	}{
+		{"one of one", 1, []int{0}, 1},
+		{"first of 64", 64, []int{0}, 7},
+		{"last of 64", 64, []int{63}, 7},
+		{"middle of 1000", 1000, []int{517}, 11},
+		{"two of 100: both found, one per round", 100, []int{3, 77}, 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := &source.Snapshot{IngressClasses: []*networkingv1.IngressClass{{
+				ObjectMeta: metav1.ObjectMeta{Name: "causeway"}, Spec: networkingv1.IngressClassSpec{Controller: "causeway.io/ingress-controller"}}}}
+			app := &pickyApplier{}
+			var want []string
+			for i := range tc.total {
+				host := fmt.Sprintf("h%04d.test", i)
+				snap.Ingresses = append(snap.Ingresses, hostIngress(fmt.Sprintf("i%04d", i), host, i))
+				if slices.Contains(tc.poison, i) {
+					app.poison = append(app.poison, `"`+host+`"`)
+					want = append(want, fmt.Sprintf("ns/i%04d", i))
+				}
+			}
+			var logs strings.Builder
+			c := New(Options{
+				Source: &fixedSource{snap}, Applier: app, Metrics: metrics.New(),
+				Log:    slog.New(slog.NewTextHandler(io.MultiWriter(&logs), nil)),
+				Model:  model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
+				Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443},
+			})
+			if err := c.Sync(context.Background(), time.Now()); err != nil {
+				t.Fatalf("sync: %v\n%s", err, logs.String())
+			}
+			var excluded []string
+			for k := range c.badIngress {
+				excluded = append(excluded, k)
+			}
+			slices.Sort(excluded)
+			if !slices.Equal(excluded, want) {
+				t.Fatalf("excluded %v, want %v", excluded, want)
+			}
+			if app.tests > tc.maxTests {
+				t.Errorf("%d nginx tests, want at most %d", app.tests, tc.maxTests)
+			}
+			if app.live == nil || !c.Ready() {
+				t.Fatal("the rest must be live and the controller ready")
+			}
+			for _, w := range want {
+				if !strings.Contains(logs.String(), w) {
+					t.Errorf("log does not name %s", w)
+				}
+			}
+		})
+	}
+}
+
+// When nginx refuses even without any changed Ingress, nothing is
+// excluded and the controller is not ready.
+func TestBisectBlamesNobodyWhenTheBaseIsRefused(t *testing.T) {
+	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{hostIngress("a", "a.test", 1)}}
+	app := &pickyApplier{poison: []string{"server_names_hash"}} // every nginx.conf has it
+	c := New(Options{Source: &fixedSource{snap}, Applier: app, Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler),
+		Model:  model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway", WatchWithoutClass: true}},
+		Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443}})
+	if err := c.Sync(context.Background(), time.Now()); err == nil {
+		t.Fatal("sync must fail")
+	}
+	if len(c.badIngress) != 0 {
+		t.Fatalf("excluded %v", c.badIngress)
+	}
+	if c.Ready() {
+		t.Fatal("ready with no live configuration")
+	}
+}
