@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -50,6 +52,7 @@ type controllerFlags struct {
 	watchNamespaces   []string
 	configMap         string
 	reloadTimeout     time.Duration
+	healInterval      time.Duration
 	shutdownTimeout   time.Duration
 	logLevel          string
 	dataplane         string
@@ -86,6 +89,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "namespace to watch (repeatable; default all)")
 	fl.StringVar(&f.configMap, "configmap", "causeway-system/causeway", "NAMESPACE/NAME of the ConfigMap holding global settings")
 	fl.DurationVar(&f.reloadTimeout, "reload-timeout", 15*time.Second, "how long to wait for nginx workers to report a new configuration")
+	fl.DurationVar(&f.healInterval, "heal-interval", 10*time.Second, "how often the state directory is compared with what was written, repaired, and checked for what nginx workers must reach")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long nginx may take to finish requests on shutdown")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringVar(&f.dataplane, "dataplane", "auto", "lua (endpoint changes without reloads), plain (reload on endpoint changes), or auto (lua when nginx can load it)")
@@ -107,6 +111,9 @@ func (f *controllerFlags) validate() error {
 		if p < 1 || p > 65535 {
 			return fmt.Errorf("%s %d is out of range", name, p)
 		}
+	}
+	if f.healInterval <= 0 {
+		return fmt.Errorf("--heal-interval %s must be positive", f.healInterval)
 	}
 	// nginx resolves relative paths against its prefix, not our working
 	// directory, so the state directory is made absolute.
@@ -151,8 +158,10 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	}
 	dir := layout.Dir(f.stateDir)
 	workerUser := workerUser(f.nginxUser)
+	// The Lua probe below needs the state directory the Manager prepares;
+	// the Lua modules then become the Manager's static files.
 	mgr, err := runtime.NewManager(runtime.Options{Binary: f.nginxBinary, StateDir: dir, Log: log.With("component", "nginx"),
-		VerifyTimeout: f.reloadTimeout, WorkerUser: workerUser})
+		VerifyTimeout: f.reloadTimeout, WorkerUser: workerUser, HealEvery: f.healInterval})
 	if err != nil {
 		return err
 	}
@@ -167,9 +176,11 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		case err != nil:
 			log.Warn("Lua balancer unavailable: falling back to plain upstreams; every endpoint change will reload nginx", "reason", err)
 		default:
-			if err := balancer.WriteLua(dir.LuaDir()); err != nil {
+			lua, err := luaFiles()
+			if err != nil {
 				return err
 			}
+			mgr.SetStatic(lua)
 			params.Dynamic = &render.Dynamic{Modules: mods}
 			client := balancer.NewClient(dir.DynamicSocket())
 			defer client.Close()
@@ -194,6 +205,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		OnSync:    reporter.onSync,
 		Dynamic:   pusher,
 		Restarted: mgr.Respawned,
+		Health:    mgr.Health,
 		Quiet:     f.syncQuiet,
 		MaxDelay:  f.syncMaxDelay,
 	})
@@ -269,6 +281,25 @@ func metricsHandler(m *metrics.Metrics) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
 	return mux
+}
+
+// luaFiles are the Lua modules as files under the state directory's Lua
+// directory, the one lua_package_path names.
+func luaFiles() (render.Files, error) {
+	out := render.Files{}
+	src := balancer.LuaFS()
+	err := fs.WalkDir(src, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(src, name)
+		out[path.Join(layout.LuaDir, name)] = data
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lua modules: %w", err)
+	}
+	return out, nil
 }
 
 // workerUser picks the user nginx workers run as: only meaningful when we

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/render"
@@ -69,35 +70,82 @@ func writeAtomicOwned(path string, data []byte, mode os.FileMode, o owner) error
 
 // fileSet is the set of managed files on disk, by relative path.
 type fileSet struct {
-	dir   layout.Dir
-	files render.Files
-	// secretOwner owns secret files: nginx workers read certificates at
-	// handshake time, so when nginx runs as root with unprivileged workers
-	// the files belong to the worker user (still mode 0600).
-	secretOwner owner
+	dir    layout.Dir
+	files  render.Files
+	access access
+	// stamps are what the disk showed right after each file was written,
+	// so that a file deleted, replaced or changed behind our back is
+	// noticed without reading it again.
+	stamps map[string]stamp
 	// stale are files no longer wanted but still on disk: removal waits
 	// until the configuration that stopped using them is live.
 	stale []string
 }
 
+// stamp identifies one write of a file: a rename gives a new inode, and an
+// edit in place changes the size or the modification time.
+type stamp struct {
+	ino, size int64
+	mtime     int64
+	mode      os.FileMode
+	uid, gid  uint32
+}
+
+func stampOf(path string) (stamp, bool) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return stamp{}, false
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return stamp{}, false
+	}
+	return stamp{int64(sys.Ino), st.Size(), st.ModTime().UnixNano(), st.Mode(), sys.Uid, sys.Gid}, true
+}
+
+// ownerFor is who owns a file: secrets belong to nginx's workers, which
+// read certificates at handshake time (still mode 0600).
+func (s *fileSet) ownerFor(rel string) owner {
+	if modeFor(rel) == 0o600 {
+		return s.access.worker
+	}
+	return noOwner
+}
+
+// put writes one file and records its stamp.
+func (s *fileSet) put(name string, data []byte) error {
+	p := s.dir.Path(name)
+	if err := os.MkdirAll(filepath.Dir(p), dirMode(name)); err != nil {
+		return err
+	}
+	if err := writeAtomicOwned(p, data, modeFor(name), s.ownerFor(name)); err != nil {
+		return err
+	}
+	if s.stamps == nil {
+		s.stamps = map[string]stamp{}
+	}
+	st, _ := stampOf(p)
+	s.stamps[name] = st
+	return nil
+}
+
+// intact reports whether name is on disk exactly as it was last written.
+func (s *fileSet) intact(name string) bool {
+	st, ok := stampOf(s.dir.Path(name))
+	return ok && st == s.stamps[name]
+}
+
 // write makes the disk hold want's new and changed files, removes dropped
 // configuration files, and returns the names of all it changed; dropped
-// secrets are remembered for prune. Unchanged files are not touched.
+// secrets are remembered for prune. Files that are unchanged, and intact on
+// disk, are not touched.
 func (s *fileSet) write(want render.Files) ([]string, error) {
 	var written []string
 	for _, name := range want.Names() {
-		if old, ok := s.files[name]; ok && bytes.Equal(old, want[name]) {
+		if old, ok := s.files[name]; ok && bytes.Equal(old, want[name]) && s.intact(name) {
 			continue
 		}
-		p := s.dir.Path(name)
-		if err := os.MkdirAll(filepath.Dir(p), dirMode(name)); err != nil {
-			return written, err
-		}
-		o := noOwner
-		if modeFor(name) == 0o600 {
-			o = s.secretOwner
-		}
-		if err := writeAtomicOwned(p, want[name], modeFor(name), o); err != nil {
+		if err := s.put(name, want[name]); err != nil {
 			return written, err
 		}
 		written = append(written, name)
@@ -106,6 +154,7 @@ func (s *fileSet) write(want render.Files) ([]string, error) {
 		if _, ok := want[name]; ok {
 			continue
 		}
+		delete(s.stamps, name)
 		// Configuration files go now: nginx includes servers/*.conf, so a
 		// file left on disk would still be loaded. Secrets wait for prune:
 		// old workers read them at handshake until the reload completes.
@@ -119,6 +168,38 @@ func (s *fileSet) write(want render.Files) ([]string, error) {
 	}
 	s.files = want
 	return written, nil
+}
+
+// repair puts back every managed file that is missing or not as last
+// written, and removes server files nobody wrote (nginx would include
+// them). It returns what it changed. The files are the ones nginx already
+// runs, so no reload follows.
+func (s *fileSet) repair() ([]string, error) {
+	var healed []string
+	for _, name := range s.files.Names() {
+		if s.intact(name) {
+			continue
+		}
+		if err := s.put(name, s.files[name]); err != nil {
+			return healed, err
+		}
+		healed = append(healed, name)
+	}
+	stray, _ := filepath.Glob(s.dir.Path(layout.ServersDir, "*"))
+	for _, p := range stray {
+		rel, err := filepath.Rel(string(s.dir), p)
+		if err != nil {
+			continue
+		}
+		if _, ok := s.files[rel]; ok {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return healed, fmt.Errorf("remove %s: %w", rel, err)
+		}
+		healed = append(healed, rel)
+	}
+	return healed, nil
 }
 
 // prune removes the files write left behind.
@@ -148,6 +229,8 @@ func (s *fileSet) sync(want render.Files) (bool, error) {
 	return changed, s.prune()
 }
 
+// dirMode is the mode of a directory MkdirAll creates below the fixed ones
+// (the Lua modules' subdirectories).
 func dirMode(rel string) os.FileMode {
 	if strings.HasPrefix(rel, layout.SecretsDir) {
 		return 0o700
@@ -168,35 +251,28 @@ func (s *fileSet) equal(want render.Files) bool {
 	return true
 }
 
-// prepareStateDir creates the directory layout and removes generated files
-// left by an earlier run, so that a stale server file can never be
-// included. The default certificate is kept.
-func prepareStateDir(dir layout.Dir, secretOwner owner) error {
-	for _, d := range []struct {
-		path string
-		mode os.FileMode
-	}{
-		{string(dir), 0o755},
-		{dir.Path(layout.ServersDir), 0o755},
-		{dir.Path(layout.SecretsDir), 0o700},
-		{dir.Path("run"), 0o755},
-		{dir.TempDir(), 0o755},
-	} {
-		if err := os.MkdirAll(d.path, d.mode); err != nil {
-			return fmt.Errorf("state dir: %w", err)
-		}
-		if err := os.Chmod(d.path, d.mode); err != nil {
-			return fmt.Errorf("state dir: %w", err)
+// secretNames lists the managed secret files.
+func (s *fileSet) secretNames() []string {
+	var out []string
+	for n := range s.files {
+		if modeFor(n) == 0o600 {
+			out = append(out, n)
 		}
 	}
-	if secretOwner != noOwner {
-		if err := os.Chown(dir.Path(layout.SecretsDir), secretOwner.uid, secretOwner.gid); err != nil {
-			return fmt.Errorf("state dir: %w", err)
-		}
+	return out
+}
+
+// prepareStateDir creates the directory layout with its modes and owners
+// and removes generated files left by an earlier run, so that a stale
+// server file can never be included. The default certificate is kept.
+func prepareStateDir(dir layout.Dir, a access) error {
+	if err := a.prepareDirs(dir); err != nil {
+		return err
 	}
 	for _, pattern := range []string{
 		dir.Path(layout.ServersDir, "*"),
 		dir.Path(layout.SecretsDir, "*"),
+		dir.Path(layout.LuaDir, "*"),
 	} {
 		matches, _ := filepath.Glob(pattern)
 		for _, m := range matches {

@@ -13,10 +13,10 @@ import (
 
 func TestSecretStoreModesAndRemoval(t *testing.T) {
 	dir := layout.Dir(t.TempDir())
-	if err := prepareStateDir(dir, noOwner); err != nil {
+	if err := prepareStateDir(dir, selfAccess(t)); err != nil {
 		t.Fatal(err)
 	}
-	fs := fileSet{dir: dir, files: render.Files{}}
+	fs := fileSet{dir: dir, files: render.Files{}, access: selfAccess(t)}
 	m := &model.Model{Secrets: []*model.TLSSecret{
 		{Namespace: "a", Name: "one", PEM: []byte("pem-one")},
 		{Namespace: "b", Name: "two.example", PEM: []byte("pem-two")},
@@ -67,8 +67,8 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 
 func TestSyncReportsChangesAndKeepsUnchangedFiles(t *testing.T) {
 	dir := layout.Dir(t.TempDir())
-	prepareStateDir(dir, noOwner)
-	fs := fileSet{dir: dir, files: render.Files{}}
+	prepareStateDir(dir, selfAccess(t))
+	fs := fileSet{dir: dir, files: render.Files{}, access: selfAccess(t)}
 	files := render.Files{"nginx.conf": []byte("a"), "servers/x.conf": []byte("x")}
 	if changed, err := fs.sync(files); err != nil || !changed {
 		t.Fatalf("first sync: changed=%v err=%v", changed, err)
@@ -89,14 +89,14 @@ func TestSyncReportsChangesAndKeepsUnchangedFiles(t *testing.T) {
 
 func TestPrepareStateDirRemovesStaleFiles(t *testing.T) {
 	dir := layout.Dir(t.TempDir())
-	prepareStateDir(dir, noOwner)
+	prepareStateDir(dir, selfAccess(t))
 	os.WriteFile(dir.Path("servers/stale.conf"), []byte("server {}"), 0o644)
 	os.WriteFile(dir.Path("secrets/old_secret.pem"), []byte("x"), 0o600)
 	if err := EnsureDefaultCert(dir, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	def, _ := os.ReadFile(dir.DefaultCert())
-	if err := prepareStateDir(dir, noOwner); err != nil {
+	if err := prepareStateDir(dir, selfAccess(t)); err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := filepath.Glob(dir.Path("servers/*")); len(m) != 0 {

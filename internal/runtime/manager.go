@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,7 +29,7 @@ type Options struct {
 	StateDir layout.Dir
 	Log      *slog.Logger
 	// Output receives nginx's own stderr and stdout (its error and access
-	// logs); the controller's stderr by default.
+	// logs), a whole line per Write; the controller's stderr by default.
 	Output io.Writer
 	// VerifyTimeout bounds the wait for new workers to answer with the new
 	// configuration version after a reload.
@@ -39,6 +38,12 @@ type Options struct {
 	// as root (render emits the matching "user" directive). Secret files
 	// are owned by it, since workers read certificates at handshake time.
 	WorkerUser string
+	// Static are files written with every configuration and healed like
+	// it (the Lua modules), by path relative to the state directory.
+	Static render.Files
+	// HealEvery is how often the state directory is checked against what
+	// was last written, and repaired (10s by default).
+	HealEvery time.Duration
 }
 
 // ConfigError is returned when nginx -t rejects the files. Output is
@@ -62,12 +67,19 @@ type Manager struct {
 	opts   Options
 	client *http.Client
 
-	mu      sync.Mutex // serialises Apply, start and stop
-	files   fileSet    // what is on disk now: always the last good set
-	version string     // the version live in nginx
+	mu     sync.Mutex // serialises Apply, start and stop
+	access access
+	files  fileSet // what is on disk now: always the last good set
+	// health is why the state directory cannot be brought up to date, or
+	// what nginx's workers cannot reach; nil when all is well.
+	health  error
+	version string // the version live in nginx
 	proc    *os.Process
 	exited  chan struct{} // closed when proc exits
 	stopped bool
+
+	spawner spawner
+	logs    *logPipe
 
 	// Respawned receives a value after nginx was restarted following a
 	// crash, so the controller can re-push dynamic state.
@@ -83,26 +95,24 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.VerifyTimeout == 0 {
 		opts.VerifyTimeout = 15 * time.Second
 	}
-	secretOwner := noOwner
-	if opts.WorkerUser != "" && os.Geteuid() == 0 {
-		u, err := user.Lookup(opts.WorkerUser)
-		if err != nil {
-			return nil, fmt.Errorf("nginx worker user: %w", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		secretOwner = owner{uid, gid}
+	if opts.HealEvery == 0 {
+		opts.HealEvery = 10 * time.Second
 	}
-	if err := prepareStateDir(opts.StateDir, secretOwner); err != nil {
+	acc, err := accessFor(opts.WorkerUser)
+	if err != nil {
 		return nil, err
 	}
-	if err := ensureDefaultCert(opts.StateDir, time.Now(), secretOwner); err != nil {
+	if err := prepareStateDir(opts.StateDir, acc); err != nil {
+		return nil, err
+	}
+	if err := ensureDefaultCert(opts.StateDir, time.Now(), acc.worker); err != nil {
 		return nil, err
 	}
 	sock := opts.StateDir.StatusSocket()
 	m := &Manager{
 		opts:      opts,
-		files:     fileSet{dir: opts.StateDir, files: render.Files{}, secretOwner: secretOwner},
+		access:    acc,
+		files:     fileSet{dir: opts.StateDir, files: render.Files{}, access: acc},
 		Respawned: make(chan struct{}, 1),
 		client: &http.Client{
 			Timeout: 2 * time.Second,
@@ -117,6 +127,9 @@ func NewManager(opts Options) (*Manager, error) {
 	}
 	if err := m.stopLeftover(); err != nil {
 		return nil, err
+	}
+	if m.logs, err = newLogPipe(opts.Output); err != nil {
+		return nil, fmt.Errorf("nginx log pipe: %w", err)
 	}
 	return m, nil
 }
@@ -143,6 +156,10 @@ func (m *Manager) Apply(ctx context.Context, files render.Files, version string)
 	if m.stopped {
 		return ApplyResult{}, errors.New("nginx manager is stopped")
 	}
+	files = m.withStatic(files)
+	// A failure is kept in Health; writing below fails on its own if the
+	// disk cannot take the files.
+	m.heal()
 	if m.proc != nil && m.files.equal(files) && m.version == version {
 		return ApplyResult{}, nil
 	}
@@ -185,6 +202,84 @@ func (m *Manager) Apply(ctx context.Context, files render.Files, version string)
 		m.opts.Log.Warn("removing unused files", "err", err)
 	}
 	return res, nil
+}
+
+// Test checks files with nginx -t without making them live: they are
+// written, tested, and the live files are put back whatever the outcome.
+// A refusal is a *ConfigError. The controller uses it to find which object
+// nginx refuses when nginx's message names none.
+func (m *Manager) Test(ctx context.Context, files render.Files) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	files = m.withStatic(files)
+	last := m.files.files
+	defer m.restore(last)
+	if _, err := m.files.write(files); err != nil {
+		return err
+	}
+	_, err := m.test(ctx)
+	return err
+}
+
+func (m *Manager) withStatic(files render.Files) render.Files {
+	if len(m.opts.Static) == 0 {
+		return files
+	}
+	files = maps.Clone(files)
+	maps.Copy(files, m.opts.Static)
+	return files
+}
+
+// SetStatic sets the files written with every configuration from the next
+// Apply on (see Options.Static).
+func (m *Manager) SetStatic(files render.Files) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.opts.Static = files
+}
+
+// Health reports why the state directory cannot be kept as written, or
+// what nginx's workers cannot reach; nil when all is well. The controller
+// is not ready while it is not nil.
+func (m *Manager) Health() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.health
+}
+
+// Heal checks the state directory against what was last written and puts
+// back whatever is missing or different: directories with their modes and
+// owners, the default certificate, and every managed file. Files are
+// compared with the disk, not only with memory, so a deleted or damaged
+// state directory recovers without a restart.
+func (m *Manager) Heal() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.heal()
+}
+
+func (m *Manager) heal() error {
+	err := m.access.prepareDirs(m.opts.StateDir)
+	if err == nil {
+		err = ensureDefaultCert(m.opts.StateDir, time.Now(), m.access.worker)
+	}
+	if err == nil {
+		var healed []string
+		healed, err = m.files.repair()
+		if len(healed) > 0 {
+			m.opts.Log.Warn("state directory differed from what was written; repaired", "files", healed)
+		}
+	}
+	if err == nil {
+		err = m.access.checkWorkerAccess(m.opts.StateDir, m.files.secretNames())
+	}
+	if err != nil && (m.health == nil || m.health.Error() != err.Error()) {
+		m.opts.Log.Error("the state directory is not usable; not ready until it is", "err", err)
+	} else if err == nil && m.health != nil {
+		m.opts.Log.Info("the state directory is usable again")
+	}
+	m.health = err
+	return err
 }
 
 // secretFiles and configFiles split changed file names.

@@ -15,18 +15,17 @@ import (
 
 // The nginx process: start, supervise, stop.
 
-// start launches the nginx master in its own process group, so signals
-// meant for the controller (Ctrl-C) do not reach it and its workers can be
-// cleaned up as one group.
+// start launches the nginx master (see procAttr for how it is tied to the
+// controller) with its output on the log pipe.
 func (m *Manager) start() error {
 	// A unix socket left by a killed nginx would make bind() fail.
 	for _, s := range []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket(), m.opts.StateDir.UnavailableSocket()} {
 		os.Remove(s)
 	}
 	cmd := exec.Command(m.opts.Binary, m.args()...)
-	cmd.Stdout, cmd.Stderr = m.opts.Output, m.opts.Output
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = m.logs.w, m.logs.w
+	cmd.SysProcAttr = procAttr()
+	if err := m.spawner.start(cmd); err != nil {
 		return fmt.Errorf("start %s: %w", m.opts.Binary, err)
 	}
 	exited := make(chan struct{})
@@ -53,9 +52,11 @@ func (m *Manager) signal(sig syscall.Signal) error {
 	return nil
 }
 
-// Supervise restarts nginx with backoff whenever it exits on its own, until
-// ctx is done. It returns after Stop.
+// Supervise restarts nginx with backoff whenever it exits on its own, and
+// heals the state directory every HealEvery, until ctx is done. It returns
+// after Stop.
 func (m *Manager) Supervise(ctx context.Context) {
+	go m.healLoop(ctx)
 	backoff := 100 * time.Millisecond
 	for {
 		m.mu.Lock()
@@ -105,6 +106,10 @@ func (m *Manager) respawn(ctx context.Context) error {
 	if m.stopped || m.proc != nil {
 		return nil
 	}
+	// Whatever killed nginx may have damaged its files too.
+	if err := m.heal(); err != nil {
+		return err
+	}
 	if err := m.start(); err != nil {
 		return err
 	}
@@ -126,6 +131,7 @@ func (m *Manager) Stop(ctx context.Context) error {
 	m.stopped = true
 	proc, exited := m.proc, m.exited
 	m.mu.Unlock()
+	defer m.logs.Close()
 	if proc == nil {
 		return nil
 	}
@@ -170,4 +176,21 @@ func (m *Manager) stopLeftover() error {
 	syscall.Kill(-pid, syscall.SIGKILL)
 	syscall.Kill(pid, syscall.SIGKILL)
 	return nil
+}
+
+func (m *Manager) healLoop(ctx context.Context) {
+	t := time.NewTicker(m.opts.HealEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.mu.Lock()
+			if !m.stopped {
+				m.heal()
+			}
+			m.mu.Unlock()
+		}
+	}
 }

@@ -157,18 +157,44 @@ type controller struct {
 // directory and starts the controller on it, waiting for /readyz.
 func startController(t *testing.T, manifests map[string]string, extraArgs ...string) *controller {
 	t.Helper()
+	c := launchController(t, manifests, launch{}, extraArgs...)
+	c.WaitReady(15 * time.Second)
+	return c
+}
+
+// launch varies how launchController starts the controller.
+type launch struct {
+	// output, when set, receives the controller's stdout and stderr
+	// directly (a plain file, say) instead of the test's log buffer.
+	output *os.File
+	// base, when set, is the directory the state and manifest
+	// directories are made in.
+	base string
+	// after, when set, is a stopped controller whose address, ports,
+	// state and manifest directories the new one takes over.
+	after *controller
+}
+
+// launchController starts the controller without waiting for it.
+func launchController(t *testing.T, manifests map[string]string, how launch, extraArgs ...string) *controller {
+	t.Helper()
 	c := &controller{t: t, IP: loopbackIP(), log: &harness.SyncBuffer{}, done: make(chan struct{})}
-	c.HTTPPort, c.HTTPSPort = freePort(t, c.IP), freePort(t, c.IP)
-	c.HealthPort, c.MetricsPort = freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
-	base, err := os.MkdirTemp("", "causeway-ctl-")
-	if err != nil {
-		t.Fatal(err)
+	if prev := how.after; prev != nil {
+		c.IP, c.HTTPPort, c.HTTPSPort, c.HealthPort, c.MetricsPort = prev.IP, prev.HTTPPort, prev.HTTPSPort, prev.HealthPort, prev.MetricsPort
+		c.StateDir, c.Manifests = prev.StateDir, prev.Manifests
+	} else {
+		c.HTTPPort, c.HTTPSPort = freePort(t, c.IP), freePort(t, c.IP)
+		c.HealthPort, c.MetricsPort = freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
+		base, err := os.MkdirTemp(how.base, "causeway-ctl-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// nginx workers run as an unprivileged user and must reach temp dirs.
+		os.Chmod(base, 0o755)
+		t.Cleanup(func() { os.RemoveAll(base) })
+		c.StateDir, c.Manifests = filepath.Join(base, "state"), filepath.Join(base, "manifests")
+		os.MkdirAll(c.Manifests, 0o755)
 	}
-	// nginx workers run as an unprivileged user and must reach temp dirs.
-	os.Chmod(base, 0o755)
-	t.Cleanup(func() { os.RemoveAll(base) })
-	c.StateDir, c.Manifests = filepath.Join(base, "state"), filepath.Join(base, "manifests")
-	os.MkdirAll(c.Manifests, 0o755)
 	for name, body := range manifests {
 		c.WriteManifest(name, body)
 	}
@@ -180,6 +206,9 @@ func startController(t *testing.T, manifests map[string]string, extraArgs ...str
 		"--configmap", "causeway/config", "--shutdown-timeout", "5s"}
 	c.cmd = exec.Command(binary, append(args, extraArgs...)...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	if how.output != nil {
+		c.cmd.Stdout, c.cmd.Stderr = how.output, how.output
+	}
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +219,6 @@ func startController(t *testing.T, manifests map[string]string, extraArgs ...str
 			t.Logf("controller log:\n%s", c.log.String())
 		}
 	})
-	c.WaitReady(15 * time.Second)
 	return c
 }
 
