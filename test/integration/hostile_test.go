@@ -123,6 +123,79 @@ func TestHostileValuesCannotInject(t *testing.T) {
 	}
 }
 
+// extremes are valid objects at the limits of what the API and the model
+// accept: each must render, pass nginx -t on both data planes, and give
+// file names a file system takes. (A 253-character host once overflowed
+// nginx's hash buckets and the 255-byte file name limit.)
+var extremes = map[string]func() string{
+	"maximum-length host": func() string {
+		return ingressYAML("ns", "long", longHost("", 253), "Prefix / svc")
+	},
+	"maximum-length wildcard host": func() string {
+		return ingressYAML("ns", "wild", longHost("*.", 253), "Prefix / svc")
+	},
+	"maximum-length hosts sharing a server block": func() string {
+		var b strings.Builder
+		for i := range 20 {
+			b.WriteString(ingressYAML("ns", fmt.Sprintf("twin%d", i), longHost(fmt.Sprintf("t%02d", i), 253), "Prefix / svc"))
+		}
+		return b.String()
+	},
+	"63-character labels": func() string {
+		l := strings.Repeat("q", 63)
+		return ingressYAML("ns", "labels", l+"."+l+"."+l, "Prefix / svc")
+	},
+	"maximum-length path": func() string {
+		return ingressYAML("ns", "path", "path.test", "Prefix /"+strings.Repeat("p", 1023)+" svc", "Exact /"+strings.Repeat("e", 1023)+" svc")
+	},
+	"thousands of paths": func() string {
+		paths := make([]string, 3000)
+		for i := range paths {
+			paths[i] = fmt.Sprintf("Prefix /p%d svc", i)
+		}
+		return ingressYAML("ns", "paths", "paths.test", paths...)
+	},
+	"many hosts in one Ingress": func() string {
+		var b strings.Builder
+		b.WriteString("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: hosts, namespace: ns}\nspec:\n  ingressClassName: causeway\n  rules:\n")
+		for i := range 1000 {
+			fmt.Fprintf(&b, "  - host: h%d.%s\n    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: svc, port: {number: 80}}}}]}\n", i, longHost("", 200))
+		}
+		return b.String() + "---\n"
+	},
+}
+
+func TestExtremeValidValuesRenderAndPass(t *testing.T) {
+	for name, manifest := range extremes {
+		for _, plane := range dataPlanes {
+			t.Run(name+"/"+plane, func(t *testing.T) {
+				dir := t.TempDir()
+				m := ingressClass + serviceYAML("ns", "svc", 80, &backend{IP: "127.0.0.2", Port: 8080}) + manifest()
+				if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(m), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				snap, err := files.Load(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mod, problems := model.Build(snap, model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller"}})
+				for _, p := range problems {
+					if p.Rejected {
+						t.Fatalf("a valid object was rejected: %v", p)
+					}
+				}
+				out := mustRenderFor(t, mod, plane)
+				for _, n := range out.Names() {
+					if len(filepath.Base(n)) > 100 {
+						t.Errorf("file name of %d bytes: %s", len(filepath.Base(n)), n)
+					}
+				}
+				nginxTest(t, out, mod)
+			})
+		}
+	}
+}
+
 // TestHostileManifestsAreRejected sends hostile values through the whole
 // pipeline from YAML: the model must reject each object, and the config it
 // renders for the rest must pass nginx -t.
@@ -264,7 +337,7 @@ func nginxTest(t *testing.T, out render.Files, m *model.Model) {
 	dir := layout.Dir(t.TempDir())
 	// Paths in the files point at the fixed render state dir; rewrite them
 	// to this test's directory.
-	for _, sub := range []string{"servers", "secrets", "run", "tmp"} {
+	for _, sub := range []string{"servers", "secrets", "run", "sockets", "tmp"} {
 		os.MkdirAll(dir.Path(sub), 0o755)
 	}
 	if err := runtime.EnsureDefaultCert(dir, time.Now()); err != nil {
