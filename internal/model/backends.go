@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -16,10 +17,25 @@ import (
 type serviceIndex struct {
 	services map[string]*corev1.Service
 	slices   map[string][]*discoveryv1.EndpointSlice
+	// dropped collects, per Service key, the addresses endpoints left out
+	// because they cannot be used as written.
+	dropped map[string]map[droppedAddress]bool
+}
+
+// droppedAddress is an EndpointSlice address that cannot be used as
+// written. Not-ready and terminating endpoints are not dropped: leaving
+// them out is what the API asks.
+type droppedAddress struct {
+	slice, address, why string
+}
+
+func (d droppedAddress) String() string {
+	return fmt.Sprintf("%q in EndpointSlice %s (%s)", truncate(d.address), truncate(d.slice), d.why)
 }
 
 func newServiceIndex(services []*corev1.Service, slices []*discoveryv1.EndpointSlice) *serviceIndex {
-	idx := &serviceIndex{services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{}}
+	idx := &serviceIndex{services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
+		dropped: map[string]map[droppedAddress]bool{}}
 	for _, s := range services {
 		idx.services[s.Namespace+"/"+s.Name] = s
 	}
@@ -109,41 +125,77 @@ func portString(p networkingv1.ServiceBackendPort) string {
 
 // endpoints collects the ready, non-terminating addresses of a Service port
 // across its EndpointSlices. EndpointSlice ports carry the Service port's
-// name, which is how a slice port is tied to a Service port.
+// name, which is how a slice port is tied to a Service port. Addresses that
+// cannot be used as written are recorded in idx.dropped.
 func (idx *serviceIndex) endpoints(ns, svc, portName string) []Endpoint {
+	key := ns + "/" + svc
+	drop := func(es *discoveryv1.EndpointSlice, addr, why string) {
+		if idx.dropped[key] == nil {
+			idx.dropped[key] = map[droppedAddress]bool{}
+		}
+		idx.dropped[key][droppedAddress{slice: es.Name, address: addr, why: why}] = true
+	}
+	dropAll := func(es *discoveryv1.EndpointSlice, why string) {
+		for _, ep := range es.Endpoints {
+			for _, a := range ep.Addresses {
+				drop(es, a, why)
+			}
+		}
+	}
 	seen := map[Endpoint]bool{}
 	var out []Endpoint
-	for _, es := range idx.slices[ns+"/"+svc] {
+	for _, es := range idx.slices[key] {
 		if es.AddressType != discoveryv1.AddressTypeIPv4 && es.AddressType != discoveryv1.AddressTypeIPv6 {
+			dropAll(es, fmt.Sprintf("addressType %q is not supported", truncate(string(es.AddressType))))
 			continue
 		}
-		var port int32
-		found := false
-		for _, p := range es.Ports {
+		var sp *discoveryv1.EndpointPort
+		for i, p := range es.Ports {
 			name := ""
 			if p.Name != nil {
 				name = *p.Name
 			}
-			if name == portName && p.Port != nil && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) {
-				port, found = *p.Port, true
+			if name == portName && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) {
+				sp = &es.Ports[i]
 				break
 			}
 		}
-		if !found || port < 1 || port > 65535 {
+		if sp == nil {
+			continue // this slice does not serve the port
+		}
+		if sp.Port == nil {
+			dropAll(es, fmt.Sprintf("port %q has no number", portName))
+			continue
+		}
+		port := *sp.Port
+		if port < 1 || port > 65535 {
+			dropAll(es, fmt.Sprintf("port %d is out of range", port))
 			continue
 		}
 		for _, ep := range es.Endpoints {
-			if !endpointReady(ep.Conditions) {
-				continue
-			}
+			ready := endpointReady(ep.Conditions)
 			zone := ""
 			if ep.Zone != nil && len(validation.IsValidLabelValue(*ep.Zone)) == 0 {
 				zone = *ep.Zone
 			}
 			for _, a := range ep.Addresses {
+				// Never let an address nginx might misread reach the
+				// config, ready or not.
 				addr, err := netip.ParseAddr(a)
-				if err != nil || addr.Zone() != "" {
-					continue // never let an unparsable address reach the config
+				switch {
+				case err != nil:
+					drop(es, a, "not an IP address")
+					continue
+				case addr.Zone() != "":
+					drop(es, a, "an IPv6 zone is not allowed")
+					continue
+				case es.AddressType == discoveryv1.AddressTypeIPv4 && !addr.Is4() && !addr.Is4In6(),
+					es.AddressType == discoveryv1.AddressTypeIPv6 && (addr.Is4() || addr.Is4In6()):
+					drop(es, a, fmt.Sprintf("not an %s address", es.AddressType))
+					continue
+				}
+				if !ready {
+					continue
 				}
 				e := Endpoint{Address: addr.String(), Port: port, Zone: zone}
 				if !seen[e] {
@@ -160,6 +212,68 @@ func (idx *serviceIndex) endpoints(ns, svc, portName string) []Endpoint {
 		return out[i].Port < out[j].Port
 	})
 	return out
+}
+
+// reportDropped raises one Problem per live Service whose EndpointSlices
+// hold addresses that cannot be used.
+func (b *builder) reportDropped() {
+	empty := map[string][]string{} // Service key -> ports left without endpoints
+	var order []string
+	for _, be := range b.model.Backends {
+		k := be.Namespace + "/" + be.Service
+		if _, ok := empty[k]; !ok {
+			order = append(order, k)
+			empty[k] = nil
+		}
+		if len(be.Endpoints) == 0 {
+			empty[k] = append(empty[k], be.Port)
+		}
+	}
+	for _, k := range order {
+		dropped := b.idx.dropped[k]
+		if len(dropped) == 0 {
+			continue
+		}
+		msg := droppedMessage(dropped)
+		if ports := empty[k]; len(ports) > 0 {
+			msg += fmt.Sprintf("; port %s has no usable endpoint left, so its paths answer 503", strings.Join(ports, ", "))
+		}
+		svc := b.idx.services[k]
+		b.problem(serviceRef(svc), ReasonDroppedEndpoints, false, "%s", msg)
+	}
+}
+
+// droppedMessage summarises a Service's dropped addresses: a count and a
+// few examples, so one bad slice of thousands raises one short Problem.
+func droppedMessage(dropped map[droppedAddress]bool) string {
+	list := make([]droppedAddress, 0, len(dropped))
+	for d := range dropped {
+		list = append(list, d)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if a.slice != b.slice {
+			return a.slice < b.slice
+		}
+		if a.address != b.address {
+			return a.address < b.address
+		}
+		return a.why < b.why
+	})
+	const examples = 3
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d EndpointSlice address(es) cannot be used and are left out: ", len(list))
+	for i, d := range list {
+		if i == examples {
+			fmt.Fprintf(&b, ", and %d more", len(list)-examples)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(d.String())
+	}
+	return b.String()
 }
 
 // endpointReady follows the EndpointSlice API: a nil ready condition means

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -74,9 +75,46 @@ func parseBalance(svc *corev1.Service, def balancer.Method) (Balance, error) {
 		}
 		b.Retries = &n
 	}
-	probe := balancer.Backend{Key: "probe", Method: b.Method, HashKey: b.HashKey, Sticky: b.Sticky, Retries: b.Retries}
-	if err := probe.Validate(); err != nil {
-		return Balance{Method: def}, err
+	// Validate one annotation at a time so the error names it. chash needs
+	// a key to be valid at all; the real key is checked in its own step.
+	method := balancer.Backend{Method: b.Method}
+	if b.Method == balancer.CHash {
+		method.HashKey = "$request_uri"
+	}
+	for _, step := range []struct {
+		annotation string
+		probe      balancer.Backend
+	}{
+		{AnnotationLoadBalance, method},
+		{AnnotationRetries, balancer.Backend{Retries: b.Retries}},
+		{AnnotationHashKey, balancer.Backend{Method: b.Method, HashKey: b.HashKey}},
+		{"causeway.io/sticky-*", balancer.Backend{Method: b.Method, HashKey: b.HashKey, Sticky: b.Sticky}},
+	} {
+		step.probe.Key = "probe"
+		if err := step.probe.Validate(); err != nil {
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner // drop the probe's "backend probe:" context
+			}
+			return Balance{Method: def}, fmt.Errorf("%s: %w", step.annotation, err)
+		}
 	}
 	return b, nil
+}
+
+// ineffectiveBalanceAnnotations lists, sorted, the annotations that the
+// chosen method ignores: a hash key without chash, cookie options without
+// sticky.
+func ineffectiveBalanceAnnotations(a map[string]string, m balancer.Method) []string {
+	var out []string
+	if _, ok := a[AnnotationHashKey]; ok && m != balancer.CHash {
+		out = append(out, AnnotationHashKey)
+	}
+	if m != balancer.Sticky {
+		for _, k := range []string{AnnotationStickyCookie, AnnotationStickyMaxAge, AnnotationStickyPath, AnnotationStickySameSite, AnnotationStickySecure} {
+			if _, ok := a[k]; ok {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/causeway/causeway/internal/source"
@@ -25,11 +26,17 @@ type Options struct {
 	// to load to nginx's reason; their hosts fall back to the default
 	// certificate.
 	BadSecrets map[string]string
+	// AnnotationsPrefix is the prefix of the ingress-nginx annotations
+	// Causeway reads and checks; "" means DefaultAnnotationsPrefix.
+	AnnotationsPrefix string
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
 // snapshot always yields the same Model and Problems.
 func Build(snap *source.Snapshot, opts Options) (*Model, []Problem) {
+	if opts.AnnotationsPrefix == "" {
+		opts.AnnotationsPrefix = DefaultAnnotationsPrefix
+	}
 	b := &builder{
 		opts:      opts,
 		idx:       newServiceIndex(snap.Services, snap.EndpointSlices),
@@ -39,6 +46,8 @@ func Build(snap *source.Snapshot, opts Options) (*Model, []Problem) {
 		secrets:   map[string]*TLSSecret{},
 		secretsIn: map[string]*corev1.Secret{},
 		reported:  map[string]bool{},
+		created:   map[ObjectRef]metav1.Time{},
+		tlsOwner:  map[string]ObjectRef{},
 	}
 	for _, s := range snap.Secrets {
 		b.secretsIn[s.Namespace+"/"+s.Name] = s
@@ -99,6 +108,11 @@ type builder struct {
 	defaults map[string]*Location
 	// reported de-duplicates problems raised once per object.
 	reported map[string]bool
+	// created holds each served Ingress's creationTimestamp, to explain
+	// why a claim was lost.
+	created map[ObjectRef]metav1.Time
+	// tlsOwner is the Ingress whose spec.tls configured each host.
+	tlsOwner map[string]ObjectRef
 }
 
 func (b *builder) problem(ref ObjectRef, reason string, rejected bool, format string, args ...any) {
@@ -206,6 +220,19 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 		b.problem(ref, ReasonInvalid, true, "%v", err)
 		return
 	}
+	b.created[ref] = ing.CreationTimestamp
+	ann := checkAnnotations(ref, ing.Annotations, b.opts.AnnotationsPrefix)
+	b.problems = append(b.problems, ann.problems...)
+	// A security annotation Causeway cannot enforce closes every path the
+	// Ingress contributes: it keeps its claims, so no other Ingress serves
+	// them unprotected, and answers 503.
+	closed := len(ann.failClosed) > 0
+	locate := func(ib *networkingv1.IngressBackend, path string, typ PathType) *Location {
+		if closed {
+			return &Location{Path: path, Type: typ, Ingress: ref, Status: 503}
+		}
+		return b.location(ref, ing.Namespace, ib, path, typ)
+	}
 	hosts := map[string]bool{}
 	for _, r := range ing.Spec.Rules {
 		hosts[r.Host] = true
@@ -219,18 +246,18 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 			if owner, taken := b.claims[ck]; taken {
 				if owner != ref {
 					b.problem(ref, ReasonCollision, false,
-						"host %q path %q (%s) is already served by %s, which is older", displayHost(r.Host), path, typ, owner)
+						"host %q path %q (%s) is already served by %s, %s", displayHost(r.Host), path, typ, owner, b.whyFirst(owner, ref))
 				}
 				continue
 			}
 			b.claims[ck] = ref
 			srv := b.server(r.Host)
-			srv.Locations = append(srv.Locations, b.location(ref, ing.Namespace, &p.Backend, path, typ))
+			srv.Locations = append(srv.Locations, locate(&p.Backend, path, typ))
 		}
 	}
 	if d := ing.Spec.DefaultBackend; d != nil {
 		hosts[""] = true // the default backend also answers unknown hosts
-		loc := b.location(ref, ing.Namespace, d, "/", Prefix)
+		loc := locate(d, "/", Prefix)
 		for h := range hosts {
 			b.setDefault(h, loc, ref)
 		}
@@ -240,6 +267,19 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 		srv := b.server(h)
 		srv.Ingresses = append(srv.Ingresses, ref)
 	}
+}
+
+// whyFirst explains why winner's claim beat loser's: Ingresses are ranked
+// by creationTimestamp, then UID, then namespace/name (see olderThan).
+func (b *builder) whyFirst(winner, loser ObjectRef) string {
+	tw, tl := b.created[winner], b.created[loser]
+	if !tw.Equal(&tl) {
+		return "which is older"
+	}
+	if tw.IsZero() {
+		return "which ranks first: neither has a creationTimestamp, so the tie is settled by UID, then namespace/name"
+	}
+	return "which ranks first: both have the same creationTimestamp, so the tie is settled by UID, then namespace/name"
 }
 
 func displayHost(h string) string {
@@ -258,7 +298,7 @@ func (b *builder) setDefault(host string, loc *Location, ref ObjectRef) {
 	if prev, ok := b.defaults[host]; ok {
 		if prev.Ingress != ref && host == "" {
 			b.problem(ref, ReasonCollision, false,
-				"defaultBackend for unmatched hosts is already provided by %s, which is older", prev.Ingress)
+				"defaultBackend for unmatched hosts is already provided by %s, %s", prev.Ingress, b.whyFirst(prev.Ingress, ref))
 		}
 		return
 	}
@@ -284,20 +324,31 @@ func (b *builder) location(ref ObjectRef, ns string, ib *networkingv1.IngressBac
 	return loc
 }
 
-// setBalance applies the Service's load-balancing annotations, once per
-// Service, falling back to the ConfigMap default on a bad value.
+// setBalance applies the Service's load-balancing annotations, falling
+// back to the ConfigMap default on a bad value. The Service's annotations
+// are checked, and their Problems raised, once per Service.
 func (b *builder) setBalance(be *Backend) {
 	svc := b.idx.service(be.Namespace, be.Service)
 	bal, err := parseBalance(svc, b.model.Config.LoadBalance)
-	if err != nil {
-		ref := ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
-		key := ref.String()
-		if !b.reported[key] {
-			b.reported[key] = true
-			b.problem(ref, ReasonInvalid, false, "load balancing: %v; %s is used", err, bal.Method)
-		}
-	}
 	be.Balance = bal
+	ref := serviceRef(svc)
+	key := ref.String()
+	if b.reported[key] {
+		return
+	}
+	b.reported[key] = true
+	b.problems = append(b.problems, checkAnnotations(ref, svc.Annotations, b.opts.AnnotationsPrefix).problems...)
+	if err != nil {
+		b.problem(ref, ReasonInvalidAnnotation, false, "load balancing: %v; %s is used", err, bal.Method)
+		return
+	}
+	for _, k := range ineffectiveBalanceAnnotations(svc.Annotations, bal.Method) {
+		b.problem(ref, ReasonUnsupportedAnnotation, false, "annotation %s has no effect with %s %s; ignored", k, AnnotationLoadBalance, bal.Method)
+	}
+}
+
+func serviceRef(svc *corev1.Service) ObjectRef {
+	return ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
 }
 
 // addTLS claims TLS for the Ingress's hosts; the oldest Ingress's secret
@@ -316,13 +367,18 @@ func (b *builder) addTLS(ing *networkingv1.Ingress, ref ObjectRef) {
 		for _, h := range hosts {
 			srv := b.server(h)
 			if srv.TLS != nil {
-				if srv.TLS.Secret != secretKey && !contains(srv.Ingresses, ref) {
+				if owner := b.tlsOwner[h]; srv.TLS.Secret != secretKey {
+					by := "an earlier spec.tls entry of this Ingress"
+					if owner != ref {
+						by = owner.String() + ", " + b.whyFirst(owner, ref)
+					}
 					b.problem(ref, ReasonCollision, false,
-						"TLS for host %q is already configured by an older Ingress; secret %q is not used for it", displayHost(h), t.SecretName)
+						"TLS for host %q is already configured by %s; secret %q is not used for it", displayHost(h), by, t.SecretName)
 				}
 				continue
 			}
 			srv.TLS = &ServerTLS{Secret: secretKey}
+			b.tlsOwner[h] = ref
 		}
 	}
 }
@@ -348,6 +404,10 @@ func (b *builder) tlsSecret(ref ObjectRef, ns, name string) string {
 		return ""
 	}
 	crt, keyPEM := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
+	if err := checkChainSize(crt); err != nil {
+		b.problem(ref, ReasonInvalidSecret, false, "TLS secret %s: %v; the default certificate is served", key, err)
+		return ""
+	}
 	if _, err := tls.X509KeyPair(crt, keyPEM); err != nil {
 		b.problem(ref, ReasonInvalidSecret, false, "TLS secret %s: %v; the default certificate is served", key, err)
 		return ""
@@ -356,15 +416,6 @@ func (b *builder) tlsSecret(ref ObjectRef, ns, name string) string {
 	pem = append(append(append(pem, crt...), '\n'), keyPEM...)
 	b.secrets[key] = &TLSSecret{Namespace: ns, Name: name, PEM: pem}
 	return key
-}
-
-func contains(refs []ObjectRef, r ObjectRef) bool {
-	for _, x := range refs {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 // finish merges host-less rules into every host, sets defaults and
@@ -423,6 +474,7 @@ func (b *builder) finish() {
 		}
 	}
 	sort.Slice(b.model.Backends, func(i, j int) bool { return b.model.Backends[i].Key < b.model.Backends[j].Key })
+	b.reportDropped()
 	for k, s := range b.secrets {
 		if usedSecrets[k] {
 			b.model.Secrets = append(b.model.Secrets, s)

@@ -143,4 +143,19 @@ const (
 	ReasonInvalidConfig  = "InvalidConfig"
 	ReasonUnsupported    = "Unsupported"
 	ReasonExcluded       = "ReloadFailed"
+	// ReasonUnknownAnnotation: an annotation under one of our prefixes
+	// that Causeway does not know.
+	ReasonUnknownAnnotation = "UnknownAnnotation"
+	// ReasonUnsupportedAnnotation: a known annotation that is not
+	// implemented yet, is read from another kind of object, or has no
+	// effect with the other annotations set.
+	ReasonUnsupportedAnnotation = "UnsupportedAnnotation"
+	// ReasonInvalidAnnotation: a supported annotation with a bad value.
+	ReasonInvalidAnnotation = "InvalidAnnotation"
+	// ReasonSecurityAnnotation: a security annotation that is not
+	// implemented; the Ingress's paths answer 503 (fail closed).
+	ReasonSecurityAnnotation = "SecurityAnnotationUnsupported"
+	// ReasonDroppedEndpoints: EndpointSlice addresses that cannot be used
+	// as written and are left out.
+	ReasonDroppedEndpoints = "DroppedEndpoints"
 )

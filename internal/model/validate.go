@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/pem"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -81,6 +82,40 @@ func validateServiceName(name string) error {
 func validatePortName(name string) error {
 	if errs := validation.IsValidPortName(name); len(errs) > 0 {
 		return fmt.Errorf("port name %q is invalid: %s", truncate(name), strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Bounds on a TLS secret's certificate chain. The whole chain goes out in
+// every full handshake's Certificate message, and clients refuse large
+// ones: OpenSSL's default limit on a peer's certificate list is 100 KiB
+// (SSL_CTX_set_max_cert_list), browsers and Go have similar caps. A chain
+// nginx loads happily can so make every handshake fail. Real chains are a
+// leaf and one to three intermediates of 1-2 KiB each.
+const (
+	maxChainCerts = 10
+	maxChainPEM   = 64 << 10 // PEM is ~4/3 of DER: 64 KiB leaves room under 100 KiB
+)
+
+// checkChainSize bounds the certificate chain of a kubernetes.io/tls
+// secret before it is parsed.
+func checkChainSize(chain []byte) error {
+	if len(chain) > maxChainPEM {
+		return fmt.Errorf("certificate chain is %d bytes of PEM, more than %d; clients would refuse the handshake", len(chain), maxChainPEM)
+	}
+	n := 0
+	for rest := chain; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type == "CERTIFICATE" {
+			n++
+		}
+	}
+	if n > maxChainCerts {
+		return fmt.Errorf("certificate chain holds %d certificates, more than %d", n, maxChainCerts)
 	}
 	return nil
 }

@@ -120,9 +120,7 @@ func (s *Source) reload(w *fsnotify.Watcher) error {
 			return fmt.Errorf("watch %s: %w", d, err)
 		}
 	}
-	for _, p := range snap.Problems {
-		s.log.Warn("manifest problem", "where", p.Where, "err", p.Message)
-	}
+	// Problems travel with the snapshot; the controller logs each once.
 	s.mu.Lock()
 	s.snap = snap
 	s.mu.Unlock()
@@ -170,9 +168,23 @@ func load(dir string) (*source.Snapshot, []string, error) {
 		snap.Problems = append(snap.Problems, problems...)
 		for _, o := range objs {
 			add(snap, o)
+			if ing, ok := o.(*networkingv1.Ingress); ok && ing.CreationTimestamp.IsZero() {
+				snap.Problems = append(snap.Problems, source.Problem{Where: p, Message: noTimestamp(ing)})
+			}
 		}
 	}
 	return snap, dirs, nil
+}
+
+// noTimestamp explains how an Ingress without a creationTimestamp is
+// ranked. Claims on a host, path, TLS host or default backend go to the
+// oldest Ingress, then the lowest UID, then namespace/name (model.Build);
+// a manifest usually has neither timestamp nor UID, so "oldest wins" does
+// not describe what happens.
+func noTimestamp(ing *networkingv1.Ingress) string {
+	return fmt.Sprintf("Ingress %s/%s has no metadata.creationTimestamp: it ranks before every Ingress that has one, "+
+		"and among Ingresses without one, conflicts over a host, path, TLS host or default backend are settled by "+
+		"metadata.uid (if set), then namespace/name, not by age", ing.Namespace, ing.Name)
 }
 
 // Parse decodes the YAML or JSON documents in data ("---" separated, and

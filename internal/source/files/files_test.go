@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -62,8 +63,46 @@ func TestLoad(t *testing.T) {
 	if len(snap.Ingresses) != 1 || snap.Ingresses[0].Namespace != "default" {
 		t.Fatalf("ingresses %+v", snap.Ingresses)
 	}
-	if len(snap.Problems) != 1 || snap.Problems[0].Where != filepath.Join(dir, "broken.yml") {
-		t.Fatalf("problems %+v: want one naming broken.yml", snap.Problems)
+	// The broken file, and the Ingress without a creationTimestamp.
+	if len(snap.Problems) != 2 || snap.Problems[0].Where != filepath.Join(dir, "broken.yml") {
+		t.Fatalf("problems %+v: want broken.yml first", snap.Problems)
+	}
+}
+
+// Ordering between Ingresses goes by creationTimestamp, which manifests
+// rarely carry; the source says how those are ranked instead, once per
+// Ingress.
+func TestIngressWithoutTimestampIsAProblem(t *testing.T) {
+	const manifests = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: stamped, namespace: web, creationTimestamp: "2026-01-02T03:04:05Z"}
+spec: {defaultBackend: {service: {name: a, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: bare, namespace: web}
+spec: {defaultBackend: {service: {name: a, port: {number: 80}}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: a, namespace: web}
+spec: {ports: [{port: 80}]}
+`
+	dir := t.TempDir()
+	file := filepath.Join(dir, "m.yaml")
+	os.WriteFile(file, []byte(manifests), 0o644)
+	snap, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Ingresses) != 2 || len(snap.Problems) != 1 {
+		t.Fatalf("problems %+v: want one, for the Ingress without a timestamp", snap.Problems)
+	}
+	p := snap.Problems[0]
+	for _, want := range []string{"Ingress web/bare", "no metadata.creationTimestamp", "then namespace/name, not by age"} {
+		if p.Where != file || !strings.Contains(p.Message, want) {
+			t.Fatalf("problem %+v: want it in %s, saying %q", p, file, want)
+		}
 	}
 }
 

@@ -1,0 +1,300 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// This file holds the one table of annotations Causeway knows. An
+// annotation under the ingress-nginx prefix or causeway.io/ is checked
+// against it on every Ingress of ours and every Service those Ingresses
+// route to: unknown, not yet supported, misplaced or invalid annotations
+// each become a Problem, and the security annotations of ingress-nginx fail
+// closed. Annotations under any other prefix belong to someone else and are
+// ignored. docs/ingress.md lists the same table; a test keeps them equal.
+
+// DefaultAnnotationsPrefix is ingress-nginx's annotation prefix, which
+// Options.AnnotationsPrefix defaults to.
+const DefaultAnnotationsPrefix = "nginx.ingress.kubernetes.io"
+
+// CausewayAnnotationsPrefix is the prefix of Causeway's own annotations.
+const CausewayAnnotationsPrefix = "causeway.io"
+
+// AnnotationFamily says which prefix an annotation lives under.
+type AnnotationFamily string
+
+const (
+	// FamilyIngressNginx annotations use Options.AnnotationsPrefix.
+	FamilyIngressNginx AnnotationFamily = "ingress-nginx"
+	// FamilyCauseway annotations use causeway.io/.
+	FamilyCauseway AnnotationFamily = "causeway"
+)
+
+// AnnotationStatus says what Causeway does with a known annotation.
+type AnnotationStatus string
+
+const (
+	// AnnotationSupported annotations are implemented; an invalid value is
+	// an InvalidAnnotation Problem.
+	AnnotationSupported AnnotationStatus = "supported"
+	// AnnotationNotYetSupported annotations are ignored with an
+	// UnsupportedAnnotation Problem.
+	AnnotationNotYetSupported AnnotationStatus = "not yet supported"
+	// AnnotationFailClosed annotations protect paths. Until one is
+	// implemented, and whenever its value is invalid, every path of the
+	// Ingress carrying it answers 503: serving it unprotected would fail
+	// open.
+	AnnotationFailClosed AnnotationStatus = "fail closed"
+)
+
+// Annotation is one row of the table.
+type Annotation struct {
+	Family AnnotationFamily
+	// Name is the part after the prefix and "/".
+	Name string
+	// Kind is the object the annotation is read from: "Ingress" or
+	// "Service".
+	Kind string
+	// Group names the feature, and the parser that will implement it.
+	Group  string
+	Status AnnotationStatus
+	// Instead, if set, says what to use in Causeway today.
+	Instead string
+}
+
+// Key is the full annotation key under the given ingress-nginx prefix.
+func (a Annotation) Key(prefix string) string {
+	if a.Family == FamilyCauseway {
+		return CausewayAnnotationsPrefix + "/" + a.Name
+	}
+	return prefix + "/" + a.Name
+}
+
+// rows builds table rows that share family, kind, group and status.
+func rows(f AnnotationFamily, kind, group string, st AnnotationStatus, names ...string) []Annotation {
+	out := make([]Annotation, len(names))
+	for i, n := range names {
+		out[i] = Annotation{Family: f, Name: n, Kind: kind, Group: group, Status: st}
+	}
+	return out
+}
+
+func ingressNginx(group string, st AnnotationStatus, names ...string) []Annotation {
+	return rows(FamilyIngressNginx, "Ingress", group, st, names...)
+}
+
+// annotationTable is every known annotation. The ingress-nginx names are
+// those of its annotation reference; security ones are listed under
+// "auth" and "access" with AnnotationFailClosed.
+var annotationTable = concat(
+	// Causeway's own, on the Service because balancing is a property of the
+	// backend (see balance.go and docs/load-balancing.md).
+	rows(FamilyCauseway, "Service", "balance", AnnotationSupported,
+		"load-balance", "hash-key", "sticky-cookie", "sticky-path", "sticky-max-age",
+		"sticky-samesite", "sticky-secure", "proxy-next-upstream-tries"),
+
+	// Security: fail closed.
+	ingressNginx("auth", AnnotationFailClosed,
+		"auth-type", "auth-secret", "auth-url", "satisfy"),
+	ingressNginx("auth-tls", AnnotationFailClosed,
+		"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page",
+		"auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn"),
+	ingressNginx("access", AnnotationFailClosed,
+		"whitelist-source-range", "allowlist-source-range", "denylist-source-range"),
+
+	// Companions of the security annotations: they configure nothing on
+	// their own, and an Ingress using them also carries one above.
+	ingressNginx("auth", AnnotationNotYetSupported,
+		"auth-realm", "auth-secret-type", "auth-method", "auth-signin", "auth-signin-redirect-param",
+		"auth-response-headers", "auth-request-redirect", "auth-cache-key", "auth-cache-duration",
+		"auth-keepalive", "auth-keepalive-share-vars", "auth-keepalive-requests", "auth-keepalive-timeout",
+		"auth-proxy-set-headers", "auth-always-set-cookie", "auth-snippet", "enable-global-auth"),
+
+	ingressNginx("rewrite", AnnotationNotYetSupported,
+		"rewrite-target", "app-root", "use-regex", "enable-rewrite-log", "x-forwarded-prefix"),
+	ingressNginx("redirect", AnnotationNotYetSupported,
+		"permanent-redirect", "permanent-redirect-code", "temporal-redirect", "temporal-redirect-code",
+		"from-to-www-redirect", "ssl-redirect", "force-ssl-redirect", "preserve-trailing-slash"),
+	ingressNginx("cors", AnnotationNotYetSupported,
+		"enable-cors", "cors-allow-origin", "cors-allow-methods", "cors-allow-headers",
+		"cors-expose-headers", "cors-allow-credentials", "cors-max-age"),
+	ingressNginx("limits", AnnotationNotYetSupported,
+		"limit-connections", "limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-rate",
+		"limit-rate-after", "limit-whitelist", "limit-allowlist", "global-rate-limit",
+		"global-rate-limit-window", "global-rate-limit-key", "global-rate-limit-ignored-cidrs"),
+	ingressNginx("proxy", AnnotationNotYetSupported,
+		"proxy-body-size", "proxy-connect-timeout", "proxy-send-timeout", "proxy-read-timeout",
+		"proxy-next-upstream", "proxy-next-upstream-timeout", "proxy-next-upstream-tries",
+		"proxy-request-buffering", "proxy-redirect-from", "proxy-redirect-to", "proxy-http-version",
+		"proxy-cookie-domain", "proxy-cookie-path", "proxy-buffering", "proxy-buffers-number",
+		"proxy-buffer-size", "proxy-busy-buffers-size", "proxy-max-temp-file-size",
+		"client-body-buffer-size", "service-upstream"),
+	ingressNginx("headers", AnnotationNotYetSupported,
+		"custom-headers", "upstream-vhost", "connection-proxy-header"),
+	ingressNginx("backend-protocol", AnnotationNotYetSupported,
+		"backend-protocol", "proxy-ssl-secret", "proxy-ssl-ciphers", "proxy-ssl-name",
+		"proxy-ssl-protocols", "proxy-ssl-verify", "proxy-ssl-verify-depth", "proxy-ssl-server-name"),
+	ingressNginx("balance", AnnotationNotYetSupported,
+		"load-balance", "upstream-hash-by", "upstream-hash-by-subset", "upstream-hash-by-subset-size",
+		"affinity", "affinity-mode", "affinity-canary-behavior", "session-cookie-name",
+		"session-cookie-path", "session-cookie-domain", "session-cookie-expires",
+		"session-cookie-max-age", "session-cookie-secure", "session-cookie-samesite",
+		"session-cookie-conditional-samesite-none", "session-cookie-change-on-failure"),
+	ingressNginx("canary", AnnotationNotYetSupported,
+		"canary", "canary-by-header", "canary-by-header-value", "canary-by-header-pattern",
+		"canary-by-cookie", "canary-weight", "canary-weight-total"),
+	ingressNginx("errors", AnnotationNotYetSupported,
+		"custom-http-errors", "default-backend", "disable-proxy-intercept-errors"),
+	ingressNginx("server", AnnotationNotYetSupported,
+		"server-alias", "ssl-ciphers", "ssl-prefer-server-ciphers", "ssl-passthrough",
+		"http2-push-preload", "enable-access-log"),
+	ingressNginx("snippets", AnnotationNotYetSupported,
+		"configuration-snippet", "server-snippet", "stream-snippet"),
+	ingressNginx("mirror", AnnotationNotYetSupported,
+		"mirror-target", "mirror-request-body", "mirror-host"),
+	ingressNginx("waf", AnnotationNotYetSupported,
+		"enable-modsecurity", "enable-owasp-core-rules", "modsecurity-transaction-id", "modsecurity-snippet"),
+	ingressNginx("observability", AnnotationNotYetSupported,
+		"enable-opentelemetry", "opentelemetry-trust-incoming-span", "enable-opentracing",
+		"opentracing-trust-incoming-span", "enable-influxdb", "influxdb-measurement", "influxdb-port",
+		"influxdb-host", "influxdb-server-name"),
+)
+
+// insteadOf says what Causeway offers today in place of some ingress-nginx
+// annotations.
+var insteadOf = map[string]string{
+	"load-balance":              "set causeway.io/load-balance on the Service",
+	"upstream-hash-by":          "set causeway.io/load-balance: chash and causeway.io/hash-key on the Service",
+	"affinity":                  "set causeway.io/load-balance: sticky on the Service",
+	"session-cookie-name":       "set causeway.io/sticky-cookie on the Service",
+	"session-cookie-path":       "set causeway.io/sticky-path on the Service",
+	"session-cookie-max-age":    "set causeway.io/sticky-max-age on the Service",
+	"session-cookie-samesite":   "set causeway.io/sticky-samesite on the Service",
+	"session-cookie-secure":     "set causeway.io/sticky-secure on the Service",
+	"proxy-next-upstream-tries": "set causeway.io/proxy-next-upstream-tries on the Service",
+	"ssl-redirect":              "set ssl-redirect in the controller's ConfigMap",
+	"proxy-body-size":           "set proxy-body-size in the controller's ConfigMap",
+	"proxy-connect-timeout":     "set proxy-connect-timeout in the controller's ConfigMap",
+	"proxy-read-timeout":        "set proxy-read-timeout in the controller's ConfigMap",
+	"proxy-send-timeout":        "set proxy-send-timeout in the controller's ConfigMap",
+}
+
+// plural names a kind in the plural: "Ingresses", "Services".
+func plural(kind string) string {
+	if strings.HasSuffix(kind, "s") {
+		return kind + "es"
+	}
+	return kind + "s"
+}
+
+func concat(groups ...[]Annotation) []Annotation {
+	var out []Annotation
+	for _, g := range groups {
+		for _, a := range g {
+			if a.Family == FamilyIngressNginx {
+				a.Instead = insteadOf[a.Name]
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+type annotationID struct {
+	family AnnotationFamily
+	name   string
+}
+
+// annotationIndex finds a row by family and name. A name listed twice is a
+// programming error caught at start-up.
+var annotationIndex = func() map[annotationID]Annotation {
+	idx := make(map[annotationID]Annotation, len(annotationTable))
+	for _, a := range annotationTable {
+		id := annotationID{a.Family, a.Name}
+		if _, dup := idx[id]; dup {
+			panic("model: annotation listed twice: " + a.Name)
+		}
+		idx[id] = a
+	}
+	return idx
+}()
+
+// KnownAnnotations returns the table, sorted by family then name, for
+// documentation and migration checks.
+func KnownAnnotations() []Annotation {
+	out := append([]Annotation(nil), annotationTable...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Family != out[j].Family {
+			return out[i].Family < out[j].Family
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// maxAnnotationProblems bounds the Problems one object's annotations raise;
+// the rest are counted in one last Problem. The files source skips the API
+// server's size limits, so an object may carry thousands.
+const maxAnnotationProblems = 20
+
+// annotationCheck is what checkAnnotations found on one object.
+type annotationCheck struct {
+	problems []Problem
+	// failClosed are the full keys of security annotations present, sorted.
+	failClosed []string
+}
+
+// checkAnnotations classifies every annotation of ours on an object of the
+// given kind ("Ingress" or "Service"). Supported annotations are left to
+// their parsers, which report invalid values.
+func checkAnnotations(ref ObjectRef, annotations map[string]string, prefix string) annotationCheck {
+	var c annotationCheck
+	keys := make([]string, 0, len(annotations))
+	for k := range annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dropped := 0
+	report := func(reason, format string, args ...any) {
+		if len(c.problems) >= maxAnnotationProblems {
+			dropped++
+			return
+		}
+		c.problems = append(c.problems, Problem{Object: ref, Reason: reason, Message: fmt.Sprintf(format, args...)})
+	}
+	for _, k := range keys {
+		var id annotationID
+		switch {
+		case strings.HasPrefix(k, prefix+"/"):
+			id = annotationID{FamilyIngressNginx, k[len(prefix)+1:]}
+		case strings.HasPrefix(k, CausewayAnnotationsPrefix+"/"):
+			id = annotationID{FamilyCauseway, k[len(CausewayAnnotationsPrefix)+1:]}
+		default:
+			continue // not ours
+		}
+		a, known := annotationIndex[id]
+		switch {
+		case !known:
+			report(ReasonUnknownAnnotation, "annotation %q is unknown and ignored", truncate(k))
+		case a.Kind != ref.Kind:
+			report(ReasonUnsupportedAnnotation, "annotation %s is read from %s, not from %s; ignored", k, plural(a.Kind), plural(ref.Kind))
+		case a.Status == AnnotationFailClosed:
+			c.failClosed = append(c.failClosed, k)
+			// Always reported: it explains why paths answer 503.
+			c.problems = append(c.problems, Problem{Object: ref, Reason: ReasonSecurityAnnotation, Message: fmt.Sprintf(
+				"security annotation %s is not supported yet; every path of this Ingress answers 503 rather than being served without it", k)})
+		case a.Status == AnnotationNotYetSupported:
+			msg := fmt.Sprintf("annotation %s is not supported yet and is ignored", k)
+			if a.Instead != "" {
+				msg += "; " + a.Instead
+			}
+			report(ReasonUnsupportedAnnotation, "%s", msg)
+		}
+	}
+	if dropped > 0 {
+		c.problems = append(c.problems, Problem{Object: ref, Reason: ReasonUnsupportedAnnotation,
+			Message: fmt.Sprintf("%d more unknown or unsupported annotations are ignored", dropped)})
+	}
+	return c
+}

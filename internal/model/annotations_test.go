@@ -1,0 +1,274 @@
+package model
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// securityAnnotations are the ingress-nginx annotations that must fail
+// closed until Causeway implements them. Listed here by hand so that
+// relaxing one is a deliberate change to this test too.
+var securityAnnotations = []string{
+	"auth-type", "auth-secret", "auth-url", "satisfy",
+	"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page",
+	"auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn",
+	"whitelist-source-range", "allowlist-source-range", "denylist-source-range",
+}
+
+func TestSecurityAnnotationsFailClosedInTable(t *testing.T) {
+	var got []string
+	for _, a := range KnownAnnotations() {
+		if a.Status == AnnotationFailClosed {
+			got = append(got, a.Name)
+			if a.Kind != "Ingress" || a.Family != FamilyIngressNginx {
+				t.Errorf("%s: fail-closed annotations are ingress-nginx Ingress annotations", a.Name)
+			}
+		}
+	}
+	want := append([]string(nil), securityAnnotations...)
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("fail-closed annotations = %v, want %v", got, want)
+	}
+}
+
+// TestIngressAnnotations is a row per rule: what an annotation on an
+// Ingress does to its paths and which Problem it raises.
+func TestIngressAnnotations(t *testing.T) {
+	type row struct {
+		name        string
+		prefix      string // Options.AnnotationsPrefix
+		annotations map[string]string
+		closed      bool     // the Ingress's paths answer 503
+		reasons     []string // Problems on the Ingress, in order
+		naming      string   // the first Problem names this
+	}
+	rows := []row{
+		{name: "no annotations", annotations: nil},
+		{name: "non-prefixed annotations are not ours", annotations: map[string]string{
+			"kubectl.kubernetes.io/last-applied-configuration": "{}",
+			"kubernetes.io/ingress.class":                      "causeway",
+			"example.com/auth-type":                            "basic",
+			"nginx.ingress.kubernetes.io.example.com/auth-url": "http://x",
+			"foo.causeway.io/load-balance":                     "ewma",
+		}},
+		{name: "unknown ingress-nginx annotation", annotations: map[string]string{"nginx.ingress.kubernetes.io/no-such-thing": "1"},
+			reasons: []string{ReasonUnknownAnnotation}, naming: "nginx.ingress.kubernetes.io/no-such-thing"},
+		{name: "unknown causeway.io annotation", annotations: map[string]string{"causeway.io/no-such-thing": "1"},
+			reasons: []string{ReasonUnknownAnnotation}, naming: "causeway.io/no-such-thing"},
+		{name: "known but not yet supported", annotations: map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/"},
+			reasons: []string{ReasonUnsupportedAnnotation}, naming: "nginx.ingress.kubernetes.io/rewrite-target"},
+		{name: "not yet supported, with what to use instead", annotations: map[string]string{"nginx.ingress.kubernetes.io/affinity": "cookie"},
+			reasons: []string{ReasonUnsupportedAnnotation}, naming: "causeway.io/load-balance: sticky"},
+		{name: "a Service annotation on an Ingress", annotations: map[string]string{"causeway.io/load-balance": "ewma"},
+			reasons: []string{ReasonUnsupportedAnnotation}, naming: "read from Services"},
+		{name: "snippets are not supported and do not fail closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "deny all;"},
+			reasons: []string{ReasonUnsupportedAnnotation}, naming: "configuration-snippet"},
+		{name: "auth-type with a missing auth-secret", annotations: map[string]string{
+			"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "missing"},
+			closed: true, reasons: []string{ReasonSecurityAnnotation, ReasonSecurityAnnotation}, naming: "nginx.ingress.kubernetes.io/auth-secret"},
+		{name: "a security annotation with an empty value still fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/whitelist-source-range": ""},
+			closed: true, reasons: []string{ReasonSecurityAnnotation}, naming: "whitelist-source-range"},
+		{name: "custom prefix: security annotation fails closed", prefix: "corp.example.com",
+			annotations: map[string]string{"corp.example.com/auth-url": "http://auth"},
+			closed:      true, reasons: []string{ReasonSecurityAnnotation}, naming: "corp.example.com/auth-url"},
+		{name: "custom prefix: the default prefix is no longer ours", prefix: "corp.example.com",
+			annotations: map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://auth"}},
+	}
+	for _, name := range securityAnnotations {
+		k := DefaultAnnotationsPrefix + "/" + name
+		rows = append(rows, row{name: "security annotation " + name, annotations: map[string]string{k: "x"},
+			closed: true, reasons: []string{ReasonSecurityAnnotation}, naming: k})
+	}
+	for _, tc := range rows {
+		t.Run(tc.name, func(t *testing.T) {
+			s := world(2)
+			ing := ingress("default", "web", 0, rule("a.com", path("/app", "Prefix", svcName(0), 80), path("/x", "Exact", svcName(0), 80)))
+			ing.Spec.DefaultBackend = svcBackend(svcName(0), 80)
+			ing.Annotations = tc.annotations
+			sibling := ingress("default", "sibling", 1, rule("a.com", path("/other", "Prefix", svcName(1), 80)),
+				rule("b.com", path("/", "Prefix", svcName(1), 80)))
+			s.Ingresses = append(s.Ingresses, ing, sibling)
+			opts := testOpts
+			opts.AnnotationsPrefix = tc.prefix
+			m, problems := Build(s, opts)
+
+			var reasons []string
+			for _, p := range problems {
+				if p.Object.Kind != "Ingress" || p.Object.Name != "web" || p.Rejected {
+					t.Fatalf("problem %v: want problems on Ingress web only, none rejecting it", p)
+				}
+				reasons = append(reasons, p.Reason)
+			}
+			if fmt.Sprint(reasons) != fmt.Sprint(tc.reasons) {
+				t.Fatalf("problems = %v, want reasons %v", problems, tc.reasons)
+			}
+			if tc.naming != "" && !strings.Contains(problems[0].Message, tc.naming) {
+				t.Fatalf("problem %q does not name %q", problems[0].Message, tc.naming)
+			}
+
+			a := server(m, "a.com")
+			for _, req := range []string{"/app", "/app/y", "/x", "/nowhere"} {
+				l := a.Match(req)
+				if l == nil {
+					l = a.Default
+				}
+				if tc.closed && (l.Status != 503 || l.Backend != "") {
+					t.Fatalf("%s: location %+v, want 503 (fail closed)", req, l)
+				}
+				if !tc.closed && l.Backend != "default/svc-a/80" {
+					t.Fatalf("%s: location %+v, want it served by svc-a", req, l)
+				}
+			}
+			if d := server(m, "").Default; tc.closed != (d.Status == 503) {
+				t.Fatalf("default backend for unmatched hosts = %+v, closed %v", d, tc.closed)
+			}
+			// The sibling Ingress, on the same host and another, is untouched.
+			if l := a.Match("/other"); l.Backend != "default/svc-b/80" {
+				t.Fatalf("sibling path on the same host = %+v", l)
+			}
+			if l := server(m, "b.com").Match("/"); l.Backend != "default/svc-b/80" {
+				t.Fatalf("sibling host = %+v", l)
+			}
+		})
+	}
+}
+
+// A fail-closed Ingress keeps its claims: a younger Ingress cannot serve
+// the same path unprotected.
+func TestFailClosedKeepsClaims(t *testing.T) {
+	s := world(2)
+	guarded := ingress("default", "guarded", 0, rule("a.com", path("/admin", "Prefix", svcName(0), 80)))
+	guarded.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://auth"}
+	s.Ingresses = append(s.Ingresses, guarded,
+		ingress("default", "open", 1, rule("a.com", path("/admin", "Prefix", svcName(1), 80))))
+	m, problems := Build(s, testOpts)
+	if l := server(m, "a.com").Match("/admin"); l.Status != 503 {
+		t.Fatalf("/admin = %+v, want 503", l)
+	}
+	if len(problems) != 2 || problems[1].Reason != ReasonCollision || problems[1].Object.Name != "open" {
+		t.Fatalf("problems = %v, want the security Problem and a Collision on open", problems)
+	}
+}
+
+func TestAnnotationProblemsAreBounded(t *testing.T) {
+	s := world(1)
+	ing := ingress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
+	ing.Annotations = map[string]string{}
+	for i := 0; i < 50; i++ {
+		ing.Annotations[fmt.Sprintf("nginx.ingress.kubernetes.io/bogus-%02d", i)] = "1"
+	}
+	s.Ingresses = append(s.Ingresses, ing)
+	_, problems := Build(s, testOpts)
+	if len(problems) != maxAnnotationProblems+1 || !strings.Contains(problems[len(problems)-1].Message, "30 more") {
+		t.Fatalf("%d problems, last %v: want %d and a summary of 30 more", len(problems), problems[len(problems)-1], maxAnnotationProblems+1)
+	}
+}
+
+// TestServiceAnnotations: annotations on a Service that an Ingress of ours
+// routes to.
+func TestServiceAnnotations(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		reasons     []string
+		naming      string
+	}{
+		{"supported and valid", map[string]string{AnnotationLoadBalance: "sticky", AnnotationStickyCookie: "route"}, nil, ""},
+		{"not ours", map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}, nil, ""},
+		{"invalid value of a supported annotation", map[string]string{AnnotationLoadBalance: "sticky", AnnotationStickyMaxAge: "soon"},
+			[]string{ReasonInvalidAnnotation}, AnnotationStickyMaxAge},
+		{"invalid method", map[string]string{AnnotationLoadBalance: "random"}, []string{ReasonInvalidAnnotation}, AnnotationLoadBalance},
+		{"invalid hash key", map[string]string{AnnotationLoadBalance: "chash", AnnotationHashKey: "x;y"}, []string{ReasonInvalidAnnotation}, AnnotationHashKey},
+		{"option without its method", map[string]string{AnnotationHashKey: "$remote_addr"}, []string{ReasonUnsupportedAnnotation}, AnnotationHashKey},
+		{"unknown causeway.io annotation", map[string]string{"causeway.io/weight": "3"}, []string{ReasonUnknownAnnotation}, "causeway.io/weight"},
+		{"an Ingress annotation on a Service", map[string]string{"nginx.ingress.kubernetes.io/affinity": "cookie"},
+			[]string{ReasonUnsupportedAnnotation}, "read from Ingresses"},
+		{"a security annotation on a Service does nothing and says so", map[string]string{"nginx.ingress.kubernetes.io/auth-type": "basic"},
+			[]string{ReasonUnsupportedAnnotation}, "read from Ingresses"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := world(1)
+			s.Services[0].Annotations = tc.annotations
+			// Two ports of one Service: its annotations are checked once.
+			s.Services[0].Spec.Ports = append(s.Services[0].Spec.Ports, s.Services[0].Spec.Ports[0])
+			s.Services[0].Spec.Ports[1].Name, s.Services[0].Spec.Ports[1].Port = "alt", 81
+			s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("a.com",
+				path("/", "Prefix", svcName(0), 80), path("/alt", "Prefix", svcName(0), 81))))
+			m, problems := Build(s, testOpts)
+			var reasons []string
+			for _, p := range problems {
+				if p.Object.Kind != "Service" || p.Rejected {
+					t.Fatalf("problem %v: want it on the Service", p)
+				}
+				reasons = append(reasons, p.Reason)
+			}
+			if fmt.Sprint(reasons) != fmt.Sprint(tc.reasons) {
+				t.Fatalf("problems = %v, want reasons %v", problems, tc.reasons)
+			}
+			if tc.naming != "" && !strings.Contains(problems[0].Message, tc.naming) {
+				t.Fatalf("problem %q does not name %q", problems[0].Message, tc.naming)
+			}
+			if l := server(m, "a.com").Match("/"); l.Backend == "" {
+				t.Fatal("Service annotations never close paths")
+			}
+		})
+	}
+}
+
+// TestAnnotationsDocumented keeps docs/ingress.md's annotation tables equal
+// to the table in annotations.go.
+func TestAnnotationsDocumented(t *testing.T) {
+	data, err := os.ReadFile("../../docs/ingress.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	start := strings.Index(doc, "\n## Annotations\n")
+	if start < 0 {
+		t.Fatal(`docs/ingress.md has no "## Annotations" section`)
+	}
+	section := doc[start+1:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	rowRE := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| (\\w+) \\| ([a-z ]+) \\|")
+	documented := map[string]string{}
+	for _, m := range rowRE.FindAllStringSubmatch(section, -1) {
+		documented[m[1]] = m[2] + " " + m[3]
+	}
+	for _, a := range KnownAnnotations() {
+		k := a.Key(DefaultAnnotationsPrefix)
+		want := a.Kind + " " + string(a.Status)
+		if got, ok := documented[k]; !ok {
+			t.Errorf("%s (%s) is not documented", k, want)
+		} else if got != want {
+			t.Errorf("%s is documented as %q, want %q", k, got, want)
+		}
+		delete(documented, k)
+	}
+	for k := range documented {
+		t.Errorf("%s is documented but not in the table", k)
+	}
+}
+
+// TestAnnotationTableRows guards the table's shape.
+func TestAnnotationTableRows(t *testing.T) {
+	for _, a := range KnownAnnotations() {
+		if a.Kind != "Ingress" && a.Kind != "Service" || a.Group == "" || a.Name == "" || strings.Contains(a.Name, "/") {
+			t.Errorf("bad row %+v", a)
+		}
+	}
+	// The causeway.io rows are the annotations balance.go reads.
+	for _, k := range []string{AnnotationLoadBalance, AnnotationHashKey, AnnotationStickyCookie, AnnotationStickyPath,
+		AnnotationStickyMaxAge, AnnotationStickySameSite, AnnotationStickySecure, AnnotationRetries} {
+		a, ok := annotationIndex[annotationID{FamilyCauseway, strings.TrimPrefix(k, CausewayAnnotationsPrefix+"/")}]
+		if !ok || a.Status != AnnotationSupported || a.Kind != "Service" {
+			t.Errorf("%s: row %+v, want a supported Service annotation", k, a)
+		}
+	}
+}
