@@ -7,6 +7,7 @@ package status
 
 import (
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
@@ -19,6 +20,17 @@ type Outcome struct {
 	Applied    bool
 	ApplyError string
 	Ingresses  []Verdict
+	// Others are the problems of other objects (Services, Secrets, the
+	// ConfigMap), grouped by object, in snapshot order.
+	Others []ObjectProblems
+}
+
+// ObjectProblems are the model's problems with one object that is not an
+// Ingress.
+type ObjectProblems struct {
+	Ref      model.ObjectRef
+	Object   runtime.Object
+	Problems []model.Problem
 }
 
 // Verdict is what a sync made of one Ingress.
@@ -52,12 +64,17 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 		return o
 	}
 	byIngress := map[string][]model.Problem{}
+	others := map[model.ObjectRef][]model.Problem{}
 	for _, p := range problems {
 		if p.Object.Kind == "Ingress" {
 			k := p.Object.Namespace + "/" + p.Object.Name
 			byIngress[k] = append(byIngress[k], p)
+		} else {
+			ref := model.ObjectRef{Kind: p.Object.Kind, Namespace: p.Object.Namespace, Name: p.Object.Name}
+			others[ref] = append(others[ref], p)
 		}
 	}
+	o.Others = otherProblems(snap, others)
 	o.Ingresses = make([]Verdict, 0, len(snap.Ingresses))
 	for _, ing := range snap.Ingresses {
 		v := Verdict{Ingress: ing, Ours: model.IsOurs(class, snap.IngressClasses, ing)}
@@ -73,4 +90,30 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 		o.Ingresses = append(o.Ingresses, v)
 	}
 	return o
+}
+
+// otherProblems finds the object each group of problems names, so that an
+// Event can be attached to it; problems of objects the snapshot lacks are
+// left to the log.
+func otherProblems(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Problem) []ObjectProblems {
+	if len(byRef) == 0 {
+		return nil
+	}
+	var out []ObjectProblems
+	add := func(kind, ns, name string, obj runtime.Object) {
+		ref := model.ObjectRef{Kind: kind, Namespace: ns, Name: name}
+		if ps, ok := byRef[ref]; ok {
+			out = append(out, ObjectProblems{Ref: ref, Object: obj, Problems: ps})
+		}
+	}
+	for _, s := range snap.Services {
+		add("Service", s.Namespace, s.Name, s)
+	}
+	for _, s := range snap.Secrets {
+		add("Secret", s.Namespace, s.Name, s)
+	}
+	for _, c := range snap.ConfigMaps {
+		add("ConfigMap", c.Namespace, c.Name, c)
+	}
+	return out
 }

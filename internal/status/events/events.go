@@ -9,6 +9,10 @@
 //     (it is then excluded), or when its change could not go live because
 //     the reload failed, with nginx's error.
 //
+// Problems of other objects (a Service's dropped endpoints or annotations,
+// a Secret, the ConfigMap) are Warning Events on that object, reason the
+// model's, when they first appear.
+//
 // Ingresses of other classes are ignored silently. Every replica follows
 // the transitions; only the leader writes the Events. So a hand-over
 // replays nothing, and the first sync after a start is a baseline: what is
@@ -64,6 +68,8 @@ type Reporter struct {
 	mu     sync.Mutex
 	primed bool // the first Outcome, the baseline, has been seen
 	seen   map[string]*state
+	// others are the problems already reported per other object.
+	others map[model.ObjectRef]map[string]bool
 }
 
 // Event is one Event to write.
@@ -109,6 +115,28 @@ func (r *Reporter) Observe(o status.Outcome) {
 		}
 	}
 	r.seen = next
+	others := make(map[model.ObjectRef]map[string]bool, len(o.Others))
+	for _, op := range o.Others {
+		had := r.others[op.Ref]
+		now := make(map[string]bool, len(op.Problems))
+		for _, p := range op.Problems {
+			k := p.Reason + "\x00" + p.Message
+			now[k] = true
+			if had[k] {
+				continue
+			}
+			ev := Event{corev1.EventTypeWarning, p.Reason, truncate(p.Message)}
+			key := op.Ref.Kind + " " + op.Ref.Namespace + "/" + op.Ref.Name
+			if !leading {
+				r.opts.Log.Debug("event not written: another replica leads", "object", key, "reason", ev.Reason)
+				continue
+			}
+			r.opts.Log.Warn("object event", "object", key, "type", ev.Type, "reason", ev.Reason, "message", ev.Message)
+			r.opts.Recorder.Event(op.Object, ev.Type, ev.Reason, ev.Message)
+		}
+		others[op.Ref] = now
+	}
+	r.others = others
 }
 
 func (r *Reporter) emit(ing *networkingv1.Ingress, ev Event, leading bool) {

@@ -25,7 +25,11 @@ type recorded struct {
 type fakeRecorder struct{ got []recorded }
 
 func (f *fakeRecorder) Event(obj runtime.Object, typ, reason, message string) {
-	f.got = append(f.got, recorded{obj.(*networkingv1.Ingress).Name, Event{typ, reason, message}})
+	name := obj.(metav1.Object).GetName()
+	if _, ok := obj.(*networkingv1.Ingress); !ok {
+		name = obj.GetObjectKind().GroupVersionKind().Kind + "/" + name
+	}
+	f.got = append(f.got, recorded{name, Event{typ, reason, message}})
 }
 
 func ing(name string, uid types.UID, generation int64) *networkingv1.Ingress {
@@ -221,5 +225,30 @@ func TestTruncate(t *testing.T) {
 	}
 	if truncate("short") != "short" {
 		t.Error("short message changed")
+	}
+}
+
+// Problems of other objects (a Service's dropped endpoints, say) are
+// Warning Events on that object with the model's reason, once per problem
+// while it lasts, and again if it returns.
+func TestOtherObjectProblems(t *testing.T) {
+	svc := &corev1.Service{TypeMeta: metav1.TypeMeta{Kind: "Service"}, ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
+	ref := model.ObjectRef{Kind: "Service", Namespace: "ns", Name: "web"}
+	dropped := model.Problem{Object: ref, Reason: "DroppedEndpoints", Message: "2 addresses dropped"}
+	with := func(ps ...model.Problem) status.Outcome {
+		o := applied()
+		if len(ps) > 0 {
+			o.Others = []status.ObjectProblems{{Ref: ref, Object: svc, Problems: ps}}
+		}
+		return o
+	}
+	rec := &fakeRecorder{}
+	r := New(Options{Recorder: rec, IsLeader: func() bool { return true }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, o := range []status.Outcome{with(dropped), with(dropped), with(), with(dropped)} {
+		r.Observe(o)
+	}
+	want := []recorded{warning("Service/web", "DroppedEndpoints", "2 addresses dropped"), warning("Service/web", "DroppedEndpoints", "2 addresses dropped")}
+	if !reflect.DeepEqual(rec.got, want) {
+		t.Errorf("events:\n got %v\nwant %v", rec.got, want)
 	}
 }
