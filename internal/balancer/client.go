@@ -14,16 +14,19 @@ import (
 
 // Client pushes state to the Lua side over the dynamic channel's unix
 // socket. It is safe for concurrent use, but pushes should be serialised
-// by the caller so that generations arrive in order.
+// by the caller: a full replace is always applied, whatever its
+// generation, so the last one sent wins.
 type Client struct {
 	http *http.Client
 }
 
 // APIError is a refusal from the Lua side: HTTP status and its message.
-// 400 means the payload was invalid, 409 that its generation was older
-// than the current one, 507 that the shared dict is too small, 503 that
-// another push held the lock too long (retry). The previous state stays
-// in force in every case.
+// 400 means the payload was invalid (the message names the field, e.g.
+// "backends[3].endpoints: ..."), 409 that an Update or Delete was older
+// than the current generation (a Replace never gets 409: resynchronise
+// with one), 507 that the shared dict is too small, 413 that the body is
+// over the server's client_max_body_size, 503 that another push held the
+// lock too long (retry). The previous state stays in force in every case.
 type APIError struct {
 	StatusCode int
 	Message    string
@@ -74,8 +77,10 @@ func wireBackends(bs []Backend) []Backend {
 }
 
 // Replace makes st the complete state: backends not in it are removed.
-// It returns once every nginx worker will use the new state for its next
-// request.
+// It is applied whatever st.Generation and the current generation are
+// (the generation is recorded, not compared), so the caller owns the
+// state. It returns once every nginx worker will use the new state for
+// its next request.
 func (c *Client) Replace(ctx context.Context, st State) error {
 	body, err := EncodeState(st)
 	if err != nil {
@@ -103,7 +108,9 @@ func (c *Client) ReplaceEncoded(ctx context.Context, generation int64, body []by
 }
 
 // Update inserts or replaces the given backends and leaves all others
-// as they are; generation becomes the state's generation.
+// as they are; generation becomes the state's generation. It is refused
+// with 409 when generation is older than the current one: the base state
+// is then not the caller's, and only a Replace resynchronises.
 func (c *Client) Update(ctx context.Context, generation int64, backends ...Backend) error {
 	body, err := json.Marshal(updatePayload{Version: SchemaVersion, Generation: generation, Backends: wireBackends(backends)})
 	if err != nil {
@@ -139,8 +146,8 @@ func (c *Client) CertificatesChanged(ctx context.Context) error {
 }
 
 // Generation returns the generation of the state nginx is serving (0 if
-// nothing was pushed since nginx started), e.g. to verify a push or to
-// continue numbering after a controller restart.
+// nothing was pushed since nginx started), e.g. to notice that the state
+// is no longer the one the caller pushed last.
 func (c *Client) Generation(ctx context.Context) (int64, error) {
 	var st struct {
 		Generation int64 `json:"generation"`
@@ -215,9 +222,10 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 }
 
 // IsRejected reports whether err is a refusal of the payload itself
-// (invalid, older generation, too large for the shared dict), where
-// resending the same push cannot help. Transport errors (nginx not running
-// or reloading) and 503 (another push in progress) are not refusals.
+// (invalid, older generation, too large for the shared dict or the body
+// limit), where resending the same push cannot help. Transport errors
+// (nginx not running or reloading) and 503 (another push in progress) are
+// not refusals.
 func IsRejected(err error) bool {
 	var ae *APIError
 	return errors.As(err, &ae) && ae.StatusCode != http.StatusServiceUnavailable &&

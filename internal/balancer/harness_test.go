@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,6 +113,8 @@ type nginxOptions struct {
 	workers  int      // default 2
 	keys     []string // backend keys, one location each
 	dictSize string   // lua_shared_dict size, default 8m
+	// stateFile, if set, is loaded at every (re)start (SnippetOptions.StateFile).
+	stateFile string
 	// editConf, if set, rewrites the generated nginx.conf.
 	editConf func(string) string
 }
@@ -168,7 +171,7 @@ func startNginx(t *testing.T, o nginxOptions) *testNginx {
 		o.dictSize = "8m"
 	}
 	sn, err := NginxSnippets(SnippetOptions{LuaDir: luaDir, SocketPath: sock, UnavailableSocket: filepath.Join(dir, "unavailable.sock"),
-		Keepalive: 16, StateDictSize: o.dictSize})
+		Keepalive: 16, StateDictSize: o.dictSize, StateFile: o.stateFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,6 +278,29 @@ func (n *testNginx) waitReady() error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("no answer on the dynamic socket within 10s: %s", n.logs())
+}
+
+// reload sends SIGHUP and waits until none of the old workers is left
+// among the master's children.
+func (n *testNginx) reload(t *testing.T) {
+	t.Helper()
+	old := n.workerPIDs()
+	if err := n.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cur := n.workerPIDs()
+		if len(cur) > 0 && !slices.ContainsFunc(cur, func(p int) bool { return slices.Contains(old, p) }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workers %v not replaced after reload:\n%s", old, n.logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n.http.CloseIdleConnections() // old connections belong to old workers
+	n.client.Close()
 }
 
 // workerPIDs returns the pids of the master's current children.

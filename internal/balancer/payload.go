@@ -34,23 +34,11 @@ const (
 	Sticky Method = "sticky"
 )
 
-// Limits enforced on both sides.
-const (
-	MaxBackends   = 100000
-	MaxEndpoints  = 10000
-	MaxKeyLen     = 256
-	MaxWeight     = 100
-	MaxRetries    = 5
-	MaxGeneration = 1<<53 - 1
-	MaxCookieAge  = 10 * 365 * 24 * 3600
-	// DefaultRetries is used when Backend.Retries is nil.
-	DefaultRetries = 1
-)
-
 // State is the complete set of backends, sent with Client.Replace.
 type State struct {
-	// Generation labels this state; the Lua side refuses a push whose
-	// generation is lower than the current one.
+	// Generation labels this state. The Lua side records it but applies
+	// a full state whatever its generation; only updates (Client.Update,
+	// Client.Delete) older than the current generation are refused.
 	Generation int64     `json:"generation"`
 	Backends   []Backend `json:"backends"`
 }
@@ -116,9 +104,9 @@ var (
 	hashExprRe   = regexp.MustCompile(`^(\$[A-Za-z0-9_]+)+$`)
 	hashVarRe    = regexp.MustCompile(`\$([A-Za-z0-9_]+)`)
 	hashPrefixRe = regexp.MustCompile(`^(http_[a-z0-9_]+|cookie_[A-Za-z0-9_]+|arg_[A-Za-z0-9_]+)$`)
-	cookieNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	cookieNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 	cookiePathRe = regexp.MustCompile(`^/[A-Za-z0-9._~!$&'()*+,=:@%/-]*$`)
-	zoneRe       = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,128}$`)
+	zoneRe       = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
 
 	hashVars = map[string]bool{
 		"request_uri": true, "uri": true, "args": true, "host": true, "scheme": true,
@@ -137,7 +125,7 @@ func ValidateKey(key string) error {
 
 // ValidateHashKey checks a CHash key expression.
 func ValidateHashKey(expr string) error {
-	if len(expr) < 2 || len(expr) > 256 || !hashExprRe.MatchString(expr) {
+	if len(expr) < 2 || len(expr) > MaxHashKeyLen || !hashExprRe.MatchString(expr) {
 		return fmt.Errorf("hash key %q must be nginx variables such as $request_uri or $http_x_user", expr)
 	}
 	for _, m := range hashVarRe.FindAllStringSubmatch(expr, -1) {
@@ -191,7 +179,7 @@ func (b *Backend) validate() error {
 		return errors.New("sticky is only allowed when method is sticky")
 	}
 	if len(b.Endpoints) > MaxEndpoints {
-		return fmt.Errorf("%d endpoints, more than %d", len(b.Endpoints), MaxEndpoints)
+		return &LimitError{What: "endpoints", Got: len(b.Endpoints), Limit: MaxEndpoints}
 	}
 	seen := make(map[netip.AddrPort]int, len(b.Endpoints))
 	for i, e := range b.Endpoints {
@@ -208,10 +196,10 @@ func (b *Backend) validate() error {
 }
 
 func (s *StickyOptions) validate() error {
-	if s.Cookie != "" && !cookieNameRe.MatchString(s.Cookie) {
-		return fmt.Errorf("sticky cookie name %q must be 1 to 64 of [A-Za-z0-9_.-]", s.Cookie)
+	if s.Cookie != "" && (len(s.Cookie) > MaxCookieNameLen || !cookieNameRe.MatchString(s.Cookie)) {
+		return fmt.Errorf("sticky cookie name %q must be 1 to %d of [A-Za-z0-9_.-]", s.Cookie, MaxCookieNameLen)
 	}
-	if s.Path != "" && (len(s.Path) > 256 || !cookiePathRe.MatchString(s.Path)) {
+	if s.Path != "" && (len(s.Path) > MaxCookiePathLen || !cookiePathRe.MatchString(s.Path)) {
 		return fmt.Errorf("sticky path %q must be an absolute URL path without ';' or spaces", s.Path)
 	}
 	if s.MaxAge < 0 || s.MaxAge > MaxCookieAge {
@@ -240,8 +228,8 @@ func (e *Endpoint) validate() (netip.AddrPort, error) {
 	if e.Weight < 0 || e.Weight > MaxWeight {
 		return netip.AddrPort{}, fmt.Errorf("weight %d out of range 1..%d", e.Weight, MaxWeight)
 	}
-	if e.Zone != "" && !zoneRe.MatchString(e.Zone) {
-		return netip.AddrPort{}, fmt.Errorf("zone %q must be 1 to 128 of [A-Za-z0-9._:/-]", e.Zone)
+	if e.Zone != "" && (len(e.Zone) > MaxZoneLen || !zoneRe.MatchString(e.Zone)) {
+		return netip.AddrPort{}, fmt.Errorf("zone %q must be 1 to %d of [A-Za-z0-9._:/-]", e.Zone, MaxZoneLen)
 	}
 	return netip.AddrPortFrom(addr, uint16(e.Port)), nil
 }
@@ -252,7 +240,7 @@ func (s *State) Validate() error {
 		return fmt.Errorf("generation %d out of range 0..%d", s.Generation, int64(MaxGeneration))
 	}
 	if len(s.Backends) > MaxBackends {
-		return fmt.Errorf("%d backends, more than %d", len(s.Backends), MaxBackends)
+		return &LimitError{What: "backends", Got: len(s.Backends), Limit: MaxBackends}
 	}
 	seen := make(map[string]bool, len(s.Backends))
 	for i := range s.Backends {

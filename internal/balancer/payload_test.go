@@ -17,7 +17,7 @@ type validationCase struct {
 func validationCases() []validationCase {
 	no, yes := false, true
 	ep := func(addr string, port int) []Endpoint { return []Endpoint{{Address: addr, Port: port, Ready: true}} }
-	return []validationCase{
+	cases := []validationCase{
 		{"minimal", Backend{Key: "default/web/80"}, true},
 		{"all key characters", Backend{Key: "a-b_c.d:e/f@g"}, true},
 		{"key starts with dash", Backend{Key: "-a"}, false},
@@ -88,6 +88,7 @@ func validationCases() []validationCase {
 		{"duplicate IPv6 spelled twice", Backend{Key: "k", Endpoints: []Endpoint{{Address: "::1", Port: 1}, {Address: "0::0:1", Port: 1}}}, false},
 		{"same address other port", Backend{Key: "k", Endpoints: []Endpoint{{Address: "10.0.0.1", Port: 1}, {Address: "10.0.0.1", Port: 2}}}, true},
 	}
+	return append(cases, limitCases()...)
 }
 
 func TestBackendValidate(t *testing.T) {

@@ -50,10 +50,15 @@ type SnippetOptions struct {
 	// MaxBodySize bounds one push on the dynamic channel ("32m").
 	MaxBodySize string
 	// StateFile, when set, is a file holding the last full state the
-	// controller pushed (the same JSON as PUT /v1/state). nginx loads it
-	// when it (re)reads its configuration, so a restarted nginx serves the
-	// last known endpoints from its first request instead of answering
-	// 503 until the controller pushes again.
+	// controller pushed (the same JSON as PUT /v1/state). nginx's master
+	// loads it, replacing the shared state, whenever it (re)reads its
+	// configuration, so a restarted nginx serves the last known endpoints
+	// from its first request instead of answering 503 until the
+	// controller pushes again, and a reload discards any state that did
+	// not come from the controller. The controller must write the file
+	// before each push (the master reads it under the same lock as a
+	// push, so the later of the two wins). Keep it, like the socket,
+	// where only the master and the controller can reach it.
 	StateFile string
 }
 

@@ -71,16 +71,18 @@ type Controller struct {
 	// everLive once any was.
 	ready, everLive atomic.Bool
 
-	mu          sync.Mutex
-	dyn         *dynamicChannel
-	forcePush   bool
-	started     bool
-	badIngress  map[string]exclusion
-	badSecret   map[string]exclusion
+	mu         sync.Mutex
+	dyn        *dynamicChannel
+	forcePush  bool
+	started    bool
+	badIngress map[string]exclusion
+	badSecret  map[string]exclusion
 	// lastLive is the snapshot whose configuration last went live:
 	// bisection suspects only the Ingresses that changed since.
-	lastLive *source.Snapshot
+	lastLive    *source.Snapshot
 	lastProblem map[string]bool
+	// lastSourceProblem are the source problems logged already.
+	lastSourceProblem map[source.Problem]bool
 }
 
 // New returns a Controller.
@@ -195,9 +197,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	snap := c.opts.Source.Snapshot()
-	for _, p := range snap.Problems {
-		c.opts.Log.Warn("source problem", "where", p.Where, "err", p.Message)
-	}
+	c.logSourceProblems(snap.Problems)
 	var res SyncResult
 	for round := 0; ; round++ {
 		m, problems, files, version, err := c.build(snap, nil)
@@ -206,7 +206,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			res.Err = err
 			break
 		}
-		backends := backendsOf(m)
+		backends := c.dynamicBackends(&res)
 		if c.dyn != nil {
 			if err := c.dyn.prepare(backends); err != nil {
 				res.Err = err
@@ -221,7 +221,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 				c.opts.Log.Error("telling nginx about renewed certificates failed; will retry", "err", err)
 				break
 			}
-			if err := c.pushDynamic(ctx, backends); err != nil {
+			if err := c.pushDynamic(ctx, backends, &res); err != nil {
 				res.Err = err
 				c.opts.Log.Error("pushing endpoints to nginx failed; will retry", "err", err)
 				break
@@ -338,11 +338,11 @@ func (c *Controller) certificatesChanged(ctx context.Context, r runtime.ApplyRes
 }
 
 // pushDynamic sends the endpoint state over the dynamic channel.
-func (c *Controller) pushDynamic(ctx context.Context, backends []balancer.Backend) error {
+func (c *Controller) pushDynamic(ctx context.Context, backends []balancer.Backend, res *SyncResult) error {
 	if c.dyn == nil {
 		return nil
 	}
-	pushed, err := c.dyn.push(ctx, backends, c.forcePush)
+	pushed, err := c.dyn.push(ctx, backends, c.forcePush, res)
 	if err != nil {
 		c.opts.Metrics.DynamicUpdates.WithLabelValues("endpoints", "failure").Inc()
 		return err
@@ -373,6 +373,18 @@ func (c *Controller) recordReload(reason string, d time.Duration, err error) {
 	m.Reloads.WithLabelValues(reason, "success").Inc()
 	m.LastReloadSeconds.Set(d.Seconds())
 	m.LastReloadSuccess.Set(1)
+}
+
+// logSourceProblems logs each source problem once, when it first appears.
+func (c *Controller) logSourceProblems(problems []source.Problem) {
+	seen := make(map[source.Problem]bool, len(problems))
+	for _, p := range problems {
+		seen[p] = true
+		if !c.lastSourceProblem[p] {
+			c.opts.Log.Warn("source problem", "where", p.Where, "err", p.Message)
+		}
+	}
+	c.lastSourceProblem = seen
 }
 
 // logProblems logs each problem once, when it first appears, and keeps the

@@ -3,9 +3,14 @@ package controller
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/causeway/causeway/internal/balancer"
@@ -21,11 +26,43 @@ type Pusher interface {
 	CertificatesChanged(ctx context.Context) error
 }
 
+// generationReader is the optional part of a Pusher (*balancer.Client has
+// it) through which the channel notices a state it did not push.
+type generationReader interface {
+	Generation(ctx context.Context) (int64, error)
+}
+
+// Reasons of the problems the dynamic channel raises, on the Service and
+// on each Ingress routing to it. The backend is left out of the pushed
+// state, so its paths answer 503 like a backend without endpoints.
+const (
+	// ReasonEndpointsOverLimit: the Service port has more endpoints than
+	// the Lua balancer accepts for one backend (balancer.MaxEndpoints).
+	ReasonEndpointsOverLimit = "EndpointsOverLimit"
+	// ReasonInvalidBackend: the backend breaks another rule of the
+	// payload (checked in Go, or refused by nginx).
+	ReasonInvalidBackend = "InvalidBackend"
+	// ReasonStateTooLarge: nginx could not store the whole state (shared
+	// dict or request body too small), and this, the largest backend,
+	// was left out so the others go live.
+	ReasonStateTooLarge = "StateTooLarge"
+)
+
+// maxRefusals bounds how many backends one push may leave out after
+// nginx refused it, each costing one more full push.
+const maxRefusals = 8
+
 // dynamicChannel keeps the Lua balancer's state equal to the Model's
 // backends. Every push is the full state (cheap: ~0.1 s for 10,000
 // backends, milliseconds for normal sizes) so nginx can never drift; it is
-// skipped when nothing changed. The same bytes go to a state file first,
-// which nginx loads whenever it (re)starts.
+// skipped when nothing changed and nginx still serves what was pushed.
+// The same bytes go to a state file first, which nginx loads whenever it
+// (re)starts or reloads.
+//
+// The controller owns the state: nginx applies a full replace whatever its
+// generation, so a stale or foreign state is simply overwritten. A backend
+// that would make nginx refuse the push is left out (and reported) rather
+// than holding back every other backend's changes.
 type dynamicChannel struct {
 	pusher    Pusher
 	stateFile string
@@ -35,18 +72,87 @@ type dynamicChannel struct {
 	lastPrepared [32]byte
 	last         []balancer.Backend
 	lastGen      int64
+	// pushedGen is the generation of the last push nginx accepted.
+	pushedGen int64
+	// refused are backends nginx refused, by key: left out while their
+	// content is unchanged, so each sync does not pay a refused push.
+	refused map[string]refusal
+	// failedHash is the content of the last push refused as a whole,
+	// failedErr its error: it is not sent again until it changes or nginx
+	// restarts.
+	failedHash [32]byte
+	failedErr  error
+}
+
+type refusal struct {
+	hash            [32]byte
+	reason, message string
 }
 
 // backendsOf converts the Model's backends into the balancer's payload.
+// Endpoints are unique by address and port: the Model keeps one per zone,
+// and nginx refuses a backend listing an address and port twice.
 func backendsOf(m *model.Model) []balancer.Backend {
 	out := make([]balancer.Backend, 0, len(m.Backends))
 	for _, b := range m.Backends {
 		be := balancer.Backend{Key: b.Key, Method: b.Balance.Method, HashKey: b.Balance.HashKey,
 			Sticky: b.Balance.Sticky, Retries: b.Balance.Retries, Endpoints: make([]balancer.Endpoint, 0, len(b.Endpoints))}
+		seen := make(map[model.Endpoint]bool, len(b.Endpoints))
 		for _, e := range b.Endpoints {
+			id := model.Endpoint{Address: e.Address, Port: e.Port}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
 			be.Endpoints = append(be.Endpoints, balancer.Endpoint{Address: e.Address, Port: int(e.Port), Weight: 1, Ready: true, Zone: e.Zone})
 		}
 		out = append(out, be)
+	}
+	return out
+}
+
+// dynamicBackends returns the backends of res.Model that nginx will
+// accept, for prepare and pushDynamic; each one left out is reported in
+// res.Problems. Nil in plain mode, where endpoints are in the files.
+func (c *Controller) dynamicBackends(res *SyncResult) []balancer.Backend {
+	if c.dyn == nil {
+		return nil
+	}
+	return c.dyn.admit(backendsOf(res.Model), res)
+}
+
+// admit drops the backends that break a limit or rule of the payload
+// (Backend.Validate mirrors the Lua side), and those nginx refused before
+// with the same content.
+func (d *dynamicChannel) admit(backends []balancer.Backend, res *SyncResult) []balancer.Backend {
+	out := backends[:0:0]
+	refused := map[string]refusal{}
+	for _, b := range backends {
+		if err := b.Validate(); err != nil {
+			reason := ReasonInvalidBackend
+			var le *balancer.LimitError
+			if errors.As(err, &le) && le.What == "endpoints" {
+				reason = ReasonEndpointsOverLimit
+			}
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner // without the "backend <key>: " prefix report adds
+			}
+			report(res, b.Key, reason, err.Error())
+			continue
+		}
+		if r, ok := d.refused[b.Key]; ok && r.hash == backendHash(b) {
+			refused[b.Key] = r
+			report(res, b.Key, r.reason, r.message)
+			continue
+		}
+		out = append(out, b)
+	}
+	d.refused = refused
+	if len(out) > balancer.MaxBackends {
+		for _, b := range out[balancer.MaxBackends:] {
+			report(res, b.Key, ReasonInvalidBackend, (&balancer.LimitError{What: "backends", Got: len(out), Limit: balancer.MaxBackends}).Error())
+		}
+		out = out[:balancer.MaxBackends]
 	}
 	return out
 }
@@ -84,40 +190,207 @@ func (d *dynamicChannel) prepare(want []balancer.Backend) error {
 	return writeStateFile(d.stateFile, body)
 }
 
-// nextGeneration is microseconds since the epoch: increasing across
-// controller restarts, so a state file from an earlier run never outranks
-// a new push.
+// nextGeneration is microseconds since the epoch, increasing within a run.
+// nginx records it but does not compare it for a full replace, so a
+// controller restarted with a clock behind still converges at once.
 func (d *dynamicChannel) nextGeneration() int64 {
 	d.lastGen = max(time.Now().UnixMicro(), d.lastGen+1)
 	return d.lastGen
 }
 
-// push sends backends unless they equal the last push, writing the state
-// file first. It reports whether it pushed; force pushes an unchanged
-// state too (after nginx restarted).
-func (d *dynamicChannel) push(ctx context.Context, backends []balancer.Backend, force bool) (bool, error) {
+// push sends backends unless they equal the last push and nginx still
+// serves that push (checked by generation). It writes the state file
+// first. If nginx refuses the state, push leaves out the backend to blame
+// (the one a 400 names, or the largest on 507 or 413), reports it in res
+// and pushes the rest, at most maxRefusals times. It reports whether it
+// pushed; force pushes an unchanged state too (after nginx restarted).
+func (d *dynamicChannel) push(ctx context.Context, backends []balancer.Backend, force bool, res *SyncResult) (bool, error) {
 	// The hash covers the content only; the generation changes each push.
-	content, err := balancer.EncodeState(balancer.State{Backends: backends})
+	hash, err := contentHash(backends)
 	if err != nil {
 		return false, err
 	}
-	hash := sha256.Sum256(content)
-	if hash == d.lastHash && !force {
-		return false, nil
+	if !force {
+		if hash == d.lastHash && !d.diverged(ctx) {
+			return false, nil
+		}
+		if hash == d.failedHash && d.failedErr != nil {
+			return false, d.failedErr
+		}
 	}
+	d.failedErr = nil
+	first := hash
+	for dropped := 0; ; dropped++ {
+		err := d.send(ctx, backends, hash)
+		if err == nil {
+			return true, nil
+		}
+		if !balancer.IsRejected(err) {
+			return false, err
+		}
+		i, reason, msg := blame(err, backends)
+		if i < 0 || dropped >= maxRefusals {
+			d.failedHash, d.failedErr = first, err
+			d.restoreStateFile()
+			return false, err
+		}
+		b := backends[i]
+		if d.refused == nil {
+			d.refused = map[string]refusal{}
+		}
+		d.refused[b.Key] = refusal{hash: backendHash(b), reason: reason, message: msg}
+		report(res, b.Key, reason, msg)
+		backends = append(backends[:i:i], backends[i+1:]...)
+		if hash, err = contentHash(backends); err != nil {
+			return false, err
+		}
+	}
+}
+
+// send writes the state file and pushes the same bytes.
+func (d *dynamicChannel) send(ctx context.Context, backends []balancer.Backend, hash [32]byte) error {
 	gen := d.nextGeneration()
 	body, err := balancer.EncodeState(balancer.State{Generation: gen, Backends: backends})
 	if err != nil {
-		return false, err
+		return err
 	}
 	if err := writeStateFile(d.stateFile, body); err != nil {
-		return false, err
+		return err
 	}
+	d.lastPrepared = hash
 	if err := d.pusher.ReplaceEncoded(ctx, gen, body); err != nil {
-		return false, err
+		return err
 	}
-	d.lastHash, d.lastPrepared, d.last = hash, hash, backends
-	return true, nil
+	d.lastHash, d.last, d.pushedGen = hash, backends, gen
+	return nil
+}
+
+// restoreStateFile puts the last accepted state back in the state file
+// after a refused push, so a restarted nginx does not start from a state
+// it refuses.
+func (d *dynamicChannel) restoreStateFile() {
+	if d.pushedGen == 0 {
+		return
+	}
+	body, err := balancer.EncodeState(balancer.State{Generation: d.pushedGen, Backends: d.last})
+	if err == nil && writeStateFile(d.stateFile, body) == nil {
+		d.lastPrepared = d.lastHash
+	}
+}
+
+// diverged reports whether nginx serves a generation other than the one
+// last pushed: the state was written by someone else (or loaded from an
+// older file), and the controller's state must replace it. An unreachable
+// nginx is not divergence: a push would fail too, and a restarted nginx
+// gets a forced push.
+func (d *dynamicChannel) diverged(ctx context.Context) bool {
+	g, ok := d.pusher.(generationReader)
+	if !ok || d.pushedGen == 0 {
+		return false
+	}
+	gen, err := g.Generation(ctx)
+	return err == nil && gen != d.pushedGen
+}
+
+// luaBackendRe finds the backend a 400 from the Lua side blames;
+// luaEndpointsRe tells that it has too many endpoints.
+var (
+	luaBackendRe   = regexp.MustCompile(`^backends\[(\d+)\]`)
+	luaEndpointsRe = regexp.MustCompile(`^backends\[\d+\]\.endpoints: must have at most`)
+)
+
+// blame picks the backend to leave out after nginx refused a push: the
+// one an invalid-payload message names, or the largest when the state did
+// not fit. It returns -1 when no single backend is to blame.
+func blame(err error, backends []balancer.Backend) (int, string, string) {
+	var ae *balancer.APIError
+	if !errors.As(err, &ae) || len(backends) == 0 {
+		return -1, "", ""
+	}
+	switch ae.StatusCode {
+	case http.StatusBadRequest:
+		m := luaBackendRe.FindStringSubmatch(ae.Message)
+		if m == nil {
+			return -1, "", ""
+		}
+		i, err := strconv.Atoi(m[1])
+		if err != nil || i >= len(backends) {
+			return -1, "", ""
+		}
+		reason := ReasonInvalidBackend
+		if luaEndpointsRe.MatchString(ae.Message) {
+			reason = ReasonEndpointsOverLimit
+		}
+		// Without the index, which shifts as other backends come and go.
+		return i, reason, "nginx refused it: " + luaBackendRe.ReplaceAllString(ae.Message, "backend")
+	case http.StatusInsufficientStorage, http.StatusRequestEntityTooLarge:
+		i, size := 0, -1
+		for j, b := range backends {
+			data, _ := json.Marshal(b)
+			if len(data) > size {
+				i, size = j, len(data)
+			}
+		}
+		return i, ReasonStateTooLarge, fmt.Sprintf("nginx could not take the endpoint state (%v); this backend, the largest (%d endpoints), was left out so the others go live",
+			ae, len(backends[i].Endpoints))
+	}
+	return -1, "", ""
+}
+
+// report adds a problem for a backend left out of the pushed state: on
+// its Service, and on every Ingress routing to it (so that Events carry
+// it). Its paths answer 503, as for a Service without endpoints.
+func report(res *SyncResult, key, reason, msg string) {
+	if res == nil || res.Model == nil {
+		return
+	}
+	var svc model.ObjectRef
+	for _, b := range res.Model.Backends {
+		if b.Key == key {
+			svc = model.ObjectRef{Kind: "Service", Namespace: b.Namespace, Name: b.Service}
+			break
+		}
+	}
+	if svc.Name == "" {
+		return
+	}
+	if res.Snapshot != nil {
+		for _, s := range res.Snapshot.Services {
+			if s.Namespace == svc.Namespace && s.Name == svc.Name {
+				svc.UID = string(s.UID)
+			}
+		}
+	}
+	res.Problems = append(res.Problems, model.Problem{Object: svc, Reason: reason,
+		Message: fmt.Sprintf("backend %s is left out of the endpoint state, so its paths answer 503: %s", key, msg)})
+	seen := map[model.ObjectRef]bool{}
+	for _, srv := range res.Model.Servers {
+		locs := srv.Locations
+		if srv.Default != nil {
+			locs = append(locs[:len(locs):len(locs)], srv.Default)
+		}
+		for _, l := range locs {
+			if l.Backend != key || l.Ingress.Name == "" || seen[l.Ingress] {
+				continue
+			}
+			seen[l.Ingress] = true
+			res.Problems = append(res.Problems, model.Problem{Object: l.Ingress, Reason: reason,
+				Message: fmt.Sprintf("Service %s/%s (backend %s) answers 503: %s", svc.Namespace, svc.Name, key, msg)})
+		}
+	}
+}
+
+func contentHash(backends []balancer.Backend) ([32]byte, error) {
+	content, err := balancer.EncodeState(balancer.State{Backends: backends})
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return sha256.Sum256(content), nil
+}
+
+func backendHash(b balancer.Backend) [32]byte {
+	data, _ := json.Marshal(b) // plain data: cannot fail
+	return sha256.Sum256(data)
 }
 
 func writeStateFile(path string, body []byte) error {
@@ -130,7 +403,7 @@ func writeStateFile(path string, body []byte) error {
 		tmp.Close()
 		return fmt.Errorf("state file: %w", err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(0o600); err != nil { // read by nginx's master only
 		tmp.Close()
 		return fmt.Errorf("state file: %w", err)
 	}

@@ -2,14 +2,15 @@
 --
 --   GET  /v1/generation   {"generation":g,"seq":s,"backends":n}
 --   GET  /v1/state        the current state, as validated
---   PUT  /v1/state        replace the whole state
---   POST /v1/backends     upsert "backends", remove "delete"
+--   PUT  /v1/state        replace the whole state (any generation)
+--   POST /v1/backends     upsert "backends", remove "delete" (not older
+--                         than the current generation)
 --   POST /v1/certificates certificate files changed: drop parsed copies
 --
 -- Errors are {"error": "..."} with 400 (invalid payload), 404, 405,
--- 409 (older generation), 503 (busy) or 507 (shared dict full); a body
--- over client_max_body_size gets nginx's own 413 page. A rejected write
--- changes nothing.
+-- 409 (an update older than the current generation), 503 (busy) or 507
+-- (shared dict full); a body over client_max_body_size gets nginx's own
+-- 413 page. A rejected write changes nothing.
 
 local json = require("causeway.json")
 local store = require("causeway.store")

@@ -30,25 +30,29 @@ local _M = {}
 -- unavailable is the peer ("unix:/path") that answers 503.
 local unavailable
 
--- load_state_file seeds the shared dict from the controller's last full
--- push. It runs in the master on every configuration load; a state that is
--- older than what the dict already holds (after a reload) is refused by
--- the generation check, so it can only fill an empty dict or catch up.
+-- load_state_file replaces the shared dict's state with the controller's
+-- last full push, on every configuration load (in the master): at start
+-- it fills the empty dict; at a reload it also undoes any write that did
+-- not come from the controller, which rewrites the file before every push
+-- (and before every reload, with the backends new locations will need).
+-- The file is read under the write lock, so a push racing a reload is
+-- never overwritten by an older file (see store.load).
 local function load_state_file(path)
-    local f = io.open(path, "rb")
-    if not f then
-        return -- first start: nothing pushed yet
-    end
-    local body = f:read("*a")
-    f:close()
-    local req, err = require("causeway.validate").state(body)
-    if not req then
-        log(ERR, "causeway: ignoring state file ", path, ": ", err)
-        return
-    end
-    local res, _, msg = store.write(req, true)
-    if not res then
-        log(WARN, "causeway: state file ", path, " not loaded: ", msg)
+    local res, msg = store.load(function()
+        local f = io.open(path, "rb")
+        if not f then
+            return nil -- first start: nothing pushed yet
+        end
+        local body = f:read("*a")
+        f:close()
+        local req, err = require("causeway.validate").state(body)
+        if not req then
+            return nil, "invalid: " .. err
+        end
+        return req
+    end)
+    if not res and msg then
+        log(ERR, "causeway: state file ", path, " not loaded: ", msg)
     end
 end
 

@@ -81,7 +81,24 @@ local LOCK_TRIES = 200    -- x 10 ms: wait up to 2 s for a concurrent write
 local LOCK_EXPIRY = 5     -- seconds; frees the lock if its holder died
                           -- (a write of 10,000 backends takes ~0.1 s)
 
-local function lock()
+-- pause waits 10 ms: ngx.sleep where the context can yield, else (in
+-- init_by_lua, which cannot) a blocking usleep, then refreshes nginx's
+-- cached clock, by which the shared dict expires the lock.
+local usleep
+local function pause(blocking)
+    if not blocking then
+        return ngx.sleep(0.01)
+    end
+    if not usleep then
+        local ffi = require("ffi")
+        pcall(ffi.cdef, "int usleep(unsigned int usec);") -- may be declared already
+        usleep = ffi.C.usleep
+    end
+    usleep(10000)
+    ngx.update_time()
+end
+
+local function lock(blocking)
     local d = dict()
     for _ = 1, LOCK_TRIES do
         local ok, err = d:add("lock", ngx.worker.pid(), LOCK_EXPIRY)
@@ -91,7 +108,7 @@ local function lock()
         if err ~= "exists" then
             return nil, err
         end
-        ngx.sleep(0.01)
+        pause(blocking)
     end
     return nil, "timed out waiting for a concurrent write"
 end
@@ -111,9 +128,19 @@ local function write_locked(req, replace, yield)
         log(ERR, "causeway: replacing unreadable state: ", err)
         cur = nil
     end
+    -- Only an update is ordered by generation: it applies on top of the
+    -- current state. A full replace is authoritative whatever its
+    -- generation, which is only recorded: a state pushed with a huge
+    -- generation (stale, or not the controller's) must never lock out the
+    -- controller's later pushes, and a restarted controller whose clock
+    -- is behind must converge at once.
     if cur and req.generation < cur.generation then
-        return nil, 409, "generation " .. req.generation
-            .. " is older than the current generation " .. cur.generation
+        if not replace then
+            return nil, 409, "generation " .. req.generation
+                .. " is older than the current generation " .. cur.generation
+        end
+        log(ngx.NOTICE, "causeway: full state of generation ", req.generation,
+            " replaces generation ", cur.generation)
     end
     local map = {}
     if cur and not replace then
@@ -154,10 +181,12 @@ local function write_locked(req, replace, yield)
 end
 
 -- write stores a validated request (see causeway.validate): replace=true
--- swaps in exactly req.backends; otherwise req.backends are upserted and
--- req.delete removed. It returns a summary table, or nil, an HTTP status
--- and a message. On any failure the previous state stays in force.
--- yield (optional) is called now and then while encoding a large state.
+-- swaps in exactly req.backends, whatever its generation; otherwise
+-- req.backends are upserted and req.delete removed, unless req.generation
+-- is older than the current one (409). It returns a summary table, or nil,
+-- an HTTP status and a message. On any failure the previous state stays
+-- in force. yield (optional) is called now and then while encoding a
+-- large state.
 function _M.write(req, replace, yield)
     local ok, err = lock()
     if not ok then
@@ -169,6 +198,33 @@ function _M.write(req, replace, yield)
         error(res, 0) -- a bug: nginx logs it and answers 500
     end
     return res, status, msg
+end
+
+-- load replaces the state with what read() returns (a validated state
+-- request, or nil and a message), calling read while holding the write
+-- lock. For the state file loaded at every (re)start: the controller
+-- rewrites that file before each push, so a file read under the lock is
+-- never older than a push that already took the lock, and a push that
+-- takes it later wins. The wait for the lock blocks, since init_by_lua
+-- cannot yield. Returns the summary, or nil and a message.
+function _M.load(read)
+    local ok, err = lock(true)
+    if not ok then
+        return nil, "state is busy: " .. err
+    end
+    local pok, res, msg = pcall(function()
+        local req, rerr = read()
+        if not req then
+            return nil, rerr
+        end
+        local r, _, m = write_locked(req, true)
+        return r, m
+    end)
+    unlock()
+    if not pok then
+        error(res, 0)
+    end
+    return res, msg
 end
 
 -- status returns what the controller needs to verify a push.

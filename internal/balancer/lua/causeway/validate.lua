@@ -22,7 +22,10 @@ local _M = {}
 _M.SCHEMA_VERSION = 1
 
 -- Limits. They bound memory and per-request work, and they are generous
--- for anything a Kubernetes Service produces.
+-- for anything a Kubernetes Service produces, except MAX_ENDPOINTS, which
+-- a very large Service can exceed (the controller then leaves that one
+-- backend out). Every MAX_* here has a twin in limits.go; a Go test reads
+-- these lines and fails if the two differ, so keep them one per line.
 local MAX_BACKENDS = 100000
 local MAX_ENDPOINTS = 10000
 local MAX_KEY_LEN = 256
@@ -30,6 +33,10 @@ local MAX_WEIGHT = 100
 local MAX_RETRIES = 5
 local MAX_GENERATION = 2 ^ 53 - 1
 local MAX_COOKIE_AGE = 10 * 365 * 24 * 3600
+local MAX_HASH_KEY_LEN = 256
+local MAX_COOKIE_NAME_LEN = 64
+local MAX_COOKIE_PATH_LEN = 256
+local MAX_ZONE_LEN = 128
 
 _M.METHODS = {
     round_robin = true, least_conn = true, ewma = true,
@@ -305,8 +312,8 @@ end
 -- variables written back to back, e.g. "$host$request_uri". It returns
 -- the list of variable names, or nil and a reason.
 function _M.parse_hash_key(s)
-    if type(s) ~= "string" or #s < 2 or #s > 256 then
-        return nil, "must be 2 to 256 characters of nginx variables"
+    if type(s) ~= "string" or #s < 2 or #s > MAX_HASH_KEY_LEN then
+        return nil, format("must be 2 to %d characters of nginx variables", MAX_HASH_KEY_LEN)
     end
     if not find(s, "^%$[%w_]+") or find(s, "[^%w_$]") or find(s, "%$%$")
         or byte(s, #s) == 0x24 then
@@ -327,16 +334,17 @@ function _M.parse_hash_key(s)
 end
 
 local function valid_cookie_name(s)
-    return type(s) == "string" and #s >= 1 and #s <= 64 and find(s, "^[%w_.-]+$") ~= nil
+    return type(s) == "string" and #s >= 1 and #s <= MAX_COOKIE_NAME_LEN
+        and find(s, "^[%w_.-]+$") ~= nil
 end
 
 local function valid_cookie_path(s)
-    return type(s) == "string" and #s >= 1 and #s <= 256
+    return type(s) == "string" and #s >= 1 and #s <= MAX_COOKIE_PATH_LEN
         and find(s, "^/[%w._~!$&'()*+,=:@%%/-]*$") ~= nil
 end
 
 local function valid_zone(s)
-    return #s >= 1 and #s <= 128 and find(s, "^[%w._:/-]+$") ~= nil
+    return #s >= 1 and #s <= MAX_ZONE_LEN and find(s, "^[%w._:/-]+$") ~= nil
 end
 
 local ENDPOINT_FIELDS = set("address", "port", "weight", "ready", "zone")
@@ -374,7 +382,7 @@ local function endpoint(v, path)
     if v.zone ~= nil then
         local z = want_string(v.zone, path, "zone")
         if not valid_zone(z) then
-            bad(path, "zone", "must be 1 to 128 of [A-Za-z0-9._:/-], got %s", describe(z))
+            bad(path, "zone", "must be 1 to %d of [A-Za-z0-9._:/-], got %s", MAX_ZONE_LEN, describe(z))
         end
         e.zone = z
     end
@@ -399,7 +407,8 @@ local function sticky(v, path)
     only_fields(v, path, STICKY_FIELDS)
     if v.cookie ~= nil then
         if not valid_cookie_name(v.cookie) then
-            bad(path, "cookie", "must be 1 to 64 of [A-Za-z0-9_.-], got %s", describe(v.cookie))
+            bad(path, "cookie", "must be 1 to %d of [A-Za-z0-9_.-], got %s", MAX_COOKIE_NAME_LEN,
+                describe(v.cookie))
         end
         s.cookie = v.cookie
     end

@@ -1,0 +1,65 @@
+package balancer
+
+import "fmt"
+
+// Limits of the payload, the twins of the MAX_* constants in
+// lua/causeway/validate.lua (TestLimitsMatchLua compares the two). They bound
+// the memory and per-request work of the Lua side; the controller checks
+// them with Backend.Validate before a push, so that one backend over a
+// limit is left out and reported instead of failing the whole push.
+const (
+	// MaxBackends is the number of backends in one state or update.
+	MaxBackends = 100000
+	// MaxEndpoints is the number of endpoints of one backend. A Kubernetes
+	// Service can exceed it; that backend is then left out of the push.
+	MaxEndpoints = 10000
+	// MaxKeyLen is the length of a backend key.
+	MaxKeyLen = 256
+	// MaxWeight is an endpoint's largest weight (the smallest is 1).
+	MaxWeight = 100
+	// MaxRetries is the largest Backend.Retries.
+	MaxRetries = 5
+	// MaxGeneration is the largest generation: JSON numbers are exact
+	// integers up to 2^53-1 only.
+	MaxGeneration = 1<<53 - 1
+	// MaxCookieAge is the largest sticky max_age, in seconds (ten years).
+	MaxCookieAge = 10 * 365 * 24 * 3600
+	// MaxHashKeyLen is the length of a CHash key expression.
+	MaxHashKeyLen = 256
+	// MaxCookieNameLen is the length of a sticky cookie name.
+	MaxCookieNameLen = 64
+	// MaxCookiePathLen is the length of a sticky cookie path.
+	MaxCookiePathLen = 256
+	// MaxZoneLen is the length of an endpoint's zone.
+	MaxZoneLen = 128
+)
+
+// DefaultRetries is used when Backend.Retries is nil.
+const DefaultRetries = 1
+
+// luaLimits names each limit as validate.lua does.
+var luaLimits = map[string]int64{
+	"MAX_BACKENDS":        MaxBackends,
+	"MAX_ENDPOINTS":       MaxEndpoints,
+	"MAX_KEY_LEN":         MaxKeyLen,
+	"MAX_WEIGHT":          MaxWeight,
+	"MAX_RETRIES":         MaxRetries,
+	"MAX_GENERATION":      MaxGeneration,
+	"MAX_COOKIE_AGE":      MaxCookieAge,
+	"MAX_HASH_KEY_LEN":    MaxHashKeyLen,
+	"MAX_COOKIE_NAME_LEN": MaxCookieNameLen,
+	"MAX_COOKIE_PATH_LEN": MaxCookiePathLen,
+	"MAX_ZONE_LEN":        MaxZoneLen,
+}
+
+// LimitError is a payload that is well formed but larger than a limit
+// allows; the controller reports it with its own reason.
+type LimitError struct {
+	// What is counted: "endpoints" or "backends".
+	What       string
+	Got, Limit int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%d %s, more than the limit of %d", e.Got, e.What, e.Limit)
+}

@@ -1,0 +1,225 @@
+package balancer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// luaLimitRe matches a limit's definition in validate.lua, one per line.
+var luaLimitRe = regexp.MustCompile(`(?m)^local (MAX_[A-Z0-9_]+) = (.+?)\s*$`)
+
+// TestLimitsMatchLua reads the MAX_* constants of the embedded
+// validate.lua and checks each has a Go twin with the same value, and
+// that every Go twin is defined there: the two sides can never drift.
+func TestLimitsMatchLua(t *testing.T) {
+	src, err := fs.ReadFile(LuaFS(), "causeway/validate.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, m := range luaLimitRe.FindAllStringSubmatch(string(src), -1) {
+		name, expr := m[1], m[2]
+		found[name] = true
+		lua, err := evalLua(expr)
+		if err != nil {
+			t.Errorf("%s = %s: %v", name, expr, err)
+			continue
+		}
+		goVal, ok := luaLimits[name]
+		if !ok {
+			t.Errorf("validate.lua defines %s = %s, which has no Go twin in limits.go", name, expr)
+			continue
+		}
+		if goVal != lua {
+			t.Errorf("%s: Lua %d (%s), Go %d", name, lua, expr, goVal)
+		}
+	}
+	for name := range luaLimits {
+		if !found[name] {
+			t.Errorf("limits.go mirrors %s, which validate.lua does not define (as `local %s = ...`)", name, name)
+		}
+	}
+	if len(found) < 11 {
+		t.Fatalf("found only %d limits in validate.lua: has its layout changed?", len(found))
+	}
+}
+
+func TestEvalLua(t *testing.T) {
+	for expr, want := range map[string]int64{
+		"100000": 100000, "2 ^ 53 - 1": 1<<53 - 1, "10 * 365 * 24 * 3600": 315360000,
+		"1 + 2 * 3": 7, "2 ^ 3 ^ 2": 512, "8 - 2 - 1": 5,
+	} {
+		if got, err := evalLua(expr); err != nil || got != want {
+			t.Errorf("%s = %d, %v; want %d", expr, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "1 +", "1 / 2", "(1)", "1 2"} {
+		if _, err := evalLua(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// evalLua evaluates the integer arithmetic the limits use: numbers, + - *
+// and right-associative ^, with Lua's precedence.
+func evalLua(expr string) (int64, error) {
+	toks := strings.Fields(strings.NewReplacer("+", " + ", "-", " - ", "*", " * ", "^", " ^ ").Replace(expr))
+	pos := 0
+	var sum, product, power func() (int64, error)
+	number := func() (int64, error) {
+		if pos >= len(toks) {
+			return 0, errors.New("unexpected end")
+		}
+		n, err := strconv.ParseInt(toks[pos], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("not an integer: %q", toks[pos])
+		}
+		pos++
+		return n, nil
+	}
+	power = func() (int64, error) {
+		base, err := number()
+		if err != nil || pos >= len(toks) || toks[pos] != "^" {
+			return base, err
+		}
+		pos++
+		exp, err := power()
+		if err != nil {
+			return 0, err
+		}
+		r := int64(1)
+		for range exp {
+			r *= base
+		}
+		return r, nil
+	}
+	product = func() (int64, error) {
+		v, err := power()
+		for err == nil && pos < len(toks) && toks[pos] == "*" {
+			pos++
+			var w int64
+			w, err = power()
+			v *= w
+		}
+		return v, err
+	}
+	sum = func() (int64, error) {
+		v, err := product()
+		for err == nil && pos < len(toks) && (toks[pos] == "+" || toks[pos] == "-") {
+			op := toks[pos]
+			pos++
+			var w int64
+			w, err = product()
+			if op == "+" {
+				v += w
+			} else {
+				v -= w
+			}
+		}
+		return v, err
+	}
+	v, err := sum()
+	if err == nil && pos != len(toks) {
+		err = fmt.Errorf("unexpected %q", toks[pos])
+	}
+	return v, err
+}
+
+// manyEndpoints returns n distinct ready endpoints.
+func manyEndpoints(n int) []Endpoint {
+	eps := make([]Endpoint, n)
+	for i := range eps {
+		eps[i] = Endpoint{Address: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), Port: 8080, Ready: true}
+	}
+	return eps
+}
+
+// limitCases has a row at and a row over every per-backend limit. They
+// are part of validationCases, so the parity test sends them to Lua too.
+func limitCases() []validationCase {
+	sticky := func(o StickyOptions) Backend { return Backend{Key: "k", Method: Sticky, Sticky: &o} }
+	zone := func(z string) Backend {
+		return Backend{Key: "k", Endpoints: []Endpoint{{Address: "10.0.0.1", Port: 1, Ready: true, Zone: z}}}
+	}
+	weight := func(w int) Backend {
+		return Backend{Key: "k", Endpoints: []Endpoint{{Address: "10.0.0.1", Port: 1, Ready: true, Weight: w}}}
+	}
+	hashKey := func(n int) Backend {
+		return Backend{Key: "k", Method: CHash, HashKey: "$http_" + strings.Repeat("a", n-len("$http_"))}
+	}
+	return []validationCase{
+		{"limit: endpoints at MaxEndpoints", Backend{Key: "k", Endpoints: manyEndpoints(MaxEndpoints)}, true},
+		{"limit: endpoints over MaxEndpoints", Backend{Key: "k", Endpoints: manyEndpoints(MaxEndpoints + 1)}, false},
+		{"limit: key at MaxKeyLen", Backend{Key: strings.Repeat("k", MaxKeyLen)}, true},
+		{"limit: key over MaxKeyLen", Backend{Key: strings.Repeat("k", MaxKeyLen+1)}, false},
+		{"limit: weight at MaxWeight", weight(MaxWeight), true},
+		{"limit: weight over MaxWeight", weight(MaxWeight + 1), false},
+		{"limit: retries at MaxRetries", Backend{Key: "k", Retries: intp(MaxRetries)}, true},
+		{"limit: retries over MaxRetries", Backend{Key: "k", Retries: intp(MaxRetries + 1)}, false},
+		{"limit: hash key at MaxHashKeyLen", hashKey(MaxHashKeyLen), true},
+		{"limit: hash key over MaxHashKeyLen", hashKey(MaxHashKeyLen + 1), false},
+		{"limit: cookie name at MaxCookieNameLen", sticky(StickyOptions{Cookie: strings.Repeat("c", MaxCookieNameLen)}), true},
+		{"limit: cookie name over MaxCookieNameLen", sticky(StickyOptions{Cookie: strings.Repeat("c", MaxCookieNameLen+1)}), false},
+		{"limit: cookie path at MaxCookiePathLen", sticky(StickyOptions{Path: "/" + strings.Repeat("p", MaxCookiePathLen-1)}), true},
+		{"limit: cookie path over MaxCookiePathLen", sticky(StickyOptions{Path: "/" + strings.Repeat("p", MaxCookiePathLen)}), false},
+		{"limit: max age at MaxCookieAge", sticky(StickyOptions{MaxAge: MaxCookieAge}), true},
+		{"limit: max age over MaxCookieAge", sticky(StickyOptions{MaxAge: MaxCookieAge + 1}), false},
+		{"limit: zone at MaxZoneLen", zone(strings.Repeat("z", MaxZoneLen)), true},
+		{"limit: zone over MaxZoneLen", zone(strings.Repeat("z", MaxZoneLen+1)), false},
+	}
+}
+
+// TestLimits has a row at and over every limit; the counted limits fail
+// with a *LimitError, which the controller reports as such.
+func TestLimits(t *testing.T) {
+	for _, tc := range limitCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.b
+			if b.Endpoints == nil {
+				b.Endpoints = manyEndpoints(1)
+			}
+			err := b.Validate()
+			if (err == nil) != tc.valid {
+				t.Fatalf("Validate() = %v, want valid=%v", err, tc.valid)
+			}
+			var le *LimitError
+			if tc.name == "limit: endpoints over MaxEndpoints" &&
+				(!errors.As(err, &le) || le.What != "endpoints" || le.Got != MaxEndpoints+1 || le.Limit != MaxEndpoints) {
+				t.Fatalf("Validate() = %v, want a *LimitError for endpoints", err)
+			}
+		})
+	}
+	backends := func(n int) []Backend {
+		bs := make([]Backend, n)
+		for i := range bs {
+			bs[i] = Backend{Key: "b" + strconv.Itoa(i)}
+		}
+		return bs
+	}
+	for _, tc := range []struct {
+		name  string
+		st    State
+		valid bool
+	}{
+		{"limit: generation at MaxGeneration", State{Generation: MaxGeneration}, true},
+		{"limit: generation over MaxGeneration", State{Generation: MaxGeneration + 1}, false},
+		{"limit: backends at MaxBackends", State{Backends: backends(MaxBackends)}, true},
+		{"limit: backends over MaxBackends", State{Backends: backends(MaxBackends + 1)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.st.Validate()
+			if (err == nil) != tc.valid {
+				t.Fatalf("Validate() = %v, want valid=%v", err, tc.valid)
+			}
+			var le *LimitError
+			if !tc.valid && len(tc.st.Backends) > MaxBackends && !errors.As(err, &le) {
+				t.Fatalf("Validate() = %v, want a *LimitError", err)
+			}
+		})
+	}
+}
