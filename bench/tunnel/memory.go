@@ -47,7 +47,9 @@ func memory(bin string, conns int) error {
 	uds := filepath.Join(dir, "c.sock")
 	srv := exec.Command(bin, "tunnel", "server", "--server-id", "mem", "--agent-bind-address", agentAddr,
 		"--connect-uds-path", uds, "--health-bind-address", "", "--log-level", "warn",
-		"--tls-cert-file", sc, "--tls-private-key-file", sk, "--agent-ca-file", agentCA)
+		"--tls-cert-file", sc, "--tls-private-key-file", sk, "--agent-ca-file", agentCA,
+		// The agent's certificate names no address: grant its loopback one.
+		"--route-allow", "mem-edge=127.0.0.1")
 	agt := exec.Command(bin, "tunnel", "agent", "--server", agentAddr, "--server-name", "causeway-tunnel",
 		"--node-name", "mem-edge", "--node-ip", "127.0.0.1", "--health-bind-address", "", "--log-level", "warn",
 		"--drain-timeout", "1s", "--tls-cert-file", ac, "--tls-private-key-file", ak, "--ca-file", serverCA)

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/causeway/causeway/internal/tunnel/agent"
@@ -117,7 +118,7 @@ func newTunnelServerCommand() *cobra.Command {
 		iptPorts, iptTarget, iptChain       string
 		iptResync                           time.Duration
 		kubeconfig                          string
-		authorizeNodes                      bool
+		authorizeNodes, insecureAnyAddress  bool
 		routeAllow                          []string
 		lf                                  leaseFlags
 	)
@@ -156,29 +157,31 @@ func newTunnelServerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var routes server.RoutePolicy
+			policy := server.Policy{InsecureAcceptAnyNodeAddress: insecureAnyAddress}
 			for _, s := range routeAllow {
 				r, err := server.ParseRouteRule(s)
 				if err != nil {
 					return fmt.Errorf("--route-allow: %w", err)
 				}
-				routes.Rules = append(routes.Rules, r)
+				policy.Routes = append(policy.Routes, r)
 			}
-			var authz server.Authorizer = server.CertNodeAuthorizer{}
-			if authorizeNodes {
-				rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			switch {
+			case insecureAnyAddress:
+				log.Warn("INSECURE: --insecure-accept-any-node-address is set: any agent may claim ANY node IP and host name, " +
+					"including other nodes' addresses, 169.254.169.254 and kubernetes.default.svc, and receive their traffic")
+			case authorizeNodes:
+				nodes, err := nodeGetter(kubeconfig, cmd.Flags().Changed("authorize-node-addresses"))
 				if err != nil {
-					return fmt.Errorf("kubeconfig: %w", err)
+					return err
 				}
-				cs, err := kubernetes.NewForConfig(rc)
-				if err != nil {
-					return fmt.Errorf("kubernetes client: %w", err)
+				if nodes == nil {
+					log.Info("no Kubernetes API (no --kubeconfig, not in a cluster): agents may claim only their certificate's SANs and --route-allow grants")
+				} else {
+					policy.Nodes = nodes
 				}
-				authz = server.NodeAddressAuthorizer{Nodes: cs.CoreV1().Nodes()}
 			}
-			authz = server.Chain{authz, routes}
 			srv, err := server.New(server.Config{
-				Authorizer: authz,
+				Authorizer: policy,
 				ServerID:   serverID, ServerCount: serverCount, TLS: certs.ServerConfig(kp, agentPool),
 				Transport: cf.transport(), DialTimeout: cf.dialTimeout, Logger: log,
 				Metrics: metrics.New(reg, "server"),
@@ -300,8 +303,9 @@ func newTunnelServerCommand() *cobra.Command {
 	fs.StringVar(&iptChain, "iptables-chain", iptables.DefaultChain, "nat chain owned by the manager.")
 	fs.DurationVar(&iptResync, "iptables-resync-period", 30*time.Second, "How often rules are checked and repaired.")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig for --authorize-node-addresses and --server-count-from-leases; empty means in-cluster.")
-	fs.BoolVar(&authorizeNodes, "authorize-node-addresses", false, "Accept an agent's node IPs and host names only if its Node object in the API lists them.")
-	fs.StringArrayVar(&routeAllow, "route-allow", nil, "NODES=CIDR[,CIDR...] or NODES=default (repeatable): agents of nodes matching the pattern (*, ?, [...]) may claim CIDRs inside these, or the default route. Without a rule, CIDR and default-route claims are refused.")
+	fs.BoolVar(&authorizeNodes, "authorize-node-addresses", true, "Also accept node IPs and host names that the agent's Node lists in status.addresses in the API (needs get on nodes). Left at its default without an API, only certificate SANs and --route-allow grants are accepted.")
+	fs.BoolVar(&insecureAnyAddress, "insecure-accept-any-node-address", false, "INSECURE: accept any node IP and host name an agent claims, so one node can take another's traffic. For migration only.")
+	fs.StringArrayVar(&routeAllow, "route-allow", nil, "NODES=ROUTE[,ROUTE...] (repeatable): agents of nodes matching the pattern (*, ?, [...]) may claim CIDRs inside the rule's CIDRs (or IPs) and node IPs inside them, host names matching host:PATTERN, and the default route with 'default'. Without a rule, CIDR and default-route claims are refused.")
 	return c
 }
 
@@ -404,7 +408,7 @@ func newTunnelAgentCommand() *cobra.Command {
 	fs.StringVar(&serverName, "server-name", "", "Name to verify in the server certificate; defaults to the host of --server.")
 	fs.StringVar(&caFile, "ca-file", "", "CA bundle that signs the server certificate.")
 	fs.StringVar(&nodeName, "node-name", host, "This node's name; must match the certificate's CN system:node:<name>.")
-	fs.StringSliceVar(&nodeIPs, "node-ip", nil, "This node's IP addresses (repeatable).")
+	fs.StringSliceVar(&nodeIPs, "node-ip", nil, "This node's IP addresses (repeatable); servers accept those in the certificate's IP SANs, the Node's status.addresses or a --route-allow rule.")
 	fs.StringSliceVar(&cidrs, "cidr", nil, "CIDRs this agent can reach (repeatable).")
 	fs.StringSliceVar(&hostNames, "hostname", nil, "Host names this agent answers for; defaults to the node name.")
 	fs.BoolVar(&defaultRoute, "default-route", false, "Carry destinations no agent owns.")
@@ -414,6 +418,30 @@ func newTunnelAgentCommand() *cobra.Command {
 	fs.DurationVar(&maxBackoff, "reconnect-max-backoff", time.Second, "Largest delay between connection attempts (jittered).")
 	fs.DurationVar(&drainAfter, "drain-timeout", 30*time.Second, "On shutdown, how long open connections may finish.")
 	return c
+}
+
+// nodeGetter reads Nodes through --kubeconfig or the in-cluster config. Out
+// of a cluster with no --kubeconfig it returns nil, unless the flag that
+// asks for it was given explicitly.
+func nodeGetter(kubeconfig string, explicit bool) (server.NodeGetter, error) {
+	var rc *rest.Config
+	var err error
+	if kubeconfig != "" {
+		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		rc, err = rest.InClusterConfig()
+		if errors.Is(err, rest.ErrNotInCluster) && !explicit {
+			return nil, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--authorize-node-addresses: kubeconfig: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	return cs.CoreV1().Nodes(), nil
 }
 
 func parsePrefixOrAddr(s string) (netip.Prefix, error) {

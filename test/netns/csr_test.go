@@ -86,7 +86,10 @@ func TestCSRBootstrapAcrossNamespaces(t *testing.T) {
 		"--agent-ca-file", agentCAFile, "--csr", "--bootstrap-kubeconfig", kubeconfig["tunnel-server"],
 		"--cert-dir", serverCerts, "--csr-ip-address", cloudIP, "--csr-dns-name", "causeway-tunnel",
 		"--keepalive-interval", "500ms", "--keepalive-timeout", "1s",
-		"--server-count-from-leases", "--kubeconfig", kubeconfig["tunnel-server"], "--lease-renew-interval", "1s"}
+		"--server-count-from-leases", "--kubeconfig", kubeconfig["tunnel-server"], "--lease-renew-interval", "1s",
+		// The agent's CSR certificate carries no SANs and there is no
+		// Node object: the administrator grants its address.
+		"--route-allow", "edge-1=" + edgeIP}
 	srv := tp.start(t, tp.cloud, "server", serverArgs...)
 	tp.start(t, tp.edge, "agent", binary, "tunnel", "agent", "--server", cloudIP+":8132",
 		"--node-name", "edge-1", "--node-ip", edgeIP, "--health-bind-address", "127.0.0.1:8134",

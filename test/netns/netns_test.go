@@ -260,7 +260,9 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() error) time
 	return 0
 }
 
-func (tp *topology) writePKI(t *testing.T) (serverArgs, agentArgs []string) {
+// writePKI writes the certificates; the agent's carries agentIPs as IP
+// SANs, the addresses the server then accepts as its node IPs.
+func (tp *topology) writePKI(t *testing.T, agentIPs ...net.IP) (serverArgs, agentArgs []string) {
 	t.Helper()
 	p, err := tunneltest.NewPKI(net.ParseIP(cloudIP))
 	if err != nil {
@@ -269,7 +271,7 @@ func (tp *topology) writePKI(t *testing.T) (serverArgs, agentArgs []string) {
 	sc, sk, _ := p.Server.WriteFiles(tp.dir, "server")
 	agentCA, _ := p.AgentCA.WriteFile(tp.dir, "agent-ca")
 	serverCA, _ := p.ServerCA.WriteFile(tp.dir, "server-ca")
-	leaf, err := p.AgentCert("edge-1")
+	leaf, err := p.AgentCA.Issue("system:node:edge-1", false, agentIPs, nil, 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,24 @@ func New(cfg Config) (*Agent, error) {
 	var b [8]byte
 	rand.Read(b[:])
 	a.instanceID = hex.EncodeToString(b[:])
+	// Refuse at start what every server would refuse at registration.
+	h := a.hello()
+	if err := h.CheckLimits(); err != nil {
+		return nil, fmt.Errorf("registration: %w", err)
+	}
+	if err := h.CheckSize(); err != nil {
+		return nil, fmt.Errorf("registration: %w", err)
+	}
 	return a, nil
+}
+
+// hello is the registration sent on every new link.
+func (a *Agent) hello() wire.Hello {
+	return wire.Hello{
+		Version: wire.ProtocolVersion, NodeName: a.cfg.NodeName, InstanceID: a.instanceID,
+		NodeIPs: a.cfg.NodeIPs, CIDRs: a.cfg.CIDRs, HostNames: a.cfg.HostNames,
+		DefaultRoute: a.cfg.DefaultRoute, Draining: a.draining.Load(), Compression: a.cfg.Compression,
+	}
 }
 
 // ServerIDs returns the IDs of the replicas the agent holds links to.
@@ -306,12 +323,7 @@ func (a *Agent) handshake(sess *wire.Session, deadline time.Time) (*wire.Stream,
 		return nil, w, err
 	}
 	ctrl.SetDeadline(deadline)
-	hello := wire.Hello{
-		Version: wire.ProtocolVersion, NodeName: a.cfg.NodeName, InstanceID: a.instanceID,
-		NodeIPs: a.cfg.NodeIPs, CIDRs: a.cfg.CIDRs, HostNames: a.cfg.HostNames,
-		DefaultRoute: a.cfg.DefaultRoute, Draining: a.draining.Load(), Compression: a.cfg.Compression,
-	}
-	if err := wire.WriteFrame(ctrl, hello); err != nil {
+	if err := wire.WriteFrame(ctrl, a.hello()); err != nil {
 		return nil, w, fmt.Errorf("send hello: %w", err)
 	}
 	if err := wire.ReadFrame(ctrl, &w); err != nil {

@@ -20,7 +20,7 @@ func TestRoutePolicy(t *testing.T) {
 	}
 	var logs logBuffer
 	s := startServer(t, p, serverOpts{log: logs.logger(),
-		authz: server.Chain{server.CertNodeAuthorizer{}, server.RoutePolicy{Rules: []server.RouteRule{rule}}}})
+		authz: server.Policy{Routes: server.RouteRules{rule}}})
 	backend := echoBackend(t, "127.0.0.1")
 	_, port, _ := net.SplitHostPort(backend)
 	loop := []string{"127.0.0.0/8"}

@@ -28,6 +28,10 @@ type Metrics struct {
 	Bytes *prometheus.CounterVec
 	// DialLatency observes the time from dial request to answer.
 	DialLatency *prometheus.HistogramVec
+	// RouteConflicts (server only; nil on agents) counts node-IP claims
+	// ignored because another agent's CIDR owns the address, each time
+	// one appears.
+	RouteConflicts prometheus.Counter
 }
 
 // New creates the collectors with the given subsystem ("server" or
@@ -62,6 +66,13 @@ func New(reg prometheus.Registerer, subsystem string) *Metrics {
 		}, []string{"result"}),
 	}
 	reg.MustRegister(m.Links, m.Dials, m.Active, m.Bytes, m.DialLatency)
+	if subsystem == "server" {
+		m.RouteConflicts = prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "causeway_tunnel", Subsystem: subsystem, Name: "route_conflicts_total",
+			Help: "Node-IP claims ignored because the most specific CIDR containing the address belongs to another agent.",
+		})
+		reg.MustRegister(m.RouteConflicts)
+	}
 	return m
 }
 

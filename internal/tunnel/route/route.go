@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -54,9 +55,27 @@ var (
 type Table struct {
 	byIP     map[netip.Addr][]*Agent
 	prefixes []prefixEntry // longest first
-	byHost   map[string][]*Agent
-	defaults []*Agent
-	size     int
+	byPrefix map[netip.Prefix][]*Agent
+	// lengths4 and lengths6 are the distinct prefix lengths, longest
+	// first, so the longest match is one map lookup per length.
+	lengths4, lengths6 []int
+	byHost             map[string][]*Agent
+	defaults           []*Agent
+	conflicts          []Conflict
+	size               int
+}
+
+// Conflict is a node-IP claim the table ignores because the most specific
+// CIDR containing the IP belongs to other agents. A node IP is the most
+// specific claim there is, so without this rule an agent could list the
+// addresses of a network the administrator granted to another agent, one
+// by one, and take all of them.
+type Conflict struct {
+	IP     netip.Addr
+	Agent  string // link ID of the claimant
+	Node   string // its node
+	Prefix netip.Prefix
+	Owners []string // nodes holding Prefix, sorted
 }
 
 type prefixEntry struct {
@@ -67,17 +86,36 @@ type prefixEntry struct {
 // NewTable builds a table from agents; it copies nothing the caller keeps
 // mutating, so callers must pass fresh Agent values.
 func NewTable(agents []Agent) *Table {
-	t := &Table{byIP: map[netip.Addr][]*Agent{}, byHost: map[string][]*Agent{}, size: len(agents)}
-	byPrefix := map[netip.Prefix][]*Agent{}
+	t := &Table{byIP: map[netip.Addr][]*Agent{}, byPrefix: map[netip.Prefix][]*Agent{},
+		byHost: map[string][]*Agent{}, size: len(agents)}
+	byPrefix := t.byPrefix
+	for i := range agents {
+		for _, p := range agents[i].CIDRs {
+			p = p.Masked()
+			byPrefix[p] = append(byPrefix[p], &agents[i])
+		}
+	}
+	seen4, seen6 := map[int]bool{}, map[int]bool{}
+	for p := range byPrefix {
+		if p.Addr().Is4() && !seen4[p.Bits()] {
+			seen4[p.Bits()] = true
+			t.lengths4 = append(t.lengths4, p.Bits())
+		} else if p.Addr().Is6() && !seen6[p.Bits()] {
+			seen6[p.Bits()] = true
+			t.lengths6 = append(t.lengths6, p.Bits())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(t.lengths4)))
+	sort.Sort(sort.Reverse(sort.IntSlice(t.lengths6)))
 	for i := range agents {
 		a := &agents[i]
 		for _, ip := range a.NodeIPs {
 			ip = ip.Unmap()
+			if p, owners, ok := t.longestPrefix(ip); ok && !holds(owners, a.Node) {
+				t.conflicts = append(t.conflicts, conflict(ip, a, p, owners))
+				continue
+			}
 			t.byIP[ip] = append(t.byIP[ip], a)
-		}
-		for _, p := range a.CIDRs {
-			p = p.Masked()
-			byPrefix[p] = append(byPrefix[p], a)
 		}
 		for _, h := range a.HostNames {
 			h = normalizeHost(h)
@@ -87,6 +125,14 @@ func NewTable(agents []Agent) *Table {
 			t.defaults = append(t.defaults, a)
 		}
 	}
+	sort.Slice(t.conflicts, func(i, j int) bool {
+		ci, cj := t.conflicts[i], t.conflicts[j]
+		if ci.IP != cj.IP {
+			return ci.IP.Less(cj.IP)
+		}
+		return ci.Agent < cj.Agent
+	})
+	t.conflicts = slices.CompactFunc(t.conflicts, func(a, b Conflict) bool { return a.IP == b.IP && a.Agent == b.Agent })
 	for p, as := range byPrefix {
 		t.prefixes = append(t.prefixes, prefixEntry{p, as})
 	}
@@ -99,11 +145,49 @@ func NewTable(agents []Agent) *Table {
 	return t
 }
 
+// longestPrefix finds the most specific registered CIDR containing ip.
+func (t *Table) longestPrefix(ip netip.Addr) (netip.Prefix, []*Agent, bool) {
+	lengths := t.lengths6
+	if ip.Is4() {
+		lengths = t.lengths4
+	}
+	for _, bits := range lengths {
+		p := netip.PrefixFrom(ip, bits).Masked()
+		if as, ok := t.byPrefix[p]; ok {
+			return p, as, true
+		}
+	}
+	return netip.Prefix{}, nil, false
+}
+
+func holds(as []*Agent, node string) bool {
+	for _, a := range as {
+		if a.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+func conflict(ip netip.Addr, a *Agent, p netip.Prefix, owners []*Agent) Conflict {
+	c := Conflict{IP: ip, Agent: a.ID, Node: a.Node, Prefix: p}
+	for _, o := range owners {
+		c.Owners = append(c.Owners, o.Node)
+	}
+	sort.Strings(c.Owners)
+	c.Owners = slices.Compact(c.Owners)
+	return c
+}
+
+// Conflicts lists the node-IP claims the table ignores, by IP and link.
+func (t *Table) Conflicts() []Conflict { return t.conflicts }
+
 // Len is the number of agents in the table.
 func (t *Table) Len() int { return t.size }
 
 // Lookup picks the agent for host, an IP address or a host name (no port).
-// Rules, in order: an agent whose node IP is the destination; the agents
+// Rules, in order: an agent whose node IP is the destination (unless the
+// longest CIDR containing it is another agent's: see Conflict); the agents
 // with the longest CIDR containing it; agents registering the host name;
 // default-route agents. Within the first rule that matches, draining
 // agents are skipped and the choice among the rest is a stable hash of
@@ -115,12 +199,8 @@ func (t *Table) Lookup(host string) (Agent, Match, error) {
 		if as := t.byIP[ip]; len(as) > 0 {
 			return pick(host, as, MatchNodeIP)
 		}
-		for _, pe := range t.prefixes {
-			if pe.prefix.Contains(ip) {
-				// Equal prefixes were merged when the table was built;
-				// a longer one always comes first.
-				return pick(host, pe.agents, MatchCIDR)
-			}
+		if _, as, ok := t.longestPrefix(ip); ok {
+			return pick(host, as, MatchCIDR)
 		}
 	} else if as := t.byHost[host]; len(as) > 0 {
 		return pick(host, as, MatchHostName)

@@ -141,3 +141,74 @@ func TestDestinations(t *testing.T) {
 		t.Errorf("Prefixes = %s", got)
 	}
 }
+
+// TestNodeIPConflicts: a node-IP claim never overrides another agent's
+// CIDR. The claim is ignored (and reported) when the most specific CIDR
+// containing the address belongs to other nodes only.
+func TestNodeIPConflicts(t *testing.T) {
+	table := NewTable([]Agent{
+		{ID: "a1", Node: "site-a", CIDRs: cidrs("10.20.0.0/24", "10.30.0.0/16", "fd00:20::/64")},
+		{ID: "a2", Node: "site-a", NodeIPs: ips("10.20.0.7")}, // a second link of the same node
+		{ID: "h", Node: "hijacker", NodeIPs: ips("10.20.0.1", "10.20.0.254", "10.20.0.1", "::ffff:10.20.0.9", "10.30.5.5", "192.168.9.9", "fd00:20::1"),
+			CIDRs: cidrs("10.30.5.0/24")},
+		{ID: "s", Node: "shared", CIDRs: cidrs("10.40.0.0/24")},
+		{ID: "e", Node: "e", NodeIPs: ips("10.40.0.5"), CIDRs: cidrs("10.40.0.0/24")},
+	})
+	for _, tc := range []struct {
+		name, host, want string
+		match            Match
+	}{
+		{"inside another node's CIDR: the CIDR owner", "10.20.0.1", "a1", MatchCIDR},
+		{"the last address of it too", "10.20.0.254", "a1", MatchCIDR},
+		{"an IPv4-mapped claim is the IPv4 address", "10.20.0.9", "a1", MatchCIDR},
+		{"IPv6 likewise", "fd00:20::1", "a1", MatchCIDR},
+		{"inside its own, more specific CIDR", "10.30.5.5", "h", MatchNodeIP},
+		{"outside every CIDR", "192.168.9.9", "h", MatchNodeIP},
+		{"another link of the CIDR's node", "10.20.0.7", "a2", MatchNodeIP},
+		{"inside a CIDR the claimant shares", "10.40.0.5", "e", MatchNodeIP},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, m, err := table.Lookup(tc.host)
+			if err != nil || got.ID != tc.want || m != tc.match {
+				t.Fatalf("Lookup(%s) = %s/%s, %v; want %s/%s", tc.host, got.ID, m, err, tc.want, tc.match)
+			}
+		})
+	}
+	var got []string
+	for _, c := range table.Conflicts() {
+		got = append(got, fmt.Sprintf("%s %s/%s in %s of %v", c.IP, c.Node, c.Agent, c.Prefix, c.Owners))
+	}
+	want := []string{
+		"10.20.0.1 hijacker/h in 10.20.0.0/24 of [site-a]", // listed twice, reported once
+		"10.20.0.9 hijacker/h in 10.20.0.0/24 of [site-a]",
+		"10.20.0.254 hijacker/h in 10.20.0.0/24 of [site-a]",
+		"fd00:20::1 hijacker/h in fd00:20::/64 of [site-a]",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Conflicts =\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestHijackByListingAddresses: an agent listing every address of another
+// agent's /24 as node IPs takes none of them.
+func TestHijackByListingAddresses(t *testing.T) {
+	var all []netip.Addr
+	for i := 1; i <= 254; i++ {
+		all = append(all, netip.AddrFrom4([4]byte{10, 20, 0, byte(i)}))
+	}
+	table := NewTable([]Agent{
+		{ID: "a", Node: "site-a", CIDRs: cidrs("10.20.0.0/24")},
+		{ID: "b", Node: "site-b", NodeIPs: all},
+	})
+	for _, ip := range all {
+		if got, m, err := table.Lookup(ip.String()); err != nil || got.ID != "a" || m != MatchCIDR {
+			t.Fatalf("Lookup(%s) = %s/%s, %v; want a/cidr", ip, got.ID, m, err)
+		}
+	}
+	if n := len(table.Conflicts()); n != 254 {
+		t.Errorf("%d conflicts, want 254", n)
+	}
+	if d := table.Destinations(); len(d) != 0 {
+		t.Errorf("ignored claims still listed as destinations: %v", d)
+	}
+}

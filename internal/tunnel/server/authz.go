@@ -20,8 +20,10 @@ type Authorizer interface {
 const NodeCNPrefix = "system:node:"
 
 // CertNodeAuthorizer accepts a registration only when the node name equals
-// the one in the certificate's common name (system:node:<name>). It does
-// not check addresses; chain a NodeAddressAuthorizer for that.
+// the one in the certificate's common name (system:node:<name>), and then
+// accepts every claim: any node IP, host name, CIDR and the default route.
+// It is not the server's default (Policy is); tests of the transport use
+// it, and custom chains may start with it.
 type CertNodeAuthorizer struct{}
 
 // Authorize implements Authorizer.

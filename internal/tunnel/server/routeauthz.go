@@ -1,54 +1,35 @@
 package server
 
 import (
-	"context"
-	"crypto/x509"
 	"fmt"
 	"net/netip"
 	"path"
 	"strings"
-
-	"github.com/causeway/causeway/internal/tunnel/wire"
 )
 
-// RouteRule lets the agents of the nodes whose names match Nodes claim
-// CIDRs inside Prefixes and, with DefaultRoute, the default route.
+// RouteRule is one --route-allow rule: the agents of the nodes whose names
+// match Nodes may claim CIDRs inside Prefixes, node IPs inside Prefixes,
+// host names matching HostNames and, with DefaultRoute, the default route.
 type RouteRule struct {
 	Nodes        string // a path.Match pattern: "edge-1", "edge-*", "*"
 	Prefixes     []netip.Prefix
+	HostNames    []string // lower-case path.Match patterns: "printer.lan", "*.store.example"
 	DefaultRoute bool
 }
 
-// RoutePolicy authorizes the routes an agent claims beyond its own node:
-// its CIDRs and the default route. Unlike node IPs, which a Node object
-// vouches for, these say which networks behind an agent the cloud's
-// traffic should enter, so a compromised edge node that claims 0.0.0.0/0
-// or the default route would receive every destination no other agent
-// owns. Only the administrator's rules decide. A claim is allowed when a
-// rule whose pattern matches the agent's node name holds a prefix that
-// contains the claimed CIDR (or, for the default route, allows it); with
-// no rules every such claim is refused. Node IPs and host names are not
-// its business (see NodeAddressAuthorizer).
-type RoutePolicy struct {
-	Rules []RouteRule
-}
+// RouteRules are the administrator's grants. Unlike the certificate and
+// the Node object, which vouch for one node's own addresses, CIDRs and the
+// default route say which networks behind an agent the cloud's traffic
+// should enter: a compromised edge node that claimed 0.0.0.0/0 or the
+// default route would receive every destination no other agent owns. So
+// only these rules grant them, and with no rules every such claim is
+// refused.
+type RouteRules []RouteRule
 
-// Authorize implements Authorizer.
-func (p RoutePolicy) Authorize(_ context.Context, _ *x509.Certificate, hello *wire.Hello) error {
-	for _, c := range hello.CIDRs {
-		if !p.allowsPrefix(hello.NodeName, c) {
-			return fmt.Errorf("CIDR %s is not allowed for node %q (no --route-allow rule covers it)", c, hello.NodeName)
-		}
-	}
-	if hello.DefaultRoute && !p.allowsDefault(hello.NodeName) {
-		return fmt.Errorf("the default route is not allowed for node %q (no --route-allow rule grants it)", hello.NodeName)
-	}
-	return nil
-}
-
-func (p RoutePolicy) allowsPrefix(node string, c netip.Prefix) bool {
+// allowsPrefix: a rule for node holds a prefix containing all of c.
+func (rs RouteRules) allowsPrefix(node string, c netip.Prefix) bool {
 	c = c.Masked()
-	for _, r := range p.Rules {
+	for _, r := range rs {
 		if !r.matches(node) {
 			continue
 		}
@@ -61,8 +42,31 @@ func (p RoutePolicy) allowsPrefix(node string, c netip.Prefix) bool {
 	return false
 }
 
-func (p RoutePolicy) allowsDefault(node string) bool {
-	for _, r := range p.Rules {
+// allowsAddr: ip may be a node IP of node because a rule for node grants a
+// CIDR containing it (the node could claim that CIDR anyway).
+func (rs RouteRules) allowsAddr(node string, ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsValid() && rs.allowsPrefix(node, netip.PrefixFrom(ip, ip.BitLen()))
+}
+
+// allowsHost: a rule for node has a host-name pattern matching h.
+func (rs RouteRules) allowsHost(node, h string) bool {
+	h = normalizeName(h)
+	for _, r := range rs {
+		if !r.matches(node) {
+			continue
+		}
+		for _, pat := range r.HostNames {
+			if ok, err := path.Match(pat, h); err == nil && ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (rs RouteRules) allowsDefault(node string) bool {
+	for _, r := range rs {
 		if r.DefaultRoute && r.matches(node) {
 			return true
 		}
@@ -75,15 +79,20 @@ func (r RouteRule) matches(node string) bool {
 	return err == nil && ok
 }
 
-// ParseRouteRule parses NODES=ROUTE[,ROUTE...], where NODES is a node-name
-// pattern (path.Match syntax: *, ?, [...]) and each ROUTE a CIDR or the
-// word "default" for the default route. Examples: "edge-1=192.168.1.0/24",
-// "store-*=10.20.0.0/16,10.21.0.0/16", "gateway=default".
+// hostPrefix marks a host-name pattern in a rule, so that a typo of a CIDR
+// or of "default" is an error rather than a grant.
+const hostPrefix = "host:"
+
+// ParseRouteRule parses NODES=ROUTE[,ROUTE...]. NODES is a node-name
+// pattern (path.Match syntax: *, ?, [...]). Each ROUTE is a CIDR, a single
+// IP address (a /32 or /128), "default" for the default route, or
+// host:PATTERN for host names. Examples: "edge-1=192.168.1.0/24",
+// "store-*=10.20.0.0/16,host:*.store.example", "gateway=default".
 func ParseRouteRule(s string) (RouteRule, error) {
 	nodes, routes, ok := strings.Cut(s, "=")
 	nodes = strings.TrimSpace(nodes)
 	if !ok || nodes == "" || strings.TrimSpace(routes) == "" {
-		return RouteRule{}, fmt.Errorf("route rule %q: want NODES=CIDR[,CIDR...] or NODES=default", s)
+		return RouteRule{}, fmt.Errorf("route rule %q: want NODES=CIDR[,CIDR...], NODES=default or NODES=host:PATTERN", s)
 	}
 	if _, err := path.Match(nodes, ""); err != nil {
 		return RouteRule{}, fmt.Errorf("route rule %q: node pattern: %w", s, err)
@@ -91,18 +100,41 @@ func ParseRouteRule(s string) (RouteRule, error) {
 	r := RouteRule{Nodes: nodes}
 	for _, route := range strings.Split(routes, ",") {
 		route = strings.TrimSpace(route)
-		if route == "default" {
+		switch {
+		case route == "default":
 			r.DefaultRoute = true
-			continue
+		case strings.HasPrefix(route, hostPrefix):
+			pat := normalizeName(strings.TrimPrefix(route, hostPrefix))
+			if pat == "" {
+				return RouteRule{}, fmt.Errorf("route rule %q: empty host name pattern", s)
+			}
+			if _, err := path.Match(pat, ""); err != nil {
+				return RouteRule{}, fmt.Errorf("route rule %q: host name pattern %q: %w", s, pat, err)
+			}
+			r.HostNames = append(r.HostNames, pat)
+		case !strings.Contains(route, "/"):
+			ip, err := netip.ParseAddr(route)
+			if err != nil {
+				return RouteRule{}, fmt.Errorf("route rule %q: %q is not a CIDR, an IP address, default or host:PATTERN", s, route)
+			}
+			ip = ip.Unmap()
+			r.Prefixes = append(r.Prefixes, netip.PrefixFrom(ip, ip.BitLen()))
+		default:
+			pfx, err := netip.ParsePrefix(route)
+			if err != nil {
+				return RouteRule{}, fmt.Errorf("route rule %q: %w", s, err)
+			}
+			if pfx != pfx.Masked() {
+				return RouteRule{}, fmt.Errorf("route rule %q: %s has host bits set (did you mean %s?)", s, pfx, pfx.Masked())
+			}
+			r.Prefixes = append(r.Prefixes, pfx)
 		}
-		pfx, err := netip.ParsePrefix(route)
-		if err != nil {
-			return RouteRule{}, fmt.Errorf("route rule %q: %w", s, err)
-		}
-		if pfx != pfx.Masked() {
-			return RouteRule{}, fmt.Errorf("route rule %q: %s has host bits set (did you mean %s?)", s, pfx, pfx.Masked())
-		}
-		r.Prefixes = append(r.Prefixes, pfx)
 	}
 	return r, nil
+}
+
+// normalizeName compares host names as DNS does: case-insensitively and
+// without the trailing dot.
+func normalizeName(h string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
 }

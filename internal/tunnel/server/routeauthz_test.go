@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"net/netip"
 	"strings"
 	"testing"
@@ -23,7 +25,12 @@ func TestParseRouteRule(t *testing.T) {
 		{in: "=10.0.0.0/8", wantErr: "want NODES="},
 		{in: "edge-1=", wantErr: "want NODES="},
 		{in: "edge-[=10.0.0.0/8", wantErr: "node pattern"},
-		{in: "edge-1=10.0.0.0", wantErr: "no '/'"},
+		{in: "edge-1=10.0.0.7", want: RouteRule{Nodes: "edge-1", Prefixes: []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32")}}},
+		{in: "edge-1=::ffff:10.0.0.7", want: RouteRule{Nodes: "edge-1", Prefixes: []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32")}}},
+		{in: "edge-1=host:Printer.LAN.,host:*.store.example", want: RouteRule{Nodes: "edge-1", HostNames: []string{"printer.lan", "*.store.example"}}},
+		{in: "edge-1=host:", wantErr: "empty host name pattern"},
+		{in: "edge-1=host:[a", wantErr: "host name pattern"},
+		{in: "edge-1=10.0.0.256", wantErr: "not a CIDR, an IP address, default or host:PATTERN"},
 		{in: "edge-1=10.0.0.1/8", wantErr: "host bits set (did you mean 10.0.0.0/8?)"},
 		{in: "edge-1=everything", wantErr: "everything"},
 	}
@@ -39,7 +46,8 @@ func TestParseRouteRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Nodes != tc.want.Nodes || got.DefaultRoute != tc.want.DefaultRoute || len(got.Prefixes) != len(tc.want.Prefixes) {
+			if got.Nodes != tc.want.Nodes || got.DefaultRoute != tc.want.DefaultRoute || len(got.Prefixes) != len(tc.want.Prefixes) ||
+				strings.Join(got.HostNames, ",") != strings.Join(tc.want.HostNames, ",") {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 			for i := range got.Prefixes {
@@ -51,16 +59,9 @@ func TestParseRouteRule(t *testing.T) {
 	}
 }
 
-func TestRoutePolicy(t *testing.T) {
-	var rules []RouteRule
-	for _, s := range []string{"edge-1=192.168.1.0/24", "store-*=10.20.0.0/16,fd00:20::/32", "gateway=default"} {
-		r, err := ParseRouteRule(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rules = append(rules, r)
-	}
-	policy := RoutePolicy{Rules: rules}
+// TestRouteRules: CIDR and default-route claims against --route-allow.
+func TestRouteRules(t *testing.T) {
+	policy := Policy{Routes: mustRules(t, "edge-1=192.168.1.0/24", "store-*=10.20.0.0/16,fd00:20::/32", "gateway=default")}
 	tests := []struct {
 		name    string
 		node    string
@@ -68,7 +69,7 @@ func TestRoutePolicy(t *testing.T) {
 		dflt    bool
 		wantErr string
 	}{
-		{name: "node IPs only need no rule", node: "anyone"},
+		{name: "no routes need no rule", node: "anyone"},
 		{name: "the rule's own prefix", node: "edge-1", cidrs: []string{"192.168.1.0/24"}},
 		{name: "a smaller prefix inside it", node: "edge-1", cidrs: []string{"192.168.1.128/25"}},
 		{name: "a single address inside it", node: "edge-1", cidrs: []string{"192.168.1.7/32"}},
@@ -92,7 +93,8 @@ func TestRoutePolicy(t *testing.T) {
 			for _, c := range tc.cidrs {
 				h.CIDRs = append(h.CIDRs, netip.MustParsePrefix(c))
 			}
-			err := policy.Authorize(context.Background(), nil, h)
+			cert := &x509.Certificate{Subject: pkix.Name{CommonName: NodeCNPrefix + tc.node}}
+			err := policy.Authorize(context.Background(), cert, h)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -104,7 +106,8 @@ func TestRoutePolicy(t *testing.T) {
 			}
 		})
 	}
-	if err := (RoutePolicy{}).Authorize(context.Background(), nil, &wire.Hello{NodeName: "edge-1", CIDRs: []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")}}); err == nil {
+	cert := &x509.Certificate{Subject: pkix.Name{CommonName: "system:node:edge-1"}}
+	if err := (Policy{}).Authorize(context.Background(), cert, &wire.Hello{NodeName: "edge-1", CIDRs: []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")}}); err == nil {
 		t.Error("an empty policy allowed a CIDR")
 	}
 }

@@ -32,7 +32,8 @@ type Config struct {
 	ServerCount int
 	// TLS serves the agent port; it must require client certificates.
 	TLS *tls.Config
-	// Authorizer checks each registration; nil means CertNodeAuthorizer.
+	// Authorizer checks each registration; nil means Policy{}: the
+	// certificate's node name and SANs only, no CIDRs, no default route.
 	Authorizer Authorizer
 	Transport  wire.TransportConfig
 	// DialTimeout bounds an agent's dial of a destination.
@@ -53,6 +54,9 @@ type Server struct {
 	links  map[string]*link
 	nextID uint64
 	table  atomic.Pointer[route.Table]
+	// conflicts are the node-IP claims the last table ignored, so that
+	// each is logged and counted once, when it appears.
+	conflicts map[conflictKey]bool
 	// changed gets a token whenever the table changes; the iptables
 	// manager waits on it.
 	changed chan struct{}
@@ -99,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger.With("serverID", cfg.ServerID), authz: cfg.Authorizer,
 		links: map[string]*link{}, changed: make(chan struct{}, 1)}
 	if s.authz == nil {
-		s.authz = CertNodeAuthorizer{}
+		s.authz = Policy{}
 	}
 	s.table.Store(route.NewTable(nil))
 	return s, nil
@@ -163,6 +167,7 @@ func (s *Server) handleAgent(ctx context.Context, raw net.Conn) {
 	}
 	tconn.SetDeadline(time.Time{})
 	peer := tconn.ConnectionState().PeerCertificates[0]
+	log = log.With("cert", peer.Subject.CommonName)
 
 	sess, err := wire.NewServerSession(tconn, s.cfg.Transport)
 	if err != nil {
@@ -171,9 +176,9 @@ func (s *Server) handleAgent(ctx context.Context, raw net.Conn) {
 		return
 	}
 	defer sess.Close()
-	l, err := s.register(ctx, sess, peer, deadline, log)
+	l, node, err := s.register(ctx, sess, peer, deadline, log)
 	if err != nil {
-		log.Warn("agent registration refused", "err", err)
+		log.Warn("agent registration refused", "node", node, "reason", err)
 		return
 	}
 	log = log.With("node", l.hello.NodeName, "link", l.id)
@@ -185,34 +190,43 @@ func (s *Server) handleAgent(ctx context.Context, raw net.Conn) {
 }
 
 // register runs the handshake: Hello, authorization, Welcome, then waits
-// for the agent to commit the link with Ready (it closes duplicates).
-func (s *Server) register(ctx context.Context, sess *wire.Session, peer *x509.Certificate, deadline time.Time, log *slog.Logger) (*link, error) {
+// for the agent to commit the link with Ready (it closes duplicates). It
+// returns the node name the agent claimed, if it got that far.
+func (s *Server) register(ctx context.Context, sess *wire.Session, peer *x509.Certificate, deadline time.Time, log *slog.Logger) (*link, string, error) {
 	ctrl, err := acceptWithDeadline(sess, deadline)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ctrl.SetDeadline(deadline)
+	count := s.serverCount()
+	refuse := func(err error) error {
+		wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: count, Error: err.Error()})
+		return err
+	}
 	var hello wire.Hello
 	if err := wire.ReadFrame(ctrl, &hello); err != nil {
-		return nil, fmt.Errorf("read hello: %w", err)
+		if errors.Is(err, wire.ErrFrameTooLarge) {
+			// Tell the agent; the frame's body is never read, so an
+			// oversized hello costs no memory.
+			return nil, "", refuse(fmt.Errorf("hello exceeds the limit of %d bytes: %w", wire.MaxHelloSize, err))
+		}
+		return nil, "", fmt.Errorf("read hello: %w", err)
 	}
-	count := s.serverCount()
 	if err := s.authorize(ctx, peer, &hello); err != nil {
-		wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: count, Error: err.Error()})
-		return nil, fmt.Errorf("node %q: %w", hello.NodeName, err)
+		return nil, hello.NodeName, refuse(err)
 	}
 	if err := wire.WriteFrame(ctrl, wire.Welcome{ServerID: s.cfg.ServerID, ServerCount: count, Acks: true}); err != nil {
-		return nil, fmt.Errorf("send welcome: %w", err)
+		return nil, hello.NodeName, fmt.Errorf("send welcome: %w", err)
 	}
 	var c wire.Control
 	if err := wire.ReadFrame(ctrl, &c); err != nil {
 		// The agent already holds a link to this server ID and dropped
 		// this one; that is routine behind a load balancer.
 		log.Debug("agent did not commit link", "node", hello.NodeName, "err", err)
-		return nil, fmt.Errorf("node %q dropped the link before committing (duplicate server ID)", hello.NodeName)
+		return nil, hello.NodeName, errors.New("the agent dropped the link before committing (duplicate server ID)")
 	}
 	if c.Type != wire.ControlReady {
-		return nil, fmt.Errorf("node %q: expected ready, got %q", hello.NodeName, c.Type)
+		return nil, hello.NodeName, fmt.Errorf("expected ready, got %q", c.Type)
 	}
 	ctrl.SetDeadline(time.Time{})
 	l := &link{hello: hello, sess: sess, ctrl: ctrl}
@@ -231,7 +245,7 @@ func (s *Server) register(ctx context.Context, sess *wire.Session, peer *x509.Ce
 	// Only now can a connection be routed to the agent: tell it, so that
 	// it reports ready no earlier.
 	l.send(wire.Control{Type: wire.ControlRouted})
-	return l, nil
+	return l, hello.NodeName, nil
 }
 
 // serverCount is the replica count currently reported to agents.
@@ -244,6 +258,10 @@ func (s *Server) serverCount() int {
 func (s *Server) authorize(ctx context.Context, peer *x509.Certificate, hello *wire.Hello) error {
 	if hello.Version != wire.ProtocolVersion {
 		return fmt.Errorf("protocol version %d not supported (want %d)", hello.Version, wire.ProtocolVersion)
+	}
+	// Limits hold whatever the authorizer: they bound the server's tables.
+	if err := hello.CheckLimits(); err != nil {
+		return err
 	}
 	return s.authz.Authorize(ctx, peer, hello)
 }
@@ -316,6 +334,37 @@ func (s *Server) remove(l *link) {
 	s.rebuild()
 }
 
+// logConflicts logs new conflicts, one line per link and CIDR, so an
+// agent listing a whole network does not flood the log.
+func (s *Server) logConflicts(cs []route.Conflict) {
+	type group struct {
+		c   route.Conflict
+		ips []netip.Addr
+	}
+	var groups []*group
+	idx := map[string]*group{}
+	for _, c := range cs {
+		k := c.Agent + " " + c.Prefix.String()
+		g := idx[k]
+		if g == nil {
+			g = &group{c: c}
+			idx[k] = g
+			groups = append(groups, g)
+		}
+		g.ips = append(g.ips, c.IP)
+	}
+	for _, g := range groups {
+		shown := g.ips[:min(len(g.ips), 8)]
+		s.log.Warn("node IP claims ignored: another agent's CIDR owns the addresses", "node", g.c.Node, "link", g.c.Agent,
+			"cidr", g.c.Prefix, "cidrOwners", g.c.Owners, "count", len(g.ips), "nodeIPs", shown)
+	}
+}
+
+type conflictKey struct {
+	link string
+	ip   netip.Addr
+}
+
 // rebuild makes a new routing table from the live links.
 func (s *Server) rebuild() {
 	s.mu.Lock()
@@ -326,9 +375,24 @@ func (s *Server) rebuild() {
 			HostNames: l.hello.HostNames, DefaultRoute: l.hello.DefaultRoute, Draining: l.draining.Load(),
 		})
 	}
-	s.table.Store(route.NewTable(agents))
+	t := route.NewTable(agents)
+	s.table.Store(t)
 	n := len(s.links)
+	var fresh []route.Conflict
+	now := map[conflictKey]bool{}
+	for _, c := range t.Conflicts() {
+		k := conflictKey{c.Agent, c.IP}
+		now[k] = true
+		if !s.conflicts[k] {
+			fresh = append(fresh, c)
+		}
+	}
+	s.conflicts = now
 	s.mu.Unlock()
+	s.logConflicts(fresh)
+	if s.cfg.Metrics != nil && s.cfg.Metrics.RouteConflicts != nil {
+		s.cfg.Metrics.RouteConflicts.Add(float64(len(fresh)))
+	}
 	if s.cfg.Metrics != nil {
 		s.cfg.Metrics.Links.WithLabelValues(s.cfg.ServerID).Set(float64(n))
 	}

@@ -25,6 +25,16 @@ const ProtocolVersion = 1
 // side allocate without limit.
 const MaxFrameSize = 64 << 10
 
+// MaxHelloSize bounds the encoded Hello. It is the frame limit, named so
+// both sides can say which limit a registration broke.
+const MaxHelloSize = MaxFrameSize
+
+// MaxClaims bounds how many node IPs, host names and CIDRs one agent may
+// register. Each claim is a routing-table entry (and an iptables rule per
+// port), so one agent must not be able to grow them without limit; real
+// nodes need a handful.
+const MaxClaims = 256
+
 // Hello is the agent's registration, the first frame on the control stream.
 type Hello struct {
 	Version int `json:"version"`
@@ -44,6 +54,33 @@ type Hello struct {
 	Draining bool `json:"draining,omitempty"`
 	// Compression lists the modes the agent can decode and encode.
 	Compression []Compression `json:"compression,omitempty"`
+}
+
+// Claims is how many routing entries the Hello asks for: node IPs, host
+// names and CIDRs (the default route is a flag, not an entry).
+func (h *Hello) Claims() int { return len(h.NodeIPs) + len(h.HostNames) + len(h.CIDRs) }
+
+// CheckLimits enforces MaxClaims. Agents check before sending and servers
+// on receipt, so a misconfigured agent fails at start with the same reason
+// a server would give.
+func (h *Hello) CheckLimits() error {
+	if n := h.Claims(); n > MaxClaims {
+		return fmt.Errorf("%d claims (%d node IPs, %d host names, %d CIDRs) exceed the limit of %d per agent",
+			n, len(h.NodeIPs), len(h.HostNames), len(h.CIDRs), MaxClaims)
+	}
+	return nil
+}
+
+// CheckSize enforces MaxHelloSize on the encoded Hello.
+func (h *Hello) CheckSize() error {
+	body, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("encode hello: %w", err)
+	}
+	if len(body) > MaxHelloSize {
+		return fmt.Errorf("hello of %d bytes exceeds the limit of %d bytes", len(body), MaxHelloSize)
+	}
+	return nil
 }
 
 // Welcome is the server's answer to Hello.

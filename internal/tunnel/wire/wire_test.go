@@ -3,9 +3,11 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,6 +41,48 @@ func TestFrameTooLarge(t *testing.T) {
 	var v Hello
 	if err := ReadFrame(bytes.NewReader(hdr), &v); !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("err = %v, want ErrFrameTooLarge", err)
+	}
+}
+
+// TestHelloLimits: at most MaxClaims node IPs, host names and CIDRs
+// together, and at most MaxHelloSize bytes encoded.
+func TestHelloLimits(t *testing.T) {
+	hello := func(ips, hosts, cidrs int, hostLen int) *Hello {
+		h := &Hello{Version: ProtocolVersion, NodeName: "edge-1"}
+		for i := range ips {
+			h.NodeIPs = append(h.NodeIPs, netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}))
+		}
+		for i := range hosts {
+			h.HostNames = append(h.HostNames, fmt.Sprintf("%0*d", hostLen, i))
+		}
+		for i := range cidrs {
+			h.CIDRs = append(h.CIDRs, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 1, byte(i), 0}), 24))
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name   string
+		h      *Hello
+		claims string
+		size   string
+	}{
+		{"none", hello(0, 0, 0, 8), "", ""},
+		{"256 node IPs", hello(256, 0, 0, 8), "", ""},
+		{"257 node IPs", hello(257, 0, 0, 8), "257 claims (257 node IPs, 0 host names, 0 CIDRs) exceed the limit of 256 per agent", ""},
+		{"256 mixed", hello(100, 100, 56, 8), "", ""},
+		{"257 mixed", hello(100, 100, 57, 8), "257 claims", ""},
+		{"256 long host names", hello(0, 256, 0, 253), "", "exceeds the limit of 65536 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, c := range []struct {
+				err  error
+				want string
+			}{{tc.h.CheckLimits(), tc.claims}, {tc.h.CheckSize(), tc.size}} {
+				if (c.err == nil) != (c.want == "") || (c.err != nil && !strings.Contains(c.err.Error(), c.want)) {
+					t.Errorf("err = %v, want %q", c.err, c.want)
+				}
+			}
+		})
 	}
 }
 
