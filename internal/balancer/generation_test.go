@@ -49,16 +49,9 @@ func TestReplaceIgnoresGenerationOrder(t *testing.T) {
 // state pushed since with a higher generation by someone else.
 func TestStateFileReplacesForeignStateOnReload(t *testing.T) {
 	const key = "ns/a/80"
-	file := filepath.Join(t.TempDir(), "state.json")
 	a := startBackend(t, "127.0.0.2", "a")
 	b := startBackend(t, "127.0.0.3", "b")
-	body, err := EncodeState(State{Generation: 3, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, body, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := stateFileOf(t, State{Generation: 3, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
 	n := startNginx(t, nginxOptions{keys: []string{key}, stateFile: file})
 	if r := n.get(t, n.http, n.url(0, "/"), nil); r.status != 200 || r.backend != "a" {
 		t.Fatalf("state file not loaded at start: status %d from %q", r.status, r.backend)
@@ -89,16 +82,9 @@ func TestStateFileReplacesForeignStateOnReload(t *testing.T) {
 // state file.
 func TestStateFileWaitsForTheWriteLock(t *testing.T) {
 	const key = "ns/a/80"
-	file := filepath.Join(t.TempDir(), "state.json")
 	a := startBackend(t, "127.0.0.2", "a")
 	b := startBackend(t, "127.0.0.3", "b")
-	body, err := EncodeState(State{Generation: 3, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, body, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := stateFileOf(t, State{Generation: 3, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
 	n := startNginx(t, nginxOptions{keys: []string{key}, stateFile: file, editConf: func(conf string) string {
 		// /hold takes the write lock for 0.5 s, as a long push would.
 		return strings.Replace(conf, "        proxy_read_timeout 10s;\n",
@@ -112,4 +98,18 @@ func TestStateFileWaitsForTheWriteLock(t *testing.T) {
 	if got := n.counts(t, n.url(0, "/"), 10, 2, nil); got["a"] != 10 {
 		t.Fatalf("after a reload that waited for the lock: %v, want all from a\n%s", got, n.logs())
 	}
+}
+
+// stateFileOf writes st as a state file and returns its path.
+func stateFileOf(t *testing.T, st State) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "state.json")
+	body, err := EncodeState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

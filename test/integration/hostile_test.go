@@ -32,7 +32,6 @@ var hostile = []string{
 // baseModel builds a small valid Model from manifests.
 func baseModel(t *testing.T) *model.Model {
 	t.Helper()
-	dir := t.TempDir()
 	// Servers: [0] the default, [1] safe.test with TLS, [2] and [3] two
 	// hosts alike, which the Lua data plane renders as one shared server
 	// block with a map from host to backend per location.
@@ -43,18 +42,25 @@ func baseModel(t *testing.T) *model.Model {
 		tlsIngressYAML("ns", "ing", "safe.test", "tls", "svc") +
 		ingressYAML("ns", "twin-a", "twin-a.test", "Prefix / svc2") +
 		ingressYAML("ns", "twin-b", "twin-b.test", "Prefix / svc3")
-	if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(m), 0o644); err != nil {
+	mod, problems := buildManifests(t, m)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	return mod
+}
+
+// buildManifests loads YAML through the files source into a Model.
+func buildManifests(t *testing.T, manifests string) (*model.Model, []model.Problem) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(manifests), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := files.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, problems := model.Build(snap, model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller"}})
-	if len(problems) > 0 {
-		t.Fatal(problems)
-	}
-	return mod
+	return model.Build(snap, model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller"}})
 }
 
 // mutations put a hostile value into every user-controlled string of a
@@ -169,16 +175,7 @@ func TestExtremeValidValuesRenderAndPass(t *testing.T) {
 	for name, manifest := range extremes {
 		for _, plane := range dataPlanes {
 			t.Run(name+"/"+plane, func(t *testing.T) {
-				dir := t.TempDir()
-				m := ingressClass + serviceYAML("ns", "svc", 80, &backend{IP: "127.0.0.2", Port: 8080}) + manifest()
-				if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(m), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				snap, err := files.Load(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				mod, problems := model.Build(snap, model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller"}})
+				mod, problems := buildManifests(t, ingressClass+serviceYAML("ns", "svc", 80, &backend{IP: "127.0.0.2", Port: 8080})+manifest())
 				for _, p := range problems {
 					if p.Rejected {
 						t.Fatalf("a valid object was rejected: %v", p)
