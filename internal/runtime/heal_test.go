@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -238,5 +239,25 @@ func TestLogPipeForwardsWholeLines(t *testing.T) {
 	want := []string{"first line\n", "second line\n", "third\n", long[:maxLogLine] + "\n", long[maxLogLine:] + "\n", "unterminated\n"}
 	if !slices.Equal(rec.writes, want) {
 		t.Fatalf("got %d writes %.80q, want %d", len(rec.writes), rec.writes, len(want))
+	}
+}
+
+// Readiness probes read Health while an Apply may hold the Manager for
+// seconds (nginx -t at thousands of hosts): it must not wait for it.
+func TestHealthDoesNotWaitForApply(t *testing.T) {
+	m := &Manager{}
+	err := errors.New("workers cannot enter /x")
+	m.health.Store(&err)
+	m.mu.Lock() // an Apply in progress
+	defer m.mu.Unlock()
+	got := make(chan error, 1)
+	go func() { got <- m.Health() }()
+	select {
+	case e := <-got:
+		if e != err {
+			t.Fatalf("Health() = %v, want %v", e, err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Health blocked behind the Manager's lock")
 	}
 }

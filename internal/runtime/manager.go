@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,9 +39,6 @@ type Options struct {
 	// as root (render emits the matching "user" directive). Secret files
 	// are owned by it, since workers read certificates at handshake time.
 	WorkerUser string
-	// Static are files written with every configuration and healed like
-	// it (the Lua modules), by path relative to the state directory.
-	Static render.Files
 	// HealEvery is how often the state directory is checked against what
 	// was last written, and repaired (10s by default).
 	HealEvery time.Duration
@@ -70,9 +68,13 @@ type Manager struct {
 	mu     sync.Mutex // serialises Apply, start and stop
 	access access
 	files  fileSet // what is on disk now: always the last good set
+	// static are files written with every configuration and healed like
+	// it (the Lua modules), by path relative to the state directory.
+	static render.Files
 	// health is why the state directory cannot be brought up to date, or
-	// what nginx's workers cannot reach; nil when all is well.
-	health  error
+	// what nginx's workers cannot reach (nil when all is well). It is
+	// atomic, not under mu: readiness probes must not wait for a reload.
+	health  atomic.Pointer[error]
 	version string // the version live in nginx
 	proc    *os.Process
 	exited  chan struct{} // closed when proc exits
@@ -222,42 +224,39 @@ func (m *Manager) Test(ctx context.Context, files render.Files) error {
 }
 
 func (m *Manager) withStatic(files render.Files) render.Files {
-	if len(m.opts.Static) == 0 {
+	if len(m.static) == 0 {
 		return files
 	}
 	files = maps.Clone(files)
-	maps.Copy(files, m.opts.Static)
+	maps.Copy(files, m.static)
 	return files
 }
 
-// SetStatic sets the files written with every configuration from the next
-// Apply on (see Options.Static).
+// SetStatic sets files, by path relative to the state directory, that are
+// written with every configuration from the next Apply on and healed like
+// it: the Lua modules, known only once the Lua probe ran in the prepared
+// state directory.
 func (m *Manager) SetStatic(files render.Files) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.opts.Static = files
+	m.static = files
 }
 
 // Health reports why the state directory cannot be kept as written, or
 // what nginx's workers cannot reach; nil when all is well. The controller
 // is not ready while it is not nil.
 func (m *Manager) Health() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.health
+	if p := m.health.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
-// Heal checks the state directory against what was last written and puts
+// heal checks the state directory against what was last written and puts
 // back whatever is missing or different: directories with their modes and
 // owners, the default certificate, and every managed file. Files are
 // compared with the disk, not only with memory, so a deleted or damaged
-// state directory recovers without a restart.
-func (m *Manager) Heal() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.heal()
-}
-
+// state directory recovers without a restart. Callers hold mu.
 func (m *Manager) heal() error {
 	err := m.access.prepareDirs(m.opts.StateDir)
 	if err == nil {
@@ -273,12 +272,17 @@ func (m *Manager) heal() error {
 	if err == nil {
 		err = m.access.checkWorkerAccess(m.opts.StateDir, m.files.secretNames())
 	}
-	if err != nil && (m.health == nil || m.health.Error() != err.Error()) {
+	prev := m.Health()
+	if err != nil && (prev == nil || prev.Error() != err.Error()) {
 		m.opts.Log.Error("the state directory is not usable; not ready until it is", "err", err)
-	} else if err == nil && m.health != nil {
+	} else if err == nil && prev != nil {
 		m.opts.Log.Info("the state directory is usable again")
 	}
-	m.health = err
+	if err == nil {
+		m.health.Store(nil)
+	} else {
+		m.health.Store(&err)
+	}
 	return err
 }
 
