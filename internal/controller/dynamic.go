@@ -90,20 +90,13 @@ type refusal struct {
 }
 
 // backendsOf converts the Model's backends into the balancer's payload.
-// Endpoints are unique by address and port: the Model keeps one per zone,
-// and nginx refuses a backend listing an address and port twice.
+// The Model lists each address and port once.
 func backendsOf(m *model.Model) []balancer.Backend {
 	out := make([]balancer.Backend, 0, len(m.Backends))
 	for _, b := range m.Backends {
 		be := balancer.Backend{Key: b.Key, Method: b.Balance.Method, HashKey: b.Balance.HashKey,
 			Sticky: b.Balance.Sticky, Retries: b.Balance.Retries, Endpoints: make([]balancer.Endpoint, 0, len(b.Endpoints))}
-		seen := make(map[model.Endpoint]bool, len(b.Endpoints))
 		for _, e := range b.Endpoints {
-			id := model.Endpoint{Address: e.Address, Port: e.Port}
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
 			be.Endpoints = append(be.Endpoints, balancer.Endpoint{Address: e.Address, Port: int(e.Port), Weight: 1, Ready: true, Zone: e.Zone})
 		}
 		out = append(out, be)

@@ -322,20 +322,6 @@ func TestDynamicPushRefusedIsNotRepeated(t *testing.T) {
 	}
 }
 
-// The Model keeps an endpoint once per zone; nginx wants each address and
-// port once.
-func TestBackendsOfDropsDuplicateEndpoints(t *testing.T) {
-	m := &model.Model{Backends: []*model.Backend{{Key: "ns/a/80", Endpoints: []model.Endpoint{
-		{Address: "10.0.0.1", Port: 80, Zone: "a"}, {Address: "10.0.0.1", Port: 80, Zone: "b"}, {Address: "10.0.0.1", Port: 81}}}}}
-	bs := backendsOf(m)
-	if len(bs[0].Endpoints) != 2 {
-		t.Fatalf("endpoints %+v", bs[0].Endpoints)
-	}
-	if err := bs[0].Validate(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Through Sync: a Service over the endpoint limit ends up in
 // SyncResult.Problems (logged, and seen by OnSync for Events), another
 // Service's endpoint change is pushed, and the sync succeeds.

@@ -142,7 +142,15 @@ func (idx *serviceIndex) endpoints(ns, svc, portName string) []Endpoint {
 			}
 		}
 	}
-	seen := map[Endpoint]bool{}
+	// One endpoint per address and port, whatever the slices say: nginx
+	// refuses (Lua) or double-weights (plain upstreams) a peer listed
+	// twice. Slices that disagree on its zone keep the smallest zone, so
+	// the result does not depend on the order the slices arrive in.
+	type peer struct {
+		addr string
+		port int32
+	}
+	seen := map[peer]int{} // index in out
 	var out []Endpoint
 	for _, es := range idx.slices[key] {
 		if es.AddressType != discoveryv1.AddressTypeIPv4 && es.AddressType != discoveryv1.AddressTypeIPv6 {
@@ -198,10 +206,12 @@ func (idx *serviceIndex) endpoints(ns, svc, portName string) []Endpoint {
 					continue
 				}
 				e := Endpoint{Address: addr.String(), Port: port, Zone: zone}
-				if !seen[e] {
-					seen[e] = true
-					out = append(out, e)
+				if i, dup := seen[peer{e.Address, port}]; dup {
+					out[i].Zone = min(out[i].Zone, zone)
+					continue
 				}
+				seen[peer{e.Address, port}] = len(out)
+				out = append(out, e)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"math/big"
 	"reflect"
 	"strings"
@@ -163,6 +164,34 @@ func TestEndpointsReadyOnly(t *testing.T) {
 	want := []Endpoint{{Address: "10.0.0.1", Port: 8080}, {Address: "10.0.0.2", Port: 8080}}
 	if !reflect.DeepEqual(m.Backends[0].Endpoints, want) {
 		t.Fatalf("endpoints = %v, want %v", m.Backends[0].Endpoints, want)
+	}
+}
+
+// An address and port that several slices list (in different zones, say,
+// during a slice handover) is one endpoint, with the smallest zone, in
+// whatever order the slices come.
+func TestEndpointsOncePerAddressAndPort(t *testing.T) {
+	zoned := func(name, zone string, addrs ...string) *discoveryv1.EndpointSlice {
+		es := slice("default", "web", "http", 8080)
+		es.Name = name
+		for _, a := range addrs {
+			es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{Addresses: []string{a}, Zone: ptr.To(zone)})
+		}
+		return es
+	}
+	a := zoned("web-a", "zone-b", "10.0.0.1", "10.0.0.2")
+	b := zoned("web-b", "zone-a", "10.0.0.1", "10.0.0.3")
+	want := []Endpoint{{Address: "10.0.0.1", Port: 8080, Zone: "zone-a"}, {Address: "10.0.0.2", Port: 8080, Zone: "zone-b"},
+		{Address: "10.0.0.3", Port: 8080, Zone: "zone-a"}}
+	for _, order := range [][]*discoveryv1.EndpointSlice{{a, b}, {b, a}} {
+		s := world(0)
+		s.Services = append(s.Services, service("default", "web", 80, "http"))
+		s.EndpointSlices = order
+		s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("", path("/", "Prefix", "web", 80))))
+		m, _ := Build(s, testOpts)
+		if got := m.Backends[0].Endpoints; !reflect.DeepEqual(got, want) {
+			t.Fatalf("slices %s, %s: endpoints = %v, want %v", order[0].Name, order[1].Name, got, want)
+		}
 	}
 }
 
