@@ -54,7 +54,6 @@ var (
 // Table is an immutable routing snapshot.
 type Table struct {
 	byIP     map[netip.Addr][]*Agent
-	prefixes []prefixEntry // longest first
 	byPrefix map[netip.Prefix][]*Agent
 	// lengths4 and lengths6 are the distinct prefix lengths, longest
 	// first, so the longest match is one map lookup per length.
@@ -76,11 +75,6 @@ type Conflict struct {
 	Node   string // its node
 	Prefix netip.Prefix
 	Owners []string // nodes holding Prefix, sorted
-}
-
-type prefixEntry struct {
-	prefix netip.Prefix
-	agents []*Agent
 }
 
 // NewTable builds a table from agents; it copies nothing the caller keeps
@@ -133,15 +127,6 @@ func NewTable(agents []Agent) *Table {
 		return ci.Agent < cj.Agent
 	})
 	t.conflicts = slices.CompactFunc(t.conflicts, func(a, b Conflict) bool { return a.IP == b.IP && a.Agent == b.Agent })
-	for p, as := range byPrefix {
-		t.prefixes = append(t.prefixes, prefixEntry{p, as})
-	}
-	sort.Slice(t.prefixes, func(i, j int) bool {
-		if t.prefixes[i].prefix.Bits() != t.prefixes[j].prefix.Bits() {
-			return t.prefixes[i].prefix.Bits() > t.prefixes[j].prefix.Bits()
-		}
-		return t.prefixes[i].prefix.String() < t.prefixes[j].prefix.String()
-	})
 	return t
 }
 
@@ -258,9 +243,15 @@ func (t *Table) Destinations() []netip.Addr {
 
 // Prefixes returns every registered CIDR, longest first.
 func (t *Table) Prefixes() []netip.Prefix {
-	out := make([]netip.Prefix, 0, len(t.prefixes))
-	for _, pe := range t.prefixes {
-		out = append(out, pe.prefix)
+	out := make([]netip.Prefix, 0, len(t.byPrefix))
+	for p := range t.byPrefix {
+		out = append(out, p)
 	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Bits() != out[j].Bits() {
+			return out[i].Bits() > out[j].Bits()
+		}
+		return out[i].String() < out[j].String()
+	})
 	return out
 }
