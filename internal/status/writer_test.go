@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -243,9 +244,11 @@ func TestNewOutcome(t *testing.T) {
 	problems := []model.Problem{
 		{Object: model.ObjectRef{Kind: "Ingress", Namespace: "ns", Name: "ours", UID: "uid-ours"}, Reason: model.ReasonInvalid, Rejected: true},
 		{Object: model.ObjectRef{Kind: "Ingress", Namespace: "ns", Name: "ours", UID: "an-older-one"}, Reason: model.ReasonCollision},
-		{Object: model.ObjectRef{Kind: "Service", Namespace: "ns", Name: "ours"}, Reason: model.ReasonInvalid},
+		{Object: model.ObjectRef{Kind: "Service", Namespace: "ns", Name: "ours", UID: "uid-svc"}, Reason: model.ReasonInvalid},
+		{Object: model.ObjectRef{Kind: "ConfigMap", Namespace: "ns", Name: "gone"}, Reason: model.ReasonInvalidConfig},
 	}
-	o := NewOutcome(&source.Snapshot{Ingresses: []*networkingv1.Ingress{ours, theirs}}, problems, nil, class)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ours", UID: "uid-svc"}}
+	o := NewOutcome(&source.Snapshot{Ingresses: []*networkingv1.Ingress{ours, theirs}, Services: []*corev1.Service{svc}}, problems, nil, class)
 	if !o.Applied || len(o.Ingresses) != 2 {
 		t.Fatalf("outcome = %+v", o)
 	}
@@ -255,6 +258,11 @@ func TestNewOutcome(t *testing.T) {
 	}
 	if w := o.Ingresses[1]; w.Ours || len(w.Problems) != 0 {
 		t.Errorf("theirs: %+v", w)
+	}
+	// Other objects' problems travel with the object they name, for
+	// Events; a problem whose object the snapshot lacks stays in the log.
+	if len(o.Others) != 1 || o.Others[0].Object != svc || len(o.Others[0].Problems) != 1 || o.Others[0].Problems[0].Reason != model.ReasonInvalid {
+		t.Errorf("others: %+v", o.Others)
 	}
 }
 
