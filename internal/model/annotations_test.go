@@ -97,19 +97,7 @@ func TestIngressAnnotations(t *testing.T) {
 			opts.AnnotationsPrefix = tc.prefix
 			m, problems := Build(s, opts)
 
-			var reasons []string
-			for _, p := range problems {
-				if p.Object.Kind != "Ingress" || p.Object.Name != "web" || p.Rejected {
-					t.Fatalf("problem %v: want problems on Ingress web only, none rejecting it", p)
-				}
-				reasons = append(reasons, p.Reason)
-			}
-			if fmt.Sprint(reasons) != fmt.Sprint(tc.reasons) {
-				t.Fatalf("problems = %v, want reasons %v", problems, tc.reasons)
-			}
-			if tc.naming != "" && !strings.Contains(problems[0].Message, tc.naming) {
-				t.Fatalf("problem %q does not name %q", problems[0].Message, tc.naming)
-			}
+			checkAnnotationProblems(t, problems, "Ingress", "web", tc.reasons, tc.naming)
 
 			a := server(m, "a.com")
 			for _, req := range []string{"/app", "/app/y", "/x", "/nowhere"} {
@@ -200,19 +188,7 @@ func TestServiceAnnotations(t *testing.T) {
 			s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("a.com",
 				path("/", "Prefix", svcName(0), 80), path("/alt", "Prefix", svcName(0), 81))))
 			m, problems := Build(s, testOpts)
-			var reasons []string
-			for _, p := range problems {
-				if p.Object.Kind != "Service" || p.Rejected {
-					t.Fatalf("problem %v: want it on the Service", p)
-				}
-				reasons = append(reasons, p.Reason)
-			}
-			if fmt.Sprint(reasons) != fmt.Sprint(tc.reasons) {
-				t.Fatalf("problems = %v, want reasons %v", problems, tc.reasons)
-			}
-			if tc.naming != "" && !strings.Contains(problems[0].Message, tc.naming) {
-				t.Fatalf("problem %q does not name %q", problems[0].Message, tc.naming)
-			}
+			checkAnnotationProblems(t, problems, "Service", svcName(0), tc.reasons, tc.naming)
 			if l := server(m, "a.com").Match("/"); l.Backend == "" {
 				t.Fatal("Service annotations never close paths")
 			}
@@ -270,5 +246,25 @@ func TestAnnotationTableRows(t *testing.T) {
 		if !ok || a.Status != AnnotationSupported || a.Kind != "Service" {
 			t.Errorf("%s: row %+v, want a supported Service annotation", k, a)
 		}
+	}
+}
+
+// checkAnnotationProblems requires problems to be on kind/name only, none
+// rejecting it, with exactly the given reasons in order, the first naming
+// naming (when set).
+func checkAnnotationProblems(t *testing.T, problems []Problem, kind, name string, reasons []string, naming string) {
+	t.Helper()
+	var got []string
+	for _, p := range problems {
+		if p.Object.Kind != kind || p.Object.Name != name || p.Rejected {
+			t.Fatalf("problem %v: want problems on %s %s only, none rejecting it", p, kind, name)
+		}
+		got = append(got, p.Reason)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(reasons) {
+		t.Fatalf("problems = %v, want reasons %v", problems, reasons)
+	}
+	if naming != "" && !strings.Contains(problems[0].Message, naming) {
+		t.Fatalf("problem %q does not name %q", problems[0].Message, naming)
 	}
 }
