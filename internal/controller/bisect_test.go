@@ -57,13 +57,6 @@ func (a *pickyApplier) Test(_ context.Context, files render.Files) error {
 	return a.check(files)
 }
 
-type fixedSource struct{ snap *source.Snapshot }
-
-func (s *fixedSource) Run(context.Context) error  { return nil }
-func (s *fixedSource) HasSynced() bool            { return true }
-func (s *fixedSource) Changed() <-chan struct{}   { return nil }
-func (s *fixedSource) Snapshot() *source.Snapshot { return s.snap }
-
 func hostIngress(name, host string, age int) *networkingv1.Ingress {
 	pt := networkingv1.PathTypePrefix
 	return &networkingv1.Ingress{
@@ -104,7 +97,7 @@ func TestBisectFindsTheIngressNginxRefusesWithoutNamingIt(t *testing.T) {
 			}
 			var logs strings.Builder
 			c := New(Options{
-				Source: &fixedSource{snap}, Applier: app, Metrics: metrics.New(),
+				Source: &staticSource{snap: snap}, Applier: app, Metrics: metrics.New(),
 				Log:    slog.New(slog.NewTextHandler(io.MultiWriter(&logs), nil)),
 				Model:  model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
 				Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443},
@@ -140,7 +133,7 @@ func TestBisectFindsTheIngressNginxRefusesWithoutNamingIt(t *testing.T) {
 func TestBisectBlamesNobodyWhenTheBaseIsRefused(t *testing.T) {
 	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{hostIngress("a", "a.test", 1)}}
 	app := &pickyApplier{poison: []string{"server_names_hash"}} // every nginx.conf has it
-	c := New(Options{Source: &fixedSource{snap}, Applier: app, Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler),
+	c := New(Options{Source: &staticSource{snap: snap}, Applier: app, Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler),
 		Model:  model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway", WatchWithoutClass: true}},
 		Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443}})
 	if err := c.Sync(context.Background(), time.Now()); err == nil {
