@@ -1,7 +1,8 @@
-package balancer
+package balancer_test
 
 import (
 	"context"
+	"github.com/causeway/causeway/internal/balancer"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -23,7 +24,7 @@ func TestMalformedPayloadRejectedOldEndpointsServe(t *testing.T) {
 	const key = "default/web/80"
 	n := startNginx(t, nginxOptions{keys: []string{key}})
 	a := startBackend(t, "127.0.0.2", "a")
-	n.replace(t, State{Generation: 7, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: 7, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{a.endpoint()}}}})
 
 	// b is the endpoint every bad payload tries to switch to.
 	b := startBackend(t, "127.0.0.3", "b")
@@ -124,7 +125,7 @@ func TestMalformedPayloadRejectedOldEndpointsServe(t *testing.T) {
 			if tc.body != "" {
 				body = []byte(tc.body)
 			}
-			err := n.client.do(ctxT(t), method, tc.path, body, nil)
+			err := n.client.Do(ctxT(t), method, tc.path, body, nil)
 			want := http.StatusBadRequest
 			if strings.Contains(tc.want, "is older") {
 				want = http.StatusConflict
@@ -151,10 +152,10 @@ func TestMalformedPayloadRejectedOldEndpointsServe(t *testing.T) {
 // The client turns a refusal into an *APIError carrying the Lua message.
 func TestClientErrorsCarryLuaMessage(t *testing.T) {
 	n := startNginx(t, nginxOptions{keys: []string{"k"}})
-	err := n.client.Replace(ctxT(t), State{Generation: 1, Backends: []Backend{{
-		Key: "k", Endpoints: []Endpoint{{Address: "10.0.0.256", Port: 80, Ready: true}},
+	err := n.client.Replace(ctxT(t), balancer.State{Generation: 1, Backends: []balancer.Backend{{
+		Key: "k", Endpoints: []balancer.Endpoint{{Address: "10.0.0.256", Port: 80, Ready: true}},
 	}}})
-	if !isAPIError(err, 400) || !IsRejected(err) {
+	if !isAPIError(err, 400) || !balancer.IsRejected(err) {
 		t.Fatalf("got %v, want a 400 APIError", err)
 	}
 	const want = `balancer: replace state (generation 1): HTTP 400: backends[0].endpoints[0].address: must be an IPv4 or IPv6 address, got "10.0.0.256"`
@@ -163,17 +164,17 @@ func TestClientErrorsCarryLuaMessage(t *testing.T) {
 	}
 
 	// Unreachable socket: a transport error, not a refusal.
-	c := NewClient(n.dir + "/missing.sock")
+	c := balancer.NewClient(n.dir + "/missing.sock")
 	_, err = c.Generation(ctxT(t))
-	if err == nil || IsRejected(err) {
+	if err == nil || balancer.IsRejected(err) {
 		t.Errorf("missing socket: got %v, want a transport error", err)
 	}
 
 	// Wrong method and unknown path are answered in JSON too.
-	if err := n.client.do(ctxT(t), http.MethodDelete, "/v1/state", nil, nil); !isAPIError(err, 405) {
+	if err := n.client.Do(ctxT(t), http.MethodDelete, "/v1/state", nil, nil); !isAPIError(err, 405) {
 		t.Errorf("DELETE /v1/state: %v, want 405", err)
 	}
-	if err := n.client.do(ctxT(t), http.MethodGet, "/v1/nope", nil, nil); !isAPIError(err, 404) {
+	if err := n.client.Do(ctxT(t), http.MethodGet, "/v1/nope", nil, nil); !isAPIError(err, 404) {
 		t.Errorf("GET /v1/nope: %v, want 404", err)
 	}
 }
@@ -189,9 +190,9 @@ func TestReplaceUpdateDeleteGeneration(t *testing.T) {
 	if gen, err := n.client.Generation(ctx); err != nil || gen != 0 {
 		t.Fatalf("fresh nginx: generation %d, %v; want 0", gen, err)
 	}
-	n.replace(t, State{Generation: 10, Backends: []Backend{
-		{Key: "ns/a/80", Endpoints: []Endpoint{a.endpoint()}},
-		{Key: "ns/b/80", Endpoints: []Endpoint{b.endpoint()}},
+	n.replace(t, balancer.State{Generation: 10, Backends: []balancer.Backend{
+		{Key: "ns/a/80", Endpoints: []balancer.Endpoint{a.endpoint()}},
+		{Key: "ns/b/80", Endpoints: []balancer.Endpoint{b.endpoint()}},
 	}})
 	if gen, _ := n.client.Generation(ctx); gen != 10 {
 		t.Fatalf("generation %d, want 10", gen)
@@ -201,7 +202,7 @@ func TestReplaceUpdateDeleteGeneration(t *testing.T) {
 	}
 
 	// Update touches only the named backend.
-	if err := n.client.Update(ctx, 11, Backend{Key: "ns/b/80", Endpoints: []Endpoint{a.endpoint()}}); err != nil {
+	if err := n.client.Update(ctx, 11, balancer.Backend{Key: "ns/b/80", Endpoints: []balancer.Endpoint{a.endpoint()}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := n.get(t, n.http, n.url(1, "/"), nil); r.backend != "a" {
@@ -218,13 +219,13 @@ func TestReplaceUpdateDeleteGeneration(t *testing.T) {
 		t.Errorf("deleted backend: status %d, want 503", r.status)
 	}
 	// The same generation again is accepted (an idempotent retry).
-	if err := n.client.Update(ctx, 12, Backend{Key: "ns/b/80", Endpoints: []Endpoint{b.endpoint()}}); err != nil {
+	if err := n.client.Update(ctx, 12, balancer.Backend{Key: "ns/b/80", Endpoints: []balancer.Endpoint{b.endpoint()}}); err != nil {
 		t.Fatal(err)
 	}
 
 	// Normalisation: defaults, canonical IPv6, sorted endpoints.
-	n.replace(t, State{Generation: 13, Backends: []Backend{
-		{Key: "ns/a/80", Method: Sticky, Endpoints: []Endpoint{
+	n.replace(t, balancer.State{Generation: 13, Backends: []balancer.Backend{
+		{Key: "ns/a/80", Method: balancer.Sticky, Endpoints: []balancer.Endpoint{
 			{Address: "0:0:0:0:0:0:0:1", Port: 9, Ready: false, Zone: "z1"},
 			{Address: "127.0.0.2", Port: 80, Weight: 3, Ready: true},
 		}},
@@ -235,14 +236,14 @@ func TestReplaceUpdateDeleteGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	yes := true
-	want := State{Generation: 13, Backends: []Backend{
-		{Key: "ns/a/80", Method: Sticky, Retries: intp(1),
-			Sticky: &StickyOptions{Cookie: "causeway_affinity", Path: "/", HTTPOnly: &yes},
-			Endpoints: []Endpoint{
+	want := balancer.State{Generation: 13, Backends: []balancer.Backend{
+		{Key: "ns/a/80", Method: balancer.Sticky, Retries: new(1),
+			Sticky: &balancer.StickyOptions{Cookie: "causeway_affinity", Path: "/", HTTPOnly: &yes},
+			Endpoints: []balancer.Endpoint{
 				{Address: "127.0.0.2", Port: 80, Weight: 3, Ready: true},
 				{Address: "::1", Port: 9, Weight: 1, Ready: false, Zone: "z1"},
 			}},
-		{Key: "ns/b/80", Method: RoundRobin, Retries: intp(1), Endpoints: []Endpoint{}},
+		{Key: "ns/b/80", Method: balancer.RoundRobin, Retries: new(1), Endpoints: []balancer.Endpoint{}},
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("state read back\n got %+v\nwant %+v", got, want)
@@ -253,14 +254,14 @@ func TestReplaceUpdateDeleteGeneration(t *testing.T) {
 // bad backend before pushing instead of having the push refused.
 func TestValidationParityGoLua(t *testing.T) {
 	n := startNginx(t, nginxOptions{workers: 1})
-	ok := Endpoint{Address: "127.0.0.2", Port: 80, Ready: true}
+	ok := balancer.Endpoint{Address: "127.0.0.2", Port: 80, Ready: true}
 	for i, tc := range validationCases() {
 		b := tc.b
 		if b.Endpoints == nil {
-			b.Endpoints = []Endpoint{ok}
+			b.Endpoints = []balancer.Endpoint{ok}
 		}
 		goErr := b.Validate()
-		luaErr := n.client.Replace(ctxT(t), State{Generation: int64(i), Backends: []Backend{b}})
+		luaErr := n.client.Replace(ctxT(t), balancer.State{Generation: int64(i), Backends: []balancer.Backend{b}})
 		if luaErr != nil && !isAPIError(luaErr, 400) {
 			t.Fatalf("%s: unexpected error %v", tc.name, luaErr)
 		}
@@ -279,9 +280,9 @@ func TestConcurrentUpdatesAllLand(t *testing.T) {
 	for i := 0; i < writers; i++ {
 		go func(i int) {
 			// Separate clients, so separate connections (and workers).
-			c := NewClient(n.dir + "/dynamic.sock")
+			c := balancer.NewClient(n.dir + "/dynamic.sock")
 			defer c.Close()
-			b := Backend{Key: "ns/svc-" + strconv.Itoa(i) + "/80", Endpoints: []Endpoint{{Address: "127.0.0.2", Port: 1000 + i, Ready: true}}}
+			b := balancer.Backend{Key: "ns/svc-" + strconv.Itoa(i) + "/80", Endpoints: []balancer.Endpoint{{Address: "127.0.0.2", Port: 1000 + i, Ready: true}}}
 			errs <- c.Update(ctxT(t), 1, b)
 		}(i)
 	}
@@ -305,13 +306,13 @@ func TestStateTooLargeForDict(t *testing.T) {
 	const key = "ns/a/80"
 	n := startNginx(t, nginxOptions{keys: []string{key}, dictSize: "1m"})
 	a := startBackend(t, "127.0.0.2", "a")
-	n.replace(t, State{Generation: 1, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{a.endpoint()}}}})
 
-	big := State{Generation: 2}
+	big := balancer.State{Generation: 2}
 	for i := 0; i < 4; i++ {
-		b := Backend{Key: "ns/big-" + strconv.Itoa(i) + "/80"}
-		for j := 0; j < MaxEndpoints; j++ {
-			b.Endpoints = append(b.Endpoints, Endpoint{Address: "10.1." + strconv.Itoa(j/250) + "." + strconv.Itoa(j%250), Port: 8080, Ready: true})
+		b := balancer.Backend{Key: "ns/big-" + strconv.Itoa(i) + "/80"}
+		for j := 0; j < balancer.MaxEndpoints; j++ {
+			b.Endpoints = append(b.Endpoints, balancer.Endpoint{Address: "10.1." + strconv.Itoa(j/250) + "." + strconv.Itoa(j%250), Port: 8080, Ready: true})
 		}
 		big.Backends = append(big.Backends, b)
 	}

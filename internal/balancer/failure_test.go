@@ -1,8 +1,9 @@
-package balancer
+package balancer_test
 
 import (
 	"bufio"
 	"fmt"
+	"github.com/causeway/causeway/internal/balancer"
 	"net"
 	"net/http"
 	"os"
@@ -20,26 +21,26 @@ func TestRetryOnDeadEndpoint(t *testing.T) {
 	const key = "ns/retry/80"
 	tests := []struct {
 		name     string
-		b        Backend
+		b        balancer.Backend
 		dead     int  // dead endpoints listed before the live one
 		v6       bool // every endpoint on ::1
 		hdr      func(i int) map[string]string
 		wantFail bool
 	}{
-		{name: "round_robin", b: Backend{Method: RoundRobin}, dead: 1},
-		{name: "least_conn", b: Backend{Method: LeastConn}, dead: 1},
-		{name: "ewma", b: Backend{Method: EWMA}, dead: 1},
-		{name: "p2c", b: Backend{Method: P2C}, dead: 1},
-		{name: "chash", b: Backend{Method: CHash, HashKey: "$http_x_user"}, dead: 1,
+		{name: "round_robin", b: balancer.Backend{Method: balancer.RoundRobin}, dead: 1},
+		{name: "least_conn", b: balancer.Backend{Method: balancer.LeastConn}, dead: 1},
+		{name: "ewma", b: balancer.Backend{Method: balancer.EWMA}, dead: 1},
+		{name: "p2c", b: balancer.Backend{Method: balancer.P2C}, dead: 1},
+		{name: "chash", b: balancer.Backend{Method: balancer.CHash, HashKey: "$http_x_user"}, dead: 1,
 			hdr: func(i int) map[string]string { return map[string]string{"X-User": strconv.Itoa(i)} }},
-		{name: "sticky", b: Backend{Method: Sticky}, dead: 1},
+		{name: "sticky", b: balancer.Backend{Method: balancer.Sticky}, dead: 1},
 		// chash retries exactly where the exclusion of tried peers works:
 		// it would pick the same dead peer again. Tried peers are read back
 		// from nginx's $upstream_addr, so IPv6 ids must match its format.
-		{name: "chash, IPv6", b: Backend{Method: CHash, HashKey: "$http_x_user"}, dead: 1, v6: true,
+		{name: "chash, IPv6", b: balancer.Backend{Method: balancer.CHash, HashKey: "$http_x_user"}, dead: 1, v6: true,
 			hdr: func(i int) map[string]string { return map[string]string{"X-User": strconv.Itoa(i)} }},
-		{name: "two dead, retries 2", b: Backend{Retries: intp(2)}, dead: 2},
-		{name: "retries 0", b: Backend{Retries: intp(0)}, dead: 1, wantFail: true},
+		{name: "two dead, retries 2", b: balancer.Backend{Retries: new(2)}, dead: 2},
+		{name: "retries 0", b: balancer.Backend{Retries: new(0)}, dead: 1, wantFail: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestRetryOnDeadEndpoint(t *testing.T) {
 				b.Endpoints = append(b.Endpoints, deadEndpoint(t, ip(i+2)))
 			}
 			b.Endpoints = append(b.Endpoints, live.endpoint())
-			n.replace(t, State{Generation: 1, Backends: []Backend{b}})
+			n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{b}})
 			const total = 60
 			got := n.counts(t, n.url(0, "/"), total, 2, tc.hdr)
 			t.Logf("%v", got)
@@ -93,18 +94,18 @@ func TestNoReadyEndpointsGive503(t *testing.T) {
 	}
 
 	expect("before any push", 503, "")
-	n.replace(t, State{Generation: 1, Backends: []Backend{{Key: "ns/a/80", Endpoints: []Endpoint{a.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{{Key: "ns/a/80", Endpoints: []balancer.Endpoint{a.endpoint()}}}})
 	expect("pushed", 200, "a")
 	if r := n.get(t, n.http, n.url(1, "/"), nil); r.status != 503 {
 		t.Errorf("key never pushed: status %d, want 503", r.status)
 	}
-	n.replace(t, State{Generation: 2, Backends: []Backend{{Key: "ns/a/80", Endpoints: []Endpoint{}}}})
+	n.replace(t, balancer.State{Generation: 2, Backends: []balancer.Backend{{Key: "ns/a/80", Endpoints: []balancer.Endpoint{}}}})
 	expect("empty endpoint list", 503, "")
 	notReady := a.endpoint()
 	notReady.Ready = false
-	n.replace(t, State{Generation: 3, Backends: []Backend{{Key: "ns/a/80", Endpoints: []Endpoint{notReady}}}})
+	n.replace(t, balancer.State{Generation: 3, Backends: []balancer.Backend{{Key: "ns/a/80", Endpoints: []balancer.Endpoint{notReady}}}})
 	expect("only not-ready endpoints", 503, "")
-	n.replace(t, State{Generation: 4, Backends: []Backend{{Key: "ns/a/80", Endpoints: []Endpoint{notReady, b.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: 4, Backends: []balancer.Backend{{Key: "ns/a/80", Endpoints: []balancer.Endpoint{notReady, b.endpoint()}}}})
 	expect("restored", 200, "b")
 	// Not-ready endpoints are never picked.
 	before := a.hits.Load()
@@ -123,7 +124,7 @@ func TestIPv6Endpoint(t *testing.T) {
 	ln.Close()
 	n := startNginx(t, nginxOptions{keys: []string{"ns/v6/80"}})
 	b := startBackend(t, "::1", "v6")
-	n.replace(t, State{Generation: 1, Backends: []Backend{{Key: "ns/v6/80", Endpoints: []Endpoint{b.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{{Key: "ns/v6/80", Endpoints: []balancer.Endpoint{b.endpoint()}}}})
 	if r := n.get(t, n.http, n.url(0, "/"), nil); r.status != 200 || r.backend != "v6" {
 		t.Errorf("status %d from %q, want 200 from v6", r.status, r.backend)
 	}

@@ -1,7 +1,8 @@
-package balancer
+package balancer_test
 
 import (
 	"fmt"
+	"github.com/causeway/causeway/internal/balancer"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,14 +20,14 @@ func TestReplaceIgnoresGenerationOrder(t *testing.T) {
 	n := startNginx(t, nginxOptions{keys: []string{key}})
 	a := startBackend(t, "127.0.0.2", "a")
 	b := startBackend(t, "127.0.0.3", "b")
-	n.replace(t, State{Generation: 5, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: 5, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{a.endpoint()}}}})
 	// A foreign state with the largest generation there is.
-	n.replace(t, State{Generation: MaxGeneration, Backends: []Backend{{Key: key, Endpoints: []Endpoint{b.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: balancer.MaxGeneration, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{b.endpoint()}}}})
 	if r := n.get(t, n.http, n.url(0, "/"), nil); r.backend != "b" {
 		t.Fatalf("foreign state not applied: served by %q", r.backend)
 	}
 	// The controller's next push wins, with its own lower generation.
-	if err := n.client.Replace(ctxT(t), State{Generation: 6, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}}); err != nil {
+	if err := n.client.Replace(ctxT(t), balancer.State{Generation: 6, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{a.endpoint()}}}}); err != nil {
 		t.Fatalf("replace with a lower generation: %v", err)
 	}
 	if gen, err := n.client.Generation(ctxT(t)); err != nil || gen != 6 {
@@ -36,10 +37,10 @@ func TestReplaceIgnoresGenerationOrder(t *testing.T) {
 		t.Fatalf("after the lower-generation replace: served by %q, want a", r.backend)
 	}
 	// Updates are ordered against the recorded generation.
-	if err := n.client.Update(ctxT(t), 5, Backend{Key: key, Endpoints: []Endpoint{b.endpoint()}}); !isAPIError(err, 409) {
+	if err := n.client.Update(ctxT(t), 5, balancer.Backend{Key: key, Endpoints: []balancer.Endpoint{b.endpoint()}}); !isAPIError(err, 409) {
 		t.Fatalf("older update: got %v, want 409", err)
 	}
-	if err := n.client.Update(ctxT(t), 6, Backend{Key: key, Endpoints: []Endpoint{b.endpoint()}}); err != nil {
+	if err := n.client.Update(ctxT(t), 6, balancer.Backend{Key: key, Endpoints: []balancer.Endpoint{b.endpoint()}}); err != nil {
 		t.Fatalf("update at the current generation: %v", err)
 	}
 }
@@ -51,12 +52,12 @@ func TestStateFileReplacesForeignStateOnReload(t *testing.T) {
 	const key = "ns/a/80"
 	a := startBackend(t, "127.0.0.2", "a")
 	b := startBackend(t, "127.0.0.3", "b")
-	file := stateFileOf(t, State{Generation: 3, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
+	file := stateFileOf(t, balancer.State{Generation: 3, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{a.endpoint()}}}})
 	n := startNginx(t, nginxOptions{keys: []string{key}, stateFile: file})
 	if r := n.get(t, n.http, n.url(0, "/"), nil); r.status != 200 || r.backend != "a" {
 		t.Fatalf("state file not loaded at start: status %d from %q", r.status, r.backend)
 	}
-	n.replace(t, State{Generation: MaxGeneration, Backends: []Backend{{Key: key, Endpoints: []Endpoint{b.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: balancer.MaxGeneration, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{b.endpoint()}}}})
 	if r := n.get(t, n.http, n.url(0, "/"), nil); r.backend != "b" {
 		t.Fatalf("foreign state not applied: served by %q", r.backend)
 	}
@@ -84,13 +85,13 @@ func TestStateFileWaitsForTheWriteLock(t *testing.T) {
 	const key = "ns/a/80"
 	a := startBackend(t, "127.0.0.2", "a")
 	b := startBackend(t, "127.0.0.3", "b")
-	file := stateFileOf(t, State{Generation: 3, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
+	file := stateFileOf(t, balancer.State{Generation: 3, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{a.endpoint()}}}})
 	n := startNginx(t, nginxOptions{keys: []string{key}, stateFile: file, editConf: func(conf string) string {
 		// /hold takes the write lock for 0.5 s, as a long push would.
 		return strings.Replace(conf, "        proxy_read_timeout 10s;\n",
-			"        proxy_read_timeout 10s;\n        location = /hold { content_by_lua_block { ngx.shared."+StateDict+":set(\"lock\", 0, 0.5) ngx.say(\"held\") } }\n", 1)
+			"        proxy_read_timeout 10s;\n        location = /hold { content_by_lua_block { ngx.shared."+balancer.StateDict+":set(\"lock\", 0, 0.5) ngx.say(\"held\") } }\n", 1)
 	}})
-	n.replace(t, State{Generation: MaxGeneration, Backends: []Backend{{Key: key, Endpoints: []Endpoint{b.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: balancer.MaxGeneration, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{b.endpoint()}}}})
 	if r := n.get(t, n.http, fmt.Sprintf("http://127.0.0.1:%d/hold", n.port), nil); r.status != 200 {
 		t.Fatalf("/hold: status %d", r.status)
 	}
@@ -101,10 +102,10 @@ func TestStateFileWaitsForTheWriteLock(t *testing.T) {
 }
 
 // stateFileOf writes st as a state file and returns its path.
-func stateFileOf(t *testing.T, st State) string {
+func stateFileOf(t *testing.T, st balancer.State) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "state.json")
-	body, err := EncodeState(st)
+	body, err := balancer.EncodeState(st)
 	if err != nil {
 		t.Fatal(err)
 	}

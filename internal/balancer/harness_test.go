@@ -1,10 +1,12 @@
-package balancer
+package balancer_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/render"
 	"io"
 	"net"
 	"net/http"
@@ -105,7 +107,7 @@ type testNginx struct {
 	cmd    *exec.Cmd
 	done   chan struct{}
 	stderr *syncBuffer
-	client *Client
+	client *balancer.Client
 	http   *http.Client // keep-alive client for traffic
 }
 
@@ -163,14 +165,14 @@ func startNginx(t *testing.T, o nginxOptions) *testNginx {
 		t.Fatal(err)
 	}
 	luaDir := filepath.Join(dir, "lua")
-	if err := WriteLua(luaDir); err != nil {
+	if err := balancer.WriteLua(luaDir); err != nil {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "dynamic.sock")
 	if o.dictSize == "" {
 		o.dictSize = "8m"
 	}
-	sn, err := NginxSnippets(SnippetOptions{LuaDir: luaDir, SocketPath: sock, UnavailableSocket: filepath.Join(dir, "unavailable.sock"),
+	sn, err := render.NginxSnippets(render.SnippetOptions{LuaDir: luaDir, SocketPath: sock, UnavailableSocket: filepath.Join(dir, "unavailable.sock"),
 		Keepalive: 16, StateDictSize: o.dictSize, StateFile: o.stateFile})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +183,7 @@ func startNginx(t *testing.T, o nginxOptions) *testNginx {
 		n := &testNginx{t: t, dir: dir, port: freePort(t), keys: o.keys, stderr: &syncBuffer{}, done: make(chan struct{})}
 		var locs strings.Builder
 		for i, k := range o.keys {
-			set, err := BackendDirective(k)
+			set, err := render.BackendDirective(k)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +231,7 @@ http {
 			t.Fatal(err)
 		}
 		go func() { n.cmd.Wait(); close(n.done) }()
-		n.client = NewClient(sock)
+		n.client = balancer.NewClient(sock)
 		if lastErr = n.waitReady(); lastErr == nil {
 			n.http = &http.Client{
 				Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true},
@@ -359,7 +361,7 @@ func (n *testNginx) url(i int, path string) string {
 // reply is what the tests look at in a response.
 type reply struct {
 	status  int
-	backend string // X-Backend, "" if no backend answered
+	backend string // X-balancer.Backend, "" if no backend answered
 	worker  string // X-Worker: the nginx worker's pid
 	header  http.Header
 }
@@ -382,7 +384,7 @@ func (n *testNginx) get(t *testing.T, c *http.Client, url string, hdr map[string
 	return reply{status: resp.StatusCode, backend: resp.Header.Get("X-Backend"), worker: resp.Header.Get("X-Worker"), header: resp.Header}
 }
 
-func (n *testNginx) replace(t *testing.T, st State) {
+func (n *testNginx) replace(t *testing.T, st balancer.State) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -431,13 +433,13 @@ func startBackend(t *testing.T, ip, name string) *testBackend {
 	return b
 }
 
-func (b *testBackend) endpoint() Endpoint {
-	return Endpoint{Address: b.ip, Port: b.port, Ready: true}
+func (b *testBackend) endpoint() balancer.Endpoint {
+	return balancer.Endpoint{Address: b.ip, Port: b.port, Ready: true}
 }
 
 // deadEndpoint returns an endpoint on which nothing listens, so
 // connecting is refused at once.
-func deadEndpoint(t *testing.T, ip string) Endpoint {
+func deadEndpoint(t *testing.T, ip string) balancer.Endpoint {
 	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
@@ -445,7 +447,7 @@ func deadEndpoint(t *testing.T, ip string) Endpoint {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	return Endpoint{Address: ip, Port: port, Ready: true}
+	return balancer.Endpoint{Address: ip, Port: port, Ready: true}
 }
 
 // counts sends n requests to url with the given concurrency and tallies
@@ -499,9 +501,7 @@ func (n *testNginx) counts(t *testing.T, url string, total, concurrency int, hdr
 	return out
 }
 
-func intp(v int) *int { return &v }
-
 func isAPIError(err error, status int) bool {
-	var ae *APIError
+	var ae *balancer.APIError
 	return errors.As(err, &ae) && ae.StatusCode == status
 }

@@ -1,6 +1,10 @@
 package balancer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/causeway/causeway/internal/model"
+)
 
 // Limits of the payload, the twins of the MAX_* constants in
 // lua/causeway/validate.lua (TestLimitsMatchLua compares the two). They bound
@@ -8,6 +12,13 @@ import "fmt"
 // them with Backend.Validate before a push, so that one backend over a
 // limit is left out and reported instead of failing the whole push.
 const (
+	// Limits the model owns with the option grammars.
+	MaxRetries       = model.MaxRetries
+	MaxCookieAge     = model.MaxCookieAge
+	MaxHashKeyLen    = model.MaxHashKeyLen
+	MaxCookieNameLen = model.MaxCookieNameLen
+	MaxCookiePathLen = model.MaxCookiePathLen
+
 	// MaxBackends is the number of backends in one state or update.
 	MaxBackends = 100000
 	// MaxEndpoints is the number of endpoints of one backend. A Kubernetes
@@ -17,19 +28,9 @@ const (
 	MaxKeyLen = 256
 	// MaxWeight is an endpoint's largest weight (the smallest is 1).
 	MaxWeight = 100
-	// MaxRetries is the largest Backend.Retries.
-	MaxRetries = 5
 	// MaxGeneration is the largest generation: JSON numbers are exact
 	// integers up to 2^53-1 only.
 	MaxGeneration = 1<<53 - 1
-	// MaxCookieAge is the largest sticky max_age, in seconds (ten years).
-	MaxCookieAge = 10 * 365 * 24 * 3600
-	// MaxHashKeyLen is the length of a CHash key expression.
-	MaxHashKeyLen = 256
-	// MaxCookieNameLen is the length of a sticky cookie name.
-	MaxCookieNameLen = 64
-	// MaxCookiePathLen is the length of a sticky cookie path.
-	MaxCookiePathLen = 256
 	// MaxZoneLen is the length of an endpoint's zone.
 	MaxZoneLen = 128
 )

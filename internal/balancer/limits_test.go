@@ -1,8 +1,9 @@
-package balancer
+package balancer_test
 
 import (
 	"errors"
 	"fmt"
+	"github.com/causeway/causeway/internal/balancer"
 	"io/fs"
 	"regexp"
 	"strconv"
@@ -17,7 +18,7 @@ var luaLimitRe = regexp.MustCompile(`(?m)^local (MAX_[A-Z0-9_]+) = (.+?)\s*$`)
 // validate.lua and checks each has a Go twin with the same value, and
 // that every Go twin is defined there: the two sides can never drift.
 func TestLimitsMatchLua(t *testing.T) {
-	src, err := fs.ReadFile(LuaFS(), "causeway/validate.lua")
+	src, err := fs.ReadFile(balancer.LuaFS(), "causeway/validate.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestLimitsMatchLua(t *testing.T) {
 			t.Errorf("%s = %s: %v", name, expr, err)
 			continue
 		}
-		goVal, ok := luaLimits[name]
+		goVal, ok := balancer.LuaLimits[name]
 		if !ok {
 			t.Errorf("validate.lua defines %s = %s, which has no Go twin in limits.go", name, expr)
 			continue
@@ -39,7 +40,7 @@ func TestLimitsMatchLua(t *testing.T) {
 			t.Errorf("%s: Lua %d (%s), Go %d", name, lua, expr, goVal)
 		}
 	}
-	for name := range luaLimits {
+	for name := range balancer.LuaLimits {
 		if !found[name] {
 			t.Errorf("limits.go mirrors %s, which validate.lua does not define (as `local %s = ...`)", name, name)
 		}
@@ -131,10 +132,10 @@ func evalLua(expr string) (int64, error) {
 }
 
 // manyEndpoints returns n distinct ready endpoints.
-func manyEndpoints(n int) []Endpoint {
-	eps := make([]Endpoint, n)
+func manyEndpoints(n int) []balancer.Endpoint {
+	eps := make([]balancer.Endpoint, n)
 	for i := range eps {
-		eps[i] = Endpoint{Address: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), Port: 8080, Ready: true}
+		eps[i] = balancer.Endpoint{Address: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), Port: 8080, Ready: true}
 	}
 	return eps
 }
@@ -142,35 +143,37 @@ func manyEndpoints(n int) []Endpoint {
 // limitCases has a row at and a row over every per-backend limit. They
 // are part of validationCases, so the parity test sends them to Lua too.
 func limitCases() []validationCase {
-	sticky := func(o StickyOptions) Backend { return Backend{Key: "k", Method: Sticky, Sticky: &o} }
-	zone := func(z string) Backend {
-		return Backend{Key: "k", Endpoints: []Endpoint{{Address: "10.0.0.1", Port: 1, Ready: true, Zone: z}}}
+	sticky := func(o balancer.StickyOptions) balancer.Backend {
+		return balancer.Backend{Key: "k", Method: balancer.Sticky, Sticky: &o}
 	}
-	weight := func(w int) Backend {
-		return Backend{Key: "k", Endpoints: []Endpoint{{Address: "10.0.0.1", Port: 1, Ready: true, Weight: w}}}
+	zone := func(z string) balancer.Backend {
+		return balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "10.0.0.1", Port: 1, Ready: true, Zone: z}}}
 	}
-	hashKey := func(n int) Backend {
-		return Backend{Key: "k", Method: CHash, HashKey: "$http_" + strings.Repeat("a", n-len("$http_"))}
+	weight := func(w int) balancer.Backend {
+		return balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "10.0.0.1", Port: 1, Ready: true, Weight: w}}}
+	}
+	hashKey := func(n int) balancer.Backend {
+		return balancer.Backend{Key: "k", Method: balancer.CHash, HashKey: "$http_" + strings.Repeat("a", n-len("$http_"))}
 	}
 	return []validationCase{
-		{"limit: endpoints at MaxEndpoints", Backend{Key: "k", Endpoints: manyEndpoints(MaxEndpoints)}, true},
-		{"limit: endpoints over MaxEndpoints", Backend{Key: "k", Endpoints: manyEndpoints(MaxEndpoints + 1)}, false},
-		{"limit: key at MaxKeyLen", Backend{Key: strings.Repeat("k", MaxKeyLen)}, true},
-		{"limit: key over MaxKeyLen", Backend{Key: strings.Repeat("k", MaxKeyLen+1)}, false},
-		{"limit: weight at MaxWeight", weight(MaxWeight), true},
-		{"limit: weight over MaxWeight", weight(MaxWeight + 1), false},
-		{"limit: retries at MaxRetries", Backend{Key: "k", Retries: intp(MaxRetries)}, true},
-		{"limit: retries over MaxRetries", Backend{Key: "k", Retries: intp(MaxRetries + 1)}, false},
-		{"limit: hash key at MaxHashKeyLen", hashKey(MaxHashKeyLen), true},
-		{"limit: hash key over MaxHashKeyLen", hashKey(MaxHashKeyLen + 1), false},
-		{"limit: cookie name at MaxCookieNameLen", sticky(StickyOptions{Cookie: strings.Repeat("c", MaxCookieNameLen)}), true},
-		{"limit: cookie name over MaxCookieNameLen", sticky(StickyOptions{Cookie: strings.Repeat("c", MaxCookieNameLen+1)}), false},
-		{"limit: cookie path at MaxCookiePathLen", sticky(StickyOptions{Path: "/" + strings.Repeat("p", MaxCookiePathLen-1)}), true},
-		{"limit: cookie path over MaxCookiePathLen", sticky(StickyOptions{Path: "/" + strings.Repeat("p", MaxCookiePathLen)}), false},
-		{"limit: max age at MaxCookieAge", sticky(StickyOptions{MaxAge: MaxCookieAge}), true},
-		{"limit: max age over MaxCookieAge", sticky(StickyOptions{MaxAge: MaxCookieAge + 1}), false},
-		{"limit: zone at MaxZoneLen", zone(strings.Repeat("z", MaxZoneLen)), true},
-		{"limit: zone over MaxZoneLen", zone(strings.Repeat("z", MaxZoneLen+1)), false},
+		{"limit: endpoints at MaxEndpoints", balancer.Backend{Key: "k", Endpoints: manyEndpoints(balancer.MaxEndpoints)}, true},
+		{"limit: endpoints over MaxEndpoints", balancer.Backend{Key: "k", Endpoints: manyEndpoints(balancer.MaxEndpoints + 1)}, false},
+		{"limit: key at MaxKeyLen", balancer.Backend{Key: strings.Repeat("k", balancer.MaxKeyLen)}, true},
+		{"limit: key over MaxKeyLen", balancer.Backend{Key: strings.Repeat("k", balancer.MaxKeyLen+1)}, false},
+		{"limit: weight at MaxWeight", weight(balancer.MaxWeight), true},
+		{"limit: weight over MaxWeight", weight(balancer.MaxWeight + 1), false},
+		{"limit: retries at MaxRetries", balancer.Backend{Key: "k", Retries: new(balancer.MaxRetries)}, true},
+		{"limit: retries over MaxRetries", balancer.Backend{Key: "k", Retries: new(balancer.MaxRetries + 1)}, false},
+		{"limit: hash key at MaxHashKeyLen", hashKey(balancer.MaxHashKeyLen), true},
+		{"limit: hash key over MaxHashKeyLen", hashKey(balancer.MaxHashKeyLen + 1), false},
+		{"limit: cookie name at MaxCookieNameLen", sticky(balancer.StickyOptions{Cookie: strings.Repeat("c", balancer.MaxCookieNameLen)}), true},
+		{"limit: cookie name over MaxCookieNameLen", sticky(balancer.StickyOptions{Cookie: strings.Repeat("c", balancer.MaxCookieNameLen+1)}), false},
+		{"limit: cookie path at MaxCookiePathLen", sticky(balancer.StickyOptions{Path: "/" + strings.Repeat("p", balancer.MaxCookiePathLen-1)}), true},
+		{"limit: cookie path over MaxCookiePathLen", sticky(balancer.StickyOptions{Path: "/" + strings.Repeat("p", balancer.MaxCookiePathLen)}), false},
+		{"limit: max age at MaxCookieAge", sticky(balancer.StickyOptions{MaxAge: balancer.MaxCookieAge}), true},
+		{"limit: max age over MaxCookieAge", sticky(balancer.StickyOptions{MaxAge: balancer.MaxCookieAge + 1}), false},
+		{"limit: zone at MaxZoneLen", zone(strings.Repeat("z", balancer.MaxZoneLen)), true},
+		{"limit: zone over MaxZoneLen", zone(strings.Repeat("z", balancer.MaxZoneLen+1)), false},
 	}
 }
 
@@ -187,37 +190,37 @@ func TestLimits(t *testing.T) {
 			if (err == nil) != tc.valid {
 				t.Fatalf("Validate() = %v, want valid=%v", err, tc.valid)
 			}
-			var le *LimitError
+			var le *balancer.LimitError
 			if tc.name == "limit: endpoints over MaxEndpoints" &&
-				(!errors.As(err, &le) || le.What != "endpoints" || le.Got != MaxEndpoints+1 || le.Limit != MaxEndpoints) {
+				(!errors.As(err, &le) || le.What != "endpoints" || le.Got != balancer.MaxEndpoints+1 || le.Limit != balancer.MaxEndpoints) {
 				t.Fatalf("Validate() = %v, want a *LimitError for endpoints", err)
 			}
 		})
 	}
-	backends := func(n int) []Backend {
-		bs := make([]Backend, n)
+	backends := func(n int) []balancer.Backend {
+		bs := make([]balancer.Backend, n)
 		for i := range bs {
-			bs[i] = Backend{Key: "b" + strconv.Itoa(i)}
+			bs[i] = balancer.Backend{Key: "b" + strconv.Itoa(i)}
 		}
 		return bs
 	}
 	for _, tc := range []struct {
 		name  string
-		st    State
+		st    balancer.State
 		valid bool
 	}{
-		{"limit: generation at MaxGeneration", State{Generation: MaxGeneration}, true},
-		{"limit: generation over MaxGeneration", State{Generation: MaxGeneration + 1}, false},
-		{"limit: backends at MaxBackends", State{Backends: backends(MaxBackends)}, true},
-		{"limit: backends over MaxBackends", State{Backends: backends(MaxBackends + 1)}, false},
+		{"limit: generation at MaxGeneration", balancer.State{Generation: balancer.MaxGeneration}, true},
+		{"limit: generation over MaxGeneration", balancer.State{Generation: balancer.MaxGeneration + 1}, false},
+		{"limit: backends at MaxBackends", balancer.State{Backends: backends(balancer.MaxBackends)}, true},
+		{"limit: backends over MaxBackends", balancer.State{Backends: backends(balancer.MaxBackends + 1)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.st.Validate()
 			if (err == nil) != tc.valid {
 				t.Fatalf("Validate() = %v, want valid=%v", err, tc.valid)
 			}
-			var le *LimitError
-			if !tc.valid && len(tc.st.Backends) > MaxBackends && !errors.As(err, &le) {
+			var le *balancer.LimitError
+			if !tc.valid && len(tc.st.Backends) > balancer.MaxBackends && !errors.As(err, &le) {
 				t.Fatalf("Validate() = %v, want a *LimitError", err)
 			}
 		})

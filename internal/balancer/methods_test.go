@@ -1,7 +1,8 @@
-package balancer
+package balancer_test
 
 import (
 	"fmt"
+	"github.com/causeway/causeway/internal/balancer"
 	"net/http"
 	"net/http/cookiejar"
 	"strings"
@@ -27,7 +28,7 @@ func TestRoundRobinDistribution(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			n := startNginx(t, nginxOptions{keys: []string{key}})
-			var eps []Endpoint
+			var eps []balancer.Endpoint
 			sum := 0
 			for i, w := range tc.weights {
 				b := startBackend(t, fmt.Sprintf("127.0.0.%d", i+2), fmt.Sprintf("b%d", i))
@@ -36,7 +37,7 @@ func TestRoundRobinDistribution(t *testing.T) {
 				eps = append(eps, e)
 				sum += w
 			}
-			n.replace(t, State{Generation: 1, Backends: []Backend{{Key: key, Endpoints: eps}}})
+			n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{{Key: key, Endpoints: eps}}})
 			got := n.counts(t, n.url(0, "/"), tc.total, 4, nil)
 			t.Logf("weights %v over %d requests: %v", tc.weights, tc.total, got)
 			for i, w := range tc.weights {
@@ -59,14 +60,14 @@ func TestRoundRobinDistribution(t *testing.T) {
 func TestLoadAwareMethodsPreferIdleEndpoint(t *testing.T) {
 	const key = "ns/slow/80"
 	tests := []struct {
-		method   Method
+		method   balancer.Method
 		total    int     // requests; fewer for the control, which waits on the slow one
 		min, max float64 // bounds on the slow endpoint's share
 	}{
-		{RoundRobin, 80, 0.40, 0.60},
-		{LeastConn, 200, 0, 0.15},
-		{P2C, 200, 0, 0.15},
-		{EWMA, 200, 0, 0.15},
+		{balancer.RoundRobin, 80, 0.40, 0.60},
+		{balancer.LeastConn, 200, 0, 0.15},
+		{balancer.P2C, 200, 0, 0.15},
+		{balancer.EWMA, 200, 0, 0.15},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.method), func(t *testing.T) {
@@ -74,8 +75,8 @@ func TestLoadAwareMethodsPreferIdleEndpoint(t *testing.T) {
 			slow := startBackend(t, "127.0.0.2", "slow")
 			slow.delay.Store(int64(150 * time.Millisecond))
 			fast := startBackend(t, "127.0.0.3", "fast")
-			n.replace(t, State{Generation: 1, Backends: []Backend{{Key: key, Method: tc.method,
-				Endpoints: []Endpoint{slow.endpoint(), fast.endpoint()}}}})
+			n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{{Key: key, Method: tc.method,
+				Endpoints: []balancer.Endpoint{slow.endpoint(), fast.endpoint()}}}})
 			got := n.counts(t, n.url(0, "/"), tc.total, 8, nil)
 			share := float64(got["slow"]) / float64(tc.total)
 			t.Logf("%s: %v (slow share %.1f%%)", tc.method, got, 100*share)
@@ -103,20 +104,20 @@ func TestLoadAwareMethodsPreferIdleEndpoint(t *testing.T) {
 func TestLoadAwareMethodsSpreadEqualEndpoints(t *testing.T) {
 	const key = "ns/eq/80"
 	tests := []struct {
-		method Method
+		method balancer.Method
 		min    float64
 	}{
-		{LeastConn, 0.10},
-		{P2C, 0.05},
+		{balancer.LeastConn, 0.10},
+		{balancer.P2C, 0.05},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.method), func(t *testing.T) {
 			n := startNginx(t, nginxOptions{keys: []string{key}})
-			var eps []Endpoint
+			var eps []balancer.Endpoint
 			for i := 0; i < 3; i++ {
 				eps = append(eps, startBackend(t, fmt.Sprintf("127.0.0.%d", i+2), fmt.Sprintf("b%d", i)).endpoint())
 			}
-			n.replace(t, State{Generation: 1, Backends: []Backend{{Key: key, Method: tc.method, Endpoints: eps}}})
+			n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{{Key: key, Method: tc.method, Endpoints: eps}}})
 			const total = 300
 			got := n.counts(t, n.url(0, "/"), total, 4, nil)
 			t.Logf("%s: %v", tc.method, got)
@@ -140,12 +141,12 @@ func TestConsistentHash(t *testing.T) {
 	const endpoints = 5
 	const keys = 600
 	n := startNginx(t, nginxOptions{keys: []string{key}})
-	var eps []Endpoint
+	var eps []balancer.Endpoint
 	for i := 0; i < endpoints; i++ {
 		eps = append(eps, startBackend(t, fmt.Sprintf("127.0.0.%d", i+2), fmt.Sprintf("b%d", i)).endpoint())
 	}
-	push := func(gen int64, eps []Endpoint) {
-		n.replace(t, State{Generation: gen, Backends: []Backend{{Key: key, Method: CHash, HashKey: "$http_x_user", Endpoints: eps}}})
+	push := func(gen int64, eps []balancer.Endpoint) {
+		n.replace(t, balancer.State{Generation: gen, Backends: []balancer.Backend{{Key: key, Method: balancer.CHash, HashKey: "$http_x_user", Endpoints: eps}}})
 	}
 	route := func() map[string]string {
 		m := map[string]string{}
@@ -182,7 +183,7 @@ func TestConsistentHash(t *testing.T) {
 	}
 
 	// Remove b2.
-	push(2, append(append([]Endpoint{}, eps[:2]...), eps[3:]...))
+	push(2, append(append([]balancer.Endpoint{}, eps[:2]...), eps[3:]...))
 	after := route()
 	moved := 0
 	for user, b := range before {
@@ -220,11 +221,11 @@ func TestConsistentHashKeys(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.hashKey, func(t *testing.T) {
 			n := startNginx(t, nginxOptions{keys: []string{key}})
-			var eps []Endpoint
+			var eps []balancer.Endpoint
 			for i := 0; i < 3; i++ {
 				eps = append(eps, startBackend(t, fmt.Sprintf("127.0.0.%d", i+2), fmt.Sprintf("b%d", i)).endpoint())
 			}
-			n.replace(t, State{Generation: 1, Backends: []Backend{{Key: key, Method: CHash, HashKey: tc.hashKey, Endpoints: eps}}})
+			n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{{Key: key, Method: balancer.CHash, HashKey: tc.hashKey, Endpoints: eps}}})
 			seen := map[string]bool{}
 			for i := 0; i < 40; i++ {
 				url := n.url(0, fmt.Sprintf("/p?user=u%d&x=%d", i, i))
@@ -262,11 +263,13 @@ func TestStickySessions(t *testing.T) {
 	for _, b := range bs {
 		byName[b.name] = b
 	}
-	opts := &StickyOptions{Cookie: "route", Path: "/", MaxAge: 60, SameSite: "Lax"}
-	push := func(gen int64, eps ...Endpoint) {
-		n.replace(t, State{Generation: gen, Backends: []Backend{{Key: key, Method: Sticky, Sticky: opts, Endpoints: eps}}})
+	opts := &balancer.StickyOptions{Cookie: "route", Path: "/", MaxAge: 60, SameSite: "Lax"}
+	push := func(gen int64, eps ...balancer.Endpoint) {
+		n.replace(t, balancer.State{Generation: gen, Backends: []balancer.Backend{{Key: key, Method: balancer.Sticky, Sticky: opts, Endpoints: eps}}})
 	}
-	all := func() []Endpoint { return []Endpoint{bs[0].endpoint(), bs[1].endpoint(), bs[2].endpoint()} }
+	all := func() []balancer.Endpoint {
+		return []balancer.Endpoint{bs[0].endpoint(), bs[1].endpoint(), bs[2].endpoint()}
+	}
 	push(1, all()...)
 
 	newClient := func() *http.Client {
@@ -329,7 +332,7 @@ func TestStickySessions(t *testing.T) {
 	}
 
 	// 1. The endpoint is removed from the set.
-	var eps []Endpoint
+	var eps []balancer.Endpoint
 	for _, b := range bs {
 		if b.name != first {
 			eps = append(eps, b.endpoint())

@@ -6,32 +6,26 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+
+	"github.com/causeway/causeway/internal/model"
 )
 
 // SchemaVersion is the payload version this package speaks; the Lua side
 // rejects any other.
 const SchemaVersion = 1
 
-// Method is a load-balancing method, chosen per backend.
-type Method string
+// Method is a load-balancing method, chosen per backend. The model owns
+// the methods and their option grammars; the payload carries them.
+type Method = model.BalanceMethod
 
 // The methods. docs/load-balancing.md describes each.
 const (
-	// RoundRobin is smooth weighted round robin. The default.
-	RoundRobin Method = "round_robin"
-	// LeastConn picks the endpoint with the fewest in-flight requests
-	// (counted per nginx worker) relative to its weight.
-	LeastConn Method = "least_conn"
-	// EWMA compares two random endpoints by latency EWMA times in-flight
-	// requests.
-	EWMA Method = "ewma"
-	// P2C compares two random endpoints by in-flight requests, breaking
-	// ties by latency EWMA.
-	P2C Method = "p2c"
-	// CHash is consistent hashing on Backend.HashKey.
-	CHash Method = "chash"
-	// Sticky pins clients to an endpoint with a cookie (Backend.Sticky).
-	Sticky Method = "sticky"
+	RoundRobin = model.RoundRobin
+	LeastConn  = model.LeastConn
+	EWMA       = model.EWMA
+	P2C        = model.P2C
+	CHash      = model.CHash
+	Sticky     = model.Sticky
 )
 
 // State is the complete set of backends, sent with Client.Replace.
@@ -100,19 +94,8 @@ type Endpoint struct {
 }
 
 var (
-	keyRe        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
-	hashExprRe   = regexp.MustCompile(`^(\$[A-Za-z0-9_]+)+$`)
-	hashVarRe    = regexp.MustCompile(`\$([A-Za-z0-9_]+)`)
-	hashPrefixRe = regexp.MustCompile(`^(http_[a-z0-9_]+|cookie_[A-Za-z0-9_]+|arg_[A-Za-z0-9_]+)$`)
-	cookieNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	cookiePathRe = regexp.MustCompile(`^/[A-Za-z0-9._~!$&'()*+,=:@%/-]*$`)
-	zoneRe       = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
-
-	hashVars = map[string]bool{
-		"request_uri": true, "uri": true, "args": true, "host": true, "scheme": true,
-		"remote_addr": true, "binary_remote_addr": true, "realip_remote_addr": true,
-		"request_method": true, "server_name": true,
-	}
+	keyRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
+	zoneRe = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
 )
 
 // ValidateKey checks a backend key's grammar.
@@ -123,18 +106,8 @@ func ValidateKey(key string) error {
 	return nil
 }
 
-// ValidateHashKey checks a CHash key expression.
-func ValidateHashKey(expr string) error {
-	if len(expr) < 2 || len(expr) > MaxHashKeyLen || !hashExprRe.MatchString(expr) {
-		return fmt.Errorf("hash key %q must be nginx variables such as $request_uri or $http_x_user", expr)
-	}
-	for _, m := range hashVarRe.FindAllStringSubmatch(expr, -1) {
-		if !hashVars[m[1]] && !hashPrefixRe.MatchString(m[1]) {
-			return fmt.Errorf("hash key %q: variable $%s is not allowed", expr, m[1])
-		}
-	}
-	return nil
-}
+// ValidateHashKey checks a CHash key expression (model.ValidateHashKey).
+func ValidateHashKey(expr string) error { return model.ValidateHashKey(expr) }
 
 // Validate applies the checks the Lua side applies, so that the controller
 // can drop (and report) one bad backend instead of having the whole push
@@ -154,13 +127,13 @@ func (b *Backend) validate() error {
 	if method == "" {
 		method = RoundRobin
 	}
-	switch method {
-	case RoundRobin, LeastConn, EWMA, P2C, CHash, Sticky:
-	default:
+	if !method.Valid() {
 		return fmt.Errorf("unknown method %q", b.Method)
 	}
-	if b.Retries != nil && (*b.Retries < 0 || *b.Retries > MaxRetries) {
-		return fmt.Errorf("retries %d out of range 0..%d", *b.Retries, MaxRetries)
+	if b.Retries != nil {
+		if err := model.ValidateRetries(*b.Retries); err != nil {
+			return err
+		}
 	}
 	if method == CHash {
 		if err := ValidateHashKey(b.HashKey); err != nil {
@@ -196,25 +169,8 @@ func (b *Backend) validate() error {
 }
 
 func (s *StickyOptions) validate() error {
-	if s.Cookie != "" && (len(s.Cookie) > MaxCookieNameLen || !cookieNameRe.MatchString(s.Cookie)) {
-		return fmt.Errorf("sticky cookie name %q must be 1 to %d of [A-Za-z0-9_.-]", s.Cookie, MaxCookieNameLen)
-	}
-	if s.Path != "" && (len(s.Path) > MaxCookiePathLen || !cookiePathRe.MatchString(s.Path)) {
-		return fmt.Errorf("sticky path %q must be an absolute URL path without ';' or spaces", s.Path)
-	}
-	if s.MaxAge < 0 || s.MaxAge > MaxCookieAge {
-		return fmt.Errorf("sticky max_age %d out of range 0..%d", s.MaxAge, MaxCookieAge)
-	}
-	switch s.SameSite {
-	case "", "Lax", "Strict":
-	case "None":
-		if !s.Secure {
-			return errors.New(`sticky same_site "None" requires secure`)
-		}
-	default:
-		return fmt.Errorf(`sticky same_site %q must be "Lax", "Strict" or "None"`, s.SameSite)
-	}
-	return nil
+	c := model.StickyCookie{Name: s.Cookie, Path: s.Path, MaxAge: s.MaxAge, SameSite: s.SameSite, Secure: s.Secure}
+	return c.Validate()
 }
 
 func (e *Endpoint) validate() (netip.AddrPort, error) {

@@ -1,6 +1,7 @@
-package balancer
+package balancer_test
 
 import (
+	"github.com/causeway/causeway/internal/balancer"
 	"io"
 	"net/http"
 	"sort"
@@ -45,7 +46,7 @@ func TestPropagationToAllWorkers(t *testing.T) {
 	for i := 0; i < changes; i++ {
 		target := eps[i%2]
 		start := time.Now()
-		n.replace(t, State{Generation: int64(i + 1), Backends: []Backend{{Key: key, Endpoints: []Endpoint{target.endpoint()}}}})
+		n.replace(t, balancer.State{Generation: int64(i + 1), Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{target.endpoint()}}}})
 		t0 := time.Now()
 		pushes = append(pushes, t0.Sub(start))
 

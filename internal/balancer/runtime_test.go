@@ -1,6 +1,7 @@
-package balancer
+package balancer_test
 
 import (
+	"github.com/causeway/causeway/internal/balancer"
 	"slices"
 	"syscall"
 	"testing"
@@ -14,7 +15,7 @@ func TestUpstreamKeepalive(t *testing.T) {
 	const key = "ns/ka/80"
 	n := startNginx(t, nginxOptions{keys: []string{key}})
 	a := startBackend(t, "127.0.0.2", "a")
-	n.replace(t, State{Generation: 1, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{a.endpoint()}}}})
 	got := n.counts(t, n.url(0, "/"), 200, 2, nil)
 	if got["a"] != 200 {
 		t.Fatalf("%v", got)
@@ -31,7 +32,7 @@ func TestStateSurvivesReload(t *testing.T) {
 	const key = "ns/a/80"
 	n := startNginx(t, nginxOptions{keys: []string{key}})
 	a := startBackend(t, "127.0.0.2", "a")
-	n.replace(t, State{Generation: 5, Backends: []Backend{{Key: key, Endpoints: []Endpoint{a.endpoint()}}}})
+	n.replace(t, balancer.State{Generation: 5, Backends: []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{a.endpoint()}}}})
 	old := n.workerPIDs()
 	slices.Sort(old)
 	if err := n.cmd.Process.Signal(syscall.SIGHUP); err != nil {

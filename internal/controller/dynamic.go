@@ -95,7 +95,10 @@ func backendsOf(m *model.Model) []balancer.Backend {
 	out := make([]balancer.Backend, 0, len(m.Backends))
 	for _, b := range m.Backends {
 		be := balancer.Backend{Key: b.Key, Method: b.Balance.Method, HashKey: b.Balance.HashKey,
-			Sticky: b.Balance.Sticky, Retries: b.Balance.Retries, Endpoints: make([]balancer.Endpoint, 0, len(b.Endpoints))}
+			Retries: b.Balance.Retries, Endpoints: make([]balancer.Endpoint, 0, len(b.Endpoints))}
+		if s := b.Balance.Sticky; s != nil {
+			be.Sticky = &balancer.StickyOptions{Cookie: s.Name, Path: s.Path, MaxAge: s.MaxAge, SameSite: s.SameSite, Secure: s.Secure}
+		}
 		for _, e := range b.Endpoints {
 			be.Endpoints = append(be.Endpoints, balancer.Endpoint{Address: e.Address, Port: int(e.Port), Weight: 1, Ready: true, Zone: e.Zone})
 		}

@@ -1,13 +1,10 @@
 package model
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/causeway/causeway/internal/balancer"
 )
 
 // Service annotations that choose how a backend balances its endpoints.
@@ -27,9 +24,9 @@ const (
 // Balance is a backend's load-balancing method and its options, already
 // validated against the same grammar the Lua side enforces.
 type Balance struct {
-	Method  balancer.Method
+	Method  BalanceMethod
 	HashKey string
-	Sticky  *balancer.StickyOptions
+	Sticky  *StickyCookie
 	// Retries is how many other endpoints a failed connect may try; nil
 	// means the default (one).
 	Retries *int
@@ -38,20 +35,20 @@ type Balance struct {
 // parseBalance reads a Service's annotations over the ConfigMap default.
 // An invalid setting keeps the default method and raises a Problem on the
 // Service; traffic keeps flowing.
-func parseBalance(svc *corev1.Service, def balancer.Method) (Balance, error) {
+func parseBalance(svc *corev1.Service, def BalanceMethod) (Balance, error) {
 	b := Balance{Method: def}
 	a := svc.Annotations
 	if v, ok := a[AnnotationLoadBalance]; ok {
-		b.Method = balancer.Method(v)
+		b.Method = BalanceMethod(v)
 	}
-	if b.Method == balancer.CHash {
+	if b.Method == CHash {
 		b.HashKey = a[AnnotationHashKey]
 		if b.HashKey == "" {
 			b.HashKey = "$request_uri"
 		}
 	}
-	if b.Method == balancer.Sticky {
-		s := &balancer.StickyOptions{Cookie: a[AnnotationStickyCookie], Path: a[AnnotationStickyPath], SameSite: a[AnnotationStickySameSite]}
+	if b.Method == Sticky {
+		s := &StickyCookie{Name: a[AnnotationStickyCookie], Path: a[AnnotationStickyPath], SameSite: a[AnnotationStickySameSite]}
 		if v, ok := a[AnnotationStickyMaxAge]; ok {
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -75,27 +72,26 @@ func parseBalance(svc *corev1.Service, def balancer.Method) (Balance, error) {
 		}
 		b.Retries = &n
 	}
-	// Validate one annotation at a time so the error names it. chash needs
-	// a key to be valid at all; the real key is checked in its own step.
-	method := balancer.Backend{Method: b.Method}
-	if b.Method == balancer.CHash {
-		method.HashKey = "$request_uri"
+	// Validate one annotation at a time so the error names it.
+	fail := func(annotation string, err error) (Balance, error) {
+		return Balance{Method: def}, fmt.Errorf("%s: %w", annotation, err)
 	}
-	for _, step := range []struct {
-		annotation string
-		probe      balancer.Backend
-	}{
-		{AnnotationLoadBalance, method},
-		{AnnotationRetries, balancer.Backend{Retries: b.Retries}},
-		{AnnotationHashKey, balancer.Backend{Method: b.Method, HashKey: b.HashKey}},
-		{"causeway.io/sticky-*", balancer.Backend{Method: b.Method, HashKey: b.HashKey, Sticky: b.Sticky}},
-	} {
-		step.probe.Key = "probe"
-		if err := step.probe.Validate(); err != nil {
-			if inner := errors.Unwrap(err); inner != nil {
-				err = inner // drop the probe's "backend probe:" context
-			}
-			return Balance{Method: def}, fmt.Errorf("%s: %w", step.annotation, err)
+	if !b.Method.Valid() {
+		return fail(AnnotationLoadBalance, fmt.Errorf("unknown method %q", truncate(string(b.Method))))
+	}
+	if b.Retries != nil {
+		if err := ValidateRetries(*b.Retries); err != nil {
+			return fail(AnnotationRetries, err)
+		}
+	}
+	if b.Method == CHash {
+		if err := ValidateHashKey(b.HashKey); err != nil {
+			return fail(AnnotationHashKey, err)
+		}
+	}
+	if b.Sticky != nil {
+		if err := b.Sticky.Validate(); err != nil {
+			return fail("causeway.io/sticky-*", err)
 		}
 	}
 	return b, nil
@@ -104,12 +100,12 @@ func parseBalance(svc *corev1.Service, def balancer.Method) (Balance, error) {
 // ineffectiveBalanceAnnotations lists, sorted, the annotations that the
 // chosen method ignores: a hash key without chash, cookie options without
 // sticky.
-func ineffectiveBalanceAnnotations(a map[string]string, m balancer.Method) []string {
+func ineffectiveBalanceAnnotations(a map[string]string, m BalanceMethod) []string {
 	var out []string
-	if _, ok := a[AnnotationHashKey]; ok && m != balancer.CHash {
+	if _, ok := a[AnnotationHashKey]; ok && m != CHash {
 		out = append(out, AnnotationHashKey)
 	}
-	if m != balancer.Sticky {
+	if m != Sticky {
 		for _, k := range []string{AnnotationStickyCookie, AnnotationStickyMaxAge, AnnotationStickyPath, AnnotationStickySameSite, AnnotationStickySecure} {
 			if _, ok := a[k]; ok {
 				out = append(out, k)

@@ -5,36 +5,34 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/causeway/causeway/internal/balancer"
 )
 
 func TestParseBalance(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		annotations map[string]string
-		wantMethod  balancer.Method
+		wantMethod  BalanceMethod
 		wantHashKey string
 		wantErr     bool
 	}{
-		{"no annotation uses the default", nil, balancer.RoundRobin, "", false},
-		{"ewma", map[string]string{AnnotationLoadBalance: "ewma"}, balancer.EWMA, "", false},
-		{"least_conn", map[string]string{AnnotationLoadBalance: "least_conn"}, balancer.LeastConn, "", false},
-		{"p2c", map[string]string{AnnotationLoadBalance: "p2c"}, balancer.P2C, "", false},
-		{"chash defaults to the request URI", map[string]string{AnnotationLoadBalance: "chash"}, balancer.CHash, "$request_uri", false},
-		{"chash on a header", map[string]string{AnnotationLoadBalance: "chash", AnnotationHashKey: "$http_x_user"}, balancer.CHash, "$http_x_user", false},
-		{"chash on a cookie", map[string]string{AnnotationLoadBalance: "chash", AnnotationHashKey: "$cookie_session"}, balancer.CHash, "$cookie_session", false},
-		{"chash key injection refused", map[string]string{AnnotationLoadBalance: "chash", AnnotationHashKey: `$uri"; return 200 "x`}, balancer.RoundRobin, "", true},
-		{"unknown method refused", map[string]string{AnnotationLoadBalance: "random"}, balancer.RoundRobin, "", true},
+		{"no annotation uses the default", nil, RoundRobin, "", false},
+		{"ewma", map[string]string{AnnotationLoadBalance: "ewma"}, EWMA, "", false},
+		{"least_conn", map[string]string{AnnotationLoadBalance: "least_conn"}, LeastConn, "", false},
+		{"p2c", map[string]string{AnnotationLoadBalance: "p2c"}, P2C, "", false},
+		{"chash defaults to the request URI", map[string]string{AnnotationLoadBalance: "chash"}, CHash, "$request_uri", false},
+		{"chash on a header", map[string]string{AnnotationLoadBalance: "chash", AnnotationHashKey: "$http_x_user"}, CHash, "$http_x_user", false},
+		{"chash on a cookie", map[string]string{AnnotationLoadBalance: "chash", AnnotationHashKey: "$cookie_session"}, CHash, "$cookie_session", false},
+		{"chash key injection refused", map[string]string{AnnotationLoadBalance: "chash", AnnotationHashKey: `$uri"; return 200 "x`}, RoundRobin, "", true},
+		{"unknown method refused", map[string]string{AnnotationLoadBalance: "random"}, RoundRobin, "", true},
 		{"sticky with options", map[string]string{AnnotationLoadBalance: "sticky", AnnotationStickyCookie: "route",
-			AnnotationStickyMaxAge: "3600", AnnotationStickySameSite: "Lax"}, balancer.Sticky, "", false},
-		{"sticky bad cookie name", map[string]string{AnnotationLoadBalance: "sticky", AnnotationStickyCookie: "a;b"}, balancer.RoundRobin, "", true},
-		{"sticky SameSite None needs secure", map[string]string{AnnotationLoadBalance: "sticky", AnnotationStickySameSite: "None"}, balancer.RoundRobin, "", true},
-		{"retries out of range", map[string]string{AnnotationRetries: "9"}, balancer.RoundRobin, "", true},
+			AnnotationStickyMaxAge: "3600", AnnotationStickySameSite: "Lax"}, Sticky, "", false},
+		{"sticky bad cookie name", map[string]string{AnnotationLoadBalance: "sticky", AnnotationStickyCookie: "a;b"}, RoundRobin, "", true},
+		{"sticky SameSite None needs secure", map[string]string{AnnotationLoadBalance: "sticky", AnnotationStickySameSite: "None"}, RoundRobin, "", true},
+		{"retries out of range", map[string]string{AnnotationRetries: "9"}, RoundRobin, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "n", Annotations: tc.annotations}}
-			b, err := parseBalance(svc, balancer.RoundRobin)
+			b, err := parseBalance(svc, RoundRobin)
 			if (err != nil) != tc.wantErr || b.Method != tc.wantMethod || b.HashKey != tc.wantHashKey {
 				t.Fatalf("parseBalance = %+v, %v; want method %s hash %q err %v", b, err, tc.wantMethod, tc.wantHashKey, tc.wantErr)
 			}
@@ -50,7 +48,7 @@ func TestInvalidBalanceIsAProblemOnTheService(t *testing.T) {
 	if len(problems) != 1 || problems[0].Object.Kind != "Service" || problems[0].Rejected {
 		t.Fatalf("problems = %v, want one on the Service", problems)
 	}
-	if m.Backends[0].Balance.Method != balancer.RoundRobin {
+	if m.Backends[0].Balance.Method != RoundRobin {
 		t.Fatal("the default method must be used")
 	}
 }

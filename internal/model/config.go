@@ -9,8 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/causeway/causeway/internal/balancer"
 )
 
 // Config holds the global settings read from the controller's ConfigMap.
@@ -39,7 +37,7 @@ type Config struct {
 	UpstreamKeepalive int
 	// LoadBalance is the default method for backends whose Service does
 	// not choose one.
-	LoadBalance balancer.Method
+	LoadBalance BalanceMethod
 	// ReloadFreeCertificates has nginx read each host certificate at
 	// handshake time, so renewals need no reload. It costs CPU per full
 	// handshake (measured: about half the handshake rate of certificates
@@ -60,7 +58,7 @@ func DefaultConfig() Config {
 		ProxySendTimeout:       60 * time.Second,
 		ProxyBodySize:          1 << 20,
 		UpstreamKeepalive:      320,
-		LoadBalance:            balancer.RoundRobin,
+		LoadBalance:            RoundRobin,
 		ReloadFreeCertificates: true,
 	}
 }
@@ -106,14 +104,14 @@ var configKeys = map[string]func(*Config, string) error{
 		return nil
 	},
 	"load-balance": func(c *Config, v string) error {
-		probe := balancer.Backend{Key: "probe", Method: balancer.Method(v)}
-		if v == string(balancer.CHash) || v == string(balancer.Sticky) {
+		m := BalanceMethod(v)
+		if m == CHash || m == Sticky {
 			return fmt.Errorf("%s needs per-Service options; set it with the %s annotation", v, AnnotationLoadBalance)
 		}
-		if err := probe.Validate(); err != nil {
-			return err
+		if !m.Valid() {
+			return fmt.Errorf("unknown method %q", truncate(v))
 		}
-		c.LoadBalance = balancer.Method(v)
+		c.LoadBalance = m
 		return nil
 	},
 	"reload-free-certificates": func(c *Config, v string) (err error) {

@@ -18,8 +18,6 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/causeway/causeway/internal/balancer"
-
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 )
@@ -153,7 +151,7 @@ type mainView struct {
 	LoadModules []string
 	Hashes      hashView
 	dir         layout.Dir
-	lua         *balancer.Snippets
+	lua         *Snippets
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and

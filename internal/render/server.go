@@ -113,7 +113,7 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 		}
 		if lua && l.Backend != "" {
 			lv.Backend = l.Backend
-			if lv.Select, err = balancer.BackendDirective(l.Backend); err != nil {
+			if lv.Select, err = BackendDirective(l.Backend); err != nil {
 				return err
 			}
 			lv.Select = strings.TrimSpace(lv.Select)

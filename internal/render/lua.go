@@ -1,24 +1,16 @@
-package balancer
+package render
 
 import (
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/causeway/causeway/internal/balancer"
 )
 
-// Names fixed between the nginx configuration and the Lua modules.
-const (
-	// UpstreamName is the one upstream every HTTP location proxies to.
-	UpstreamName = "causeway_balancer"
-	// BackendVariable is the nginx variable (without '$') through which a
-	// location names its backend key.
-	BackendVariable = "causeway_backend"
-	// StateDict is the lua_shared_dict holding the endpoint state.
-	StateDict = "causeway_state"
-)
-
-// SnippetOptions parameterises NginxSnippets. Zero values take the
+// SnippetOptions parameterises NginxSnippets: the nginx side of the
+// Lua balancer (package balancer holds the Lua side). Zero values take the
 // documented defaults.
 type SnippetOptions struct {
 	// LuaDir is the directory passed to WriteLua. Required, absolute.
@@ -74,7 +66,7 @@ type Snippets struct {
 	Upstream string
 	// Location goes in every proxied location, after BackendDirective.
 	// It installs the header-filter and log hooks (which only some
-	// methods need) and proxies to UpstreamName. Upstream keepalive also needs
+	// methods need) and proxies to balancer.UpstreamName. Upstream keepalive also needs
 	// "proxy_http_version 1.1;" and "proxy_set_header Connection \"\";",
 	// which the renderer sets with its other proxy headers.
 	Location string
@@ -158,7 +150,7 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 lua_shared_dict %s %s;
 init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s") }
 init_worker_by_lua_block { require("causeway.balancer").init_worker() }
-`, filepath.Clean(o.LuaDir), StateDict, dictSize, initArg, filepath.Clean(o.UnavailableSocket))
+`, filepath.Clean(o.LuaDir), balancer.StateDict, dictSize, initArg, filepath.Clean(o.UnavailableSocket))
 
 	// keepalive must come after balancer_by_lua_block: nginx wraps the
 	// balancer defined before it, and in the other order no connection
@@ -170,12 +162,12 @@ init_worker_by_lua_block { require("causeway.balancer").init_worker() }
     keepalive_timeout %s;
     keepalive_requests %d;
 }
-`, UpstreamName, keepalive, timeout, requests)
+`, balancer.UpstreamName, keepalive, timeout, requests)
 
 	s.Location = fmt.Sprintf(`header_filter_by_lua_block { require("causeway.balancer").header_filter() }
 log_by_lua_block { require("causeway.balancer").log() }
 proxy_pass http://%s;
-`, UpstreamName)
+`, balancer.UpstreamName)
 
 	s.DynamicServer = fmt.Sprintf(`server {
     listen unix:%s;
@@ -203,10 +195,10 @@ proxy_pass http://%s;
 
 // BackendDirective returns the line that names a location's backend, e.g.
 // `set $causeway_backend "default/web/80";`. The key grammar (see
-// ValidateKey) admits nothing nginx would interpret inside the quotes.
+// balancer.ValidateKey) admits nothing nginx would interpret inside the quotes.
 func BackendDirective(key string) (string, error) {
-	if err := ValidateKey(key); err != nil {
+	if err := balancer.ValidateKey(key); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("set $%s \"%s\";\n", BackendVariable, key), nil
+	return fmt.Sprintf("set $%s \"%s\";\n", balancer.BackendVariable, key), nil
 }

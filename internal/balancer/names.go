@@ -1,0 +1,13 @@
+package balancer
+
+// Names fixed between the nginx configuration (written by package render)
+// and the Lua modules.
+const (
+	// UpstreamName is the one upstream every HTTP location proxies to.
+	UpstreamName = "causeway_balancer"
+	// BackendVariable is the nginx variable (without '$') through which a
+	// location names its backend key.
+	BackendVariable = "causeway_backend"
+	// StateDict is the lua_shared_dict holding the endpoint state.
+	StateDict = "causeway_state"
+)
