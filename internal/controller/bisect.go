@@ -44,11 +44,11 @@ func (c *Controller) bisect(ctx context.Context, snap *source.Snapshot) string {
 		for _, k := range excluded {
 			extra[k] = true
 		}
-		_, _, files, _, err := c.build(snap, extra)
+		_, _, out, err := c.build(snap, extra)
 		if err != nil {
 			return true
 		}
-		err = tester.Test(ctx, files)
+		err = tester.Test(ctx, out.Files)
 		var cfgErr *runtime.ConfigError
 		return errors.As(err, &cfgErr)
 	}
@@ -91,13 +91,13 @@ func (c *Controller) changedIngresses(snap *source.Snapshot) []string {
 	before := map[string]string{}
 	if c.lastLive != nil {
 		for _, ing := range c.lastLive.Ingresses {
-			before[ing.Namespace+"/"+ing.Name] = fingerprintOf(ing)
+			before[ingressKey(ing)] = fingerprintOf(ing)
 		}
 	}
 	var out []string
 	for _, ing := range snap.Ingresses {
-		key := ing.Namespace + "/" + ing.Name
-		if _, bad := c.badIngress[key]; bad {
+		key := ingressKey(ing)
+		if _, bad := c.badObject[key]; bad {
 			continue
 		}
 		if fp, ok := before[key]; !ok || fp != fingerprintOf(ing) {

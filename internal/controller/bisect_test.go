@@ -92,7 +92,7 @@ func TestBisectFindsTheIngressNginxRefusesWithoutNamingIt(t *testing.T) {
 				snap.Ingresses = append(snap.Ingresses, hostIngress(fmt.Sprintf("i%04d", i), host, i))
 				if slices.Contains(tc.poison, i) {
 					app.poison = append(app.poison, `"`+host+`"`)
-					want = append(want, fmt.Sprintf("ns/i%04d", i))
+					want = append(want, fmt.Sprintf("Ingress/ns/i%04d", i))
 				}
 			}
 			var logs strings.Builder
@@ -106,7 +106,7 @@ func TestBisectFindsTheIngressNginxRefusesWithoutNamingIt(t *testing.T) {
 				t.Fatalf("sync: %v\n%s", err, logs.String())
 			}
 			var excluded []string
-			for k := range c.badIngress {
+			for k := range c.badObject {
 				excluded = append(excluded, k)
 			}
 			slices.Sort(excluded)
@@ -139,8 +139,8 @@ func TestBisectBlamesNobodyWhenTheBaseIsRefused(t *testing.T) {
 	if err := c.Sync(context.Background(), time.Now()); err == nil {
 		t.Fatal("sync must fail")
 	}
-	if len(c.badIngress) != 0 {
-		t.Fatalf("excluded %v", c.badIngress)
+	if len(c.badObject) != 0 {
+		t.Fatalf("excluded %v", c.badObject)
 	}
 	if c.Ready() {
 		t.Fatal("ready with no live configuration")

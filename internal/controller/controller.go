@@ -71,12 +71,12 @@ type Controller struct {
 	// everLive once any was.
 	ready, everLive atomic.Bool
 
-	mu         sync.Mutex
-	dyn        *dynamicChannel
-	forcePush  bool
-	started    bool
-	badIngress map[string]exclusion
-	badSecret  map[string]exclusion
+	mu        sync.Mutex
+	dyn       *dynamicChannel
+	forcePush bool
+	started   bool
+	badObject map[string]exclusion
+	badSecret map[string]exclusion
 	// lastLive is the snapshot whose configuration last went live:
 	// bisection suspects only the Ingresses that changed since.
 	lastLive    *source.Snapshot
@@ -93,7 +93,7 @@ func New(opts Options) *Controller {
 	if opts.MaxDelay == 0 {
 		opts.MaxDelay = time.Second
 	}
-	c := &Controller{opts: opts, badIngress: map[string]exclusion{}, badSecret: map[string]exclusion{}}
+	c := &Controller{opts: opts, badObject: map[string]exclusion{}, badSecret: map[string]exclusion{}}
 	mode := "plain"
 	if opts.Dynamic != nil {
 		mode = "lua"
@@ -200,7 +200,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 	c.logSourceProblems(snap.Problems)
 	var res SyncResult
 	for round := 0; ; round++ {
-		m, problems, files, version, err := c.build(snap, nil)
+		m, problems, out, err := c.build(snap, nil)
 		res = SyncResult{Model: m, Problems: problems, Snapshot: snap}
 		if err != nil {
 			res.Err = err
@@ -213,9 +213,9 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 				break
 			}
 		}
-		result, err := c.opts.Applier.Apply(ctx, files, version)
+		result, err := c.opts.Applier.Apply(ctx, out.Files, out.Version)
 		if err == nil {
-			c.recordApply(result, version, m)
+			c.recordApply(result, out.Version, m)
 			if err := c.certificatesChanged(ctx, result); err != nil {
 				res.Err = err
 				c.opts.Log.Error("telling nginx about renewed certificates failed; will retry", "err", err)
@@ -240,14 +240,14 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			c.opts.Log.Error("configuration not applied; nginx keeps serving the last good one", "err", err)
 			break
 		}
-		secrets, ingresses := culprits(cfgErr.Output, c.opts.Render.StateDir, files, m, snap)
-		if len(secrets)+len(ingresses) == 0 {
-			c.opts.Log.Warn("nginx refused the configuration without naming an object's file; bisecting the changed Ingresses", "err", err)
+		secrets, objects := culprits(cfgErr.Output, c.opts.Render.StateDir, out, snap)
+		if len(secrets)+len(objects) == 0 {
+			c.opts.Log.Warn("nginx refused the configuration without naming an object's file; bisecting the changed objects", "err", err)
 			if key := c.bisect(ctx, snap); key != "" {
-				ingresses = []string{key}
+				objects = []string{key}
 			}
 		}
-		if len(secrets)+len(ingresses) == 0 {
+		if len(secrets)+len(objects) == 0 {
 			c.opts.Log.Error("nginx refused the configuration and no object could be blamed; keeping the last good one", "err", err)
 			break
 		}
@@ -255,9 +255,9 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			c.badSecret[key] = exclusion{fingerprint: secretFingerprint(snap, key), reason: cfgErr.Output}
 			c.opts.Log.Error("nginx refused a TLS secret; its hosts use the default certificate", "secret", key, "err", cfgErr.Output)
 		}
-		for _, key := range ingresses {
-			c.badIngress[key] = exclusion{fingerprint: ingressFingerprint(snap, key), reason: "nginx refused its configuration: " + cfgErr.Output}
-			c.opts.Log.Error("nginx refused the configuration of an Ingress; excluding it", "ingress", key, "err", cfgErr.Output)
+		for _, key := range objects {
+			c.badObject[key] = exclusion{fingerprint: objectFingerprint(snap, key), reason: "nginx refused its configuration: " + cfgErr.Output}
+			c.opts.Log.Error("nginx refused the configuration of an object; excluding it", "object", key, "err", cfgErr.Output)
 		}
 	}
 	if res.Err != nil {
@@ -270,22 +270,22 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 	return res.Err
 }
 
-// build turns snap into a Model and its files, leaving out the Ingresses
-// excluded so far and those in extra.
-func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model.Model, []model.Problem, render.Files, string, error) {
+// build turns snap into a Model and its files, leaving out the objects
+// excluded so far and those in extra (keys as model.ObjectRef.Key).
+func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model.Model, []model.Problem, *render.Output, error) {
 	opts := c.opts.Model
-	opts.Excluded = current(c.badIngress, snap, ingressFingerprint)
+	opts.Excluded = current(c.badObject, snap, objectFingerprint)
 	for key := range extra {
 		opts.Excluded[key] = "bisecting"
 	}
 	opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
 	m, problems := model.Build(snap, opts)
-	files, version, err := render.Render(m, c.opts.Render)
+	out, err := render.Render(m, c.opts.Render)
 	if err != nil {
-		return m, problems, nil, "", err
+		return m, problems, nil, err
 	}
-	maps.Copy(files, runtime.SecretFiles(m))
-	return m, problems, files, version, nil
+	maps.Copy(out.Files, runtime.SecretFiles(m))
+	return m, problems, out, nil
 }
 
 // recordApply logs and counts what an Apply did: a reload (by reason) or a

@@ -366,11 +366,11 @@ func report(res *SyncResult, key, reason, msg string) {
 			locs = append(locs[:len(locs):len(locs)], srv.Default)
 		}
 		for _, l := range locs {
-			if l.Backend != key || l.Ingress.Name == "" || seen[l.Ingress] {
+			if l.Backend() != key || l.Source.Name == "" || seen[l.Source] {
 				continue
 			}
-			seen[l.Ingress] = true
-			res.Problems = append(res.Problems, model.Problem{Object: l.Ingress, Reason: reason,
+			seen[l.Source] = true
+			res.Problems = append(res.Problems, model.Problem{Object: l.Source, Reason: reason,
 				Message: fmt.Sprintf("Service %s/%s (backend %s) answers 503: %s", svc.Namespace, svc.Name, key, msg)})
 		}
 	}

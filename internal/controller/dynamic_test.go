@@ -89,8 +89,8 @@ func testModel(services map[string]int) *SyncResult {
 		}
 		key := "ns/" + name + "/80"
 		m.Backends = append(m.Backends, &model.Backend{Key: key, Namespace: "ns", Service: name, Port: "80", Endpoints: endpoints(n)})
-		srv.Locations = append(srv.Locations, &model.Location{Path: "/" + name, Type: model.Prefix, Backend: key,
-			Ingress: model.ObjectRef{Kind: "Ingress", Namespace: "ns", Name: name, UID: "uid-ing-" + name}})
+		srv.Locations = append(srv.Locations, &model.Location{Match: model.Match{Type: model.Prefix, Path: "/" + name}, Action: model.ProxyTo(key),
+			Source: model.ObjectRef{Kind: "Ingress", Namespace: "ns", Name: name, UID: "uid-ing-" + name}})
 		snap.Services = append(snap.Services, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)}})
 	}
 	m.Servers = []*model.Server{srv}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
@@ -35,12 +36,13 @@ var (
 )
 
 // culprits reads nginx -t output and names what to exclude: the secrets it
-// refused, or else the newest Ingress contributing to the server file it
-// refused (one at a time, so that older, working Ingresses sharing the host
-// survive). A file shared by several hosts blames the newest Ingress of
+// refused, or else the newest object contributing to the server file it
+// refused (one at a time, so that older, working objects sharing the host
+// survive). A file shared by several hosts blames the newest object of
 // them all; hosts share a file only when their servers are alike, so each
-// would have been refused alone too.
-func culprits(output string, dir layout.Dir, files render.Files, m *model.Model, snap *source.Snapshot) (secrets, ingresses []string) {
+// would have been refused alone too. Objects are named by
+// model.ObjectRef.Key.
+func culprits(output string, dir layout.Dir, out *render.Output, snap *source.Snapshot) (secrets, objects []string) {
 	for _, match := range secretFileRE.FindAllStringSubmatch(output, -1) {
 		if filepath.Dir(match[1]) != dir.Path(layout.SecretsDir) {
 			continue
@@ -59,46 +61,60 @@ func culprits(output string, dir layout.Dir, files render.Files, m *model.Model,
 		if err != nil {
 			continue
 		}
-		shared := map[string]bool{}
-		for _, host := range render.SharedHosts(files, rel) {
-			shared[host] = true
-		}
-		var refs []model.ObjectRef
-		for _, srv := range m.Servers {
-			if shared[srv.Host] || layout.ServerFile(srv.Host) == rel {
-				refs = append(refs, srv.Ingresses...)
-			}
-		}
-		if newest := newestIngress(refs, snap); newest != "" {
-			return nil, []string{newest}
+		if newest, ok := newestObject(out.Sources[rel], snap); ok {
+			return nil, []string{newest.Key()}
 		}
 	}
 	return nil, nil
 }
 
-func newestIngress(refs []model.ObjectRef, snap *source.Snapshot) string {
-	var newest *networkingv1.Ingress
-	for _, ing := range snap.Ingresses {
-		for _, r := range refs {
-			if r.Namespace == ing.Namespace && r.Name == ing.Name {
-				if newest == nil || newest.CreationTimestamp.Before(&ing.CreationTimestamp) ||
-					(newest.CreationTimestamp.Equal(&ing.CreationTimestamp) && newest.UID < ing.UID) {
-					newest = ing
-				}
+// newestObject is the most recently created of refs that still exist in
+// snap (UID breaking ties, as the model ranks claims).
+func newestObject(refs []model.ObjectRef, snap *source.Snapshot) (model.ObjectRef, bool) {
+	var newest *metav1.ObjectMeta
+	var ref model.ObjectRef
+	for _, r := range refs {
+		meta := objectMeta(snap, r.Key())
+		if meta == nil {
+			continue
+		}
+		if newest == nil || newest.CreationTimestamp.Before(&meta.CreationTimestamp) ||
+			(newest.CreationTimestamp.Equal(&meta.CreationTimestamp) && newest.UID < meta.UID) {
+			newest, ref = meta, r
+		}
+	}
+	return ref, newest != nil
+}
+
+// objectMeta finds the object a model.ObjectRef.Key names in snap.
+func objectMeta(snap *source.Snapshot, key string) *metav1.ObjectMeta {
+	kind, rest, _ := strings.Cut(key, "/")
+	switch kind {
+	case "Ingress":
+		for _, ing := range snap.Ingresses {
+			if ing.Namespace+"/"+ing.Name == rest {
+				return &ing.ObjectMeta
 			}
 		}
 	}
-	if newest == nil {
-		return ""
-	}
-	return newest.Namespace + "/" + newest.Name
+	return nil
 }
 
-// fingerprints of the objects exclusions can name.
-func ingressFingerprint(snap *source.Snapshot, key string) string {
-	for _, ing := range snap.Ingresses {
-		if ing.Namespace+"/"+ing.Name == key {
-			return fingerprintOf(ing)
+// ingressKey is an Ingress's model.ObjectRef.Key.
+func ingressKey(ing *networkingv1.Ingress) string {
+	return model.ObjectRef{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}.Key()
+}
+
+// objectFingerprint is the fingerprint of the object a
+// model.ObjectRef.Key names, "" when it is gone.
+func objectFingerprint(snap *source.Snapshot, key string) string {
+	kind, rest, _ := strings.Cut(key, "/")
+	switch kind {
+	case "Ingress":
+		for _, ing := range snap.Ingresses {
+			if ing.Namespace+"/"+ing.Name == rest {
+				return fingerprintOf(ing)
+			}
 		}
 	}
 	return ""

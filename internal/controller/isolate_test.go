@@ -26,31 +26,31 @@ func TestCulprits(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "y", CreationTimestamp: old}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "z", CreationTimestamp: youngest}},
 	}}
-	m := &model.Model{Servers: []*model.Server{
-		{Host: "x.test", Ingresses: []model.ObjectRef{
-			{Kind: "Ingress", Namespace: "a", Name: "old"}, {Kind: "Ingress", Namespace: "a", Name: "young"}}},
-		{Host: "y.test", Ingresses: []model.ObjectRef{{Kind: "Ingress", Namespace: "b", Name: "y"}}},
-		{Host: "z.test", Ingresses: []model.ObjectRef{{Kind: "Ingress", Namespace: "b", Name: "z"}}},
+	ref := func(ns, name string) model.ObjectRef {
+		return model.ObjectRef{Kind: "Ingress", Namespace: ns, Name: name}
+	}
+	out := &render.Output{Sources: map[string][]model.ObjectRef{
+		layout.ServerFile("x.test"):         {ref("a", "old"), ref("a", "young")},
+		"servers/_shared-0123456789ab.conf": {ref("b", "y"), ref("b", "z")},
 	}}
-	files := render.Files{"servers/_shared-0123456789ab.conf": []byte("map $host $v {\n    \"y.test\" \"b/y/80\";\n    \"z.test\" \"b/z/80\";\n}\nserver {\n    server_name \"y.test\";\n    server_name \"z.test\";\n}\n")}
 	for _, tc := range []struct {
-		name               string
-		output             string
-		secrets, ingresses []string
+		name             string
+		output           string
+		secrets, objects []string
 	}{
 		{"refused certificate", `nginx: [emerg] SSL_CTX_use_certificate("/var/lib/causeway/secrets/ns_weak.tls.pem") failed (SSL: error:0A00018F:SSL routines::ee key too small)`,
 			[]string{"ns/weak.tls"}, nil},
 		{"refused server file blames the newest Ingress", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/` + layout.ServerFile("x.test") + `:12`,
-			nil, []string{"a/young"}},
+			nil, []string{"Ingress/a/young"}},
 		{"refused shared server file blames the newest Ingress of all its hosts", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/servers/_shared-0123456789ab.conf:7`,
-			nil, []string{"b/z"}},
+			nil, []string{"Ingress/b/z"}},
 		{"a file outside the state dir blames nothing", `nginx: [emerg] unknown directive in /etc/nginx/other.conf:1`, nil, nil},
 		{"the default certificate blames nothing", `SSL_CTX_use_certificate("/var/lib/causeway/secrets/_default.pem") failed`, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, i := culprits(tc.output, dir, files, m, snap)
-			if !reflect.DeepEqual(s, tc.secrets) || !reflect.DeepEqual(i, tc.ingresses) {
-				t.Fatalf("culprits = %v %v, want %v %v", s, i, tc.secrets, tc.ingresses)
+			s, i := culprits(tc.output, dir, out, snap)
+			if !reflect.DeepEqual(s, tc.secrets) || !reflect.DeepEqual(i, tc.objects) {
+				t.Fatalf("culprits = %v %v, want %v %v", s, i, tc.secrets, tc.objects)
 			}
 		})
 	}
@@ -59,16 +59,16 @@ func TestCulprits(t *testing.T) {
 func TestExclusionsLapseWhenTheObjectChanges(t *testing.T) {
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "bad", ResourceVersion: "1"}}
 	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing}}
-	excl := map[string]exclusion{"a/bad": {fingerprint: ingressFingerprint(snap, "a/bad"), reason: "nginx said no"}}
-	if got := current(excl, snap, ingressFingerprint); got["a/bad"] != "nginx said no" {
+	excl := map[string]exclusion{"Ingress/a/bad": {fingerprint: objectFingerprint(snap, "Ingress/a/bad"), reason: "nginx said no"}}
+	if got := current(excl, snap, objectFingerprint); got["Ingress/a/bad"] != "nginx said no" {
 		t.Fatalf("unchanged object must stay excluded: %v", got)
 	}
 	ing.ResourceVersion = "2" // a status write: still excluded
-	if got := current(excl, snap, ingressFingerprint); len(got) != 1 {
+	if got := current(excl, snap, objectFingerprint); len(got) != 1 {
 		t.Fatalf("a status-only change must not lift the exclusion: %v", got)
 	}
 	ing.Spec.IngressClassName = ptr.To("fixed")
-	if got := current(excl, snap, ingressFingerprint); len(got) != 0 || len(excl) != 0 {
+	if got := current(excl, snap, objectFingerprint); len(got) != 0 || len(excl) != 0 {
 		t.Fatalf("a changed object must be retried: %v", got)
 	}
 }

@@ -105,21 +105,21 @@ func TestIngressAnnotations(t *testing.T) {
 				if l == nil {
 					l = a.Default
 				}
-				if tc.closed && (l.Status != 503 || l.Backend != "") {
+				if tc.closed && ((l.Action.Return == nil || l.Action.Return.Status != 503) || l.Backend() != "") {
 					t.Fatalf("%s: location %+v, want 503 (fail closed)", req, l)
 				}
-				if !tc.closed && l.Backend != "default/svc-a/80" {
+				if !tc.closed && l.Backend() != "default/svc-a/80" {
 					t.Fatalf("%s: location %+v, want it served by svc-a", req, l)
 				}
 			}
-			if d := server(m, "").Default; tc.closed != (d.Status == 503) {
+			if d := server(m, "").Default; tc.closed != (d.Action.Return != nil && d.Action.Return.Status == 503) {
 				t.Fatalf("default backend for unmatched hosts = %+v, closed %v", d, tc.closed)
 			}
 			// The sibling Ingress, on the same host and another, is untouched.
-			if l := a.Match("/other"); l.Backend != "default/svc-b/80" {
+			if l := a.Match("/other"); l.Backend() != "default/svc-b/80" {
 				t.Fatalf("sibling path on the same host = %+v", l)
 			}
-			if l := server(m, "b.com").Match("/"); l.Backend != "default/svc-b/80" {
+			if l := server(m, "b.com").Match("/"); l.Backend() != "default/svc-b/80" {
 				t.Fatalf("sibling host = %+v", l)
 			}
 		})
@@ -135,7 +135,7 @@ func TestFailClosedKeepsClaims(t *testing.T) {
 	s.Ingresses = append(s.Ingresses, guarded,
 		ingress("default", "open", 1, rule("a.com", path("/admin", "Prefix", svcName(1), 80))))
 	m, problems := Build(s, testOpts)
-	if l := server(m, "a.com").Match("/admin"); l.Status != 503 {
+	if l := server(m, "a.com").Match("/admin"); l.Action.Return == nil || l.Action.Return.Status != 503 {
 		t.Fatalf("/admin = %+v, want 503", l)
 	}
 	if len(problems) != 2 || problems[1].Reason != ReasonCollision || problems[1].Object.Name != "open" {
@@ -189,7 +189,7 @@ func TestServiceAnnotations(t *testing.T) {
 				path("/", "Prefix", svcName(0), 80), path("/alt", "Prefix", svcName(0), 81))))
 			m, problems := Build(s, testOpts)
 			checkAnnotationProblems(t, problems, "Service", svcName(0), tc.reasons, tc.naming)
-			if l := server(m, "a.com").Match("/"); l.Backend == "" {
+			if l := server(m, "a.com").Match("/"); l.Backend() == "" {
 				t.Fatal("Service annotations never close paths")
 			}
 		})

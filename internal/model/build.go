@@ -19,8 +19,8 @@ type Options struct {
 	Class ClassOptions
 	// ConfigMap is the "namespace/name" of the controller's ConfigMap.
 	ConfigMap string
-	// Excluded maps Ingress keys ("namespace/name") to a reason they must
-	// be left out, e.g. because their configuration made nginx -t fail.
+	// Excluded maps objects (by ObjectRef.Key) to a reason they must be
+	// left out, e.g. because their configuration made nginx -t fail.
 	Excluded map[string]string
 	// BadSecrets maps TLS secret keys ("namespace/name") that nginx refused
 	// to load to nginx's reason; their hosts fall back to the default
@@ -211,8 +211,7 @@ func checkIngress(ing *networkingv1.Ingress) error {
 
 func (b *builder) addIngress(ing *networkingv1.Ingress) {
 	ref := ingressRef(ing)
-	key := ing.Namespace + "/" + ing.Name
-	if reason, ok := b.opts.Excluded[key]; ok {
+	if reason, ok := b.opts.Excluded[ref.Key()]; ok {
 		b.problem(ref, ReasonExcluded, true, "excluded: %s", reason)
 		return
 	}
@@ -229,7 +228,7 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 	closed := len(ann.failClosed) > 0
 	locate := func(ib *networkingv1.IngressBackend, path string, typ PathType) *Location {
 		if closed {
-			return &Location{Path: path, Type: typ, Ingress: ref, Status: 503}
+			return &Location{Match: Match{Type: typ, Path: path}, Source: ref, Action: ReturnStatus(503)}
 		}
 		return b.location(ref, ing.Namespace, ib, path, typ)
 	}
@@ -265,7 +264,7 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 	b.addTLS(ing, ref)
 	for h := range hosts {
 		srv := b.server(h)
-		srv.Ingresses = append(srv.Ingresses, ref)
+		srv.Sources = append(srv.Sources, ref)
 	}
 }
 
@@ -296,9 +295,9 @@ func (b *builder) setDefault(host string, loc *Location, ref ObjectRef) {
 		b.defaults = map[string]*Location{}
 	}
 	if prev, ok := b.defaults[host]; ok {
-		if prev.Ingress != ref && host == "" {
+		if prev.Source != ref && host == "" {
 			b.problem(ref, ReasonCollision, false,
-				"defaultBackend for unmatched hosts is already provided by %s, %s", prev.Ingress, b.whyFirst(prev.Ingress, ref))
+				"defaultBackend for unmatched hosts is already provided by %s, %s", prev.Source, b.whyFirst(prev.Source, ref))
 		}
 		return
 	}
@@ -307,11 +306,11 @@ func (b *builder) setDefault(host string, loc *Location, ref ObjectRef) {
 
 // location resolves a backend reference into a Location.
 func (b *builder) location(ref ObjectRef, ns string, ib *networkingv1.IngressBackend, path string, typ PathType) *Location {
-	loc := &Location{Path: path, Type: typ, Ingress: ref}
+	loc := &Location{Match: Match{Type: typ, Path: path}, Source: ref}
 	be, err := b.idx.resolve(ns, ib.Service)
 	if err != nil {
 		b.problem(ref, ReasonMissingService, false, "%v; requests for %q answer 503", err, path)
-		loc.Status = 503
+		loc.Action = ReturnStatus(503)
 		return loc
 	}
 	if prev, ok := b.backends[be.Key]; ok {
@@ -320,7 +319,7 @@ func (b *builder) location(ref ObjectRef, ns string, ib *networkingv1.IngressBac
 		b.backends[be.Key] = be
 		b.setBalance(be)
 	}
-	loc.Backend = be.Key
+	loc.Action = ProxyTo(be.Key)
 	return loc
 }
 
@@ -424,7 +423,7 @@ func (b *builder) finish() {
 	catchAll := b.servers[""]
 	global := b.defaults[""]
 	if global == nil {
-		global = &Location{Path: "/", Type: Prefix, Status: 404}
+		global = &Location{Match: Match{Type: Prefix, Path: "/"}, Action: ReturnStatus(404)}
 	}
 	for host, srv := range b.servers {
 		if host != "" {
@@ -433,10 +432,10 @@ func (b *builder) finish() {
 			// same path and type itself.
 			have := map[claimKey]bool{}
 			for _, l := range srv.Locations {
-				have[claimKey{path: l.Path, typ: l.Type}] = true
+				have[claimKey{path: l.Match.Path, typ: l.Match.Type}] = true
 			}
 			for _, l := range catchAll.Locations {
-				if !have[claimKey{path: l.Path, typ: l.Type}] {
+				if !have[claimKey{path: l.Match.Path, typ: l.Match.Type}] {
 					srv.Locations = append(srv.Locations, l)
 				}
 			}
@@ -448,12 +447,12 @@ func (b *builder) finish() {
 		srv.SSLRedirect = b.model.Config.SSLRedirect && srv.TLS != nil
 		sort.Slice(srv.Locations, func(i, j int) bool {
 			li, lj := srv.Locations[i], srv.Locations[j]
-			if li.Path != lj.Path {
-				return li.Path < lj.Path
+			if li.Match.Path != lj.Match.Path {
+				return li.Match.Path < lj.Match.Path
 			}
-			return li.Type == Exact && lj.Type != Exact
+			return li.Match.Type == Exact && lj.Match.Type != Exact
 		})
-		sort.Slice(srv.Ingresses, func(i, j int) bool { return srv.Ingresses[i].String() < srv.Ingresses[j].String() })
+		sort.Slice(srv.Sources, func(i, j int) bool { return srv.Sources[i].String() < srv.Sources[j].String() })
 		b.model.Servers = append(b.model.Servers, srv)
 	}
 	sort.Slice(b.model.Servers, func(i, j int) bool { return b.model.Servers[i].Host < b.model.Servers[j].Host })
@@ -462,7 +461,7 @@ func (b *builder) finish() {
 	usedSecrets := map[string]bool{}
 	for _, srv := range b.model.Servers {
 		for _, l := range append(srv.Locations, srv.Default) {
-			used[l.Backend] = true
+			used[l.Backend()] = true
 		}
 		if srv.TLS != nil && srv.TLS.Secret != "" {
 			usedSecrets[srv.TLS.Secret] = true

@@ -38,12 +38,12 @@ func TestPathTable(t *testing.T) {
 			got := server(m, "example.com").Match(tc.Request)
 			if tc.Want < 0 {
 				if got != nil {
-					t.Fatalf("request %q matched %s %q, want no match", tc.Request, got.Type, got.Path)
+					t.Fatalf("request %q matched %s %q, want no match", tc.Request, got.Match.Type, got.Match.Path)
 				}
 				return
 			}
 			want := "default/" + svcName(tc.Want) + "/80"
-			if got == nil || got.Backend != want {
+			if got == nil || got.Backend() != want {
 				t.Fatalf("request %q routed to %+v, want backend %s", tc.Request, got, want)
 			}
 		})
@@ -111,7 +111,7 @@ func TestCollisionOldestWins(t *testing.T) {
 	snap.Services = append(snap.Services, service("other", svcName(0), 80, "http"))
 	snap.Ingresses = append(snap.Ingresses, young, old)
 	m, problems := Build(snap, testOpts)
-	if got := server(m, "a.com").Match("/x").Backend; got != "other/svc-a/80" {
+	if got := server(m, "a.com").Match("/x").Backend(); got != "other/svc-a/80" {
 		t.Fatalf("winner backend %q, want the older Ingress's other/svc-a/80", got)
 	}
 	if len(problems) != 1 || problems[0].Object.Name != "young" || problems[0].Reason != ReasonCollision {
@@ -122,7 +122,7 @@ func TestCollisionOldestWins(t *testing.T) {
 	young.CreationTimestamp = old.CreationTimestamp
 	young.UID, old.UID = "uid-1", "uid-2"
 	m, _ = Build(snap, testOpts)
-	if got := server(m, "a.com").Match("/x").Backend; got != "default/svc-b/80" {
+	if got := server(m, "a.com").Match("/x").Backend(); got != "default/svc-b/80" {
 		t.Fatalf("on a tie the lower UID must win, got %q", got)
 	}
 }
@@ -137,11 +137,11 @@ func TestSeveralIngressesShareAHost(t *testing.T) {
 		t.Fatal(problems)
 	}
 	s := server(m, "a.com")
-	if s.Match("/one/x").Backend != "default/svc-a/80" || s.Match("/two").Backend != "default/svc-b/80" {
+	if s.Match("/one/x").Backend() != "default/svc-a/80" || s.Match("/two").Backend() != "default/svc-b/80" {
 		t.Fatalf("both Ingresses must contribute: %+v", s.Locations)
 	}
-	if len(s.Ingresses) != 2 {
-		t.Fatalf("server must list both Ingresses, got %v", s.Ingresses)
+	if len(s.Sources) != 2 {
+		t.Fatalf("server must list both Ingresses, got %v", s.Sources)
 	}
 }
 
@@ -212,7 +212,7 @@ func TestMissingServiceAnswers503(t *testing.T) {
 	s := world(0)
 	s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("a.com", path("/", "Prefix", "gone", 80))))
 	m, problems := Build(s, testOpts)
-	if l := server(m, "a.com").Match("/"); l == nil || l.Status != 503 {
+	if l := server(m, "a.com").Match("/"); l == nil || (l.Action.Return == nil || l.Action.Return.Status != 503) {
 		t.Fatalf("location %+v, want status 503", l)
 	}
 	if len(problems) != 1 || problems[0].Reason != ReasonMissingService || problems[0].Rejected {
@@ -226,17 +226,17 @@ func TestDefaultBackends(t *testing.T) {
 	ing.Spec.DefaultBackend = svcBackend(svcName(1), 80)
 	s.Ingresses = append(s.Ingresses, ing)
 	m, _ := Build(s, testOpts)
-	if d := server(m, "a.com").Default; d.Backend != "default/svc-b/80" {
+	if d := server(m, "a.com").Default; d.Backend() != "default/svc-b/80" {
 		t.Fatalf("host default = %+v", d)
 	}
-	if d := server(m, "").Default; d.Backend != "default/svc-b/80" {
+	if d := server(m, "").Default; d.Backend() != "default/svc-b/80" {
 		t.Fatalf("catch-all default = %+v", d)
 	}
 
 	// Without any defaultBackend the controller answers 404 itself.
 	s.Ingresses[0].Spec.DefaultBackend = nil
 	m, _ = Build(s, testOpts)
-	if d := server(m, "").Default; d.Status != 404 || d.Backend != "" {
+	if d := server(m, "").Default; (d.Action.Return == nil || d.Action.Return.Status != 404) || d.Backend() != "" {
 		t.Fatalf("own default = %+v, want 404", d)
 	}
 }
@@ -248,10 +248,10 @@ func TestHostlessRulesServeEveryHost(t *testing.T) {
 		ingress("default", "host", 1, rule("a.com", path("/x", "Exact", svcName(1), 80))))
 	m, _ := Build(s, testOpts)
 	a := server(m, "a.com")
-	if a.Match("/shared/y").Backend != "default/svc-a/80" {
+	if a.Match("/shared/y").Backend() != "default/svc-a/80" {
 		t.Fatal("a host-less rule must also serve named hosts")
 	}
-	if a.Match("/x").Backend != "default/svc-b/80" {
+	if a.Match("/x").Backend() != "default/svc-b/80" {
 		t.Fatal("a host's own rule must win over the same host-less path")
 	}
 }
@@ -292,7 +292,7 @@ func TestInvalidIngressIsRejectedOthersKept(t *testing.T) {
 				t.Fatal("the valid Ingress must still be served")
 			}
 			for _, srv := range m.Servers {
-				for _, ing := range srv.Ingresses {
+				for _, ing := range srv.Sources {
 					if ing.Name == "bad" {
 						t.Fatalf("rejected Ingress contributes to %q", srv.Host)
 					}

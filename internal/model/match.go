@@ -6,14 +6,15 @@ import "strings"
 // Kubernetes Ingress rules: Exact compares the whole path case-sensitively;
 // Prefix compares element-wise on "/", ignoring a trailing slash on either.
 func (l *Location) Matches(path string) bool {
-	switch l.Type {
+	m := l.Match
+	switch m.Type {
 	case Exact:
-		return path == l.Path
+		return path == m.Path
 	case Prefix:
-		if l.Path == "/" {
+		if m.Path == "/" {
 			return strings.HasPrefix(path, "/")
 		}
-		return path == l.Path || strings.HasPrefix(path, l.Path+"/")
+		return path == m.Path || strings.HasPrefix(path, m.Path+"/")
 	}
 	return false
 }
@@ -28,8 +29,12 @@ func (s *Server) Match(path string) *Location {
 		if !l.Matches(path) {
 			continue
 		}
-		if best == nil || len(l.Path) > len(best.Path) ||
-			(len(l.Path) == len(best.Path) && l.Type == Exact && best.Type != Exact) {
+		lm, bm := l.Match, Match{}
+		if best != nil {
+			bm = best.Match
+		}
+		if best == nil || len(lm.Path) > len(bm.Path) ||
+			(len(lm.Path) == len(bm.Path) && lm.Type == Exact && bm.Type != Exact) {
 			best = l
 		}
 	}

@@ -4,7 +4,11 @@
 // survives into the Model has been validated against a strict grammar here.
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Model is everything the data plane needs, in deterministic order.
 type Model struct {
@@ -31,8 +35,8 @@ type Server struct {
 	TLS *ServerTLS
 	// SSLRedirect makes plain-HTTP requests redirect to HTTPS (308).
 	SSLRedirect bool
-	// Ingresses contributed to this server (sorted).
-	Ingresses []ObjectRef
+	// Sources are the objects that contributed to this server (sorted).
+	Sources []ObjectRef
 }
 
 // Wildcard reports whether the host is "*.suffix".
@@ -48,22 +52,73 @@ const (
 	// "/a/b/..." but not "/a/bc". Path is stored without a trailing slash;
 	// the root prefix is "/".
 	Prefix PathType = "Prefix"
+	// Regex matches when the case-insensitive regular expression Path
+	// matches at the start of the URL path (ingress-nginx's use-regex).
+	// Path is a validated Regexp source (see ParseRegex).
+	Regex PathType = "Regex"
 )
 
-// Location maps a path to a backend, or to a fixed status when the backend
-// cannot serve.
-type Location struct {
-	Path string
+// Match says which requests a location serves.
+type Match struct {
 	Type PathType
-	// Backend is the key of a Backend in Model.Backends, or "" when Status
-	// is set.
-	Backend string
-	// Status is a fixed response code (503 for a missing Service, 404 for
-	// the controller's own default) used when Backend is "".
-	Status int
-	// Ingress is the object the location came from (zero for the
+	Path string
+}
+
+// Location is a match, what to do with the requests it matches, and the
+// policy applied on the way.
+type Location struct {
+	Match  Match
+	Action Action
+	// Policy is nil when nothing is set beyond the server's defaults.
+	Policy *Policy
+	// Source is the object the location came from (zero for the
 	// controller's own default).
-	Ingress ObjectRef
+	Source ObjectRef
+}
+
+// Action is what a location does: exactly one field is set.
+type Action struct {
+	// Proxy sends requests to a backend.
+	Proxy *Proxy
+	// Return answers with a fixed status: 503 when the backend cannot
+	// serve (a missing Service, a security setting that cannot be
+	// enforced), 404 for the controller's own default.
+	Return *Return
+	// Redirect answers with a redirect.
+	Redirect *Redirect
+}
+
+// Proxy names the backend requests go to.
+type Proxy struct {
+	// Backend is the key of a Backend in Model.Backends.
+	Backend string
+}
+
+// Return is a fixed response.
+type Return struct {
+	Status int
+}
+
+// Redirect is a redirect response to a validated absolute URL.
+type Redirect struct {
+	// Code is 301, 302, 303, 307 or 308.
+	Code int
+	// URL is an absolute http(s) URL that passed ParseRedirectURL.
+	URL string
+}
+
+// ProxyTo is a location action that proxies to backend key.
+func ProxyTo(key string) Action { return Action{Proxy: &Proxy{Backend: key}} }
+
+// ReturnStatus is a location action that answers with a fixed status.
+func ReturnStatus(code int) Action { return Action{Return: &Return{Status: code}} }
+
+// Backend is the key of the backend the location proxies to, or "".
+func (l *Location) Backend() string {
+	if l.Action.Proxy == nil {
+		return ""
+	}
+	return l.Action.Proxy.Backend
 }
 
 // ServerTLS says which certificate a host presents.
@@ -108,6 +163,16 @@ type Endpoint struct {
 type ObjectRef struct {
 	Kind, Namespace, Name string
 	UID                   string
+}
+
+// Key is "Kind/namespace/name": unique across kinds, stable across
+// re-creation (unlike the UID).
+func (r ObjectRef) Key() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
+
+// SortRefs sorts refs by String and removes duplicates.
+func SortRefs(refs []ObjectRef) []ObjectRef {
+	slices.SortFunc(refs, func(a, b ObjectRef) int { return strings.Compare(a.String(), b.String()) })
+	return slices.Compact(refs)
 }
 
 func (r ObjectRef) String() string {

@@ -1,16 +1,13 @@
 package render
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 )
@@ -40,26 +37,31 @@ type mapEntry struct{ Host, Backend string }
 
 // serverFiles renders every server of m: a file per host, or in dynamic
 // mode a shared file per shape that more than one exact host has.
-func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool) (Files, hashStats, error) {
+func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool) (Files, map[string][]model.ObjectRef, hashStats, error) {
 	files := Files{}
+	sources := map[string][]model.ObjectRef{}
+	refs := map[*serverView][]model.ObjectRef{}
 	var hashes hashStats
 	shapes := map[string][]*serverView{}
 	var order []string
 	for _, srv := range m.Servers {
 		v, err := planServer(m, backends, srv, p, lua)
 		if err != nil {
-			return nil, hashes, fmt.Errorf("render server %q: %w", srv.Host, err)
+			return nil, nil, hashes, fmt.Errorf("render server %q: %w", srv.Host, err)
 		}
 		hashes.host(srv.Host)
 		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") {
-			if files[layout.ServerFile(srv.Host)], err = execute("server.conf.tmpl", v); err != nil {
-				return nil, hashes, err
+			name := layout.ServerFile(srv.Host)
+			if files[name], err = execute("server.conf.tmpl", v); err != nil {
+				return nil, nil, hashes, err
 			}
+			sources[name] = srv.Sources
 			continue
 		}
+		refs[v] = srv.Sources
 		key, err := shape(v)
 		if err != nil {
-			return nil, hashes, err
+			return nil, nil, hashes, err
 		}
 		if _, seen := shapes[key]; !seen {
 			order = append(order, key)
@@ -76,7 +78,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			name = layout.SharedServerFile(id)
 			var err error
 			if v, err = share(id, members); err != nil {
-				return nil, hashes, err
+				return nil, nil, hashes, err
 			}
 			for _, mv := range v.Maps {
 				hashes.mapped(mv.Variable, len(mv.Entries))
@@ -84,11 +86,16 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		}
 		out, err := execute("server.conf.tmpl", v)
 		if err != nil {
-			return nil, hashes, err
+			return nil, nil, hashes, err
 		}
 		files[name] = out
+		var all []model.ObjectRef
+		for _, mv := range members {
+			all = append(all, refs[mv]...)
+		}
+		sources[name] = model.SortRefs(all)
 	}
-	return files, hashes, nil
+	return files, sources, hashes, nil
 }
 
 // shape is everything about a server except its names, its sources and
@@ -99,7 +106,7 @@ func shape(v *serverView) (string, error) {
 	c.Locations = make([]locationView, len(v.Locations))
 	for i, l := range v.Locations {
 		if l.Backend != "" {
-			l.Backend, l.Select = "", "backend"
+			l.Backend, l.SelectKey = "", "backend"
 		}
 		c.Locations[i] = l
 	}
@@ -146,8 +153,8 @@ func share(id string, members []*serverView) (*serverView, error) {
 			variables[sig.String()] = variable
 			v.Maps = append(v.Maps, mapView{Variable: variable, Entries: entries})
 		}
-		v.Locations[i].Backend = ""
-		v.Locations[i].Select = "set $" + balancer.BackendVariable + " $" + variable + ";"
+		v.Locations[i].Backend, v.Locations[i].SelectKey = "", ""
+		v.Locations[i].SelectMap = variable
 	}
 	return &v, nil
 }
@@ -156,22 +163,4 @@ func share(id string, members []*serverView) (*serverView, error) {
 // plain quoted string.
 func unquoteHost(name string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(name, `"`), `"`)
-}
-
-// SharedHosts lists the hosts that the shared server file rel of files
-// serves (none for any other file), so that nginx's complaint about the
-// file can be traced back to the Ingresses behind it.
-func SharedHosts(files Files, rel string) []string {
-	if filepath.Dir(rel) != layout.ServersDir || !strings.HasPrefix(filepath.Base(rel), "_shared-") {
-		return nil
-	}
-	var hosts []string
-	for line := range bytes.Lines(files[rel]) {
-		rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("server_name "))
-		if !ok {
-			continue
-		}
-		hosts = append(hosts, unquoteHost(strings.TrimSuffix(string(rest), ";")))
-	}
-	return hosts
 }

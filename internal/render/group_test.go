@@ -65,10 +65,11 @@ func TestLinesFitNginxBuffer(t *testing.T) {
 		if lua {
 			p.Dynamic = &Dynamic{Modules: []string{"/ndk.so", "/lua.so"}}
 		}
-		files, _, err := Render(m, p)
+		out, err := Render(m, p)
 		if err != nil {
 			t.Fatal(err)
 		}
+		files := out.Files
 		for name, data := range files {
 			for i, line := range bytes.Split(data, []byte("\n")) {
 				if len(line) > 1024 {
@@ -95,10 +96,11 @@ func TestSharedServers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := goldenParams
 			p.Dynamic = tc.dynamic
-			files, _, err := Render(m, p)
+			out, err := Render(m, p)
 			if err != nil {
 				t.Fatal(err)
 			}
+			files := out.Files
 			var servers []string
 			for _, n := range files.Names() {
 				if strings.HasPrefix(n, "servers/") {
@@ -112,16 +114,15 @@ func TestSharedServers(t *testing.T) {
 				return
 			}
 			shared := servers[1] // after servers/_default.conf
-			hosts := SharedHosts(files, shared)
-			if len(hosts) != 50 || hosts[7] != "app-00007.a-long-cluster-domain.example.com" {
-				t.Fatalf("SharedHosts(%s) = %d hosts, %v...", shared, len(hosts), hosts[:min(3, len(hosts))])
+			if srcs := out.Sources[shared]; len(srcs) != 50 || srcs[7].Name != "app-00007" {
+				t.Fatalf("Sources[%s] = %d objects, %v...", shared, len(srcs), srcs[:min(3, len(srcs))])
 			}
 			want := `"app-00007.a-long-cluster-domain.example.com" "team-with-a-rather-long-namespace-name/app-00007/80";`
 			if !bytes.Contains(files[shared], []byte(want)) {
 				t.Fatalf("%s has no map entry %s", shared, want)
 			}
-			if got := SharedHosts(files, "servers/_default.conf"); got != nil {
-				t.Fatalf("SharedHosts of a host's own file = %v, want none", got)
+			if got := out.Sources["servers/_default.conf"]; got != nil {
+				t.Fatalf("Sources of the default server = %v, want none", got)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 )
@@ -25,7 +26,11 @@ import (
 //go:embed templates/*.tmpl
 var templateFS embed.FS
 
-var templates = template.Must(template.New("").Option("missingkey=error").ParseFS(templateFS, "templates/*.tmpl"))
+var templates = template.Must(template.New("").Option("missingkey=error").Funcs(template.FuncMap{
+	// backendVariable is the variable through which a location names its
+	// backend to the Lua balancer.
+	"backendVariable": func() string { return balancer.BackendVariable },
+}).ParseFS(templateFS, "templates/*.tmpl"))
 
 // Params are the deployment facts the Model does not carry.
 type Params struct {
@@ -62,18 +67,38 @@ func (f Files) Names() []string {
 	return names
 }
 
-// Render produces nginx.conf, upstreams.conf and one file per server, and
-// the configuration version: a hash of everything else, which nginx.conf
-// embeds so the runtime can tell which configuration a worker runs.
-func Render(m *model.Model, p Params) (Files, string, error) {
+// Output is what Render produces.
+type Output struct {
+	// Files are nginx.conf, upstreams.conf and the server files.
+	Files Files
+	// Version is a hash of everything else, which nginx.conf embeds so
+	// the runtime can tell which configuration a worker runs.
+	Version string
+	// Sources maps each server file to the objects whose settings it
+	// holds, sorted, so that a file nginx refuses can be traced back to
+	// them.
+	Sources map[string][]model.ObjectRef
+}
+
+// Render produces nginx.conf, upstreams.conf and one file per server (or
+// per shape of servers shared by several hosts).
+func Render(m *model.Model, p Params) (*Output, error) {
+	files, version, sources, err := render(m, p)
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Files: files, Version: version, Sources: sources}, nil
+}
+
+func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectRef, error) {
 	files := Files{}
 	lua, err := luaSnippets(m, p)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	ups, err := renderUpstreams(m, lua)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	files[layout.UpstreamsConf] = ups
 	// Built once: per server it would cost servers x backends.
@@ -81,29 +106,29 @@ func Render(m *model.Model, p Params) (Files, string, error) {
 	for _, b := range m.Backends {
 		backends[b.Key] = b
 	}
-	servers, hashes, err := serverFiles(m, backends, p, lua != nil)
+	servers, sources, hashes, err := serverFiles(m, backends, p, lua != nil)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	maps.Copy(files, servers)
 
 	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua}
 	if p.User != "" {
 		if main.User, err = Quote(p.User); err != nil {
-			return nil, "", fmt.Errorf("worker user: %w", err)
+			return nil, "", nil, fmt.Errorf("worker user: %w", err)
 		}
 	}
 	if p.Dynamic != nil {
 		for _, mod := range p.Dynamic.Modules {
 			q, err := Quote(mod)
 			if err != nil {
-				return nil, "", fmt.Errorf("module path: %w", err)
+				return nil, "", nil, fmt.Errorf("module path: %w", err)
 			}
 			main.LoadModules = append(main.LoadModules, q)
 		}
 	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	hashed := files
 	if !m.Config.ReloadFreeCertificates {
@@ -117,12 +142,12 @@ func Render(m *model.Model, p Params) (Files, string, error) {
 	}
 	version := hashFiles(hashed)
 	if main.Version, err = Quote(version); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	return files, version, nil
+	return files, version, sources, nil
 }
 
 func execute(name string, data any) ([]byte, error) {

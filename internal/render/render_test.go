@@ -44,10 +44,11 @@ func TestGolden(t *testing.T) {
 			if strings.HasPrefix(c.Name(), "lua") { // the Lua-balanced data plane
 				params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
 			}
-			out, _, err := Render(m, params)
+			res, err := Render(m, params)
 			if err != nil {
 				t.Fatal(err)
 			}
+			out := res.Files
 			golden := filepath.Join(dir, "golden")
 			if *update {
 				os.RemoveAll(golden)
@@ -89,9 +90,11 @@ func TestRenderIsDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := model.Build(snap, goldenOpts)
-	first, v1, _ := Render(m, goldenParams)
+	r1, _ := Render(m, goldenParams)
+	first, v1 := r1.Files, r1.Version
 	for i := 0; i < 10; i++ {
-		again, v2, _ := Render(m, goldenParams)
+		r2, _ := Render(m, goldenParams)
+		again, v2 := r2.Files, r2.Version
 		if v1 != v2 || len(first) != len(again) {
 			t.Fatal("render is not deterministic")
 		}

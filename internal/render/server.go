@@ -29,15 +29,21 @@ type serverView struct {
 }
 
 type locationView struct {
-	Exact bool
-	Path  string
+	// Modifier is "=" for an exact location, "" for a prefix.
+	Modifier string
+	Path     string
 	// Backend is the key of the backend a dynamic-mode location selects
-	// ("" for none), and Select the directive that selects it.
-	Backend string
-	Select  string
-	// Body holds the location's other directives, one per line, each
-	// prepared from validated or quoted values.
-	Body []string
+	// ("" for none); SelectKey is its quoted form, or SelectMap the map
+	// variable that selects it per host in a shared server.
+	Backend   string
+	SelectKey string
+	SelectMap string
+	// Exactly one of Return, Pass is set.
+	Return int
+	// Pass is the proxy directive ("proxy_pass") and PassURL its target.
+	Pass, PassURL string
+	// HeaderFilter and LogHook install the balancer's Lua hooks.
+	HeaderFilter, LogHook bool
 }
 
 // planServer prepares one host's server for the template.
@@ -55,7 +61,7 @@ func planServer(m *model.Model, backends map[string]*model.Backend, srv *model.S
 		return nil, err
 	}
 	v.DefaultServer = srv.Host == ""
-	for _, ref := range srv.Ingresses {
+	for _, ref := range srv.Sources {
 		q, err := Quote(ref.Namespace + "/" + ref.Name)
 		if err != nil {
 			return nil, err
@@ -95,9 +101,9 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 	exact := map[string]bool{}
 	hasRoot := false
 	for _, l := range srv.Locations {
-		if l.Type == model.Exact {
-			exact[l.Path] = true
-		} else if l.Path == "/" {
+		if l.Match.Type == model.Exact {
+			exact[l.Match.Path] = true
+		} else if l.Match.Path == "/" {
 			hasRoot = true
 		}
 	}
@@ -107,34 +113,31 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 		if err != nil {
 			return err
 		}
-		lv := locationView{Exact: isExact, Path: q}
-		if lv.Body, err = locationBody(l, backends, lua); err != nil {
-			return err
+		lv := locationView{Path: q}
+		if isExact {
+			lv.Modifier = "="
 		}
-		if lua && l.Backend != "" {
-			lv.Backend = l.Backend
-			if lv.Select, err = BackendDirective(l.Backend); err != nil {
-				return err
-			}
-			lv.Select = strings.TrimSpace(lv.Select)
+		if err := locationBody(&lv, l, backends, lua); err != nil {
+			return err
 		}
 		out = append(out, lv)
 		return nil
 	}
 	for _, l := range srv.Locations {
 		var err error
+		m := l.Match
 		switch {
-		case l.Type == model.Exact:
-			err = add(l, true, l.Path)
-		case l.Path == "/":
+		case m.Type == model.Exact:
+			err = add(l, true, m.Path)
+		case m.Path == "/":
 			err = add(l, false, "/")
 		default:
-			if !exact[l.Path] {
-				if err = add(l, true, l.Path); err != nil {
+			if !exact[m.Path] {
+				if err = add(l, true, m.Path); err != nil {
 					return nil, err
 				}
 			}
-			err = add(l, false, l.Path+"/")
+			err = add(l, false, m.Path+"/")
 		}
 		if err != nil {
 			return nil, err
@@ -151,11 +154,11 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 	// whatever the Ingress rules say "/foo" matches.
 	named := map[string]bool{}
 	for _, l := range srv.Locations {
-		named[l.Path] = true // Exact P is "= P"; Prefix P emits "= P" too
+		named[l.Match.Path] = true // Exact P is "= P"; Prefix P emits "= P" too
 	}
 	for _, l := range srv.Locations {
-		bare := strings.TrimSuffix(l.Path, "/")
-		if l.Type != model.Exact || bare == "" || bare == l.Path || named[bare] {
+		bare := strings.TrimSuffix(l.Match.Path, "/")
+		if l.Match.Type != model.Exact || bare == "" || bare == l.Match.Path || named[bare] {
 			continue
 		}
 		named[bare] = true
@@ -164,7 +167,7 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 			target = srv.Default
 		}
 		if target == nil {
-			target = &model.Location{Status: 404}
+			target = &model.Location{Action: model.ReturnStatus(404)}
 		}
 		if err := add(target, true, bare); err != nil {
 			return nil, err
@@ -174,40 +177,55 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 }
 
 // locationBody is what a location does. In dynamic mode every backend
-// location names its key (locationView.Select, set by the caller) and
-// proxies to the one Lua upstream, whose balancer sends requests for a
-// backend without a ready endpoint to a local server that answers 503, so
-// endpoint changes never alter this file. In plain mode it proxies to the
-// backend's own upstream, or answers 503 when there is none.
-func locationBody(l *model.Location, backends map[string]*model.Backend, lua bool) ([]string, error) {
-	if l.Backend == "" {
-		return []string{fmt.Sprintf("return %d;", l.Status)}, nil
+// location names its key (locationView.SelectKey) and proxies to the one
+// Lua upstream, whose balancer sends requests for a backend without a
+// ready endpoint to a local server that answers 503, so endpoint changes
+// never alter this file. In plain mode it proxies to the backend's own
+// upstream, or answers 503 when there is none.
+func locationBody(lv *locationView, l *model.Location, backends map[string]*model.Backend, lua bool) error {
+	switch a := l.Action; {
+	case a.Return != nil:
+		lv.Return = a.Return.Status
+		return nil
+	case a.Proxy == nil:
+		return fmt.Errorf("location %q has no action", l.Match.Path)
 	}
+	key := l.Action.Proxy.Backend
+	b := backends[key]
+	lv.Pass = "proxy_pass"
 	if lua {
-		var body []string
+		q, err := Quote(key)
+		if err != nil {
+			return err
+		}
+		if err := balancer.ValidateKey(key); err != nil {
+			return err
+		}
+		lv.Backend, lv.SelectKey = key, q
 		// The balancer runs for every request. The other hooks run only
 		// where the backend's method uses them: sticky sets its
 		// cookie in the header filter; least_conn, ewma and p2c count
 		// in-flight requests and latency in the log phase. Round robin
 		// and chash need neither, which saves two Lua calls per request.
-		var method balancer.Method
-		if b := backends[l.Backend]; b != nil {
-			method = b.Balance.Method
+		if b != nil {
+			switch b.Balance.Method {
+			case model.Sticky:
+				lv.HeaderFilter = true
+			case model.LeastConn, model.EWMA, model.P2C:
+				lv.LogHook = true
+			}
 		}
-		switch method {
-		case balancer.Sticky:
-			body = append(body, `header_filter_by_lua_block { require("causeway.balancer").header_filter() }`)
-		case balancer.LeastConn, balancer.EWMA, balancer.P2C:
-			body = append(body, `log_by_lua_block { require("causeway.balancer").log() }`)
-		}
-		return append(body, "proxy_pass http://"+balancer.UpstreamName+";"), nil
+		lv.PassURL = "http://" + balancer.UpstreamName
+		return nil
 	}
-	if b := backends[l.Backend]; b == nil || len(b.Endpoints) == 0 {
-		return []string{"return 503;"}, nil // no ready endpoints
+	if b == nil || len(b.Endpoints) == 0 {
+		lv.Pass, lv.Return = "", 503 // no ready endpoints
+		return nil
 	}
-	name, err := upstreamName(l.Backend)
+	name, err := upstreamName(key)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return []string{"proxy_pass http://" + name + ";"}, nil
+	lv.PassURL = "http://" + name
+	return nil
 }

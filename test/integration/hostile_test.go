@@ -68,30 +68,30 @@ func buildManifests(t *testing.T, manifests string) (*model.Model, []model.Probl
 // of its own.
 var mutations = map[string]func(m *model.Model, v string){
 	"host": func(m *model.Model, v string) { m.Servers[1].Host = v },
-	"path": func(m *model.Model, v string) { m.Servers[1].Locations[0].Path = v },
+	"path": func(m *model.Model, v string) { m.Servers[1].Locations[0].Match.Path = v },
 	"exact path": func(m *model.Model, v string) {
-		m.Servers[1].Locations[0].Path, m.Servers[1].Locations[0].Type = v, model.Exact
+		m.Servers[1].Locations[0].Match = model.Match{Type: model.Exact, Path: v}
 	},
-	"ingress name":      func(m *model.Model, v string) { m.Servers[1].Ingresses[0].Name = v },
-	"ingress namespace": func(m *model.Model, v string) { m.Servers[1].Ingresses[0].Namespace = v },
+	"ingress name":      func(m *model.Model, v string) { m.Servers[1].Sources[0].Name = v },
+	"ingress namespace": func(m *model.Model, v string) { m.Servers[1].Sources[0].Namespace = v },
 	"backend key": func(m *model.Model, v string) {
 		m.Backends[0].Key = "ns/" + v + "/80"
-		m.Servers[1].Locations[0].Backend = m.Backends[0].Key
+		m.Servers[1].Locations[0].Action = model.ProxyTo(m.Backends[0].Key)
 	},
 	"secret":           func(m *model.Model, v string) { m.Servers[1].TLS.Secret = "ns/" + v },
 	"endpoint address": func(m *model.Model, v string) { m.Backends[0].Endpoints[0].Address = v },
 	"ingress comment": func(m *model.Model, v string) {
-		m.Servers[0].Ingresses = append(m.Servers[0].Ingresses, model.ObjectRef{Namespace: v, Name: v})
+		m.Servers[0].Sources = append(m.Servers[0].Sources, model.ObjectRef{Namespace: v, Name: v})
 	},
 	// In a shared server block a host is a server_name line and a map
 	// key, and its backend key a map value.
 	"shared host": func(m *model.Model, v string) { m.Servers[3].Host = v },
 	"shared backend key": func(m *model.Model, v string) {
 		m.Backends[2].Key = "ns/" + v + "/80"
-		m.Servers[3].Locations[0].Backend = m.Backends[2].Key
+		m.Servers[3].Locations[0].Action = model.ProxyTo(m.Backends[2].Key)
 	},
 	"shared ingress comment": func(m *model.Model, v string) {
-		m.Servers[3].Ingresses = append(m.Servers[3].Ingresses, model.ObjectRef{Namespace: v, Name: v})
+		m.Servers[3].Sources = append(m.Servers[3].Sources, model.ObjectRef{Namespace: v, Name: v})
 	},
 }
 
@@ -115,10 +115,11 @@ func TestHostileValuesCannotInject(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/%d", plane, field, i), func(t *testing.T) {
 					m := baseModel(t)
 					mutate(m, v)
-					out, _, err := render.Render(m, renderParamsFor(plane))
+					res, err := render.Render(m, renderParamsFor(plane))
 					if err != nil {
 						return // refused: safe
 					}
+					out := res.Files
 					if got := skeleton(t, out); got != baseline {
 						t.Fatalf("value %q in %s changed the directive structure:\n%s", v, field, diffLines(baseline, got))
 					}
@@ -250,11 +251,11 @@ func mustRender(t *testing.T, m *model.Model) render.Files {
 
 func mustRenderFor(t *testing.T, m *model.Model, plane string) render.Files {
 	t.Helper()
-	out, _, err := render.Render(m, renderParamsFor(plane))
+	out, err := render.Render(m, renderParamsFor(plane))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return out.Files
 }
 
 // skeleton is the sequence of directive names and block braces of a file

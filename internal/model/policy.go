@@ -1,0 +1,189 @@
+package model
+
+import "time"
+
+// Policy is what a location applies to the requests it proxies, besides
+// choosing the backend. Every field is a parsed value; a nil pointer or
+// an empty list means "not set here": the server or controller default
+// applies. Front-ends (Ingress annotations, custom resources) fill it;
+// the renderer prints it. Neither knows about the other.
+type Policy struct {
+	// Rewrite replaces the request path before it is proxied.
+	Rewrite *Rewrite
+	// XForwardedPrefix, when set, is sent upstream as X-Forwarded-Prefix.
+	XForwardedPrefix *HeaderValue
+
+	// Protocol is how the backend is spoken to; "" means HTTP.
+	Protocol BackendProtocol
+	// UpstreamTLS configures TLS to HTTPS and GRPCS backends.
+	UpstreamTLS *UpstreamTLS
+	// UpstreamHost replaces the Host header sent upstream.
+	UpstreamHost *HeaderValue
+
+	Timeouts  Timeouts
+	Buffering Buffering
+	Retry     Retry
+	// HTTPVersion is proxy_http_version: "1.0" or "1.1" ("" = 1.1).
+	HTTPVersion string
+	// CookieDomain and CookiePath rewrite Set-Cookie attributes.
+	CookieDomain, CookiePath *Replace
+	// RedirectRewrite rewrites Location and Refresh headers of upstream
+	// redirects (proxy_redirect); nil keeps nginx's default.
+	RedirectRewrite *Replace
+
+	// ResponseHeaders are added to every response of the location.
+	ResponseHeaders []Header
+	CORS            *CORS
+	// AccessLog, when set, turns the access log on or off here.
+	AccessLog *bool
+	// Errors intercepts upstream error statuses.
+	Errors *ErrorPages
+	// Mirror copies requests to another URL.
+	Mirror *Mirror
+}
+
+// Rewrite is ingress-nginx's rewrite-target: the location's regex match is
+// replaced by Target, where $1..$9 name the regex's capture groups.
+type Rewrite struct {
+	// Target is a validated replacement path (see ParseRewriteTarget).
+	Target string
+}
+
+// BackendProtocol is the protocol spoken to a backend.
+type BackendProtocol string
+
+// The backend protocols.
+const (
+	ProtocolHTTP  BackendProtocol = "HTTP"
+	ProtocolHTTPS BackendProtocol = "HTTPS"
+	ProtocolGRPC  BackendProtocol = "GRPC"
+	ProtocolGRPCS BackendProtocol = "GRPCS"
+)
+
+// TLS reports whether the protocol runs over TLS.
+func (p BackendProtocol) TLS() bool { return p == ProtocolHTTPS || p == ProtocolGRPCS }
+
+// GRPC reports whether the protocol is gRPC.
+func (p BackendProtocol) GRPC() bool { return p == ProtocolGRPC || p == ProtocolGRPCS }
+
+// UpstreamTLS configures the TLS client nginx uses towards a backend.
+type UpstreamTLS struct {
+	// Secret is the key of a ProxySecret in Model.ProxySecrets holding the
+	// client certificate and the CA bundle, or "".
+	Secret string
+	// Verify checks the backend certificate against the secret's CA.
+	Verify bool
+	// VerifyDepth is the longest chain accepted (default 1).
+	VerifyDepth int
+	// Name is the name the backend certificate is checked against and, with
+	// ServerName, sent as SNI; "" means the proxied host.
+	Name string
+	// ServerName sends SNI.
+	ServerName bool
+	// Protocols are TLS protocol names such as "TLSv1.2".
+	Protocols []string
+	// Ciphers is an OpenSSL cipher list (validated grammar).
+	Ciphers string
+}
+
+// Timeouts are the proxy timeouts; zero means the ConfigMap default.
+type Timeouts struct {
+	Connect, Send, Read time.Duration
+}
+
+// Buffering is the proxy's buffering; nil or zero means the default.
+type Buffering struct {
+	// Request and Response are proxy_request_buffering and
+	// proxy_buffering.
+	Request, Response *bool
+	// BodySize is client_max_body_size in bytes (0 = unlimited).
+	BodySize *Size
+	// ClientBodyBuffer is client_body_buffer_size.
+	ClientBodyBuffer *Size
+	// Buffers is proxy_buffers' count, BufferSize its size and
+	// proxy_buffer_size.
+	Buffers    int
+	BufferSize *Size
+	// MaxTempFile is proxy_max_temp_file_size.
+	MaxTempFile *Size
+}
+
+// Retry says when a failed request moves to another endpoint.
+type Retry struct {
+	// On is proxy_next_upstream's conditions ("error", "timeout",
+	// "http_502", ..., or just "off").
+	On []string
+	// Timeout bounds the time spent retrying (0 = unbounded).
+	Timeout time.Duration
+	// Tries bounds the attempts (0 = unbounded).
+	Tries int
+}
+
+// Replace is a pair of validated strings for proxy_cookie_* and
+// proxy_redirect; Off disables the rewrite.
+type Replace struct {
+	From, To string
+	Off      bool
+}
+
+// Header is a response header with a validated name and value.
+type Header struct {
+	Name  string
+	Value HeaderValue
+}
+
+// HeaderValue is a header value that passed ParseHeaderValue: visible
+// ASCII and spaces, no variables expanded by nginx.
+type HeaderValue string
+
+// CORS is ingress-nginx's enable-cors family.
+type CORS struct {
+	// Origins are exact origins ("https://a.example") or wildcard origins
+	// ("https://*.example.com"); empty means any origin ("*").
+	Origins        []string
+	Methods        []string
+	Headers        []string
+	ExposeHeaders  []string
+	Credentials    bool
+	MaxAge         time.Duration
+	AllowAnyOrigin bool
+}
+
+// ErrorPages sends upstream responses with these statuses to a backend
+// that renders the error page (ingress-nginx's custom-http-errors).
+type ErrorPages struct {
+	Codes []int
+	// Backend is the key of the Backend that renders them.
+	Backend string
+}
+
+// Mirror sends a copy of every request to URL and ignores the answer.
+type Mirror struct {
+	// URL is a validated absolute URL (see ParseMirrorURL).
+	URL string
+	// Host is the Host header of the mirrored request ("" = the URL's).
+	Host HeaderValue
+	// RequestBody mirrors the body too (default true).
+	RequestBody bool
+}
+
+// Size is a byte count printed in nginx's size syntax.
+type Size int64
+
+// ServerPolicy is what applies to a whole host.
+type ServerPolicy struct {
+	// Aliases are further names served exactly like the host.
+	Aliases []string
+	// WWWRedirect makes the www./non-www. twin of the host redirect here
+	// (308 to the same path).
+	WWWRedirect bool
+	// AppRoot redirects "/" to this path (302).
+	AppRoot string
+	// ForceSSLRedirect redirects plain HTTP to HTTPS even without TLS
+	// configured for the host.
+	ForceSSLRedirect bool
+	// PreserveTrailingSlash keeps a trailing slash in the HTTPS redirect.
+	PreserveTrailingSlash bool
+	// Source is the object whose settings these are.
+	Source ObjectRef
+}
