@@ -24,10 +24,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/controller"
+	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
-	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/runtime"
 	"github.com/causeway/causeway/internal/source"
@@ -195,8 +196,8 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	ctl := controller.New(controller.Options{
 		Source:  src,
 		Applier: mgr,
-		Model: model.Options{
-			Class:     model.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+		Model: build.Options{
+			Class:     ingress.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
 			ConfigMap: f.configMap,
 		},
 		Render:    params,

@@ -23,8 +23,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/causeway/causeway/internal/controller"
+	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/metrics"
-	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/status"
 	"github.com/causeway/causeway/internal/status/address"
 	"github.com/causeway/causeway/internal/status/events"
@@ -129,7 +129,7 @@ func (k *kubeFlags) publisher(client kubernetes.Interface, onChange func()) (add
 // reporter, and feeds them every sync's outcome.
 type kubeReporter struct {
 	log         *slog.Logger
-	class       model.ClassOptions
+	class       ingress.ClassOptions
 	elector     *leader.Elector
 	writer      *status.Writer // nil when no addresses are published
 	watcher     *address.ServiceWatcher
@@ -175,7 +175,7 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 	identity := leader.Identity()
 	r := &kubeReporter{
 		log:   log.With("component", "status"),
-		class: model.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+		class: ingress.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
 	}
 	r.broadcaster = record.NewBroadcaster()
 	r.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: writeClient.CoreV1().Events("")})

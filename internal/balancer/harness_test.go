@@ -299,6 +299,10 @@ func (n *testNginx) reload(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("workers %v not replaced after reload:\n%s", old, n.logs())
 		}
+		// Old workers exit once their idle keepalive connections are
+		// gone; close ours so a slow machine does not keep them.
+		n.http.CloseIdleConnections()
+		n.client.Close()
 		time.Sleep(20 * time.Millisecond)
 	}
 	n.http.CloseIdleConnections() // old connections belong to old workers

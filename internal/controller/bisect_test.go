@@ -16,9 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
-	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/runtime"
 	"github.com/causeway/causeway/internal/source"
@@ -99,7 +100,7 @@ func TestBisectFindsTheIngressNginxRefusesWithoutNamingIt(t *testing.T) {
 			c := New(Options{
 				Source: &staticSource{snap: snap}, Applier: app, Metrics: metrics.New(),
 				Log:    slog.New(slog.NewTextHandler(io.MultiWriter(&logs), nil)),
-				Model:  model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
+				Model:  build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
 				Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443},
 			})
 			if err := c.Sync(context.Background(), time.Now()); err != nil {
@@ -134,7 +135,7 @@ func TestBisectBlamesNobodyWhenTheBaseIsRefused(t *testing.T) {
 	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{hostIngress("a", "a.test", 1)}}
 	app := &pickyApplier{poison: []string{"server_names_hash"}} // every nginx.conf has it
 	c := New(Options{Source: &staticSource{snap: snap}, Applier: app, Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler),
-		Model:  model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway", WatchWithoutClass: true}},
+		Model:  build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway", WatchWithoutClass: true}},
 		Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443}})
 	if err := c.Sync(context.Background(), time.Now()); err == nil {
 		t.Fatal("sync must fail")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/model"
@@ -33,7 +34,7 @@ type Applier interface {
 type Options struct {
 	Source  source.Source
 	Applier Applier
-	Model   model.Options
+	Model   build.Options
 	Render  render.Params
 	Log     *slog.Logger
 	Metrics *metrics.Metrics
@@ -279,7 +280,7 @@ func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model
 		opts.Excluded[key] = "bisecting"
 	}
 	opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
-	m, problems := model.Build(snap, opts)
+	m, problems := build.Build(snap, opts)
 	out, err := render.Render(m, c.opts.Render)
 	if err != nil {
 		return m, problems, nil, err

@@ -1,6 +1,9 @@
 package model
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Matches reports whether the location matches a request path, following the
 // Kubernetes Ingress rules: Exact compares the whole path case-sensitively;
@@ -8,6 +11,9 @@ import "strings"
 func (l *Location) Matches(path string) bool {
 	m := l.Match
 	switch m.Type {
+	case Regex:
+		re, err := regexp.Compile("(?i)^(?:" + m.Path + ")")
+		return err == nil && re.MatchString(path)
 	case Exact:
 		return path == m.Path
 	case Prefix:
@@ -23,7 +29,18 @@ func (l *Location) Matches(path string) bool {
 // matching path wins, and Exact beats Prefix on a tie. It returns nil when
 // nothing matches. The renderer's nginx locations must agree with this
 // function; integration tests compare the two.
+//
+// On a regex server (Server.Regex) the first location in order whose
+// regular expression matches wins, as nginx tries regex locations.
 func (s *Server) Match(path string) *Location {
+	if s.Regex {
+		for _, l := range s.Locations {
+			if l.Matches(path) {
+				return l
+			}
+		}
+		return nil
+	}
 	var best *Location
 	for _, l := range s.Locations {
 		if !l.Matches(path) {

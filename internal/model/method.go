@@ -39,6 +39,17 @@ func (m BalanceMethod) Valid() bool {
 	return false
 }
 
+// Balance is a backend's load-balancing method and its options, already
+// validated against the same grammar the Lua side enforces.
+type Balance struct {
+	Method  BalanceMethod
+	HashKey string
+	Sticky  *StickyCookie
+	// Retries is how many other endpoints a failed connect may try; nil
+	// means the default (one).
+	Retries *int
+}
+
 // Bounds of the balancing options. The Lua validator has the same numbers
 // (package balancer's limit-parity test reads them from validate.lua).
 const (
@@ -90,11 +101,11 @@ var (
 // $server_name, $http_*, $cookie_* and $arg_*.
 func ValidateHashKey(expr string) error {
 	if len(expr) < 2 || len(expr) > MaxHashKeyLen || !hashExprRe.MatchString(expr) {
-		return fmt.Errorf("hash key %q must be nginx variables such as $request_uri or $http_x_user", truncate(expr))
+		return fmt.Errorf("hash key %q must be nginx variables such as $request_uri or $http_x_user", Truncate(expr))
 	}
 	for _, m := range hashVarRe.FindAllStringSubmatch(expr, -1) {
 		if !hashVars[m[1]] && !hashPrefixRe.MatchString(m[1]) {
-			return fmt.Errorf("hash key %q: variable $%s is not allowed", truncate(expr), m[1])
+			return fmt.Errorf("hash key %q: variable $%s is not allowed", Truncate(expr), m[1])
 		}
 	}
 	return nil
@@ -111,10 +122,10 @@ func ValidateRetries(n int) error {
 // Validate checks the cookie options.
 func (s *StickyCookie) Validate() error {
 	if s.Name != "" && (len(s.Name) > MaxCookieNameLen || !cookieNameRe.MatchString(s.Name)) {
-		return fmt.Errorf("sticky cookie name %q must be 1 to %d of [A-Za-z0-9_.-]", truncate(s.Name), MaxCookieNameLen)
+		return fmt.Errorf("sticky cookie name %q must be 1 to %d of [A-Za-z0-9_.-]", Truncate(s.Name), MaxCookieNameLen)
 	}
 	if s.Path != "" && (len(s.Path) > MaxCookiePathLen || !cookiePathRe.MatchString(s.Path)) {
-		return fmt.Errorf("sticky path %q must be an absolute URL path without ';' or spaces", truncate(s.Path))
+		return fmt.Errorf("sticky path %q must be an absolute URL path without ';' or spaces", Truncate(s.Path))
 	}
 	if s.MaxAge < 0 || s.MaxAge > MaxCookieAge {
 		return fmt.Errorf("sticky max_age %d out of range 0..%d", s.MaxAge, MaxCookieAge)
@@ -126,7 +137,7 @@ func (s *StickyCookie) Validate() error {
 			return errors.New(`sticky same_site "None" requires secure`)
 		}
 	default:
-		return fmt.Errorf(`sticky same_site %q must be "Lax", "Strict" or "None"`, truncate(s.SameSite))
+		return fmt.Errorf(`sticky same_site %q must be "Lax", "Strict" or "None"`, Truncate(s.SameSite))
 	}
 	return nil
 }

@@ -19,6 +19,9 @@ type Model struct {
 	Backends []*Backend
 	// Secrets are the TLS secrets referenced by live servers, sorted by key.
 	Secrets []*TLSSecret
+	// ProxySecrets are the client certificates and CA bundles for TLS to
+	// backends (UpstreamTLS.Secret), sorted by key.
+	ProxySecrets []*ProxySecret
 }
 
 // Server is one virtual host.
@@ -37,6 +40,12 @@ type Server struct {
 	SSLRedirect bool
 	// Sources are the objects that contributed to this server (sorted).
 	Sources []ObjectRef
+	// Regex makes every location a case-insensitive regular expression
+	// anchored at the start of the path, tried in the order of Locations
+	// (ingress-nginx's use-regex); the builder sorts them.
+	Regex bool
+	// Policy holds the host-level settings; nil when none is set.
+	Policy *ServerPolicy
 }
 
 // Wildcard reports whether the host is "*.suffix".
@@ -137,6 +146,17 @@ type TLSSecret struct {
 
 // Key is "namespace/name".
 func (s *TLSSecret) Key() string { return s.Namespace + "/" + s.Name }
+
+// ProxySecret is a validated Secret for TLS to backends: an optional
+// client certificate and key, and an optional CA bundle to verify the
+// backend with.
+type ProxySecret struct {
+	Namespace, Name      string
+	Cert, PrivateKey, CA []byte
+}
+
+// Key is "namespace/name".
+func (s *ProxySecret) Key() string { return s.Namespace + "/" + s.Name }
 
 // Backend is a Service port and its ready endpoints.
 type Backend struct {

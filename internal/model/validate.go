@@ -24,15 +24,15 @@ const maxPathLen = 1024
 // "?", whitespace and control or non-ASCII characters are refused.
 var pathChars = regexp.MustCompile(`^/[A-Za-z0-9._~!*()+,=:@&/-]*$`)
 
-// validatePath checks an Exact or Prefix path.
-func validatePath(p string) error {
+// ValidatePath checks an Exact or Prefix path.
+func ValidatePath(p string) error {
 	switch {
 	case p == "":
 		return fmt.Errorf("path must not be empty")
 	case len(p) > maxPathLen:
 		return fmt.Errorf("path is %d bytes long, more than %d", len(p), maxPathLen)
 	case !pathChars.MatchString(p):
-		return fmt.Errorf("path %q must start with / and hold only letters, digits and -._~!*()+,=:@&/", truncate(p))
+		return fmt.Errorf("path %q must start with / and hold only letters, digits and -._~!*()+,=:@&/", Truncate(p))
 	case strings.Contains(p, "//"):
 		return fmt.Errorf("path %q must not contain //", p)
 	}
@@ -44,9 +44,9 @@ func validatePath(p string) error {
 	return nil
 }
 
-// validateHost checks an Ingress rule or TLS host: a lower-case DNS-1123
+// ValidateHost checks an Ingress rule or TLS host: a lower-case DNS-1123
 // subdomain, or "*." followed by one.
-func validateHost(h string) error {
+func ValidateHost(h string) error {
 	var errs []string
 	if strings.HasPrefix(h, "*.") {
 		errs = validation.IsWildcardDNS1123Subdomain(h)
@@ -54,7 +54,7 @@ func validateHost(h string) error {
 		errs = validation.IsDNS1123Subdomain(h)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("host %q is invalid: %s", truncate(h), strings.Join(errs, "; "))
+		return fmt.Errorf("host %q is invalid: %s", Truncate(h), strings.Join(errs, "; "))
 	}
 	if _, err := netip.ParseAddr(h); err == nil {
 		return fmt.Errorf("host %q must be a DNS name, not an IP address", h)
@@ -62,26 +62,26 @@ func validateHost(h string) error {
 	return nil
 }
 
-// validateObjectName checks a namespace or object name as the API would.
-func validateObjectName(kind, name string) error {
+// ValidateObjectName checks a namespace or object name as the API would.
+func ValidateObjectName(kind, name string) error {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("%s name %q is invalid: %s", kind, truncate(name), strings.Join(errs, "; "))
+		return fmt.Errorf("%s name %q is invalid: %s", kind, Truncate(name), strings.Join(errs, "; "))
 	}
 	return nil
 }
 
-// validateServiceName checks a Service name (a DNS-1035 label) .
-func validateServiceName(name string) error {
+// ValidateServiceName checks a Service name (a DNS-1035 label) .
+func ValidateServiceName(name string) error {
 	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
-		return fmt.Errorf("service name %q is invalid: %s", truncate(name), strings.Join(errs, "; "))
+		return fmt.Errorf("service name %q is invalid: %s", Truncate(name), strings.Join(errs, "; "))
 	}
 	return nil
 }
 
-// validatePortName checks an IANA service port name.
-func validatePortName(name string) error {
+// ValidatePortName checks an IANA service port name.
+func ValidatePortName(name string) error {
 	if errs := validation.IsValidPortName(name); len(errs) > 0 {
-		return fmt.Errorf("port name %q is invalid: %s", truncate(name), strings.Join(errs, "; "))
+		return fmt.Errorf("port name %q is invalid: %s", Truncate(name), strings.Join(errs, "; "))
 	}
 	return nil
 }
@@ -93,15 +93,15 @@ func validatePortName(name string) error {
 // nginx loads happily can so make every handshake fail. Real chains are a
 // leaf and one to three intermediates of 1-2 KiB each.
 const (
-	maxChainCerts = 10
-	maxChainPEM   = 64 << 10 // PEM is ~4/3 of DER: 64 KiB leaves room under 100 KiB
+	MaxChainCerts = 10
+	MaxChainPEM   = 64 << 10 // PEM is ~4/3 of DER: 64 KiB leaves room under 100 KiB
 )
 
-// checkChainSize bounds the certificate chain of a kubernetes.io/tls
+// CheckChainSize bounds the certificate chain of a kubernetes.io/tls
 // secret before it is parsed.
-func checkChainSize(chain []byte) error {
-	if len(chain) > maxChainPEM {
-		return fmt.Errorf("certificate chain is %d bytes of PEM, more than %d; clients would refuse the handshake", len(chain), maxChainPEM)
+func CheckChainSize(chain []byte) error {
+	if len(chain) > MaxChainPEM {
+		return fmt.Errorf("certificate chain is %d bytes of PEM, more than %d; clients would refuse the handshake", len(chain), MaxChainPEM)
 	}
 	n := 0
 	for rest := chain; ; {
@@ -114,14 +114,14 @@ func checkChainSize(chain []byte) error {
 			n++
 		}
 	}
-	if n > maxChainCerts {
-		return fmt.Errorf("certificate chain holds %d certificates, more than %d", n, maxChainCerts)
+	if n > MaxChainCerts {
+		return fmt.Errorf("certificate chain holds %d certificates, more than %d", n, MaxChainCerts)
 	}
 	return nil
 }
 
-// truncate shortens a hostile value for an error message.
-func truncate(s string) string {
+// Truncate shortens a hostile value for an error message.
+func Truncate(s string) string {
 	const max = 64
 	if len(s) <= max {
 		return s

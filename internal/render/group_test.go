@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -56,7 +56,7 @@ func crowd(hosts, perHost int) *source.Snapshot {
 // rendered line may come near it, however many hosts share a server or
 // Ingresses share a host.
 func TestLinesFitNginxBuffer(t *testing.T) {
-	m, problems := model.Build(crowd(2000, 300), goldenOpts)
+	m, problems := build.Build(crowd(2000, 300), goldenOpts)
 	if len(problems) > 0 {
 		t.Fatalf("problems: %v", problems)
 	}
@@ -84,7 +84,7 @@ func TestLinesFitNginxBuffer(t *testing.T) {
 // whose host maps send each host to its own backend; in plain mode every
 // host keeps its own file.
 func TestSharedServers(t *testing.T) {
-	m, _ := model.Build(crowd(50, 0), goldenOpts)
+	m, _ := build.Build(crowd(50, 0), goldenOpts)
 	for _, tc := range []struct {
 		name        string
 		dynamic     *Dynamic

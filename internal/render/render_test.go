@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/layout"
-	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source/files"
 )
 
@@ -16,8 +17,8 @@ var update = flag.Bool("update", false, "rewrite golden files from the current o
 
 var goldenParams = Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443}
 
-var goldenOpts = model.Options{
-	Class:     model.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+var goldenOpts = build.Options{
+	Class:     ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
 	ConfigMap: "causeway/causeway",
 }
 
@@ -39,7 +40,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, _ := model.Build(snap, goldenOpts)
+			m, _ := build.Build(snap, goldenOpts)
 			params := goldenParams
 			if strings.HasPrefix(c.Name(), "lua") { // the Lua-balanced data plane
 				params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
@@ -89,7 +90,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := model.Build(snap, goldenOpts)
+	m, _ := build.Build(snap, goldenOpts)
 	r1, _ := Render(m, goldenParams)
 	first, v1 := r1.Files, r1.Version
 	for i := 0; i < 10; i++ {

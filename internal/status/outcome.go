@@ -9,6 +9,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
@@ -55,7 +56,7 @@ func (v Verdict) Key() string { return v.Ingress.Namespace + "/" + v.Ingress.Nam
 
 // NewOutcome joins a sync's snapshot, problems and apply error. A nil
 // snapshot yields an empty, unapplied Outcome.
-func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error, class model.ClassOptions) Outcome {
+func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error, class ingress.ClassOptions) Outcome {
 	o := Outcome{Applied: applyErr == nil && snap != nil}
 	if applyErr != nil {
 		o.ApplyError = applyErr.Error()
@@ -77,7 +78,7 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 	o.Others = otherProblems(snap, others)
 	o.Ingresses = make([]Verdict, 0, len(snap.Ingresses))
 	for _, ing := range snap.Ingresses {
-		v := Verdict{Ingress: ing, Ours: model.IsOurs(class, snap.IngressClasses, ing)}
+		v := Verdict{Ingress: ing, Ours: ingress.IsOurs(class, snap.IngressClasses, ing)}
 		if v.Ours {
 			for _, p := range byIngress[v.Key()] {
 				if p.Object.UID != "" && p.Object.UID != string(ing.UID) {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 	"github.com/causeway/causeway/internal/status/address"
@@ -28,7 +29,7 @@ import (
 
 var published = address.Static{{IP: "192.0.2.1"}, {Hostname: "lb.example.com"}}
 
-func ingress(name string, status ...networkingv1.IngressLoadBalancerIngress) *networkingv1.Ingress {
+func mkIngress(name string, status ...networkingv1.IngressLoadBalancerIngress) *networkingv1.Ingress {
 	return &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name), ResourceVersion: "7"},
 		Status:     networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: status}},
@@ -125,32 +126,32 @@ func TestWriterPlan(t *testing.T) {
 		want map[string][]string
 	}{
 		{"a live Ingress of ours gets the addresses",
-			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a"), Ours: true}}},
+			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a"), Ours: true}}},
 			map[string][]string{"a": {wrote}}},
 		{"nothing is written when the status already says so, in any order",
-			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a", published[1], published[0]), Ours: true}}},
+			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a", published[1], published[0]), Ours: true}}},
 			nil},
 		{"stale addresses are replaced",
-			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a", networkingv1.IngressLoadBalancerIngress{IP: "192.0.2.99"}), Ours: true}}},
+			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a", networkingv1.IngressLoadBalancerIngress{IP: "192.0.2.99"}), Ours: true}}},
 			map[string][]string{"a": {wrote}}},
 		{"a degraded Ingress is live and gets the addresses",
-			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a"), Ours: true,
+			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a"), Ours: true,
 				Problems: []model.Problem{{Reason: model.ReasonMissingService}}}}},
 			map[string][]string{"a": {wrote}}},
 		{"a rejected Ingress of ours is cleared",
-			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a", published...), Ours: true, Rejected: true}}},
+			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a", published...), Ours: true, Rejected: true}}},
 			map[string][]string{"a": {cleared}}},
 		{"after a failed apply, Ingresses of ours are left alone",
-			Outcome{ApplyError: "boom", Ingresses: []Verdict{{Ingress: ingress("a"), Ours: true}, {Ingress: ingress("b", published...), Ours: true, Rejected: true}}},
+			Outcome{ApplyError: "boom", Ingresses: []Verdict{{Ingress: mkIngress("a"), Ours: true}, {Ingress: mkIngress("b", published...), Ours: true, Rejected: true}}},
 			nil},
 		{"an Ingress no longer ours showing our addresses is cleared",
-			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a", published...)}}},
+			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a", published...)}}},
 			map[string][]string{"a": {cleared}}},
 		{"another controller's addresses are left alone",
-			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a", networkingv1.IngressLoadBalancerIngress{IP: "198.51.100.1"})}}},
+			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a", networkingv1.IngressLoadBalancerIngress{IP: "198.51.100.1"})}}},
 			nil},
 		{"another controller's Ingress without status is left alone",
-			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a")}}},
+			Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a")}}},
 			nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,7 +185,7 @@ func equalPatches(a, b map[string][]string) bool {
 
 func TestWriterClearsAnotherClassOnlyOnce(t *testing.T) {
 	h := newHarness(t, published)
-	theirs := Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a", published...)}}}
+	theirs := Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a", published...)}}}
 	h.w.Observe(theirs)
 	h.settle(t)
 	// Another controller publishing the same address writes it back: we
@@ -199,7 +200,7 @@ func TestWriterClearsAnotherClassOnlyOnce(t *testing.T) {
 func TestWriterOnlyLeaderWrites(t *testing.T) {
 	h := newHarness(t, published)
 	h.leading.Store(false)
-	h.w.Observe(Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a"), Ours: true}}})
+	h.w.Observe(Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a"), Ours: true}}})
 	h.settle(t)
 	if got := h.rec.get(); len(got) != 0 {
 		t.Fatalf("a follower wrote %v", got)
@@ -219,7 +220,7 @@ func (unknown) Addresses() ([]networkingv1.IngressLoadBalancerIngress, bool) { r
 
 func TestWriterWaitsForAddresses(t *testing.T) {
 	h := newHarness(t, unknown{})
-	h.w.Observe(Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a", published...), Ours: true, Rejected: true}}})
+	h.w.Observe(Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a", published...), Ours: true, Rejected: true}}})
 	h.settle(t)
 	if got := h.rec.get(); len(got) != 0 {
 		t.Errorf("wrote %v before the addresses were known", got)
@@ -229,7 +230,7 @@ func TestWriterWaitsForAddresses(t *testing.T) {
 func TestWriterRetriesConflicts(t *testing.T) {
 	h := newHarness(t, published)
 	h.rec.conflicts.Store(2)
-	h.w.Observe(Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a"), Ours: true}}})
+	h.w.Observe(Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a"), Ours: true}}})
 	h.settle(t)
 	if got := h.rec.get()["a"]; len(got) != 1 {
 		t.Errorf("after two conflicts: %v, want one write", got)
@@ -237,8 +238,8 @@ func TestWriterRetriesConflicts(t *testing.T) {
 }
 
 func TestNewOutcome(t *testing.T) {
-	class := model.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}
-	ours, theirs := ingress("ours"), ingress("theirs")
+	class := ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}
+	ours, theirs := mkIngress("ours"), mkIngress("theirs")
 	ours.Spec.IngressClassName = ptr("causeway")
 	theirs.Spec.IngressClassName = ptr("other")
 	problems := []model.Problem{
@@ -273,7 +274,7 @@ func ptr[T any](v T) *T { return &v }
 // conflict), while a newer change does.
 func TestWriterIgnoresStaleSnapshots(t *testing.T) {
 	h := newHarness(t, published)
-	stale := Outcome{Applied: true, Ingresses: []Verdict{{Ingress: ingress("a"), Ours: true}}} // resourceVersion 7
+	stale := Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a"), Ours: true}}} // resourceVersion 7
 	h.w.Observe(stale)
 	h.settle(t)
 	h.w.Observe(stale)
@@ -283,7 +284,7 @@ func TestWriterIgnoresStaleSnapshots(t *testing.T) {
 	}
 	// Someone else changed the status after our write (resourceVersion 9):
 	// that is news, and it is corrected.
-	changed := ingress("a", networkingv1.IngressLoadBalancerIngress{IP: "198.51.100.7"})
+	changed := mkIngress("a", networkingv1.IngressLoadBalancerIngress{IP: "198.51.100.7"})
 	changed.ResourceVersion = "9"
 	h.w.Observe(Outcome{Applied: true, Ingresses: []Verdict{{Ingress: changed, Ours: true}}})
 	h.settle(t)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
@@ -60,7 +62,7 @@ func buildManifests(t *testing.T, manifests string) (*model.Model, []model.Probl
 	if err != nil {
 		t.Fatal(err)
 	}
-	return model.Build(snap, model.Options{Class: model.ClassOptions{ControllerName: "causeway.io/ingress-controller"}})
+	return build.Build(snap, build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller"}})
 }
 
 // mutations put a hostile value into every user-controlled string of a
@@ -221,7 +223,7 @@ func TestHostileManifestsAreRejected(t *testing.T) {
 				if len(snap.Ingresses) == 0 {
 					return // not even valid YAML: nothing reaches the model
 				}
-				m, problems := model.Build(snap, model.Options{Class: model.ClassOptions{IngressClass: "causeway"}})
+				m, problems := build.Build(snap, build.Options{Class: ingress.ClassOptions{IngressClass: "causeway"}})
 				if len(problems) != 1 || !problems[0].Rejected || problems[0].Object.Name != "evil" {
 					t.Fatalf("value %q as %s: problems %v, want the Ingress rejected", v, field, problems)
 				}

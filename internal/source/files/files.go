@@ -178,7 +178,7 @@ func load(dir string) (*source.Snapshot, []string, error) {
 
 // noTimestamp explains how an Ingress without a creationTimestamp is
 // ranked. Claims on a host, path, TLS host or default backend go to the
-// oldest Ingress, then the lowest UID, then namespace/name (model.Build);
+// oldest Ingress, then the lowest UID, then namespace/name (build.Build);
 // a manifest usually has neither timestamp nor UID, so "oldest wins" does
 // not describe what happens.
 func noTimestamp(ing *networkingv1.Ingress) string {

@@ -1,12 +1,16 @@
-package model
+package annotations
 
 import (
 	"fmt"
+	"github.com/causeway/causeway/internal/model"
+	"slices"
 	"sort"
 	"strings"
 )
 
-// This file holds the one table of annotations Causeway knows. An
+// This file holds the one registry of annotations Causeway knows: the
+// groups implemented by a parser (one file per group, listed in groups)
+// and the rows of those not implemented yet. An
 // annotation under the ingress-nginx prefix or causeway.io/ is checked
 // against it on every Ingress of ours and every Service those Ingresses
 // route to: unknown, not yet supported, misplaced or invalid annotations
@@ -14,12 +18,12 @@ import (
 // closed. Annotations under any other prefix belong to someone else and are
 // ignored. docs/ingress.md lists the same table; a test keeps them equal.
 
-// DefaultAnnotationsPrefix is ingress-nginx's annotation prefix, which
+// DefaultPrefix is ingress-nginx's annotation prefix, which
 // Options.AnnotationsPrefix defaults to.
-const DefaultAnnotationsPrefix = "nginx.ingress.kubernetes.io"
+const DefaultPrefix = "nginx.ingress.kubernetes.io"
 
-// CausewayAnnotationsPrefix is the prefix of Causeway's own annotations.
-const CausewayAnnotationsPrefix = "causeway.io"
+// CausewayPrefix is the prefix of Causeway's own annotations.
+const CausewayPrefix = "causeway.io"
 
 // AnnotationFamily says which prefix an annotation lives under.
 type AnnotationFamily string
@@ -61,12 +65,51 @@ type Annotation struct {
 	Status AnnotationStatus
 	// Instead, if set, says what to use in Causeway today.
 	Instead string
+	// Scope is where a supported annotation applies.
+	Scope Scope
+	// Default, Grammar and Difference document a supported annotation:
+	// its value when absent, the values it accepts, and how Causeway's
+	// behaviour differs from ingress-nginx's ("" for none).
+	Default, Grammar, Difference string
+}
+
+// Scope says where an annotation applies.
+type Scope string
+
+const (
+	// ScopeLocation annotations apply to the Ingress's own paths.
+	ScopeLocation Scope = "location"
+	// ScopeServer annotations apply to the whole host; the oldest
+	// Ingress of the host wins a disagreement.
+	ScopeServer Scope = "server"
+	// ScopeBackend annotations apply to the Service a path routes to.
+	ScopeBackend Scope = "backend"
+)
+
+// Group is one parser and the annotations it reads.
+type Group struct {
+	Name        string
+	Annotations []Annotation
+	// Parse reads the group's annotations (with r.Get and friends) into
+	// res. It runs only when at least one of them is set.
+	Parse func(r *Reader, res *Result)
+}
+
+// groups are the implemented annotation groups, one file each.
+var groups = []Group{}
+
+// supported builds the rows of an implemented group.
+func supported(group string, rows ...Annotation) []Annotation {
+	for i := range rows {
+		rows[i].Family, rows[i].Kind, rows[i].Group, rows[i].Status = FamilyIngressNginx, "Ingress", group, AnnotationSupported
+	}
+	return rows
 }
 
 // Key is the full annotation key under the given ingress-nginx prefix.
 func (a Annotation) Key(prefix string) string {
 	if a.Family == FamilyCauseway {
-		return CausewayAnnotationsPrefix + "/" + a.Name
+		return CausewayPrefix + "/" + a.Name
 	}
 	return prefix + "/" + a.Name
 }
@@ -87,7 +130,18 @@ func ingressNginx(group string, st AnnotationStatus, names ...string) []Annotati
 // annotationTable is every known annotation. The ingress-nginx names are
 // those of its annotation reference; security ones are listed under
 // "auth" and "access" with AnnotationFailClosed.
-var annotationTable = concat(
+var annotationTable = concat(append([][]Annotation{pending}, groupRows()...)...)
+
+func groupRows() [][]Annotation {
+	out := make([][]Annotation, len(groups))
+	for i, g := range groups {
+		out[i] = g.Annotations
+	}
+	return out
+}
+
+// pending are the rows not implemented by a group parser.
+var pending = concat(
 	// Causeway's own, on the Service because balancing is a property of the
 	// backend (see balance.go and docs/load-balancing.md).
 	rows(FamilyCauseway, "Service", "balance", AnnotationSupported,
@@ -188,9 +242,9 @@ func plural(kind string) string {
 	return kind + "s"
 }
 
-func concat(groups ...[]Annotation) []Annotation {
+func concat(sets ...[]Annotation) []Annotation {
 	var out []Annotation
-	for _, g := range groups {
+	for _, g := range sets {
 		for _, a := range g {
 			if a.Family == FamilyIngressNginx {
 				a.Instead = insteadOf[a.Name]
@@ -220,9 +274,15 @@ var annotationIndex = func() map[annotationID]Annotation {
 	return idx
 }()
 
-// KnownAnnotations returns the table, sorted by family then name, for
+// Known returns the table, sorted by family then name, for
+// Lookup finds the row of an annotation by family and name.
+func Lookup(f AnnotationFamily, name string) (Annotation, bool) {
+	a, ok := annotationIndex[annotationID{f, name}]
+	return a, ok
+}
+
 // documentation and migration checks.
-func KnownAnnotations() []Annotation {
+func Known() []Annotation {
 	out := append([]Annotation(nil), annotationTable...)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Family != out[j].Family {
@@ -233,23 +293,23 @@ func KnownAnnotations() []Annotation {
 	return out
 }
 
-// maxAnnotationProblems bounds the Problems one object's annotations raise;
+// MaxProblems bounds the Problems one object's annotations raise;
 // the rest are counted in one last Problem. The files source skips the API
 // server's size limits, so an object may carry thousands.
-const maxAnnotationProblems = 20
+const MaxProblems = 20
 
-// annotationCheck is what checkAnnotations found on one object.
-type annotationCheck struct {
-	problems []Problem
-	// failClosed are the full keys of security annotations present, sorted.
-	failClosed []string
+// Checked is what checkAnnotations found on one object.
+type Checked struct {
+	Problems []model.Problem
+	// FailClosed are the full keys of security annotations present, sorted.
+	FailClosed []string
 }
 
-// checkAnnotations classifies every annotation of ours on an object of the
+// Check classifies every annotation of ours on an object of the
 // given kind ("Ingress" or "Service"). Supported annotations are left to
 // their parsers, which report invalid values.
-func checkAnnotations(ref ObjectRef, annotations map[string]string, prefix string) annotationCheck {
-	var c annotationCheck
+func Check(ref model.ObjectRef, annotations map[string]string, prefix string) Checked {
+	var c Checked
 	keys := make([]string, 0, len(annotations))
 	for k := range annotations {
 		keys = append(keys, k)
@@ -257,44 +317,63 @@ func checkAnnotations(ref ObjectRef, annotations map[string]string, prefix strin
 	sort.Strings(keys)
 	dropped := 0
 	report := func(reason, format string, args ...any) {
-		if len(c.problems) >= maxAnnotationProblems {
+		if len(c.Problems) >= MaxProblems {
 			dropped++
 			return
 		}
-		c.problems = append(c.problems, Problem{Object: ref, Reason: reason, Message: fmt.Sprintf(format, args...)})
+		c.Problems = append(c.Problems, model.Problem{Object: ref, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
 	for _, k := range keys {
 		var id annotationID
 		switch {
 		case strings.HasPrefix(k, prefix+"/"):
 			id = annotationID{FamilyIngressNginx, k[len(prefix)+1:]}
-		case strings.HasPrefix(k, CausewayAnnotationsPrefix+"/"):
-			id = annotationID{FamilyCauseway, k[len(CausewayAnnotationsPrefix)+1:]}
+		case strings.HasPrefix(k, CausewayPrefix+"/"):
+			id = annotationID{FamilyCauseway, k[len(CausewayPrefix)+1:]}
 		default:
 			continue // not ours
 		}
 		a, known := annotationIndex[id]
 		switch {
 		case !known:
-			report(ReasonUnknownAnnotation, "annotation %q is unknown and ignored", truncate(k))
+			report(model.ReasonUnknownAnnotation, "annotation %q is unknown and ignored", model.Truncate(k))
 		case a.Kind != ref.Kind:
-			report(ReasonUnsupportedAnnotation, "annotation %s is read from %s, not from %s; ignored", k, plural(a.Kind), plural(ref.Kind))
+			report(model.ReasonUnsupportedAnnotation, "annotation %s is read from %s, not from %s; ignored", k, plural(a.Kind), plural(ref.Kind))
 		case a.Status == AnnotationFailClosed:
-			c.failClosed = append(c.failClosed, k)
+			c.FailClosed = append(c.FailClosed, k)
 			// Always reported: it explains why paths answer 503.
-			c.problems = append(c.problems, Problem{Object: ref, Reason: ReasonSecurityAnnotation, Message: fmt.Sprintf(
+			c.Problems = append(c.Problems, model.Problem{Object: ref, Reason: model.ReasonSecurityAnnotation, Message: fmt.Sprintf(
 				"security annotation %s is not supported yet; every path of this Ingress answers 503 rather than being served without it", k)})
 		case a.Status == AnnotationNotYetSupported:
 			msg := fmt.Sprintf("annotation %s is not supported yet and is ignored", k)
 			if a.Instead != "" {
 				msg += "; " + a.Instead
 			}
-			report(ReasonUnsupportedAnnotation, "%s", msg)
+			report(model.ReasonUnsupportedAnnotation, "%s", msg)
 		}
 	}
 	if dropped > 0 {
-		c.problems = append(c.problems, Problem{Object: ref, Reason: ReasonUnsupportedAnnotation,
+		c.Problems = append(c.Problems, model.Problem{Object: ref, Reason: model.ReasonUnsupportedAnnotation,
 			Message: fmt.Sprintf("%d more unknown or unsupported annotations are ignored", dropped)})
 	}
 	return c
+}
+
+// ParseIngress checks every annotation of ours on an Ingress and runs the
+// parser of each implemented group that has one set. A value a parser
+// cannot use is a Problem and drops that setting only.
+func ParseIngress(ref model.ObjectRef, values map[string]string, prefix string) (Result, []model.Problem) {
+	c := Check(ref, values, prefix)
+	res := Result{FailClosed: c.FailClosed}
+	problems := c.Problems
+	r := &Reader{ref: ref, prefix: prefix, values: values}
+	for _, g := range groups {
+		if !slices.ContainsFunc(g.Annotations, func(a Annotation) bool { return r.Has(a.Name) }) {
+			continue
+		}
+		g.Parse(r, &res)
+	}
+	res.FailClosed = append(res.FailClosed, r.closed...)
+	sort.Strings(res.FailClosed)
+	return res, append(problems, r.problems...)
 }

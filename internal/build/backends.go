@@ -1,7 +1,8 @@
-package model
+package build
 
 import (
 	"fmt"
+	"github.com/causeway/causeway/internal/model"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -30,7 +31,7 @@ type droppedAddress struct {
 }
 
 func (d droppedAddress) String() string {
-	return fmt.Sprintf("%q in EndpointSlice %s (%s)", truncate(d.address), truncate(d.slice), d.why)
+	return fmt.Sprintf("%q in EndpointSlice %s (%s)", model.Truncate(d.address), model.Truncate(d.slice), d.why)
 }
 
 func newServiceIndex(services []*corev1.Service, slices []*discoveryv1.EndpointSlice) *serviceIndex {
@@ -50,29 +51,6 @@ func newServiceIndex(services []*corev1.Service, slices []*discoveryv1.EndpointS
 	return idx
 }
 
-// checkServiceBackend validates the names in a backend reference; it is
-// part of deciding whether an Ingress is well-formed.
-func checkServiceBackend(b *networkingv1.IngressBackend) error {
-	if b.Resource != nil {
-		return fmt.Errorf("resource backends are not supported; use a Service")
-	}
-	if b.Service == nil {
-		return fmt.Errorf("backend names no Service")
-	}
-	if err := validateServiceName(b.Service.Name); err != nil {
-		return err
-	}
-	if p := b.Service.Port; p.Name != "" {
-		if p.Number != 0 {
-			return fmt.Errorf("service %s: port has both a name and a number", b.Service.Name)
-		}
-		return validatePortName(p.Name)
-	} else if p.Number < 1 || p.Number > 65535 {
-		return fmt.Errorf("service %s: port number %d is out of range", b.Service.Name, p.Number)
-	}
-	return nil
-}
-
 // backendKey is "namespace/service/port".
 func backendKey(ns string, b *networkingv1.IngressServiceBackend) string {
 	port := b.Port.Name
@@ -84,7 +62,7 @@ func backendKey(ns string, b *networkingv1.IngressServiceBackend) string {
 
 // resolve builds the Backend for a validated reference, or explains why the
 // reference cannot serve (the location then answers 503).
-func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBackend) (*Backend, error) {
+func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBackend) (*model.Backend, error) {
 	svc := idx.services[ns+"/"+ref.Name]
 	if svc == nil {
 		return nil, fmt.Errorf("service %s/%s not found", ns, ref.Name)
@@ -106,7 +84,7 @@ func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBack
 	if sp.Protocol != "" && sp.Protocol != corev1.ProtocolTCP {
 		return nil, fmt.Errorf("service %s/%s port %s is %s, not TCP", ns, ref.Name, portString(ref.Port), sp.Protocol)
 	}
-	b := &Backend{Key: backendKey(ns, ref), Namespace: ns, Service: ref.Name, Port: portString(ref.Port)}
+	b := &model.Backend{Key: backendKey(ns, ref), Namespace: ns, Service: ref.Name, Port: portString(ref.Port)}
 	b.Endpoints = idx.endpoints(ns, ref.Name, sp.Name)
 	return b, nil
 }
@@ -127,7 +105,7 @@ func portString(p networkingv1.ServiceBackendPort) string {
 // across its EndpointSlices. EndpointSlice ports carry the Service port's
 // name, which is how a slice port is tied to a Service port. Addresses that
 // cannot be used as written are recorded in idx.dropped.
-func (idx *serviceIndex) endpoints(ns, svc, portName string) []Endpoint {
+func (idx *serviceIndex) endpoints(ns, svc, portName string) []model.Endpoint {
 	key := ns + "/" + svc
 	drop := func(es *discoveryv1.EndpointSlice, addr, why string) {
 		if idx.dropped[key] == nil {
@@ -151,10 +129,10 @@ func (idx *serviceIndex) endpoints(ns, svc, portName string) []Endpoint {
 		port int32
 	}
 	seen := map[peer]int{} // index in out
-	var out []Endpoint
+	var out []model.Endpoint
 	for _, es := range idx.slices[key] {
 		if es.AddressType != discoveryv1.AddressTypeIPv4 && es.AddressType != discoveryv1.AddressTypeIPv6 {
-			dropAll(es, fmt.Sprintf("addressType %q is not supported", truncate(string(es.AddressType))))
+			dropAll(es, fmt.Sprintf("addressType %q is not supported", model.Truncate(string(es.AddressType))))
 			continue
 		}
 		var sp *discoveryv1.EndpointPort
@@ -205,7 +183,7 @@ func (idx *serviceIndex) endpoints(ns, svc, portName string) []Endpoint {
 				if !ready {
 					continue
 				}
-				e := Endpoint{Address: addr.String(), Port: port, Zone: zone}
+				e := model.Endpoint{Address: addr.String(), Port: port, Zone: zone}
 				if i, dup := seen[peer{e.Address, port}]; dup {
 					out[i].Zone = min(out[i].Zone, zone)
 					continue
@@ -249,7 +227,7 @@ func (b *builder) reportDropped() {
 			msg += fmt.Sprintf("; port %s has no usable endpoint left, so its paths answer 503", strings.Join(ports, ", "))
 		}
 		svc := b.idx.services[k]
-		b.problem(serviceRef(svc), ReasonDroppedEndpoints, false, "%s", msg)
+		b.problem(serviceRef(svc), model.ReasonDroppedEndpoints, false, "%s", msg)
 	}
 }
 

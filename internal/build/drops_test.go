@@ -1,7 +1,8 @@
-package model
+package build
 
 import (
 	"bytes"
+	"github.com/causeway/causeway/internal/model"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,8 +18,8 @@ func TestDroppedEndpointsAreAProblemOnTheService(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		slices   func() []*discoveryv1.EndpointSlice
-		want     []Endpoint
-		problem  []string // substrings of the one Problem; nil: no Problem
+		want     []model.Endpoint
+		problem  []string // substrings of the one model.Problem; nil: no model.Problem
 		no503Msg bool
 	}{
 		{
@@ -27,7 +28,7 @@ func TestDroppedEndpointsAreAProblemOnTheService(t *testing.T) {
 				return []*discoveryv1.EndpointSlice{slice("default", "web", "http", 8080,
 					ep{addr: "10.0.0.1"}, ep{addr: "10.0.0.2", ready: ptr.To(false)}, ep{addr: "10.0.0.3", terminating: ptr.To(true)})}
 			},
-			want: []Endpoint{{Address: "10.0.0.1", Port: 8080}},
+			want: []model.Endpoint{{Address: "10.0.0.1", Port: 8080}},
 		},
 		{
 			name: "unusable addresses are counted once per Service with examples",
@@ -36,7 +37,7 @@ func TestDroppedEndpointsAreAProblemOnTheService(t *testing.T) {
 					ep{addr: "10.0.0.1"}, ep{addr: "not-an-ip"}, ep{addr: "fe80::1%eth0"}, ep{addr: "2001:db8::1"},
 					ep{addr: "10.0.0.300", ready: ptr.To(false)}, ep{addr: "bad;address"})}
 			},
-			want:    []Endpoint{{Address: "10.0.0.1", Port: 8080}},
+			want:    []model.Endpoint{{Address: "10.0.0.1", Port: 8080}},
 			problem: []string{"5 EndpointSlice address(es)", `"10.0.0.300" in EndpointSlice web-abc (not an IP address)`, "and 2 more"},
 		},
 		{
@@ -53,7 +54,7 @@ func TestDroppedEndpointsAreAProblemOnTheService(t *testing.T) {
 				es.AddressType = discoveryv1.AddressTypeIPv6
 				return []*discoveryv1.EndpointSlice{es}
 			},
-			want:    []Endpoint{{Address: "2001:db8::2", Port: 8080}},
+			want:    []model.Endpoint{{Address: "2001:db8::2", Port: 8080}},
 			problem: []string{`"10.0.0.1" in EndpointSlice web-abc (not an IPv6 address)`},
 		},
 		{
@@ -63,7 +64,7 @@ func TestDroppedEndpointsAreAProblemOnTheService(t *testing.T) {
 				es.AddressType = discoveryv1.AddressTypeFQDN
 				return []*discoveryv1.EndpointSlice{es, slice("default", "web", "http", 8080, ep{addr: "10.0.0.1"})}
 			},
-			want:    []Endpoint{{Address: "10.0.0.1", Port: 8080}},
+			want:    []model.Endpoint{{Address: "10.0.0.1", Port: 8080}},
 			problem: []string{`addressType "FQDN" is not supported`},
 		},
 		{
@@ -81,7 +82,7 @@ func TestDroppedEndpointsAreAProblemOnTheService(t *testing.T) {
 			s.Services = append(s.Services, service("default", "web", 80, "http"))
 			s.Services[0].UID = "uid-web"
 			s.EndpointSlices = tc.slices()
-			s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("a.com", path("/", "Prefix", "web", 80))))
+			s.Ingresses = append(s.Ingresses, mkIngress("default", "web", 0, rule("a.com", path("/", "Prefix", "web", 80))))
 			m, problems := Build(s, testOpts)
 			if got := m.Backends[0].Endpoints; !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("endpoints = %v, want %v", got, tc.want)
@@ -96,7 +97,7 @@ func TestDroppedEndpointsAreAProblemOnTheService(t *testing.T) {
 				t.Fatalf("problems = %v, want one", problems)
 			}
 			p := problems[0]
-			if p.Object != (ObjectRef{Kind: "Service", Namespace: "default", Name: "web", UID: "uid-web"}) || p.Reason != ReasonDroppedEndpoints || p.Rejected {
+			if p.Object != (model.ObjectRef{Kind: "Service", Namespace: "default", Name: "web", UID: "uid-web"}) || p.Reason != model.ReasonDroppedEndpoints || p.Rejected {
 				t.Fatalf("problem = %v, want DroppedEndpoints on Service default/web", p)
 			}
 			for _, want := range tc.problem {
@@ -116,18 +117,18 @@ func TestTLSChainIsBounded(t *testing.T) {
 		reason string
 		naming string
 	}{
-		{"ten certificates are accepted", bytes.Repeat(crt, maxChainCerts), "", ""},
-		{"eleven certificates are refused", bytes.Repeat(crt, maxChainCerts+1), ReasonInvalidSecret, "11 certificates"},
+		{"ten certificates are accepted", bytes.Repeat(crt, model.MaxChainCerts), "", ""},
+		{"eleven certificates are refused", bytes.Repeat(crt, model.MaxChainCerts+1), model.ReasonInvalidSecret, "11 certificates"},
 		// The 3 MB chain of the bug report, scaled: text around PEM blocks
 		// is legal, so size is bounded on its own.
 		{"more than 64 KiB of PEM is refused", append(append([]byte{}, crt...), bytes.Repeat([]byte("# padding\n"), 7000)...),
-			ReasonInvalidSecret, "more than 65536"},
+			model.ReasonInvalidSecret, "more than 65536"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := world(1)
 			s.Secrets = append(s.Secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a-tls"},
 				Type: corev1.SecretTypeTLS, Data: map[string][]byte{"tls.crt": tc.chain, "tls.key": key}})
-			ing := ingress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
+			ing := mkIngress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
 			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"a.com"}, SecretName: "a-tls"}}
 			s.Ingresses = append(s.Ingresses, ing)
 			m, problems := Build(s, testOpts)
@@ -163,8 +164,8 @@ func TestCollisionMessageExplainsTheRanking(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := world(2)
-			a := ingress("default", "a", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
-			b := ingress("default", "b", tc.youngAge, rule("a.com", path("/", "Prefix", svcName(1), 80)))
+			a := mkIngress("default", "a", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
+			b := mkIngress("default", "b", tc.youngAge, rule("a.com", path("/", "Prefix", svcName(1), 80)))
 			if tc.noTime {
 				a.CreationTimestamp, b.CreationTimestamp = metav1.Time{}, metav1.Time{}
 				a.UID, b.UID = "", ""

@@ -1,4 +1,4 @@
-package model
+package ingress
 
 import (
 	networkingv1 "k8s.io/api/networking/v1"
@@ -25,8 +25,8 @@ type ClassOptions struct {
 	WatchWithoutClass bool
 }
 
-// classFilter decides ownership from the IngressClasses in a snapshot.
-type classFilter struct {
+// ClassFilter decides ownership from the IngressClasses in a snapshot.
+type ClassFilter struct {
 	opts ClassOptions
 	// ours holds the names of classes we serve.
 	ours map[string]bool
@@ -34,8 +34,8 @@ type classFilter struct {
 	defaultOurs bool
 }
 
-func newClassFilter(opts ClassOptions, classes []*networkingv1.IngressClass) *classFilter {
-	f := &classFilter{opts: opts, ours: map[string]bool{}}
+func NewClassFilter(opts ClassOptions, classes []*networkingv1.IngressClass) *ClassFilter {
+	f := &ClassFilter{opts: opts, ours: map[string]bool{}}
 	if opts.IngressClass != "" {
 		f.ours[opts.IngressClass] = true
 	}
@@ -55,7 +55,7 @@ func newClassFilter(opts ClassOptions, classes []*networkingv1.IngressClass) *cl
 // spec.ingressClassName, else the legacy annotation; an Ingress naming
 // neither is ours only through a default class of ours or
 // WatchWithoutClass.
-func (f *classFilter) IsOurs(ing *networkingv1.Ingress) bool {
+func (f *ClassFilter) IsOurs(ing *networkingv1.Ingress) bool {
 	class := ""
 	if ing.Spec.IngressClassName != nil {
 		class = *ing.Spec.IngressClassName
@@ -70,5 +70,5 @@ func (f *classFilter) IsOurs(ing *networkingv1.Ingress) bool {
 
 // IsOurs is the stand-alone form used by sources and status writers.
 func IsOurs(opts ClassOptions, classes []*networkingv1.IngressClass, ing *networkingv1.Ingress) bool {
-	return newClassFilter(opts, classes).IsOurs(ing)
+	return NewClassFilter(opts, classes).IsOurs(ing)
 }

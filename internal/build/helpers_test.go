@@ -1,6 +1,8 @@
-package model
+package build
 
 import (
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/model"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,12 +15,12 @@ import (
 	"github.com/causeway/causeway/internal/source"
 )
 
-var testOpts = Options{Class: ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}, ConfigMap: "causeway/config"}
+var testOpts = Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}, ConfigMap: "causeway/config"}
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // ingress builds an Ingress of class causeway created at epoch+age seconds.
-func ingress(ns, name string, age int, rules ...networkingv1.IngressRule) *networkingv1.Ingress {
+func mkIngress(ns, name string, age int, rules ...networkingv1.IngressRule) *networkingv1.Ingress {
 	return &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name),
 			CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(age) * time.Second))},
@@ -78,7 +80,7 @@ func world(n int) *source.Snapshot {
 
 func svcName(i int) string { return "svc-" + string(rune('a'+i)) }
 
-func server(m *Model, host string) *Server {
+func server(m *model.Model, host string) *model.Server {
 	for _, s := range m.Servers {
 		if s.Host == host {
 			return s

@@ -1,22 +1,25 @@
-package model
+package build
 
 import (
 	"crypto/tls"
 	"fmt"
+	"github.com/causeway/causeway/internal/frontend/configmap"
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/model"
+	"reflect"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/causeway/causeway/internal/source"
 )
 
 // Options parameterise a Build.
 type Options struct {
-	Class ClassOptions
+	Class ingress.ClassOptions
 	// ConfigMap is the "namespace/name" of the controller's ConfigMap.
 	ConfigMap string
 	// Excluded maps objects (by ObjectRef.Key) to a reason they must be
@@ -27,27 +30,28 @@ type Options struct {
 	// certificate.
 	BadSecrets map[string]string
 	// AnnotationsPrefix is the prefix of the ingress-nginx annotations
-	// Causeway reads and checks; "" means DefaultAnnotationsPrefix.
+	// Causeway reads and checks; "" means annotations.DefaultPrefix.
 	AnnotationsPrefix string
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
 // snapshot always yields the same Model and Problems.
-func Build(snap *source.Snapshot, opts Options) (*Model, []Problem) {
+func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) {
 	if opts.AnnotationsPrefix == "" {
-		opts.AnnotationsPrefix = DefaultAnnotationsPrefix
+		opts.AnnotationsPrefix = annotations.DefaultPrefix
 	}
 	b := &builder{
 		opts:      opts,
 		idx:       newServiceIndex(snap.Services, snap.EndpointSlices),
-		servers:   map[string]*Server{},
-		claims:    map[claimKey]ObjectRef{},
-		backends:  map[string]*Backend{},
-		secrets:   map[string]*TLSSecret{},
+		servers:   map[string]*model.Server{},
+		claims:    map[claimKey]model.ObjectRef{},
+		backends:  map[string]*model.Backend{},
+		secrets:   map[string]*model.TLSSecret{},
 		secretsIn: map[string]*corev1.Secret{},
 		reported:  map[string]bool{},
-		created:   map[ObjectRef]metav1.Time{},
-		tlsOwner:  map[string]ObjectRef{},
+		created:   map[model.ObjectRef]metav1.Time{},
+		tlsOwner:  map[string]model.ObjectRef{},
+		written:   map[*model.Location]string{},
 	}
 	for _, s := range snap.Secrets {
 		b.secretsIn[s.Namespace+"/"+s.Name] = s
@@ -58,9 +62,9 @@ func Build(snap *source.Snapshot, opts Options) (*Model, []Problem) {
 			cm = c
 		}
 	}
-	b.model.Config, b.problems = parseConfig(cm)
+	b.model.Config, b.problems = configmap.Parse(cm)
 
-	classes := newClassFilter(opts.Class, snap.IngressClasses)
+	classes := ingress.NewClassFilter(opts.Class, snap.IngressClasses)
 	var ours []*networkingv1.Ingress
 	for _, ing := range snap.Ingresses {
 		if classes.IsOurs(ing) {
@@ -91,186 +95,136 @@ func olderThan(a, b *networkingv1.Ingress) bool {
 
 type claimKey struct {
 	host, path string
-	typ        PathType
+	typ        model.PathType
 }
 
 type builder struct {
 	opts      Options
 	idx       *serviceIndex
-	model     Model
-	problems  []Problem
-	servers   map[string]*Server
-	claims    map[claimKey]ObjectRef
-	backends  map[string]*Backend
-	secrets   map[string]*TLSSecret
+	model     model.Model
+	problems  []model.Problem
+	servers   map[string]*model.Server
+	claims    map[claimKey]model.ObjectRef
+	backends  map[string]*model.Backend
+	secrets   map[string]*model.TLSSecret
 	secretsIn map[string]*corev1.Secret
 	// defaults holds each host's default backend location, first claim wins.
-	defaults map[string]*Location
+	defaults map[string]*model.Location
 	// reported de-duplicates problems raised once per object.
 	reported map[string]bool
 	// created holds each served Ingress's creationTimestamp, to explain
 	// why a claim was lost.
-	created map[ObjectRef]metav1.Time
+	created map[model.ObjectRef]metav1.Time
 	// tlsOwner is the Ingress whose spec.tls configured each host.
-	tlsOwner map[string]ObjectRef
+	tlsOwner map[string]model.ObjectRef
+	// hostSettings are the server-level annotations won per host.
+	hostSettings map[string]*hostSettings
+	// written is each location's path as written in its Ingress, for
+	// hosts that turn into regex mode.
+	written map[*model.Location]string
 }
 
-func (b *builder) problem(ref ObjectRef, reason string, rejected bool, format string, args ...any) {
-	b.problems = append(b.problems, Problem{Object: ref, Reason: reason, Rejected: rejected, Message: fmt.Sprintf(format, args...)})
+func (b *builder) problem(ref model.ObjectRef, reason string, rejected bool, format string, args ...any) {
+	b.problems = append(b.problems, model.Problem{Object: ref, Reason: reason, Rejected: rejected, Message: fmt.Sprintf(format, args...)})
 }
 
-func (b *builder) server(host string) *Server {
+func (b *builder) server(host string) *model.Server {
 	s := b.servers[host]
 	if s == nil {
-		s = &Server{Host: host}
+		s = &model.Server{Host: host}
 		b.servers[host] = s
 	}
 	return s
 }
 
-func ingressRef(ing *networkingv1.Ingress) ObjectRef {
-	return ObjectRef{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, UID: string(ing.UID)}
-}
-
-// effectivePath applies the path type rules: ImplementationSpecific (and an
-// absent type) behave as Prefix, and a Prefix path's trailing slash is
-// ignored, as the Kubernetes documentation specifies.
-func effectivePath(p networkingv1.HTTPIngressPath) (string, PathType) {
-	path := p.Path
-	if path == "" {
-		path = "/"
-	}
-	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
-		return path, Exact
-	}
-	if len(path) > 1 {
-		path = strings.TrimRight(path, "/")
-	}
-	return path, Prefix
-}
-
-// checkIngress validates everything in an Ingress that could reach the
-// configuration. Any failure rejects the whole object: a half-applied
-// Ingress would be harder to reason about than a rejected one.
-func checkIngress(ing *networkingv1.Ingress) error {
-	if errs := validation.IsDNS1123Label(ing.Namespace); len(errs) > 0 {
-		return fmt.Errorf("namespace %q is invalid: %s", truncate(ing.Namespace), strings.Join(errs, "; "))
-	}
-	if err := validateObjectName("ingress", ing.Name); err != nil {
-		return err
-	}
-	if ing.Spec.DefaultBackend == nil && len(ing.Spec.Rules) == 0 {
-		return fmt.Errorf("spec has neither rules nor a defaultBackend")
-	}
-	if d := ing.Spec.DefaultBackend; d != nil {
-		if err := checkServiceBackend(d); err != nil {
-			return fmt.Errorf("defaultBackend: %w", err)
-		}
-	}
-	for i, r := range ing.Spec.Rules {
-		if r.Host != "" {
-			if err := validateHost(r.Host); err != nil {
-				return fmt.Errorf("rules[%d]: %w", i, err)
-			}
-		}
-		if r.HTTP == nil {
-			continue
-		}
-		for j, p := range r.HTTP.Paths {
-			if p.PathType != nil {
-				switch *p.PathType {
-				case networkingv1.PathTypeExact, networkingv1.PathTypePrefix, networkingv1.PathTypeImplementationSpecific:
-				default:
-					return fmt.Errorf("rules[%d].paths[%d]: unknown pathType %q", i, j, truncate(string(*p.PathType)))
-				}
-			}
-			if p.Path != "" {
-				if err := validatePath(p.Path); err != nil {
-					return fmt.Errorf("rules[%d].paths[%d]: %w", i, j, err)
-				}
-			}
-			if err := checkServiceBackend(&p.Backend); err != nil {
-				return fmt.Errorf("rules[%d].paths[%d]: %w", i, j, err)
-			}
-		}
-	}
-	for i, t := range ing.Spec.TLS {
-		for _, h := range t.Hosts {
-			if err := validateHost(h); err != nil {
-				return fmt.Errorf("tls[%d]: %w", i, err)
-			}
-		}
-		if t.SecretName != "" {
-			if err := validateObjectName("secret", t.SecretName); err != nil {
-				return fmt.Errorf("tls[%d]: %w", i, err)
-			}
-		}
-	}
-	return nil
-}
-
 func (b *builder) addIngress(ing *networkingv1.Ingress) {
-	ref := ingressRef(ing)
+	ref := ingress.Ref(ing)
 	if reason, ok := b.opts.Excluded[ref.Key()]; ok {
-		b.problem(ref, ReasonExcluded, true, "excluded: %s", reason)
+		b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
 		return
 	}
-	if err := checkIngress(ing); err != nil {
-		b.problem(ref, ReasonInvalid, true, "%v", err)
+	t, problems, err := ingress.Translate(ing, b.opts.AnnotationsPrefix)
+	b.problems = append(b.problems, problems...)
+	if err != nil {
+		b.problem(ref, model.ReasonInvalid, true, "%v", err)
 		return
 	}
 	b.created[ref] = ing.CreationTimestamp
-	ann := checkAnnotations(ref, ing.Annotations, b.opts.AnnotationsPrefix)
-	b.problems = append(b.problems, ann.problems...)
+	b.addTranslation(t)
+	b.addTLS(ing, ref)
+}
+
+// addTranslation claims the paths of a translated Ingress.
+func (b *builder) addTranslation(t *ingress.Translation) {
+	ref := t.Ref
 	// A security annotation Causeway cannot enforce closes every path the
 	// Ingress contributes: it keeps its claims, so no other Ingress serves
 	// them unprotected, and answers 503.
-	closed := len(ann.failClosed) > 0
-	locate := func(ib *networkingv1.IngressBackend, path string, typ PathType) *Location {
-		if closed {
-			return &Location{Match: Match{Type: typ, Path: path}, Source: ref, Action: ReturnStatus(503)}
+	closed := len(t.Annotations.FailClosed) > 0
+	policy := b.policy(t)
+	locate := func(ib *networkingv1.IngressBackend, m model.Match) *model.Location {
+		switch {
+		case closed:
+			return &model.Location{Match: m, Source: ref, Action: model.ReturnStatus(503)}
+		case t.Annotations.Redirect != nil:
+			return &model.Location{Match: m, Source: ref, Action: model.Action{Redirect: t.Annotations.Redirect}, Policy: policy}
 		}
-		return b.location(ref, ing.Namespace, ib, path, typ)
+		loc := b.location(ref, t.Namespace, ib, m)
+		loc.Policy = policy
+		return loc
 	}
 	hosts := map[string]bool{}
-	for _, r := range ing.Spec.Rules {
+	for _, r := range t.Rules {
 		hosts[r.Host] = true
-		if r.HTTP == nil {
+		if !r.HTTP {
 			b.server(r.Host)
 			continue
 		}
-		for _, p := range r.HTTP.Paths {
-			path, typ := effectivePath(p)
-			ck := claimKey{host: r.Host, path: path, typ: typ}
+		for _, p := range r.Paths {
+			ck := claimKey{host: r.Host, path: p.Match.Path, typ: p.Match.Type}
 			if owner, taken := b.claims[ck]; taken {
 				if owner != ref {
-					b.problem(ref, ReasonCollision, false,
-						"host %q path %q (%s) is already served by %s, %s", displayHost(r.Host), path, typ, owner, b.whyFirst(owner, ref))
+					b.problem(ref, model.ReasonCollision, false,
+						"host %q path %q (%s) is already served by %s, %s", displayHost(r.Host), p.Match.Path, p.Match.Type, owner, b.whyFirst(owner, ref))
 				}
 				continue
 			}
 			b.claims[ck] = ref
 			srv := b.server(r.Host)
-			srv.Locations = append(srv.Locations, locate(&p.Backend, path, typ))
+			loc := locate(p.Backend, p.Match)
+			b.written[loc] = p.Written
+			srv.Locations = append(srv.Locations, loc)
 		}
 	}
-	if d := ing.Spec.DefaultBackend; d != nil {
+	if d := t.Default; d != nil {
 		hosts[""] = true // the default backend also answers unknown hosts
-		loc := locate(d, "/", Prefix)
+		loc := locate(d, model.Match{Type: model.Prefix, Path: "/"})
 		for h := range hosts {
 			b.setDefault(h, loc, ref)
 		}
 	}
-	b.addTLS(ing, ref)
 	for h := range hosts {
 		srv := b.server(h)
 		srv.Sources = append(srv.Sources, ref)
+		if h != "" {
+			b.offerServerSettings(h, ref, &t.Annotations.Server)
+		}
 	}
+}
+
+// policy is the location policy of a translated Ingress, nil when its
+// annotations set none.
+func (b *builder) policy(t *ingress.Translation) *model.Policy {
+	p := t.Annotations.Location
+	if reflect.DeepEqual(p, model.Policy{}) {
+		return nil
+	}
+	return &p
 }
 
 // whyFirst explains why winner's claim beat loser's: Ingresses are ranked
 // by creationTimestamp, then UID, then namespace/name (see olderThan).
-func (b *builder) whyFirst(winner, loser ObjectRef) string {
+func (b *builder) whyFirst(winner, loser model.ObjectRef) string {
 	tw, tl := b.created[winner], b.created[loser]
 	if !tw.Equal(&tl) {
 		return "which is older"
@@ -290,13 +244,13 @@ func displayHost(h string) string {
 
 // setDefault records an Ingress's defaultBackend as a host's fallback; the
 // oldest Ingress keeps it.
-func (b *builder) setDefault(host string, loc *Location, ref ObjectRef) {
+func (b *builder) setDefault(host string, loc *model.Location, ref model.ObjectRef) {
 	if b.defaults == nil {
-		b.defaults = map[string]*Location{}
+		b.defaults = map[string]*model.Location{}
 	}
 	if prev, ok := b.defaults[host]; ok {
 		if prev.Source != ref && host == "" {
-			b.problem(ref, ReasonCollision, false,
+			b.problem(ref, model.ReasonCollision, false,
 				"defaultBackend for unmatched hosts is already provided by %s, %s", prev.Source, b.whyFirst(prev.Source, ref))
 		}
 		return
@@ -305,12 +259,12 @@ func (b *builder) setDefault(host string, loc *Location, ref ObjectRef) {
 }
 
 // location resolves a backend reference into a Location.
-func (b *builder) location(ref ObjectRef, ns string, ib *networkingv1.IngressBackend, path string, typ PathType) *Location {
-	loc := &Location{Match: Match{Type: typ, Path: path}, Source: ref}
+func (b *builder) location(ref model.ObjectRef, ns string, ib *networkingv1.IngressBackend, m model.Match) *model.Location {
+	loc := &model.Location{Match: m, Source: ref}
 	be, err := b.idx.resolve(ns, ib.Service)
 	if err != nil {
-		b.problem(ref, ReasonMissingService, false, "%v; requests for %q answer 503", err, path)
-		loc.Action = ReturnStatus(503)
+		b.problem(ref, model.ReasonMissingService, false, "%v; requests for %q answer 503", err, m.Path)
+		loc.Action = model.ReturnStatus(503)
 		return loc
 	}
 	if prev, ok := b.backends[be.Key]; ok {
@@ -319,14 +273,14 @@ func (b *builder) location(ref ObjectRef, ns string, ib *networkingv1.IngressBac
 		b.backends[be.Key] = be
 		b.setBalance(be)
 	}
-	loc.Action = ProxyTo(be.Key)
+	loc.Action = model.ProxyTo(be.Key)
 	return loc
 }
 
 // setBalance applies the Service's load-balancing annotations, falling
 // back to the ConfigMap default on a bad value. The Service's annotations
 // are checked, and their Problems raised, once per Service.
-func (b *builder) setBalance(be *Backend) {
+func (b *builder) setBalance(be *model.Backend) {
 	svc := b.idx.service(be.Namespace, be.Service)
 	bal, err := parseBalance(svc, b.model.Config.LoadBalance)
 	be.Balance = bal
@@ -336,24 +290,24 @@ func (b *builder) setBalance(be *Backend) {
 		return
 	}
 	b.reported[key] = true
-	b.problems = append(b.problems, checkAnnotations(ref, svc.Annotations, b.opts.AnnotationsPrefix).problems...)
+	b.problems = append(b.problems, annotations.Check(ref, svc.Annotations, b.opts.AnnotationsPrefix).Problems...)
 	if err != nil {
-		b.problem(ref, ReasonInvalidAnnotation, false, "load balancing: %v; %s is used", err, bal.Method)
+		b.problem(ref, model.ReasonInvalidAnnotation, false, "load balancing: %v; %s is used", err, bal.Method)
 		return
 	}
 	for _, k := range ineffectiveBalanceAnnotations(svc.Annotations, bal.Method) {
-		b.problem(ref, ReasonUnsupportedAnnotation, false, "annotation %s has no effect with %s %s; ignored", k, AnnotationLoadBalance, bal.Method)
+		b.problem(ref, model.ReasonUnsupportedAnnotation, false, "annotation %s has no effect with %s %s; ignored", k, AnnotationLoadBalance, bal.Method)
 	}
 }
 
-func serviceRef(svc *corev1.Service) ObjectRef {
-	return ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
+func serviceRef(svc *corev1.Service) model.ObjectRef {
+	return model.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
 }
 
 // addTLS claims TLS for the Ingress's hosts; the oldest Ingress's secret
 // wins for a host. A missing or invalid secret leaves the host on the
 // default certificate.
-func (b *builder) addTLS(ing *networkingv1.Ingress, ref ObjectRef) {
+func (b *builder) addTLS(ing *networkingv1.Ingress, ref model.ObjectRef) {
 	for _, t := range ing.Spec.TLS {
 		hosts := t.Hosts
 		if len(hosts) == 0 {
@@ -371,12 +325,12 @@ func (b *builder) addTLS(ing *networkingv1.Ingress, ref ObjectRef) {
 					if owner != ref {
 						by = owner.String() + ", " + b.whyFirst(owner, ref)
 					}
-					b.problem(ref, ReasonCollision, false,
+					b.problem(ref, model.ReasonCollision, false,
 						"TLS for host %q is already configured by %s; secret %q is not used for it", displayHost(h), by, t.SecretName)
 				}
 				continue
 			}
-			srv.TLS = &ServerTLS{Secret: secretKey}
+			srv.TLS = &model.ServerTLS{Secret: secretKey}
 			b.tlsOwner[h] = ref
 		}
 	}
@@ -384,7 +338,7 @@ func (b *builder) addTLS(ing *networkingv1.Ingress, ref ObjectRef) {
 
 // tlsSecret validates a referenced secret and returns its key, or "" (use
 // the default certificate) after recording why it cannot be used.
-func (b *builder) tlsSecret(ref ObjectRef, ns, name string) string {
+func (b *builder) tlsSecret(ref model.ObjectRef, ns, name string) string {
 	key := ns + "/" + name
 	if _, ok := b.secrets[key]; ok {
 		return key
@@ -392,28 +346,28 @@ func (b *builder) tlsSecret(ref ObjectRef, ns, name string) string {
 	s := b.secretsIn[key]
 	switch {
 	case s == nil:
-		b.problem(ref, ReasonMissingSecret, false, "TLS secret %s not found; the default certificate is served", key)
+		b.problem(ref, model.ReasonMissingSecret, false, "TLS secret %s not found; the default certificate is served", key)
 		return ""
 	case s.Type != corev1.SecretTypeTLS:
-		b.problem(ref, ReasonInvalidSecret, false, "TLS secret %s has type %q, want %q; the default certificate is served", key, s.Type, corev1.SecretTypeTLS)
+		b.problem(ref, model.ReasonInvalidSecret, false, "TLS secret %s has type %q, want %q; the default certificate is served", key, s.Type, corev1.SecretTypeTLS)
 		return ""
 	}
 	if reason, bad := b.opts.BadSecrets[key]; bad {
-		b.problem(ref, ReasonInvalidSecret, false, "TLS secret %s was refused by nginx: %s; the default certificate is served", key, reason)
+		b.problem(ref, model.ReasonInvalidSecret, false, "TLS secret %s was refused by nginx: %s; the default certificate is served", key, reason)
 		return ""
 	}
 	crt, keyPEM := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
-	if err := checkChainSize(crt); err != nil {
-		b.problem(ref, ReasonInvalidSecret, false, "TLS secret %s: %v; the default certificate is served", key, err)
+	if err := model.CheckChainSize(crt); err != nil {
+		b.problem(ref, model.ReasonInvalidSecret, false, "TLS secret %s: %v; the default certificate is served", key, err)
 		return ""
 	}
 	if _, err := tls.X509KeyPair(crt, keyPEM); err != nil {
-		b.problem(ref, ReasonInvalidSecret, false, "TLS secret %s: %v; the default certificate is served", key, err)
+		b.problem(ref, model.ReasonInvalidSecret, false, "TLS secret %s: %v; the default certificate is served", key, err)
 		return ""
 	}
 	pem := make([]byte, 0, len(crt)+len(keyPEM)+1)
 	pem = append(append(append(pem, crt...), '\n'), keyPEM...)
-	b.secrets[key] = &TLSSecret{Namespace: ns, Name: name, PEM: pem}
+	b.secrets[key] = &model.TLSSecret{Namespace: ns, Name: name, PEM: pem}
 	return key
 }
 
@@ -423,7 +377,7 @@ func (b *builder) finish() {
 	catchAll := b.servers[""]
 	global := b.defaults[""]
 	if global == nil {
-		global = &Location{Match: Match{Type: Prefix, Path: "/"}, Action: ReturnStatus(404)}
+		global = &model.Location{Match: model.Match{Type: model.Prefix, Path: "/"}, Action: model.ReturnStatus(404)}
 	}
 	for host, srv := range b.servers {
 		if host != "" {
@@ -444,18 +398,26 @@ func (b *builder) finish() {
 		if d, ok := b.defaults[host]; ok {
 			srv.Default = d
 		}
-		srv.SSLRedirect = b.model.Config.SSLRedirect && srv.TLS != nil
-		sort.Slice(srv.Locations, func(i, j int) bool {
-			li, lj := srv.Locations[i], srv.Locations[j]
-			if li.Match.Path != lj.Match.Path {
-				return li.Match.Path < lj.Match.Path
-			}
-			return li.Match.Type == Exact && lj.Match.Type != Exact
-		})
+		b.toRegex(srv)
+		if srv.Regex {
+			sortRegex(srv.Locations)
+		} else {
+			sort.Slice(srv.Locations, func(i, j int) bool {
+				li, lj := srv.Locations[i], srv.Locations[j]
+				if li.Match.Path != lj.Match.Path {
+					return li.Match.Path < lj.Match.Path
+				}
+				return li.Match.Type == model.Exact && lj.Match.Type != model.Exact
+			})
+		}
 		sort.Slice(srv.Sources, func(i, j int) bool { return srv.Sources[i].String() < srv.Sources[j].String() })
 		b.model.Servers = append(b.model.Servers, srv)
 	}
 	sort.Slice(b.model.Servers, func(i, j int) bool { return b.model.Servers[i].Host < b.model.Servers[j].Host })
+	aliased := map[string]string{}
+	for _, srv := range b.model.Servers {
+		b.serverPolicy(srv, aliased)
+	}
 
 	used := map[string]bool{}
 	usedSecrets := map[string]bool{}

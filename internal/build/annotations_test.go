@@ -1,7 +1,9 @@
-package model
+package build
 
 import (
 	"fmt"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/model"
 	"os"
 	"regexp"
 	"sort"
@@ -21,10 +23,10 @@ var securityAnnotations = []string{
 
 func TestSecurityAnnotationsFailClosedInTable(t *testing.T) {
 	var got []string
-	for _, a := range KnownAnnotations() {
-		if a.Status == AnnotationFailClosed {
+	for _, a := range annotations.Known() {
+		if a.Status == annotations.AnnotationFailClosed {
 			got = append(got, a.Name)
-			if a.Kind != "Ingress" || a.Family != FamilyIngressNginx {
+			if a.Kind != "Ingress" || a.Family != annotations.FamilyIngressNginx {
 				t.Errorf("%s: fail-closed annotations are ingress-nginx Ingress annotations", a.Name)
 			}
 		}
@@ -45,7 +47,7 @@ func TestIngressAnnotations(t *testing.T) {
 		annotations map[string]string
 		closed      bool     // the Ingress's paths answer 503
 		reasons     []string // Problems on the Ingress, in order
-		naming      string   // the first Problem names this
+		naming      string   // the first model.Problem names this
 	}
 	rows := []row{
 		{name: "no annotations", annotations: nil},
@@ -57,40 +59,40 @@ func TestIngressAnnotations(t *testing.T) {
 			"foo.causeway.io/load-balance":                     "ewma",
 		}},
 		{name: "unknown ingress-nginx annotation", annotations: map[string]string{"nginx.ingress.kubernetes.io/no-such-thing": "1"},
-			reasons: []string{ReasonUnknownAnnotation}, naming: "nginx.ingress.kubernetes.io/no-such-thing"},
+			reasons: []string{model.ReasonUnknownAnnotation}, naming: "nginx.ingress.kubernetes.io/no-such-thing"},
 		{name: "unknown causeway.io annotation", annotations: map[string]string{"causeway.io/no-such-thing": "1"},
-			reasons: []string{ReasonUnknownAnnotation}, naming: "causeway.io/no-such-thing"},
+			reasons: []string{model.ReasonUnknownAnnotation}, naming: "causeway.io/no-such-thing"},
 		{name: "known but not yet supported", annotations: map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/"},
-			reasons: []string{ReasonUnsupportedAnnotation}, naming: "nginx.ingress.kubernetes.io/rewrite-target"},
+			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "nginx.ingress.kubernetes.io/rewrite-target"},
 		{name: "not yet supported, with what to use instead", annotations: map[string]string{"nginx.ingress.kubernetes.io/affinity": "cookie"},
-			reasons: []string{ReasonUnsupportedAnnotation}, naming: "causeway.io/load-balance: sticky"},
+			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "causeway.io/load-balance: sticky"},
 		{name: "a Service annotation on an Ingress", annotations: map[string]string{"causeway.io/load-balance": "ewma"},
-			reasons: []string{ReasonUnsupportedAnnotation}, naming: "read from Services"},
+			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "read from Services"},
 		{name: "snippets are not supported and do not fail closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "deny all;"},
-			reasons: []string{ReasonUnsupportedAnnotation}, naming: "configuration-snippet"},
+			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "configuration-snippet"},
 		{name: "auth-type with a missing auth-secret", annotations: map[string]string{
 			"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "missing"},
-			closed: true, reasons: []string{ReasonSecurityAnnotation, ReasonSecurityAnnotation}, naming: "nginx.ingress.kubernetes.io/auth-secret"},
+			closed: true, reasons: []string{model.ReasonSecurityAnnotation, model.ReasonSecurityAnnotation}, naming: "nginx.ingress.kubernetes.io/auth-secret"},
 		{name: "a security annotation with an empty value still fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/whitelist-source-range": ""},
-			closed: true, reasons: []string{ReasonSecurityAnnotation}, naming: "whitelist-source-range"},
+			closed: true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "whitelist-source-range"},
 		{name: "custom prefix: security annotation fails closed", prefix: "corp.example.com",
 			annotations: map[string]string{"corp.example.com/auth-url": "http://auth"},
-			closed:      true, reasons: []string{ReasonSecurityAnnotation}, naming: "corp.example.com/auth-url"},
+			closed:      true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "corp.example.com/auth-url"},
 		{name: "custom prefix: the default prefix is no longer ours", prefix: "corp.example.com",
 			annotations: map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://auth"}},
 	}
 	for _, name := range securityAnnotations {
-		k := DefaultAnnotationsPrefix + "/" + name
+		k := annotations.DefaultPrefix + "/" + name
 		rows = append(rows, row{name: "security annotation " + name, annotations: map[string]string{k: "x"},
-			closed: true, reasons: []string{ReasonSecurityAnnotation}, naming: k})
+			closed: true, reasons: []string{model.ReasonSecurityAnnotation}, naming: k})
 	}
 	for _, tc := range rows {
 		t.Run(tc.name, func(t *testing.T) {
 			s := world(2)
-			ing := ingress("default", "web", 0, rule("a.com", path("/app", "Prefix", svcName(0), 80), path("/x", "Exact", svcName(0), 80)))
+			ing := mkIngress("default", "web", 0, rule("a.com", path("/app", "Prefix", svcName(0), 80), path("/x", "Exact", svcName(0), 80)))
 			ing.Spec.DefaultBackend = svcBackend(svcName(0), 80)
 			ing.Annotations = tc.annotations
-			sibling := ingress("default", "sibling", 1, rule("a.com", path("/other", "Prefix", svcName(1), 80)),
+			sibling := mkIngress("default", "sibling", 1, rule("a.com", path("/other", "Prefix", svcName(1), 80)),
 				rule("b.com", path("/", "Prefix", svcName(1), 80)))
 			s.Ingresses = append(s.Ingresses, ing, sibling)
 			opts := testOpts
@@ -130,30 +132,30 @@ func TestIngressAnnotations(t *testing.T) {
 // the same path unprotected.
 func TestFailClosedKeepsClaims(t *testing.T) {
 	s := world(2)
-	guarded := ingress("default", "guarded", 0, rule("a.com", path("/admin", "Prefix", svcName(0), 80)))
+	guarded := mkIngress("default", "guarded", 0, rule("a.com", path("/admin", "Prefix", svcName(0), 80)))
 	guarded.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://auth"}
 	s.Ingresses = append(s.Ingresses, guarded,
-		ingress("default", "open", 1, rule("a.com", path("/admin", "Prefix", svcName(1), 80))))
+		mkIngress("default", "open", 1, rule("a.com", path("/admin", "Prefix", svcName(1), 80))))
 	m, problems := Build(s, testOpts)
 	if l := server(m, "a.com").Match("/admin"); l.Action.Return == nil || l.Action.Return.Status != 503 {
 		t.Fatalf("/admin = %+v, want 503", l)
 	}
-	if len(problems) != 2 || problems[1].Reason != ReasonCollision || problems[1].Object.Name != "open" {
+	if len(problems) != 2 || problems[1].Reason != model.ReasonCollision || problems[1].Object.Name != "open" {
 		t.Fatalf("problems = %v, want the security Problem and a Collision on open", problems)
 	}
 }
 
 func TestAnnotationProblemsAreBounded(t *testing.T) {
 	s := world(1)
-	ing := ingress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
+	ing := mkIngress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
 	ing.Annotations = map[string]string{}
 	for i := 0; i < 50; i++ {
 		ing.Annotations[fmt.Sprintf("nginx.ingress.kubernetes.io/bogus-%02d", i)] = "1"
 	}
 	s.Ingresses = append(s.Ingresses, ing)
 	_, problems := Build(s, testOpts)
-	if len(problems) != maxAnnotationProblems+1 || !strings.Contains(problems[len(problems)-1].Message, "30 more") {
-		t.Fatalf("%d problems, last %v: want %d and a summary of 30 more", len(problems), problems[len(problems)-1], maxAnnotationProblems+1)
+	if len(problems) != annotations.MaxProblems+1 || !strings.Contains(problems[len(problems)-1].Message, "30 more") {
+		t.Fatalf("%d problems, last %v: want %d and a summary of 30 more", len(problems), problems[len(problems)-1], annotations.MaxProblems+1)
 	}
 }
 
@@ -169,15 +171,15 @@ func TestServiceAnnotations(t *testing.T) {
 		{"supported and valid", map[string]string{AnnotationLoadBalance: "sticky", AnnotationStickyCookie: "route"}, nil, ""},
 		{"not ours", map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}, nil, ""},
 		{"invalid value of a supported annotation", map[string]string{AnnotationLoadBalance: "sticky", AnnotationStickyMaxAge: "soon"},
-			[]string{ReasonInvalidAnnotation}, AnnotationStickyMaxAge},
-		{"invalid method", map[string]string{AnnotationLoadBalance: "random"}, []string{ReasonInvalidAnnotation}, AnnotationLoadBalance},
-		{"invalid hash key", map[string]string{AnnotationLoadBalance: "chash", AnnotationHashKey: "x;y"}, []string{ReasonInvalidAnnotation}, AnnotationHashKey},
-		{"option without its method", map[string]string{AnnotationHashKey: "$remote_addr"}, []string{ReasonUnsupportedAnnotation}, AnnotationHashKey},
-		{"unknown causeway.io annotation", map[string]string{"causeway.io/weight": "3"}, []string{ReasonUnknownAnnotation}, "causeway.io/weight"},
+			[]string{model.ReasonInvalidAnnotation}, AnnotationStickyMaxAge},
+		{"invalid method", map[string]string{AnnotationLoadBalance: "random"}, []string{model.ReasonInvalidAnnotation}, AnnotationLoadBalance},
+		{"invalid hash key", map[string]string{AnnotationLoadBalance: "chash", AnnotationHashKey: "x;y"}, []string{model.ReasonInvalidAnnotation}, AnnotationHashKey},
+		{"option without its method", map[string]string{AnnotationHashKey: "$remote_addr"}, []string{model.ReasonUnsupportedAnnotation}, AnnotationHashKey},
+		{"unknown causeway.io annotation", map[string]string{"causeway.io/weight": "3"}, []string{model.ReasonUnknownAnnotation}, "causeway.io/weight"},
 		{"an Ingress annotation on a Service", map[string]string{"nginx.ingress.kubernetes.io/affinity": "cookie"},
-			[]string{ReasonUnsupportedAnnotation}, "read from Ingresses"},
+			[]string{model.ReasonUnsupportedAnnotation}, "read from Ingresses"},
 		{"a security annotation on a Service does nothing and says so", map[string]string{"nginx.ingress.kubernetes.io/auth-type": "basic"},
-			[]string{ReasonUnsupportedAnnotation}, "read from Ingresses"},
+			[]string{model.ReasonUnsupportedAnnotation}, "read from Ingresses"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := world(1)
@@ -185,7 +187,7 @@ func TestServiceAnnotations(t *testing.T) {
 			// Two ports of one Service: its annotations are checked once.
 			s.Services[0].Spec.Ports = append(s.Services[0].Spec.Ports, s.Services[0].Spec.Ports[0])
 			s.Services[0].Spec.Ports[1].Name, s.Services[0].Spec.Ports[1].Port = "alt", 81
-			s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("a.com",
+			s.Ingresses = append(s.Ingresses, mkIngress("default", "web", 0, rule("a.com",
 				path("/", "Prefix", svcName(0), 80), path("/alt", "Prefix", svcName(0), 81))))
 			m, problems := Build(s, testOpts)
 			checkAnnotationProblems(t, problems, "Service", svcName(0), tc.reasons, tc.naming)
@@ -217,8 +219,8 @@ func TestAnnotationsDocumented(t *testing.T) {
 	for _, m := range rowRE.FindAllStringSubmatch(section, -1) {
 		documented[m[1]] = m[2] + " " + m[3]
 	}
-	for _, a := range KnownAnnotations() {
-		k := a.Key(DefaultAnnotationsPrefix)
+	for _, a := range annotations.Known() {
+		k := a.Key(annotations.DefaultPrefix)
 		want := a.Kind + " " + string(a.Status)
 		if got, ok := documented[k]; !ok {
 			t.Errorf("%s (%s) is not documented", k, want)
@@ -234,7 +236,7 @@ func TestAnnotationsDocumented(t *testing.T) {
 
 // TestAnnotationTableRows guards the table's shape.
 func TestAnnotationTableRows(t *testing.T) {
-	for _, a := range KnownAnnotations() {
+	for _, a := range annotations.Known() {
 		if a.Kind != "Ingress" && a.Kind != "Service" || a.Group == "" || a.Name == "" || strings.Contains(a.Name, "/") {
 			t.Errorf("bad row %+v", a)
 		}
@@ -242,8 +244,8 @@ func TestAnnotationTableRows(t *testing.T) {
 	// The causeway.io rows are the annotations balance.go reads.
 	for _, k := range []string{AnnotationLoadBalance, AnnotationHashKey, AnnotationStickyCookie, AnnotationStickyPath,
 		AnnotationStickyMaxAge, AnnotationStickySameSite, AnnotationStickySecure, AnnotationRetries} {
-		a, ok := annotationIndex[annotationID{FamilyCauseway, strings.TrimPrefix(k, CausewayAnnotationsPrefix+"/")}]
-		if !ok || a.Status != AnnotationSupported || a.Kind != "Service" {
+		a, ok := annotations.Lookup(annotations.FamilyCauseway, strings.TrimPrefix(k, annotations.CausewayPrefix+"/"))
+		if !ok || a.Status != annotations.AnnotationSupported || a.Kind != "Service" {
 			t.Errorf("%s: row %+v, want a supported Service annotation", k, a)
 		}
 	}
@@ -252,7 +254,7 @@ func TestAnnotationTableRows(t *testing.T) {
 // checkAnnotationProblems requires problems to be on kind/name only, none
 // rejecting it, with exactly the given reasons in order, the first naming
 // naming (when set).
-func checkAnnotationProblems(t *testing.T, problems []Problem, kind, name string, reasons []string, naming string) {
+func checkAnnotationProblems(t *testing.T, problems []model.Problem, kind, name string, reasons []string, naming string) {
 	t.Helper()
 	var got []string
 	for _, p := range problems {

@@ -1,4 +1,4 @@
-package model
+package build
 
 import (
 	"crypto/ecdsa"
@@ -7,6 +7,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"github.com/causeway/causeway/internal/frontend/configmap"
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/model"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"math/big"
 	"reflect"
@@ -30,7 +33,7 @@ func TestPathTable(t *testing.T) {
 			for i, p := range tc.Paths {
 				paths = append(paths, path(p.Path, p.Type, svcName(i), 80))
 			}
-			snap.Ingresses = append(snap.Ingresses, ingress("default", "web", 0, rule("example.com", paths...)))
+			snap.Ingresses = append(snap.Ingresses, mkIngress("default", "web", 0, rule("example.com", paths...)))
 			m, problems := Build(snap, testOpts)
 			if len(problems) > 0 {
 				t.Fatalf("problems: %v", problems)
@@ -53,7 +56,7 @@ func TestPathTable(t *testing.T) {
 func TestHostTable(t *testing.T) {
 	for _, tc := range spec.HostTable {
 		t.Run(tc.Name, func(t *testing.T) {
-			if got := HostMatches(tc.Rule, tc.Request); got != tc.Match {
+			if got := model.HostMatches(tc.Rule, tc.Request); got != tc.Match {
 				t.Fatalf("HostMatches(%q, %q) = %v, want %v", tc.Rule, tc.Request, got, tc.Match)
 			}
 		})
@@ -64,16 +67,16 @@ func TestClassSelection(t *testing.T) {
 	ours := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "mine"},
 		Spec: networkingv1.IngressClassSpec{Controller: "causeway.io/ingress-controller"}}
 	oursDefault := ours.DeepCopy()
-	oursDefault.Annotations = map[string]string{DefaultClassAnnotation: "true"}
-	theirs := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Annotations: map[string]string{DefaultClassAnnotation: "true"}},
+	oursDefault.Annotations = map[string]string{ingress.DefaultClassAnnotation: "true"}
+	theirs := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Annotations: map[string]string{ingress.DefaultClassAnnotation: "true"}},
 		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}
-	opts := ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}
+	opts := ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}
 	withoutClass := opts
 	withoutClass.WatchWithoutClass = true
 
 	for _, tc := range []struct {
 		name      string
-		opts      ClassOptions
+		opts      ingress.ClassOptions
 		classes   []*networkingv1.IngressClass
 		className *string
 		legacy    string
@@ -92,13 +95,13 @@ func TestClassSelection(t *testing.T) {
 		{"no class with --watch-ingress-without-class is ours", withoutClass, nil, nil, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ing := ingress("default", "x", 0)
+			ing := mkIngress("default", "x", 0)
 			ing.Spec.IngressClassName = tc.className
 			if tc.legacy != "" {
-				ing.Annotations = map[string]string{LegacyClassAnnotation: tc.legacy}
+				ing.Annotations = map[string]string{ingress.LegacyClassAnnotation: tc.legacy}
 			}
-			if got := IsOurs(tc.opts, tc.classes, ing); got != tc.want {
-				t.Fatalf("IsOurs = %v, want %v", got, tc.want)
+			if got := ingress.IsOurs(tc.opts, tc.classes, ing); got != tc.want {
+				t.Fatalf("ingress.IsOurs = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -106,15 +109,15 @@ func TestClassSelection(t *testing.T) {
 
 func TestCollisionOldestWins(t *testing.T) {
 	snap := world(2)
-	young := ingress("default", "young", 10, rule("a.com", path("/x", "Prefix", svcName(1), 80)))
-	old := ingress("other", "old", 5, rule("a.com", path("/x", "Prefix", svcName(0), 80)))
+	young := mkIngress("default", "young", 10, rule("a.com", path("/x", "Prefix", svcName(1), 80)))
+	old := mkIngress("other", "old", 5, rule("a.com", path("/x", "Prefix", svcName(0), 80)))
 	snap.Services = append(snap.Services, service("other", svcName(0), 80, "http"))
 	snap.Ingresses = append(snap.Ingresses, young, old)
 	m, problems := Build(snap, testOpts)
 	if got := server(m, "a.com").Match("/x").Backend(); got != "other/svc-a/80" {
 		t.Fatalf("winner backend %q, want the older Ingress's other/svc-a/80", got)
 	}
-	if len(problems) != 1 || problems[0].Object.Name != "young" || problems[0].Reason != ReasonCollision {
+	if len(problems) != 1 || problems[0].Object.Name != "young" || problems[0].Reason != model.ReasonCollision {
 		t.Fatalf("problems = %v, want one Collision on young", problems)
 	}
 
@@ -130,8 +133,8 @@ func TestCollisionOldestWins(t *testing.T) {
 func TestSeveralIngressesShareAHost(t *testing.T) {
 	snap := world(2)
 	snap.Ingresses = append(snap.Ingresses,
-		ingress("default", "one", 0, rule("a.com", path("/one", "Prefix", svcName(0), 80))),
-		ingress("default", "two", 1, rule("a.com", path("/two", "Exact", svcName(1), 80))))
+		mkIngress("default", "one", 0, rule("a.com", path("/one", "Prefix", svcName(0), 80))),
+		mkIngress("default", "two", 1, rule("a.com", path("/two", "Exact", svcName(1), 80))))
 	m, problems := Build(snap, testOpts)
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -156,12 +159,12 @@ func TestEndpointsReadyOnly(t *testing.T) {
 		ep{addr: "10.0.0.5", ready: ptr.To(true), terminating: ptr.To(true)},  // serving but terminating
 		ep{addr: "not-an-ip"},
 	))
-	s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("", path("/", "Prefix", "web", 80))))
+	s.Ingresses = append(s.Ingresses, mkIngress("default", "web", 0, rule("", path("/", "Prefix", "web", 80))))
 	m, _ := Build(s, testOpts)
 	if len(m.Backends) != 1 {
 		t.Fatalf("backends = %v", m.Backends)
 	}
-	want := []Endpoint{{Address: "10.0.0.1", Port: 8080}, {Address: "10.0.0.2", Port: 8080}}
+	want := []model.Endpoint{{Address: "10.0.0.1", Port: 8080}, {Address: "10.0.0.2", Port: 8080}}
 	if !reflect.DeepEqual(m.Backends[0].Endpoints, want) {
 		t.Fatalf("endpoints = %v, want %v", m.Backends[0].Endpoints, want)
 	}
@@ -181,13 +184,13 @@ func TestEndpointsOncePerAddressAndPort(t *testing.T) {
 	}
 	a := zoned("web-a", "zone-b", "10.0.0.1", "10.0.0.2")
 	b := zoned("web-b", "zone-a", "10.0.0.1", "10.0.0.3")
-	want := []Endpoint{{Address: "10.0.0.1", Port: 8080, Zone: "zone-a"}, {Address: "10.0.0.2", Port: 8080, Zone: "zone-b"},
+	want := []model.Endpoint{{Address: "10.0.0.1", Port: 8080, Zone: "zone-a"}, {Address: "10.0.0.2", Port: 8080, Zone: "zone-b"},
 		{Address: "10.0.0.3", Port: 8080, Zone: "zone-a"}}
 	for _, order := range [][]*discoveryv1.EndpointSlice{{a, b}, {b, a}} {
 		s := world(0)
 		s.Services = append(s.Services, service("default", "web", 80, "http"))
 		s.EndpointSlices = order
-		s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("", path("/", "Prefix", "web", 80))))
+		s.Ingresses = append(s.Ingresses, mkIngress("default", "web", 0, rule("", path("/", "Prefix", "web", 80))))
 		m, _ := Build(s, testOpts)
 		if got := m.Backends[0].Endpoints; !reflect.DeepEqual(got, want) {
 			t.Fatalf("slices %s, %s: endpoints = %v, want %v", order[0].Name, order[1].Name, got, want)
@@ -201,7 +204,7 @@ func TestServicePortByName(t *testing.T) {
 	s.EndpointSlices = append(s.EndpointSlices, slice("default", "web", "http", 9090, ep{addr: "10.0.0.9"}))
 	p := networkingv1.HTTPIngressPath{Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix),
 		Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Name: "http"}}}}
-	s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("", p)))
+	s.Ingresses = append(s.Ingresses, mkIngress("default", "web", 0, rule("", p)))
 	m, problems := Build(s, testOpts)
 	if len(problems) != 0 || len(m.Backends) != 1 || m.Backends[0].Key != "default/web/http" || m.Backends[0].Endpoints[0].Port != 9090 {
 		t.Fatalf("backends %+v problems %v", m.Backends, problems)
@@ -210,19 +213,19 @@ func TestServicePortByName(t *testing.T) {
 
 func TestMissingServiceAnswers503(t *testing.T) {
 	s := world(0)
-	s.Ingresses = append(s.Ingresses, ingress("default", "web", 0, rule("a.com", path("/", "Prefix", "gone", 80))))
+	s.Ingresses = append(s.Ingresses, mkIngress("default", "web", 0, rule("a.com", path("/", "Prefix", "gone", 80))))
 	m, problems := Build(s, testOpts)
 	if l := server(m, "a.com").Match("/"); l == nil || (l.Action.Return == nil || l.Action.Return.Status != 503) {
 		t.Fatalf("location %+v, want status 503", l)
 	}
-	if len(problems) != 1 || problems[0].Reason != ReasonMissingService || problems[0].Rejected {
+	if len(problems) != 1 || problems[0].Reason != model.ReasonMissingService || problems[0].Rejected {
 		t.Fatalf("problems = %v", problems)
 	}
 }
 
 func TestDefaultBackends(t *testing.T) {
 	s := world(2)
-	ing := ingress("default", "web", 0, rule("a.com", path("/app", "Prefix", svcName(0), 80)))
+	ing := mkIngress("default", "web", 0, rule("a.com", path("/app", "Prefix", svcName(0), 80)))
 	ing.Spec.DefaultBackend = svcBackend(svcName(1), 80)
 	s.Ingresses = append(s.Ingresses, ing)
 	m, _ := Build(s, testOpts)
@@ -244,8 +247,8 @@ func TestDefaultBackends(t *testing.T) {
 func TestHostlessRulesServeEveryHost(t *testing.T) {
 	s := world(2)
 	s.Ingresses = append(s.Ingresses,
-		ingress("default", "any", 0, rule("", path("/shared", "Prefix", svcName(0), 80), path("/x", "Exact", svcName(0), 80))),
-		ingress("default", "host", 1, rule("a.com", path("/x", "Exact", svcName(1), 80))))
+		mkIngress("default", "any", 0, rule("", path("/shared", "Prefix", svcName(0), 80), path("/x", "Exact", svcName(0), 80))),
+		mkIngress("default", "host", 1, rule("a.com", path("/x", "Exact", svcName(1), 80))))
 	m, _ := Build(s, testOpts)
 	a := server(m, "a.com")
 	if a.Match("/shared/y").Backend() != "default/svc-a/80" {
@@ -282,8 +285,8 @@ func TestInvalidIngressIsRejectedOthersKept(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := world(1)
 			s.Ingresses = append(s.Ingresses,
-				ingress("default", "bad", 0, rule(tc.host, path(tc.path, "Prefix", svcName(0), 80))),
-				ingress("default", "good", 1, rule("good.com", path("/", "Prefix", svcName(0), 80))))
+				mkIngress("default", "bad", 0, rule(tc.host, path(tc.path, "Prefix", svcName(0), 80))),
+				mkIngress("default", "good", 1, rule("good.com", path("/", "Prefix", svcName(0), 80))))
 			m, problems := Build(s, testOpts)
 			if len(problems) != 1 || problems[0].Object.Name != "bad" || !problems[0].Rejected {
 				t.Fatalf("problems = %v, want bad rejected", problems)
@@ -321,9 +324,9 @@ func TestTLS(t *testing.T) {
 	}{
 		{"valid secret serves its certificate and redirects", "a-tls", nil, "default/a-tls", "", true},
 		{"redirect can be turned off", "a-tls", map[string]string{"ssl-redirect": "false"}, "default/a-tls", "", false},
-		{"missing secret uses the default certificate", "gone", nil, "", ReasonMissingSecret, true},
-		{"wrong type uses the default certificate", "opaque", nil, "", ReasonInvalidSecret, true},
-		{"unparsable key uses the default certificate", "broken", nil, "", ReasonInvalidSecret, true},
+		{"missing secret uses the default certificate", "gone", nil, "", model.ReasonMissingSecret, true},
+		{"wrong type uses the default certificate", "opaque", nil, "", model.ReasonInvalidSecret, true},
+		{"unparsable key uses the default certificate", "broken", nil, "", model.ReasonInvalidSecret, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := world(1)
@@ -331,7 +334,7 @@ func TestTLS(t *testing.T) {
 			if tc.configMap != nil {
 				s.ConfigMaps = append(s.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config"}, Data: tc.configMap})
 			}
-			ing := ingress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
+			ing := mkIngress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
 			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"a.com"}, SecretName: tc.secret}}
 			s.Ingresses = append(s.Ingresses, ing)
 			m, problems := Build(s, testOpts)
@@ -352,7 +355,7 @@ func TestTLS(t *testing.T) {
 func TestConfigMapProblems(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config"},
 		Data: map[string]string{"worker-shutdown-timeout": "30s", "proxy-body-size": "1m;evil", "no-such-key": "1"}}
-	cfg, problems := parseConfig(cm)
+	cfg, problems := configmap.Parse(cm)
 	if cfg.WorkerShutdownTimeout != 30*time.Second {
 		t.Fatalf("worker-shutdown-timeout = %v", cfg.WorkerShutdownTimeout)
 	}
@@ -367,7 +370,7 @@ func TestConfigMapProblems(t *testing.T) {
 func TestBuildIsDeterministic(t *testing.T) {
 	s := world(3)
 	for i, h := range []string{"c.com", "a.com", "*.b.com"} {
-		s.Ingresses = append(s.Ingresses, ingress("default", "i"+h[:1], i, rule(h, path("/", "Prefix", svcName(i), 80), path("/z", "Exact", svcName(0), 80))))
+		s.Ingresses = append(s.Ingresses, mkIngress("default", "i"+h[:1], i, rule(h, path("/", "Prefix", svcName(i), 80), path("/z", "Exact", svcName(0), 80))))
 	}
 	first, _ := Build(s, testOpts)
 	for i := 0; i < 20; i++ {

@@ -1,7 +1,8 @@
-package model
+package build
 
 import (
 	"fmt"
+	"github.com/causeway/causeway/internal/model"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,45 +22,34 @@ const (
 	AnnotationRetries        = "causeway.io/proxy-next-upstream-tries"
 )
 
-// Balance is a backend's load-balancing method and its options, already
-// validated against the same grammar the Lua side enforces.
-type Balance struct {
-	Method  BalanceMethod
-	HashKey string
-	Sticky  *StickyCookie
-	// Retries is how many other endpoints a failed connect may try; nil
-	// means the default (one).
-	Retries *int
-}
-
 // parseBalance reads a Service's annotations over the ConfigMap default.
 // An invalid setting keeps the default method and raises a Problem on the
 // Service; traffic keeps flowing.
-func parseBalance(svc *corev1.Service, def BalanceMethod) (Balance, error) {
-	b := Balance{Method: def}
+func parseBalance(svc *corev1.Service, def model.BalanceMethod) (model.Balance, error) {
+	b := model.Balance{Method: def}
 	a := svc.Annotations
 	if v, ok := a[AnnotationLoadBalance]; ok {
-		b.Method = BalanceMethod(v)
+		b.Method = model.BalanceMethod(v)
 	}
-	if b.Method == CHash {
+	if b.Method == model.CHash {
 		b.HashKey = a[AnnotationHashKey]
 		if b.HashKey == "" {
 			b.HashKey = "$request_uri"
 		}
 	}
-	if b.Method == Sticky {
-		s := &StickyCookie{Name: a[AnnotationStickyCookie], Path: a[AnnotationStickyPath], SameSite: a[AnnotationStickySameSite]}
+	if b.Method == model.Sticky {
+		s := &model.StickyCookie{Name: a[AnnotationStickyCookie], Path: a[AnnotationStickyPath], SameSite: a[AnnotationStickySameSite]}
 		if v, ok := a[AnnotationStickyMaxAge]; ok {
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return Balance{Method: def}, fmt.Errorf("%s %q is not a number of seconds", AnnotationStickyMaxAge, truncate(v))
+				return model.Balance{Method: def}, fmt.Errorf("%s %q is not a number of seconds", AnnotationStickyMaxAge, model.Truncate(v))
 			}
 			s.MaxAge = n
 		}
 		if v, ok := a[AnnotationStickySecure]; ok {
 			secure, err := strconv.ParseBool(v)
 			if err != nil {
-				return Balance{Method: def}, fmt.Errorf("%s %q is not a boolean", AnnotationStickySecure, truncate(v))
+				return model.Balance{Method: def}, fmt.Errorf("%s %q is not a boolean", AnnotationStickySecure, model.Truncate(v))
 			}
 			s.Secure = secure
 		}
@@ -68,24 +58,24 @@ func parseBalance(svc *corev1.Service, def BalanceMethod) (Balance, error) {
 	if v, ok := a[AnnotationRetries]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return Balance{Method: def}, fmt.Errorf("%s %q is not a number", AnnotationRetries, truncate(v))
+			return model.Balance{Method: def}, fmt.Errorf("%s %q is not a number", AnnotationRetries, model.Truncate(v))
 		}
 		b.Retries = &n
 	}
 	// Validate one annotation at a time so the error names it.
-	fail := func(annotation string, err error) (Balance, error) {
-		return Balance{Method: def}, fmt.Errorf("%s: %w", annotation, err)
+	fail := func(annotation string, err error) (model.Balance, error) {
+		return model.Balance{Method: def}, fmt.Errorf("%s: %w", annotation, err)
 	}
 	if !b.Method.Valid() {
-		return fail(AnnotationLoadBalance, fmt.Errorf("unknown method %q", truncate(string(b.Method))))
+		return fail(AnnotationLoadBalance, fmt.Errorf("unknown method %q", model.Truncate(string(b.Method))))
 	}
 	if b.Retries != nil {
-		if err := ValidateRetries(*b.Retries); err != nil {
+		if err := model.ValidateRetries(*b.Retries); err != nil {
 			return fail(AnnotationRetries, err)
 		}
 	}
-	if b.Method == CHash {
-		if err := ValidateHashKey(b.HashKey); err != nil {
+	if b.Method == model.CHash {
+		if err := model.ValidateHashKey(b.HashKey); err != nil {
 			return fail(AnnotationHashKey, err)
 		}
 	}
@@ -100,12 +90,12 @@ func parseBalance(svc *corev1.Service, def BalanceMethod) (Balance, error) {
 // ineffectiveBalanceAnnotations lists, sorted, the annotations that the
 // chosen method ignores: a hash key without chash, cookie options without
 // sticky.
-func ineffectiveBalanceAnnotations(a map[string]string, m BalanceMethod) []string {
+func ineffectiveBalanceAnnotations(a map[string]string, m model.BalanceMethod) []string {
 	var out []string
-	if _, ok := a[AnnotationHashKey]; ok && m != CHash {
+	if _, ok := a[AnnotationHashKey]; ok && m != model.CHash {
 		out = append(out, AnnotationHashKey)
 	}
-	if m != Sticky {
+	if m != model.Sticky {
 		for _, k := range []string{AnnotationStickyCookie, AnnotationStickyMaxAge, AnnotationStickyPath, AnnotationStickySameSite, AnnotationStickySecure} {
 			if _, ok := a[k]; ok {
 				out = append(out, k)

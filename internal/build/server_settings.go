@@ -1,0 +1,142 @@
+package build
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// hostSettings collects the server-level annotations offered for one
+// host. Each setting belongs to the oldest Ingress that sets it; a younger
+// Ingress that asks for a different value gets a Problem and is ignored
+// for that setting only.
+type hostSettings struct {
+	set   annotations.ServerSettings
+	owner map[string]model.ObjectRef
+}
+
+// serverSetting is one field of annotations.ServerSettings with the
+// annotation that sets it.
+type serverSetting struct {
+	annotation string
+	field      func(*annotations.ServerSettings) any
+}
+
+// serverSettings lists the fields, each read and written through reflect
+// on a pointer so one loop arbitrates them all.
+var serverSettings = []serverSetting{
+	{"server-alias", func(s *annotations.ServerSettings) any { return &s.Aliases }},
+	{"from-to-www-redirect", func(s *annotations.ServerSettings) any { return &s.WWWRedirect }},
+	{"app-root", func(s *annotations.ServerSettings) any { return &s.AppRoot }},
+	{"ssl-redirect", func(s *annotations.ServerSettings) any { return &s.SSLRedirect }},
+	{"force-ssl-redirect", func(s *annotations.ServerSettings) any { return &s.ForceSSLRedirect }},
+	{"preserve-trailing-slash", func(s *annotations.ServerSettings) any { return &s.PreserveTrailingSlash }},
+}
+
+// offerServerSettings applies an Ingress's server-level annotations to
+// host, oldest Ingress first.
+func (b *builder) offerServerSettings(host string, ref model.ObjectRef, offered *annotations.ServerSettings) {
+	if b.hostSettings == nil {
+		b.hostSettings = map[string]*hostSettings{}
+	}
+	hs := b.hostSettings[host]
+	if hs == nil {
+		hs = &hostSettings{owner: map[string]model.ObjectRef{}}
+		b.hostSettings[host] = hs
+	}
+	for _, s := range serverSettings {
+		want := reflect.ValueOf(s.field(offered)).Elem()
+		if want.IsZero() {
+			continue
+		}
+		have := reflect.ValueOf(s.field(&hs.set)).Elem()
+		owner, owned := hs.owner[s.annotation]
+		switch {
+		case !owned:
+			have.Set(want)
+			hs.owner[s.annotation] = ref
+		case owner != ref && !reflect.DeepEqual(have.Interface(), want.Interface()):
+			b.problem(ref, model.ReasonCollision, false, "annotation %s/%s for host %q is already set differently by %s, %s; ignored here",
+				b.opts.AnnotationsPrefix, s.annotation, displayHost(host), owner, b.whyFirst(owner, ref))
+		}
+	}
+}
+
+// serverPolicy turns the settings won for a host into the server's
+// policy, and decides its HTTPS redirect. Aliases that name another
+// server, or that an older host already aliases, are left out.
+func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
+	srv.SSLRedirect = b.model.Config.SSLRedirect && srv.TLS != nil
+	hs := b.hostSettings[srv.Host]
+	if hs == nil || srv.Host == "" {
+		return
+	}
+	s := hs.set
+	p := &model.ServerPolicy{}
+	if s.SSLRedirect != nil {
+		srv.SSLRedirect = *s.SSLRedirect && srv.TLS != nil
+	}
+	if s.ForceSSLRedirect != nil && *s.ForceSSLRedirect {
+		p.ForceSSLRedirect = true
+		srv.SSLRedirect = true
+	}
+	if s.PreserveTrailingSlash != nil {
+		p.PreserveTrailingSlash = *s.PreserveTrailingSlash
+	}
+	if s.WWWRedirect != nil {
+		p.WWWRedirect = *s.WWWRedirect
+		if p.WWWRedirect && srv.Wildcard() {
+			b.problem(hs.owner["from-to-www-redirect"], model.ReasonUnsupportedAnnotation, false,
+				"annotation %s/from-to-www-redirect has no effect on the wildcard host %q; ignored", b.opts.AnnotationsPrefix, srv.Host)
+			p.WWWRedirect = false
+		}
+		if twin := wwwTwin(srv.Host); p.WWWRedirect && b.servers[twin] != nil {
+			b.problem(hs.owner["from-to-www-redirect"], model.ReasonCollision, false,
+				"annotation %s/from-to-www-redirect for host %q: %q is a host of its own and keeps its routes; the redirect is not set up",
+				b.opts.AnnotationsPrefix, srv.Host, twin)
+			p.WWWRedirect = false
+		}
+	}
+	if s.AppRoot != nil {
+		p.AppRoot = *s.AppRoot
+	}
+	for _, a := range s.Aliases {
+		owner := hs.owner["server-alias"]
+		switch {
+		case b.servers[a] != nil:
+			b.problem(owner, model.ReasonCollision, false, "alias %q of host %q is a host of its own; the alias is left out", a, srv.Host)
+		case aliased[a] != "" && aliased[a] != srv.Host:
+			b.problem(owner, model.ReasonCollision, false, "alias %q of host %q is already an alias of host %q; left out", a, srv.Host, aliased[a])
+		default:
+			aliased[a] = srv.Host
+			p.Aliases = append(p.Aliases, a)
+		}
+	}
+	slices.Sort(p.Aliases)
+	if !reflect.DeepEqual(*p, model.ServerPolicy{}) {
+		p.Source = hs.owner[firstOwned(hs)]
+		srv.Policy = p
+	}
+}
+
+// firstOwned is the first setting of hs in table order that has an owner.
+func firstOwned(hs *hostSettings) string {
+	for _, s := range serverSettings {
+		if _, ok := hs.owner[s.annotation]; ok {
+			return s.annotation
+		}
+	}
+	return ""
+}
+
+// wwwTwin is the other half of a www redirect: "www.a.com" for "a.com"
+// and the reverse.
+func wwwTwin(host string) string {
+	if rest, ok := strings.CutPrefix(host, "www."); ok && rest != "" {
+		return rest
+	}
+	return "www." + host
+}

@@ -1,0 +1,138 @@
+// Package configmap reads the controller's ConfigMap (ingress-nginx's key
+// names) into model.Config. Every key has a parser; an unknown key or a bad
+// value keeps the default and is a Problem on the ConfigMap.
+package configmap
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
+
+// configKeys maps each ConfigMap key to its parser. A value that fails to
+// parse keeps the default and raises a model.Problem; so does an unknown key.
+var configKeys = map[string]func(*model.Config, string) error{
+	"ssl-redirect": func(c *model.Config, v string) (err error) {
+		c.SSLRedirect, err = strconv.ParseBool(v)
+		return err
+	},
+	"worker-processes": func(c *model.Config, v string) error {
+		if v == "auto" {
+			c.WorkerProcesses = 0
+			return nil
+		}
+		n, err := parseIntIn(v, 1, 256)
+		c.WorkerProcesses = n
+		return err
+	},
+	"worker-connections": func(c *model.Config, v string) (err error) {
+		c.WorkerConnections, err = parseIntIn(v, 64, 1<<20)
+		return err
+	},
+	"worker-shutdown-timeout": durationKey(func(c *model.Config) *time.Duration { return &c.WorkerShutdownTimeout }),
+	"disable-access-log": func(c *model.Config, v string) error {
+		off, err := strconv.ParseBool(v)
+		c.AccessLog = !off
+		return err
+	},
+	"proxy-connect-timeout": durationKey(func(c *model.Config) *time.Duration { return &c.ProxyConnectTimeout }),
+	"proxy-read-timeout":    durationKey(func(c *model.Config) *time.Duration { return &c.ProxyReadTimeout }),
+	"proxy-send-timeout":    durationKey(func(c *model.Config) *time.Duration { return &c.ProxySendTimeout }),
+	"proxy-body-size": func(c *model.Config, v string) error {
+		m := sizeRE.FindStringSubmatch(v)
+		if m == nil {
+			return fmt.Errorf("want a size such as 1m, 512k or 0")
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 64) // at most 9 digits
+		c.ProxyBodySize = n << map[string]int{"": 0, "k": 10, "m": 20, "g": 30}[strings.ToLower(m[2])]
+		return nil
+	},
+	"load-balance": func(c *model.Config, v string) error {
+		m := model.BalanceMethod(v)
+		if m == model.CHash || m == model.Sticky {
+			return fmt.Errorf("%s needs per-Service options; set it with the %s annotation", v, "causeway.io/load-balance")
+		}
+		if !m.Valid() {
+			return fmt.Errorf("unknown method %q", model.Truncate(v))
+		}
+		c.LoadBalance = m
+		return nil
+	},
+	"reload-free-certificates": func(c *model.Config, v string) (err error) {
+		c.ReloadFreeCertificates, err = strconv.ParseBool(v)
+		return err
+	},
+	"upstream-keepalive-connections": func(c *model.Config, v string) (err error) {
+		c.UpstreamKeepalive, err = parseIntIn(v, 0, 100000)
+		return err
+	},
+}
+
+// durationKey parses a Go duration ("30s") or a bare number of seconds,
+// rounded to whole seconds for nginx, between 1s and 24h.
+func durationKey(field func(*model.Config) *time.Duration) func(*model.Config, string) error {
+	return func(c *model.Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			n, nerr := strconv.Atoi(v)
+			if nerr != nil {
+				return fmt.Errorf("want a duration such as 30s")
+			}
+			d = time.Duration(n) * time.Second
+		}
+		if d < time.Second || d > 24*time.Hour {
+			return fmt.Errorf("want a duration between 1s and 24h")
+		}
+		*field(c) = d.Round(time.Second)
+		return nil
+	}
+}
+
+func parseIntIn(v string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("want an integer from %d to %d", lo, hi)
+	}
+	return n, nil
+}
+
+// Parse reads the controller's ConfigMap (nil means defaults).
+func Parse(cm *corev1.ConfigMap) (model.Config, []model.Problem) {
+	cfg := model.DefaultConfig()
+	if cm == nil {
+		return cfg, nil
+	}
+	ref := model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}
+	keys := make([]string, 0, len(cm.Data))
+	for k := range cm.Data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var problems []model.Problem
+	for _, k := range keys {
+		parse, ok := configKeys[k]
+		if !ok {
+			problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig,
+				Message: fmt.Sprintf("unknown key %q is ignored", model.Truncate(k))})
+			continue
+		}
+		// Parse into a copy so a failed parse cannot leave a partial value.
+		next := cfg
+		if err := parse(&next, cm.Data[k]); err != nil {
+			problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig,
+				Message: fmt.Sprintf("key %q: value %q: %v; the default is used", k, model.Truncate(cm.Data[k]), err)})
+			continue
+		}
+		cfg = next
+	}
+	return cfg, problems
+}

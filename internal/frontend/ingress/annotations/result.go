@@ -1,0 +1,78 @@
+package annotations
+
+import "github.com/causeway/causeway/internal/model"
+
+// Result is what one Ingress's annotations say, as typed values. The
+// Ingress front-end applies Location to every path of the Ingress, offers
+// Server to each of its hosts (the oldest Ingress of a host wins a
+// disagreement), and lets the builder resolve the object references
+// (Services, Secrets, ConfigMaps) that annotations name.
+type Result struct {
+	// Location is the policy for every location the Ingress contributes.
+	Location model.Policy
+	// Server holds the host-level settings the Ingress asks for.
+	Server ServerSettings
+	// UseRegex turns every path of the Ingress's hosts into a
+	// case-insensitive regular expression (use-regex; implied by a
+	// rewrite-target that rewrites).
+	UseRegex bool
+	// Redirect replaces the Ingress's proxy action (permanent-redirect,
+	// temporal-redirect).
+	Redirect *model.Redirect
+	// Balance overrides the backend's balancing (load-balance,
+	// upstream-hash-by, affinity ...) for the Services this Ingress routes
+	// to. Nil when none is set.
+	Balance *BalanceSettings
+	// ServiceUpstream sends requests to the Service's cluster IP instead
+	// of its endpoints.
+	ServiceUpstream bool
+	// DefaultBackend names a Service (same namespace) that answers for
+	// paths whose own Service has no ready endpoint, and renders
+	// custom-http-errors.
+	DefaultBackend *ServiceRef
+	// CustomHeaders names the ConfigMap whose entries are added to every
+	// response (custom-headers), resolved by the builder.
+	CustomHeaders *ObjectName
+	// UpstreamTLSSecret names the Secret with the client certificate and
+	// CA for HTTPS/GRPCS backends (proxy-ssl-secret).
+	UpstreamTLSSecret *ObjectName
+	// FailClosed lists the full keys of security annotations that cannot
+	// be enforced: every path of the Ingress answers 503.
+	FailClosed []string
+}
+
+// ServerSettings are the host-level annotations. A nil field is not set by
+// this Ingress.
+type ServerSettings struct {
+	Aliases               []string
+	WWWRedirect           *bool
+	AppRoot               *string
+	SSLRedirect           *bool
+	ForceSSLRedirect      *bool
+	PreserveTrailingSlash *bool
+	// Keys are the full annotation keys that set the fields, sorted, for
+	// Problems when Ingresses of one host disagree.
+	Keys []string
+}
+
+// BalanceSettings are ingress-nginx's balancing annotations, resolved
+// against the Service's own settings by the builder.
+type BalanceSettings struct {
+	Method  model.BalanceMethod
+	HashKey string
+	Sticky  *model.StickyCookie
+	// Keys are the full annotation keys that were set.
+	Keys []string
+}
+
+// ServiceRef names a Service port in the Ingress's namespace.
+type ServiceRef struct {
+	Name string
+	// Port is a number or name; "" means the Service's only port.
+	Port string
+}
+
+// ObjectName is "namespace/name" of an object an annotation refers to.
+type ObjectName struct{ Namespace, Name string }
+
+func (n ObjectName) String() string { return n.Namespace + "/" + n.Name }
