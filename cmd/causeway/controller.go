@@ -15,11 +15,13 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -27,6 +29,7 @@ import (
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/controller"
 	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/render"
@@ -61,6 +64,8 @@ type controllerFlags struct {
 	nginxUser         string
 	syncQuiet         time.Duration
 	syncMaxDelay      time.Duration
+	annotationsPrefix string
+	defaultBackend    string
 	kube              kubeFlags
 }
 
@@ -98,6 +103,8 @@ func newControllerCommand() *cobra.Command {
 	fl.DurationVar(&f.syncMaxDelay, "sync-max-delay", 500*time.Millisecond, "apply at most this long after the first of a stream of changes")
 	fl.StringVar(&f.nginxUser, "nginx-user", "", "user nginx workers run as when the controller runs as root (default www-data, else nobody)")
 	fl.StringVar(&f.modulesDir, "nginx-modules-dir", "/usr/lib/nginx/modules", "directory holding ndk_http_module.so and ngx_http_lua_module.so")
+	fl.StringVar(&f.annotationsPrefix, "annotations-prefix", annotations.DefaultPrefix, "prefix of the ingress-nginx annotations read from Ingresses")
+	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
 	f.kube.register(fl)
 	return cmd
 }
@@ -115,6 +122,14 @@ func (f *controllerFlags) validate() error {
 	}
 	if f.healInterval <= 0 {
 		return fmt.Errorf("--heal-interval %s must be positive", f.healInterval)
+	}
+	if errs := validation.IsDNS1123Subdomain(f.annotationsPrefix); len(errs) > 0 {
+		return fmt.Errorf("--annotations-prefix %q: %s", f.annotationsPrefix, strings.Join(errs, "; "))
+	}
+	if f.defaultBackend != "" {
+		if err := checkServiceRef(f.defaultBackend); err != nil {
+			return fmt.Errorf("--default-backend-service: %w", err)
+		}
 	}
 	// nginx resolves relative paths against its prefix, not our working
 	// directory, so the state directory is made absolute.
@@ -197,8 +212,10 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		Source:  src,
 		Applier: mgr,
 		Model: build.Options{
-			Class:     ingress.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
-			ConfigMap: f.configMap,
+			Class:                 ingress.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+			ConfigMap:             f.configMap,
+			AnnotationsPrefix:     f.annotationsPrefix,
+			DefaultBackendService: f.defaultBackend,
 		},
 		Render:    params,
 		Log:       log,
@@ -316,4 +333,29 @@ func workerUser(flag string) string {
 		return "www-data"
 	}
 	return "nobody"
+}
+
+// checkServiceRef checks NAMESPACE/NAME[:PORT].
+func checkServiceRef(v string) error {
+	ns, rest, ok := strings.Cut(v, "/")
+	if !ok {
+		return fmt.Errorf("%q is not NAMESPACE/NAME[:PORT]", v)
+	}
+	name, port, hasPort := strings.Cut(rest, ":")
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+		return fmt.Errorf("service %q: %s", name, strings.Join(errs, "; "))
+	}
+	if hasPort {
+		if n, err := strconv.Atoi(port); err == nil {
+			if n < 1 || n > 65535 {
+				return fmt.Errorf("port %d is out of range", n)
+			}
+		} else if errs := validation.IsValidPortName(port); len(errs) > 0 {
+			return fmt.Errorf("port %q: %s", port, strings.Join(errs, "; "))
+		}
+	}
+	return nil
 }

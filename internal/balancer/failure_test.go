@@ -198,3 +198,28 @@ func TestDynamicSocketNotOnTCP(t *testing.T) {
 		t.Errorf("the dynamic API answered on the TCP port")
 	}
 }
+
+// A location's fallback backend answers while its own backend has no
+// ready endpoint (ingress-nginx's default-backend annotation), and steps
+// aside as soon as the backend has one again.
+func TestFallbackAnswersWithoutEndpoints(t *testing.T) {
+	n := startNginx(t, nginxOptions{keys: []string{"ns/a/80"}, fallbacks: map[string]string{"ns/a/80": "ns/fb/80"}})
+	a := startBackend(t, "127.0.0.2", "a")
+	fb := startBackend(t, "127.0.0.3", "fb")
+	expect := func(step string, status int, backend string) {
+		t.Helper()
+		if r := n.get(t, n.http, n.url(0, "/"), nil); r.status != status || r.backend != backend {
+			t.Errorf("%s: status %d from %q, want %d from %q", step, r.status, r.backend, status, backend)
+		}
+	}
+	expect("neither pushed", 503, "")
+	n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{
+		{Key: "ns/a/80", Endpoints: []balancer.Endpoint{}}, {Key: "ns/fb/80", Endpoints: []balancer.Endpoint{fb.endpoint()}}}})
+	expect("no endpoint: the fallback answers", 200, "fb")
+	n.replace(t, balancer.State{Generation: 2, Backends: []balancer.Backend{
+		{Key: "ns/a/80", Endpoints: []balancer.Endpoint{a.endpoint()}}, {Key: "ns/fb/80", Endpoints: []balancer.Endpoint{fb.endpoint()}}}})
+	expect("an endpoint again: the backend answers", 200, "a")
+	n.replace(t, balancer.State{Generation: 3, Backends: []balancer.Backend{
+		{Key: "ns/a/80", Endpoints: []balancer.Endpoint{}}, {Key: "ns/fb/80", Endpoints: []balancer.Endpoint{}}}})
+	expect("neither has an endpoint", 503, "")
+}

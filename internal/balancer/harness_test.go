@@ -119,6 +119,9 @@ type nginxOptions struct {
 	stateFile string
 	// editConf, if set, rewrites the generated nginx.conf.
 	editConf func(string) string
+	// fallbacks maps a key's location to the fallback backend it names
+	// ($causeway_fallback).
+	fallbacks map[string]string
 }
 
 type syncBuffer struct {
@@ -186,6 +189,9 @@ func startNginx(t *testing.T, o nginxOptions) *testNginx {
 			set, err := render.BackendDirective(k)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if fb := o.fallbacks[k]; fb != "" {
+				set += fmt.Sprintf("set $causeway_fallback %q;\n", fb)
 			}
 			fmt.Fprintf(&locs, "        location /%d/ {\n%s%s        }\n", i, indent(set, 12), indent(sn.Location, 12))
 		}

@@ -32,6 +32,11 @@ type Options struct {
 	// AnnotationsPrefix is the prefix of the ingress-nginx annotations
 	// Causeway reads and checks; "" means annotations.DefaultPrefix.
 	AnnotationsPrefix string
+	// DefaultBackendService is "namespace/name" (optionally ":port") of a
+	// Service that answers requests no rule matches, instead of the
+	// controller's own 404, and renders custom-http-errors for Ingresses
+	// without a default-backend annotation.
+	DefaultBackendService string
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -41,28 +46,29 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		opts.AnnotationsPrefix = annotations.DefaultPrefix
 	}
 	b := &builder{
-		opts:      opts,
-		idx:       newServiceIndex(snap.Services, snap.EndpointSlices),
-		servers:   map[string]*model.Server{},
-		claims:    map[claimKey]model.ObjectRef{},
-		backends:  map[string]*model.Backend{},
-		secrets:   map[string]*model.TLSSecret{},
-		secretsIn: map[string]*corev1.Secret{},
-		reported:  map[string]bool{},
-		created:   map[model.ObjectRef]metav1.Time{},
-		tlsOwner:  map[string]model.ObjectRef{},
-		written:   map[*model.Location]string{},
+		opts:         opts,
+		idx:          newServiceIndex(snap.Services, snap.EndpointSlices),
+		servers:      map[string]*model.Server{},
+		claims:       map[claimKey]model.ObjectRef{},
+		backends:     map[string]*model.Backend{},
+		secrets:      map[string]*model.TLSSecret{},
+		secretsIn:    map[string]*corev1.Secret{},
+		reported:     map[string]bool{},
+		created:      map[model.ObjectRef]metav1.Time{},
+		tlsOwner:     map[string]model.ObjectRef{},
+		written:      map[*model.Location]string{},
+		configMaps:   map[string]*corev1.ConfigMap{},
+		proxySecrets: map[string]*model.ProxySecret{},
+		balanceOwner: map[string]model.ObjectRef{},
 	}
 	for _, s := range snap.Secrets {
 		b.secretsIn[s.Namespace+"/"+s.Name] = s
 	}
-	var cm *corev1.ConfigMap
 	for _, c := range snap.ConfigMaps {
-		if c.Namespace+"/"+c.Name == opts.ConfigMap {
-			cm = c
-		}
+		b.configMaps[c.Namespace+"/"+c.Name] = c
 	}
-	b.model.Config, b.problems = configmap.Parse(cm)
+	b.model.Config, b.problems = configmap.Parse(b.configMaps[opts.ConfigMap])
+	b.globalDefault = b.defaultBackendService()
 
 	classes := ingress.NewClassFilter(opts.Class, snap.IngressClasses)
 	var ours []*networkingv1.Ingress
@@ -122,6 +128,15 @@ type builder struct {
 	// written is each location's path as written in its Ingress, for
 	// hosts that turn into regex mode.
 	written map[*model.Location]string
+	// configMaps are the snapshot's ConfigMaps by "namespace/name".
+	configMaps map[string]*corev1.ConfigMap
+	// proxySecrets are the validated Secrets for TLS to backends.
+	proxySecrets map[string]*model.ProxySecret
+	// balanceOwner is the Ingress whose balancing annotations set each
+	// backend's balancing.
+	balanceOwner map[string]model.ObjectRef
+	// globalDefault is the key of the --default-backend-service backend.
+	globalDefault string
 }
 
 func (b *builder) problem(ref model.ObjectRef, reason string, rejected bool, format string, args ...any) {
@@ -160,8 +175,8 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 	// A security annotation Causeway cannot enforce closes every path the
 	// Ingress contributes: it keeps its claims, so no other Ingress serves
 	// them unprotected, and answers 503.
-	closed := len(t.Annotations.FailClosed) > 0
-	policy := b.policy(t)
+	policy, fallback, refused := b.resolvePolicy(t)
+	closed := len(t.Annotations.FailClosed) > 0 || refused
 	locate := func(ib *networkingv1.IngressBackend, m model.Match) *model.Location {
 		switch {
 		case closed:
@@ -169,8 +184,11 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 		case t.Annotations.Redirect != nil:
 			return &model.Location{Match: m, Source: ref, Action: model.Action{Redirect: t.Annotations.Redirect}, Policy: policy}
 		}
-		loc := b.location(ref, t.Namespace, ib, m)
+		loc := b.location(t, ib, m)
 		loc.Policy = policy
+		if loc.Action.Proxy != nil {
+			loc.Action.Proxy.Fallback = fallback
+		}
 		return loc
 	}
 	hosts := map[string]bool{}
@@ -212,15 +230,8 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 	}
 }
 
-// policy is the location policy of a translated Ingress, nil when its
-// annotations set none.
-func (b *builder) policy(t *ingress.Translation) *model.Policy {
-	p := t.Annotations.Location
-	if reflect.DeepEqual(p, model.Policy{}) {
-		return nil
-	}
-	return &p
-}
+// isZeroPolicy reports whether p sets nothing.
+func isZeroPolicy(p *model.Policy) bool { return reflect.DeepEqual(*p, model.Policy{}) }
 
 // whyFirst explains why winner's claim beat loser's: Ingresses are ranked
 // by creationTimestamp, then UID, then namespace/name (see olderThan).
@@ -259,22 +270,32 @@ func (b *builder) setDefault(host string, loc *model.Location, ref model.ObjectR
 }
 
 // location resolves a backend reference into a Location.
-func (b *builder) location(ref model.ObjectRef, ns string, ib *networkingv1.IngressBackend, m model.Match) *model.Location {
-	loc := &model.Location{Match: m, Source: ref}
-	be, err := b.idx.resolve(ns, ib.Service)
+func (b *builder) location(t *ingress.Translation, ib *networkingv1.IngressBackend, m model.Match) *model.Location {
+	loc := &model.Location{Match: m, Source: t.Ref}
+	be, err := b.idx.resolve(t.Namespace, ib.Service)
 	if err != nil {
-		b.problem(ref, model.ReasonMissingService, false, "%v; requests for %q answer 503", err, m.Path)
+		b.problem(t.Ref, model.ReasonMissingService, false, "%v; requests for %q answer 503", err, m.Path)
 		loc.Action = model.ReturnStatus(503)
 		return loc
 	}
-	if prev, ok := b.backends[be.Key]; ok {
-		be = prev
-	} else {
-		b.backends[be.Key] = be
-		b.setBalance(be)
+	if t.Annotations.ServiceUpstream {
+		be = b.clusterIPBackend(t.Ref, be)
 	}
+	be = b.addBackend(be)
+	b.ingressBalance(t, be)
 	loc.Action = model.ProxyTo(be.Key)
 	return loc
+}
+
+// addBackend registers a resolved backend once, with its Service's
+// balancing, and returns the registered one.
+func (b *builder) addBackend(be *model.Backend) *model.Backend {
+	if prev, ok := b.backends[be.Key]; ok {
+		return prev
+	}
+	b.backends[be.Key] = be
+	b.setBalance(be)
+	return be
 }
 
 // setBalance applies the Service's load-balancing annotations, falling
@@ -376,7 +397,11 @@ func (b *builder) tlsSecret(ref model.ObjectRef, ns, name string) string {
 func (b *builder) finish() {
 	catchAll := b.servers[""]
 	global := b.defaults[""]
-	if global == nil {
+	switch {
+	case global != nil:
+	case b.globalDefault != "":
+		global = &model.Location{Match: model.Match{Type: model.Prefix, Path: "/"}, Action: model.ProxyTo(b.globalDefault)}
+	default:
 		global = &model.Location{Match: model.Match{Type: model.Prefix, Path: "/"}, Action: model.ReturnStatus(404)}
 	}
 	for host, srv := range b.servers {
@@ -421,9 +446,19 @@ func (b *builder) finish() {
 
 	used := map[string]bool{}
 	usedSecrets := map[string]bool{}
+	usedProxySecrets := map[string]bool{}
 	for _, srv := range b.model.Servers {
 		for _, l := range append(srv.Locations, srv.Default) {
 			used[l.Backend()] = true
+			if p := l.Action.Proxy; p != nil && p.Fallback != "" {
+				used[p.Fallback] = true
+			}
+			if l.Policy != nil && l.Policy.Errors != nil {
+				used[l.Policy.Errors.Backend] = true
+			}
+			if l.Policy != nil && l.Policy.UpstreamTLS != nil && l.Policy.UpstreamTLS.Secret != "" {
+				usedProxySecrets[l.Policy.UpstreamTLS.Secret] = true
+			}
 		}
 		if srv.TLS != nil && srv.TLS.Secret != "" {
 			usedSecrets[srv.TLS.Secret] = true
@@ -442,5 +477,11 @@ func (b *builder) finish() {
 		}
 	}
 	sort.Slice(b.model.Secrets, func(i, j int) bool { return b.model.Secrets[i].Key() < b.model.Secrets[j].Key() })
+	for k, s := range b.proxySecrets {
+		if usedProxySecrets[k] {
+			b.model.ProxySecrets = append(b.model.ProxySecrets, s)
+		}
+	}
+	sort.Slice(b.model.ProxySecrets, func(i, j int) bool { return b.model.ProxySecrets[i].Key() < b.model.ProxySecrets[j].Key() })
 	sort.SliceStable(b.problems, func(i, j int) bool { return b.problems[i].Object.String() < b.problems[j].Object.String() })
 }

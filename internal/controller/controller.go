@@ -241,7 +241,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			c.opts.Log.Error("configuration not applied; nginx keeps serving the last good one", "err", err)
 			break
 		}
-		secrets, objects := culprits(cfgErr.Output, c.opts.Render.StateDir, out, snap)
+		secrets, objects := culprits(cfgErr.Output, c.opts.Render.StateDir, out, m, snap)
 		if len(secrets)+len(objects) == 0 {
 			c.opts.Log.Warn("nginx refused the configuration without naming an object's file; bisecting the changed objects", "err", err)
 			if key := c.bisect(ctx, snap); key != "" {

@@ -32,7 +32,7 @@ type exclusion struct {
 
 var (
 	serverFileRE = regexp.MustCompile(`(/[^\s"]+/servers/[a-z0-9._-]+\.conf):[0-9]+`)
-	secretFileRE = regexp.MustCompile(`(/[^\s"]+/secrets/[a-z0-9-]+_[a-z0-9.-]+\.pem)`)
+	secretFileRE = regexp.MustCompile(`(/[^\s"]+/secrets/[a-z0-9-]+_[a-z0-9._-]+\.pem)`)
 )
 
 // culprits reads nginx -t output and names what to exclude: the secrets it
@@ -42,9 +42,17 @@ var (
 // them all; hosts share a file only when their servers are alike, so each
 // would have been refused alone too. Objects are named by
 // model.ObjectRef.Key.
-func culprits(output string, dir layout.Dir, out *render.Output, snap *source.Snapshot) (secrets, objects []string) {
+func culprits(output string, dir layout.Dir, out *render.Output, m *model.Model, snap *source.Snapshot) (secrets, objects []string) {
 	for _, match := range secretFileRE.FindAllStringSubmatch(output, -1) {
 		if filepath.Dir(match[1]) != dir.Path(layout.SecretsDir) {
+			continue
+		}
+		if rel, err := filepath.Rel(string(dir), match[1]); err == nil && layout.IsProxySecretFile(rel) {
+			// A Secret for TLS to backends: blame the newest object
+			// whose locations use it.
+			if newest, ok := newestObject(proxySecretUsers(m, rel), snap); ok {
+				return nil, []string{newest.Key()}
+			}
 			continue
 		}
 		base := strings.TrimSuffix(filepath.Base(match[1]), ".pem")
@@ -66,6 +74,23 @@ func culprits(output string, dir layout.Dir, out *render.Output, snap *source.Sn
 		}
 	}
 	return nil, nil
+}
+
+// proxySecretUsers lists the objects whose locations use the proxy secret
+// file rel.
+func proxySecretUsers(m *model.Model, rel string) []model.ObjectRef {
+	var refs []model.ObjectRef
+	for _, srv := range m.Servers {
+		for _, l := range srv.Locations {
+			if p := l.Policy; p != nil && p.UpstreamTLS != nil && p.UpstreamTLS.Secret != "" {
+				ns, name, _ := strings.Cut(p.UpstreamTLS.Secret, "/")
+				if rel == layout.ProxyCertFile(ns, name) || rel == layout.ProxyCAFile(ns, name) {
+					refs = append(refs, l.Source)
+				}
+			}
+		}
+	}
+	return refs
 }
 
 // newestObject is the most recently created of refs that still exist in

@@ -29,6 +29,10 @@ func TestCulprits(t *testing.T) {
 	ref := func(ns, name string) model.ObjectRef {
 		return model.ObjectRef{Kind: "Ingress", Namespace: ns, Name: name}
 	}
+	usesProxySecret := func(ns, name string) *model.Location {
+		return &model.Location{Source: ref(ns, name), Policy: &model.Policy{UpstreamTLS: &model.UpstreamTLS{Secret: "ns/backend-tls"}}}
+	}
+	m := &model.Model{Servers: []*model.Server{{Host: "p.test", Locations: []*model.Location{usesProxySecret("a", "old"), usesProxySecret("b", "z")}}}}
 	out := &render.Output{Sources: map[string][]model.ObjectRef{
 		layout.ServerFile("x.test"):         {ref("a", "old"), ref("a", "young")},
 		"servers/_shared-0123456789ab.conf": {ref("b", "y"), ref("b", "z")},
@@ -44,11 +48,13 @@ func TestCulprits(t *testing.T) {
 			nil, []string{"Ingress/a/young"}},
 		{"refused shared server file blames the newest Ingress of all its hosts", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/servers/_shared-0123456789ab.conf:7`,
 			nil, []string{"Ingress/b/z"}},
+		{"a refused backend certificate blames the newest Ingress using it", `nginx: [emerg] cannot load certificate "/var/lib/causeway/secrets/ns_backend-tls_proxy.pem"`,
+			nil, []string{"Ingress/b/z"}},
 		{"a file outside the state dir blames nothing", `nginx: [emerg] unknown directive in /etc/nginx/other.conf:1`, nil, nil},
 		{"the default certificate blames nothing", `SSL_CTX_use_certificate("/var/lib/causeway/secrets/_default.pem") failed`, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, i := culprits(tc.output, dir, out, snap)
+			s, i := culprits(tc.output, dir, out, m, snap)
 			if !reflect.DeepEqual(s, tc.secrets) || !reflect.DeepEqual(i, tc.objects) {
 				t.Fatalf("culprits = %v %v, want %v %v", s, i, tc.secrets, tc.objects)
 			}

@@ -74,6 +74,26 @@ func SecretFile(namespace, name string) string {
 	return filepath.Join(SecretsDir, namespace+"_"+name+".pem")
 }
 
+// ProxyCertFile is the relative path of a proxy secret's client
+// certificate chain followed by its key (UpstreamTLS). The suffix starts
+// with "_", which neither namespace nor name can hold, so it never names
+// a TLS secret's file (SecretFile) or another proxy secret's.
+func ProxyCertFile(namespace, name string) string {
+	return filepath.Join(SecretsDir, namespace+"_"+name+"_proxy.pem")
+}
+
+// ProxyCAFile is the relative path of a proxy secret's CA bundle, which
+// backends' certificates are verified against.
+func ProxyCAFile(namespace, name string) string {
+	return filepath.Join(SecretsDir, namespace+"_"+name+"_ca.pem")
+}
+
+// IsProxySecretFile reports whether rel is a ProxyCertFile or ProxyCAFile
+// (not a host certificate): nginx reads those at reload only.
+func IsProxySecretFile(rel string) bool {
+	return strings.HasPrefix(rel, SecretsDir+"/") && (strings.HasSuffix(rel, "_proxy.pem") || strings.HasSuffix(rel, "_ca.pem"))
+}
+
 // Fixed runtime paths.
 func (d Dir) MainConf() string      { return d.Path(MainConf) }
 func (d Dir) StatusSocket() string  { return d.Path(RunDir, "status.sock") }

@@ -101,6 +101,10 @@ type Action struct {
 type Proxy struct {
 	// Backend is the key of a Backend in Model.Backends.
 	Backend string
+	// Fallback, when set, is the key of the Backend that answers instead
+	// while Backend has no ready endpoint (ingress-nginx's
+	// default-backend annotation).
+	Fallback string
 }
 
 // Return is a fixed response.

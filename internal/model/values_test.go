@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/causeway/causeway/internal/testcorpus"
 	"math/rand/v2"
 	"reflect"
 	"regexp"
@@ -76,61 +77,8 @@ func long(prefix string, n int) string {
 	return prefix + strings.Repeat("a", n-len(prefix))
 }
 
-// injectionCorpus are hostile values: nginx.conf syntax, variables, line
-// breaks, invisible and look-alike characters, percent escapes, path
-// traversal, oversized values and regexes PCRE and RE2 disagree on or that
-// backtrack badly.
-var injectionCorpus = []string{
-	`"; return 200 "x`,
-	"}\nserver {",
-	"a\nb",
-	"a\rb",
-	"a\r\nX-Injected: 1",
-	"a\x00b",
-	"$host",
-	"${x}",
-	`\"`,
-	"#",
-	"`id`",
-	";",
-	"{",
-	"}",
-	`\`,
-	"\u0430dmin",    // Cyrillic a
-	"\u212aelvin",   // Kelvin sign, which lower-cases to k
-	"\u202egnp.exe", // right-to-left override
-	"a\u200bb",      // zero-width space
-	"a\u00a0b",      // no-break space
-	"\xff\xfe",      // invalid UTF-8
-	"\x1b[31m",      // terminal escape
-	"a\x7f",
-	"\t",
-	" x",
-	"%00",
-	"..",
-	"/../../etc/passwd",
-	strings.Repeat("a", 5000),
-	strings.Repeat("/a", 2000),
-	"(?=a)",
-	`(a)\1`,
-	"a{1001}",
-	"((a*)*)*b",
-	"content_by_lua_block { os.execute('id') }",
-	"lua_need_request_body on;",
-	"include /etc/passwd;",
-	"' or '1'='1",
-	"$request_uri",
-	"$1",
-	"/$host",
-	"/${1}",
-	"https://a.example/$host",
-	`https://a.example/"; return 200 "x`,
-	"https://a.example/#frag",
-	"https://user:pw@a.example/",
-	"https://a.example\r\nX: y",
-	"javascript:alert(1)",
-	"//evil.example",
-}
+// injectionCorpus is the shared corpus (package testcorpus).
+var injectionCorpus = testcorpus.Injection
 
 // corpusParsers are the parsers every corpus entry must be refused by,
 // with string results.

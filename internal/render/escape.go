@@ -2,14 +2,17 @@ package render
 
 import (
 	"fmt"
-
 	"net/netip"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
 )
 
 // maxQuoted bounds any single quoted value, well under nginx's 4 KiB token
@@ -134,9 +137,9 @@ const (
 // Lua string cannot be quoted, so it must need no quoting at all
 // (quotedPathBody refuses anything else).
 func certDirectives(dir layout.Dir, key string, mode certMode) (cert, lua string, err error) {
-	ns, name, ok := strings.Cut(key, "/")
-	if !ok || !dnsChars(ns, false) || len(ns) > 63 || !dnsChars(name, true) || len(name) > 253 {
-		return "", "", fmt.Errorf("secret %q is not namespace/name", key)
+	ns, name, err := secretParts(key)
+	if err != nil {
+		return "", "", err
 	}
 	file := dir.Path(layout.SecretFile(ns, name))
 	if mode == certAtReload {
@@ -168,4 +171,321 @@ func dnsChars(s string, dots bool) bool {
 		}
 	}
 	return true
+}
+
+// The generators below emit the few values that must hold a '$' (a regex
+// end anchor, a capture reference, a fixed nginx variable) or that nginx
+// reads as a list of tokens. Each re-validates its input against a grammar
+// at least as narrow as the model's and refuses everything else.
+
+// regexChars are the characters a path regular expression may hold.
+var regexChars = regexp.MustCompile(`^[A-Za-z0-9/._~!*()+,=:@&?|\[\]^$\\{}-]+$`)
+
+// regexLocation re-checks a path regular expression (model.Regex) and
+// returns it with every end anchor '$' replaced by \z, which PCRE and RE2
+// both read as the end of the subject, so the result passes Quote. A '$'
+// that is not an anchor (escaped, or inside a character class) is refused.
+func regexLocation(re string) (string, error) {
+	if len(re) > maxQuoted || !regexChars.MatchString(re) {
+		return "", fmt.Errorf("path regex %q holds a character outside [A-Za-z0-9/._~!*()+,=:@&?|[]^$\\{}-]", re)
+	}
+	if _, err := regexp.Compile(re); err != nil {
+		return "", fmt.Errorf("path regex %q: %w", re, err)
+	}
+	var b strings.Builder
+	for i := 0; i < len(re); i++ {
+		switch c := re[i]; c {
+		case '\\':
+			if i+1 == len(re) || re[i+1] == '$' {
+				return "", fmt.Errorf("path regex %q: '$' must be an end anchor", re)
+			}
+			b.WriteString(re[i : i+2])
+			i++
+		case '[':
+			end, err := classEnd(re, i)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(re[i:end])
+			i = end - 1
+		case '$':
+			b.WriteString(`\z`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	out := b.String()
+	if _, err := regexp.Compile(out); err != nil {
+		return "", fmt.Errorf("path regex %q: %w", re, err)
+	}
+	return out, nil
+}
+
+// classEnd returns the index just past the character class opening at
+// re[start], refusing a '$' inside it. A ']' first in the class (after an
+// optional '^') is a literal, and [:name:] is a POSIX class.
+func classEnd(re string, start int) (int, error) {
+	i := start + 1
+	if i < len(re) && re[i] == '^' {
+		i++
+	}
+	if i < len(re) && re[i] == ']' {
+		i++
+	}
+	for ; i < len(re); i++ {
+		switch {
+		case re[i] == '$':
+			return 0, fmt.Errorf("path regex %q: '$' must be an end anchor", re)
+		case re[i] == '\\':
+			if i+1 < len(re) && re[i+1] == '$' {
+				return 0, fmt.Errorf("path regex %q: '$' must be an end anchor", re)
+			}
+			i++
+		case strings.HasPrefix(re[i:], "[:"):
+			end := strings.Index(re[i+2:], ":]")
+			if end < 0 {
+				return 0, fmt.Errorf("path regex %q: unterminated [: class", re)
+			}
+			i += 2 + end + 1
+		case re[i] == ']':
+			return i + 1, nil
+		}
+	}
+	return 0, fmt.Errorf("path regex %q: unterminated character class", re)
+}
+
+// replacementChars are the characters of a rewrite target besides its
+// capture references: a path's, without '?' (which would change how nginx
+// passes the query string on).
+const replacementChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._~!*()+,=:@&-"
+
+// rewriteReplacement returns the quoted replacement of a rewrite directive.
+// It starts with '/' or a capture reference, so nginx never reads it as a
+// redirect, and '$' occurs only as $1 to $9, which nginx expands inside the
+// quotes.
+func rewriteReplacement(target string) (string, error) {
+	if target == "" || len(target) > maxQuoted {
+		return "", fmt.Errorf("rewrite target of %d bytes", len(target))
+	}
+	if target[0] != '/' && target[0] != '$' {
+		return "", fmt.Errorf("rewrite target %q must start with / or a capture", target)
+	}
+	for i := 0; i < len(target); i++ {
+		c := target[i]
+		if c == '$' {
+			if i+1 == len(target) || target[i+1] < '1' || target[i+1] > '9' {
+				return "", fmt.Errorf("rewrite target %q: '$' must start a capture $1 to $9", target)
+			}
+			if i+2 < len(target) && target[i+2] >= '0' && target[i+2] <= '9' {
+				// nginx would read $1 and a digit, not a tenth group.
+				return "", fmt.Errorf("rewrite target %q: a capture $1 to $9 must not be followed by a digit", target)
+			}
+			i++
+			continue
+		}
+		if strings.IndexByte(replacementChars, c) < 0 {
+			return "", fmt.Errorf("rewrite target %q holds %q", target, c)
+		}
+	}
+	return `"` + target + `"`, nil
+}
+
+// nginxVar is a variable a generator may join to validated literals; only
+// the constants below exist, so user input never names a variable.
+type nginxVar string
+
+const (
+	varScheme      nginxVar = "scheme"
+	varHTTPHost    nginxVar = "http_host"
+	varRequestURI  nginxVar = "request_uri"
+	varServerPort  nginxVar = "server_port"
+	varRedirectURI nginxVar = "causeway_redirect_uri" // nginx.conf.tmpl
+)
+
+// joinVars returns one quoted token of fixed variables and literals. The
+// variables are braced, so a literal can never extend a variable's name;
+// literals must need no escaping and hold no '$', '{' or '}'.
+func joinVars(parts ...any) (string, error) {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, part := range parts {
+		switch p := part.(type) {
+		case nginxVar:
+			switch p {
+			case varScheme, varHTTPHost, varRequestURI, varServerPort, varRedirectURI:
+			default:
+				return "", fmt.Errorf("variable %q is not one a generator may emit", p)
+			}
+			b.WriteString("${" + string(p) + "}")
+		case string:
+			q, err := Quote(p)
+			if err != nil {
+				return "", err
+			}
+			if q != `"`+p+`"` || strings.ContainsAny(p, "{} \t") {
+				return "", fmt.Errorf("value %q must not need quoting", p)
+			}
+			b.WriteString(p)
+		default:
+			return "", fmt.Errorf("joinVars: %T", part)
+		}
+	}
+	b.WriteByte('"')
+	if b.Len() > maxQuoted {
+		return "", fmt.Errorf("value of %d bytes is longer than %d", b.Len(), maxQuoted)
+	}
+	return b.String(), nil
+}
+
+// pathOnly are the characters of an Exact or Prefix path (model.pathChars).
+var pathOnly = regexp.MustCompile(`^/[A-Za-z0-9._~!*()+,=:@&/-]*$`)
+
+// appRootURL is the 302 target of app-root: the request's scheme and Host
+// followed by the path, as ingress-nginx sends it.
+func appRootURL(path string) (string, error) {
+	if !pathOnly.MatchString(path) {
+		return "", fmt.Errorf("app-root %q must be a path of [A-Za-z0-9._~!*()+,=:@&/-]", path)
+	}
+	return joinVars(varScheme, "://", varHTTPHost, path)
+}
+
+// hostRedirectURL is the target of a redirect to host with the request's
+// scheme, port (unless both listeners use the standard ports) and URI.
+func hostRedirectURL(host string, port bool, uri nginxVar) (string, error) {
+	if !dnsChars(host, true) || len(host) > 253 {
+		return "", fmt.Errorf("redirect host %q is not a DNS name", host)
+	}
+	if port {
+		return joinVars(varScheme, "://", host, ":", varServerPort, uri)
+	}
+	return joinVars(varScheme, "://", host, uri)
+}
+
+// urlChars are the characters of a mirror URL: a path's, plus the query
+// and IPv6 literal characters.
+var urlChars = regexp.MustCompile(`^[A-Za-z0-9._~!*()+,=:@&/?%\[\]-]+$`)
+
+// mirrorURL returns the quoted proxy_pass target of a mirror: an absolute
+// http(s) URL, optionally followed by the literal "$request_uri".
+func mirrorURL(u string) (string, error) {
+	base, withURI := strings.CutSuffix(u, "$"+string(varRequestURI))
+	if !urlChars.MatchString(base) {
+		return "", fmt.Errorf("mirror URL %q holds a character outside [A-Za-z0-9._~!*()+,=:@&/?%%[]-]", u)
+	}
+	p, err := url.Parse(base)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil || p.Opaque != "" {
+		return "", fmt.Errorf("mirror URL %q must be an absolute http(s) URL", u)
+	}
+	if withURI {
+		return joinVars(base, varRequestURI)
+	}
+	return Quote(base)
+}
+
+// origin is a CORS origin: scheme://host[:port], the host optionally
+// starting with "*." for exactly one label.
+var origin = regexp.MustCompile(`^([a-z][a-z0-9+.-]*://)(\*\.)?([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::[0-9]{1,5})?)$`)
+
+// originRegex returns a regular expression matching exactly one allowed
+// origin, anchored with ^ and \z (not '$', so Quote takes it). A wildcard
+// label matches one DNS label; every other character is literal.
+func originRegex(o string) (string, error) {
+	if o == "null" {
+		return `^null\z`, nil
+	}
+	m := origin.FindStringSubmatch(o)
+	if m == nil {
+		return "", fmt.Errorf("CORS origin %q is not scheme://host[:port]", o)
+	}
+	re := "^" + regexp.QuoteMeta(m[1])
+	if m[2] != "" {
+		re += `[A-Za-z0-9-]+\.`
+	}
+	return re + regexp.QuoteMeta(m[3]) + `\z`, nil
+}
+
+// headerName re-checks a header or CORS token: RFC 9110 token characters
+// that carry no meaning to nginx.
+var headerName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,256}$`)
+
+// tokenList returns the quoted, comma-separated list of header names or
+// methods ("*" allowed when star).
+func tokenList(what string, tokens []string, star bool) (string, error) {
+	for _, t := range tokens {
+		if !headerName.MatchString(t) && !(star && t == "*") {
+			return "", fmt.Errorf("%s %q is not a token", what, t)
+		}
+	}
+	if len(tokens) == 0 {
+		return "", nil
+	}
+	return Quote(strings.Join(tokens, ", "))
+}
+
+// nextUpstreamTokens are the conditions proxy_next_upstream and
+// grpc_next_upstream take.
+var nextUpstreamTokens = map[string]bool{
+	"error": true, "timeout": true, "invalid_header": true, "http_500": true, "http_502": true,
+	"http_503": true, "http_504": true, "http_403": true, "http_404": true, "http_429": true,
+	"non_idempotent": true, "off": true,
+}
+
+// sslProtocols are the protocols proxy_ssl_protocols takes.
+var sslProtocols = map[string]bool{"TLSv1": true, "TLSv1.1": true, "TLSv1.2": true, "TLSv1.3": true}
+
+// fixedTokens returns tokens space-separated, each from allowed.
+func fixedTokens(what string, tokens []string, allowed map[string]bool) (string, error) {
+	for _, t := range tokens {
+		if !allowed[t] {
+			return "", fmt.Errorf("%s %q is not one nginx knows", what, t)
+		}
+	}
+	return strings.Join(tokens, " "), nil
+}
+
+// cipherChars is OpenSSL's cipher list grammar.
+var cipherChars = regexp.MustCompile(`^[A-Za-z0-9:+!@._=-]+$`)
+
+func ciphers(c string) (string, error) {
+	if len(c) > 1024 || !cipherChars.MatchString(c) {
+		return "", fmt.Errorf("cipher list %q holds a character outside [A-Za-z0-9:+!@._=-]", c)
+	}
+	return Quote(c)
+}
+
+// nginxTime prints a positive duration in nginx's time syntax: whole
+// seconds as "60s", anything else in milliseconds, rounded up.
+func nginxTime(d time.Duration) (string, error) {
+	switch {
+	case d < 0:
+		return "", fmt.Errorf("negative duration %s", d)
+	case d == 0:
+		return "", nil
+	case d%time.Second == 0:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s", nil
+	}
+	return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10) + "ms", nil
+}
+
+// nginxSize prints a byte count in nginx's size syntax ("1m", "8k", "100").
+func nginxSize(n model.Size) (string, error) {
+	switch {
+	case n < 0:
+		return "", fmt.Errorf("negative size %d", n)
+	case n > 0 && n%(1<<20) == 0:
+		return strconv.FormatInt(int64(n>>20), 10) + "m", nil
+	case n > 0 && n%(1<<10) == 0:
+		return strconv.FormatInt(int64(n>>10), 10) + "k", nil
+	}
+	return strconv.FormatInt(int64(n), 10), nil
+}
+
+// secretParts re-checks a secret key "namespace/name": a DNS label and a
+// DNS subdomain, since both become part of a path.
+func secretParts(key string) (ns, name string, err error) {
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok || !dnsChars(ns, false) || len(ns) > 63 || !dnsChars(name, true) || len(name) > 253 {
+		return "", "", fmt.Errorf("secret %q is not namespace/name", key)
+	}
+	return ns, name, nil
 }

@@ -23,10 +23,13 @@ import (
 //
 // A shared server behaves exactly as the separate ones would: nginx picks a
 // server by exact name before anything else, and only exact names are
-// shared (wildcards and the default server keep their own), so the map is
-// keyed by the very name that selected the server. Hosts with any other
-// difference (paths, settings, certificate, redirect) land in different
-// shapes and so in different servers.
+// shared (wildcards and the default server keep their own; aliases are
+// exact too), so the map is keyed by the very name that selected the
+// server. Hosts with any other difference (paths, policy, certificate,
+// redirect) land in different shapes and so in different servers: the
+// shape is the whole view, policy included. What a shared server names
+// (named and mirror locations) is per server block; the variables of its
+// maps are named after the shared ID (serverView.name).
 
 type mapView struct {
 	Variable string
@@ -44,14 +47,22 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	var hashes hashStats
 	shapes := map[string][]*serverView{}
 	var order []string
+	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}}
 	for _, srv := range m.Servers {
-		v, err := planServer(m, backends, srv, p, lua)
+		rc.names[srv.Host] = true
+	}
+	for _, srv := range m.Servers {
+		v, err := planServer(rc, srv)
 		if err != nil {
 			return nil, nil, hashes, fmt.Errorf("render server %q: %w", srv.Host, err)
 		}
 		hashes.host(srv.Host)
+		for _, n := range v.names {
+			hashes.host(n)
+		}
 		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") {
 			name := layout.ServerFile(srv.Host)
+			v.name(hostID(srv.Host), &hashes)
 			if files[name], err = execute("server.conf.tmpl", v); err != nil {
 				return nil, nil, hashes, err
 			}
@@ -70,20 +81,24 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	}
 	for _, key := range order {
 		members := shapes[key]
-		name := layout.ServerFile(unquoteHost(members[0].ServerNames[0]))
+		host := unquoteHost(members[0].ServerNames[0])
+		name := layout.ServerFile(host)
 		v := members[0]
+		id := hostID(host)
 		if len(members) > 1 {
 			sum := sha256.Sum256([]byte(key))
-			id := hex.EncodeToString(sum[:6])
-			name = layout.SharedServerFile(id)
+			shared := hex.EncodeToString(sum[:6])
+			name = layout.SharedServerFile(shared)
 			var err error
-			if v, err = share(id, members); err != nil {
+			if v, err = share(shared, members); err != nil {
 				return nil, nil, hashes, err
 			}
 			for _, mv := range v.Maps {
 				hashes.mapped(mv.Variable, len(mv.Entries))
 			}
+			id = "s" + shared
 		}
+		v.name(id, &hashes)
 		out, err := execute("server.conf.tmpl", v)
 		if err != nil {
 			return nil, nil, hashes, err
@@ -98,11 +113,43 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	return files, sources, hashes, nil
 }
 
+// hostID names the maps of a host's own server: the catch-all's, or a
+// digest of the host. Shared servers' IDs start with "s" instead.
+func hostID(host string) string {
+	if host == "" {
+		return "default"
+	}
+	sum := sha256.Sum256([]byte(host))
+	return "h" + hex.EncodeToString(sum[:6])
+}
+
+// name gives the server's maps their variables, which share one namespace
+// across the http block, and counts them for the hash sizes. It runs once
+// the server's file is known, so the names are no part of its shape.
+func (v *serverView) name(id string, hashes *hashStats) {
+	for i := range v.CORSMaps {
+		v.CORSMaps[i].Variable = "causeway_cors_" + id + "_" + strconv.Itoa(i)
+		hashes.mapped(v.CORSMaps[i].Variable, len(v.CORSMaps[i].Keys))
+	}
+	locs := make([]locationView, len(v.Locations))
+	for i, l := range v.Locations {
+		if l.Policy != nil && l.Policy.CORS != nil && !l.Policy.CORS.Any {
+			p, c := *l.Policy, *l.Policy.CORS
+			c.Variable = v.CORSMaps[c.Map].Variable
+			p.CORS = &c
+			l.Policy = &p
+		}
+		locs[i] = l
+	}
+	v.Locations = locs
+}
+
 // shape is everything about a server except its names, its sources and
 // the backends its locations select.
 func shape(v *serverView) (string, error) {
 	c := *v
 	c.ServerNames, c.Sources = nil, nil
+	c.Twins = make([]twinView, len(v.Twins)) // named after each host
 	c.Locations = make([]locationView, len(v.Locations))
 	for i, l := range v.Locations {
 		if l.Backend != "" {
@@ -120,9 +167,11 @@ func share(id string, members []*serverView) (*serverView, error) {
 	v := *members[0]
 	v.ServerNames = nil
 	v.Sources = nil
+	v.Twins = nil
 	seen := map[string]bool{}
 	for _, m := range members {
 		v.ServerNames = append(v.ServerNames, m.ServerNames...)
+		v.Twins = append(v.Twins, m.Twins...)
 		for _, src := range m.Sources {
 			if !seen[src] {
 				seen[src] = true
@@ -144,7 +193,9 @@ func share(id string, members []*serverView) (*serverView, error) {
 			if err != nil {
 				return nil, err
 			}
-			entries = append(entries, mapEntry{Host: m.ServerNames[0], Backend: key})
+			for _, host := range m.ServerNames { // the host, then its aliases
+				entries = append(entries, mapEntry{Host: host, Backend: key})
+			}
 			sig.WriteString(key + " ")
 		}
 		variable, ok := variables[sig.String()]

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +31,12 @@ var templates = template.Must(template.New("").Option("missingkey=error").Funcs(
 	// backendVariable is the variable through which a location names its
 	// backend to the Lua balancer.
 	"backendVariable": func() string { return balancer.BackendVariable },
+	"onoff": func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	},
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
 // Params are the deployment facts the Model does not carry.
@@ -130,15 +137,18 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", nil, err
 	}
-	hashed := files
+	hashed := Files{}
+	maps.Copy(hashed, files)
 	if !m.Config.ReloadFreeCertificates {
 		// Certificates are read at reload only, so a renewed one must
 		// change the version and cause a reload.
-		hashed = Files{}
-		maps.Copy(hashed, files)
 		for _, s := range m.Secrets {
 			hashed["secret:"+s.Key()] = s.PEM
 		}
+	}
+	// So are the certificates and CAs for TLS to backends, always.
+	for _, s := range m.ProxySecrets {
+		hashed["proxy-secret:"+s.Key()] = slices.Concat(s.Cert, []byte{0}, s.PrivateKey, []byte{0}, s.CA)
 	}
 	version := hashFiles(hashed)
 	if main.Version, err = Quote(version); err != nil {

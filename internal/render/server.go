@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -22,14 +23,34 @@ type serverView struct {
 	CertLua       string
 	Redirect      bool
 	RedirectPort  string
-	Locations     []locationView
+	// PreserveTrailingSlash keeps the request URI as is in the HTTPS
+	// redirect; otherwise one trailing slash is dropped, as ingress-nginx
+	// does.
+	PreserveTrailingSlash bool
+	// AppRoot is the quoted 302 target for "/", or "".
+	AppRoot   string
+	Locations []locationView
+	// ErrorLocations and MirrorLocations are the named and internal
+	// locations the server's locations send errors and mirrored requests
+	// to.
+	ErrorLocations  []errorLocationView
+	MirrorLocations []mirrorLocationView
+	// CORSMaps match request origins for CORS locations (see cors.go).
+	CORSMaps []corsMapView
+	// Twins are the www./non-www. names that redirect to the server's
+	// hosts, each a server block of its own.
+	Twins []twinView
 	// Maps, in a server shared by several hosts, give each location's
 	// backend per host (see group.go).
 	Maps []mapView
+	// names are the server's names besides Host (aliases and twins), for
+	// the hash sizes; unexported, so not part of the shape.
+	names []string
 }
 
 type locationView struct {
-	// Modifier is "=" for an exact location, "" for a prefix.
+	// Modifier is "=" for an exact location, "~*" for a regular
+	// expression, "" for a prefix.
 	Modifier string
 	Path     string
 	// Backend is the key of the backend a dynamic-mode location selects
@@ -37,17 +58,40 @@ type locationView struct {
 	// variable that selects it per host in a shared server.
 	Backend   string
 	SelectKey string
-	SelectMap string
-	// Exactly one of Return, Pass is set.
+	// FallbackKey is the quoted key of the backend that answers while
+	// Backend has no ready endpoint (dynamic mode).
+	FallbackKey string
+	SelectMap   string
+	// At most one of Return, RedirectCode and Pass is set.
 	Return int
-	// Pass is the proxy directive ("proxy_pass") and PassURL its target.
+	// RedirectCode and the quoted RedirectURL answer with a redirect.
+	RedirectCode int
+	RedirectURL  string
+	// Pass is the proxy directive ("proxy_pass", "grpc_pass") and PassURL
+	// its target.
 	Pass, PassURL string
 	// HeaderFilter and LogHook install the balancer's Lua hooks.
 	HeaderFilter, LogHook bool
+	// Policy is nil when the location adds nothing to the defaults.
+	Policy *policyView
+}
+
+// renderCtx is what planning any server needs.
+type renderCtx struct {
+	m        *model.Model
+	backends map[string]*model.Backend
+	p        Params
+	lua      bool
+	// names are the server names taken so far: every host, then the
+	// aliases and twins of the servers planned.
+	names map[string]bool
+	// proxySecrets index m.ProxySecrets by key (built on first use).
+	proxySecrets map[string]*model.ProxySecret
 }
 
 // planServer prepares one host's server for the template.
-func planServer(m *model.Model, backends map[string]*model.Backend, srv *model.Server, p Params, lua bool) (*serverView, error) {
+func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
+	m, p, lua := rc.m, rc.p, rc.lua
 	v := &serverView{}
 	name, err := serverName(srv.Host)
 	if err != nil {
@@ -84,10 +128,32 @@ func planServer(m *model.Model, backends map[string]*model.Backend, srv *model.S
 	if p.HTTPSPort != 443 {
 		v.RedirectPort = ":" + strconv.Itoa(p.HTTPSPort)
 	}
-	if v.Locations, err = locations(backends, srv, lua); err != nil {
+	if err := planServerPolicy(v, srv, p, rc.names); err != nil {
+		return nil, err
+	}
+	sp := &serverPlan{rc: rc, v: v, srv: srv, errs: map[string]int{}, named: map[string]bool{},
+		mirrors: map[string]string{}, cors: map[string]int{}}
+	if v.Locations, err = sp.locations(); err != nil {
 		return nil, err
 	}
 	return v, nil
+}
+
+// serverPlan is one server being planned: the named locations and maps
+// its locations share are collected here, each once.
+type serverPlan struct {
+	rc    *renderCtx
+	v     *serverView
+	srv   *model.Server
+	errs  map[string]int  // error location content -> group
+	named map[string]bool // error locations added
+	// mirrors maps mirror location content to its URI; mirrorNext
+	// numbers the next one.
+	mirrors    map[string]string
+	mirrorNext int
+	cors       map[string]int // origin list -> CORSMaps index
+	// reserved are the paths user locations may name exactly.
+	reserved map[string]bool
 }
 
 // locations maps Ingress paths onto nginx locations. nginx checks "="
@@ -96,28 +162,32 @@ func planServer(m *model.Model, backends map[string]*model.Backend, srv *model.S
 // Prefix path P becomes two locations: "= P" for the path itself and "P/"
 // for everything below it. The Prefix "= P" is dropped when an Exact P
 // exists, because Exact wins the tie. The root prefix is "/", and the
-// server's default answers through "/" when no Prefix "/" exists.
-func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) ([]locationView, error) {
+// server's default answers through "/" when no Prefix "/" exists. A regex
+// server (use-regex) instead makes every location a regular expression,
+// tried in the model's order; its default stays the prefix "/", which
+// answers what no regex matches.
+func (sp *serverPlan) locations() ([]locationView, error) {
+	srv := sp.srv
+	sp.reserved = map[string]bool{}
 	exact := map[string]bool{}
 	hasRoot := false
 	for _, l := range srv.Locations {
+		sp.reserved[l.Match.Path] = true
+		sp.reserved[strings.TrimSuffix(l.Match.Path, "/")] = true
 		if l.Match.Type == model.Exact {
 			exact[l.Match.Path] = true
-		} else if l.Match.Path == "/" {
+		} else if l.Match.Path == "/" && l.Match.Type == model.Prefix {
 			hasRoot = true
 		}
 	}
 	var out []locationView
-	add := func(l *model.Location, isExact bool, path string) error {
+	add := func(l *model.Location, modifier, path string) error {
 		q, err := Quote(path)
 		if err != nil {
 			return err
 		}
-		lv := locationView{Path: q}
-		if isExact {
-			lv.Modifier = "="
-		}
-		if err := locationBody(&lv, l, backends, lua); err != nil {
+		lv := locationView{Modifier: modifier, Path: q}
+		if err := sp.locationBody(&lv, l); err != nil {
 			return err
 		}
 		out = append(out, lv)
@@ -127,26 +197,34 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 		var err error
 		m := l.Match
 		switch {
+		case srv.Regex || m.Type == model.Regex:
+			var re string
+			if re, err = matchRegex(m); err == nil {
+				err = add(l, "~*", "^"+re)
+			}
 		case m.Type == model.Exact:
-			err = add(l, true, m.Path)
+			err = add(l, "=", m.Path)
 		case m.Path == "/":
-			err = add(l, false, "/")
+			err = add(l, "", "/")
 		default:
 			if !exact[m.Path] {
-				if err = add(l, true, m.Path); err != nil {
+				if err = add(l, "=", m.Path); err != nil {
 					return nil, err
 				}
 			}
-			err = add(l, false, m.Path+"/")
+			err = add(l, "", m.Path+"/")
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	if !hasRoot && srv.Default != nil {
-		if err := add(srv.Default, false, "/"); err != nil {
+	if (srv.Regex || !hasRoot) && srv.Default != nil {
+		if err := add(srv.Default, "", "/"); err != nil {
 			return nil, err
 		}
+	}
+	if srv.Regex {
+		return out, nil
 	}
 	// nginx answers "/foo" with a 301 to "/foo/" when a proxied location
 	// "/foo/" exists and nothing else names "/foo" exactly. Ingress has no
@@ -169,11 +247,24 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 		if target == nil {
 			target = &model.Location{Action: model.ReturnStatus(404)}
 		}
-		if err := add(target, true, bare); err != nil {
+		if err := add(target, "=", bare); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// matchRegex is the regular expression, without the leading "^", that a
+// location matches in a regex server and that its rewrite replaces: a
+// Regex path re-checked by regexLocation, any other path taken literally.
+func matchRegex(m model.Match) (string, error) {
+	if m.Type == model.Regex {
+		return regexLocation(m.Path)
+	}
+	if !pathOnly.MatchString(m.Path) {
+		return "", fmt.Errorf("path %q holds a character outside [A-Za-z0-9._~!*()+,=:@&/-]", m.Path)
+	}
+	return regexp.QuoteMeta(m.Path), nil
 }
 
 // locationBody is what a location does. In dynamic mode every backend
@@ -182,15 +273,49 @@ func locations(backends map[string]*model.Backend, srv *model.Server, lua bool) 
 // ready endpoint to a local server that answers 503, so endpoint changes
 // never alter this file. In plain mode it proxies to the backend's own
 // upstream, or answers 503 when there is none.
-func locationBody(lv *locationView, l *model.Location, backends map[string]*model.Backend, lua bool) error {
+func (sp *serverPlan) locationBody(lv *locationView, l *model.Location) error {
 	switch a := l.Action; {
 	case a.Return != nil:
 		lv.Return = a.Return.Status
-		return nil
+		return sp.planPolicy(lv, l)
+	case a.Redirect != nil:
+		switch a.Redirect.Code {
+		case 301, 302, 303, 307, 308:
+		default:
+			return fmt.Errorf("redirect code %d", a.Redirect.Code)
+		}
+		q, err := Quote(a.Redirect.URL)
+		if err != nil {
+			return err
+		}
+		lv.RedirectCode, lv.RedirectURL = a.Redirect.Code, q
+		return sp.planPolicy(lv, l)
 	case a.Proxy == nil:
 		return fmt.Errorf("location %q has no action", l.Match.Path)
 	}
-	key := l.Action.Proxy.Backend
+	p := l.Action.Proxy
+	key := p.Backend
+	if b := sp.rc.backends[key]; !sp.rc.lua && p.Fallback != "" && (b == nil || len(b.Endpoints) == 0) {
+		key = p.Fallback // plain mode: the files change with the endpoints anyway
+	}
+	if err := selectBackend(lv, key, sp.rc.backends, sp.rc.lua); err != nil {
+		return err
+	}
+	if sp.rc.lua && p.Fallback != "" {
+		if err := balancer.ValidateKey(p.Fallback); err != nil {
+			return err
+		}
+		q, err := Quote(p.Fallback)
+		if err != nil {
+			return err
+		}
+		lv.FallbackKey = q
+	}
+	return sp.planPolicy(lv, l)
+}
+
+// selectBackend makes lv proxy (over HTTP) to backend key.
+func selectBackend(lv *locationView, key string, backends map[string]*model.Backend, lua bool) error {
 	b := backends[key]
 	lv.Pass = "proxy_pass"
 	if lua {
@@ -218,13 +343,13 @@ func locationBody(lv *locationView, l *model.Location, backends map[string]*mode
 		lv.PassURL = "http://" + balancer.UpstreamName
 		return nil
 	}
-	if b == nil || len(b.Endpoints) == 0 {
-		lv.Pass, lv.Return = "", 503 // no ready endpoints
-		return nil
-	}
 	name, err := upstreamName(key)
 	if err != nil {
 		return err
+	}
+	if b == nil || len(b.Endpoints) == 0 {
+		lv.Pass, lv.Return = "", 503 // no ready endpoints
+		return nil
 	}
 	lv.PassURL = "http://" + name
 	return nil

@@ -19,7 +19,9 @@ import (
 )
 
 // SecretFiles is the Local Secret Store's view of a Model: one PEM bundle
-// per TLS secret that a live server references, and nothing else. The
+// per TLS secret that a live server references, and for each Secret used
+// for TLS to backends its client certificate with key and its CA bundle;
+// nothing else. The
 // Manager writes them with mode 0600 by atomic rename next to the
 // configuration, removes them when no longer referenced, and rolls them back
 // with the configuration when nginx rejects it.
@@ -27,6 +29,14 @@ func SecretFiles(m *model.Model) render.Files {
 	out := render.Files{}
 	for _, s := range m.Secrets {
 		out[layout.SecretFile(s.Namespace, s.Name)] = s.PEM
+	}
+	for _, s := range m.ProxySecrets {
+		if len(s.Cert) > 0 {
+			out[layout.ProxyCertFile(s.Namespace, s.Name)] = append(append(append([]byte(nil), s.Cert...), '\n'), s.PrivateKey...)
+		}
+		if len(s.CA) > 0 {
+			out[layout.ProxyCAFile(s.Namespace, s.Name)] = s.CA
+		}
 	}
 	return out
 }

@@ -126,6 +126,24 @@ local function tried_peers()
     return tried
 end
 
+-- selected returns the backend a location names and its instance, nil
+-- when it has no endpoint. A location may name a fallback backend
+-- ($causeway_fallback, ingress-nginx's default-backend annotation) that
+-- answers while its own backend has no endpoint.
+local function selected()
+    local key = ngx.var.causeway_backend
+    local inst = key and key ~= "" and store.lookup(key)
+    if inst and inst.n > 0 then
+        return key, inst
+    end
+    local fallback = ngx.var.causeway_fallback
+    inst = fallback and fallback ~= "" and store.lookup(fallback)
+    if inst and inst.n > 0 then
+        return fallback, inst
+    end
+    return nil, nil
+end
+
 -- retry picks another peer after nginx gave up on an attempt
 -- (proxy_next_upstream). Rare, so it may use ngx.ctx freely.
 local function retry(state, code)
@@ -133,9 +151,8 @@ local function retry(state, code)
     local rc = ctx.causeway
     if not rc then
         -- The first attempt kept no per-request state (see balance).
-        local key = ngx.var.causeway_backend
-        local inst = key and key ~= "" and store.lookup(key)
-        if not inst or inst.n == 0 then
+        local key, inst = selected()
+        if not inst then
             return unavailable_peer()
         end
         rc = { key = key, inst = inst }
@@ -168,9 +185,8 @@ function _M.balance()
     if state then
         return retry(state, code)
     end
-    local key = ngx.var.causeway_backend
-    local inst = key and key ~= "" and store.lookup(key)
-    if not inst or inst.n == 0 then
+    local key, inst = selected()
+    if not inst then
         return unavailable_peer()
     end
     local rc

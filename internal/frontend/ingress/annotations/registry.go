@@ -96,7 +96,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup}
 
 // supported builds the rows of an implemented group.
 func supported(group string, rows ...Annotation) []Annotation {
@@ -165,48 +165,26 @@ var pending = concat(
 		"auth-keepalive", "auth-keepalive-share-vars", "auth-keepalive-requests", "auth-keepalive-timeout",
 		"auth-proxy-set-headers", "auth-always-set-cookie", "auth-snippet", "enable-global-auth"),
 
-	ingressNginx("rewrite", AnnotationNotYetSupported,
-		"rewrite-target", "app-root", "use-regex", "enable-rewrite-log", "x-forwarded-prefix"),
-	ingressNginx("redirect", AnnotationNotYetSupported,
-		"permanent-redirect", "permanent-redirect-code", "temporal-redirect", "temporal-redirect-code",
-		"from-to-www-redirect", "ssl-redirect", "force-ssl-redirect", "preserve-trailing-slash"),
-	ingressNginx("cors", AnnotationNotYetSupported,
-		"enable-cors", "cors-allow-origin", "cors-allow-methods", "cors-allow-headers",
-		"cors-expose-headers", "cors-allow-credentials", "cors-max-age"),
+	ingressNginx("rewrite", AnnotationNotYetSupported, "enable-rewrite-log"),
 	ingressNginx("limits", AnnotationNotYetSupported,
 		"limit-connections", "limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-rate",
 		"limit-rate-after", "limit-whitelist", "limit-allowlist", "global-rate-limit",
 		"global-rate-limit-window", "global-rate-limit-key", "global-rate-limit-ignored-cidrs"),
-	ingressNginx("proxy", AnnotationNotYetSupported,
-		"proxy-body-size", "proxy-connect-timeout", "proxy-send-timeout", "proxy-read-timeout",
-		"proxy-next-upstream", "proxy-next-upstream-timeout", "proxy-next-upstream-tries",
-		"proxy-request-buffering", "proxy-redirect-from", "proxy-redirect-to", "proxy-http-version",
-		"proxy-cookie-domain", "proxy-cookie-path", "proxy-buffering", "proxy-buffers-number",
-		"proxy-buffer-size", "proxy-busy-buffers-size", "proxy-max-temp-file-size",
-		"client-body-buffer-size", "service-upstream"),
-	ingressNginx("headers", AnnotationNotYetSupported,
-		"custom-headers", "upstream-vhost", "connection-proxy-header"),
-	ingressNginx("backend-protocol", AnnotationNotYetSupported,
-		"backend-protocol", "proxy-ssl-secret", "proxy-ssl-ciphers", "proxy-ssl-name",
-		"proxy-ssl-protocols", "proxy-ssl-verify", "proxy-ssl-verify-depth", "proxy-ssl-server-name"),
+	ingressNginx("proxy", AnnotationNotYetSupported, "proxy-busy-buffers-size"),
+	ingressNginx("headers", AnnotationNotYetSupported, "connection-proxy-header"),
+	// The Lua balancer has no subset hashing, no canary-specific affinity
+	// and no cookie Domain or user-agent-dependent SameSite.
 	ingressNginx("balance", AnnotationNotYetSupported,
-		"load-balance", "upstream-hash-by", "upstream-hash-by-subset", "upstream-hash-by-subset-size",
-		"affinity", "affinity-mode", "affinity-canary-behavior", "session-cookie-name",
-		"session-cookie-path", "session-cookie-domain", "session-cookie-expires",
-		"session-cookie-max-age", "session-cookie-secure", "session-cookie-samesite",
-		"session-cookie-conditional-samesite-none", "session-cookie-change-on-failure"),
+		"upstream-hash-by-subset", "upstream-hash-by-subset-size", "affinity-canary-behavior",
+		"session-cookie-domain", "session-cookie-conditional-samesite-none"),
 	ingressNginx("canary", AnnotationNotYetSupported,
 		"canary", "canary-by-header", "canary-by-header-value", "canary-by-header-pattern",
 		"canary-by-cookie", "canary-weight", "canary-weight-total"),
-	ingressNginx("errors", AnnotationNotYetSupported,
-		"custom-http-errors", "default-backend", "disable-proxy-intercept-errors"),
+	ingressNginx("errors", AnnotationNotYetSupported, "disable-proxy-intercept-errors"),
 	ingressNginx("server", AnnotationNotYetSupported,
-		"server-alias", "ssl-ciphers", "ssl-prefer-server-ciphers", "ssl-passthrough",
-		"http2-push-preload", "enable-access-log"),
+		"ssl-ciphers", "ssl-prefer-server-ciphers", "ssl-passthrough", "http2-push-preload"),
 	ingressNginx("snippets", AnnotationNotYetSupported,
 		"configuration-snippet", "server-snippet", "stream-snippet"),
-	ingressNginx("mirror", AnnotationNotYetSupported,
-		"mirror-target", "mirror-request-body", "mirror-host"),
 	ingressNginx("waf", AnnotationNotYetSupported,
 		"enable-modsecurity", "enable-owasp-core-rules", "modsecurity-transaction-id", "modsecurity-snippet"),
 	ingressNginx("observability", AnnotationNotYetSupported,
@@ -218,14 +196,7 @@ var pending = concat(
 // insteadOf says what Causeway offers today in place of some ingress-nginx
 // annotations.
 var insteadOf = map[string]string{
-	"load-balance":              "set causeway.io/load-balance on the Service",
-	"upstream-hash-by":          "set causeway.io/load-balance: chash and causeway.io/hash-key on the Service",
-	"affinity":                  "set causeway.io/load-balance: sticky on the Service",
-	"session-cookie-name":       "set causeway.io/sticky-cookie on the Service",
-	"session-cookie-path":       "set causeway.io/sticky-path on the Service",
-	"session-cookie-max-age":    "set causeway.io/sticky-max-age on the Service",
-	"session-cookie-samesite":   "set causeway.io/sticky-samesite on the Service",
-	"session-cookie-secure":     "set causeway.io/sticky-secure on the Service",
+	"upstream-hash-by-subset":   "use upstream-hash-by alone, which hashes over every endpoint",
 	"proxy-next-upstream-tries": "set causeway.io/proxy-next-upstream-tries on the Service",
 	"ssl-redirect":              "set ssl-redirect in the controller's ConfigMap",
 	"proxy-body-size":           "set proxy-body-size in the controller's ConfigMap",

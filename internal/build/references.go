@@ -1,0 +1,200 @@
+package build
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// This file resolves what annotations name in other objects: the
+// default-backend Service, the custom-headers ConfigMap and the
+// proxy-ssl-secret Secret. A reference that cannot be used drops the
+// setting with a Problem, except the TLS secret for backends, which is
+// security-relevant: its paths answer 503 instead.
+
+// resolvePolicy completes an Ingress's location policy with the objects
+// its annotations name. It returns nil when the Ingress sets no policy,
+// and closed when its paths must answer 503.
+func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallback string, closed bool) {
+	a := &t.Annotations
+	pol := a.Location
+	if d := a.DefaultBackend; d != nil {
+		fallback = b.serviceBackend(t.Ref, t.Namespace, d, "default-backend")
+	}
+	if pol.Errors != nil {
+		errs := *pol.Errors
+		switch {
+		case fallback != "":
+			errs.Backend = fallback
+		case b.globalDefault != "":
+			errs.Backend = b.globalDefault
+		default:
+			b.problem(t.Ref, model.ReasonUnsupportedAnnotation, false,
+				"annotation %s/custom-http-errors needs a default backend (the default-backend annotation or the --default-backend-service flag); ignored",
+				b.opts.AnnotationsPrefix)
+		}
+		if errs.Backend != "" {
+			pol.Errors = &errs
+		} else {
+			pol.Errors = nil
+		}
+	}
+	if n := a.CustomHeaders; n != nil {
+		pol.ResponseHeaders = b.customHeaders(t.Ref, *n)
+	}
+	if n := a.UpstreamTLSSecret; n != nil {
+		key, err := b.proxySecret(*n)
+		if err != nil {
+			b.problem(t.Ref, model.ReasonInvalidSecret, false,
+				"annotation %s/proxy-ssl-secret: %v; every path of this Ingress answers 503 rather than talking to its backends without it",
+				b.opts.AnnotationsPrefix, err)
+			return nil, "", true
+		}
+		tlsPol := model.UpstreamTLS{}
+		if pol.UpstreamTLS != nil {
+			tlsPol = *pol.UpstreamTLS
+		}
+		tlsPol.Secret = key
+		pol.UpstreamTLS = &tlsPol
+	}
+	if pol.UpstreamTLS != nil && pol.UpstreamTLS.Verify && !b.hasCA(pol.UpstreamTLS.Secret) {
+		b.problem(t.Ref, model.ReasonInvalidSecret, false,
+			"annotation %s/proxy-ssl-verify is on but proxy-ssl-secret holds no ca.crt to verify against; every path of this Ingress answers 503",
+			b.opts.AnnotationsPrefix)
+		return nil, "", true
+	}
+	if isZeroPolicy(&pol) {
+		return nil, fallback, false
+	}
+	return &pol, fallback, false
+}
+
+// serviceBackend resolves a Service named by an annotation into a backend
+// key, "" (with a Problem) when it cannot serve.
+func (b *builder) serviceBackend(ref model.ObjectRef, ns string, s *annotations.ServiceRef, annotation string) string {
+	svc := b.idx.service(ns, s.Name)
+	port := networkingv1.ServiceBackendPort{Name: s.Port}
+	if n, err := strconv.Atoi(s.Port); err == nil {
+		port = networkingv1.ServiceBackendPort{Number: int32(n)}
+	}
+	if s.Port == "" && svc != nil && len(svc.Spec.Ports) > 0 {
+		// No port named: the Service's first port, as ingress-nginx does.
+		port = networkingv1.ServiceBackendPort{Number: svc.Spec.Ports[0].Port}
+	}
+	be, err := b.idx.resolve(ns, &networkingv1.IngressServiceBackend{Name: s.Name, Port: port})
+	if err != nil {
+		b.problem(ref, model.ReasonMissingService, false, "annotation %s/%s: %v; ignored", b.opts.AnnotationsPrefix, annotation, err)
+		return ""
+	}
+	return b.addBackend(be).Key
+}
+
+// customHeaders reads the ConfigMap that custom-headers names: each key
+// is a response header name, each value its value.
+func (b *builder) customHeaders(ref model.ObjectRef, n annotations.ObjectName) []model.Header {
+	cm := b.configMaps[n.String()]
+	if cm == nil {
+		b.problem(ref, model.ReasonInvalidAnnotation, false, "annotation %s/custom-headers: ConfigMap %s not found; no headers are added",
+			b.opts.AnnotationsPrefix, n)
+		return nil
+	}
+	names := make([]string, 0, len(cm.Data))
+	for k := range cm.Data {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var out []model.Header
+	for _, k := range names {
+		name, err := model.ParseHeaderName(k)
+		if err == nil {
+			var v model.HeaderValue
+			if v, err = model.ParseHeaderValue(cm.Data[k]); err == nil {
+				out = append(out, model.Header{Name: name, Value: v})
+				continue
+			}
+		}
+		b.problem(ref, model.ReasonInvalidAnnotation, false, "annotation %s/custom-headers: ConfigMap %s key %q: %v; that header is left out",
+			b.opts.AnnotationsPrefix, n, model.Truncate(k), err)
+	}
+	return out
+}
+
+// proxySecret validates the Secret for TLS to backends: ca.crt (a CA
+// bundle), and tls.crt with tls.key (a client certificate), each
+// optional but not both absent.
+func (b *builder) proxySecret(n annotations.ObjectName) (string, error) {
+	key := n.String()
+	if _, ok := b.proxySecrets[key]; ok {
+		return key, nil
+	}
+	s := b.secretsIn[key]
+	if s == nil {
+		return "", fmt.Errorf("secret %s not found", key)
+	}
+	ps := &model.ProxySecret{Namespace: n.Namespace, Name: n.Name,
+		Cert: s.Data[corev1.TLSCertKey], PrivateKey: s.Data[corev1.TLSPrivateKeyKey], CA: s.Data["ca.crt"]}
+	if len(ps.CA) == 0 && len(ps.Cert) == 0 {
+		return "", fmt.Errorf("secret %s holds neither ca.crt nor tls.crt", key)
+	}
+	if len(ps.CA) > 0 {
+		if err := model.CheckChainSize(ps.CA); err != nil {
+			return "", fmt.Errorf("secret %s ca.crt: %w", key, err)
+		}
+		if !certificatesOnly(ps.CA) {
+			return "", fmt.Errorf("secret %s ca.crt holds no PEM certificate, or something else besides", key)
+		}
+	}
+	if len(ps.Cert) > 0 || len(ps.PrivateKey) > 0 {
+		if err := model.CheckChainSize(ps.Cert); err != nil {
+			return "", fmt.Errorf("secret %s tls.crt: %w", key, err)
+		}
+		if _, err := tls.X509KeyPair(ps.Cert, ps.PrivateKey); err != nil {
+			return "", fmt.Errorf("secret %s: %v", key, err)
+		}
+	}
+	b.proxySecrets[key] = ps
+	return key, nil
+}
+
+// hasCA reports whether the proxy secret key holds a CA bundle.
+func (b *builder) hasCA(key string) bool {
+	s := b.proxySecrets[key]
+	return s != nil && len(s.CA) > 0
+}
+
+// certificatesOnly reports whether data is one or more PEM certificates
+// that parse, and nothing else.
+func certificatesOnly(data []byte) bool {
+	n := 0
+	for rest := data; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return n > 0 && len(trimSpace(rest)) == 0
+		}
+		if block.Type != "CERTIFICATE" {
+			return false
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return false
+		}
+		n++
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}

@@ -1,0 +1,89 @@
+package build
+
+import (
+	"net/netip"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// clusterIPSuffix marks the backend key of a Service reached through its
+// cluster IP (service-upstream) rather than its endpoints; both may be in
+// use at once by different Ingresses.
+const clusterIPSuffix = "@cluster-ip"
+
+// clusterIPBackend turns a resolved backend into one whose only endpoint
+// is the Service's cluster IP and port (ingress-nginx's service-upstream):
+// kube-proxy then spreads the connections. A headless Service has no
+// cluster IP; its endpoints are kept, with a Problem.
+func (b *builder) clusterIPBackend(ref model.ObjectRef, be *model.Backend) *model.Backend {
+	svc := b.idx.service(be.Namespace, be.Service)
+	ip, err := netip.ParseAddr(svc.Spec.ClusterIP)
+	if err != nil {
+		b.problem(ref, model.ReasonUnsupportedAnnotation, false,
+			"annotation %s/service-upstream: Service %s/%s has no cluster IP (%q); its endpoints are used",
+			b.opts.AnnotationsPrefix, be.Namespace, be.Service, model.Truncate(svc.Spec.ClusterIP))
+		return be
+	}
+	var port int32
+	for _, p := range svc.Spec.Ports {
+		if p.Name == be.Port || be.Port == strconv.Itoa(int(p.Port)) {
+			port = p.Port
+		}
+	}
+	out := *be
+	out.Key = be.Key + clusterIPSuffix
+	out.Endpoints = []model.Endpoint{{Address: ip.String(), Port: port}}
+	return &out
+}
+
+// ingressBalance applies an Ingress's balancing annotations to a backend
+// whose Service sets none of Causeway's own: the oldest Ingress that sets
+// them wins for the backend, as in ingress-nginx, and a younger one that
+// asks for something else gets a Problem.
+func (b *builder) ingressBalance(t *ingress.Translation, be *model.Backend) {
+	want := t.Annotations.Balance
+	if want == nil {
+		return
+	}
+	if svc := b.idx.service(be.Namespace, be.Service); svc != nil && hasOwnBalance(svc.Annotations) {
+		b.problem(t.Ref, model.ReasonUnsupportedAnnotation, false,
+			"balancing annotations %s: Service %s/%s sets causeway.io/load-balance, which takes precedence; ignored",
+			strings.Join(want.Keys, ", "), be.Namespace, be.Service)
+		return
+	}
+	bal := model.Balance{Method: want.Method, HashKey: want.HashKey, Sticky: want.Sticky, Retries: be.Balance.Retries}
+	if owner, ok := b.balanceOwner[be.Key]; ok {
+		if owner != t.Ref && !reflect.DeepEqual(be.Balance, bal) {
+			b.problem(t.Ref, model.ReasonCollision, false,
+				"balancing annotations %s for Service %s/%s port %s are already set differently by %s, %s; ignored",
+				strings.Join(want.Keys, ", "), be.Namespace, be.Service, be.Port, owner, b.whyFirst(owner, t.Ref))
+		}
+		return
+	}
+	b.balanceOwner[be.Key] = t.Ref
+	be.Balance = bal
+}
+
+// hasOwnBalance reports whether a Service sets Causeway's own balancing.
+func hasOwnBalance(a map[string]string) bool {
+	_, ok := a[AnnotationLoadBalance]
+	return ok
+}
+
+// defaultBackendService resolves --default-backend-service, "" when it is
+// unset or cannot serve (with a Problem naming the Service).
+func (b *builder) defaultBackendService() string {
+	v := b.opts.DefaultBackendService
+	if v == "" {
+		return ""
+	}
+	ns, rest, _ := strings.Cut(v, "/")
+	name, port, _ := strings.Cut(rest, ":")
+	ref := model.ObjectRef{Kind: "Service", Namespace: ns, Name: name}
+	return b.serviceBackend(ref, ns, &annotations.ServiceRef{Name: name, Port: port}, "--default-backend-service")
+}

@@ -1,0 +1,324 @@
+package render
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+// policyView is a location's model.Policy, ready to print. Strings are
+// quoted values or values of a fixed grammar (times, sizes, token lists);
+// "" and nil mean "not set here".
+type policyView struct {
+	// Module prefixes the upstream module's directives: "proxy" or "grpc".
+	Module       string
+	AccessLogOff bool
+	CORS         *corsView
+	// RewriteRegex and RewriteTarget are the quoted arguments of
+	// "rewrite ... break".
+	RewriteRegex, RewriteTarget string
+	Mirror                      *mirrorUse
+	// ErrorPages send intercepted upstream statuses to named locations.
+	ErrorPages []errorPageView
+	// Headers, when set, repeats the request headers of the http level
+	// here: nginx inherits *_set_header only into levels that set none.
+	Headers                                  *headersView
+	ConnectTimeout, SendTimeout, ReadTimeout string
+	RequestBuffering, ResponseBuffering      *bool
+	BodySize, ClientBodyBuffer               string
+	// Buffers is proxy_buffers' count; BufferSize its size and
+	// proxy_buffer_size; BusyBuffers is set where nginx's default would be
+	// too large for the buffers.
+	Buffers                 int
+	BufferSize, BusyBuffers string
+	MaxTempFile             string
+	NextUpstream            string
+	NextUpstreamTimeout     string
+	NextUpstreamTries       int
+	HTTPVersion             string
+	// CookieDomain, CookiePath and RedirectRewrite are proxy_cookie_domain,
+	// proxy_cookie_path and proxy_redirect.
+	CookieDomain, CookiePath, RedirectRewrite *replaceView
+	SSL                                       *sslView
+	ResponseHeaders                           []headerLine
+}
+
+// headersView is the request header block of a location (see
+// templates/server.conf.tmpl, "headers").
+type headersView struct {
+	Module string
+	// GRPC leaves out Connection and Upgrade, which HTTP/2 has not.
+	GRPC bool
+	// Host is the quoted Host header, or "" for the request's host;
+	// ProxyHost sends the proxied URL's host instead.
+	Host      string
+	ProxyHost bool
+	// ForwardedPrefix is the quoted X-Forwarded-Prefix, or "".
+	ForwardedPrefix string
+}
+
+type replaceView struct {
+	Off      bool
+	From, To string
+}
+
+type headerLine struct{ Name, Value string }
+
+// sslView is the TLS client towards a backend.
+type sslView struct {
+	Verify      bool
+	VerifyDepth int
+	// Name and Ciphers are quoted; Protocols is a list of fixed tokens.
+	Name       string
+	ServerName bool
+	Protocols  string
+	Ciphers    string
+	// Cert is the quoted file holding the client certificate and key;
+	// Trusted the quoted CA bundle file.
+	Cert, Trusted string
+}
+
+// protocol returns the module and URL scheme for a backend protocol.
+func protocol(p model.BackendProtocol) (module, scheme string, err error) {
+	switch p {
+	case "", model.ProtocolHTTP:
+		return "proxy", "http", nil
+	case model.ProtocolHTTPS:
+		return "proxy", "https", nil
+	case model.ProtocolGRPC:
+		return "grpc", "grpc", nil
+	case model.ProtocolGRPCS:
+		return "grpc", "grpcs", nil
+	}
+	return "", "", fmt.Errorf("backend protocol %q", p)
+}
+
+// planPolicy prints l.Policy into lv. A location that does not proxy
+// (a return, a redirect, a backend without endpoints in plain mode) keeps
+// only what applies to its own answers: the access log, CORS and response
+// headers.
+func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
+	pol := l.Policy
+	if pol == nil {
+		return nil
+	}
+	module, scheme, err := protocol(pol.Protocol)
+	if err != nil {
+		return err
+	}
+	v := &policyView{Module: module}
+	lv.Policy = v
+	v.AccessLogOff = pol.AccessLog != nil && !*pol.AccessLog
+	if pol.CORS != nil {
+		if v.CORS, err = sp.planCORS(pol.CORS); err != nil {
+			return err
+		}
+	}
+	for _, h := range pol.ResponseHeaders {
+		if !headerName.MatchString(h.Name) {
+			return fmt.Errorf("response header name %q is not a token", h.Name)
+		}
+		q, err := Quote(string(h.Value))
+		if err != nil {
+			return err
+		}
+		v.ResponseHeaders = append(v.ResponseHeaders, headerLine{Name: `"` + h.Name + `"`, Value: q})
+	}
+	if lv.Pass == "" {
+		return nil
+	}
+	lv.Pass = module + "_pass"
+	lv.PassURL = scheme + lv.PassURL[len("http"):]
+	return sp.planProxy(v, lv, l)
+}
+
+// planProxy prints the settings of a location that proxies.
+func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Location) error {
+	pol := l.Policy
+	var err error
+	if pol.Rewrite != nil {
+		if err := planRewrite(v, l); err != nil {
+			return err
+		}
+	}
+	if pol.UpstreamHost != nil || v.RewriteTarget != "" && pol.XForwardedPrefix != nil || v.Module == "grpc" {
+		v.Headers = &headersView{Module: v.Module, GRPC: v.Module == "grpc"}
+		if pol.UpstreamHost != nil {
+			if v.Headers.Host, err = Quote(string(*pol.UpstreamHost)); err != nil {
+				return err
+			}
+		}
+		if v.RewriteTarget != "" && pol.XForwardedPrefix != nil {
+			if v.Headers.ForwardedPrefix, err = Quote(string(*pol.XForwardedPrefix)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sp.planTimeouts(v, pol.Timeouts); err != nil {
+		return err
+	}
+	if err := planBuffering(v, pol.Buffering); err != nil {
+		return err
+	}
+	if err := planRetry(v, pol.Retry); err != nil {
+		return err
+	}
+	switch pol.HTTPVersion {
+	case "", "1.0", "1.1":
+		v.HTTPVersion = pol.HTTPVersion
+	default:
+		return fmt.Errorf("HTTP version %q", pol.HTTPVersion)
+	}
+	for _, r := range []struct {
+		in  *model.Replace
+		out **replaceView
+	}{{pol.CookieDomain, &v.CookieDomain}, {pol.CookiePath, &v.CookiePath}, {pol.RedirectRewrite, &v.RedirectRewrite}} {
+		if *r.out, err = planReplace(r.in); err != nil {
+			return err
+		}
+	}
+	if pol.UpstreamTLS != nil {
+		if v.SSL, err = sp.planSSL(pol.UpstreamTLS); err != nil {
+			return err
+		}
+	}
+	if pol.Errors != nil {
+		if err := sp.planErrors(v, lv, l); err != nil {
+			return err
+		}
+	}
+	if pol.Mirror != nil {
+		if v.Mirror, err = sp.planMirror(pol.Mirror); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planRewrite replaces the whole URI when the location's regex matches,
+// as ingress-nginx's rewrite-target does: $1..$9 name the regex's groups.
+func planRewrite(v *policyView, l *model.Location) error {
+	re, err := matchRegex(l.Match)
+	if err != nil {
+		return err
+	}
+	if v.RewriteRegex, err = Quote("(?i)^" + re); err != nil {
+		return err
+	}
+	v.RewriteTarget, err = rewriteReplacement(l.Policy.Rewrite.Target)
+	return err
+}
+
+// planTimeouts prints the timeouts set here. gRPC locations always get
+// theirs, from the ConfigMap where not set: the grpc module does not read
+// the proxy_* timeouts of the http level.
+func (sp *serverPlan) planTimeouts(v *policyView, t model.Timeouts) error {
+	if v.Module == "grpc" {
+		c := sp.rc.m.Config
+		t.Connect = orDuration(t.Connect, c.ProxyConnectTimeout)
+		t.Send = orDuration(t.Send, c.ProxySendTimeout)
+		t.Read = orDuration(t.Read, c.ProxyReadTimeout)
+	}
+	var err error
+	for _, d := range []struct {
+		in  time.Duration
+		out *string
+	}{{t.Connect, &v.ConnectTimeout}, {t.Send, &v.SendTimeout}, {t.Read, &v.ReadTimeout}} {
+		if *d.out, err = nginxTime(d.in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// defaultBufferSize is ingress-nginx's proxy-buffer-size and the size of
+// each of the http level's proxy_buffers.
+const defaultBufferSize model.Size = 4 << 10
+
+// planBuffering prints the buffering settings. proxy_buffers and
+// proxy_buffer_size go together, as in ingress-nginx: nginx requires the
+// busy buffers (by default twice the larger buffer size) to fit in all
+// buffers but one.
+func planBuffering(v *policyView, b model.Buffering) error {
+	v.RequestBuffering, v.ResponseBuffering = b.Request, b.Response
+	var err error
+	for _, s := range []struct {
+		in  *model.Size
+		out *string
+	}{{b.BodySize, &v.BodySize}, {b.ClientBodyBuffer, &v.ClientBodyBuffer}, {b.MaxTempFile, &v.MaxTempFile}} {
+		if s.in == nil {
+			continue
+		}
+		if *s.out, err = nginxSize(*s.in); err != nil {
+			return err
+		}
+	}
+	if b.Buffers < 0 {
+		return fmt.Errorf("negative proxy_buffers count %d", b.Buffers)
+	}
+	if b.Buffers == 0 && b.BufferSize == nil {
+		return nil
+	}
+	size := defaultBufferSize
+	if b.BufferSize != nil {
+		size = *b.BufferSize
+	}
+	if size <= 0 {
+		return fmt.Errorf("proxy buffer size %d", size)
+	}
+	v.Buffers = b.Buffers
+	if v.Buffers == 0 {
+		v.Buffers = 4
+	}
+	if v.BufferSize, err = nginxSize(size); err != nil {
+		return err
+	}
+	if v.Buffers == 2 {
+		v.BusyBuffers = v.BufferSize
+	}
+	return nil
+}
+
+func planRetry(v *policyView, r model.Retry) error {
+	var err error
+	if v.NextUpstream, err = fixedTokens("next upstream condition", r.On, nextUpstreamTokens); err != nil {
+		return err
+	}
+	if v.NextUpstreamTimeout, err = nginxTime(r.Timeout); err != nil {
+		return err
+	}
+	if r.Tries < 0 {
+		return fmt.Errorf("negative next upstream tries %d", r.Tries)
+	}
+	v.NextUpstreamTries = r.Tries
+	return nil
+}
+
+func planReplace(r *model.Replace) (*replaceView, error) {
+	if r == nil {
+		return nil, nil
+	}
+	if r.Off {
+		return &replaceView{Off: true}, nil
+	}
+	if r.From == "" {
+		return nil, fmt.Errorf("replacement without a value to replace")
+	}
+	from, err := Quote(r.From)
+	if err != nil {
+		return nil, err
+	}
+	to, err := Quote(r.To)
+	if err != nil {
+		return nil, err
+	}
+	return &replaceView{From: from, To: to}, nil
+}

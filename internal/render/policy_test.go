@@ -1,0 +1,290 @@
+package render
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+// Policy golden cases: Models built by hand, as a front-end would fill
+// them, rendered into testdata/policy-NAME (plain) and
+// testdata/lua-policy-NAME (the Lua data plane).
+
+func ptr[T any](v T) *T { return &v }
+
+func testBackend(ns, svc, port, ip string) *model.Backend {
+	return &model.Backend{
+		Key: ns + "/" + svc + "/" + port, Namespace: ns, Service: svc, Port: port,
+		Endpoints: []model.Endpoint{{Address: ip, Port: 8080}},
+		Balance:   model.Balance{Method: model.RoundRobin},
+	}
+}
+
+var ingA = model.ObjectRef{Kind: "Ingress", Namespace: "shop", Name: "a"}
+
+// policyModel is a Model with the shop backends and servers.
+func policyModel(servers ...*model.Server) *model.Model {
+	for _, s := range servers {
+		s.Sources = []model.ObjectRef{ingA}
+	}
+	return &model.Model{
+		Config:  model.DefaultConfig(),
+		Servers: servers,
+		Backends: []*model.Backend{
+			testBackend("shop", "errors", "80", "10.0.0.3"),
+			testBackend("shop", "grpc", "grpc", "10.0.0.4"),
+			testBackend("shop", "web", "80", "10.0.0.2"),
+		},
+	}
+}
+
+// loc is a location of ingA proxying to shop/web.
+func loc(typ model.PathType, path string, pol *model.Policy) *model.Location {
+	return &model.Location{Match: model.Match{Type: typ, Path: path}, Action: model.ProxyTo("shop/web/80"), Policy: pol, Source: ingA}
+}
+
+var policyCases = []struct {
+	name   string
+	planes []string
+	model  func() *model.Model
+}{
+	{"regex-rewrite", []string{"plain", "lua"}, func() *model.Model {
+		return policyModel(&model.Server{
+			Host: "regex.example.com", Regex: true,
+			Locations: []*model.Location{
+				loc(model.Regex, "/api/v[0-9]+/(.*)$", &model.Policy{
+					Rewrite: &model.Rewrite{Target: "/$1"}, XForwardedPrefix: ptr(model.HeaderValue("/api")),
+				}),
+				loc(model.Prefix, "/static.files", &model.Policy{Rewrite: &model.Rewrite{Target: "/assets"}}),
+				loc(model.Exact, "/exact", nil),
+			},
+			Default: loc(model.Prefix, "/", nil),
+		}, &model.Server{
+			Host:      "rewrite.example.com",
+			Locations: []*model.Location{loc(model.Prefix, "/old", &model.Policy{Rewrite: &model.Rewrite{Target: "/new"}})},
+		})
+	}},
+	{"proxy-settings", []string{"plain"}, func() *model.Model {
+		return policyModel(&model.Server{
+			Host: "proxy.example.com",
+			Locations: []*model.Location{loc(model.Prefix, "/", &model.Policy{
+				UpstreamHost: ptr(model.HeaderValue("internal.example.com")),
+				Timeouts:     model.Timeouts{Connect: 3 * time.Second, Send: 1500 * time.Millisecond, Read: 2 * time.Minute},
+				Buffering: model.Buffering{
+					Request: ptr(false), Response: ptr(true),
+					BodySize: ptr(model.Size(8 << 20)), ClientBodyBuffer: ptr(model.Size(16 << 10)),
+					Buffers: 8, BufferSize: ptr(model.Size(8 << 10)), MaxTempFile: ptr(model.Size(0)),
+				},
+				Retry:           model.Retry{On: []string{"error", "timeout", "http_502"}, Timeout: 10 * time.Second, Tries: 3},
+				HTTPVersion:     "1.0",
+				CookieDomain:    &model.Replace{From: "internal.example.com", To: "proxy.example.com"},
+				CookiePath:      &model.Replace{Off: true},
+				RedirectRewrite: &model.Replace{From: "http://internal.example.com/", To: "/"},
+				ResponseHeaders: []model.Header{{Name: "X-Frame-Options", Value: "DENY"}, {Name: "X-Quoted", Value: `a "b" c`}},
+				AccessLog:       ptr(false),
+			})},
+		}, &model.Server{
+			Host: "two.example.com",
+			Locations: []*model.Location{loc(model.Prefix, "/", &model.Policy{
+				Buffering:       model.Buffering{Buffers: 2},
+				RedirectRewrite: &model.Replace{Off: true},
+				AccessLog:       ptr(true),
+			})},
+		})
+	}},
+	{"cors", []string{"plain", "lua"}, func() *model.Model {
+		cors := func(host string) *model.Server {
+			return &model.Server{Host: host, Locations: []*model.Location{
+				loc(model.Prefix, "/any", &model.Policy{CORS: &model.CORS{
+					Methods: []string{"GET", "POST"}, Headers: []string{"Content-Type"}, Credentials: true, MaxAge: 20 * 24 * time.Hour,
+				}}),
+				loc(model.Prefix, "/list", &model.Policy{
+					CORS: &model.CORS{
+						Origins: []string{"https://app.example.com", "https://*.example.org:8443"},
+						Methods: []string{"GET", "PUT"}, Headers: []string{"*"}, ExposeHeaders: []string{"X-Total"}, MaxAge: time.Hour,
+					},
+					ResponseHeaders: []model.Header{{Name: "X-Frame-Options", Value: "DENY"}},
+				}),
+				loc(model.Prefix, "/same", &model.Policy{CORS: &model.CORS{Origins: []string{"https://app.example.com", "https://*.example.org:8443"}}}),
+			}}
+		}
+		// Alike: the Lua data plane shares one server block between them.
+		return policyModel(cors("a.example.com"), cors("b.example.com"))
+	}},
+	{"backend-tls", []string{"plain", "lua"}, func() *model.Model {
+		m := policyModel(&model.Server{Host: "tls.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/grpc", &model.Policy{Protocol: model.ProtocolGRPC, Timeouts: model.Timeouts{Read: time.Hour}}),
+			loc(model.Prefix, "/grpcs", &model.Policy{Protocol: model.ProtocolGRPCS, UpstreamHost: ptr(model.HeaderValue("grpc.internal")),
+				UpstreamTLS: &model.UpstreamTLS{ServerName: true, Name: "grpc.internal"}}),
+			loc(model.Prefix, "/https", &model.Policy{Protocol: model.ProtocolHTTPS, UpstreamTLS: &model.UpstreamTLS{
+				Secret: "shop/backend-ca", Verify: true, VerifyDepth: 2, Name: "web.internal", ServerName: true,
+				Protocols: []string{"TLSv1.2", "TLSv1.3"}, Ciphers: "HIGH:!aNULL:!MD5",
+			}}),
+			loc(model.Prefix, "/https-ca-only", &model.Policy{Protocol: model.ProtocolHTTPS, UpstreamTLS: &model.UpstreamTLS{Secret: "shop/ca-only", Verify: true}}),
+		}})
+		m.ProxySecrets = []*model.ProxySecret{
+			{Namespace: "shop", Name: "backend-ca", Cert: []byte("cert"), PrivateKey: []byte("key"), CA: []byte("ca")},
+			{Namespace: "shop", Name: "ca-only", CA: []byte("ca")},
+		}
+		return m
+	}},
+	{"custom-errors", []string{"plain", "lua"}, func() *model.Model {
+		errs := &model.ErrorPages{Codes: []int{503, 404, 404}, Backend: "shop/errors/80"}
+		other := &model.Location{Match: model.Match{Type: model.Prefix, Path: "/grpc"}, Action: model.ProxyTo("shop/grpc/grpc"),
+			Policy: &model.Policy{Protocol: model.ProtocolGRPC, Errors: &model.ErrorPages{Codes: []int{500}, Backend: "shop/errors/80"}},
+			Source: model.ObjectRef{Kind: "Ingress", Namespace: "shop", Name: "b"}}
+		return policyModel(&model.Server{Host: "errors.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{Errors: errs}),
+			loc(model.Prefix, "/api", &model.Policy{Errors: errs}),
+			other,
+		}})
+	}},
+	{"mirror", []string{"plain"}, func() *model.Model {
+		mirror := &model.Mirror{URL: "http://10.0.9.9:8080/mirror", RequestBody: true}
+		return policyModel(&model.Server{Host: "mirror.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{Mirror: mirror}),
+			loc(model.Exact, "/_causeway_mirror_0", nil), // taken by a user: the mirror skips it
+			loc(model.Prefix, "/a", &model.Policy{Mirror: mirror}),
+			loc(model.Prefix, "/b", &model.Policy{Mirror: &model.Mirror{URL: "https://10.0.9.9$request_uri", Host: "mirror.internal"}}),
+		}})
+	}},
+	{"server-policy", []string{"plain", "lua"}, func() *model.Model {
+		m := policyModel(
+			&model.Server{Host: "legacy.example.com", Locations: []*model.Location{loc(model.Prefix, "/", nil)}},
+			// Alike: the Lua data plane shares one server block.
+			&model.Server{Host: "one.example.com", Locations: []*model.Location{loc(model.Prefix, "/", nil)},
+				Policy: &model.ServerPolicy{Aliases: []string{"uno.example.com", "legacy.example.com"}, WWWRedirect: true, ForceSSLRedirect: true}},
+			&model.Server{Host: "shop.example.com", TLS: &model.ServerTLS{Secret: "shop/tls"}, SSLRedirect: true,
+				Locations: []*model.Location{loc(model.Prefix, "/", nil)},
+				Policy:    &model.ServerPolicy{AppRoot: "/app", PreserveTrailingSlash: true, WWWRedirect: true}},
+			&model.Server{Host: "two.example.com", Locations: []*model.Location{loc(model.Prefix, "/", nil)},
+				Policy: &model.ServerPolicy{Aliases: []string{"dos.example.com"}, WWWRedirect: true, ForceSSLRedirect: true}},
+			&model.Server{Host: "www.three.example.com", Locations: []*model.Location{loc(model.Prefix, "/", nil)},
+				Policy: &model.ServerPolicy{WWWRedirect: true}},
+		)
+		m.Secrets = []*model.TLSSecret{{Namespace: "shop", Name: "tls", PEM: []byte("pem")}}
+		return m
+	}},
+	{"redirect", []string{"plain"}, func() *model.Model {
+		return policyModel(&model.Server{Host: "redirect.example.com", Locations: []*model.Location{
+			{Match: model.Match{Type: model.Prefix, Path: "/old"}, Action: model.Action{Redirect: &model.Redirect{Code: 301, URL: "https://new.example.com/"}}},
+			{Match: model.Match{Type: model.Exact, Path: "/tmp"}, Action: model.Action{Redirect: &model.Redirect{Code: 307, URL: `https://new.example.com/a?b=c&d="e"`}},
+				Policy: &model.Policy{CORS: &model.CORS{}}},
+		}})
+	}},
+}
+
+func TestPolicyGolden(t *testing.T) {
+	for _, c := range policyCases {
+		for _, plane := range c.planes {
+			dir := "policy-" + c.name
+			params := goldenParams
+			if plane == "lua" {
+				dir = "lua-" + dir
+				params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
+			}
+			t.Run(dir, func(t *testing.T) {
+				out, err := Render(c.model(), params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareGolden(t, filepath.Join("testdata", dir, "golden"), out.Files)
+			})
+		}
+	}
+}
+
+// compareGolden compares files with the golden directory, or rewrites it
+// with -update.
+func compareGolden(t *testing.T, golden string, files Files) {
+	t.Helper()
+	if *update {
+		os.RemoveAll(golden)
+		for name, data := range files {
+			p := filepath.Join(golden, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	var want []string
+	filepath.WalkDir(golden, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(golden, p)
+			want = append(want, rel)
+		}
+		return nil
+	})
+	if strings.Join(want, ",") != strings.Join(files.Names(), ",") {
+		t.Fatalf("files = %v, golden has %v (run go test ./internal/render -update)", files.Names(), want)
+	}
+	for _, name := range want {
+		g, _ := os.ReadFile(filepath.Join(golden, name))
+		if string(g) != string(files[name]) {
+			t.Errorf("%s differs from golden (run go test ./internal/render -update and review the diff):\n%s", name, files[name])
+		}
+	}
+}
+
+// TestLocationHeadersRepeatHTTPLevel: a location that sets a request
+// header inherits none from the http level, so it repeats them all.
+func TestLocationHeadersRepeatHTTPLevel(t *testing.T) {
+	m := policyModel(&model.Server{Host: "h.example.com", Locations: []*model.Location{
+		loc(model.Prefix, "/", &model.Policy{UpstreamHost: ptr(model.HeaderValue("x"))}),
+	}})
+	out, err := Render(m, goldenParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(conf []byte) []string {
+		var n []string
+		for _, m := range regexp.MustCompile(`(?m)^\s*proxy_set_header (\S+)`).FindAllSubmatch(conf, -1) {
+			n = append(n, string(m[1]))
+		}
+		slices.Sort(n)
+		return n
+	}
+	http := names(out.Files["nginx.conf"])
+	loc := names(out.Files[out.Files.Names()[1]])
+	if len(http) == 0 || !slices.Equal(http, loc) {
+		t.Fatalf("http level sets %v, the location %v", http, loc)
+	}
+}
+
+// TestPolicyRefusals: values the model never produces are refused, not
+// rendered.
+func TestPolicyRefusals(t *testing.T) {
+	for name, pol := range map[string]*model.Policy{
+		"protocol":              {Protocol: "FCGI"},
+		"http version":          {HTTPVersion: "2"},
+		"next upstream":         {Retry: model.Retry{On: []string{"error", "http_999"}}},
+		"negative timeout":      {Timeouts: model.Timeouts{Read: -time.Second}},
+		"verify without CA":     {UpstreamTLS: &model.UpstreamTLS{Verify: true}},
+		"unknown proxy secret":  {UpstreamTLS: &model.UpstreamTLS{Secret: "shop/nope"}},
+		"TLS protocol":          {UpstreamTLS: &model.UpstreamTLS{Protocols: []string{"SSLv3"}}},
+		"ciphers":               {UpstreamTLS: &model.UpstreamTLS{Ciphers: "HIGH; evil"}},
+		"error status":          {Errors: &model.ErrorPages{Codes: []int{200}, Backend: "shop/errors/80"}},
+		"header name":           {ResponseHeaders: []model.Header{{Name: "X Y", Value: "v"}}},
+		"header value":          {ResponseHeaders: []model.Header{{Name: "X", Value: "$host"}}},
+		"cors origin":           {CORS: &model.CORS{Origins: []string{"https://a.com/path"}}},
+		"cors method":           {CORS: &model.CORS{Methods: []string{"GET;"}}},
+		"rewrite target":        {Rewrite: &model.Rewrite{Target: "/$host"}},
+		"mirror URL":            {Mirror: &model.Mirror{URL: "http://a/$host"}},
+		"cookie without source": {CookieDomain: &model.Replace{To: "x"}},
+	} {
+		m := policyModel(&model.Server{Host: "h.example.com", Locations: []*model.Location{loc(model.Prefix, "/", pol)}})
+		if _, err := Render(m, goldenParams); err == nil {
+			t.Errorf("%s: rendered", name)
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package integration
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
+)
+
+func ptrTo[T any](v T) *T { return &v }
+
+// selfSigned returns a certificate and its key in PEM, good as a client
+// certificate and as its own CA.
+func selfSigned(t *testing.T) (cert, key []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "backend-client"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kd, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
+}
+
+// policyModel is baseModel with every Policy and ServerPolicy field set:
+// on safe.test (Servers[1]), on the two alike hosts (Servers[2] and [3],
+// which share one Policy and so one server block in the Lua data plane),
+// and on an added regex server (Servers[4]).
+func policyModel(t *testing.T) *model.Model {
+	m := baseModel(t)
+	cert, key := selfSigned(t)
+	m.ProxySecrets = []*model.ProxySecret{{Namespace: "ns", Name: "backend-tls", Cert: cert, PrivateKey: key, CA: cert}}
+	safe := m.Servers[1]
+	safe.Policy = &model.ServerPolicy{Aliases: []string{"alias.safe.test"}, WWWRedirect: true, AppRoot: "/app", ForceSSLRedirect: true}
+	safe.Locations[0].Policy = &model.Policy{
+		Rewrite:          &model.Rewrite{Target: "/new"},
+		XForwardedPrefix: ptrTo(model.HeaderValue("/old")),
+		Protocol:         model.ProtocolHTTPS,
+		UpstreamTLS: &model.UpstreamTLS{Secret: "ns/backend-tls", Verify: true, VerifyDepth: 2, Name: "svc.internal",
+			ServerName: true, Protocols: []string{"TLSv1.2", "TLSv1.3"}, Ciphers: "HIGH:!aNULL"},
+		UpstreamHost: ptrTo(model.HeaderValue("svc.internal")),
+		Timeouts:     model.Timeouts{Connect: 2 * time.Second, Send: 500 * time.Millisecond, Read: time.Minute},
+		Buffering: model.Buffering{Request: ptrTo(false), Response: ptrTo(true), BodySize: ptrTo(model.Size(8 << 20)),
+			ClientBodyBuffer: ptrTo(model.Size(16 << 10)), Buffers: 8, BufferSize: ptrTo(model.Size(8 << 10)), MaxTempFile: ptrTo(model.Size(1 << 30))},
+		Retry:           model.Retry{On: []string{"error", "timeout", "http_503"}, Timeout: 5 * time.Second, Tries: 2},
+		HTTPVersion:     "1.1",
+		CookieDomain:    &model.Replace{From: "svc.internal", To: "safe.test"},
+		CookiePath:      &model.Replace{From: "/internal/", To: "/"},
+		RedirectRewrite: &model.Replace{From: "https://svc.internal/", To: "/"},
+		ResponseHeaders: []model.Header{{Name: "X-Frame-Options", Value: "DENY"}},
+		CORS: &model.CORS{Origins: []string{"https://app.safe.test", "https://*.safe.test:8443"}, Methods: []string{"GET", "POST"},
+			Headers: []string{"Content-Type"}, ExposeHeaders: []string{"X-Total"}, Credentials: true, MaxAge: time.Hour},
+		AccessLog: ptrTo(false),
+		Errors:    &model.ErrorPages{Codes: []int{404, 503}, Backend: "ns/svc2/80"},
+		Mirror:    &model.Mirror{URL: "http://127.0.0.1:9/mirror", Host: "mirror.safe.test", RequestBody: true},
+	}
+	safe.Locations = append(safe.Locations, &model.Location{
+		Match:  model.Match{Type: model.Exact, Path: "/moved"},
+		Action: model.Action{Redirect: &model.Redirect{Code: 308, URL: "https://safe.test/new"}},
+		Source: safe.Sources[0],
+	})
+	shared := &model.Policy{
+		CORS:            &model.CORS{Origins: []string{"https://*.twin.test"}},
+		Mirror:          &model.Mirror{URL: "http://127.0.0.1:9$request_uri"},
+		ResponseHeaders: []model.Header{{Name: "X-Twin", Value: "yes"}},
+		Protocol:        model.ProtocolGRPC,
+	}
+	for i, s := range m.Servers[2:4] {
+		s.Locations[0].Policy = shared
+		s.Policy = &model.ServerPolicy{Aliases: []string{fmt.Sprintf("alias-%d.twin.test", i)}, WWWRedirect: true, ForceSSLRedirect: true}
+	}
+	m.Servers = append(m.Servers, &model.Server{
+		Host: "regex.test", Regex: true, Sources: safe.Sources,
+		Locations: []*model.Location{
+			{Match: model.Match{Type: model.Regex, Path: "/api/(v[0-9]+)/(.*)$"}, Action: model.ProxyTo("ns/svc/80"), Source: safe.Sources[0],
+				Policy: &model.Policy{Rewrite: &model.Rewrite{Target: "/$2"}, XForwardedPrefix: ptrTo(model.HeaderValue("/api")),
+					Protocol: model.ProtocolGRPCS, UpstreamTLS: &model.UpstreamTLS{Name: "grpc.internal", ServerName: true}}},
+			{Match: model.Match{Type: model.Prefix, Path: "/plain.path"}, Action: model.ProxyTo("ns/svc/80"), Source: safe.Sources[0],
+				Policy: &model.Policy{CORS: &model.CORS{AllowAnyOrigin: true}}},
+		},
+		Default: &model.Location{Match: model.Match{Type: model.Prefix, Path: "/"}, Action: model.ProxyTo("ns/svc/80")},
+	})
+	return m
+}
+
+// withProxySecrets adds the files the runtime writes for proxy secrets.
+func withProxySecrets(out render.Files, m *model.Model) render.Files {
+	all := render.Files{}
+	maps.Copy(all, out)
+	for _, s := range m.ProxySecrets {
+		all[layout.ProxyCertFile(s.Namespace, s.Name)] = slices.Concat(s.Cert, s.PrivateKey)
+		all[layout.ProxyCAFile(s.Namespace, s.Name)] = s.CA
+	}
+	return all
+}
+
+// TestPolicyRendersAndPasses: a Model with every policy field set renders
+// a configuration nginx accepts, on both data planes.
+func TestPolicyRendersAndPasses(t *testing.T) {
+	for _, plane := range dataPlanes {
+		t.Run(plane, func(t *testing.T) {
+			m := policyModel(t)
+			out := mustRenderFor(t, m, plane)
+			if plane == "lua" && !slices.ContainsFunc(out.Names(), func(n string) bool { return strings.HasPrefix(n, "servers/_shared-") }) {
+				t.Fatalf("the alike hosts render no shared server block: %v", out.Names())
+			}
+			all := strings.Join(slices.Collect(maps.Values(mapStrings(out))), "\n")
+			for _, want := range []string{"proxy_ssl_verify on;", "grpc_pass grpcs://", "rewrite \"(?i)^/api/(v[0-9]+)/(.*)\\\\z\" \"/$2\" break;",
+				"error_page 503 = @causeway_err_0_503;", "mirror_request_body on;", "return 302 \"${scheme}://${http_host}/app\";",
+				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "map $http_origin $causeway_cors_"} {
+				if !strings.Contains(all, want) {
+					t.Errorf("no %q in the rendered files", want)
+				}
+			}
+			nginxTest(t, withProxySecrets(out, m), m)
+		})
+	}
+}
+
+func mapStrings(f render.Files) map[string]string {
+	out := map[string]string{}
+	for k, v := range f {
+		out[k] = string(v)
+	}
+	return out
+}
+
+// policyMutations put a hostile value into every string of the policy
+// model, bypassing validation.
+var policyMutations = map[string]func(m *model.Model, v string){
+	"rewrite target":   func(m *model.Model, v string) { safePolicy(m).Rewrite.Target = v },
+	"rewrite capture":  func(m *model.Model, v string) { regexPolicy(m).Rewrite.Target = "/$1" + v },
+	"forwarded prefix": func(m *model.Model, v string) { safePolicy(m).XForwardedPrefix = ptrTo(model.HeaderValue(v)) },
+	"protocol":         func(m *model.Model, v string) { safePolicy(m).Protocol = model.BackendProtocol(v) },
+	"proxy secret": func(m *model.Model, v string) {
+		m.ProxySecrets[0].Name = v
+		safePolicy(m).UpstreamTLS.Secret = "ns/" + v
+	},
+	"tls name":        func(m *model.Model, v string) { safePolicy(m).UpstreamTLS.Name = v },
+	"tls protocol":    func(m *model.Model, v string) { safePolicy(m).UpstreamTLS.Protocols[1] = v },
+	"ciphers":         func(m *model.Model, v string) { safePolicy(m).UpstreamTLS.Ciphers = v },
+	"upstream host":   func(m *model.Model, v string) { safePolicy(m).UpstreamHost = ptrTo(model.HeaderValue(v)) },
+	"http version":    func(m *model.Model, v string) { safePolicy(m).HTTPVersion = v },
+	"next upstream":   func(m *model.Model, v string) { safePolicy(m).Retry.On[1] = v },
+	"cookie domain":   func(m *model.Model, v string) { safePolicy(m).CookieDomain.From = v },
+	"cookie domain 2": func(m *model.Model, v string) { safePolicy(m).CookieDomain.To = v },
+	"cookie path":     func(m *model.Model, v string) { safePolicy(m).CookiePath.From = v },
+	"cookie path 2":   func(m *model.Model, v string) { safePolicy(m).CookiePath.To = v },
+	"proxy redirect":  func(m *model.Model, v string) { safePolicy(m).RedirectRewrite.From = v },
+	"proxy redirect 2": func(m *model.Model, v string) {
+		safePolicy(m).RedirectRewrite.To = v
+	},
+	"header name":      func(m *model.Model, v string) { safePolicy(m).ResponseHeaders[0].Name = v },
+	"header value":     func(m *model.Model, v string) { safePolicy(m).ResponseHeaders[0].Value = model.HeaderValue(v) },
+	"cors origin":      func(m *model.Model, v string) { safePolicy(m).CORS.Origins[1] = v },
+	"cors method":      func(m *model.Model, v string) { safePolicy(m).CORS.Methods[1] = v },
+	"cors header":      func(m *model.Model, v string) { safePolicy(m).CORS.Headers[0] = v },
+	"cors expose":      func(m *model.Model, v string) { safePolicy(m).CORS.ExposeHeaders[0] = v },
+	"error backend":    func(m *model.Model, v string) { safePolicy(m).Errors.Backend = "ns/" + v + "/80" },
+	"mirror url":       func(m *model.Model, v string) { safePolicy(m).Mirror.URL = "http://127.0.0.1:9/" + v },
+	"mirror url host":  func(m *model.Model, v string) { safePolicy(m).Mirror.URL = "http://" + v + "/m" },
+	"mirror host":      func(m *model.Model, v string) { safePolicy(m).Mirror.Host = model.HeaderValue(v) },
+	"source namespace": func(m *model.Model, v string) { m.Servers[1].Locations[0].Source.Namespace = v },
+	"source name":      func(m *model.Model, v string) { m.Servers[1].Locations[0].Source.Name = v },
+	"service name":     func(m *model.Model, v string) { m.Backends[0].Service = v },
+	"service port":     func(m *model.Model, v string) { m.Backends[0].Port = v },
+	"redirect url":     func(m *model.Model, v string) { m.Servers[1].Locations[1].Action.Redirect.URL = v },
+	"regex path":       func(m *model.Model, v string) { m.Servers[4].Locations[0].Match.Path = v },
+	"regex path tail":  func(m *model.Model, v string) { m.Servers[4].Locations[0].Match.Path = "/x" + v },
+	"regex prefix":     func(m *model.Model, v string) { m.Servers[4].Locations[1].Match.Path = v },
+	"alias":            func(m *model.Model, v string) { m.Servers[1].Policy.Aliases[0] = v },
+	"app root":         func(m *model.Model, v string) { m.Servers[1].Policy.AppRoot = "/" + v },
+	"app root 2":       func(m *model.Model, v string) { m.Servers[1].Policy.AppRoot = v },
+	// The alike hosts share a Policy: mutating it keeps them alike.
+	"shared cors origin": func(m *model.Model, v string) { m.Servers[2].Locations[0].Policy.CORS.Origins[0] = v },
+	"shared mirror url":  func(m *model.Model, v string) { m.Servers[2].Locations[0].Policy.Mirror.URL = v },
+	"shared header": func(m *model.Model, v string) {
+		m.Servers[2].Locations[0].Policy.ResponseHeaders[0].Value = model.HeaderValue(v)
+	},
+	"shared alias": func(m *model.Model, v string) { m.Servers[3].Policy.Aliases[0] = v },
+}
+
+// fileSkeleton is skeleton with the server files' directives included
+// (skeleton renames a server file before reading it, so it compares none).
+// A shared server's file is named after its shape, which any value
+// changes, so that name is left out.
+func fileSkeleton(files render.Files) string {
+	var b strings.Builder
+	for _, name := range files.Names() {
+		if strings.HasPrefix(name, "servers/_shared-") {
+			b.WriteString("== servers/_shared-*\n")
+		} else {
+			b.WriteString("== " + name + "\n")
+		}
+		for _, d := range directives(string(files[name])) {
+			b.WriteString(d + "\n")
+		}
+	}
+	return b.String()
+}
+
+func safePolicy(m *model.Model) *model.Policy  { return m.Servers[1].Locations[0].Policy }
+func regexPolicy(m *model.Model) *model.Policy { return m.Servers[4].Locations[0].Policy }
+
+// TestPolicyHostileValuesCannotInject: every hostile value in every
+// policy string is either refused by Render or leaves the directive
+// structure unchanged and passes nginx -t.
+func TestPolicyHostileValuesCannotInject(t *testing.T) {
+	for _, plane := range dataPlanes {
+		baseline := fileSkeleton(mustRenderFor(t, policyModel(t), plane))
+		for field, mutate := range policyMutations {
+			for i, v := range hostile {
+				t.Run(fmt.Sprintf("%s/%s/%d", plane, field, i), func(t *testing.T) {
+					m := policyModel(t)
+					mutate(m, v)
+					res, err := render.Render(m, renderParamsFor(plane))
+					if err != nil {
+						return // refused: safe
+					}
+					if got := fileSkeleton(res.Files); got != baseline {
+						t.Fatalf("value %q in %s changed the directive structure:\n%s", v, field, diffLines(baseline, got))
+					}
+					nginxTest(t, withProxySecrets(res.Files, m), m)
+				})
+			}
+		}
+	}
+}
