@@ -292,7 +292,7 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	return kube.New(kube.Options{Client: client, Namespaces: f.watchNamespaces, ConfigMap: f.configMap, Log: log.With("component", "kube")})
+	return kube.New(kube.Options{Client: client, Namespaces: f.watchNamespaces, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix, Log: log.With("component", "kube")})
 }
 
 func metricsHandler(m *metrics.Metrics) http.Handler {

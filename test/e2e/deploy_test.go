@@ -210,9 +210,10 @@ func TestRBACLeastPrivilege(t *testing.T) {
 		want []rule
 	}{
 		{"ClusterRole", deployObject[*rbacv1.ClusterRole](t).Rules, []rule{
-			{"", "events", "", "create,patch"}, // record.EventBroadcaster
-			{"", "secrets", "", "list,watch"},  // TLS secret informer
-			{"", "services", "", "list,watch"}, // Service informer, --publish-service
+			{"", "events", "", "create,patch"},   // record.EventBroadcaster
+			{"", "configmaps", "", "list,watch"}, // ConfigMaps Ingress annotations reference, one informer each, by name
+			{"", "secrets", "", "list,watch"},    // TLS secret informer (by type); referenced Secrets (by name)
+			{"", "services", "", "list,watch"},   // Service informer, --publish-service
 			{"discovery.k8s.io", "endpointslices", "", "list,watch"},
 			{"networking.k8s.io", "ingressclasses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses", "", "list,watch"},

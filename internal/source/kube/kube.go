@@ -1,6 +1,9 @@
 // Package kube is the API-server source: client-go informers for the
 // objects the model reads, scoped to the watched namespaces, with transforms
-// that drop what the model never reads so the caches stay small.
+// that drop what the model never reads so the caches stay small. Secrets
+// are selected by type (kubernetes.io/tls) and ConfigMaps by name (the
+// controller's); the ConfigMaps and Secrets that Ingress annotations
+// reference are watched one by one, by name (refs.go).
 package kube
 
 import (
@@ -29,9 +32,14 @@ type Options struct {
 	Client kubernetes.Interface
 	// Namespaces to watch; empty means all.
 	Namespaces []string
-	// ConfigMap is the controller's "namespace/name"; only it is cached.
+	// ConfigMap is the controller's "namespace/name". Besides it, only
+	// the ConfigMaps that Ingress annotations reference are cached.
 	ConfigMap string
-	Log       *slog.Logger
+	// AnnotationsPrefix is the prefix of the ingress-nginx annotations
+	// that reference ConfigMaps and Secrets (ConfigMapAnnotations,
+	// SecretAnnotations); empty means DefaultAnnotationsPrefix.
+	AnnotationsPrefix string
+	Log               *slog.Logger
 }
 
 // Source caches objects from the API server.
@@ -41,11 +49,19 @@ type Source struct {
 	synced                                                    atomic.Bool
 	factories                                                 []informers.SharedInformerFactory
 	ingresses, classes, services, slices, secrets, configMaps []cache.SharedIndexInformer
+	// ingressHandlers have seen every Ingress of the first listing once
+	// they have synced, so refs knows what they reference.
+	ingressHandlers []cache.ResourceEventHandlerRegistration
+	refs            *refs
 }
 
 // New creates the informers; Run starts them.
 func New(opts Options) (*Source, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
 	s := &Source{opts: opts, notifier: source.NewNotifier()}
+	s.refs = newRefs(opts, s.notifier.Notify)
 	namespaces := opts.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
@@ -53,11 +69,12 @@ func New(opts Options) (*Source, error) {
 	for _, ns := range namespaces {
 		f := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns))
 		s.factories = append(s.factories, f)
-		s.ingresses = append(s.ingresses, s.watch(f.Networking().V1().Ingresses().Informer()))
+		s.ingresses = append(s.ingresses, s.watchIngresses(f.Networking().V1().Ingresses().Informer()))
 		s.services = append(s.services, s.watch(f.Core().V1().Services().Informer()))
 		s.slices = append(s.slices, s.watch(f.Discovery().V1().EndpointSlices().Informer()))
-		// Only TLS secrets are ever read; the server filters by type so
-		// others (service-account tokens, Helm releases) never reach memory.
+		// TLS secrets, filtered by type on the server so that others
+		// (service-account tokens, Helm releases) never reach memory. The
+		// Secrets that annotations reference are watched by name (refs).
 		sf := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 				o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
@@ -81,10 +98,7 @@ func New(opts Options) (*Source, error) {
 
 // watch installs the trimming transform and the change handler.
 func (s *Source) watch(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
-	if err := inf.SetTransform(trim); err != nil {
-		// Only possible after the informer started, which it has not.
-		panic(fmt.Sprintf("set transform: %v", err))
-	}
+	setTrim(inf)
 	notify := func(any) { s.notifier.Notify() }
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: notify,
@@ -98,17 +112,53 @@ func (s *Source) watch(inf cache.SharedIndexInformer) cache.SharedIndexInformer 
 	return inf
 }
 
+// watchIngresses installs the trimming transform and a change handler
+// that also keeps the informers of referenced objects in step with the
+// Ingresses' annotations.
+func (s *Source) watchIngresses(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
+	setTrim(inf)
+	changed := func(obj any, annotations map[string]string) {
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		if !s.refs.update(key, annotations) {
+			s.notifier.Notify()
+		} // else refs signals once the newly referenced objects are listed
+	}
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if ing, ok := obj.(*networkingv1.Ingress); ok {
+				changed(obj, ing.Annotations)
+			}
+		},
+		UpdateFunc: func(old, obj any) {
+			// A status-only update leaves the annotations as they were.
+			if ing, ok := obj.(*networkingv1.Ingress); ok && !statusOnly(old, obj) {
+				changed(obj, ing.Annotations)
+			}
+		},
+		DeleteFunc: func(obj any) { changed(obj, nil) },
+	})
+	if err != nil {
+		panic(fmt.Sprintf("add event handler: %v", err)) // not started yet
+	}
+	s.ingressHandlers = append(s.ingressHandlers, reg)
+	return inf
+}
+
+func setTrim(inf cache.SharedIndexInformer) {
+	if err := inf.SetTransform(trim); err != nil {
+		// Only possible after the informer started, which it has not.
+		panic(fmt.Sprintf("set transform: %v", err))
+	}
+}
+
 // trim drops fields the model never reads: managed fields and the
 // last-applied annotation (often the largest part of an object), Service
 // status, and Secret data other than the certificate and key.
 func trim(obj any) (any, error) {
-	if acc, ok := obj.(metav1.ObjectMetaAccessor); ok {
-		meta := acc.GetObjectMeta()
-		meta.SetManagedFields(nil)
-		if a := meta.GetAnnotations(); a != nil {
-			delete(a, corev1.LastAppliedConfigAnnotation)
-		}
-	}
+	trimMeta(obj)
 	switch o := obj.(type) {
 	case *corev1.Secret:
 		for k := range o.Data {
@@ -129,6 +179,17 @@ func trim(obj any) (any, error) {
 	return obj, nil
 }
 
+// trimMeta drops managed fields and the last-applied annotation.
+func trimMeta(obj any) {
+	if acc, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		meta := acc.GetObjectMeta()
+		meta.SetManagedFields(nil)
+		if a := meta.GetAnnotations(); a != nil {
+			delete(a, corev1.LastAppliedConfigAnnotation)
+		}
+	}
+}
+
 // statusOnly reports an Ingress update that changed nothing the model
 // reads: our own status writes (and resyncs) would otherwise trigger a full
 // rebuild each, thousands of them after a first start at scale. The status
@@ -146,6 +207,14 @@ func statusOnly(old, obj any) bool {
 
 // Run starts the informers and blocks until ctx is done.
 func (s *Source) Run(ctx context.Context) error {
+	s.refs.start(ctx)
+	defer func() {
+		s.refs.close()
+		for _, f := range s.factories {
+			f.Shutdown() // after it, no Ingress handler can start an informer
+		}
+		s.refs.wait()
+	}()
 	for _, f := range s.factories {
 		f.Start(ctx.Done())
 	}
@@ -155,17 +224,22 @@ func (s *Source) Run(ctx context.Context) error {
 			all = append(all, inf.HasSynced)
 		}
 	}
+	for _, reg := range s.ingressHandlers {
+		all = append(all, reg.HasSynced)
+	}
 	start := time.Now()
 	if !cache.WaitForCacheSync(ctx.Done(), all...) {
 		return nil // ctx ended
+	}
+	// Then the objects the listed Ingresses reference, so that the first
+	// snapshot has them too.
+	if !cache.WaitForCacheSync(ctx.Done(), s.refs.synced) {
+		return nil
 	}
 	s.opts.Log.Info("informer caches synced", "took", time.Since(start).Round(time.Millisecond))
 	s.synced.Store(true)
 	s.notifier.Notify()
 	<-ctx.Done()
-	for _, f := range s.factories {
-		f.Shutdown()
-	}
 	return nil
 }
 
@@ -182,9 +256,31 @@ func (s *Source) Snapshot() *source.Snapshot {
 	snap.IngressClasses = list[*networkingv1.IngressClass](s.classes)
 	snap.Services = list[*corev1.Service](s.services)
 	snap.EndpointSlices = list[*discoveryv1.EndpointSlice](s.slices)
-	snap.Secrets = list[*corev1.Secret](s.secrets)
-	snap.ConfigMaps = list[*corev1.ConfigMap](s.configMaps)
+	refConfigMaps, refSecrets := s.refs.lists()
+	// An object both cached for itself and referenced appears once: the
+	// referenced copy, whose Secret data is whole.
+	snap.Secrets = merge(list[*corev1.Secret](s.secrets), refSecrets)
+	snap.ConfigMaps = merge(list[*corev1.ConfigMap](s.configMaps), refConfigMaps)
 	return snap
+}
+
+// merge appends to own the objects of referenced, replacing those of own
+// with the same namespace and name.
+func merge[T metav1.Object](own, referenced []T) []T {
+	if len(referenced) == 0 {
+		return own
+	}
+	seen := make(map[string]bool, len(referenced))
+	for _, o := range referenced {
+		seen[o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	out := make([]T, 0, len(own)+len(referenced))
+	for _, o := range own {
+		if !seen[o.GetNamespace()+"/"+o.GetName()] {
+			out = append(out, o)
+		}
+	}
+	return append(out, referenced...)
 }
 
 func list[T any](infs []cache.SharedIndexInformer) []T {
