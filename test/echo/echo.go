@@ -6,6 +6,8 @@ package echo
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,6 +20,18 @@ type Reply struct {
 	Method         string `json:"method"`
 	ForwardedFor   string `json:"x_forwarded_for,omitempty"`
 	ForwardedProto string `json:"x_forwarded_proto,omitempty"`
+	// URI is the request target as received: path and query.
+	URI string `json:"uri"`
+	// Headers are the request headers of SeenHeaders that were set.
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// SeenHeaders are the request headers an echo reports back: those that
+// nginx adds or rewrites for rewrites, custom error pages and upstream
+// hosts.
+var SeenHeaders = []string{
+	"X-Forwarded-Prefix", "X-Forwarded-Host", "X-Real-IP", "X-Code", "X-Format", "X-Original-URI",
+	"X-Namespace", "X-Ingress-Name", "X-Service-Name", "X-Service-Port", "X-Request-ID",
 }
 
 // Handler answers as service, reporting endpoint (its own address).
@@ -29,7 +43,24 @@ func Handler(service, endpoint string) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Echo-Endpoint", endpoint)
+		// A path under /_status/503/ answers with that status, to test
+		// error pages (a path, not a query: error locations keep the
+		// query).
+		if code, ok := StatusOf(r.URL.Path); ok {
+			w.WriteHeader(code)
+		}
+		var seen map[string]string
+		for _, h := range SeenHeaders {
+			if v := r.Header.Get(h); v != "" {
+				if seen == nil {
+					seen = map[string]string{}
+				}
+				seen[h] = v
+			}
+		}
 		json.NewEncoder(w).Encode(Reply{
+			URI:            r.RequestURI,
+			Headers:        seen,
 			Service:        service,
 			Endpoint:       endpoint,
 			Host:           r.Host,
@@ -39,4 +70,18 @@ func Handler(service, endpoint string) http.Handler {
 			ForwardedProto: r.Header.Get("X-Forwarded-Proto"),
 		})
 	})
+}
+
+// StatusOf returns the status a path under /_status/NNN asks the echo to
+// answer with.
+func StatusOf(path string) (int, bool) {
+	rest, ok := strings.CutPrefix(path, "/_status/")
+	if !ok {
+		return 0, false
+	}
+	code, err := strconv.Atoi(strings.SplitN(rest, "/", 2)[0])
+	if err != nil || code < 200 || code > 599 {
+		return 0, false
+	}
+	return code, true
 }

@@ -29,6 +29,16 @@ type Result struct {
 	Location string
 	Body     string
 	PeerCN   string // the served certificate's common name, over HTTPS
+	// Header is the response's header.
+	Header http.Header
+}
+
+// Request is one request for Do.
+type Request struct {
+	Method, Scheme, Host, Path string
+	Header                     map[string]string
+	// Body is the number of bytes of request body to send.
+	Body int
 }
 
 // Get sends one GET for host+path to addr over scheme ("http" or
@@ -36,6 +46,11 @@ type Result struct {
 // a new connection, so requests spread over nginx workers, and redirects
 // are returned, not followed.
 func Get(scheme, addr, host, path string) (Result, error) {
+	return Do(addr, Request{Method: http.MethodGet, Scheme: scheme, Host: host, Path: path})
+}
+
+// Do sends one request to addr, as Get does.
+func Do(addr string, r Request) (Result, error) {
 	client := &http.Client{
 		Timeout: 5 * time.Second,
 		Transport: &http.Transport{
@@ -43,25 +58,40 @@ func Get(scheme, addr, host, path string) (Result, error) {
 				var d net.Dialer
 				return d.DialContext(ctx, network, addr)
 			},
-			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, ServerName: host},
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, ServerName: r.Host},
 			DisableKeepAlives: true,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	resp, err := client.Get(scheme + "://" + host + path)
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	var reqBody io.Reader
+	if r.Body > 0 {
+		reqBody = bytes.NewReader(bytes.Repeat([]byte("x"), r.Body))
+	}
+	req, err := http.NewRequest(method, r.Scheme+"://"+r.Host+r.Path, reqBody)
+	if err != nil {
+		return Result{}, err
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return Result{}, err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	r := Result{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(body)}
+	out := Result{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(body), Header: resp.Header}
 	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
-		r.PeerCN = resp.TLS.PeerCertificates[0].Subject.CommonName
+		out.PeerCN = resp.TLS.PeerCertificates[0].Subject.CommonName
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		json.Unmarshal(body, &r.Reply)
+		json.Unmarshal(body, &out.Reply)
 	}
-	return r, nil
+	return out, nil
 }
 
 // Metric returns the sum of the samples of metric name served at url whose

@@ -1,0 +1,66 @@
+package integration
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/causeway/causeway/test/harness"
+	"github.com/causeway/causeway/test/spec"
+)
+
+// TestAnnotationTableAgainstNginx sends every row of the annotation
+// behaviour table to a real nginx, each row in its own namespace and
+// hosts, all served by one controller, and compares with the row's
+// expected response (which the build tests check the Model against too).
+func TestAnnotationTableAgainstNginx(t *testing.T) {
+	var m strings.Builder
+	m.WriteString(ingressClass)
+	rows := make([]spec.AnnotationCase, len(spec.AnnotationTable))
+	for i, tc := range spec.AnnotationTable {
+		ns := fmt.Sprintf("r%02d", i)
+		rows[i] = tc.In(ns)
+		m.WriteString(fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns))
+		eps := map[string]spec.Endpoint{}
+		for _, svc := range rows[i].Services() {
+			b := startBackend(t, svc)
+			eps[svc] = spec.Endpoint{IP: b.IP, Port: b.Port}
+		}
+		m.WriteString(rows[i].Manifests("nginx.ingress.kubernetes.io", eps))
+	}
+	c := startController(t, map[string]string{"annotations.yaml": m.String()})
+	ports := spec.Ports{HTTP: c.HTTPPort, HTTPS: c.HTTPSPort}
+	for i, tc := range rows {
+		t.Run(spec.AnnotationTable[i].Name, func(t *testing.T) {
+			r := tc.Request
+			if r.Scheme == "" {
+				r.Scheme = "http"
+			}
+			port := c.HTTPPort
+			if r.Scheme == "https" {
+				port = c.HTTPSPort
+			}
+			res, err := harness.Do(net.JoinHostPort(c.IP, strconv.Itoa(port)),
+				harness.Request{Method: r.Method, Scheme: r.Scheme, Host: r.Host, Path: r.Path, Header: r.Header, Body: r.Body})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := tc.Want.Mismatch(observed(res), ports); d != "" {
+				t.Fatalf("%s\nbody: %.300s", d, res.Body)
+			}
+		})
+	}
+}
+
+// observed turns an exchange into the table's terms.
+func observed(res harness.Result) spec.Response {
+	out := spec.Response{Status: res.Status, Location: res.Location, Service: res.Reply.Service, URI: res.Reply.URI,
+		Host: res.Reply.Host, Upstream: res.Reply.Headers, Header: map[string]string{}, HeaderPrefix: map[string]string{}}
+	for k, v := range res.Header {
+		out.Header[k] = strings.Join(v, ", ")
+		out.HeaderPrefix[k] = v[0]
+	}
+	return out
+}

@@ -1,0 +1,306 @@
+package spec
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/test/echo"
+)
+
+// Ports are the listeners' ports, for redirect targets.
+type Ports struct{ HTTP, HTTPS int }
+
+// Eval answers a request from the Model alone, as nginx configured from it
+// must: the reference semantics that AnnotationTable is checked against
+// purely, and that the integration tier compares nginx with. It covers
+// the settings the table exercises, in nginx's phase order: server
+// selection (names, aliases, www twins), the server's app-root and HTTPS
+// redirect, location matching, CORS, the location's action and rewrite,
+// the body size limit, the backend (or its fallback), error pages and
+// response headers. Backends answer like test/echo: 200, or the status a
+// path under /_status/NNN asks for.
+func Eval(m *model.Model, r Request, p Ports) Response {
+	if r.Scheme == "" {
+		r.Scheme = "http"
+	}
+	if r.Method == "" {
+		r.Method = "GET"
+	}
+	path, query, _ := strings.Cut(r.Path, "?")
+	host := strings.ToLower(r.Host)
+	srv, twinOf := selectServer(m, host)
+	if twinOf != nil {
+		return Response{Status: 308, Location: r.Scheme + "://" + twinOf.Host + ":" + port(r.Scheme, p) + redirectURI(r.Path, twinOf.Policy.PreserveTrailingSlash)}
+	}
+	pol := srv.Policy
+	if pol == nil {
+		pol = &model.ServerPolicy{}
+	}
+	if pol.AppRoot != "" && path == "/" {
+		return Response{Status: 302, Location: r.Scheme + "://" + r.Host + pol.AppRoot}
+	}
+	if r.Scheme == "http" && (srv.SSLRedirect || pol.ForceSSLRedirect) {
+		target := "https://" + host
+		if p.HTTPS != 443 {
+			target += ":" + strconv.Itoa(p.HTTPS)
+		}
+		return Response{Status: 308, Location: target + redirectURI(r.Path, pol.PreserveTrailingSlash)}
+	}
+	loc := srv.Match(path)
+	if loc == nil {
+		loc = srv.Default
+	}
+	out := Response{Header: map[string]string{}}
+	lp := loc.Policy
+	if lp == nil {
+		lp = &model.Policy{}
+	}
+	if c := lp.CORS; c != nil && corsAllows(c, r.Header["Origin"]) {
+		origin := "*"
+		if !c.AllowAnyOrigin && len(c.Origins) > 0 {
+			origin = r.Header["Origin"]
+		}
+		out.Header["Access-Control-Allow-Origin"] = origin
+		if c.Credentials {
+			out.Header["Access-Control-Allow-Credentials"] = "true"
+		}
+		if r.Method == "OPTIONS" {
+			out.Header["Access-Control-Allow-Methods"] = strings.Join(c.Methods, ", ")
+			if c.MaxAge > 0 {
+				out.Header["Access-Control-Max-Age"] = strconv.Itoa(int(c.MaxAge.Seconds()))
+			}
+			addHeaders(&out, lp)
+			out.Status = 204
+			return out
+		}
+	}
+	addHeaders(&out, lp)
+	switch a := loc.Action; {
+	case a.Redirect != nil:
+		out.Status, out.Location = a.Redirect.Code, a.Redirect.URL
+		return out
+	case a.Return != nil:
+		out.Status = a.Return.Status
+		return out
+	}
+	limit := m.Config.ProxyBodySize
+	if b := lp.Buffering.BodySize; b != nil {
+		limit = int64(*b)
+	}
+	if limit > 0 && int64(r.Body) > limit {
+		out.Status = 413
+		return out
+	}
+	uri := r.Path
+	if rw := lp.Rewrite; rw != nil {
+		uri = rewrite(loc, srv.Regex, path, query, rw.Target)
+	}
+	be := backend(m, a(loc).Backend)
+	if !ready(be) && a(loc).Fallback != "" {
+		be = backend(m, a(loc).Fallback)
+	}
+	if !ready(be) {
+		out.Status = 503
+		return out
+	}
+	out.Status, out.Service, out.URI = 200, be.Service, uri
+	out.Host = host
+	if lp.UpstreamHost != nil {
+		out.Host = string(*lp.UpstreamHost)
+	}
+	if lp.Rewrite != nil && lp.XForwardedPrefix != nil {
+		out.Upstream = map[string]string{"X-Forwarded-Prefix": string(*lp.XForwardedPrefix)}
+	}
+	if code, ok := echo.StatusOf(path); ok {
+		out.Status = code
+	}
+	if e := lp.Errors; e != nil && slices.Contains(e.Codes, out.Status) {
+		eb := backend(m, e.Backend)
+		return Response{Status: 200, Service: eb.Service, URI: "/", Header: out.Header, Host: out.Host, Upstream: map[string]string{
+			"X-Code": strconv.Itoa(out.Status), "X-Original-URI": r.Path, "X-Namespace": loc.Source.Namespace,
+			"X-Ingress-Name": loc.Source.Name, "X-Service-Name": be.Service, "X-Service-Port": be.Port}}
+	}
+	if be.Balance.Method == model.Sticky {
+		name := "causeway_affinity"
+		if be.Balance.Sticky != nil && be.Balance.Sticky.Name != "" {
+			name = be.Balance.Sticky.Name
+		}
+		out.HeaderPrefix = map[string]string{"Set-Cookie": name + "="}
+	}
+	return out
+}
+
+func a(l *model.Location) *model.Proxy { return l.Action.Proxy }
+
+// selectServer finds the server for a host as nginx does: exact names
+// (hosts, aliases, www twins) first, then wildcards, then the catch-all.
+// A www twin returns the server it redirects to.
+func selectServer(m *model.Model, host string) (srv, twinOf *model.Server) {
+	var catchAll, wildcard *model.Server
+	for _, s := range m.Servers {
+		switch {
+		case s.Host == host:
+			return s, nil
+		case s.Policy != nil && slices.Contains(s.Policy.Aliases, host):
+			return s, nil
+		case s.Policy != nil && s.Policy.WWWRedirect && twin(s.Host) == host:
+			return nil, s
+		case s.Host == "":
+			catchAll = s
+		case s.Wildcard() && model.HostMatches(s.Host, host) && wildcard == nil:
+			wildcard = s
+		}
+	}
+	if wildcard != nil {
+		return wildcard, nil
+	}
+	return catchAll, nil
+}
+
+func twin(host string) string {
+	if rest, ok := strings.CutPrefix(host, "www."); ok {
+		return rest
+	}
+	return "www." + host
+}
+
+func port(scheme string, p Ports) string {
+	if scheme == "https" {
+		return strconv.Itoa(p.HTTPS)
+	}
+	return strconv.Itoa(p.HTTP)
+}
+
+// redirectURI is the request URI of an HTTPS or www redirect: one
+// trailing slash dropped unless preserved, as ingress-nginx does.
+func redirectURI(uri string, preserve bool) string {
+	if preserve {
+		return uri
+	}
+	return strings.TrimSuffix(uri, "/")
+}
+
+func corsAllows(c *model.CORS, origin string) bool {
+	if c.AllowAnyOrigin || len(c.Origins) == 0 {
+		return true
+	}
+	for _, o := range c.Origins {
+		if o == origin {
+			return true
+		}
+		if scheme, rest, ok := strings.Cut(o, "://*."); ok {
+			label, found := strings.CutSuffix(strings.TrimPrefix(origin, scheme+"://"), "."+rest)
+			if found && strings.HasPrefix(origin, scheme+"://") && label != "" && !strings.ContainsAny(label, "./:") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func addHeaders(out *Response, p *model.Policy) {
+	for _, h := range p.ResponseHeaders {
+		out.Header[h.Name] = string(h.Value)
+	}
+}
+
+// rewrite applies a rewrite-target the way nginx's "rewrite ... break"
+// does: the location's regex (case-insensitive, anchored) replaces the
+// whole path with the target, $n naming its groups, and the query is
+// appended.
+func rewrite(loc *model.Location, regexServer bool, path, query, target string) string {
+	expr := loc.Match.Path
+	if !regexServer && loc.Match.Type != model.Regex {
+		expr = regexp.QuoteMeta(expr)
+	}
+	re := regexp.MustCompile("(?i)^(?:" + expr + ")")
+	m := re.FindStringSubmatch(path)
+	if m == nil {
+		return path
+	}
+	var b strings.Builder
+	for i := 0; i < len(target); i++ {
+		if target[i] == '$' && i+1 < len(target) && target[i+1] >= '1' && target[i+1] <= '9' {
+			if n := int(target[i+1] - '0'); n < len(m) {
+				b.WriteString(m[n])
+			}
+			i++
+			continue
+		}
+		b.WriteByte(target[i])
+	}
+	out := b.String()
+	if query != "" {
+		if strings.Contains(out, "?") {
+			out += "&" + query
+		} else {
+			out += "?" + query
+		}
+	}
+	return out
+}
+
+func backend(m *model.Model, key string) *model.Backend {
+	for _, b := range m.Backends {
+		if b.Key == key {
+			return b
+		}
+	}
+	return nil
+}
+
+func ready(b *model.Backend) bool { return b != nil && len(b.Endpoints) > 0 }
+
+// Mismatch lists how got differs from want (only want's set fields count);
+// "" when it does not. Location placeholders {http} and {https} stand for
+// the ports.
+func (want Response) Mismatch(got Response, p Ports) string {
+	var diffs []string
+	check := func(what string, ok bool, w, g any) {
+		if !ok {
+			diffs = append(diffs, what+": got "+strconv.Quote(toString(g))+", want "+strconv.Quote(toString(w)))
+		}
+	}
+	check("status", want.Status == got.Status, want.Status, got.Status)
+	if want.Service != "" || want.Status == 404 || want.Status == 503 || want.Status >= 300 && want.Status < 400 {
+		check("service", want.Service == got.Service, want.Service, got.Service)
+	}
+	if want.URI != "" {
+		check("uri", want.URI == got.URI, want.URI, got.URI)
+	}
+	if want.Host != "" {
+		check("upstream host", want.Host == got.Host, want.Host, got.Host)
+	}
+	if want.Location != "" {
+		loc := strings.NewReplacer("{http}", strconv.Itoa(p.HTTP), "{https}", strconv.Itoa(p.HTTPS)).Replace(want.Location)
+		check("location", loc == got.Location, loc, got.Location)
+	}
+	for k, v := range want.Header {
+		check("header "+k, got.Header[k] == v, v, got.Header[k])
+	}
+	for k, v := range want.HeaderPrefix {
+		check("header "+k, strings.HasPrefix(got.HeaderPrefix[k], v), v+"...", got.HeaderPrefix[k])
+	}
+	for _, k := range want.Absent {
+		_, present := got.Header[k]
+		check("header "+k, !present, "(absent)", got.Header[k])
+	}
+	for k, v := range want.Upstream {
+		check("upstream header "+k, got.Upstream[k] == v, v, got.Upstream[k])
+	}
+	slices.Sort(diffs)
+	return strings.Join(diffs, "; ")
+}
+
+func toString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int:
+		return strconv.Itoa(v)
+	}
+	return ""
+}
