@@ -37,6 +37,17 @@ data:
 // names. It is valid from an hour ago for lifetime. rsaBits 0 means an
 // ECDSA P-256 key, anything else an RSA key of that size.
 func SelfSigned(rsaBits int, lifetime time.Duration, names ...string) (certPEM, keyPEM []byte, err error) {
+	return selfSigned(rsaBits, lifetime, x509.ExtKeyUsageServerAuth, names)
+}
+
+// SelfSignedClient is SelfSigned for a TLS client certificate (ECDSA,
+// valid for an hour), such as nginx presents to a backend that asks for
+// one.
+func SelfSignedClient(names ...string) (certPEM, keyPEM []byte, err error) {
+	return selfSigned(0, time.Hour, x509.ExtKeyUsageClientAuth, names)
+}
+
+func selfSigned(rsaBits int, lifetime time.Duration, eku x509.ExtKeyUsage, names []string) (certPEM, keyPEM []byte, err error) {
 	if len(names) == 0 {
 		return nil, nil, errors.New("testcert: no name")
 	}
@@ -63,7 +74,7 @@ func SelfSigned(rsaBits int, lifetime time.Duration, names ...string) (certPEM, 
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(lifetime),
 		KeyUsage:     usage,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  []x509.ExtKeyUsage{eku},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
