@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
-	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -195,42 +193,6 @@ func TestServiceAnnotations(t *testing.T) {
 				t.Fatal("Service annotations never close paths")
 			}
 		})
-	}
-}
-
-// TestAnnotationsDocumented keeps docs/ingress.md's annotation tables equal
-// to the table in annotations.go.
-func TestAnnotationsDocumented(t *testing.T) {
-	data, err := os.ReadFile("../../docs/ingress.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(data)
-	start := strings.Index(doc, "\n## Annotations\n")
-	if start < 0 {
-		t.Fatal(`docs/ingress.md has no "## Annotations" section`)
-	}
-	section := doc[start+1:]
-	if end := strings.Index(section[3:], "\n## "); end >= 0 {
-		section = section[:end+3]
-	}
-	rowRE := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| (\\w+) \\| ([a-z ]+) \\|")
-	documented := map[string]string{}
-	for _, m := range rowRE.FindAllStringSubmatch(section, -1) {
-		documented[m[1]] = m[2] + " " + m[3]
-	}
-	for _, a := range annotations.Known() {
-		k := a.Key(annotations.DefaultPrefix)
-		want := a.Kind + " " + string(a.Status)
-		if got, ok := documented[k]; !ok {
-			t.Errorf("%s (%s) is not documented", k, want)
-		} else if got != want {
-			t.Errorf("%s is documented as %q, want %q", k, got, want)
-		}
-		delete(documented, k)
-	}
-	for k := range documented {
-		t.Errorf("%s is documented but not in the table", k)
 	}
 }
 

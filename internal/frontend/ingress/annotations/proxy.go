@@ -14,57 +14,57 @@ import (
 var proxyGroup = Group{
 	Name: "proxy",
 	Annotations: supported("proxy",
-		Annotation{Name: "proxy-body-size", Scope: ScopeLocation, Default: "the ConfigMap's proxy-body-size (1m)",
+		Annotation{Name: "proxy-body-size", Scope: ScopeLocation, Default: "1m (the ConfigMap's proxy-body-size)",
 			Grammar:    sizeGrammar + "; 0 means unlimited",
 			Difference: "the unit b is refused (ingress-nginx accepts 1b but then renders nothing)"},
-		Annotation{Name: "client-body-buffer-size", Scope: ScopeLocation, Default: "the ConfigMap's client-body-buffer-size (8k)",
+		Annotation{Name: "client-body-buffer-size", Scope: ScopeLocation, Default: "8k",
 			Grammar:    sizeGrammar + "; more than 0 and at most 1g",
 			Difference: "an invalid value drops the setting instead of rejecting the Ingress; the unit g is accepted (ingress-nginx renders nothing for it)"},
-		Annotation{Name: "proxy-connect-timeout", Scope: ScopeLocation, Default: "the ConfigMap's proxy-connect-timeout (5)",
+		Annotation{Name: "proxy-connect-timeout", Scope: ScopeLocation, Default: "5 (the ConfigMap's proxy-connect-timeout)",
 			Grammar:    timeoutGrammar,
 			Difference: timeoutDifference},
-		Annotation{Name: "proxy-send-timeout", Scope: ScopeLocation, Default: "the ConfigMap's proxy-send-timeout (60)",
+		Annotation{Name: "proxy-send-timeout", Scope: ScopeLocation, Default: "60 (the ConfigMap's proxy-send-timeout)",
 			Grammar:    timeoutGrammar,
 			Difference: timeoutDifference},
-		Annotation{Name: "proxy-read-timeout", Scope: ScopeLocation, Default: "the ConfigMap's proxy-read-timeout (60)",
+		Annotation{Name: "proxy-read-timeout", Scope: ScopeLocation, Default: "60 (the ConfigMap's proxy-read-timeout)",
 			Grammar:    timeoutGrammar,
 			Difference: timeoutDifference},
-		Annotation{Name: "proxy-next-upstream", Scope: ScopeLocation, Default: "the ConfigMap's proxy-next-upstream (error timeout)",
+		Annotation{Name: "proxy-next-upstream", Scope: ScopeLocation, Default: "error timeout",
 			Grammar: fmt.Sprintf("at most %d of error, timeout, invalid_header, http_500, http_502, http_503, http_504, "+
 				"http_403, http_404, http_429, non_idempotent, separated by spaces or commas; or off alone", len(nextUpstreamTokens)-1),
 			Difference: "commas are accepted too, off must stand alone, and duplicates are dropped"},
-		Annotation{Name: "proxy-next-upstream-timeout", Scope: ScopeLocation, Default: "the ConfigMap's proxy-next-upstream-timeout (0: no limit)",
+		Annotation{Name: "proxy-next-upstream-timeout", Scope: ScopeLocation, Default: "0: no limit",
 			Grammar:    "a number of seconds from 0 to 86400, or a duration with one unit ms, s, m or h up to 24h; 0 means no limit",
 			Difference: "nginx units are accepted too; negative values and more than 24h are refused"},
-		Annotation{Name: "proxy-next-upstream-tries", Scope: ScopeLocation, Default: "the ConfigMap's proxy-next-upstream-tries (3)",
+		Annotation{Name: "proxy-next-upstream-tries", Scope: ScopeLocation, Default: "the backend's retries (causeway.io/proxy-next-upstream-tries on the Service, 1)",
 			Grammar:    fmt.Sprintf("a whole number from 1 to %d", maxTries),
 			Difference: fmt.Sprintf("0 (no limit) is refused, as are more than %d and negative numbers", maxTries)},
-		Annotation{Name: "proxy-request-buffering", Scope: ScopeLocation, Default: "the ConfigMap's proxy-request-buffering (on)",
+		Annotation{Name: "proxy-request-buffering", Scope: ScopeLocation, Default: "on",
 			Grammar: "on or off"},
-		Annotation{Name: "proxy-buffering", Scope: ScopeLocation, Default: "the ConfigMap's proxy-buffering (off)",
+		Annotation{Name: "proxy-buffering", Scope: ScopeLocation, Default: "off",
 			Grammar: "on or off"},
-		Annotation{Name: "proxy-buffers-number", Scope: ScopeLocation, Default: "the ConfigMap's proxy-buffers-number (4)",
+		Annotation{Name: "proxy-buffers-number", Scope: ScopeLocation, Default: "4",
 			Grammar: fmt.Sprintf("a whole number from %d to %d", minBuffers, maxBuffers),
 			Difference: fmt.Sprintf("1, 2 and more than %d are refused: with proxy_busy_buffers_size at its default of two buffers, "+
 				"nginx refuses a configuration with fewer than 3", maxBuffers)},
-		Annotation{Name: "proxy-buffer-size", Scope: ScopeLocation, Default: "the ConfigMap's proxy-buffer-size (4k)",
+		Annotation{Name: "proxy-buffer-size", Scope: ScopeLocation, Default: "4k",
 			Grammar:    sizeGrammar + "; more than 0 and at most 1g; also the size of each of the proxy-buffers-number buffers",
 			Difference: "0 and the unit b are refused"},
-		Annotation{Name: "proxy-max-temp-file-size", Scope: ScopeLocation, Default: "the ConfigMap's proxy-max-temp-file-size (1024m)",
+		Annotation{Name: "proxy-max-temp-file-size", Scope: ScopeLocation, Default: "1024m",
 			Grammar: sizeGrammar + "; 0 turns temporary files off; anything else must be at least proxy-buffer-size " +
-				"(8k when that is not set), as nginx requires",
+				"(4k when that is not set), as nginx requires",
 			Difference: "a value nginx would refuse (more than 0 but less than the buffer size) is refused here instead of failing the reload"},
-		Annotation{Name: "proxy-http-version", Scope: ScopeLocation, Default: "the ConfigMap's proxy-http-version (1.1)",
+		Annotation{Name: "proxy-http-version", Scope: ScopeLocation, Default: "1.1",
 			Grammar: "1.0 or 1.1"},
-		Annotation{Name: "proxy-cookie-domain", Scope: ScopeLocation, Default: "the ConfigMap's proxy-cookie-domain (off)",
+		Annotation{Name: "proxy-cookie-domain", Scope: ScopeLocation, Default: "off",
 			Grammar: "off, or two domains separated by spaces: the Set-Cookie domain to replace and its replacement; each a lower-case " +
 				"DNS name, optionally after one leading .",
 			Difference: "regular expressions (~), variables, IP addresses and upper-case letters are refused"},
-		Annotation{Name: "proxy-cookie-path", Scope: ScopeLocation, Default: "the ConfigMap's proxy-cookie-path (off)",
+		Annotation{Name: "proxy-cookie-path", Scope: ScopeLocation, Default: "off",
 			Grammar: "off, or two paths separated by spaces: the Set-Cookie path to replace and its replacement; each as an Ingress " +
 				"path is written (starts with /, letters, digits and - . _ ~ ! * ( ) + , = : @ & /, no // or . and .. segments)",
 			Difference: "exactly two paths are required; regular expressions (~), variables, ? and & are refused"},
-		Annotation{Name: "proxy-redirect-from", Scope: ScopeLocation, Default: "the ConfigMap's proxy-redirect-from (off)",
+		Annotation{Name: "proxy-redirect-from", Scope: ScopeLocation, Default: "nginx's proxy_redirect default",
 			Grammar: "off, default, or the start of upstream Location and Refresh headers to replace: an absolute http or https URL " +
 				"(as permanent-redirect) or a path as an Ingress path is written; default keeps nginx's own rewriting and sets nothing; " +
 				"a URL or path needs proxy-redirect-to",
@@ -73,8 +73,9 @@ var proxyGroup = Group{
 			Grammar: "off, or the replacement for proxy-redirect-from: an absolute http or https URL (as permanent-redirect) or a path " +
 				"as an Ingress path is written; only used with a URL or path in proxy-redirect-from",
 			Difference: "bare host names such as example.com and variables are refused; set without proxy-redirect-from it is reported as ignored"},
-		Annotation{Name: "service-upstream", Scope: ScopeBackend, Default: "the ConfigMap's service-upstream (false)",
-			Grammar: "a boolean: true, false, 1, 0, t, f (any case); proxies to the Service's cluster IP instead of its endpoints"},
+		Annotation{Name: "service-upstream", Scope: ScopeLocation, Default: "false",
+			Grammar:    "a boolean: true, false, 1, 0, t, f (any case); proxies to the Service's cluster IP instead of its endpoints",
+			Difference: "applies to the Ingress's own paths; ingress-nginx lets the first Ingress of a Service decide for every Ingress using it"},
 	),
 	Parse: parseProxy,
 }
@@ -94,7 +95,7 @@ const (
 	minBuffers     = 3
 	maxBuffers     = 64
 	maxBufferSize  = 1 << 30
-	defaultBufSize = 8 << 10 // nginx's proxy_buffer_size is one memory page, 4k or 8k
+	defaultBufSize = 4 << 10 // the proxy_buffer_size the http level sets (ingress-nginx's 4k)
 )
 
 // nextUpstreamTokens are proxy_next_upstream's conditions.

@@ -16,7 +16,7 @@ import (
 // route to: unknown, not yet supported, misplaced or invalid annotations
 // each become a Problem, and the security annotations of ingress-nginx fail
 // closed. Annotations under any other prefix belong to someone else and are
-// ignored. docs/ingress.md lists the same table; a test keeps them equal.
+// ignored. docs/annotations.md is generated from it (TestAnnotationsDocs).
 
 // DefaultPrefix is ingress-nginx's annotation prefix, which
 // Options.AnnotationsPrefix defaults to.
@@ -196,13 +196,7 @@ var pending = concat(
 // insteadOf says what Causeway offers today in place of some ingress-nginx
 // annotations.
 var insteadOf = map[string]string{
-	"upstream-hash-by-subset":   "use upstream-hash-by alone, which hashes over every endpoint",
-	"proxy-next-upstream-tries": "set causeway.io/proxy-next-upstream-tries on the Service",
-	"ssl-redirect":              "set ssl-redirect in the controller's ConfigMap",
-	"proxy-body-size":           "set proxy-body-size in the controller's ConfigMap",
-	"proxy-connect-timeout":     "set proxy-connect-timeout in the controller's ConfigMap",
-	"proxy-read-timeout":        "set proxy-read-timeout in the controller's ConfigMap",
-	"proxy-send-timeout":        "set proxy-send-timeout in the controller's ConfigMap",
+	"upstream-hash-by-subset": "use upstream-hash-by alone, which hashes over every endpoint",
 }
 
 // plural names a kind in the plural: "Ingresses", "Services".
@@ -245,14 +239,14 @@ var annotationIndex = func() map[annotationID]Annotation {
 	return idx
 }()
 
-// Known returns the table, sorted by family then name, for
 // Lookup finds the row of an annotation by family and name.
 func Lookup(f AnnotationFamily, name string) (Annotation, bool) {
 	a, ok := annotationIndex[annotationID{f, name}]
 	return a, ok
 }
 
-// documentation and migration checks.
+// Known returns the table, sorted by family then name, for documentation
+// and migration checks.
 func Known() []Annotation {
 	out := append([]Annotation(nil), annotationTable...)
 	sort.Slice(out, func(i, j int) bool {

@@ -12,7 +12,7 @@ var rewriteGroup = Group{
 		Annotation{Name: "use-regex", Scope: ScopeLocation, Default: "false",
 			Grammar: "a boolean: true, false, 1, 0, t, f (any case)",
 			Difference: "as in ingress-nginx, every path of every Ingress on the host becomes a case-insensitive regular expression; " +
-				"Causeway accepts only the regular expressions whose meaning RE2 and PCRE agree on (see docs/ingress.md)"},
+				"Causeway accepts only the regular expressions whose meaning RE2 and PCRE agree on (see docs/annotations.md, Regex paths)"},
 		Annotation{Name: "rewrite-target", Scope: ScopeLocation, Default: "none",
 			Grammar: "a path of at most 1024 bytes starting with / (not //), of letters, digits, . _ ~ ! * ( ) + , = : @ & / - " +
 				"and capture references $1 to $9, optionally followed by ? and a query of the same; no . or .. segments; " +
