@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/runtime"
 	"github.com/causeway/causeway/internal/source/files"
+	"github.com/causeway/causeway/internal/testcorpus"
 )
 
 // hostile are values crafted to break out of a directive or inject one.
@@ -381,5 +383,50 @@ func nginxTest(t *testing.T, out render.Files, m *model.Model) {
 	cmd := exec.Command("nginx", "-t", "-q", "-p", string(dir)+"/", "-e", "stderr", "-c", dir.MainConf())
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("nginx -t failed: %v\n%s", err, msg)
+	}
+}
+
+// TestHostileRegexPaths sends the corpus as regex paths (use-regex, with
+// a rewrite-target using a capture group), the shape of CVE-2021-25745 and
+// CVE-2023-5043: each path is refused with the Ingress, or rendered inert,
+// with the directive structure of a benign regex path and a configuration
+// nginx accepts.
+func TestHostileRegexPaths(t *testing.T) {
+	manifest := func(path string) string {
+		return fmt.Sprintf("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: evil\n  namespace: ns\n  annotations:\n"+
+			"    nginx.ingress.kubernetes.io/use-regex: \"true\"\n    nginx.ingress.kubernetes.io/rewrite-target: \"/$1\"\n"+
+			"spec:\n  ingressClassName: causeway\n  rules:\n  - host: regex.test\n    http:\n      paths:\n"+
+			"      - {path: %q, pathType: ImplementationSpecific, backend: {service: {name: svc, port: {number: 80}}}}\n", path)
+	}
+	buildFrom := func(t *testing.T, yaml string) (*model.Model, []model.Problem, bool) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(yaml), 0o644)
+		snap, err := files.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Ingresses) == 0 {
+			return nil, nil, false
+		}
+		m, problems := build.Build(snap, build.Options{Class: ingress.ClassOptions{IngressClass: "causeway"}})
+		return m, problems, true
+	}
+	benign, _, _ := buildFrom(t, manifest("/benign(/|$)(.*)"))
+	baseline := skeleton(t, mustRender(t, benign))
+	for i, v := range slices.Concat(hostile, testcorpus.Injection) {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			m, problems, ok := buildFrom(t, manifest("/"+v))
+			if !ok {
+				return // not even valid YAML
+			}
+			rejected := len(problems) > 0 && problems[0].Rejected
+			files := mustRender(t, m)
+			if !rejected {
+				if got := skeleton(t, files); got != baseline {
+					t.Fatalf("regex path %q was accepted and changed the directive structure:\n%s", v, diffLines(baseline, got))
+				}
+			}
+			nginxTest(t, files, m)
+		})
 	}
 }
