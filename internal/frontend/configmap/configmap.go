@@ -1,6 +1,7 @@
 // Package configmap reads the controller's ConfigMap (ingress-nginx's key
-// names) into model.Config. Every key has a parser; an unknown key or a bad
-// value keeps the default and is a Problem on the ConfigMap.
+// names) into model.Config. Every key it reads has a parser; a key of
+// ingress-nginx's without one (keys.go), an unknown key and a bad value
+// each keep the default and are a Problem on the ConfigMap.
 package configmap
 
 import (
@@ -19,7 +20,8 @@ import (
 var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 
 // configKeys maps each ConfigMap key to its parser. A value that fails to
-// parse keeps the default and raises a model.Problem; so does an unknown key.
+// parse keeps the default and raises a model.Problem; so does a key without
+// a parser. keys.go lists every key with its status.
 var configKeys = map[string]func(*model.Config, string) error{
 	"ssl-redirect": func(c *model.Config, v string) (err error) {
 		c.SSLRedirect, err = strconv.ParseBool(v)
@@ -121,8 +123,7 @@ func Parse(cm *corev1.ConfigMap) (model.Config, []model.Problem) {
 	for _, k := range keys {
 		parse, ok := configKeys[k]
 		if !ok {
-			problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig,
-				Message: fmt.Sprintf("unknown key %q is ignored", model.Truncate(k))})
+			problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig, Message: unparsedMessage(k)})
 			continue
 		}
 		// Parse into a copy so a failed parse cannot leave a partial value.

@@ -1,0 +1,423 @@
+package configmap
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+// This file is the table of every ConfigMap key ingress-nginx reads, and
+// what Causeway does with each. Parse reads it to tell a key it does not
+// parse yet from a typo; `causeway migrate check` and
+// docs/migrating-from-ingress-nginx.md read it through Keys.
+
+// KeyStatus says what Causeway does with a ConfigMap key.
+type KeyStatus string
+
+const (
+	// KeySupported keys are parsed and mean what they mean to
+	// ingress-nginx.
+	KeySupported KeyStatus = "supported"
+	// KeyDifferent keys are parsed under ingress-nginx's name, with the
+	// difference in Key.Difference.
+	KeyDifferent KeyStatus = "supported with a difference"
+	// KeyNotYetSupported keys are ignored with a Problem; Key.Note says
+	// what Causeway does meanwhile or what to use instead.
+	KeyNotYetSupported KeyStatus = "not yet supported"
+	// KeyNotApplicable keys configure something Causeway does not have,
+	// or does in its own way (Key.Note says which); they are ignored with
+	// a Problem.
+	KeyNotApplicable KeyStatus = "not applicable"
+	// KeyCausewayOnly keys are Causeway's own; ingress-nginx has none of
+	// that name.
+	KeyCausewayOnly KeyStatus = "Causeway only"
+)
+
+// Parsed reports whether Causeway parses keys of this status.
+func (s KeyStatus) Parsed() bool {
+	return s == KeySupported || s == KeyDifferent || s == KeyCausewayOnly
+}
+
+// Key is one row of the table.
+type Key struct {
+	Name   string
+	Status KeyStatus
+	// NginxDefault is ingress-nginx's default ("" for Causeway-only keys).
+	NginxDefault string
+	// Default is Causeway's default, for the keys it parses.
+	Default string
+	// Difference says how Causeway reads a KeyDifferent key differently
+	// from ingress-nginx.
+	Difference string
+	// Note says, for a key Causeway does not parse, why, and what
+	// Causeway does meanwhile or what to use instead; for a Causeway-only
+	// key, what it does.
+	Note string
+	// Security marks keys that make ingress-nginx refuse or inspect
+	// requests: ignoring one lets through requests ingress-nginx would
+	// have refused.
+	Security bool
+}
+
+// Keys returns the table sorted by name.
+func Keys() []Key {
+	out := make([]Key, len(keyTable))
+	copy(out, keyTable)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// LookupKey finds the row of a key.
+func LookupKey(name string) (Key, bool) {
+	k, ok := keyIndex[name]
+	return k, ok
+}
+
+// unparsedMessage is the Problem for a key without a parser.
+func unparsedMessage(name string) string {
+	k, known := keyIndex[name]
+	switch {
+	case !known:
+		return fmt.Sprintf("unknown key %q is ignored", model.Truncate(name))
+	case k.Status == KeyNotApplicable:
+		return fmt.Sprintf("ingress-nginx key %q does not apply to Causeway and is ignored: %s", name, k.Note)
+	default:
+		return fmt.Sprintf("ingress-nginx key %q is not supported yet and is ignored: %s", name, k.Note)
+	}
+}
+
+var keyIndex = func() map[string]Key {
+	idx := make(map[string]Key, len(keyTable))
+	for _, k := range keyTable {
+		if _, dup := idx[k.Name]; dup {
+			panic("configmap: key listed twice: " + k.Name)
+		}
+		idx[k.Name] = k
+	}
+	return idx
+}()
+
+// Row builders.
+
+func supported(name, nginxDefault, def string) Key {
+	return Key{Name: name, Status: KeySupported, NginxDefault: nginxDefault, Default: def}
+}
+
+func different(name, nginxDefault, def, difference string) Key {
+	return Key{Name: name, Status: KeyDifferent, NginxDefault: nginxDefault, Default: def, Difference: difference}
+}
+
+func notYet(name, nginxDefault, note string) Key {
+	return Key{Name: name, Status: KeyNotYetSupported, NginxDefault: nginxDefault, Note: note}
+}
+
+// guard is a security key not supported yet.
+func guard(name, nginxDefault, note string) Key {
+	k := notYet(name, nginxDefault, note)
+	k.Security = true
+	return k
+}
+
+func notApplicable(name, nginxDefault, note string) Key {
+	return Key{Name: name, Status: KeyNotApplicable, NginxDefault: nginxDefault, Note: note}
+}
+
+func own(name, def, note string) Key {
+	return Key{Name: name, Status: KeyCausewayOnly, Default: def, Note: note}
+}
+
+// perIngress is a global default for an annotation Causeway supports per
+// Ingress: what Causeway uses meanwhile, and the annotation to set.
+func perIngress(name, nginxDefault, causeway string) Key {
+	return notYet(name, nginxDefault, fmt.Sprintf("Causeway uses %s; set the %s annotation on the Ingresses that need another value", causeway, name))
+}
+
+// sameAsDefault is a key whose ingress-nginx default is what Causeway
+// does and cannot change yet.
+func sameAsDefault(name, nginxDefault, what string) Key {
+	return notYet(name, nginxDefault, what+", which is ingress-nginx's default")
+}
+
+// Shared notes.
+const (
+	noteLogFormat  = "the access log has one fixed format: client address, time, host, request line, status, bytes sent, request time, upstream address and status"
+	noteLogsStderr = "nginx's logs go to the controller's stderr; collect them from the Pod's log"
+	noteStream     = "TCP and UDP services are not supported yet"
+	noteLimits     = "rate and connection limits are not supported yet"
+	noteGzip       = "the proxy does not compress responses"
+	noteTracing    = "tracing is not supported yet"
+	noteGlobalAuth = "there is no global external authentication yet"
+	noteNoEffect   = "it has no effect in ingress-nginx either"
+	noteSized      = "Causeway sizes nginx's hash tables from the configuration (the longest host, the number of hosts and maps)"
+	noteHSTS       = "Causeway sends no Strict-Transport-Security header (ingress-nginx sends one on HTTPS by default); send it from the application"
+	noteForwarded  = "Causeway does not trust X-Forwarded-* headers or the PROXY protocol: the client address is the TCP peer's, " +
+		"and X-Forwarded-For passes on the incoming value with the peer's address appended"
+	noteJaeger  = "ingress-nginx documents it but no longer reads it: " + noteNoEffect
+	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration"
+	noteHTTP2   = "nginx ignores it since 1.19.7 and ingress-nginx deprecates it"
+)
+
+// keyTable is every ConfigMap key of ingress-nginx (its documented keys
+// and those its code reads), and Causeway's own.
+var keyTable = []Key{
+	// Parsed: configKeys holds their parsers.
+	supported("ssl-redirect", "true", "true"),
+	supported("disable-access-log", "false", "false"),
+	different("worker-processes", "the number of CPUs", "auto",
+		"auto or a whole number from 1 to 256 (ingress-nginx accepts any number)"),
+	different("worker-shutdown-timeout", "240s", "240s",
+		"a Go duration such as 240s or 4m, or whole seconds, from 1s to 24h; nginx's units d, w, M and y are refused"),
+	different("proxy-connect-timeout", "5", "5s",
+		"whole seconds or a Go duration such as 5s, from 1s to 24h; 0 is refused (ingress-nginx: whole seconds only)"),
+	different("proxy-read-timeout", "60", "60s",
+		"whole seconds or a Go duration such as 60s, from 1s to 24h; 0 is refused (ingress-nginx: whole seconds only)"),
+	different("proxy-send-timeout", "60", "60s",
+		"whole seconds or a Go duration such as 60s, from 1s to 24h; 0 is refused (ingress-nginx: whole seconds only)"),
+	different("proxy-body-size", "1m", "1m",
+		"1 to 9 digits and an optional unit k, m or g; the unit b is refused"),
+	different("load-balance", "round_robin", "round_robin",
+		"round_robin, ewma, least_conn or p2c; chash, chashsubset, sticky_balanced and sticky_persistent are refused here "+
+			"(use the upstream-hash-by or affinity annotations, or causeway.io/load-balance on the Service)"),
+	different("upstream-keepalive-connections", "320", "320",
+		"0 turns upstream keepalive off only in plain mode: the Lua balancer keeps at least one idle connection"),
+	own("worker-connections", "16384",
+		"connections per nginx worker: ingress-nginx's max-worker-connections, without its 0 (derived from the open files limit)"),
+	own("reload-free-certificates", "true",
+		"renewed certificates apply without a reload; false loads certificates at reload only"),
+
+	// Access and security.
+	notYet("add-headers", "", "set the custom-headers annotation on the Ingresses whose responses need the headers"),
+	notYet("allow-backend-server-header", "false", "nginx's default applies: the backend's Server header is not passed on, as with false"),
+	notApplicable("allow-cross-namespace-resources", "false",
+		"Causeway never reads a Secret or ConfigMap from another namespace through an annotation, as with false"),
+	notApplicable("allow-snippet-annotations", "false",
+		"snippet annotations are never applied: Causeway reports them as not supported whatever this says"),
+	notApplicable("annotations-risk-level", "High",
+		"every annotation value is checked against a grammar of its own and reaches nginx through one escaping function; there are no risk levels to choose"),
+	notApplicable("annotation-value-word-blocklist", "",
+		"every annotation value is checked against a grammar of its own and reaches nginx through one escaping function; there is nothing to block"),
+	notYet("global-allowed-response-headers", "", "custom-headers may set any valid header name; there is no allowlist"),
+	notYet("hide-headers", "", "backend response headers pass through, except those nginx hides by default"),
+	guard("whitelist-source-range", "", "there are no global source address lists yet: clients outside the list are let through"),
+	guard("denylist-source-range", "", "there are no global source address lists yet: the clients it lists are let through"),
+	guard("block-cidrs", "", "there are no global block lists yet: the addresses it lists are let through"),
+	guard("block-user-agents", "", "there are no global block lists yet: the user agents it lists are let through"),
+	guard("block-referers", "", "there are no global block lists yet: the referers it lists are let through"),
+	guard("enable-modsecurity", "false", "Causeway has no web application firewall yet: requests ModSecurity would refuse are let through"),
+	guard("enable-owasp-modsecurity-crs", "false", "Causeway has no web application firewall yet: requests the OWASP rules would refuse are let through"),
+	notYet("modsecurity-snippet", "", "Causeway has no web application firewall yet"),
+	guard("global-auth-url", "", noteGlobalAuth+": requests are let through without asking the authentication service"),
+	notYet("global-auth-method", "", noteGlobalAuth),
+	notYet("global-auth-signin", "", noteGlobalAuth),
+	notYet("global-auth-signin-redirect-param", "rd", noteGlobalAuth),
+	notYet("global-auth-response-headers", "", noteGlobalAuth),
+	notYet("global-auth-request-redirect", "", noteGlobalAuth),
+	notYet("global-auth-snippet", "", noteGlobalAuth),
+	notYet("global-auth-cache-key", "", noteGlobalAuth),
+	notYet("global-auth-cache-duration", "200 202 401 5m", noteGlobalAuth),
+	notYet("global-auth-always-set-cookie", "false", noteGlobalAuth),
+	notYet("no-auth-locations", "/.well-known/acme-challenge", noteGlobalAuth),
+	notYet("enable-auth-access-log", "false", "external authentication is not supported yet"),
+	notApplicable("strict-validate-path-type", "true",
+		"paths are always validated: Exact and Prefix paths must be plain paths, and regular expressions need use-regex or rewrite-target"),
+
+	// Logs.
+	notApplicable("access-log-path", "/var/log/nginx/access.log", noteLogsStderr),
+	notApplicable("http-access-log-path", "", noteLogsStderr),
+	notApplicable("stream-access-log-path", "", noteLogsStderr),
+	notApplicable("error-log-path", "/var/log/nginx/error.log", noteLogsStderr),
+	notApplicable("access-log-params", "", noteLogsStderr+"; the log is written unbuffered"),
+	notYet("enable-access-log-for-default-backend", "false", "requests the default backend answers are logged like any other"),
+	notYet("disable-http-access-log", "false", "use disable-access-log"),
+	notYet("disable-stream-access-log", "false", noteStream),
+	notYet("skip-access-log-urls", "", "set the enable-access-log annotation to false on the Ingresses whose paths should not be logged"),
+	notYet("error-log-level", "notice", "nginx logs at notice level, which is ingress-nginx's default"),
+	notYet("log-format-escape-none", "false", noteLogFormat),
+	notYet("log-format-escape-json", "false", noteLogFormat),
+	notYet("log-format-upstream", "ingress-nginx's upstreaminfo format", noteLogFormat),
+	notYet("log-format-stream", "ingress-nginx's stream format", noteStream),
+	notYet("enable-syslog", "false", noteLogsStderr+"; ship them with the cluster's log collector"),
+	notYet("syslog-host", "", noteLogsStderr+"; ship them with the cluster's log collector"),
+	notYet("syslog-port", "514", noteLogsStderr+"; ship them with the cluster's log collector"),
+	notYet("debug-connections", "", "debug logging for chosen clients is not supported"),
+
+	// Client connections and headers.
+	sameAsDefault("client-header-buffer-size", "1k", "nginx's default (1k) applies"),
+	sameAsDefault("client-header-timeout", "60", "nginx's default (60s) applies"),
+	sameAsDefault("client-body-timeout", "60", "nginx's default (60s) applies"),
+	sameAsDefault("large-client-header-buffers", "4 8k", "nginx's default (4 8k) applies"),
+	sameAsDefault("keep-alive", "75", "client keepalive is fixed at 75s"),
+	sameAsDefault("keep-alive-requests", "1000", "nginx's default (1000) applies"),
+	sameAsDefault("ignore-invalid-headers", "true", "nginx's default (on) applies"),
+	notYet("enable-underscores-in-headers", "false", "nginx's default applies: request headers with underscores are dropped, as with false"),
+	sameAsDefault("use-http2", "true", "HTTP/2 is always offered on HTTPS"),
+	sameAsDefault("http2-max-concurrent-streams", "128", "nginx's default (128) applies"),
+	notApplicable("http2-max-field-size", "", noteHTTP2),
+	notApplicable("http2-max-header-size", "", noteHTTP2),
+	notApplicable("http2-max-requests", "0", noteHTTP2),
+	notYet("default-type", "text/html", "responses nginx makes itself have the type application/octet-stream"),
+	sameAsDefault("server-tokens", "false", "nginx's version is never sent"),
+	notYet("http-redirect-code", "308", "HTTPS redirects always use 308, which is ingress-nginx's default"),
+	notYet("no-tls-redirect-locations", "/.well-known/acme-challenge",
+		"every path of a host with TLS is redirected to HTTPS, /.well-known/acme-challenge included"),
+	sameAsDefault("relative-redirects", "false", "redirects nginx makes are absolute"),
+	notYet("use-port-in-redirects", "false", "the port of redirects nginx makes cannot be chosen"),
+
+	// TLS.
+	sameAsDefault("ssl-protocols", "TLSv1.2 TLSv1.3", "TLSv1.2 and TLSv1.3 are offered"),
+	notYet("ssl-ciphers", "ingress-nginx's ECDHE list", "nginx's default cipher list (HIGH:!aNULL:!MD5) applies"),
+	sameAsDefault("ssl-ecdh-curve", "auto", "nginx's default (auto) applies"),
+	notYet("ssl-dh-param", "", "no DH parameters are loaded, so DHE cipher suites are not offered"),
+	sameAsDefault("ssl-session-cache", "true", "a shared session cache is always on"),
+	sameAsDefault("ssl-session-cache-size", "10m", "the session cache holds 10m"),
+	sameAsDefault("ssl-session-timeout", "10m", "sessions last 10m"),
+	notYet("ssl-session-tickets", "false", "nginx's default applies: session tickets are on (ingress-nginx turns them off)"),
+	notYet("ssl-session-ticket-key", "randomly generated", "nginx makes its own ticket keys at each start; replicas do not share them"),
+	notYet("ssl-buffer-size", "4k", "nginx's default (16k) applies"),
+	notYet("ssl-early-data", "false", "TLS 1.3 early data stays off"),
+	notYet("ssl-reject-handshake", "false", "a host without a certificate is answered with the default certificate"),
+	notYet("enable-ocsp", "false", "OCSP stapling is not supported yet"),
+	notYet("hsts", "true", noteHSTS),
+	notYet("hsts-include-subdomains", "true", noteHSTS),
+	notYet("hsts-max-age", "31536000", noteHSTS),
+	notYet("hsts-preload", "false", noteHSTS),
+
+	// Client addresses and forwarded headers.
+	notYet("use-forwarded-headers", "false", noteForwarded),
+	notYet("enable-real-ip", "false", noteForwarded),
+	notYet("forwarded-for-header", "X-Forwarded-For", noteForwarded),
+	notYet("compute-full-forwarded-for", "false", noteForwarded),
+	notYet("proxy-real-ip-cidr", "0.0.0.0/0", noteForwarded),
+	notYet("use-proxy-protocol", "false",
+		"listeners do not accept the PROXY protocol: connections from a load balancer that sends it fail"),
+	notYet("proxy-protocol-header-timeout", "5s", "listeners do not accept the PROXY protocol"),
+	notYet("forwarded-for-proxy-protocol-header", "X-Forwarded-For-Proxy-Protocol", "listeners do not accept the PROXY protocol"),
+	notYet("forwarded-host-header", "X-Forwarded-Host", "X-Forwarded-Host is always sent, with the request's Host"),
+	notYet("proxy-add-original-uri-header", "false", "X-Original-URI is sent only to the custom-http-errors backend and mirror targets, as with false"),
+	notYet("generate-request-id", "true", "X-Request-ID is sent only to the custom-http-errors backend"),
+	notYet("proxy-set-headers", "", "the request headers sent to backends are fixed: Host, X-Real-IP, X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto"),
+
+	// Listeners and workers.
+	notYet("bind-address", "", "use the controller's --listen-address flag"),
+	notYet("disable-ipv6", "false", "use the controller's --listen-address flag"),
+	notApplicable("disable-ipv6-dns", "false", "Causeway resolves no names at request time (ExternalName Services are not supported)"),
+	notYet("reuse-port", "true", "listeners are opened without reuseport"),
+	notYet("max-worker-connections", "16384", "use Causeway's worker-connections key (default 16384)"),
+	notYet("max-worker-open-files", "0", "nginx's default applies: the limit the controller's process has"),
+	notYet("worker-cpu-affinity", "", "workers are not pinned to CPUs"),
+	notYet("enable-multi-accept", "true", "nginx's default applies: each worker accepts one connection at a time"),
+	notYet("enable-aio-write", "true", "nginx writes temporary files without aio"),
+	notApplicable("enable-serial-reloads", "false", "Causeway reloads nginx one configuration at a time, and only when the configuration changed"),
+	notApplicable("lua-shared-dicts", "", "Causeway's Lua data plane sizes its own shared dictionaries"),
+	notApplicable("nginx-status-ipv4-whitelist", "127.0.0.1", "Causeway's status endpoint is on a unix socket, never on the network"),
+	notApplicable("nginx-status-ipv6-whitelist", "::1", "Causeway's status endpoint is on a unix socket, never on the network"),
+	notApplicable("server-name-hash-max-size", "1024", noteSized),
+	notApplicable("server-name-hash-bucket-size", "the CPU's cache line", noteSized),
+	notApplicable("map-hash-bucket-size", "64", noteSized),
+	notApplicable("variables-hash-bucket-size", "256", noteSized),
+	notApplicable("variables-hash-max-size", "2048", noteSized),
+	sameAsDefault("proxy-headers-hash-max-size", "512", "nginx's default (512) applies"),
+	sameAsDefault("proxy-headers-hash-bucket-size", "64", "nginx's default (64) applies"),
+
+	// Proxying: the global defaults of annotations Causeway reads per Ingress.
+	perIngress("client-body-buffer-size", "8k", "8k, which is ingress-nginx's default"),
+	perIngress("proxy-buffers-number", "4", "4, which is ingress-nginx's default"),
+	perIngress("proxy-buffer-size", "4k", "4k, which is ingress-nginx's default"),
+	perIngress("proxy-buffering", "off", "off, which is ingress-nginx's default"),
+	perIngress("proxy-request-buffering", "on", "on, which is ingress-nginx's default"),
+	perIngress("proxy-http-version", "1.1", "1.1, which is ingress-nginx's default"),
+	perIngress("proxy-max-temp-file-size", "1024m", "nginx's default (1024m), which is ingress-nginx's"),
+	perIngress("proxy-next-upstream", "error timeout", "error timeout, which is ingress-nginx's default"),
+	perIngress("proxy-next-upstream-timeout", "0", "no time limit, which is ingress-nginx's default"),
+	notYet("proxy-next-upstream-tries", "3",
+		"a failed request tries one other endpoint by default; set causeway.io/proxy-next-upstream-tries on the Service, "+
+			"or the proxy-next-upstream-tries annotation on the Ingresses that need another value"),
+	perIngress("proxy-cookie-domain", "off", "off, which is ingress-nginx's default"),
+	perIngress("proxy-cookie-path", "off", "off, which is ingress-nginx's default"),
+	notYet("proxy-redirect-from", "off",
+		"nginx's default (default) applies; it rewrites only Location headers naming Causeway's internal upstream, which backends do not send, "+
+			"so in effect nothing is rewritten, as with off; set the proxy-redirect-from annotation on the Ingresses that need rewriting"),
+	perIngress("proxy-redirect-to", "off", "nothing"),
+	sameAsDefault("proxy-busy-buffers-size", "", "nginx's default (two buffers) applies"),
+	perIngress("custom-http-errors", "", "no error pages"),
+	perIngress("force-ssl-redirect", "false", "false, which is ingress-nginx's default"),
+	perIngress("preserve-trailing-slash", "false", "false, which is ingress-nginx's default"),
+	perIngress("service-upstream", "false", "false, which is ingress-nginx's default"),
+	notYet("upstream-keepalive-time", "1h", "nginx's default (1h) applies, which is ingress-nginx's"),
+	notYet("upstream-keepalive-timeout", "60", "idle upstream connections are closed after 60s, which is ingress-nginx's default"),
+	notYet("upstream-keepalive-requests", "10000", "an upstream connection serves at most 1000 requests"),
+	notYet("retry-non-idempotent", "false", "POST, LOCK and PATCH requests are never retried on another endpoint once sent, as with false"),
+	notYet("grpc-buffer-size-kb", "0", "nginx's default gRPC buffer size applies"),
+	notApplicable("proxy-ssl-location-only", "false", "backend TLS annotations always apply to the Ingress's own paths only"),
+	notYet("disable-proxy-intercept-errors", "false", "custom-http-errors always intercepts the listed statuses"),
+	notApplicable("upstream-hash-by", "", noteNoEffect+"; use the upstream-hash-by annotation"),
+	notApplicable("upstream-hash-by-subset", "false", noteNoEffect),
+	notApplicable("upstream-hash-by-subset-size", "3", noteNoEffect),
+	notApplicable("app-root", "", noteNoEffect+"; use the app-root annotation"),
+
+	// Limits.
+	notYet("limit-rate", "0", noteLimits),
+	notYet("limit-rate-after", "0", noteLimits),
+	notYet("limit-req-status-code", "503", noteLimits),
+	notYet("limit-conn-status-code", "503", noteLimits),
+	notYet("limit-conn-zone-variable", "$binary_remote_addr", noteLimits),
+
+	// Compression.
+	notYet("use-gzip", "false", noteGzip),
+	notYet("gzip-level", "1", noteGzip),
+	notYet("gzip-min-length", "256", noteGzip),
+	notYet("gzip-types", "ingress-nginx's list of text types", noteGzip),
+	notYet("gzip-disable", "", noteGzip),
+	notYet("enable-brotli", "false", noteGzip),
+	notYet("brotli-level", "4", noteGzip),
+	notYet("brotli-min-length", "20", noteGzip),
+	notYet("brotli-types", "ingress-nginx's list of text types", noteGzip),
+
+	// GeoIP.
+	notApplicable("use-geoip", "true", noteJaeger),
+	notYet("use-geoip2", "false", "GeoIP2 variables are not supported yet"),
+	notYet("geoip2-autoreload-in-minutes", "0", "GeoIP2 variables are not supported yet"),
+
+	// TCP and UDP services.
+	notYet("proxy-stream-timeout", "600s", noteStream),
+	notYet("proxy-stream-next-upstream", "true", noteStream),
+	notYet("proxy-stream-next-upstream-timeout", "600s", noteStream),
+	notYet("proxy-stream-next-upstream-tries", "3", noteStream),
+	notYet("proxy-stream-responses", "1", noteStream),
+
+	// Snippets.
+	notYet("main-snippet", "", noteSnippet),
+	notYet("http-snippet", "", noteSnippet),
+	notYet("server-snippet", "", noteSnippet),
+	notYet("stream-snippet", "", noteSnippet),
+	notYet("location-snippet", "", noteSnippet),
+
+	// Tracing.
+	notYet("enable-opentelemetry", "false", noteTracing),
+	notYet("opentelemetry-trust-incoming-span", "true", noteTracing),
+	notYet("opentelemetry-operation-name", "", noteTracing),
+	notYet("opentelemetry-config", "/etc/ingress-controller/telemetry/opentelemetry.toml", noteTracing),
+	notYet("otlp-collector-host", "", noteTracing),
+	notYet("otlp-collector-port", "4317", noteTracing),
+	notYet("otel-max-queuesize", "2048", noteTracing),
+	notYet("otel-schedule-delay-millis", "5000", noteTracing),
+	notYet("otel-max-export-batch-size", "512", noteTracing),
+	notYet("otel-service-name", "nginx", noteTracing),
+	notYet("otel-sampler", "AlwaysOn", noteTracing),
+	notYet("otel-sampler-parent-based", "true", noteTracing),
+	notYet("otel-sampler-ratio", "0.01", noteTracing),
+	notApplicable("jaeger-collector-host", "", noteJaeger),
+	notApplicable("jaeger-collector-port", "6831", noteJaeger),
+	notApplicable("jaeger-endpoint", "", noteJaeger),
+	notApplicable("jaeger-service-name", "nginx", noteJaeger),
+	notApplicable("jaeger-propagation-format", "jaeger", noteJaeger),
+	notApplicable("jaeger-sampler-type", "const", noteJaeger),
+	notApplicable("jaeger-sampler-param", "1", noteJaeger),
+	notApplicable("jaeger-sampler-host", "http://127.0.0.1", noteJaeger),
+	notApplicable("jaeger-sampler-port", "5778", noteJaeger),
+	notApplicable("jaeger-trace-context-header-name", "uber-trace-id", noteJaeger),
+	notApplicable("jaeger-debug-header", "uber-debug-id", noteJaeger),
+	notApplicable("jaeger-baggage-header", "jaeger-baggage", noteJaeger),
+	notApplicable("jaeger-trace-baggage-header-prefix", "uberctx-", noteJaeger),
+}

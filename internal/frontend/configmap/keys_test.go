@@ -1,0 +1,113 @@
+package configmap
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+// TestKeysMatchParsers keeps the table and configKeys consistent: a key
+// is marked parsed exactly when it has a parser.
+func TestKeysMatchParsers(t *testing.T) {
+	for name := range configKeys {
+		k, ok := LookupKey(name)
+		if !ok {
+			t.Errorf("parsed key %q is not in the table", name)
+			continue
+		}
+		if !k.Status.Parsed() {
+			t.Errorf("parsed key %q is marked %q", name, k.Status)
+		}
+	}
+	for _, k := range Keys() {
+		if _, ok := configKeys[k.Name]; k.Status.Parsed() && !ok {
+			t.Errorf("key %q is marked %q but has no parser", k.Name, k.Status)
+		}
+	}
+}
+
+// TestKeyRows guards the shape of each row, which the docs and
+// `causeway migrate check` print.
+func TestKeyRows(t *testing.T) {
+	keys := Keys()
+	if len(keys) < 200 {
+		t.Errorf("the table lists %d keys; ingress-nginx has over 200", len(keys))
+	}
+	for i, k := range keys {
+		if i > 0 && keys[i-1].Name >= k.Name {
+			t.Errorf("Keys() is not sorted at %q", k.Name)
+		}
+		if k.Name == "" || strings.ToLower(k.Name) != k.Name || strings.ContainsAny(k.Name, " /_") {
+			t.Errorf("bad key name %q", k.Name)
+		}
+		if (k.Status == KeyDifferent) != (k.Difference != "") {
+			t.Errorf("%s: status %q with difference %q: a difference is what makes a key %q", k.Name, k.Status, k.Difference, KeyDifferent)
+		}
+		if k.Status.Parsed() && k.Default == "" {
+			t.Errorf("%s: a parsed key documents its default", k.Name)
+		}
+		if !k.Status.Parsed() && k.Note == "" || k.Status == KeyCausewayOnly && k.Note == "" {
+			t.Errorf("%s (%s) needs a note saying why or what to use instead", k.Name, k.Status)
+		}
+		if k.Security && k.Status != KeyNotYetSupported {
+			t.Errorf("%s: only keys that are not supported yet are marked as security gaps", k.Name)
+		}
+		if k.Status == KeyCausewayOnly && k.NginxDefault != "" {
+			t.Errorf("%s: a Causeway-only key has no ingress-nginx default", k.Name)
+		}
+	}
+	// Keys users most often set, and some that look alike, spot-checked.
+	for name, want := range map[string]KeyStatus{
+		"proxy-body-size":           KeyDifferent,
+		"ssl-redirect":              KeySupported,
+		"use-forwarded-headers":     KeyNotYetSupported,
+		"allow-snippet-annotations": KeyNotApplicable,
+		"reload-free-certificates":  KeyCausewayOnly,
+		"worker-connections":        KeyCausewayOnly,
+		"max-worker-connections":    KeyNotYetSupported,
+		"jaeger-endpoint":           KeyNotApplicable,
+	} {
+		if k, ok := LookupKey(name); !ok || k.Status != want {
+			t.Errorf("%s: status %q, want %q", name, k.Status, want)
+		}
+	}
+	if k, _ := LookupKey("whitelist-source-range"); !k.Security {
+		t.Error("whitelist-source-range must be marked as a security gap")
+	}
+}
+
+func TestParseProblems(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		want       string // "" for no Problem
+	}{
+		{"proxy-body-size", "8m", ""},
+		{"reload-free-certificates", "false", ""},
+		{"proxy-body-size", "8mb", `key "proxy-body-size": value "8mb": want a size`},
+		{"hsts", "true", `ingress-nginx key "hsts" is not supported yet and is ignored: Causeway sends no Strict-Transport-Security header`},
+		{"whitelist-source-range", "10.0.0.0/8", `ingress-nginx key "whitelist-source-range" is not supported yet and is ignored: there are no global source address lists yet`},
+		{"allow-snippet-annotations", "true", `ingress-nginx key "allow-snippet-annotations" does not apply to Causeway and is ignored: snippet annotations are never applied`},
+		{"use-forwarded-header", "true", `unknown key "use-forwarded-header" is ignored`},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress-nginx", Name: "ingress-nginx-controller"},
+				Data: map[string]string{tc.key: tc.value}}
+			_, problems := Parse(cm)
+			switch {
+			case tc.want == "" && len(problems) != 0:
+				t.Fatalf("problems = %v, want none", problems)
+			case tc.want == "":
+			case len(problems) != 1:
+				t.Fatalf("problems = %v, want one", problems)
+			case problems[0].Reason != model.ReasonInvalidConfig || !strings.HasPrefix(problems[0].Message, tc.want):
+				t.Fatalf("problem = %s: %q, want %s: %q...", problems[0].Reason, problems[0].Message, model.ReasonInvalidConfig, tc.want)
+			case problems[0].Object.Kind != "ConfigMap" || problems[0].Object.Name != "ingress-nginx-controller":
+				t.Fatalf("problem is on %v, want the ConfigMap", problems[0].Object)
+			}
+		})
+	}
+}

@@ -1,0 +1,74 @@
+package migrate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/causeway/causeway/internal/frontend/configmap"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+)
+
+// The generated sections of docs/migrating-from-ingress-nginx.md. Each sits
+// between a begin and an end marker; the test in docs_test.go keeps them
+// equal to these functions' output (go test ./internal/migrate -update
+// rewrites them).
+
+// DifferencesMarkdown lists every supported annotation and ConfigMap key
+// whose behaviour differs from ingress-nginx's, with the difference.
+func DifferencesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("#### Annotations\n\n")
+	for _, a := range annotations.Known() {
+		if a.Difference != "" {
+			fmt.Fprintf(&b, "- `%s`: %s.\n", a.Key(annotations.DefaultPrefix), mdText(a.Difference))
+		}
+	}
+	b.WriteString("\n#### ConfigMap keys\n\n")
+	for _, k := range configmap.Keys() {
+		if k.Difference != "" {
+			fmt.Fprintf(&b, "- `%s`: %s.\n", k.Name, mdText(k.Difference))
+		}
+	}
+	return b.String()
+}
+
+// ConfigMapKeysMarkdown is the table of every ConfigMap key: its status,
+// ingress-nginx's default, and what to know.
+func ConfigMapKeysMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| key | status | ingress-nginx default | notes |\n|---|---|---|---|\n")
+	for _, k := range configmap.Keys() {
+		status := string(k.Status)
+		if k.Security {
+			status += " (security)"
+		}
+		note := k.Note
+		switch {
+		case k.Status == configmap.KeyDifferent:
+			note = "Causeway's default " + code(k.Default) + "; " + k.Difference
+		case k.Status == configmap.KeySupported:
+			note = "Causeway's default " + code(k.Default)
+		case k.Status == configmap.KeyCausewayOnly:
+			note = "default " + code(k.Default) + "; " + k.Note
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Name, status, code(k.NginxDefault), mdText(note))
+	}
+	return b.String()
+}
+
+// code formats a value as inline code, and a description of one ("the
+// number of CPUs") as text.
+func code(v string) string {
+	if v == "" || strings.HasPrefix(v, "the ") || strings.Contains(v, "'s ") || strings.HasPrefix(v, "randomly ") {
+		return v
+	}
+	return "`" + v + "`"
+}
+
+// mdText escapes what Markdown would read as markup in registry prose:
+// table pipes, emphasis stars and underscores, and a leading or bare
+// asterisk.
+func mdText(s string) string {
+	r := strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", `\<`)
+	return r.Replace(s)
+}
