@@ -18,7 +18,7 @@ func buildRow(t *testing.T, c spec.AnnotationCase) (*model.Model, []model.Proble
 	for _, svc := range c.Services() {
 		eps[svc] = spec.Endpoint{IP: "10.0.0.1", Port: 8080}
 	}
-	return Build(snapshotOf(t, c.Manifests(annotations.DefaultPrefix, eps)), testOpts)
+	return Build(snapshotOf(t, c.Manifests(annotations.DefaultPrefix, eps)+controllerConfig(c.Config)), testOpts)
 }
 
 func findServer(m *model.Model, host string) *model.Server {
@@ -94,15 +94,16 @@ func TestAliasesAndTwinsNeverTakeAHost(t *testing.T) {
 func TestCustomHeadersConfigMapProblems(t *testing.T) {
 	row := spec.AnnotationCase{
 		Ingresses:  []spec.Ingress{{Name: "web", Host: "a.test", Paths: []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}}, Annotations: map[string]string{"custom-headers": "default/hdrs"}}},
-		ConfigMaps: map[string]map[string]string{"hdrs": {"X-Good": "yes", "X-Bad": "a$b", "bad name": "x"}},
+		ConfigMaps: map[string]map[string]string{"hdrs": {"X-Good": "yes", "X-Bad": "a$b", "bad name": "x", "X-Not-Allowed": "x"}},
+		Config:     map[string]string{"global-allowed-response-headers": "X-Good, X-Bad"},
 	}
 	m, problems := buildRow(t, row)
 	got := findServer(m, "a.test").Locations[0].Policy.ResponseHeaders
 	if len(got) != 1 || got[0].Name != "X-Good" {
 		t.Fatalf("headers %v, want only X-Good", got)
 	}
-	if r := problemsNaming(problems, "custom-headers"); len(r) != 2 {
-		t.Fatalf("problems %v, want one per bad entry", problems)
+	if r := problemsNaming(problems, "custom-headers"); len(r) != 3 {
+		t.Fatalf("problems %v, want one per bad or disallowed entry", problems)
 	}
 	row.ConfigMaps = nil
 	m, problems = buildRow(t, row)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -116,6 +117,9 @@ func (b *builder) customHeaders(ref model.ObjectRef, n annotations.ObjectName) [
 	var out []model.Header
 	for _, k := range names {
 		name, err := model.ParseHeaderName(k)
+		if err == nil && !slices.ContainsFunc(b.model.Config.AllowedResponseHeaders, func(a string) bool { return strings.EqualFold(a, name) }) {
+			err = fmt.Errorf("the header is not in the ConfigMap's global-allowed-response-headers")
+		}
 		if err == nil {
 			var v model.HeaderValue
 			if v, err = model.ParseHeaderValue(cm.Data[k]); err == nil {

@@ -2,6 +2,7 @@ package build
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +27,7 @@ func TestAnnotationTable(t *testing.T) {
 			for i, svc := range tc.Services() {
 				eps[svc] = spec.Endpoint{IP: "10.0.0." + string(rune('1'+i)), Port: 8080}
 			}
-			snap := snapshotOf(t, tc.Manifests(annotations.DefaultPrefix, eps))
+			snap := snapshotOf(t, tc.Manifests(annotations.DefaultPrefix, eps)+controllerConfig(tc.Config))
 			m, problems := Build(snap, testOpts)
 			got := spec.Eval(m, tc.Request, ports)
 			if d := tc.Want.Mismatch(got, ports); d != "" {
@@ -66,4 +67,13 @@ func snapshotOf(t *testing.T, manifests string) *source.Snapshot {
 		}
 	}
 	return snap
+}
+
+// controllerConfig is the manifest of testOpts's ConfigMap with data.
+func controllerConfig(data map[string]string) string {
+	if len(data) == 0 {
+		return ""
+	}
+	ns, name, _ := strings.Cut(testOpts.ConfigMap, "/")
+	return spec.ConfigMapYAML(ns, name, data)
 }

@@ -29,6 +29,11 @@ type Config struct {
 	// LoadBalance is the default method for backends whose Service does
 	// not choose one.
 	LoadBalance BalanceMethod
+	// AllowedResponseHeaders are the header names the custom-headers
+	// annotation may set (global-allowed-response-headers); none by
+	// default, as in ingress-nginx: an Ingress author sets response
+	// headers only where the cluster's operator allows it.
+	AllowedResponseHeaders []string
 	// ReloadFreeCertificates has nginx read each host certificate at
 	// handshake time, so renewals need no reload. It costs CPU per full
 	// handshake (measured: about half the handshake rate of certificates

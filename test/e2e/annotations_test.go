@@ -17,9 +17,14 @@ func TestReferencedConfigMapFollowsTheAPI(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	createService(t, ns, "svc", startBackend(t, "a"))
+	cms := e2e.admin.CoreV1().ConfigMaps(ns)
+	// The controller's own ConfigMap allows the header.
+	if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "causeway", Namespace: ns},
+		Data: map[string]string{"global-allowed-response-headers": "X-Team"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	c := startController(t, controllerConfig{Namespace: ns})
 	const host = "headers.e2e.test"
-	cms := e2e.admin.CoreV1().ConfigMaps(ns)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extra", Namespace: ns}, Data: map[string]string{"X-Team": "blue"}}
 	if _, err := cms.Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

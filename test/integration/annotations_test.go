@@ -30,6 +30,9 @@ func TestAnnotationTableAgainstNginx(t *testing.T) {
 		}
 		m.WriteString(rows[i].Manifests("nginx.ingress.kubernetes.io", eps))
 	}
+	if cfg := spec.UnionConfig(rows); len(cfg) > 0 {
+		m.WriteString(spec.ConfigMapYAML("causeway", "config", cfg)) // the harness's --configmap
+	}
 	c := startController(t, map[string]string{"annotations.yaml": m.String()})
 	ports := spec.Ports{HTTP: c.HTTPPort, HTTPS: c.HTTPSPort}
 	for i, tc := range rows {

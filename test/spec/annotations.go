@@ -63,8 +63,11 @@ type AnnotationCase struct {
 	Empty []string
 	// ConfigMaps are ConfigMaps in the namespace, by name.
 	ConfigMaps map[string]map[string]string
-	Request    Request
-	Want       Response
+	// Config are keys of the controller's ConfigMap the row needs. Rows
+	// served by one controller get the union (list values joined).
+	Config  map[string]string
+	Request Request
+	Want    Response
 	// Problems are the reasons of the Problems the row's objects raise,
 	// in order.
 	Problems []string
@@ -178,6 +181,7 @@ var AnnotationTable = []AnnotationCase{
 	{Name: "custom-headers add the ConfigMap's headers",
 		Ingresses:  one("hdr.test", "/", "Prefix", "app", ann("custom-headers", "default/extra-headers")),
 		ConfigMaps: map[string]map[string]string{"extra-headers": {"X-Frame-Options": "DENY", "Strict-Transport-Security": "max-age=300; includeSubDomains"}},
+		Config:     map[string]string{"global-allowed-response-headers": "X-Frame-Options, Strict-Transport-Security"},
 		Request:    get("hdr.test", "/"), Want: Response{Status: 200, Service: "app", Header: map[string]string{"X-Frame-Options": "DENY", "Strict-Transport-Security": "max-age=300; includeSubDomains"}}},
 
 	// CORS.
@@ -222,6 +226,13 @@ var AnnotationTable = []AnnotationCase{
 	{Name: "custom-http-errors leaves other statuses alone",
 		Ingresses: one("err.test", "/", "Prefix", "app", ann("custom-http-errors", "503", "default-backend", "errors")),
 		Request:   get("err.test", "/_status/500/page"), Want: Response{Status: 500, Service: "app"}},
+
+	{Name: "custom-headers sets only the headers the operator allows",
+		Ingresses:  one("hdr.test", "/", "Prefix", "app", ann("custom-headers", "default/extra-headers")),
+		ConfigMaps: map[string]map[string]string{"extra-headers": {"X-Frame-Options": "DENY", "X-Powered-By": "me"}},
+		Config:     map[string]string{"global-allowed-response-headers": "X-Frame-Options"},
+		Request:    get("hdr.test", "/"), Want: Response{Status: 200, Service: "app", Header: map[string]string{"X-Frame-Options": "DENY"}, Absent: []string{"X-Powered-By"}},
+		Problems: []string{"InvalidAnnotation"}},
 
 	// Nothing is silent, and security fails closed.
 	{Name: "an unknown annotation is ignored, the Ingress served",

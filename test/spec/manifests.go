@@ -119,17 +119,40 @@ func (c AnnotationCase) Manifests(prefix string, endpoints map[string]Endpoint) 
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n", n, c.ns())
-		data := c.ConfigMaps[n]
-		keys := make([]string, 0, len(data))
-		for k := range data {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, "  %s: %q\n", k, data[k])
-		}
-		b.WriteString("---\n")
+		b.WriteString(ConfigMapYAML(c.ns(), n, c.ConfigMaps[n]))
 	}
 	return b.String()
+}
+
+// ConfigMapYAML is a ConfigMap manifest.
+func ConfigMapYAML(ns, name string, data map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n", name, ns)
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %s: %q\n", k, data[k])
+	}
+	b.WriteString("---\n")
+	return b.String()
+}
+
+// UnionConfig merges the Config of rows: equal values once, different
+// values of one key joined with ", " (the keys rows set are lists).
+func UnionConfig(rows []AnnotationCase) map[string]string {
+	out := map[string]string{}
+	for _, r := range rows {
+		for k, v := range r.Config {
+			switch prev, ok := out[k]; {
+			case !ok:
+				out[k] = v
+			case prev != v:
+				out[k] = prev + ", " + v
+			}
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ package configmap
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,17 @@ var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 // parse keeps the default and raises a model.Problem; so does a key without
 // a parser. keys.go lists every key with its status.
 var configKeys = map[string]func(*model.Config, string) error{
+	"global-allowed-response-headers": func(c *model.Config, v string) error {
+		names, err := model.ParseHeaderNameList(v, 256)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(names, "*") {
+			return fmt.Errorf("want header names, not *")
+		}
+		c.AllowedResponseHeaders = names
+		return nil
+	},
 	"ssl-redirect": func(c *model.Config, v string) (err error) {
 		c.SSLRedirect, err = strconv.ParseBool(v)
 		return err

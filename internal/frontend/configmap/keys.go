@@ -197,7 +197,7 @@ var keyTable = []Key{
 		"every annotation value is checked against a grammar of its own and reaches nginx through one escaping function; there are no risk levels to choose"),
 	notApplicable("annotation-value-word-blocklist", "",
 		"every annotation value is checked against a grammar of its own and reaches nginx through one escaping function; there is nothing to block"),
-	notYet("global-allowed-response-headers", "", "custom-headers may set any valid header name; there is no allowlist"),
+	supported("global-allowed-response-headers", "", "none: custom-headers may set no header"),
 	notYet("hide-headers", "", "backend response headers pass through, except those nginx hides by default"),
 	guard("whitelist-source-range", "", "there are no global source address lists yet: clients outside the list are let through"),
 	guard("denylist-source-range", "", "there are no global source address lists yet: the clients it lists are let through"),

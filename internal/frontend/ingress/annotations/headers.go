@@ -17,9 +17,11 @@ var headersGroup = Group{
 	Annotations: supported("headers",
 		Annotation{Name: "custom-headers", Scope: ScopeLocation, Default: "none",
 			Grammar: "namespace/name of a ConfigMap in the Ingress's own namespace, or just its name; " +
-				"its entries are added to every response",
+				"its entries are added to every response; each header name must be listed in the controller ConfigMap's " +
+				"global-allowed-response-headers (none by default, as in ingress-nginx)",
 			Difference: "the ConfigMap must be in the Ingress's namespace (ingress-nginx documents this but does not check it); " +
-				"a bare name means the Ingress's namespace (ingress-nginx finds nothing and answers 503)"},
+				"a bare name means the Ingress's namespace (ingress-nginx finds nothing and answers 503); " +
+				"an entry that is invalid or not allowed is left out with a Problem (ingress-nginx answers 503 for the whole location)"},
 		Annotation{Name: "upstream-vhost", Scope: ScopeLocation, Default: "the request's Host",
 			Grammar: "a lower-case DNS name or an IPv4 address, optionally followed by :port (1 to 65535)",
 			Difference: "nginx variables such as $host and regular expressions are refused (ingress-nginx accepts them); " +
