@@ -39,6 +39,22 @@ type Config struct {
 	// handshake (measured: about half the handshake rate of certificates
 	// loaded at reload); false trades that for a reload per renewal.
 	ReloadFreeCertificates bool
+
+	// --- Access log (log-format-upstream, log-format-escape-json,
+	// log-format-escape-none, skip-access-log-urls,
+	// enable-access-log-for-default-backend; AccessLog above is
+	// disable-access-log).
+
+	// LogFormat is the access log's format; DefaultLogFormat by default.
+	LogFormat LogFormat
+	// LogEscapeJSON escapes variable values for JSON; LogEscapeNone
+	// escapes nothing and wins over LogEscapeJSON, as in ingress-nginx.
+	LogEscapeJSON, LogEscapeNone bool
+	// SkipLogPaths are exact URL paths whose requests are not logged.
+	SkipLogPaths []string
+	// LogDefaultBackend logs the requests that the catch-all server's
+	// own default (no Ingress's) answers.
+	LogDefaultBackend bool
 }
 
 // DefaultConfig is what an absent or empty ConfigMap means.
@@ -56,5 +72,6 @@ func DefaultConfig() Config {
 		UpstreamKeepalive:      320,
 		LoadBalance:            RoundRobin,
 		ReloadFreeCertificates: true,
+		LogFormat:              MustLogFormat(DefaultLogFormat),
 	}
 }

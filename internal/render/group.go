@@ -155,6 +155,14 @@ func shape(v *serverView) (string, error) {
 		if l.Backend != "" {
 			l.Backend, l.SelectKey = "", "backend"
 		}
+		// The access log's variables are per host, like the backend.
+		if l.LogVars != nil {
+			names := make([]logVar, len(l.LogVars))
+			for j, lv := range l.LogVars {
+				names[j].Name = lv.Name
+			}
+			l.LogVars = names
+		}
 		c.Locations[i] = l
 	}
 	b, err := json.Marshal(&c)
@@ -183,6 +191,9 @@ func share(id string, members []*serverView) (*serverView, error) {
 	v.Locations = make([]locationView, len(members[0].Locations))
 	for i, l := range members[0].Locations {
 		v.Locations[i] = l
+		if err := shareLogVars(&v, id, i, members, variables); err != nil {
+			return nil, err
+		}
 		if l.Backend == "" {
 			continue
 		}
@@ -214,4 +225,44 @@ func share(id string, members []*serverView) (*serverView, error) {
 // plain quoted string.
 func unquoteHost(name string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(name, `"`), `"`)
+}
+
+// shareLogVars gives location i of a shared server the access log
+// variables of each member host: a value all members share stays as it
+// is; any other comes from a map on $host, as backends do. variables
+// (map entries -> variable) lets equal maps be one.
+func shareLogVars(v *serverView, id string, i int, members []*serverView, variables map[string]string) error {
+	lvs := members[0].Locations[i].LogVars
+	if lvs == nil {
+		return nil
+	}
+	out := make([]logVar, len(lvs))
+	for j, lv := range lvs {
+		out[j] = lv
+		same := true
+		for _, m := range members {
+			same = same && m.Locations[i].LogVars[j].Value == lv.Value
+		}
+		if same {
+			continue
+		}
+		var entries []mapEntry
+		var sig strings.Builder
+		for _, m := range members {
+			value := m.Locations[i].LogVars[j].Value
+			for _, host := range m.ServerNames {
+				entries = append(entries, mapEntry{Host: host, Backend: value})
+			}
+			sig.WriteString(value + " ")
+		}
+		variable, ok := variables[sig.String()]
+		if !ok {
+			variable = "causeway_log_" + id + "_" + strconv.Itoa(len(v.Maps))
+			variables[sig.String()] = variable
+			v.Maps = append(v.Maps, mapView{Variable: variable, Entries: entries})
+		}
+		out[j].Value = "$" + variable
+	}
+	v.Locations[i].LogVars = out
+	return nil
 }

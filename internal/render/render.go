@@ -118,6 +118,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		return nil, "", nil, err
 	}
 	maps.Copy(files, servers)
+	countLogVariables(&hashes, m.Config.SkipLogPaths)
 
 	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua}
 	if p.User != "" {

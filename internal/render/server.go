@@ -74,6 +74,10 @@ type locationView struct {
 	HeaderFilter, LogHook bool
 	// Policy is nil when the location adds nothing to the defaults.
 	Policy *policyView
+	// AccessLogOff and LogVars are the access log's (see accesslog.go):
+	// the log turned off here, or the variables its format prints.
+	AccessLogOff bool
+	LogVars      []logVar
 }
 
 // renderCtx is what planning any server needs.
@@ -188,6 +192,9 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 		}
 		lv := locationView{Modifier: modifier, Path: q}
 		if err := sp.locationBody(&lv, l); err != nil {
+			return err
+		}
+		if err := sp.planLogVars(&lv, l); err != nil {
 			return err
 		}
 		out = append(out, lv)

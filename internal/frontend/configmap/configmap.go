@@ -22,8 +22,27 @@ var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 
 // configKeys maps each ConfigMap key to its parser. A value that fails to
 // parse keeps the default and raises a model.Problem; so does a key without
-// a parser. keys.go lists every key with its status.
-var configKeys = map[string]func(*model.Config, string) error{
+// a parser. keys.go lists every key with its status. Areas with several
+// keys keep their parsers in a file of their own, merged here.
+var configKeys = mergeKeys(coreKeys, accessLogKeys)
+
+// mergeKeys joins parser tables; a key in two tables is a programming
+// error.
+func mergeKeys(tables ...map[string]func(*model.Config, string) error) map[string]func(*model.Config, string) error {
+	all := map[string]func(*model.Config, string) error{}
+	for _, t := range tables {
+		for k, f := range t {
+			if _, dup := all[k]; dup {
+				panic("configmap: key " + k + " has two parsers")
+			}
+			all[k] = f
+		}
+	}
+	return all
+}
+
+// coreKeys are the parsers of keys without an area file.
+var coreKeys = map[string]func(*model.Config, string) error{
 	"global-allowed-response-headers": func(c *model.Config, v string) error {
 		names, err := model.ParseHeaderNameList(v, 256)
 		if err != nil {

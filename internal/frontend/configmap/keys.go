@@ -141,7 +141,6 @@ func sameAsDefault(name, nginxDefault, what string) Key {
 
 // Shared notes.
 const (
-	noteLogFormat  = "the access log has one fixed format: client address, time, host, request line, status, bytes sent, request time, upstream address and status"
 	noteLogsStderr = "nginx's logs go to the controller's stderr; collect them from the Pod's log"
 	noteStream     = "TCP and UDP services are not supported yet"
 	noteLimits     = "rate and connection limits are not supported yet"
@@ -228,14 +227,14 @@ var keyTable = []Key{
 	notApplicable("stream-access-log-path", "", noteLogsStderr),
 	notApplicable("error-log-path", "/var/log/nginx/error.log", noteLogsStderr),
 	notApplicable("access-log-params", "", noteLogsStderr+"; the log is written unbuffered"),
-	notYet("enable-access-log-for-default-backend", "false", "requests the default backend answers are logged like any other"),
+	supported("enable-access-log-for-default-backend", "false", "false"),
 	notYet("disable-http-access-log", "false", "use disable-access-log"),
 	notYet("disable-stream-access-log", "false", noteStream),
-	notYet("skip-access-log-urls", "", "set the enable-access-log annotation to false on the Ingresses whose paths should not be logged"),
+	different("skip-access-log-urls", "", "empty", "exact URL paths only, compared with the decoded path without its query string ($uri; ingress-nginx compares $request_uri, query included); regular expressions are refused"),
 	notYet("error-log-level", "notice", "nginx logs at notice level, which is ingress-nginx's default"),
-	notYet("log-format-escape-none", "false", noteLogFormat),
-	notYet("log-format-escape-json", "false", noteLogFormat),
-	notYet("log-format-upstream", "ingress-nginx's upstreaminfo format", noteLogFormat),
+	supported("log-format-escape-none", "false", "false"),
+	supported("log-format-escape-json", "false", "false"),
+	different("log-format-upstream", "ingress-nginx's upstreaminfo format", "ingress-nginx's upstreaminfo format", "every $variable must be one of a fixed list (docs/configuration.md); ${...}, ', \\, control and non-ASCII characters are refused"),
 	notYet("log-format-stream", "ingress-nginx's stream format", noteStream),
 	notYet("enable-syslog", "false", noteLogsStderr+"; ship them with the cluster's log collector"),
 	notYet("syslog-host", "", noteLogsStderr+"; ship them with the cluster's log collector"),
