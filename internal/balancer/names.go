@@ -5,6 +5,9 @@ package balancer
 const (
 	// UpstreamName is the one upstream every HTTP location proxies to.
 	UpstreamName = "causeway_balancer"
+	// UpstreamTLSName is its twin without keepalive, for TLS backends
+	// (see render's tlsUpstream).
+	UpstreamTLSName = "causeway_balancer_tls"
 	// BackendVariable is the nginx variable (without '$') through which a
 	// location names its backend key.
 	BackendVariable = "causeway_backend"

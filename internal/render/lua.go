@@ -162,7 +162,13 @@ init_worker_by_lua_block { require("causeway.balancer").init_worker() }
     keepalive_timeout %s;
     keepalive_requests %d;
 }
-`, balancer.UpstreamName, keepalive, timeout, requests)
+# TLS backends: no keepalive, so no connection authenticated for one
+# location is reused by another.
+upstream %s {
+    server 0.0.0.1:1;
+    balancer_by_lua_block { require("causeway.balancer").balance() }
+}
+`, balancer.UpstreamName, keepalive, timeout, requests, balancer.UpstreamTLSName)
 
 	s.Location = fmt.Sprintf(`header_filter_by_lua_block { require("causeway.balancer").header_filter() }
 log_by_lua_block { require("causeway.balancer").log() }

@@ -2,8 +2,10 @@ package render
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -41,7 +43,14 @@ type policyView struct {
 	// proxy_cookie_path and proxy_redirect.
 	CookieDomain, CookiePath, RedirectRewrite *replaceView
 	SSL                                       *sslView
-	ResponseHeaders                           []headerLine
+	// NoSessionReuse turns TLS session reuse towards the backend off. All
+	// locations share the one Lua-balanced upstream, whose cached session
+	// nginx would resume for another location: one without the client
+	// certificate, or with other verification settings, would then ride
+	// on a session that was authenticated for someone else, and a resumed
+	// session skips the certificate check.
+	NoSessionReuse  bool
+	ResponseHeaders []headerLine
 }
 
 // headersView is the request header block of a location (see
@@ -79,6 +88,20 @@ type sslView struct {
 	Cert, Trusted string
 }
 
+// tlsUpstream names the variant of an upstream that TLS backends use: the
+// same peers, without keepalive. A pooled TLS connection carries the
+// identity and verification of the location that opened it (its client
+// certificate, its CA); reused by a location with other TLS settings, the
+// backend would see the wrong client and an unverified backend would be
+// trusted. Every TLS request therefore opens (and verifies) its own
+// connection; NoSessionReuse keeps it from resuming another's session.
+func tlsUpstream(name string) string {
+	if name == balancer.UpstreamName {
+		return balancer.UpstreamTLSName
+	}
+	return name + "_tls"
+}
+
 // protocol returns the module and URL scheme for a backend protocol.
 func protocol(p model.BackendProtocol) (module, scheme string, err error) {
 	switch p {
@@ -107,7 +130,7 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	if err != nil {
 		return err
 	}
-	v := &policyView{Module: module}
+	v := &policyView{Module: module, NoSessionReuse: pol.Protocol.TLS()}
 	lv.Policy = v
 	v.AccessLogOff = pol.AccessLog != nil && !*pol.AccessLog
 	if pol.CORS != nil {
@@ -129,7 +152,11 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 		return nil
 	}
 	lv.Pass = module + "_pass"
-	lv.PassURL = scheme + lv.PassURL[len("http"):]
+	upstream := strings.TrimPrefix(lv.PassURL, "http://")
+	if pol.Protocol.TLS() {
+		upstream = tlsUpstream(upstream)
+	}
+	lv.PassURL = scheme + "://" + upstream
 	return sp.planProxy(v, lv, l)
 }
 

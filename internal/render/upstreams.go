@@ -9,6 +9,8 @@ import (
 type upstreamView struct {
 	Name    string
 	Servers []string
+	// NoKeepalive marks the variant TLS backends use (see tlsUpstream).
+	NoKeepalive bool
 }
 
 // luaSnippets returns the balancer's configuration fragments in dynamic
@@ -42,6 +44,7 @@ func renderUpstreams(m *model.Model, lua *Snippets) ([]byte, error) {
 		Keepalive int
 		Upstreams []upstreamView
 	}{Keepalive: m.Config.UpstreamKeepalive}
+	tls := tlsBackends(m)
 	for _, b := range m.Backends {
 		if len(b.Endpoints) == 0 {
 			continue
@@ -59,6 +62,25 @@ func renderUpstreams(m *model.Model, lua *Snippets) ([]byte, error) {
 			u.Servers = append(u.Servers, addr)
 		}
 		data.Upstreams = append(data.Upstreams, u)
+		if tls[b.Key] {
+			data.Upstreams = append(data.Upstreams, upstreamView{Name: tlsUpstream(name), Servers: u.Servers, NoKeepalive: true})
+		}
 	}
 	return execute("upstreams.conf.tmpl", &data)
+}
+
+// tlsBackends are the keys of backends some location speaks TLS to.
+func tlsBackends(m *model.Model) map[string]bool {
+	out := map[string]bool{}
+	for _, srv := range m.Servers {
+		for _, l := range srv.Locations {
+			if p := l.Action.Proxy; p != nil && l.Policy != nil && l.Policy.Protocol.TLS() {
+				out[p.Backend] = true
+				if p.Fallback != "" {
+					out[p.Fallback] = true
+				}
+			}
+		}
+	}
+	return out
 }

@@ -91,13 +91,18 @@ func TestBackendTLSWithClientCertificate(t *testing.T) {
 		annotatedIngressYAML("wrong", "wrong.test", "secure", tlsAnnotations("wrong-ca")...) +
 		annotatedIngressYAML("missing", "missing.test", "secure", tlsAnnotations("no-such-secret")...)
 	c := startController(t, map[string]string{"tls.yaml": manifests})
-	for _, tc := range []struct {
-		host    string
-		status  int
-		service string
-	}{{"good.test", 200, "secure"}, {"wrong.test", 502, ""}, {"missing.test", 503, ""}} {
-		if r := c.Get(tc.host, "/"); r.Status != tc.status || r.Reply.Service != tc.service {
-			t.Errorf("%s: status %d from %q, want %d from %q", tc.host, r.Status, r.Reply.Service, tc.status, tc.service)
+	// Alternate the hosts: all locations share one upstream, and a TLS
+	// session the good location authenticated must never be resumed for
+	// the wrong one (a resumed session skips verification).
+	for round := 0; round < 5; round++ {
+		for _, tc := range []struct {
+			host    string
+			status  int
+			service string
+		}{{"good.test", 200, "secure"}, {"wrong.test", 502, ""}, {"missing.test", 503, ""}} {
+			if r := c.Get(tc.host, "/"); r.Status != tc.status || r.Reply.Service != tc.service {
+				t.Errorf("round %d: %s: status %d from %q, want %d from %q", round, tc.host, r.Status, r.Reply.Service, tc.status, tc.service)
+			}
 		}
 	}
 }

@@ -18,7 +18,7 @@ var backendGroup = Group{
 	Annotations: supported("backend-protocol",
 		Annotation{Name: "backend-protocol", Scope: ScopeLocation, Default: "HTTP",
 			Grammar: "HTTP, HTTPS, GRPC or GRPCS, in any case",
-			Difference: "AUTO_HTTP and FCGI are not supported (an UnsupportedAnnotation Problem; HTTP is used); " +
+			Difference: "HTTPS and GRPCS connections to the backend are not kept alive nor their TLS sessions resumed: each request opens and verifies its own, so no connection authenticated for one Ingress serves another; AUTO_HTTP and FCGI are not supported (an UnsupportedAnnotation Problem; HTTP is used); " +
 				"lower-case grpc gets the same gRPC headers and timeouts as GRPC; an invalid or unsupported value " +
 				"with proxy-ssl-verify: on fails closed (503) instead of falling back to plain HTTP"},
 		Annotation{Name: "proxy-ssl-secret", Scope: ScopeLocation, Default: "none: no client certificate, no CA",
