@@ -66,6 +66,7 @@ type controllerFlags struct {
 	syncMaxDelay      time.Duration
 	annotationsPrefix string
 	defaultBackend    string
+	defaultSSLCert    string
 	kube              kubeFlags
 }
 
@@ -105,6 +106,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.modulesDir, "nginx-modules-dir", "/usr/lib/nginx/modules", "directory holding ndk_http_module.so and ngx_http_lua_module.so")
 	fl.StringVar(&f.annotationsPrefix, "annotations-prefix", annotations.DefaultPrefix, "prefix of the ingress-nginx annotations read from Ingresses")
 	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
+	fl.StringVar(&f.defaultSSLCert, "default-ssl-certificate", "", "NAMESPACE/NAME of a kubernetes.io/tls Secret presented for unknown server names and hosts without a certificate of their own, instead of the self-generated one")
 	f.kube.register(fl)
 	return cmd
 }
@@ -129,6 +131,11 @@ func (f *controllerFlags) validate() error {
 	if f.defaultBackend != "" {
 		if err := checkServiceRef(f.defaultBackend); err != nil {
 			return fmt.Errorf("--default-backend-service: %w", err)
+		}
+	}
+	if f.defaultSSLCert != "" {
+		if err := checkSecretRef(f.defaultSSLCert); err != nil {
+			return fmt.Errorf("--default-ssl-certificate: %w", err)
 		}
 	}
 	// nginx resolves relative paths against its prefix, not our working
@@ -216,6 +223,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			ConfigMap:             f.configMap,
 			AnnotationsPrefix:     f.annotationsPrefix,
 			DefaultBackendService: f.defaultBackend,
+			DefaultSSLCertificate: f.defaultSSLCert,
 		},
 		Render:    params,
 		Log:       log,
@@ -336,6 +344,21 @@ func workerUser(flag string) string {
 }
 
 // checkServiceRef checks NAMESPACE/NAME[:PORT].
+// checkSecretRef checks a NAMESPACE/NAME of a Secret.
+func checkSecretRef(v string) error {
+	ns, name, ok := strings.Cut(v, "/")
+	if !ok {
+		return fmt.Errorf("%q is not NAMESPACE/NAME", v)
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("secret %q: %s", name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
 func checkServiceRef(v string) error {
 	ns, rest, ok := strings.Cut(v, "/")
 	if !ok {

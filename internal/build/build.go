@@ -9,6 +9,7 @@ import (
 	"github.com/causeway/causeway/internal/model"
 	"reflect"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -37,6 +38,10 @@ type Options struct {
 	// controller's own 404, and renders custom-http-errors for Ingresses
 	// without a default-backend annotation.
 	DefaultBackendService string
+	// DefaultSSLCertificate is "namespace/name" of a kubernetes.io/tls
+	// Secret presented instead of the self-generated default certificate
+	// (--default-ssl-certificate); "" means the self-generated one.
+	DefaultSSLCertificate string
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -69,6 +74,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	}
 	b.model.Config, b.problems = configmap.Parse(b.configMaps[opts.ConfigMap])
 	b.globalDefault = b.defaultBackendService()
+	b.model.DefaultCertificate = b.defaultSSLCertificate()
 
 	classes := ingress.NewClassFilter(opts.Class, snap.IngressClasses)
 	var ours []*networkingv1.Ingress
@@ -361,35 +367,62 @@ func (b *builder) addTLS(ing *networkingv1.Ingress, ref model.ObjectRef) {
 // the default certificate) after recording why it cannot be used.
 func (b *builder) tlsSecret(ref model.ObjectRef, ns, name string) string {
 	key := ns + "/" + name
+	if reason, why := b.loadTLSSecret(ns, name); why != "" {
+		b.problem(ref, reason, false, "TLS secret %s%s; the default certificate is served", key, why)
+		return ""
+	}
+	return key
+}
+
+// loadTLSSecret validates the kubernetes.io/tls Secret ns/name into
+// b.secrets, or returns a Problem reason and why it cannot be used (to
+// follow the Secret's name in a message).
+func (b *builder) loadTLSSecret(ns, name string) (reason, why string) {
+	key := ns + "/" + name
 	if _, ok := b.secrets[key]; ok {
-		return key
+		return "", ""
 	}
 	s := b.secretsIn[key]
 	switch {
 	case s == nil:
-		b.problem(ref, model.ReasonMissingSecret, false, "TLS secret %s not found; the default certificate is served", key)
-		return ""
+		return model.ReasonMissingSecret, " not found"
 	case s.Type != corev1.SecretTypeTLS:
-		b.problem(ref, model.ReasonInvalidSecret, false, "TLS secret %s has type %q, want %q; the default certificate is served", key, s.Type, corev1.SecretTypeTLS)
-		return ""
+		return model.ReasonInvalidSecret, fmt.Sprintf(" has type %q, want %q", s.Type, corev1.SecretTypeTLS)
 	}
 	if reason, bad := b.opts.BadSecrets[key]; bad {
-		b.problem(ref, model.ReasonInvalidSecret, false, "TLS secret %s was refused by nginx: %s; the default certificate is served", key, reason)
-		return ""
+		return model.ReasonInvalidSecret, " was refused by nginx: " + reason
 	}
 	crt, keyPEM := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
 	if err := model.CheckChainSize(crt); err != nil {
-		b.problem(ref, model.ReasonInvalidSecret, false, "TLS secret %s: %v; the default certificate is served", key, err)
-		return ""
+		return model.ReasonInvalidSecret, ": " + err.Error()
 	}
 	if _, err := tls.X509KeyPair(crt, keyPEM); err != nil {
-		b.problem(ref, model.ReasonInvalidSecret, false, "TLS secret %s: %v; the default certificate is served", key, err)
-		return ""
+		return model.ReasonInvalidSecret, ": " + err.Error()
 	}
 	pem := make([]byte, 0, len(crt)+len(keyPEM)+1)
 	pem = append(append(append(pem, crt...), '\n'), keyPEM...)
 	b.secrets[key] = &model.TLSSecret{Namespace: ns, Name: name, PEM: pem}
-	return key
+	return "", ""
+}
+
+// defaultSSLCertificate resolves --default-ssl-certificate: the Secret's
+// key, or "" (the self-generated certificate) with a Problem on the
+// Secret saying why it cannot be used.
+func (b *builder) defaultSSLCertificate() string {
+	v := b.opts.DefaultSSLCertificate
+	if v == "" {
+		return ""
+	}
+	ns, name, _ := strings.Cut(v, "/")
+	ref := model.ObjectRef{Kind: "Secret", Namespace: ns, Name: name}
+	if s := b.secretsIn[v]; s != nil {
+		ref.UID = string(s.UID)
+	}
+	if reason, why := b.loadTLSSecret(ns, name); why != "" {
+		b.problem(ref, reason, false, "--default-ssl-certificate: TLS secret %s%s; the self-generated default certificate is served", v, why)
+		return ""
+	}
+	return v
 }
 
 // finish merges host-less rules into every host, sets defaults and
@@ -463,6 +496,9 @@ func (b *builder) finish() {
 		if srv.TLS != nil && srv.TLS.Secret != "" {
 			usedSecrets[srv.TLS.Secret] = true
 		}
+	}
+	if b.model.DefaultCertificate != "" {
+		usedSecrets[b.model.DefaultCertificate] = true
 	}
 	for k, be := range b.backends {
 		if used[k] {

@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Config holds the global settings read from the controller's ConfigMap.
 // Every field is a parsed, typed value; the renderer never sees the raw
@@ -55,7 +58,72 @@ type Config struct {
 	// LogDefaultBackend logs the requests that the catch-all server's
 	// own default (no Ingress's) answers.
 	LogDefaultBackend bool
+	// --- Listener TLS, HSTS and HTTP/2 (ssl-*, hsts*, use-http2, http2-*) ---
+
+	// HTTP2 offers HTTP/2 (by ALPN) on the HTTPS listeners.
+	HTTP2 bool
+	// HTTP2MaxConcurrentStreams bounds the concurrent requests of one
+	// HTTP/2 connection.
+	HTTP2MaxConcurrentStreams int
+	// SSLProtocols are the TLS versions the listeners accept, each a key
+	// of TLSProtocols, in the order written.
+	SSLProtocols []string
+	// SSLCiphers is an OpenSSL cipher list (ParseCipherList) for TLS 1.2
+	// and below; the server's order is preferred.
+	SSLCiphers string
+	// SSLECDHCurves are the key exchange groups, each a key of
+	// ECDHCurves; empty means OpenSSL's choice ("auto").
+	SSLECDHCurves []string
+	// SSLSessionCache keeps a shared TLS session cache of
+	// SSLSessionCacheSize bytes; SSLSessionTimeout is how long a session
+	// may be resumed.
+	SSLSessionCache     bool
+	SSLSessionCacheSize int64
+	SSLSessionTimeout   time.Duration
+	// SSLSessionTickets enables TLS session tickets.
+	SSLSessionTickets bool
+	// HSTS is the Strict-Transport-Security header of HTTPS responses.
+	HSTS HSTS
 }
+
+// HSTS is the Strict-Transport-Security policy sent on HTTPS responses.
+type HSTS struct {
+	Enabled bool
+	// MaxAge is in seconds.
+	MaxAge            int64
+	IncludeSubdomains bool
+	Preload           bool
+}
+
+// Value is the header's value, such as "max-age=31536000; includeSubDomains".
+func (h HSTS) Value() string {
+	v := "max-age=" + strconv.FormatInt(h.MaxAge, 10)
+	if h.IncludeSubdomains {
+		v += "; includeSubDomains"
+	}
+	if h.Preload {
+		v += "; preload"
+	}
+	return v
+}
+
+// TLSProtocols are the ssl-protocols values: the TLS versions nginx
+// knows. SSLv2 and SSLv3 are refused.
+var TLSProtocols = map[string]bool{"TLSv1": true, "TLSv1.1": true, "TLSv1.2": true, "TLSv1.3": true}
+
+// ECDHCurves are the ssl-ecdh-curve group names OpenSSL 3 accepts for
+// TLS key exchange.
+var ECDHCurves = map[string]bool{
+	"X25519": true, "X448": true,
+	"prime256v1": true, "secp384r1": true, "secp521r1": true,
+	"P-256": true, "P-384": true, "P-521": true,
+}
+
+// DefaultSSLCiphers is ingress-nginx's ssl-ciphers default.
+const DefaultSSLCiphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:" +
+	"ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:" +
+	"ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:" +
+	"DHE-RSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256"
 
 // DefaultConfig is what an absent or empty ConfigMap means.
 func DefaultConfig() Config {
@@ -73,5 +141,16 @@ func DefaultConfig() Config {
 		LoadBalance:            RoundRobin,
 		ReloadFreeCertificates: true,
 		LogFormat:              MustLogFormat(DefaultLogFormat),
+
+		// Listener TLS, HSTS and HTTP/2.
+		HTTP2:                     true,
+		HTTP2MaxConcurrentStreams: 128,
+		SSLProtocols:              []string{"TLSv1.2", "TLSv1.3"},
+		SSLCiphers:                DefaultSSLCiphers,
+		SSLSessionCache:           true,
+		SSLSessionCacheSize:       10 << 20,
+		SSLSessionTimeout:         10 * time.Minute,
+		SSLSessionTickets:         false,
+		HSTS:                      HSTS{Enabled: true, MaxAge: 31536000, IncludeSubdomains: true},
 	}
 }

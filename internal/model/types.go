@@ -22,6 +22,10 @@ type Model struct {
 	// ProxySecrets are the client certificates and CA bundles for TLS to
 	// backends (UpstreamTLS.Secret), sorted by key.
 	ProxySecrets []*ProxySecret
+	// DefaultCertificate is the key of the TLSSecret in Secrets that
+	// --default-ssl-certificate names, presented for unknown SNI and hosts
+	// without a certificate of their own; "" means the self-generated one.
+	DefaultCertificate string
 }
 
 // Server is one virtual host.
@@ -137,7 +141,8 @@ func (l *Location) Backend() string {
 // ServerTLS says which certificate a host presents.
 type ServerTLS struct {
 	// Secret is the key ("namespace/name") of a TLSSecret in Model.Secrets,
-	// or "" to use the controller's self-generated default certificate.
+	// or "" to use the default certificate (Model.DefaultCertificate, or
+	// the controller's self-generated one).
 	Secret string
 }
 

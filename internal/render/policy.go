@@ -148,6 +148,11 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 		}
 		v.ResponseHeaders = append(v.ResponseHeaders, headerLine{Name: `"` + h.Name + `"`, Value: q})
 	}
+	if len(v.ResponseHeaders) > 0 || v.CORS != nil {
+		if h, ok := hstsHeader(sp.rc.m.Config, pol.ResponseHeaders); ok {
+			v.ResponseHeaders = append(v.ResponseHeaders, h)
+		}
+	}
 	if lv.Pass == "" {
 		return nil
 	}

@@ -121,6 +121,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	countLogVariables(&hashes, m.Config.SkipLogPaths)
 
 	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua}
+	if main.defaultCert, err = defaultCertPath(m, p.StateDir); err != nil {
+		return nil, "", nil, err
+	}
 	if p.User != "" {
 		if main.User, err = Quote(p.User); err != nil {
 			return nil, "", nil, fmt.Errorf("worker user: %w", err)
@@ -188,6 +191,8 @@ type mainView struct {
 	Hashes      hashView
 	dir         layout.Dir
 	lua         *Snippets
+	// defaultCert is the file of the default certificate.
+	defaultCert string
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and
@@ -225,13 +230,14 @@ func (v *mainView) ProxySendTimeout() int      { return int(v.Config.ProxySendTi
 
 func (v *mainView) PidFile() (string, error) { return Quote(v.dir.PidFile()) }
 
-// DefaultCert is read at handshake time (the path ends in the always-empty
+// DefaultCert (--default-ssl-certificate's Secret, or the self-generated
+// certificate) is read at handshake time (the path ends in the always-empty
 // variable): a static certificate at http level is inherited by every
 // server with an ssl listener, and nginx would build an SSL context from
 // it per server at each reload, seconds with 10,000 hosts. Only hosts
 // without a certificate of their own pay the per-handshake read.
 func (v *mainView) DefaultCert() (string, error) {
-	p, err := quotedPathBody(v.dir.DefaultCert())
+	p, err := quotedPathBody(v.defaultCert)
 	if err != nil {
 		return "", err
 	}

@@ -14,10 +14,12 @@ type serverView struct {
 	// Sources are the quoted Ingresses behind the server, printed one
 	// per comment line: nginx refuses any token, comments included,
 	// longer than its 4 KiB read buffer.
-	Sources       []string
-	ServerNames   []string
-	ListenHTTP    string
-	ListenHTTPS   string
+	Sources     []string
+	ServerNames []string
+	ListenHTTP  string
+	ListenHTTPS string
+	// HTTP2 offers HTTP/2 on the HTTPS listener (use-http2).
+	HTTP2         bool
 	DefaultServer bool
 	Cert          string
 	CertLua       string
@@ -109,6 +111,7 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		return nil, err
 	}
 	v.DefaultServer = srv.Host == ""
+	v.HTTP2 = m.Config.HTTP2
 	for _, ref := range srv.Sources {
 		q, err := Quote(ref.Namespace + "/" + ref.Name)
 		if err != nil {

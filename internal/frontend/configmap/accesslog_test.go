@@ -5,17 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/testcorpus"
 )
-
-func parseOne(key, value string) (model.Config, []model.Problem) {
-	return Parse(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway-system", Name: "causeway"},
-		Data: map[string]string{key: value}})
-}
 
 func TestAccessLogKeys(t *testing.T) {
 	def := model.DefaultConfig()

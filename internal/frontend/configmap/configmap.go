@@ -22,27 +22,29 @@ var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 
 // configKeys maps each ConfigMap key to its parser. A value that fails to
 // parse keeps the default and raises a model.Problem; so does a key without
-// a parser. keys.go lists every key with its status. Areas with several
-// keys keep their parsers in a file of their own, merged here.
-var configKeys = mergeKeys(coreKeys, accessLogKeys)
+// a parser. keys.go lists every key with its status. Each area's parsers
+// live in a map of their own, merged here.
+var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys)
 
-// mergeKeys joins parser tables; a key in two tables is a programming
+// keyParsers maps ConfigMap keys to their parsers.
+type keyParsers = map[string]func(*model.Config, string) error
+
+// mergeKeys joins the areas' parser maps; a key in two is a programming
 // error.
-func mergeKeys(tables ...map[string]func(*model.Config, string) error) map[string]func(*model.Config, string) error {
-	all := map[string]func(*model.Config, string) error{}
-	for _, t := range tables {
-		for k, f := range t {
-			if _, dup := all[k]; dup {
-				panic("configmap: key " + k + " has two parsers")
+func mergeKeys(areas ...keyParsers) keyParsers {
+	out := keyParsers{}
+	for _, a := range areas {
+		for k, p := range a {
+			if _, dup := out[k]; dup {
+				panic("configmap: key parsed twice: " + k)
 			}
-			all[k] = f
+			out[k] = p
 		}
 	}
-	return all
+	return out
 }
 
-// coreKeys are the parsers of keys without an area file.
-var coreKeys = map[string]func(*model.Config, string) error{
+var coreKeys = keyParsers{
 	"global-allowed-response-headers": func(c *model.Config, v string) error {
 		names, err := model.ParseHeaderNameList(v, 256)
 		if err != nil {

@@ -149,12 +149,13 @@ const (
 	noteGlobalAuth = "there is no global external authentication yet"
 	noteNoEffect   = "it has no effect in ingress-nginx either"
 	noteSized      = "Causeway sizes nginx's hash tables from the configuration (the longest host, the number of hosts and maps)"
-	noteHSTS       = "Causeway sends no Strict-Transport-Security header (ingress-nginx sends one on HTTPS by default); send it from the application"
-	noteForwarded  = "Causeway does not trust X-Forwarded-* headers or the PROXY protocol: the client address is the TCP peer's, " +
+	noteHSTS       = "the header is sent on every HTTPS response, including those of hosts served with the default certificate " +
+		"(ingress-nginx sends it only for hosts with a certificate of their own); a custom-headers value for Strict-Transport-Security replaces it"
+	noteForwarded = "Causeway does not trust X-Forwarded-* headers or the PROXY protocol: the client address is the TCP peer's, " +
 		"and X-Forwarded-For passes on the incoming value with the peer's address appended"
 	noteJaeger  = "ingress-nginx documents it but no longer reads it: " + noteNoEffect
 	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration"
-	noteHTTP2   = "nginx ignores it since 1.19.7 and ingress-nginx deprecates it"
+	noteHTTP2   = "nginx ignores it since 1.19.7 (large_client_header_buffers bounds HTTP/2 headers too) and ingress-nginx deprecates it"
 )
 
 // keyTable is every ConfigMap key of ingress-nginx (its documented keys
@@ -250,8 +251,8 @@ var keyTable = []Key{
 	sameAsDefault("keep-alive-requests", "1000", "nginx's default (1000) applies"),
 	sameAsDefault("ignore-invalid-headers", "true", "nginx's default (on) applies"),
 	notYet("enable-underscores-in-headers", "false", "nginx's default applies: request headers with underscores are dropped, as with false"),
-	sameAsDefault("use-http2", "true", "HTTP/2 is always offered on HTTPS"),
-	sameAsDefault("http2-max-concurrent-streams", "128", "nginx's default (128) applies"),
+	supported("use-http2", "true", "true"),
+	different("http2-max-concurrent-streams", "128", "128", "a whole number from 1 to 65536"),
 	notApplicable("http2-max-field-size", "", noteHTTP2),
 	notApplicable("http2-max-header-size", "", noteHTTP2),
 	notApplicable("http2-max-requests", "0", noteHTTP2),
@@ -264,23 +265,28 @@ var keyTable = []Key{
 	notYet("use-port-in-redirects", "false", "the port of redirects nginx makes cannot be chosen"),
 
 	// TLS.
-	sameAsDefault("ssl-protocols", "TLSv1.2 TLSv1.3", "TLSv1.2 and TLSv1.3 are offered"),
-	notYet("ssl-ciphers", "ingress-nginx's ECDHE list", "nginx's default cipher list (HIGH:!aNULL:!MD5) applies"),
-	sameAsDefault("ssl-ecdh-curve", "auto", "nginx's default (auto) applies"),
-	notYet("ssl-dh-param", "", "no DH parameters are loaded, so DHE cipher suites are not offered"),
-	sameAsDefault("ssl-session-cache", "true", "a shared session cache is always on"),
-	sameAsDefault("ssl-session-cache-size", "10m", "the session cache holds 10m"),
-	sameAsDefault("ssl-session-timeout", "10m", "sessions last 10m"),
-	notYet("ssl-session-tickets", "false", "nginx's default applies: session tickets are on (ingress-nginx turns them off)"),
+	different("ssl-protocols", "TLSv1.2 TLSv1.3", "TLSv1.2 TLSv1.3",
+		"TLSv1, TLSv1.1, TLSv1.2 and TLSv1.3, separated by spaces or commas; SSLv2, SSLv3 and other words are refused (ingress-nginx passes the value to nginx as written)"),
+	different("ssl-ciphers", "ingress-nginx's ECDHE list", "ingress-nginx's ECDHE list",
+		"an OpenSSL cipher list of letters, digits and :+!@._=- only; the server's order is always preferred, as in ingress-nginx; "+
+			"TLSv1.3 suites are not affected (OpenSSL chooses them)"),
+	different("ssl-ecdh-curve", "auto", "auto",
+		"auto, or ':'-separated names from X25519, X448, prime256v1, secp384r1, secp521r1, P-256, P-384 and P-521"),
+	notYet("ssl-dh-param", "", "the Secret it names is not read (the controller watches only TLS Secrets and those Ingress annotations name), "+
+		"so no DH parameters are loaded and DHE cipher suites are not offered"),
+	supported("ssl-session-cache", "true", "true"),
+	different("ssl-session-cache-size", "10m", "10m", "a size from 64k to 1g in nginx's syntax (k, m, g)"),
+	different("ssl-session-timeout", "10m", "10m", "a time from 1s to 24h: whole seconds or a number with ms, s, m or h"),
+	supported("ssl-session-tickets", "false", "false"),
 	notYet("ssl-session-ticket-key", "randomly generated", "nginx makes its own ticket keys at each start; replicas do not share them"),
 	notYet("ssl-buffer-size", "4k", "nginx's default (16k) applies"),
 	notYet("ssl-early-data", "false", "TLS 1.3 early data stays off"),
 	notYet("ssl-reject-handshake", "false", "a host without a certificate is answered with the default certificate"),
 	notYet("enable-ocsp", "false", "OCSP stapling is not supported yet"),
-	notYet("hsts", "true", noteHSTS),
-	notYet("hsts-include-subdomains", "true", noteHSTS),
-	notYet("hsts-max-age", "31536000", noteHSTS),
-	notYet("hsts-preload", "false", noteHSTS),
+	different("hsts", "true", "true", noteHSTS),
+	supported("hsts-include-subdomains", "true", "true"),
+	different("hsts-max-age", "31536000", "31536000", "whole seconds from 0 to 2147483647"),
+	supported("hsts-preload", "false", "false"),
 
 	// Client addresses and forwarded headers.
 	notYet("use-forwarded-headers", "false", noteForwarded),
