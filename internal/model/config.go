@@ -84,6 +84,10 @@ type Config struct {
 	SSLSessionTickets bool
 	// HSTS is the Strict-Transport-Security header of HTTPS responses.
 	HSTS HSTS
+
+	// Real client address: the realip module, forwarded headers and the
+	// PROXY protocol (realip.go).
+	RealIP RealIP
 }
 
 // HSTS is the Strict-Transport-Security policy sent on HTTPS responses.
@@ -152,5 +156,6 @@ func DefaultConfig() Config {
 		SSLSessionTimeout:         10 * time.Minute,
 		SSLSessionTickets:         false,
 		HSTS:                      HSTS{Enabled: true, MaxAge: 31536000, IncludeSubdomains: true},
+		RealIP:                    DefaultRealIP(),
 	}
 }

@@ -489,3 +489,34 @@ func secretParts(key string) (ns, name string, err error) {
 	}
 	return ns, name, nil
 }
+
+// realIPCIDR prints a trusted peer prefix for set_real_ip_from and geo:
+// a valid, masked prefix, whose text can hold only hex digits, ".", ":"
+// and "/".
+func realIPCIDR(p netip.Prefix) (string, error) {
+	if !p.IsValid() || p != p.Masked() {
+		return "", fmt.Errorf("trusted CIDR %s is not a masked prefix", p)
+	}
+	s := p.String()
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == '.' || c == ':' || c == '/') {
+			return "", fmt.Errorf("trusted CIDR %q holds %q", s, c)
+		}
+	}
+	return s, nil
+}
+
+// realIPHeaderName prints the header real_ip_header reads: 1 to 128
+// letters, digits and "-" (so never "proxy_protocol", which the caller
+// writes itself).
+func realIPHeaderName(name string) (string, error) {
+	if name == "" || len(name) > 128 {
+		return "", fmt.Errorf("real IP header %q: want 1 to 128 characters", name)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return "", fmt.Errorf("real IP header %q holds %q", name, c)
+		}
+	}
+	return name, nil
+}

@@ -110,6 +110,12 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 	if v.ListenHTTPS, err = listen(p.ListenAddress, p.HTTPSPort); err != nil {
 		return nil, err
 	}
+	if m.Config.RealIP.UseProxyProtocol {
+		// Both listeners, for every server: nginx ORs listen options
+		// per address anyway.
+		v.ListenHTTP += " proxy_protocol"
+		v.ListenHTTPS += " proxy_protocol"
+	}
 	v.DefaultServer = srv.Host == ""
 	v.HTTP2 = m.Config.HTTP2
 	for _, ref := range srv.Sources {

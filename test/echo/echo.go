@@ -30,7 +30,7 @@ type Reply struct {
 // nginx adds or rewrites for rewrites, custom error pages and upstream
 // hosts.
 var SeenHeaders = []string{
-	"X-Forwarded-Prefix", "X-Forwarded-Host", "X-Real-IP", "X-Code", "X-Format", "X-Original-URI",
+	"X-Forwarded-Prefix", "X-Forwarded-Host", "X-Forwarded-Port", "X-Real-IP", "X-Code", "X-Format", "X-Original-URI",
 	"X-Namespace", "X-Ingress-Name", "X-Service-Name", "X-Service-Port", "X-Request-ID",
 }
 

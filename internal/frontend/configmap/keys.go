@@ -151,8 +151,6 @@ const (
 	noteSized      = "Causeway sizes nginx's hash tables from the configuration (the longest host, the number of hosts and maps)"
 	noteHSTS       = "the header is sent on every HTTPS response, including those of hosts served with the default certificate " +
 		"(ingress-nginx sends it only for hosts with a certificate of their own); a custom-headers value for Strict-Transport-Security replaces it"
-	noteForwarded = "Causeway does not trust X-Forwarded-* headers or the PROXY protocol: the client address is the TCP peer's, " +
-		"and X-Forwarded-For passes on the incoming value with the peer's address appended"
 	noteJaeger  = "ingress-nginx documents it but no longer reads it: " + noteNoEffect
 	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration"
 	noteHTTP2   = "nginx ignores it since 1.19.7 (large_client_header_buffers bounds HTTP/2 headers too) and ingress-nginx deprecates it"
@@ -288,20 +286,30 @@ var keyTable = []Key{
 	different("hsts-max-age", "31536000", "31536000", "whole seconds from 0 to 2147483647"),
 	supported("hsts-preload", "false", "false"),
 
-	// Client addresses and forwarded headers.
-	notYet("use-forwarded-headers", "false", noteForwarded),
-	notYet("enable-real-ip", "false", noteForwarded),
-	notYet("forwarded-for-header", "X-Forwarded-For", noteForwarded),
-	notYet("compute-full-forwarded-for", "false", noteForwarded),
-	notYet("proxy-real-ip-cidr", "0.0.0.0/0", noteForwarded),
-	notYet("use-proxy-protocol", "false",
-		"listeners do not accept the PROXY protocol: connections from a load balancer that sends it fail"),
-	notYet("proxy-protocol-header-timeout", "5s", "listeners do not accept the PROXY protocol"),
-	notYet("forwarded-for-proxy-protocol-header", "X-Forwarded-For-Proxy-Protocol", "listeners do not accept the PROXY protocol"),
+	// Client addresses and forwarded headers: parsed (realip.go).
+	different("use-forwarded-headers", "false", "false",
+		"X-Forwarded-Proto, -Host and -Port are passed on only from peers in proxy-real-ip-cidr (ingress-nginx trusts them from any peer); "+
+			"the Host header sent upstream stays the request's; with use-proxy-protocol as well, the client address is the PROXY header's, "+
+			"not the forwarded header's (forwarded-for-proxy-protocol-header is not supported)"),
+	supported("enable-real-ip", "false", "false"),
+	different("forwarded-for-header", "X-Forwarded-For", "X-Forwarded-For",
+		"a header name of letters, digits and - only (nginx ignores request headers with other characters); proxy_protocol is refused"),
+	different("compute-full-forwarded-for", "false", "false",
+		"the incoming X-Forwarded-For is passed on only from peers in proxy-real-ip-cidr; from others, the client's address alone"),
+	different("proxy-real-ip-cidr", "0.0.0.0/0", "0.0.0.0/0",
+		"comma-separated IPv4 or IPv6 CIDRs or addresses, at most 1000; a CIDR with host bits set (10.0.0.1/8) is refused"),
+	different("use-proxy-protocol", "false", "false",
+		"X-Forwarded-Port is the PROXY header's destination port, and X-Forwarded-Proto is https when that port is 443 unless a trusted peer's "+
+			"X-Forwarded-Proto says otherwise"),
+	different("proxy-protocol-header-timeout", "5s", "5s",
+		"ingress-nginx applies it only to its SSL-passthrough proxy; Causeway makes it nginx's client_header_timeout when use-proxy-protocol is on, "+
+			"which bounds the PROXY header and the request headers of each new connection together; a Go duration or whole seconds, from 1s to 24h"),
+	notYet("forwarded-for-proxy-protocol-header", "X-Forwarded-For-Proxy-Protocol",
+		"with use-proxy-protocol, the client address is always the PROXY header's, even with use-forwarded-headers"),
 	notYet("forwarded-host-header", "X-Forwarded-Host", "X-Forwarded-Host is always sent, with the request's Host"),
 	notYet("proxy-add-original-uri-header", "false", "X-Original-URI is sent only to the custom-http-errors backend and mirror targets, as with false"),
 	notYet("generate-request-id", "true", "X-Request-ID is sent only to the custom-http-errors backend"),
-	notYet("proxy-set-headers", "", "the request headers sent to backends are fixed: Host, X-Real-IP, X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto"),
+	notYet("proxy-set-headers", "", "the request headers sent to backends are fixed: Host, X-Real-IP, X-Forwarded-For, X-Forwarded-Host, X-Forwarded-Port and X-Forwarded-Proto"),
 
 	// Listeners and workers.
 	notYet("bind-address", "", "use the controller's --listen-address flag"),

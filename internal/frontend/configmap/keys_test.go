@@ -64,7 +64,7 @@ func TestKeyRows(t *testing.T) {
 	for name, want := range map[string]KeyStatus{
 		"proxy-body-size":           KeyDifferent,
 		"ssl-redirect":              KeySupported,
-		"use-forwarded-headers":     KeyNotYetSupported,
+		"use-forwarded-headers":     KeyDifferent,
 		"allow-snippet-annotations": KeyNotApplicable,
 		"reload-free-certificates":  KeyCausewayOnly,
 		"worker-connections":        KeyCausewayOnly,
