@@ -42,6 +42,9 @@ type Options struct {
 	// Secret presented instead of the self-generated default certificate
 	// (--default-ssl-certificate); "" means the self-generated one.
 	DefaultSSLCertificate string
+	// BrotliAvailable says that nginx can load the brotli filter module;
+	// without it enable-brotli is a Problem and brotli stays off.
+	BrotliAvailable bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -73,6 +76,16 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		b.configMaps[c.Namespace+"/"+c.Name] = c
 	}
 	b.model.Config, b.problems = configmap.Parse(b.configMaps[opts.ConfigMap])
+	if b.model.Config.Brotli.Enabled && !opts.BrotliAvailable {
+		b.model.Config.Brotli.Enabled = false
+		cm := b.configMaps[opts.ConfigMap]
+		b.problems = append(b.problems, model.Problem{
+			Object: model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)},
+			Reason: model.ReasonInvalidConfig,
+			Message: `key "enable-brotli": nginx's brotli filter module (ngx_http_brotli_filter_module.so, Debian's ` +
+				`libnginx-mod-http-brotli-filter) is not installed in the nginx modules directory; brotli stays off`,
+		})
+	}
 	b.globalDefault = b.defaultBackendService()
 	b.model.DefaultCertificate = b.defaultSSLCertificate()
 

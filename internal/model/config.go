@@ -88,6 +88,50 @@ type Config struct {
 	// Real client address: the realip module, forwarded headers and the
 	// PROXY protocol (realip.go).
 	RealIP RealIP
+
+	// --- Compression (use-gzip, enable-brotli and their settings) ---
+
+	// Gzip and Brotli compress responses for clients that accept it.
+	// Brotli needs nginx's brotli filter module; the build turns it off
+	// with a Problem when the module is not there.
+	Gzip, Brotli Compression
+
+	// --- Request handling (client connections, redirects, request IDs,
+	// upstream keepalive, workers, error log) ---
+
+	// KeepAlive is how long an idle client connection stays open; 0
+	// turns client keepalive off.
+	KeepAlive time.Duration
+	// KeepAliveRequests is the number of requests one client connection
+	// may carry.
+	KeepAliveRequests int
+	// ClientHeaderBufferSize is the buffer for a request's header, in
+	// bytes; LargeClientHeaderBuffers take over for longer headers.
+	ClientHeaderBufferSize int64
+	// LargeClientHeaderBuffers bound the request line and each header
+	// field: a longer one is refused with 414 or 400.
+	LargeClientHeaderBuffers HeaderBuffers
+	// ClientHeaderTimeout and ClientBodyTimeout bound reading a request's
+	// header, and each read of its body.
+	ClientHeaderTimeout, ClientBodyTimeout time.Duration
+	// HTTPRedirectCode is the status of HTTPS and www. redirects: 301,
+	// 302, 307 or 308.
+	HTTPRedirectCode int
+	// ServerTokens sends nginx's version in the Server header and on
+	// error pages.
+	ServerTokens bool
+	// GenerateRequestID sends backends a generated X-Request-ID when the
+	// client sent none (a client's X-Request-ID is always passed on).
+	GenerateRequestID bool
+	// UpstreamKeepaliveTimeout closes idle upstream connections;
+	// UpstreamKeepaliveRequests bounds the requests of one.
+	UpstreamKeepaliveTimeout  time.Duration
+	UpstreamKeepaliveRequests int
+	// MaxWorkerOpenFiles is nginx's worker_rlimit_nofile; 0 means the
+	// controller's hard limit less 1024, as ingress-nginx computes it.
+	MaxWorkerOpenFiles int
+	// ErrorLogLevel is the least severity nginx logs.
+	ErrorLogLevel LogLevel
 }
 
 // HSTS is the Strict-Transport-Security policy sent on HTTPS responses.
@@ -129,6 +173,60 @@ const DefaultSSLCiphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SH
 	"ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:" +
 	"DHE-RSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256"
 
+// Compression is gzip or brotli compression of responses.
+type Compression struct {
+	Enabled bool
+	// Level is the compression level (gzip 1-9, brotli 0-11).
+	Level int
+	// MinLength is the least Content-Length, in bytes, compressed.
+	MinLength int64
+	// Types are the lower-case MIME types compressed, each type/subtype
+	// as ParseMIMETypes accepts it, or the single "*".
+	Types []string
+}
+
+// HeaderBuffers is nginx's large_client_header_buffers: Count buffers of
+// Size bytes.
+type HeaderBuffers struct {
+	Count int
+	Size  int64
+}
+
+// LogLevel is an nginx error_log level.
+type LogLevel string
+
+// The nginx error_log levels, from most to least verbose.
+const (
+	LogDebug  LogLevel = "debug"
+	LogInfo   LogLevel = "info"
+	LogNotice LogLevel = "notice"
+	LogWarn   LogLevel = "warn"
+	LogError  LogLevel = "error"
+	LogCrit   LogLevel = "crit"
+	LogAlert  LogLevel = "alert"
+	LogEmerg  LogLevel = "emerg"
+)
+
+// Valid reports whether l is one of the levels above.
+func (l LogLevel) Valid() bool {
+	switch l {
+	case LogDebug, LogInfo, LogNotice, LogWarn, LogError, LogCrit, LogAlert, LogEmerg:
+		return true
+	}
+	return false
+}
+
+// DefaultGzipTypes and DefaultBrotliTypes are ingress-nginx's defaults.
+var (
+	DefaultGzipTypes = []string{
+		"application/atom+xml", "application/javascript", "application/x-javascript", "application/json",
+		"application/rss+xml", "application/vnd.ms-fontobject", "application/x-font-ttf",
+		"application/x-web-app-manifest+json", "application/xhtml+xml", "application/xml", "font/opentype",
+		"image/svg+xml", "image/x-icon", "text/css", "text/javascript", "text/plain", "text/x-component",
+	}
+	DefaultBrotliTypes = append([]string{"application/xml+rss"}, DefaultGzipTypes...)
+)
+
 // DefaultConfig is what an absent or empty ConfigMap means.
 func DefaultConfig() Config {
 	return Config{
@@ -157,5 +255,22 @@ func DefaultConfig() Config {
 		SSLSessionTickets:         false,
 		HSTS:                      HSTS{Enabled: true, MaxAge: 31536000, IncludeSubdomains: true},
 		RealIP:                    DefaultRealIP(),
+
+		// Compression.
+		Gzip:   Compression{Level: 1, MinLength: 256, Types: DefaultGzipTypes},
+		Brotli: Compression{Level: 4, MinLength: 20, Types: DefaultBrotliTypes},
+
+		// Request handling.
+		KeepAlive:                 75 * time.Second,
+		KeepAliveRequests:         1000,
+		ClientHeaderBufferSize:    1 << 10,
+		LargeClientHeaderBuffers:  HeaderBuffers{Count: 4, Size: 8 << 10},
+		ClientHeaderTimeout:       60 * time.Second,
+		ClientBodyTimeout:         60 * time.Second,
+		HTTPRedirectCode:          308,
+		GenerateRequestID:         true,
+		UpstreamKeepaliveTimeout:  60 * time.Second,
+		UpstreamKeepaliveRequests: 10000,
+		ErrorLogLevel:             LogNotice,
 	}
 }

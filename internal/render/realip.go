@@ -22,10 +22,9 @@ type clientAddressView struct {
 	// peer (Peer) appended.
 	FullForwardedFor bool
 	Peer             string
-	// ProxyProtocol is on when the listeners require the PROXY header;
-	// HeaderTimeout, in seconds, bounds the wait for it.
+	// ProxyProtocol is on when the listeners require the PROXY header
+	// (client_header_timeout bounds the wait for it: see requests.go).
 	ProxyProtocol bool
-	HeaderTimeout int
 	// Scheme and Port are what X-Forwarded-Proto and -Port say when no
 	// trusted header overrides them.
 	Scheme, Port string
@@ -53,7 +52,6 @@ func (v *mainView) ClientAddress() (*clientAddressView, error) {
 	if c.UseProxyProtocol {
 		out.RealIPHeader = "proxy_protocol"
 		out.ProxyProtocol = true
-		out.HeaderTimeout = max(int(c.ProxyProtocolHeaderTimeout.Seconds()), 1)
 		out.Scheme, out.Port = "$causeway_proxy_protocol_scheme", "$proxy_protocol_server_port"
 		out.TrustSource, out.Peer = "$proxy_protocol_addr", "$proxy_protocol_addr"
 	} else {

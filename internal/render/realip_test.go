@@ -46,7 +46,7 @@ func TestClientAddressModes(t *testing.T) {
 		t.Errorf("default: %+v, %v", v, err)
 	}
 	cfg.RealIP.UseProxyProtocol, cfg.RealIP.ForwardedForHeader = true, "X-Client-IP"
-	if v, err := (&mainView{Config: cfg}).ClientAddress(); err != nil || v.RealIPHeader != "proxy_protocol" || v.HeaderTimeout != 5 || v.Port != "$proxy_protocol_server_port" {
+	if v, err := (&mainView{Config: cfg}).ClientAddress(); err != nil || v.RealIPHeader != "proxy_protocol" || v.Port != "$proxy_protocol_server_port" {
 		t.Errorf("proxy protocol: %+v, %v", v, err)
 	}
 	cfg.RealIP.UseProxyProtocol, cfg.RealIP.EnableRealIP = false, true

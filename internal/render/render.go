@@ -51,6 +51,14 @@ type Params struct {
 	// User, when set, is the user nginx workers run as (the controller
 	// sets it only when it runs as root).
 	User string
+	// BrotliModule is the absolute path of nginx's brotli filter module,
+	// or "" when nginx cannot load it. It is loaded only when the
+	// ConfigMap enables brotli.
+	BrotliModule string
+	// OpenFilesLimit is the controller's hard limit on open files (0 when
+	// unknown), from which max-worker-open-files 0 derives nginx's
+	// worker_rlimit_nofile.
+	OpenFilesLimit uint64
 }
 
 // Dynamic configures the Lua-balanced data plane: one upstream whose peers
@@ -138,6 +146,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			main.LoadModules = append(main.LoadModules, q)
 		}
 	}
+	if err := main.planRequests(p); err != nil {
+		return nil, "", nil, err
+	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", nil, err
 	}
@@ -189,8 +200,18 @@ type mainView struct {
 	User        string
 	LoadModules []string
 	Hashes      hashView
-	dir         layout.Dir
-	lua         *Snippets
+	// Compression and request handling (requests.go).
+	GzipOn, BrotliOn         bool
+	GzipTypes, BrotliTypes   string
+	WorkerRlimitNofile       int
+	WorkerConnections        int
+	LargeClientHeaderBuffers string
+	KeepAlive                string
+	ClientHeaderBufferSize   string
+	ClientHeaderTimeout      string
+	ClientBodyTimeout        string
+	dir                      layout.Dir
+	lua                      *Snippets
 	// defaultCert is the file of the default certificate.
 	defaultCert string
 }

@@ -40,8 +40,12 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, _ := build.Build(snap, goldenOpts)
-			params := goldenParams
+			opts, params := goldenOpts, goldenParams
+			if strings.Contains(c.Name(), "brotli") { // nginx has the brotli module
+				opts.BrotliAvailable = true
+				params.BrotliModule = "/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"
+			}
+			m, _ := build.Build(snap, opts)
 			if strings.HasPrefix(c.Name(), "lua") { // the Lua-balanced data plane
 				params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
 			}

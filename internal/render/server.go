@@ -25,6 +25,9 @@ type serverView struct {
 	CertLua       string
 	Redirect      bool
 	RedirectPort  string
+	// HTTPRedirectCode is the status of the HTTPS redirect and of the
+	// twins' redirects (http-redirect-code).
+	HTTPRedirectCode int
 	// PreserveTrailingSlash keeps the request URI as is in the HTTPS
 	// redirect; otherwise one trailing slash is dropped, as ingress-nginx
 	// does.
@@ -138,6 +141,11 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		}
 	}
 	v.Redirect = srv.SSLRedirect
+	switch v.HTTPRedirectCode = m.Config.HTTPRedirectCode; v.HTTPRedirectCode {
+	case 301, 302, 307, 308:
+	default:
+		return nil, fmt.Errorf("http-redirect-code %d", v.HTTPRedirectCode)
+	}
 	if p.HTTPSPort != 443 {
 		v.RedirectPort = ":" + strconv.Itoa(p.HTTPSPort)
 	}

@@ -3,10 +3,8 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,14 +30,9 @@ func accessLogConfig(kv ...string) string {
 }
 
 // do sends one request with headers through the controller's HTTP port.
-func (c *controller) do(host, path string, header map[string]string) result {
+func (c *controller) getWith(host, path string, header map[string]string) result {
 	c.t.Helper()
-	r, err := harness.Do(net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort)),
-		harness.Request{Scheme: "http", Host: host, Path: path, Header: header})
-	if err != nil {
-		c.t.Fatalf("GET http://%s%s: %v", host, path, err)
-	}
-	return r
+	return c.do(harness.Request{Host: host, Path: path, Header: header})
 }
 
 // logLine waits for the line of the controller's output that contains
@@ -88,7 +81,7 @@ func accessLogManifests(t *testing.T, config string) map[string]string {
 // controller's own default backend is not logged.
 func TestAccessLogDefaultFormat(t *testing.T) {
 	c := startController(t, accessLogManifests(t, ""))
-	if r := c.do("log.test", "/first?q=1", map[string]string{"X-Request-ID": "req-abc-123", "User-Agent": "agent/1", "Referer": "http://r.test/"}); r.Status != 200 {
+	if r := c.getWith("log.test", "/first?q=1", map[string]string{"X-Request-ID": "req-abc-123", "User-Agent": "agent/1", "Referer": "http://r.test/"}); r.Status != 200 {
 		t.Fatalf("status %d", r.Status)
 	}
 	line := c.logLine(`"GET /first?q=1 HTTP/1.1"`, upstreamInfoRE.MatchString)
@@ -101,15 +94,15 @@ func TestAccessLogDefaultFormat(t *testing.T) {
 	if !strings.HasPrefix(m[1], "127.") || !strings.HasPrefix(m[13], "127.") {
 		t.Errorf("remote or upstream address in %s", line)
 	}
-	c.do("log.test", "/second", nil)
+	c.getWith("log.test", "/second", nil)
 	m = upstreamInfoRE.FindStringSubmatch(c.logLine(`"GET /second HTTP/1.1"`, upstreamInfoRE.MatchString))
 	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(m[17]) {
 		t.Errorf("generated request ID %q, want nginx's $request_id", m[17])
 	}
-	if r := c.do("unknown.test", "/to-the-default", nil); r.Status != 404 {
+	if r := c.getWith("unknown.test", "/to-the-default", nil); r.Status != 404 {
 		t.Fatalf("default: status %d", r.Status)
 	}
-	c.do("log.test", "/after-default", nil)
+	c.getWith("log.test", "/after-default", nil)
 	c.notLogged("/to-the-default", "/after-default")
 }
 
@@ -134,7 +127,7 @@ func TestAccessLogJSON(t *testing.T) {
 			"metadata: {name: regex, namespace: shop, annotations: {nginx.ingress.kubernetes.io/use-regex: \"true\"}}", 1)
 	c := startController(t, m)
 	ua := `evil" \"agent\\ "}, {"x": 1` + "\t\u00e9"
-	c.do("log.test", "/json", map[string]string{"User-Agent": ua, "X-Request-ID": `id"\`})
+	c.getWith("log.test", "/json", map[string]string{"User-Agent": ua, "X-Request-ID": `id"\`})
 	type entry struct{ URI, UA, NS, Ing, Svc, Port, Path, Up, ID string }
 	var e entry
 	c.logLine(`/json`, func(l string) bool {
@@ -148,7 +141,7 @@ func TestAccessLogJSON(t *testing.T) {
 	if shared, _ := filepath.Glob(layout.Dir(c.StateDir).Path(filepath.Join(layout.ServersDir, "_shared-*.conf"))); len(shared) != 1 {
 		t.Errorf("shared server files %v, want log.test and log2.test in one", shared)
 	}
-	c.do("log2.test", "/json", nil)
+	c.getWith("log2.test", "/json", nil)
 	c.logLine(`"uri":"/json"`, func(l string) bool {
 		e = entry{}
 		return json.Unmarshal([]byte(l), &e) == nil && e.Ing == "other"
@@ -156,21 +149,21 @@ func TestAccessLogJSON(t *testing.T) {
 	if want := (entry{URI: "/json", UA: "Go-http-client/1.1", NS: "shop", Ing: "other", Svc: "web", Port: "80", Path: "/", Up: "shop-web-80", ID: e.ID}); e != want || len(e.ID) != 32 {
 		t.Errorf("log2.test entry %+v, want %+v", e, want)
 	}
-	c.do("regex.test", "/v2/items", nil)
+	c.getWith("regex.test", "/v2/items", nil)
 	if l := c.logLine(`"uri":"/v2/items"`, func(string) bool { return true }); !strings.Contains(l, `"path":"/v[0-9]+/items$"`) {
 		t.Errorf("regex location: %s", l)
 	}
-	c.do("quiet.test", "/quiet", nil)
-	c.do("log.test", "/healthz", nil)
-	c.do("log.test", "/ready", nil)
-	c.do("log.test", "/healthz/deep", nil)
-	c.do("other.test", "/default-logged", nil)
+	c.getWith("quiet.test", "/quiet", nil)
+	c.getWith("log.test", "/healthz", nil)
+	c.getWith("log.test", "/ready", nil)
+	c.getWith("log.test", "/healthz/deep", nil)
+	c.getWith("other.test", "/default-logged", nil)
 	c.logLine(`"uri":"/healthz/deep"`, func(string) bool { return true })
 	def := c.logLine(`"uri":"/default-logged"`, func(string) bool { return true })
 	if !strings.Contains(def, `"up":"upstream-default-backend"`) || !strings.Contains(def, `"status":404`) {
 		t.Errorf("default backend line %s", def)
 	}
-	c.do("log.test", "/marker", nil)
+	c.getWith("log.test", "/marker", nil)
 	c.notLogged(`"uri":"/healthz"`, `"uri":"/marker"`)
 	c.notLogged(`"uri":"/ready"`, `"uri":"/marker"`)
 	c.notLogged(`"uri":"/quiet"`, `"uri":"/marker"`)
@@ -197,7 +190,7 @@ func TestAccessLogRefusedFormats(t *testing.T) {
 			return nil
 		})
 		path := fmt.Sprintf("/refused-%d", i)
-		c.do("log.test", path, nil)
+		c.getWith("log.test", path, nil)
 		m := upstreamInfoRE.FindStringSubmatch(c.logLine(`"GET `+path+` HTTP/1.1"`, upstreamInfoRE.MatchString))
 		if m[11] != "shop-web-80" {
 			t.Errorf("%q: upstream %q", bad, m[11])

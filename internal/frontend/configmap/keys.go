@@ -144,7 +144,6 @@ const (
 	noteLogsStderr = "nginx's logs go to the controller's stderr; collect them from the Pod's log"
 	noteStream     = "TCP and UDP services are not supported yet"
 	noteLimits     = "rate and connection limits are not supported yet"
-	noteGzip       = "the proxy does not compress responses"
 	noteTracing    = "tracing is not supported yet"
 	noteGlobalAuth = "there is no global external authentication yet"
 	noteNoEffect   = "it has no effect in ingress-nginx either"
@@ -180,7 +179,7 @@ var keyTable = []Key{
 	different("upstream-keepalive-connections", "320", "320",
 		"0 turns upstream keepalive off only in plain mode: the Lua balancer keeps at least one idle connection"),
 	own("worker-connections", "16384",
-		"connections per nginx worker: ingress-nginx's max-worker-connections, without its 0 (derived from the open files limit)"),
+		"connections per nginx worker, from 64 to 1048576: ingress-nginx's max-worker-connections, without its 0; when both are set, worker-connections wins"),
 	own("reload-free-certificates", "true",
 		"renewed certificates apply without a reload; false loads certificates at reload only"),
 
@@ -230,7 +229,7 @@ var keyTable = []Key{
 	notYet("disable-http-access-log", "false", "use disable-access-log"),
 	notYet("disable-stream-access-log", "false", noteStream),
 	different("skip-access-log-urls", "", "empty", "exact URL paths only, compared with the decoded path without its query string ($uri; ingress-nginx compares $request_uri, query included); regular expressions are refused"),
-	notYet("error-log-level", "notice", "nginx logs at notice level, which is ingress-nginx's default"),
+	supported("error-log-level", "notice", "notice"),
 	supported("log-format-escape-none", "false", "false"),
 	supported("log-format-escape-json", "false", "false"),
 	different("log-format-upstream", "ingress-nginx's upstreaminfo format", "ingress-nginx's upstreaminfo format", "every $variable must be one of a fixed list (docs/configuration.md); ${...}, ', \\, control and non-ASCII characters are refused"),
@@ -241,12 +240,12 @@ var keyTable = []Key{
 	notYet("debug-connections", "", "debug logging for chosen clients is not supported"),
 
 	// Client connections and headers.
-	sameAsDefault("client-header-buffer-size", "1k", "nginx's default (1k) applies"),
-	sameAsDefault("client-header-timeout", "60", "nginx's default (60s) applies"),
-	sameAsDefault("client-body-timeout", "60", "nginx's default (60s) applies"),
-	sameAsDefault("large-client-header-buffers", "4 8k", "nginx's default (4 8k) applies"),
-	sameAsDefault("keep-alive", "75", "client keepalive is fixed at 75s"),
-	sameAsDefault("keep-alive-requests", "1000", "nginx's default (1000) applies"),
+	different("client-header-buffer-size", "1k", "1k", "a size from 128 bytes to 1m (ingress-nginx accepts any nginx size)"),
+	different("client-header-timeout", "60", "60s", "whole seconds or a duration with a unit ms, s, m or h, more than 0 and up to 24h (ingress-nginx: whole seconds only)"),
+	different("client-body-timeout", "60", "60s", "whole seconds or a duration with a unit ms, s, m or h, more than 0 and up to 24h (ingress-nginx: whole seconds only)"),
+	different("large-client-header-buffers", "4 8k", "4 8k", "a count from 1 to 128 and a size from 1k to 1m, separated by spaces (ingress-nginx passes the value to nginx unchecked)"),
+	different("keep-alive", "75", "75s", "whole seconds or a duration with a unit ms, s, m or h, up to 24h (ingress-nginx: whole seconds only); 0 turns client keepalive off, as in ingress-nginx"),
+	different("keep-alive-requests", "1000", "1000", "an integer from 1 to 1073741824 (ingress-nginx accepts any number)"),
 	sameAsDefault("ignore-invalid-headers", "true", "nginx's default (on) applies"),
 	notYet("enable-underscores-in-headers", "false", "nginx's default applies: request headers with underscores are dropped, as with false"),
 	supported("use-http2", "true", "true"),
@@ -255,8 +254,8 @@ var keyTable = []Key{
 	notApplicable("http2-max-header-size", "", noteHTTP2),
 	notApplicable("http2-max-requests", "0", noteHTTP2),
 	notYet("default-type", "text/html", "responses nginx makes itself have the type application/octet-stream"),
-	sameAsDefault("server-tokens", "false", "nginx's version is never sent"),
-	notYet("http-redirect-code", "308", "HTTPS redirects always use 308, which is ingress-nginx's default"),
+	supported("server-tokens", "false", "false"),
+	supported("http-redirect-code", "308", "308"),
 	notYet("no-tls-redirect-locations", "/.well-known/acme-challenge",
 		"every path of a host with TLS is redirected to HTTPS, /.well-known/acme-challenge included"),
 	sameAsDefault("relative-redirects", "false", "redirects nginx makes are absolute"),
@@ -308,7 +307,7 @@ var keyTable = []Key{
 		"with use-proxy-protocol, the client address is always the PROXY header's, even with use-forwarded-headers"),
 	notYet("forwarded-host-header", "X-Forwarded-Host", "X-Forwarded-Host is always sent, with the request's Host"),
 	notYet("proxy-add-original-uri-header", "false", "X-Original-URI is sent only to the custom-http-errors backend and mirror targets, as with false"),
-	notYet("generate-request-id", "true", "X-Request-ID is sent only to the custom-http-errors backend"),
+	supported("generate-request-id", "true", "true"),
 	notYet("proxy-set-headers", "", "the request headers sent to backends are fixed: Host, X-Real-IP, X-Forwarded-For, X-Forwarded-Host, X-Forwarded-Port and X-Forwarded-Proto"),
 
 	// Listeners and workers.
@@ -316,8 +315,10 @@ var keyTable = []Key{
 	notYet("disable-ipv6", "false", "use the controller's --listen-address flag"),
 	notApplicable("disable-ipv6-dns", "false", "Causeway resolves no names at request time (ExternalName Services are not supported)"),
 	notYet("reuse-port", "true", "listeners are opened without reuseport"),
-	notYet("max-worker-connections", "16384", "use Causeway's worker-connections key (default 16384)"),
-	notYet("max-worker-open-files", "0", "nginx's default applies: the limit the controller's process has"),
+	different("max-worker-connections", "16384", "16384",
+		"0 or an integer from 64 to 1048576; Causeway's worker-connections sets the same value and wins when both are set"),
+	different("max-worker-open-files", "0", "0",
+		"0 (the controller's hard open files limit less 1024, at least 1024) or an integer from 1024 to 16777216"),
 	notYet("worker-cpu-affinity", "", "workers are not pinned to CPUs"),
 	notYet("enable-multi-accept", "true", "nginx's default applies: each worker accepts one connection at a time"),
 	notYet("enable-aio-write", "true", "nginx writes temporary files without aio"),
@@ -358,8 +359,8 @@ var keyTable = []Key{
 	perIngress("preserve-trailing-slash", "false", "false, which is ingress-nginx's default"),
 	perIngress("service-upstream", "false", "false, which is ingress-nginx's default"),
 	notYet("upstream-keepalive-time", "1h", "nginx's default (1h) applies, which is ingress-nginx's"),
-	notYet("upstream-keepalive-timeout", "60", "idle upstream connections are closed after 60s, which is ingress-nginx's default"),
-	notYet("upstream-keepalive-requests", "10000", "an upstream connection serves at most 1000 requests"),
+	different("upstream-keepalive-timeout", "60", "60s", "whole seconds or a duration with a unit ms, s, m or h, more than 0 and up to 24h (ingress-nginx: whole seconds only)"),
+	different("upstream-keepalive-requests", "10000", "10000", "an integer from 1 to 1073741824 (ingress-nginx accepts any number)"),
 	notYet("retry-non-idempotent", "false", "POST, LOCK and PATCH requests are never retried on another endpoint once sent, as with false"),
 	notYet("grpc-buffer-size-kb", "0", "nginx's default gRPC buffer size applies"),
 	notApplicable("proxy-ssl-location-only", "false", "backend TLS annotations always apply to the Ingress's own paths only"),
@@ -377,15 +378,18 @@ var keyTable = []Key{
 	notYet("limit-conn-zone-variable", "$binary_remote_addr", noteLimits),
 
 	// Compression.
-	notYet("use-gzip", "false", noteGzip),
-	notYet("gzip-level", "1", noteGzip),
-	notYet("gzip-min-length", "256", noteGzip),
-	notYet("gzip-types", "ingress-nginx's list of text types", noteGzip),
-	notYet("gzip-disable", "", noteGzip),
-	notYet("enable-brotli", "false", noteGzip),
-	notYet("brotli-level", "4", noteGzip),
-	notYet("brotli-min-length", "20", noteGzip),
-	notYet("brotli-types", "ingress-nginx's list of text types", noteGzip),
+	supported("use-gzip", "false", "false"),
+	supported("gzip-level", "1", "1"),
+	different("gzip-min-length", "256", "256", "a size in bytes, or with a unit k, m or g, up to 1g (ingress-nginx: bytes only)"),
+	different("gzip-types", "ingress-nginx's list of text types", "ingress-nginx's list",
+		"MIME types type/subtype of at most 46 bytes (nginx's limit) separated by spaces or commas, at most 100, or * alone; parameters and wildcards such as text/* are refused"),
+	notYet("gzip-disable", "", "gzip is used for every client that accepts it"),
+	different("enable-brotli", "false", "false",
+		"needs nginx's brotli filter module (Debian's libnginx-mod-http-brotli-filter); without it brotli stays off with a Problem"),
+	supported("brotli-level", "4", "4"),
+	different("brotli-min-length", "20", "20", "a size in bytes, or with a unit k, m or g, up to 1g (ingress-nginx: bytes only)"),
+	different("brotli-types", "ingress-nginx's list of text types", "ingress-nginx's list",
+		"MIME types type/subtype of at most 46 bytes (nginx's limit) separated by spaces or commas, at most 100, or * alone; parameters and wildcards such as text/* are refused"),
 
 	// GeoIP.
 	notApplicable("use-geoip", "true", noteJaeger),

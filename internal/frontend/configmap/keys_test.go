@@ -68,7 +68,7 @@ func TestKeyRows(t *testing.T) {
 		"allow-snippet-annotations": KeyNotApplicable,
 		"reload-free-certificates":  KeyCausewayOnly,
 		"worker-connections":        KeyCausewayOnly,
-		"max-worker-connections":    KeyNotYetSupported,
+		"max-worker-connections":    KeyDifferent,
 		"jaeger-endpoint":           KeyNotApplicable,
 	} {
 		if k, ok := LookupKey(name); !ok || k.Status != want {

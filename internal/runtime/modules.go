@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/render"
+)
+
+// BrotliModule is the file of nginx's brotli filter module (Debian's
+// libnginx-mod-http-brotli-filter).
+const BrotliModule = "ngx_http_brotli_filter_module.so"
+
+// DetectModule reports whether nginx can load the dynamic module file
+// name of modulesDir, returning its path. Like DetectLua it does not trust
+// the file's presence alone: a module built for another nginx is refused
+// at load, so nginx loads it in a throw-away configuration.
+func DetectModule(ctx context.Context, binary, modulesDir, name string, dir layout.Dir) (string, error) {
+	p := filepath.Join(modulesDir, name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("module %s not found", p)
+	}
+	probeDir := dir.Path("tmp", "module-probe")
+	if err := os.MkdirAll(probeDir, 0o700); err != nil {
+		return "", err
+	}
+	mod, err := render.Quote(p)
+	if err != nil {
+		return "", err
+	}
+	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
+	if err != nil {
+		return "", err
+	}
+	conf := fmt.Sprintf("load_module %s;\npid %s;\nerror_log stderr;\nevents {}\nhttp {}\n", mod, pid)
+	path := filepath.Join(probeDir, "nginx.conf")
+	if err := writeAtomic(path, []byte(conf), 0o600); err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", path, "-t", "-q").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("nginx cannot load %s: %s", p, strings.TrimSpace(string(out)))
+	}
+	return p, nil
+}
+
+// OpenFilesLimit is this process's hard limit on open files (0 when it
+// cannot be read), which nginx's workers inherit.
+func OpenFilesLimit() uint64 {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		return 0
+	}
+	return r.Max
+}
