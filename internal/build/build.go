@@ -75,7 +75,17 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	for _, c := range snap.ConfigMaps {
 		b.configMaps[c.Namespace+"/"+c.Name] = c
 	}
-	b.model.Config, b.problems = configmap.Parse(b.configMaps[opts.ConfigMap])
+	cm := b.configMaps[opts.ConfigMap]
+	b.model.Config, b.problems = configmap.Parse(cm)
+	if cm != nil {
+		ref := model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}
+		if reason, ok := opts.Excluded[ref.Key()]; ok {
+			// nginx refused what these settings render (an OpenSSL cipher
+			// name it does not know, say): the defaults serve instead.
+			b.model.Config, b.problems = configmap.Parse(nil)
+			b.problem(ref, model.ReasonExcluded, false, "the defaults are used instead of this ConfigMap: %s", reason)
+		}
+	}
 	if b.model.Config.Brotli.Enabled && !opts.BrotliAvailable {
 		b.model.Config.Brotli.Enabled = false
 		cm := b.configMaps[opts.ConfigMap]

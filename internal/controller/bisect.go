@@ -107,3 +107,37 @@ func (c *Controller) changedIngresses(snap *source.Snapshot) []string {
 	sort.Strings(out)
 	return out
 }
+
+// blameConfigMap checks whether nginx accepts the configuration when the
+// controller's ConfigMap is left out (its defaults used instead), and then
+// names it: a value nginx refuses there (an OpenSSL cipher name it does
+// not know, say) must not freeze every other change. It returns "" when
+// there is no ConfigMap, no Tester, or nginx refuses without it too.
+func (c *Controller) blameConfigMap(ctx context.Context, snap *source.Snapshot) string {
+	tester, ok := c.opts.Applier.(Tester)
+	if !ok {
+		return ""
+	}
+	key := ""
+	for _, cm := range snap.ConfigMaps {
+		if cm.Namespace+"/"+cm.Name == c.opts.Model.ConfigMap {
+			key = configMapKey(cm)
+		}
+	}
+	if key == "" {
+		return ""
+	}
+	if _, bad := c.badObject[key]; bad {
+		return ""
+	}
+	_, _, out, err := c.build(snap, map[string]bool{key: true})
+	if err != nil {
+		return ""
+	}
+	var cfgErr *runtime.ConfigError
+	if err := tester.Test(ctx, out.Files); errors.As(err, &cfgErr) {
+		return ""
+	}
+	c.opts.Log.Error("nginx refuses the configuration the ConfigMap's settings make; its defaults are used", "configmap", key)
+	return key
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -145,5 +146,37 @@ func TestBisectBlamesNobodyWhenTheBaseIsRefused(t *testing.T) {
 	}
 	if c.Ready() {
 		t.Fatal("ready with no live configuration")
+	}
+}
+
+// A ConfigMap value nginx refuses (a cipher name OpenSSL does not know)
+// names no file and no Ingress: the ConfigMap is left out, its defaults
+// serve, and the Ingresses go live; a changed ConfigMap is tried again.
+func TestRefusedConfigMapFallsBackToDefaults(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config", UID: "uid-cm"},
+		Data: map[string]string{"ssl-ciphers": "NOSUCHCIPHER"}}
+	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{hostIngress("a", "a.test", 1)}, ConfigMaps: []*corev1.ConfigMap{cm}}
+	app := &pickyApplier{poison: []string{"NOSUCHCIPHER"}}
+	var logs strings.Builder
+	src := &staticSource{snap: snap}
+	c := New(Options{Source: src, Applier: app, Metrics: metrics.New(), Log: slog.New(slog.NewTextHandler(&logs, nil)),
+		Model: build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway",
+			WatchWithoutClass: true}, ConfigMap: "causeway/config"},
+		Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443}})
+	if err := c.Sync(context.Background(), time.Now()); err != nil {
+		t.Fatalf("sync: %v\n%s", err, logs.String())
+	}
+	if _, ok := c.badObject["ConfigMap/causeway/config"]; !ok || !c.Ready() || app.live == nil {
+		t.Fatalf("excluded %v, ready %v: want the ConfigMap left out and the rest live\n%s", c.badObject, c.Ready(), logs.String())
+	}
+	if !strings.Contains(logs.String(), "defaults are used") {
+		t.Errorf("the log must say the ConfigMap's defaults are used:\n%s", logs.String())
+	}
+	cm.Data = map[string]string{"ssl-ciphers": "ECDHE-RSA-AES128-GCM-SHA256"}
+	if err := c.Sync(context.Background(), time.Now()); err != nil {
+		t.Fatalf("sync after the fix: %v", err)
+	}
+	if len(c.badObject) != 0 || !bytes.Contains(app.live["nginx.conf"], []byte("ECDHE-RSA-AES128-GCM-SHA256")) {
+		t.Fatalf("a fixed ConfigMap must be used again: excluded %v", c.badObject)
 	}
 }

@@ -246,6 +246,8 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			c.opts.Log.Warn("nginx refused the configuration without naming an object's file; bisecting the changed objects", "err", err)
 			if key := c.bisect(ctx, snap); key != "" {
 				objects = []string{key}
+			} else if key := c.blameConfigMap(ctx, snap); key != "" {
+				objects = []string{key}
 			}
 		}
 		if len(secrets)+len(objects) == 0 {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -130,6 +131,11 @@ func ingressKey(ing *networkingv1.Ingress) string {
 	return model.ObjectRef{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}.Key()
 }
 
+// configMapKey is a ConfigMap's model.ObjectRef.Key.
+func configMapKey(cm *corev1.ConfigMap) string {
+	return model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}.Key()
+}
+
 // objectFingerprint is the fingerprint of the object a
 // model.ObjectRef.Key names, "" when it is gone.
 func objectFingerprint(snap *source.Snapshot, key string) string {
@@ -139,6 +145,12 @@ func objectFingerprint(snap *source.Snapshot, key string) string {
 		for _, ing := range snap.Ingresses {
 			if ing.Namespace+"/"+ing.Name == rest {
 				return fingerprintOf(ing)
+			}
+		}
+	case "ConfigMap":
+		for _, cm := range snap.ConfigMaps {
+			if cm.Namespace+"/"+cm.Name == rest {
+				return hashJSON(cm.UID, cm.Data)
 			}
 		}
 	}

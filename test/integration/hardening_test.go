@@ -315,3 +315,23 @@ func TestNginxQuitsWhenTheControllerIsKilled(t *testing.T) {
 		t.Fatalf("after restart: %d", r.Status)
 	}
 }
+
+// A ConfigMap value that passes Causeway's grammar but that nginx refuses
+// (a cipher name OpenSSL does not know) must not freeze the controller:
+// the ConfigMap's defaults serve, with a Problem, and Ingresses go live.
+func TestRefusedConfigMapValueDoesNotFreeze(t *testing.T) {
+	web := startBackend(t, "web")
+	c := startController(t, map[string]string{
+		"app.yaml":    ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "web", "app.test", "Prefix / web"),
+		"config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: config, namespace: causeway}\ndata: {ssl-ciphers: \"NOSUCHCIPHER\"}\n",
+	})
+	if r := c.Get("app.test", "/"); r.Status != 200 || r.Reply.Service != "web" {
+		t.Fatalf("status %d from %q, want 200 from web", r.Status, r.Reply.Service)
+	}
+	eventually(t, 5*time.Second, func() error {
+		if !strings.Contains(c.log.String(), "defaults are used") {
+			return fmt.Errorf("no Problem saying the ConfigMap's defaults are used")
+		}
+		return nil
+	})
+}
