@@ -13,7 +13,6 @@ import (
 	"github.com/causeway/causeway/internal/testcorpus"
 )
 
-
 // TestCompressionAndRequestKeys is one row per rule of each key: a good
 // value sets the field, a bad one keeps the default with a Problem.
 func TestCompressionAndRequestKeys(t *testing.T) {
