@@ -22,7 +22,6 @@ import (
 	"github.com/causeway/causeway/test/harness"
 )
 
-
 // do sends one request to the controller's HTTP (or HTTPS) port.
 func (c *controller) do(r harness.Request) result {
 	c.t.Helper()
