@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -90,8 +91,14 @@ func compareTable(t *table, unit string, sides []side, res [][]sample, ref int, 
 		var per []string
 		for k, s := range res[i] {
 			rates = append(rates, s.rate())
-			rs = append(rs, s.rate()/res[ref][k].rate())
-			crs = append(crs, float64(s.cpuPer())/float64(res[ref][k].cpuPer()))
+			// A round in which either side served nothing (a stall of
+			// the machine) has no ratio.
+			if r := s.rate() / res[ref][k].rate(); finite(r) && r > 0 {
+				rs = append(rs, r)
+			}
+			if r := float64(s.cpuPer()) / float64(res[ref][k].cpuPer()); finite(r) && r > 0 {
+				crs = append(crs, r)
+			}
 			cpus = append(cpus, s.cpuPer())
 			busy = append(busy, s.cpu.Seconds()/s.elapsed.Seconds())
 			per = append(per, num(s.rate()))
@@ -103,6 +110,9 @@ func compareTable(t *table, unit string, sides []side, res [][]sample, ref int, 
 	}
 	return ratios, cpuRatios
 }
+
+// finite reports whether x is a number other than ±Inf.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // withCPU runs load and adds the CPU the side's nginx workers used.
 func withCPU(sd side, load func() (sample, error)) (sample, error) {
@@ -160,7 +170,7 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 	var bs []*backend
 	backendMaster := 0
 	if kind == nginxBackends {
-		bs, backendMaster, err = p.startNginxBackends(ctx, c.tputBackends)
+		bs, backendMaster, err = p.startNginxBackends(ctx, c.tputBackends, "")
 	} else {
 		bs, err = p.startN(c.tputBackends)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/template"
 )
 
 // handNginx is nginx running the hand-written minimal proxy configuration
@@ -80,10 +81,31 @@ http {
         }
     }
 
-    # The generated config's proxy settings, without its Lua balancer.
+    # The generated config's proxy settings, without its Lua balancer:
+    # the same maps behind the same headers.
     map $http_upgrade $baseline_connection {
         default upgrade;
         ''      '';
+    }
+    map $http_x_request_id $baseline_request_id {
+        default $http_x_request_id;
+        ""      $request_id;
+    }
+    map $scheme $baseline_forwarded_proto {
+        default $scheme;
+    }
+    map $host $baseline_forwarded_host {
+        default $host;
+    }
+    map $server_port $baseline_forwarded_port {
+        default $server_port;
+    }
+    map $remote_addr $baseline_forwarded_for {
+        default $remote_addr;
+    }
+    map $https $baseline_hsts {
+        default "";
+        on "max-age=31536000; includeSubDomains";
     }
     server {
         listen %[6]s default_server;
@@ -126,17 +148,22 @@ http {
 %[5]s}
 `
 
-// generatedHeaders are the generated config's forwarding headers and
-// retry settings, for the baseline servers that add them.
+// generatedHeaders are the generated config's forwarding headers (with
+// X-Forwarded-Port, X-Request-ID and the HTTPS-only Strict-Transport-
+// Security since 2026-11-23) and retry settings, for the baseline servers
+// that add them.
 const generatedHeaders = `        proxy_set_header Host $host;
         proxy_set_header Connection $baseline_connection;
         proxy_set_header Upgrade $http_upgrade;
         proxy_set_header X-Real-IP $remote_addr;
-        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-        proxy_set_header X-Forwarded-Host $host;
-        proxy_set_header X-Forwarded-Proto $scheme;
+        proxy_set_header X-Forwarded-For $baseline_forwarded_for;
+        proxy_set_header X-Forwarded-Host $baseline_forwarded_host;
+        proxy_set_header X-Forwarded-Port $baseline_forwarded_port;
+        proxy_set_header X-Forwarded-Proto $baseline_forwarded_proto;
+        proxy_set_header X-Request-ID $baseline_request_id;
         proxy_next_upstream error timeout;
         proxy_next_upstream_tries 6;
+        add_header Strict-Transport-Security $baseline_hsts always;
 `
 
 // handTLSServer is one HTTPS host with its certificate loaded at start,
@@ -268,3 +295,243 @@ func (h *handNginx) HTTPSAddr() string { return net.JoinHostPort(h.IP, strconv.I
 
 // masterPID is the nginx master (started with daemon off, so our child).
 func (h *handNginx) masterPID() int { return h.proc.cmd.Process.Pid }
+
+// handAnnotatedConf is (f)'s baseline: the annotated Ingress written by
+// hand in idiomatic nginx. Its http-level settings are the generated
+// config's where they change what a request costs or what the backend
+// and the client see (forwarding headers, retries, body buffer, server
+// tokens). Each server listens on a port of its own next to a default
+// server answering 404, as the generated config's host server does.
+var handAnnotatedConf = template.Must(template.New("annotated").Parse(`# Hand-written nginx for (f): the annotated Ingress of bench/dynamic/
+# annotated.go, as one would write it for nginx directly. The Lua module
+# serves only the floor server.
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
+daemon off;
+master_process on;
+worker_processes 1;
+{{.User}}
+pid {{.Dir}}/nginx.pid;
+error_log {{.Dir}}/error.log notice;
+
+events {
+    worker_connections 16384;
+}
+
+http {
+    access_log off;
+    server_tokens off;
+    sendfile on;
+    tcp_nodelay on;
+    keepalive_timeout 75s;
+    client_max_body_size 1m;
+    client_body_buffer_size 8k;
+    client_body_temp_path {{.Dir}}/tmp/client-body;
+    proxy_temp_path {{.Dir}}/tmp/proxy;
+    fastcgi_temp_path {{.Dir}}/tmp/fastcgi;
+    uwsgi_temp_path {{.Dir}}/tmp/uwsgi;
+    scgi_temp_path {{.Dir}}/tmp/scgi;
+
+    upstream backends {
+{{range .Peers}}        server {{.}};
+{{end}}        keepalive 320;
+    }
+
+    # The forwarding headers ingress-nginx (and the generated config)
+    # sends: the client's address alone in X-Forwarded-For, and the
+    # client's X-Request-ID or a fresh one.
+    map $http_upgrade $connection_upgrade {
+        default upgrade;
+        ''      '';
+    }
+    map $http_x_request_id $req_id {
+        default $http_x_request_id;
+        ""      $request_id;
+    }
+    proxy_http_version 1.1;
+    proxy_set_header Host $host;
+    proxy_set_header Connection $connection_upgrade;
+    proxy_set_header Upgrade $http_upgrade;
+    proxy_set_header X-Real-IP $remote_addr;
+    proxy_set_header X-Forwarded-For $remote_addr;
+    proxy_set_header X-Forwarded-Host $host;
+    proxy_set_header X-Forwarded-Port $server_port;
+    proxy_set_header X-Forwarded-Proto $scheme;
+    proxy_set_header X-Request-ID $req_id;
+    proxy_next_upstream error timeout;
+    proxy_next_upstream_tries 6;
+
+    # CORS: an allowed Origin is echoed back; any other leaves the
+    # variables empty, and add_header sends no header for an empty value.
+    map $http_origin $cors_origin {
+        default "";
+        "~*^https://app\.example\.com$"     $http_origin;
+        "~*^https://[a-z0-9-]+\.bench\.test$" $http_origin;
+    }
+    map $cors_origin $cors_credentials {
+        ""      "";
+        default "true";
+    }
+    # A preflight from an allowed origin is answered here; other OPTIONS
+    # requests go to the backend.
+    map "$request_method:$cors_credentials" $cors_preflight {
+        default        0;
+        "OPTIONS:true" 1;
+    }
+{{range .Servers}}
+    server {
+        listen {{.Listen}} default_server;
+        server_name _;
+        location / {
+            return 404;
+        }
+    }
+{{.Body}}{{end}}
+    # The floor of a Lua-balanced config, as in (d): a key set per
+    # location, read by a balancer that rotates over fixed peers.
+    upstream lua_floor {
+        server 0.0.0.1:1;
+        balancer_by_lua_block {
+            local st = package.loaded.bench_floor
+            if not st then
+                st = { i = 0, peers = { {{.LuaPeers}} } }
+                package.loaded.bench_floor = st
+            end
+            local key = ngx.var.bench_backend
+            local b = require("ngx.balancer")
+            local n = #st.peers
+            st.i = st.i % n + 1
+            local p = st.peers[st.i]
+            assert(b.set_current_peer(p[1], p[2]))
+            if n > 1 then
+                b.set_more_tries(1)
+            end
+        }
+        keepalive 320;
+    }
+}
+`))
+
+// handAnnotatedServer is the annotated Ingress's host written by hand:
+// a case-insensitive regex location with the rewrite, the CORS headers
+// from the maps above, the proxy settings and the custom headers.
+var handAnnotatedServer = template.Must(template.New("server").Parse(`
+    server {
+        listen {{.Listen}};
+        server_name {{.Host}};
+
+        location ~* "^/api(/|$)(.*)" {
+{{- if .LuaKey}}
+            set $bench_backend "{{.LuaKey}}";
+{{- end}}
+            if ($cors_preflight) {
+                add_header Access-Control-Allow-Origin $cors_origin always;
+                add_header Access-Control-Allow-Credentials true always;
+                add_header Access-Control-Allow-Methods "GET, PUT, POST, DELETE, PATCH, OPTIONS" always;
+                add_header Access-Control-Allow-Headers "DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, Content-Type, Range, Authorization" always;
+                add_header Access-Control-Max-Age 1728000 always;
+                add_header Content-Type "text/plain charset=UTF-8" always;
+                add_header Content-Length 0 always;
+                add_header X-Content-Type-Options nosniff always;
+                add_header X-Frame-Options DENY always;
+                return 204;
+            }
+            rewrite "(?i)^/api(/|$)(.*)" /$2 break;
+
+            proxy_connect_timeout 5s;
+            proxy_send_timeout 30s;
+            proxy_read_timeout 30s;
+            proxy_buffering on;
+            proxy_buffer_size 16k;
+            proxy_buffers 4 16k;
+            client_max_body_size 8m;
+
+            add_header Access-Control-Allow-Origin $cors_origin always;
+            add_header Access-Control-Allow-Credentials $cors_credentials always;
+            add_header X-Content-Type-Options nosniff always;
+            add_header X-Frame-Options DENY always;
+            proxy_pass http://{{.Upstream}};
+        }
+
+        location / {
+            return 404;
+        }
+    }
+`))
+
+// handAnnotated is nginx running (f)'s hand-written configs: the idiomatic
+// one (HTTPAddr) and the same with a minimal Lua balancer (FloorAddr).
+type handAnnotated struct {
+	HTTPAddr, FloorAddr string
+	proc                *process
+}
+
+// annotatedServer is one listener of handAnnotatedConf: a default server
+// and the host's server.
+type annotatedServer struct {
+	Listen, Body string
+}
+
+// startHandAnnotated writes (f)'s hand-written configuration for backends
+// and starts nginx on it.
+func (e *env) startHandAnnotated(ctx context.Context, name string, backends []*backend) (*handAnnotated, error) {
+	dir := filepath.Join(e.dir, name)
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		return nil, fmt.Errorf("hand-written nginx directory: %w", err)
+	}
+	ip := e.nextIP(listenNet)
+	h := &handAnnotated{}
+	for _, a := range []*string{&h.HTTPAddr, &h.FloorAddr} {
+		port, err := freePort(ip)
+		if err != nil {
+			return nil, err
+		}
+		*a = net.JoinHostPort(ip, strconv.Itoa(port))
+	}
+	var peers, luaPeers []string
+	for _, b := range backends {
+		peers = append(peers, b.Addr)
+		host, port, _ := net.SplitHostPort(b.Addr)
+		luaPeers = append(luaPeers, fmt.Sprintf("{ %q, %s }", host, port))
+	}
+	var servers []annotatedServer
+	for _, s := range []struct{ listen, upstream, key string }{
+		{h.HTTPAddr, "backends", ""},
+		{h.FloorAddr, "lua_floor", ns + "/" + service + "/80"},
+	} {
+		var b strings.Builder
+		if err := handAnnotatedServer.Execute(&b, map[string]string{"Listen": s.listen, "Host": annotatedHost, "Upstream": s.upstream, "LuaKey": s.key}); err != nil {
+			return nil, err
+		}
+		servers = append(servers, annotatedServer{Listen: s.listen, Body: b.String()})
+	}
+	var conf strings.Builder
+	if err := handAnnotatedConf.Execute(&conf, map[string]any{"User": workerUser(), "Dir": dir, "Peers": peers,
+		"LuaPeers": strings.Join(luaPeers, ", "), "Servers": servers}); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil {
+		return nil, fmt.Errorf("write hand-written config: %w", err)
+	}
+	var err error
+	if h.proc, err = e.runNginx(ctx, "hand-written (f)", dir, path, h.HTTPAddr, h.FloorAddr); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// workerUser is the user directive for nginx started as root: the one the
+// controller picks for its workers.
+func workerUser() string {
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	if _, err := osuser.Lookup("www-data"); err != nil {
+		return "user nobody;"
+	}
+	return "user www-data;"
+}
+
+// masterPID is the nginx master (started with daemon off, so our child).
+func (h *handAnnotated) masterPID() int { return h.proc.cmd.Process.Pid }

@@ -14,7 +14,10 @@
 //	(c) nginx reloads during (a) and (b);
 //	(d) requests/s through the generated config vs a hand-written nginx proxy;
 //	(e) full TLS handshakes/s for a host with its own certificate, loaded per
-//	    handshake by the generated config vs statically by a hand-written one.
+//	    handshake by the generated config vs statically by a hand-written one;
+//	(f) requests per nginx CPU-second through a location carrying common
+//	    ingress-nginx annotations (regex rewrite, CORS, timeouts, buffering,
+//	    body size, custom headers) vs the same behaviour written by hand.
 //
 // Everything listens on 127.0.0.0/8 only, and every load loop is bounded by
 // a duration or a count. Ctrl-C stops the run and every process it started.
@@ -72,7 +75,7 @@ func main() {
 	flag.StringVar(&c.out, "out", "", "also write the Markdown tables to this file")
 	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, controller and nginx logs)")
-	flag.StringVar(&c.only, "only", "a,b,d,e", "comma-separated sections to run (a and b include their part of c)")
+	flag.StringVar(&c.only, "only", "a,b,d,e,f", "comma-separated sections to run (a and b include their part of c)")
 	flag.DurationVar(&c.syncQuiet, "sync-quiet-period", 5*time.Millisecond, "controller --sync-quiet-period")
 	flag.DurationVar(&c.syncMaxDelay, "sync-max-delay", 100*time.Millisecond, "controller --sync-max-delay")
 	flag.IntVar(&c.latencyIterations, "latency-iterations", 100, "(a) endpoint swaps measured")
@@ -84,13 +87,13 @@ func main() {
 	flag.IntVar(&c.churnRate, "churn-rate", 500, "(b) constant load in requests/s")
 	flag.IntVar(&c.churnEndpoints, "churn-endpoints", 3, "(b) ready endpoints at any time (at least 2)")
 	flag.DurationVar(&c.drain, "drain", 2*time.Second, "(b) how long a removed backend keeps running")
-	flag.StringVar(&c.loader, "loader", "auto", "(d) closed-loop load generator: wrk, vegeta, or auto (wrk when installed)")
-	flag.DurationVar(&c.tputDuration, "tput-duration", 10*time.Second, "(d) duration of each throughput run")
-	flag.IntVar(&c.tputBackends, "tput-backends", 2, "(d, e) backends behind both configs")
-	flag.StringVar(&c.tputKinds, "tput-backend-kinds", "nginx,go", "(d) backend kinds, each compared on its own: nginx (return 200, cheap) and go (the echo server); (e) runs behind go")
-	flag.BoolVar(&c.pin, "pin", true, "(d) behind nginx backends, pin the nginx under test to CPU 1 and wrk and the backends to CPU 0")
-	flag.IntVar(&c.rounds, "rounds", 3, "(d, e) A/B rounds, alternating generated and hand-written")
-	flag.IntVar(&c.conns, "conns", 50, "(d) concurrent keep-alive connections")
+	flag.StringVar(&c.loader, "loader", "auto", "(d, f) closed-loop load generator: wrk, vegeta, or auto (wrk when installed)")
+	flag.DurationVar(&c.tputDuration, "tput-duration", 10*time.Second, "(d, f) duration of each throughput run")
+	flag.IntVar(&c.tputBackends, "tput-backends", 2, "(d, e, f) backends behind both configs")
+	flag.StringVar(&c.tputKinds, "tput-backend-kinds", "nginx,go", "(d, f) backend kinds, each compared on its own: nginx (return 200, cheap) and go (the echo server); (e) runs behind go")
+	flag.BoolVar(&c.pin, "pin", true, "(d, f) behind nginx backends, pin the nginx under test to CPU 1 and wrk and the backends to CPU 0")
+	flag.IntVar(&c.rounds, "rounds", 3, "(d, e, f) A/B rounds, alternating generated and hand-written")
+	flag.IntVar(&c.conns, "conns", 50, "(d, f) concurrent keep-alive connections")
 	flag.DurationVar(&c.tlsDuration, "tls-duration", 5*time.Second, "(e) duration of each handshake run")
 	flag.IntVar(&c.tlsConns, "tls-conns", 8, "(e) concurrent handshaking clients")
 	flag.StringVar(&c.tlsKeys, "tls-keys", "ecdsa,rsa2048", "(e) certificate key types: ecdsa, rsa2048")
@@ -158,6 +161,11 @@ func (c *config) validate() error {
 		return errors.New("-conns (1-1000) or -tls-conns (1-256) out of range")
 	case c.tputBackends < 1 || c.tputBackends > 50:
 		return fmt.Errorf("-tput-backends %d: want 1 to 50", c.tputBackends)
+	}
+	for _, s := range splitList(c.only) {
+		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f"}, s) {
+			return fmt.Errorf("-only: unknown section %q (want a to f)", s)
+		}
 	}
 	switch c.loader {
 	case "auto", "wrk", "vegeta":
@@ -234,6 +242,13 @@ func run(ctx context.Context, c *config) error {
 	if c.section("d") || c.section("e") {
 		for _, kind := range c.comparisonKinds() {
 			if err := runComparison(ctx, e, c, rep, kind); err != nil {
+				return err
+			}
+		}
+	}
+	if c.section("f") {
+		for _, kind := range c.tputKindList() {
+			if err := runAnnotated(ctx, e, c, rep, kind); err != nil {
 				return err
 			}
 		}

@@ -47,23 +47,32 @@ http {
 %[2]s}
 `
 
-// backendNginxServer is one backend address.
+// backendNginxServer is one backend address. %[3]s holds extra
+// directives, such as add_header lines for (f)'s checks.
 const backendNginxServer = `
     server {
         listen %[1]s;
         location / {
             default_type application/json;
             add_header X-Echo-Endpoint %[1]s;
-            return 200 '{"service":"%[2]s","endpoint":"%[1]s"}\n';
+%[3]s            return 200 '{"service":"%[2]s","endpoint":"%[1]s"}\n';
         }
     }
 `
 
+// echoURIHeader makes a backend nginx report the request target it
+// received, so that (f) can check the rewrite behind nginx backends too,
+// and accept any request body, so that only the nginx under test limits
+// its size.
+const echoURIHeader = "            add_header X-Echo-URI $request_uri;\n            client_max_body_size 0;\n"
+
 // startNginxBackends runs n backends in one nginx on fresh addresses
 // sharing the pool's port, and returns them and the nginx master's pid.
+// extra is added to every backend's location (see backendNginxServer).
 // They live until the environment closes.
-func (p *pool) startNginxBackends(ctx context.Context, n int) ([]*backend, int, error) {
-	dir := filepath.Join(p.e.dir, "backend-nginx")
+func (p *pool) startNginxBackends(ctx context.Context, n int, extra string) ([]*backend, int, error) {
+	// One directory per pool: (d) and (f) each start their own.
+	dir := filepath.Join(p.e.dir, fmt.Sprintf("backend-nginx-%d", p.port))
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
 		return nil, 0, fmt.Errorf("backend nginx directory: %w", err)
 	}
@@ -73,7 +82,7 @@ func (p *pool) startNginxBackends(ctx context.Context, n int) ([]*backend, int, 
 		ip := p.e.nextIP(backendNet)
 		b := &backend{IP: ip, Addr: net.JoinHostPort(ip, strconv.Itoa(p.port))}
 		bs = append(bs, b)
-		fmt.Fprintf(&servers, backendNginxServer, b.Addr, service)
+		fmt.Fprintf(&servers, backendNginxServer, b.Addr, service, extra)
 	}
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(backendNginxConf, dir, servers.String())), 0o644); err != nil {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -27,9 +28,9 @@ func measureThroughput(ctx context.Context, c *config, kind string, pin pinning,
 	}
 	load := func(sd side, d time.Duration) (sample, error) {
 		if loader == "wrk" {
-			return wrkLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, c.conns, d, cpu)
+			return wrkLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, nil, c.conns, d, cpu)
 		}
-		return vegetaLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, c.conns, d)
+		return vegetaLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, nil, c.conns, d)
 	}
 	res, err := abRounds(ctx, c.rounds, sides, time.Second, c.tputDuration, load)
 	if err != nil {
@@ -57,7 +58,7 @@ func measureThroughput(ctx context.Context, c *config, kind string, pin pinning,
 	} else {
 		t.note("CPUs: not pinned (%s).", pin.why)
 	}
-	t.note("All: one nginx worker, access log off, the same backends, upstream keepalive 320. Generated: ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`; Lua balancer (round robin: the balancer handler only) and its forwarding headers. Hand-written: a plain `upstream` with `keepalive`, `proxy_http_version 1.1`, `proxy_set_header Connection \"\"`. The third row is the hand-written proxy plus the generated config's `proxy_set_header` lines (Host, Connection/Upgrade map, X-Real-IP, X-Forwarded-*) and `proxy_next_upstream`: generated minus it is the Lua balancer's cost. The fourth adds the least a Lua balancer keyed per location does (a `set` of the key in the location; `balancer_by_lua` reading it, rotating over fixed peers, calling `set_current_peer` and `set_more_tries`): generated minus it is what Causeway's own Lua costs beyond that floor.")
+	t.note("All: one nginx worker, access log off, the same backends, upstream keepalive 320. Generated: ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`; Lua balancer (round robin: the balancer handler only) and its forwarding headers. Hand-written: a plain `upstream` with `keepalive`, `proxy_http_version 1.1`, `proxy_set_header Connection \"\"`. The third row is the hand-written proxy plus the generated config's `proxy_set_header` lines through the same maps (Host, Connection/Upgrade, X-Real-IP, X-Forwarded-For/-Host/-Port/-Proto, X-Request-ID), its HTTPS-only `add_header Strict-Transport-Security` and `proxy_next_upstream`: generated minus it is the Lua balancer's cost. The fourth adds the least a Lua balancer keyed per location does (a `set` of the key in the location; `balancer_by_lua` reading it, rotating over fixed peers, calling `set_current_peer` and `set_more_tries`): generated minus it is what Causeway's own Lua costs beyond that floor.")
 	t.note("wrk, the backends, nginx and whatever else runs on the machine share its %d CPUs. When \"nginx worker busy\" (its CPU time over the run's) is well below 100%%, nginx is not the bottleneck and the req/s ratio understates nginx's own difference.", runtime.NumCPU())
 	t.note("nginx CPU/req is the worker's user+system CPU per request (from /proc, 10 ms ticks). Where nginx is the bottleneck, req/s scales as its inverse.")
 	t.note("%s", failureNote(res))
@@ -91,11 +92,16 @@ func wrkSeconds(d time.Duration) string {
 }
 
 // wrkLoad runs wrk with one thread and conns keep-alive connections, on
-// CPU cpu unless it is negative.
-func wrkLoad(ctx context.Context, url, host string, conns int, d time.Duration, cpu int) (sample, error) {
+// CPU cpu unless it is negative. Every request sends Host: host and the
+// extra headers ("Name: value").
+func wrkLoad(ctx context.Context, url, host string, headers []string, conns int, d time.Duration, cpu int) (sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
 	defer cancel()
-	args := []string{"wrk", "-t1", "-c" + strconv.Itoa(conns), "-d" + wrkSeconds(d), "--timeout", "5s", "-H", "Host: " + host, url}
+	args := []string{"wrk", "-t1", "-c" + strconv.Itoa(conns), "-d" + wrkSeconds(d), "--timeout", "5s", "-H", "Host: " + host}
+	for _, h := range headers {
+		args = append(args, "-H", h)
+	}
+	args = append(args, url)
 	if cpu >= 0 {
 		args = append([]string{"taskset", "-c", strconv.Itoa(cpu)}, args...)
 	}
@@ -126,11 +132,17 @@ func wrkLoad(ctx context.Context, url, host string, conns int, d time.Duration, 
 }
 
 // vegetaLoad runs vegeta as a closed loop: conns workers, each sending its
-// next request as soon as the last one is answered, for d.
-func vegetaLoad(ctx context.Context, url, host string, conns int, d time.Duration) (sample, error) {
+// next request as soon as the last one is answered, for d. Headers are as
+// for wrkLoad.
+func vegetaLoad(ctx context.Context, url, host string, headers []string, conns int, d time.Duration) (sample, error) {
 	atk := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.Timeout(5*time.Second), vegeta.Workers(uint64(conns)),
 		vegeta.MaxWorkers(uint64(conns)), vegeta.Connections(conns), vegeta.MaxConnections(conns), vegeta.Redirects(vegeta.NoFollow))
 	target := vegeta.Target{Method: http.MethodGet, URL: url, Header: http.Header{"Host": {host}}}
+	for _, h := range headers {
+		if name, value, ok := strings.Cut(h, ":"); ok {
+			target.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
+	}
 	start := time.Now()
 	var s sample
 	stop := context.AfterFunc(ctx, func() { atk.Stop() })

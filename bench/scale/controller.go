@@ -126,31 +126,47 @@ func (c *controller) metric(name string) float64 {
 	return sum
 }
 
+// changeTiming is one timed change: from the API update to traffic on the
+// new host, and the controller's own share of it when exactly one sync
+// ran for it (apply and reload are 0 otherwise).
+type changeTiming struct {
+	took time.Duration
+	// apply is causeway_config_apply_seconds for the sync: from the
+	// controller seeing the event to the configuration being live
+	// (model build, render, reload, endpoint push).
+	apply time.Duration
+	// reload is causeway_nginx_last_reload_seconds after the sync: from
+	// writing the files to new workers answering.
+	reload time.Duration
+}
+
 // change moves Ingress i to a new host and times until nginx routes that
 // host to the backend. Its EndpointSlice is first pointed at this run's
 // backend, which matters when the objects come from an earlier run.
-func (c *controller) change(ctx context.Context, client kubernetes.Interface, i int, ip string, port int) (time.Duration, error) {
+func (c *controller) change(ctx context.Context, client kubernetes.Interface, i int, ip string, port int) (changeTiming, error) {
+	var t changeTiming
 	slices := client.DiscoveryV1().EndpointSlices(namespace)
 	slice, err := slices.Get(ctx, name(i)+"-1", metav1.GetOptions{})
 	if err != nil {
-		return 0, err
+		return t, err
 	}
 	if slice.Endpoints[0].Addresses[0] != ip || *slice.Ports[0].Port != int32(port) {
 		slice.Endpoints[0].Addresses[0], slice.Ports[0].Port = ip, ptr.To(int32(port))
 		if _, err := slices.Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
-			return 0, err
+			return t, err
 		}
 		time.Sleep(2 * time.Second) // applied without a reload; keep it out of the measurement
 	}
 	newHost := fmt.Sprintf("changed-%d-%d.bench.test", i, time.Now().Unix())
 	ing, err := client.NetworkingV1().Ingresses(namespace).Get(ctx, name(i), metav1.GetOptions{})
 	if err != nil {
-		return 0, err
+		return t, err
 	}
 	ing.Spec.Rules[0].Host = newHost
+	sum0, count0 := c.metric("causeway_config_apply_seconds_sum"), c.metric("causeway_config_apply_seconds_count")
 	start := time.Now()
 	if _, err := client.NetworkingV1().Ingresses(namespace).Update(ctx, ing, metav1.UpdateOptions{}); err != nil {
-		return 0, err
+		return t, err
 	}
 	httpc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for time.Since(start) < time.Minute {
@@ -159,12 +175,26 @@ func (c *controller) change(ctx context.Context, client kubernetes.Interface, i 
 		if resp, err := httpc.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return time.Since(start), nil
+				t.took = time.Since(start)
+				break
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return 0, fmt.Errorf("host %s not served within a minute of the change", newHost)
+	if t.took == 0 {
+		return t, fmt.Errorf("host %s not served within a minute of the change", newHost)
+	}
+	// The sync records its metric just after traffic can flow; wait for
+	// it (bounded), and for a moment more to see whether another follows.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && c.metric("causeway_config_apply_seconds_count") == count0; {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if c.metric("causeway_config_apply_seconds_count")-count0 == 1 {
+		t.apply = time.Duration((c.metric("causeway_config_apply_seconds_sum") - sum0) * float64(time.Second))
+		t.reload = time.Duration(c.metric("causeway_nginx_last_reload_seconds") * float64(time.Second))
+	}
+	return t, nil
 }
 
 // profile collects CPU profiles into dir, in 5-second pieces

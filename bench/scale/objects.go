@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,9 +19,57 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// annotationPrefix is ingress-nginx's, which the controller reads by
+// default.
+const annotationPrefix = "nginx.ingress.kubernetes.io/"
+
+// commonAnnotations are what -annotations N puts on every Ingress: the
+// first N, chosen to exercise annotation parsing (sizes, durations,
+// booleans), policy (location scope, and server scope resolved per host
+// by age) and rendering (CORS blocks, regex locations and rewrites).
+// "{k}" stands for the Ingress's layout number, so that Ingresses of one
+// layout stay alike.
+var commonAnnotations = [][2]string{
+	{"proxy-body-size", "8m"},       // a size; client_max_body_size per location
+	{"proxy-read-timeout", "30"},    // a duration; proxy_read_timeout per location
+	{"enable-cors", "true"},         // CORS headers and the preflight answer in every location
+	{"rewrite-target", "/$2"},       // regex paths ("/s{k}(/|$)(.*)") and a rewrite per location
+	{"ssl-redirect", "false"},       // server scope: resolved per host, the oldest Ingress wins
+	{"use-regex", "true"},           // regex mode, already implied by rewrite-target
+	{"proxy-connect-timeout", "5"},  // more location settings
+	{"proxy-send-timeout", "30"},    //
+	{"proxy-buffering", "on"},       //
+	{"x-forwarded-prefix", "/s{k}"}, // a per-layout header
+}
+
+// annotations are the first n commonAnnotations for layout k, with the
+// prefix; nil for n = 0.
+func annotations(n, k int) map[string]string {
+	if n == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, a := range commonAnnotations[:n] {
+		out[annotationPrefix+a[0]] = strings.ReplaceAll(a[1], "{k}", strconv.Itoa(k))
+	}
+	return out
+}
+
+// regexPaths reports whether the first n annotations make the layout's
+// second path a regex with capture groups (rewrite-target needs one).
+func regexPaths(n int) bool {
+	for _, a := range commonAnnotations[:n] {
+		if a[0] == "rewrite-target" {
+			return true
+		}
+	}
+	return false
+}
+
 // createObjects creates n Services, EndpointSlices and Ingresses with a
-// bounded number of concurrent requests.
-func createObjects(ctx context.Context, c kubernetes.Interface, n, workers, shapes int, ip string, port int) (time.Duration, error) {
+// bounded number of concurrent requests. Every Ingress carries the first
+// annots of commonAnnotations.
+func createObjects(ctx context.Context, c kubernetes.Interface, n, workers, shapes, annots int, ip string, port int) (time.Duration, error) {
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		return 0, err
 	}
@@ -36,7 +87,7 @@ func createObjects(ctx context.Context, c kubernetes.Interface, n, workers, shap
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				if err := createOne(ctx, c, i, shapes, ip, port); err != nil {
+				if err := createOne(ctx, c, i, shapes, annots, ip, port); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 				}
 				if d := done.Add(1); d%1000 == 0 {
@@ -66,8 +117,11 @@ func host(i int) string { return fmt.Sprintf("h%05d.bench.test", i) }
 // createOne creates Ingress i with its Service and EndpointSlice. Ingress i
 // routes "/" and "/s<i mod shapes>" to its Service: Ingresses of one shape
 // differ only in host and Service, and the controller may serve them from
-// one nginx server block; shapes = n makes every one distinct.
-func createOne(ctx context.Context, c kubernetes.Interface, i, shapes int, ip string, port int) error {
+// one nginx server block; shapes = n makes every one distinct. It carries
+// the first annots of commonAnnotations, the same on every Ingress of one
+// shape; with rewrite-target among them its second path is the regex
+// "/s<i mod shapes>(/|$)(.*)".
+func createOne(ctx context.Context, c kubernetes.Interface, i, shapes, annots int, ip string, port int) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i)},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
@@ -84,31 +138,64 @@ func createOne(ctx context.Context, c kubernetes.Interface, i, shapes int, ip st
 	if _, err := c.DiscoveryV1().EndpointSlices(namespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create EndpointSlice %s: %w", slice.Name, err)
 	}
-	ing := &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i)},
-		Spec: networkingv1.IngressSpec{
-			IngressClassName: ptr.To("causeway"),
-			Rules: []networkingv1.IngressRule{{
-				Host: host(i),
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-					Paths: []networkingv1.HTTPIngressPath{path("/", i), path(fmt.Sprintf("/s%d", i%shapes), i)},
-				}},
-			}},
-		},
-	}
+	ing := ingress(i, shapes, annots)
 	if _, err := c.NetworkingV1().Ingresses(namespace).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create Ingress %s: %w", ing.Name, err)
 	}
 	return nil
 }
 
-func path(p string, i int) networkingv1.HTTPIngressPath {
+// ingress is Ingress i as createOne makes it.
+func ingress(i, shapes, annots int) *networkingv1.Ingress {
+	second := path(fmt.Sprintf("/s%d", i%shapes), networkingv1.PathTypePrefix, i)
+	if regexPaths(annots) {
+		second = path(fmt.Sprintf("/s%d(/|$)(.*)", i%shapes), networkingv1.PathTypeImplementationSpecific, i)
+	}
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i), Annotations: annotations(annots, i%shapes)},
+		Spec: networkingv1.IngressSpec{
+			IngressClassName: ptr.To("causeway"),
+			Rules: []networkingv1.IngressRule{{
+				Host: host(i),
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{path("/", networkingv1.PathTypePrefix, i), second},
+				}},
+			}},
+		},
+	}
+}
+
+func path(p string, typ networkingv1.PathType, i int) networkingv1.HTTPIngressPath {
 	return networkingv1.HTTPIngressPath{
-		Path: p, PathType: ptr.To(networkingv1.PathTypePrefix),
+		Path: p, PathType: ptr.To(typ),
 		Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
 			Name: name(i), Port: networkingv1.ServiceBackendPort{Number: 80},
 		}},
 	}
+}
+
+// checkExisting makes sure Ingresses left by an earlier run (-kubeconfig)
+// were made with the same -shapes and -annotations, so that the table
+// describes what the controller actually served.
+func checkExisting(ctx context.Context, c kubernetes.Interface, shapes, annots int) error {
+	for _, i := range []int{0, shapes - 1} {
+		got, err := c.NetworkingV1().Ingresses(namespace).Get(ctx, name(i), metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("Ingress %s from an earlier run: %w", name(i), err)
+		}
+		want := ingress(i, shapes, annots)
+		ours := map[string]string{}
+		for k, v := range got.Annotations {
+			if strings.HasPrefix(k, annotationPrefix) {
+				ours[k] = v
+			}
+		}
+		if !maps.Equal(ours, want.Annotations) || len(got.Spec.Rules) == 0 || got.Spec.Rules[0].HTTP == nil ||
+			len(got.Spec.Rules[0].HTTP.Paths) != 2 || got.Spec.Rules[0].HTTP.Paths[1].Path != want.Spec.Rules[0].HTTP.Paths[1].Path {
+			return fmt.Errorf("namespace %s holds Ingresses made with other -shapes or -annotations (Ingress %s has %d of our annotations); delete the namespace or use a fresh API server", namespace, name(i), len(ours))
+		}
+	}
+	return nil
 }
 
 // waitPublished waits until n Ingresses show the published address.
