@@ -69,7 +69,7 @@ bench-dynamic: deps build
 # 10,000 Ingresses, Services and EndpointSlices against a test API server;
 # prints a table (needs root). Not part of make test.
 bench-scale: deps kube-apiserver
-	$(GO) run ./bench/scale
+	$(GO) run ./bench/scale $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin
