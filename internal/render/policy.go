@@ -170,7 +170,7 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 	pol := l.Policy
 	var err error
 	if pol.Rewrite != nil {
-		if err := planRewrite(v, l); err != nil {
+		if err := sp.planRewrite(v, l); err != nil {
 			return err
 		}
 	}
@@ -230,8 +230,8 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 
 // planRewrite replaces the whole URI when the location's regex matches,
 // as ingress-nginx's rewrite-target does: $1..$9 name the regex's groups.
-func planRewrite(v *policyView, l *model.Location) error {
-	re, err := matchRegex(l.Match)
+func (sp *serverPlan) planRewrite(v *policyView, l *model.Location) error {
+	re, err := sp.rc.matchRegex(l.Match)
 	if err != nil {
 		return err
 	}

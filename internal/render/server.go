@@ -96,6 +96,28 @@ type renderCtx struct {
 	names map[string]bool
 	// proxySecrets index m.ProxySecrets by key (built on first use).
 	proxySecrets map[string]*model.ProxySecret
+	// regexes memoizes matchRegex for this render: hosts of one layout
+	// share their paths, and checking a regex compiles it twice.
+	regexes map[model.Match]regexCheck
+}
+
+type regexCheck struct {
+	re  string
+	err error
+}
+
+// matchRegex is the package's matchRegex, once per distinct match in a
+// render.
+func (rc *renderCtx) matchRegex(m model.Match) (string, error) {
+	if c, ok := rc.regexes[m]; ok {
+		return c.re, c.err
+	}
+	if rc.regexes == nil {
+		rc.regexes = map[model.Match]regexCheck{}
+	}
+	re, err := matchRegex(m)
+	rc.regexes[m] = regexCheck{re, err}
+	return re, err
 }
 
 // planServer prepares one host's server for the template.
@@ -223,7 +245,7 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 		switch {
 		case srv.Regex || m.Type == model.Regex:
 			var re string
-			if re, err = matchRegex(m); err == nil {
+			if re, err = sp.rc.matchRegex(m); err == nil {
 				err = add(l, "~*", "^"+re)
 			}
 		case m.Type == model.Exact:
