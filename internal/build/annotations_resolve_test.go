@@ -126,3 +126,23 @@ func TestCustomErrorsNeedADefaultBackend(t *testing.T) {
 		t.Fatalf("problems %v, want one explaining the missing default backend", problems)
 	}
 }
+
+// A name is the alias or www twin of one host only; the younger claim is
+// left out with a Problem, never silently.
+func TestAliasAndTwinClaimOneName(t *testing.T) {
+	m, problems := buildRow(t, spec.AnnotationCase{Ingresses: []spec.Ingress{
+		{Name: "a", Host: "a.test", Paths: []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}},
+			Annotations: map[string]string{"server-alias": "www.b.test"}},
+		{Name: "b", Host: "b.test", Paths: []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}},
+			Annotations: map[string]string{"from-to-www-redirect": "true"}},
+	}})
+	if p := findServer(m, "a.test").Policy; p == nil || !slices.Equal(p.Aliases, []string{"www.b.test"}) {
+		t.Fatalf("a.test policy %+v, want the alias", p)
+	}
+	if p := findServer(m, "b.test").Policy; p != nil && p.WWWRedirect {
+		t.Fatal("b.test's www twin is a.test's alias: no redirect")
+	}
+	if got := problemsNaming(problems, "already names host"); len(got) != 1 {
+		t.Fatalf("problems %v, want one naming the taken name", problems)
+	}
+}

@@ -99,6 +99,16 @@ func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 				b.opts.AnnotationsPrefix, srv.Host, twin)
 			p.WWWRedirect = false
 		}
+		if twin := wwwTwin(srv.Host); p.WWWRedirect {
+			if other := aliased[twin]; other != "" && other != srv.Host {
+				b.problem(hs.owner["from-to-www-redirect"], model.ReasonCollision, false,
+					"annotation %s/from-to-www-redirect for host %q: %q already names host %q; the redirect is not set up",
+					b.opts.AnnotationsPrefix, srv.Host, twin, other)
+				p.WWWRedirect = false
+			} else {
+				aliased[twin] = srv.Host
+			}
+		}
 	}
 	if s.AppRoot != nil {
 		p.AppRoot = *s.AppRoot
@@ -109,7 +119,7 @@ func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 		case b.servers[a] != nil:
 			b.problem(owner, model.ReasonCollision, false, "alias %q of host %q is a host of its own; the alias is left out", a, srv.Host)
 		case aliased[a] != "" && aliased[a] != srv.Host:
-			b.problem(owner, model.ReasonCollision, false, "alias %q of host %q is already an alias of host %q; left out", a, srv.Host, aliased[a])
+			b.problem(owner, model.ReasonCollision, false, "alias %q of host %q already names host %q (an alias or www twin); left out", a, srv.Host, aliased[a])
 		default:
 			aliased[a] = srv.Host
 			p.Aliases = append(p.Aliases, a)
