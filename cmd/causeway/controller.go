@@ -68,6 +68,7 @@ type controllerFlags struct {
 	defaultBackend    string
 	defaultSSLCert    string
 	kube              kubeFlags
+	metrics           requestMetricsFlags
 }
 
 func newControllerCommand() *cobra.Command {
@@ -108,6 +109,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
 	fl.StringVar(&f.defaultSSLCert, "default-ssl-certificate", "", "NAMESPACE/NAME of a kubernetes.io/tls Secret presented for unknown server names and hosts without a certificate of their own, instead of the self-generated one")
 	f.kube.register(fl)
+	f.metrics.register(fl)
 	return cmd
 }
 
@@ -189,6 +191,10 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		return err
 	}
 	met := metrics.New()
+	requests, err := f.metrics.collector(f, log, met)
+	if err != nil {
+		return err
+	}
 	params := render.Params{StateDir: dir, ListenAddress: f.listenAddress, HTTPPort: f.httpPort, HTTPSPort: f.httpsPort, User: workerUser}
 	params.OpenFilesLimit = runtime.OpenFilesLimit()
 	// Brotli is loaded only when the ConfigMap enables it; without the
@@ -213,6 +219,16 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			}
 			mgr.SetStatic(lua)
 			params.Dynamic = &render.Dynamic{Modules: mods}
+			if requests != nil {
+				params.Dynamic.Metrics = f.metrics.render(requests)
+				ln, err := metrics.ListenSocket(dir.MetricsSocket())
+				if err != nil {
+					return err
+				}
+				defer ln.Close()
+				go requests.Serve(ln)
+				log.Info("per-request metrics enabled", "socket", dir.MetricsSocket())
+			}
 			client := balancer.NewClient(dir.DynamicSocket())
 			defer client.Close()
 			pusher = client
@@ -237,6 +253,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		Render:    params,
 		Log:       log,
 		Metrics:   met,
+		Requests:  requests,
 		OnSync:    reporter.onSync,
 		Dynamic:   pusher,
 		Restarted: mgr.Respawned,

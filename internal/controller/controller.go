@@ -38,6 +38,9 @@ type Options struct {
 	Render  render.Params
 	Log     *slog.Logger
 	Metrics *metrics.Metrics
+	// Requests, when set, receives each configuration's metrics series
+	// before it goes live.
+	Requests *metrics.Requests
 	// Quiet is how long the controller waits for more events after one
 	// arrives; MaxDelay caps the total wait under a steady stream.
 	Quiet, MaxDelay time.Duration
@@ -213,6 +216,9 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 				res.Err = err
 				break
 			}
+		}
+		if c.opts.Requests != nil {
+			c.opts.Requests.SetSeries(out.Series)
 		}
 		result, err := c.opts.Applier.Apply(ctx, out.Files, out.Version)
 		if err == nil {

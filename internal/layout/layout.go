@@ -103,6 +103,10 @@ func (d Dir) DynamicSocket() string { return d.Path(RunDir, "dynamic.sock") }
 // ready endpoint (dynamic mode); workers proxy to it.
 func (d Dir) UnavailableSocket() string { return d.Path(WorkerSocketsDir, "unavailable.sock") }
 
+// MetricsSocket is where the controller receives the workers' request
+// counts.
+func (d Dir) MetricsSocket() string { return d.Path(WorkerSocketsDir, "metrics.sock") }
+
 // DynamicState holds the last full endpoint state pushed to nginx; the Lua
 // side loads it at start so a restarted nginx never serves empty backends.
 func (d Dir) DynamicState() string { return d.Path(RunDir, "dynamic-state.json") }

@@ -56,6 +56,8 @@ func (sp *serverPlan) planErrors(v *policyView, lv *locationView, l *model.Locat
 	if err := selectBackend(&target, e.Backend, sp.rc.backends, sp.rc.lua); err != nil {
 		return fmt.Errorf("error backend: %w", err)
 	}
+	// The error page's request is the location's, still naming its series.
+	target.Metrics = sp.rc.lua && sp.rc.p.Dynamic != nil && sp.rc.p.Dynamic.Metrics != nil
 	key := fmt.Sprintf("%q %q", quoted, e.Backend)
 	group, ok := sp.errs[key]
 	if !ok {

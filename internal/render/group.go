@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 )
@@ -40,7 +41,7 @@ type mapEntry struct{ Host, Backend string }
 
 // serverFiles renders every server of m: a file per host, or in dynamic
 // mode a shared file per shape that more than one exact host has.
-func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool) (Files, map[string][]model.ObjectRef, hashStats, error) {
+func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool) (Files, map[string][]model.ObjectRef, hashStats, map[string]balancer.SeriesLabels, error) {
 	files := Files{}
 	sources := map[string][]model.ObjectRef{}
 	refs := map[*serverView][]model.ObjectRef{}
@@ -54,7 +55,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	for _, srv := range m.Servers {
 		v, err := planServer(rc, srv)
 		if err != nil {
-			return nil, nil, hashes, fmt.Errorf("render server %q: %w", srv.Host, err)
+			return nil, nil, hashes, nil, fmt.Errorf("render server %q: %w", srv.Host, err)
 		}
 		hashes.host(srv.Host)
 		for _, n := range v.names {
@@ -64,7 +65,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			name := layout.ServerFile(srv.Host)
 			v.name(hostID(srv.Host), &hashes)
 			if files[name], err = execute("server.conf.tmpl", v); err != nil {
-				return nil, nil, hashes, err
+				return nil, nil, hashes, nil, err
 			}
 			sources[name] = srv.Sources
 			continue
@@ -72,7 +73,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		refs[v] = srv.Sources
 		key, err := shape(v)
 		if err != nil {
-			return nil, nil, hashes, err
+			return nil, nil, hashes, nil, err
 		}
 		if _, seen := shapes[key]; !seen {
 			order = append(order, key)
@@ -91,7 +92,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			name = layout.SharedServerFile(shared)
 			var err error
 			if v, err = share(shared, members); err != nil {
-				return nil, nil, hashes, err
+				return nil, nil, hashes, nil, err
 			}
 			for _, mv := range v.Maps {
 				hashes.mapped(mv.Variable, len(mv.Entries))
@@ -101,7 +102,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		v.name(id, &hashes)
 		out, err := execute("server.conf.tmpl", v)
 		if err != nil {
-			return nil, nil, hashes, err
+			return nil, nil, hashes, nil, err
 		}
 		files[name] = out
 		var all []model.ObjectRef
@@ -110,7 +111,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		}
 		sources[name] = model.SortRefs(all)
 	}
-	return files, sources, hashes, nil
+	return files, sources, hashes, rc.series, nil
 }
 
 // hostID names the maps of a host's own server: the catch-all's, or a

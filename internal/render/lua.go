@@ -52,6 +52,10 @@ type SnippetOptions struct {
 	// push, so the later of the two wins). Keep it, like the socket,
 	// where only the master and the controller can reach it.
 	StateFile string
+	// Metrics, when set, counts requests (see Metrics) and sends the
+	// counts to MetricsSocket, where the controller listens.
+	Metrics       *Metrics
+	MetricsSocket string
 }
 
 // Snippets is the configuration the renderer emits verbatim. Each field
@@ -145,12 +149,24 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 		return Snippets{}, fmt.Errorf("keepalive (%d) and keepalive requests (%d) must be positive", keepalive, requests)
 	}
 
+	initMetrics, workerMetrics, declareMetrics := "", "", ""
+	if o.Metrics != nil {
+		call, err := o.Metrics.luaInit(filepath.Clean(o.MetricsSocket))
+		if err != nil {
+			return Snippets{}, err
+		}
+		initMetrics = " " + call
+		workerMetrics = ` require("causeway.metrics").init_worker()`
+		// Declares the variable for nginx even where no location sets it.
+		declareMetrics = fmt.Sprintf("\n        set $%s \"\";", balancer.MetricsVariable)
+	}
+
 	var s Snippets
 	s.HTTP = fmt.Sprintf(`lua_package_path "%s/?.lua;;";
 lua_shared_dict %s %s;
-init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s") }
-init_worker_by_lua_block { require("causeway.balancer").init_worker() }
-`, filepath.Clean(o.LuaDir), balancer.StateDict, dictSize, initArg, filepath.Clean(o.UnavailableSocket))
+init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s")%s }
+init_worker_by_lua_block { require("causeway.balancer").init_worker()%s }
+`, filepath.Clean(o.LuaDir), balancer.StateDict, dictSize, initArg, filepath.Clean(o.UnavailableSocket), initMetrics, workerMetrics)
 
 	// keepalive must come after balancer_by_lua_block: nginx wraps the
 	// balancer defined before it, and in the other order no connection
@@ -180,14 +196,14 @@ proxy_pass http://%s;
     access_log off;
     client_max_body_size %s;
     client_body_buffer_size %s;
-    location /v1/ {
+    location /v1/ {%s
         content_by_lua_block { require("causeway.api").serve() }
     }
     location / {
         return 404;
     }
 }
-`, o.SocketPath, bodySize, bodySize)
+`, o.SocketPath, bodySize, bodySize, declareMetrics)
 	s.UnavailableServer = fmt.Sprintf(`server {
     listen unix:%s;
     access_log off;

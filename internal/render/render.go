@@ -67,6 +67,8 @@ type Dynamic struct {
 	// Modules are absolute paths of the dynamic modules to load, in order
 	// (the NDK, then the Lua module).
 	Modules []string
+	// Metrics, when set, counts requests per location (metrics.go).
+	Metrics *Metrics
 }
 
 // Files maps paths relative to the state directory to their content.
@@ -93,27 +95,30 @@ type Output struct {
 	// holds, sorted, so that a file nginx refuses can be traced back to
 	// them.
 	Sources map[string][]model.ObjectRef
+	// Series maps the metrics series key of each counted location to
+	// its labels (dynamic mode with metrics on; see metrics.go).
+	Series map[string]balancer.SeriesLabels
 }
 
 // Render produces nginx.conf, upstreams.conf and one file per server (or
 // per shape of servers shared by several hosts).
 func Render(m *model.Model, p Params) (*Output, error) {
-	files, version, sources, err := render(m, p)
+	files, version, sources, series, err := render(m, p)
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Files: files, Version: version, Sources: sources}, nil
+	return &Output{Files: files, Version: version, Sources: sources, Series: series}, nil
 }
 
-func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectRef, error) {
+func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectRef, map[string]balancer.SeriesLabels, error) {
 	files := Files{}
 	lua, err := luaSnippets(m, p)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	ups, err := renderUpstreams(m, lua)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	files[layout.UpstreamsConf] = ups
 	// Built once: per server it would cost servers x backends.
@@ -121,36 +126,36 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	for _, b := range m.Backends {
 		backends[b.Key] = b
 	}
-	servers, sources, hashes, err := serverFiles(m, backends, p, lua != nil)
+	servers, sources, hashes, series, err := serverFiles(m, backends, p, lua != nil)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	maps.Copy(files, servers)
 	countLogVariables(&hashes, m.Config.SkipLogPaths)
 
 	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua}
 	if main.defaultCert, err = defaultCertPath(m, p.StateDir); err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	if p.User != "" {
 		if main.User, err = Quote(p.User); err != nil {
-			return nil, "", nil, fmt.Errorf("worker user: %w", err)
+			return nil, "", nil, nil, fmt.Errorf("worker user: %w", err)
 		}
 	}
 	if p.Dynamic != nil {
 		for _, mod := range p.Dynamic.Modules {
 			q, err := Quote(mod)
 			if err != nil {
-				return nil, "", nil, fmt.Errorf("module path: %w", err)
+				return nil, "", nil, nil, fmt.Errorf("module path: %w", err)
 			}
 			main.LoadModules = append(main.LoadModules, q)
 		}
 	}
 	if err := main.planRequests(p); err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	hashed := Files{}
 	maps.Copy(hashed, files)
@@ -167,12 +172,12 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	}
 	version := hashFiles(hashed)
 	if main.Version, err = Quote(version); err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
-	return files, version, sources, nil
+	return files, version, sources, series, nil
 }
 
 func execute(name string, data any) ([]byte, error) {

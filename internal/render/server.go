@@ -75,8 +75,10 @@ type locationView struct {
 	// Pass is the proxy directive ("proxy_pass", "grpc_pass") and PassURL
 	// its target.
 	Pass, PassURL string
-	// HeaderFilter and LogHook install the balancer's Lua hooks.
+	// HeaderFilter and LogHook install the balancer's Lua hooks; Metrics
+	// the metrics' log hook (balancer.log calls it too).
 	HeaderFilter, LogHook bool
+	Metrics               bool `json:",omitempty"` // not in older shapes' digests
 	// Policy is nil when the location adds nothing to the defaults.
 	Policy *policyView
 	// AccessLogOff and LogVars are the access log's (see accesslog.go):
@@ -99,6 +101,9 @@ type renderCtx struct {
 	// regexes memoizes matchRegex for this render: hosts of one layout
 	// share their paths, and checking a regex compiles it twice.
 	regexes map[model.Match]regexCheck
+	// series are the metrics series keys of the locations planned, with
+	// their labels (see metrics.go).
+	series map[string]balancer.SeriesLabels
 }
 
 type regexCheck struct {
@@ -234,6 +239,9 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 			return err
 		}
 		if err := sp.planLogVars(&lv, l); err != nil {
+			return err
+		}
+		if err := sp.planMetrics(&lv, l); err != nil {
 			return err
 		}
 		out = append(out, lv)

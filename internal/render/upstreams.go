@@ -27,6 +27,8 @@ func luaSnippets(m *model.Model, p Params) (*Snippets, error) {
 		Keepalive:         max(m.Config.UpstreamKeepalive, 1),
 		KeepaliveTimeout:  model.FormatDuration(m.Config.UpstreamKeepaliveTimeout),
 		KeepaliveRequests: m.Config.UpstreamKeepaliveRequests,
+		Metrics:           p.Dynamic.Metrics,
+		MetricsSocket:     p.StateDir.MetricsSocket(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lua balancer: %w", err)

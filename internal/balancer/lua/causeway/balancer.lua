@@ -16,6 +16,7 @@
 
 local store = require("causeway.store")
 local stats = require("causeway.stats")
+local metrics = require("causeway.metrics")
 local ngx_balancer = require("ngx.balancer")
 
 local set_current_peer = ngx_balancer.set_current_peer
@@ -212,6 +213,7 @@ local function last_number(v)
 end
 
 function _M.log()
+    metrics.observe()
     local rc = ngx.ctx.causeway
     local peer = rc and rc.peer
     if not peer then

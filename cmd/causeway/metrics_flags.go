@@ -1,0 +1,75 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+
+	"github.com/causeway/causeway/internal/metrics"
+	"github.com/causeway/causeway/internal/render"
+)
+
+// requestMetricsFlags are ingress-nginx's flags for its per-request
+// metrics, with its defaults.
+type requestMetricsFlags struct {
+	enabled          bool
+	perHost          bool
+	perUndefinedHost bool
+	statusClasses    bool
+	timeBuckets      []float64
+	lengthBuckets    []float64
+	sizeBuckets      []float64
+	exclude          []string
+}
+
+func (m *requestMetricsFlags) register(fl *pflag.FlagSet) {
+	fl.BoolVar(&m.enabled, "enable-metrics", true, "count every request in nginx_ingress_controller_requests and its histograms (needs the Lua data plane)")
+	fl.BoolVar(&m.perHost, "metrics-per-host", true, "label request metrics with the host")
+	fl.BoolVar(&m.perUndefinedHost, "metrics-per-undefined-host", false, "also count requests for hosts no Ingress defines, labelled with their Host header (needs --metrics-per-host)")
+	fl.BoolVar(&m.statusClasses, "report-status-classes", false, "label request metrics with the status class (2xx) instead of the status")
+	fl.Float64SliceVar(&m.timeBuckets, "time-buckets", prometheus.DefBuckets, "upper bounds of the duration histograms, in seconds")
+	fl.Float64SliceVar(&m.lengthBuckets, "length-buckets", prometheus.LinearBuckets(10, 10, 10), "upper bounds of the request_size and response_size histograms, in bytes")
+	fl.Float64SliceVar(&m.sizeBuckets, "size-buckets", prometheus.ExponentialBuckets(10, 10, 7), "upper bounds of the bytes_sent histogram, in bytes")
+	fl.StringSliceVar(&m.exclude, "exclude-socket-metrics", nil, "request metrics not to collect, e.g. nginx_ingress_controller_bytes_sent,nginx_ingress_controller_connect_duration_seconds")
+}
+
+// collector returns the per-request metrics' collector, registered on
+// met's registry; nil when --enable-metrics=false.
+func (m *requestMetricsFlags) collector(f *controllerFlags, log *slog.Logger, met *metrics.Metrics) (*metrics.Requests, error) {
+	if !m.enabled {
+		return nil, nil
+	}
+	return metrics.NewRequests(metrics.RequestOptions{
+		TimeBuckets: m.timeBuckets, LengthBuckets: m.lengthBuckets, SizeBuckets: m.sizeBuckets,
+		PerHost: m.perHost, PerUndefinedHost: m.perUndefinedHost, StatusClasses: m.statusClasses,
+		Exclude:     m.exclude,
+		ConstLabels: controllerLabels(f),
+		Log:         log.With("component", "metrics"),
+	}, met.Registry)
+}
+
+// render is the data plane's side of the same settings.
+func (m *requestMetricsFlags) render(r *metrics.Requests) *render.Metrics {
+	return &render.Metrics{
+		Histograms:  r.Histograms(),
+		TimeBuckets: m.timeBuckets, LengthBuckets: m.lengthBuckets, SizeBuckets: m.sizeBuckets,
+		PerHost: m.perHost, PerUndefinedHost: m.perUndefinedHost,
+	}
+}
+
+// controllerLabels are the labels ingress-nginx puts on every metric it
+// reads from nginx: the pod (POD_NAME, else the host name), its namespace
+// (POD_NAMESPACE) and the class served.
+func controllerLabels(f *controllerFlags) prometheus.Labels {
+	pod := os.Getenv("POD_NAME")
+	if pod == "" {
+		pod, _ = os.Hostname()
+	}
+	return prometheus.Labels{
+		"controller_namespace": os.Getenv("POD_NAMESPACE"),
+		"controller_class":     f.ingressClass,
+		"controller_pod":       pod,
+	}
+}

@@ -1,0 +1,93 @@
+package balancer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"regexp"
+)
+
+// The per-request metrics contract between the nginx configuration (written
+// by package render), causeway/metrics.lua and the controller's collector
+// (package metrics): which histograms a batch carries, in which order, and
+// how a location names its series.
+
+// MetricsVariable is the nginx variable (without '$') through which a
+// location names its series key.
+const MetricsVariable = "causeway_metrics"
+
+// Histogram is one of the per-request histograms, named as ingress-nginx
+// names it (without the nginx_ingress_controller_ prefix).
+type Histogram struct {
+	Name string
+	// Buckets says which bucket flag sets its bounds: "time", "length" or
+	// "size".
+	Buckets string
+	// Help is its Prometheus help text.
+	Help string
+}
+
+// Histograms are the histograms metrics.lua knows, in the order a batch
+// carries the enabled ones.
+var Histograms = []Histogram{
+	{"request_duration_seconds", "time", "The time from the first byte of the request to the last byte of the response sent, in seconds ($request_time)."},
+	{"response_duration_seconds", "time", "The time the upstream took to answer, in seconds ($upstream_response_time)."},
+	{"connect_duration_seconds", "time", "The time spent connecting to the upstream, in seconds ($upstream_connect_time; 0 on a reused connection)."},
+	{"header_duration_seconds", "time", "The time until the upstream's response header arrived, in seconds ($upstream_header_time)."},
+	{"request_size", "length", "The request length, in bytes, request line, header and body included ($request_length)."},
+	{"response_size", "length", "The response length, in bytes, status line and header included ($bytes_sent)."},
+	{"bytes_sent", "size", "The bytes sent to the client ($bytes_sent), with the size buckets."},
+}
+
+// SeriesLabels are the labels of a location's series.
+type SeriesLabels struct {
+	Namespace, Ingress, Service, Path string
+	// Host is the server's host ("" in the catch-all server); when
+	// HostFromRequest is set, the request's Host replaces it.
+	Host            string
+	HostFromRequest bool
+}
+
+// SeriesKey is the key a location with these labels sets in
+// MetricsVariable: a digest, so no label ever appears in the nginx
+// configuration, with "u" in front when the host comes from the request
+// and "d" otherwise.
+func SeriesKey(l SeriesLabels) string {
+	h := sha256.New()
+	for _, s := range []string{l.Namespace, l.Ingress, l.Service, l.Path, l.Host} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	prefix := "d"
+	if l.HostFromRequest {
+		prefix = "u"
+	}
+	return prefix + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+var seriesKeyRe = regexp.MustCompile(`^[du][0-9a-f]{16}$`)
+
+// ValidSeriesKey reports whether k has SeriesKey's form.
+func ValidSeriesKey(k string) bool { return seriesKeyRe.MatchString(k) }
+
+// MaxBuckets bounds each bucket list: every bound costs a comparison per
+// request in nginx and a sample per series.
+const MaxBuckets = 64
+
+// CheckBuckets checks histogram upper bounds: 1 to MaxBuckets finite,
+// non-negative numbers, strictly ascending.
+func CheckBuckets(b []float64) error {
+	if len(b) == 0 || len(b) > MaxBuckets {
+		return fmt.Errorf("want 1 to %d bounds, got %d", MaxBuckets, len(b))
+	}
+	for i, v := range b {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("bound %v is not a finite non-negative number", v)
+		}
+		if i > 0 && v <= b[i-1] {
+			return fmt.Errorf("bounds must ascend: %v after %v", v, b[i-1])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package integration
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/test/harness"
+)
+
+// metricsManifests: two Ingresses in one namespace, one of them carrying
+// a location-level redirect, so that series differ by host, path,
+// service, status and method.
+func metricsManifests(t *testing.T) map[string]string {
+	web, api := startBackend(t, "web"), startBackend(t, "api")
+	redirect := strings.Replace(ingressYAML("shop", "old", "shop.metrics.test", "Prefix /old web"),
+		"metadata: {name: old, namespace: shop}",
+		"metadata: {name: old, namespace: shop, annotations: {nginx.ingress.kubernetes.io/permanent-redirect: \"https://example.com/new\"}}", 1)
+	return map[string]string{"app.yaml": ingressClass + serviceYAML("shop", "web", 80, web) + serviceYAML("shop", "api", 80, api) +
+		ingressYAML("shop", "storefront", "shop.metrics.test", "Prefix / web") +
+		ingressYAML("shop", "backend", "api.metrics.test", "Prefix /api api") + redirect}
+}
+
+// scrape returns the controller's metrics page.
+func (c *controller) scrape() string {
+	c.t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRequestMetricsCountWhatWasSent sends a known mix of requests and
+// checks that ingress-nginx's counter and histograms count exactly them,
+// with ingress-nginx's labels.
+func TestRequestMetricsCountWhatWasSent(t *testing.T) {
+	c := startController(t, metricsManifests(t))
+	send := func(n int, r harness.Request, want int) {
+		t.Helper()
+		for range n {
+			res := c.do(r)
+			if res.Status != want {
+				t.Fatalf("%s %s%s: status %d, want %d", r.Method, r.Host, r.Path, res.Status, want)
+			}
+		}
+	}
+	send(5, harness.Request{Method: "GET", Host: "shop.metrics.test", Path: "/"}, 200)
+	send(2, harness.Request{Method: "GET", Host: "shop.metrics.test", Path: "/_status/503/x"}, 503)
+	send(3, harness.Request{Method: "POST", Host: "api.metrics.test", Path: "/api/orders", Body: 1000}, 200)
+	send(1, harness.Request{Method: "PATCH", Host: "api.metrics.test", Path: "/api/orders/1"}, 200)
+	send(2, harness.Request{Method: "BREW", Host: "api.metrics.test", Path: "/api/pot"}, 200)
+	send(4, harness.Request{Method: "GET", Host: "shop.metrics.test", Path: "/old/page"}, 301)
+	send(2, harness.Request{Method: "GET", Host: "api.metrics.test", Path: "/elsewhere"}, 404)
+	send(3, harness.Request{Method: "GET", Host: "unknown.metrics.test", Path: "/"}, 404)
+
+	const total = 5 + 2 + 3 + 1 + 2 + 4 + 2
+	eventually(t, 10*time.Second, func() error {
+		if got := c.Metric("nginx_ingress_controller_requests"); got != total {
+			return fmt.Errorf("nginx_ingress_controller_requests sums to %v, want %d", got, total)
+		}
+		return nil
+	})
+	page := c.scrape()
+	for _, tc := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"nginx_ingress_controller_requests", []string{`status="200"`, `method="GET"`, `path="/"`, `namespace="shop"`, `ingress="storefront"`, `service="web"`, `host="shop.metrics.test"`, `canary=""`}, 5},
+		{"nginx_ingress_controller_requests", []string{`status="503"`, `ingress="storefront"`}, 2},
+		{"nginx_ingress_controller_requests", []string{`status="200"`, `method="POST"`, `path="/api"`, `ingress="backend"`, `service="api"`, `host="api.metrics.test"`}, 3},
+		{"nginx_ingress_controller_requests", []string{`method="PATCH"`, `ingress="backend"`}, 1},
+		// A made-up method is counted, but under one name.
+		{"nginx_ingress_controller_requests", []string{`method="OTHER"`, `ingress="backend"`}, 2},
+		// A location that answers itself names no service.
+		{"nginx_ingress_controller_requests", []string{`status="301"`, `path="/old"`, `ingress="old"`, `service=""`}, 4},
+		// A path no rule matches on a defined host: the host's own 404.
+		{"nginx_ingress_controller_requests", []string{`status="404"`, `ingress=""`, `host="api.metrics.test"`}, 2},
+		// Undefined hosts are not counted (--metrics-per-undefined-host).
+		{"nginx_ingress_controller_requests", []string{`host="unknown.metrics.test"`}, 0},
+		// Every request has a duration, a request and a response size.
+		{"nginx_ingress_controller_request_duration_seconds_count", nil, total},
+		{"nginx_ingress_controller_request_size_count", nil, total},
+		{"nginx_ingress_controller_response_size_count", nil, total},
+		{"nginx_ingress_controller_bytes_sent_count", nil, total},
+		{"nginx_ingress_controller_request_duration_seconds_bucket", []string{`le="+Inf"`}, total},
+		// Only proxied requests have upstream times: not the redirects
+		// nor the host's own 404s.
+		{"nginx_ingress_controller_response_duration_seconds_count", nil, total - 4 - 2},
+		{"nginx_ingress_controller_connect_duration_seconds_count", nil, total - 4 - 2},
+		{"nginx_ingress_controller_header_duration_seconds_count", nil, total - 4 - 2},
+		{"nginx_ingress_controller_ingress_upstream_latency_seconds_count", []string{`ingress="backend"`}, 6},
+		// POST bodies of 1,000 bytes: each request is larger than the
+		// largest default length bucket (100).
+		{"nginx_ingress_controller_request_size_bucket", []string{`method="POST"`, `le="100"`}, 0},
+		{"nginx_ingress_controller_request_size_bucket", []string{`method="POST"`, `le="+Inf"`}, 3},
+		{"causeway_metrics_dropped_requests_total", nil, 0},
+	} {
+		got, err := harness.SumMetric(page, tc.name, tc.labels...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
+		}
+	}
+	for _, l := range []string{`controller_class="causeway"`, `controller_pod="`, `controller_namespace="`} {
+		if !strings.Contains(page, "nginx_ingress_controller_requests{"+l) && !strings.Contains(page, ","+l) {
+			t.Errorf("no request metric carries %s", l)
+		}
+	}
+	if sum, _ := harness.SumMetric(page, "nginx_ingress_controller_request_size_sum", `method="POST"`); sum < 3000 {
+		t.Errorf("request_size_sum for 3 POSTs of 1,000 bytes = %v, want at least 3000", sum)
+	}
+}
+
+// TestRequestMetricsFlags: the cardinality flags change the labels and
+// what is counted, as ingress-nginx's do.
+func TestRequestMetricsFlags(t *testing.T) {
+	c := startController(t, metricsManifests(t), "--metrics-per-host=false", "--report-status-classes",
+		"--exclude-socket-metrics", "nginx_ingress_controller_bytes_sent,connect_duration_seconds")
+	for range 3 {
+		c.Get("shop.metrics.test", "/")
+	}
+	c.Get("unknown.metrics.test", "/")
+	eventually(t, 10*time.Second, func() error {
+		if got := c.Metric("nginx_ingress_controller_requests"); got != 4 {
+			return fmt.Errorf("requests sum to %v, want 4 (without per-host, undefined hosts count too)", got)
+		}
+		return nil
+	})
+	page := c.scrape()
+	if got, _ := harness.SumMetric(page, "nginx_ingress_controller_requests", `status="2xx"`, `ingress="storefront"`); got != 3 {
+		t.Errorf("status class 2xx = %v, want 3", got)
+	}
+	for _, absent := range []string{"host=", "nginx_ingress_controller_bytes_sent", "nginx_ingress_controller_connect_duration_seconds", "ingress_upstream_latency_seconds"} {
+		if strings.Contains(page, absent) {
+			t.Errorf("%q appears in the metrics page", absent)
+		}
+	}
+}
+
+// TestRequestMetricsOff: --enable-metrics=false puts no log hook in the
+// configuration and exports no request metric.
+func TestRequestMetricsOff(t *testing.T) {
+	c := startController(t, metricsManifests(t), "--enable-metrics=false")
+	c.Get("shop.metrics.test", "/")
+	if page := c.scrape(); strings.Contains(page, "nginx_ingress_controller_requests") {
+		t.Error("request metrics exported with --enable-metrics=false")
+	}
+	conf := c.renderedConfig()
+	if strings.Contains(conf, "causeway.metrics") || strings.Contains(conf, "causeway_metrics") {
+		t.Error("the configuration counts requests with --enable-metrics=false")
+	}
+}
+
+// renderedConfig is nginx.conf and every server file, concatenated.
+func (c *controller) renderedConfig() string {
+	c.t.Helper()
+	dir := layout.Dir(c.StateDir)
+	var b strings.Builder
+	names, _ := filepath.Glob(dir.Path(filepath.Join(layout.ServersDir, "*.conf")))
+	for _, n := range append([]string{dir.MainConf()}, names...) {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
