@@ -183,6 +183,9 @@ proxy_pass http://%s;
     location /v1/ {
         content_by_lua_block { require("causeway.api").serve() }
     }
+    location = /nginx_status {
+        stub_status;
+    }
     location / {
         return 404;
     }
