@@ -188,7 +188,8 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	if err != nil {
 		return err
 	}
-	met := metrics.New()
+	met := metrics.NewWith(metrics.Options{Identity: metrics.IdentityFromEnv(f.ingressClass), Log: log.With("component", "metrics")})
+	met.WatchNginx(mgr.MasterPID)
 	params := render.Params{StateDir: dir, ListenAddress: f.listenAddress, HTTPPort: f.httpPort, HTTPSPort: f.httpsPort, User: workerUser}
 	params.OpenFilesLimit = runtime.OpenFilesLimit()
 	// Brotli is loaded only when the ConfigMap enables it; without the
@@ -216,8 +217,12 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			client := balancer.NewClient(dir.DynamicSocket())
 			defer client.Close()
 			pusher = client
+			met.ScrapeStubStatus(dir.DynamicSocket())
 			log.Info("Lua balancer enabled: endpoint and certificate changes apply without reloads")
 		}
+	}
+	if pusher == nil {
+		log.Info("plain data plane: nginx_ingress_controller_nginx_process_connections and _requests_total are not reported (stub_status is served only by the Lua data plane's private server)")
 	}
 	reporter, err := newKubeReporter(f, log, met)
 	if err != nil {
