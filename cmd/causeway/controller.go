@@ -190,8 +190,10 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	if err != nil {
 		return err
 	}
-	met := metrics.New()
-	requests, err := f.metrics.collector(f, log, met)
+	met := metrics.NewWith(metrics.Options{Identity: metrics.IdentityFromEnv(f.ingressClass), Log: log.With("component", "metrics")})
+	met.WatchNginx(mgr.MasterPID)
+	met.ScrapeStubStatus(dir.StatusSocket())
+	requests, err := f.metrics.collector(log, met)
 	if err != nil {
 		return err
 	}
@@ -234,6 +236,9 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			pusher = client
 			log.Info("Lua balancer enabled: endpoint and certificate changes apply without reloads")
 		}
+	}
+	if pusher == nil && requests != nil {
+		log.Info("plain data plane: nginx_ingress_controller_requests and the request histograms are not reported (they are counted by the Lua data plane)")
 	}
 	reporter, err := newKubeReporter(f, log, met)
 	if err != nil {

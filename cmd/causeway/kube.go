@@ -244,6 +244,8 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		}
 		return 0
 	}))
+	met.Registry.MustRegister(met.Compat.LeaderElection(k.electionID, r.elector.IsLeader))
+	met.Compat.Certificates.SetLeader(r.elector.IsLeader)
 	built = true
 	return r, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
@@ -37,7 +36,7 @@ func (m *requestMetricsFlags) register(fl *pflag.FlagSet) {
 
 // collector returns the per-request metrics' collector, registered on
 // met's registry; nil when --enable-metrics=false.
-func (m *requestMetricsFlags) collector(f *controllerFlags, log *slog.Logger, met *metrics.Metrics) (*metrics.Requests, error) {
+func (m *requestMetricsFlags) collector(log *slog.Logger, met *metrics.Metrics) (*metrics.Requests, error) {
 	if !m.enabled {
 		return nil, nil
 	}
@@ -45,7 +44,7 @@ func (m *requestMetricsFlags) collector(f *controllerFlags, log *slog.Logger, me
 		TimeBuckets: m.timeBuckets, LengthBuckets: m.lengthBuckets, SizeBuckets: m.sizeBuckets,
 		PerHost: m.perHost, PerUndefinedHost: m.perUndefinedHost, StatusClasses: m.statusClasses,
 		Exclude:     m.exclude,
-		ConstLabels: controllerLabels(f),
+		ConstLabels: met.Compat.Identity.Labels(),
 		Log:         log.With("component", "metrics"),
 	}, met.Registry)
 }
@@ -56,20 +55,5 @@ func (m *requestMetricsFlags) render(r *metrics.Requests) *render.Metrics {
 		Histograms:  r.Histograms(),
 		TimeBuckets: m.timeBuckets, LengthBuckets: m.lengthBuckets, SizeBuckets: m.sizeBuckets,
 		PerHost: m.perHost, PerUndefinedHost: m.perUndefinedHost,
-	}
-}
-
-// controllerLabels are the labels ingress-nginx puts on every metric it
-// reads from nginx: the pod (POD_NAME, else the host name), its namespace
-// (POD_NAMESPACE) and the class served.
-func controllerLabels(f *controllerFlags) prometheus.Labels {
-	pod := os.Getenv("POD_NAME")
-	if pod == "" {
-		pod, _ = os.Hostname()
-	}
-	return prometheus.Labels{
-		"controller_namespace": os.Getenv("POD_NAMESPACE"),
-		"controller_class":     f.ingressClass,
-		"controller_pod":       pod,
 	}
 }

@@ -223,6 +223,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 		result, err := c.opts.Applier.Apply(ctx, out.Files, out.Version)
 		if err == nil {
 			c.recordApply(result, out.Version, m)
+			c.opts.Metrics.Compat.Certificates.Set(servedCertificates(m))
 			if err := c.certificatesChanged(ctx, result); err != nil {
 				res.Err = err
 				c.opts.Log.Error("telling nginx about renewed certificates failed; will retry", "err", err)
@@ -241,6 +242,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			break
 		}
 		c.recordReload(reloadReason(c.started, nil), 0, err)
+		c.opts.Metrics.Compat.Failed()
 		res.Err = err
 		var cfgErr *runtime.ConfigError
 		if !errors.As(err, &cfgErr) || round >= maxIsolationRounds {
@@ -304,10 +306,12 @@ func (c *Controller) recordApply(r runtime.ApplyResult, version string, m *model
 		reason := reloadReason(c.started, r.Changed)
 		c.started = true
 		c.recordReload(reason, r.Duration, nil)
+		c.opts.Metrics.Compat.Reloaded(version)
 		c.opts.Log.Info("configuration live", "version", version, "reason", reason, "servers", len(m.Servers),
 			"backends", len(m.Backends), "took", r.Duration.Round(time.Millisecond))
 		return
 	}
+	c.opts.Metrics.Compat.Unchanged(version)
 	if len(r.Changed)+len(r.Removed) > 0 {
 		c.opts.Metrics.DynamicUpdates.WithLabelValues("certificates", "success").Inc()
 		c.opts.Log.Info("certificates updated without a reload", "files", len(r.Changed)+len(r.Removed))

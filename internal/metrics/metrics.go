@@ -3,6 +3,8 @@
 package metrics
 
 import (
+	"log/slog"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -29,12 +31,36 @@ type Metrics struct {
 	// DataplaneMode is 1 for the mode in use: "lua" (reload-free
 	// endpoints) or "plain" (per-backend upstreams, reload on change).
 	DataplaneMode *prometheus.GaugeVec
+	// CollectErrors counts failures to collect a metric at scrape time
+	// (nginx's stub_status, /proc, certificates), by collector.
+	CollectErrors *prometheus.CounterVec
+	// Compat are the metrics named as ingress-nginx names them.
+	Compat *Compat
+
+	identity Identity
+	log      *slog.Logger
 }
 
-// New creates and registers the metrics on a fresh registry, with the Go
-// and process collectors.
-func New() *Metrics {
+// Options configure NewWith.
+type Options struct {
+	// Identity labels the ingress-nginx-named metrics.
+	Identity Identity
+	// Log receives collection failures; nil discards them.
+	Log *slog.Logger
+}
+
+// New is NewWith for tests: no identity, no log.
+func New() *Metrics { return NewWith(Options{}) }
+
+// NewWith creates and registers the metrics on a fresh registry, with the
+// Go and process collectors.
+func NewWith(o Options) *Metrics {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
 	m := &Metrics{
+		identity: o.Identity,
+		log:      o.Log,
 		Registry: prometheus.NewRegistry(),
 		Reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "causeway_nginx_reloads_total",
@@ -70,8 +96,31 @@ func New() *Metrics {
 		Name: "causeway_dataplane_mode",
 		Help: "1 for the data plane mode in use: lua (reload-free endpoints) or plain (reload on endpoint change).",
 	}, []string{"mode"})
+	m.CollectErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "causeway_metrics_collect_errors_total",
+		Help: "Failures to collect metrics at scrape time, by collector (stub_status, nginx_process, certificates).",
+	}, []string{"collector"})
+	m.Compat = newCompat(o.Identity, m.CollectErrors, o.Log)
+	m.Registry.MustRegister(m.Compat.collectors()...)
 	m.Registry.MustRegister(m.Reloads, m.LastReloadSeconds, m.LastReloadSuccess, m.ConfigApplySeconds, m.Problems,
-		m.DynamicUpdates, m.BackendEndpoints, m.DataplaneMode,
+		m.DynamicUpdates, m.BackendEndpoints, m.DataplaneMode, m.CollectErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// WatchNginx registers the nginx_process_* metrics read from /proc for the
+// master whose pid masterPID returns (0 while none runs) and its children.
+func (m *Metrics) WatchNginx(masterPID func() int) {
+	m.Registry.MustRegister(newNginxProcesses(m.identity, "/proc", masterPID, m.failures("nginx_process")))
+}
+
+// ScrapeStubStatus registers the connection and request metrics read from
+// nginx's stub_status, fetched at every scrape at StubStatusPath over the
+// unix socket.
+func (m *Metrics) ScrapeStubStatus(socket string) {
+	m.Registry.MustRegister(newStubStatus(m.identity, socket, m.failures("stub_status")))
+}
+
+func (m *Metrics) failures(collector string) *failureLog {
+	return &failureLog{what: collector, log: m.log, errors: m.CollectErrors.WithLabelValues(collector)}
 }

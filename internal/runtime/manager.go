@@ -78,7 +78,9 @@ type Manager struct {
 	version string // the version live in nginx
 	proc    *os.Process
 	exited  chan struct{} // closed when proc exits
-	stopped bool
+	// masterPID mirrors proc's pid outside mu, for MasterPID.
+	masterPID atomic.Int64
+	stopped   bool
 
 	spawner spawner
 	logs    *logPipe

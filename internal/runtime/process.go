@@ -30,8 +30,10 @@ func (m *Manager) start() error {
 	}
 	exited := make(chan struct{})
 	m.proc, m.exited = cmd.Process, exited
+	m.masterPID.Store(int64(cmd.Process.Pid))
 	go func() {
 		err := cmd.Wait()
+		m.masterPID.CompareAndSwap(int64(cmd.Process.Pid), 0)
 		// The master is gone; kill any workers it left behind, which would
 		// otherwise keep the listening sockets.
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -41,6 +43,10 @@ func (m *Manager) start() error {
 	m.opts.Log.Info("nginx started", "pid", cmd.Process.Pid, "binary", m.opts.Binary)
 	return nil
 }
+
+// MasterPID is the pid of the running nginx master, or 0 while none runs.
+// It never waits for an Apply in progress, so a metrics scrape can call it.
+func (m *Manager) MasterPID() int { return int(m.masterPID.Load()) }
 
 func (m *Manager) signal(sig syscall.Signal) error {
 	if m.proc == nil {

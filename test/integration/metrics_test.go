@@ -2,8 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,21 +23,6 @@ func metricsManifests(t *testing.T) map[string]string {
 	return map[string]string{"app.yaml": ingressClass + serviceYAML("shop", "web", 80, web) + serviceYAML("shop", "api", 80, api) +
 		ingressYAML("shop", "storefront", "shop.metrics.test", "Prefix / web") +
 		ingressYAML("shop", "backend", "api.metrics.test", "Prefix /api api") + redirect}
-}
-
-// scrape returns the controller's metrics page.
-func (c *controller) scrape() string {
-	c.t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestRequestMetricsCountWhatWasSent sends a known mix of requests and
