@@ -99,6 +99,9 @@ type renderCtx struct {
 	// regexes memoizes matchRegex for this render: hosts of one layout
 	// share their paths, and checking a regex compiles it twice.
 	regexes map[model.Match]regexCheck
+	// addHeaders and setHeaders are add-headers' and proxy-set-headers'
+	// lines, which locations with headers of their own repeat.
+	addHeaders, setHeaders []headerLine
 }
 
 type regexCheck struct {
