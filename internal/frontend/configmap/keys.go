@@ -186,7 +186,7 @@ var keyTable = []Key{
 	// Access and security.
 	different("add-headers", "", "none",
 		"namespace/name only (a bare name is refused); each key must be a header name of letters, digits, - _ and ., each value visible ASCII "+
-			"without $ (no nginx variables), \" \\ { or }; a bad entry is left out with a Problem. The headers are added with add_header ... always "+
+			"without $ (no nginx variables), \" \\ { or }; Server, Date, Connection, Content-Length and Transfer-Encoding are refused; a bad entry is left out with a Problem. The headers are added with add_header ... always "+
 			"(headers-more is not loaded) and a backend's header of the same name is hidden, so the client sees one value, as with ingress-nginx's more_set_headers"),
 	different("allow-backend-server-header", "false", "false",
 		"as in ingress-nginx, the backend's Server header reaches the client only when server-tokens is true as well (a Problem says so otherwise); "+
@@ -260,7 +260,8 @@ var keyTable = []Key{
 	notApplicable("http2-max-header-size", "", noteHTTP2),
 	notApplicable("http2-max-requests", "0", noteHTTP2),
 	notYet("default-type", "text/html", "responses nginx makes itself have the type application/octet-stream"),
-	supported("server-tokens", "false", "false"),
+	different("server-tokens", "false", "false",
+		"with false, clients get Server: nginx without the version; ingress-nginx removes the Server header altogether (headers-more is not loaded)"),
 	supported("http-redirect-code", "308", "308"),
 	notYet("no-tls-redirect-locations", "/.well-known/acme-challenge",
 		"every path of a host with TLS is redirected to HTTPS, /.well-known/acme-challenge included"),
@@ -318,7 +319,8 @@ var keyTable = []Key{
 	different("proxy-set-headers", "", "none",
 		"namespace/name only (a bare name is refused); values are literal text: nginx variables ($remote_addr) are refused, as are \" \\ { }, "+
 			"control characters and non-ASCII; a bad entry is left out with a Problem. An entry for a header Causeway sets itself (Host, X-Real-IP, "+
-			"X-Forwarded-*, X-Request-ID, Connection, Upgrade) is refused with a Problem (ingress-nginx would send both values)"),
+			"X-Forwarded-*, X-Request-ID, X-Original-URI, Connection, Upgrade, the custom-http-errors headers) or for Content-Length or Transfer-Encoding "+
+			"is refused with a Problem (ingress-nginx would send both values)"),
 
 	// Listeners and workers.
 	notYet("bind-address", "", "use the controller's --listen-address flag"),
