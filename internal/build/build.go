@@ -86,6 +86,9 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 			b.problem(ref, model.ReasonExcluded, false, "the defaults are used instead of this ConfigMap: %s", reason)
 		}
 	}
+	if cm != nil {
+		b.resolveConfigRefs(cm)
+	}
 	if b.model.Config.Brotli.Enabled && !opts.BrotliAvailable {
 		b.model.Config.Brotli.Enabled = false
 		cm := b.configMaps[opts.ConfigMap]

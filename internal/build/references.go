@@ -109,28 +109,15 @@ func (b *builder) customHeaders(ref model.ObjectRef, n annotations.ObjectName) [
 			b.opts.AnnotationsPrefix, n)
 		return nil
 	}
-	names := make([]string, 0, len(cm.Data))
-	for k := range cm.Data {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	var out []model.Header
-	for _, k := range names {
-		name, err := model.ParseHeaderName(k)
-		if err == nil && !slices.ContainsFunc(b.model.Config.AllowedResponseHeaders, func(a string) bool { return strings.EqualFold(a, name) }) {
-			err = fmt.Errorf("the header is not in the ConfigMap's global-allowed-response-headers")
+	return readHeaders(cm, func(name string) error {
+		if !slices.ContainsFunc(b.model.Config.AllowedResponseHeaders, func(a string) bool { return strings.EqualFold(a, name) }) {
+			return fmt.Errorf("the header is not in the ConfigMap's global-allowed-response-headers")
 		}
-		if err == nil {
-			var v model.HeaderValue
-			if v, err = model.ParseHeaderValue(cm.Data[k]); err == nil {
-				out = append(out, model.Header{Name: name, Value: v})
-				continue
-			}
-		}
+		return nil
+	}, func(k string, err error) {
 		b.problem(ref, model.ReasonInvalidAnnotation, false, "annotation %s/custom-headers: ConfigMap %s key %q: %v; that header is left out",
 			b.opts.AnnotationsPrefix, n, model.Truncate(k), err)
-	}
-	return out
+	})
 }
 
 // proxySecret validates the Secret for TLS to backends: ca.crt (a CA

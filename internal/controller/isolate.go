@@ -48,7 +48,11 @@ func culprits(output string, dir layout.Dir, out *render.Output, m *model.Model,
 		if filepath.Dir(match[1]) != dir.Path(layout.SecretsDir) {
 			continue
 		}
-		if rel, err := filepath.Rel(string(dir), match[1]); err == nil && layout.IsProxySecretFile(rel) {
+		rel, err := filepath.Rel(string(dir), match[1])
+		if err == nil && layout.IsDHParamFile(rel) {
+			continue // checked in Go (model.ParseDHParams); not a TLS secret
+		}
+		if err == nil && layout.IsProxySecretFile(rel) {
 			// A Secret for TLS to backends: blame the newest object
 			// whose locations use it.
 			if newest, ok := newestObject(proxySecretUsers(m, rel), snap); ok {

@@ -88,6 +88,18 @@ func ProxyCAFile(namespace, name string) string {
 	return filepath.Join(SecretsDir, namespace+"_"+name+"_ca.pem")
 }
 
+// DHParamFile is the relative path of the DH parameters that ssl-dh-param
+// names; like ProxyCertFile's, its suffix never names another file.
+func DHParamFile(namespace, name string) string {
+	return filepath.Join(SecretsDir, namespace+"_"+name+"_dhparam.pem")
+}
+
+// IsDHParamFile reports whether rel is a DHParamFile: nginx reads it at
+// reload only.
+func IsDHParamFile(rel string) bool {
+	return strings.HasPrefix(rel, SecretsDir+"/") && strings.HasSuffix(rel, "_dhparam.pem")
+}
+
 // IsProxySecretFile reports whether rel is a ProxyCertFile or ProxyCAFile
 // (not a host certificate): nginx reads those at reload only.
 func IsProxySecretFile(rel string) bool {

@@ -132,6 +132,26 @@ type Config struct {
 	MaxWorkerOpenFiles int
 	// ErrorLogLevel is the least severity nginx logs.
 	ErrorLogLevel LogLevel
+
+	// --- Headers between clients and backends (hide-headers,
+	// add-headers, proxy-set-headers, allow-backend-server-header) and
+	// the listeners' DH parameters (ssl-dh-param) ---
+
+	// HideHeaders are backend response headers not passed to clients.
+	HideHeaders []string
+	// AddHeadersFrom and ProxySetHeadersFrom name the ConfigMaps whose
+	// entries are the response headers added for clients and the request
+	// headers set for backends; the build reads them into AddHeaders and
+	// ProxySetHeaders, sorted by name.
+	AddHeadersFrom, ProxySetHeadersFrom *ObjectName
+	AddHeaders, ProxySetHeaders         []Header
+	// AllowBackendServerHeader passes the backend's Server header on
+	// instead of nginx's; as in ingress-nginx, only with ServerTokens.
+	AllowBackendServerHeader bool
+	// SSLDHParamFrom names the Secret whose dhparam.pem holds the DH
+	// parameters of DHE cipher suites; the build validates it into
+	// Model.DHParam.
+	SSLDHParamFrom *ObjectName
 }
 
 // HSTS is the Strict-Transport-Security policy sent on HTTPS responses.

@@ -22,6 +22,9 @@ type Model struct {
 	// ProxySecrets are the client certificates and CA bundles for TLS to
 	// backends (UpstreamTLS.Secret), sorted by key.
 	ProxySecrets []*ProxySecret
+	// DHParam is the validated DH parameters Secret that ssl-dh-param
+	// names; nil leaves DHE cipher suites off.
+	DHParam *DHParam
 	// DefaultCertificate is the key of the TLSSecret in Secrets that
 	// --default-ssl-certificate names, presented for unknown SNI and hosts
 	// without a certificate of their own; "" means the self-generated one.
@@ -166,6 +169,16 @@ type ProxySecret struct {
 
 // Key is "namespace/name".
 func (s *ProxySecret) Key() string { return s.Namespace + "/" + s.Name }
+
+// DHParam is a Secret's dhparam.pem: one PEM "DH PARAMETERS" block that
+// ParseDHParams accepted.
+type DHParam struct {
+	Namespace, Name string
+	PEM             []byte
+}
+
+// Key is "namespace/name".
+func (d *DHParam) Key() string { return d.Namespace + "/" + d.Name }
 
 // Backend is a Service port and its ready endpoints.
 type Backend struct {

@@ -49,6 +49,13 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	shapes := map[string][]*serverView{}
 	var order []string
 	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}}
+	var err error
+	if rc.addHeaders, err = headerLines(m.Config.AddHeaders); err != nil {
+		return nil, nil, hashes, nil, fmt.Errorf("add-headers: %w", err)
+	}
+	if rc.setHeaders, err = headerLines(m.Config.ProxySetHeaders); err != nil {
+		return nil, nil, hashes, nil, fmt.Errorf("proxy-set-headers: %w", err)
+	}
 	for _, srv := range m.Servers {
 		rc.names[srv.Host] = true
 	}

@@ -72,7 +72,7 @@ func (v *mainView) TLSSessionTimeout() (string, error) {
 // HSTS is off.
 func (v *mainView) HSTSValue() (string, error) {
 	h := v.Config.HSTS
-	if !h.Enabled {
+	if !h.Enabled || setsHeader(v.Config.AddHeaders, "Strict-Transport-Security") {
 		return "", nil
 	}
 	if h.MaxAge < 0 {

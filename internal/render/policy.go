@@ -65,6 +65,8 @@ type headersView struct {
 	ProxyHost bool
 	// ForwardedPrefix is the quoted X-Forwarded-Prefix, or "".
 	ForwardedPrefix string
+	// Custom are proxy-set-headers' headers.
+	Custom []headerLine
 }
 
 type replaceView struct {
@@ -138,20 +140,11 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 			return err
 		}
 	}
-	for _, h := range pol.ResponseHeaders {
-		if !headerName.MatchString(h.Name) {
-			return fmt.Errorf("response header name %q is not a token", h.Name)
-		}
-		q, err := Quote(string(h.Value))
-		if err != nil {
-			return err
-		}
-		v.ResponseHeaders = append(v.ResponseHeaders, headerLine{Name: `"` + h.Name + `"`, Value: q})
+	if v.ResponseHeaders, err = headerLines(pol.ResponseHeaders); err != nil {
+		return err
 	}
 	if len(v.ResponseHeaders) > 0 || v.CORS != nil {
-		if h, ok := hstsHeader(sp.rc.m.Config, pol.ResponseHeaders); ok {
-			v.ResponseHeaders = append(v.ResponseHeaders, h)
-		}
+		v.ResponseHeaders = append(v.ResponseHeaders, sp.rc.inheritedHeaders(pol.ResponseHeaders)...)
 	}
 	if lv.Pass == "" {
 		return nil
@@ -175,7 +168,7 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 		}
 	}
 	if pol.UpstreamHost != nil || v.RewriteTarget != "" && pol.XForwardedPrefix != nil || v.Module == "grpc" {
-		v.Headers = &headersView{Module: v.Module, GRPC: v.Module == "grpc"}
+		v.Headers = &headersView{Module: v.Module, GRPC: v.Module == "grpc", Custom: sp.rc.setHeaders}
 		if pol.UpstreamHost != nil {
 			if v.Headers.Host, err = Quote(string(*pol.UpstreamHost)); err != nil {
 				return err

@@ -154,6 +154,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if err := main.planRequests(p); err != nil {
 		return nil, "", nil, nil, err
 	}
+	if err := main.planHeaders(m); err != nil {
+		return nil, "", nil, nil, err
+	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -169,6 +172,10 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	// So are the certificates and CAs for TLS to backends, always.
 	for _, s := range m.ProxySecrets {
 		hashed["proxy-secret:"+s.Key()] = slices.Concat(s.Cert, []byte{0}, s.PrivateKey, []byte{0}, s.CA)
+	}
+	// And the DH parameters.
+	if d := m.DHParam; d != nil {
+		hashed["dhparam:"+d.Key()] = d.PEM
 	}
 	version := hashFiles(hashed)
 	if main.Version, err = Quote(version); err != nil {
@@ -219,6 +226,11 @@ type mainView struct {
 	lua                      *Snippets
 	// defaultCert is the file of the default certificate.
 	defaultCert string
+	// Headers and DH parameters (headers.go): quoted names and values.
+	AddHeaderLines, ProxySetHeaderLines []headerLine
+	HiddenHeaders                       []string
+	PassServerHeader                    bool
+	DHParamFile                         string
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and

@@ -104,6 +104,9 @@ type renderCtx struct {
 	// series are the metrics series keys of the locations planned, with
 	// their labels (see metrics.go).
 	series map[string]balancer.SeriesLabels
+	// addHeaders and setHeaders are add-headers' and proxy-set-headers'
+	// lines, which locations with headers of their own repeat.
+	addHeaders, setHeaders []headerLine
 }
 
 type regexCheck struct {

@@ -292,9 +292,9 @@ func (m *Manager) heal() error {
 func secretFiles(names []string) []string {
 	var out []string
 	for _, n := range names {
-		// Certificates for backends are read at reload only; the version
-		// covers their content, so a change to one reloads.
-		if strings.HasPrefix(n, layout.SecretsDir+"/") && !layout.IsProxySecretFile(n) {
+		// Certificates for backends and DH parameters are read at reload
+		// only; the version covers their content, so a change reloads.
+		if strings.HasPrefix(n, layout.SecretsDir+"/") && !layout.IsProxySecretFile(n) && !layout.IsDHParamFile(n) {
 			out = append(out, n)
 		}
 	}

@@ -7,7 +7,6 @@ package configmap
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,7 +23,7 @@ var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 // parse keeps the default and raises a model.Problem; so does a key without
 // a parser. keys.go lists every key with its status. Each area's parsers
 // live in a map of their own, merged here.
-var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys)
+var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys, headerKeys)
 
 // keyParsers maps ConfigMap keys to their parsers.
 type keyParsers = map[string]func(*model.Config, string) error
@@ -46,15 +45,11 @@ func mergeKeys(areas ...keyParsers) keyParsers {
 
 var coreKeys = keyParsers{
 	"global-allowed-response-headers": func(c *model.Config, v string) error {
-		names, err := model.ParseHeaderNameList(v, 256)
-		if err != nil {
-			return err
+		names, err := parseHeaderNames(v, 256)
+		if err == nil {
+			c.AllowedResponseHeaders = names
 		}
-		if slices.Contains(names, "*") {
-			return fmt.Errorf("want header names, not *")
-		}
-		c.AllowedResponseHeaders = names
-		return nil
+		return err
 	},
 	"ssl-redirect": func(c *model.Config, v string) (err error) {
 		c.SSLRedirect, err = strconv.ParseBool(v)

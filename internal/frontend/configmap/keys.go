@@ -184,8 +184,13 @@ var keyTable = []Key{
 		"renewed certificates apply without a reload; false loads certificates at reload only"),
 
 	// Access and security.
-	notYet("add-headers", "", "set the custom-headers annotation on the Ingresses whose responses need the headers"),
-	notYet("allow-backend-server-header", "false", "nginx's default applies: the backend's Server header is not passed on, as with false"),
+	different("add-headers", "", "none",
+		"namespace/name only (a bare name is refused); each key must be a header name of letters, digits, - _ and ., each value visible ASCII "+
+			"without $ (no nginx variables), \" \\ { or }; Server, Date, Connection, Content-Length and Transfer-Encoding are refused; a bad entry is left out with a Problem. The headers are added with add_header ... always "+
+			"(headers-more is not loaded) and a backend's header of the same name is hidden, so the client sees one value, as with ingress-nginx's more_set_headers"),
+	different("allow-backend-server-header", "false", "false",
+		"as in ingress-nginx, the backend's Server header reaches the client only when server-tokens is true as well (a Problem says so otherwise); "+
+			"without it the client sees nginx's Server header (ingress-nginx removes it: see server-tokens)"),
 	notApplicable("allow-cross-namespace-resources", "false",
 		"Causeway never reads a Secret or ConfigMap from another namespace through an annotation, as with false"),
 	notApplicable("allow-snippet-annotations", "false",
@@ -195,7 +200,8 @@ var keyTable = []Key{
 	notApplicable("annotation-value-word-blocklist", "",
 		"every annotation value is checked against a grammar of its own and reaches nginx through one escaping function; there is nothing to block"),
 	supported("global-allowed-response-headers", "", "none: custom-headers may set no header"),
-	notYet("hide-headers", "", "backend response headers pass through, except those nginx hides by default"),
+	different("hide-headers", "", "empty",
+		"comma-separated header names of letters, digits, - _ and ., at most 100; hidden from gRPC backends' responses too (ingress-nginx: proxied HTTP only)"),
 	guard("whitelist-source-range", "", "there are no global source address lists yet: clients outside the list are let through"),
 	guard("denylist-source-range", "", "there are no global source address lists yet: the clients it lists are let through"),
 	guard("block-cidrs", "", "there are no global block lists yet: the addresses it lists are let through"),
@@ -254,7 +260,8 @@ var keyTable = []Key{
 	notApplicable("http2-max-header-size", "", noteHTTP2),
 	notApplicable("http2-max-requests", "0", noteHTTP2),
 	notYet("default-type", "text/html", "responses nginx makes itself have the type application/octet-stream"),
-	supported("server-tokens", "false", "false"),
+	different("server-tokens", "false", "false",
+		"with false, clients get Server: nginx without the version; ingress-nginx removes the Server header altogether (headers-more is not loaded)"),
 	supported("http-redirect-code", "308", "308"),
 	notYet("no-tls-redirect-locations", "/.well-known/acme-challenge",
 		"every path of a host with TLS is redirected to HTTPS, /.well-known/acme-challenge included"),
@@ -269,8 +276,9 @@ var keyTable = []Key{
 			"TLSv1.3 suites are not affected (OpenSSL chooses them)"),
 	different("ssl-ecdh-curve", "auto", "auto",
 		"auto, or ':'-separated names from X25519, X448, prime256v1, secp384r1, secp521r1, P-256, P-384 and P-521"),
-	notYet("ssl-dh-param", "", "the Secret it names is not read (the controller watches only TLS Secrets and those Ingress annotations name), "+
-		"so no DH parameters are loaded and DHE cipher suites are not offered"),
+	different("ssl-dh-param", "", "none: DHE cipher suites are not offered",
+		"namespace/name only; the Secret's dhparam.pem must be one PEM block DH PARAMETERS with a prime of 2048 to 8192 bits (Debian's OpenSSL "+
+			"refuses smaller ones); anything else is a Problem and DHE stays off (ingress-nginx hands the file to nginx unchecked)"),
 	supported("ssl-session-cache", "true", "true"),
 	different("ssl-session-cache-size", "10m", "10m", "a size from 64k to 1g in nginx's syntax (k, m, g)"),
 	different("ssl-session-timeout", "10m", "10m", "a time from 1s to 24h: whole seconds or a number with ms, s, m or h"),
@@ -308,7 +316,11 @@ var keyTable = []Key{
 	notYet("forwarded-host-header", "X-Forwarded-Host", "X-Forwarded-Host is always sent, with the request's Host"),
 	notYet("proxy-add-original-uri-header", "false", "X-Original-URI is sent only to the custom-http-errors backend and mirror targets, as with false"),
 	supported("generate-request-id", "true", "true"),
-	notYet("proxy-set-headers", "", "the request headers sent to backends are fixed: Host, X-Real-IP, X-Forwarded-For, X-Forwarded-Host, X-Forwarded-Port and X-Forwarded-Proto"),
+	different("proxy-set-headers", "", "none",
+		"namespace/name only (a bare name is refused); values are literal text: nginx variables ($remote_addr) are refused, as are \" \\ { }, "+
+			"control characters and non-ASCII; a bad entry is left out with a Problem. An entry for a header Causeway sets itself (Host, X-Real-IP, "+
+			"X-Forwarded-*, X-Request-ID, X-Original-URI, Connection, Upgrade, the custom-http-errors headers) or for Content-Length or Transfer-Encoding "+
+			"is refused with a Problem (ingress-nginx would send both values)"),
 
 	// Listeners and workers.
 	notYet("bind-address", "", "use the controller's --listen-address flag"),

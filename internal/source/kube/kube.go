@@ -2,8 +2,9 @@
 // objects the model reads, scoped to the watched namespaces, with transforms
 // that drop what the model never reads so the caches stay small. Secrets
 // are selected by type (kubernetes.io/tls) and ConfigMaps by name (the
-// controller's); the ConfigMaps and Secrets that Ingress annotations
-// reference are watched one by one, by name (refs.go).
+// controller's); the ConfigMaps and Secrets that Ingress annotations and
+// the controller's ConfigMap reference are watched one by one, by name
+// (refs.go).
 package kube
 
 import (
@@ -49,8 +50,9 @@ type Source struct {
 	synced                                                    atomic.Bool
 	factories                                                 []informers.SharedInformerFactory
 	ingresses, classes, services, slices, secrets, configMaps []cache.SharedIndexInformer
-	// ingressHandlers have seen every Ingress of the first listing once
-	// they have synced, so refs knows what they reference.
+	// ingressHandlers have seen every Ingress (and the controller's
+	// ConfigMap) of the first listing once they have synced, so refs
+	// knows what they reference.
 	ingressHandlers []cache.ResourceEventHandlerRegistration
 	refs            *refs
 }
@@ -91,7 +93,7 @@ func New(opts Options) (*Source, error) {
 				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 			}))
 		s.factories = append(s.factories, cf)
-		s.configMaps = append(s.configMaps, s.watch(cf.Core().V1().ConfigMaps().Informer()))
+		s.configMaps = append(s.configMaps, s.watchConfig(cf.Core().V1().ConfigMaps().Informer()))
 	}
 	return s, nil
 }
@@ -139,6 +141,37 @@ func (s *Source) watchIngresses(inf cache.SharedIndexInformer) cache.SharedIndex
 			}
 		},
 		DeleteFunc: func(obj any) { changed(obj, nil) },
+	})
+	if err != nil {
+		panic(fmt.Sprintf("add event handler: %v", err)) // not started yet
+	}
+	s.ingressHandlers = append(s.ingressHandlers, reg)
+	return inf
+}
+
+// watchConfig is watch for the controller's ConfigMap, whose handler also
+// keeps the informers of the objects it names in step with it.
+func (s *Source) watchConfig(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
+	s.watch(inf)
+	key := s.opts.ConfigMap
+	changed := func(data map[string]string) {
+		if s.refs.updateConfig(key, data) {
+			return // refs signals once the newly named objects are listed
+		}
+		s.notifier.Notify()
+	}
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if cm, ok := obj.(*corev1.ConfigMap); ok {
+				changed(cm.Data)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if cm, ok := obj.(*corev1.ConfigMap); ok {
+				changed(cm.Data)
+			}
+		},
+		DeleteFunc: func(any) { changed(nil) },
 	})
 	if err != nil {
 		panic(fmt.Sprintf("add event handler: %v", err)) // not started yet

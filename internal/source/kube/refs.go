@@ -16,14 +16,18 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/causeway/causeway/internal/frontend/configmap"
+	"github.com/causeway/causeway/internal/model"
 )
 
 // This file watches the ConfigMaps and Secrets that Ingress annotations
 // name ("<namespace>/<name>", or "<name>" in the Ingress's namespace), and
-// only those: each with an informer of its own that lists and watches
+// those the controller's ConfigMap names (configmap.References), and only
+// those: each with an informer of its own that lists and watches
 // with fieldSelector metadata.name=<name> in its namespace, started when
-// the first Ingress names the object and stopped when the last one stops
-// naming it. Other ConfigMaps and Secrets (service-account tokens, Helm
+// the first Ingress (or the controller's ConfigMap) names the object and
+// stopped when the last one stops naming it. Other ConfigMaps and Secrets (service-account tokens, Helm
 // releases) never reach memory.
 
 // DefaultAnnotationsPrefix is the annotation prefix of ingress-nginx, which
@@ -212,8 +216,37 @@ func (r *refs) wanted(namespace string, annotations map[string]string) map[refKe
 // Ingress and the objects it names.
 func (r *refs) update(key string, annotations map[string]string) (deferred bool) {
 	namespace, _, _ := strings.Cut(key, "/")
-	wanted := r.wanted(namespace, annotations)
+	return r.apply(key, r.wanted(namespace, annotations))
+}
 
+// configKey is the refs key of the controller's ConfigMap; Ingress keys
+// never hold ":".
+func configKey(namespaceName string) string { return "configmap:" + namespaceName }
+
+// updateConfig records the references of the controller's ConfigMap
+// (add-headers, proxy-set-headers, ssl-dh-param; none when deleted), as
+// update does for an Ingress. The cluster's operator writes that
+// ConfigMap, so its references may be in any namespace, watched or not.
+func (r *refs) updateConfig(namespaceName string, data map[string]string) (deferred bool) {
+	configMaps, secrets := configmap.References(data)
+	var wanted map[refKey]refState
+	for _, l := range []struct {
+		kind  refKind
+		names []model.ObjectName
+	}{{kindConfigMap, configMaps}, {kindSecret, secrets}} {
+		for _, n := range l.names {
+			if wanted == nil {
+				wanted = map[refKey]refState{}
+			}
+			wanted[refKey{l.kind, n.Namespace, n.Name}] = refWanted
+		}
+	}
+	return r.apply(configKey(namespaceName), wanted)
+}
+
+// apply records wanted as the references of key, starting and stopping
+// informers (see update).
+func (r *refs) apply(key string, wanted map[refKey]refState) (deferred bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed || r.ctx == nil {

@@ -656,3 +656,43 @@ func TestReferenceRace(t *testing.T) {
 		return len(s.refs.active) == 0 && len(s.refs.byIngress) == 0
 	})
 }
+
+func TestControllerConfigMapReferences(t *testing.T) {
+	// The controller's ConfigMap names ConfigMaps and a Secret, in any
+	// namespace, watched or not: they are in the first snapshot whole,
+	// their changes are signalled, and they leave when no longer named.
+	config := configMap("causeway", "causeway", map[string]string{
+		"add-headers": "causeway/add", "proxy-set-headers": "other/set", "ssl-dh-param": "causeway/dh",
+	})
+	api := newFakeAPI(t, config, configMap("causeway", "add", map[string]string{"X-A": "1"}),
+		configMap("other", "set", map[string]string{"X-B": "2"}),
+		secret("causeway", "dh", corev1.SecretTypeOpaque, "dhparam.pem"),
+		configMap("other", "unrelated", nil))
+	s, _ := startSource(t, api, Options{Namespaces: []string{"app"}, ConfigMap: "causeway/causeway"})
+	snap := s.Snapshot()
+	if findConfigMap(snap, "causeway", "add") == nil || findConfigMap(snap, "other", "set") == nil ||
+		findConfigMap(snap, "other", "unrelated") != nil {
+		t.Fatalf("ConfigMaps in the first snapshot: %v", snap.ConfigMaps)
+	}
+	if sec := findSecret(snap, "causeway", "dh"); sec == nil || sec.Data["dhparam.pem"] == nil {
+		t.Fatalf("the DH parameters Secret is missing or trimmed: %v", sec)
+	}
+
+	api.waitWatch(t, "configmaps", "other", "metadata.name=set")
+	drain(s)
+	if _, err := api.CoreV1().ConfigMaps("other").Update(t.Context(), configMap("other", "set", map[string]string{"X-B": "3"}), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, s, "the changed proxy-set-headers ConfigMap", func(snap *source.Snapshot) bool {
+		cm := findConfigMap(snap, "other", "set")
+		return cm != nil && cm.Data["X-B"] == "3"
+	})
+
+	api.waitWatch(t, "configmaps", "causeway", "metadata.name=causeway")
+	if _, err := api.CoreV1().ConfigMaps("causeway").Update(t.Context(), configMap("causeway", "causeway", map[string]string{"add-headers": "causeway/add"}), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, s, "the references dropped", func(snap *source.Snapshot) bool {
+		return findConfigMap(snap, "other", "set") == nil && findSecret(snap, "causeway", "dh") == nil && findConfigMap(snap, "causeway", "add") != nil
+	})
+}

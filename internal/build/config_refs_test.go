@@ -1,0 +1,101 @@
+package build
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+	"github.com/causeway/causeway/test/testcert"
+)
+
+func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+}
+
+// TestConfigReferences: the objects the controller's ConfigMap names are
+// read and checked; whatever cannot be used is a Problem on the
+// controller's ConfigMap naming the key, and is left out.
+func TestConfigReferences(t *testing.T) {
+	config := configMap("causeway", "config", map[string]string{
+		"add-headers": "causeway/add", "proxy-set-headers": "other/set", "ssl-dh-param": "causeway/dh",
+	})
+	add := configMap("causeway", "add", map[string]string{
+		"X-Frame-Options": "DENY", "X-Bad": "a\x01b", "bad name": "x", "Server": "me", "X-Var": "$host",
+	})
+	set := configMap("other", "set", map[string]string{"X-Tenant": "blue", "Host": "evil", "X-Forwarded-For": "1.2.3.4"})
+	dh := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "dh"}, Data: map[string][]byte{"dhparam.pem": testcert.DHParams2048}}
+	snap := &source.Snapshot{ConfigMaps: []*corev1.ConfigMap{config, add, set}, Secrets: []*corev1.Secret{dh}}
+
+	m, problems := Build(snap, testOpts)
+	c := m.Config
+	if len(c.AddHeaders) != 1 || c.AddHeaders[0] != (model.Header{Name: "X-Frame-Options", Value: "DENY"}) {
+		t.Errorf("add-headers %v, want X-Frame-Options only", c.AddHeaders)
+	}
+	if len(c.ProxySetHeaders) != 1 || c.ProxySetHeaders[0] != (model.Header{Name: "X-Tenant", Value: "blue"}) {
+		t.Errorf("proxy-set-headers %v, want X-Tenant only", c.ProxySetHeaders)
+	}
+	if m.DHParam == nil || m.DHParam.Key() != "causeway/dh" {
+		t.Errorf("DH parameters %v, want causeway/dh", m.DHParam)
+	}
+	for key, want := range map[string]int{`key "add-headers"`: 4, `key "proxy-set-headers"`: 2} {
+		n := 0
+		for _, p := range problems {
+			if strings.Contains(p.Message, key) {
+				n++
+				if p.Object.Kind != "ConfigMap" || p.Object.Name != "config" || p.Reason != model.ReasonInvalidConfig {
+					t.Errorf("problem %v is not on the controller's ConfigMap", p)
+				}
+			}
+		}
+		if n != want {
+			t.Errorf("%d problems with %s, want %d: %v", n, key, want, problems)
+		}
+	}
+
+	// Missing objects and bad DH parameters: the settings are dropped.
+	for _, tc := range []struct {
+		name    string
+		secrets []*corev1.Secret
+		want    string
+	}{
+		{"missing secret", nil, `Secret causeway/dh not found`},
+		{"no dhparam.pem", []*corev1.Secret{{ObjectMeta: dh.ObjectMeta, Data: map[string][]byte{"tls.crt": []byte("x")}}}, "no key dhparam.pem"},
+		{"garbage", []*corev1.Secret{{ObjectMeta: dh.ObjectMeta, Data: map[string][]byte{"dhparam.pem": []byte("garbage")}}}, "want a PEM block"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, problems := Build(&source.Snapshot{ConfigMaps: []*corev1.ConfigMap{config}, Secrets: tc.secrets}, testOpts)
+			if m.DHParam != nil || m.Config.AddHeaders != nil || m.Config.ProxySetHeaders != nil {
+				t.Fatalf("unusable references kept: %v %v %v", m.DHParam, m.Config.AddHeaders, m.Config.ProxySetHeaders)
+			}
+			var got []string
+			for _, p := range problems {
+				got = append(got, p.Message)
+			}
+			all := strings.Join(got, "\n")
+			for _, want := range []string{tc.want, `key "add-headers": ConfigMap causeway/add not found`, `key "proxy-set-headers": ConfigMap other/set not found`} {
+				if !strings.Contains(all, want) {
+					t.Errorf("problems lack %q:\n%s", want, all)
+				}
+			}
+		})
+	}
+}
+
+// TestBackendServerHeaderNeedsServerTokens: allow-backend-server-header
+// alone has no effect, as in ingress-nginx; a Problem says so.
+func TestBackendServerHeaderNeedsServerTokens(t *testing.T) {
+	for _, tc := range []struct {
+		tokens string
+		want   int
+	}{{"false", 1}, {"true", 0}} {
+		_, problems := Build(&source.Snapshot{ConfigMaps: []*corev1.ConfigMap{configMap("causeway", "config",
+			map[string]string{"allow-backend-server-header": "true", "server-tokens": tc.tokens})}}, testOpts)
+		if got := len(problemsNaming(problems, `key "allow-backend-server-header"`)); got != tc.want {
+			t.Errorf("server-tokens %s: %d problems, want %d: %v", tc.tokens, got, tc.want, problems)
+		}
+	}
+}

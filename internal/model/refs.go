@@ -1,0 +1,91 @@
+package model
+
+import (
+	"encoding/asn1"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// ObjectName is "namespace/name" of an object that a setting names.
+type ObjectName struct{ Namespace, Name string }
+
+func (n ObjectName) String() string { return n.Namespace + "/" + n.Name }
+
+// ParseObjectName parses exactly "namespace/name" of an object of kind:
+// the namespace a DNS-1123 label and the name a DNS-1123 subdomain, as the
+// API server requires. A bare name is refused: nothing says which
+// namespace it would be in.
+func ParseObjectName(kind, s string) (ObjectName, error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return ObjectName{}, fmt.Errorf("want namespace/name of a %s", kind)
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return ObjectName{}, fmt.Errorf("namespace %q is invalid: %s", Truncate(ns), strings.Join(errs, "; "))
+	}
+	if err := ValidateObjectName(kind, name); err != nil {
+		return ObjectName{}, err
+	}
+	return ObjectName{Namespace: ns, Name: name}, nil
+}
+
+// Bounds on DH parameters. OpenSSL at Debian's default security level
+// refuses a prime below 2048 bits, which would fail the whole
+// configuration; above 8192 bits each handshake costs seconds.
+const (
+	minDHBits = 2048
+	maxDHBits = 8192
+)
+
+// dhParameter is PKCS #3's DHParameter.
+type dhParameter struct {
+	P, G               *big.Int
+	PrivateValueLength int `asn1:"optional"`
+}
+
+// ParseDHParams checks a dhparam.pem as `openssl dhparam` writes it: one
+// PEM block "DH PARAMETERS" without headers, and nothing else but
+// whitespace, holding a prime P of 2048 to 8192 bits and a generator G
+// with 1 < G < P-1. It returns the block re-encoded, so that only what was
+// checked reaches nginx.
+func ParseDHParams(data []byte) ([]byte, error) {
+	block, rest := pem.Decode(data)
+	if block == nil {
+		return nil, errors.New(`want a PEM block "DH PARAMETERS", such as openssl dhparam writes`)
+	}
+	if block.Type != "DH PARAMETERS" {
+		return nil, fmt.Errorf(`want a PEM block "DH PARAMETERS", not %q`, Truncate(block.Type))
+	}
+	if len(block.Headers) > 0 {
+		return nil, errors.New("want a PEM block without headers")
+	}
+	if strings.TrimSpace(string(rest)) != "" {
+		return nil, errors.New("want one PEM block and nothing after it")
+	}
+	var p dhParameter
+	tail, err := asn1.Unmarshal(block.Bytes, &p)
+	if err != nil || len(tail) > 0 || p.P == nil || p.G == nil {
+		return nil, errors.New("the PEM block is not PKCS #3 DH parameters")
+	}
+	if bits := p.P.BitLen(); bits < minDHBits || bits > maxDHBits {
+		return nil, fmt.Errorf("want a prime of %d to %d bits, not %d", minDHBits, maxDHBits, bits)
+	}
+	pMinus1 := new(big.Int).Sub(p.P, big.NewInt(1))
+	if p.G.Cmp(big.NewInt(1)) <= 0 || p.G.Cmp(pMinus1) >= 0 {
+		return nil, errors.New("the generator is not between 1 and p-1")
+	}
+	if p.PrivateValueLength < 0 || p.PrivateValueLength >= p.P.BitLen() {
+		return nil, errors.New("the private value length is out of range")
+	}
+	// A cheap check that catches random or edited numbers; OpenSSL
+	// itself does not test primality when nginx loads the file.
+	if !p.P.ProbablyPrime(2) {
+		return nil, errors.New("p is not a prime")
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: block.Bytes}), nil
+}
