@@ -192,13 +192,7 @@ func runAnnotated(ctx context.Context, e *env, c *config, rep *report, kind stri
 		return err
 	}
 	defer p.close()
-	var bs []*backend
-	backendMaster := 0
-	if kind == nginxBackends {
-		bs, backendMaster, err = p.startNginxBackends(ctx, c.tputBackends, echoURIHeader)
-	} else {
-		bs, err = p.startN(c.tputBackends)
-	}
+	bs, backendMaster, err := p.startKind(ctx, kind, c.tputBackends, echoURIHeader)
 	if err != nil {
 		return err
 	}
@@ -248,15 +242,8 @@ func runAnnotated(ctx context.Context, e *env, c *config, rep *report, kind stri
 	}
 	fmt.Fprintf(os.Stderr, "(f) annotated location: generated (%s) and hand-written (%s) answer %d probes alike, %s backends\n", gen.HTTPAddr(), hand.HTTPAddr, probes, kind)
 	pin := planPinning(c, kind, c.resolvedLoader())
-	if pin.on {
-		for _, m := range masters {
-			if err := pinNginx(m, frontCPU); err != nil {
-				return err
-			}
-		}
-		if err := pinNginx(backendMaster, loadCPU); err != nil {
-			return err
-		}
+	if err := pin.apply(masters, backendMaster); err != nil {
+		return err
 	}
 	return measureAnnotated(ctx, c, kind, pin, sides, probes, why, rep)
 }

@@ -167,13 +167,7 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 		return err
 	}
 	defer p.close()
-	var bs []*backend
-	backendMaster := 0
-	if kind == nginxBackends {
-		bs, backendMaster, err = p.startNginxBackends(ctx, c.tputBackends, "")
-	} else {
-		bs, err = p.startN(c.tputBackends)
-	}
+	bs, backendMaster, err := p.startKind(ctx, kind, c.tputBackends, "")
 	if err != nil {
 		return err
 	}
@@ -239,15 +233,12 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 	fmt.Fprintf(os.Stderr, "comparing generated (%s) with hand-written (%s), one worker each, %s backends\n", gen.HTTPAddr(), hand.HTTPAddr(), kind)
 	if runTput {
 		pin := planPinning(c, kind, c.resolvedLoader())
-		if pin.on {
-			for _, sd := range tputSides {
-				if err := pinNginx(sd.master(), frontCPU); err != nil {
-					return err
-				}
-			}
-			if err := pinNginx(backendMaster, loadCPU); err != nil {
-				return err
-			}
+		var fronts []int
+		for _, sd := range tputSides {
+			fronts = append(fronts, sd.master())
+		}
+		if err := pin.apply(fronts, backendMaster); err != nil {
+			return err
 		}
 		if err := measureThroughput(ctx, c, kind, pin, tputSides, rep); err != nil {
 			return fmt.Errorf("(d) throughput: %w", err)

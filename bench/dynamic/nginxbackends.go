@@ -98,3 +98,14 @@ func (p *pool) startNginxBackends(ctx context.Context, n int, extra string) ([]*
 	}
 	return bs, proc.cmd.Process.Pid, nil
 }
+
+// startKind runs n backends of kind: Go echo servers, or nginx backends
+// with extra in every location (see startNginxBackends). The pid is the
+// backend nginx's master, 0 for Go backends.
+func (p *pool) startKind(ctx context.Context, kind string, n int, extra string) ([]*backend, int, error) {
+	if kind == nginxBackends {
+		return p.startNginxBackends(ctx, n, extra)
+	}
+	bs, err := p.startN(n)
+	return bs, 0, err
+}

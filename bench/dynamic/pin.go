@@ -59,3 +59,21 @@ func pinNginx(master, cpu int) error {
 	}
 	return nil
 }
+
+// apply pins the nginx masters under test (and their workers) to frontCPU
+// and the backend nginx, if any (backendMaster > 0), to loadCPU, when the
+// plan says so.
+func (pin pinning) apply(fronts []int, backendMaster int) error {
+	if !pin.on {
+		return nil
+	}
+	for _, m := range fronts {
+		if err := pinNginx(m, frontCPU); err != nil {
+			return err
+		}
+	}
+	if backendMaster > 0 {
+		return pinNginx(backendMaster, loadCPU)
+	}
+	return nil
+}
