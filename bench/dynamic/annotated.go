@@ -187,15 +187,11 @@ func (e *env) startGeneratedPlain(ctx context.Context, name, stateDir string, ba
 // annotated Ingress with one nginx worker, and the hand-written nginx,
 // checks that every config behaves the same, and runs section (f).
 func runAnnotated(ctx context.Context, e *env, c *config, rep *report, kind string) error {
-	p, err := newPool(e)
+	p, bs, backendMaster, err := newKindPool(ctx, e, kind, c.tputBackends, echoURIHeader)
 	if err != nil {
 		return err
 	}
 	defer p.close()
-	bs, backendMaster, err := p.startKind(ctx, kind, c.tputBackends, echoURIHeader)
-	if err != nil {
-		return err
-	}
 	// custom-headers sets only the headers the operator allows.
 	app := ingressClassYAML + configMapYAML(map[string]string{"worker-processes": "1", "disable-access-log": "true",
 		"global-allowed-response-headers": "X-Frame-Options, X-Content-Type-Options"}) + annotatedYAML()
@@ -232,8 +228,8 @@ func runAnnotated(ctx context.Context, e *env, c *config, rep *report, kind stri
 	}
 	sides = append(sides, side{name: "hand-written + minimal Lua balancer", httpAddr: hand.FloorAddr, host: annotatedHost, master: hand.masterPID})
 	for _, sd := range sides {
-		if n, _, err := nginxWorkers(sd.master()); err != nil || n != 1 {
-			return fmt.Errorf("%s nginx: want exactly 1 worker, have %d (%v)", sd.name, n, err)
+		if err := oneWorker(sd); err != nil {
+			return err
 		}
 	}
 	probes, err := checkAnnotated(ctx, kind, sides, bs)
