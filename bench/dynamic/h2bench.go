@@ -166,8 +166,8 @@ func h2Seconds(d time.Duration) string {
 
 var (
 	h2Finished = regexp.MustCompile(`(?m)^finished in ([0-9.]+)(us|ms|s|m|h), `)
-	// h2Line finds a summary line ("requests: ...", "status codes: ...")
-	// whose fields are "N name" pairs separated by commas.
+	// h2Pair is one "N name" field of a summary line ("requests: ...",
+	// "status codes: ..."); see h2Fields.
 	h2Pair = regexp.MustCompile(`(\d+) ([0-9A-Za-z]+)`)
 	h2Info = regexp.MustCompile(`(?m)^(TLS Protocol|Cipher|Application protocol): (.*)$`)
 )
