@@ -187,21 +187,11 @@ func (e *env) startGeneratedPlain(ctx context.Context, name, stateDir string, ba
 // annotated Ingress with one nginx worker, and the hand-written nginx,
 // checks that every config behaves the same, and runs section (f).
 func runAnnotated(ctx context.Context, e *env, c *config, rep *report, kind string) error {
-	p, err := newPool(e)
+	p, bs, backendMaster, err := newKindPool(ctx, e, kind, c.tputBackends, echoURIHeader)
 	if err != nil {
 		return err
 	}
 	defer p.close()
-	var bs []*backend
-	backendMaster := 0
-	if kind == nginxBackends {
-		bs, backendMaster, err = p.startNginxBackends(ctx, c.tputBackends, echoURIHeader)
-	} else {
-		bs, err = p.startN(c.tputBackends)
-	}
-	if err != nil {
-		return err
-	}
 	// custom-headers sets only the headers the operator allows.
 	app := ingressClassYAML + configMapYAML(map[string]string{"worker-processes": "1", "disable-access-log": "true",
 		"global-allowed-response-headers": "X-Frame-Options, X-Content-Type-Options"}) + annotatedYAML()
@@ -238,8 +228,8 @@ func runAnnotated(ctx context.Context, e *env, c *config, rep *report, kind stri
 	}
 	sides = append(sides, side{name: "hand-written + minimal Lua balancer", httpAddr: hand.FloorAddr, host: annotatedHost, master: hand.masterPID})
 	for _, sd := range sides {
-		if n, _, err := nginxWorkers(sd.master()); err != nil || n != 1 {
-			return fmt.Errorf("%s nginx: want exactly 1 worker, have %d (%v)", sd.name, n, err)
+		if err := oneWorker(sd); err != nil {
+			return err
 		}
 	}
 	probes, err := checkAnnotated(ctx, kind, sides, bs)
@@ -248,15 +238,8 @@ func runAnnotated(ctx context.Context, e *env, c *config, rep *report, kind stri
 	}
 	fmt.Fprintf(os.Stderr, "(f) annotated location: generated (%s) and hand-written (%s) answer %d probes alike, %s backends\n", gen.HTTPAddr(), hand.HTTPAddr, probes, kind)
 	pin := planPinning(c, kind, c.resolvedLoader())
-	if pin.on {
-		for _, m := range masters {
-			if err := pinNginx(m, frontCPU); err != nil {
-				return err
-			}
-		}
-		if err := pinNginx(backendMaster, loadCPU); err != nil {
-			return err
-		}
+	if err := pin.apply(masters, backendMaster); err != nil {
+		return err
 	}
 	return measureAnnotated(ctx, c, kind, pin, sides, probes, why, rep)
 }

@@ -162,21 +162,11 @@ func abRounds(ctx context.Context, rounds int, sides []side, warmup, d time.Dura
 // both in front of the same backends of one kind, and runs section (d)
 // and, behind the Go backends, (e).
 func runComparison(ctx context.Context, e *env, c *config, rep *report, kind string) error {
-	p, err := newPool(e)
+	p, bs, backendMaster, err := newKindPool(ctx, e, kind, c.tputBackends, "")
 	if err != nil {
 		return err
 	}
 	defer p.close()
-	var bs []*backend
-	backendMaster := 0
-	if kind == nginxBackends {
-		bs, backendMaster, err = p.startNginxBackends(ctx, c.tputBackends, "")
-	} else {
-		bs, err = p.startN(c.tputBackends)
-	}
-	if err != nil {
-		return err
-	}
 	runTput := c.section("d") && slices.Contains(c.tputKindList(), kind)
 	runTLS := kind == goBackends && c.section("e")
 	app := ingressClassYAML + configMapYAML(map[string]string{"worker-processes": "1", "disable-access-log": "true"}) +
@@ -199,7 +189,7 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 		return err
 	}
 	defer gen.stop()
-	hand, err := e.startHandNginx(ctx, "handwritten-"+kind, bs, certs)
+	hand, err := e.startHandNginx(ctx, "handwritten-"+kind, bs, certs, handOptions{})
 	if err != nil {
 		return err
 	}
@@ -224,30 +214,18 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 	}
 	tputSides := []side{sides[0], sides[1], sides[3], sides[4]}
 	tlsSides := []side{sides[0], sides[1], sides[2], sides[5]}
-	for _, sd := range sides {
-		if n, _, err := nginxWorkers(sd.master()); err != nil || n != 1 {
-			return fmt.Errorf("%s nginx: want exactly 1 worker, have %d (%v)", sd.name, n, err)
-		}
-		tlsCerts := certs
-		if sd.httpsAddr == "" {
-			tlsCerts = nil
-		}
-		if err := checkSide(ctx, sd, bs, tlsCerts); err != nil {
-			return err
-		}
+	if err := checkSides(ctx, sides, bs, certs); err != nil {
+		return err
 	}
 	fmt.Fprintf(os.Stderr, "comparing generated (%s) with hand-written (%s), one worker each, %s backends\n", gen.HTTPAddr(), hand.HTTPAddr(), kind)
 	if runTput {
 		pin := planPinning(c, kind, c.resolvedLoader())
-		if pin.on {
-			for _, sd := range tputSides {
-				if err := pinNginx(sd.master(), frontCPU); err != nil {
-					return err
-				}
-			}
-			if err := pinNginx(backendMaster, loadCPU); err != nil {
-				return err
-			}
+		var fronts []int
+		for _, sd := range tputSides {
+			fronts = append(fronts, sd.master())
+		}
+		if err := pin.apply(fronts, backendMaster); err != nil {
+			return err
 		}
 		if err := measureThroughput(ctx, c, kind, pin, tputSides, rep); err != nil {
 			return fmt.Errorf("(d) throughput: %w", err)
@@ -258,6 +236,33 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 			if err := measureTLS(ctx, c, tlsSides, cert, rep); err != nil {
 				return fmt.Errorf("(e) TLS handshakes: %w", err)
 			}
+		}
+	}
+	return nil
+}
+
+// oneWorker makes sure a side's nginx runs exactly one worker, as every
+// comparison assumes.
+func oneWorker(sd side) error {
+	if n, _, err := nginxWorkers(sd.master()); err != nil || n != 1 {
+		return fmt.Errorf("%s nginx: want exactly 1 worker, have %d (%v)", sd.name, n, err)
+	}
+	return nil
+}
+
+// checkSides runs oneWorker and checkSide on every side, with certs for
+// the sides that serve HTTPS.
+func checkSides(ctx context.Context, sides []side, bs []*backend, certs []*certificate) error {
+	for _, sd := range sides {
+		if err := oneWorker(sd); err != nil {
+			return err
+		}
+		tlsCerts := certs
+		if sd.httpsAddr == "" {
+			tlsCerts = nil
+		}
+		if err := checkSide(ctx, sd, bs, tlsCerts); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -52,7 +52,7 @@ http {
     sendfile on;
     tcp_nodelay on;
     keepalive_timeout 75s;
-    client_body_temp_path %[2]s/tmp/client-body;
+%[10]s    client_body_temp_path %[2]s/tmp/client-body;
     proxy_temp_path %[2]s/tmp/proxy;
     fastcgi_temp_path %[2]s/tmp/fastcgi;
     uwsgi_temp_path %[2]s/tmp/uwsgi;
@@ -170,7 +170,7 @@ const generatedHeaders = `        proxy_set_header Host $host;
 // and a second host with the same certificate loaded at each handshake.
 const handTLSServer = `
     server {
-        listen %[1]s ssl;
+        listen %[1]s ssl%[6]s;
         server_name %[2]s;
         ssl_certificate %[4]s;
         ssl_certificate_key %[4]s;
@@ -180,7 +180,7 @@ const handTLSServer = `
     }
 
     server {
-        listen %[1]s ssl;
+        listen %[1]s ssl%[6]s;
         server_name %[3]s;
         ssl_certificate %[4]s$baseline_cert_reload;
         ssl_certificate_key %[4]s$baseline_cert_reload;
@@ -190,7 +190,7 @@ const handTLSServer = `
     }
 
     server {
-        listen %[1]s ssl;
+        listen %[1]s ssl%[6]s;
         server_name %[5]s;
         # A placeholder nginx requires; the Lua handler replaces it.
         ssl_certificate %[4]s;
@@ -225,9 +225,20 @@ const handTLSServer = `
     }
 `
 
+// handOptions adapts the baseline to a section; the zero value is (d) and
+// (e)'s.
+type handOptions struct {
+	// http2 offers HTTP/2 on the TLS listener, as the generated config
+	// does by default (use-http2).
+	http2 bool
+	// keepaliveRequests, when positive, sets keepalive_requests (else
+	// nginx's default, 1000, as the generated config's).
+	keepaliveRequests int
+}
+
 // startHandNginx writes the baseline configuration for backends and certs
 // and starts nginx on it.
-func (e *env) startHandNginx(ctx context.Context, name string, backends []*backend, certs []*certificate) (*handNginx, error) {
+func (e *env) startHandNginx(ctx context.Context, name string, backends []*backend, certs []*certificate, opt handOptions) (*handNginx, error) {
 	h := &handNginx{IP: e.nextIP(listenNet), dir: filepath.Join(e.dir, name)}
 	for _, d := range []string{h.dir, filepath.Join(h.dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -261,17 +272,18 @@ func (e *env) startHandNginx(ctx context.Context, name string, backends []*backe
 		if err := os.WriteFile(path, c.pem, 0o644); err != nil {
 			return nil, fmt.Errorf("write certificate: %w", err)
 		}
-		fmt.Fprintf(&servers, handTLSServer, h.HTTPSAddr(), c.host, c.varHost, path, c.luaHost)
-	}
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user www-data;" // as the controller picks for its workers
-		if _, err := osuser.Lookup("www-data"); err != nil {
-			user = "user nobody;"
+		http2 := ""
+		if opt.http2 {
+			http2 = " http2"
 		}
+		fmt.Fprintf(&servers, handTLSServer, h.HTTPSAddr(), c.host, c.varHost, path, c.luaHost, http2)
+	}
+	httpExtra := ""
+	if opt.keepaliveRequests > 0 {
+		httpExtra = fmt.Sprintf("    keepalive_requests %d;\n", opt.keepaliveRequests)
 	}
 	conf := filepath.Join(h.dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(handConf, user, h.dir, upstream.String(), h.HTTPAddr(), servers.String(), h.HeadersAddr(), h.FloorAddr(), strings.Join(luaPeers, ", "), generatedHeaders)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(handConf, workerUser(), h.dir, upstream.String(), h.HTTPAddr(), servers.String(), h.HeadersAddr(), h.FloorAddr(), strings.Join(luaPeers, ", "), generatedHeaders, httpExtra)), 0o644); err != nil {
 		return nil, fmt.Errorf("write hand-written config: %w", err)
 	}
 	if h.proc, err = e.runNginx(ctx, "hand-written", h.dir, conf, h.HTTPAddr()); err != nil {

@@ -17,7 +17,9 @@
 //	    handshake by the generated config vs statically by a hand-written one;
 //	(f) requests per nginx CPU-second through a location carrying common
 //	    ingress-nginx annotations (regex rewrite, CORS, timeouts, buffering,
-//	    body size, custom headers) vs the same behaviour written by hand.
+//	    body size, custom headers) vs the same behaviour written by hand;
+//	(g) requests/s over HTTP/2 (h2load, 100 concurrent streams) through the
+//	    generated TLS listener vs a hand-written `listen ... ssl http2`.
 //
 // Everything listens on 127.0.0.0/8 only, and every load loop is bounded by
 // a duration or a count. Ctrl-C stops the run and every process it started.
@@ -67,6 +69,9 @@ type config struct {
 	tlsDuration time.Duration
 	tlsConns    int
 	tlsKeys     string
+
+	h2Conns, h2Streams int
+	h2H1               bool
 }
 
 func main() {
@@ -75,7 +80,7 @@ func main() {
 	flag.StringVar(&c.out, "out", "", "also write the Markdown tables to this file")
 	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, controller and nginx logs)")
-	flag.StringVar(&c.only, "only", "a,b,d,e,f", "comma-separated sections to run (a and b include their part of c)")
+	flag.StringVar(&c.only, "only", "a,b,d,e,f,g", "comma-separated sections to run (a and b include their part of c)")
 	flag.DurationVar(&c.syncQuiet, "sync-quiet-period", 5*time.Millisecond, "controller --sync-quiet-period")
 	flag.DurationVar(&c.syncMaxDelay, "sync-max-delay", 100*time.Millisecond, "controller --sync-max-delay")
 	flag.IntVar(&c.latencyIterations, "latency-iterations", 100, "(a) endpoint swaps measured")
@@ -87,16 +92,19 @@ func main() {
 	flag.IntVar(&c.churnRate, "churn-rate", 500, "(b) constant load in requests/s")
 	flag.IntVar(&c.churnEndpoints, "churn-endpoints", 3, "(b) ready endpoints at any time (at least 2)")
 	flag.DurationVar(&c.drain, "drain", 2*time.Second, "(b) how long a removed backend keeps running")
-	flag.StringVar(&c.loader, "loader", "auto", "(d, f) closed-loop load generator: wrk, vegeta, or auto (wrk when installed)")
-	flag.DurationVar(&c.tputDuration, "tput-duration", 10*time.Second, "(d, f) duration of each throughput run")
-	flag.IntVar(&c.tputBackends, "tput-backends", 2, "(d, e, f) backends behind both configs")
-	flag.StringVar(&c.tputKinds, "tput-backend-kinds", "nginx,go", "(d, f) backend kinds, each compared on its own: nginx (return 200, cheap) and go (the echo server); (e) runs behind go")
-	flag.BoolVar(&c.pin, "pin", true, "(d, f) behind nginx backends, pin the nginx under test to CPU 1 and wrk and the backends to CPU 0")
-	flag.IntVar(&c.rounds, "rounds", 3, "(d, e, f) A/B rounds, alternating generated and hand-written")
+	flag.StringVar(&c.loader, "loader", "auto", "(d, f) closed-loop load generator: wrk, vegeta, or auto (wrk when installed); (g) always uses h2load")
+	flag.DurationVar(&c.tputDuration, "tput-duration", 10*time.Second, "(d, f, g) duration of each throughput run")
+	flag.IntVar(&c.tputBackends, "tput-backends", 2, "(d, e, f, g) backends behind both configs")
+	flag.StringVar(&c.tputKinds, "tput-backend-kinds", "nginx,go", "(d, f, g) backend kinds, each compared on its own: nginx (return 200, cheap) and go (the echo server); (e) runs behind go")
+	flag.BoolVar(&c.pin, "pin", true, "(d, f, g) behind nginx backends, pin the nginx under test to CPU 1 and the load generator and the backends to CPU 0")
+	flag.IntVar(&c.rounds, "rounds", 3, "(d, e, f, g) A/B rounds, alternating generated and hand-written")
 	flag.IntVar(&c.conns, "conns", 50, "(d, f) concurrent keep-alive connections")
 	flag.DurationVar(&c.tlsDuration, "tls-duration", 5*time.Second, "(e) duration of each handshake run")
 	flag.IntVar(&c.tlsConns, "tls-conns", 8, "(e) concurrent handshaking clients")
 	flag.StringVar(&c.tlsKeys, "tls-keys", "ecdsa,rsa2048", "(e) certificate key types: ecdsa, rsa2048")
+	flag.IntVar(&c.h2Conns, "h2-conns", 1, "(g) h2load connections (-c)")
+	flag.IntVar(&c.h2Streams, "h2-streams", 100, "(g) concurrent streams per connection (h2load -m); at most 128, nginx's http2_max_concurrent_streams on both sides")
+	flag.BoolVar(&c.h2H1, "h2-h1", false, "(g) for comparison: the same load over HTTP/1.1 with TLS (h2load --h1, h2-conns × h2-streams connections), not the target's protocol")
 	flag.Parse()
 	if *quick {
 		c.applyQuick()
@@ -161,10 +169,12 @@ func (c *config) validate() error {
 		return errors.New("-conns (1-1000) or -tls-conns (1-256) out of range")
 	case c.tputBackends < 1 || c.tputBackends > 50:
 		return fmt.Errorf("-tput-backends %d: want 1 to 50", c.tputBackends)
+	case c.h2Conns < 1 || c.h2Conns > 100, c.h2Streams < 1 || c.h2Streams > 128:
+		return errors.New("-h2-conns (1-100) or -h2-streams (1-128, nginx's http2_max_concurrent_streams) out of range")
 	}
 	for _, s := range splitList(c.only) {
-		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f"}, s) {
-			return fmt.Errorf("-only: unknown section %q (want a to f)", s)
+		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g"}, s) {
+			return fmt.Errorf("-only: unknown section %q (want a to g)", s)
 		}
 	}
 	switch c.loader {
@@ -188,7 +198,7 @@ func (c *config) validate() error {
 // keys lists the -tls-keys entries.
 func (c *config) keys() []string { return splitList(c.tlsKeys) }
 
-// tputKindList lists the backend kinds (d) runs behind.
+// tputKindList lists the backend kinds (d), (f) and (g) run behind.
 func (c *config) tputKindList() []string { return splitList(c.tputKinds) }
 
 // splitList splits a comma-separated flag value, dropping blanks.
@@ -249,6 +259,13 @@ func run(ctx context.Context, c *config) error {
 	if c.section("f") {
 		for _, kind := range c.tputKindList() {
 			if err := runAnnotated(ctx, e, c, rep, kind); err != nil {
+				return err
+			}
+		}
+	}
+	if c.section("g") {
+		for _, kind := range c.tputKindList() {
+			if err := runH2(ctx, e, c, rep, kind); err != nil {
 				return err
 			}
 		}

@@ -98,3 +98,26 @@ func (p *pool) startNginxBackends(ctx context.Context, n int, extra string) ([]*
 	}
 	return bs, proc.cmd.Process.Pid, nil
 }
+
+// newKindPool reserves a port and runs n backends of kind on it: Go echo
+// servers, or nginx backends with extra in every location (see
+// startNginxBackends). The pid is the backend nginx's master, 0 for Go
+// backends. The caller closes the pool.
+func newKindPool(ctx context.Context, e *env, kind string, n int, extra string) (*pool, []*backend, int, error) {
+	p, err := newPool(e)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var bs []*backend
+	master := 0
+	if kind == nginxBackends {
+		bs, master, err = p.startNginxBackends(ctx, n, extra)
+	} else {
+		bs, err = p.startN(n)
+	}
+	if err != nil {
+		p.close()
+		return nil, nil, 0, err
+	}
+	return p, bs, master, nil
+}

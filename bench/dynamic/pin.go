@@ -25,7 +25,8 @@ type pinning struct {
 }
 
 // planPinning pins behind nginx backends when the machine has at least two
-// CPUs and taskset (util-linux) can start wrk on one.
+// CPUs and taskset (util-linux) can start the load generator (wrk, h2load)
+// on one.
 func planPinning(c *config, kind string, loader string) pinning {
 	switch {
 	case !c.pin:
@@ -34,7 +35,7 @@ func planPinning(c *config, kind string, loader string) pinning {
 		return pinning{why: "the Go backends run in this process, on every CPU"}
 	case runtime.NumCPU() < 2:
 		return pinning{why: "one CPU"}
-	case loader != "wrk":
+	case loader == "vegeta":
 		return pinning{why: "vegeta runs in this process"}
 	}
 	if _, err := exec.LookPath("taskset"); err != nil {
@@ -56,6 +57,24 @@ func pinNginx(master, cpu int) error {
 		if err := unix.SchedSetaffinity(pid, &set); err != nil {
 			return fmt.Errorf("pin nginx process %d to CPU %d: %w", pid, cpu, err)
 		}
+	}
+	return nil
+}
+
+// apply pins the nginx masters under test (and their workers) to frontCPU
+// and the backend nginx, if any (backendMaster > 0), to loadCPU, when the
+// plan says so.
+func (pin pinning) apply(fronts []int, backendMaster int) error {
+	if !pin.on {
+		return nil
+	}
+	for _, m := range fronts {
+		if err := pinNginx(m, frontCPU); err != nil {
+			return err
+		}
+	}
+	if backendMaster > 0 {
+		return pinNginx(backendMaster, loadCPU)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func newReport(c *config) *report {
 	host, _ := os.Hostname()
 	fmt.Fprintf(&r.head, "# Causeway reload-free updates (%s, %s, %d CPUs, %s)\n\n", time.Now().Format(time.DateTime), host, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(&r.head, "Controller: files source, `--sync-quiet-period %s --sync-max-delay %s`, Lua data plane. ", c.syncQuiet, c.syncMaxDelay)
-	fmt.Fprintf(&r.head, "Backends: in-process echo servers (and, for (d) and (f), one more nginx answering `return 200`) on 127.77.x.y sharing one port; nginx listens on 127.78.0.x. ")
+	fmt.Fprintf(&r.head, "Backends: in-process echo servers (and, for (d), (f) and (g), one more nginx answering `return 200`) on 127.77.x.y sharing one port; nginx listens on 127.78.0.x. ")
 	fmt.Fprintf(&r.head, "Load average at start: %s.\n", loadAverage())
 	return r
 }
@@ -102,12 +102,17 @@ func (r *report) target(what, target, measured string, ok *bool) {
 	r.summary = append(r.summary, []string{what, target, measured, verdict})
 }
 
+// skip records a summary row for a measurement that could not run.
+func (r *report) skip(what, target, why string) {
+	r.summary = append(r.summary, []string{what, target, "not run: " + why, "SKIP"})
+}
+
 // String is the whole report: the summary first, then each measurement.
 func (r *report) String() string {
 	var b strings.Builder
 	b.WriteString(r.head.String())
 	fmt.Fprintf(&b, "Load average at end: %s.\n\n", loadAverage())
-	// Rows in section order, (a) to (f); within a section as recorded.
+	// Rows in section order, (a) to (g); within a section as recorded.
 	rows := slices.Clone(r.summary)
 	slices.SortStableFunc(rows, func(a, b []string) int { return strings.Compare(a[0][:3], b[0][:3]) })
 	sum := &table{title: "Summary", header: []string{"measurement", "target", "measured", "result"}, rows: rows}
