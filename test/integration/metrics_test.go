@@ -164,3 +164,30 @@ func (c *controller) renderedConfig() string {
 	}
 	return b.String()
 }
+
+// TestRequestMetricsSurviveReload: the counts of workers that a reload
+// retires before their next batch still arrive (they send once more as
+// they exit), and the series of a removed Ingress stay for the grace
+// period.
+func TestRequestMetricsSurviveReload(t *testing.T) {
+	m := metricsManifests(t)
+	c := startController(t, m)
+	const n = 20
+	for range n {
+		c.Get("shop.metrics.test", "/")
+	}
+	// At once, before the workers' next batch: a structural change.
+	c.WriteManifest("extra.yaml", ingressYAML("shop", "extra", "extra.metrics.test", "Prefix / web"))
+	eventually(t, 15*time.Second, func() error {
+		if r := c.Get("extra.metrics.test", "/"); r.Status != 200 {
+			return fmt.Errorf("extra.metrics.test: %d", r.Status)
+		}
+		return nil
+	})
+	eventually(t, 10*time.Second, func() error {
+		if got := c.Metric("nginx_ingress_controller_requests", `ingress="storefront"`); got != n {
+			return fmt.Errorf("storefront requests = %v, want %d", got, n)
+		}
+		return nil
+	})
+}
