@@ -57,6 +57,10 @@ local max_series = 20000
 -- count per bound and one for +Inf.
 local hists = {}
 local entry_size = 1
+-- sources are the distinct values the enabled histograms observe, read
+-- once per request into vals; each histogram names its source by index.
+local sources = {}
+local vals = {}
 
 -- series[key][method][status][host] = entry; entry[1] is the request count.
 local series = {}
@@ -87,7 +91,17 @@ function _M.init(opts)
             for i = 2, #bounds do
                 assert(bounds[i] > bounds[i - 1], "metrics: buckets must ascend")
             end
-            hists[#hists + 1] = { name = h.name, source = h.source, bounds = bounds, base = base }
+            local src
+            for i, name in ipairs(sources) do
+                if name == h.source then
+                    src = i
+                end
+            end
+            if not src then
+                sources[#sources + 1] = h.source
+                src = #sources
+            end
+            hists[#hists + 1] = { name = h.name, src = src, bounds = bounds, base = base }
             base = base + 2 + #bounds + 1
         end
     end
@@ -103,24 +117,25 @@ local function new_entry()
     return e
 end
 
--- value reads one observation; nil when the request has none (no
--- upstream, or several attempts: "0.004, 0.010", as ingress-nginx skips).
-local function value(source)
-    if source == "request_time" then
-        return now() - start_time()
+local function read_values()
+    for i = 1, #sources do
+        local src = sources[i]
+        if src == "request_time" then
+            vals[i] = now() - start_time()
+        else
+            -- nil when the request has none: no upstream, or several
+            -- attempts ("0.004, 0.010"), which ingress-nginx skips too.
+            vals[i] = tonumber(ngx.var[src])
+        end
     end
-    return tonumber(ngx.var[source])
 end
 
 local function observe_into(e)
     e[1] = e[1] + 1
-    local last_source, v
+    read_values()
     for i = 1, #hists do
         local h = hists[i]
-        if h.source ~= last_source then
-            v = value(h.source)
-            last_source = h.source
-        end
+        local v = vals[h.src]
         if v then
             local b = h.base
             e[b] = e[b] + 1
