@@ -4,7 +4,7 @@
 # missing.
 set -euo pipefail
 
-packages=(nginx libnginx-mod-http-lua lua-resty-core libnginx-mod-stream libnginx-mod-http-brotli-filter etcd-server iptables iproute2 curl ca-certificates procps)
+packages=(nginx libnginx-mod-http-lua lua-resty-core libnginx-mod-stream libnginx-mod-http-brotli-filter libnginx-mod-http-headers-more-filter etcd-server iptables iproute2 curl ca-certificates procps)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -104,7 +104,7 @@ func newControllerCommand() *cobra.Command {
 	fl.DurationVar(&f.syncQuiet, "sync-quiet-period", 10*time.Millisecond, "after a change, wait this long for more changes before applying")
 	fl.DurationVar(&f.syncMaxDelay, "sync-max-delay", 500*time.Millisecond, "apply at most this long after the first of a stream of changes")
 	fl.StringVar(&f.nginxUser, "nginx-user", "", "user nginx workers run as when the controller runs as root (default www-data, else nobody)")
-	fl.StringVar(&f.modulesDir, "nginx-modules-dir", "/usr/lib/nginx/modules", "directory holding ndk_http_module.so, ngx_http_lua_module.so and ngx_http_brotli_filter_module.so")
+	fl.StringVar(&f.modulesDir, "nginx-modules-dir", "/usr/lib/nginx/modules", "directory holding ndk_http_module.so, ngx_http_lua_module.so, ngx_http_brotli_filter_module.so and ngx_http_headers_more_filter_module.so")
 	fl.StringVar(&f.annotationsPrefix, "annotations-prefix", annotations.DefaultPrefix, "prefix of the ingress-nginx annotations read from Ingresses")
 	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
 	fl.StringVar(&f.defaultSSLCert, "default-ssl-certificate", "", "NAMESPACE/NAME of a kubernetes.io/tls Secret presented for unknown server names and hosts without a certificate of their own, instead of the self-generated one")
@@ -205,6 +205,14 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		log.Info("brotli compression unavailable", "reason", err)
 	} else {
 		params.BrotliModule = mod
+	}
+	// headers-more removes the Server header when server-tokens is false
+	// (the default), as in ingress-nginx; without it nginx still sends
+	// "Server: nginx", without its version.
+	if mod, err := runtime.DetectModule(ctx, f.nginxBinary, f.modulesDir, runtime.HeadersMoreModule, dir); err != nil {
+		log.Info("headers-more unavailable: with server-tokens false, responses still carry \"Server: nginx\" (without the version)", "reason", err)
+	} else {
+		params.HeadersMoreModule = mod
 	}
 	var pusher controller.Pusher
 	if f.dataplane != "plain" {

@@ -55,6 +55,10 @@ type Params struct {
 	// or "" when nginx cannot load it. It is loaded only when the
 	// ConfigMap enables brotli.
 	BrotliModule string
+	// HeadersMoreModule is the absolute path of the headers-more filter
+	// module, or "" when nginx cannot load it. It is loaded only when
+	// server-tokens is false, to remove the Server header.
+	HeadersMoreModule string
 	// OpenFilesLimit is the controller's hard limit on open files (0 when
 	// unknown), from which max-worker-open-files 0 derives nginx's
 	// worker_rlimit_nofile.
@@ -213,7 +217,10 @@ type mainView struct {
 	LoadModules []string
 	Hashes      hashView
 	// Compression and request handling (requests.go).
-	GzipOn, BrotliOn         bool
+	GzipOn, BrotliOn bool
+	// ClearServerHeader removes the Server header (server-tokens false,
+	// with the headers-more module).
+	ClearServerHeader        bool
 	GzipTypes, BrotliTypes   string
 	WorkerRlimitNofile       int
 	WorkerConnections        int

@@ -43,6 +43,16 @@ func (v *mainView) planRequests(p Params) error {
 		v.LoadModules = append(v.LoadModules, q)
 		v.BrotliOn = true
 	}
+	// Without headers-more, server-tokens false still hides the version
+	// (Server: nginx); the controller says so at start.
+	if !c.ServerTokens && p.HeadersMoreModule != "" {
+		q, err := Quote(p.HeadersMoreModule)
+		if err != nil {
+			return fmt.Errorf("headers-more module path: %w", err)
+		}
+		v.LoadModules = append(v.LoadModules, q)
+		v.ClearServerHeader = true
+	}
 	switch c.HTTPRedirectCode {
 	case 301, 302, 307, 308:
 	default:

@@ -48,3 +48,27 @@ func TestMIMETypesLeaveOutTextHTML(t *testing.T) {
 		t.Error("a type the model would refuse is printed")
 	}
 }
+
+// TestServerHeaderCleared: server-tokens false removes the Server header
+// when headers-more can be loaded, and only then loads it.
+func TestServerHeaderCleared(t *testing.T) {
+	const mod = "/usr/lib/nginx/modules/ngx_http_headers_more_filter_module.so"
+	for _, tc := range []struct {
+		module string
+		tokens bool
+		want   bool
+	}{{"", false, false}, {mod, false, true}, {mod, true, false}, {"", true, false}} {
+		m := &model.Model{Config: model.DefaultConfig()}
+		m.Config.ServerTokens = tc.tokens
+		p := goldenParams
+		p.HeadersMoreModule = tc.module
+		out, err := Render(m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conf := string(out.Files["nginx.conf"])
+		if got := strings.Contains(conf, "more_clear_headers Server;"); got != tc.want || strings.Contains(conf, "headers_more_filter_module") != tc.want {
+			t.Errorf("module %q, server-tokens %v: clear = %v, want %v", tc.module, tc.tokens, got, tc.want)
+		}
+	}
+}

@@ -17,6 +17,11 @@ import (
 // libnginx-mod-http-brotli-filter).
 const BrotliModule = "ngx_http_brotli_filter_module.so"
 
+// HeadersMoreModule is the file of the headers-more filter module
+// (Debian's libnginx-mod-http-headers-more-filter), which removes the
+// Server header when server-tokens is false, as ingress-nginx does.
+const HeadersMoreModule = "ngx_http_headers_more_filter_module.so"
+
 // DetectModule reports whether nginx can load the dynamic module file
 // name of modulesDir, returning its path. Like DetectLua it does not trust
 // the file's presence alone: a module built for another nginx is refused

@@ -159,9 +159,13 @@ func TestRequestHandlingDefaults(t *testing.T) {
 	if r := c.Get("www.rq.test", "/a"); r.Status != 308 {
 		t.Errorf("www. redirect: %d, want 308", r.Status)
 	}
-	// The Server header carries no version.
-	if s := c.GetTLS("rq.test", "/").Header.Get("Server"); s != "nginx" {
-		t.Errorf("Server %q, want nginx", s)
+	// No Server header at all (server-tokens false, headers-more), on
+	// proxied answers and on nginx's own.
+	if s := c.GetTLS("rq.test", "/").Header.Values("Server"); len(s) != 0 {
+		t.Errorf("Server %q, want none", s)
+	}
+	if s := c.Get("nowhere.rq.test", "/").Header.Values("Server"); len(s) != 0 {
+		t.Errorf("nginx's own 404: Server %q, want none", s)
 	}
 	// A 4k header fits the default 4 8k buffers; 9k does not.
 	if r := c.do(harness.Request{Scheme: "https", Host: "rq.test", Path: "/", Header: map[string]string{"X-Big": strings.Repeat("b", 4000)}}); r.Status != 200 {

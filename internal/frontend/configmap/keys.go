@@ -190,7 +190,7 @@ var keyTable = []Key{
 			"(headers-more is not loaded) and a backend's header of the same name is hidden, so the client sees one value, as with ingress-nginx's more_set_headers"),
 	different("allow-backend-server-header", "false", "false",
 		"as in ingress-nginx, the backend's Server header reaches the client only when server-tokens is true as well (a Problem says so otherwise); "+
-			"without it the client sees nginx's Server header (ingress-nginx removes it: see server-tokens)"),
+			"without it the client gets no Server header (see server-tokens)"),
 	notApplicable("allow-cross-namespace-resources", "false",
 		"Causeway never reads a Secret or ConfigMap from another namespace through an annotation, as with false"),
 	notApplicable("allow-snippet-annotations", "false",
@@ -260,8 +260,7 @@ var keyTable = []Key{
 	notApplicable("http2-max-header-size", "", noteHTTP2),
 	notApplicable("http2-max-requests", "0", noteHTTP2),
 	notYet("default-type", "text/html", "responses nginx makes itself have the type application/octet-stream"),
-	different("server-tokens", "false", "false",
-		"with false, clients get Server: nginx without the version; ingress-nginx removes the Server header altogether (headers-more is not loaded)"),
+	supported("server-tokens", "false", "false"),
 	supported("http-redirect-code", "308", "308"),
 	notYet("no-tls-redirect-locations", "/.well-known/acme-challenge",
 		"every path of a host with TLS is redirected to HTTPS, /.well-known/acme-challenge included"),
