@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,9 +237,28 @@ func TestLogPipeForwardsWholeLines(t *testing.T) {
 		p.w.Write([]byte(chunk))
 	}
 	p.Close()
-	want := []string{"first line\n", "second line\n", "third\n", long[:maxLogLine] + "\n", long[maxLogLine:] + "\n", "unterminated\n"}
-	if !slices.Equal(rec.writes, want) {
-		t.Fatalf("got %d writes %.80q, want %d", len(rec.writes), rec.writes, len(want))
+	want := "first line\nsecond line\nthird\n" + long[:maxLogLine] + "\n" + long[maxLogLine:] + "\n" + "unterminated\n"
+	if got := strings.Join(rec.writes, ""); got != want {
+		t.Fatalf("forwarded %.80q..., want %.80q...", got, want)
+	}
+	for _, w := range rec.writes {
+		if !strings.HasSuffix(w, "\n") {
+			t.Errorf("write %.80q is not whole lines", w)
+		}
+	}
+}
+
+// TestLogPipeBatchesLines: lines that arrive together leave in one write,
+// so a busy access log costs a write per batch, not per line.
+func TestLogPipeBatchesLines(t *testing.T) {
+	rec := &lineRecorder{}
+	var in strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&in, "line %d\n", i)
+	}
+	forwardLines(strings.NewReader(in.String()), rec)
+	if len(rec.writes) != 1 || rec.writes[0] != in.String() {
+		t.Fatalf("%d writes for 100 lines read at once, want 1", len(rec.writes))
 	}
 }
 

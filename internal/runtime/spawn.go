@@ -1,8 +1,7 @@
 package runtime
 
 import (
-	"bufio"
-	"errors"
+	"bytes"
 	"io"
 	"os"
 	"os/exec"
@@ -50,10 +49,12 @@ func procAttr() *syscall.SysProcAttr {
 }
 
 // logPipe carries nginx's stderr (its error log and, through /dev/stderr,
-// its access log) to the controller, which writes each line whole to its
-// own output. Were nginx given the controller's stderr directly and that
-// were a plain file, nginx would reopen it with its own offset and
-// overwrite the controller's lines.
+// its access log) to the controller, which writes it to its own output in
+// whole lines: every write holds complete lines only, as many as have
+// arrived (one write per batch, not per line: under load the access log
+// is thousands of lines a second). Were nginx given the controller's
+// stderr directly and that were a plain file, nginx would reopen it with
+// its own offset and overwrite the controller's lines.
 type logPipe struct {
 	w    *os.File // nginx's end; kept open across nginx restarts
 	done chan struct{}
@@ -71,22 +72,36 @@ func newLogPipe(out io.Writer) (*logPipe, error) {
 	go func() {
 		defer close(p.done)
 		defer r.Close()
-		br := bufio.NewReaderSize(r, maxLogLine)
-		for {
-			line, err := br.ReadSlice('\n')
-			if len(line) > 0 {
-				if line[len(line)-1] != '\n' {
-					// line aliases the reader's buffer: extend a copy.
-					line = append(append(make([]byte, 0, len(line)+1), line...), '\n')
-				}
-				out.Write(line) // one write per line: never interleaved mid-line
-			}
-			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-				return
-			}
-		}
+		forwardLines(r, out)
 	}()
 	return p, nil
+}
+
+// forwardLines copies r to out until r ends, each write whole lines: the
+// complete lines read so far, a line of maxLogLine bytes split with a
+// newline, and an unterminated last line given one.
+func forwardLines(r io.Reader, out io.Writer) {
+	buf := make([]byte, maxLogLine+1) // room for a newline after a full line
+	held := 0
+	for {
+		n, err := r.Read(buf[held:maxLogLine])
+		held += n
+		if i := bytes.LastIndexByte(buf[:held], '\n'); i >= 0 {
+			out.Write(buf[:i+1])
+			held = copy(buf, buf[i+1:held])
+		} else if held == maxLogLine {
+			buf[held] = '\n'
+			out.Write(buf[:held+1])
+			held = 0
+		}
+		if err != nil {
+			if held > 0 {
+				buf[held] = '\n'
+				out.Write(buf[:held+1])
+			}
+			return
+		}
+	}
 }
 
 // Close ends forwarding once every nginx process holding the pipe is gone,
