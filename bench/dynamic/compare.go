@@ -23,6 +23,9 @@ type side struct {
 	// luaCert asks for certificate.luaHost instead (ssl_certificate_by_lua).
 	luaCert bool
 	master  func() int
+	// controller, when set, is the pid of the controller driving this
+	// side's nginx, whose CPU is read too: it relays nginx's access log.
+	controller func() int
 }
 
 // tlsHost is the server name a TLS client sends to this side for cert.
@@ -43,6 +46,7 @@ type sample struct {
 	why     map[string]int
 	elapsed time.Duration
 	cpu     time.Duration // CPU used by the side's nginx workers meanwhile
+	ctlCPU  time.Duration // CPU used by the side's controller, if any
 }
 
 func (s sample) rate() float64 { return float64(s.count) / s.elapsed.Seconds() }
@@ -53,6 +57,40 @@ func (s sample) cpuPer() time.Duration {
 		return 0
 	}
 	return s.cpu / time.Duration(s.count)
+}
+
+// ctlCPUPer is the controller's CPU time per successful request.
+func (s sample) ctlCPUPer() time.Duration {
+	if s.count == 0 {
+		return 0
+	}
+	return s.ctlCPU / time.Duration(s.count)
+}
+
+// cpuPerValue is cpuPer as a number, for roundRatio.
+func (s sample) cpuPerValue() float64 { return float64(s.cpuPer()) }
+
+// roundRatio is the median over rounds of f(a) / f(b) within the same
+// round. A round in which either side served nothing (a stall of the
+// machine) has no ratio.
+func roundRatio(a, b []sample, f func(sample) float64) float64 {
+	var rs []float64
+	for k := range min(len(a), len(b)) {
+		if r := f(a[k]) / f(b[k]); finite(r) && r > 0 {
+			rs = append(rs, r)
+		}
+	}
+	return median(rs)
+}
+
+// medianPer is the median over rounds of a per-request time, such as
+// sample.cpuPer.
+func medianPer(ss []sample, f func(sample) time.Duration) time.Duration {
+	var ds []time.Duration
+	for _, s := range ss {
+		ds = append(ds, f(s))
+	}
+	return percentile(sortedCopy(ds), 50)
 }
 
 // failureNote sums the failures of every run into one table note.
@@ -86,26 +124,17 @@ func compareTable(t *table, unit string, sides []side, res [][]sample, ref int, 
 	ratios = make([]float64, len(sides))
 	cpuRatios = make([]float64, len(sides))
 	for i, sd := range sides {
-		var rates, rs, crs, busy []float64
-		var cpus []time.Duration
+		var rates, busy []float64
 		var per []string
-		for k, s := range res[i] {
+		for _, s := range res[i] {
 			rates = append(rates, s.rate())
-			// A round in which either side served nothing (a stall of
-			// the machine) has no ratio.
-			if r := s.rate() / res[ref][k].rate(); finite(r) && r > 0 {
-				rs = append(rs, r)
-			}
-			if r := float64(s.cpuPer()) / float64(res[ref][k].cpuPer()); finite(r) && r > 0 {
-				crs = append(crs, r)
-			}
-			cpus = append(cpus, s.cpuPer())
 			busy = append(busy, s.cpu.Seconds()/s.elapsed.Seconds())
 			per = append(per, num(s.rate()))
 		}
-		ratios[i], cpuRatios[i] = median(rs), median(crs)
+		ratios[i] = roundRatio(res[i], res[ref], sample.rate)
+		cpuRatios[i] = roundRatio(res[i], res[ref], sample.cpuPerValue)
 		row := append([]string{sd.name}, describe(i)...)
-		t.add(append(row, num(median(rates)), pct(ratios[i]), us(percentile(sortedCopy(cpus), 50)),
+		t.add(append(row, num(median(rates)), pct(ratios[i]), us(medianPer(res[i], sample.cpuPer)),
 			fmt.Sprintf("%.2f×", cpuRatios[i]), pct(median(busy)), strings.Join(per, ", "))...)
 	}
 	return ratios, cpuRatios
@@ -120,6 +149,12 @@ func withCPU(sd side, load func() (sample, error)) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
+	var ctlBefore time.Duration
+	if sd.controller != nil {
+		if ctlBefore, err = processCPU(sd.controller()); err != nil {
+			return sample{}, err
+		}
+	}
 	s, err := load()
 	if err != nil {
 		return s, err
@@ -129,6 +164,13 @@ func withCPU(sd side, load func() (sample, error)) (sample, error) {
 		return s, err
 	}
 	s.cpu = after - before
+	if sd.controller != nil {
+		ctlAfter, err := processCPU(sd.controller())
+		if err != nil {
+			return s, err
+		}
+		s.ctlCPU = ctlAfter - ctlBefore
+	}
 	return s, nil
 }
 
@@ -169,8 +211,9 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 	defer p.close()
 	runTput := c.section("d") && slices.Contains(c.tputKindList(), kind)
 	runTLS := kind == goBackends && c.section("e")
-	app := ingressClassYAML + configMapYAML(map[string]string{"worker-processes": "1", "disable-access-log": "true"}) +
-		serviceYAML() + ingressYAML("web", httpHost)
+	plain := serviceYAML() + ingressYAML("web", httpHost)
+	quiet := map[string]string{"worker-processes": "1", "disable-access-log": "true"}
+	app := ingressClassYAML + configMapYAML(quiet) + plain
 	var certs []*certificate
 	var keys []string
 	if runTLS {
@@ -184,17 +227,27 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 		certs = append(certs, cert)
 		app += cert.secretYAML("tls-"+k) + tlsIngressYAML("tls-"+k, cert.host, "tls-"+k)
 	}
-	gen, err := e.startController(ctx, "generated-"+kind, map[string]string{"app.yaml": app, "slice.yaml": sliceYAML(p.port, ips(bs)...)}, c)
+	slice := sliceYAML(p.port, ips(bs)...)
+	gen, err := e.startController(ctx, "generated-"+kind, map[string]string{"app.yaml": app, "slice.yaml": slice}, c)
 	if err != nil {
 		return err
 	}
 	defer gen.stop()
+	var variants []side
+	if runTput {
+		if err := gen.checkRendered("generated", []string{metricsHook, accessLogOff}, nil); err != nil {
+			return err
+		}
+		if variants, err = startVariants(ctx, e, c, kind, plain, slice); err != nil {
+			return err
+		}
+	}
 	hand, err := e.startHandNginx(ctx, "handwritten-"+kind, bs, certs, handOptions{})
 	if err != nil {
 		return err
 	}
 	sides := []side{
-		{name: "generated", httpAddr: gen.HTTPAddr(), httpsAddr: gen.HTTPSAddr(), host: httpHost, master: gen.nginxPID},
+		{name: "generated", httpAddr: gen.HTTPAddr(), httpsAddr: gen.HTTPSAddr(), host: httpHost, master: gen.nginxPID, controller: gen.pid},
 		{name: "hand-written", httpAddr: hand.HTTPAddr(), httpsAddr: hand.HTTPSAddr(), host: httpHost, master: hand.masterPID},
 		// The same hand-written nginx, with the certificate path made
 		// variable as the generated config does: (e) uses it to tell the
@@ -205,16 +258,21 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 		{name: "hand-written + generated's headers", httpAddr: hand.HeadersAddr(), host: httpHost, master: hand.masterPID},
 		// The same with a minimal Lua balancer: the floor of any config
 		// that balances in Lua by a per-location key, as the generated
-		// one does.
-		{name: "hand-written + headers + minimal Lua balancer", httpAddr: hand.FloorAddr(), host: httpHost, master: hand.masterPID},
+		// one does (with proxy_buffering off, as the generated one).
+		{name: "hand-written + headers + proxy_buffering off + minimal Lua balancer", httpAddr: hand.FloorAddr(), host: httpHost, master: hand.masterPID},
 		// The same hand-written nginx loading the certificate through
 		// ssl_certificate_by_lua with a per-worker cache: the other way
 		// to renew certificates without a reload.
 		{name: "hand-written, ssl_certificate_by_lua", httpAddr: hand.HTTPAddr(), httpsAddr: hand.HTTPSAddr(), host: httpHost, luaCert: true, master: hand.masterPID},
+		// The headers again with ingress-nginx's proxy_buffering off,
+		// which the generated config sets at http level: (d) uses it so
+		// that unbuffered proxying is not counted as the Lua balancer's.
+		{name: "hand-written + headers + proxy_buffering off", httpAddr: hand.UnbufferedAddr(), host: httpHost, master: hand.masterPID},
 	}
-	tputSides := []side{sides[0], sides[1], sides[3], sides[4]}
+	// In tputOrder: generated, its variants, then the hand-written rows.
+	tputSides := append(append([]side{sides[0]}, variants...), sides[1], sides[3], sides[6], sides[4])
 	tlsSides := []side{sides[0], sides[1], sides[2], sides[5]}
-	if err := checkSides(ctx, sides, bs, certs); err != nil {
+	if err := checkSides(ctx, append(sides, variants...), bs, certs); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "comparing generated (%s) with hand-written (%s), one worker each, %s backends\n", gen.HTTPAddr(), hand.HTTPAddr(), kind)
@@ -239,6 +297,49 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 		}
 	}
 	return nil
+}
+
+// The rendered lines that tell (d)'s generated rows apart.
+const (
+	metricsHook  = `require("causeway.metrics").observe()`
+	accessLogOn  = "access_log /dev/stderr causeway"
+	accessLogOff = "    access_log off;\n    # --- End of the access log."
+)
+
+// startVariants starts (d)'s other generated configs, behind the same
+// backends (plain is the Service and Ingress, slice the EndpointSlice):
+// the controller with --enable-metrics=false, and the controller at its
+// defaults (metrics, access log and HSTS on; one worker as everywhere).
+// The latter's log, which carries a line per request, goes to tmpfs.
+func startVariants(ctx context.Context, e *env, c *config, kind, plain, slice string) ([]side, error) {
+	shm, err := e.tmpfsDir()
+	if err != nil {
+		return nil, err
+	}
+	var out []side
+	for _, v := range []struct {
+		name, dir    string
+		cm           map[string]string
+		opt          controllerOptions
+		want, refuse []string
+	}{
+		{"generated, metrics off", "generated-metrics-off-", map[string]string{"worker-processes": "1", "disable-access-log": "true"},
+			controllerOptions{args: []string{"--enable-metrics=false"}}, []string{accessLogOff}, []string{metricsHook}},
+		{"generated, defaults (access log on)", "generated-defaults-", map[string]string{"worker-processes": "1"},
+			controllerOptions{logDir: shm}, []string{metricsHook, accessLogOn}, nil},
+	} {
+		manifests := map[string]string{"app.yaml": ingressClassYAML + configMapYAML(v.cm) + plain, "slice.yaml": slice}
+		ctl, err := e.startControllerWith(ctx, v.dir+kind, manifests, c, v.opt)
+		if err != nil {
+			return nil, err
+		}
+		e.onClose(ctl.stop)
+		if err := ctl.checkRendered(v.name, v.want, v.refuse); err != nil {
+			return nil, err
+		}
+		out = append(out, side{name: v.name, httpAddr: ctl.HTTPAddr(), host: httpHost, master: ctl.nginxPID, controller: ctl.pid})
+	}
+	return out, nil
 }
 
 // oneWorker makes sure a side's nginx runs exactly one worker, as every

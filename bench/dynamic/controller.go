@@ -27,12 +27,32 @@ type controllerProc struct {
 	proc                    *process
 }
 
+// controllerOptions adapts one controller to a section; the zero value
+// is the default.
+type controllerOptions struct {
+	// args are extra command-line flags, such as --enable-metrics=false.
+	args []string
+	// logDir, when set, holds the controller's log (NAME-controller.log)
+	// instead of its own directory. The controller's output carries
+	// nginx's access log when it is on (one line per request, relayed by
+	// the controller), so (d) puts it on tmpfs rather than on disk.
+	logDir string
+}
+
 // startController writes manifests (file name to YAML) into a fresh
 // directory, starts the controller on it and waits for /readyz.
 func (e *env) startController(ctx context.Context, name string, manifests map[string]string, c *config) (*controllerProc, error) {
+	return e.startControllerWith(ctx, name, manifests, c, controllerOptions{})
+}
+
+// startControllerWith is startController with options.
+func (e *env) startControllerWith(ctx context.Context, name string, manifests map[string]string, c *config, opt controllerOptions) (*controllerProc, error) {
 	base := filepath.Join(e.dir, name)
 	p := &controllerProc{IP: e.nextIP(listenNet), StateDir: filepath.Join(base, "state"),
 		Manifests: filepath.Join(base, "manifests"), LogPath: filepath.Join(base, "controller.log")}
+	if opt.logDir != "" {
+		p.LogPath = filepath.Join(opt.logDir, name+"-controller.log")
+	}
 	if err := os.MkdirAll(p.Manifests, 0o755); err != nil {
 		return nil, fmt.Errorf("manifest directory: %w", err)
 	}
@@ -60,6 +80,7 @@ func (e *env) startController(ctx context.Context, name string, manifests map[st
 		"--health-port", strconv.Itoa(p.HealthPort), "--metrics-port", strconv.Itoa(p.MetricsPort),
 		"--configmap", "causeway/config", "--shutdown-timeout", "5s", "--dataplane", "lua",
 		"--sync-quiet-period", c.syncQuiet.String(), "--sync-max-delay", c.syncMaxDelay.String()}
+	args = append(args, opt.args...)
 	if p.proc, err = startProcess(p.LogPath, e.bin, args...); err != nil {
 		return nil, err
 	}
@@ -131,6 +152,48 @@ func (p *controllerProc) nginxPID() int {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	return pid
+}
+
+// pid is the controller's process id.
+func (p *controllerProc) pid() int { return p.proc.cmd.Process.Pid }
+
+// rendered is the configuration the controller gave nginx: nginx.conf and
+// the server files.
+func (p *controllerProc) rendered() (string, error) {
+	files, err := filepath.Glob(filepath.Join(p.StateDir, "servers", "*.conf"))
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, f := range append([]string{filepath.Join(p.StateDir, "nginx.conf")}, files...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("rendered config: %w", err)
+		}
+		b.Write(data)
+	}
+	return b.String(), nil
+}
+
+// checkRendered makes sure the rendered configuration holds every string
+// of want and none of refuse, so that a row named what measures what its
+// name says.
+func (p *controllerProc) checkRendered(what string, want, refuse []string) error {
+	conf, err := p.rendered()
+	if err != nil {
+		return err
+	}
+	for _, w := range want {
+		if !strings.Contains(conf, w) {
+			return fmt.Errorf("%s: the rendered config lacks %q", what, w)
+		}
+	}
+	for _, r := range refuse {
+		if strings.Contains(conf, r) {
+			return fmt.Errorf("%s: the rendered config holds %q", what, r)
+		}
+	}
+	return nil
 }
 
 // Metric returns the sum of a metric's samples whose label sets contain

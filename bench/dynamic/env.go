@@ -32,6 +32,7 @@ type env struct {
 	mu       sync.Mutex
 	cleanups []func()
 	ips      map[string]int
+	shm      string // tmpfsDir, once made
 }
 
 func newEnv(keep bool) (*env, error) {
@@ -209,25 +210,65 @@ func nginxWorkers(master int) (int, time.Duration, error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("nginx workers: %w", err)
 	}
-	var ticks int64
+	var total time.Duration
 	for _, pid := range pids {
-		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		cpu, err := processCPU(pid)
 		if err != nil {
-			return 0, 0, fmt.Errorf("nginx worker %d: %w", pid, err)
+			return 0, 0, fmt.Errorf("nginx worker: %w", err)
 		}
-		// The command name may hold spaces; the fields after it do not.
-		// f[0] is field 3 (state), so utime (14) and stime (15) are
-		// f[11] and f[12].
-		s := string(data)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 13 {
-			return 0, 0, fmt.Errorf("nginx worker %d: short stat line", pid)
-		}
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks += u + st
+		total += cpu
 	}
-	return len(pids), time.Duration(ticks) * clockTick, nil
+	return len(pids), total, nil
+}
+
+// processCPU is the user+system CPU time a process (all its threads) has
+// used so far.
+func processCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, fmt.Errorf("process %d: %w", pid, err)
+	}
+	// The command name may hold spaces; the fields after it do not.
+	// f[0] is field 3 (state), so utime (14) and stime (15) are f[11]
+	// and f[12].
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("process %d: short stat line", pid)
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * clockTick, nil
+}
+
+// tmpfsDir is a directory on tmpfs (/dev/shm) for bulky logs, removed
+// when the environment closes unless -keep was given; the work directory
+// when there is no /dev/shm.
+func (e *env) tmpfsDir() (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.shm != "" {
+		return e.shm, nil
+	}
+	if st, err := os.Stat("/dev/shm"); err != nil || !st.IsDir() {
+		e.shm = e.dir
+		return e.shm, nil
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "causeway-bench-")
+	if err != nil {
+		return "", fmt.Errorf("tmpfs directory: %w", err)
+	}
+	e.shm = dir
+	// Registered before the processes that write there, so it runs
+	// after they stop.
+	e.cleanups = append(e.cleanups, func() {
+		if e.keep {
+			fmt.Fprintln(os.Stderr, "tmpfs directory kept:", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	return dir, nil
 }
 
 // childPIDs lists the processes whose parent is pid.

@@ -20,7 +20,10 @@ type handNginx struct {
 	// HeadersPort serves the same proxy with the generated config's
 	// forwarding headers added, to tell their cost from the Lua balancer's.
 	HeadersPort int
-	// FloorPort adds a minimal Lua balancer to HeadersPort's proxy.
+	// UnbufferedPort adds proxy_buffering off (ingress-nginx's default,
+	// at http level in the generated config) to HeadersPort's proxy.
+	UnbufferedPort int
+	// FloorPort adds a minimal Lua balancer to UnbufferedPort's proxy.
 	FloorPort int
 	dir       string
 	proc      *process
@@ -113,11 +116,21 @@ http {
             proxy_pass http://backends;
         }
     }
+    # The same with ingress-nginx's default of unbuffered responses, which
+    # the generated config sets at http level.
+    server {
+        listen %[11]s default_server;
+%[9]s        proxy_buffering off;
+        location / {
+            proxy_pass http://backends;
+        }
+    }
 
-    # The floor of a Lua-balanced config: the same headers, a key set per
-    # location and read by a balancer that does the least any such
-    # balancer does (read the key, rotate over fixed peers, grant a
-    # retry). Generated minus this is what Causeway's own Lua costs.
+    # The floor of a Lua-balanced config: the same headers and unbuffered
+    # responses, a key set per location and read by a balancer that does
+    # the least any such balancer does (read the key, rotate over fixed
+    # peers, grant a retry). Generated minus this is what Causeway's own
+    # Lua costs.
     upstream lua_floor {
         server 0.0.0.1:1;
         balancer_by_lua_block {
@@ -140,7 +153,8 @@ http {
     }
     server {
         listen %[7]s default_server;
-%[9]s        location / {
+%[9]s        proxy_buffering off;
+        location / {
             set $bench_backend "bench/web/80";
             proxy_pass http://lua_floor;
         }
@@ -258,6 +272,9 @@ func (e *env) startHandNginx(ctx context.Context, name string, backends []*backe
 	if h.FloorPort, err = freePort(h.IP); err != nil {
 		return nil, err
 	}
+	if h.UnbufferedPort, err = freePort(h.IP); err != nil {
+		return nil, err
+	}
 	var upstream, servers strings.Builder
 	var luaPeers []string
 	for _, b := range backends {
@@ -283,7 +300,7 @@ func (e *env) startHandNginx(ctx context.Context, name string, backends []*backe
 		httpExtra = fmt.Sprintf("    keepalive_requests %d;\n", opt.keepaliveRequests)
 	}
 	conf := filepath.Join(h.dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(handConf, workerUser(), h.dir, upstream.String(), h.HTTPAddr(), servers.String(), h.HeadersAddr(), h.FloorAddr(), strings.Join(luaPeers, ", "), generatedHeaders, httpExtra)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(handConf, workerUser(), h.dir, upstream.String(), h.HTTPAddr(), servers.String(), h.HeadersAddr(), h.FloorAddr(), strings.Join(luaPeers, ", "), generatedHeaders, httpExtra, h.UnbufferedAddr())), 0o644); err != nil {
 		return nil, fmt.Errorf("write hand-written config: %w", err)
 	}
 	if h.proc, err = e.runNginx(ctx, "hand-written", h.dir, conf, h.HTTPAddr()); err != nil {
@@ -298,8 +315,14 @@ func (h *handNginx) HTTPAddr() string { return net.JoinHostPort(h.IP, strconv.It
 // HeadersAddr is where the baseline with the generated headers serves.
 func (h *handNginx) HeadersAddr() string { return net.JoinHostPort(h.IP, strconv.Itoa(h.HeadersPort)) }
 
-// FloorAddr is where the baseline with the headers and a minimal Lua
-// balancer serves.
+// UnbufferedAddr is where the baseline with the generated headers and
+// proxy_buffering off serves.
+func (h *handNginx) UnbufferedAddr() string {
+	return net.JoinHostPort(h.IP, strconv.Itoa(h.UnbufferedPort))
+}
+
+// FloorAddr is where the baseline with the headers, proxy_buffering off
+// and a minimal Lua balancer serves.
 func (h *handNginx) FloorAddr() string { return net.JoinHostPort(h.IP, strconv.Itoa(h.FloorPort)) }
 
 // HTTPSAddr is where the baseline serves HTTPS.
