@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Access log values: the format of ingress-nginx's log-format-upstream key
@@ -169,4 +170,58 @@ func ParseSkipLogPaths(s string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// AccessLogParams are the access_log options ingress-nginx's
+// access-log-params may set that make sense for a log nginx writes to a
+// stream: a buffer, and how long a line may wait in it.
+type AccessLogParams struct {
+	// Buffer is the buffer size in bytes (0: every line written at once).
+	Buffer int64
+	// Flush is the longest a line waits in the buffer (0: until it fills).
+	Flush time.Duration
+}
+
+// maxLogBuffer bounds the access log buffer, which each worker holds.
+const maxLogBuffer = 8 << 20
+
+// ParseAccessLogParams parses access-log-params: space-separated
+// buffer=SIZE and flush=TIME, each at most once, flush only with buffer.
+// gzip (compressed lines in a text stream), if= (Causeway's own
+// condition) and anything else are refused.
+func ParseAccessLogParams(s string) (AccessLogParams, error) {
+	var p AccessLogParams
+	seen := map[string]bool{}
+	for _, f := range strings.Fields(s) {
+		name, value, ok := strings.Cut(f, "=")
+		if seen[name] {
+			return AccessLogParams{}, fmt.Errorf("%q is given twice", name)
+		}
+		seen[name] = true
+		switch {
+		case name == "buffer" && ok:
+			n, err := ParseSize(value)
+			if err != nil {
+				return AccessLogParams{}, fmt.Errorf("buffer: %w", err)
+			}
+			if n < 1 || n > maxLogBuffer {
+				return AccessLogParams{}, fmt.Errorf("buffer: want 1 byte to %s", FormatSize(maxLogBuffer))
+			}
+			p.Buffer = n
+		case name == "flush" && ok:
+			d, err := ParseTimeout(value)
+			if err != nil {
+				return AccessLogParams{}, fmt.Errorf("flush: %w", err)
+			}
+			p.Flush = d
+		case name == "gzip":
+			return AccessLogParams{}, errors.New("gzip: the access log is a stream of text lines (nginx writes it to stderr), so it is not compressed")
+		default:
+			return AccessLogParams{}, fmt.Errorf("%q: want buffer=SIZE and flush=TIME only", f)
+		}
+	}
+	if p.Flush > 0 && p.Buffer == 0 {
+		return AccessLogParams{}, errors.New("flush needs buffer")
+	}
+	return p, nil
 }

@@ -58,6 +58,8 @@ type Config struct {
 	// LogDefaultBackend logs the requests that the catch-all server's
 	// own default (no Ingress's) answers.
 	LogDefaultBackend bool
+	// LogParams buffer the access log (access-log-params).
+	LogParams AccessLogParams
 	// --- Listener TLS, HSTS and HTTP/2 (ssl-*, hsts*, use-http2, http2-*) ---
 
 	// HTTP2 offers HTTP/2 (by ALPN) on the HTTPS listeners.

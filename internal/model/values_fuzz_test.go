@@ -150,3 +150,28 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseAccessLogParams: what it accepts prints back as nginx options
+// that parse to the same values.
+func FuzzParseAccessLogParams(f *testing.F) {
+	seedValues(f, "buffer=16k flush=5s", "buffer=1m", "gzip", "flush=1s", "buffer=16k if=$x")
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseAccessLogParams(s)
+		if err != nil {
+			return
+		}
+		if p.Buffer < 0 || p.Buffer > maxLogBuffer || p.Flush < 0 || p.Flush > 0 && p.Buffer == 0 {
+			t.Fatalf("ParseAccessLogParams(%q) = %+v", s, p)
+		}
+		out := ""
+		if p.Buffer > 0 {
+			out = "buffer=" + FormatSize(p.Buffer)
+		}
+		if p.Flush > 0 {
+			out += " flush=" + FormatDuration(p.Flush)
+		}
+		if back, err := ParseAccessLogParams(out); err != nil || back != p {
+			t.Fatalf("%q printed as %q parses to %+v, %v", s, out, back, err)
+		}
+	})
+}

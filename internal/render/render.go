@@ -37,6 +37,9 @@ var templates = template.Must(template.New("").Option("missingkey=error").Funcs(
 		}
 		return "off"
 	},
+	// Sizes and durations the model parsed, in nginx's syntax.
+	"formatSize":     model.FormatSize,
+	"formatDuration": model.FormatDuration,
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
 // Params are the deployment facts the Model does not carry.

@@ -256,7 +256,7 @@ func TestLogPipeBatchesLines(t *testing.T) {
 	for i := range 100 {
 		fmt.Fprintf(&in, "line %d\n", i)
 	}
-	forwardLines(strings.NewReader(in.String()), rec)
+	forwardLines(strings.NewReader(in.String()), rec, 0)
 	if len(rec.writes) != 1 || rec.writes[0] != in.String() {
 		t.Fatalf("%d writes for 100 lines read at once, want 1", len(rec.writes))
 	}
@@ -279,5 +279,29 @@ func TestHealthDoesNotWaitForApply(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("Health blocked behind the Manager's lock")
+	}
+}
+
+// TestLogPipeGathersAStream: lines nginx writes one at a time leave in
+// far fewer writes (the forwarder pauses between batches), all whole.
+func TestLogPipeGathersAStream(t *testing.T) {
+	rec := &lineRecorder{}
+	p, err := newLogPipe(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5000
+	var want strings.Builder
+	for i := range n {
+		line := fmt.Sprintf("GET /item/%d 200\n", i)
+		want.WriteString(line)
+		p.w.Write([]byte(line))
+	}
+	p.Close()
+	if got := strings.Join(rec.writes, ""); got != want.String() {
+		t.Fatalf("forwarded %d bytes, want %d", len(got), want.Len())
+	}
+	if len(rec.writes) > n/5 {
+		t.Errorf("%d writes for %d lines written one by one, want at most %d", len(rec.writes), n, n/5)
 	}
 }

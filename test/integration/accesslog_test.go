@@ -200,3 +200,14 @@ func TestAccessLogRefusedFormats(t *testing.T) {
 		t.Errorf("a refused format reached nginx")
 	}
 }
+
+// TestAccessLogParams: with access-log-params, lines wait in a buffer and
+// still arrive, at the latest after flush.
+func TestAccessLogParams(t *testing.T) {
+	c := startController(t, accessLogManifests(t, accessLogConfig("access-log-params", "buffer=64k flush=1s")))
+	if !strings.Contains(c.renderedConfig(), "access_log /dev/stderr causeway buffer=64k flush=1s;") {
+		t.Fatal("access_log without the buffer")
+	}
+	c.getWith("log.test", "/buffered-line", nil)
+	c.logLine("/buffered-line", func(string) bool { return true })
+}

@@ -24,6 +24,10 @@ var accessLogKeys = map[string]func(*model.Config, string) error{
 		c.SkipLogPaths, err = model.ParseSkipLogPaths(v)
 		return err
 	},
+	"access-log-params": func(c *model.Config, v string) (err error) {
+		c.LogParams, err = model.ParseAccessLogParams(v)
+		return err
+	},
 	"enable-access-log-for-default-backend": func(c *model.Config, v string) (err error) {
 		c.LogDefaultBackend, err = model.ParseBool(v)
 		return err

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/testcorpus"
@@ -36,6 +37,20 @@ func TestAccessLogKeys(t *testing.T) {
 		{"skip-access-log-urls", "~/health", false, nil},
 		{"enable-access-log-for-default-backend", "true", true, func(c model.Config) bool { return c.LogDefaultBackend }},
 		{"enable-access-log-for-default-backend", "2", false, nil},
+		{"access-log-params", "buffer=16k flush=5s", true, func(c model.Config) bool {
+			return c.LogParams == model.AccessLogParams{Buffer: 16 << 10, Flush: 5 * time.Second}
+		}},
+		{"access-log-params", " buffer=1m ", true, func(c model.Config) bool { return c.LogParams.Buffer == 1<<20 && c.LogParams.Flush == 0 }},
+		{"access-log-params", "", true, func(c model.Config) bool { return c.LogParams == model.AccessLogParams{} }},
+		{"access-log-params", "flush=5s", false, nil},
+		{"access-log-params", "buffer=16k gzip=2", false, nil},
+		{"access-log-params", "buffer=16k buffer=32k", false, nil},
+		{"access-log-params", "buffer=9m", false, nil},
+		{"access-log-params", "buffer=0", false, nil},
+		{"access-log-params", "buffer=16k flush=0", false, nil},
+		{"access-log-params", "buffer=16k if=$x", false, nil},
+		{"access-log-params", "buffer=16k; error_log /tmp/x", false, nil},
+		{"access-log-params", "buffer=16k\nflush=1s", true, func(c model.Config) bool { return c.LogParams.Flush == time.Second }},
 	} {
 		cfg, problems := parseOne(tc.key, tc.value)
 		if !tc.ok {
