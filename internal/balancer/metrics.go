@@ -54,16 +54,18 @@ type SeriesLabels struct {
 // configuration, with "u" in front when the host comes from the request
 // and "d" otherwise.
 func SeriesKey(l SeriesLabels) string {
-	h := sha256.New()
+	b := make([]byte, 0, len(l.Namespace)+len(l.Ingress)+len(l.Service)+len(l.Path)+len(l.Host)+5)
 	for _, s := range []string{l.Namespace, l.Ingress, l.Service, l.Path, l.Host} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+		b = append(append(b, s...), 0)
 	}
-	prefix := "d"
+	sum := sha256.Sum256(b)
+	out := make([]byte, 17)
+	out[0] = 'd'
 	if l.HostFromRequest {
-		prefix = "u"
+		out[0] = 'u'
 	}
-	return prefix + hex.EncodeToString(h.Sum(nil))[:16]
+	hex.Encode(out[1:], sum[:8])
+	return string(out)
 }
 
 var seriesKeyRe = regexp.MustCompile(`^[du][0-9a-f]{16}$`)

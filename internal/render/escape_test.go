@@ -1,6 +1,7 @@
 package render
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -205,7 +206,7 @@ func TestTokenGenerators(t *testing.T) {
 		if got, err := ciphers(v); err == nil && v != "{" && v != "}" {
 			t.Errorf("ciphers(%q) = %q: must be refused", v, got)
 		}
-		if headerName.MatchString(v) {
+		if headerName(v) {
 			t.Errorf("header name %q accepted", v)
 		}
 	}
@@ -229,5 +230,16 @@ func TestTimesAndSizes(t *testing.T) {
 	}
 	if _, err := nginxSize(-1); err == nil {
 		t.Error("negative size rendered")
+	}
+}
+
+// TestHeaderNameIsTheTokenGrammar: the loop accepts exactly
+// ^[A-Za-z0-9._-]{1,256}$.
+func TestHeaderNameIsTheTokenGrammar(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9._-]{1,256}$`)
+	for _, s := range append([]string{"", "X-Frame-Options", "a.b_c-9", "a b", "ü", "K\u212a", "a\x00", strings.Repeat("a", 256), strings.Repeat("a", 257), "*", "a:b"}, hostileValues...) {
+		if got, want := headerName(s), re.MatchString(s); got != want {
+			t.Errorf("headerName(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 func headerLines(hs []model.Header) ([]headerLine, error) {
 	var out []headerLine
 	for _, h := range hs {
-		if !headerName.MatchString(h.Name) {
+		if !headerName(h.Name) {
 			return nil, fmt.Errorf("header name %q is not a token", h.Name)
 		}
 		q, err := Quote(string(h.Value))
@@ -50,7 +50,7 @@ func (v *mainView) planHeaders(m *model.Model) error {
 	}
 	seen := map[string]bool{}
 	for _, n := range hidden {
-		if !headerName.MatchString(n) {
+		if !headerName(n) {
 			return fmt.Errorf("hidden header name %q is not a token", n)
 		}
 		if k := strings.ToLower(n); !seen[k] {

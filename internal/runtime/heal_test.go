@@ -3,10 +3,10 @@ package runtime
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"

@@ -3,6 +3,7 @@ package annotations
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/causeway/causeway/internal/model"
 )
@@ -12,12 +13,26 @@ import (
 // helper), and reports a bad one with Invalid: the setting is dropped and
 // the rest of the Ingress keeps working.
 type Reader struct {
-	ref      model.ObjectRef
-	prefix   string
+	ref    model.ObjectRef
+	prefix string
+	// values are the annotations under prefix, by name without it: a
+	// parser asks for dozens of names per Ingress, and building each full
+	// key costs an allocation.
 	values   map[string]string
 	problems []model.Problem
 	// closed collects security settings that could not be applied.
 	closed []string
+}
+
+// newReader keeps the annotations under prefix.
+func newReader(ref model.ObjectRef, prefix string, all map[string]string) *Reader {
+	r := &Reader{ref: ref, prefix: prefix, values: map[string]string{}}
+	for k, v := range all {
+		if name, ok := strings.CutPrefix(k, prefix+"/"); ok {
+			r.values[name] = v
+		}
+	}
+	return r
 }
 
 // Key is the full key of an ingress-nginx annotation name.
@@ -25,13 +40,13 @@ func (r *Reader) Key(name string) string { return r.prefix + "/" + name }
 
 // Get returns the value of an annotation by its name after the prefix.
 func (r *Reader) Get(name string) (string, bool) {
-	v, ok := r.values[r.Key(name)]
+	v, ok := r.values[name]
 	return v, ok
 }
 
 // Has reports whether the annotation is set.
 func (r *Reader) Has(name string) bool {
-	_, ok := r.values[r.Key(name)]
+	_, ok := r.values[name]
 	return ok
 }
 

@@ -331,7 +331,7 @@ func ParseIngress(ref model.ObjectRef, values map[string]string, prefix string) 
 	c := Check(ref, values, prefix)
 	res := Result{FailClosed: c.FailClosed}
 	problems := c.Problems
-	r := &Reader{ref: ref, prefix: prefix, values: values}
+	r := newReader(ref, prefix, values)
 	for _, g := range groups {
 		if !slices.ContainsFunc(g.Annotations, func(a Annotation) bool { return r.Has(a.Name) }) {
 			continue
