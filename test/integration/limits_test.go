@@ -1,0 +1,104 @@
+package integration
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/test/spec"
+)
+
+// TestLimitTableAgainstNginx sends every row of the limit behaviour table
+// to a real nginx, from the row's client address, each row in its own
+// namespace and host; rows with the same ConfigMap share a controller.
+// Back-to-back rows allow spec.LimitCase.Tolerance more served requests,
+// for the rate's refill while they are sent.
+func TestLimitTableAgainstNginx(t *testing.T) {
+	groups := map[string][]int{}
+	var order []string
+	for i, tc := range spec.LimitTable {
+		key := fmt.Sprint(tc.Config) // fmt prints maps sorted
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], i)
+	}
+	for _, key := range order {
+		var m strings.Builder
+		m.WriteString(ingressClass)
+		rows := map[int]spec.AnnotationCase{}
+		for _, i := range groups[key] {
+			rows[i] = writeRow(t, &m, spec.LimitTable[i].AsAnnotationCase(), fmt.Sprintf("l%02d", i))
+		}
+		if cfg := spec.LimitTable[groups[key][0]].Config; len(cfg) > 0 {
+			m.WriteString(spec.ConfigMapYAML("causeway", "config", cfg)) // the harness's --configmap
+		}
+		c := startController(t, map[string]string{"limits.yaml": m.String()})
+		addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+		for _, i := range groups[key] {
+			tc := spec.LimitTable[i]
+			host := rows[i].Ingresses[0].Host
+			t.Run(tc.Name, func(t *testing.T) {
+				statuses, elapsed := sendLimitRow(t, tc, addr, host)
+				t.Logf("from %s in %v: %v", tc.From, elapsed.Round(time.Millisecond), statuses)
+				served := 0
+				for _, s := range statuses {
+					switch s {
+					case 200:
+						served++
+					case tc.Refused:
+					default:
+						t.Fatalf("statuses %v: want only 200 and %d", statuses, tc.Refused)
+					}
+				}
+				switch {
+				case tc.Concurrent && served != tc.Served:
+					t.Fatalf("statuses %v: %d served at once, want %d", statuses, served, tc.Served)
+				case !tc.Concurrent && slices.Contains(statuses[:tc.Served], tc.Refused):
+					t.Fatalf("statuses %v: the first %d must be served", statuses, tc.Served)
+				case !tc.Concurrent && served > tc.Served+tc.Tolerance(elapsed.Seconds()) && tc.Refused != 0:
+					t.Fatalf("statuses %v in %v: %d served, want at most %d", statuses, elapsed, served, tc.Served+tc.Tolerance(elapsed.Seconds()))
+				case tc.Refused != 0 && served == len(statuses):
+					t.Fatalf("statuses %v: none refused", statuses)
+				}
+			})
+		}
+	}
+}
+
+// sendLimitRow sends a row's requests, one after the other or all at
+// once, and returns their statuses in the order sent.
+func sendLimitRow(t *testing.T, tc spec.LimitCase, addr, host string) ([]int, time.Duration) {
+	statuses := make([]int, tc.Count)
+	errs := make([]error, tc.Count)
+	start := time.Now()
+	if tc.Concurrent {
+		var wg sync.WaitGroup
+		for j := range tc.Count {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := getFrom(tc.From, addr, host, tc.Path, nil)
+				statuses[j], errs[j] = s.Status, err
+			}()
+		}
+		wg.Wait()
+	} else {
+		for j := range tc.Count {
+			s, err := getFrom(tc.From, addr, host, tc.Path, nil)
+			statuses[j], errs[j] = s.Status, err
+		}
+	}
+	elapsed := time.Since(start)
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return statuses, elapsed
+}
