@@ -102,3 +102,51 @@ func sendLimitRow(t *testing.T, tc spec.LimitCase, addr, host string) ([]int, ti
 	}
 	return statuses, elapsed
 }
+
+// TestLimitsSurviveReloads: a change of rate, and a change of the number of
+// zones (which resizes them), reloads nginx and applies the new limits.
+// nginx refuses a reload that gives a zone name another key; every zone
+// here has the same key, and its name follows the rate.
+func TestLimitsSurviveReloads(t *testing.T) {
+	b := startBackend(t, "app")
+	eps := map[string]spec.Endpoint{"app": {IP: b.IP, Port: b.Port}}
+	manifests := func(rps string, others int) string {
+		row := spec.AnnotationCase{Ingresses: []spec.Ingress{{Name: "web", Host: "reload.test",
+			Paths:       []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}},
+			Annotations: map[string]string{"limit-rps": rps, "limit-burst-multiplier": "1", "limit-connections": "10"}}}}
+		for i := range others {
+			row.Ingresses = append(row.Ingresses, spec.Ingress{Name: fmt.Sprintf("other-%d", i), Host: fmt.Sprintf("o%d.test", i),
+				Paths:       []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}},
+				Annotations: map[string]string{"limit-rpm": strconv.Itoa(100 + i), "limit-connections": "10"}})
+		}
+		return ingressClass + row.Manifests("nginx.ingress.kubernetes.io", eps)
+	}
+	c := startController(t, map[string]string{"limits.yaml": manifests("1", 0)})
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	burst := func(from string) []int {
+		statuses, _ := sendLimitRow(t, spec.LimitCase{From: from, Path: "/", Count: 6}, addr, "reload.test")
+		return statuses
+	}
+	// waitServed sends bursts from fresh addresses until one has want
+	// 200s before its first 503.
+	waitServed := func(want int, step string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		var last []int
+		for n := 40; time.Now().Before(deadline); n++ {
+			last = burst(fmt.Sprintf("127.0.1.%d", n))
+			if served := slices.Index(append(last, 503), 503); served == want {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Fatalf("%s: last burst %v, want %d served\n%s", step, last, want, c.log.String())
+	}
+	waitServed(2, "limit-rps 1")
+	// 20 more zones: each shrinks (causeway_conn keeps its name with
+	// another size), and the rps zone is renamed.
+	c.WriteManifest("limits.yaml", manifests("50", 20))
+	waitServed(6, "limit-rps 50 with 20 more rates")
+	c.WriteManifest("limits.yaml", manifests("1", 0))
+	waitServed(2, "back to limit-rps 1")
+}
