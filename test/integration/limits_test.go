@@ -150,3 +150,37 @@ func TestLimitsSurviveReloads(t *testing.T) {
 	c.WriteManifest("limits.yaml", manifests("1", 0))
 	waitServed(2, "back to limit-rps 1")
 }
+
+// TestLimitRateSlowsResponses: limit-rate (kilobytes per second) slows a
+// response of about 7k down to seconds; limit-rate-after lets that much
+// through at full speed. Both need proxy-buffering on: nginx does not slow
+// unbuffered responses (the parser refuses them without it).
+func TestLimitRateSlowsResponses(t *testing.T) {
+	b := startBackend(t, "app")
+	eps := map[string]spec.Endpoint{"app": {IP: b.IP, Port: b.Port}}
+	ing := func(name, host string, a map[string]string) spec.Ingress {
+		return spec.Ingress{Name: name, Host: host, Paths: []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}}, Annotations: a}
+	}
+	row := spec.AnnotationCase{Ingresses: []spec.Ingress{
+		ing("slow", "slow.test", map[string]string{"limit-rate": "2", "proxy-buffering": "on"}),
+		ing("after", "after.test", map[string]string{"limit-rate": "2", "limit-rate-after": "16", "proxy-buffering": "on"}),
+	}}
+	c := startController(t, map[string]string{"limits.yaml": ingressClass + row.Manifests("nginx.ingress.kubernetes.io", eps)})
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	path := "/?pad=" + strings.Repeat("x", 7000) // the echo's reply repeats the URI
+	timed := func(host string) time.Duration {
+		start := time.Now()
+		s, err := getFrom("127.0.0.1", addr, host, path, nil)
+		if err != nil || s.Status != 200 {
+			t.Fatalf("%s: status %d, %v", host, s.Status, err)
+		}
+		return time.Since(start)
+	}
+	// 2k in the first second, then 2k a second: about 2.5s for 7k.
+	if d := timed("slow.test"); d < 1500*time.Millisecond {
+		t.Errorf("limit-rate 2: about 7k in %v, want at least 1.5s", d)
+	}
+	if d := timed("after.test"); d > time.Second {
+		t.Errorf("limit-rate-after 16: about 7k in %v, want under 1s", d)
+	}
+}

@@ -383,7 +383,7 @@ var keyTable = []Key{
 	notApplicable("app-root", "", noteNoEffect+"; use the app-root annotation"),
 
 	// Limits.
-	different("limit-rate", "0", "0", "a size such as 1024, 100k or 1m, at most 1g (bytes per second per response; 0 turns it off)"),
+	different("limit-rate", "0", "0", "a size such as 1024, 100k or 1m, at most 1g (bytes per second per response; 0 turns it off); like ingress-nginx's, it slows only Ingresses with proxy-buffering: on"),
 	different("limit-rate-after", "0", "0", "a size such as 1m, at most 1g"),
 	different("limit-req-status-code", "503", "503", "a status from 400 to 599"),
 	different("limit-conn-status-code", "503", "503", "a status from 400 to 599"),

@@ -31,11 +31,12 @@ var limitsGroup = Group{
 			Difference: "values over the bound are refused"},
 		Annotation{Name: "limit-rate", Scope: ScopeLocation, Default: "the ConfigMap's limit-rate",
 			Grammar: "kilobytes per second per response as a whole number (as ingress-nginx), or a size with a unit k, m or g; at most 1g; " +
-				"0 turns the ConfigMap's limit off",
-			Difference: "0 turns a ConfigMap limit-rate off here (ingress-nginx keeps the ConfigMap's value)"},
+				"0 turns the ConfigMap's limit off; needs proxy-buffering: on, as in ingress-nginx",
+			Difference: "0 turns a ConfigMap limit-rate off here (ingress-nginx keeps the ConfigMap's value); " +
+				"without proxy-buffering: on it is ignored with a Problem (ingress-nginx renders it, and nginx ignores it)"},
 		Annotation{Name: "limit-rate-after", Scope: ScopeLocation, Default: "the ConfigMap's limit-rate-after",
-			Grammar:    "kilobytes as a whole number (as ingress-nginx), or a size with a unit k, m or g; at most 1g",
-			Difference: "a size with a unit is accepted"},
+			Grammar:    "kilobytes as a whole number (as ingress-nginx), or a size with a unit k, m or g; at most 1g; needs proxy-buffering: on",
+			Difference: "a size with a unit is accepted; without proxy-buffering: on it is ignored with a Problem"},
 		Annotation{Name: "limit-allowlist", Scope: ScopeLocation, Default: "none",
 			Grammar: fmt.Sprintf("a comma-separated list of up to %d CIDRs or addresses, IPv4 or IPv6, exempt from limit-rps, limit-rpm "+
 				"and limit-connections; matched against the real client address", maxLimitAllowlist),
@@ -80,8 +81,19 @@ func parseLimits(r *Reader, res *Result) {
 		}
 	}
 	lim.BurstRPS, lim.BurstRPM = lim.RPS*mult, lim.RPM*mult
-	SetPtr(r, "limit-rate", &lim.Rate, parseKilobytes)
-	SetPtr(r, "limit-rate-after", &lim.RateAfter, parseKilobytes)
+	// nginx slows only responses it buffers: without proxy-buffering on,
+	// the setting would do nothing.
+	buffered := res.Location.Buffering.Response != nil && *res.Location.Buffering.Response
+	for _, s := range []struct {
+		name string
+		dst  **model.Size
+	}{{"limit-rate", &lim.Rate}, {"limit-rate-after", &lim.RateAfter}} {
+		if r.Has(s.name) && !buffered {
+			r.Ignored(s.name, `only applies with proxy-buffering: "on" (nginx does not slow responses it does not buffer)`)
+			continue
+		}
+		SetPtr(r, s.name, s.dst, parseKilobytes)
+	}
 
 	counted := lim.RPS > 0 || lim.RPM > 0 || lim.Connections > 0
 	name := "limit-allowlist"

@@ -60,16 +60,19 @@ func TestLimits(t *testing.T) {
 		{"connections empty", kv("limit-connections", ""), nil, []problem{invalid("limit-connections")}},
 
 		// limit-rate, limit-rate-after: whole kilobytes as ingress-nginx,
-		// or a size.
-		{"rate in kilobytes", kv("limit-rate", "100"), &model.Limits{Rate: size(100 << 10)}, nil},
-		{"rate 0 turns the ConfigMap's off", kv("limit-rate", "0"), &model.Limits{Rate: size(0)}, nil},
-		{"rate with a unit", kv("limit-rate", "2m"), &model.Limits{Rate: size(2 << 20)}, nil},
-		{"rate at the bound", kv("limit-rate", "1048576"), &model.Limits{Rate: size(1 << 30)}, nil},
-		{"rate over the bound", kv("limit-rate", "1048577"), nil, []problem{invalid("limit-rate")}},
-		{"rate 2g", kv("limit-rate", "2g"), nil, []problem{invalid("limit-rate")}},
-		{"rate with another unit", kv("limit-rate", "100kb"), nil, []problem{invalid("limit-rate")}},
-		{"rate after", kv("limit-rate-after", "512", "limit-rate", "10"), &model.Limits{Rate: size(10 << 10), RateAfter: size(512 << 10)}, nil},
-		{"rate after negative", kv("limit-rate-after", "-5"), nil, []problem{invalid("limit-rate-after")}},
+		// or a size; only with proxy-buffering on, which nginx needs.
+		{"rate without buffering is ignored", kv("limit-rate", "100"), nil, []problem{ignored("limit-rate")}},
+		{"rate with buffering off is ignored", kv("limit-rate", "100", "limit-rate-after", "1", "proxy-buffering", "off"), nil,
+			[]problem{ignored("limit-rate"), ignored("limit-rate-after")}},
+		{"rate in kilobytes", kv("limit-rate", "100", "proxy-buffering", "on"), &model.Limits{Rate: size(100 << 10)}, nil},
+		{"rate 0 turns the ConfigMap's off", kv("limit-rate", "0", "proxy-buffering", "on"), &model.Limits{Rate: size(0)}, nil},
+		{"rate with a unit", kv("limit-rate", "2m", "proxy-buffering", "on"), &model.Limits{Rate: size(2 << 20)}, nil},
+		{"rate at the bound", kv("limit-rate", "1048576", "proxy-buffering", "on"), &model.Limits{Rate: size(1 << 30)}, nil},
+		{"rate over the bound", kv("limit-rate", "1048577", "proxy-buffering", "on"), nil, []problem{invalid("limit-rate")}},
+		{"rate 2g", kv("limit-rate", "2g", "proxy-buffering", "on"), nil, []problem{invalid("limit-rate")}},
+		{"rate with another unit", kv("limit-rate", "100kb", "proxy-buffering", "on"), nil, []problem{invalid("limit-rate")}},
+		{"rate after", kv("limit-rate-after", "512", "limit-rate", "10", "proxy-buffering", "on"), &model.Limits{Rate: size(10 << 10), RateAfter: size(512 << 10)}, nil},
+		{"rate after negative", kv("limit-rate-after", "-5", "proxy-buffering", "on"), nil, []problem{invalid("limit-rate-after")}},
 
 		// limit-allowlist and its former name limit-whitelist.
 		{"allowlist", kv("limit-rps", "1", "limit-allowlist", "10.0.0.0/8, 192.168.1.1,2001:db8::/32"),
@@ -93,11 +96,11 @@ func TestLimits(t *testing.T) {
 		{"allowlist of 1000", kv("limit-rps", "1", "limit-allowlist", manyAddresses(1000)),
 			&model.Limits{RPS: 1, BurstRPS: 5, Exempt: prefixes(strings.Split(manyPrefixes(1000), ",")...)}, nil},
 		{"allowlist alone is ignored", kv("limit-allowlist", "10.0.0.0/8"), nil, []problem{ignored("limit-allowlist")}},
-		{"allowlist with a bandwidth limit only is ignored", kv("limit-rate", "1", "limit-whitelist", "10.0.0.0/8"),
+		{"allowlist with a bandwidth limit only is ignored", kv("limit-rate", "1", "limit-whitelist", "10.0.0.0/8", "proxy-buffering", "on"),
 			&model.Limits{Rate: size(1 << 10)}, []problem{ignored("limit-whitelist")}},
 
 		{"everything", kv("limit-rps", "5", "limit-rpm", "100", "limit-burst-multiplier", "2", "limit-connections", "4",
-			"limit-rate", "100", "limit-rate-after", "1m", "limit-allowlist", "127.0.0.2"),
+			"limit-rate", "100", "limit-rate-after", "1m", "limit-allowlist", "127.0.0.2", "proxy-buffering", "on"),
 			&model.Limits{RPS: 5, BurstRPS: 10, RPM: 100, BurstRPM: 200, Connections: 4, Rate: size(100 << 10), RateAfter: size(1 << 20),
 				Exempt: prefixes("127.0.0.2/32")}, nil},
 	} {
