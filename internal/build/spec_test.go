@@ -77,3 +77,26 @@ func controllerConfig(data map[string]string) string {
 	ns, name, _ := strings.Cut(testOpts.ConfigMap, "/")
 	return spec.ConfigMapYAML(ns, name, data)
 }
+
+// TestLimitTable checks every row of the limit behaviour table on the
+// Model alone; the integration tier sends the same requests to nginx.
+func TestLimitTable(t *testing.T) {
+	for _, tc := range spec.LimitTable {
+		t.Run(tc.Name, func(t *testing.T) {
+			ac := tc.AsAnnotationCase()
+			eps := map[string]spec.Endpoint{}
+			for i, svc := range ac.Services() {
+				eps[svc] = spec.Endpoint{IP: "10.0.0." + string(rune('1'+i)), Port: 8080}
+			}
+			snap := snapshotOf(t, ac.Manifests(annotations.DefaultPrefix, eps)+controllerConfig(tc.Config))
+			m, problems := Build(snap, testOpts)
+			if len(problems) > 0 {
+				t.Fatalf("problems %v", problems)
+			}
+			served, refused := spec.EvalLimits(m, tc)
+			if served != tc.Served || refused != tc.Refused {
+				t.Fatalf("served %d, refused with %d; want %d and %d", served, refused, tc.Served, tc.Refused)
+			}
+		})
+	}
+}

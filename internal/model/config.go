@@ -107,6 +107,12 @@ type Config struct {
 	// KeepAliveRequests is the number of requests one client connection
 	// may carry.
 	KeepAliveRequests int
+	// LimitReqStatus and LimitConnStatus answer requests refused by a rate
+	// or connection limit (400 to 599).
+	LimitReqStatus, LimitConnStatus int
+	// LimitRate is the bytes per second sent per response, after the first
+	// LimitRateAfter bytes (0: no limit); locations may set their own.
+	LimitRate, LimitRateAfter int64
 	// ClientHeaderBufferSize is the buffer for a request's header, in
 	// bytes; LargeClientHeaderBuffers take over for longer headers.
 	ClientHeaderBufferSize int64
@@ -285,6 +291,8 @@ func DefaultConfig() Config {
 		// Request handling.
 		KeepAlive:                 75 * time.Second,
 		KeepAliveRequests:         1000,
+		LimitReqStatus:            503,
+		LimitConnStatus:           503,
 		ClientHeaderBufferSize:    1 << 10,
 		LargeClientHeaderBuffers:  HeaderBuffers{Count: 4, Size: 8 << 10},
 		ClientHeaderTimeout:       60 * time.Second,

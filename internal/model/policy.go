@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // Policy is what a location applies to the requests it proxies, besides
 // choosing the backend. Every field is a parsed value; a nil pointer or
@@ -40,6 +43,30 @@ type Policy struct {
 	Errors *ErrorPages
 	// Mirror copies requests to another URL.
 	Mirror *Mirror
+	// Limits bound the requests, connections and bandwidth of one client.
+	Limits *Limits
+}
+
+// Limits are ingress-nginx's limit-* annotations. Requests and connections
+// are counted per client address and per Location.Source, so every
+// location of one Ingress shares the counts, and per nginx instance: each
+// replica counts on its own. A zero field is not limited.
+type Limits struct {
+	// RPS and RPM are the requests one client may make per second and per
+	// minute.
+	RPS, RPM int
+	// Burst is how many requests over the rate are served at once
+	// before excess ones are refused: rate × limit-burst-multiplier.
+	BurstRPS, BurstRPM int
+	// Connections is how many requests of one client may be in progress at
+	// once.
+	Connections int
+	// Rate is the bytes per second sent to one client per response, after
+	// the first RateAfter bytes (nil: the ConfigMap's value).
+	Rate, RateAfter *Size
+	// Exempt are client addresses never counted by RPS, RPM and
+	// Connections.
+	Exempt []netip.Prefix
 }
 
 // Rewrite is ingress-nginx's rewrite-target: the location's regex match is

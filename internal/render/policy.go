@@ -51,6 +51,10 @@ type policyView struct {
 	// session skips the certificate check.
 	NoSessionReuse  bool
 	ResponseHeaders []headerLine
+	// Limits are the location's rate and connection limits (limits.go);
+	// LimitRate and LimitRateAfter are sizes.
+	Limits                    *locationLimits
+	LimitRate, LimitRateAfter string
 }
 
 // headersView is the request header block of a location (see
@@ -215,6 +219,11 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 	}
 	if pol.Mirror != nil {
 		if v.Mirror, err = sp.planMirror(pol.Mirror); err != nil {
+			return err
+		}
+	}
+	if pol.Limits != nil {
+		if err := planLimits(v, l); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -169,6 +170,23 @@ var policyCases = []struct {
 				Policy: &model.ServerPolicy{WWWRedirect: true}},
 		)
 		m.Secrets = []*model.TLSSecret{{Namespace: "shop", Name: "tls", PEM: []byte("pem")}}
+		return m
+	}},
+	{"limits", []string{"plain", "lua"}, func() *model.Model {
+		size := model.Size(100 << 10)
+		exempt := []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32"), netip.MustParsePrefix("10.0.0.0/8")}
+		m := policyModel(&model.Server{Host: "limits.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{Limits: &model.Limits{RPS: 2, BurstRPS: 10, Connections: 3}}),
+			// The same rate: the same zone, other burst and exempt clients.
+			loc(model.Prefix, "/api", &model.Policy{Limits: &model.Limits{RPS: 2, BurstRPS: 2, RPM: 30, BurstRPM: 150, Exempt: exempt}}),
+			// Bandwidth only: no zone.
+			loc(model.Prefix, "/download", &model.Policy{Limits: &model.Limits{Rate: &size, RateAfter: &size}}),
+			// A rewrite ends the rewrite phase: the limits' sets come first.
+			{Match: model.Match{Type: model.Prefix, Path: "/other"}, Action: model.ProxyTo("shop/web/80"), Source: model.ObjectRef{Kind: "Ingress", Namespace: "shop", Name: "b"},
+				Policy: &model.Policy{Rewrite: &model.Rewrite{Target: "/"}, Limits: &model.Limits{RPM: 30, BurstRPM: 30}}},
+		}})
+		m.Config.LimitReqStatus, m.Config.LimitConnStatus = 429, 430
+		m.Config.LimitRate, m.Config.LimitRateAfter = 1<<20, 512<<10
 		return m
 	}},
 	{"redirect", []string{"plain"}, func() *model.Model {

@@ -139,8 +139,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	}
 	maps.Copy(files, servers)
 	countLogVariables(&hashes, m.Config.SkipLogPaths)
+	limits := planLimitZones(m, &hashes)
 
-	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua}
+	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua, Limits: limits}
 	if main.defaultCert, err = defaultCertPath(m, p.StateDir); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -219,6 +220,8 @@ type mainView struct {
 	User        string
 	LoadModules []string
 	Hashes      hashView
+	// Limits are the zones of rate and connection limits (limits.go).
+	Limits *limitsView
 	// Compression and request handling (requests.go).
 	GzipOn, BrotliOn bool
 	// ClearServerHeader removes the Server header (server-tokens false,

@@ -20,15 +20,7 @@ func TestAnnotationTableAgainstNginx(t *testing.T) {
 	m.WriteString(ingressClass)
 	rows := make([]spec.AnnotationCase, len(spec.AnnotationTable))
 	for i, tc := range spec.AnnotationTable {
-		ns := fmt.Sprintf("r%02d", i)
-		rows[i] = tc.In(ns)
-		m.WriteString(fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns))
-		eps := map[string]spec.Endpoint{}
-		for _, svc := range rows[i].Services() {
-			b := startBackend(t, svc)
-			eps[svc] = spec.Endpoint{IP: b.IP, Port: b.Port}
-		}
-		m.WriteString(rows[i].Manifests("nginx.ingress.kubernetes.io", eps))
+		rows[i] = writeRow(t, &m, tc, fmt.Sprintf("r%02d", i))
 	}
 	if cfg := spec.UnionConfig(rows); len(cfg) > 0 {
 		m.WriteString(spec.ConfigMapYAML("causeway", "config", cfg)) // the harness's --configmap
@@ -55,6 +47,20 @@ func TestAnnotationTableAgainstNginx(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeRow moves a row into namespace ns and writes the namespace and the
+// row's objects to m, starting an echo backend per Service.
+func writeRow(t *testing.T, m *strings.Builder, tc spec.AnnotationCase, ns string) spec.AnnotationCase {
+	row := tc.In(ns)
+	fmt.Fprintf(m, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
+	eps := map[string]spec.Endpoint{}
+	for _, svc := range row.Services() {
+		b := startBackend(t, svc)
+		eps[svc] = spec.Endpoint{IP: b.IP, Port: b.Port}
+	}
+	m.WriteString(row.Manifests("nginx.ingress.kubernetes.io", eps))
+	return row
 }
 
 // observed turns an exchange into the table's terms.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -79,6 +80,9 @@ func policyModel(t *testing.T) *model.Model {
 		AccessLog: ptrTo(false),
 		Errors:    &model.ErrorPages{Codes: []int{404, 503}, Backend: "ns/svc2/80"},
 		Mirror:    &model.Mirror{URL: "http://127.0.0.1:9/mirror", Host: "mirror.safe.test", RequestBody: true},
+		Limits: &model.Limits{RPS: 5, BurstRPS: 25, RPM: 100, BurstRPM: 500, Connections: 4,
+			Rate: ptrTo(model.Size(100 << 10)), RateAfter: ptrTo(model.Size(1 << 20)),
+			Exempt: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}},
 	}
 	safe.Locations = append(safe.Locations, &model.Location{
 		Match:  model.Match{Type: model.Exact, Path: "/moved"},
@@ -132,7 +136,7 @@ func TestPolicyRendersAndPasses(t *testing.T) {
 			}
 			all := strings.Join(slices.Collect(maps.Values(mapStrings(out))), "\n")
 			for _, want := range []string{"proxy_ssl_verify on;", "grpc_pass grpcs://", "rewrite \"(?i)^/api/(v[0-9]+)/(.*)\\\\z\" \"/$2\" break;",
-				"error_page 503 = @causeway_err_0_503;", "mirror_request_body on;", "return 302 \"${scheme}://${http_host}/app\";",
+				"error_page 503 = @causeway_err_0_503;", "limit_req zone=causeway_req_5r_s burst=25 nodelay;", "limit_conn_zone $causeway_limit_key", "mirror_request_body on;", "return 302 \"${scheme}://${http_host}/app\";",
 				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "map $http_origin $causeway_cors_"} {
 				if !strings.Contains(all, want) {
 					t.Errorf("no %q in the rendered files", want)

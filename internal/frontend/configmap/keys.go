@@ -143,7 +143,7 @@ func sameAsDefault(name, nginxDefault, what string) Key {
 const (
 	noteLogsStderr = "nginx's logs go to the controller's stderr; collect them from the Pod's log"
 	noteStream     = "TCP and UDP services are not supported yet"
-	noteLimits     = "rate and connection limits are not supported yet"
+	noteLimitKey   = "limits always count per client address ($binary_remote_addr after the real-IP settings) and per Ingress"
 	noteTracing    = "tracing is not supported yet"
 	noteGlobalAuth = "there is no global external authentication yet"
 	noteNoEffect   = "it has no effect in ingress-nginx either"
@@ -383,11 +383,11 @@ var keyTable = []Key{
 	notApplicable("app-root", "", noteNoEffect+"; use the app-root annotation"),
 
 	// Limits.
-	notYet("limit-rate", "0", noteLimits),
-	notYet("limit-rate-after", "0", noteLimits),
-	notYet("limit-req-status-code", "503", noteLimits),
-	notYet("limit-conn-status-code", "503", noteLimits),
-	notYet("limit-conn-zone-variable", "$binary_remote_addr", noteLimits),
+	different("limit-rate", "0", "0", "a size such as 1024, 100k or 1m, at most 1g (bytes per second per response; 0 turns it off); like ingress-nginx's, it slows only Ingresses with proxy-buffering: on"),
+	different("limit-rate-after", "0", "0", "a size such as 1m, at most 1g"),
+	different("limit-req-status-code", "503", "503", "a status from 400 to 599"),
+	different("limit-conn-status-code", "503", "503", "a status from 400 to 599"),
+	notYet("limit-conn-zone-variable", "$binary_remote_addr", noteLimitKey),
 
 	// Compression.
 	supported("use-gzip", "false", "false"),

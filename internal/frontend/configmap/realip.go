@@ -69,43 +69,7 @@ func parseForwardedForHeader(v string) (string, error) {
 	return name, nil
 }
 
-// parseTrustedCIDRs reads a comma-separated list of CIDRs or single
-// addresses (IPv4 or IPv6). A prefix with host bits set ("10.0.0.1/8") is
-// refused rather than guessed at: nginx would warn and widen it.
+// parseTrustedCIDRs reads proxy-real-ip-cidr (see model.ParseCIDRList).
 func parseTrustedCIDRs(v string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	seen := map[netip.Prefix]bool{}
-	for _, item := range strings.Split(v, ",") {
-		item = strings.Trim(item, " \t")
-		if item == "" {
-			continue
-		}
-		if len(out) == maxTrustedCIDRs {
-			return nil, fmt.Errorf("want at most %d CIDRs", maxTrustedCIDRs)
-		}
-		var p netip.Prefix
-		if strings.Contains(item, "/") {
-			var err error
-			if p, err = netip.ParsePrefix(item); err != nil {
-				return nil, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8 or 2001:db8::/32", model.Truncate(item))
-			}
-			if p != p.Masked() {
-				return nil, fmt.Errorf("%q has host bits set; did you mean %s?", item, p.Masked())
-			}
-		} else {
-			a, err := netip.ParseAddr(item)
-			if err != nil || a.Zone() != "" {
-				return nil, fmt.Errorf("%q is not an IP address or a CIDR such as 10.0.0.0/8", model.Truncate(item))
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
-		}
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("want at least one CIDR")
-	}
-	return out, nil
+	return model.ParseCIDRList(v, maxTrustedCIDRs)
 }

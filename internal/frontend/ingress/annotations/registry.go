@@ -96,7 +96,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup}
 
 // supported builds the rows of an implemented group.
 func supported(group string, rows ...Annotation) []Annotation {
@@ -166,10 +166,9 @@ var pending = concat(
 		"auth-proxy-set-headers", "auth-always-set-cookie", "auth-snippet", "enable-global-auth"),
 
 	ingressNginx("rewrite", AnnotationNotYetSupported, "enable-rewrite-log"),
+	// ingress-nginx counts these in memcached, shared by its replicas.
 	ingressNginx("limits", AnnotationNotYetSupported,
-		"limit-connections", "limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-rate",
-		"limit-rate-after", "limit-whitelist", "limit-allowlist", "global-rate-limit",
-		"global-rate-limit-window", "global-rate-limit-key", "global-rate-limit-ignored-cidrs"),
+		"global-rate-limit", "global-rate-limit-window", "global-rate-limit-key", "global-rate-limit-ignored-cidrs"),
 	ingressNginx("proxy", AnnotationNotYetSupported, "proxy-busy-buffers-size"),
 	ingressNginx("headers", AnnotationNotYetSupported, "connection-proxy-header"),
 	// The Lua balancer has no subset hashing, no canary-specific affinity
@@ -197,6 +196,7 @@ var pending = concat(
 // annotations.
 var insteadOf = map[string]string{
 	"upstream-hash-by-subset": "use upstream-hash-by alone, which hashes over every endpoint",
+	"global-rate-limit":       "limit-rps and limit-rpm limit per replica, without memcached",
 }
 
 // plural names a kind in the plural: "Ingresses", "Services".
