@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // Policy is what a location applies to the requests it proxies, besides
 // choosing the backend. Every field is a parsed value; a nil pointer or
@@ -40,6 +43,41 @@ type Policy struct {
 	Errors *ErrorPages
 	// Mirror copies requests to another URL.
 	Mirror *Mirror
+	// Access limits the clients by address; nil lets every client in.
+	Access *AccessList
+}
+
+// AccessList is ingress-nginx's denylist-source-range and
+// allowlist-source-range: nginx's access module checks the client's
+// address (after the realip module replaced it, see RealIP) against Deny
+// first, then Allow; a client in Deny is refused, and when Allow is not
+// empty, so is every client outside it. Refused clients get 403. Each
+// prefix is masked (see ParseCIDRList).
+type AccessList struct {
+	Deny, Allow []netip.Prefix
+}
+
+// Allows reports whether a client address gets through, as nginx's
+// access module decides.
+func (a *AccessList) Allows(client netip.Addr) bool {
+	if a == nil {
+		return true
+	}
+	client = client.Unmap()
+	for _, p := range a.Deny {
+		if p.Contains(client) {
+			return false
+		}
+	}
+	if len(a.Allow) == 0 {
+		return true
+	}
+	for _, p := range a.Allow {
+		if p.Contains(client) {
+			return true
+		}
+	}
+	return false
 }
 
 // Rewrite is ingress-nginx's rewrite-target: the location's regex match is

@@ -1021,3 +1021,62 @@ func ParseBool(s string) (bool, error) {
 	}
 	return b, nil
 }
+
+// --- Address lists -------------------------------------------------------
+
+// ParseCIDRList reads a comma-separated list of at most max CIDRs or single
+// addresses, IPv4 or IPv6, with spaces and tabs around items allowed. Each
+// becomes a prefix (a single address its /32 or /128), duplicates are
+// dropped and the order is kept. Refused, with the entry named: an empty
+// list or item, a zone ("fe80::1%eth0"), a prefix with host bits set
+// ("10.0.0.1/8", which nginx would widen with only a warning), an
+// IPv4-mapped IPv6 address (nginx compares IPv4 clients as IPv4), and
+// anything netip does not parse (leading zeros, hostnames, ranges).
+func ParseCIDRList(s string, max int) ([]netip.Prefix, error) {
+	items, err := splitList(s, "CIDRs or IP addresses")
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Prefix
+	seen := map[netip.Prefix]bool{}
+	for _, item := range items {
+		p, err := ParseCIDR(item)
+		if err != nil {
+			return nil, err
+		}
+		if p.Addr().Is4In6() {
+			return nil, fmt.Errorf("%q is an IPv4-mapped IPv6 address; write the IPv4 form", Truncate(item))
+		}
+		if seen[p] {
+			continue
+		}
+		if len(out) == max {
+			return nil, fmt.Errorf("want at most %d distinct CIDRs", max)
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ParseCIDR reads one CIDR or single address (as its /32 or /128), masked
+// (host bits set are refused) and without zone.
+func ParseCIDR(item string) (netip.Prefix, error) {
+	var p netip.Prefix
+	if strings.Contains(item, "/") {
+		var err error
+		if p, err = netip.ParsePrefix(item); err != nil {
+			return p, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8 or 2001:db8::/32", Truncate(item))
+		}
+		if p != p.Masked() {
+			return p, fmt.Errorf("%q has host bits set; did you mean %s?", item, p.Masked())
+		}
+	} else {
+		a, err := netip.ParseAddr(item)
+		if err != nil || a.Zone() != "" {
+			return p, fmt.Errorf("%q is not an IP address or a CIDR such as 10.0.0.0/8", Truncate(item))
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	return p, nil
+}

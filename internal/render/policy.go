@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -14,7 +15,12 @@ import (
 // "" and nil mean "not set here".
 type policyView struct {
 	// Module prefixes the upstream module's directives: "proxy" or "grpc".
-	Module       string
+	Module string
+	// Deny and Allow are the access module's addresses and CIDRs (printed
+	// by netip, so of a fixed grammar); a non-empty Allow ends with
+	// "deny all".
+	Deny         []string `json:",omitempty"`
+	Allow        []string `json:",omitempty"`
 	AccessLogOff bool
 	CORS         *corsView
 	// RewriteRegex and RewriteTarget are the quoted arguments of
@@ -134,6 +140,9 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	}
 	v := &policyView{Module: module, NoSessionReuse: pol.Protocol.TLS()}
 	lv.Policy = v
+	if a := pol.Access; a != nil {
+		v.Deny, v.Allow = accessLines(a.Deny), accessLines(a.Allow)
+	}
 	v.AccessLogOff = pol.AccessLog != nil && !*pol.AccessLog
 	if pol.CORS != nil {
 		if v.CORS, err = sp.planCORS(pol.CORS); err != nil {
@@ -156,6 +165,21 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	}
 	lv.PassURL = scheme + "://" + upstream
 	return sp.planProxy(v, lv, l)
+}
+
+// accessLines prints prefixes for allow and deny: a single address
+// without its /32 or /128.
+func accessLines(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		p = p.Masked()
+		if p.IsSingleIP() {
+			out[i] = p.Addr().String()
+		} else {
+			out[i] = p.String()
+		}
+	}
+	return out
 }
 
 // planProxy prints the settings of a location that proxies.

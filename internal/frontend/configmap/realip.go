@@ -83,21 +83,9 @@ func parseTrustedCIDRs(v string) ([]netip.Prefix, error) {
 		if len(out) == maxTrustedCIDRs {
 			return nil, fmt.Errorf("want at most %d CIDRs", maxTrustedCIDRs)
 		}
-		var p netip.Prefix
-		if strings.Contains(item, "/") {
-			var err error
-			if p, err = netip.ParsePrefix(item); err != nil {
-				return nil, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8 or 2001:db8::/32", model.Truncate(item))
-			}
-			if p != p.Masked() {
-				return nil, fmt.Errorf("%q has host bits set; did you mean %s?", item, p.Masked())
-			}
-		} else {
-			a, err := netip.ParseAddr(item)
-			if err != nil || a.Zone() != "" {
-				return nil, fmt.Errorf("%q is not an IP address or a CIDR such as 10.0.0.0/8", model.Truncate(item))
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
+		p, err := model.ParseCIDR(item)
+		if err != nil {
+			return nil, err
 		}
 		if !seen[p] {
 			seen[p] = true
