@@ -46,7 +46,7 @@ func TestAnnotationTableAgainstNginx(t *testing.T) {
 				port = c.HTTPSPort
 			}
 			res, err := harness.Do(net.JoinHostPort(c.IP, strconv.Itoa(port)),
-				harness.Request{Method: r.Method, Scheme: r.Scheme, Host: r.Host, Path: r.Path, Header: r.Header, Body: r.Body})
+				harness.Request{Method: r.Method, Scheme: r.Scheme, Host: r.Host, Path: r.Path, Header: r.Header, Body: r.Body, From: r.From})
 			if err != nil {
 				t.Fatal(err)
 			}

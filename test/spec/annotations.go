@@ -32,6 +32,9 @@ type Request struct {
 	Header                     map[string]string
 	// Body is a number of bytes of request body.
 	Body int
+	// From is the client's address, the TCP peer nginx sees; "" is
+	// 127.0.0.1. The integration tier sends from it.
+	From string
 }
 
 // Response is what comes back; in Want, empty fields are not checked.
@@ -87,6 +90,9 @@ func ann(kv ...string) map[string]string {
 func one(host, path, typ, svc string, annotations map[string]string) []Ingress {
 	return []Ingress{{Name: "web", Host: host, Paths: []Route{{path, typ, svc}}, Annotations: annotations}}
 }
+
+// realIPRows trusts X-Forwarded-For from the proxy at 127.0.0.2 only.
+var realIPRows = map[string]string{"use-forwarded-headers": "true", "proxy-real-ip-cidr": "127.0.0.2"}
 
 func get(host, path string) Request { return Request{Host: host, Path: path} }
 
@@ -233,6 +239,46 @@ var AnnotationTable = []AnnotationCase{
 		Config:     map[string]string{"global-allowed-response-headers": "X-Frame-Options"},
 		Request:    get("hdr.test", "/"), Want: Response{Status: 200, Service: "app", Header: map[string]string{"X-Frame-Options": "DENY"}, Absent: []string{"X-Powered-By"}},
 		Problems: []string{"InvalidAnnotation"}},
+
+	// Source address lists. Clients are 127.x addresses, which the
+	// integration tier sends from; the real-IP rows trust 127.0.0.2 as a
+	// proxy.
+	{Name: "allowlist-source-range lets a listed client in",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "192.0.2.0/24, 127.0.0.1")),
+		Request:   get("acl.test", "/"), Want: Response{Status: 200, Service: "app"}},
+	{Name: "allowlist-source-range refuses another client",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.1")),
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 403}},
+	{Name: "whitelist-source-range, the old name, refuses another client",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("whitelist-source-range", "192.0.2.0/24")),
+		Request:   get("acl.test", "/"), Want: Response{Status: 403}},
+	{Name: "allowlist-source-range wins over whitelist-source-range",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.1", "whitelist-source-range", "192.0.2.0/24")),
+		Request:   get("acl.test", "/"), Want: Response{Status: 200, Service: "app"}, Problems: []string{"UnsupportedAnnotation"}},
+	{Name: "denylist-source-range is checked before the allow list",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("denylist-source-range", "127.0.0.6", "allowlist-source-range", "127.0.0.0/8")),
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.6"}, Want: Response{Status: 403}},
+	{Name: "denylist-source-range lets others in",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("denylist-source-range", "127.0.0.6")),
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.7"}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "an invalid source range closes the paths",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.1/8")),
+		Request:   get("acl.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidAnnotation"}},
+	{Name: "X-Forwarded-For from an untrusted peer does not get through an allow list",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "192.0.2.0/24")),
+		Config:    realIPRows,
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.3", Header: map[string]string{"X-Forwarded-For": "192.0.2.9"}},
+		Want:      Response{Status: 403}},
+	{Name: "a trusted proxy's X-Forwarded-For gets through an allow list",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "192.0.2.0/24")),
+		Config:    realIPRows,
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.2", Header: map[string]string{"X-Forwarded-For": "198.51.100.1, 192.0.2.9"}},
+		Want:      Response{Status: 200, Service: "app"}},
+	{Name: "a trusted proxy's X-Forwarded-For is refused by a deny list",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("denylist-source-range", "192.0.2.0/24")),
+		Config:    realIPRows,
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.2", Header: map[string]string{"X-Forwarded-For": "192.0.2.9"}},
+		Want:      Response{Status: 403}},
 
 	// Nothing is silent, and security fails closed.
 	{Name: "an unknown annotation is ignored, the Ingress served",
