@@ -1,6 +1,7 @@
 package model
 
 import (
+	"net/netip"
 	"strconv"
 	"time"
 )
@@ -90,6 +91,19 @@ type Config struct {
 	// Real client address: the realip module, forwarded headers and the
 	// PROXY protocol (realip.go).
 	RealIP RealIP
+
+	// DefaultAccess are the ConfigMap's source address lists
+	// (whitelist-source-range, denylist-source-range). Each applies to
+	// every location of the Ingresses that do not set that list by
+	// annotation, as ingress-nginx's global defaults do.
+	DefaultAccess AccessList
+	// BlockCIDRs (block-cidrs) are refused with 403 everywhere, whatever
+	// a location's own lists say.
+	BlockCIDRs []netip.Prefix
+	// FailClosed are the security keys of the ConfigMap whose values could
+	// not be used: every location of every Ingress answers 503, since
+	// serving them without the setting would let in clients it refuses.
+	FailClosed []string
 
 	// --- Compression (use-gzip, enable-brotli and their settings) ---
 

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,8 +141,11 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	}
 	v := &policyView{Module: module, NoSessionReuse: pol.Protocol.TLS()}
 	lv.Policy = v
-	if a := pol.Access; a != nil {
-		v.Deny, v.Allow = accessLines(a.Deny), accessLines(a.Allow)
+	if a := pol.Access; a != nil && len(a.Deny)+len(a.Allow) > 0 {
+		// nginx inherits the http level's deny lines (block-cidrs) only
+		// into locations without any of their own.
+		v.Deny = accessLines(append(slices.Clip(sp.rc.m.Config.BlockCIDRs), a.Deny...))
+		v.Allow = accessLines(a.Allow)
 	}
 	v.AccessLogOff = pol.AccessLog != nil && !*pol.AccessLog
 	if pol.CORS != nil {
@@ -181,6 +185,9 @@ func accessLines(ps []netip.Prefix) []string {
 	}
 	return out
 }
+
+// BlockCIDRs are the http level's deny lines (block-cidrs).
+func (v *mainView) BlockCIDRs() []string { return accessLines(v.Config.BlockCIDRs) }
 
 // planProxy prints the settings of a location that proxies.
 func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Location) error {

@@ -179,14 +179,20 @@ var policyCases = []struct {
 			return a
 		}
 		// Two hosts alike but for their lists: they must not share a
-		// server block in the Lua data plane.
-		return policyModel(&model.Server{Host: "a.example.com", Locations: []*model.Location{
+		// server block in the Lua data plane. block-cidrs is printed at
+		// the http level and repeated where a location has lists of its
+		// own; /open inherits it.
+		m := policyModel(&model.Server{Host: "a.example.com", Locations: []*model.Location{
 			loc(model.Prefix, "/", &model.Policy{Access: access("10.0.0.7, 2001:db8::1", "10.0.0.0/8,2001:db8::/32,192.0.2.1")}),
 			loc(model.Prefix, "/deny", &model.Policy{Access: access("198.51.100.0/24", "")}),
+			loc(model.Prefix, "/open", nil),
 		}}, &model.Server{Host: "b.example.com", Locations: []*model.Location{
 			loc(model.Prefix, "/", &model.Policy{Access: access("10.0.0.8", "10.0.0.0/8,2001:db8::/32,192.0.2.1")}),
 			loc(model.Prefix, "/deny", &model.Policy{Access: access("198.51.100.0/24", "")}),
+			loc(model.Prefix, "/open", nil),
 		}})
+		m.Config.BlockCIDRs = access("203.0.113.0/24,2001:db8:bad::/48", "").Deny
+		return m
 	}},
 	{"redirect", []string{"plain"}, func() *model.Model {
 		return policyModel(&model.Server{Host: "redirect.example.com", Locations: []*model.Location{

@@ -288,3 +288,41 @@ var AnnotationTable = []AnnotationCase{
 		Ingresses: one("sec.test", "/", "Prefix", "app", ann("backend-protocol", "HTTPS", "proxy-ssl-verify", "on")),
 		Request:   get("sec.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidAnnotation"}},
 }
+
+// ConfigAccessTable are rows whose ConfigMap keys would change every other
+// row's answer (a global allow list, a key that closes every path), so
+// each needs a controller of its own.
+var ConfigAccessTable = []AnnotationCase{
+	{Name: "whitelist-source-range in the ConfigMap lets a listed client in",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"whitelist-source-range": "127.0.0.1, 192.0.2.0/24"},
+		Request:   get("gacl.test", "/"), Want: Response{Status: 200, Service: "app"}},
+	{Name: "whitelist-source-range in the ConfigMap refuses another client",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"whitelist-source-range": "127.0.0.1"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 403}},
+	{Name: "an allowlist-source-range annotation replaces the ConfigMap's",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.5")),
+		Config:    map[string]string{"whitelist-source-range": "127.0.0.1", "denylist-source-range": "127.0.0.6"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "the ConfigMap's denylist-source-range still applies beside an allow list annotation",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.0/8")),
+		Config:    map[string]string{"denylist-source-range": "127.0.0.6"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.6"}, Want: Response{Status: 403}},
+	{Name: "block-cidrs refuses a client everywhere",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-cidrs": "127.0.0.9"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.9"}, Want: Response{Status: 403}},
+	{Name: "block-cidrs also applies where a location has lists of its own",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.0/8")),
+		Config:    map[string]string{"block-cidrs": "127.0.0.9"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.9"}, Want: Response{Status: 403}},
+	{Name: "block-cidrs lets others in",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.0/8")),
+		Config:    map[string]string{"block-cidrs": "127.0.0.9"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "an invalid block-cidrs closes every path",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-cidrs": "127.0.0.9, 127.0.0.10/8"},
+		Request:   get("gacl.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidConfig"}},
+}

@@ -96,7 +96,9 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		out.Status = 413
 		return out
 	}
-	if !lp.Access.Allows(clientAddr(m.Config.RealIP, r)) {
+	client := clientAddr(m.Config.RealIP, r)
+	blocked := slices.ContainsFunc(m.Config.BlockCIDRs, func(p netip.Prefix) bool { return p.Contains(client) })
+	if blocked || !lp.Access.Allows(client) {
 		out.Status = 403
 		return out
 	}

@@ -13,17 +13,16 @@ import (
 var accessGroup = Group{
 	Name: "access",
 	Annotations: supported("access",
-		Annotation{Name: "allowlist-source-range", Scope: ScopeLocation, Default: "none (every client)",
+		Annotation{Name: "allowlist-source-range", Scope: ScopeLocation, Default: "the ConfigMap's whitelist-source-range, or none (every client)",
 			Grammar: cidrGrammar + "; clients outside it get 403",
 			Difference: "an entry with host bits set (10.0.0.1/8), a zone or an IPv4-mapped IPv6 address is refused, " +
-				"and an empty value closes the paths instead of meaning the default; " +
-				"the ConfigMap key whitelist-source-range is not supported yet"},
-		Annotation{Name: "whitelist-source-range", Scope: ScopeLocation, Default: "none (every client)",
+				"and an empty value closes the paths instead of meaning the ConfigMap's default"},
+		Annotation{Name: "whitelist-source-range", Scope: ScopeLocation, Default: "as allowlist-source-range",
 			Grammar:    "the old name of allowlist-source-range, same grammar; ignored, with a Problem, when allowlist-source-range is set too",
 			Difference: "as allowlist-source-range"},
-		Annotation{Name: "denylist-source-range", Scope: ScopeLocation, Default: "none",
+		Annotation{Name: "denylist-source-range", Scope: ScopeLocation, Default: "the ConfigMap's denylist-source-range, or none",
 			Grammar:    cidrGrammar + "; checked before the allow list",
-			Difference: "as allowlist-source-range; the ConfigMap key denylist-source-range is not supported yet"},
+			Difference: "as allowlist-source-range"},
 	),
 	Parse: parseAccess,
 }
