@@ -2,6 +2,7 @@ package model
 
 import (
 	"net/netip"
+	"regexp"
 	"strconv"
 	"time"
 )
@@ -100,6 +101,10 @@ type Config struct {
 	// BlockCIDRs (block-cidrs) are refused with 403 everywhere, whatever
 	// a location's own lists say.
 	BlockCIDRs []netip.Prefix
+	// BlockUserAgents and BlockReferers (block-user-agents,
+	// block-referers) refuse requests whose User-Agent or Referer matches
+	// an entry with 403, on every server.
+	BlockUserAgents, BlockReferers []HeaderMatch
 	// FailClosed are the security keys of the ConfigMap whose values could
 	// not be used: every location of every Ingress answers 503, since
 	// serving them without the setting would let in clients it refuses.
@@ -309,4 +314,26 @@ func DefaultConfig() Config {
 		UpstreamKeepaliveRequests: 10000,
 		ErrorLogLevel:             LogNotice,
 	}
+}
+
+// HeaderMatch is an entry of a header block list (ParseHeaderMatches).
+type HeaderMatch struct {
+	// Value is the string the whole header equals, ignoring ASCII case,
+	// or, with Regex, a regex of ParseHeaderRegex's grammar found anywhere
+	// in it, ignoring case with Fold.
+	Value       string
+	Regex, Fold bool
+}
+
+// Matches reports whether a header value matches, as nginx's map does.
+func (m HeaderMatch) Matches(h string) bool {
+	if !m.Regex {
+		return asciiEqualFold(m.Value, h)
+	}
+	re := m.Value
+	if m.Fold {
+		re = "(?i)" + re
+	}
+	ok, _ := regexp.MatchString(re, h)
+	return ok
 }

@@ -189,6 +189,61 @@ func accessLines(ps []netip.Prefix) []string {
 // BlockCIDRs are the http level's deny lines (block-cidrs).
 func (v *mainView) BlockCIDRs() []string { return accessLines(v.Config.BlockCIDRs) }
 
+// blockMapView is a map from a request header to 1 when a block list
+// (block-user-agents, block-referers) matches it; every server answers
+// 403 then (templates/server.conf.tmpl, "block").
+type blockMapView struct {
+	Header, Variable string
+	// Keys are quoted map keys: strings, "~regex" or "~*regex".
+	Keys []string
+}
+
+// BlockMaps prepares the header block lists' maps.
+func (v *mainView) BlockMaps() ([]blockMapView, error) {
+	return blockMaps(v.Config)
+}
+
+func blockMaps(c model.Config) ([]blockMapView, error) {
+	var out []blockMapView
+	for _, l := range []struct {
+		header, variable string
+		list             []model.HeaderMatch
+	}{{"$http_user_agent", "$causeway_block_user_agent", c.BlockUserAgents}, {"$http_referer", "$causeway_block_referer", c.BlockReferers}} {
+		if len(l.list) == 0 {
+			continue
+		}
+		m := blockMapView{Header: l.header, Variable: l.variable}
+		for _, e := range l.list {
+			key, err := blockKey(e)
+			if err != nil {
+				return nil, err
+			}
+			m.Keys = append(m.Keys, key)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// blockKey quotes a map key. A string that nginx's map would read as a
+// regex or a parameter never gets here (model.ParseHeaderMatches), and is
+// checked again.
+func blockKey(e model.HeaderMatch) (string, error) {
+	if !e.Regex {
+		if e.Value == "" || e.Value[0] == '~' || e.Value[0] == '\\' || strings.EqualFold(e.Value, "default") || strings.EqualFold(e.Value, "include") {
+			return "", fmt.Errorf("block list string %q", e.Value)
+		}
+		return Quote(e.Value)
+	}
+	if _, err := model.ParseHeaderRegex(e.Value); err != nil {
+		return "", err
+	}
+	if e.Fold {
+		return Quote("~*" + e.Value)
+	}
+	return Quote("~" + e.Value)
+}
+
 // planProxy prints the settings of a location that proxies.
 func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Location) error {
 	pol := l.Policy

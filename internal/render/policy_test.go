@@ -192,6 +192,8 @@ var policyCases = []struct {
 			loc(model.Prefix, "/open", nil),
 		}})
 		m.Config.BlockCIDRs = access("203.0.113.0/24,2001:db8:bad::/48", "").Deny
+		m.Config.BlockUserAgents, _ = model.ParseHeaderMatches(`Bad Bot/1.0 (compatible; x), ~^curl/[0-9]+, ~*(scanner|crawl) v\d`)
+		m.Config.BlockReferers, _ = model.ParseHeaderMatches(`~*^https?://spam\.example/`)
 		return m
 	}},
 	{"redirect", []string{"plain"}, func() *model.Model {

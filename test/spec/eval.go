@@ -18,7 +18,7 @@ type Ports struct{ HTTP, HTTPS int }
 // must: the reference semantics that AnnotationTable is checked against
 // purely, and that the integration tier compares nginx with. It covers
 // the settings the table exercises, in nginx's phase order: server
-// selection (names, aliases, www twins), the server's app-root and HTTPS
+// selection (names, aliases, www twins) after the header block lists, the server's app-root and HTTPS
 // redirect, location matching, CORS, the location's action and rewrite,
 // the body size limit, the source address lists (with the realip
 // module's client address), the backend (or its fallback), error pages and
@@ -30,6 +30,15 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	}
 	if r.Method == "" {
 		r.Method = "GET"
+	}
+	// block-user-agents and block-referers: every server's first check.
+	// Go's client sends this User-Agent when the request sets none.
+	ua, ok := r.Header["User-Agent"]
+	if !ok {
+		ua = "Go-http-client/1.1"
+	}
+	if matchesAny(m.Config.BlockUserAgents, ua) || matchesAny(m.Config.BlockReferers, r.Header["Referer"]) {
+		return Response{Status: 403}
 	}
 	path, query, _ := strings.Cut(r.Path, "?")
 	host := strings.ToLower(r.Host)
@@ -139,6 +148,10 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		out.HeaderPrefix = map[string]string{"Set-Cookie": name + "="}
 	}
 	return out
+}
+
+func matchesAny(l []model.HeaderMatch, h string) bool {
+	return slices.ContainsFunc(l, func(e model.HeaderMatch) bool { return e.Matches(h) })
 }
 
 // clientAddr is the address nginx's access module checks: the TCP peer

@@ -9,7 +9,8 @@ import (
 )
 
 // Source address lists: the global defaults of the access annotations and
-// the global block list (model.Config.DefaultAccess and BlockCIDRs).
+// the global block lists (model.Config.DefaultAccess, BlockCIDRs,
+// BlockUserAgents and BlockReferers).
 
 // maxGlobalCIDRs bounds each list: the defaults are printed in every
 // location that uses them.
@@ -26,6 +27,14 @@ var accessKeys = keyParsers{
 	},
 	"block-cidrs": func(c *model.Config, v string) (err error) {
 		c.BlockCIDRs, err = parseSecurityCIDRs(v)
+		return err
+	},
+	"block-user-agents": func(c *model.Config, v string) (err error) {
+		c.BlockUserAgents, err = parseBlockList(v)
+		return err
+	},
+	"block-referers": func(c *model.Config, v string) (err error) {
+		c.BlockReferers, err = parseBlockList(v)
 		return err
 	},
 }
@@ -51,6 +60,19 @@ func parseSecurityCIDRs(v string) ([]netip.Prefix, error) {
 		return nil, nil
 	}
 	l, err := model.ParseCIDRList(v, maxGlobalCIDRs)
+	if err != nil {
+		return nil, failClosed{err}
+	}
+	return l, nil
+}
+
+// parseBlockList reads block-user-agents or block-referers; an empty value
+// is no list.
+func parseBlockList(v string) ([]model.HeaderMatch, error) {
+	if strings.Trim(v, " \t") == "" {
+		return nil, nil
+	}
+	l, err := model.ParseHeaderMatches(v)
 	if err != nil {
 		return nil, failClosed{err}
 	}

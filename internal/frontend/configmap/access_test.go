@@ -80,3 +80,33 @@ func TestAccessKeysInjection(t *testing.T) {
 		}
 	}
 }
+
+func TestBlockListKeys(t *testing.T) {
+	for _, tc := range []struct {
+		data    map[string]string
+		ua, ref []model.HeaderMatch
+		closed  []string
+	}{
+		{data: map[string]string{"block-user-agents": "curl, ~*bot"}, ua: []model.HeaderMatch{{Value: "curl"}, {Value: "bot", Regex: true, Fold: true}}},
+		{data: map[string]string{"block-referers": "~^https://spam\\.example/"}, ref: []model.HeaderMatch{{Value: `^https://spam\.example/`, Regex: true}}},
+		{data: map[string]string{"block-user-agents": " ", "block-referers": ""}},
+		{data: map[string]string{"block-user-agents": "default"}, closed: []string{"block-user-agents"}},
+		{data: map[string]string{"block-referers": "~(?i)x", "block-user-agents": "curl"}, ua: []model.HeaderMatch{{Value: "curl"}}, closed: []string{"block-referers"}},
+	} {
+		cfg, problems := Parse(&corev1.ConfigMap{Data: tc.data})
+		if !reflect.DeepEqual(cfg.BlockUserAgents, tc.ua) || !reflect.DeepEqual(cfg.BlockReferers, tc.ref) || !reflect.DeepEqual(cfg.FailClosed, tc.closed) {
+			t.Errorf("%v: got %+v %+v closed %v", tc.data, cfg.BlockUserAgents, cfg.BlockReferers, cfg.FailClosed)
+		}
+		if len(problems) != len(tc.closed) {
+			t.Errorf("%v: problems %v", tc.data, problems)
+		}
+	}
+	for _, v := range testcorpus.Injection {
+		cfg, _ := Parse(&corev1.ConfigMap{Data: map[string]string{"block-user-agents": "~" + v}})
+		for _, m := range cfg.BlockUserAgents {
+			if strings.ContainsAny(m.Value, "$\"\n\r") {
+				t.Errorf("%q accepted", v)
+			}
+		}
+	}
+}
