@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -79,7 +80,12 @@ func policyModel(t *testing.T) *model.Model {
 		AccessLog: ptrTo(false),
 		Errors:    &model.ErrorPages{Codes: []int{404, 503}, Backend: "ns/svc2/80"},
 		Mirror:    &model.Mirror{URL: "http://127.0.0.1:9/mirror", Host: "mirror.safe.test", RequestBody: true},
+		Access: &model.AccessList{Deny: []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32")},
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}},
 	}
+	m.Config.BlockCIDRs = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/32")}
+	m.Config.BlockUserAgents, _ = model.ParseHeaderMatches(`Bad Bot/1.0 (compatible; x), ~^curl/, ~*(scanner|crawl) v\d`)
+	m.Config.BlockReferers, _ = model.ParseHeaderMatches(`~*^https?://spam\.example/`)
 	safe.Locations = append(safe.Locations, &model.Location{
 		Match:  model.Match{Type: model.Exact, Path: "/moved"},
 		Action: model.Action{Redirect: &model.Redirect{Code: 308, URL: "https://safe.test/new"}},
@@ -133,7 +139,9 @@ func TestPolicyRendersAndPasses(t *testing.T) {
 			all := strings.Join(slices.Collect(maps.Values(mapStrings(out))), "\n")
 			for _, want := range []string{"proxy_ssl_verify on;", "grpc_pass grpcs://", "rewrite \"(?i)^/api/(v[0-9]+)/(.*)\\\\z\" \"/$2\" break;",
 				"error_page 503 = @causeway_err_0_503;", "mirror_request_body on;", "return 302 \"${scheme}://${http_host}/app\";",
-				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "map $http_origin $causeway_cors_"} {
+				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "map $http_origin $causeway_cors_",
+				"deny 203.0.113.0/24;\n        deny 2001:db8::/32;\n        deny 10.0.0.7;\n        allow 127.0.0.0/8;\n        allow ::1;\n        deny all;",
+				"\"~*(scanner|crawl) v\\\\d\" 1;", "if ($causeway_block_referer) {"} {
 				if !strings.Contains(all, want) {
 					t.Errorf("no %q in the rendered files", want)
 				}
