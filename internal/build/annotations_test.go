@@ -16,7 +16,6 @@ var securityAnnotations = []string{
 	"auth-type", "auth-secret", "auth-url", "satisfy",
 	"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page",
 	"auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn",
-	"whitelist-source-range", "allowlist-source-range", "denylist-source-range",
 }
 
 func TestSecurityAnnotationsFailClosedInTable(t *testing.T) {
@@ -71,8 +70,13 @@ func TestIngressAnnotations(t *testing.T) {
 		{name: "auth-type with a missing auth-secret", annotations: map[string]string{
 			"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "missing"},
 			closed: true, reasons: []string{model.ReasonSecurityAnnotation, model.ReasonSecurityAnnotation}, naming: "nginx.ingress.kubernetes.io/auth-secret"},
-		{name: "a security annotation with an empty value still fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/whitelist-source-range": ""},
-			closed: true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "whitelist-source-range"},
+		{name: "a security annotation with an empty value still fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/satisfy": ""},
+			closed: true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "satisfy"},
+		{name: "a source address list is applied", annotations: map[string]string{"nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8"}},
+		{name: "an invalid source address list fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/denylist-source-range": "10.0.0.0/8,10.0.0.1/8"},
+			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: `"10.0.0.1/8"`},
+		{name: "an empty source address list fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/whitelist-source-range": ""},
+			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "whitelist-source-range"},
 		{name: "custom prefix: security annotation fails closed", prefix: "corp.example.com",
 			annotations: map[string]string{"corp.example.com/auth-url": "http://auth"},
 			closed:      true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "corp.example.com/auth-url"},

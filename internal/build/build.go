@@ -208,7 +208,9 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 	// Ingress contributes: it keeps its claims, so no other Ingress serves
 	// them unprotected, and answers 503.
 	policy, fallback, refused := b.resolvePolicy(t)
-	closed := len(t.Annotations.FailClosed) > 0 || refused
+	// So does a security key of the ConfigMap that cannot be used (the
+	// Problem is on the ConfigMap).
+	closed := len(t.Annotations.FailClosed) > 0 || refused || len(b.model.Config.FailClosed) > 0
 	locate := func(ib *networkingv1.IngressBackend, m model.Match) *model.Location {
 		switch {
 		case closed:

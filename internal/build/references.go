@@ -29,6 +29,7 @@ import (
 func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallback string, closed bool) {
 	a := &t.Annotations
 	pol := a.Location
+	pol.Access = defaultAccess(pol.Access, b.model.Config.DefaultAccess)
 	if d := a.DefaultBackend; d != nil {
 		fallback = b.serviceBackend(t.Ref, t.Namespace, d, "default-backend")
 	}
@@ -78,6 +79,26 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 		return nil, fallback, false
 	}
 	return &pol, fallback, false
+}
+
+// defaultAccess fills the source address lists an Ingress does not set
+// with the ConfigMap's (whitelist-source-range, denylist-source-range):
+// each annotation replaces its own default only, as in ingress-nginx.
+func defaultAccess(own *model.AccessList, def model.AccessList) *model.AccessList {
+	var out model.AccessList
+	if own != nil {
+		out = *own
+	}
+	if out.Allow == nil {
+		out.Allow = def.Allow
+	}
+	if out.Deny == nil {
+		out.Deny = def.Deny
+	}
+	if len(out.Allow)+len(out.Deny) == 0 {
+		return nil
+	}
+	return &out
 }
 
 // serviceBackend resolves a Service named by an annotation into a backend

@@ -425,29 +425,11 @@ func guards(k configmap.Key, value string) bool {
 	return strings.TrimSpace(value) != ""
 }
 
-// certManagerAnnotations ask cert-manager for a certificate for the
-// Ingress's hosts.
-var certManagerAnnotations = []string{"cert-manager.io/cluster-issuer", "cert-manager.io/issuer"}
-
 // notes are advice about the objects as a whole.
 func notes(objs Objects, prefix string) []string {
 	var out []string
 	if len(objs.Ingresses) == 0 {
 		out = append(out, "no Ingresses found")
-	}
-	if prefix != annotations.DefaultPrefix {
-		return out
-	}
-	n := 0
-	for _, ing := range objs.Ingresses {
-		if slices.ContainsFunc(certManagerAnnotations, func(k string) bool { _, ok := ing.Annotations[k]; return ok }) {
-			n++
-		}
-	}
-	if n > 0 {
-		out = append(out, plural(n, "Ingress asks", "Ingresses ask")+" cert-manager for certificates. If an issuer solves ACME HTTP-01 challenges, "+
-			"the solver Ingresses cert-manager creates carry "+prefix+"/whitelist-source-range, which Causeway fails closed on: "+
-			"the challenges would answer 503. See \"cert-manager\" in docs/migrating-from-ingress-nginx.md.")
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"net/netip"
+	"regexp"
 	"strconv"
 	"time"
 )
@@ -90,6 +92,23 @@ type Config struct {
 	// Real client address: the realip module, forwarded headers and the
 	// PROXY protocol (realip.go).
 	RealIP RealIP
+
+	// DefaultAccess are the ConfigMap's source address lists
+	// (whitelist-source-range, denylist-source-range). Each applies to
+	// every location of the Ingresses that do not set that list by
+	// annotation, as ingress-nginx's global defaults do.
+	DefaultAccess AccessList
+	// BlockCIDRs (block-cidrs) are refused with 403 everywhere, whatever
+	// a location's own lists say.
+	BlockCIDRs []netip.Prefix
+	// BlockUserAgents and BlockReferers (block-user-agents,
+	// block-referers) refuse requests whose User-Agent or Referer matches
+	// an entry with 403, on every server.
+	BlockUserAgents, BlockReferers []HeaderMatch
+	// FailClosed are the security keys of the ConfigMap whose values could
+	// not be used: every location of every Ingress answers 503, since
+	// serving them without the setting would let in clients it refuses.
+	FailClosed []string
 
 	// --- Compression (use-gzip, enable-brotli and their settings) ---
 
@@ -303,4 +322,26 @@ func DefaultConfig() Config {
 		UpstreamKeepaliveRequests: 10000,
 		ErrorLogLevel:             LogNotice,
 	}
+}
+
+// HeaderMatch is an entry of a header block list (ParseHeaderMatches).
+type HeaderMatch struct {
+	// Value is the string the whole header equals, ignoring ASCII case,
+	// or, with Regex, a regex of ParseHeaderRegex's grammar found anywhere
+	// in it, ignoring case with Fold.
+	Value       string
+	Regex, Fold bool
+}
+
+// Matches reports whether a header value matches, as nginx's map does.
+func (m HeaderMatch) Matches(h string) bool {
+	if !m.Regex {
+		return asciiEqualFold(m.Value, h)
+	}
+	re := m.Value
+	if m.Fold {
+		re = "(?i)" + re
+	}
+	ok, _ := regexp.MatchString(re, h)
+	return ok
 }

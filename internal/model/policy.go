@@ -45,6 +45,8 @@ type Policy struct {
 	Mirror *Mirror
 	// Limits bound the requests, connections and bandwidth of one client.
 	Limits *Limits
+	// Access limits the clients by address; nil lets every client in.
+	Access *AccessList
 }
 
 // Limits are ingress-nginx's limit-* annotations. Requests and connections
@@ -67,6 +69,39 @@ type Limits struct {
 	// Exempt are client addresses never counted by RPS, RPM and
 	// Connections.
 	Exempt []netip.Prefix
+}
+
+// AccessList is ingress-nginx's denylist-source-range and
+// allowlist-source-range: nginx's access module checks the client's
+// address (after the realip module replaced it, see RealIP) against Deny
+// first, then Allow; a client in Deny is refused, and when Allow is not
+// empty, so is every client outside it. Refused clients get 403. Each
+// prefix is masked (see ParseCIDRList).
+type AccessList struct {
+	Deny, Allow []netip.Prefix
+}
+
+// Allows reports whether a client address gets through, as nginx's
+// access module decides.
+func (a *AccessList) Allows(client netip.Addr) bool {
+	if a == nil {
+		return true
+	}
+	client = client.Unmap()
+	for _, p := range a.Deny {
+		if p.Contains(client) {
+			return false
+		}
+	}
+	if len(a.Allow) == 0 {
+		return true
+	}
+	for _, p := range a.Allow {
+		if p.Contains(client) {
+			return true
+		}
+	}
+	return false
 }
 
 // Rewrite is ingress-nginx's rewrite-target: the location's regex match is

@@ -346,25 +346,63 @@ func parseRegex(s string) (string, error) {
 	if err := scanRegex(s); err != nil {
 		return "", err
 	}
+	if err := checkRegexTree(s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// checkRegexTree checks the rules of ParseRegex that need the parsed
+// expression: syntax, groups, quantifiers.
+func checkRegexTree(s string) error {
 	re, err := syntax.Parse(s, syntax.Perl)
 	if err != nil {
 		var serr *syntax.Error
 		if errors.As(err, &serr) {
-			return "", fmt.Errorf("path regex is invalid: %s", serr.Code)
+			return fmt.Errorf("path regex is invalid: %s", serr.Code)
 		}
-		return "", errors.New("path regex is invalid")
+		return errors.New("path regex is invalid")
 	}
 	if n := re.MaxCap(); n > maxRegexGroups {
-		return "", fmt.Errorf("path regex has %d capture groups, more than %d", n, maxRegexGroups)
+		return fmt.Errorf("path regex has %d capture groups, more than %d", n, maxRegexGroups)
 	}
 	if quantifiedAssertion(re) {
-		return "", errors.New("path regex must not put a quantifier after ^ or $")
+		return errors.New("path regex must not put a quantifier after ^ or $")
 	}
 	if d := quantifierDepth(re); d > maxRegexNesting {
-		return "", fmt.Errorf("path regex nests quantifiers %d deep, more than %d", d, maxRegexNesting)
+		return fmt.Errorf("path regex nests quantifiers %d deep, more than %d", d, maxRegexNesting)
 	}
 	if _, err := regexp.Compile(s); err != nil {
-		return "", errors.New("path regex is invalid")
+		return errors.New("path regex is invalid")
+	}
+	return nil
+}
+
+// ParseHeaderRegex checks a regular expression searched for in a request
+// header (block-user-agents, block-referers) with nginx's map: the grammar
+// of ParseRegex, so that PCRE and Go's RE2 agree on its meaning, except
+// that it need not start with "/", may hold spaces, may use "|" at the top
+// level (it is not anchored), and may not hold "$" at all (nginx would
+// expand it inside a quoted map key; \z is not allowed either, so the
+// end of the header cannot be anchored). It is returned unchanged.
+func ParseHeaderRegex(s string) (string, error) {
+	if s == "" || len(s) > maxRegexLen {
+		return "", fmt.Errorf("want a regex of 1 to %d bytes", maxRegexLen)
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '$' || (c != ' ' && !regexChars[c]) {
+			return "", fmt.Errorf("regex must not contain %s", describeByte(c))
+		}
+	}
+	// Wrapped in a group, a top-level "|" passes the path grammar's check;
+	// checkRegexTree then parses s alone, so an unbalanced ")" is still
+	// refused.
+	err := scanRegex("(" + s + ")")
+	if err == nil {
+		err = checkRegexTree(s)
+	}
+	if err != nil {
+		return "", errors.New(strings.Replace(err.Error(), "path regex", "regex", 1))
 	}
 	return s, nil
 }
@@ -1061,4 +1099,120 @@ func ParseBool(s string) (bool, error) {
 		return false, errors.New("want true or false")
 	}
 	return b, nil
+}
+
+// --- Header block lists ----------------------------------------------
+
+// maxHeaderMatches bounds block-user-agents and block-referers.
+const maxHeaderMatches = 256
+
+// ParseHeaderMatches reads ingress-nginx's block-user-agents and
+// block-referers: a comma-separated list of entries, each either a string
+// the whole header must equal (ignoring ASCII case, as nginx's map
+// compares strings), "~regex" searched for in the header, or "~*regex"
+// searched for ignoring case. Strings follow ParseHeaderValue and may not
+// start with "~" or "\" nor be "default" or "include", which nginx's map
+// reads as its own parameters; regexes follow ParseHeaderRegex. At most
+// 256 entries; duplicates are dropped.
+func ParseHeaderMatches(s string) ([]HeaderMatch, error) {
+	items, err := splitList(s, "strings or ~regexes")
+	if err != nil {
+		return nil, err
+	}
+	var out []HeaderMatch
+	for _, item := range items {
+		m, err := parseHeaderMatch(item)
+		if err != nil {
+			return nil, fmt.Errorf("entry %q: %w", Truncate(item), err)
+		}
+		if slices.Contains(out, m) {
+			continue
+		}
+		if len(out) == maxHeaderMatches {
+			return nil, fmt.Errorf("want at most %d distinct entries", maxHeaderMatches)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func parseHeaderMatch(item string) (HeaderMatch, error) {
+	if re, ok := strings.CutPrefix(item, "~"); ok {
+		m := HeaderMatch{Regex: true}
+		if m.Value, ok = strings.CutPrefix(re, "*"); ok {
+			m.Fold = true
+		} else {
+			m.Value = re
+		}
+		var err error
+		m.Value, err = ParseHeaderRegex(m.Value)
+		return m, err
+	}
+	v, err := ParseHeaderValue(item)
+	if err != nil {
+		return HeaderMatch{}, err
+	}
+	if asciiEqualFold(item, "default") || asciiEqualFold(item, "include") {
+		return HeaderMatch{}, errors.New("nginx's map reads this word as its own parameter")
+	}
+	return HeaderMatch{Value: string(v)}, nil
+}
+
+// --- Address lists -------------------------------------------------------
+
+// ParseCIDRList reads a comma-separated list of at most max CIDRs or single
+// addresses, IPv4 or IPv6, with spaces and tabs around items allowed. Each
+// becomes a prefix (a single address its /32 or /128), duplicates are
+// dropped and the order is kept. Refused, with the entry named: an empty
+// list or item, a zone ("fe80::1%eth0"), a prefix with host bits set
+// ("10.0.0.1/8", which nginx would widen with only a warning), an
+// IPv4-mapped IPv6 address (nginx compares IPv4 clients as IPv4), and
+// anything netip does not parse (leading zeros, hostnames, ranges).
+func ParseCIDRList(s string, max int) ([]netip.Prefix, error) {
+	items, err := splitList(s, "CIDRs or IP addresses")
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Prefix
+	seen := map[netip.Prefix]bool{}
+	for _, item := range items {
+		p, err := ParseCIDR(item)
+		if err != nil {
+			return nil, err
+		}
+		if p.Addr().Is4In6() {
+			return nil, fmt.Errorf("%q is an IPv4-mapped IPv6 address; write the IPv4 form", Truncate(item))
+		}
+		if seen[p] {
+			continue
+		}
+		if len(out) == max {
+			return nil, fmt.Errorf("want at most %d distinct CIDRs", max)
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ParseCIDR reads one CIDR or single address (as its /32 or /128), masked
+// (host bits set are refused) and without zone.
+func ParseCIDR(item string) (netip.Prefix, error) {
+	var p netip.Prefix
+	if strings.Contains(item, "/") {
+		var err error
+		if p, err = netip.ParsePrefix(item); err != nil {
+			return p, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8 or 2001:db8::/32", Truncate(item))
+		}
+		if p != p.Masked() {
+			return p, fmt.Errorf("%q has host bits set; did you mean %s?", item, p.Masked())
+		}
+	} else {
+		a, err := netip.ParseAddr(item)
+		if err != nil || a.Zone() != "" {
+			return p, fmt.Errorf("%q is not an IP address or a CIDR such as 10.0.0.0/8", Truncate(item))
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	return p, nil
 }

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +16,12 @@ import (
 // "" and nil mean "not set here".
 type policyView struct {
 	// Module prefixes the upstream module's directives: "proxy" or "grpc".
-	Module       string
+	Module string
+	// Deny and Allow are the access module's addresses and CIDRs (printed
+	// by netip, so of a fixed grammar); a non-empty Allow ends with
+	// "deny all".
+	Deny         []string `json:",omitempty"`
+	Allow        []string `json:",omitempty"`
 	AccessLogOff bool
 	CORS         *corsView
 	// RewriteRegex and RewriteTarget are the quoted arguments of
@@ -138,6 +145,12 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	}
 	v := &policyView{Module: module, NoSessionReuse: pol.Protocol.TLS()}
 	lv.Policy = v
+	if a := pol.Access; a != nil && len(a.Deny)+len(a.Allow) > 0 {
+		// nginx inherits the http level's deny lines (block-cidrs) only
+		// into locations without any of their own.
+		v.Deny = accessLines(append(slices.Clip(sp.rc.m.Config.BlockCIDRs), a.Deny...))
+		v.Allow = accessLines(a.Allow)
+	}
 	v.AccessLogOff = pol.AccessLog != nil && !*pol.AccessLog
 	if pol.CORS != nil {
 		if v.CORS, err = sp.planCORS(pol.CORS); err != nil {
@@ -160,6 +173,79 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	}
 	lv.PassURL = scheme + "://" + upstream
 	return sp.planProxy(v, lv, l)
+}
+
+// accessLines prints prefixes for allow and deny: a single address
+// without its /32 or /128.
+func accessLines(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		p = p.Masked()
+		if p.IsSingleIP() {
+			out[i] = p.Addr().String()
+		} else {
+			out[i] = p.String()
+		}
+	}
+	return out
+}
+
+// BlockCIDRs are the http level's deny lines (block-cidrs).
+func (v *mainView) BlockCIDRs() []string { return accessLines(v.Config.BlockCIDRs) }
+
+// blockMapView is a map from a request header to 1 when a block list
+// (block-user-agents, block-referers) matches it; every server answers
+// 403 then (templates/server.conf.tmpl, "block").
+type blockMapView struct {
+	Header, Variable string
+	// Keys are quoted map keys: strings, "~regex" or "~*regex".
+	Keys []string
+}
+
+// BlockMaps prepares the header block lists' maps.
+func (v *mainView) BlockMaps() ([]blockMapView, error) {
+	return blockMaps(v.Config)
+}
+
+func blockMaps(c model.Config) ([]blockMapView, error) {
+	var out []blockMapView
+	for _, l := range []struct {
+		header, variable string
+		list             []model.HeaderMatch
+	}{{"$http_user_agent", "$causeway_block_user_agent", c.BlockUserAgents}, {"$http_referer", "$causeway_block_referer", c.BlockReferers}} {
+		if len(l.list) == 0 {
+			continue
+		}
+		m := blockMapView{Header: l.header, Variable: l.variable}
+		for _, e := range l.list {
+			key, err := blockKey(e)
+			if err != nil {
+				return nil, err
+			}
+			m.Keys = append(m.Keys, key)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// blockKey quotes a map key. A string that nginx's map would read as a
+// regex or a parameter never gets here (model.ParseHeaderMatches), and is
+// checked again.
+func blockKey(e model.HeaderMatch) (string, error) {
+	if !e.Regex {
+		if e.Value == "" || e.Value[0] == '~' || e.Value[0] == '\\' || strings.EqualFold(e.Value, "default") || strings.EqualFold(e.Value, "include") {
+			return "", fmt.Errorf("block list string %q", e.Value)
+		}
+		return Quote(e.Value)
+	}
+	if _, err := model.ParseHeaderRegex(e.Value); err != nil {
+		return "", err
+	}
+	if e.Fold {
+		return Quote("~*" + e.Value)
+	}
+	return Quote("~" + e.Value)
 }
 
 // planProxy prints the settings of a location that proxies.

@@ -189,6 +189,31 @@ var policyCases = []struct {
 		m.Config.LimitRate, m.Config.LimitRateAfter = 1<<20, 512<<10
 		return m
 	}},
+	{"access", []string{"plain", "lua"}, func() *model.Model {
+		access := func(deny, allow string) *model.AccessList {
+			a := &model.AccessList{}
+			a.Deny, _ = model.ParseCIDRList(deny, 10)
+			a.Allow, _ = model.ParseCIDRList(allow, 10)
+			return a
+		}
+		// Two hosts alike but for their lists: they must not share a
+		// server block in the Lua data plane. block-cidrs is printed at
+		// the http level and repeated where a location has lists of its
+		// own; /open inherits it.
+		m := policyModel(&model.Server{Host: "a.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{Access: access("10.0.0.7, 2001:db8::1", "10.0.0.0/8,2001:db8::/32,192.0.2.1")}),
+			loc(model.Prefix, "/deny", &model.Policy{Access: access("198.51.100.0/24", "")}),
+			loc(model.Prefix, "/open", nil),
+		}}, &model.Server{Host: "b.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{Access: access("10.0.0.8", "10.0.0.0/8,2001:db8::/32,192.0.2.1")}),
+			loc(model.Prefix, "/deny", &model.Policy{Access: access("198.51.100.0/24", "")}),
+			loc(model.Prefix, "/open", nil),
+		}})
+		m.Config.BlockCIDRs = access("203.0.113.0/24,2001:db8:bad::/48", "").Deny
+		m.Config.BlockUserAgents, _ = model.ParseHeaderMatches(`Bad Bot/1.0 (compatible; x), ~^curl/[0-9]+, ~*(scanner|crawl) v\d`)
+		m.Config.BlockReferers, _ = model.ParseHeaderMatches(`~*^https?://spam\.example/`)
+		return m
+	}},
 	{"redirect", []string{"plain"}, func() *model.Model {
 		return policyModel(&model.Server{Host: "redirect.example.com", Locations: []*model.Location{
 			{Match: model.Match{Type: model.Prefix, Path: "/old"}, Action: model.Action{Redirect: &model.Redirect{Code: 301, URL: "https://new.example.com/"}}},

@@ -21,10 +21,13 @@ type serverView struct {
 	// HTTP2 offers HTTP/2 on the HTTPS listener (use-http2).
 	HTTP2         bool
 	DefaultServer bool
-	Cert          string
-	CertLua       string
-	Redirect      bool
-	RedirectPort  string
+	// Block are the variables of the header block lists that refuse a
+	// request with 403 (see blockMaps).
+	Block        []string `json:",omitempty"`
+	Cert         string
+	CertLua      string
+	Redirect     bool
+	RedirectPort string
 	// HTTPRedirectCode is the status of the HTTPS redirect and of the
 	// twins' redirects (http-redirect-code).
 	HTTPRedirectCode int
@@ -150,6 +153,13 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		v.ListenHTTPS += " proxy_protocol"
 	}
 	v.DefaultServer = srv.Host == ""
+	maps, err := blockMaps(m.Config)
+	if err != nil {
+		return nil, err
+	}
+	for _, bm := range maps {
+		v.Block = append(v.Block, bm.Variable)
+	}
 	v.HTTP2 = m.Config.HTTP2
 	for _, ref := range srv.Sources {
 		q, err := Quote(ref.Namespace + "/" + ref.Name)

@@ -39,6 +39,9 @@ type Request struct {
 	Header                     map[string]string
 	// Body is the number of bytes of request body to send.
 	Body int
+	// From is the local address to send from ("" for the system's
+	// choice), such as another 127.x address to stand for another client.
+	From string
 }
 
 // Get sends one GET for host+path to addr over scheme ("http" or
@@ -56,6 +59,9 @@ func Do(addr string, r Request) (Result, error) {
 		Transport: &http.Transport{
 			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 				var d net.Dialer
+				if r.From != "" {
+					d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(r.From)}
+				}
 				return d.DialContext(ctx, network, addr)
 			},
 			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, ServerName: r.Host},

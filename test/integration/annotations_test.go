@@ -16,10 +16,24 @@ import (
 // hosts, all served by one controller, and compares with the row's
 // expected response (which the build tests check the Model against too).
 func TestAnnotationTableAgainstNginx(t *testing.T) {
+	runAnnotationTable(t, spec.AnnotationTable)
+}
+
+// TestConfigAccessTableAgainstNginx sends the rows whose ConfigMap keys
+// would change every other row's answer, each to a controller of its own.
+func TestConfigAccessTableAgainstNginx(t *testing.T) {
+	for _, tc := range spec.ConfigAccessTable {
+		t.Run(tc.Name, func(t *testing.T) { runAnnotationTable(t, []spec.AnnotationCase{tc}) })
+	}
+}
+
+// runAnnotationTable serves table with one controller and sends each row's
+// request.
+func runAnnotationTable(t *testing.T, table []spec.AnnotationCase) {
 	var m strings.Builder
 	m.WriteString(ingressClass)
-	rows := make([]spec.AnnotationCase, len(spec.AnnotationTable))
-	for i, tc := range spec.AnnotationTable {
+	rows := make([]spec.AnnotationCase, len(table))
+	for i, tc := range table {
 		rows[i] = writeRow(t, &m, tc, fmt.Sprintf("r%02d", i))
 	}
 	if cfg := spec.UnionConfig(rows); len(cfg) > 0 {
@@ -28,7 +42,7 @@ func TestAnnotationTableAgainstNginx(t *testing.T) {
 	c := startController(t, map[string]string{"annotations.yaml": m.String()})
 	ports := spec.Ports{HTTP: c.HTTPPort, HTTPS: c.HTTPSPort}
 	for i, tc := range rows {
-		t.Run(spec.AnnotationTable[i].Name, func(t *testing.T) {
+		t.Run(table[i].Name, func(t *testing.T) {
 			r := tc.Request
 			if r.Scheme == "" {
 				r.Scheme = "http"
@@ -38,7 +52,7 @@ func TestAnnotationTableAgainstNginx(t *testing.T) {
 				port = c.HTTPSPort
 			}
 			res, err := harness.Do(net.JoinHostPort(c.IP, strconv.Itoa(port)),
-				harness.Request{Method: r.Method, Scheme: r.Scheme, Host: r.Host, Path: r.Path, Header: r.Header, Body: r.Body})
+				harness.Request{Method: r.Method, Scheme: r.Scheme, Host: r.Host, Path: r.Path, Header: r.Header, Body: r.Body, From: r.From})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -97,6 +97,16 @@ var mutations = map[string]func(m *model.Model, v string){
 	"shared ingress comment": func(m *model.Model, v string) {
 		m.Servers[3].Sources = append(m.Servers[3].Sources, model.ObjectRef{Namespace: v, Name: v})
 	},
+	// block-user-agents and block-referers are map keys.
+	"blocked user agent": func(m *model.Model, v string) {
+		m.Config.BlockUserAgents = []model.HeaderMatch{{Value: v}}
+	},
+	"blocked user agent regex": func(m *model.Model, v string) {
+		m.Config.BlockUserAgents = []model.HeaderMatch{{Value: v, Regex: true, Fold: true}}
+	},
+	"blocked referer regex": func(m *model.Model, v string) {
+		m.Config.BlockReferers = []model.HeaderMatch{{Value: v, Regex: true}}
+	},
 }
 
 // benignValues are harmless values for the mutations whose field must

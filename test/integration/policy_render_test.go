@@ -83,7 +83,12 @@ func policyModel(t *testing.T) *model.Model {
 		Limits: &model.Limits{RPS: 5, BurstRPS: 25, RPM: 100, BurstRPM: 500, Connections: 4,
 			Rate: ptrTo(model.Size(100 << 10)), RateAfter: ptrTo(model.Size(1 << 20)),
 			Exempt: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}},
+		Access: &model.AccessList{Deny: []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32")},
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}},
 	}
+	m.Config.BlockCIDRs = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/32")}
+	m.Config.BlockUserAgents, _ = model.ParseHeaderMatches(`Bad Bot/1.0 (compatible; x), ~^curl/, ~*(scanner|crawl) v\d`)
+	m.Config.BlockReferers, _ = model.ParseHeaderMatches(`~*^https?://spam\.example/`)
 	safe.Locations = append(safe.Locations, &model.Location{
 		Match:  model.Match{Type: model.Exact, Path: "/moved"},
 		Action: model.Action{Redirect: &model.Redirect{Code: 308, URL: "https://safe.test/new"}},
@@ -137,7 +142,9 @@ func TestPolicyRendersAndPasses(t *testing.T) {
 			all := strings.Join(slices.Collect(maps.Values(mapStrings(out))), "\n")
 			for _, want := range []string{"proxy_ssl_verify on;", "grpc_pass grpcs://", "rewrite \"(?i)^/api/(v[0-9]+)/(.*)\\\\z\" \"/$2\" break;",
 				"error_page 503 = @causeway_err_0_503;", "limit_req zone=causeway_req_5r_s burst=25 nodelay;", "limit_conn_zone $causeway_limit_key", "mirror_request_body on;", "return 302 \"${scheme}://${http_host}/app\";",
-				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "map $http_origin $causeway_cors_"} {
+				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "map $http_origin $causeway_cors_",
+				"deny 203.0.113.0/24;\n        deny 2001:db8::/32;\n        deny 10.0.0.7;\n        allow 127.0.0.0/8;\n        allow ::1;\n        deny all;",
+				"\"~*(scanner|crawl) v\\\\d\" 1;", "if ($causeway_block_referer) {"} {
 				if !strings.Contains(all, want) {
 					t.Errorf("no %q in the rendered files", want)
 				}

@@ -32,6 +32,9 @@ type Request struct {
 	Header                     map[string]string
 	// Body is a number of bytes of request body.
 	Body int
+	// From is the client's address, the TCP peer nginx sees; "" is
+	// 127.0.0.1. The integration tier sends from it.
+	From string
 }
 
 // Response is what comes back; in Want, empty fields are not checked.
@@ -87,6 +90,9 @@ func ann(kv ...string) map[string]string {
 func one(host, path, typ, svc string, annotations map[string]string) []Ingress {
 	return []Ingress{{Name: "web", Host: host, Paths: []Route{{path, typ, svc}}, Annotations: annotations}}
 }
+
+// realIPRows trusts X-Forwarded-For from the proxy at 127.0.0.2 only.
+var realIPRows = map[string]string{"use-forwarded-headers": "true", "proxy-real-ip-cidr": "127.0.0.2"}
 
 func get(host, path string) Request { return Request{Host: host, Path: path} }
 
@@ -234,6 +240,46 @@ var AnnotationTable = []AnnotationCase{
 		Request:    get("hdr.test", "/"), Want: Response{Status: 200, Service: "app", Header: map[string]string{"X-Frame-Options": "DENY"}, Absent: []string{"X-Powered-By"}},
 		Problems: []string{"InvalidAnnotation"}},
 
+	// Source address lists. Clients are 127.x addresses, which the
+	// integration tier sends from; the real-IP rows trust 127.0.0.2 as a
+	// proxy.
+	{Name: "allowlist-source-range lets a listed client in",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "192.0.2.0/24, 127.0.0.1")),
+		Request:   get("acl.test", "/"), Want: Response{Status: 200, Service: "app"}},
+	{Name: "allowlist-source-range refuses another client",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.1")),
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 403}},
+	{Name: "whitelist-source-range, the old name, refuses another client",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("whitelist-source-range", "192.0.2.0/24")),
+		Request:   get("acl.test", "/"), Want: Response{Status: 403}},
+	{Name: "allowlist-source-range wins over whitelist-source-range",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.1", "whitelist-source-range", "192.0.2.0/24")),
+		Request:   get("acl.test", "/"), Want: Response{Status: 200, Service: "app"}, Problems: []string{"UnsupportedAnnotation"}},
+	{Name: "denylist-source-range is checked before the allow list",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("denylist-source-range", "127.0.0.6", "allowlist-source-range", "127.0.0.0/8")),
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.6"}, Want: Response{Status: 403}},
+	{Name: "denylist-source-range lets others in",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("denylist-source-range", "127.0.0.6")),
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.7"}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "an invalid source range closes the paths",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.1/8")),
+		Request:   get("acl.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidAnnotation"}},
+	{Name: "X-Forwarded-For from an untrusted peer does not get through an allow list",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "192.0.2.0/24")),
+		Config:    realIPRows,
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.3", Header: map[string]string{"X-Forwarded-For": "192.0.2.9"}},
+		Want:      Response{Status: 403}},
+	{Name: "a trusted proxy's X-Forwarded-For gets through an allow list",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("allowlist-source-range", "192.0.2.0/24")),
+		Config:    realIPRows,
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.2", Header: map[string]string{"X-Forwarded-For": "198.51.100.1, 192.0.2.9"}},
+		Want:      Response{Status: 200, Service: "app"}},
+	{Name: "a trusted proxy's X-Forwarded-For is refused by a deny list",
+		Ingresses: one("acl.test", "/", "Prefix", "app", ann("denylist-source-range", "192.0.2.0/24")),
+		Config:    realIPRows,
+		Request:   Request{Host: "acl.test", Path: "/", From: "127.0.0.2", Header: map[string]string{"X-Forwarded-For": "192.0.2.9"}},
+		Want:      Response{Status: 403}},
+
 	// Nothing is silent, and security fails closed.
 	{Name: "an unknown annotation is ignored, the Ingress served",
 		Ingresses: one("unk.test", "/", "Prefix", "app", ann("no-such-annotation", "x")),
@@ -241,4 +287,70 @@ var AnnotationTable = []AnnotationCase{
 	{Name: "proxy-ssl-verify without a CA closes the paths",
 		Ingresses: one("sec.test", "/", "Prefix", "app", ann("backend-protocol", "HTTPS", "proxy-ssl-verify", "on")),
 		Request:   get("sec.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidAnnotation"}},
+}
+
+// ConfigAccessTable are rows whose ConfigMap keys would change every other
+// row's answer (a global allow list, a key that closes every path), so
+// each needs a controller of its own.
+var ConfigAccessTable = []AnnotationCase{
+	{Name: "whitelist-source-range in the ConfigMap lets a listed client in",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"whitelist-source-range": "127.0.0.1, 192.0.2.0/24"},
+		Request:   get("gacl.test", "/"), Want: Response{Status: 200, Service: "app"}},
+	{Name: "whitelist-source-range in the ConfigMap refuses another client",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"whitelist-source-range": "127.0.0.1"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 403}},
+	{Name: "an allowlist-source-range annotation replaces the ConfigMap's",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.5")),
+		Config:    map[string]string{"whitelist-source-range": "127.0.0.1", "denylist-source-range": "127.0.0.6"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "the ConfigMap's denylist-source-range still applies beside an allow list annotation",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.0/8")),
+		Config:    map[string]string{"denylist-source-range": "127.0.0.6"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.6"}, Want: Response{Status: 403}},
+	{Name: "block-cidrs refuses a client everywhere",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-cidrs": "127.0.0.9"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.9"}, Want: Response{Status: 403}},
+	{Name: "block-cidrs also applies where a location has lists of its own",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.0/8")),
+		Config:    map[string]string{"block-cidrs": "127.0.0.9"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.9"}, Want: Response{Status: 403}},
+	{Name: "block-cidrs lets others in",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.0/8")),
+		Config:    map[string]string{"block-cidrs": "127.0.0.9"},
+		Request:   Request{Host: "gacl.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "block-user-agents refuses a listed user agent, ignoring case",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-user-agents": "Bad Bot/1.0 (compatible; x), ~^curl/"},
+		Request:   Request{Host: "gacl.test", Path: "/", Header: map[string]string{"User-Agent": "bad bot/1.0 (Compatible; X)"}}, Want: Response{Status: 403}},
+	{Name: "block-user-agents: a ~regex is searched for, case-sensitively",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-user-agents": "~[Ss]canner v\\d"},
+		Request:   Request{Host: "gacl.test", Path: "/", Header: map[string]string{"User-Agent": "Mozilla/5.0 scanner v2"}}, Want: Response{Status: 403}},
+	{Name: "block-user-agents: another case does not match a ~regex",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-user-agents": "~^curl/"},
+		Request:   Request{Host: "gacl.test", Path: "/", Header: map[string]string{"User-Agent": "CURL/8.0"}}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "block-user-agents: a string must match the whole header",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-user-agents": "curl"},
+		Request:   Request{Host: "gacl.test", Path: "/", Header: map[string]string{"User-Agent": "curl/8.0"}}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "block-referers refuses a ~*regex, ignoring case, on every server",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-referers": "~*^https?://spam\\.example/"},
+		Request:   Request{Host: "unknown.test", Path: "/", Header: map[string]string{"Referer": "HTTP://SPAM.example/x"}}, Want: Response{Status: 403}},
+	{Name: "block-referers lets other referers in",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-referers": "~*^https?://spam\\.example/"},
+		Request:   Request{Host: "gacl.test", Path: "/", Header: map[string]string{"Referer": "https://spam.example.org/"}}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "an invalid block-user-agents closes every path",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-user-agents": "~(?=x)"},
+		Request:   get("gacl.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidConfig"}},
+	{Name: "an invalid block-cidrs closes every path",
+		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"block-cidrs": "127.0.0.9, 127.0.0.10/8"},
+		Request:   get("gacl.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidConfig"}},
 }

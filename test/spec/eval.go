@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,9 +18,10 @@ type Ports struct{ HTTP, HTTPS int }
 // must: the reference semantics that AnnotationTable is checked against
 // purely, and that the integration tier compares nginx with. It covers
 // the settings the table exercises, in nginx's phase order: server
-// selection (names, aliases, www twins), the server's app-root and HTTPS
+// selection (names, aliases, www twins) after the header block lists, the server's app-root and HTTPS
 // redirect, location matching, CORS, the location's action and rewrite,
-// the body size limit, the backend (or its fallback), error pages and
+// the body size limit, the source address lists (with the realip
+// module's client address), the backend (or its fallback), error pages and
 // response headers. Backends answer like test/echo: 200, or the status a
 // path under /_status/NNN asks for.
 func Eval(m *model.Model, r Request, p Ports) Response {
@@ -28,6 +30,15 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	}
 	if r.Method == "" {
 		r.Method = "GET"
+	}
+	// block-user-agents and block-referers: every server's first check.
+	// Go's client sends this User-Agent when the request sets none.
+	ua, ok := r.Header["User-Agent"]
+	if !ok {
+		ua = "Go-http-client/1.1"
+	}
+	if matchesAny(m.Config.BlockUserAgents, ua) || matchesAny(m.Config.BlockReferers, r.Header["Referer"]) {
+		return Response{Status: 403}
 	}
 	path, query, _ := strings.Cut(r.Path, "?")
 	host := strings.ToLower(r.Host)
@@ -94,6 +105,12 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		out.Status = 413
 		return out
 	}
+	client := clientAddr(m.Config.RealIP, r)
+	blocked := slices.ContainsFunc(m.Config.BlockCIDRs, func(p netip.Prefix) bool { return p.Contains(client) })
+	if blocked || !lp.Access.Allows(client) {
+		out.Status = 403
+		return out
+	}
 	uri := r.Path
 	if rw := lp.Rewrite; rw != nil {
 		uri = rewrite(loc, srv.Regex, path, query, rw.Target)
@@ -131,6 +148,41 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		out.HeaderPrefix = map[string]string{"Set-Cookie": name + "="}
 	}
 	return out
+}
+
+func matchesAny(l []model.HeaderMatch, h string) bool {
+	return slices.ContainsFunc(l, func(e model.HeaderMatch) bool { return e.Matches(h) })
+}
+
+// clientAddr is the address nginx's access module checks: the TCP peer
+// (r.From, 127.0.0.1 by default) or, when the realip module trusts the
+// peer, the last address of the forwarded-for header that is not itself
+// trusted (real_ip_recursive on). An unparsable entry stops the walk.
+func clientAddr(c model.RealIP, r Request) netip.Addr {
+	from := r.From
+	if from == "" {
+		from = "127.0.0.1"
+	}
+	addr := netip.MustParseAddr(from)
+	trusted := func(a netip.Addr) bool {
+		return slices.ContainsFunc(c.TrustedCIDRs, func(p netip.Prefix) bool { return p.Contains(a) })
+	}
+	h, ok := r.Header[c.ForwardedForHeader]
+	if !(c.UseForwardedHeaders || c.EnableRealIP) || c.UseProxyProtocol || !ok || !trusted(addr) {
+		return addr
+	}
+	items := strings.Split(h, ",")
+	for i := len(items) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(items[i]))
+		if err != nil {
+			break
+		}
+		addr = a
+		if !trusted(a) {
+			break
+		}
+	}
+	return addr
 }
 
 func a(l *model.Location) *model.Proxy { return l.Action.Proxy }

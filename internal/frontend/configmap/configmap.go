@@ -23,7 +23,7 @@ var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 // parse keeps the default and raises a model.Problem; so does a key without
 // a parser. keys.go lists every key with its status. Each area's parsers
 // live in a map of their own, merged here.
-var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys, headerKeys, limitKeys)
+var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys, headerKeys, limitKeys, accessKeys)
 
 // keyParsers maps ConfigMap keys to their parsers.
 type keyParsers = map[string]func(*model.Config, string) error
@@ -156,7 +156,12 @@ func Parse(cm *corev1.ConfigMap) (model.Config, []model.Problem) {
 		}
 		// Parse into a copy so a failed parse cannot leave a partial value.
 		next := cfg
-		if err := parse(&next, cm.Data[k]); err != nil {
+		if err := parse(&next, cm.Data[k]); isFailClosed(err) {
+			cfg.FailClosed = append(cfg.FailClosed, k)
+			problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig,
+				Message: fmt.Sprintf("key %q: value %q: %v; every path of every Ingress answers 503 rather than being served without it", k, model.Truncate(cm.Data[k]), err)})
+			continue
+		} else if err != nil {
 			problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig,
 				Message: fmt.Sprintf("key %q: value %q: %v; the default is used", k, model.Truncate(cm.Data[k]), err)})
 			continue

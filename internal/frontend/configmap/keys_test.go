@@ -75,8 +75,8 @@ func TestKeyRows(t *testing.T) {
 			t.Errorf("%s: status %q, want %q", name, k.Status, want)
 		}
 	}
-	if k, _ := LookupKey("whitelist-source-range"); !k.Security {
-		t.Error("whitelist-source-range must be marked as a security gap")
+	if k, _ := LookupKey("enable-modsecurity"); !k.Security {
+		t.Error("enable-modsecurity must be marked as a security gap")
 	}
 }
 
@@ -90,7 +90,10 @@ func TestParseProblems(t *testing.T) {
 		{"proxy-body-size", "8mb", `key "proxy-body-size": value "8mb": want a size`},
 		{"hsts", "false", ""},
 		{"ssl-early-data", "true", `ingress-nginx key "ssl-early-data" is not supported yet and is ignored: TLS 1.3 early data stays off`},
-		{"whitelist-source-range", "10.0.0.0/8", `ingress-nginx key "whitelist-source-range" is not supported yet and is ignored: there are no global source address lists yet`},
+		{"block-referers", "~*evil\\.example", ""},
+		{"block-referers", "~evil$", `key "block-referers": value "~evil$": entry "~evil$": regex must not contain '$'; every path of every Ingress answers 503`},
+		{"whitelist-source-range", "10.0.0.0/8", ""},
+		{"whitelist-source-range", "10.0.0.1/8", `key "whitelist-source-range": value "10.0.0.1/8": "10.0.0.1/8" has host bits set; did you mean 10.0.0.0/8?; every path of every Ingress answers 503`},
 		{"allow-snippet-annotations", "true", `ingress-nginx key "allow-snippet-annotations" does not apply to Causeway and is ignored: snippet annotations are never applied`},
 		{"use-forwarded-header", "true", `unknown key "use-forwarded-header" is ignored`},
 	} {

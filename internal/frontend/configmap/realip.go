@@ -69,7 +69,31 @@ func parseForwardedForHeader(v string) (string, error) {
 	return name, nil
 }
 
-// parseTrustedCIDRs reads proxy-real-ip-cidr (see model.ParseCIDRList).
+// parseTrustedCIDRs reads a comma-separated list of CIDRs or single
+// addresses (IPv4 or IPv6). A prefix with host bits set ("10.0.0.1/8") is
+// refused rather than guessed at: nginx would warn and widen it.
 func parseTrustedCIDRs(v string) ([]netip.Prefix, error) {
-	return model.ParseCIDRList(v, maxTrustedCIDRs)
+	var out []netip.Prefix
+	seen := map[netip.Prefix]bool{}
+	for _, item := range strings.Split(v, ",") {
+		item = strings.Trim(item, " \t")
+		if item == "" {
+			continue
+		}
+		if len(out) == maxTrustedCIDRs {
+			return nil, fmt.Errorf("want at most %d CIDRs", maxTrustedCIDRs)
+		}
+		p, err := model.ParseCIDR(item)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("want at least one CIDR")
+	}
+	return out, nil
 }

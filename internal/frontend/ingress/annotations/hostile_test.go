@@ -157,6 +157,7 @@ var (
 	errorsField   = func(r *Result) any { return r.Location.Errors }
 	defaultField  = func(r *Result) any { return r.DefaultBackend }
 	mirrorField   = func(r *Result) any { return r.Location.Mirror }
+	accessField   = func(r *Result) any { return r.Location.Access }
 )
 
 var (
@@ -206,6 +207,11 @@ var hostileTargets = []hostileTarget{
 	{name: "mirror-target", field: mirrorField},
 	{name: "mirror-host", context: withMirror, field: mirrorField},
 	{name: "mirror-request-body", context: withMirror, field: mirrorField},
+
+	{name: "allowlist-source-range", field: accessField, drops: true, closed: true},
+	{name: "whitelist-source-range", field: accessField, drops: true, closed: true},
+	{name: "denylist-source-range", field: accessField, drops: true, closed: true},
+	{name: "denylist-source-range", context: map[string]string{"allowlist-source-range": "10.0.0.0/8"}, field: accessField, drops: true, closed: true},
 }
 
 // TestHostileValuesRefused tries every hostile value on every supported
