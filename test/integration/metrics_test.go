@@ -191,3 +191,37 @@ func TestRequestMetricsSurviveReload(t *testing.T) {
 		return nil
 	})
 }
+
+// TestRequestMetricsKeptWhileUndelivered: while the controller's socket
+// cannot be reached, workers keep their counts (merging what each failed
+// batch held back into what came after) and deliver them all later.
+func TestRequestMetricsKeptWhileUndelivered(t *testing.T) {
+	c := startController(t, metricsManifests(t))
+	sock := layout.Dir(c.StateDir).MetricsSocket()
+	away := sock + ".away"
+	if err := os.Rename(sock, away); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		c.Get("shop.metrics.test", "/")
+	}
+	time.Sleep(2500 * time.Millisecond) // at least two failed batches
+	for range 3 {
+		c.Get("shop.metrics.test", "/")
+	}
+	if got := c.Metric("nginx_ingress_controller_requests"); got != 0 {
+		t.Fatalf("%v requests counted while the socket was away", got)
+	}
+	if err := os.Rename(away, sock); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error {
+		if got := c.Metric("nginx_ingress_controller_requests", `ingress="storefront"`); got != 8 {
+			return fmt.Errorf("storefront requests = %v, want 8", got)
+		}
+		return nil
+	})
+	if got := c.Metric("causeway_metrics_dropped_requests_total"); got != 0 {
+		t.Errorf("%v requests dropped", got)
+	}
+}

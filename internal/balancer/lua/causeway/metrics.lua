@@ -204,24 +204,33 @@ end
 
 -- batch encodes the counts held since the last delivery; nil when there
 -- are none.
-local function batch()
-    local out = {}
-    for key, by_method in pairs(series) do
+-- each calls fn(key, method, status, host, entry) for every entry of t.
+local function each(t, fn)
+    for key, by_method in pairs(t) do
         for method, by_status in pairs(by_method) do
             for status, by_host in pairs(by_status) do
                 for host, e in pairs(by_host) do
-                    if e[1] > 0 then
-                        local row = { key, status, method, host }
-                        for i = 1, entry_size do
-                            row[4 + i] = e[i]
-                        end
-                        out[#out + 1] = json.array(row)
-                    end
+                    fn(key, method, status, host, e)
                 end
             end
         end
     end
-    if #out == 0 and dropped == 0 then
+end
+
+-- batch encodes the counts of t (and d requests not counted); nil when
+-- there are none.
+local function batch(t, d)
+    local out = {}
+    each(t, function(key, method, status, host, e)
+        if e[1] > 0 then
+            local row = { key, status, method, host }
+            for i = 1, entry_size do
+                row[4 + i] = e[i]
+            end
+            out[#out + 1] = json.array(row)
+        end
+    end)
+    if #out == 0 and d == 0 then
         return nil
     end
     local names = {}
@@ -232,13 +241,25 @@ local function batch()
         version = 1,
         pid = ngx.worker.pid(),
         histograms = json.array(names),
-        dropped = dropped,
+        dropped = d,
         series = json.array(out),
     }) .. "\n"
 end
 
-local function reset()
-    series, nseries, dropped = {}, 0, 0
+-- merge adds counts that could not be delivered back into the current
+-- table, so the next batch carries them.
+local function merge(t, d)
+    dropped = dropped + d
+    each(t, function(key, method, status, host, e)
+        local cur = lookup(key, method, status, host)
+        if not cur then
+            dropped = dropped + e[1]
+            return
+        end
+        for i = 1, entry_size do
+            cur[i] = cur[i] + e[i]
+        end
+    end)
 end
 
 local function send(payload)
@@ -264,13 +285,21 @@ local function send(payload)
     return true
 end
 
+-- flush sends what was counted since the last delivery. The table is
+-- swapped out first: sending yields to other requests, whose counts go
+-- to the new one. Undelivered counts are merged back. (A batch counted by
+-- the controller whose answer is lost is sent again: counts can then be
+-- doubled, never lost, in that rare case.)
 function _M.flush()
-    local payload = batch()
+    local held, held_dropped = series, dropped
+    series, nseries, dropped = {}, 0, 0
+    local payload = batch(held, held_dropped)
     if not payload then
         return true
     end
     local ok, err = send(payload)
     if not ok then
+        merge(held, held_dropped)
         -- Keep the counts for the next batch; say so at most once a minute.
         if now() - last_error >= 60 then
             last_error = now()
@@ -279,7 +308,6 @@ function _M.flush()
         end
         return nil, err
     end
-    reset()
     return true
 end
 
