@@ -1,8 +1,6 @@
 package build
 
 import (
-	"crypto/sha1"
-	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -10,18 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/test/spec"
 )
-
-func shaHash(pw string) string {
-	d := sha1.Sum([]byte(pw))
-	return "{SHA}" + base64.StdEncoding.EncodeToString(d[:])
-}
 
 // TestBasicAuthSecret resolves auth-secret: a usable Secret becomes the
 // location's password file, an unusable one closes the paths with a
 // Problem naming the annotation and the Secret.
 func TestBasicAuthSecret(t *testing.T) {
-	good := "alice:" + shaHash("pw") + "\n"
+	good := "alice:" + spec.SHAHash("pw") + "\n"
 	for _, tc := range []struct {
 		name     string
 		ann      map[string]string
@@ -31,14 +25,14 @@ func TestBasicAuthSecret(t *testing.T) {
 		naming   string
 	}{
 		{"htpasswd file", nil, map[string]string{"auth": good}, good, "auth", ""},
-		{"CRLF and comments", nil, map[string]string{"auth": "# users\r\nalice:" + shaHash("pw") + "\r\n"}, good, "auth", ""},
+		{"CRLF and comments", nil, map[string]string{"auth": "# users\r\nalice:" + spec.SHAHash("pw") + "\r\n"}, good, "auth", ""},
 		{"auth-map", map[string]string{"auth-secret-type": "auth-map"},
-			map[string]string{"bob": shaHash("b") + "\n", "alice": shaHash("pw")}, good + "bob:" + shaHash("b") + "\n", "authmap", ""},
+			map[string]string{"bob": spec.SHAHash("b") + "\n", "alice": spec.SHAHash("pw")}, good + "bob:" + spec.SHAHash("b") + "\n", "authmap", ""},
 		{"missing Secret", nil, nil, "", "", "secret default/users not found"},
 		{"no auth key", nil, map[string]string{"users": good}, "", "", "has no key auth"},
 		{"plain password", nil, map[string]string{"auth": "alice:pw"}, "", "", "line 1: user \"alice\": want a password hash"},
 		{"empty map", map[string]string{"auth-secret-type": "auth-map"}, map[string]string{}, "", "", "holds no user"},
-		{"bad map user", map[string]string{"auth-secret-type": "auth-map"}, map[string]string{"a b": shaHash("x")}, "", "", "the user \"a b\""},
+		{"bad map user", map[string]string{"auth-secret-type": "auth-map"}, map[string]string{"a b": spec.SHAHash("x")}, "", "", "the user \"a b\""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := world(1)
