@@ -73,7 +73,7 @@ func TestMigrateCheckDir(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatalf("JSON output: %v", err)
 	}
-	if code != exitAttention || r.Ready || r.Summary.Ingresses != 12 {
+	if code != exitAttention || r.Ready || r.Summary.Ingresses != 13 {
 		t.Fatalf("exit %d, ready %v, %d Ingresses", code, r.Ready, r.Summary.Ingresses)
 	}
 

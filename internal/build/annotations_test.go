@@ -13,7 +13,7 @@ import (
 // closed until Causeway implements them. Listed here by hand so that
 // relaxing one is a deliberate change to this test too.
 var securityAnnotations = []string{
-	"auth-type", "auth-secret", "auth-url", "satisfy",
+	"auth-url",
 	"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page",
 	"auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn",
 }
@@ -69,9 +69,12 @@ func TestIngressAnnotations(t *testing.T) {
 			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "configuration-snippet"},
 		{name: "auth-type with a missing auth-secret", annotations: map[string]string{
 			"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "missing"},
-			closed: true, reasons: []string{model.ReasonSecurityAnnotation, model.ReasonSecurityAnnotation}, naming: "nginx.ingress.kubernetes.io/auth-secret"},
+			closed: true, reasons: []string{model.ReasonInvalidSecret}, naming: "nginx.ingress.kubernetes.io/auth-secret"},
 		{name: "a security annotation with an empty value still fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/satisfy": ""},
-			closed: true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "satisfy"},
+			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "satisfy"},
+		{name: "auth-type digest fails closed", annotations: map[string]string{
+			"nginx.ingress.kubernetes.io/auth-type": "digest", "nginx.ingress.kubernetes.io/auth-secret": "users"},
+			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "digest authentication is not available in this nginx"},
 		{name: "a source address list is applied", annotations: map[string]string{"nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8"}},
 		{name: "an invalid source address list fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/denylist-source-range": "10.0.0.0/8,10.0.0.1/8"},
 			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: `"10.0.0.1/8"`},
@@ -82,6 +85,12 @@ func TestIngressAnnotations(t *testing.T) {
 			closed:      true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "corp.example.com/auth-url"},
 		{name: "custom prefix: the default prefix is no longer ours", prefix: "corp.example.com",
 			annotations: map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://auth"}},
+	}
+	// Implemented security annotations: a value they cannot use closes.
+	for _, name := range []string{"auth-type", "auth-secret", "satisfy"} {
+		k := annotations.DefaultPrefix + "/" + name
+		rows = append(rows, row{name: "invalid " + name, annotations: map[string]string{k: "x"},
+			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: k})
 	}
 	for _, name := range securityAnnotations {
 		k := annotations.DefaultPrefix + "/" + name

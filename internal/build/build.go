@@ -67,6 +67,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		written:      map[*model.Location]string{},
 		configMaps:   map[string]*corev1.ConfigMap{},
 		proxySecrets: map[string]*model.ProxySecret{},
+		authFiles:    map[string]*model.AuthFile{},
 		balanceOwner: map[string]model.ObjectRef{},
 	}
 	for _, s := range snap.Secrets {
@@ -164,6 +165,8 @@ type builder struct {
 	configMaps map[string]*corev1.ConfigMap
 	// proxySecrets are the validated Secrets for TLS to backends.
 	proxySecrets map[string]*model.ProxySecret
+	// authFiles are the validated password files of basic auth, by key.
+	authFiles map[string]*model.AuthFile
 	// balanceOwner is the Ingress whose balancing annotations set each
 	// backend's balancing.
 	balanceOwner map[string]model.ObjectRef
@@ -508,6 +511,7 @@ func (b *builder) finish() {
 	used := map[string]bool{}
 	usedSecrets := map[string]bool{}
 	usedProxySecrets := map[string]bool{}
+	usedAuthFiles := map[string]bool{}
 	for _, srv := range b.model.Servers {
 		for _, l := range append(srv.Locations, srv.Default) {
 			used[l.Backend()] = true
@@ -519,6 +523,9 @@ func (b *builder) finish() {
 			}
 			if l.Policy != nil && l.Policy.UpstreamTLS != nil && l.Policy.UpstreamTLS.Secret != "" {
 				usedProxySecrets[l.Policy.UpstreamTLS.Secret] = true
+			}
+			if l.Policy != nil && l.Policy.BasicAuth != nil {
+				usedAuthFiles[l.Policy.BasicAuth.File] = true
 			}
 		}
 		if srv.TLS != nil && srv.TLS.Secret != "" {
@@ -547,5 +554,11 @@ func (b *builder) finish() {
 		}
 	}
 	sort.Slice(b.model.ProxySecrets, func(i, j int) bool { return b.model.ProxySecrets[i].Key() < b.model.ProxySecrets[j].Key() })
+	for k, f := range b.authFiles {
+		if usedAuthFiles[k] {
+			b.model.AuthFiles = append(b.model.AuthFiles, f)
+		}
+	}
+	sort.Slice(b.model.AuthFiles, func(i, j int) bool { return b.model.AuthFiles[i].Key() < b.model.AuthFiles[j].Key() })
 	sort.SliceStable(b.problems, func(i, j int) bool { return b.problems[i].Object.String() < b.problems[j].Object.String() })
 }

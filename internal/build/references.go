@@ -1,10 +1,12 @@
 package build
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +70,18 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 		}
 		tlsPol.Secret = key
 		pol.UpstreamTLS = &tlsPol
+	}
+	if n := a.BasicAuthSecret; n != nil && pol.BasicAuth != nil {
+		key, err := b.authFile(*n)
+		if err != nil {
+			b.problem(t.Ref, model.ReasonInvalidSecret, false,
+				"annotation %s/auth-secret: %v; every path of this Ingress answers 503 rather than being served without authentication",
+				b.opts.AnnotationsPrefix, err)
+			return nil, "", true
+		}
+		auth := *pol.BasicAuth
+		auth.File = key
+		pol.BasicAuth = &auth
 	}
 	if pol.UpstreamTLS != nil && pol.UpstreamTLS.Verify && !b.hasCA(pol.UpstreamTLS.Secret) {
 		b.problem(t.Ref, model.ReasonInvalidSecret, false,
@@ -176,6 +190,51 @@ func (b *builder) proxySecret(n annotations.ObjectName) (string, error) {
 	}
 	b.proxySecrets[key] = ps
 	return key, nil
+}
+
+// authFile validates the Secret with the users of basic authentication:
+// an htpasswd file under its key auth, or one user per key (auth-map).
+func (b *builder) authFile(n annotations.AuthSecret) (string, error) {
+	f := &model.AuthFile{Namespace: n.Namespace, Name: n.Name, Map: n.Map}
+	key := f.Key()
+	if _, ok := b.authFiles[key]; ok {
+		return key, nil
+	}
+	s := b.secretsIn[n.String()]
+	if s == nil {
+		return "", fmt.Errorf("secret %s not found", n)
+	}
+	var err error
+	if n.Map {
+		f.Data, err = authMap(s.Data)
+	} else if raw, ok := s.Data["auth"]; !ok {
+		return "", fmt.Errorf("secret %s has no key auth (with auth-secret-type auth-map, each key is a user)", n)
+	} else {
+		f.Data, err = model.ParseHtpasswd(raw)
+	}
+	if err != nil {
+		return "", fmt.Errorf("secret %s: %w", n, err)
+	}
+	b.authFiles[key] = f
+	return key, nil
+}
+
+// authMap reads a Secret as one user per key, its value the password
+// hash (one trailing newline, as files leave, is dropped).
+func authMap(data map[string][]byte) ([]byte, error) {
+	users := slices.Sorted(maps.Keys(data))
+	var out bytes.Buffer
+	seen := map[string]bool{}
+	for _, u := range users {
+		h := strings.TrimSuffix(strings.TrimSuffix(string(data[u]), "\n"), "\r")
+		if err := model.AddAuthUser(&out, seen, u, h); err != nil {
+			return nil, err
+		}
+	}
+	if len(seen) == 0 {
+		return nil, fmt.Errorf("holds no user")
+	}
+	return out.Bytes(), nil
 }
 
 // hasCA reports whether the proxy secret key holds a CA bundle.

@@ -94,6 +94,19 @@ func DHParamFile(namespace, name string) string {
 	return filepath.Join(SecretsDir, namespace+"_"+name+"_dhparam.pem")
 }
 
+// AuthFile is the relative path of a basic authentication password file
+// read from a Secret, kind "auth" or "authmap" (model.AuthFile.Kind); like
+// ProxyCertFile's, its suffix never names another file.
+func AuthFile(namespace, name, kind string) string {
+	return filepath.Join(SecretsDir, namespace+"_"+name+"_"+kind+".htpasswd")
+}
+
+// IsAuthFile reports whether rel is an AuthFile, which holds no
+// certificate.
+func IsAuthFile(rel string) bool {
+	return strings.HasPrefix(rel, SecretsDir+"/") && strings.HasSuffix(rel, ".htpasswd")
+}
+
 // IsDHParamFile reports whether rel is a DHParamFile: nginx reads it at
 // reload only.
 func IsDHParamFile(rel string) bool {

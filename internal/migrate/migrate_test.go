@@ -74,8 +74,11 @@ func TestAnnotationVerdicts(t *testing.T) {
 		{"supported but without effect", map[string]string{p + "cors-max-age": "60"}, p + "cors-max-age", Unsupported, "only applies with enable-cors"},
 		{"supported but an unsupported value", map[string]string{p + "backend-protocol": "AUTO_HTTP"}, p + "backend-protocol", Unsupported, "not supported"},
 		{"Service annotation on an Ingress", map[string]string{"causeway.io/load-balance": "ewma"}, "causeway.io/load-balance", Unsupported, "read from Services"},
-		{"security annotation", map[string]string{p + "auth-type": "basic", p + "auth-secret": "htpasswd"}, p + "auth-type", FailClosed, "answers 503"},
-		{"satisfy", map[string]string{p + "satisfy": "any"}, p + "satisfy", FailClosed, "answers 503"},
+		{"security annotation", map[string]string{p + "auth-url": "https://sso.example.com/auth"}, p + "auth-url", FailClosed, "answers 503"},
+		{"basic auth", map[string]string{p + "auth-type": "basic", p + "auth-secret": "htpasswd"}, p + "auth-type", SupportedWithDifference, ""},
+		{"digest auth", map[string]string{p + "auth-type": "digest", p + "auth-secret": "htpasswd"}, p + "auth-type", FailClosed, "digest authentication is not available"},
+		{"satisfy", map[string]string{p + "satisfy": "any"}, p + "satisfy", SupportedWithDifference, ""},
+		{"invalid satisfy", map[string]string{p + "satisfy": "either"}, p + "satisfy", FailClosed, "answers 503"},
 		{"source ranges", map[string]string{p + "whitelist-source-range": "10.0.0.0/8"}, p + "whitelist-source-range", SupportedWithDifference, ""},
 		{"invalid source ranges", map[string]string{p + "whitelist-source-range": "10.0.0.0/33"}, p + "whitelist-source-range", FailClosed, "answers 503"},
 		{"verification without a CA", map[string]string{p + "backend-protocol": "HTTPS", p + "proxy-ssl-verify": "on"}, p + "proxy-ssl-verify", FailClosed, "answers 503"},
@@ -272,8 +275,8 @@ func TestTestdataVerdicts(t *testing.T) {
 		t.Fatalf("read problems: %v", objs.ReadProblems)
 	}
 	r := Check(objs, Options{})
-	if r.Summary.Ingresses != 12 || len(r.ConfigMaps) != 1 {
-		t.Fatalf("%d Ingresses, %d ConfigMaps; want 12 and 1", r.Summary.Ingresses, len(r.ConfigMaps))
+	if r.Summary.Ingresses != 13 || len(r.ConfigMaps) != 1 {
+		t.Fatalf("%d Ingresses, %d ConfigMaps; want 13 and 1", r.Summary.Ingresses, len(r.ConfigMaps))
 	}
 	for _, v := range AnnotationVerdicts {
 		if r.Summary.Annotations[v] == 0 {
@@ -281,7 +284,8 @@ func TestTestdataVerdicts(t *testing.T) {
 		}
 	}
 	want := map[string]Verdict{
-		"marketing/cms-admin":   FailClosed,
+		"marketing/cms-admin":   "",
+		"marketing/partners":    FailClosed,
 		"marketing/blog":        Unsupported,
 		"shop/checkout-canary":  Unsupported,
 		"marketing/campaign":    Unknown,

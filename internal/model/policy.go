@@ -47,7 +47,30 @@ type Policy struct {
 	Limits *Limits
 	// Access limits the clients by address; nil lets every client in.
 	Access *AccessList
+	// BasicAuth asks for a user name and password; nil asks for none.
+	BasicAuth *BasicAuth
+	// Satisfy says whether a request must pass Access and BasicAuth both
+	// (SatisfyAll, the default) or either (SatisfyAny).
+	Satisfy Satisfy
 }
+
+// BasicAuth is nginx's auth_basic: requests without a user and password
+// listed in the file get 401 with WWW-Authenticate naming Realm.
+type BasicAuth struct {
+	// Realm is a validated realm (see ParseRealm).
+	Realm string
+	// File is the key of an AuthFile in Model.AuthFiles.
+	File string
+}
+
+// Satisfy is nginx's satisfy directive.
+type Satisfy string
+
+// The satisfy values; "" is nginx's default, all.
+const (
+	SatisfyAll Satisfy = ""
+	SatisfyAny Satisfy = "any"
+)
 
 // Limits are ingress-nginx's limit-* annotations. Requests and connections
 // are counted per client address and per Location.Source, so every

@@ -25,6 +25,9 @@ type Model struct {
 	// DHParam is the validated DH parameters Secret that ssl-dh-param
 	// names; nil leaves DHE cipher suites off.
 	DHParam *DHParam
+	// AuthFiles are the password files of basic authentication
+	// (BasicAuth.File), sorted by key.
+	AuthFiles []*AuthFile
 	// DefaultCertificate is the key of the TLSSecret in Secrets that
 	// --default-ssl-certificate names, presented for unknown SNI and hosts
 	// without a certificate of their own; "" means the self-generated one.
@@ -179,6 +182,27 @@ type DHParam struct {
 
 // Key is "namespace/name".
 func (d *DHParam) Key() string { return d.Namespace + "/" + d.Name }
+
+// AuthFile is a password file for basic authentication read from a
+// Secret: its "auth" key as an htpasswd file, or (Map) one user per key.
+// Data is what ParseHtpasswd returned: one "user:hash" line per user.
+type AuthFile struct {
+	Namespace, Name string
+	Map             bool
+	Data            []byte
+}
+
+// Kind is "auth" for an htpasswd file and "authmap" for a Secret read as
+// one user per key; the same Secret may be read both ways.
+func (f *AuthFile) Kind() string {
+	if f.Map {
+		return "authmap"
+	}
+	return "auth"
+}
+
+// Key is "namespace/name/kind".
+func (f *AuthFile) Key() string { return f.Namespace + "/" + f.Name + "/" + f.Kind() }
 
 // Backend is a Service port and its ready endpoints.
 type Backend struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -20,10 +21,16 @@ type policyView struct {
 	// Deny and Allow are the access module's addresses and CIDRs (printed
 	// by netip, so of a fixed grammar); a non-empty Allow ends with
 	// "deny all".
-	Deny         []string `json:",omitempty"`
-	Allow        []string `json:",omitempty"`
-	AccessLogOff bool
-	CORS         *corsView
+	Deny  []string `json:",omitempty"`
+	Allow []string `json:",omitempty"`
+	// SatisfyAny lets a request in that passes the access lists or basic
+	// authentication.
+	SatisfyAny bool `json:",omitempty"`
+	// AuthRealm and AuthFile are auth_basic's quoted realm and
+	// auth_basic_user_file's quoted path; "" for no basic auth.
+	AuthRealm, AuthFile string `json:",omitempty"`
+	AccessLogOff        bool
+	CORS                *corsView
 	// RewriteRegex and RewriteTarget are the quoted arguments of
 	// "rewrite ... break".
 	RewriteRegex, RewriteTarget string
@@ -150,6 +157,12 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 		// into locations without any of their own.
 		v.Deny = accessLines(append(slices.Clip(sp.rc.m.Config.BlockCIDRs), a.Deny...))
 		v.Allow = accessLines(a.Allow)
+	}
+	v.SatisfyAny = pol.Satisfy == model.SatisfyAny
+	if a := pol.BasicAuth; a != nil {
+		if err := sp.planBasicAuth(v, a); err != nil {
+			return err
+		}
 	}
 	v.AccessLogOff = pol.AccessLog != nil && !*pol.AccessLog
 	if pol.CORS != nil {
@@ -441,4 +454,20 @@ func planReplace(r *model.Replace) (*replaceView, error) {
 		return nil, err
 	}
 	return &replaceView{From: from, To: to}, nil
+}
+
+// planBasicAuth prints auth_basic's realm and the password file of
+// a.File, which the runtime writes under the secrets directory.
+func (sp *serverPlan) planBasicAuth(v *policyView, a *model.BasicAuth) error {
+	i := slices.IndexFunc(sp.rc.m.AuthFiles, func(f *model.AuthFile) bool { return f.Key() == a.File })
+	if i < 0 {
+		return fmt.Errorf("basic auth: password file %q is not in the model", a.File)
+	}
+	f := sp.rc.m.AuthFiles[i]
+	var err error
+	if v.AuthRealm, err = Quote(a.Realm); err != nil {
+		return fmt.Errorf("auth realm: %w", err)
+	}
+	v.AuthFile, err = Quote(sp.rc.p.StateDir.Path(layout.AuthFile(f.Namespace, f.Name, f.Kind())))
+	return err
 }

@@ -214,6 +214,20 @@ var policyCases = []struct {
 		m.Config.BlockReferers, _ = model.ParseHeaderMatches(`~*^https?://spam\.example/`)
 		return m
 	}},
+	{"basic-auth", []string{"plain", "lua"}, func() *model.Model {
+		allow, _ := model.ParseCIDRList("10.0.0.0/8", 10)
+		// One realm with characters Quote escapes, one empty; /any lets
+		// listed clients in without credentials; /open has none.
+		m := policyModel(&model.Server{Host: "auth.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{BasicAuth: &model.BasicAuth{Realm: "Staff only; {#1}", File: "default/users/auth"}}),
+			loc(model.Prefix, "/any", &model.Policy{Access: &model.AccessList{Allow: allow}, Satisfy: model.SatisfyAny,
+				BasicAuth: &model.BasicAuth{File: "default/users/authmap"}}),
+			loc(model.Prefix, "/open", nil),
+		}})
+		m.AuthFiles = []*model.AuthFile{{Namespace: "default", Name: "users", Data: []byte("a:{SHA}x\n")},
+			{Namespace: "default", Name: "users", Map: true, Data: []byte("b:{SHA}y\n")}}
+		return m
+	}},
 	{"redirect", []string{"plain"}, func() *model.Model {
 		return policyModel(&model.Server{Host: "redirect.example.com", Locations: []*model.Location{
 			{Match: model.Match{Type: model.Prefix, Path: "/old"}, Action: model.Action{Redirect: &model.Redirect{Code: 301, URL: "https://new.example.com/"}}},

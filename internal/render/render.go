@@ -185,6 +185,12 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if d := m.DHParam; d != nil {
 		hashed["dhparam:"+d.Key()] = d.PEM
 	}
+	// And the password files of basic authentication: nginx reads them
+	// per request, but a reload makes a changed Secret's users apply at a
+	// known version.
+	for _, f := range m.AuthFiles {
+		hashed["auth:"+f.Key()] = f.Data
+	}
 	version := hashFiles(hashed)
 	if main.Version, err = Quote(version); err != nil {
 		return nil, "", nil, nil, err

@@ -20,7 +20,7 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 	m := &model.Model{Secrets: []*model.TLSSecret{
 		{Namespace: "a", Name: "one", PEM: []byte("pem-one")},
 		{Namespace: "b", Name: "two.example", PEM: []byte("pem-two")},
-	}}
+	}, AuthFiles: []*model.AuthFile{{Namespace: "a", Name: "users", Map: true, Data: []byte("u:{SHA}x\n")}}}
 	want := SecretFiles(m)
 	want["nginx.conf"] = []byte("conf")
 	if _, err := fs.sync(want); err != nil {
@@ -32,6 +32,7 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 	}{
 		{"secrets/a_one.pem", 0o600},
 		{"secrets/b_two.example.pem", 0o600},
+		{"secrets/a_users_authmap.htpasswd", 0o600},
 		{"nginx.conf", 0o644},
 		{"secrets", 0o700 | os.ModeDir},
 	} {
@@ -47,13 +48,16 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 	// A secret no longer referenced leaves the disk; nothing temporary is
 	// left behind.
 	m.Secrets = m.Secrets[:1]
+	m.AuthFiles = nil
 	next := SecretFiles(m)
 	next["nginx.conf"] = []byte("conf")
 	if _, err := fs.sync(next); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(dir.Path("secrets/b_two.example.pem")); !os.IsNotExist(err) {
-		t.Fatalf("unreferenced secret still on disk: %v", err)
+	for _, gone := range []string{"secrets/b_two.example.pem", "secrets/a_users_authmap.htpasswd"} {
+		if _, err := os.Stat(dir.Path(gone)); !os.IsNotExist(err) {
+			t.Fatalf("unreferenced %s still on disk: %v", gone, err)
+		}
 	}
 	entries, _ := os.ReadDir(dir.Path("secrets"))
 	var names []string

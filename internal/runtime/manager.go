@@ -294,7 +294,8 @@ func secretFiles(names []string) []string {
 	for _, n := range names {
 		// Certificates for backends and DH parameters are read at reload
 		// only; the version covers their content, so a change reloads.
-		if strings.HasPrefix(n, layout.SecretsDir+"/") && !layout.IsProxySecretFile(n) && !layout.IsDHParamFile(n) {
+		// So does the version cover the password files, which are no certificates.
+		if strings.HasPrefix(n, layout.SecretsDir+"/") && !layout.IsProxySecretFile(n) && !layout.IsDHParamFile(n) && !layout.IsAuthFile(n) {
 			out = append(out, n)
 		}
 	}

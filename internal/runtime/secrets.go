@@ -21,7 +21,8 @@ import (
 // SecretFiles is the Local Secret Store's view of a Model: one PEM bundle
 // per TLS secret that a live server references, and for each Secret used
 // for TLS to backends its client certificate with key and its CA bundle,
-// and the DH parameters of ssl-dh-param; nothing else. The
+// the DH parameters of ssl-dh-param, and the password files of basic
+// authentication; nothing else. The
 // Manager writes them with mode 0600 by atomic rename next to the
 // configuration, removes them when no longer referenced, and rolls them back
 // with the configuration when nginx rejects it.
@@ -40,6 +41,9 @@ func SecretFiles(m *model.Model) render.Files {
 	}
 	if d := m.DHParam; d != nil {
 		out[layout.DHParamFile(d.Namespace, d.Name)] = d.PEM
+	}
+	for _, f := range m.AuthFiles {
+		out[layout.AuthFile(f.Namespace, f.Name, f.Kind())] = f.Data
 	}
 	return out
 }

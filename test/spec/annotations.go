@@ -66,6 +66,8 @@ type AnnotationCase struct {
 	Empty []string
 	// ConfigMaps are ConfigMaps in the namespace, by name.
 	ConfigMaps map[string]map[string]string
+	// Secrets are Opaque Secrets in the namespace, by name.
+	Secrets map[string]map[string]string
 	// Config are keys of the controller's ConfigMap the row needs. Rows
 	// served by one controller get the union (list values joined).
 	Config  map[string]string

@@ -21,7 +21,8 @@ type Ports struct{ HTTP, HTTPS int }
 // selection (names, aliases, www twins) after the header block lists, the server's app-root and HTTPS
 // redirect, location matching, CORS, the location's action and rewrite,
 // the body size limit, the source address lists (with the realip
-// module's client address), the backend (or its fallback), error pages and
+// module's client address) and basic authentication, as satisfy combines
+// them, the backend (or its fallback), error pages and
 // response headers. Backends answer like test/echo: 200, or the status a
 // path under /_status/NNN asks for.
 func Eval(m *model.Model, r Request, p Ports) Response {
@@ -107,8 +108,11 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	}
 	client := clientAddr(m.Config.RealIP, r)
 	blocked := slices.ContainsFunc(m.Config.BlockCIDRs, func(p netip.Prefix) bool { return p.Contains(client) })
-	if blocked || !lp.Access.Allows(client) {
-		out.Status = 403
+	if code := authorize(m, lp, !blocked && lp.Access.Allows(client), r); code != 0 {
+		out.Status = code
+		if code == 401 {
+			out.Header["Www-Authenticate"] = `Basic realm="` + lp.BasicAuth.Realm + `"`
+		}
 		return out
 	}
 	uri := r.Path

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -120,6 +121,9 @@ func (c AnnotationCase) Manifests(prefix string, endpoints map[string]Endpoint) 
 	slices.Sort(names)
 	for _, n := range names {
 		b.WriteString(ConfigMapYAML(c.ns(), n, c.ConfigMaps[n]))
+	}
+	for _, n := range slices.Sorted(maps.Keys(c.Secrets)) {
+		b.WriteString(SecretYAML(c.ns(), n, c.Secrets[n]))
 	}
 	return b.String()
 }

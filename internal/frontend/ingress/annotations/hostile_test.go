@@ -158,6 +158,8 @@ var (
 	defaultField  = func(r *Result) any { return r.DefaultBackend }
 	mirrorField   = func(r *Result) any { return r.Location.Mirror }
 	accessField   = func(r *Result) any { return r.Location.Access }
+	authField     = func(r *Result) any { return r.BasicAuthSecret }
+	satisfyField  = func(r *Result) any { return r.Location.Satisfy }
 )
 
 var (
@@ -166,6 +168,7 @@ var (
 	withVerify   = map[string]string{"backend-protocol": "HTTPS", "proxy-ssl-verify": "on"}
 	withAffinity = map[string]string{"affinity": "cookie"}
 	withMirror   = map[string]string{"mirror-target": "https://mirror.example.com$request_uri"}
+	withBasic    = map[string]string{"auth-type": "basic", "auth-secret": "users"}
 )
 
 var hostileTargets = []hostileTarget{
@@ -212,7 +215,25 @@ var hostileTargets = []hostileTarget{
 	{name: "whitelist-source-range", field: accessField, drops: true, closed: true},
 	{name: "denylist-source-range", field: accessField, drops: true, closed: true},
 	{name: "denylist-source-range", context: map[string]string{"allowlist-source-range": "10.0.0.0/8"}, field: accessField, drops: true, closed: true},
+
+	{name: "auth-type", context: map[string]string{"auth-secret": "users"}, field: authField, drops: true, closed: true},
+	{name: "auth-secret", context: map[string]string{"auth-type": "basic"}, field: authField, drops: true, closed: true},
+	{name: "auth-secret-type", context: withBasic, field: authField, drops: true, closed: true},
+	{name: "auth-realm", context: withBasic, field: authField, drops: true, closed: true, inert: realmInert},
+	{name: "satisfy", field: satisfyField, drops: true, closed: true},
 }
+
+// realmInert are the hostile values auth-realm accepts: printable ASCII
+// without a quote, backslash or "$", which render.Quote prints as they are.
+var realmInert = func() map[string]string {
+	out := map[string]string{}
+	for _, v := range hostileValues {
+		if _, err := model.ParseRealm(v); err == nil {
+			out[v] = "printable ASCII without '\"', '\\' or '$', quoted by render.Quote and sent as is in WWW-Authenticate"
+		}
+	}
+	return out
+}()
 
 // TestHostileValuesRefused tries every hostile value on every supported
 // annotation of these groups: each is refused with a Problem naming the
@@ -266,7 +287,7 @@ func TestHostileValuesRefused(t *testing.T) {
 // TestHostileTargetsCoverGroups keeps hostileTargets in step with the
 // groups: every supported annotation is tried.
 func TestHostileTargetsCoverGroups(t *testing.T) {
-	for _, g := range []Group{corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup} {
+	for _, g := range []Group{corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, authGroup} {
 		for _, a := range g.Annotations {
 			if !slices.ContainsFunc(hostileTargets, func(tg hostileTarget) bool { return tg.name == a.Name }) {
 				t.Errorf("%s: no hostile values tried", a.Name)

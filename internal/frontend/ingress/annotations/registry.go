@@ -96,7 +96,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup}
 
 // supported builds the rows of an implemented group.
 func supported(group string, rows ...Annotation) []Annotation {
@@ -150,7 +150,7 @@ var pending = concat(
 
 	// Security: fail closed.
 	ingressNginx("auth", AnnotationFailClosed,
-		"auth-type", "auth-secret", "auth-url", "satisfy"),
+		"auth-url"),
 	ingressNginx("auth-tls", AnnotationFailClosed,
 		"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page",
 		"auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn"),
@@ -158,7 +158,7 @@ var pending = concat(
 	// Companions of the security annotations: they configure nothing on
 	// their own, and an Ingress using them also carries one above.
 	ingressNginx("auth", AnnotationNotYetSupported,
-		"auth-realm", "auth-secret-type", "auth-method", "auth-signin", "auth-signin-redirect-param",
+		"auth-method", "auth-signin", "auth-signin-redirect-param",
 		"auth-response-headers", "auth-request-redirect", "auth-cache-key", "auth-cache-duration",
 		"auth-keepalive", "auth-keepalive-share-vars", "auth-keepalive-requests", "auth-keepalive-timeout",
 		"auth-proxy-set-headers", "auth-always-set-cookie", "auth-snippet", "enable-global-auth"),

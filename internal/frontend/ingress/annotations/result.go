@@ -36,6 +36,10 @@ type Result struct {
 	// UpstreamTLSSecret names the Secret with the client certificate and
 	// CA for HTTPS/GRPCS backends (proxy-ssl-secret).
 	UpstreamTLSSecret *ObjectName
+	// BasicAuthSecret names the Secret with the users of basic
+	// authentication (auth-secret); the builder reads it into
+	// Location.BasicAuth.File.
+	BasicAuthSecret *AuthSecret
 	// FailClosed lists the full keys of security annotations that cannot
 	// be enforced: every path of the Ingress answers 503.
 	FailClosed []string
@@ -70,6 +74,13 @@ type ServiceRef struct {
 	Name string
 	// Port is a number or name; "" means the Service's only port.
 	Port string
+}
+
+// AuthSecret is a Secret with the users of basic authentication: an
+// htpasswd file under its key auth, or (Map) one user per key.
+type AuthSecret struct {
+	ObjectName
+	Map bool
 }
 
 // ObjectName is "namespace/name" of an object an annotation refers to.

@@ -1,0 +1,108 @@
+package annotations
+
+import (
+	"errors"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+// authGroup is ingress-nginx's basic authentication and satisfy. They are
+// security settings: a value that cannot be used as written makes every
+// path of the Ingress answer 503, never serves it without the password.
+var authGroup = Group{
+	Name: "auth",
+	Annotations: supported("auth",
+		Annotation{Name: "auth-type", Scope: ScopeLocation, Default: "none: no authentication",
+			Grammar: `"basic": nginx's auth_basic with the users of auth-secret; requests without a listed user and password get 401`,
+			Difference: `"digest" fails closed (stock nginx has no digest module), as does basic without a usable auth-secret; ` +
+				"ingress-nginx matches basic or digest anywhere in the value"},
+		Annotation{Name: "auth-secret", Scope: ScopeLocation, Default: "none; required by auth-type",
+			Grammar: "name or namespace/name of a Secret in the Ingress's own namespace; with auth-secret-type auth-file its key auth is an htpasswd file, " +
+				"one user:hash per line (blank and # lines skipped); hashes {SHA}, {SSHA}, $apr1$, $1$, $5$, $6$ (at most 100000 rounds) or bcrypt $2y$/$2b$/$2a$ (cost 04 to 12), " +
+				"at most 1000 users; a change to the Secret reloads nginx",
+			Difference: "a missing Secret, or one holding a plain-text or DES password, a repeated user or a line that is not user:hash, fails closed with a Problem; " +
+				"set without auth-type it fails closed too (ingress-nginx then ignores it); other namespaces are refused (allow-cross-namespace-resources is always false)"},
+		Annotation{Name: "auth-secret-type", Scope: ScopeLocation, Default: "auth-file",
+			Grammar:    "auth-file (the key auth is an htpasswd file) or auth-map (each key is a user, its value the password hash, same hash formats)",
+			Difference: "any other value fails closed"},
+		Annotation{Name: "auth-realm", Scope: ScopeLocation, Default: `"" (an empty realm)`,
+			Grammar:    `up to 128 bytes of printable ASCII without '"', '\', '$', and not "off"; sent in WWW-Authenticate`,
+			Difference: "a value outside that grammar fails closed"},
+		Annotation{Name: "satisfy", Scope: ScopeLocation, Default: "all",
+			Grammar: "all (a request must pass the source address lists and basic auth) or any (either one); with any, valid credentials also let in clients " +
+				"that denylist-source-range or the ConfigMap's block-cidrs refuse, as in nginx",
+			Difference: "any other value fails closed (ingress-nginx ignores it)"},
+	),
+	Parse: parseAuth,
+}
+
+var errDigest = errors.New("digest authentication is not available in this nginx")
+
+func parseAuth(r *Reader, res *Result) {
+	if v, ok := r.Get("satisfy"); ok {
+		switch v {
+		case "all":
+		case "any":
+			res.Location.Satisfy = model.SatisfyAny
+		default:
+			r.FailClosed("satisfy", v, errors.New(`want "all" or "any"`))
+		}
+	}
+	typ, typed := r.Get("auth-type")
+	if !typed {
+		if v, ok := r.Get("auth-secret"); ok {
+			r.FailClosed("auth-secret", v, errors.New(`needs auth-type "basic"`))
+		}
+		for _, n := range []string{"auth-secret-type", "auth-realm"} {
+			if r.Has(n) {
+				r.Ignored(n, "only applies with auth-type")
+			}
+		}
+		return
+	}
+	closed := false
+	fail := func(name, v string, err error) {
+		r.FailClosed(name, v, err)
+		closed = true
+	}
+	switch typ {
+	case "basic":
+	case "digest":
+		fail("auth-type", typ, errDigest)
+		return // the other settings cannot matter
+
+	default:
+		fail("auth-type", typ, errors.New(`want "basic"`))
+		return
+	}
+	ref := &AuthSecret{}
+	if v, ok := r.Get("auth-secret"); !ok {
+		fail("auth-type", typ, errors.New("needs auth-secret naming the Secret with the users"))
+	} else if n, err := parseSameNamespace(v, r.ref.Namespace, "secret"); err != nil {
+		fail("auth-secret", v, err)
+	} else {
+		ref.ObjectName = n
+	}
+	if v, ok := r.Get("auth-secret-type"); ok {
+		switch v {
+		case "auth-file":
+		case "auth-map":
+			ref.Map = true
+		default:
+			fail("auth-secret-type", v, errors.New(`want "auth-file" or "auth-map"`))
+		}
+	}
+	auth := &model.BasicAuth{}
+	if v, ok := r.Get("auth-realm"); ok {
+		realm, err := model.ParseRealm(v)
+		if err != nil {
+			fail("auth-realm", v, err)
+		}
+		auth.Realm = realm
+	}
+	if closed {
+		return
+	}
+	res.Location.BasicAuth = auth
+	res.BasicAuthSecret = ref
+}

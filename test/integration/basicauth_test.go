@@ -1,0 +1,101 @@
+package integration
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/test/harness"
+	"github.com/causeway/causeway/test/spec"
+)
+
+// TestBasicAuthTableAgainstNginx sends the basic authentication and
+// satisfy rows to a real nginx; the build tests check the same rows on the
+// Model.
+func TestBasicAuthTableAgainstNginx(t *testing.T) {
+	runAnnotationTable(t, spec.AuthTable)
+}
+
+// Hashes of "secret" in each format the htpasswd grammar accepts, made by
+// openssl passwd and libcrypt; nginx must verify every one.
+var basicAuthHashes = map[string]string{
+	"sha":    spec.SHAHash("secret"),
+	"apr1":   "$apr1$abcdefgh$h9FWgUz3n9YxylKLlR5SQ/",
+	"md5":    "$1$abcdefgh$cHJi5PXp/ki/ktXzqlk6I1",
+	"sha256": "$5$abcdefghijklmnop$i7zHaTeYqXlesRXJ8dXj6o.MEFQdzfIJpJpcWAtszs6",
+	"sha512": "$6$abcdefgh$ltjgWl6579NluT/Vi1nwEvcil.G5Nbc4NiXZaNGStk8PSwGfQv72N2CKPPrVACtLtip/cZ/1GM/O6IND4WQhG.",
+	"rounds": "$5$rounds=6000$saltsalt$JYVzZ0FLiECKxAuiiRAXWC/CtGzKt0JEZwHkJcOigaB",
+	"bcrypt": "$2y$05$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a",
+}
+
+// TestBasicAuthHashesAndSecretChange checks that nginx verifies every hash
+// format the validator accepts, that the password file is 0600 under
+// secrets/, and that a changed Secret applies and a removed one closes
+// the paths and leaves no file behind.
+func TestBasicAuthHashesAndSecretChange(t *testing.T) {
+	b := startBackend(t, "app")
+	row := spec.AnnotationCase{Ingresses: []spec.Ingress{{Name: "web", Host: "hashes.test",
+		Paths:       []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}},
+		Annotations: map[string]string{"auth-type": "basic", "auth-secret": "users", "auth-secret-type": "auth-map"}}},
+		Secrets: map[string]map[string]string{"users": basicAuthHashes}}
+	manifests := row.Manifests("nginx.ingress.kubernetes.io", map[string]spec.Endpoint{"app": {IP: b.IP, Port: b.Port}})
+	c := startController(t, map[string]string{"class.yaml": ingressClass, "auth.yaml": manifests})
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	get := func(user, pw string) int {
+		t.Helper()
+		req := harness.Request{Method: "GET", Scheme: "http", Host: "hashes.test", Path: "/"}
+		if user != "" {
+			req.Header = spec.BasicCredentials(user, pw)
+		}
+		res, err := harness.Do(addr, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Status
+	}
+	for user := range basicAuthHashes {
+		if s := get(user, "secret"); s != 200 {
+			t.Errorf("%s with the right password: %d, want 200", user, s)
+		}
+		if s := get(user, "Secret"); s != 401 {
+			t.Errorf("%s with a wrong password: %d, want 401", user, s)
+		}
+	}
+	file := filepath.Join(c.StateDir, "secrets", "default_users_authmap.htpasswd")
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("password file: %v, %v; want mode 0600", st, err)
+	}
+
+	// A changed Secret applies: sha's password changes.
+	row.Secrets = map[string]map[string]string{"users": {"sha": spec.SHAHash("changed")}}
+	c.WriteManifest("auth.yaml", row.Manifests("nginx.ingress.kubernetes.io", map[string]spec.Endpoint{"app": {IP: b.IP, Port: b.Port}}))
+	waitStatus(t, func() int { return get("sha", "changed") }, 200)
+	if s := get("apr1", "secret"); s != 401 {
+		t.Fatalf("a user removed from the Secret: %d, want 401", s)
+	}
+
+	// A removed Secret closes the paths, and its file goes.
+	row.Secrets = nil
+	c.WriteManifest("auth.yaml", row.Manifests("nginx.ingress.kubernetes.io", map[string]spec.Endpoint{"app": {IP: b.IP, Port: b.Port}}))
+	waitStatus(t, func() int { return get("sha", "changed") }, 503)
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("password file of a removed Secret: %v", err)
+	}
+}
+
+func waitStatus(t *testing.T, f func() int, want int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var got int
+	for time.Now().Before(deadline) {
+		if got = f(); got == want {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("status %d, want %d within 15s", got, want)
+}
