@@ -20,7 +20,7 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 	m := &model.Model{Secrets: []*model.TLSSecret{
 		{Namespace: "a", Name: "one", PEM: []byte("pem-one")},
 		{Namespace: "b", Name: "two.example", PEM: []byte("pem-two")},
-	}}
+	}, ProxySecrets: []*model.ProxySecret{{Namespace: "c", Name: "client-ca", CA: []byte("ca"), CRL: []byte("crl")}}}
 	want := SecretFiles(m)
 	want["nginx.conf"] = []byte("conf")
 	if _, err := fs.sync(want); err != nil {
@@ -32,6 +32,8 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 	}{
 		{"secrets/a_one.pem", 0o600},
 		{"secrets/b_two.example.pem", 0o600},
+		{"secrets/c_client-ca_ca.pem", 0o600},
+		{"secrets/c_client-ca_crl.pem", 0o600},
 		{"nginx.conf", 0o644},
 		{"secrets", 0o700 | os.ModeDir},
 	} {
@@ -46,7 +48,7 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 
 	// A secret no longer referenced leaves the disk; nothing temporary is
 	// left behind.
-	m.Secrets = m.Secrets[:1]
+	m.Secrets, m.ProxySecrets = m.Secrets[:1], nil
 	next := SecretFiles(m)
 	next["nginx.conf"] = []byte("conf")
 	if _, err := fs.sync(next); err != nil {
