@@ -69,7 +69,7 @@ metadata:
 
 // getMTLS sends GET https://host/ with SNI host, presenting cert (if any)
 // whatever CAs the server asks for.
-func getMTLS(t *testing.T, c *controller, host string, cert *tls.Certificate) (int, echo.Reply) {
+func getMTLS(t *testing.T, c *controller, host string, cert *tls.Certificate) (int, string, echo.Reply) {
 	t.Helper()
 	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPSPort))
 	cfg := &tls.Config{InsecureSkipVerify: true, ServerName: host,
@@ -102,7 +102,7 @@ func getMTLS(t *testing.T, c *controller, host string, cert *tls.Certificate) (i
 			t.Fatalf("GET https://%s/: %v in %q", host, err, body)
 		}
 	}
-	return resp.StatusCode, r
+	return resp.StatusCode, resp.Header.Get("Location"), r
 }
 
 // TestAuthTLSClientCertificates checks auth-tls-* against real client
@@ -116,6 +116,8 @@ func TestAuthTLSClientCertificates(t *testing.T) {
 			"auth-tls-match-cn": "CN=client-a", "auth-tls-pass-certificate-to-upstream": "true"}) +
 		mtlsIngressYAML(t, "optional", "optional.mtls.test", map[string]string{"auth-tls-secret": "default/client-ca",
 			"auth-tls-verify-client": "optional"}) +
+		mtlsIngressYAML(t, "errpage", "errpage.mtls.test", map[string]string{"auth-tls-secret": "default/client-ca",
+			"auth-tls-error-page": "https://login.example.com/cert"}) +
 		mtlsIngressYAML(t, "missing", "missing.mtls.test", map[string]string{"auth-tls-secret": "default/no-such-ca"})
 	c := startController(t, map[string]string{"mtls.yaml": m})
 
@@ -132,11 +134,17 @@ func TestAuthTLSClientCertificates(t *testing.T) {
 		{"optional: a good certificate", "optional.mtls.test", &good, 200},
 		{"optional: a certificate from another CA", "optional.mtls.test", &foreign, 400},
 		{"missing CA Secret: closed", "missing.mtls.test", &good, 503},
+		{"error page: no certificate", "errpage.mtls.test", nil, 302},
+		{"error page: a certificate from another CA", "errpage.mtls.test", &foreign, 302},
+		{"error page: a good certificate", "errpage.mtls.test", &good, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, r := getMTLS(t, c, tc.host, tc.cert)
+			status, location, r := getMTLS(t, c, tc.host, tc.cert)
 			if status != tc.want {
 				t.Fatalf("status %d, want %d", status, tc.want)
+			}
+			if status == 302 && location != "https://login.example.com/cert" {
+				t.Fatalf("redirected to %q", location)
 			}
 			if status != 200 {
 				return
