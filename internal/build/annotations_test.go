@@ -14,8 +14,6 @@ import (
 // relaxing one is a deliberate change to this test too.
 var securityAnnotations = []string{
 	"auth-url",
-	"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page",
-	"auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn",
 }
 
 func TestSecurityAnnotationsFailClosedInTable(t *testing.T) {

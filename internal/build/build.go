@@ -261,6 +261,11 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 	for h := range hosts {
 		srv := b.server(h)
 		srv.Sources = append(srv.Sources, ref)
+		if h == "" && t.Annotations.Server.ClientTLS != nil {
+			// Rules without a host: of the server settings only client
+			// certificates apply to the catch-all server.
+			b.offerServerSettings(h, ref, &annotations.ServerSettings{ClientTLS: t.Annotations.Server.ClientTLS})
+		}
 		if h != "" {
 			b.offerServerSettings(h, ref, &t.Annotations.Server)
 		}
@@ -530,6 +535,9 @@ func (b *builder) finish() {
 		}
 		if srv.TLS != nil && srv.TLS.Secret != "" {
 			usedSecrets[srv.TLS.Secret] = true
+		}
+		if srv.ClientTLS != nil {
+			usedProxySecrets[srv.ClientTLS.Secret] = true
 		}
 	}
 	if b.model.DefaultCertificate != "" {

@@ -159,37 +159,70 @@ func (b *builder) customHeaders(ref model.ObjectRef, n annotations.ObjectName) [
 // bundle), and tls.crt with tls.key (a client certificate), each
 // optional but not both absent.
 func (b *builder) proxySecret(n annotations.ObjectName) (string, error) {
+	ps, err := b.tlsFiles(n)
+	if err != nil {
+		return "", err
+	}
+	if len(ps.CA) == 0 && len(ps.Cert) == 0 {
+		return "", fmt.Errorf("secret %s holds neither ca.crt nor tls.crt", n)
+	}
+	return ps.Key(), nil
+}
+
+// clientCA validates the Secret that auth-tls-secret names: ca.crt is
+// required, ca.crl optional.
+func (b *builder) clientCA(n annotations.ObjectName) (string, error) {
+	ps, err := b.tlsFiles(n)
+	if err != nil {
+		return "", err
+	}
+	if len(ps.CA) == 0 {
+		return "", fmt.Errorf("secret %s holds no ca.crt", n)
+	}
+	return ps.Key(), nil
+}
+
+// tlsFiles reads and validates the TLS material of a Secret named by an
+// annotation, whichever keys it holds: ca.crt, tls.crt with tls.key, and
+// ca.crl. One Secret may serve proxy-ssl-secret and auth-tls-secret at
+// once, so each is read whatever the annotation.
+func (b *builder) tlsFiles(n annotations.ObjectName) (*model.ProxySecret, error) {
 	key := n.String()
-	if _, ok := b.proxySecrets[key]; ok {
-		return key, nil
+	if ps, ok := b.proxySecrets[key]; ok {
+		return ps, nil
 	}
 	s := b.secretsIn[key]
 	if s == nil {
-		return "", fmt.Errorf("secret %s not found", key)
+		return nil, fmt.Errorf("secret %s not found", key)
 	}
 	ps := &model.ProxySecret{Namespace: n.Namespace, Name: n.Name,
-		Cert: s.Data[corev1.TLSCertKey], PrivateKey: s.Data[corev1.TLSPrivateKeyKey], CA: s.Data["ca.crt"]}
-	if len(ps.CA) == 0 && len(ps.Cert) == 0 {
-		return "", fmt.Errorf("secret %s holds neither ca.crt nor tls.crt", key)
-	}
+		Cert: s.Data[corev1.TLSCertKey], PrivateKey: s.Data[corev1.TLSPrivateKeyKey], CA: s.Data["ca.crt"], CRL: s.Data["ca.crl"]}
 	if len(ps.CA) > 0 {
 		if err := model.CheckChainSize(ps.CA); err != nil {
-			return "", fmt.Errorf("secret %s ca.crt: %w", key, err)
+			return nil, fmt.Errorf("secret %s ca.crt: %w", key, err)
 		}
 		if !certificatesOnly(ps.CA) {
-			return "", fmt.Errorf("secret %s ca.crt holds no PEM certificate, or something else besides", key)
+			return nil, fmt.Errorf("secret %s ca.crt holds no PEM certificate, or something else besides", key)
+		}
+	}
+	if len(ps.CRL) > 0 {
+		if len(ps.CRL) > maxCRLBytes {
+			return nil, fmt.Errorf("secret %s ca.crl is %d bytes, more than %d", key, len(ps.CRL), maxCRLBytes)
+		}
+		if !crlsOnly(ps.CRL) {
+			return nil, fmt.Errorf("secret %s ca.crl holds no PEM X509 CRL, or something else besides", key)
 		}
 	}
 	if len(ps.Cert) > 0 || len(ps.PrivateKey) > 0 {
 		if err := model.CheckChainSize(ps.Cert); err != nil {
-			return "", fmt.Errorf("secret %s tls.crt: %w", key, err)
+			return nil, fmt.Errorf("secret %s tls.crt: %w", key, err)
 		}
 		if _, err := tls.X509KeyPair(ps.Cert, ps.PrivateKey); err != nil {
-			return "", fmt.Errorf("secret %s: %v", key, err)
+			return nil, fmt.Errorf("secret %s: %v", key, err)
 		}
 	}
 	b.proxySecrets[key] = ps
-	return key, nil
+	return ps, nil
 }
 
 // authFile validates the Secret with the users of basic authentication:
@@ -246,6 +279,21 @@ func (b *builder) hasCA(key string) bool {
 // certificatesOnly reports whether data is one or more PEM certificates
 // that parse, and nothing else.
 func certificatesOnly(data []byte) bool {
+	return pemOnly(data, "CERTIFICATE", func(der []byte) error { _, err := x509.ParseCertificate(der); return err })
+}
+
+// maxCRLBytes bounds ca.crl, which nginx reads at every reload.
+const maxCRLBytes = 4 << 20
+
+// crlsOnly reports whether data is one or more PEM X509 CRLs that
+// parse, and nothing else.
+func crlsOnly(data []byte) bool {
+	return pemOnly(data, "X509 CRL", func(der []byte) error { _, err := x509.ParseRevocationList(der); return err })
+}
+
+// pemOnly reports whether data is one or more PEM blocks of type typ that
+// parse, and nothing else.
+func pemOnly(data []byte, typ string, parse func([]byte) error) bool {
 	n := 0
 	for rest := data; ; {
 		var block *pem.Block
@@ -253,10 +301,7 @@ func certificatesOnly(data []byte) bool {
 		if block == nil {
 			return n > 0 && len(trimSpace(rest)) == 0
 		}
-		if block.Type != "CERTIFICATE" {
-			return false
-		}
-		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+		if block.Type != typ || parse(block.Bytes) != nil {
 			return false
 		}
 		n++

@@ -34,6 +34,9 @@ var serverSettings = []serverSetting{
 	{"ssl-redirect", func(s *annotations.ServerSettings) any { return &s.SSLRedirect }},
 	{"force-ssl-redirect", func(s *annotations.ServerSettings) any { return &s.ForceSSLRedirect }},
 	{"preserve-trailing-slash", func(s *annotations.ServerSettings) any { return &s.PreserveTrailingSlash }},
+	// The auth-tls annotations are one setting: a host verifies clients
+	// against one CA, as one Ingress configured it.
+	{"auth-tls-*", func(s *annotations.ServerSettings) any { return &s.ClientTLS }},
 }
 
 // offerServerSettings applies an Ingress's server-level annotations to
@@ -71,6 +74,11 @@ func (b *builder) offerServerSettings(host string, ref model.ObjectRef, offered 
 func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 	srv.SSLRedirect = b.model.Config.SSLRedirect && srv.TLS != nil
 	hs := b.hostSettings[srv.Host]
+	if hs != nil && hs.set.ClientTLS != nil {
+		// The catch-all server too: it answers Ingress rules without a
+		// host, as ingress-nginx's "_" server does.
+		b.clientTLS(srv, hs.set.ClientTLS, hs.owner["auth-tls-*"])
+	}
 	if hs == nil || srv.Host == "" {
 		return
 	}
@@ -129,6 +137,39 @@ func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 	if !reflect.DeepEqual(*p, model.ServerPolicy{}) {
 		p.Source = hs.owner[firstOwned(hs)]
 		srv.Policy = p
+	}
+}
+
+// clientTLS sets up client certificate authentication for a host, or,
+// when the CA cannot be used, makes every path of the host answer 503:
+// serving them without the check would fail open.
+func (b *builder) clientTLS(srv *model.Server, c *annotations.ClientTLSSettings, owner model.ObjectRef) {
+	if c.Closed {
+		// The annotation Problem is the owner's already.
+		b.problem(owner, model.ReasonInvalidAnnotation, false,
+			"annotations %s/auth-tls-* cannot be used; every path of host %q answers 503", b.opts.AnnotationsPrefix, displayHost(srv.Host))
+		closeServer(srv)
+		return
+	}
+	key, err := b.clientCA(c.Secret)
+	if err != nil {
+		b.problem(owner, model.ReasonInvalidSecret, false,
+			"annotation %s/auth-tls-secret: %v; every path of host %q answers 503 rather than being served without client certificates",
+			b.opts.AnnotationsPrefix, err, displayHost(srv.Host))
+		closeServer(srv)
+		return
+	}
+	srv.ClientTLS = &model.ClientTLS{Secret: key, Verify: c.Verify, Depth: c.Depth, ErrorPage: c.ErrorPage,
+		PassCertificate: c.PassCertificate, MatchCN: c.MatchCN, Source: owner}
+}
+
+// closeServer makes every location of srv, and its default, answer 503.
+func closeServer(srv *model.Server) {
+	for i, l := range srv.Locations {
+		srv.Locations[i] = &model.Location{Match: l.Match, Source: l.Source, Action: model.ReturnStatus(503)}
+	}
+	if srv.Default != nil {
+		srv.Default = &model.Location{Match: srv.Default.Match, Source: srv.Default.Source, Action: model.ReturnStatus(503)}
 	}
 }
 

@@ -94,6 +94,12 @@ func proxySecretUsers(m *model.Model, rel string) []model.ObjectRef {
 				}
 			}
 		}
+		if c := srv.ClientTLS; c != nil {
+			ns, name, _ := strings.Cut(c.Secret, "/")
+			if rel == layout.ProxyCAFile(ns, name) || rel == layout.ProxyCRLFile(ns, name) {
+				refs = append(refs, c.Source)
+			}
+		}
 	}
 	return refs
 }

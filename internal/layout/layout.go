@@ -88,6 +88,12 @@ func ProxyCAFile(namespace, name string) string {
 	return filepath.Join(SecretsDir, namespace+"_"+name+"_ca.pem")
 }
 
+// ProxyCRLFile is the relative path of a proxy secret's ca.crl, which
+// client certificates are checked against (auth-tls-secret).
+func ProxyCRLFile(namespace, name string) string {
+	return filepath.Join(SecretsDir, namespace+"_"+name+"_crl.pem")
+}
+
 // DHParamFile is the relative path of the DH parameters that ssl-dh-param
 // names; like ProxyCertFile's, its suffix never names another file.
 func DHParamFile(namespace, name string) string {
@@ -113,10 +119,12 @@ func IsDHParamFile(rel string) bool {
 	return strings.HasPrefix(rel, SecretsDir+"/") && strings.HasSuffix(rel, "_dhparam.pem")
 }
 
-// IsProxySecretFile reports whether rel is a ProxyCertFile or ProxyCAFile
-// (not a host certificate): nginx reads those at reload only.
+// IsProxySecretFile reports whether rel is a ProxyCertFile, ProxyCAFile
+// or ProxyCRLFile (not a host certificate): nginx reads those at reload
+// only.
 func IsProxySecretFile(rel string) bool {
-	return strings.HasPrefix(rel, SecretsDir+"/") && (strings.HasSuffix(rel, "_proxy.pem") || strings.HasSuffix(rel, "_ca.pem"))
+	return strings.HasPrefix(rel, SecretsDir+"/") &&
+		(strings.HasSuffix(rel, "_proxy.pem") || strings.HasSuffix(rel, "_ca.pem") || strings.HasSuffix(rel, "_crl.pem"))
 }
 
 // Fixed runtime paths.

@@ -272,3 +272,47 @@ type ServerPolicy struct {
 	// Source is the object whose settings these are.
 	Source ObjectRef
 }
+
+// ClientTLS is client certificate authentication for a server
+// (ingress-nginx's auth-tls-* annotations). nginx verifies the
+// certificate during the handshake against the CA bundle; the server then
+// refuses requests as Verify says.
+type ClientTLS struct {
+	// Secret is the key of a ProxySecret in Model.ProxySecrets holding
+	// the CA bundle (and optionally a CRL).
+	Secret string
+	Verify ClientVerify
+	// Depth is the longest chain accepted, 1 to MaxClientVerifyDepth.
+	Depth int
+	// ErrorPage, a URL that ParseRedirectURL accepted, is where a client
+	// whose certificate is missing or invalid is redirected (302) instead
+	// of the 400 answer.
+	ErrorPage string
+	// PassCertificate sends the client certificate to the backend in the
+	// ssl-client-cert header (URL-encoded PEM).
+	PassCertificate bool
+	// MatchCN, when set, is "CN=" followed by a regular expression that
+	// ParseHeaderRegex accepted; a request whose subject DN does not
+	// contain a match answers 403.
+	MatchCN string
+	// Source is the Ingress whose annotations these are.
+	Source ObjectRef
+}
+
+// MaxClientVerifyDepth bounds auth-tls-verify-depth.
+const MaxClientVerifyDepth = 10
+
+// ClientVerify is nginx's ssl_verify_client.
+type ClientVerify string
+
+const (
+	// VerifyOn requires a certificate that the CA bundle verifies.
+	VerifyOn ClientVerify = "on"
+	// VerifyOff asks for no certificate.
+	VerifyOff ClientVerify = "off"
+	// VerifyOptional verifies a certificate if the client sends one.
+	VerifyOptional ClientVerify = "optional"
+	// VerifyOptionalNoCA asks for a certificate but lets any through;
+	// the backend sees the result in ssl-client-verify.
+	VerifyOptionalNoCA ClientVerify = "optional_no_ca"
+)

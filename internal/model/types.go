@@ -56,6 +56,9 @@ type Server struct {
 	Regex bool
 	// Policy holds the host-level settings; nil when none is set.
 	Policy *ServerPolicy
+	// ClientTLS asks HTTPS clients for a certificate (auth-tls-*); nil
+	// when the host does not.
+	ClientTLS *ClientTLS
 }
 
 // Wildcard reports whether the host is "*.suffix".
@@ -168,6 +171,9 @@ func (s *TLSSecret) Key() string { return s.Namespace + "/" + s.Name }
 type ProxySecret struct {
 	Namespace, Name      string
 	Cert, PrivateKey, CA []byte
+	// CRL is the Secret's ca.crl: PEM X509 CRLs that ClientTLS checks
+	// client certificates against.
+	CRL []byte
 }
 
 // Key is "namespace/name".

@@ -79,7 +79,7 @@ func (sp *serverPlan) planErrors(v *policyView, lv *locationView, l *model.Locat
 		sp.v.ErrorLocations = append(sp.v.ErrorLocations, errorLocationView{
 			Name: name, Code: code,
 			Namespace: quoted[0], Ingress: quoted[1], Service: quoted[2], Port: quoted[3],
-			Target: target, Headers: headersView{Module: "proxy", Custom: sp.rc.setHeaders},
+			Target: target, Headers: *sp.clientHeaders(&headersView{Module: "proxy", Custom: sp.rc.setHeaders}),
 		})
 	}
 	return nil

@@ -31,7 +31,7 @@ func (sp *serverPlan) planMirror(m *model.Mirror) (*mirrorUse, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := headersView{Module: "proxy", ProxyHost: m.Host == "", Custom: sp.rc.setHeaders}
+	h := *sp.clientHeaders(&headersView{Module: "proxy", ProxyHost: m.Host == "", Custom: sp.rc.setHeaders})
 	if m.Host != "" {
 		if h.Host, err = Quote(string(m.Host)); err != nil {
 			return nil, err

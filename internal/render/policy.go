@@ -85,6 +85,10 @@ type headersView struct {
 	ForwardedPrefix string
 	// Custom are proxy-set-headers' headers.
 	Custom []headerLine
+	// ClientInfo sends the client certificate's verification result,
+	// subject and issuer; ClientCert the certificate itself (auth-tls-*).
+	ClientInfo bool `json:",omitempty"`
+	ClientCert bool `json:",omitempty"`
 }
 
 type replaceView struct {
@@ -271,7 +275,7 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 		}
 	}
 	if pol.UpstreamHost != nil || v.RewriteTarget != "" && pol.XForwardedPrefix != nil || v.Module == "grpc" {
-		v.Headers = &headersView{Module: v.Module, GRPC: v.Module == "grpc", Custom: sp.rc.setHeaders}
+		v.Headers = sp.clientHeaders(&headersView{Module: v.Module, GRPC: v.Module == "grpc", Custom: sp.rc.setHeaders})
 		if pol.UpstreamHost != nil {
 			if v.Headers.Host, err = Quote(string(*pol.UpstreamHost)); err != nil {
 				return err

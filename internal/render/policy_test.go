@@ -135,6 +135,30 @@ var policyCases = []struct {
 		}
 		return m
 	}},
+	{"client-tls", []string{"plain", "lua"}, func() *model.Model {
+		// a. requires a certificate, with every option; b. asks for one
+		// without a CA check; c. is b.'s twin without client TLS, so in
+		// the Lua data plane it must not share b.'s server block.
+		m := policyModel(
+			&model.Server{Host: "a.example.com", TLS: &model.ServerTLS{Secret: "shop/a-tls"}, SSLRedirect: true,
+				ClientTLS: &model.ClientTLS{Secret: "shop/client-ca", Verify: model.VerifyOn, Depth: 2,
+					ErrorPage: "https://login.example.com/cert", PassCertificate: true, MatchCN: "CN=(client-a|client b)"},
+				Locations: []*model.Location{
+					loc(model.Prefix, "/", nil),
+					loc(model.Prefix, "/grpc", &model.Policy{Protocol: model.ProtocolGRPC}),
+					loc(model.Prefix, "/host", &model.Policy{UpstreamHost: ptr(model.HeaderValue("web.internal"))}),
+				}},
+			&model.Server{Host: "b.example.com", ClientTLS: &model.ClientTLS{Secret: "shop/ca-only", Verify: model.VerifyOptionalNoCA, Depth: 1},
+				Locations: []*model.Location{loc(model.Prefix, "/", nil)}},
+			&model.Server{Host: "c.example.com", Locations: []*model.Location{loc(model.Prefix, "/", nil)}},
+		)
+		m.Secrets = []*model.TLSSecret{{Namespace: "shop", Name: "a-tls", PEM: []byte("pem")}}
+		m.ProxySecrets = []*model.ProxySecret{
+			{Namespace: "shop", Name: "ca-only", CA: []byte("ca")},
+			{Namespace: "shop", Name: "client-ca", CA: []byte("ca"), CRL: []byte("crl")},
+		}
+		return m
+	}},
 	{"custom-errors", []string{"plain", "lua"}, func() *model.Model {
 		errs := &model.ErrorPages{Codes: []int{503, 404, 404}, Backend: "shop/errors/80"}
 		other := &model.Location{Match: model.Match{Type: model.Prefix, Path: "/grpc"}, Action: model.ProxyTo("shop/grpc/grpc"),
@@ -343,5 +367,33 @@ func TestPolicyRefusals(t *testing.T) {
 		if _, err := Render(m, goldenParams); err == nil {
 			t.Errorf("%s: rendered", name)
 		}
+	}
+}
+
+// TestClientTLSRefused checks that render refuses client certificate
+// settings that did not come through the annotation grammar.
+func TestClientTLSRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    model.ClientTLS
+	}{
+		{"unknown mode", model.ClientTLS{Secret: "shop/ca", Verify: "on; return 200", Depth: 1}},
+		{"depth 0", model.ClientTLS{Secret: "shop/ca", Verify: model.VerifyOn}},
+		{"secret not in the model", model.ClientTLS{Secret: "shop/other", Verify: model.VerifyOn, Depth: 1}},
+		{"CN without CN=", model.ClientTLS{Secret: "shop/ca", Verify: model.VerifyOn, Depth: 1, MatchCN: "a"}},
+		{"CN with a quote", model.ClientTLS{Secret: "shop/ca", Verify: model.VerifyOn, Depth: 1, MatchCN: `CN=a") { return 200; } if ("`}},
+		{"CN with a variable", model.ClientTLS{Secret: "shop/ca", Verify: model.VerifyOn, Depth: 1, MatchCN: "CN=$host"}},
+		{"CN with a newline", model.ClientTLS{Secret: "shop/ca", Verify: model.VerifyOn, Depth: 1, MatchCN: "CN=a\n}"}},
+		{"error page with a variable", model.ClientTLS{Secret: "shop/ca", Verify: model.VerifyOn, Depth: 1, ErrorPage: "https://a.example.com/$host"}},
+		{"relative error page", model.ClientTLS{Secret: "shop/ca", Verify: model.VerifyOn, Depth: 1, ErrorPage: "/error"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			m := policyModel(&model.Server{Host: "a.example.com", ClientTLS: &c, Locations: []*model.Location{loc(model.Prefix, "/", nil)}})
+			m.ProxySecrets = []*model.ProxySecret{{Namespace: "shop", Name: "ca", CA: []byte("ca")}}
+			if _, err := Render(m, goldenParams); err == nil {
+				t.Fatal("rendered")
+			}
+		})
 	}
 }

@@ -179,7 +179,12 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	}
 	// So are the certificates and CAs for TLS to backends, always.
 	for _, s := range m.ProxySecrets {
-		hashed["proxy-secret:"+s.Key()] = slices.Concat(s.Cert, []byte{0}, s.PrivateKey, []byte{0}, s.CA)
+		h := slices.Concat(s.Cert, []byte{0}, s.PrivateKey, []byte{0}, s.CA)
+		if len(s.CRL) > 0 {
+			// Validated PEM holds no NUL, so the separator is unambiguous.
+			h = slices.Concat(h, []byte{0}, s.CRL)
+		}
+		hashed["proxy-secret:"+s.Key()] = h
 	}
 	// And the DH parameters.
 	if d := m.DHParam; d != nil {

@@ -23,9 +23,14 @@ type serverView struct {
 	DefaultServer bool
 	// Block are the variables of the header block lists that refuse a
 	// request with 403 (see blockMaps).
-	Block        []string `json:",omitempty"`
-	Cert         string
-	CertLua      string
+	Block   []string `json:",omitempty"`
+	Cert    string
+	CertLua string
+	// ClientTLS is client certificate authentication, nil for none;
+	// Headers then replaces the http level's request headers, adding the
+	// client certificate's.
+	ClientTLS    *clientTLSView `json:",omitempty"`
+	Headers      *headersView   `json:",omitempty"`
 	Redirect     bool
 	RedirectPort string
 	// HTTPRedirectCode is the status of the HTTPS redirect and of the
@@ -194,6 +199,12 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 	}
 	sp := &serverPlan{rc: rc, v: v, srv: srv, errs: map[string]int{}, named: map[string]bool{},
 		mirrors: map[string]string{}, cors: map[string]int{}}
+	if err := sp.planClientTLS(); err != nil {
+		return nil, err
+	}
+	if v.ClientTLS != nil {
+		v.Headers = sp.clientHeaders(&headersView{Module: "proxy", Custom: rc.setHeaders})
+	}
 	if v.Locations, err = sp.locations(); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,8 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 	m := &model.Model{Secrets: []*model.TLSSecret{
 		{Namespace: "a", Name: "one", PEM: []byte("pem-one")},
 		{Namespace: "b", Name: "two.example", PEM: []byte("pem-two")},
-	}, AuthFiles: []*model.AuthFile{{Namespace: "a", Name: "users", Map: true, Data: []byte("u:{SHA}x\n")}}}
+	}, AuthFiles: []*model.AuthFile{{Namespace: "a", Name: "users", Map: true, Data: []byte("u:{SHA}x\n")}},
+		ProxySecrets: []*model.ProxySecret{{Namespace: "c", Name: "client-ca", CA: []byte("ca"), CRL: []byte("crl")}}}
 	want := SecretFiles(m)
 	want["nginx.conf"] = []byte("conf")
 	if _, err := fs.sync(want); err != nil {
@@ -33,6 +34,8 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 		{"secrets/a_one.pem", 0o600},
 		{"secrets/b_two.example.pem", 0o600},
 		{"secrets/a_users_authmap.htpasswd", 0o600},
+		{"secrets/c_client-ca_ca.pem", 0o600},
+		{"secrets/c_client-ca_crl.pem", 0o600},
 		{"nginx.conf", 0o644},
 		{"secrets", 0o700 | os.ModeDir},
 	} {
@@ -47,7 +50,7 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 
 	// A secret no longer referenced leaves the disk; nothing temporary is
 	// left behind.
-	m.Secrets = m.Secrets[:1]
+	m.Secrets, m.ProxySecrets = m.Secrets[:1], nil
 	m.AuthFiles = nil
 	next := SecretFiles(m)
 	next["nginx.conf"] = []byte("conf")

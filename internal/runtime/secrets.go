@@ -20,9 +20,10 @@ import (
 
 // SecretFiles is the Local Secret Store's view of a Model: one PEM bundle
 // per TLS secret that a live server references, and for each Secret used
-// for TLS to backends its client certificate with key and its CA bundle,
-// the DH parameters of ssl-dh-param, and the password files of basic
-// authentication; nothing else. The
+// for TLS to backends or client certificate authentication its client
+// certificate with key, its CA bundle and its CRL, the DH parameters of
+// ssl-dh-param, and the password files of basic authentication; nothing
+// else. The
 // Manager writes them with mode 0600 by atomic rename next to the
 // configuration, removes them when no longer referenced, and rolls them back
 // with the configuration when nginx rejects it.
@@ -37,6 +38,9 @@ func SecretFiles(m *model.Model) render.Files {
 		}
 		if len(s.CA) > 0 {
 			out[layout.ProxyCAFile(s.Namespace, s.Name)] = s.CA
+		}
+		if len(s.CRL) > 0 {
+			out[layout.ProxyCRLFile(s.Namespace, s.Name)] = s.CRL
 		}
 	}
 	if d := m.DHParam; d != nil {

@@ -32,6 +32,8 @@ type Reply struct {
 var SeenHeaders = []string{
 	"X-Forwarded-Prefix", "X-Forwarded-Host", "X-Forwarded-Port", "X-Real-IP", "X-Code", "X-Format", "X-Original-URI",
 	"X-Namespace", "X-Ingress-Name", "X-Service-Name", "X-Service-Port", "X-Request-ID",
+	// Client certificate authentication's (auth-tls-*).
+	"Ssl-Client-Verify", "Ssl-Client-Subject-Dn", "Ssl-Client-Cert",
 }
 
 // Handler answers as service, reporting endpoint (its own address).

@@ -96,7 +96,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup}
 
 // supported builds the rows of an implemented group.
 func supported(group string, rows ...Annotation) []Annotation {
@@ -129,7 +129,7 @@ func ingressNginx(group string, st AnnotationStatus, names ...string) []Annotati
 
 // annotationTable is every known annotation. The ingress-nginx names are
 // those of its annotation reference; security ones are listed under
-// "auth" and "auth-tls" with AnnotationFailClosed.
+// "auth" with AnnotationFailClosed.
 var annotationTable = concat(append([][]Annotation{pending}, groupRows()...)...)
 
 func groupRows() [][]Annotation {
@@ -151,9 +151,6 @@ var pending = concat(
 	// Security: fail closed.
 	ingressNginx("auth", AnnotationFailClosed,
 		"auth-url"),
-	ingressNginx("auth-tls", AnnotationFailClosed,
-		"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page",
-		"auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn"),
 
 	// Companions of the security annotations: they configure nothing on
 	// their own, and an Ingress using them also carries one above.

@@ -54,6 +54,8 @@ type ServerSettings struct {
 	SSLRedirect           *bool
 	ForceSSLRedirect      *bool
 	PreserveTrailingSlash *bool
+	// ClientTLS is client certificate authentication (auth-tls-*).
+	ClientTLS *ClientTLSSettings
 	// Keys are the full annotation keys that set the fields, sorted, for
 	// Problems when Ingresses of one host disagree.
 	Keys []string
