@@ -117,7 +117,11 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	if err := checkPath("lua dir", o.LuaDir); err != nil {
 		return Snippets{}, err
 	}
-	for _, sock := range []struct{ what, path string }{{"socket path", o.SocketPath}, {"unavailable socket", o.UnavailableSocket}} {
+	sockets := []struct{ what, path string }{{"socket path", o.SocketPath}, {"unavailable socket", o.UnavailableSocket}}
+	if o.Metrics != nil {
+		sockets = append(sockets, struct{ what, path string }{"metrics socket", o.MetricsSocket})
+	}
+	for _, sock := range sockets {
 		if err := checkPath(sock.what, sock.path); err != nil {
 			return Snippets{}, err
 		}

@@ -33,14 +33,9 @@ type Metrics struct {
 }
 
 // luaInit is the metrics.lua init call for the http block's
-// init_by_lua_block: every value a number or a name from a fixed list.
+// init_by_lua_block: every value a number or a name from a fixed list, and
+// socket, which NginxSnippets checks with its other sockets.
 func (m *Metrics) luaInit(socket string) (string, error) {
-	if err := checkPath("metrics socket", socket); err != nil {
-		return "", err
-	}
-	if len(socket) > maxSocketPath {
-		return "", fmt.Errorf("metrics socket %q is longer than %d bytes", socket, maxSocketPath)
-	}
 	var names []string
 	for _, n := range m.Histograms {
 		if !slices.ContainsFunc(balancer.Histograms, func(h balancer.Histogram) bool { return h.Name == n }) {

@@ -54,14 +54,18 @@ func TestMetricsLuaInit(t *testing.T) {
 		{"negative bucket", func(m *Metrics) { m.TimeBuckets = []float64{-1} }, sock},
 		{"no buckets", func(m *Metrics) { m.TimeBuckets = nil }, sock},
 		{"too many buckets", func(m *Metrics) { m.TimeBuckets = make([]float64, 65) }, sock},
-		{"relative socket", func(*Metrics) {}, "metrics.sock"},
-		{"socket with a quote", func(*Metrics) {}, `/tmp/a"b.sock`},
-		{"socket too long", func(*Metrics) {}, "/" + strings.Repeat("a", 120)},
 	} {
 		m := goldenMetrics
 		tc.change(&m)
 		if call, err := m.luaInit(tc.sock); err == nil {
 			t.Errorf("%s: accepted: %s", tc.name, call)
+		}
+	}
+	// The socket is checked with the data plane's other sockets.
+	for _, sock := range []string{"metrics.sock", `/tmp/a"b.sock`, "/" + strings.Repeat("a", 120)} {
+		o := SnippetOptions{LuaDir: "/l", SocketPath: "/s/d.sock", UnavailableSocket: "/s/u.sock", Metrics: &good, MetricsSocket: sock}
+		if _, err := NginxSnippets(o); err == nil {
+			t.Errorf("metrics socket %q accepted", sock)
 		}
 	}
 }
