@@ -20,8 +20,6 @@ import (
 	"github.com/causeway/causeway/internal/balancer"
 )
 
-// Prefix is the namespace of the metrics named as ingress-nginx names them.
-const Prefix = "nginx_ingress_controller_"
 
 // RequestOptions configure the per-request metrics (ingress-nginx's flags
 // of the same meaning in parentheses).
@@ -127,7 +125,7 @@ func NewRequests(opts RequestOptions, reg prometheus.Registerer) (*Requests, err
 	}
 	excluded := map[string]bool{}
 	for _, n := range opts.Exclude {
-		n = strings.TrimPrefix(strings.TrimSpace(n), Prefix)
+		n = strings.TrimPrefix(strings.TrimSpace(n), CompatPrefix)
 		if !slices.Contains(SocketMetrics, n) {
 			return nil, fmt.Errorf("--exclude-socket-metrics: unknown metric %q (want one of %s)", n, strings.Join(SocketMetrics, ", "))
 		}
@@ -152,12 +150,12 @@ func NewRequests(opts RequestOptions, reg prometheus.Registerer) (*Requests, err
 			r.connectAt = len(r.histograms)
 		}
 		r.histograms = append(r.histograms, histogramSpec{name: h.Name, bounds: bucketsOf[h.Buckets],
-			desc: prometheus.NewDesc(Prefix+h.Name, h.Help, r.labelNames, opts.ConstLabels)})
+			desc: prometheus.NewDesc(CompatPrefix+h.Name, h.Help, r.labelNames, opts.ConstLabels)})
 	}
 	r.requestsOn = !excluded["requests"]
-	r.requests = prometheus.NewDesc(Prefix+"requests", "The total number of client requests.", r.labelNames, opts.ConstLabels)
+	r.requests = prometheus.NewDesc(CompatPrefix+"requests", "The total number of client requests.", r.labelNames, opts.ConstLabels)
 	r.latencyOn = !excluded["ingress_upstream_latency_seconds"] && r.connectAt >= 0
-	r.latency = prometheus.NewDesc(Prefix+"ingress_upstream_latency_seconds",
+	r.latency = prometheus.NewDesc(CompatPrefix+"ingress_upstream_latency_seconds",
 		"Deprecated by ingress-nginx: the upstream connect time per Ingress, in seconds (sum and count only).",
 		[]string{"ingress", "namespace", "service", "canary"}, opts.ConstLabels)
 	r.batches = prometheus.NewCounterVec(prometheus.CounterOpts{
