@@ -20,7 +20,6 @@ import (
 	"github.com/causeway/causeway/internal/balancer"
 )
 
-
 // RequestOptions configure the per-request metrics (ingress-nginx's flags
 // of the same meaning in parentheses).
 type RequestOptions struct {
