@@ -35,7 +35,7 @@ func selfSigned(t *testing.T) (cert, key []byte) {
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "backend-client"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
@@ -49,6 +49,31 @@ func selfSigned(t *testing.T) (cert, key []byte) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
 }
 
+// emptyCRL returns a PEM CRL, revoking nothing, signed by the
+// certificate and key selfSigned returned.
+func emptyCRL(t *testing.T, certPEM, keyPEM []byte) []byte {
+	t.Helper()
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		t.Fatal("selfSigned returned no PEM")
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{Number: big.NewInt(1),
+		ThisUpdate: time.Now().Add(-time.Hour), NextUpdate: time.Now().Add(time.Hour)}, cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der})
+}
+
 // policyModel is baseModel with every Policy and ServerPolicy field set:
 // on safe.test (Servers[1]), on the two alike hosts (Servers[2] and [3],
 // which share one Policy and so one server block in the Lua data plane),
@@ -56,9 +81,14 @@ func selfSigned(t *testing.T) (cert, key []byte) {
 func policyModel(t *testing.T) *model.Model {
 	m := baseModel(t)
 	cert, key := selfSigned(t)
-	m.ProxySecrets = []*model.ProxySecret{{Namespace: "ns", Name: "backend-tls", Cert: cert, PrivateKey: key, CA: cert}}
+	m.ProxySecrets = []*model.ProxySecret{{Namespace: "ns", Name: "backend-tls", Cert: cert, PrivateKey: key, CA: cert},
+		{Namespace: "ns", Name: "client-ca", CA: cert, CRL: emptyCRL(t, cert, key)}}
+	// One user, "u" with password "secret".
+	m.AuthFiles = []*model.AuthFile{{Namespace: "ns", Name: "users", Data: []byte("u:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n")}}
 	safe := m.Servers[1]
 	safe.Policy = &model.ServerPolicy{Aliases: []string{"alias.safe.test"}, WWWRedirect: true, AppRoot: "/app", ForceSSLRedirect: true}
+	safe.ClientTLS = &model.ClientTLS{Secret: "ns/client-ca", Verify: model.VerifyOptional, Depth: 2,
+		ErrorPage: "https://safe.test/certificate-error", PassCertificate: true, MatchCN: "CN=client-[a-z]+", Source: safe.Sources[0]}
 	safe.Locations[0].Policy = &model.Policy{
 		Rewrite:          &model.Rewrite{Target: "/new"},
 		XForwardedPrefix: ptrTo(model.HeaderValue("/old")),
@@ -85,6 +115,8 @@ func policyModel(t *testing.T) *model.Model {
 			Exempt: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}},
 		Access: &model.AccessList{Deny: []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32")},
 			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}},
+		BasicAuth: &model.BasicAuth{Realm: "Safe zone", File: m.AuthFiles[0].Key()},
+		Satisfy:   model.SatisfyAny,
 	}
 	m.Config.BlockCIDRs = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/32")}
 	m.Config.BlockUserAgents, _ = model.ParseHeaderMatches(`Bad Bot/1.0 (compatible; x), ~^curl/, ~*(scanner|crawl) v\d`)
@@ -118,13 +150,20 @@ func policyModel(t *testing.T) *model.Model {
 	return m
 }
 
-// withProxySecrets adds the files the runtime writes for proxy secrets.
+// withProxySecrets adds the files the runtime writes for proxy secrets
+// and password files.
 func withProxySecrets(out render.Files, m *model.Model) render.Files {
 	all := render.Files{}
 	maps.Copy(all, out)
 	for _, s := range m.ProxySecrets {
 		all[layout.ProxyCertFile(s.Namespace, s.Name)] = slices.Concat(s.Cert, s.PrivateKey)
 		all[layout.ProxyCAFile(s.Namespace, s.Name)] = s.CA
+		if len(s.CRL) > 0 {
+			all[layout.ProxyCRLFile(s.Namespace, s.Name)] = s.CRL
+		}
+	}
+	for _, f := range m.AuthFiles {
+		all[layout.AuthFile(f.Namespace, f.Name, f.Kind())] = f.Data
 	}
 	return all
 }
@@ -144,7 +183,8 @@ func TestPolicyRendersAndPasses(t *testing.T) {
 				"error_page 503 = @causeway_err_0_503;", "limit_req zone=causeway_req_5r_s burst=25 nodelay;", "limit_conn_zone $causeway_limit_key", "mirror_request_body on;", "return 302 \"${scheme}://${http_host}/app\";",
 				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "map $http_origin $causeway_cors_",
 				"deny 203.0.113.0/24;\n        deny 2001:db8::/32;\n        deny 10.0.0.7;\n        allow 127.0.0.0/8;\n        allow ::1;\n        deny all;",
-				"\"~*(scanner|crawl) v\\\\d\" 1;", "if ($causeway_block_referer) {"} {
+				"\"~*(scanner|crawl) v\\\\d\" 1;", "if ($causeway_block_referer) {",
+				"satisfy any;", "auth_basic \"Safe zone\";", "ssl_verify_client optional;", "ssl_verify_depth 2;", "ssl_crl "} {
 				if !strings.Contains(all, want) {
 					t.Errorf("no %q in the rendered files", want)
 				}
@@ -215,6 +255,17 @@ var policyMutations = map[string]func(m *model.Model, v string){
 		m.Servers[2].Locations[0].Policy.ResponseHeaders[0].Value = model.HeaderValue(v)
 	},
 	"shared alias": func(m *model.Model, v string) { m.Servers[3].Policy.Aliases[0] = v },
+	"auth realm":   func(m *model.Model, v string) { safePolicy(m).BasicAuth.Realm = v },
+	"auth file": func(m *model.Model, v string) {
+		m.AuthFiles[0].Name = v
+		safePolicy(m).BasicAuth.File = m.AuthFiles[0].Key()
+	},
+	"client ca": func(m *model.Model, v string) { m.ProxySecrets[1].Name = v; m.Servers[1].ClientTLS.Secret = "ns/" + v },
+	"client cn": func(m *model.Model, v string) { m.Servers[1].ClientTLS.MatchCN = "CN=" + v },
+	"client error page": func(m *model.Model, v string) {
+		m.Servers[1].ClientTLS.ErrorPage = "https://safe.test/" + v
+	},
+	"client verify": func(m *model.Model, v string) { m.Servers[1].ClientTLS.Verify = model.ClientVerify(v) },
 }
 
 // fileSkeleton is skeleton with the server files' directives included
