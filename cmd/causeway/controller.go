@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/causeway/causeway/internal/flavour"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -61,6 +62,7 @@ type controllerFlags struct {
 	logLevel          string
 	dataplane         string
 	modulesDir        string
+	luaPackagePath    string
 	nginxUser         string
 	syncQuiet         time.Duration
 	syncMaxDelay      time.Duration
@@ -105,6 +107,7 @@ func newControllerCommand() *cobra.Command {
 	fl.DurationVar(&f.syncMaxDelay, "sync-max-delay", 500*time.Millisecond, "apply at most this long after the first of a stream of changes")
 	fl.StringVar(&f.nginxUser, "nginx-user", "", "user nginx workers run as when the controller runs as root (default www-data, else nobody)")
 	fl.StringVar(&f.modulesDir, "nginx-modules-dir", "/usr/lib/nginx/modules", "directory holding ndk_http_module.so, ngx_http_lua_module.so, ngx_http_brotli_filter_module.so and ngx_http_headers_more_filter_module.so")
+	fl.StringVar(&f.luaPackagePath, "lua-package-path", render.DefaultLuaPackagePath, "where the Lua balancer finds lua-resty-core and lua-resty-lrucache: lua_package_path templates (absolute paths with \"?\") separated by \";\", ending in \";;\" to search LuaJIT's default path after them; the default, \";;\", finds Debian's packages")
 	fl.StringVar(&f.annotationsPrefix, "annotations-prefix", annotations.DefaultPrefix, "prefix of the ingress-nginx annotations read from Ingresses")
 	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
 	fl.StringVar(&f.defaultSSLCert, "default-ssl-certificate", "", "NAMESPACE/NAME of a kubernetes.io/tls Secret presented for unknown server names and hosts without a certificate of their own, instead of the self-generated one")
@@ -147,6 +150,12 @@ func (f *controllerFlags) validate() error {
 		return fmt.Errorf("--state-dir: %w", err)
 	}
 	f.stateDir = abs
+	if f.modulesDir, err = filepath.Abs(f.modulesDir); err != nil {
+		return fmt.Errorf("--nginx-modules-dir: %w", err)
+	}
+	if f.luaPackagePath, err = render.ParseLuaPackagePath(f.luaPackagePath); err != nil {
+		return fmt.Errorf("--lua-package-path %q: %w", f.luaPackagePath, err)
+	}
 	if err := f.kube.validate(); err != nil {
 		return err
 	}
@@ -197,7 +206,12 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	if err != nil {
 		return err
 	}
-	params := render.Params{StateDir: dir, ListenAddress: f.listenAddress, HTTPPort: f.httpPort, HTTPSPort: f.httpsPort, User: workerUser}
+	flav, err := flavour.Detect(ctx, f.nginxBinary)
+	if err != nil {
+		return fmt.Errorf("--nginx-binary: %w", err)
+	}
+	log.Info("data plane", "binary", f.nginxBinary, "flavour", flav.String())
+	params := render.Params{StateDir: dir, ListenAddress: f.listenAddress, HTTPPort: f.httpPort, HTTPSPort: f.httpsPort, User: workerUser, Flavour: flav}
 	params.OpenFilesLimit = runtime.OpenFilesLimit()
 	// Brotli is loaded only when the ConfigMap enables it; without the
 	// module, enable-brotli is a Problem on the ConfigMap.
@@ -216,7 +230,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	}
 	var pusher controller.Pusher
 	if f.dataplane != "plain" {
-		mods, err := runtime.DetectLua(ctx, f.nginxBinary, f.modulesDir, dir)
+		mods, err := runtime.DetectLua(ctx, f.nginxBinary, f.modulesDir, f.luaPackagePath, dir)
 		switch {
 		case err != nil && f.dataplane == "lua":
 			return fmt.Errorf("--dataplane=lua: %w", err)
@@ -228,7 +242,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 				return err
 			}
 			mgr.SetStatic(lua)
-			params.Dynamic = &render.Dynamic{Modules: mods}
+			params.Dynamic = &render.Dynamic{Modules: mods, LuaPackagePath: f.luaPackagePath}
 			if requests != nil {
 				params.Dynamic.Metrics = f.metrics.render(requests)
 				ln, err := metrics.ListenSocket(dir.MetricsSocket())

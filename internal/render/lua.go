@@ -15,6 +15,10 @@ import (
 type SnippetOptions struct {
 	// LuaDir is the directory passed to WriteLua. Required, absolute.
 	LuaDir string
+	// PackagePath is where other Lua modules (lua-resty-core) are found
+	// after LuaDir: a value ParseLuaPackagePath returned; "" means
+	// DefaultLuaPackagePath.
+	PackagePath string
 	// SocketPath is the dynamic channel's unix socket. Required, absolute,
 	// at most 107 bytes. Its directory should be reachable only by nginx's
 	// master and the controller: anyone who can connect can reroute
@@ -117,6 +121,10 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	if err := checkPath("lua dir", o.LuaDir); err != nil {
 		return Snippets{}, err
 	}
+	extra, err := ParseLuaPackagePath(o.PackagePath)
+	if err != nil {
+		return Snippets{}, fmt.Errorf("lua package path: %w", err)
+	}
 	sockets := []struct{ what, path string }{{"socket path", o.SocketPath}, {"unavailable socket", o.UnavailableSocket}}
 	if o.Metrics != nil {
 		sockets = append(sockets, struct{ what, path string }{"metrics socket", o.MetricsSocket})
@@ -166,11 +174,11 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	}
 
 	var s Snippets
-	s.HTTP = fmt.Sprintf(`lua_package_path "%s/?.lua;;";
+	s.HTTP = fmt.Sprintf(`lua_package_path "%s";
 lua_shared_dict %s %s;
 init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s")%s }
 init_worker_by_lua_block { require("causeway.balancer").init_worker()%s }
-`, filepath.Clean(o.LuaDir), balancer.StateDict, dictSize, initArg, filepath.Clean(o.UnavailableSocket), initMetrics, workerMetrics)
+`, luaPackagePath(filepath.Clean(o.LuaDir), extra), balancer.StateDict, dictSize, initArg, filepath.Clean(o.UnavailableSocket), initMetrics, workerMetrics)
 
 	// keepalive must come after balancer_by_lua_block: nginx wraps the
 	// balancer defined before it, and in the other order no connection

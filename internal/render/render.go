@@ -11,6 +11,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"github.com/causeway/causeway/internal/flavour"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -66,6 +67,9 @@ type Params struct {
 	// unknown), from which max-worker-open-files 0 derives nginx's
 	// worker_rlimit_nofile.
 	OpenFilesLimit uint64
+	// Flavour is the binary's family and version (nginx, Angie); the zero
+	// value renders what nginx 1.22 accepts.
+	Flavour flavour.Flavour
 }
 
 // Dynamic configures the Lua-balanced data plane: one upstream whose peers
@@ -76,6 +80,9 @@ type Dynamic struct {
 	Modules []string
 	// Metrics, when set, counts requests per location (metrics.go).
 	Metrics *Metrics
+	// LuaPackagePath is where lua-resty-core is found (see
+	// SnippetOptions.PackagePath); "" is LuaJIT's default path.
+	LuaPackagePath string
 }
 
 // Files maps paths relative to the state directory to their content.

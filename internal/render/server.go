@@ -18,8 +18,11 @@ type serverView struct {
 	ServerNames []string
 	ListenHTTP  string
 	ListenHTTPS string
-	// HTTP2 offers HTTP/2 on the HTTPS listener (use-http2).
+	// HTTP2 offers HTTP/2 on the HTTPS listener (use-http2) with listen's
+	// http2 parameter; HTTP2On with the http2 directive instead, where the
+	// binary has it (flavour.Flavour.HTTP2Directive).
 	HTTP2         bool
+	HTTP2On       bool `json:",omitempty"`
 	DefaultServer bool
 	// Block are the variables of the header block lists that refuse a
 	// request with 403 (see blockMaps).
@@ -165,7 +168,8 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 	for _, bm := range maps {
 		v.Block = append(v.Block, bm.Variable)
 	}
-	v.HTTP2 = m.Config.HTTP2
+	v.HTTP2On = m.Config.HTTP2 && p.Flavour.HTTP2Directive()
+	v.HTTP2 = m.Config.HTTP2 && !v.HTTP2On
 	for _, ref := range srv.Sources {
 		q, err := Quote(ref.Namespace + "/" + ref.Name)
 		if err != nil {

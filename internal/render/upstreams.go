@@ -21,6 +21,7 @@ func luaSnippets(m *model.Model, p Params) (*Snippets, error) {
 	}
 	s, err := NginxSnippets(SnippetOptions{
 		LuaDir:            p.StateDir.LuaDir(),
+		PackagePath:       p.Dynamic.LuaPackagePath,
 		SocketPath:        p.StateDir.DynamicSocket(),
 		UnavailableSocket: p.StateDir.UnavailableSocket(),
 		StateFile:         p.StateDir.DynamicState(),

@@ -12,6 +12,12 @@ import (
 	"github.com/causeway/causeway/internal/render"
 )
 
+// probeHTTP goes first in the http block of every throw-away
+// configuration: the access log is off, so that no binary opens its
+// compiled-in default log (Angie's is relative to the prefix, which a probe
+// directory does not have).
+const probeHTTP = "access_log off;"
+
 // LuaModules are the dynamic modules the Lua data plane loads, in order.
 var luaModules = []string{"ndk_http_module.so", "ngx_http_lua_module.so"}
 
@@ -19,8 +25,9 @@ var luaModules = []string{"ndk_http_module.so", "ngx_http_lua_module.so"}
 // error saying why it cannot run here. It does not trust file presence
 // alone: it has nginx load the modules, create a shared dict and require
 // lua-resty-core in a throw-away configuration, which is exactly what the
-// real configuration needs.
-func DetectLua(ctx context.Context, binary, modulesDir string, dir layout.Dir) ([]string, error) {
+// real configuration needs, with lua_package_path set to packagePath (a
+// value render.ParseLuaPackagePath returned).
+func DetectLua(ctx context.Context, binary, modulesDir, packagePath string, dir layout.Dir) ([]string, error) {
 	var mods []string
 	for _, m := range luaModules {
 		p := filepath.Join(modulesDir, m)
@@ -45,13 +52,17 @@ func DetectLua(ctx context.Context, binary, modulesDir string, dir layout.Dir) (
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n  lua_shared_dict causeway_probe 64k;\n"+
-		"  init_by_lua_block { require(\"resty.core\"); require(\"ngx.balancer\") }\n}\n", pid)
-	path := filepath.Join(probeDir, "nginx.conf")
-	if err := writeAtomic(path, []byte(conf.String()), 0o600); err != nil {
+	path, err := render.ParseLuaPackagePath(packagePath)
+	if err != nil {
 		return nil, err
 	}
-	out, err := exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", path, "-t", "-q").CombinedOutput()
+	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n  %s\n  lua_package_path \"%s\";\n  lua_shared_dict causeway_probe 64k;\n"+
+		"  init_by_lua_block { require(\"resty.core\"); require(\"ngx.balancer\") }\n}\n", pid, probeHTTP, path)
+	confPath := filepath.Join(probeDir, "nginx.conf")
+	if err := writeAtomic(confPath, []byte(conf.String()), 0o600); err != nil {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", confPath, "-t", "-q").CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("nginx cannot run the Lua balancer: %s", strings.TrimSpace(string(out)))
 	}

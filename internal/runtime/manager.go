@@ -330,7 +330,7 @@ func (m *Manager) probeCertificates(ctx context.Context, secrets []string) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n", pid)
+	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n  %s\n", pid, probeHTTP)
 	for i, rel := range secrets {
 		path, err := render.Quote(m.opts.StateDir.Path(rel))
 		if err != nil {

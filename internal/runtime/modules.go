@@ -43,7 +43,7 @@ func DetectModule(ctx context.Context, binary, modulesDir, name string, dir layo
 	if err != nil {
 		return "", err
 	}
-	conf := fmt.Sprintf("load_module %s;\npid %s;\nerror_log stderr;\nevents {}\nhttp {}\n", mod, pid)
+	conf := fmt.Sprintf("load_module %s;\npid %s;\nerror_log stderr;\nevents {}\nhttp {\n  %s\n}\n", mod, pid, probeHTTP)
 	path := filepath.Join(probeDir, "nginx.conf")
 	if err := writeAtomic(path, []byte(conf), 0o600); err != nil {
 		return "", err
