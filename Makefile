@@ -10,7 +10,7 @@ LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -
 # of skipping when these are set, so a missing install step cannot hide.
 TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1 CAUSEWAY_REQUIRE_TESTENV=1 CAUSEWAY_REQUIRE_NETNS=1
 
-.PHONY: bench-dynamic bench-scale all build deps demo test test-unit test-integration test-e2e test-netns lint clean kube-apiserver testenv
+.PHONY: bench-dynamic bench-scale all build deps demo test test-unit test-integration test-integration-angie test-e2e test-netns lint clean kube-apiserver testenv angie
 
 all: build
 
@@ -37,6 +37,15 @@ test-unit: deps kube-apiserver
 test-integration: deps
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 15m ./test/integration/...
 
+# Tier 2 again, on Angie built from ../shared/vendor (make angie): the same
+# tests, with the binary, its modules and its lua-resty-core from the
+# environment (test/integration/dataplane_test.go).
+ANGIE := $(CURDIR)/.cache/angie
+test-integration-angie: deps angie
+	$(TEST_ENV) CAUSEWAY_NGINX=$(ANGIE)/sbin/angie CAUSEWAY_NGINX_MODULES=$(ANGIE)/modules \
+		CAUSEWAY_LUA_PACKAGE_PATH='$(ANGIE)/lualib/?.lua;;' \
+		$(GO) test -race -count=1 -timeout 15m ./test/integration/...
+
 # Tier 3: a real etcd and kube-apiserver; the controller runs as deploy/'s
 # ServiceAccount with real nginx; backends live in a network namespace
 # (the API refuses loopback endpoints), so this needs root.
@@ -47,13 +56,19 @@ test-e2e: deps kube-apiserver
 test-netns: deps kube-apiserver
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m ./test/netns/...
 
-test: deps lint test-unit test-integration test-e2e test-netns
+test: deps lint test-unit test-integration test-integration-angie test-e2e test-netns
 	@echo "all test tiers passed"
 
 # The pinned kube-apiserver for end-to-end tests, built from the Go module
 # proxy into .cache/bin (skipped when the cached binary matches).
 kube-apiserver:
 	@hack/build-kube-apiserver.sh
+
+# Angie 1.12.1 with the Lua module, built from the tarballs in
+# ../shared/vendor (or $$CAUSEWAY_VENDOR) into .cache/angie; skipped when
+# the cached build matches. See docs/angie.md.
+angie:
+	@hack/build-angie.sh
 
 # etcd + kube-apiserver in the foreground, with an admin kubeconfig; Ctrl-C
 # stops and cleans up. See docs/testenv.md.

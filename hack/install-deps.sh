@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Causeway's demo and tests need, only those
 # missing. Safe to run repeatedly; needs root (or sudo) when something is
-# missing.
+# missing. With arguments, it installs those packages instead (as
+# hack/build-angie.sh does for its build dependencies).
 set -euo pipefail
 
 packages=(nginx libnginx-mod-http-lua lua-resty-core libnginx-mod-stream libnginx-mod-http-brotli-filter libnginx-mod-http-headers-more-filter etcd-server iptables iproute2 curl ca-certificates procps)
+if [ $# -gt 0 ]; then
+  packages=("$@")
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,13 +47,7 @@ var padded = "/?pad=" + strings.Repeat("x", 1200)
 // TestCompression: gzip and brotli apply to the listed types above the
 // minimum length, for clients that accept them, and nothing else.
 func TestCompression(t *testing.T) {
-	brotli := true
-	if _, err := os.Stat("/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"); err != nil {
-		if os.Getenv("CAUSEWAY_REQUIRE_NGINX") == "1" {
-			t.Fatal("nginx's brotli module is missing; run hack/install-deps.sh")
-		}
-		brotli = false
-	}
+	brotli := optionalModule(t, "ngx_http_brotli_filter_module.so")
 	be := startBackend(t, "web")
 	cm := map[string]string{"use-gzip": "true", "gzip-min-length": "1000", "gzip-types": "application/json text/css",
 		"enable-brotli": strconv.FormatBool(brotli), "brotli-min-length": "1000", "brotli-types": "application/json"}
@@ -160,12 +155,17 @@ func TestRequestHandlingDefaults(t *testing.T) {
 		t.Errorf("www. redirect: %d, want 308", r.Status)
 	}
 	// No Server header at all (server-tokens false, headers-more), on
-	// proxied answers and on nginx's own.
-	if s := c.GetTLS("rq.test", "/").Header.Values("Server"); len(s) != 0 {
-		t.Errorf("Server %q, want none", s)
+	// proxied answers and on nginx's own; without headers-more, the
+	// product without its version.
+	want := []string(nil)
+	if !optionalModule(t, "ngx_http_headers_more_filter_module.so") {
+		want = []string{serverProduct()}
 	}
-	if s := c.Get("nowhere.rq.test", "/").Header.Values("Server"); len(s) != 0 {
-		t.Errorf("nginx's own 404: Server %q, want none", s)
+	if s := c.GetTLS("rq.test", "/").Header.Values("Server"); !slices.Equal(s, want) {
+		t.Errorf("Server %q, want %q", s, want)
+	}
+	if s := c.Get("nowhere.rq.test", "/").Header.Values("Server"); !slices.Equal(s, want) {
+		t.Errorf("nginx's own 404: Server %q, want %q", s, want)
 	}
 	// A 4k header fits the default 4 8k buffers; 9k does not.
 	if r := c.do(harness.Request{Scheme: "https", Host: "rq.test", Path: "/", Header: map[string]string{"X-Big": strings.Repeat("b", 4000)}}); r.Status != 200 {
@@ -195,8 +195,8 @@ func TestRequestHandlingKeys(t *testing.T) {
 	if r := c.Get("www.rq.test", "/a"); r.Status != 301 {
 		t.Errorf("www. redirect: %d, want 301", r.Status)
 	}
-	if s := c.GetTLS("rq.test", "/").Header.Get("Server"); !strings.HasPrefix(s, "nginx/") {
-		t.Errorf("Server %q, want nginx/VERSION", s)
+	if s := c.GetTLS("rq.test", "/").Header.Get("Server"); !strings.HasPrefix(s, serverProduct()+"/") {
+		t.Errorf("Server %q, want %s/VERSION", s, serverProduct())
 	}
 	if r := c.GetTLS("rq.test", "/"); r.Reply.Headers["X-Request-ID"] != "" {
 		t.Errorf("generate-request-id false: the backend got X-Request-ID %q", r.Reply.Headers["X-Request-ID"])
@@ -249,10 +249,8 @@ spec:
 // areas at the ends of what they accept, on both data planes with the
 // brotli module, and nginx -t must accept each configuration.
 func TestCompressionAndRequestKeysAtTheirBounds(t *testing.T) {
-	mods := "/usr/lib/nginx/modules"
-	if _, err := os.Stat(filepath.Join(mods, "ngx_http_brotli_filter_module.so")); err != nil {
-		t.Skip("nginx's brotli module is missing; run hack/install-deps.sh")
-	}
+	requireModule(t, "ngx_http_brotli_filter_module.so")
+	mods := dataPlane.modules
 	low := map[string]string{"use-gzip": "true", "gzip-level": "1", "gzip-min-length": "0", "gzip-types": "text/html",
 		"enable-brotli": "true", "brotli-level": "0", "brotli-min-length": "0", "brotli-types": "*",
 		"keep-alive": "0", "keep-alive-requests": "1", "client-header-buffer-size": "128", "large-client-header-buffers": "1 1k",

@@ -32,7 +32,11 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	if _, err := exec.LookPath("nginx"); err != nil {
+	if _, err := exec.LookPath(dataPlane.binary); err != nil {
+		if dataPlane.other {
+			fmt.Fprintf(os.Stderr, "CAUSEWAY_NGINX=%s: %v (for Angie, run make angie)\n", dataPlane.binary, err)
+			return 1
+		}
 		if os.Getenv("CAUSEWAY_REQUIRE_NGINX") == "1" {
 			fmt.Fprintln(os.Stderr, "nginx is required (CAUSEWAY_REQUIRE_NGINX=1) but not installed; run hack/install-deps.sh")
 			return 1
@@ -40,6 +44,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "skipping integration tests: nginx not installed")
 		return 0
 	}
+	if err := detectDataPlane(); err != nil {
+		fmt.Fprintln(os.Stderr, "data plane under test:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "data plane under test: %s (%s)\n", dataPlane.binary, dataPlaneFlavour)
 	dir, err := os.MkdirTemp("", "causeway-it-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -204,6 +213,7 @@ func launchController(t *testing.T, manifests map[string]string, how launch, ext
 		"--http-port", strconv.Itoa(c.HTTPPort), "--https-port", strconv.Itoa(c.HTTPSPort),
 		"--health-port", strconv.Itoa(c.HealthPort), "--metrics-port", strconv.Itoa(c.MetricsPort),
 		"--configmap", "causeway/config", "--shutdown-timeout", "5s"}
+	args = append(args, dataPlaneArgs()...)
 	c.cmd = exec.Command(binary, append(args, extraArgs...)...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if how.output != nil {

@@ -265,15 +265,7 @@ func TestHostileManifestsAreRejected(t *testing.T) {
 // renderParamsFor renders into a fixed state directory that nginxTest
 // rewrites; plane "lua" selects the Lua data plane.
 func renderParamsFor(plane string) render.Params {
-	p := render.Params{StateDir: layout.Dir("/var/lib/causeway-hostile"), HTTPPort: 80, HTTPSPort: 443}
-	if plane == "lua" {
-		mods := os.Getenv("CAUSEWAY_NGINX_MODULES")
-		if mods == "" {
-			mods = "/usr/lib/nginx/modules"
-		}
-		p.Dynamic = &render.Dynamic{Modules: []string{filepath.Join(mods, "ndk_http_module.so"), filepath.Join(mods, "ngx_http_lua_module.so")}}
-	}
-	return p
+	return dataPlaneParams(render.Params{StateDir: layout.Dir("/var/lib/causeway-hostile"), HTTPPort: 80, HTTPSPort: 443}, plane == "lua")
 }
 
 func mustRender(t *testing.T, m *model.Model) render.Files {
@@ -390,7 +382,7 @@ func nginxTest(t *testing.T, out render.Files, m *model.Model) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("nginx", "-t", "-q", "-p", string(dir)+"/", "-e", "stderr", "-c", dir.MainConf())
+	cmd := exec.Command(dataPlane.binary, "-t", "-q", "-p", string(dir)+"/", "-e", "stderr", "-c", dir.MainConf())
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("nginx -t failed: %v\n%s", err, msg)
 	}
