@@ -452,18 +452,7 @@ func (pr annotatedProbe) verify(o observed, kind string) error {
 func measureAnnotated(ctx context.Context, c *config, kind string, pin pinning, sides []side, probes int, why string, rep *report) error {
 	loader := c.resolvedLoader()
 	fmt.Fprintf(os.Stderr, "(f) annotated location behind %s backends: %s, %d connections, %d rounds of %s per side ...\n", kind, loader, c.conns, c.rounds, c.tputDuration)
-	cpu := -1
-	if pin.on {
-		cpu = loadCPU
-	}
-	headers := []string{"Origin: " + allowedOrigin}
-	load := func(sd side, d time.Duration) (sample, error) {
-		url := "http://" + sd.httpAddr + annotatedTarget
-		if loader == "wrk" {
-			return wrkLoad(ctx, url, sd.host, headers, c.conns, d, cpu)
-		}
-		return vegetaLoad(ctx, url, sd.host, headers, c.conns, d)
-	}
+	load := closedLoop(ctx, c, pin, annotatedTarget, []string{"Origin: " + allowedOrigin})
 	res, err := abRounds(ctx, c.rounds, sides, time.Second, c.tputDuration, load)
 	if err != nil {
 		return fmt.Errorf("(f) annotated location: %w", err)

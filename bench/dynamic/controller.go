@@ -80,6 +80,7 @@ func (e *env) startControllerWith(ctx context.Context, name string, manifests ma
 		"--health-port", strconv.Itoa(p.HealthPort), "--metrics-port", strconv.Itoa(p.MetricsPort),
 		"--configmap", "causeway/config", "--shutdown-timeout", "5s", "--dataplane", "lua",
 		"--sync-quiet-period", c.syncQuiet.String(), "--sync-max-delay", c.syncMaxDelay.String()}
+	args = append(args, e.plane.controllerArgs()...)
 	args = append(args, opt.args...)
 	if p.proc, err = startProcess(p.LogPath, e.bin, args...); err != nil {
 		return nil, err

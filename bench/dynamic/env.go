@@ -28,6 +28,10 @@ type env struct {
 	dir  string
 	bin  string
 	keep bool
+	// plane is the data plane under test: the binary the controllers and
+	// the hand-written configs run on (-binary). Backend nginx stays
+	// Debian's, which is not under test.
+	plane dataPlane
 
 	mu       sync.Mutex
 	cleanups []func()
@@ -106,12 +110,23 @@ func freePort(ip string) (int, error) {
 // (its error log in dir), stops it when the environment closes, and waits
 // until every addr accepts connections. what names it in errors.
 func (e *env) runNginx(ctx context.Context, what, dir, conf string, addrs ...string) (*process, error) {
+	return e.runBinary(ctx, e.plane.binary, what, dir, conf, addrs...)
+}
+
+// runBinary is runNginx on another binary. A configuration for a data
+// plane other than Debian's nginx is adapted first (dataPlane.adapt).
+func (e *env) runBinary(ctx context.Context, binary, what, dir, conf string, addrs ...string) (*process, error) {
+	if binary == e.plane.binary && e.plane.other() {
+		if err := e.plane.adapt(conf); err != nil {
+			return nil, err
+		}
+	}
 	errLog := filepath.Join(dir, "error.log")
 	args := []string{"-p", dir, "-c", conf, "-e", errLog}
-	if out, err := exec.CommandContext(ctx, "nginx", append([]string{"-t"}, args...)...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("nginx -t on the %s config: %w\n%s", what, err, out)
+	if out, err := exec.CommandContext(ctx, binary, append([]string{"-t"}, args...)...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s -t on the %s config: %w\n%s", binary, what, err, out)
 	}
-	proc, err := startProcess(filepath.Join(dir, "nginx.out"), "nginx", args...)
+	proc, err := startProcess(filepath.Join(dir, "nginx.out"), binary, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,9 @@
 //	    ingress-nginx annotations (regex rewrite, CORS, timeouts, buffering,
 //	    body size, custom headers) vs the same behaviour written by hand;
 //	(g) requests/s over HTTP/2 (h2load, 100 concurrent streams) through the
-//	    generated TLS listener vs a hand-written `listen ... ssl http2`.
+//	    generated TLS listener vs a hand-written `listen ... ssl http2`;
+//	(h) what basic auth and source-address lists add to nginx CPU per
+//	    request, generated vs written by hand.
 //
 // Everything listens on 127.0.0.0/8 only, and every load loop is bounded by
 // a duration or a count. Ctrl-C stops the run and every process it started.
@@ -44,6 +46,8 @@ type config struct {
 	bin  string
 	keep bool
 	only string
+
+	plane dataPlane
 
 	syncQuiet, syncMaxDelay time.Duration
 
@@ -78,9 +82,12 @@ func main() {
 	var c config
 	quick := flag.Bool("quick", false, "short durations and counts (under a minute); explicit flags still win")
 	flag.StringVar(&c.out, "out", "", "also write the Markdown tables to this file")
+	flag.StringVar(&c.plane.binary, "binary", "nginx", "the data plane under test, nginx or angie (.cache/angie/sbin/angie after make angie); backend nginx stays Debian's")
+	flag.StringVar(&c.plane.modules, "modules-dir", debianModules, "the binary's dynamic modules (.cache/angie/modules for Angie)")
+	flag.StringVar(&c.plane.luaPath, "lua-package-path", "", "where the binary's lua-resty-core is, as the controller's --lua-package-path ('$PWD/.cache/angie/lualib/?.lua;;' for Angie)")
 	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, controller and nginx logs)")
-	flag.StringVar(&c.only, "only", "a,b,d,e,f,g", "comma-separated sections to run (a and b include their part of c)")
+	flag.StringVar(&c.only, "only", "a,b,d,e,f,g,h", "comma-separated sections to run (a and b include their part of c)")
 	flag.DurationVar(&c.syncQuiet, "sync-quiet-period", 5*time.Millisecond, "controller --sync-quiet-period")
 	flag.DurationVar(&c.syncMaxDelay, "sync-max-delay", 100*time.Millisecond, "controller --sync-max-delay")
 	flag.IntVar(&c.latencyIterations, "latency-iterations", 100, "(a) endpoint swaps measured")
@@ -173,8 +180,8 @@ func (c *config) validate() error {
 		return errors.New("-h2-conns (1-100) or -h2-streams (1-128, nginx's http2_max_concurrent_streams) out of range")
 	}
 	for _, s := range splitList(c.only) {
-		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g"}, s) {
-			return fmt.Errorf("-only: unknown section %q (want a to g)", s)
+		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h"}, s) {
+			return fmt.Errorf("-only: unknown section %q (want a to h)", s)
 		}
 	}
 	switch c.loader {
@@ -242,6 +249,10 @@ func run(ctx context.Context, c *config) error {
 		}
 	}
 	e.bin = c.bin
+	if err := c.plane.detect(ctx); err != nil {
+		return err
+	}
+	e.plane = c.plane
 	rep := newReport(c)
 
 	if c.section("a") || c.section("b") {
@@ -266,6 +277,13 @@ func run(ctx context.Context, c *config) error {
 	if c.section("g") {
 		for _, kind := range c.tputKindList() {
 			if err := runH2(ctx, e, c, rep, kind); err != nil {
+				return err
+			}
+		}
+	}
+	if c.section("h") {
+		for _, kind := range c.tputKindList() {
+			if err := runAccess(ctx, e, c, rep, kind); err != nil {
 				return err
 			}
 		}

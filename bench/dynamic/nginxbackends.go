@@ -92,7 +92,7 @@ func (p *pool) startNginxBackends(ctx context.Context, n int, extra string) ([]*
 	for i, b := range bs {
 		addrs[i] = b.Addr
 	}
-	proc, err := p.e.runNginx(ctx, "backend", dir, conf, addrs...)
+	proc, err := p.e.runBinary(ctx, "nginx", "backend", dir, conf, addrs...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -16,23 +16,31 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
+// closedLoop is the load of (d), (f) and (h): keep-alive requests for
+// path with headers from c.conns connections, by wrk (pinned to loadCPU
+// when pin is on) or vegeta, for the duration asked.
+func closedLoop(ctx context.Context, c *config, pin pinning, path string, headers []string) func(side, time.Duration) (sample, error) {
+	loader := c.resolvedLoader()
+	cpu := -1
+	if pin.on {
+		cpu = loadCPU
+	}
+	return func(sd side, d time.Duration) (sample, error) {
+		url := "http://" + sd.httpAddr + path
+		if loader == "wrk" {
+			return wrkLoad(ctx, url, sd.host, headers, c.conns, d, cpu)
+		}
+		return vegetaLoad(ctx, url, sd.host, headers, c.conns, d)
+	}
+}
+
 // measureThroughput runs closed-loop keep-alive load (wrk -t1, or vegeta
 // with a fixed pool of workers and no rate limit) against both sides, in
 // alternating rounds, and reports requests/s and the ratio.
 func measureThroughput(ctx context.Context, c *config, kind string, pin pinning, sides []side, rep *report) error {
 	loader := c.resolvedLoader()
 	fmt.Fprintf(os.Stderr, "(d) throughput behind %s backends: %s, %d connections, %d rounds of %s per side ...\n", kind, loader, c.conns, c.rounds, c.tputDuration)
-	cpu := -1
-	if pin.on {
-		cpu = loadCPU
-	}
-	load := func(sd side, d time.Duration) (sample, error) {
-		if loader == "wrk" {
-			return wrkLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, nil, c.conns, d, cpu)
-		}
-		return vegetaLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, nil, c.conns, d)
-	}
-	res, err := abRounds(ctx, c.rounds, sides, time.Second, c.tputDuration, load)
+	res, err := abRounds(ctx, c.rounds, sides, time.Second, c.tputDuration, closedLoop(ctx, c, pin, "/", nil))
 	if err != nil {
 		return err
 	}
