@@ -18,8 +18,8 @@ import (
 // 127.0.x.y so that a benchmark and tests can run on one machine at once.
 const (
 	backendNet = "127.77" // echo backends: 127.77.x.y, a fresh address per "pod"
-	listenNet  = "127.78" // nginx listeners: 127.78.0.x
-	anchorNet  = "127.79" // port anchors: 127.79.0.x
+	listenNet  = "127.78" // nginx listeners: 127.78.x.y
+	anchorNet  = "127.79" // port anchors: 127.79.x.y
 )
 
 // env is what one run owns: a work directory, the causeway binary, the
@@ -76,12 +76,18 @@ func (e *env) close() {
 	os.RemoveAll(e.dir)
 }
 
-// nextIP returns a fresh address in the block prefix ("127.77").
+// nextIP returns a fresh address in the block prefix ("127.77"). Each run
+// starts at a third octet of its own, from its pid, so that two runs at
+// once (an nginx and an Angie run, say) do not race for one address's
+// ports.
 func (e *env) nextIP(prefix string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n := e.ips[prefix]
-	e.ips[prefix]++
+	n, ok := e.ips[prefix]
+	if !ok {
+		n = os.Getpid() % 200 * 250
+	}
+	e.ips[prefix] = n + 1
 	return fmt.Sprintf("%s.%d.%d", prefix, n/250, 1+n%250)
 }
 

@@ -25,7 +25,7 @@ func newReport(c *config) *report {
 	fmt.Fprintf(&r.head, "# Causeway reload-free updates (%s, %s, %d CPUs, %s)\n\n", time.Now().Format(time.DateTime), host, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(&r.head, "Data plane under test: %s (`%s`). ", c.plane.flavour, c.plane.binary)
 	fmt.Fprintf(&r.head, "Controller: files source, `--sync-quiet-period %s --sync-max-delay %s`, Lua data plane. ", c.syncQuiet, c.syncMaxDelay)
-	fmt.Fprintf(&r.head, "Backends: in-process echo servers (and, for (d), (f) and (g), one more nginx answering `return 200`) on 127.77.x.y sharing one port; nginx listens on 127.78.0.x. ")
+	fmt.Fprintf(&r.head, "Backends: in-process echo servers (and, for (d), (f) and (g), one more nginx answering `return 200`) on 127.77.x.y sharing one port; nginx listens on 127.78.x.y. ")
 	fmt.Fprintf(&r.head, "Load average at start: %s.\n", loadAverage())
 	return r
 }
