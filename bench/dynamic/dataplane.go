@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/causeway/causeway/internal/flavour"
@@ -30,7 +31,9 @@ func (d *dataPlane) detect(ctx context.Context) error {
 		return fmt.Errorf("-binary: %w", err)
 	}
 	d.flavour = f
-	return nil
+	// nginx reads a relative path against its prefix, not our directory.
+	d.modules, err = filepath.Abs(d.modules)
+	return err
 }
 
 // controllerArgs select the data plane for a controller.
