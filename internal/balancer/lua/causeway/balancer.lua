@@ -22,7 +22,8 @@ local ngx_balancer = require("ngx.balancer")
 local set_current_peer = ngx_balancer.set_current_peer
 local set_more_tries = ngx_balancer.set_more_tries
 local get_last_failure = ngx_balancer.get_last_failure
-local match, gmatch, min = string.match, string.gmatch, math.min
+local match, gmatch, min, random = string.match, string.gmatch, math.min, math.random
+local re_find = ngx.re.find
 local tonumber = tonumber
 local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
 
@@ -127,22 +128,78 @@ local function tried_peers()
     return tried
 end
 
+-- choose applies a canary split's rule (ingress-nginx's precedence:
+-- header, then cookie, then weight) and returns the key of the backend
+-- that serves the request.
+local function choose(s)
+    local var = ngx.var
+    if s.header_var then
+        local h = var[s.header_var]
+        if h then
+            if s.value then
+                if h == s.value then
+                    return s.canary
+                end
+            elseif s.pattern then
+                local from, _, err = re_find(h, s.pattern, "jo")
+                if from then
+                    return s.canary
+                elseif err then
+                    log(ERR, "causeway: ", s.key, ": header pattern: ", err)
+                    return s.primary
+                end
+            elseif h == "always" then
+                return s.canary
+            elseif h == "never" then
+                return s.primary
+            end
+        end
+    end
+    if s.cookie_var then
+        local c = var[s.cookie_var]
+        if c == "always" then
+            return s.canary
+        elseif c == "never" then
+            return s.primary
+        end
+    end
+    if s.weight > 0 and random(s.total) <= s.weight then
+        return s.canary
+    end
+    return s.primary
+end
+
 -- selected returns the backend a location names and its instance, nil
 -- when it has no endpoint. A location may name a fallback backend
 -- ($causeway_fallback, ingress-nginx's default-backend annotation) that
--- answers while its own backend has no endpoint.
+-- answers while its own backend has no endpoint. A location may also
+-- name a canary split: the rule picks its primary or its canary backend,
+-- and a canary without endpoints leaves the request to the primary, as
+-- in ingress-nginx. The third result is nil without a split, else
+-- whether the canary was chosen.
 local function selected()
     local key = ngx.var.causeway_backend
     local inst = key and key ~= "" and store.lookup(key)
+    local canary = nil
+    if inst and inst.split then
+        local s = inst
+        key = choose(s)
+        inst = store.lookup(key)
+        canary = key == s.canary
+        if canary and not (inst and inst.n > 0) then
+            key, canary = s.primary, false
+            inst = store.lookup(key)
+        end
+    end
     if inst and inst.n > 0 then
-        return key, inst
+        return key, inst, canary
     end
     local fallback = ngx.var.causeway_fallback
     inst = fallback and fallback ~= "" and store.lookup(fallback)
     if inst and inst.n > 0 then
-        return fallback, inst
+        return fallback, inst, canary
     end
-    return nil, nil
+    return nil, nil, canary
 end
 
 -- retry picks another peer after nginx gave up on an attempt
@@ -186,13 +243,15 @@ function _M.balance()
     if state then
         return retry(state, code)
     end
-    local key, inst = selected()
+    local key, inst, canary = selected()
     if not inst then
         return unavailable_peer()
     end
     local rc
-    if inst.per_request then
-        rc = { key = key, inst = inst }
+    if inst.per_request or canary ~= nil then
+        -- A split request keeps its choice for retries, which would
+        -- otherwise draw the weight again.
+        rc = { key = key, inst = inst, canary = canary }
         ngx.ctx.causeway = rc
     end
     return commit(key, inst, rc, inst:pick(rc, nil), true)
