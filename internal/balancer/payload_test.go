@@ -125,7 +125,7 @@ func splitCases() []validationCase {
 		{"split value with space", sp(func(s *balancer.Split) { s.Header, s.HeaderValue = "h", "a b" }), false},
 		{"split value with quote", sp(func(s *balancer.Split) { s.Header, s.HeaderValue = "h", `a"b` }), false},
 		{"split pattern with dollar", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", "a$" }), false},
-		{"split pattern with flags", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", "(?i)a" }), false},
+		{"split pattern optional paren", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", `\(?x` }), true},
 		{"split pattern with newline", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", "a\nb" }), false},
 		{"split cookie with =", sp(func(s *balancer.Split) { s.Cookie = "a=b" }), false},
 		{"split with endpoints", with(sp(ok), func(b *balancer.Backend) { b.Endpoints = []balancer.Endpoint{{Address: "10.0.0.1", Port: 1}} }), false},
@@ -134,8 +134,23 @@ func splitCases() []validationCase {
 	}
 }
 
+// goOnlyCases are refused by Go alone: validate.lua checks a header
+// pattern's alphabet, and leaves its syntax, which PCRE and RE2 must read
+// alike, to the controller (model.ParseHeaderRegex).
+func goOnlyCases() []validationCase {
+	sp := func(p string) balancer.Backend {
+		return balancer.Backend{Key: "s", Endpoints: []balancer.Endpoint{},
+			Split: &balancer.Split{Primary: "a", Canary: "b", Header: "h", HeaderPattern: p, WeightTotal: 100}}
+	}
+	return []validationCase{
+		{"split pattern with flags", sp("(?i)a"), false},
+		{"split pattern backreference", sp(`(a)\1`), false},
+		{"split pattern unbalanced", sp("(a"), false},
+	}
+}
+
 func TestBackendValidate(t *testing.T) {
-	for _, tc := range validationCases() {
+	for _, tc := range append(validationCases(), goOnlyCases()...) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.b
 			if b.Endpoints == nil {

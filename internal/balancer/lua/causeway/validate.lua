@@ -460,7 +460,7 @@ local function want_chars(v, path, field, max, class, what)
 end
 
 -- split validates a canary split (model.CanaryRule). The header pattern
--- is checked here for its alphabet and "(?" only: its full grammar,
+-- is checked here for its alphabet only: its full grammar,
 -- which PCRE and Go's RE2 read alike, is the controller's
 -- (model.ParseHeaderRegex); a pattern PCRE still refuses counts as no
 -- match, as in ingress-nginx.
@@ -485,9 +485,6 @@ local function split(v, key, path)
         "%w._~/:-", "[A-Za-z0-9._~/:-]")
     s.header_pattern = want_chars(v.header_pattern, path, "header_pattern", MAX_CANARY_PATTERN_LEN,
         "%w/._~!*()+,=:@&?|%[%]^\\{} -", "the header regex alphabet")
-    if s.header_pattern and find(s.header_pattern, "(?", 1, true) then
-        bad(path, "header_pattern", "must not contain (?")
-    end
     if (s.header_value or s.header_pattern) and not s.header then
         bad(path, "header", "is required with header_value or header_pattern")
     end
