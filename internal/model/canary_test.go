@@ -18,7 +18,9 @@ func TestCanaryRuleValidate(t *testing.T) {
 		valid bool
 	}{
 		{"weight only", ok(func(r *CanaryRule) { r.Weight = 20 }), true},
-		{"all", ok(func(r *CanaryRule) { r.Header, r.HeaderValue, r.Cookie, r.Weight = "X-Canary_2", "v2.1/a:b~c", "use.canary-2", 100 }), true},
+		{"all", ok(func(r *CanaryRule) {
+			r.Header, r.HeaderValue, r.Cookie, r.Weight = "X-Canary_2", "v2.1/a:b~c", "use.canary-2", 100
+		}), true},
 		{"pattern", ok(func(r *CanaryRule) { r.Header, r.HeaderPattern = "h", `^(v2|v3)-\d+` }), true},
 		{"weight total 1", CanaryRule{Weight: 1, WeightTotal: 1}, true},
 		{"weight over total", ok(func(r *CanaryRule) { r.Weight = 101 }), false},
