@@ -1,6 +1,8 @@
 package render
 
 import (
+	"strings"
+
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/model"
 )
@@ -30,5 +32,30 @@ func selectSplit(lv *locationView, p *model.Proxy, backends map[string]*model.Ba
 		return err
 	}
 	lv.Backend, lv.SelectKey = key, q
+	return nil
+}
+
+// planCanaryMetrics gives a counted split location a second series, for
+// the requests its canary serves: the location's labels with ingress-nginx's
+// canary label, the canary's upstream name. The balancer's log hook (which
+// knows the split's choice) picks the series, so the location gets it.
+func (sp *serverPlan) planCanaryMetrics(lv *locationView, l *model.Location, labels balancer.SeriesLabels) error {
+	p := l.Action.Proxy
+	if p == nil || p.Canary == nil || !sp.rc.lua {
+		return nil
+	}
+	if b := sp.rc.backends[p.Canary.Backend]; b != nil {
+		labels.Canary = b.Namespace + "-" + b.Service + "-" + b.Port
+	} else {
+		labels.Canary = strings.ReplaceAll(p.Canary.Backend, "/", "-")
+	}
+	key := balancer.SeriesKey(labels)
+	q, err := Quote(key)
+	if err != nil {
+		return err
+	}
+	lv.LogVars = append(lv.LogVars, logVar{Name: balancer.CanaryMetricsVariable, Value: q})
+	lv.LogHook = true
+	sp.rc.series[key] = labels
 	return nil
 }

@@ -92,6 +92,17 @@ func TestCanaryWeightDistribution(t *testing.T) {
 	if seen["next"] < lo || seen["next"] > hi || seen["stable"]+seen["next"] != n {
 		t.Fatalf("served %v; want %d to %d of %d by next, the rest by stable", seen, lo, hi, n)
 	}
+	// ingress-nginx's request counter names the canary's upstream on the
+	// requests the canary served; the others have an empty canary label.
+	eventually(t, 10*time.Second, func() error {
+		base := []string{`namespace="default"`, `ingress="web"`, `service="stable"`, `path="/"`}
+		canary := c.Metric("nginx_ingress_controller_requests", append(base, `canary="default-next-80"`)...)
+		main := c.Metric("nginx_ingress_controller_requests", append(base, `canary=""`)...)
+		if canary != float64(seen["next"]) || main != float64(seen["stable"]) {
+			return fmt.Errorf("requests counted %v with the canary label and %v without, want %d and %d", canary, main, seen["next"], seen["stable"])
+		}
+		return nil
+	})
 }
 
 // TestCanaryChangesDoNotReload changes the weight, the header and the

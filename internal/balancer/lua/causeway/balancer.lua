@@ -272,8 +272,8 @@ local function last_number(v)
 end
 
 function _M.log()
-    metrics.observe()
     local rc = ngx.ctx.causeway
+    metrics.observe(rc and rc.canary)
     local peer = rc and rc.peer
     if not peer then
         return
