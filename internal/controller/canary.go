@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/causeway/causeway/internal/balancer"
@@ -51,5 +52,27 @@ func reportPlainCanaries(res *SyncResult) {
 	for _, ref := range model.SortRefs(refs) {
 		res.Problems = append(res.Problems, model.Problem{Object: ref, Reason: ReasonCanaryNeedsLua,
 			Message: "canary releases need the Lua balancer (dynamic mode); the main Ingress's backend serves every request"})
+	}
+}
+
+// reportSplit adds a problem for a split left out of the pushed state, on
+// its canary Ingress and the main Ingress: the locations naming it answer
+// 503 until it is pushed.
+func reportSplit(res *SyncResult, key, reason, msg string) {
+	seen := map[model.ObjectRef]bool{}
+	for _, srv := range res.Model.Servers {
+		for _, l := range srv.Locations {
+			p := l.Action.Proxy
+			if p == nil || p.Canary == nil || model.SplitKey(p.Backend, p.Canary) != key {
+				continue
+			}
+			for _, ref := range []model.ObjectRef{p.Canary.Source, l.Source} {
+				if !seen[ref] {
+					seen[ref] = true
+					res.Problems = append(res.Problems, model.Problem{Object: ref, Reason: reason,
+						Message: fmt.Sprintf("the canary split %s is left out of the endpoint state, so its paths answer 503: %s", key, msg)})
+				}
+			}
+		}
 	}
 }

@@ -41,6 +41,18 @@ func TestDynamicBackendsCarrySplits(t *testing.T) {
 	}
 }
 
+// TestRefusedSplitIsReported: a split nginx refuses (which the shared
+// grammar should prevent) is reported on both Ingresses, not dropped
+// silently.
+func TestRefusedSplitIsReported(t *testing.T) {
+	res := testModel(map[string]int{"a": 1, "c": 1})
+	withCanary(res, 0, "ns/c/80", "a-canary", 20)
+	report(res, "split@ns/a-canary@ns/a/80@ns/c/80", ReasonInvalidBackend, "refused")
+	if got := problemsOf(res); got != "Ingress ns/a-canary(uid-a-canary) InvalidBackend; Ingress ns/a(uid-ing-a) InvalidBackend" {
+		t.Fatalf("problems %q", got)
+	}
+}
+
 // TestPlainModeReportsCanaries: without the Lua balancer nothing splits;
 // each canary Ingress is told so once.
 func TestPlainModeReportsCanaries(t *testing.T) {

@@ -349,6 +349,7 @@ func report(res *SyncResult, key, reason, msg string) {
 		}
 	}
 	if svc.Name == "" {
+		reportSplit(res, key, reason, msg)
 		return
 	}
 	if res.Snapshot != nil {
