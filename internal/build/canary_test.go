@@ -136,3 +136,25 @@ func TestCanaryRuleIsNotInTheSplitKey(t *testing.T) {
 		t.Fatalf("split keys %v, want one", keys)
 	}
 }
+
+// TestCanaryOfRegexMain: a main Ingress with use-regex claims its paths as
+// written, and a canary (whose own use-regex is ignored) still finds them,
+// as ingress-nginx compares the paths as written.
+func TestCanaryOfRegexMain(t *testing.T) {
+	s := world(2)
+	main := mkIngress("default", "main", 0, rule("a.com", path("/api/v[0-9]+", "ImplementationSpecific", svcName(0), 80)))
+	main.Annotations = map[string]string{"nginx.ingress.kubernetes.io/use-regex": "true"}
+	s.Ingresses = append(s.Ingresses, main, canaryIngress("c1", 1, map[string]string{"canary-weight": "5"},
+		rule("a.com", path("/api/v[0-9]+", "ImplementationSpecific", svcName(1), 80))))
+	m, problems := Build(s, testOpts)
+	srv := server(m, "a.com")
+	var c *model.Canary
+	for _, l := range srv.Locations {
+		if l.Match.Type == model.Regex && l.Action.Proxy != nil {
+			c = l.Action.Proxy.Canary
+		}
+	}
+	if c == nil || c.Backend != "default/svc-b/80" || len(problems) != 0 {
+		t.Fatalf("canary %+v, problems %v", c, problems)
+	}
+}
