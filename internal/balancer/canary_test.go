@@ -2,6 +2,7 @@ package balancer_test
 
 import (
 	"math"
+	"net/http"
 	"testing"
 
 	"github.com/causeway/causeway/internal/balancer"
@@ -73,5 +74,63 @@ func TestSplitPrecedence(t *testing.T) {
 		if got[tc.want] != 8 {
 			t.Errorf("%s: served %v, want all by %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// An affinitized request stays where it was, before any rule, as in
+// ingress-nginx (whose canary inherits the main's affinity): a client
+// sent to the canary keeps going there after the weight drops to 0, and
+// one on the main stays there at weight 100.
+func TestSplitKeepsAffinity(t *testing.T) {
+	const split = "split@ns/c@ns/main/80@ns/canary/80"
+	n := startNginx(t, nginxOptions{keys: []string{split}})
+	main := startBackend(t, "127.0.0.2", "main")
+	canary := startBackend(t, "127.0.0.3", "canary")
+	sticky := &balancer.StickyOptions{Cookie: "route"}
+	push := func(gen int64, weight int, header string) {
+		n.replace(t, balancer.State{Generation: gen, Backends: []balancer.Backend{
+			{Key: "ns/main/80", Method: balancer.Sticky, Sticky: sticky, Endpoints: []balancer.Endpoint{main.endpoint()}},
+			{Key: "ns/canary/80", Method: balancer.Sticky, Sticky: sticky, Endpoints: []balancer.Endpoint{canary.endpoint()}},
+			{Key: split, Endpoints: []balancer.Endpoint{}, Split: &balancer.Split{Primary: "ns/main/80", Canary: "ns/canary/80", Header: header, Weight: weight, WeightTotal: 100}},
+		}})
+	}
+	cookieOf := func(r reply) string {
+		for _, c := range (&http.Response{Header: r.header}).Cookies() {
+			if c.Name == "route" {
+				return c.Value
+			}
+		}
+		t.Fatalf("no route cookie in %v", r.header)
+		return ""
+	}
+	push(1, 100, "")
+	first := n.get(t, n.http, n.url(0, "/"), nil)
+	if first.backend != "canary" {
+		t.Fatalf("weight 100: served by %q", first.backend)
+	}
+	onCanary := map[string]string{"Cookie": "route=" + cookieOf(first)}
+	push(2, 0, "")
+	if r := n.get(t, n.http, n.url(0, "/"), nil); r.backend != "main" {
+		t.Fatalf("weight 0 without a cookie: served by %q", r.backend)
+	}
+	onMain := map[string]string{"Cookie": "route=" + cookieOf(n.get(t, n.http, n.url(0, "/"), nil))}
+	for i := range 4 {
+		if r := n.get(t, n.http, n.url(0, "/"), onCanary); r.backend != "canary" {
+			t.Fatalf("request %d affinitized to the canary, at weight 0: served by %q", i, r.backend)
+		}
+	}
+	push(3, 100, "")
+	for i := range 4 {
+		if r := n.get(t, n.http, n.url(0, "/"), onMain); r.backend != "main" {
+			t.Fatalf("request %d affinitized to the main, at weight 100: served by %q", i, r.backend)
+		}
+	}
+	// Nor does a header rule override it, as in ingress-nginx.
+	push(4, 0, "X-Canary")
+	if r := n.get(t, n.http, n.url(0, "/"), map[string]string{"Cookie": "x=1; " + onMain["Cookie"], "X-Canary": "always"}); r.backend != "main" {
+		t.Fatalf("affinitized to the main, header always: served by %q", r.backend)
+	}
+	if r := n.get(t, n.http, n.url(0, "/"), map[string]string{"X-Canary": "always"}); r.backend != "canary" {
+		t.Fatalf("no affinity, header always: served by %q", r.backend)
 	}
 }

@@ -1,6 +1,8 @@
 package build
 
 import (
+	"reflect"
+
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/model"
 )
@@ -82,8 +84,34 @@ func (b *builder) splitLocation(t *ingress.Translation, host string, p ingress.P
 		b.problem(ref, ReasonCanary, false, "%s: the canary routes to the main Ingress's own Service port %s, so there is nothing to split", where(), be.Key)
 		return false
 	}
+	b.inheritAffinity(ref, loc.Action.Proxy.Backend, be)
 	loc.Action.Proxy.Canary = &model.Canary{Backend: be.Key, Rule: rule, Source: ref}
 	return true
+}
+
+// inheritAffinity gives the canary's backend the main's cookie affinity,
+// as ingress-nginx does by default (affinity-canary-behavior "sticky"):
+// the balancer then keeps a client on the side its cookie names, before
+// any rule. It replaces the canary Ingress's own balancing annotations,
+// as in ingress-nginx, but not the Service's causeway.io/ ones nor those
+// another Ingress set, which keep theirs with a Problem.
+func (b *builder) inheritAffinity(ref model.ObjectRef, primary string, canary *model.Backend) {
+	pri := b.backends[primary]
+	if pri == nil || pri.Balance.Method != model.Sticky || canary.Balance.Method == model.Sticky && reflect.DeepEqual(canary.Balance.Sticky, pri.Balance.Sticky) {
+		return
+	}
+	owner, owned := b.balanceOwner[canary.Key]
+	svc := b.idx.service(canary.Namespace, canary.Service)
+	if owned && owner != ref || svc != nil && hasOwnBalance(svc.Annotations) {
+		by := "its Service's causeway.io/load-balance"
+		if owned && owner != ref {
+			by = "the balancing annotations of " + owner.String()
+		}
+		b.problem(ref, model.ReasonCollision, false, "the canary's Service port %s keeps %s: the main's cookie affinity is not inherited, so affinitized clients may change sides", canary.Key, by)
+		return
+	}
+	b.balanceOwner[canary.Key] = ref
+	canary.Balance = model.Balance{Method: model.Sticky, Sticky: pri.Balance.Sticky, Retries: canary.Balance.Retries}
 }
 
 func containsRef(refs []model.ObjectRef, ref model.ObjectRef) bool {

@@ -158,3 +158,53 @@ func TestCanaryOfRegexMain(t *testing.T) {
 		t.Fatalf("canary %+v, problems %v", c, problems)
 	}
 }
+
+// TestCanaryInheritsAffinity: a main with cookie affinity passes it to its
+// canary's Service (ingress-nginx's default "sticky" canary behaviour),
+// replacing the canary Ingress's own balancing; a Service whose balancing
+// another Ingress set keeps it, with a Problem.
+func TestCanaryInheritsAffinity(t *testing.T) {
+	affinity := map[string]string{"nginx.ingress.kubernetes.io/affinity": "cookie", "nginx.ingress.kubernetes.io/session-cookie-name": "route"}
+	for _, tc := range []struct {
+		name    string
+		other   bool // another Ingress sets svc-b's balancing
+		canary  map[string]string
+		sticky  bool
+		problem string
+	}{
+		{"inherited", false, map[string]string{"canary-weight": "10"}, true, ""},
+		{"replaces the canary's own balancing", false, map[string]string{"canary-weight": "10", "load-balance": "ewma"}, true, ""},
+		{"another Ingress's balancing stays", true, map[string]string{"canary-weight": "10"}, false, model.ReasonCollision},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := world(2)
+			main := mkIngress("default", "main", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
+			main.Annotations = affinity
+			s.Ingresses = append(s.Ingresses, main, canaryIngress("c1", 2, tc.canary))
+			if tc.other {
+				other := mkIngress("default", "other", 1, rule("b.com", path("/", "Prefix", svcName(1), 80)))
+				other.Annotations = map[string]string{"nginx.ingress.kubernetes.io/load-balance": "ewma"}
+				s.Ingresses = append(s.Ingresses, other)
+			}
+			m, problems := Build(s, testOpts)
+			var be *model.Backend
+			for _, b := range m.Backends {
+				if b.Key == "default/svc-b/80" {
+					be = b
+				}
+			}
+			if sticky := be.Balance.Method == model.Sticky && be.Balance.Sticky != nil && be.Balance.Sticky.Name == "route"; sticky != tc.sticky {
+				t.Fatalf("canary balance %+v, want sticky=%v", be.Balance, tc.sticky)
+			}
+			var got []string
+			for _, p := range problems {
+				if p.Object.Name == "c1" && p.Reason != model.ReasonUnsupportedAnnotation {
+					got = append(got, p.Reason)
+				}
+			}
+			if want := []string{tc.problem}; tc.problem == "" && len(got) != 0 || tc.problem != "" && (len(got) != 1 || got[0] != want[0]) {
+				t.Fatalf("problems %v, want %q", problems, tc.problem)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,4 +177,57 @@ func TestCanaryChangesDoNotReload(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestCanaryAffinity: with cookie affinity on the main Ingress, a client
+// first sent to the canary keeps going there after its weight drops to 0,
+// and a new client goes to the main (ingress-nginx's default canary
+// affinity behaviour).
+func TestCanaryAffinity(t *testing.T) {
+	stable, next := startBackend(t, "stable"), startBackend(t, "next")
+	main := strings.Replace(ingressYAML("default", "web", "canary.test", "Prefix / stable"), "metadata: {name: web, namespace: default}",
+		"metadata:\n  name: web\n  namespace: default\n  annotations: {nginx.ingress.kubernetes.io/affinity: cookie, nginx.ingress.kubernetes.io/session-cookie-name: route}", 1)
+	c := startController(t, map[string]string{
+		"app.yaml":    ingressClass + serviceYAML("default", "stable", 80, stable) + serviceYAML("default", "next", 80, next) + main,
+		"canary.yaml": canaryYAML("canary-weight", "100"),
+	})
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	get := func(cookie string) harness.Result {
+		t.Helper()
+		h := map[string]string{}
+		if cookie != "" {
+			h["Cookie"] = cookie
+		}
+		res, err := harness.Do(addr, harness.Request{Scheme: "http", Host: "canary.test", Path: "/", Header: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := get("")
+	route := ""
+	for _, ck := range (&http.Response{Header: first.Header}).Cookies() {
+		if ck.Name == "route" {
+			route = "route=" + ck.Value
+		}
+	}
+	if first.Reply.Service != "next" || route == "" {
+		t.Fatalf("weight 100: served by %q, cookie %q", first.Reply.Service, route)
+	}
+	reloads := c.Metric("causeway_nginx_reloads_total")
+	c.WriteManifest("canary.yaml", canaryYAML("canary-weight", "0"))
+	eventually(t, 5*time.Second, func() error {
+		if got := get("").Reply.Service; got != "stable" {
+			return fmt.Errorf("weight 0, no cookie: served by %q", got)
+		}
+		return nil
+	})
+	for range 8 {
+		if got := get(route).Reply.Service; got != "next" {
+			t.Fatalf("weight 0, affinitized to the canary: served by %q", got)
+		}
+	}
+	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
+		t.Fatalf("reloads went from %v to %v", reloads, got)
+	}
 }

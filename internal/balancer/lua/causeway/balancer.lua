@@ -128,9 +128,30 @@ local function tried_peers()
     return tried
 end
 
+-- affinity returns true when the request's affinity cookie names a peer
+-- of the canary, false when it names one of the primary, nil otherwise:
+-- ingress-nginx keeps an affinitized request where it was, before any
+-- rule. Only sticky backends have a cookie_var.
+local function affinity(p, c)
+    local var = ngx.var
+    if p and p.cookie_var then
+        local v = var[p.cookie_var]
+        if v and p.by_cookie[v] then
+            return false
+        end
+    end
+    if c and c.cookie_var then
+        local v = var[c.cookie_var]
+        if v and c.by_cookie[v] then
+            return true
+        end
+    end
+    return nil
+end
+
 -- choose applies a canary split's rule (ingress-nginx's precedence:
--- header, then cookie, then weight) and returns the key of the backend
--- that serves the request.
+-- header, then cookie, then weight) and returns true to send the request
+-- to the canary.
 local function choose(s)
     local var = ngx.var
     if s.header_var then
@@ -138,57 +159,59 @@ local function choose(s)
         if h then
             if s.value then
                 if h == s.value then
-                    return s.canary
+                    return true
                 end
             elseif s.pattern then
                 local from, _, err = re_find(h, s.pattern, "jo")
                 if from then
-                    return s.canary
+                    return true
                 elseif err then
                     log(ERR, "causeway: ", s.key, ": header pattern: ", err)
-                    return s.primary
+                    return false
                 end
             elseif h == "always" then
-                return s.canary
+                return true
             elseif h == "never" then
-                return s.primary
+                return false
             end
         end
     end
     if s.cookie_var then
         local c = var[s.cookie_var]
         if c == "always" then
-            return s.canary
+            return true
         elseif c == "never" then
-            return s.primary
+            return false
         end
     end
-    if s.weight > 0 and random(s.total) <= s.weight then
-        return s.canary
-    end
-    return s.primary
+    return s.weight > 0 and random(s.total) <= s.weight
 end
 
 -- selected returns the backend a location names and its instance, nil
 -- when it has no endpoint. A location may name a fallback backend
 -- ($causeway_fallback, ingress-nginx's default-backend annotation) that
 -- answers while its own backend has no endpoint. A location may also
--- name a canary split: the rule picks its primary or its canary backend,
--- and a canary without endpoints leaves the request to the primary, as
--- in ingress-nginx. The third result is nil without a split, else
--- whether the canary was chosen.
+-- name a canary split: affinity, then the rule, picks its primary or its
+-- canary backend, and a canary without endpoints leaves the request to
+-- the primary, as in ingress-nginx. The third result is nil without a
+-- split, else whether the canary was chosen.
 local function selected()
     local key = ngx.var.causeway_backend
     local inst = key and key ~= "" and store.lookup(key)
     local canary = nil
     if inst and inst.split then
         local s = inst
-        key = choose(s)
-        inst = store.lookup(key)
-        canary = key == s.canary
-        if canary and not (inst and inst.n > 0) then
-            key, canary = s.primary, false
-            inst = store.lookup(key)
+        local p, c = store.lookup(s.primary), store.lookup(s.canary)
+        if (p and p.cookie_var) or (c and c.cookie_var) then
+            canary = affinity(p, c)
+        end
+        if canary == nil then
+            canary = choose(s)
+        end
+        if canary and c and c.n > 0 then
+            key, inst = s.canary, c
+        else
+            key, inst, canary = s.primary, p, false
         end
     end
     if inst and inst.n > 0 then

@@ -19,7 +19,8 @@ var canaryGroup = Group{
 			Grammar: "true or false: true makes this Ingress a canary of the main Ingress serving the same host, path and path type; it adds no location of its own",
 			Difference: "the weight, header and cookie are applied without reloading nginx; a canary splits only the locations of its own host and path " +
 				"(ingress-nginx splits every location routing to the main Service); the other annotations of a canary Ingress are each reported and ignored, " +
-				"except the balancing ones (load-balance, upstream-hash-by, affinity and session-cookie-*), which apply to the canary's Service"},
+				"except the balancing ones (load-balance, upstream-hash-by, affinity and session-cookie-*), which apply to the canary's Service " +
+				"unless the main has cookie affinity, which the canary inherits, as in ingress-nginx"},
 		Annotation{Name: "canary-by-header", Scope: ScopeLocation, Default: "none",
 			Grammar: `1 to 64 letters, digits, - and _: a request with this header set to "always" goes to the canary, "never" to the main backend; other values fall through to the cookie`},
 		Annotation{Name: "canary-by-header-value", Scope: ScopeLocation, Default: "none",

@@ -166,8 +166,9 @@ var pending = concat(
 		"global-rate-limit", "global-rate-limit-window", "global-rate-limit-key", "global-rate-limit-ignored-cidrs"),
 	ingressNginx("proxy", AnnotationNotYetSupported, "proxy-busy-buffers-size"),
 	ingressNginx("headers", AnnotationNotYetSupported, "connection-proxy-header"),
-	// The Lua balancer has no subset hashing, no canary-specific affinity
-	// and no cookie Domain or user-agent-dependent SameSite.
+	// The Lua balancer has no subset hashing, no legacy canary affinity
+	// (it always keeps an affinitized request on its side, ingress-nginx's
+	// default) and no cookie Domain or user-agent-dependent SameSite.
 	ingressNginx("balance", AnnotationNotYetSupported,
 		"upstream-hash-by-subset", "upstream-hash-by-subset-size", "affinity-canary-behavior",
 		"session-cookie-domain", "session-cookie-conditional-samesite-none"),
