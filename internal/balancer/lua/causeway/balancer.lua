@@ -201,7 +201,7 @@ local function selected()
     local canary = nil
     if inst and inst.split then
         local s = inst
-        local p, c = store.lookup(s.primary), store.lookup(s.canary)
+        local p, c = store.lookup_synced(s.primary), store.lookup_synced(s.canary)
         if (p and p.cookie_var) or (c and c.cookie_var) then
             canary = affinity(p, c)
         end
