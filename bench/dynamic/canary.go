@@ -66,17 +66,28 @@ spec:
 `, ns, w, host, canaryService)
 }
 
+// twoBackends starts a pool with two backends: the main's and the
+// canary's.
+func twoBackends(e *env) (*pool, []*backend, error) {
+	p, err := newPool(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	bs, err := p.startN(2)
+	if err != nil {
+		p.close()
+		return nil, nil, err
+	}
+	return p, bs, nil
+}
+
 // runCanary runs section (h) against a controller with default settings.
 func runCanary(ctx context.Context, e *env, c *config, rep *report) error {
-	p, err := newPool(e)
+	p, bs, err := twoBackends(e)
 	if err != nil {
 		return err
 	}
 	defer p.close()
-	bs, err := p.startN(2)
-	if err != nil {
-		return err
-	}
 	main, canary := bs[0], bs[1]
 	ctl, err := e.startController(ctx, "canary", map[string]string{
 		"app.yaml":    ingressClassYAML + serviceYAML() + ingressYAML("web", httpHost) + canaryServiceYAML(p.port, canary.IP),
@@ -117,14 +128,7 @@ func runCanary(ctx context.Context, e *env, c *config, rep *report) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			start := time.Now()
-			ep, ok := poll(ctx, client)
-			r.rtts = append(r.rtts, time.Since(start))
-			r.polls++
-			if !ok {
-				r.failed++
-			}
-			if ep == want {
+			if ep, _ := r.poll(ctx, client); ep == want {
 				took = time.Since(at)
 				r.samples = append(r.samples, took)
 				break
@@ -190,15 +194,11 @@ func (r *latencyResult) reportCanary(c *config, rep *report) {
 // rule the requests do not match), through one controller with one worker
 // and the access log off, in alternating rounds of wrk (or vegeta) load.
 func measureCanaryCost(ctx context.Context, e *env, c *config, rep *report) error {
-	p, err := newPool(e)
+	p, bs, err := twoBackends(e)
 	if err != nil {
 		return err
 	}
 	defer p.close()
-	bs, err := p.startN(2)
-	if err != nil {
-		return err
-	}
 	quiet := map[string]string{"worker-processes": "1", "disable-access-log": "true"}
 	app := ingressClassYAML + configMapYAML(quiet) + serviceYAML() + ingressYAML("web", httpHost) + canaryServiceYAML(p.port, bs[1].IP)
 	hosts := map[int]string{0: "canary0.bench.test", 100: "canary100.bench.test"}
