@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Section (h): what basic auth and source-address lists cost nginx per
+// Section (i): what basic auth and source-address lists cost nginx per
 // request, through the generated configuration and written by hand.
 // Each side serves two hosts on one listener: an open one and a guarded
 // one (auth-type basic and allow/deny lists). The cost of the access
@@ -92,7 +92,7 @@ func handAccessServers(listen, htpasswd string) string {
 	return b.String()
 }
 
-// startHandAccess runs (h)'s hand-written nginx: (f)'s http block (the
+// startHandAccess runs (i)'s hand-written nginx: (f)'s http block (the
 // same forwarding headers and upstreams) with the two hosts.
 func (e *env) startHandAccess(ctx context.Context, name string, backends []*backend) (string, *process, error) {
 	dir := filepath.Join(e.dir, name)
@@ -123,14 +123,14 @@ func (e *env) startHandAccess(ctx context.Context, name string, backends []*back
 	if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil {
 		return "", nil, err
 	}
-	proc, err := e.runNginx(ctx, "hand-written (h)", dir, path, addr)
+	proc, err := e.runNginx(ctx, "hand-written (i)", dir, path, addr)
 	if err != nil {
 		return "", nil, err
 	}
 	return addr, proc, nil
 }
 
-// runAccess runs section (h) behind backends of one kind.
+// runAccess runs section (i) behind backends of one kind.
 func runAccess(ctx context.Context, e *env, c *config, rep *report, kind string) error {
 	p, bs, backendMaster, err := newKindPool(ctx, e, kind, c.tputBackends, echoURIHeader)
 	if err != nil {
@@ -159,7 +159,7 @@ func runAccess(ctx context.Context, e *env, c *config, rep *report, kind string)
 			return err
 		}
 		if err := checkAccess(ctx, sd); err != nil {
-			return fmt.Errorf("(h) %s: %w", sd.name, err)
+			return fmt.Errorf("(i) %s: %w", sd.name, err)
 		}
 	}
 	pin := planPinning(c, kind, c.resolvedLoader())
@@ -223,13 +223,13 @@ func checkAccess(ctx context.Context, sd side) error {
 // access control's cost per request on each configuration.
 func measureAccess(ctx context.Context, c *config, kind string, pin pinning, sides []side, rep *report) error {
 	loader := c.resolvedLoader()
-	fmt.Fprintf(os.Stderr, "(h) basic auth and allow lists behind %s backends: %s, %d connections, %d rounds of %s per side ...\n", kind, loader, c.conns, c.rounds, c.tputDuration)
+	fmt.Fprintf(os.Stderr, "(i) basic auth and allow lists behind %s backends: %s, %d connections, %d rounds of %s per side ...\n", kind, loader, c.conns, c.rounds, c.tputDuration)
 	load := closedLoop(ctx, c, pin, "/x", []string{"Authorization: " + accessAuthorization()})
 	res, err := abRounds(ctx, c.rounds, sides, time.Second, c.tputDuration, load)
 	if err != nil {
-		return fmt.Errorf("(h) access control: %w", err)
+		return fmt.Errorf("(i) access control: %w", err)
 	}
-	t := &table{title: fmt.Sprintf("(h) Basic auth and allow lists behind %s backends: generated vs hand-written", kind), header: []string{"config"}}
+	t := &table{title: fmt.Sprintf("(i) Basic auth and allow lists behind %s backends: generated vs hand-written", kind), header: []string{"config"}}
 	compareTable(t, "req", sides, res, 3, func(int) []string { return nil })
 	// cost is the median over rounds of the guarded host's CPU per
 	// request minus the open host's in the same round.
@@ -257,9 +257,9 @@ func measureAccess(ctx context.Context, c *config, kind string, pin pinning, sid
 	// is within the measurement's noise, so it is reported as absolute
 	// times too.
 	over := float64(genCost-handCost) / float64(max(handCost, time.Nanosecond))
-	rep.target(fmt.Sprintf("(h) basic auth + allow lists, nginx CPU per request added, generated vs hand-written, %s backends", kind),
+	rep.target(fmt.Sprintf("(i) basic auth + allow lists, nginx CPU per request added, generated vs hand-written, %s backends", kind),
 		"≤ +10%", fmt.Sprintf("%s vs %s (%+.0f%%)", genCost, handCost, 100*over), pass(genCost <= handCost+handCost/10))
-	rep.target(fmt.Sprintf("(h) guarded host, nginx CPU per request, generated / hand-written, %s backends", kind), "informational",
+	rep.target(fmt.Sprintf("(i) guarded host, nginx CPU per request, generated / hand-written, %s backends", kind), "informational",
 		fmt.Sprintf("%.2f×", roundRatio(res[1], res[3], sample.cpuPerValue)), nil)
 	return nil
 }

@@ -42,16 +42,7 @@ func measureLatency(ctx context.Context, c *config, ctl *controllerProc, p *pool
 	client := httpClient(ctl.HTTPAddr(), c.latencyKeepAlive)
 	defer client.CloseIdleConnections()
 	r := &latencyResult{workers: workers}
-	get := func() (string, bool) {
-		start := time.Now()
-		ep, ok := poll(ctx, client)
-		r.rtts = append(r.rtts, time.Since(start))
-		r.polls++
-		if !ok {
-			r.failed++
-		}
-		return ep, ok
-	}
+	get := func() (string, bool) { return r.poll(ctx, client) }
 	// The controller starts with first; make sure it serves before timing.
 	if err := waitServedBy(ctx, client, first.Addr, 10*time.Second); err != nil {
 		return nil, err
@@ -118,6 +109,18 @@ func measureLatency(ctx context.Context, c *config, ctl *controllerProc, p *pool
 	}
 	r.counters = after.delta(before)
 	return r, nil
+}
+
+// poll is the package's poll, counted and timed in r.
+func (r *latencyResult) poll(ctx context.Context, client *http.Client) (string, bool) {
+	start := time.Now()
+	ep, ok := poll(ctx, client)
+	r.rtts = append(r.rtts, time.Since(start))
+	r.polls++
+	if !ok {
+		r.failed++
+	}
+	return ep, ok
 }
 
 // poll sends one request for the benchmark host and returns the endpoint

@@ -20,7 +20,9 @@
 //	    body size, custom headers) vs the same behaviour written by hand;
 //	(g) requests/s over HTTP/2 (h2load, 100 concurrent streams) through the
 //	    generated TLS listener vs a hand-written `listen ... ssl http2`;
-//	(h) what basic auth and source-address lists add to nginx CPU per
+//	(h) canary weight change to the new split in traffic, reloads, and the
+//	    nginx CPU a split location costs;
+//	(i) what basic auth and source-address lists add to nginx CPU per
 //	    request, generated vs written by hand.
 //
 // Everything listens on 127.0.0.0/8 only, and every load loop is bounded by
@@ -87,7 +89,7 @@ func main() {
 	flag.StringVar(&c.plane.luaPath, "lua-package-path", "", "where the binary's lua-resty-core is, as the controller's --lua-package-path ('$PWD/.cache/angie/lualib/?.lua;;' for Angie)")
 	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, controller and nginx logs)")
-	flag.StringVar(&c.only, "only", "a,b,d,e,f,g,h", "comma-separated sections to run (a and b include their part of c)")
+	flag.StringVar(&c.only, "only", "a,b,d,e,f,g,h,i", "comma-separated sections to run (a and b include their part of c)")
 	flag.DurationVar(&c.syncQuiet, "sync-quiet-period", 5*time.Millisecond, "controller --sync-quiet-period")
 	flag.DurationVar(&c.syncMaxDelay, "sync-max-delay", 100*time.Millisecond, "controller --sync-max-delay")
 	flag.IntVar(&c.latencyIterations, "latency-iterations", 100, "(a) endpoint swaps measured")
@@ -180,8 +182,8 @@ func (c *config) validate() error {
 		return errors.New("-h2-conns (1-100) or -h2-streams (1-128, nginx's http2_max_concurrent_streams) out of range")
 	}
 	for _, s := range splitList(c.only) {
-		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h"}, s) {
-			return fmt.Errorf("-only: unknown section %q (want a to h)", s)
+		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, s) {
+			return fmt.Errorf("-only: unknown section %q (want a to i)", s)
 		}
 	}
 	switch c.loader {
@@ -260,6 +262,11 @@ func run(ctx context.Context, c *config) error {
 			return err
 		}
 	}
+	if c.section("h") {
+		if err := runCanary(ctx, e, c, rep); err != nil {
+			return fmt.Errorf("(h) canary weight change: %w", err)
+		}
+	}
 	if c.section("d") || c.section("e") {
 		for _, kind := range c.comparisonKinds() {
 			if err := runComparison(ctx, e, c, rep, kind); err != nil {
@@ -281,7 +288,7 @@ func run(ctx context.Context, c *config) error {
 			}
 		}
 	}
-	if c.section("h") {
+	if c.section("i") {
 		for _, kind := range c.tputKindList() {
 			if err := runAccess(ctx, e, c, rep, kind); err != nil {
 				return err

@@ -51,6 +51,11 @@ var luaLimits = map[string]int64{
 	"MAX_COOKIE_NAME_LEN": MaxCookieNameLen,
 	"MAX_COOKIE_PATH_LEN": MaxCookiePathLen,
 	"MAX_ZONE_LEN":        MaxZoneLen,
+
+	"MAX_CANARY_NAME_LEN":     model.MaxCanaryNameLen,
+	"MAX_CANARY_VALUE_LEN":    model.MaxCanaryHeaderValueLen,
+	"MAX_CANARY_PATTERN_LEN":  model.MaxCanaryPatternLen,
+	"MAX_CANARY_WEIGHT_TOTAL": model.MaxCanaryWeightTotal,
 }
 
 // LimitError is a payload that is well formed but larger than a limit

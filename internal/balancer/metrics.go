@@ -47,7 +47,16 @@ type SeriesLabels struct {
 	// HostFromRequest is set, the request's Host replaces it.
 	Host            string
 	HostFromRequest bool
+	// Canary is ingress-nginx's canary label: the canary's upstream name
+	// ("namespace-service-port") on the series of requests a split sent
+	// to the canary, "" otherwise.
+	Canary string
 }
+
+// CanaryMetricsVariable is the nginx variable (without '$') through
+// which a split location names the series of the requests its canary
+// serves.
+const CanaryMetricsVariable = "causeway_metrics_canary"
 
 // SeriesKey is the key a location with these labels sets in
 // MetricsVariable: a digest, so no label ever appears in the nginx
@@ -57,6 +66,9 @@ func SeriesKey(l SeriesLabels) string {
 	b := make([]byte, 0, len(l.Namespace)+len(l.Ingress)+len(l.Service)+len(l.Path)+len(l.Host)+5)
 	for _, s := range []string{l.Namespace, l.Ingress, l.Service, l.Path, l.Host} {
 		b = append(append(b, s...), 0)
+	}
+	if l.Canary != "" {
+		b = append(append(b, l.Canary...), 0) // keys without a canary stay as they were
 	}
 	sum := sha256.Sum256(b)
 	out := make([]byte, 17)

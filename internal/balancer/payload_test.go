@@ -90,11 +90,67 @@ func validationCases() []validationCase {
 		{"duplicate IPv6 spelled twice", balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "::1", Port: 1}, {Address: "0::0:1", Port: 1}}}, false},
 		{"same address other port", balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "10.0.0.1", Port: 1}, {Address: "10.0.0.1", Port: 2}}}, true},
 	}
-	return append(cases, limitCases()...)
+	return append(append(cases, splitCases()...), limitCases()...)
+}
+
+// splitCases are canary splits (see model.CanaryRule).
+func splitCases() []validationCase {
+	none := []balancer.Endpoint{}
+	sp := func(f func(s *balancer.Split)) balancer.Backend {
+		s := &balancer.Split{Primary: "ns/web/80", Canary: "ns/web-canary/80", WeightTotal: 100}
+		f(s)
+		return balancer.Backend{Key: "split@ns/c@ns/web/80@ns/web-canary/80", Endpoints: none, Split: s}
+	}
+	with := func(b balancer.Backend, f func(b *balancer.Backend)) balancer.Backend { f(&b); return b }
+	ok := func(*balancer.Split) {}
+	return []validationCase{
+		{"split weight only", sp(ok), true},
+		{"split full", sp(func(s *balancer.Split) {
+			s.Header, s.HeaderValue, s.Cookie, s.Weight, s.WeightTotal = "X-Canary_1", "v2.1/b:c~d", "use.canary-1", 5, 1000
+		}), true},
+		{"split pattern", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", "^(v2|v3) [a-z]+\\d{1,3}" }), true},
+		{"split weight all", sp(func(s *balancer.Split) { s.Weight = 100 }), true},
+		{"split weight over total", sp(func(s *balancer.Split) { s.Weight = 101 }), false},
+		{"split weight negative", sp(func(s *balancer.Split) { s.Weight = -1 }), false},
+		{"split total zero", sp(func(s *balancer.Split) { s.WeightTotal = 0 }), false},
+		{"split total too big", sp(func(s *balancer.Split) { s.WeightTotal = 1000001 }), false},
+		{"split same backends", sp(func(s *balancer.Split) { s.Canary = s.Primary }), false},
+		{"split names itself", sp(func(s *balancer.Split) { s.Canary = "split@ns/c@ns/web/80@ns/web-canary/80" }), false},
+		{"split bad primary", sp(func(s *balancer.Split) { s.Primary = "a b" }), false},
+		{"split no canary", sp(func(s *balancer.Split) { s.Canary = "" }), false},
+		{"split header with dot", sp(func(s *balancer.Split) { s.Header = "x.y" }), false},
+		{"split header too long", sp(func(s *balancer.Split) { s.Header = strings.Repeat("h", 65) }), false},
+		{"split value without header", sp(func(s *balancer.Split) { s.HeaderValue = "v" }), false},
+		{"split pattern without header", sp(func(s *balancer.Split) { s.HeaderPattern = "v" }), false},
+		{"split value with space", sp(func(s *balancer.Split) { s.Header, s.HeaderValue = "h", "a b" }), false},
+		{"split value with quote", sp(func(s *balancer.Split) { s.Header, s.HeaderValue = "h", `a"b` }), false},
+		{"split pattern with dollar", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", "a$" }), false},
+		{"split pattern optional paren", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", `\(?x` }), true},
+		{"split pattern with newline", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", "a\nb" }), false},
+		{"split cookie with =", sp(func(s *balancer.Split) { s.Cookie = "a=b" }), false},
+		{"split with endpoints", with(sp(ok), func(b *balancer.Backend) { b.Endpoints = []balancer.Endpoint{{Address: "10.0.0.1", Port: 1}} }), false},
+		{"split with method", with(sp(ok), func(b *balancer.Backend) { b.Method = balancer.EWMA }), false},
+		{"split with retries", with(sp(ok), func(b *balancer.Backend) { b.Retries = new(1) }), false},
+	}
+}
+
+// goOnlyCases are refused by Go alone: validate.lua checks a header
+// pattern's alphabet, and leaves its syntax, which PCRE and RE2 must read
+// alike, to the controller (model.ParseHeaderRegex).
+func goOnlyCases() []validationCase {
+	sp := func(p string) balancer.Backend {
+		return balancer.Backend{Key: "s", Endpoints: []balancer.Endpoint{},
+			Split: &balancer.Split{Primary: "a", Canary: "b", Header: "h", HeaderPattern: p, WeightTotal: 100}}
+	}
+	return []validationCase{
+		{"split pattern with flags", sp("(?i)a"), false},
+		{"split pattern backreference", sp(`(a)\1`), false},
+		{"split pattern unbalanced", sp("(a"), false},
+	}
 }
 
 func TestBackendValidate(t *testing.T) {
-	for _, tc := range validationCases() {
+	for _, tc := range append(validationCases(), goOnlyCases()...) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.b
 			if b.Endpoints == nil {

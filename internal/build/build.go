@@ -69,6 +69,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		proxySecrets: map[string]*model.ProxySecret{},
 		authFiles:    map[string]*model.AuthFile{},
 		balanceOwner: map[string]model.ObjectRef{},
+		locs:         map[claimKey]*model.Location{},
 	}
 	for _, s := range snap.Secrets {
 		b.secretsIn[s.Namespace+"/"+s.Name] = s
@@ -117,6 +118,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	for _, ing := range ours {
 		b.addIngress(ing)
 	}
+	b.addCanaries()
 	b.finish()
 	return &b.model, b.problems
 }
@@ -172,6 +174,11 @@ type builder struct {
 	balanceOwner map[string]model.ObjectRef
 	// globalDefault is the key of the --default-backend-service backend.
 	globalDefault string
+	// locs are the main locations by claim, which canaries split.
+	locs map[claimKey]*model.Location
+	// canaries are the canary Ingresses, oldest first, applied once
+	// every main Ingress has claimed its paths.
+	canaries []*ingress.Translation
 }
 
 func (b *builder) problem(ref model.ObjectRef, reason string, rejected bool, format string, args ...any) {
@@ -200,6 +207,10 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 		return
 	}
 	b.created[ref] = ing.CreationTimestamp
+	if t.Annotations.Canary != nil {
+		b.canaries = append(b.canaries, t)
+		return
+	}
 	b.addTranslation(t)
 	b.addTLS(ing, ref)
 }
@@ -248,6 +259,7 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 			srv := b.server(r.Host)
 			loc := locate(p.Backend, p.Match)
 			b.written[loc] = p.Written
+			b.locs[ck] = loc
 			srv.Locations = append(srv.Locations, loc)
 		}
 	}
@@ -522,6 +534,9 @@ func (b *builder) finish() {
 			used[l.Backend()] = true
 			if p := l.Action.Proxy; p != nil && p.Fallback != "" {
 				used[p.Fallback] = true
+			}
+			if p := l.Action.Proxy; p != nil && p.Canary != nil {
+				used[p.Canary.Backend] = true
 			}
 			if l.Policy != nil && l.Policy.Errors != nil {
 				used[l.Policy.Errors.Backend] = true

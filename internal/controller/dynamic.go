@@ -112,9 +112,10 @@ func backendsOf(m *model.Model) []balancer.Backend {
 // res.Problems. Nil in plain mode, where endpoints are in the files.
 func (c *Controller) dynamicBackends(res *SyncResult) []balancer.Backend {
 	if c.dyn == nil {
+		reportPlainCanaries(res)
 		return nil
 	}
-	return c.dyn.admit(backendsOf(res.Model), res)
+	return c.dyn.admit(append(backendsOf(res.Model), splitsOf(res.Model)...), res)
 }
 
 // admit drops the backends that break a limit or rule of the payload
@@ -348,6 +349,7 @@ func report(res *SyncResult, key, reason, msg string) {
 		}
 	}
 	if svc.Name == "" {
+		reportSplit(res, key, reason, msg)
 		return
 	}
 	if res.Snapshot != nil {

@@ -426,7 +426,7 @@ func (r *Requests) Collect(ch chan<- prometheus.Metric) {
 		if r.opts.StatusClasses {
 			status = status[:1] + "xx"
 		}
-		values := []string{status, id.method, l.Path, l.Namespace, l.Ingress, l.Service, ""}
+		values := []string{status, id.method, l.Path, l.Namespace, l.Ingress, l.Service, l.Canary}
 		if r.opts.PerHost {
 			host := l.Host
 			if l.HostFromRequest {
@@ -453,7 +453,7 @@ func (r *Requests) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		if r.latencyOn {
-			lk := latencyKey{l.Ingress, l.Namespace, l.Service, ""}
+			lk := latencyKey{l.Ingress, l.Namespace, l.Service, l.Canary}
 			lc := latency[lk]
 			if lc == nil {
 				lc = &histCounts{}

@@ -118,6 +118,9 @@ type Proxy struct {
 	// while Backend has no ready endpoint (ingress-nginx's
 	// default-backend annotation).
 	Fallback string
+	// Canary, when set, sends some requests to another backend instead
+	// (a canary Ingress on the same host and path).
+	Canary *Canary
 }
 
 // Return is a fixed response.

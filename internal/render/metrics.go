@@ -115,5 +115,5 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 		sp.rc.series = make(map[string]balancer.SeriesLabels, 2*len(sp.rc.m.Servers))
 	}
 	sp.rc.series[key] = labels
-	return nil
+	return sp.planCanaryMetrics(lv, l, labels)
 }

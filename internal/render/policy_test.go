@@ -252,6 +252,17 @@ var policyCases = []struct {
 			{Namespace: "default", Name: "users", Map: true, Data: []byte("b:{SHA}y\n")}}
 		return m
 	}},
+	{"canary", []string{"plain", "lua"}, func() *model.Model {
+		// /split names its split (and gets the log hook ewma needs on the
+		// canary's side); /main has no canary. In plain mode both proxy
+		// to the main backend.
+		split := loc(model.Prefix, "/split", nil)
+		split.Action.Proxy.Canary = &model.Canary{Backend: "shop/grpc/grpc", Source: ingA,
+			Rule: model.CanaryRule{Header: "X-Canary", Weight: 10, WeightTotal: 100}}
+		m := policyModel(&model.Server{Host: "canary.example.com", Locations: []*model.Location{split, loc(model.Prefix, "/main", nil)}})
+		m.Backends[1].Balance.Method = model.EWMA
+		return m
+	}},
 	{"redirect", []string{"plain"}, func() *model.Model {
 		return policyModel(&model.Server{Host: "redirect.example.com", Locations: []*model.Location{
 			{Match: model.Match{Type: model.Prefix, Path: "/old"}, Action: model.Action{Redirect: &model.Redirect{Code: 301, URL: "https://new.example.com/"}}},

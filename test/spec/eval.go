@@ -119,7 +119,10 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	if rw := lp.Rewrite; rw != nil {
 		uri = rewrite(loc, srv.Regex, path, query, rw.Target)
 	}
-	be := backend(m, a(loc).Backend)
+	be := backend(m, canaryChoice(a(loc), r))
+	if !ready(be) {
+		be = backend(m, a(loc).Backend) // a canary without endpoints
+	}
 	if !ready(be) && a(loc).Fallback != "" {
 		be = backend(m, a(loc).Fallback)
 	}

@@ -58,7 +58,7 @@ func Ref(ing *networkingv1.Ingress) model.ObjectRef {
 func Translate(ing *networkingv1.Ingress, prefix string) (*Translation, []model.Problem, error) {
 	ref := Ref(ing)
 	ann, problems := annotations.ParseIngress(ref, ing.Annotations, prefix)
-	if err := check(ing, ann.UseRegex); err != nil {
+	if err := check(ing, ann.UseRegex, ann.Canary != nil); err != nil {
 		return nil, problems, err
 	}
 	t := &Translation{Ref: ref, Namespace: ing.Namespace, Default: ing.Spec.DefaultBackend, TLS: ing.Spec.TLS, Annotations: ann}
@@ -103,7 +103,9 @@ func effectiveMatch(p networkingv1.HTTPIngressPath, regex bool) model.Match {
 
 // check validates everything in an Ingress that could reach the
 // configuration. With regex set, paths are checked as regular expressions.
-func check(ing *networkingv1.Ingress, regex bool) error {
+// A canary's paths only name a main Ingress's paths, which may be regular
+// expressions: either grammar will do.
+func check(ing *networkingv1.Ingress, regex, canary bool) error {
 	if errs := validation.IsDNS1123Label(ing.Namespace); len(errs) > 0 {
 		return fmt.Errorf("namespace %q is invalid: %s", model.Truncate(ing.Namespace), strings.Join(errs, "; "))
 	}
@@ -141,6 +143,11 @@ func check(ing *networkingv1.Ingress, regex bool) error {
 					_, err = model.ParseRegex(p.Path)
 				} else {
 					err = model.ValidatePath(p.Path)
+				}
+				if err != nil && canary {
+					if _, rerr := model.ParseRegex(p.Path); rerr == nil {
+						err = nil
+					}
 				}
 				if err != nil {
 					return fmt.Errorf("rules[%d].paths[%d]: %w", i, j, err)

@@ -14,10 +14,28 @@ _M.methods = {
     sticky = require("causeway.method.sticky"),
 }
 
+-- new_split returns the instance of a canary split: the rule the
+-- balancer applies (see causeway.balancer), with the nginx variables it
+-- reads named once here rather than per request.
+local function new_split(def)
+    local s = def.split
+    return {
+        key = def.key, split = true, n = 0,
+        primary = s.primary, canary = s.canary,
+        header_var = s.header and ("http_" .. s.header:lower():gsub("-", "_")) or nil,
+        value = s.header_value, pattern = s.header_pattern,
+        cookie_var = s.cookie and ("cookie_" .. s.cookie) or nil,
+        weight = s.weight, total = s.weight_total,
+    }
+end
+
 -- new returns the balancer instance for def. Only ready endpoints become
 -- peers, so a not-ready endpoint is never picked. An instance with n == 0
 -- sends requests to the local server that answers 503.
 function _M.new(def)
+    if def.split then
+        return new_split(def)
+    end
     local peers, keep = {}, {}
     for _, e in ipairs(def.endpoints) do
         if e.ready then

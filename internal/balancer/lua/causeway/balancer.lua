@@ -22,7 +22,8 @@ local ngx_balancer = require("ngx.balancer")
 local set_current_peer = ngx_balancer.set_current_peer
 local set_more_tries = ngx_balancer.set_more_tries
 local get_last_failure = ngx_balancer.get_last_failure
-local match, gmatch, min = string.match, string.gmatch, math.min
+local match, gmatch, min, random = string.match, string.gmatch, math.min, math.random
+local re_find = ngx.re.find
 local tonumber = tonumber
 local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
 
@@ -127,22 +128,101 @@ local function tried_peers()
     return tried
 end
 
+-- affinity returns true when the request's affinity cookie names a peer
+-- of the canary, false when it names one of the primary, nil otherwise:
+-- ingress-nginx keeps an affinitized request where it was, before any
+-- rule. Only sticky backends have a cookie_var.
+local function affinity(p, c)
+    local var = ngx.var
+    if p and p.cookie_var then
+        local v = var[p.cookie_var]
+        if v and p.by_cookie[v] then
+            return false
+        end
+    end
+    if c and c.cookie_var then
+        local v = var[c.cookie_var]
+        if v and c.by_cookie[v] then
+            return true
+        end
+    end
+    return nil
+end
+
+-- choose applies a canary split's rule (ingress-nginx's precedence:
+-- header, then cookie, then weight) and returns true to send the request
+-- to the canary.
+local function choose(s)
+    local var = ngx.var
+    if s.header_var then
+        local h = var[s.header_var]
+        if h then
+            if s.value then
+                if h == s.value then
+                    return true
+                end
+            elseif s.pattern then
+                local from, _, err = re_find(h, s.pattern, "jo")
+                if from then
+                    return true
+                elseif err then
+                    log(ERR, "causeway: ", s.key, ": header pattern: ", err)
+                    return false
+                end
+            elseif h == "always" then
+                return true
+            elseif h == "never" then
+                return false
+            end
+        end
+    end
+    if s.cookie_var then
+        local c = var[s.cookie_var]
+        if c == "always" then
+            return true
+        elseif c == "never" then
+            return false
+        end
+    end
+    return s.weight > 0 and random(s.total) <= s.weight
+end
+
 -- selected returns the backend a location names and its instance, nil
 -- when it has no endpoint. A location may name a fallback backend
 -- ($causeway_fallback, ingress-nginx's default-backend annotation) that
--- answers while its own backend has no endpoint.
+-- answers while its own backend has no endpoint. A location may also
+-- name a canary split: affinity, then the rule, picks its primary or its
+-- canary backend, and a canary without endpoints leaves the request to
+-- the primary, as in ingress-nginx. The third result is nil without a
+-- split, else whether the canary was chosen.
 local function selected()
     local key = ngx.var.causeway_backend
     local inst = key and key ~= "" and store.lookup(key)
+    local canary = nil
+    if inst and inst.split then
+        local s = inst
+        local p, c = store.lookup_synced(s.primary), store.lookup_synced(s.canary)
+        if (p and p.cookie_var) or (c and c.cookie_var) then
+            canary = affinity(p, c)
+        end
+        if canary == nil then
+            canary = choose(s)
+        end
+        if canary and c and c.n > 0 then
+            key, inst = s.canary, c
+        else
+            key, inst, canary = s.primary, p, false
+        end
+    end
     if inst and inst.n > 0 then
-        return key, inst
+        return key, inst, canary
     end
     local fallback = ngx.var.causeway_fallback
     inst = fallback and fallback ~= "" and store.lookup(fallback)
     if inst and inst.n > 0 then
-        return fallback, inst
+        return fallback, inst, canary
     end
-    return nil, nil
+    return nil, nil, canary
 end
 
 -- retry picks another peer after nginx gave up on an attempt
@@ -186,13 +266,15 @@ function _M.balance()
     if state then
         return retry(state, code)
     end
-    local key, inst = selected()
+    local key, inst, canary = selected()
     if not inst then
         return unavailable_peer()
     end
     local rc
-    if inst.per_request then
-        rc = { key = key, inst = inst }
+    if inst.per_request or canary ~= nil then
+        -- A split request keeps its choice for retries, which would
+        -- otherwise draw the weight again.
+        rc = { key = key, inst = inst, canary = canary }
         ngx.ctx.causeway = rc
     end
     return commit(key, inst, rc, inst:pick(rc, nil), true)
@@ -213,8 +295,8 @@ local function last_number(v)
 end
 
 function _M.log()
-    metrics.observe()
     local rc = ngx.ctx.causeway
+    metrics.observe(rc and rc.canary)
     local peer = rc and rc.peer
     if not peer then
         return

@@ -182,11 +182,19 @@ local function lookup(key, method, status, host)
     return e
 end
 
-function _M.observe()
+-- observe counts the request in the location's series; canary (from
+-- causeway.balancer.log) says a split sent it to its canary, whose series
+-- carries the canary label.
+function _M.observe(canary)
     if not enabled then
         return
     end
-    local key = ngx.var.causeway_metrics
+    local key
+    if canary then
+        key = ngx.var.causeway_metrics_canary
+    else
+        key = ngx.var.causeway_metrics
+    end
     if not key or key == "" then
         return
     end

@@ -318,6 +318,15 @@ local function instance(key)
     return res
 end
 
+-- cached returns this worker's instance for key from the current view.
+local function cached(key)
+    local inst = instances[key]
+    if inst == nil then
+        inst = instance(key)
+    end
+    return inst or nil
+end
+
 -- lookup returns this worker's balancer instance for key (nil if the key
 -- is unknown), first applying any newer state. It runs on every request:
 -- keep it free of closures, pcall and anything else LuaJIT cannot compile
@@ -327,11 +336,12 @@ function _M.lookup(key)
     if seq ~= view_seq then
         sync(seq)
     end
-    local inst = instances[key]
-    if inst == nil then
-        inst = instance(key)
-    end
-    return inst or nil
+    return cached(key)
 end
+
+-- lookup_synced is lookup for a request that already called lookup: the
+-- view is current, so the shared dict is not read again (a canary split
+-- looks up its two backends this way).
+_M.lookup_synced = cached
 
 return _M

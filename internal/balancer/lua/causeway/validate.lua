@@ -37,6 +37,10 @@ local MAX_HASH_KEY_LEN = 256
 local MAX_COOKIE_NAME_LEN = 64
 local MAX_COOKIE_PATH_LEN = 256
 local MAX_ZONE_LEN = 128
+local MAX_CANARY_NAME_LEN = 64
+local MAX_CANARY_VALUE_LEN = 256
+local MAX_CANARY_PATTERN_LEN = 256
+local MAX_CANARY_WEIGHT_TOTAL = 1000000
 
 _M.METHODS = {
     round_robin = true, least_conn = true, ewma = true,
@@ -441,7 +445,56 @@ local function sticky(v, path)
     return s
 end
 
-local BACKEND_FIELDS = set("key", "method", "retries", "hash_key", "sticky", "endpoints")
+local SPLIT_FIELDS = set("primary", "canary", "header", "header_value", "header_pattern",
+    "cookie", "weight", "weight_total")
+
+-- want_chars checks an optional string against a Lua pattern class.
+local function want_chars(v, path, field, max, class, what)
+    if v == nil then
+        return nil
+    end
+    if type(v) ~= "string" or #v < 1 or #v > max or not find(v, "^[" .. class .. "]+$") then
+        bad(path, field, "must be 1 to %d of %s, got %s", max, what, describe(v))
+    end
+    return v
+end
+
+-- split validates a canary split (model.CanaryRule). The header pattern
+-- is checked here for its alphabet only: its full grammar,
+-- which PCRE and Go's RE2 read alike, is the controller's
+-- (model.ParseHeaderRegex); a pattern PCRE still refuses counts as no
+-- match, as in ingress-nginx.
+local function split(v, key, path)
+    want_object(v, path)
+    only_fields(v, path, SPLIT_FIELDS)
+    local s = {}
+    for _, f in ipairs({ "primary", "canary" }) do
+        if not _M.valid_key(v[f]) then
+            bad(path, f, "must be a backend key, got %s", describe(v[f]))
+        end
+        if v[f] == key then
+            bad(path, f, "must not name the split itself")
+        end
+        s[f] = v[f]
+    end
+    if s.primary == s.canary then
+        bad(path, "canary", "must differ from primary")
+    end
+    s.header = want_chars(v.header, path, "header", MAX_CANARY_NAME_LEN, "%w_-", "[A-Za-z0-9_-]")
+    s.header_value = want_chars(v.header_value, path, "header_value", MAX_CANARY_VALUE_LEN,
+        "%w._~/:-", "[A-Za-z0-9._~/:-]")
+    s.header_pattern = want_chars(v.header_pattern, path, "header_pattern", MAX_CANARY_PATTERN_LEN,
+        "%w/._~!*()+,=:@&?|%[%]^\\{} -", "the header regex alphabet")
+    if (s.header_value or s.header_pattern) and not s.header then
+        bad(path, "header", "is required with header_value or header_pattern")
+    end
+    s.cookie = want_chars(v.cookie, path, "cookie", MAX_CANARY_NAME_LEN, "%w_.-", "[A-Za-z0-9_.-]")
+    s.weight_total = want_int(v.weight_total, path, "weight_total", 1, MAX_CANARY_WEIGHT_TOTAL)
+    s.weight = want_int(v.weight, path, "weight", 0, s.weight_total)
+    return s
+end
+
+local BACKEND_FIELDS = set("key", "method", "retries", "hash_key", "sticky", "endpoints", "split")
 
 local function backend(v, path)
     want_object(v, path)
@@ -452,6 +505,13 @@ local function backend(v, path)
     if not _M.valid_key(v.key) then
         bad(path, "key", "must be 1 to %d of [A-Za-z0-9._:/@-] starting with a letter or digit, got %s",
             MAX_KEY_LEN, describe(v.key))
+    end
+    if v.split ~= nil then
+        if v.method ~= nil or v.retries ~= nil or v.hash_key ~= nil or v.sticky ~= nil
+            or (v.endpoints ~= nil and (not is_array(v.endpoints) or #v.endpoints > 0)) then
+            bad(path, "split", "a split has no method, retries, hash_key, sticky or endpoints of its own")
+        end
+        return { key = v.key, split = split(v.split, v.key, path .. ".split"), endpoints = {} }
     end
     local b = { key = v.key, method = "round_robin", retries = 1 }
     if v.method ~= nil then

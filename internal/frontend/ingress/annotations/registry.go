@@ -96,7 +96,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup}
 
 // supported builds the rows of an implemented group.
 func supported(group string, rows ...Annotation) []Annotation {
@@ -166,14 +166,12 @@ var pending = concat(
 		"global-rate-limit", "global-rate-limit-window", "global-rate-limit-key", "global-rate-limit-ignored-cidrs"),
 	ingressNginx("proxy", AnnotationNotYetSupported, "proxy-busy-buffers-size"),
 	ingressNginx("headers", AnnotationNotYetSupported, "connection-proxy-header"),
-	// The Lua balancer has no subset hashing, no canary-specific affinity
-	// and no cookie Domain or user-agent-dependent SameSite.
+	// The Lua balancer has no subset hashing, no legacy canary affinity
+	// (it always keeps an affinitized request on its side, ingress-nginx's
+	// default) and no cookie Domain or user-agent-dependent SameSite.
 	ingressNginx("balance", AnnotationNotYetSupported,
 		"upstream-hash-by-subset", "upstream-hash-by-subset-size", "affinity-canary-behavior",
 		"session-cookie-domain", "session-cookie-conditional-samesite-none"),
-	ingressNginx("canary", AnnotationNotYetSupported,
-		"canary", "canary-by-header", "canary-by-header-value", "canary-by-header-pattern",
-		"canary-by-cookie", "canary-weight", "canary-weight-total"),
 	ingressNginx("errors", AnnotationNotYetSupported, "disable-proxy-intercept-errors"),
 	ingressNginx("server", AnnotationNotYetSupported,
 		"ssl-ciphers", "ssl-prefer-server-ciphers", "ssl-passthrough", "http2-push-preload"),
@@ -327,8 +325,18 @@ func ParseIngress(ref model.ObjectRef, values map[string]string, prefix string) 
 	res := Result{FailClosed: c.FailClosed}
 	problems := c.Problems
 	r := newReader(ref, prefix, values)
+	canary := isCanary(r)
+	if canary {
+		// A canary borrows its main Ingress's locations: only its own
+		// and its Service's balancing annotations apply.
+		res.FailClosed, problems = nil, withoutSecurity(problems)
+		ignoredOnCanary(r)
+	}
 	for _, g := range groups {
 		if !slices.ContainsFunc(g.Annotations, func(a Annotation) bool { return r.Has(a.Name) }) {
+			continue
+		}
+		if canary && !slices.Contains(canaryKeeps, g.Name) {
 			continue
 		}
 		g.Parse(r, &res)

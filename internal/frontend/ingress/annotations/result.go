@@ -40,6 +40,9 @@ type Result struct {
 	// authentication (auth-secret); the builder reads it into
 	// Location.BasicAuth.File.
 	BasicAuthSecret *AuthSecret
+	// Canary is set when the Ingress is a canary (canary "true"): its
+	// paths add no locations but split those of a main Ingress.
+	Canary *model.CanaryRule
 	// FailClosed lists the full keys of security annotations that cannot
 	// be enforced: every path of the Ingress answers 503.
 	FailClosed []string

@@ -41,6 +41,9 @@ function _M.new(peers, def)
     return setmetatable({
         peers = peers, by_cookie = by_cookie, rr = round_robin.new(peers),
         cookie_name = s.cookie, attrs = attrs,
+        -- For canary splits (causeway.balancer): the variable that reads
+        -- the cookie, and the peers by cookie value.
+        cookie_var = "cookie_" .. s.cookie,
     }, mt)
 end
 

@@ -1,0 +1,78 @@
+package controller
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// ReasonCanaryNeedsLua: the canary split is applied by the Lua balancer,
+// which plain mode does not run; the main backend serves every request.
+const ReasonCanaryNeedsLua = "CanaryNotApplied"
+
+// splitsOf returns the canary splits the Model's locations name, one per
+// split key, sorted: each is pushed as state, so that a change of rule
+// reaches nginx without a reload.
+func splitsOf(m *model.Model) []balancer.Backend {
+	seen := map[string]bool{}
+	var out []balancer.Backend
+	for _, srv := range m.Servers {
+		for _, l := range srv.Locations {
+			p := l.Action.Proxy
+			if p == nil || p.Canary == nil {
+				continue
+			}
+			b := balancer.SplitOf(p.Backend, p.Canary)
+			if !seen[b.Key] {
+				seen[b.Key] = true
+				out = append(out, b)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// reportPlainCanaries tells each canary Ingress that plain mode cannot
+// split its traffic.
+func reportPlainCanaries(res *SyncResult) {
+	if res == nil || res.Model == nil {
+		return
+	}
+	var refs []model.ObjectRef
+	for _, srv := range res.Model.Servers {
+		for _, l := range srv.Locations {
+			if p := l.Action.Proxy; p != nil && p.Canary != nil {
+				refs = append(refs, p.Canary.Source)
+			}
+		}
+	}
+	for _, ref := range model.SortRefs(refs) {
+		res.Problems = append(res.Problems, model.Problem{Object: ref, Reason: ReasonCanaryNeedsLua,
+			Message: "canary releases need the Lua balancer (dynamic mode); the main Ingress's backend serves every request"})
+	}
+}
+
+// reportSplit adds a problem for a split left out of the pushed state, on
+// its canary Ingress and the main Ingress: the locations naming it answer
+// 503 until it is pushed.
+func reportSplit(res *SyncResult, key, reason, msg string) {
+	seen := map[model.ObjectRef]bool{}
+	for _, srv := range res.Model.Servers {
+		for _, l := range srv.Locations {
+			p := l.Action.Proxy
+			if p == nil || p.Canary == nil || model.SplitKey(p.Backend, p.Canary) != key {
+				continue
+			}
+			for _, ref := range []model.ObjectRef{p.Canary.Source, l.Source} {
+				if !seen[ref] {
+					seen[ref] = true
+					res.Problems = append(res.Problems, model.Problem{Object: ref, Reason: reason,
+						Message: fmt.Sprintf("the canary split %s is left out of the endpoint state, so its paths answer 503: %s", key, msg)})
+				}
+			}
+		}
+	}
+}

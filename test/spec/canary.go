@@ -1,0 +1,141 @@
+package spec
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+// Canary rows: a main Ingress "web" for canary.test/ and canary Ingresses
+// of it. Weights are 0 or the total here, so that Eval and nginx agree
+// on every request; the distribution of other weights is the
+// integration tier's (TestCanaryWeightDistribution).
+
+func canaryRow(name string, canary map[string]string, r Request, service string, problems ...string) AnnotationCase {
+	return AnnotationCase{Name: name,
+		Ingresses: []Ingress{{Name: "web", Host: "canary.test", Paths: []Route{{"/", "Prefix", "stable"}}},
+			{Name: "web-canary", Host: "canary.test", Paths: []Route{{"/", "Prefix", "next"}}, Annotations: canary}},
+		Request: r, Want: Response{Status: 200, Service: service}, Problems: problems}
+}
+
+func canaryAnn(kv ...string) map[string]string {
+	return ann(append([]string{"canary", "true"}, kv...)...)
+}
+
+func canaryGet(header ...string) Request {
+	return Request{Host: "canary.test", Path: "/", Header: ann(header...)}
+}
+
+var (
+	byHeader  = canaryAnn("canary-by-header", "X-Canary")
+	allThree  = canaryAnn("canary-by-header", "X-Canary", "canary-by-cookie", "canary_on", "canary-weight", "100")
+	headerVal = canaryAnn("canary-by-header", "X-Canary", "canary-by-header-value", "v2")
+	headerPat = canaryAnn("canary-by-header", "X-Canary", "canary-by-header-pattern", "^(v2|v3)-[a-z]+")
+)
+
+// CanaryTable is one row per canary rule and its precedence.
+var CanaryTable = []AnnotationCase{
+	canaryRow("canary: no rule sends nothing to the canary", canaryAnn(), canaryGet(), "stable"),
+	canaryRow("canary: header always goes to the canary", byHeader, canaryGet("X-Canary", "always"), "next"),
+	canaryRow("canary: header never stays on the main", byHeader, canaryGet("X-Canary", "never"), "stable"),
+	canaryRow("canary: another header value falls through", byHeader, canaryGet("X-Canary", "yes"), "stable"),
+	canaryRow("canary: the header name ignores case", byHeader, canaryGet("x-canary", "always"), "next"),
+	canaryRow("canary: header value matches exactly", headerVal, canaryGet("X-Canary", "v2"), "next"),
+	canaryRow("canary: header value is case-sensitive", headerVal, canaryGet("X-Canary", "V2"), "stable"),
+	canaryRow("canary: with a header value, always is just a value", headerVal, canaryGet("X-Canary", "always"), "stable"),
+	canaryRow("canary: header pattern matches", headerPat, canaryGet("X-Canary", "v3-beta"), "next"),
+	canaryRow("canary: header pattern does not match", headerPat, canaryGet("X-Canary", "v4-beta"), "stable"),
+	canaryRow("canary: cookie always goes to the canary", canaryAnn("canary-by-cookie", "canary_on"),
+		canaryGet("Cookie", "a=1; canary_on=always"), "next"),
+	canaryRow("canary: cookie never beats the weight", canaryAnn("canary-by-cookie", "canary_on", "canary-weight", "100"),
+		canaryGet("Cookie", "canary_on=never"), "stable"),
+	canaryRow("canary: weight 100 of 100 sends everything", canaryAnn("canary-weight", "100"), canaryGet(), "next"),
+	canaryRow("canary: weight 10 of 10 sends everything", canaryAnn("canary-weight", "10", "canary-weight-total", "10"), canaryGet(), "next"),
+	canaryRow("canary: header never beats cookie and weight", allThree, canaryGet("X-Canary", "never", "Cookie", "canary_on=always"), "stable"),
+	canaryRow("canary: cookie never beats the weight under an undecided header", allThree,
+		canaryGet("X-Canary", "maybe", "Cookie", "canary_on=never"), "stable"),
+	canaryRow("canary: an undecided header and cookie leave it to the weight", allThree,
+		canaryGet("X-Canary", "maybe", "Cookie", "canary_on=maybe"), "next"),
+	canaryRow("canary: its other annotations are ignored", canaryAnn("canary-by-header", "X-Canary", "rewrite-target", "/elsewhere"),
+		canaryGet("X-Canary", "always"), "next", model.ReasonUnsupportedAnnotation),
+	{Name: "canary: without endpoints the main serves",
+		Ingresses: []Ingress{{Name: "web", Host: "canary.test", Paths: []Route{{"/", "Prefix", "stable"}}},
+			{Name: "web-canary", Host: "canary.test", Paths: []Route{{"/", "Prefix", "next"}}, Annotations: byHeader}},
+		Empty:   []string{"next"},
+		Request: canaryGet("X-Canary", "always"), Want: Response{Status: 200, Service: "stable"}},
+	{Name: "canary: the oldest of two canaries applies",
+		Ingresses: []Ingress{{Name: "web", Host: "canary.test", Paths: []Route{{"/", "Prefix", "stable"}}},
+			{Name: "web-canary", Host: "canary.test", Paths: []Route{{"/", "Prefix", "next"}}, Annotations: byHeader},
+			{Name: "web-canary2", Host: "canary.test", Paths: []Route{{"/", "Prefix", "later"}}, Annotations: byHeader}},
+		Request: canaryGet("X-Canary", "always"), Want: Response{Status: 200, Service: "next"}, Problems: []string{model.ReasonCollision}},
+	{Name: "canary: without a main Ingress the path is not served",
+		Ingresses: []Ingress{{Name: "web", Host: "canary.test", Paths: []Route{{"/app", "Prefix", "stable"}}},
+			{Name: "web-canary", Host: "canary.test", Paths: []Route{{"/", "Prefix", "next"}}, Annotations: canaryAnn("canary-weight", "100")}},
+		Request: canaryGet(), Want: Response{Status: 404}, Problems: []string{"CanaryNotApplied"}},
+}
+
+// canaryChoice applies a location's canary rule as the Lua balancer does
+// and returns the key of the backend that serves r. Weights strictly
+// between 0 and the total are random; Eval takes the main backend then.
+func canaryChoice(p *model.Proxy, r Request) string {
+	c := p.Canary
+	if c == nil {
+		return p.Backend
+	}
+	rule := c.Rule
+	if rule.Header != "" {
+		if h, ok := headerVar(r.Header, rule.Header); ok {
+			switch {
+			case rule.HeaderValue != "":
+				if h == rule.HeaderValue {
+					return c.Backend
+				}
+			case rule.HeaderPattern != "":
+				if regexp.MustCompile(rule.HeaderPattern).MatchString(h) {
+					return c.Backend
+				}
+			case h == "always":
+				return c.Backend
+			case h == "never":
+				return p.Backend
+			}
+		}
+	}
+	if rule.Cookie != "" {
+		switch cookie(r.Header["Cookie"], rule.Cookie) {
+		case "always":
+			return c.Backend
+		case "never":
+			return p.Backend
+		}
+	}
+	if rule.Weight == rule.WeightTotal && rule.Weight > 0 {
+		return c.Backend
+	}
+	return p.Backend
+}
+
+// headerVar reads a header as nginx's $http_<name>: case-insensitive, with
+// "-" and "_" alike.
+func headerVar(h map[string]string, name string) (string, bool) {
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
+	for k, v := range h {
+		if norm(k) == norm(name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// cookie reads a cookie as nginx's $cookie_<name>: the first one whose
+// name matches ignoring ASCII case.
+func cookie(header, name string) string {
+	for _, c := range strings.Split(header, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(c), "=")
+		if ok && strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
