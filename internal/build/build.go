@@ -222,7 +222,7 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 			return &model.Location{Match: m, Source: ref, Action: model.Action{Redirect: t.Annotations.Redirect}, Policy: policy}
 		}
 		loc := b.location(t, ib, m)
-		loc.Policy = policy
+		loc.Policy = b.globalAuth(t, policy, m)
 		if loc.Action.Proxy != nil {
 			loc.Action.Proxy.Fallback = fallback
 		}

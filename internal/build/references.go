@@ -314,3 +314,25 @@ func trimSpace(b []byte) []byte {
 	}
 	return b
 }
+
+// globalAuth adds the ConfigMap's global-auth-url to the policy of a
+// location that has no external authentication of its own, unless its
+// Ingress opts out (enable-global-auth "false") or its path starts with
+// one of no-auth-locations, as in ingress-nginx.
+func (b *builder) globalAuth(t *ingress.Translation, p *model.Policy, m model.Match) *model.Policy {
+	g := b.model.Config.GlobalAuth
+	if g == nil || t.Annotations.NoGlobalAuth || (p != nil && p.ExternalAuth != nil) {
+		return p
+	}
+	for _, l := range b.model.Config.NoAuthLocations {
+		if strings.HasPrefix(m.Path, l) {
+			return p
+		}
+	}
+	out := model.Policy{}
+	if p != nil {
+		out = *p
+	}
+	out.ExternalAuth = g
+	return &out
+}

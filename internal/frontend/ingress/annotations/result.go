@@ -40,6 +40,9 @@ type Result struct {
 	// authentication (auth-secret); the builder reads it into
 	// Location.BasicAuth.File.
 	BasicAuthSecret *AuthSecret
+	// NoGlobalAuth exempts the Ingress's paths from the ConfigMap's
+	// global-auth-url (enable-global-auth "false").
+	NoGlobalAuth bool
 	// FailClosed lists the full keys of security annotations that cannot
 	// be enforced: every path of the Ingress answers 503.
 	FailClosed []string

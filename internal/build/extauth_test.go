@@ -1,0 +1,65 @@
+package build
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestGlobalAuth applies the ConfigMap's global-auth-url as ingress-nginx
+// does: to locations without an auth-url of their own, not to Ingresses
+// with enable-global-auth "false", not below no-auth-locations; an
+// invalid global-auth-url closes every path.
+func TestGlobalAuth(t *testing.T) {
+	const own, global = "http://own.example.com/", "http://global.example.com/check"
+	for _, tc := range []struct {
+		name   string
+		cm     map[string]string
+		ann    map[string]string
+		path   string
+		want   string // the auth URL, "" for none, "503" for closed
+		global bool
+	}{
+		{"no global auth", nil, nil, "/", "", false},
+		{"global auth applies", map[string]string{"global-auth-url": global}, nil, "/", global, true},
+		{"an own auth-url wins", map[string]string{"global-auth-url": global}, map[string]string{"auth-url": own}, "/", own, false},
+		{"enable-global-auth false", map[string]string{"global-auth-url": global}, map[string]string{"enable-global-auth": "false"}, "/", "", false},
+		{"enable-global-auth invalid keeps it", map[string]string{"global-auth-url": global}, map[string]string{"enable-global-auth": "no"}, "/", global, true},
+		{"default no-auth-locations", map[string]string{"global-auth-url": global}, nil, "/.well-known/acme-challenge", "", false},
+		{"own no-auth-locations", map[string]string{"global-auth-url": global, "no-auth-locations": "/public, /health"}, nil, "/public/x", "", false},
+		{"own no-auth-locations replace the default", map[string]string{"global-auth-url": global, "no-auth-locations": "/public"}, nil,
+			"/.well-known/acme-challenge", global, true},
+		{"invalid global-auth-url closes", map[string]string{"global-auth-url": "http://$host/auth"}, nil, "/", "503", false},
+		{"invalid global-auth-method closes", map[string]string{"global-auth-url": global, "global-auth-method": "get"}, nil, "/", "503", false},
+		{"companions alone do nothing", map[string]string{"global-auth-method": "GET"}, nil, "/", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := world(1)
+			ing := mkIngress("default", "web", 0, rule("a.com", path(tc.path, "Prefix", svcName(0), 80)))
+			ing.Annotations = map[string]string{}
+			for k, v := range tc.ann {
+				ing.Annotations["nginx.ingress.kubernetes.io/"+k] = v
+			}
+			s.Ingresses = append(s.Ingresses, ing)
+			if tc.cm != nil {
+				s.ConfigMaps = append(s.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config"}, Data: tc.cm})
+			}
+			m, _ := Build(s, testOpts)
+			l := server(m, "a.com").Match(tc.path)
+			var got string
+			switch {
+			case l.Action.Return != nil:
+				got = "503"
+			case l.Policy != nil && l.Policy.ExternalAuth != nil:
+				got = l.Policy.ExternalAuth.URL
+			}
+			if got != tc.want {
+				t.Fatalf("auth = %q, want %q (location %+v)", got, tc.want, l)
+			}
+			if tc.global && l.Policy.ExternalAuth != m.Config.GlobalAuth {
+				t.Fatalf("the location's auth is not the ConfigMap's")
+			}
+		})
+	}
+}
