@@ -165,6 +165,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if err := main.planHeaders(m); err != nil {
 		return nil, "", nil, nil, err
 	}
+	if err := main.planAuthCache(m); err != nil {
+		return nil, "", nil, nil, err
+	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -255,6 +258,8 @@ type mainView struct {
 	HiddenHeaders                       []string
 	PassServerHeader                    bool
 	DHParamFile                         string
+	// AuthCache is the cache of external authentication (extauth.go).
+	AuthCache *authCacheView
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and
