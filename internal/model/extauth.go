@@ -201,7 +201,9 @@ func cacheKeyLiteral(c byte) bool {
 // ParseAuthCacheKey checks auth-cache-key: at most 256 bytes of
 // variables, written $name or ${name}, among those AuthCacheVar allows,
 // and literals of letters, digits and -_.:/|,=@+. It needs at least one
-// variable (a constant key would share one answer between all clients).
+// variable the client sends ($http_... or $cookie_...): a key without one
+// would share one answer between clients ($remote_user is empty without
+// basic authentication, and $host and $request_uri name no client).
 func ParseAuthCacheKey(s string) ([]AuthCacheKeyPart, error) {
 	if s == "" || len(s) > maxCacheKeyLen {
 		return nil, fmt.Errorf("want a key of 1 to %d bytes", maxCacheKeyLen)
@@ -240,10 +242,13 @@ func ParseAuthCacheKey(s string) ([]AuthCacheKeyPart, error) {
 			return nil, fmt.Errorf("variable $%s is not allowed: want $remote_user, $http_authorization, $host, $request_uri, $http_<name> or $cookie_<name> (lower case)", Truncate(name))
 		}
 		parts = append(parts, AuthCacheKeyPart{Var: name})
-		vars++
+		if strings.HasPrefix(name, "http_") || strings.HasPrefix(name, "cookie_") {
+			vars++
+		}
 	}
 	if vars == 0 {
-		return nil, errors.New("want at least one variable, such as $remote_user$http_authorization: a constant key would share one answer between all clients")
+		return nil, errors.New("want at least one variable the client sends ($http_authorization, $http_<name> or $cookie_<name>): " +
+			"without one, clients would share one answer")
 	}
 	return parts, nil
 }

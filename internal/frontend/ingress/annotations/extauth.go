@@ -38,9 +38,9 @@ var extAuthGroup = Group{
 			Grammar: "a header value without $ (visible ASCII and spaces), sent to the service as X-Auth-Request-Redirect"},
 		Annotation{Name: "auth-cache-key", Scope: ScopeLocation, Default: "none: answers are not cached",
 			Grammar: "up to 256 bytes of literals (letters, digits, -_.:/|,=@+) and at least one variable among $remote_user, " +
-				"$http_authorization, $host, $request_uri, $http_<name> and $cookie_<name>; answers of the service are cached per key " +
+				"$http_authorization, $host, $request_uri, $http_<name> and $cookie_<name>, one of them sent by the client ($http_... or $cookie_...); answers of the service are cached per key " +
 				"and per location in one zone of 10 MiB of keys and 128 MiB on disk, per nginx instance",
-			Difference: "other variables, and keys without a variable, are refused and caching stays off"},
+			Difference: "other variables, and keys without a variable the client sends (such as $remote_user alone), are refused and caching stays off"},
 		Annotation{Name: "auth-cache-duration", Scope: ScopeLocation, Default: "200 202 401 5m",
 			Grammar: "comma-separated entries of status codes and one duration (ms, s, m or h, at most 24h), as nginx's proxy_cache_valid; " +
 				"only used with auth-cache-key",

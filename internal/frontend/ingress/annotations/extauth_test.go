@@ -94,13 +94,13 @@ func TestExtAuth(t *testing.T) {
 		{"constant cache key", ext("auth-cache-key", "everyone"), want(nil), false, []problem{invalid("auth-cache-key")}},
 		{"cache key quote", ext("auth-cache-key", `$remote_user"`), want(nil), false, []problem{invalid("auth-cache-key")}},
 		{"cache key unclosed brace", ext("auth-cache-key", `${remote_user`), want(nil), false, []problem{invalid("auth-cache-key")}},
-		{"bad duration keeps the default", ext("auth-cache-key", "$remote_user", "auth-cache-duration", "200 5d"),
+		{"bad duration keeps the default", ext("auth-cache-key", "$http_authorization", "auth-cache-duration", "200 5d"),
 			want(func(a *model.ExternalAuth) {
-				a.Cache = &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "remote_user"}}, Valid: model.DefaultAuthCacheValid}
+				a.Cache = &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "http_authorization"}}, Valid: model.DefaultAuthCacheValid}
 			}), false, []problem{invalid("auth-cache-duration")}},
-		{"code after duration", ext("auth-cache-key", "$remote_user", "auth-cache-duration", "5m 200"),
+		{"code after duration", ext("auth-cache-key", "$http_authorization", "auth-cache-duration", "5m 200"),
 			want(func(a *model.ExternalAuth) {
-				a.Cache = &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "remote_user"}}, Valid: model.DefaultAuthCacheValid}
+				a.Cache = &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "http_authorization"}}, Valid: model.DefaultAuthCacheValid}
 			}), false, []problem{invalid("auth-cache-duration")}},
 		{"bad enable-global-auth keeps it on", map[string]string{"enable-global-auth": "nope"}, nil, false, []problem{invalid("enable-global-auth")}},
 	} {

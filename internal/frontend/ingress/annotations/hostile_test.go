@@ -172,7 +172,7 @@ var (
 	withMirror   = map[string]string{"mirror-target": "https://mirror.example.com$request_uri"}
 	withBasic    = map[string]string{"auth-type": "basic", "auth-secret": "users"}
 	withExtAuth  = map[string]string{"auth-url": "https://auth.example.com/check"}
-	withCacheKey = map[string]string{"auth-url": "https://auth.example.com/check", "auth-cache-key": "$remote_user"}
+	withCacheKey = map[string]string{"auth-url": "https://auth.example.com/check", "auth-cache-key": "$http_authorization"}
 )
 
 var hostileTargets = []hostileTarget{
