@@ -1,10 +1,14 @@
 package build
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/causeway/causeway/internal/model"
 )
 
 // TestGlobalAuth applies the ConfigMap's global-auth-url as ingress-nginx
@@ -59,6 +63,47 @@ func TestGlobalAuth(t *testing.T) {
 			}
 			if tc.global && l.Policy.ExternalAuth != m.Config.GlobalAuth {
 				t.Fatalf("the location's auth is not the ConfigMap's")
+			}
+		})
+	}
+}
+
+// TestAuthProxySetHeaders reads auth-proxy-set-headers' ConfigMap into the
+// location's external authentication; a missing ConfigMap or an entry
+// that cannot be sent closes the paths.
+func TestAuthProxySetHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data map[string]string // nil: no ConfigMap
+		want []model.Header    // nil: closed
+	}{
+		{"headers", map[string]string{"X-Auth-Required-Group": "admins", "X-Tenant": "shop"},
+			[]model.Header{{Name: "X-Auth-Required-Group", Value: "admins"}, {Name: "X-Tenant", Value: "shop"}}},
+		{"missing ConfigMap", nil, nil},
+		{"a variable", map[string]string{"X-Tenant": "$host"}, nil},
+		{"a header the subrequest sets", map[string]string{"x-original-url": "https://evil.example/"}, nil},
+		{"a bad name", map[string]string{"X Tenant": "shop"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := world(1)
+			ing := mkIngress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
+			ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://auth.example.com/",
+				"nginx.ingress.kubernetes.io/auth-proxy-set-headers": "auth-headers"}
+			s.Ingresses = append(s.Ingresses, ing)
+			if tc.data != nil {
+				s.ConfigMaps = append(s.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "auth-headers"}, Data: tc.data})
+			}
+			m, problems := Build(s, testOpts)
+			l := server(m, "a.com").Match("/")
+			if tc.want == nil {
+				if l.Action.Return == nil || l.Action.Return.Status != 503 || len(problems) != 1 ||
+					!strings.Contains(problems[0].Message, "auth-proxy-set-headers") {
+					t.Fatalf("location %+v, problems %v; want 503 and a Problem naming the annotation", l, problems)
+				}
+				return
+			}
+			if len(problems) != 0 || l.Policy == nil || !reflect.DeepEqual(l.Policy.ExternalAuth.ProxySetHeaders, tc.want) {
+				t.Fatalf("location %+v, problems %v; want headers %v", l, problems, tc.want)
 			}
 		})
 	}

@@ -47,7 +47,16 @@ type ExternalAuth struct {
 	// AlwaysSetCookie sends the service's Set-Cookie on every status of
 	// the response, not only on 2xx and 3xx.
 	AlwaysSetCookie bool
+	// ProxySetHeaders are sent to the service besides the request's own
+	// (auth-proxy-set-headers), replacing them.
+	ProxySetHeaders []Header
 }
+
+// AuthSubrequestHeaders are the headers the subrequest to the service
+// always sets; auth-proxy-set-headers may not replace them.
+var AuthSubrequestHeaders = []string{"Host", "Content-Length", "Connection", "Transfer-Encoding", "X-Forwarded-Proto",
+	"X-Request-ID", "X-Original-URI", "X-Scheme", "X-Original-URL", "X-Original-Method", "X-Sent-From", "X-Real-IP",
+	"X-Forwarded-For", "X-Auth-Request-Redirect"}
 
 // AuthCache is auth-cache-key and auth-cache-duration.
 type AuthCache struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,8 @@ type authLocationView struct {
 	// proxy_cache_valid's arguments.
 	CacheKey   string
 	CacheValid []string
+	// Headers are auth-proxy-set-headers', quoted.
+	Headers []headerLine
 }
 
 // signinLocationView is the named location answering a 401 with a
@@ -126,6 +129,14 @@ func (sp *serverPlan) planExtAuth(l *model.Location) (*authUse, error) {
 		if lv.RequestRedirect, err = Quote(string(a.RequestRedirect)); err != nil {
 			return nil, err
 		}
+	}
+	for _, h := range a.ProxySetHeaders {
+		if slices.ContainsFunc(model.AuthSubrequestHeaders, func(n string) bool { return strings.EqualFold(n, h.Name) }) {
+			return nil, fmt.Errorf("auth proxy header %q is set by the subrequest itself", h.Name)
+		}
+	}
+	if lv.Headers, err = headerLines(a.ProxySetHeaders); err != nil {
+		return nil, err
 	}
 	if c := a.Cache; c != nil {
 		if lv.CacheKey, err = authCacheKey(sp.srv.Host, l, a, c.Key); err != nil {

@@ -260,6 +260,7 @@ var policyCases = []struct {
 		all := &model.ExternalAuth{URL: "https://127.0.0.2:9443/check?a=1", Host: "127.0.0.2", Method: "POST",
 			SigninURL: "https://login.example.com/start", RedirectParam: "return_to", ResponseHeaders: []string{"X-User", "X-Auth_Groups"},
 			RequestRedirect: "https://app.example.com/", AlwaysSetCookie: true,
+			ProxySetHeaders: []model.Header{{Name: "X-Auth-Required-Group", Value: `admins; "ops"`}},
 			Cache: &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "remote_user"}, {Literal: ":"}, {Var: "cookie_session"}},
 				Valid: []model.AuthCacheValid{{Codes: []int{200, 202}, Duration: 5 * time.Minute}, {Duration: 30 * time.Second}}}}
 		m := policyModel(&model.Server{Host: "auth.example.com", Locations: []*model.Location{

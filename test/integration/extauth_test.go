@@ -97,7 +97,8 @@ func (c *controller) authGet(t *testing.T, host, path, authz string, hdr ...stri
 // TestExternalAuthAgainstNginx runs ingress-nginx's external
 // authentication through real nginx against a real service: a 2xx passes
 // with the answer's headers and cookie, 401 and 403 reach the client,
-// auth-signin redirects with the original URL, auth-method is sent,
+// auth-signin redirects with the original URL, auth-method and
+// auth-proxy-set-headers are sent,
 // auth-cache-key saves the second call, and the ConfigMap's
 // global-auth-url covers the other Ingresses but those opting out and
 // no-auth-locations.
@@ -105,7 +106,9 @@ func TestExternalAuthAgainstNginx(t *testing.T) {
 	app := startBackend(t, "app")
 	auth := startAuthService(t)
 	m := ingressClass + serviceYAML("default", "app", 80, app) +
-		annotatedIngressYAML("ext", "ext.test", "app", "auth-url", auth.URL("/check"), "auth-response-headers", "X-Auth-User, X-Auth-Groups") +
+		annotatedIngressYAML("ext", "ext.test", "app", "auth-url", auth.URL("/check"), "auth-response-headers", "X-Auth-User, X-Auth-Groups",
+			"auth-proxy-set-headers", "auth-headers") +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: auth-headers, namespace: default}\ndata: {X-Required-Group: staff}\n---\n" +
 		annotatedIngressYAML("method", "method.test", "app", "auth-url", auth.URL("/check"), "auth-method", "POST") +
 		annotatedIngressYAML("signin", "signin.test", "app", "auth-url", auth.URL("/check"), "auth-signin", "https://login.example.com/start?client=app") +
 		annotatedIngressYAML("cache", "cache.test", "app", "auth-url", auth.URL("/check"), "auth-cache-key", "$http_authorization", "auth-cache-duration", "200 401 1m") +
@@ -124,8 +127,9 @@ func TestExternalAuthAgainstNginx(t *testing.T) {
 		t.Errorf("the service's cookie reached the client as %q", got)
 	}
 	if last := auth.lastRequest(); last.Method != "GET" || last.Header.Get("X-Original-Url") != "http://ext.test/orders?id=1" ||
-		last.URL.Path != "/check" || last.Header.Get("X-Auth-Request-Redirect") != "/orders?id=1" {
-		t.Errorf("the service got %s %s with X-Original-URL %q, X-Auth-Request-Redirect %q", last.Method, last.URL, last.Header.Get("X-Original-Url"), last.Header.Get("X-Auth-Request-Redirect"))
+		last.URL.Path != "/check" || last.Header.Get("X-Auth-Request-Redirect") != "/orders?id=1" || last.Header.Get("X-Required-Group") != "staff" {
+		t.Errorf("the service got %s %s with X-Original-URL %q, X-Auth-Request-Redirect %q, X-Required-Group %q", last.Method, last.URL,
+			last.Header.Get("X-Original-Url"), last.Header.Get("X-Auth-Request-Redirect"), last.Header.Get("X-Required-Group"))
 	}
 	// 401 and 403 reach the client, and the backend is never asked; a
 	// client-sent X-Auth-User does not get in.

@@ -47,6 +47,12 @@ var extAuthGroup = Group{
 			Difference: "units d, w, M and y are refused"},
 		Annotation{Name: "auth-always-set-cookie", Scope: ScopeLocation, Default: "false",
 			Grammar: "a boolean; true sends the service's Set-Cookie on every answer, not only 2xx and 3xx"},
+		Annotation{Name: "auth-proxy-set-headers", Scope: ScopeLocation, Default: "none",
+			Grammar: "namespace/name of a ConfigMap in the Ingress's own namespace, or just its name: each key is a header name " +
+				"(letters, digits, - _ .), each value its value (no $, quotes, backslashes or braces), sent to the service; " +
+				"the headers the subrequest sets itself (Host, X-Original-URL, X-Auth-Request-Redirect ...) cannot be replaced",
+			Difference: "a missing ConfigMap or an entry outside the grammar fails closed (the service may decide on these headers); " +
+				"values are sent as written, never expanded as nginx variables"},
 		Annotation{Name: "enable-global-auth", Scope: ScopeLocation, Default: "true",
 			Grammar:    "a boolean; false exempts the Ingress's paths from the ConfigMap's global-auth-url",
 			Difference: "an invalid value keeps global authentication on"},
@@ -56,7 +62,7 @@ var extAuthGroup = Group{
 
 // extAuthCompanions only apply with auth-url.
 var extAuthCompanions = []string{"auth-method", "auth-signin", "auth-signin-redirect-param", "auth-response-headers",
-	"auth-request-redirect", "auth-cache-key", "auth-cache-duration", "auth-always-set-cookie"}
+	"auth-request-redirect", "auth-cache-key", "auth-cache-duration", "auth-always-set-cookie", "auth-proxy-set-headers"}
 
 func parseExtAuth(r *Reader, res *Result) {
 	if on, ok := Parse(r, "enable-global-auth", model.ParseBool); ok && !on {
@@ -90,7 +96,16 @@ func parseExtAuth(r *Reader, res *Result) {
 			closed = true
 		}
 	}
+	if v, ok := r.Get("auth-proxy-set-headers"); ok {
+		if n, err := parseSameNamespace(v, r.ref.Namespace, "configmap"); err != nil {
+			r.FailClosed("auth-proxy-set-headers", v, err)
+			closed = true
+		} else {
+			res.AuthProxySetHeaders = &n
+		}
+	}
 	if closed {
+		res.AuthProxySetHeaders = nil
 		return
 	}
 	Set(r, "auth-signin", &a.SigninURL, model.ParseRedirectURL)

@@ -117,3 +117,33 @@ func TestExtAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestExtAuthProxySetHeaders: auth-proxy-set-headers names a ConfigMap in
+// the Ingress's namespace; anything else fails closed.
+func TestExtAuthProxySetHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        *ObjectName
+		problems    []problem
+	}{
+		{"name", "auth-headers", &ObjectName{"default", "auth-headers"}, nil},
+		{"namespace/name", "default/auth-headers", &ObjectName{"default", "auth-headers"}, nil},
+		{"other namespace", "kube-system/auth-headers", nil, []problem{closes("auth-proxy-set-headers")}},
+		{"bad name", "Auth_Headers", nil, []problem{closes("auth-proxy-set-headers")}},
+		{"empty", "", nil, []problem{closes("auth-proxy-set-headers")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, problems := parseNames(map[string]string{"auth-url": "http://auth.example.com/", "auth-proxy-set-headers": tc.value})
+			checkProblems(t, problems, tc.problems)
+			checkClosed(t, res, tc.problems)
+			if !reflect.DeepEqual(res.AuthProxySetHeaders, tc.want) {
+				t.Fatalf("AuthProxySetHeaders = %v, want %v", res.AuthProxySetHeaders, tc.want)
+			}
+		})
+	}
+	res, problems := parseNames(map[string]string{"auth-proxy-set-headers": "auth-headers"})
+	checkProblems(t, problems, []problem{ignored("auth-proxy-set-headers")})
+	if res.AuthProxySetHeaders != nil {
+		t.Fatalf("without auth-url: AuthProxySetHeaders = %v", res.AuthProxySetHeaders)
+	}
+}

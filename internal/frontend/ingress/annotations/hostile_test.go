@@ -162,6 +162,7 @@ var (
 	satisfyField  = func(r *Result) any { return r.Location.Satisfy }
 	extAuthField  = func(r *Result) any { return r.Location.ExternalAuth }
 	noGlobalField = func(r *Result) any { return r.NoGlobalAuth }
+	authHdrField  = func(r *Result) any { return r.AuthProxySetHeaders }
 )
 
 var (
@@ -235,6 +236,7 @@ var hostileTargets = []hostileTarget{
 	{name: "auth-cache-key", context: withExtAuth, field: extAuthField, inert: cacheKeyInert},
 	{name: "auth-cache-duration", context: withCacheKey, field: extAuthField},
 	{name: "auth-always-set-cookie", context: withExtAuth, field: extAuthField},
+	{name: "auth-proxy-set-headers", context: withExtAuth, field: authHdrField, drops: true, closed: true},
 	{name: "enable-global-auth", field: noGlobalField},
 }
 

@@ -148,12 +148,6 @@ var pending = concat(
 		"load-balance", "hash-key", "sticky-cookie", "sticky-path", "sticky-max-age",
 		"sticky-samesite", "sticky-secure", "proxy-next-upstream-tries"),
 
-	// Security: fail closed. The headers auth-proxy-set-headers sends may
-	// be what the authentication service decides on (the groups a path
-	// requires, say): asking it without them could let in more.
-	ingressNginx("auth", AnnotationFailClosed,
-		"auth-proxy-set-headers"),
-
 	// External authentication's settings not supported yet: the
 	// subrequest uses no keepalive pool.
 	ingressNginx("auth", AnnotationNotYetSupported,

@@ -40,6 +40,10 @@ type Result struct {
 	// authentication (auth-secret); the builder reads it into
 	// Location.BasicAuth.File.
 	BasicAuthSecret *AuthSecret
+	// AuthProxySetHeaders names the ConfigMap of headers sent to the
+	// external authentication service (auth-proxy-set-headers); the
+	// builder reads it into Location.ExternalAuth.ProxySetHeaders.
+	AuthProxySetHeaders *ObjectName
 	// NoGlobalAuth exempts the Ingress's paths from the ConfigMap's
 	// global-auth-url (enable-global-auth "false").
 	NoGlobalAuth bool
