@@ -80,7 +80,7 @@ func main() {
 	flag.StringVar(&c.out, "out", "", "also write the Markdown tables to this file")
 	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, controller and nginx logs)")
-	flag.StringVar(&c.only, "only", "a,b,d,e,f,g", "comma-separated sections to run (a and b include their part of c)")
+	flag.StringVar(&c.only, "only", "a,b,d,e,f,g", "comma-separated sections to run (a and b include their part of c; h, external auth, runs only when asked)")
 	flag.DurationVar(&c.syncQuiet, "sync-quiet-period", 5*time.Millisecond, "controller --sync-quiet-period")
 	flag.DurationVar(&c.syncMaxDelay, "sync-max-delay", 100*time.Millisecond, "controller --sync-max-delay")
 	flag.IntVar(&c.latencyIterations, "latency-iterations", 100, "(a) endpoint swaps measured")
@@ -173,8 +173,8 @@ func (c *config) validate() error {
 		return errors.New("-h2-conns (1-100) or -h2-streams (1-128, nginx's http2_max_concurrent_streams) out of range")
 	}
 	for _, s := range splitList(c.only) {
-		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g"}, s) {
-			return fmt.Errorf("-only: unknown section %q (want a to g)", s)
+		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h"}, s) {
+			return fmt.Errorf("-only: unknown section %q (want a to h)", s)
 		}
 	}
 	switch c.loader {
@@ -259,6 +259,13 @@ func run(ctx context.Context, c *config) error {
 	if c.section("f") {
 		for _, kind := range c.tputKindList() {
 			if err := runAnnotated(ctx, e, c, rep, kind); err != nil {
+				return err
+			}
+		}
+	}
+	if c.section("h") {
+		for _, kind := range c.tputKindList() {
+			if err := runExtAuth(ctx, e, c, rep, kind); err != nil {
 				return err
 			}
 		}
