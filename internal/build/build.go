@@ -83,8 +83,15 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		if reason, ok := opts.Excluded[ref.Key()]; ok {
 			// nginx refused what these settings render (an OpenSSL cipher
 			// name it does not know, say): the defaults serve instead.
+			global := b.model.Config.GlobalAuth != nil
 			b.model.Config, b.problems = configmap.Parse(nil)
 			b.problem(ref, model.ReasonExcluded, false, "the defaults are used instead of this ConfigMap: %s", reason)
+			if global {
+				// The defaults have no global authentication: serving
+				// them would let every request through unasked.
+				b.model.Config.FailClosed = append(b.model.Config.FailClosed, "global-auth-url")
+				b.problem(ref, model.ReasonExcluded, false, `key "global-auth-url" is left out with the ConfigMap; every path of every Ingress answers 503 rather than being served without it`)
+			}
 		}
 	}
 	if cm != nil {

@@ -108,3 +108,29 @@ func TestAuthProxySetHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestGlobalAuthConfigMapExcluded: when nginx refuses what the ConfigMap
+// renders (global-auth-url's host does not resolve) and the controller
+// falls back to the defaults, every path closes instead of losing its
+// authentication.
+func TestGlobalAuthConfigMapExcluded(t *testing.T) {
+	s := world(1)
+	s.Ingresses = append(s.Ingresses, mkIngress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80))))
+	s.ConfigMaps = append(s.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config", UID: "cm"},
+		Data: map[string]string{"global-auth-url": "http://no-such-host.invalid/auth"}})
+	opts := testOpts
+	opts.Excluded = map[string]string{model.ObjectRef{Kind: "ConfigMap", Namespace: "causeway", Name: "config", UID: "cm"}.Key(): "nginx refused it"}
+	m, problems := Build(s, opts)
+	if l := server(m, "a.com").Match("/"); l.Action.Return == nil || l.Action.Return.Status != 503 {
+		t.Fatalf("location %+v, want 503", l)
+	}
+	if len(problems) == 0 || !strings.Contains(problems[len(problems)-1].Message, "global-auth-url") {
+		t.Fatalf("problems %v, want one naming global-auth-url", problems)
+	}
+	// Without global-auth-url, excluding the ConfigMap closes nothing.
+	s.ConfigMaps[0].Data = map[string]string{"ssl-ciphers": "NOPE"}
+	m, _ = Build(s, opts)
+	if l := server(m, "a.com").Match("/"); l.Action.Return != nil {
+		t.Fatalf("location %+v, want it served", l)
+	}
+}

@@ -66,6 +66,34 @@ type authCacheView struct {
 	Path, Zone, KeysSize, MaxSize, Inactive string
 }
 
+// planGlobalAuth names global-auth-url's host and port in an upstream of
+// nginx.conf that nothing uses: nginx resolves it there, before any
+// server file, so a name it cannot resolve is blamed on the ConfigMap
+// (whose exclusion then closes every path, see build), not on whichever
+// Ingress's server file nginx read first.
+func (v *mainView) planGlobalAuth(m *model.Model) error {
+	a := m.Config.GlobalAuth
+	if a == nil {
+		return nil
+	}
+	if u, _, err := model.ParseAuthURL(a.URL); err != nil || u != a.URL {
+		return fmt.Errorf("global auth URL %q is not one ParseAuthURL returns", a.URL)
+	}
+	u, err := url.Parse(a.URL)
+	if err != nil {
+		return err
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	v.GlobalAuthServer = u.Hostname() + ":" + port
+	if strings.Contains(u.Hostname(), ":") {
+		v.GlobalAuthServer = "[" + u.Hostname() + "]:" + port
+	}
+	return nil
+}
+
 // planAuthCache returns the cache zone when a location caches answers.
 func (v *mainView) planAuthCache(m *model.Model) error {
 	used := false

@@ -271,6 +271,8 @@ var policyCases = []struct {
 			loc(model.Prefix, "/open", nil),
 		}})
 		m.Config.AddHeaders = []model.Header{{Name: "X-Frame-Options", Value: "DENY"}}
+		// Resolved in nginx.conf, so that nginx blames the ConfigMap.
+		m.Config.GlobalAuth = &model.ExternalAuth{URL: "https://[::1]/global", Host: "[::1]", RedirectParam: "rd"}
 		return m
 	}},
 	{"redirect", []string{"plain"}, func() *model.Model {

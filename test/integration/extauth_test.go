@@ -251,6 +251,44 @@ func TestExternalAuthInjectionAndUnresolvableHost(t *testing.T) {
 	}
 }
 
+// TestGlobalAuthUnresolvableHostFailsClosed: a global-auth-url whose host
+// nginx cannot resolve makes nginx refuse nginx.conf; the controller falls
+// back to the ConfigMap's defaults, which must close every path rather
+// than serve it without authentication.
+func TestGlobalAuthUnresolvableHostFailsClosed(t *testing.T) {
+	app := startBackend(t, "app")
+	auth := startAuthService(t)
+	m := ingressClass + serviceYAML("default", "app", 80, app) + annotatedIngressYAML("web", "web.test", "app")
+	c := startController(t, map[string]string{"manifests.yaml": m, "config.yaml": configMapYAML(map[string]string{"global-auth-url": auth.URL("/global")})})
+	if r := c.authGet(t, "web.test", "/", "Bearer global"); r.Status != 200 {
+		t.Fatalf("global auth with its token: %d, want 200", r.Status)
+	}
+	c.WriteManifest("config.yaml", configMapYAML(map[string]string{"global-auth-url": "http://no-such-host.invalid/auth"}))
+	eventually(t, 20*time.Second, func() error {
+		if r := c.authGet(t, "web.test", "/", "Bearer global"); r.Status != 503 {
+			return fmt.Errorf("with an unresolvable global-auth-url: %d, want 503", r.Status)
+		}
+		if log := c.log.String(); !strings.Contains(log, `global-auth-url`) || !strings.Contains(log, "causeway/config") {
+			return fmt.Errorf("the log does not name the ConfigMap and the key")
+		}
+		return nil
+	})
+	if r := c.authGet(t, "web.test", "/", ""); r.Status != 503 {
+		t.Errorf("without a token: %d, want 503", r.Status)
+	}
+	// A resolvable URL again: the ConfigMap changed, so it is tried again.
+	c.WriteManifest("config.yaml", configMapYAML(map[string]string{"global-auth-url": auth.URL("/global")}))
+	eventually(t, 20*time.Second, func() error {
+		if r := c.authGet(t, "web.test", "/", "Bearer global"); r.Status != 200 {
+			return fmt.Errorf("after the fix: %d, want 200", r.Status)
+		}
+		return nil
+	})
+	if r := c.authGet(t, "web.test", "/", ""); r.Status != 401 {
+		t.Errorf("after the fix, without a token: %d, want 401", r.Status)
+	}
+}
+
 // TestExtAuthTableAgainstNginx sends the external authentication rows to
 // a real nginx and the table's service; the build tests check the same
 // rows on the Model.
