@@ -23,7 +23,9 @@
 //	(h) canary weight change to the new split in traffic, reloads, and the
 //	    nginx CPU a split location costs;
 //	(i) what basic auth and source-address lists add to nginx CPU per
-//	    request, generated vs written by hand.
+//	    request, generated vs written by hand;
+//	(j) external authentication with a cached answer vs hand-written
+//	    auth_request and proxy_cache.
 //
 // Everything listens on 127.0.0.0/8 only, and every load loop is bounded by
 // a duration or a count. Ctrl-C stops the run and every process it started.
@@ -89,7 +91,7 @@ func main() {
 	flag.StringVar(&c.plane.luaPath, "lua-package-path", "", "where the binary's lua-resty-core is, as the controller's --lua-package-path ('$PWD/.cache/angie/lualib/?.lua;;' for Angie)")
 	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, controller and nginx logs)")
-	flag.StringVar(&c.only, "only", "a,b,d,e,f,g,h,i", "comma-separated sections to run (a and b include their part of c)")
+	flag.StringVar(&c.only, "only", "a,b,d,e,f,g,h,i,j", "comma-separated sections to run (a and b include their part of c)")
 	flag.DurationVar(&c.syncQuiet, "sync-quiet-period", 5*time.Millisecond, "controller --sync-quiet-period")
 	flag.DurationVar(&c.syncMaxDelay, "sync-max-delay", 100*time.Millisecond, "controller --sync-max-delay")
 	flag.IntVar(&c.latencyIterations, "latency-iterations", 100, "(a) endpoint swaps measured")
@@ -182,8 +184,8 @@ func (c *config) validate() error {
 		return errors.New("-h2-conns (1-100) or -h2-streams (1-128, nginx's http2_max_concurrent_streams) out of range")
 	}
 	for _, s := range splitList(c.only) {
-		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, s) {
-			return fmt.Errorf("-only: unknown section %q (want a to i)", s)
+		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, s) {
+			return fmt.Errorf("-only: unknown section %q (want a to j)", s)
 		}
 	}
 	switch c.loader {
@@ -277,6 +279,13 @@ func run(ctx context.Context, c *config) error {
 	if c.section("f") {
 		for _, kind := range c.tputKindList() {
 			if err := runAnnotated(ctx, e, c, rep, kind); err != nil {
+				return err
+			}
+		}
+	}
+	if c.section("j") {
+		for _, kind := range c.tputKindList() {
+			if err := runExtAuth(ctx, e, c, rep, kind); err != nil {
 				return err
 			}
 		}

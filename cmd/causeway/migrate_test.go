@@ -128,7 +128,7 @@ func TestMigrateCheckCluster(t *testing.T) {
 	class := "nginx"
 	ing := &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: map[string]string{
-			"nginx.ingress.kubernetes.io/auth-url": "https://auth.example.com/check",
+			"nginx.ingress.kubernetes.io/auth-url": "https://$host/oauth2/auth",
 		}},
 		Spec: networkingv1.IngressSpec{IngressClassName: &class, DefaultBackend: &networkingv1.IngressBackend{
 			Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}},

@@ -10,11 +10,10 @@ import (
 )
 
 // securityAnnotations are the ingress-nginx annotations that must fail
-// closed until Causeway implements them. Listed here by hand so that
-// relaxing one is a deliberate change to this test too.
-var securityAnnotations = []string{
-	"auth-url",
-}
+// closed until Causeway implements them (none since external
+// authentication arrived). Listed here by hand so that relaxing one is a
+// deliberate change to this test too.
+var securityAnnotations = []string{}
 
 func TestSecurityAnnotationsFailClosedInTable(t *testing.T) {
 	var got []string
@@ -79,13 +78,13 @@ func TestIngressAnnotations(t *testing.T) {
 		{name: "an empty source address list fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/whitelist-source-range": ""},
 			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "whitelist-source-range"},
 		{name: "custom prefix: security annotation fails closed", prefix: "corp.example.com",
-			annotations: map[string]string{"corp.example.com/auth-url": "http://auth"},
-			closed:      true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "corp.example.com/auth-url"},
+			annotations: map[string]string{"corp.example.com/auth-url": "http://$host/auth"},
+			closed:      true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "corp.example.com/auth-url"},
 		{name: "custom prefix: the default prefix is no longer ours", prefix: "corp.example.com",
-			annotations: map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://auth"}},
+			annotations: map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://$host/auth"}},
 	}
 	// Implemented security annotations: a value they cannot use closes.
-	for _, name := range []string{"auth-type", "auth-secret", "satisfy"} {
+	for _, name := range []string{"auth-type", "auth-secret", "satisfy", "auth-url"} {
 		k := annotations.DefaultPrefix + "/" + name
 		rows = append(rows, row{name: "invalid " + name, annotations: map[string]string{k: "x"},
 			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: k})
@@ -142,7 +141,7 @@ func TestIngressAnnotations(t *testing.T) {
 func TestFailClosedKeepsClaims(t *testing.T) {
 	s := world(2)
 	guarded := mkIngress("default", "guarded", 0, rule("a.com", path("/admin", "Prefix", svcName(0), 80)))
-	guarded.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://auth"}
+	guarded.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://$host/auth"}
 	s.Ingresses = append(s.Ingresses, guarded,
 		mkIngress("default", "open", 1, rule("a.com", path("/admin", "Prefix", svcName(1), 80))))
 	m, problems := Build(s, testOpts)

@@ -84,8 +84,15 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		if reason, ok := opts.Excluded[ref.Key()]; ok {
 			// nginx refused what these settings render (an OpenSSL cipher
 			// name it does not know, say): the defaults serve instead.
+			global := b.model.Config.GlobalAuth != nil
 			b.model.Config, b.problems = configmap.Parse(nil)
 			b.problem(ref, model.ReasonExcluded, false, "the defaults are used instead of this ConfigMap: %s", reason)
+			if global {
+				// The defaults have no global authentication: serving
+				// them would let every request through unasked.
+				b.model.Config.FailClosed = append(b.model.Config.FailClosed, "global-auth-url")
+				b.problem(ref, model.ReasonExcluded, false, `key "global-auth-url" is left out with the ConfigMap; every path of every Ingress answers 503 rather than being served without it`)
+			}
 		}
 	}
 	if cm != nil {
@@ -233,7 +240,7 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 			return &model.Location{Match: m, Source: ref, Action: model.Action{Redirect: t.Annotations.Redirect}, Policy: policy}
 		}
 		loc := b.location(t, ib, m)
-		loc.Policy = policy
+		loc.Policy = b.globalAuth(t, policy, m)
 		if loc.Action.Proxy != nil {
 			loc.Action.Proxy.Fallback = fallback
 		}

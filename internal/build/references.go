@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -82,6 +83,18 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 		auth := *pol.BasicAuth
 		auth.File = key
 		pol.BasicAuth = &auth
+	}
+	if n := a.AuthProxySetHeaders; n != nil && pol.ExternalAuth != nil {
+		headers, err := b.authProxyHeaders(*n)
+		if err != nil {
+			b.problem(t.Ref, model.ReasonInvalidAnnotation, false,
+				"annotation %s/auth-proxy-set-headers: %v; every path of this Ingress answers 503 rather than asking the authentication service without them",
+				b.opts.AnnotationsPrefix, err)
+			return nil, "", true
+		}
+		ext := *pol.ExternalAuth
+		ext.ProxySetHeaders = headers
+		pol.ExternalAuth = &ext
 	}
 	if pol.UpstreamTLS != nil && pol.UpstreamTLS.Verify && !b.hasCA(pol.UpstreamTLS.Secret) {
 		b.problem(t.Ref, model.ReasonInvalidSecret, false,
@@ -313,4 +326,49 @@ func trimSpace(b []byte) []byte {
 		b = b[1:]
 	}
 	return b
+}
+
+// globalAuth adds the ConfigMap's global-auth-url to the policy of a
+// location that has no external authentication of its own, unless its
+// Ingress opts out (enable-global-auth "false") or its path starts with
+// one of no-auth-locations, as in ingress-nginx.
+func (b *builder) globalAuth(t *ingress.Translation, p *model.Policy, m model.Match) *model.Policy {
+	g := b.model.Config.GlobalAuth
+	if g == nil || t.Annotations.NoGlobalAuth || (p != nil && p.ExternalAuth != nil) {
+		return p
+	}
+	for _, l := range b.model.Config.NoAuthLocations {
+		if strings.HasPrefix(m.Path, l) {
+			return p
+		}
+	}
+	out := model.Policy{}
+	if p != nil {
+		out = *p
+	}
+	out.ExternalAuth = g
+	return &out
+}
+
+// authProxyHeaders reads the ConfigMap that auth-proxy-set-headers names:
+// each key a header name, each value its value. Any entry it cannot use
+// is an error: the service may decide on it.
+func (b *builder) authProxyHeaders(n annotations.ObjectName) ([]model.Header, error) {
+	cm := b.configMaps[n.String()]
+	if cm == nil {
+		return nil, fmt.Errorf("ConfigMap %s not found", n)
+	}
+	var errs []error
+	headers := readHeaders(cm, func(name string) error {
+		if slices.ContainsFunc(model.AuthSubrequestHeaders, func(h string) bool { return strings.EqualFold(h, name) }) {
+			return errors.New("the subrequest sets this header itself")
+		}
+		return nil
+	}, func(k string, err error) {
+		errs = append(errs, fmt.Errorf("ConfigMap %s key %q: %w", n, model.Truncate(k), err))
+	})
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return headers, nil
 }

@@ -76,7 +76,7 @@ func TestAnnotationVerdicts(t *testing.T) {
 		{"supported but without effect", map[string]string{p + "cors-max-age": "60"}, p + "cors-max-age", Unsupported, "only applies with enable-cors"},
 		{"supported but an unsupported value", map[string]string{p + "backend-protocol": "AUTO_HTTP"}, p + "backend-protocol", Unsupported, "not supported"},
 		{"Service annotation on an Ingress", map[string]string{"causeway.io/load-balance": "ewma"}, "causeway.io/load-balance", Unsupported, "read from Services"},
-		{"security annotation", map[string]string{p + "auth-url": "https://sso.example.com/auth"}, p + "auth-url", FailClosed, "answers 503"},
+		{"security annotation", map[string]string{p + "auth-url": "https://$host/oauth2/auth"}, p + "auth-url", FailClosed, "answers 503"},
 		{"basic auth", map[string]string{p + "auth-type": "basic", p + "auth-secret": "htpasswd"}, p + "auth-type", SupportedWithDifference, ""},
 		{"digest auth", map[string]string{p + "auth-type": "digest", p + "auth-secret": "htpasswd"}, p + "auth-type", FailClosed, "digest authentication is not available"},
 		{"satisfy", map[string]string{p + "satisfy": "any"}, p + "satisfy", SupportedWithDifference, ""},

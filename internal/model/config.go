@@ -109,6 +109,12 @@ type Config struct {
 	// not be used: every location of every Ingress answers 503, since
 	// serving them without the setting would let in clients it refuses.
 	FailClosed []string
+	// GlobalAuth is the ConfigMap's global-auth-url family: the external
+	// authentication of every location without its own auth-url, unless
+	// its Ingress sets enable-global-auth "false" or its path starts with
+	// one of NoAuthLocations.
+	GlobalAuth      *ExternalAuth
+	NoAuthLocations []string
 
 	// --- Compression (use-gzip, enable-brotli and their settings) ---
 
@@ -278,6 +284,7 @@ var (
 func DefaultConfig() Config {
 	return Config{
 		SSLRedirect:            true,
+		NoAuthLocations:        DefaultNoAuthLocations,
 		WorkerProcesses:        0,
 		WorkerConnections:      16384,
 		WorkerShutdownTimeout:  240 * time.Second,

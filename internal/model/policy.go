@@ -49,6 +49,9 @@ type Policy struct {
 	Access *AccessList
 	// BasicAuth asks for a user name and password; nil asks for none.
 	BasicAuth *BasicAuth
+	// ExternalAuth asks an authentication service (auth-url); nil asks
+	// none.
+	ExternalAuth *ExternalAuth
 	// Satisfy says whether a request must pass Access and BasicAuth both
 	// (SatisfyAll, the default) or either (SatisfyAny).
 	Satisfy Satisfy

@@ -90,6 +90,7 @@ var corpusParsers = map[string]func(string) (string, error){
 	"ParseRewriteTarget": func(s string) (string, error) { return ParseRewriteTarget(s, maxRegexGroups) },
 	"ParseRedirectURL":   ParseRedirectURL,
 	"ParseMirrorURL":     ParseMirrorURL,
+	"ParseAuthURL":       parseAuthURLOnly,
 	"ParseCORSOrigin":    ParseCORSOrigin,
 	"ParseCipherList":    ParseCipherList,
 	"ParseRegex":         ParseRegex,
@@ -155,6 +156,7 @@ var corpusTemplates = map[string][]string{
 	"ParseRewriteTarget": {"/a/%s", "/a?q=%s", "/a%s"},
 	"ParseRedirectURL":   {"https://a.example/%s", "https://a.example/?q=%s", "https://%s.example/", "https://a.example%s", "https://a.example:%s/"},
 	"ParseMirrorURL":     {"https://a.example/%s", "https://a.example/?q=%s", "https://%s.example/", "https://a.example%s", "https://a.example/x%s$request_uri"},
+	"ParseAuthURL":       {"https://a.example/%s", "https://a.example/?q=%s", "https://%s.example/", "https://a.example%s", "http://a.example:%s/"},
 	"ParseCORSOrigin":    {"https://%s.example", "https://a.example:%s", "https://a.example%s"},
 	"ParseCipherList":    {"HIGH:%s", "%s:HIGH"},
 	"ParseRegex":         {"/%s", "/(%s)", "/[%s]", "/a%s"},
@@ -239,7 +241,7 @@ func unsafeOutput(parser, out string) string {
 				return "holds a $ that is no capture reference"
 			}
 		}
-	case "ParseRedirectURL", "ParseMirrorURL":
+	case "ParseRedirectURL", "ParseMirrorURL", "ParseAuthURL":
 		base := out
 		if parser == "ParseMirrorURL" {
 			base = strings.TrimSuffix(out, requestURI)
@@ -261,8 +263,11 @@ func unsafeOutput(parser, out string) string {
 			return "has user information"
 		}
 		again := ParseRedirectURL
-		if parser == "ParseMirrorURL" {
+		switch parser {
+		case "ParseMirrorURL":
 			again = ParseMirrorURL
+		case "ParseAuthURL":
+			again = parseAuthURLOnly
 		}
 		if o, err := again(out); err != nil || o != out {
 			return "does not parse to itself"

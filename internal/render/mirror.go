@@ -40,16 +40,21 @@ func (sp *serverPlan) planMirror(m *model.Mirror) (*mirrorUse, error) {
 	key := pass + " " + h.Host
 	uri, ok := sp.mirrors[key]
 	if !ok {
-		for {
-			path := "/_causeway_mirror_" + strconv.Itoa(sp.mirrorNext)
-			sp.mirrorNext++
-			if !sp.reserved[path] {
-				uri = `"` + path + `"`
-				break
-			}
-		}
+		uri = `"` + sp.freeURI("/_causeway_mirror_", &sp.mirrorNext) + `"`
 		sp.mirrors[key] = uri
 		sp.v.MirrorLocations = append(sp.v.MirrorLocations, mirrorLocationView{URI: uri, PassURL: pass, Headers: h})
 	}
 	return &mirrorUse{URI: uri, RequestBody: m.RequestBody}, nil
+}
+
+// freeURI returns the next path prefix+N, counting with *next, that no
+// user location names exactly (nginx refuses duplicate locations).
+func (sp *serverPlan) freeURI(prefix string, next *int) string {
+	for {
+		path := prefix + strconv.Itoa(*next)
+		*next++
+		if !sp.reserved[path] {
+			return path
+		}
+	}
 }

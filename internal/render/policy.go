@@ -29,8 +29,10 @@ type policyView struct {
 	// AuthRealm and AuthFile are auth_basic's quoted realm and
 	// auth_basic_user_file's quoted path; "" for no basic auth.
 	AuthRealm, AuthFile string `json:",omitempty"`
-	AccessLogOff        bool
-	CORS                *corsView
+	// ExtAuth asks an authentication service first (extauth.go).
+	ExtAuth      *authUse `json:",omitempty"`
+	AccessLogOff bool
+	CORS         *corsView
 	// RewriteRegex and RewriteTarget are the quoted arguments of
 	// "rewrite ... break".
 	RewriteRegex, RewriteTarget string
@@ -168,6 +170,11 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 			return err
 		}
 	}
+	if pol.ExternalAuth != nil {
+		if v.ExtAuth, err = sp.planExtAuth(l); err != nil {
+			return err
+		}
+	}
 	v.AccessLogOff = pol.AccessLog != nil && !*pol.AccessLog
 	if pol.CORS != nil {
 		if v.CORS, err = sp.planCORS(pol.CORS); err != nil {
@@ -177,7 +184,8 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	if v.ResponseHeaders, err = headerLines(pol.ResponseHeaders); err != nil {
 		return err
 	}
-	if len(v.ResponseHeaders) > 0 || v.CORS != nil {
+	// The service's Set-Cookie is an add_header too (extauth.go).
+	if len(v.ResponseHeaders) > 0 || v.CORS != nil || v.ExtAuth != nil {
 		v.ResponseHeaders = append(v.ResponseHeaders, sp.rc.inheritedHeaders(pol.ResponseHeaders)...)
 	}
 	if lv.Pass == "" {
@@ -286,6 +294,18 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 				return err
 			}
 		}
+	}
+	if u := v.ExtAuth; u != nil && len(u.Headers) > 0 {
+		// The service's answer headers replace what the client sent.
+		if v.Headers == nil {
+			v.Headers = sp.clientHeaders(&headersView{Module: v.Module, GRPC: v.Module == "grpc", Custom: sp.rc.setHeaders})
+		}
+		h := *v.Headers
+		h.Custom = slices.Clip(h.Custom)
+		for i, a := range u.Headers {
+			h.Custom = append(h.Custom, headerLine{Name: `"` + l.Policy.ExternalAuth.ResponseHeaders[i] + `"`, Value: "$" + a.Var})
+		}
+		v.Headers = &h
 	}
 	if err := sp.planTimeouts(v, pol.Timeouts); err != nil {
 		return err

@@ -263,6 +263,29 @@ var policyCases = []struct {
 		m.Backends[1].Balance.Method = model.EWMA
 		return m
 	}},
+	{"external-auth", []string{"plain", "lua"}, func() *model.Model {
+		// / asks with everything set and caches; /api has its own service,
+		// a sign-in URL that already has the parameter and no cache; /open
+		// asks nobody. A user location named like the first internal one
+		// moves it on.
+		all := &model.ExternalAuth{URL: "https://127.0.0.2:9443/check?a=1", Host: "127.0.0.2", Method: "POST",
+			SigninURL: "https://login.example.com/start", RedirectParam: "return_to", ResponseHeaders: []string{"X-User", "X-Auth_Groups"},
+			RequestRedirect: "https://app.example.com/", AlwaysSetCookie: true,
+			ProxySetHeaders: []model.Header{{Name: "X-Auth-Required-Group", Value: `admins; "ops"`}},
+			Cache: &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "remote_user"}, {Literal: ":"}, {Var: "cookie_session"}},
+				Valid: []model.AuthCacheValid{{Codes: []int{200, 202}, Duration: 5 * time.Minute}, {Duration: 30 * time.Second}}}}
+		m := policyModel(&model.Server{Host: "auth.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{ExternalAuth: all}),
+			loc(model.Exact, "/api", &model.Policy{ExternalAuth: &model.ExternalAuth{URL: "http://127.0.0.1:9000/", Host: "127.0.0.1",
+				SigninURL: "https://login.example.com/start?rd=https://app.example.com/", RedirectParam: "rd"}}),
+			loc(model.Exact, "/_causeway_auth_0", nil),
+			loc(model.Prefix, "/open", nil),
+		}})
+		m.Config.AddHeaders = []model.Header{{Name: "X-Frame-Options", Value: "DENY"}}
+		// Resolved in nginx.conf, so that nginx blames the ConfigMap.
+		m.Config.GlobalAuth = &model.ExternalAuth{URL: "https://[::1]/global", Host: "[::1]", RedirectParam: "rd"}
+		return m
+	}},
 	{"redirect", []string{"plain"}, func() *model.Model {
 		return policyModel(&model.Server{Host: "redirect.example.com", Locations: []*model.Location{
 			{Match: model.Match{Type: model.Prefix, Path: "/old"}, Action: model.Action{Redirect: &model.Redirect{Code: 301, URL: "https://new.example.com/"}}},

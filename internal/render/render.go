@@ -172,6 +172,12 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if err := main.planHeaders(m); err != nil {
 		return nil, "", nil, nil, err
 	}
+	if err := main.planAuthCache(m); err != nil {
+		return nil, "", nil, nil, err
+	}
+	if err := main.planGlobalAuth(m); err != nil {
+		return nil, "", nil, nil, err
+	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -262,6 +268,10 @@ type mainView struct {
 	HiddenHeaders                       []string
 	PassServerHeader                    bool
 	DHParamFile                         string
+	// AuthCache is the cache of external authentication, GlobalAuthServer
+	// global-auth-url's host:port (extauth.go).
+	AuthCache        *authCacheView
+	GlobalAuthServer string
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and

@@ -51,6 +51,9 @@ type serverView struct {
 	// to.
 	ErrorLocations  []errorLocationView
 	MirrorLocations []mirrorLocationView
+	// AuthLocations and SigninLocations serve external authentication.
+	AuthLocations   []authLocationView   `json:",omitempty"`
+	SigninLocations []signinLocationView `json:",omitempty"`
 	// CORSMaps match request origins for CORS locations (see cors.go).
 	CORSMaps []corsMapView
 	// Twins are the www./non-www. names that redirect to the server's
@@ -202,7 +205,7 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		return nil, err
 	}
 	sp := &serverPlan{rc: rc, v: v, srv: srv, errs: map[string]int{}, named: map[string]bool{},
-		mirrors: map[string]string{}, cors: map[string]int{}}
+		mirrors: map[string]string{}, cors: map[string]int{}, auths: map[*model.Location]*authUse{}}
 	if err := sp.planClientTLS(); err != nil {
 		return nil, err
 	}
@@ -227,7 +230,11 @@ type serverPlan struct {
 	// numbers the next one.
 	mirrors    map[string]string
 	mirrorNext int
-	cors       map[string]int // origin list -> CORSMaps index
+	// auths are the protected locations' external authentication;
+	// authNext numbers the next internal location (extauth.go).
+	auths    map[*model.Location]*authUse
+	authNext int
+	cors     map[string]int // origin list -> CORSMaps index
 	// reserved are the paths user locations may name exactly.
 	reserved map[string]bool
 }

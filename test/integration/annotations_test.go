@@ -73,6 +73,9 @@ func writeRow(t *testing.T, m *strings.Builder, tc spec.AnnotationCase, ns strin
 		b := startBackend(t, svc)
 		eps[svc] = spec.Endpoint{IP: b.IP, Port: b.Port}
 	}
+	if row.UsesAuthService() {
+		eps[spec.AuthService] = startSpecAuthService(t)
+	}
 	m.WriteString(row.Manifests("nginx.ingress.kubernetes.io", eps))
 	return row
 }

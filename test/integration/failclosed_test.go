@@ -8,14 +8,14 @@ import (
 )
 
 // TestSecurityAnnotationFailsClosed: an Ingress asking for external
-// authentication, which Causeway does not implement yet, must not be
-// served to everyone. Its paths answer 503
+// authentication at a URL Causeway refuses (a variable, as in
+// CVE-2025-24514's payloads) must not be served to everyone. Its paths answer 503
 // through real nginx, a sibling Ingress on the same host and another host
 // keep answering 200, and the log names the annotation. Dropping the
 // annotation opens the paths again without a restart.
 func TestSecurityAnnotationFailsClosed(t *testing.T) {
 	guarded, open := startBackend(t, "guarded"), startBackend(t, "open")
-	const auth = "    nginx.ingress.kubernetes.io/auth-url: https://auth.example.com/check\n"
+	const auth = "    nginx.ingress.kubernetes.io/auth-url: https://$host/oauth2/auth\n"
 	guardedIngress := func(annotations string) string {
 		return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -52,7 +52,7 @@ metadata:
 	}
 	eventually(t, 10*time.Second, func() error {
 		log := c.log.String()
-		for _, want := range []string{"SecurityAnnotationUnsupported", "nginx.ingress.kubernetes.io/auth-url", "default/guarded"} {
+		for _, want := range []string{"InvalidAnnotation", "nginx.ingress.kubernetes.io/auth-url", "default/guarded"} {
 			if !strings.Contains(log, want) {
 				return fmt.Errorf("the controller log does not name %q", want)
 			}

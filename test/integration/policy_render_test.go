@@ -117,6 +117,12 @@ func policyModel(t *testing.T) *model.Model {
 			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}},
 		BasicAuth: &model.BasicAuth{Realm: "Safe zone", File: m.AuthFiles[0].Key()},
 		Satisfy:   model.SatisfyAny,
+		ExternalAuth: &model.ExternalAuth{URL: "http://127.0.0.1:9/auth?x=1", Host: "127.0.0.1", Method: "GET",
+			SigninURL: "https://login.safe.test/start?a=b", RedirectParam: "rd", ResponseHeaders: []string{"X-User", "X-Groups"},
+			RequestRedirect: "https://safe.test/", AlwaysSetCookie: true,
+			ProxySetHeaders: []model.Header{{Name: "X-Required-Group", Value: "admins"}},
+			Cache: &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "http_authorization"}, {Literal: "|"}, {Var: "cookie_sid"}},
+				Valid: model.DefaultAuthCacheValid}},
 	}
 	m.Config.BlockCIDRs = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/32")}
 	m.Config.BlockUserAgents, _ = model.ParseHeaderMatches(`Bad Bot/1.0 (compatible; x), ~^curl/, ~*(scanner|crawl) v\d`)
@@ -184,7 +190,8 @@ func TestPolicyRendersAndPasses(t *testing.T) {
 				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "map $http_origin $causeway_cors_",
 				"deny 203.0.113.0/24;\n        deny 2001:db8::/32;\n        deny 10.0.0.7;\n        allow 127.0.0.0/8;\n        allow ::1;\n        deny all;",
 				"\"~*(scanner|crawl) v\\\\d\" 1;", "if ($causeway_block_referer) {",
-				"satisfy any;", "auth_basic \"Safe zone\";", "ssl_verify_client optional;", "ssl_verify_depth 2;", "ssl_crl "} {
+				"satisfy any;", "auth_basic \"Safe zone\";", "ssl_verify_client optional;", "ssl_verify_depth 2;", "ssl_crl ",
+				"auth_request \"/_causeway_auth_0\";", "proxy_cache causeway_auth;", "proxy_cache_path "} {
 				if !strings.Contains(all, want) {
 					t.Errorf("no %q in the rendered files", want)
 				}
@@ -227,27 +234,43 @@ var policyMutations = map[string]func(m *model.Model, v string){
 	"proxy redirect 2": func(m *model.Model, v string) {
 		safePolicy(m).RedirectRewrite.To = v
 	},
-	"header name":      func(m *model.Model, v string) { safePolicy(m).ResponseHeaders[0].Name = v },
-	"header value":     func(m *model.Model, v string) { safePolicy(m).ResponseHeaders[0].Value = model.HeaderValue(v) },
-	"cors origin":      func(m *model.Model, v string) { safePolicy(m).CORS.Origins[1] = v },
-	"cors method":      func(m *model.Model, v string) { safePolicy(m).CORS.Methods[1] = v },
-	"cors header":      func(m *model.Model, v string) { safePolicy(m).CORS.Headers[0] = v },
-	"cors expose":      func(m *model.Model, v string) { safePolicy(m).CORS.ExposeHeaders[0] = v },
-	"error backend":    func(m *model.Model, v string) { safePolicy(m).Errors.Backend = "ns/" + v + "/80" },
-	"mirror url":       func(m *model.Model, v string) { safePolicy(m).Mirror.URL = "http://127.0.0.1:9/" + v },
-	"mirror url host":  func(m *model.Model, v string) { safePolicy(m).Mirror.URL = "http://" + v + "/m" },
-	"mirror host":      func(m *model.Model, v string) { safePolicy(m).Mirror.Host = model.HeaderValue(v) },
-	"source namespace": func(m *model.Model, v string) { m.Servers[1].Locations[0].Source.Namespace = v },
-	"source name":      func(m *model.Model, v string) { m.Servers[1].Locations[0].Source.Name = v },
-	"service name":     func(m *model.Model, v string) { m.Backends[0].Service = v },
-	"service port":     func(m *model.Model, v string) { m.Backends[0].Port = v },
-	"redirect url":     func(m *model.Model, v string) { m.Servers[1].Locations[1].Action.Redirect.URL = v },
-	"regex path":       func(m *model.Model, v string) { m.Servers[4].Locations[0].Match.Path = v },
-	"regex path tail":  func(m *model.Model, v string) { m.Servers[4].Locations[0].Match.Path = "/x" + v },
-	"regex prefix":     func(m *model.Model, v string) { m.Servers[4].Locations[1].Match.Path = v },
-	"alias":            func(m *model.Model, v string) { m.Servers[1].Policy.Aliases[0] = v },
-	"app root":         func(m *model.Model, v string) { m.Servers[1].Policy.AppRoot = "/" + v },
-	"app root 2":       func(m *model.Model, v string) { m.Servers[1].Policy.AppRoot = v },
+	"header name":         func(m *model.Model, v string) { safePolicy(m).ResponseHeaders[0].Name = v },
+	"header value":        func(m *model.Model, v string) { safePolicy(m).ResponseHeaders[0].Value = model.HeaderValue(v) },
+	"cors origin":         func(m *model.Model, v string) { safePolicy(m).CORS.Origins[1] = v },
+	"cors method":         func(m *model.Model, v string) { safePolicy(m).CORS.Methods[1] = v },
+	"cors header":         func(m *model.Model, v string) { safePolicy(m).CORS.Headers[0] = v },
+	"cors expose":         func(m *model.Model, v string) { safePolicy(m).CORS.ExposeHeaders[0] = v },
+	"error backend":       func(m *model.Model, v string) { safePolicy(m).Errors.Backend = "ns/" + v + "/80" },
+	"mirror url":          func(m *model.Model, v string) { safePolicy(m).Mirror.URL = "http://127.0.0.1:9/" + v },
+	"mirror url host":     func(m *model.Model, v string) { safePolicy(m).Mirror.URL = "http://" + v + "/m" },
+	"mirror host":         func(m *model.Model, v string) { safePolicy(m).Mirror.Host = model.HeaderValue(v) },
+	"auth url":            func(m *model.Model, v string) { safePolicy(m).ExternalAuth.URL = "http://127.0.0.1:9/" + v },
+	"auth url host":       func(m *model.Model, v string) { safePolicy(m).ExternalAuth.URL = "http://" + v + "/a" },
+	"auth host":           func(m *model.Model, v string) { safePolicy(m).ExternalAuth.Host = model.HeaderValue(v) },
+	"auth method":         func(m *model.Model, v string) { safePolicy(m).ExternalAuth.Method = v },
+	"auth signin":         func(m *model.Model, v string) { safePolicy(m).ExternalAuth.SigninURL = "https://login.safe.test/" + v },
+	"auth redirect param": func(m *model.Model, v string) { safePolicy(m).ExternalAuth.RedirectParam = v },
+	"auth request redirect": func(m *model.Model, v string) {
+		safePolicy(m).ExternalAuth.RequestRedirect = model.HeaderValue(v)
+	},
+	"auth response header":   func(m *model.Model, v string) { safePolicy(m).ExternalAuth.ResponseHeaders[1] = v },
+	"auth proxy header name": func(m *model.Model, v string) { safePolicy(m).ExternalAuth.ProxySetHeaders[0].Name = v },
+	"auth proxy header value": func(m *model.Model, v string) {
+		safePolicy(m).ExternalAuth.ProxySetHeaders[0].Value = model.HeaderValue(v)
+	},
+	"auth cache literal":  func(m *model.Model, v string) { safePolicy(m).ExternalAuth.Cache.Key[1].Literal = v },
+	"auth cache variable": func(m *model.Model, v string) { safePolicy(m).ExternalAuth.Cache.Key[0].Var = v },
+	"source namespace":    func(m *model.Model, v string) { m.Servers[1].Locations[0].Source.Namespace = v },
+	"source name":         func(m *model.Model, v string) { m.Servers[1].Locations[0].Source.Name = v },
+	"service name":        func(m *model.Model, v string) { m.Backends[0].Service = v },
+	"service port":        func(m *model.Model, v string) { m.Backends[0].Port = v },
+	"redirect url":        func(m *model.Model, v string) { m.Servers[1].Locations[1].Action.Redirect.URL = v },
+	"regex path":          func(m *model.Model, v string) { m.Servers[4].Locations[0].Match.Path = v },
+	"regex path tail":     func(m *model.Model, v string) { m.Servers[4].Locations[0].Match.Path = "/x" + v },
+	"regex prefix":        func(m *model.Model, v string) { m.Servers[4].Locations[1].Match.Path = v },
+	"alias":               func(m *model.Model, v string) { m.Servers[1].Policy.Aliases[0] = v },
+	"app root":            func(m *model.Model, v string) { m.Servers[1].Policy.AppRoot = "/" + v },
+	"app root 2":          func(m *model.Model, v string) { m.Servers[1].Policy.AppRoot = v },
 	// The alike hosts share a Policy: mutating it keeps them alike.
 	"shared cors origin": func(m *model.Model, v string) { m.Servers[2].Locations[0].Policy.CORS.Origins[0] = v },
 	"shared mirror url":  func(m *model.Model, v string) { m.Servers[2].Locations[0].Policy.Mirror.URL = v },

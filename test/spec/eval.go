@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -115,6 +116,14 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		}
 		return out
 	}
+	var authHeaders map[string]string
+	if a := lp.ExternalAuth; a != nil {
+		var code int
+		if code, authHeaders = externalAuth(a, r, &out); code != 0 {
+			out.Status = code
+			return out
+		}
+	}
 	uri := r.Path
 	if rw := lp.Rewrite; rw != nil {
 		uri = rewrite(loc, srv.Regex, path, query, rw.Target)
@@ -137,6 +146,12 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	}
 	if lp.Rewrite != nil && lp.XForwardedPrefix != nil {
 		out.Upstream = map[string]string{"X-Forwarded-Prefix": string(*lp.XForwardedPrefix)}
+	}
+	if len(authHeaders) > 0 {
+		if out.Upstream == nil {
+			out.Upstream = map[string]string{}
+		}
+		maps.Copy(out.Upstream, authHeaders)
 	}
 	if code, ok := echo.StatusOf(path); ok {
 		out.Status = code

@@ -91,7 +91,7 @@ func (c AnnotationCase) Manifests(prefix string, endpoints map[string]Endpoint) 
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				fmt.Fprintf(&b, "    %s/%s: %q\n", prefix, k, ing.Annotations[k])
+				fmt.Fprintf(&b, "    %s/%s: %q\n", prefix, k, withAuthService(ing.Annotations[k], endpoints))
 			}
 		}
 		fmt.Fprintf(&b, "spec:\n  ingressClassName: causeway\n")

@@ -7,6 +7,7 @@ package configmap
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,7 +24,7 @@ var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 // parse keeps the default and raises a model.Problem; so does a key without
 // a parser. keys.go lists every key with its status. Each area's parsers
 // live in a map of their own, merged here.
-var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys, headerKeys, limitKeys, accessKeys)
+var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys, headerKeys, limitKeys, accessKeys, extAuthKeys)
 
 // keyParsers maps ConfigMap keys to their parsers.
 type keyParsers = map[string]func(*model.Config, string) error
@@ -168,5 +169,10 @@ func Parse(cm *corev1.ConfigMap) (model.Config, []model.Problem) {
 		}
 		cfg = next
 	}
+	if cfg.GlobalAuth != nil && cfg.GlobalAuth.URL == "" && !slices.Contains(cfg.FailClosed, "global-auth-url") {
+		problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig,
+			Message: "the global-auth-* keys only apply with global-auth-url; ignored"})
+	}
+	finishGlobalAuth(&cfg)
 	return cfg, problems
 }

@@ -145,7 +145,6 @@ const (
 	noteStream     = "TCP and UDP services are not supported yet"
 	noteLimitKey   = "limits always count per client address ($binary_remote_addr after the real-IP settings) and per Ingress"
 	noteTracing    = "tracing is not supported yet"
-	noteGlobalAuth = "there is no global external authentication yet"
 	noteNoEffect   = "it has no effect in ingress-nginx either"
 	noteSized      = "Causeway sizes nginx's hash tables from the configuration (the longest host, the number of hosts and maps)"
 	noteHSTS       = "the header is sent on every HTTPS response, including those of hosts served with the default certificate " +
@@ -215,18 +214,21 @@ var keyTable = []Key{
 	guard("enable-modsecurity", "false", "Causeway has no web application firewall yet: requests ModSecurity would refuse are let through"),
 	guard("enable-owasp-modsecurity-crs", "false", "Causeway has no web application firewall yet: requests the OWASP rules would refuse are let through"),
 	notYet("modsecurity-snippet", "", "Causeway has no web application firewall yet"),
-	guard("global-auth-url", "", noteGlobalAuth+": requests are let through without asking the authentication service"),
-	notYet("global-auth-method", "", noteGlobalAuth),
-	notYet("global-auth-signin", "", noteGlobalAuth),
-	notYet("global-auth-signin-redirect-param", "rd", noteGlobalAuth),
-	notYet("global-auth-response-headers", "", noteGlobalAuth),
-	notYet("global-auth-request-redirect", "", noteGlobalAuth),
-	notYet("global-auth-snippet", "", noteGlobalAuth),
-	notYet("global-auth-cache-key", "", noteGlobalAuth),
-	notYet("global-auth-cache-duration", "200 202 401 5m", noteGlobalAuth),
-	notYet("global-auth-always-set-cookie", "false", noteGlobalAuth),
-	notYet("no-auth-locations", "/.well-known/acme-challenge", noteGlobalAuth),
-	notYet("enable-auth-access-log", "false", "external authentication is not supported yet"),
+	different("global-auth-url", "", "none",
+		"the auth-url grammar: nginx variables are refused and the host is resolved when nginx loads the configuration; an invalid URL makes every path of every Ingress answer 503"),
+	different("global-auth-method", "", "the client's method", "an invalid method makes every path of every Ingress answer 503"),
+	different("global-auth-signin", "", "none", "the auth-signin grammar: nginx variables are refused; the whole original URL is URL-encoded"),
+	supported("global-auth-signin-redirect-param", "rd", "rd"),
+	different("global-auth-response-headers", "", "none", "an invalid list makes every path of every Ingress answer 503"),
+	supported("global-auth-request-redirect", "", "the request URI"),
+	notYet("global-auth-snippet", "", noteSnippet),
+	different("global-auth-cache-key", "", "none",
+		"the auth-cache-key grammar: only $remote_user, $http_authorization, $host, $request_uri, $http_<name> and $cookie_<name>, and at least one of them"),
+	different("global-auth-cache-duration", "200 202 401 5m", "200 202 401 5m", "durations in ms, s, m or h, at most 24h"),
+	supported("global-auth-always-set-cookie", "false", "false"),
+	different("no-auth-locations", "/.well-known/acme-challenge", "/.well-known/acme-challenge",
+		"paths must be plain paths (letters, digits, %XX escapes and -._~!*()+,=:@&/)"),
+	notYet("enable-auth-access-log", "false", "the subrequests to the authentication service are never logged, which is ingress-nginx's default"),
 	notApplicable("strict-validate-path-type", "true",
 		"paths are always validated: Exact and Prefix paths must be plain paths, and regular expressions need use-regex or rewrite-target"),
 

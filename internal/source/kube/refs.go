@@ -38,6 +38,7 @@ const DefaultAnnotationsPrefix = "nginx.ingress.kubernetes.io"
 // "/", whose value names a ConfigMap to watch.
 var ConfigMapAnnotations = []string{
 	"custom-headers",
+	"auth-proxy-set-headers",
 }
 
 // SecretAnnotations are the Ingress annotations, after the prefix and "/",

@@ -160,6 +160,9 @@ var (
 	accessField   = func(r *Result) any { return r.Location.Access }
 	authField     = func(r *Result) any { return r.BasicAuthSecret }
 	satisfyField  = func(r *Result) any { return r.Location.Satisfy }
+	extAuthField  = func(r *Result) any { return r.Location.ExternalAuth }
+	noGlobalField = func(r *Result) any { return r.NoGlobalAuth }
+	authHdrField  = func(r *Result) any { return r.AuthProxySetHeaders }
 )
 
 var (
@@ -169,6 +172,8 @@ var (
 	withAffinity = map[string]string{"affinity": "cookie"}
 	withMirror   = map[string]string{"mirror-target": "https://mirror.example.com$request_uri"}
 	withBasic    = map[string]string{"auth-type": "basic", "auth-secret": "users"}
+	withExtAuth  = map[string]string{"auth-url": "https://auth.example.com/check"}
+	withCacheKey = map[string]string{"auth-url": "https://auth.example.com/check", "auth-cache-key": "$http_authorization"}
 )
 
 var hostileTargets = []hostileTarget{
@@ -221,7 +226,45 @@ var hostileTargets = []hostileTarget{
 	{name: "auth-secret-type", context: withBasic, field: authField, drops: true, closed: true},
 	{name: "auth-realm", context: withBasic, field: authField, drops: true, closed: true, inert: realmInert},
 	{name: "satisfy", field: satisfyField, drops: true, closed: true},
+
+	{name: "auth-url", field: extAuthField, drops: true, closed: true},
+	{name: "auth-method", context: withExtAuth, field: extAuthField, drops: true, closed: true},
+	{name: "auth-response-headers", context: withExtAuth, field: extAuthField, drops: true, closed: true},
+	{name: "auth-signin", context: withExtAuth, field: extAuthField},
+	{name: "auth-signin-redirect-param", context: withExtAuth, field: extAuthField},
+	{name: "auth-request-redirect", context: withExtAuth, field: extAuthField, inert: headerValueInert},
+	{name: "auth-cache-key", context: withExtAuth, field: extAuthField, inert: cacheKeyInert},
+	{name: "auth-cache-duration", context: withCacheKey, field: extAuthField},
+	{name: "auth-always-set-cookie", context: withExtAuth, field: extAuthField},
+	{name: "auth-proxy-set-headers", context: withExtAuth, field: authHdrField, drops: true, closed: true},
+	{name: "enable-global-auth", field: noGlobalField},
 }
+
+// cacheKeyInert are the hostile values a cache key accepts: allowlisted
+// variables ($host, $request_uri) and plain literals, which render prints
+// braced inside one quoted token.
+var cacheKeyInert = func() map[string]string {
+	out := map[string]string{}
+	for _, v := range hostileValues {
+		if _, err := model.ParseAuthCacheKey(v); err == nil {
+			out[v] = "allowlisted variables and literals of letters, digits and -_.:/|,=@+"
+		}
+	}
+	return out
+}()
+
+// headerValueInert are the hostile values a header value accepts:
+// visible ASCII and inner spaces without '$', quotes, '\' or braces,
+// printed through render.Quote.
+var headerValueInert = func() map[string]string {
+	out := map[string]string{}
+	for _, v := range hostileValues {
+		if _, err := model.ParseHeaderValue(v); err == nil {
+			out[v] = "a header value without variables, quotes or braces, quoted by render.Quote"
+		}
+	}
+	return out
+}()
 
 // realmInert are the hostile values auth-realm accepts: printable ASCII
 // without a quote, backslash or "$", which render.Quote prints as they are.
@@ -287,7 +330,7 @@ func TestHostileValuesRefused(t *testing.T) {
 // TestHostileTargetsCoverGroups keeps hostileTargets in step with the
 // groups: every supported annotation is tried.
 func TestHostileTargetsCoverGroups(t *testing.T) {
-	for _, g := range []Group{corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, authGroup} {
+	for _, g := range []Group{corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, authGroup, extAuthGroup} {
 		for _, a := range g.Annotations {
 			if !slices.ContainsFunc(hostileTargets, func(tg hostileTarget) bool { return tg.name == a.Name }) {
 				t.Errorf("%s: no hostile values tried", a.Name)

@@ -96,7 +96,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup}
 
 // supported builds the rows of an implemented group.
 func supported(group string, rows ...Annotation) []Annotation {
@@ -148,17 +148,11 @@ var pending = concat(
 		"load-balance", "hash-key", "sticky-cookie", "sticky-path", "sticky-max-age",
 		"sticky-samesite", "sticky-secure", "proxy-next-upstream-tries"),
 
-	// Security: fail closed.
-	ingressNginx("auth", AnnotationFailClosed,
-		"auth-url"),
-
-	// Companions of the security annotations: they configure nothing on
-	// their own, and an Ingress using them also carries one above.
+	// External authentication's settings not supported yet: the
+	// subrequest uses no keepalive pool.
 	ingressNginx("auth", AnnotationNotYetSupported,
-		"auth-method", "auth-signin", "auth-signin-redirect-param",
-		"auth-response-headers", "auth-request-redirect", "auth-cache-key", "auth-cache-duration",
 		"auth-keepalive", "auth-keepalive-share-vars", "auth-keepalive-requests", "auth-keepalive-timeout",
-		"auth-proxy-set-headers", "auth-always-set-cookie", "auth-snippet", "enable-global-auth"),
+		"auth-snippet"),
 
 	ingressNginx("rewrite", AnnotationNotYetSupported, "enable-rewrite-log"),
 	// ingress-nginx counts these in memcached, shared by its replicas.

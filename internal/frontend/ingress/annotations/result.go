@@ -43,6 +43,13 @@ type Result struct {
 	// Canary is set when the Ingress is a canary (canary "true"): its
 	// paths add no locations but split those of a main Ingress.
 	Canary *model.CanaryRule
+	// AuthProxySetHeaders names the ConfigMap of headers sent to the
+	// external authentication service (auth-proxy-set-headers); the
+	// builder reads it into Location.ExternalAuth.ProxySetHeaders.
+	AuthProxySetHeaders *ObjectName
+	// NoGlobalAuth exempts the Ingress's paths from the ConfigMap's
+	// global-auth-url (enable-global-auth "false").
+	NoGlobalAuth bool
 	// FailClosed lists the full keys of security annotations that cannot
 	// be enforced: every path of the Ingress answers 503.
 	FailClosed []string
