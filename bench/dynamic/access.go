@@ -52,27 +52,18 @@ func accessYAML() string {
 	b.WriteString(serviceYAML())
 	fmt.Fprintf(&b, "apiVersion: v1\nkind: Secret\nmetadata: {name: users, namespace: %s}\ntype: Opaque\ndata:\n  auth: %s\n---\n",
 		ns, base64.StdEncoding.EncodeToString([]byte(accessHtpasswd())))
-	ingress := func(name, host string, annotations map[string]string) {
-		fmt.Fprintf(&b, "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: %s\n  namespace: %s\n  annotations: {", name, ns)
-		var as []string
-		for k, v := range annotations {
-			as = append(as, fmt.Sprintf("nginx.ingress.kubernetes.io/%s: %q", k, v))
-		}
-		fmt.Fprintf(&b, "%s}\nspec:\n  ingressClassName: causeway\n  rules:\n  - host: %q\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}\n---\n",
-			strings.Join(as, ", "), host, service)
-	}
-	ingress("open", accessOpenHost, nil)
-	ingress("guarded", accessGuardedHost, accessAnnotations())
+	b.WriteString(ingressYAML("open", accessOpenHost))
+	b.WriteString(annotatedIngressYAML("guarded", accessGuardedHost, service, accessAnnotations()...))
 	return b.String()
 }
 
-func accessAnnotations() map[string]string {
-	return map[string]string{
-		"auth-type":              "basic",
-		"auth-secret":            "users",
-		"auth-realm":             "Bench",
-		"allowlist-source-range": strings.Join(accessAllow, ","),
-		"denylist-source-range":  strings.Join(accessDeny, ","),
+func accessAnnotations() [][2]string {
+	return [][2]string{
+		{"auth-type", "basic"},
+		{"auth-secret", "users"},
+		{"auth-realm", "Bench"},
+		{"allowlist-source-range", strings.Join(accessAllow, ",")},
+		{"denylist-source-range", strings.Join(accessDeny, ",")},
 	}
 }
 

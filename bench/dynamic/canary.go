@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -46,24 +47,8 @@ func canaryIngressYAML(w int) string { return canaryOfYAML(httpHost, w) }
 // canaryOfYAML is a canary of host at weight w, with a header rule (which
 // requests without the header pass over).
 func canaryOfYAML(host string, w int) string {
-	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: web-canary
-  namespace: %s
-  annotations:
-    nginx.ingress.kubernetes.io/canary: "true"
-    nginx.ingress.kubernetes.io/canary-by-header: "X-Canary"
-    nginx.ingress.kubernetes.io/canary-weight: "%d"
-spec:
-  ingressClassName: causeway
-  rules:
-  - host: %q
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}
----
-`, ns, w, host, canaryService)
+	return annotatedIngressYAML("web-canary", host, canaryService,
+		[2]string{"canary", "true"}, [2]string{"canary-by-header", "X-Canary"}, [2]string{"canary-weight", strconv.Itoa(w)})
 }
 
 // twoBackends starts a pool with two backends: the main's and the

@@ -59,24 +59,9 @@ func startAuthBenchService(e *env) (*authBenchService, error) {
 // its answers per Authorization header for 5 minutes; plainHost does not
 // ask.
 func extAuthYAML(auth string) string {
-	return serviceYAML() + ingressYAML("plain", plainHost) + fmt.Sprintf(`apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: auth
-  namespace: %s
-  annotations:
-    nginx.ingress.kubernetes.io/auth-url: "http://%s/check"
-    nginx.ingress.kubernetes.io/auth-cache-key: "$http_authorization"
-    nginx.ingress.kubernetes.io/auth-cache-duration: "200 401 5m"
-spec:
-  ingressClassName: causeway
-  rules:
-  - host: %q
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}
----
-`, ns, auth, authHost, service)
+	return serviceYAML() + ingressYAML("plain", plainHost) + annotatedIngressYAML("auth", authHost, service,
+		[2]string{"auth-url", "http://" + auth + "/check"}, [2]string{"auth-cache-key", "$http_authorization"},
+		[2]string{"auth-cache-duration", "200 401 5m"})
 }
 
 // handExtAuthConf is the same written by hand: (f)'s http settings and
@@ -113,25 +98,7 @@ http {
 {{range .Peers}}        server {{.}};
 {{end}}        keepalive 320;
     }
-    map $http_upgrade $connection_upgrade {
-        default upgrade;
-        ''      '';
-    }
-    map $http_x_request_id $req_id {
-        default $http_x_request_id;
-        ""      $request_id;
-    }
-    proxy_http_version 1.1;
-    proxy_set_header Host $host;
-    proxy_set_header Connection $connection_upgrade;
-    proxy_set_header Upgrade $http_upgrade;
-    proxy_set_header X-Real-IP $remote_addr;
-    proxy_set_header X-Forwarded-For $remote_addr;
-    proxy_set_header X-Forwarded-Host $host;
-    proxy_set_header X-Forwarded-Port $server_port;
-    proxy_set_header X-Forwarded-Proto $scheme;
-    proxy_set_header X-Request-ID $req_id;
-
+` + handForwarding + `
     server {
         listen {{.Listen}} default_server;
         server_name _;

@@ -331,6 +331,29 @@ func (h *handNginx) HTTPSAddr() string { return net.JoinHostPort(h.IP, strconv.I
 // masterPID is the nginx master (started with daemon off, so our child).
 func (h *handNginx) masterPID() int { return h.proc.cmd.Process.Pid }
 
+// handForwarding is the forwarding headers ingress-nginx (and the
+// generated config) sends, as the hand-written configs of (f), (i) and (j)
+// write them in their http block.
+const handForwarding = `    map $http_upgrade $connection_upgrade {
+        default upgrade;
+        ''      '';
+    }
+    map $http_x_request_id $req_id {
+        default $http_x_request_id;
+        ""      $request_id;
+    }
+    proxy_http_version 1.1;
+    proxy_set_header Host $host;
+    proxy_set_header Connection $connection_upgrade;
+    proxy_set_header Upgrade $http_upgrade;
+    proxy_set_header X-Real-IP $remote_addr;
+    proxy_set_header X-Forwarded-For $remote_addr;
+    proxy_set_header X-Forwarded-Host $host;
+    proxy_set_header X-Forwarded-Port $server_port;
+    proxy_set_header X-Forwarded-Proto $scheme;
+    proxy_set_header X-Request-ID $req_id;
+`
+
 // handAnnotatedConf is (f)'s baseline: the annotated Ingress written by
 // hand in idiomatic nginx. Its http-level settings are the generated
 // config's where they change what a request costs or what the backend
@@ -375,25 +398,7 @@ http {
     # The forwarding headers ingress-nginx (and the generated config)
     # sends: the client's address alone in X-Forwarded-For, and the
     # client's X-Request-ID or a fresh one.
-    map $http_upgrade $connection_upgrade {
-        default upgrade;
-        ''      '';
-    }
-    map $http_x_request_id $req_id {
-        default $http_x_request_id;
-        ""      $request_id;
-    }
-    proxy_http_version 1.1;
-    proxy_set_header Host $host;
-    proxy_set_header Connection $connection_upgrade;
-    proxy_set_header Upgrade $http_upgrade;
-    proxy_set_header X-Real-IP $remote_addr;
-    proxy_set_header X-Forwarded-For $remote_addr;
-    proxy_set_header X-Forwarded-Host $host;
-    proxy_set_header X-Forwarded-Port $server_port;
-    proxy_set_header X-Forwarded-Proto $scheme;
-    proxy_set_header X-Request-ID $req_id;
-    proxy_next_upstream error timeout;
+` + handForwarding + `    proxy_next_upstream error timeout;
     proxy_next_upstream_tries 6;
 
     # CORS: an allowed Origin is echoed back; any other leaves the

@@ -71,6 +71,19 @@ spec:
 `, name, ns, tls, host, service)
 }
 
+// annotatedIngressYAML routes host's / to svc through an Ingress named name
+// with the given ingress-nginx annotations (names without the prefix), in
+// their order.
+func annotatedIngressYAML(name, host, svc string, annotations ...[2]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: %s\n  namespace: %s\n  annotations:\n", name, ns)
+	for _, a := range annotations {
+		fmt.Fprintf(&b, "    nginx.ingress.kubernetes.io/%s: %q\n", a[0], a[1])
+	}
+	fmt.Fprintf(&b, "spec:\n  ingressClassName: causeway\n  rules:\n  - host: %q\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}\n---\n", host, svc)
+	return b.String()
+}
+
 // configMapYAML is the controller's ConfigMap (--configmap causeway/config).
 func configMapYAML(data map[string]string) string {
 	keys := make([]string, 0, len(data))
