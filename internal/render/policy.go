@@ -69,6 +69,12 @@ type policyView struct {
 	// LimitRate and LimitRateAfter are sizes.
 	Limits                    *locationLimits
 	LimitRate, LimitRateAfter string
+
+	// --- snippets ---
+
+	// Snippet is what the location prints of its own and its server's
+	// snippets (snippet.go); nil for none.
+	Snippet *snippetView `json:",omitempty"`
 }
 
 // headersView is the request header block of a location (see
@@ -147,8 +153,14 @@ func protocol(p model.BackendProtocol) (module, scheme string, err error) {
 // headers.
 func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	pol := l.Policy
+	srvSnippet := sp.serverSnippet()
 	if pol == nil {
-		return nil
+		if srvSnippet == nil {
+			return nil
+		}
+		cp := *l
+		cp.Policy = &model.Policy{}
+		l, pol = &cp, cp.Policy
 	}
 	module, scheme, err := protocol(pol.Protocol)
 	if err != nil {
@@ -177,8 +189,12 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	if v.ResponseHeaders, err = headerLines(pol.ResponseHeaders); err != nil {
 		return err
 	}
-	if len(v.ResponseHeaders) > 0 || v.CORS != nil {
-		v.ResponseHeaders = append(v.ResponseHeaders, sp.rc.inheritedHeaders(pol.ResponseHeaders)...)
+	if v.Snippet, err = planSnippet(srvSnippet, pol.Snippet, hiddenHeaders(&sp.rc.m.Config)); err != nil {
+		return err
+	}
+	if len(v.ResponseHeaders) > 0 || v.CORS != nil || v.Snippet != nil && len(v.Snippet.AddHeaders) > 0 {
+		own := slices.Concat(pol.ResponseHeaders, snippetHeaders(srvSnippet, pol.Snippet))
+		v.ResponseHeaders = append(v.ResponseHeaders, sp.rc.inheritedHeaders(own)...)
 	}
 	if lv.Pass == "" {
 		return nil
@@ -274,7 +290,8 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 			return err
 		}
 	}
-	if pol.UpstreamHost != nil || v.RewriteTarget != "" && pol.XForwardedPrefix != nil || v.Module == "grpc" {
+	setHeaders := pol.Snippet != nil && len(pol.Snippet.ProxySetHeaders) > 0 || sp.serverSnippet() != nil && len(sp.serverSnippet().ProxySetHeaders) > 0
+	if pol.UpstreamHost != nil || v.RewriteTarget != "" && pol.XForwardedPrefix != nil || v.Module == "grpc" || setHeaders {
 		v.Headers = sp.clientHeaders(&headersView{Module: v.Module, GRPC: v.Module == "grpc", Custom: sp.rc.setHeaders})
 		if pol.UpstreamHost != nil {
 			if v.Headers.Host, err = Quote(string(*pol.UpstreamHost)); err != nil {
@@ -285,6 +302,9 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 			if v.Headers.ForwardedPrefix, err = Quote(string(*pol.XForwardedPrefix)); err != nil {
 				return err
 			}
+		}
+		if err := snippetSetHeaders(v.Headers, sp.serverSnippet(), pol.Snippet); err != nil {
+			return err
 		}
 	}
 	if err := sp.planTimeouts(v, pol.Timeouts); err != nil {

@@ -159,6 +159,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			main.LoadModules = append(main.LoadModules, q)
 		}
 	}
+	main.moreSnippets = usesHeadersMore(m)
 	if err := main.planRequests(p); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -255,6 +256,9 @@ type mainView struct {
 	HiddenHeaders                       []string
 	PassServerHeader                    bool
 	DHParamFile                         string
+
+	// moreSnippets says that a snippet uses the headers-more module.
+	moreSnippets bool
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and

@@ -59,6 +59,10 @@ type serverView struct {
 	// names are the server's names besides Host (aliases and twins), for
 	// the hash sizes; unexported, so not part of the shape.
 	names []string
+
+	// SnippetSteps are the server snippet's rewrite-module directives
+	// (snippet.go).
+	SnippetSteps []stepView `json:",omitempty"`
 }
 
 type locationView struct {
@@ -196,6 +200,11 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 	}
 	if err := planServerPolicy(v, srv, p, rc.names); err != nil {
 		return nil, err
+	}
+	if srv.Policy != nil && srv.Policy.Snippet != nil {
+		if v.SnippetSteps, err = planSteps(srv.Policy.Snippet.Steps); err != nil {
+			return nil, err
+		}
 	}
 	sp := &serverPlan{rc: rc, v: v, srv: srv, errs: map[string]int{}, named: map[string]bool{},
 		mirrors: map[string]string{}, cors: map[string]int{}}
