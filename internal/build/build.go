@@ -45,6 +45,10 @@ type Options struct {
 	// BrotliAvailable says that nginx can load the brotli filter module;
 	// without it enable-brotli is a Problem and brotli stays off.
 	BrotliAvailable bool
+	// HeadersMoreAvailable says that nginx can load the headers-more
+	// module; without it snippets using more_set_headers or
+	// more_clear_headers are refused.
+	HeadersMoreAvailable bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -200,6 +204,7 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 		return
 	}
 	b.created[ref] = ing.CreationTimestamp
+	b.snippets(t)
 	b.addTranslation(t)
 	b.addTLS(ing, ref)
 }

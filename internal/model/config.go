@@ -179,6 +179,12 @@ type Config struct {
 	// parameters of DHE cipher suites; the build validates it into
 	// Model.DHParam.
 	SSLDHParamFrom *ObjectName
+
+	// --- Snippets (allow-snippet-annotations) ---
+
+	// AllowSnippetAnnotations lets configuration-snippet and
+	// server-snippet apply, as far as package snippet can read them.
+	AllowSnippetAnnotations bool
 }
 
 // HSTS is the Strict-Transport-Security policy sent on HTTPS responses.

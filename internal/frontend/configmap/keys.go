@@ -151,8 +151,9 @@ const (
 	noteHSTS       = "the header is sent on every HTTPS response, including those of hosts served with the default certificate " +
 		"(ingress-nginx sends it only for hosts with a certificate of their own); a custom-headers value for Strict-Transport-Security replaces it"
 	noteJaeger  = "ingress-nginx documents it but no longer reads it: " + noteNoEffect
-	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration"
-	noteHTTP2   = "nginx ignores it since 1.19.7 (large_client_header_buffers bounds HTTP/2 headers too) and ingress-nginx deprecates it"
+	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration; the allowlisted directives of " +
+		"configuration-snippet and server-snippet are read from the annotations (with allow-snippet-annotations), not from the ConfigMap yet"
+	noteHTTP2 = "nginx ignores it since 1.19.7 (large_client_header_buffers bounds HTTP/2 headers too) and ingress-nginx deprecates it"
 )
 
 // keyTable is every ConfigMap key of ingress-nginx (its documented keys
@@ -193,8 +194,9 @@ var keyTable = []Key{
 			"without it the client gets no Server header (see server-tokens)"),
 	notApplicable("allow-cross-namespace-resources", "false",
 		"Causeway never reads a Secret or ConfigMap from another namespace through an annotation, as with false"),
-	notApplicable("allow-snippet-annotations", "false",
-		"snippet annotations are never applied: Causeway reports them as not supported whatever this says"),
+	different("allow-snippet-annotations", "false", "false",
+		"true applies configuration-snippet and server-snippet only as far as Causeway can read them into typed directives of an allowlist "+
+			"(docs/security.md, \"Snippets\"); a snippet with anything else is refused whole with a Problem. false refuses every snippet annotation with a Problem"),
 	notApplicable("annotations-risk-level", "High",
 		"every annotation value is checked against a grammar of its own and reaches nginx through one escaping function; there are no risk levels to choose"),
 	notApplicable("annotation-value-word-blocklist", "",

@@ -1,0 +1,63 @@
+package build
+
+import (
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// snippets applies an Ingress's snippet annotations, or refuses them: all
+// of them while the ConfigMap's allow-snippet-annotations is false, and
+// each one that needs the missing headers-more module or that could
+// answer ahead of the path's access control. A refused snippet is left
+// out whole; the Ingress is served without it.
+func (b *builder) snippets(t *ingress.Translation) {
+	s := &t.Annotations.Snippets
+	if len(s.Keys) == 0 {
+		return
+	}
+	a := &t.Annotations
+	b.problems = append(b.problems, a.GateSnippets(t.Ref, b.model.Config.AllowSnippetAnnotations)...)
+	for _, sn := range []struct {
+		name string
+		dst  **model.Snippet
+	}{{"configuration-snippet", &a.Location.Snippet}, {"server-snippet", &a.Server.Snippet}} {
+		if (*sn.dst).UsesHeadersMore() && !b.opts.HeadersMoreAvailable {
+			b.problem(t.Ref, model.ReasonInvalidAnnotation, false, "annotation %s/%s uses more_set_headers or more_clear_headers, and nginx's headers-more module "+
+				"(Debian's libnginx-mod-http-headers-more-filter) is not installed; the whole snippet is refused", b.opts.AnnotationsPrefix, sn.name)
+			*sn.dst = nil
+		}
+	}
+	if loc := a.Location.Snippet; loc.Answers() && (protectedPolicy(&a.Location) || len(b.model.Config.BlockCIDRs) > 0) {
+		b.problem(t.Ref, model.ReasonInvalidAnnotation, false, "annotation %s/configuration-snippet answers requests (return or a redirecting rewrite) ahead of the "+
+			"authentication, address lists or limits of these paths, which it would bypass; the whole snippet is refused", b.opts.AnnotationsPrefix)
+		a.Location.Snippet = nil
+	}
+}
+
+// protectedPolicy reports whether a policy checks requests in nginx's
+// access phases (basic auth, address lists, limits), which a snippet's
+// return would run ahead of.
+func protectedPolicy(p *model.Policy) bool {
+	return p != nil && (p.BasicAuth != nil || p.Access != nil || p.Limits != nil)
+}
+
+// serverSnippet returns the snippet a host keeps: none when it answers
+// requests while a path of the host is protected or closed (503), since
+// the server's rewrite phase runs before every location's checks.
+func (b *builder) serverSnippet(srv *model.Server, s *model.Snippet, owner model.ObjectRef) *model.Snippet {
+	if !s.Answers() {
+		return s
+	}
+	protected := len(b.model.Config.BlockCIDRs) > 0
+	for _, l := range append(srv.Locations[:len(srv.Locations):len(srv.Locations)], srv.Default) {
+		if l != nil && (protectedPolicy(l.Policy) || l.Action.Return != nil && l.Action.Return.Status == 503) {
+			protected = true
+		}
+	}
+	if protected {
+		b.problem(owner, model.ReasonInvalidAnnotation, false, "annotation %s/server-snippet answers requests (return or a redirecting rewrite) for host %q ahead of "+
+			"the authentication, address lists, limits or closed paths of the host, which it would bypass; the whole snippet is refused", b.opts.AnnotationsPrefix, srv.Host)
+		return nil
+	}
+	return s
+}
