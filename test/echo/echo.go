@@ -34,6 +34,8 @@ var SeenHeaders = []string{
 	"X-Namespace", "X-Ingress-Name", "X-Service-Name", "X-Service-Port", "X-Request-ID",
 	// Client certificate authentication's (auth-tls-*).
 	"Ssl-Client-Verify", "Ssl-Client-Subject-Dn", "Ssl-Client-Cert",
+	// Snippets' proxy_set_header (test/spec/snippets.go).
+	"X-Tenant",
 }
 
 // Handler answers as service, reporting endpoint (its own address).

@@ -43,6 +43,7 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	}
 	path, query, _ := strings.Cut(r.Path, "?")
 	host := strings.ToLower(r.Host)
+	st := newSnippetState(r, host, path, query)
 	srv, twinOf := selectServer(m, host)
 	if twinOf != nil {
 		return Response{Status: 308, Location: r.Scheme + "://" + twinOf.Host + ":" + port(r.Scheme, p) + redirectURI(r.Path, twinOf.Policy.PreserveTrailingSlash)}
@@ -61,6 +62,11 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		}
 		return Response{Status: 308, Location: target + redirectURI(r.Path, pol.PreserveTrailingSlash)}
 	}
+	// server-snippet: its steps run before a location is chosen.
+	if ans := st.run(pol.Snippet); ans != nil {
+		return *ans
+	}
+	path = st.path
 	loc := srv.Match(path)
 	if loc == nil {
 		loc = srv.Default
@@ -98,6 +104,13 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		out.Status = a.Return.Status
 		return out
 	}
+	// configuration-snippet: its steps run in the rewrite phase, before
+	// the access checks.
+	if ans := st.run(lp.Snippet); ans != nil {
+		out.Status, out.Location = ans.Status, ans.Location
+		st.applyHeaders(&out, pol.Snippet, lp.Snippet)
+		return out
+	}
 	limit := m.Config.ProxyBodySize
 	if b := lp.Buffering.BodySize; b != nil {
 		limit = int64(*b)
@@ -116,6 +129,9 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		return out
 	}
 	uri := r.Path
+	if st.rewritten {
+		uri = st.uri()
+	}
 	if rw := lp.Rewrite; rw != nil {
 		uri = rewrite(loc, srv.Regex, path, query, rw.Target)
 	}
@@ -138,6 +154,7 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	if code, ok := echo.StatusOf(path); ok {
 		out.Status = code
 	}
+	st.applyHeaders(&out, pol.Snippet, lp.Snippet)
 	if e := lp.Errors; e != nil && slices.Contains(e.Codes, out.Status) {
 		eb := backend(m, e.Backend)
 		return Response{Status: 200, Service: eb.Service, URI: "/", Header: out.Header, Host: out.Host, Upstream: map[string]string{
