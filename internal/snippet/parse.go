@@ -44,15 +44,6 @@ func init() {
 	allowlists[Server] = allowlists[Location]
 }
 
-// Allowed lists the directives a context accepts, for documentation.
-func Allowed(ctx Context) []string {
-	var out []string
-	for name := range allowlists[ctx] {
-		out = append(out, name)
-	}
-	return out
-}
-
 // ErrEmpty is returned for a snippet without directives.
 var ErrEmpty = errors.New("snippet holds no directive")
 
@@ -170,12 +161,6 @@ func wantArgs(args []Token, lo, hi int) error {
 	return nil
 }
 
-// headerName checks a header name argument: a literal, since nginx does
-// not expand variables there.
-func headerName(t Token) (string, error) {
-	return model.ParseHeaderName(t.Text)
-}
-
 // value reads a value that may hold variables: at most 1024 bytes of
 // printable characters (tabs are refused: values travel in headers).
 func (p *parser) value(t Token) (model.Template, error) {
@@ -206,6 +191,25 @@ func parseAddHeader(p *parser, args []Token) error {
 	return nil
 }
 
+// framingHeaders say how a message is delimited; nginx writes them, and a
+// second value would let a client or backend read the message otherwise
+// (request smuggling, response splitting).
+var framingHeaders = []string{"content-length", "transfer-encoding", "connection"}
+
+// headerName checks a header name a snippet sets or clears.
+func headerName(t Token) (string, error) {
+	n, err := model.ParseHeaderName(t.Text)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range framingHeaders {
+		if strings.EqualFold(f, n) {
+			return "", fmt.Errorf("header %s frames the message and is nginx's to write", n)
+		}
+	}
+	return n, nil
+}
+
 func (p *parser) header(name, value Token) (model.TemplateHeader, error) {
 	n, err := headerName(name)
 	if err != nil {
@@ -221,8 +225,8 @@ func (p *parser) header(name, value Token) (model.TemplateHeader, error) {
 // ClientHeaders are the request headers Causeway sets towards every
 // backend from the real client (X-Forwarded-*, X-Real-IP ...). A snippet
 // may not replace them: nginx would send both lines.
-var ClientHeaders = []string{"connection", "upgrade", "x-real-ip", "x-forwarded-for", "x-forwarded-host",
-	"x-forwarded-port", "x-forwarded-proto", "x-request-id", "x-forwarded-prefix",
+var ClientHeaders = []string{"upgrade", "x-real-ip", "x-forwarded-for", "x-forwarded-host",
+	"x-forwarded-port", "x-forwarded-proto", "x-request-id", "x-forwarded-prefix", "x-original-uri",
 	"ssl-client-verify", "ssl-client-subject-dn", "ssl-client-issuer-dn", "ssl-client-cert"}
 
 func parseProxySetHeader(p *parser, args []Token) error {
@@ -322,7 +326,7 @@ func parseMoreSet(p *parser, args []Token) error {
 	}
 	for _, a := range args {
 		name, val, _ := strings.Cut(a.Text, ":")
-		n, err := model.ParseHeaderName(name)
+		n, err := headerName(Token{Text: name})
 		if err != nil {
 			return err
 		}
@@ -344,7 +348,7 @@ func parseMoreClear(p *parser, args []Token) error {
 	}
 	for _, a := range args {
 		name := strings.TrimSuffix(a.Text, "*")
-		n, err := model.ParseHeaderName(name)
+		n, err := headerName(Token{Text: name})
 		if err != nil {
 			return err
 		}

@@ -170,8 +170,8 @@ func unquoted(s string, line int) (Token, int, error) {
 		case c == '$' && i+1 < len(s) && s[i+1] == '{':
 			// ${name}: nginx keeps the brace in the word.
 			end := strings.IndexByte(s[i:], '}')
-			if end < 0 || strings.ContainsAny(s[i+2:i+end], " \t\n;{\\\"'#$") {
-				return Token{}, 0, fmt.Errorf("line %d: unterminated ${", line)
+			if end < 0 || !nameChars(s[i+2:i+end]) {
+				return Token{}, 0, fmt.Errorf("line %d: unterminated ${ or one holding more than a variable name", line)
 			}
 			b.WriteString(s[i : i+end+1])
 			i += end + 1
@@ -226,4 +226,14 @@ func escape(b *strings.Builder, s string, i, line int) error {
 		return nil
 	}
 	return fmt.Errorf("line %d: backslash before %q", line, c)
+}
+
+// nameChars reports whether s holds only ASCII letters, digits and "_".
+func nameChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
