@@ -104,6 +104,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 				`libnginx-mod-http-brotli-filter) is not installed in the nginx modules directory; brotli stays off`,
 		})
 	}
+	b.configSnippets()
 	b.globalDefault = b.defaultBackendService()
 	b.model.DefaultCertificate = b.defaultSSLCertificate()
 

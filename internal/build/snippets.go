@@ -61,3 +61,38 @@ func (b *builder) serverSnippet(srv *model.Server, s *model.Snippet, owner model
 	}
 	return s
 }
+
+// configSnippets applies the ConfigMap's server-snippet and
+// location-snippet, or refuses each with a Problem on the ConfigMap:
+// without allow-snippet-annotations, without the headers-more module for
+// more_*, and always when it could answer a request, since it would run
+// ahead of every path's access checks.
+func (b *builder) configSnippets() {
+	c := &b.model.Config
+	cm := b.configMaps[b.opts.ConfigMap]
+	if cm == nil {
+		c.ServerSnippet, c.LocationSnippet = nil, nil
+		return
+	}
+	ref := model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}
+	for _, s := range []struct {
+		key string
+		dst **model.Snippet
+	}{{"server-snippet", &c.ServerSnippet}, {"location-snippet", &c.LocationSnippet}} {
+		var why string
+		switch sn := *s.dst; {
+		case sn == nil:
+			continue
+		case !c.AllowSnippetAnnotations:
+			why = "allow-snippet-annotations is false (the default)"
+		case sn.UsesHeadersMore() && !b.opts.HeadersMoreAvailable:
+			why = "it uses more_set_headers or more_clear_headers, and nginx's headers-more module is not installed"
+		case sn.Answers():
+			why = "it answers requests (return or a redirecting rewrite), which would run ahead of the access checks of every path"
+		default:
+			continue
+		}
+		b.problem(ref, model.ReasonInvalidConfig, false, "key %q is refused: %s; nothing of it is applied", s.key, why)
+		*s.dst = nil
+	}
+}

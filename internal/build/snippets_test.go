@@ -40,6 +40,10 @@ func TestSnippetGates(t *testing.T) {
 		{"a redirecting rewrite beside limits", map[string]string{"configuration-snippet": `rewrite ^/a https://b.test/ redirect;`, "limit-rps": "5"}, testOpts, allow, "ahead of the authentication"},
 		{"a break rewrite beside limits is fine", map[string]string{"configuration-snippet": `rewrite ^/a /b break;`, "limit-rps": "5"}, testOpts, allow, ""},
 		{"a server return beside a closed path", map[string]string{"server-snippet": `return 200;`, "auth-type": "digest"}, testOpts, allow, "closed paths of the host"},
+		{"the ConfigMap's location-snippet without headers-more", nil, noMore,
+			map[string]string{"allow-snippet-annotations": "true", "location-snippet": `more_set_headers "X: y";`}, "headers-more module"},
+		{"the ConfigMap's server-snippet may not redirect", nil, testOpts,
+			map[string]string{"allow-snippet-annotations": "true", "server-snippet": `rewrite ^/a https://b.test/ permanent;`}, "answers requests"},
 		{"allow-snippet-annotations false", map[string]string{"server-snippet": `add_header X y;`}, testOpts, map[string]string{"allow-snippet-annotations": "false"}, "allow-snippet-annotations is false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -26,6 +27,30 @@ type Snippet struct {
 	ProxyHideHeaders []string
 	// Expires is the expires directive; nil when not set.
 	Expires *Expires
+}
+
+// Join returns a snippet that applies a, then b: their directives in that
+// order, b's expires winning. Either may be nil.
+func Join(a, b *Snippet) *Snippet {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	out := &Snippet{
+		Steps:            slices.Concat(a.Steps, b.Steps),
+		AddHeaders:       slices.Concat(a.AddHeaders, b.AddHeaders),
+		MoreSet:          slices.Concat(a.MoreSet, b.MoreSet),
+		MoreClear:        slices.Concat(a.MoreClear, b.MoreClear),
+		ProxySetHeaders:  slices.Concat(a.ProxySetHeaders, b.ProxySetHeaders),
+		ProxyHideHeaders: slices.Concat(a.ProxyHideHeaders, b.ProxyHideHeaders),
+		Expires:          a.Expires,
+	}
+	if b.Expires != nil {
+		out.Expires = b.Expires
+	}
+	return out
 }
 
 // UsesHeadersMore reports whether the snippet needs the headers-more

@@ -153,9 +153,8 @@ func protocol(p model.BackendProtocol) (module, scheme string, err error) {
 // headers.
 func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	pol := l.Policy
-	srvSnippet := sp.serverSnippet()
 	if pol == nil {
-		if srvSnippet == nil {
+		if srv, own := sp.snippets(nil); srv == nil && own == nil {
 			return nil
 		}
 		cp := *l
@@ -189,11 +188,12 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	if v.ResponseHeaders, err = headerLines(pol.ResponseHeaders); err != nil {
 		return err
 	}
-	if v.Snippet, err = planSnippet(srvSnippet, pol.Snippet, hiddenHeaders(&sp.rc.m.Config)); err != nil {
+	srvSnippet, ownSnippet := sp.snippets(pol)
+	if v.Snippet, err = planSnippet(srvSnippet, ownSnippet, hiddenHeaders(&sp.rc.m.Config)); err != nil {
 		return err
 	}
 	if len(v.ResponseHeaders) > 0 || v.CORS != nil || v.Snippet != nil && len(v.Snippet.AddHeaders) > 0 {
-		own := slices.Concat(pol.ResponseHeaders, snippetHeaders(srvSnippet, pol.Snippet))
+		own := slices.Concat(pol.ResponseHeaders, snippetHeaders(srvSnippet, ownSnippet))
 		v.ResponseHeaders = append(v.ResponseHeaders, sp.rc.inheritedHeaders(own)...)
 	}
 	if lv.Pass == "" {
@@ -290,7 +290,9 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 			return err
 		}
 	}
-	setHeaders := pol.Snippet != nil && len(pol.Snippet.ProxySetHeaders) > 0 || sp.serverSnippet() != nil && len(sp.serverSnippet().ProxySetHeaders) > 0
+	srvSnippet, ownSnippet := sp.snippets(pol)
+	joined := model.Join(srvSnippet, ownSnippet)
+	setHeaders := joined != nil && len(joined.ProxySetHeaders) > 0
 	if pol.UpstreamHost != nil || v.RewriteTarget != "" && pol.XForwardedPrefix != nil || v.Module == "grpc" || setHeaders {
 		v.Headers = sp.clientHeaders(&headersView{Module: v.Module, GRPC: v.Module == "grpc", Custom: sp.rc.setHeaders})
 		if pol.UpstreamHost != nil {
@@ -303,7 +305,7 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 				return err
 			}
 		}
-		if err := snippetSetHeaders(v.Headers, sp.serverSnippet(), pol.Snippet); err != nil {
+		if err := snippetSetHeaders(v.Headers, srvSnippet, ownSnippet); err != nil {
 			return err
 		}
 	}

@@ -201,9 +201,15 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 	if err := planServerPolicy(v, srv, p, rc.names); err != nil {
 		return nil, err
 	}
-	if srv.Policy != nil && srv.Policy.Snippet != nil {
-		if v.SnippetSteps, err = planSteps(srv.Policy.Snippet.Steps); err != nil {
-			return nil, err
+	if srv.Policy != nil || m.Config.ServerSnippet != nil {
+		s := m.Config.ServerSnippet
+		if srv.Policy != nil {
+			s = model.Join(s, srv.Policy.Snippet)
+		}
+		if s != nil {
+			if v.SnippetSteps, err = planSteps(s.Steps); err != nil {
+				return nil, err
+			}
 		}
 	}
 	sp := &serverPlan{rc: rc, v: v, srv: srv, errs: map[string]int{}, named: map[string]bool{},

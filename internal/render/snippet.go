@@ -306,17 +306,29 @@ func replaceHeader(ls []headerLine, l headerLine) []headerLine {
 	return append(out, l)
 }
 
-// serverSnippet is the server's snippet, or nil.
-func (sp *serverPlan) serverSnippet() *model.Snippet {
-	if sp.srv.Policy == nil {
-		return nil
+// snippets are the snippets that apply to a location with policy pol
+// (nil for none): the server's header directives (the ConfigMap's
+// server-snippet, then the host's) and the location's own (the ConfigMap's
+// location-snippet, then the Ingress's).
+func (sp *serverPlan) snippets(pol *model.Policy) (server, own *model.Snippet) {
+	c := &sp.rc.m.Config
+	server = c.ServerSnippet
+	if sp.srv.Policy != nil {
+		server = model.Join(server, sp.srv.Policy.Snippet)
 	}
-	return sp.srv.Policy.Snippet
+	own = c.LocationSnippet
+	if pol != nil {
+		own = model.Join(own, pol.Snippet)
+	}
+	return server, own
 }
 
 // usesHeadersMore reports whether a snippet of the model needs the
 // headers-more module.
 func usesHeadersMore(m *model.Model) bool {
+	if m.Config.ServerSnippet.UsesHeadersMore() || m.Config.LocationSnippet.UsesHeadersMore() {
+		return true
+	}
 	for _, srv := range m.Servers {
 		if srv.Policy != nil && srv.Policy.Snippet.UsesHeadersMore() {
 			return true

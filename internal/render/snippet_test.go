@@ -22,8 +22,8 @@ func mustSnippet(t testing.TB, src string, ctx snippet.Context) *model.Snippet {
 	return s
 }
 
-// snippetModel has a host with a server snippet and locations with
-// configuration snippets: one beside the ConfigMap's add-headers,
+// snippetModel has the ConfigMap's server and location snippets, a host
+// with a server snippet and locations with configuration snippets: one beside the ConfigMap's add-headers,
 // proxy-set-headers and hide-headers (which a location that sets its own
 // must repeat), one that answers, one gRPC.
 func snippetModel(t testing.TB) *model.Model {
@@ -49,6 +49,10 @@ func snippetModel(t testing.TB) *model.Model {
 	m.Config.AddHeaders = []model.Header{{Name: "X-Global", Value: "g"}}
 	m.Config.ProxySetHeaders = []model.Header{{Name: "X-Tenant", Value: "default"}, {Name: "X-Env", Value: "prod"}}
 	m.Config.HideHeaders = []string{"X-Debug"}
+	// The ConfigMap's snippets apply to every server and location, ahead
+	// of the Ingresses' own.
+	m.Config.ServerSnippet = mustSnippet(t, "rewrite ^/legacy$ /api last;\nproxy_hide_header X-Backend;", snippet.Server)
+	m.Config.LocationSnippet = mustSnippet(t, "add_header X-Config \"c\";", snippet.Location)
 	return m
 }
 

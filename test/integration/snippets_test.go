@@ -26,6 +26,14 @@ func TestSnippetDefaultTableAgainstNginx(t *testing.T) {
 	runAnnotationTable(t, spec.SnippetDefaultTable)
 }
 
+// TestSnippetConfigTableAgainstNginx sends the rows of the ConfigMap's
+// snippets, each to a controller of its own.
+func TestSnippetConfigTableAgainstNginx(t *testing.T) {
+	for _, tc := range spec.SnippetConfigTable {
+		t.Run(tc.Name, func(t *testing.T) { runAnnotationTable(t, []spec.AnnotationCase{tc}) })
+	}
+}
+
 // TestSnippetCorpusAgainstNginx applies every hostile snippet of the
 // corpus (internal/snippet/testdata/corpus/cve-*.conf) as the
 // configuration-snippet of one Ingress and the server-snippet of another,

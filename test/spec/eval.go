@@ -62,8 +62,10 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		}
 		return Response{Status: 308, Location: target + redirectURI(r.Path, pol.PreserveTrailingSlash)}
 	}
-	// server-snippet: its steps run before a location is chosen.
-	if ans := st.run(pol.Snippet); ans != nil {
+	// server-snippet (the ConfigMap's, then the host's): its steps run
+	// before a location is chosen.
+	srvSnippet := model.Join(m.Config.ServerSnippet, pol.Snippet)
+	if ans := st.run(srvSnippet); ans != nil {
 		return *ans
 	}
 	path = st.path
@@ -104,11 +106,12 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		out.Status = a.Return.Status
 		return out
 	}
-	// configuration-snippet: its steps run in the rewrite phase, before
-	// the access checks.
-	if ans := st.run(lp.Snippet); ans != nil {
+	// location-snippet and configuration-snippet: their steps run in the
+	// rewrite phase, before the access checks.
+	ownSnippet := model.Join(m.Config.LocationSnippet, lp.Snippet)
+	if ans := st.run(ownSnippet); ans != nil {
 		out.Status, out.Location = ans.Status, ans.Location
-		st.applyHeaders(&out, pol.Snippet, lp.Snippet)
+		st.applyHeaders(&out, srvSnippet, ownSnippet)
 		return out
 	}
 	limit := m.Config.ProxyBodySize
@@ -154,7 +157,7 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	if code, ok := echo.StatusOf(path); ok {
 		out.Status = code
 	}
-	st.applyHeaders(&out, pol.Snippet, lp.Snippet)
+	st.applyHeaders(&out, srvSnippet, ownSnippet)
 	if e := lp.Errors; e != nil && slices.Contains(e.Codes, out.Status) {
 		eb := backend(m, e.Backend)
 		return Response{Status: 200, Service: eb.Service, URI: "/", Header: out.Header, Host: out.Host, Upstream: map[string]string{

@@ -108,6 +108,28 @@ var SnippetDefaultTable = []AnnotationCase{
 		Problems: []string{model.ReasonUnsupportedAnnotation, model.ReasonUnsupportedAnnotation}},
 }
 
+// SnippetConfigTable are the rows of the ConfigMap's server-snippet and
+// location-snippet, which apply to every Ingress: a controller of their
+// own.
+var SnippetConfigTable = []AnnotationCase{
+	{Name: "snippets: the ConfigMap's location-snippet and server-snippet apply to every path, ahead of the Ingress's",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip(`add_header X-Own own; proxy_set_header X-Tenant own;`)),
+		Config: map[string]string{"allow-snippet-annotations": "true", "server-snippet": "rewrite ^/legacy/(.*)$ /v2/$1 last;\nadd_header X-Srv srv;",
+			"location-snippet": "add_header X-Loc loc;\nproxy_set_header X-Tenant config;"},
+		Request: snipGet("/legacy/x"), Want: Response{Status: 200, Service: "app", URI: "/v2/x",
+			Header: map[string]string{"X-Own": "own", "X-Srv": "srv", "X-Loc": "loc"}, Upstream: map[string]string{"X-Tenant": "own"}}},
+	{Name: "snippets: the ConfigMap's snippets need allow-snippet-annotations",
+		Ingresses: one("snip.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"location-snippet": "add_header X-Loc loc;"},
+		Request:   snipGet("/"), Want: Response{Status: 200, Service: "app", Absent: []string{"X-Loc"}},
+		Problems: []string{model.ReasonInvalidConfig}},
+	{Name: "snippets: the ConfigMap's location-snippet may not answer",
+		Ingresses: one("snip.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"allow-snippet-annotations": "true", "location-snippet": "return 200;"},
+		Request:   snipGet("/"), Want: Response{Status: 200, Service: "app"},
+		Problems: []string{model.ReasonInvalidConfig}},
+}
+
 // snippetState is what a request's snippets read and change: nginx's
 // variables, the URI and the variables the snippet set.
 type snippetState struct {

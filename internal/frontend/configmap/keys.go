@@ -151,8 +151,8 @@ const (
 	noteHSTS       = "the header is sent on every HTTPS response, including those of hosts served with the default certificate " +
 		"(ingress-nginx sends it only for hosts with a certificate of their own); a custom-headers value for Strict-Transport-Security replaces it"
 	noteJaeger  = "ingress-nginx documents it but no longer reads it: " + noteNoEffect
-	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration; the allowlisted directives of " +
-		"configuration-snippet and server-snippet are read from the annotations (with allow-snippet-annotations), not from the ConfigMap yet"
+	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration, and there is no main, http-wide or stream model " +
+		"to read this snippet into; server-snippet and location-snippet are read (with allow-snippet-annotations)"
 	noteHTTP2 = "nginx ignores it since 1.19.7 (large_client_header_buffers bounds HTTP/2 headers too) and ingress-nginx deprecates it"
 )
 
@@ -425,9 +425,13 @@ var keyTable = []Key{
 	// Snippets.
 	notYet("main-snippet", "", noteSnippet),
 	notYet("http-snippet", "", noteSnippet),
-	notYet("server-snippet", "", noteSnippet),
+	different("server-snippet", "", "none",
+		"read like the server-snippet annotation and applied to every host, ahead of its own, only with allow-snippet-annotations; "+
+			"a return or redirecting rewrite is refused (it would answer ahead of every path's access checks); anything outside the allowlist refuses the whole key with a Problem"),
 	notYet("stream-snippet", "", noteSnippet),
-	notYet("location-snippet", "", noteSnippet),
+	different("location-snippet", "", "none",
+		"read like configuration-snippet and applied to every location, ahead of the Ingress's own, only with allow-snippet-annotations; "+
+			"a return or redirecting rewrite is refused; anything outside the allowlist refuses the whole key with a Problem"),
 
 	// Tracing.
 	notYet("enable-opentelemetry", "false", noteTracing),

@@ -96,7 +96,9 @@ func TestParseProblems(t *testing.T) {
 		{"whitelist-source-range", "10.0.0.1/8", `key "whitelist-source-range": value "10.0.0.1/8": "10.0.0.1/8" has host bits set; did you mean 10.0.0.0/8?; every path of every Ingress answers 503`},
 		{"allow-snippet-annotations", "true", ""},
 		{"allow-snippet-annotations", "yes", `key "allow-snippet-annotations": value "yes"`},
-		{"server-snippet", "add_header X 1;", `ingress-nginx key "server-snippet" is not supported yet and is ignored: raw nginx configuration is never pasted`},
+		{"server-snippet", "add_header X 1;", ""},
+		{"location-snippet", "include /etc/passwd;", `key "location-snippet": value "include /etc/passwd;": line 1: directive "include" is not allowed`},
+		{"http-snippet", "add_header X 1;", `ingress-nginx key "http-snippet" is not supported yet and is ignored: raw nginx configuration is never pasted`},
 		{"use-forwarded-header", "true", `unknown key "use-forwarded-header" is ignored`},
 	} {
 		t.Run(tc.key, func(t *testing.T) {

@@ -4,12 +4,23 @@ import (
 	"strconv"
 
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/snippet"
 )
 
-// snippetKeys gate the snippet annotations (package snippet reads them).
+// snippetKeys gate the snippet annotations and read the ConfigMap's own
+// server and location snippets (package snippet reads them; the build
+// applies them only with allow-snippet-annotations).
 var snippetKeys = keyParsers{
 	"allow-snippet-annotations": func(c *model.Config, v string) (err error) {
 		c.AllowSnippetAnnotations, err = strconv.ParseBool(v)
+		return err
+	},
+	"server-snippet": func(c *model.Config, v string) (err error) {
+		c.ServerSnippet, err = snippet.Parse(v, snippet.Server)
+		return err
+	},
+	"location-snippet": func(c *model.Config, v string) (err error) {
+		c.LocationSnippet, err = snippet.Parse(v, snippet.Location)
 		return err
 	},
 }
