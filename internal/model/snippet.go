@@ -66,8 +66,12 @@ func (s *Snippet) Answers() bool {
 	if s == nil {
 		return false
 	}
-	for _, st := range s.Steps {
-		if st.Return != nil || st.Rewrite != nil && st.Rewrite.Redirects() {
+	return answers(s.Steps)
+}
+
+func answers(steps []SnippetStep) bool {
+	for _, st := range steps {
+		if st.Return != nil || st.Rewrite != nil && st.Rewrite.Redirects() || st.If != nil && answers(st.If.Then) {
 			return true
 		}
 	}
@@ -79,6 +83,20 @@ type SnippetStep struct {
 	Set     *SetVariable
 	Rewrite *SnippetRewrite
 	Return  *SnippetReturn
+	// If runs its steps when its condition holds.
+	If *SnippetIf
+}
+
+// SnippetIf is nginx's if with a condition on one variable and a body of
+// return, set and rewrite (last or redirecting) steps, never another if.
+type SnippetIf struct {
+	// Variable is a variable the snippet may read, without "$".
+	Variable string
+	// Op is "" (the variable is neither empty nor "0"), "=" or "!="
+	// (Value is text ParseHeaderValue accepted), or "~", "~*", "!~",
+	// "!~*" (Value is a regex ParseHeaderRegex accepted).
+	Op, Value string
+	Then      []SnippetStep
 }
 
 // SetVariable is nginx's set: a variable of the snippet's own gets a value.

@@ -16,9 +16,11 @@ import (
 // location loses them to nginx's inheritance rules (a level that sets any
 // add_header, proxy_set_header or proxy_hide_header inherits none).
 
-// stepView is one rewrite-module directive; exactly one of Set, Regex
-// and Code is set. Values are quoted templates.
+// stepView is one rewrite-module directive; exactly one of Set, Regex,
+// Code and If is set. Values are quoted templates.
 type stepView struct {
+	// If is an if block of steps.
+	If *ifView `json:",omitempty"`
 	// Set is the variable's name (a checked variableName), Value its
 	// value.
 	Set, Value string `json:",omitempty"`
@@ -30,6 +32,59 @@ type stepView struct {
 }
 
 // snippetView is what a location prints of the snippets that apply to it.
+// ifView is an if block: its condition, inside the parentheses, and its
+// steps (never another if).
+type ifView struct {
+	Cond string
+	Then []stepView
+}
+
+// ifOps are the operators of an if condition.
+var ifOps = map[string]bool{"=": true, "!=": true, "~": true, "~*": true, "!~": true, "!~*": true}
+
+// planIf prints an if block: the variable braced, the text or regex
+// re-checked against the model's grammar and quoted.
+func planIf(c *model.SnippetIf) (*ifView, error) {
+	if !variableName(c.Variable) {
+		return nil, fmt.Errorf("snippet: if on variable %q", c.Variable)
+	}
+	// nginx reads the condition's variable as "$name" only, never braced;
+	// a space or the closing parenthesis follows it.
+	v := &ifView{Cond: "$" + c.Variable}
+	if c.Op != "" {
+		if !ifOps[c.Op] {
+			return nil, fmt.Errorf("snippet: if operator %q", c.Op)
+		}
+		var err error
+		if c.Op == "=" || c.Op == "!=" {
+			_, err = model.ParseHeaderValue(c.Value)
+		} else {
+			_, err = model.ParseHeaderRegex(c.Value)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("snippet: if value: %w", err)
+		}
+		q, err := Quote(c.Value)
+		if err != nil {
+			return nil, err
+		}
+		v.Cond += " " + c.Op + " " + q
+	}
+	for _, st := range c.Then {
+		if st.If != nil {
+			return nil, fmt.Errorf("snippet: if inside if")
+		}
+	}
+	var err error
+	if v.Then, err = planSteps(c.Then); err != nil {
+		return nil, err
+	}
+	if len(v.Then) == 0 {
+		return nil, fmt.Errorf("snippet: empty if")
+	}
+	return v, nil
+}
+
 type snippetView struct {
 	Steps      []stepView      `json:",omitempty"`
 	AddHeaders []addHeaderView `json:",omitempty"`
@@ -77,6 +132,8 @@ func planSteps(steps []model.SnippetStep) ([]stepView, error) {
 			if v.Regex, err = rewriteRegex(r.Regex); err == nil {
 				v.Replacement, err = quoteTemplate(r.Replacement)
 			}
+		case st.If != nil:
+			v.If, err = planIf(st.If)
 		case st.Return != nil:
 			r := st.Return
 			if r.Code != 444 && (r.Code < 200 || r.Code > 599) {

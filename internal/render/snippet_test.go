@@ -34,14 +34,17 @@ func snippetModel(t testing.TB) *model.Model {
 	grpc.Policy.Protocol = model.ProtocolGRPC
 	grpc.Action = model.ProxyTo("shop/grpc/grpc")
 	m := policyModel(&model.Server{Host: "snippets.example.com", Policy: &model.ServerPolicy{
-		Snippet: mustSnippet(t, "rewrite ^/old/(.*)$ /new/$1 permanent;\nadd_header X-Server \"s\";\nmore_clear_headers X-Powered-*;", snippet.Server)},
+		Snippet: mustSnippet(t, "if ($http_x_forwarded_proto = \"http\") { return 301 https://$host$request_uri; }\n"+
+			"rewrite ^/old/(.*)$ /new/$1 permanent;\nadd_header X-Server \"s\";\nmore_clear_headers X-Powered-*;", snippet.Server)},
 		Locations: []*model.Location{
 			loc2("/", "add_header X-Frame-Options \"SAMEORIGIN\" always;\n"+
 				"add_header X-Where \"$host${request_uri}\\\"q\\\" {;#}\";\n"+
 				"more_set_headers -s \"404 500\" -t text/html \"X-Err: $status\";\n"+
 				"proxy_set_header Host \"backend.internal\";\nproxy_set_header X-Tenant $http_x_tenant;\n"+
 				"proxy_hide_header X-Powered-By;\nexpires modified 1h;"),
-			loc2("/api", "set $tenant \"t-$arg_t\";\nrewrite ^/api/v1/(.*)$ /v2/$1 break;\nadd_header X-Tenant $tenant;"),
+			loc2("/api", "set $tenant \"t-$arg_t\";\nif ($http_x_block = \"yes\") { return 403 \"blocked\"; }\n"+
+				"if ($http_user_agent ~* \"(bot|crawl)\") { set $robot 1; rewrite ^/(.*) /robots/$1 last; }\n"+
+				"rewrite ^/api/v1/(.*)$ /v2/$1 break;\nadd_header X-Tenant $tenant;"),
 			loc2("/health", "return 200 \"ok: $host\";"),
 			grpc,
 			loc(model.Prefix, "/plain", nil),
@@ -103,6 +106,12 @@ func TestSnippetRenderRefuses(t *testing.T) {
 		{"a bad flag", model.Snippet{Steps: []model.SnippetStep{{Rewrite: &model.SnippetRewrite{Regex: "^/a", Replacement: model.Template{{Literal: "/b"}}, Flag: "last; include x"}}}}},
 		{"a bad return code", model.Snippet{Steps: []model.SnippetStep{{Return: &model.SnippetReturn{Code: 1000}}}}},
 		{"an empty step", model.Snippet{Steps: []model.SnippetStep{{}}}},
+		{"if on a bad variable", model.Snippet{Steps: []model.SnippetStep{{If: &model.SnippetIf{Variable: "a b", Then: []model.SnippetStep{{Return: &model.SnippetReturn{Code: 200}}}}}}}},
+		{"if with a bad operator", model.Snippet{Steps: []model.SnippetStep{{If: &model.SnippetIf{Variable: "a", Op: "==", Value: "b", Then: []model.SnippetStep{{Return: &model.SnippetReturn{Code: 200}}}}}}}},
+		{"if with a quote in its text", model.Snippet{Steps: []model.SnippetStep{{If: &model.SnippetIf{Variable: "a", Op: "=", Value: `b"`, Then: []model.SnippetStep{{Return: &model.SnippetReturn{Code: 200}}}}}}}},
+		{"if with a $ in its regex", model.Snippet{Steps: []model.SnippetStep{{If: &model.SnippetIf{Variable: "a", Op: "~", Value: `b$`, Then: []model.SnippetStep{{Return: &model.SnippetReturn{Code: 200}}}}}}}},
+		{"if in if", model.Snippet{Steps: []model.SnippetStep{{If: &model.SnippetIf{Variable: "a", Then: []model.SnippetStep{{If: &model.SnippetIf{Variable: "a"}}}}}}}},
+		{"empty if", model.Snippet{Steps: []model.SnippetStep{{If: &model.SnippetIf{Variable: "a"}}}}},
 		{"a bad expires mode", model.Snippet{Expires: &model.Expires{Mode: "forever"}}},
 		{"a bad content type", model.Snippet{MoreSet: []model.MoreHeaders{{Types: []string{`a/b"`}, Headers: []model.TemplateHeader{{Name: "X"}}}}}},
 	} {
@@ -123,18 +132,26 @@ func renderSnippet(s *model.Snippet) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	for _, st := range v.Steps {
-		switch {
-		case st.Set != "":
-			b.WriteString("set $" + st.Set + " " + st.Value + ";\n")
-		case st.Regex != "":
-			// The renderer prints end anchors as \z, which the grammar
-			// (model.ParseRegex) writes "$"; no other \z can occur.
-			b.WriteString("rewrite " + strings.ReplaceAll(st.Regex, `\\z`, "$") + " " + st.Replacement + " " + st.Flag + ";\n")
-		default:
-			b.WriteString("return " + strconv.Itoa(st.Code) + " " + st.Text + ";\n")
+	var steps func([]stepView)
+	steps = func(sv []stepView) {
+		for _, st := range sv {
+			switch {
+			case st.If != nil:
+				b.WriteString("if (" + st.If.Cond + ") {\n")
+				steps(st.If.Then)
+				b.WriteString("}\n")
+			case st.Set != "":
+				b.WriteString("set $" + st.Set + " " + st.Value + ";\n")
+			case st.Regex != "":
+				// The renderer prints end anchors as \z, which the grammar
+				// (model.ParseRegex) writes "$"; no other \z can occur.
+				b.WriteString("rewrite " + strings.ReplaceAll(st.Regex, `\\z`, "$") + " " + st.Replacement + " " + st.Flag + ";\n")
+			default:
+				b.WriteString("return " + strconv.Itoa(st.Code) + " " + st.Text + ";\n")
+			}
 		}
 	}
+	steps(v.Steps)
 	for _, h := range v.AddHeaders {
 		always := ""
 		if h.Always {
@@ -181,11 +198,18 @@ func normalize(s *model.Snippet) {
 		}
 	}
 	s.ProxyHideHeaders = hide
-	for _, st := range s.Steps {
-		if r := st.Return; r != nil && r.HasText && len(r.Text) == 0 {
-			r.HasText = false
+	var steps func([]model.SnippetStep)
+	steps = func(ss []model.SnippetStep) {
+		for _, st := range ss {
+			if r := st.Return; r != nil && r.HasText && len(r.Text) == 0 {
+				r.HasText = false
+			}
+			if st.If != nil {
+				steps(st.If.Then)
+			}
 		}
 	}
+	steps(s.Steps)
 	for i := range s.MoreSet {
 		for j := range s.MoreSet[i].Headers {
 			if len(s.MoreSet[i].Headers[j].Value) == 0 {
@@ -258,15 +282,21 @@ func mergeLiterals(s *model.Snippet) *model.Snippet {
 		}
 		return out
 	}
-	for i, st := range c.Steps {
-		switch {
-		case st.Set != nil:
-			c.Steps[i].Set.Value = fix(st.Set.Value)
-		case st.Rewrite != nil:
-			c.Steps[i].Rewrite.Replacement = fix(st.Rewrite.Replacement)
-		case st.Return != nil:
-			c.Steps[i].Return.Text = fix(st.Return.Text)
+	var steps func([]model.SnippetStep)
+	steps = func(ss []model.SnippetStep) {
+		for _, st := range ss {
+			switch {
+			case st.If != nil:
+				steps(st.If.Then)
+			case st.Set != nil:
+				st.Set.Value = fix(st.Set.Value)
+			case st.Rewrite != nil:
+				st.Rewrite.Replacement = fix(st.Rewrite.Replacement)
+			case st.Return != nil:
+				st.Return.Text = fix(st.Return.Text)
+			}
 		}
 	}
+	steps(c.Steps)
 	return &c
 }

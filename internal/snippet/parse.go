@@ -51,6 +51,8 @@ type parser struct {
 	ctx Context
 	out model.Snippet
 	sc  scope
+	// n counts the directives read.
+	n int
 }
 
 // Parse reads a snippet of the given context into typed values. It
@@ -70,47 +72,74 @@ func Parse(src string, ctx Context) (*model.Snippet, error) {
 		return nil, err
 	}
 	p := &parser{ctx: ctx, sc: scope{set: map[string]bool{}}}
-	n := 0
-	for i := 0; i < len(toks); {
+	i, err := p.statements(toks, 0, allowed, false)
+	switch {
+	case err != nil:
+		return nil, err
+	case i < len(toks):
+		return nil, fmt.Errorf("line %d: a \"}\" would close the enclosing %s block", toks[i].Line, ctx)
+	case p.n == 0:
+		return nil, ErrEmpty
+	}
+	return &p.out, nil
+}
+
+// statements reads directives from toks[i] up to the end or, inside an
+// if block, up to its "}"; it returns the index of that "}" (or
+// len(toks)).
+func (p *parser) statements(toks []Token, i int, allowed map[string]directive, inIf bool) (int, error) {
+	for i < len(toks) {
 		t := toks[i]
+		if t.Kind == CloseBrace {
+			return i, nil
+		}
 		if t.Kind != Word {
-			if t.Kind == CloseBrace {
-				return nil, fmt.Errorf("line %d: a \"}\" would close the enclosing %s block", t.Line, ctx)
-			}
-			return nil, fmt.Errorf("line %d: %s where a directive name belongs", t.Line, t.Kind)
+			return 0, fmt.Errorf("line %d: %s where a directive name belongs", t.Line, t.Kind)
 		}
 		if t.Quoted || !directiveName(t.Text) {
-			return nil, fmt.Errorf("line %d: %q is not a directive name", t.Line, model.Truncate(t.Text))
+			return 0, fmt.Errorf("line %d: %q is not a directive name", t.Line, model.Truncate(t.Text))
 		}
 		j := i + 1
 		for j < len(toks) && toks[j].Kind == Word {
 			j++
 		}
 		if j == len(toks) {
-			return nil, fmt.Errorf("line %d: directive %q does not end with \";\"", t.Line, t.Text)
+			return 0, fmt.Errorf("line %d: directive %q does not end with \";\"", t.Line, t.Text)
+		}
+		if p.n++; p.n > MaxDirectives {
+			return 0, fmt.Errorf("snippet has more than %d directives", MaxDirectives)
 		}
 		if toks[j].Kind == OpenBrace {
-			return nil, fmt.Errorf("line %d: directive %q opens a block; a snippet may hold no blocks", t.Line, t.Text)
+			if t.Text != "if" || inIf || p.ctx == Auth {
+				return 0, fmt.Errorf("line %d: directive %q opens a block; a snippet may hold no blocks but an if of its rewrite directives", t.Line, t.Text)
+			}
+			end, err := p.ifBlock(toks, i, j)
+			if err != nil {
+				return 0, fmt.Errorf("line %d: directive \"if\": %w", t.Line, err)
+			}
+			i = end + 1
+			continue
 		}
 		if toks[j].Kind != Semicolon {
-			return nil, fmt.Errorf("line %d: directive %q ends with %s, not \";\"", t.Line, t.Text, toks[j].Kind)
+			return 0, fmt.Errorf("line %d: directive %q ends with %s, not \";\"", t.Line, t.Text, toks[j].Kind)
 		}
 		parse, ok := allowed[t.Text]
 		if !ok {
-			return nil, fmt.Errorf("line %d: directive %q is not allowed in a %s snippet", t.Line, t.Text, ctx)
+			where := "a " + string(p.ctx) + " snippet"
+			if inIf {
+				where = "an if block"
+			}
+			return 0, fmt.Errorf("line %d: directive %q is not allowed in %s", t.Line, t.Text, where)
 		}
 		if err := parse(p, toks[i+1:j]); err != nil {
-			return nil, fmt.Errorf("line %d: directive %q: %w", t.Line, t.Text, err)
-		}
-		if n++; n > MaxDirectives {
-			return nil, fmt.Errorf("snippet has more than %d directives", MaxDirectives)
+			return 0, fmt.Errorf("line %d: directive %q: %w", t.Line, t.Text, err)
 		}
 		i = j + 1
 	}
-	if n == 0 {
-		return nil, ErrEmpty
+	if inIf {
+		return 0, fmt.Errorf("the if block is not closed")
 	}
-	return &p.out, nil
+	return i, nil
 }
 
 // reading returns the name of the top-level directive that toks end

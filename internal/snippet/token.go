@@ -100,8 +100,9 @@ func Tokenize(src string) ([]Token, error) {
 				return out, err
 			}
 			i += n
-			if i < len(src) && !strings.ContainsRune(" \t\n;", rune(src[i])) {
-				return out, fmt.Errorf("line %d: a quoted word must be followed by a space or \";\", not %q", line, src[i])
+			// ")" may end an if condition, as in nginx.
+			if i < len(src) && !strings.ContainsRune(" \t\n;)", rune(src[i])) {
+				return out, fmt.Errorf("line %d: a quoted word must be followed by a space, \";\" or \")\", not %q", line, src[i])
 			}
 			out = append(out, t)
 		default:

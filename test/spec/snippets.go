@@ -87,6 +87,22 @@ var SnippetTable = []AnnotationCase{
 	{Name: "snippets: a header snippet beside basic auth applies",
 		Ingresses: one("auth.test", "/", "Prefix", "app", withAuth("configuration-snippet", "add_header X-Snippet on;")), Secrets: authSecret, Config: allowSnippets,
 		Request: authFrom("", BasicCredentials("bob", "builder")), Want: Response{Status: 200, Service: "app", Header: map[string]string{"X-Snippet": "on"}}},
+	{Name: "snippets: if answers when its condition holds",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip(`if ($http_x_block = "yes") { return 403; }`)), Config: allowSnippets,
+		Request: Request{Host: "snip.test", Path: "/", Header: map[string]string{"X-Block": "yes"}}, Want: Response{Status: 403}},
+	{Name: "snippets: if lets the request through otherwise",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip(`if ($http_x_block = "yes") { return 403; }`)), Config: allowSnippets,
+		Request: Request{Host: "snip.test", Path: "/", Header: map[string]string{"X-Block": "no"}}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "snippets: if with a case-insensitive regex",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip(`if ($http_user_agent ~* "badbot") { return 429; }`)), Config: allowSnippets,
+		Request: Request{Host: "snip.test", Path: "/", Header: map[string]string{"User-Agent": "Mozilla BadBot/2"}}, Want: Response{Status: 429}},
+	{Name: "snippets: server-snippet if redirects plain HTTP",
+		Ingresses: one("snip.test", "/", "Prefix", "app", ann("server-snippet", `if ($scheme = "http") { return 308 https://$host$request_uri; }`)), Config: allowSnippets,
+		Request: snipGet("/a?b=1"), Want: Response{Status: 308, Location: "https://snip.test/a?b=1"}},
+	{Name: "snippets: an if that answers cannot bypass basic auth",
+		Ingresses: one("auth.test", "/", "Prefix", "app", withAuth("configuration-snippet", `if ($http_x_let_me_in) { return 200; }`)), Secrets: authSecret, Config: allowSnippets,
+		Request: authFrom("", map[string]string{"X-Let-Me-In": "1"}), Want: Response{Status: 401},
+		Problems: []string{model.ReasonInvalidAnnotation}},
 	{Name: "snippets: server-snippet rewrite runs before the location",
 		Ingresses: one("snip.test", "/", "Prefix", "app", ann("server-snippet", `rewrite ^/legacy/(.*)$ /v2/$1 last;`)), Config: allowSnippets,
 		Request: snipGet("/legacy/x"), Want: Response{Status: 200, Service: "app", URI: "/v2/x"}},
@@ -213,6 +229,12 @@ func (s *snippetState) run(sn *model.Snippet) *Response {
 	}
 	for _, st := range sn.Steps {
 		switch {
+		case st.If != nil:
+			if s.holds(st.If) {
+				if ans := s.run(&model.Snippet{Steps: st.If.Then}); ans != nil || s.rewritten {
+					return ans
+				}
+			}
 		case st.Set != nil:
 			s.set[st.Set.Name] = s.expand(st.Set.Value)
 		case st.Return != nil:
@@ -246,6 +268,24 @@ func (s *snippetState) run(sn *model.Snippet) *Response {
 		}
 	}
 	return nil
+}
+
+// holds evaluates an if condition as nginx does.
+func (s *snippetState) holds(c *model.SnippetIf) bool {
+	v := s.variable(c.Variable)
+	switch c.Op {
+	case "":
+		return v != "" && v != "0"
+	case "=":
+		return v == c.Value
+	case "!=":
+		return v != c.Value
+	}
+	re := c.Value
+	if strings.HasSuffix(c.Op, "*") {
+		re = "(?i)" + re
+	}
+	return regexp.MustCompile(re).MatchString(v) != strings.HasPrefix(c.Op, "!")
 }
 
 // addHeaderStatuses are the statuses add_header applies to without

@@ -17,8 +17,9 @@ var snippetsGroup = Group{
 		Annotation{Name: "configuration-snippet", Scope: ScopeLocation,
 			Default: "none; refused with a Problem unless the ConfigMap's allow-snippet-annotations is true",
 			Grammar: "nginx directives, each ending with \";\", from an allowlist: add_header, more_set_headers, more_clear_headers, " +
-				"proxy_set_header, proxy_hide_header, return, rewrite, expires and set of a new variable (docs/security.md, \"Snippets\")",
-			Difference: "anything else (other directives, blocks such as if or location, file paths, variables outside the allowlist) refuses the whole snippet with a Problem " +
+				"proxy_set_header, proxy_hide_header, return, rewrite, expires, set of a new variable, and if (one condition on a variable) around return, set and rewrite " +
+				"(docs/security.md, \"Snippets\")",
+			Difference: "anything else (other directives, blocks such as location or an if in an if, file paths, variables outside the allowlist) refuses the whole snippet with a Problem " +
 				"naming it, and the Ingress is served without it; with auth, allowlists or limits on the path, or block-cidrs, a snippet that answers (return, a redirecting rewrite) is refused"},
 		Annotation{Name: "server-snippet", Scope: ScopeServer,
 			Default: "none; refused with a Problem unless the ConfigMap's allow-snippet-annotations is true",
