@@ -11,7 +11,8 @@ import (
 // ifBody are the directives an if block may hold: those nginx's
 // documentation calls safe inside if in a location (return, and rewrite
 // that ends the rewrite phase by redirecting or by finding a new
-// location), and set. Header and proxy directives inside if would make
+// location), and set before them: the block must end with one of the
+// first two. Header and proxy directives inside if would make
 // nginx build a nested location with its own inheritance; rewrite ...
 // break would serve the request from it.
 var ifBody = map[string]directive{"return": parseReturn, "rewrite": parseIfRewrite, "set": parseSet}
@@ -34,8 +35,10 @@ func (p *parser) ifBlock(toks []Token, i, open int) (int, error) {
 	}
 	cond.Then = p.out.Steps
 	p.out.Steps = append(saved, model.SnippetStep{If: cond})
-	if len(cond.Then) == 0 {
-		return 0, errors.New("the block holds no directive")
+	// A block that goes on would serve the request from the nested
+	// location nginx makes of it ("if is evil"): it must leave it.
+	if n := len(cond.Then); n == 0 || cond.Then[n-1].Set != nil {
+		return 0, errors.New("the block must end with return or rewrite")
 	}
 	return end, nil
 }
