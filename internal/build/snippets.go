@@ -1,8 +1,12 @@
 package build
 
 import (
+	"slices"
+
 	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/snippet"
 )
 
 // snippets applies an Ingress's snippet annotations, or refuses them: all
@@ -17,19 +21,25 @@ func (b *builder) snippets(t *ingress.Translation) {
 	}
 	a := &t.Annotations
 	b.problems = append(b.problems, a.GateSnippets(t.Ref, b.model.Config.AllowSnippetAnnotations)...)
+	refuse := func(name, why string) {
+		key := b.opts.AnnotationsPrefix + "/" + name
+		denies := slices.Contains(a.Snippets.Denying, key)
+		if denies {
+			a.FailClosed = append(a.FailClosed, key)
+		}
+		b.problem(t.Ref, model.ReasonInvalidAnnotation, false, "annotation %s %s; the whole snippet is refused and %s", key, why, annotations.RefusedSnippet(denies))
+	}
 	for _, sn := range []struct {
 		name string
 		dst  **model.Snippet
 	}{{"configuration-snippet", &a.Location.Snippet}, {"server-snippet", &a.Server.Snippet}} {
 		if (*sn.dst).UsesHeadersMore() && !b.opts.HeadersMoreAvailable {
-			b.problem(t.Ref, model.ReasonInvalidAnnotation, false, "annotation %s/%s uses more_set_headers or more_clear_headers, and nginx's headers-more module "+
-				"(Debian's libnginx-mod-http-headers-more-filter) is not installed; the whole snippet is refused", b.opts.AnnotationsPrefix, sn.name)
+			refuse(sn.name, "uses more_set_headers or more_clear_headers, and nginx's headers-more module (Debian's libnginx-mod-http-headers-more-filter) is not installed")
 			*sn.dst = nil
 		}
 	}
 	if loc := a.Location.Snippet; loc.Answers() && (protectedPolicy(&a.Location) || len(b.model.Config.BlockCIDRs) > 0) {
-		b.problem(t.Ref, model.ReasonInvalidAnnotation, false, "annotation %s/configuration-snippet answers requests (return or a redirecting rewrite) ahead of the "+
-			"authentication, address lists or limits of these paths, which it would bypass; the whole snippet is refused", b.opts.AnnotationsPrefix)
+		refuse("configuration-snippet", "answers requests (return or a redirecting rewrite) ahead of the authentication, address lists or limits of these paths, which it would bypass")
 		a.Location.Snippet = nil
 	}
 }
@@ -92,7 +102,14 @@ func (b *builder) configSnippets() {
 		default:
 			continue
 		}
-		b.problem(ref, model.ReasonInvalidConfig, false, "key %q is refused: %s; nothing of it is applied", s.key, why)
+		if snippet.Denies(cm.Data[s.key]) {
+			// Meant to refuse requests: serving every path without it
+			// would let those requests in.
+			c.FailClosed = append(c.FailClosed, s.key)
+			b.problem(ref, model.ReasonInvalidConfig, false, "key %q is refused: %s; it refuses requests, so every path of every Ingress answers 503 rather than being served without it", s.key, why)
+		} else {
+			b.problem(ref, model.ReasonInvalidConfig, false, "key %q is refused: %s; nothing of it is applied", s.key, why)
+		}
 		*s.dst = nil
 	}
 }

@@ -44,6 +44,8 @@ func TestSnippetGates(t *testing.T) {
 			map[string]string{"allow-snippet-annotations": "true", "location-snippet": `more_set_headers "X: y";`}, "headers-more module"},
 		{"the ConfigMap's server-snippet may not redirect", nil, testOpts,
 			map[string]string{"allow-snippet-annotations": "true", "server-snippet": `rewrite ^/a https://b.test/ permanent;`}, "answers requests"},
+		{"the ConfigMap's location-snippet that denies closes every path", nil, testOpts,
+			map[string]string{"allow-snippet-annotations": "true", "location-snippet": `if ($http_x_bad) { return 403; }`}, "every path of every Ingress answers 503"},
 		{"allow-snippet-annotations false", map[string]string{"server-snippet": `add_header X y;`}, testOpts, map[string]string{"allow-snippet-annotations": "false"}, "allow-snippet-annotations is false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +67,9 @@ func TestSnippetGates(t *testing.T) {
 			srv := findServer(m, "gate.test")
 			if srv == nil || len(srv.Locations) == 0 {
 				t.Fatal("the Ingress is not served")
+			}
+			if closed := len(m.Config.FailClosed) > 0; closed != strings.Contains(tc.problem, "answers 503") {
+				t.Fatalf("ConfigMap closed %v (%v), want %v", closed, m.Config.FailClosed, !closed)
 			}
 			kept := srv.Locations[0].Policy != nil && srv.Locations[0].Policy.Snippet != nil || srv.Policy != nil && srv.Policy.Snippet != nil
 			if kept != (tc.problem == "") {

@@ -226,3 +226,25 @@ func TestVariableName(t *testing.T) {
 		}
 	}
 }
+
+// TestDenies: a row per thing that makes a snippet look meant to refuse
+// requests.
+func TestDenies(t *testing.T) {
+	for src, want := range map[string]bool{
+		`add_header X-Frame-Options DENY;`:                 false,
+		`more_set_headers "X: y"; rewrite ^/a /b last;`:    false,
+		`return 301 https://example.com;`:                  false,
+		`return 403;`:                                      true,
+		`if ($http_x) { return 200; }`:                     true,
+		"deny all;":                                        true,
+		"allow 10.0.0.0/8;\x00":                            true,
+		`access_by_lua_block { ngx.exit(403) }`:            true,
+		`auth_request /auth;`:                              true,
+		`limit_req zone=one;`:                              true,
+		"add_header X a;\n# a comment\nreturn 503 'down';": true,
+	} {
+		if got := Denies(src); got != want {
+			t.Errorf("Denies(%q) = %v, want %v", src, got, want)
+		}
+	}
+}

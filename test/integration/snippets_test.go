@@ -2,13 +2,16 @@ package integration
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/causeway/causeway/internal/snippet"
 	"github.com/causeway/causeway/test/harness"
 	"github.com/causeway/causeway/test/spec"
 )
@@ -38,7 +41,8 @@ func TestSnippetConfigTableAgainstNginx(t *testing.T) {
 // corpus (internal/snippet/testdata/corpus/cve-*.conf) as the
 // configuration-snippet of one Ingress and the server-snippet of another,
 // next to a good Ingress whose snippet sets and clears headers, returns
-// and rewrites. Every Ingress keeps serving from its backend, none of the
+// and rewrites. Every Ingress keeps serving from its backend (or, when its
+// refused snippet was meant to refuse requests, answers 503), none of the
 // hostile ones changes an answer or reaches a file, and the good one's
 // directives take effect.
 func TestSnippetCorpusAgainstNginx(t *testing.T) {
@@ -55,7 +59,10 @@ func TestSnippetCorpusAgainstNginx(t *testing.T) {
 			"server-snippet": "rewrite ^/gone$ https://elsewhere.test/ permanent;",
 		}}
 	row := spec.AnnotationCase{Ingresses: []spec.Ingress{good}}
+	// closed are the hosts whose refused snippet looks meant to refuse
+	// requests: they fail closed.
 	var hosts []string
+	closed := map[string]bool{}
 	for i, p := range paths {
 		src, err := os.ReadFile(p)
 		if err != nil {
@@ -64,6 +71,7 @@ func TestSnippetCorpusAgainstNginx(t *testing.T) {
 		for _, name := range []string{"configuration-snippet", "server-snippet"} {
 			host := fmt.Sprintf("h%02d-%s.test", i, strings.TrimSuffix(name, "-snippet"))
 			hosts = append(hosts, host)
+			closed[host] = snippet.Denies(string(src))
 			row.Ingresses = append(row.Ingresses, spec.Ingress{Name: fmt.Sprintf("bad-%02d-%s", i, name[:6]), Host: host,
 				Paths: []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}}, Annotations: map[string]string{name: string(src)}})
 		}
@@ -91,9 +99,18 @@ func TestSnippetCorpusAgainstNginx(t *testing.T) {
 	if res := do("good.test", "/gone"); res.Status != 301 || res.Location != "https://elsewhere.test/" {
 		t.Fatalf("good /gone: %d to %q, want 301 to https://elsewhere.test/", res.Status, res.Location)
 	}
+	if len(closed) == 0 || !slices.Contains(slices.Collect(maps.Values(closed)), true) || !slices.Contains(slices.Collect(maps.Values(closed)), false) {
+		t.Fatal("the corpus must hold snippets that deny and snippets that do not")
+	}
 	for _, host := range hosts {
 		for _, path := range []string{"/", "/etc/passwd", "/x"} {
 			res := do(host, path)
+			if closed[host] {
+				if res.Status != 503 || res.Reply.Service != "" {
+					t.Errorf("%s%s: %d from %q, want 503: the refused snippet denies, so the paths fail closed", host, path, res.Status, res.Reply.Service)
+				}
+				continue
+			}
 			if res.Status != 200 || res.Reply.Service != "app" || res.Reply.URI != path || strings.Contains(res.Body, "root:") {
 				t.Errorf("%s%s: %d from %q for %q (body %.80q), want 200 from app for the path", host, path, res.Status, res.Reply.Service, res.Reply.URI, res.Body)
 			}

@@ -98,6 +98,7 @@ func TestParseProblems(t *testing.T) {
 		{"allow-snippet-annotations", "yes", `key "allow-snippet-annotations": value "yes"`},
 		{"server-snippet", "add_header X 1;", ""},
 		{"location-snippet", "include /etc/passwd;", `key "location-snippet": value "include /etc/passwd;": line 1: directive "include" is not allowed`},
+		{"location-snippet", "deny all;", `key "location-snippet": value "deny all;": line 1: directive "deny" is not allowed in a location snippet; every path of every Ingress answers 503`},
 		{"http-snippet", "add_header X 1;", `ingress-nginx key "http-snippet" is not supported yet and is ignored: raw nginx configuration is never pasted`},
 		{"use-forwarded-header", "true", `unknown key "use-forwarded-header" is ignored`},
 	} {

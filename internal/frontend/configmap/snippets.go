@@ -17,10 +17,20 @@ var snippetKeys = keyParsers{
 	},
 	"server-snippet": func(c *model.Config, v string) (err error) {
 		c.ServerSnippet, err = snippet.Parse(v, snippet.Server)
-		return err
+		return snippetError(v, err)
 	},
 	"location-snippet": func(c *model.Config, v string) (err error) {
 		c.LocationSnippet, err = snippet.Parse(v, snippet.Location)
-		return err
+		return snippetError(v, err)
 	},
+}
+
+// snippetError closes every path when a snippet that does not parse looks
+// meant to refuse requests (snippet.Denies), as an invalid block-cidrs
+// does.
+func snippetError(v string, err error) error {
+	if err != nil && snippet.Denies(v) {
+		return failClosed{err}
+	}
+	return err
 }

@@ -59,6 +59,11 @@ type SnippetSettings struct {
 	Keys []string
 	// Problems are why snippets were refused.
 	Problems []model.Problem
+	// Denying are the keys whose text looks meant to refuse requests
+	// (snippet.Denies): refused, they close the Ingress's paths.
+	Denying []string
+	// failed are the denying keys that did not parse.
+	failed []string
 }
 
 // ServerSettings are the host-level annotations. A nil field is not set by

@@ -2,6 +2,7 @@ package annotations
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/snippet"
@@ -20,7 +21,8 @@ var snippetsGroup = Group{
 				"proxy_set_header, proxy_hide_header, return, rewrite, expires, set of a new variable, and if (one condition on a variable) around return, set and rewrite " +
 				"(docs/security.md, \"Snippets\")",
 			Difference: "anything else (other directives, blocks such as location or an if in an if, file paths, variables outside the allowlist) refuses the whole snippet with a Problem " +
-				"naming it, and the Ingress is served without it; with auth, allowlists or limits on the path, or block-cidrs, a snippet that answers (return, a redirecting rewrite) is refused"},
+				"naming it, and the Ingress is served without it, or, when the refused snippet denies (deny, auth, limits, if, a return of 400 or more), every path answers 503; " +
+				"with auth, allowlists or limits on the path, or block-cidrs, a snippet that answers (return, a redirecting rewrite) is refused"},
 		Annotation{Name: "server-snippet", Scope: ScopeServer,
 			Default: "none; refused with a Problem unless the ConfigMap's allow-snippet-annotations is true",
 			Grammar: "as configuration-snippet; set, rewrite and return run at the server level, the header directives apply to every path of the host",
@@ -42,10 +44,17 @@ func parseSnippets(r *Reader, res *Result) {
 		}
 		key := r.Key(s.name)
 		res.Snippets.Keys = append(res.Snippets.Keys, key)
+		denies := snippet.Denies(v)
+		if denies {
+			res.Snippets.Denying = append(res.Snippets.Denying, key)
+		}
 		parsed, err := snippet.Parse(v, s.ctx)
 		if err != nil {
 			res.Snippets.Problems = append(res.Snippets.Problems, model.Problem{Object: r.ref, Reason: model.ReasonInvalidAnnotation,
-				Message: fmt.Sprintf("annotation %s: %v; the whole snippet is refused and the Ingress is served without it", key, err)})
+				Message: fmt.Sprintf("annotation %s: %v; the whole snippet is refused and %s", key, err, RefusedSnippet(denies))})
+			if denies {
+				res.Snippets.failed = append(res.Snippets.failed, key)
+			}
 			continue
 		}
 		*s.dst = parsed
@@ -58,15 +67,32 @@ func parseSnippets(r *Reader, res *Result) {
 // GateSnippets applies the ConfigMap's allow-snippet-annotations to the
 // snippets of an Ingress: without it they are cleared and each key is
 // refused with a Problem; with it the Problems are those of parsing.
+// A refused snippet that looks meant to refuse requests (snippet.Denies)
+// closes the Ingress's paths: serving them without it would let in the
+// clients it keeps out. Any other refused snippet is left out.
 func (res *Result) GateSnippets(ref model.ObjectRef, allow bool) []model.Problem {
 	if allow {
+		res.FailClosed = append(res.FailClosed, res.Snippets.failed...)
 		return res.Snippets.Problems
 	}
 	res.Location.Snippet, res.Server.Snippet = nil, nil
 	var out []model.Problem
 	for _, k := range res.Snippets.Keys {
+		denies := slices.Contains(res.Snippets.Denying, k)
+		if denies {
+			res.FailClosed = append(res.FailClosed, k)
+		}
 		out = append(out, model.Problem{Object: ref, Reason: model.ReasonUnsupportedAnnotation, Message: fmt.Sprintf(
-			"annotation %s is refused: the ConfigMap's allow-snippet-annotations is false (the default); nothing of it is applied", k)})
+			"annotation %s is refused: the ConfigMap's allow-snippet-annotations is false (the default); %s", k, RefusedSnippet(denies))})
 	}
+	slices.Sort(res.FailClosed)
 	return out
+}
+
+// RefusedSnippet says what becomes of an Ingress whose snippet is refused.
+func RefusedSnippet(denies bool) string {
+	if denies {
+		return "it refuses requests (deny, auth, limits, if or a return of 400 or more), so every path of this Ingress answers 503 rather than being served without it"
+	}
+	return "the Ingress is served without it"
 }
