@@ -276,6 +276,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			DefaultBackendService: f.defaultBackend,
 			DefaultSSLCertificate: f.defaultSSLCert,
 			BrotliAvailable:       params.BrotliModule != "",
+			HeadersMoreAvailable:  params.HeadersMoreModule != "",
 		},
 		Render:    params,
 		Log:       log,

@@ -62,8 +62,10 @@ func TestIngressAnnotations(t *testing.T) {
 			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "use upstream-hash-by alone"},
 		{name: "a Service annotation on an Ingress", annotations: map[string]string{"causeway.io/load-balance": "ewma"},
 			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "read from Services"},
-		{name: "snippets are not supported and do not fail closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "deny all;"},
+		{name: "a refused snippet that adds headers does not fail closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "add_header X y;"},
 			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "configuration-snippet"},
+		{name: "a refused snippet that denies fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "deny all;"},
+			closed: true, reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "configuration-snippet"},
 		{name: "auth-type with a missing auth-secret", annotations: map[string]string{
 			"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "missing"},
 			closed: true, reasons: []string{model.ReasonInvalidSecret}, naming: "nginx.ingress.kubernetes.io/auth-secret"},

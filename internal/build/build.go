@@ -45,6 +45,10 @@ type Options struct {
 	// BrotliAvailable says that nginx can load the brotli filter module;
 	// without it enable-brotli is a Problem and brotli stays off.
 	BrotliAvailable bool
+	// HeadersMoreAvailable says that nginx can load the headers-more
+	// module; without it snippets using more_set_headers or
+	// more_clear_headers are refused.
+	HeadersMoreAvailable bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -108,6 +112,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 				`libnginx-mod-http-brotli-filter) is not installed in the nginx modules directory; brotli stays off`,
 		})
 	}
+	b.configSnippets()
 	b.globalDefault = b.defaultBackendService()
 	b.model.DefaultCertificate = b.defaultSSLCertificate()
 
@@ -218,6 +223,7 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 		b.canaries = append(b.canaries, t)
 		return
 	}
+	b.snippets(t)
 	b.addTranslation(t)
 	b.addTLS(ing, ref)
 }

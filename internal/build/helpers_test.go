@@ -15,7 +15,8 @@ import (
 	"github.com/causeway/causeway/internal/source"
 )
 
-var testOpts = Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}, ConfigMap: "causeway/config"}
+var testOpts = Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}, ConfigMap: "causeway/config",
+	HeadersMoreAvailable: true}
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 

@@ -37,6 +37,7 @@ var serverSettings = []serverSetting{
 	// The auth-tls annotations are one setting: a host verifies clients
 	// against one CA, as one Ingress configured it.
 	{"auth-tls-*", func(s *annotations.ServerSettings) any { return &s.ClientTLS }},
+	{"server-snippet", func(s *annotations.ServerSettings) any { return &s.Snippet }},
 }
 
 // offerServerSettings applies an Ingress's server-level annotations to
@@ -134,6 +135,7 @@ func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 		}
 	}
 	slices.Sort(p.Aliases)
+	p.Snippet = b.serverSnippet(srv, s.Snippet, hs.owner["server-snippet"])
 	if !reflect.DeepEqual(*p, model.ServerPolicy{}) {
 		p.Source = hs.owner[firstOwned(hs)]
 		srv.Policy = p

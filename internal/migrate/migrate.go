@@ -198,8 +198,15 @@ func Check(objs Objects, opts Options) Report {
 			ConfigMapKeys: zeroCounts(KeyVerdicts),
 		},
 	}
+	allowSnippets := false
+	for _, cm := range objs.ConfigMaps {
+		if opts.ConfigMapName == "" && cm.Name == DefaultConfigMapName || cm.Namespace == opts.ConfigMapNamespace && cm.Name == opts.ConfigMapName {
+			c, _ := configmap.Parse(cm)
+			allowSnippets = allowSnippets || c.AllowSnippetAnnotations
+		}
+	}
 	for _, ing := range objs.Ingresses {
-		r.Ingresses = append(r.Ingresses, checkIngress(ing, prefix))
+		r.Ingresses = append(r.Ingresses, checkIngress(ing, prefix, allowSnippets))
 	}
 	sort.Slice(r.Ingresses, func(i, j int) bool {
 		a, b := r.Ingresses[i], r.Ingresses[j]
@@ -260,7 +267,7 @@ func zeroCounts(vs []Verdict) map[Verdict]int {
 // ParseIngress reports about a supported one (a bad value, a value or
 // combination without effect, a security setting that cannot be applied)
 // override it.
-func checkIngress(ing *networkingv1.Ingress, prefix string) IngressReport {
+func checkIngress(ing *networkingv1.Ingress, prefix string, allowSnippets bool) IngressReport {
 	r := IngressReport{Namespace: ing.Namespace, Name: ing.Name, Annotations: []Entry{}}
 	switch {
 	case ing.Spec.IngressClassName != nil:
@@ -271,6 +278,7 @@ func checkIngress(ing *networkingv1.Ingress, prefix string) IngressReport {
 
 	ref := ingress.Ref(ing)
 	res, problems := annotations.ParseIngress(ref, ing.Annotations, prefix)
+	problems = append(problems, res.GateSnippets(ref, allowSnippets)...)
 	var keys []string
 	for k := range ing.Annotations {
 		if strings.HasPrefix(k, prefix+"/") || strings.HasPrefix(k, annotations.CausewayPrefix+"/") {

@@ -72,7 +72,8 @@ func TestAnnotationVerdicts(t *testing.T) {
 		{"not yet supported", map[string]string{p + "enable-modsecurity": "true"}, p + "enable-modsecurity", Unsupported, "not supported yet"},
 		{"canary", map[string]string{p + "canary": "true", p + "canary-weight": "10"}, p + "canary", SupportedWithDifference, ""},
 		{"an annotation ignored on a canary", map[string]string{p + "canary": "true", p + "proxy-buffering": "on"}, p + "proxy-buffering", Unsupported, "has no effect on a canary Ingress"},
-		{"snippet", map[string]string{p + "configuration-snippet": "return 200;"}, p + "configuration-snippet", Unsupported, "not supported yet"},
+		{"snippet without allow-snippet-annotations", map[string]string{p + "configuration-snippet": "return 200;"}, p + "configuration-snippet", Unsupported, "allow-snippet-annotations is false"},
+		{"stream snippet", map[string]string{p + "stream-snippet": "server {}"}, p + "stream-snippet", Unsupported, "not supported yet"},
 		{"supported but without effect", map[string]string{p + "cors-max-age": "60"}, p + "cors-max-age", Unsupported, "only applies with enable-cors"},
 		{"supported but an unsupported value", map[string]string{p + "backend-protocol": "AUTO_HTTP"}, p + "backend-protocol", Unsupported, "not supported"},
 		{"Service annotation on an Ingress", map[string]string{"causeway.io/load-balance": "ewma"}, "causeway.io/load-balance", Unsupported, "read from Services"},
@@ -202,7 +203,7 @@ func TestKeyVerdicts(t *testing.T) {
 		{"enable-modsecurity", "true", FailOpen, ""},
 		{"enable-modsecurity", "false", Unsupported, ""},
 		{"enable-modsecurity", "yes please", FailOpen, ""},
-		{"allow-snippet-annotations", "true", NotApplicable, ""},
+		{"allow-snippet-annotations", "true", SupportedWithDifference, ""},
 		{"use-forwarded-header", "true", Unknown, "use-forwarded-headers"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
@@ -414,5 +415,27 @@ func writeFile(t *testing.T, dir, name, text string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSnippetVerdicts: with allow-snippet-annotations true in the
+// controller's ConfigMap, a snippet Causeway reads is supported with a
+// difference and one it refuses is invalid, naming the directive.
+func TestSnippetVerdicts(t *testing.T) {
+	cm := mkConfigMap("ingress-nginx", DefaultConfigMapName, map[string]string{"allow-snippet-annotations": "true"})
+	for _, tc := range []struct {
+		value   string
+		want    Verdict
+		message string
+	}{
+		{`more_set_headers "X-Frame-Options: DENY";`, SupportedWithDifference, ""},
+		{`include /etc/nginx/secret.conf;`, Invalid, `directive "include" is not allowed`},
+	} {
+		ann := map[string]string{p + "configuration-snippet": tc.value}
+		r := Check(Objects{Ingresses: []*networkingv1.Ingress{mkIngress("default", "web", "", ann)}, ConfigMaps: []*corev1.ConfigMap{cm}}, Options{})
+		e := entry(t, r, p+"configuration-snippet")
+		if e.Verdict != tc.want || tc.message != "" && !slices.ContainsFunc(e.Messages, func(m string) bool { return strings.Contains(m, tc.message) }) {
+			t.Errorf("%q: verdict %q, messages %q; want %q with %q", tc.value, e.Verdict, e.Messages, tc.want, tc.message)
+		}
 	}
 }

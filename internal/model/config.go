@@ -185,6 +185,17 @@ type Config struct {
 	// parameters of DHE cipher suites; the build validates it into
 	// Model.DHParam.
 	SSLDHParamFrom *ObjectName
+
+	// --- Snippets (allow-snippet-annotations) ---
+
+	// AllowSnippetAnnotations lets configuration-snippet and
+	// server-snippet apply, as far as package snippet can read them, and
+	// the snippets below.
+	AllowSnippetAnnotations bool
+	// ServerSnippet and LocationSnippet are the ConfigMap's server-snippet
+	// and location-snippet: applied to every server and every location,
+	// ahead of the Ingresses' own. Neither may answer requests.
+	ServerSnippet, LocationSnippet *Snippet
 }
 
 // HSTS is the Strict-Transport-Security policy sent on HTTPS responses.

@@ -55,6 +55,12 @@ type Policy struct {
 	// Satisfy says whether a request must pass Access and BasicAuth both
 	// (SatisfyAll, the default) or either (SatisfyAny).
 	Satisfy Satisfy
+
+	// --- snippets (configuration-snippet) ---
+
+	// Snippet is what an accepted configuration-snippet adds; nil for
+	// none.
+	Snippet *Snippet
 }
 
 // BasicAuth is nginx's auth_basic: requests without a user and password
@@ -274,6 +280,11 @@ type ServerPolicy struct {
 	PreserveTrailingSlash bool
 	// Source is the object whose settings these are.
 	Source ObjectRef
+
+	// --- snippets (server-snippet) ---
+
+	// Snippet is what an accepted server-snippet adds; nil for none.
+	Snippet *Snippet
 }
 
 // ClientTLS is client certificate authentication for a server

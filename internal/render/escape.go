@@ -533,3 +533,62 @@ func realIPHeaderName(name string) (string, error) {
 	}
 	return name, nil
 }
+
+// quoteTemplate returns a snippet value (model.Template) as one quoted
+// token: literals escaped by Quote (so they hold no '$'), variables
+// braced as ${name} with the name re-checked, regex groups as $1 to $9
+// (nginx reads one digit after '$', and ${1} would name a variable).
+func quoteTemplate(t model.Template) (string, error) {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, p := range t {
+		switch v := p.Variable; {
+		case v == "":
+			q, err := Quote(p.Literal)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(q[1 : len(q)-1])
+		case len(v) == 1 && v[0] >= '1' && v[0] <= '9':
+			b.WriteString("$" + v)
+		case variableName(v):
+			b.WriteString("${" + v + "}")
+		default:
+			return "", fmt.Errorf("variable name %q", v)
+		}
+	}
+	b.WriteByte('"')
+	if b.Len() > maxQuoted {
+		return "", fmt.Errorf("value of %d bytes is longer than %d", b.Len(), maxQuoted)
+	}
+	return b.String(), nil
+}
+
+// variableName reports whether s is a variable name a snippet may use:
+// lower-case letters, digits and '_', starting with a letter, not one of
+// Causeway's.
+func variableName(s string) bool {
+	if s == "" || len(s) > 64 || s[0] < 'a' || s[0] > 'z' || strings.HasPrefix(s, "causeway") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// rewriteRegex returns the quoted regex of a snippet's rewrite: "^" and a
+// path regex that regexLocation re-checks (its end anchors become \z).
+func rewriteRegex(re string) (string, error) {
+	rest, ok := strings.CutPrefix(re, "^")
+	if !ok {
+		return "", fmt.Errorf("rewrite regex %q is not anchored", re)
+	}
+	out, err := regexLocation(rest)
+	if err != nil {
+		return "", err
+	}
+	return Quote("^" + out)
+}

@@ -42,14 +42,8 @@ func (v *mainView) planHeaders(m *model.Model) error {
 	if v.ProxySetHeaderLines, err = headerLines(c.ProxySetHeaders); err != nil {
 		return fmt.Errorf("proxy-set-headers: %w", err)
 	}
-	// A backend's header that add-headers sets is hidden, so the client
-	// sees one value, as with ingress-nginx's more_set_headers.
-	hidden := append([]string(nil), c.HideHeaders...)
-	for _, h := range c.AddHeaders {
-		hidden = append(hidden, h.Name)
-	}
 	seen := map[string]bool{}
-	for _, n := range hidden {
+	for _, n := range hiddenHeaders(c) {
 		if !headerName(n) {
 			return fmt.Errorf("hidden header name %q is not a token", n)
 		}
@@ -67,6 +61,18 @@ func (v *mainView) planHeaders(m *model.Model) error {
 		}
 	}
 	return nil
+}
+
+// hiddenHeaders are the backend headers the http level hides: hide-headers'
+// and those add-headers sets, so the client sees one value, as with
+// ingress-nginx's more_set_headers. A location that hides headers of its
+// own repeats them (snippet.go).
+func hiddenHeaders(c *model.Config) []string {
+	hidden := append([]string(nil), c.HideHeaders...)
+	for _, h := range c.AddHeaders {
+		hidden = append(hidden, h.Name)
+	}
+	return hidden
 }
 
 // inheritedHeaders are the http level's response headers that a location

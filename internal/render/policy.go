@@ -71,6 +71,12 @@ type policyView struct {
 	// LimitRate and LimitRateAfter are sizes.
 	Limits                    *locationLimits
 	LimitRate, LimitRateAfter string
+
+	// --- snippets ---
+
+	// Snippet is what the location prints of its own and its server's
+	// snippets (snippet.go); nil for none.
+	Snippet *snippetView `json:",omitempty"`
 }
 
 // headersView is the request header block of a location (see
@@ -150,7 +156,12 @@ func protocol(p model.BackendProtocol) (module, scheme string, err error) {
 func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	pol := l.Policy
 	if pol == nil {
-		return nil
+		if srv, own := sp.snippets(nil); srv == nil && own == nil {
+			return nil
+		}
+		cp := *l
+		cp.Policy = &model.Policy{}
+		l, pol = &cp, cp.Policy
 	}
 	module, scheme, err := protocol(pol.Protocol)
 	if err != nil {
@@ -184,9 +195,15 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	if v.ResponseHeaders, err = headerLines(pol.ResponseHeaders); err != nil {
 		return err
 	}
-	// The service's Set-Cookie is an add_header too (extauth.go).
-	if len(v.ResponseHeaders) > 0 || v.CORS != nil || v.ExtAuth != nil {
-		v.ResponseHeaders = append(v.ResponseHeaders, sp.rc.inheritedHeaders(pol.ResponseHeaders)...)
+	srvSnippet, ownSnippet := sp.snippets(pol)
+	if v.Snippet, err = planSnippet(srvSnippet, ownSnippet, hiddenHeaders(&sp.rc.m.Config)); err != nil {
+		return err
+	}
+	// The external authentication service's Set-Cookie is an add_header
+	// too (extauth.go).
+	if len(v.ResponseHeaders) > 0 || v.CORS != nil || v.ExtAuth != nil || v.Snippet != nil && len(v.Snippet.AddHeaders) > 0 {
+		own := slices.Concat(pol.ResponseHeaders, snippetHeaders(srvSnippet, ownSnippet))
+		v.ResponseHeaders = append(v.ResponseHeaders, sp.rc.inheritedHeaders(own)...)
 	}
 	if lv.Pass == "" {
 		return nil
@@ -282,7 +299,10 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 			return err
 		}
 	}
-	if pol.UpstreamHost != nil || v.RewriteTarget != "" && pol.XForwardedPrefix != nil || v.Module == "grpc" {
+	srvSnippet, ownSnippet := sp.snippets(pol)
+	joined := model.Join(srvSnippet, ownSnippet)
+	setHeaders := joined != nil && len(joined.ProxySetHeaders) > 0
+	if pol.UpstreamHost != nil || v.RewriteTarget != "" && pol.XForwardedPrefix != nil || v.Module == "grpc" || setHeaders {
 		v.Headers = sp.clientHeaders(&headersView{Module: v.Module, GRPC: v.Module == "grpc", Custom: sp.rc.setHeaders})
 		if pol.UpstreamHost != nil {
 			if v.Headers.Host, err = Quote(string(*pol.UpstreamHost)); err != nil {
@@ -293,6 +313,9 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 			if v.Headers.ForwardedPrefix, err = Quote(string(*pol.XForwardedPrefix)); err != nil {
 				return err
 			}
+		}
+		if err := snippetSetHeaders(v.Headers, srvSnippet, ownSnippet); err != nil {
+			return err
 		}
 	}
 	if u := v.ExtAuth; u != nil && len(u.Headers) > 0 {

@@ -166,6 +166,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			main.LoadModules = append(main.LoadModules, q)
 		}
 	}
+	main.moreSnippets = usesHeadersMore(m)
 	if err := main.planRequests(p); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -272,6 +273,9 @@ type mainView struct {
 	// global-auth-url's host:port (extauth.go).
 	AuthCache        *authCacheView
 	GlobalAuthServer string
+
+	// moreSnippets says that a snippet uses the headers-more module.
+	moreSnippets bool
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and

@@ -45,13 +45,18 @@ func (v *mainView) planRequests(p Params) error {
 	}
 	// Without headers-more, server-tokens false still hides the version
 	// (Server: nginx); the controller says so at start.
-	if !c.ServerTokens && p.HeadersMoreModule != "" {
+	// Snippets' more_* directives need it too (the build drops them
+	// when it is missing).
+	if v.moreSnippets && p.HeadersMoreModule == "" {
+		return fmt.Errorf("a snippet uses more_set_headers or more_clear_headers, and the headers-more module is not available")
+	}
+	if (!c.ServerTokens || v.moreSnippets) && p.HeadersMoreModule != "" {
 		q, err := Quote(p.HeadersMoreModule)
 		if err != nil {
 			return fmt.Errorf("headers-more module path: %w", err)
 		}
 		v.LoadModules = append(v.LoadModules, q)
-		v.ClearServerHeader = true
+		v.ClearServerHeader = !c.ServerTokens
 	}
 	switch c.HTTPRedirectCode {
 	case 301, 302, 307, 308:

@@ -65,6 +65,10 @@ type serverView struct {
 	// names are the server's names besides Host (aliases and twins), for
 	// the hash sizes; unexported, so not part of the shape.
 	names []string
+
+	// SnippetSteps are the server snippet's rewrite-module directives
+	// (snippet.go).
+	SnippetSteps []stepView `json:",omitempty"`
 }
 
 type locationView struct {
@@ -203,6 +207,17 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 	}
 	if err := planServerPolicy(v, srv, p, rc.names); err != nil {
 		return nil, err
+	}
+	if srv.Policy != nil || m.Config.ServerSnippet != nil {
+		s := m.Config.ServerSnippet
+		if srv.Policy != nil {
+			s = model.Join(s, srv.Policy.Snippet)
+		}
+		if s != nil {
+			if v.SnippetSteps, err = planSteps(s.Steps); err != nil {
+				return nil, err
+			}
+		}
 	}
 	sp := &serverPlan{rc: rc, v: v, srv: srv, errs: map[string]int{}, named: map[string]bool{},
 		mirrors: map[string]string{}, cors: map[string]int{}, auths: map[*model.Location]*authUse{}}

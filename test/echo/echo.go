@@ -36,6 +36,8 @@ var SeenHeaders = []string{
 	"Ssl-Client-Verify", "Ssl-Client-Subject-Dn", "Ssl-Client-Cert",
 	// External authentication's answer headers (auth-response-headers).
 	"X-Auth-User", "X-Auth-Groups",
+	// Snippets' proxy_set_header (test/spec/snippets.go).
+	"X-Tenant",
 }
 
 // Handler answers as service, reporting endpoint (its own address).

@@ -44,6 +44,7 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	}
 	path, query, _ := strings.Cut(r.Path, "?")
 	host := strings.ToLower(r.Host)
+	st := newSnippetState(r, host, path, query)
 	srv, twinOf := selectServer(m, host)
 	if twinOf != nil {
 		return Response{Status: 308, Location: r.Scheme + "://" + twinOf.Host + ":" + port(r.Scheme, p) + redirectURI(r.Path, twinOf.Policy.PreserveTrailingSlash)}
@@ -62,6 +63,13 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		}
 		return Response{Status: 308, Location: target + redirectURI(r.Path, pol.PreserveTrailingSlash)}
 	}
+	// server-snippet (the ConfigMap's, then the host's): its steps run
+	// before a location is chosen.
+	srvSnippet := model.Join(m.Config.ServerSnippet, pol.Snippet)
+	if ans := st.run(srvSnippet); ans != nil {
+		return *ans
+	}
+	path = st.path
 	loc := srv.Match(path)
 	if loc == nil {
 		loc = srv.Default
@@ -99,6 +107,14 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		out.Status = a.Return.Status
 		return out
 	}
+	// location-snippet and configuration-snippet: their steps run in the
+	// rewrite phase, before the access checks.
+	ownSnippet := model.Join(m.Config.LocationSnippet, lp.Snippet)
+	if ans := st.run(ownSnippet); ans != nil {
+		out.Status, out.Location = ans.Status, ans.Location
+		st.applyHeaders(&out, srvSnippet, ownSnippet)
+		return out
+	}
 	limit := m.Config.ProxyBodySize
 	if b := lp.Buffering.BodySize; b != nil {
 		limit = int64(*b)
@@ -125,6 +141,9 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		}
 	}
 	uri := r.Path
+	if st.rewritten {
+		uri = st.uri()
+	}
 	if rw := lp.Rewrite; rw != nil {
 		uri = rewrite(loc, srv.Regex, path, query, rw.Target)
 	}
@@ -156,6 +175,7 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	if code, ok := echo.StatusOf(path); ok {
 		out.Status = code
 	}
+	st.applyHeaders(&out, srvSnippet, ownSnippet)
 	if e := lp.Errors; e != nil && slices.Contains(e.Codes, out.Status) {
 		eb := backend(m, e.Backend)
 		return Response{Status: 200, Service: eb.Service, URI: "/", Header: out.Header, Host: out.Host, Upstream: map[string]string{

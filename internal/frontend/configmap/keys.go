@@ -150,8 +150,9 @@ const (
 	noteHSTS       = "the header is sent on every HTTPS response, including those of hosts served with the default certificate " +
 		"(ingress-nginx sends it only for hosts with a certificate of their own); a custom-headers value for Strict-Transport-Security replaces it"
 	noteJaeger  = "ingress-nginx documents it but no longer reads it: " + noteNoEffect
-	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration"
-	noteHTTP2   = "nginx ignores it since 1.19.7 (large_client_header_buffers bounds HTTP/2 headers too) and ingress-nginx deprecates it"
+	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration, and there is no main, http-wide or stream model " +
+		"to read this snippet into; server-snippet and location-snippet are read (with allow-snippet-annotations)"
+	noteHTTP2 = "nginx ignores it since 1.19.7 (large_client_header_buffers bounds HTTP/2 headers too) and ingress-nginx deprecates it"
 )
 
 // keyTable is every ConfigMap key of ingress-nginx (its documented keys
@@ -192,8 +193,9 @@ var keyTable = []Key{
 			"without it the client gets no Server header (see server-tokens)"),
 	notApplicable("allow-cross-namespace-resources", "false",
 		"Causeway never reads a Secret or ConfigMap from another namespace through an annotation, as with false"),
-	notApplicable("allow-snippet-annotations", "false",
-		"snippet annotations are never applied: Causeway reports them as not supported whatever this says"),
+	different("allow-snippet-annotations", "false", "false",
+		"true applies configuration-snippet and server-snippet only as far as Causeway can read them into typed directives of an allowlist "+
+			"(docs/security.md, \"Snippets\"); a snippet with anything else is refused whole with a Problem. false refuses every snippet annotation with a Problem"),
 	notApplicable("annotations-risk-level", "High",
 		"every annotation value is checked against a grammar of its own and reaches nginx through one escaping function; there are no risk levels to choose"),
 	notApplicable("annotation-value-word-blocklist", "",
@@ -425,9 +427,13 @@ var keyTable = []Key{
 	// Snippets.
 	notYet("main-snippet", "", noteSnippet),
 	notYet("http-snippet", "", noteSnippet),
-	notYet("server-snippet", "", noteSnippet),
+	different("server-snippet", "", "none",
+		"read like the server-snippet annotation and applied to every host, ahead of its own, only with allow-snippet-annotations; "+
+			"a return or redirecting rewrite is refused (it would answer ahead of every path's access checks); anything outside the allowlist refuses the whole key with a Problem"),
 	notYet("stream-snippet", "", noteSnippet),
-	notYet("location-snippet", "", noteSnippet),
+	different("location-snippet", "", "none",
+		"read like configuration-snippet and applied to every location, ahead of the Ingress's own, only with allow-snippet-annotations; "+
+			"a return or redirecting rewrite is refused; anything outside the allowlist refuses the whole key with a Problem"),
 
 	// Tracing.
 	notYet("enable-opentelemetry", "false", noteTracing),

@@ -65,7 +65,7 @@ func TestKeyRows(t *testing.T) {
 		"proxy-body-size":           KeyDifferent,
 		"ssl-redirect":              KeySupported,
 		"use-forwarded-headers":     KeyDifferent,
-		"allow-snippet-annotations": KeyNotApplicable,
+		"allow-snippet-annotations": KeyDifferent,
 		"reload-free-certificates":  KeyCausewayOnly,
 		"worker-connections":        KeyCausewayOnly,
 		"max-worker-connections":    KeyDifferent,
@@ -94,7 +94,12 @@ func TestParseProblems(t *testing.T) {
 		{"block-referers", "~evil$", `key "block-referers": value "~evil$": entry "~evil$": regex must not contain '$'; every path of every Ingress answers 503`},
 		{"whitelist-source-range", "10.0.0.0/8", ""},
 		{"whitelist-source-range", "10.0.0.1/8", `key "whitelist-source-range": value "10.0.0.1/8": "10.0.0.1/8" has host bits set; did you mean 10.0.0.0/8?; every path of every Ingress answers 503`},
-		{"allow-snippet-annotations", "true", `ingress-nginx key "allow-snippet-annotations" does not apply to Causeway and is ignored: snippet annotations are never applied`},
+		{"allow-snippet-annotations", "true", ""},
+		{"allow-snippet-annotations", "yes", `key "allow-snippet-annotations": value "yes"`},
+		{"server-snippet", "add_header X 1;", ""},
+		{"location-snippet", "include /etc/passwd;", `key "location-snippet": value "include /etc/passwd;": line 1: directive "include" is not allowed`},
+		{"location-snippet", "deny all;", `key "location-snippet": value "deny all;": line 1: directive "deny" is not allowed in a location snippet; every path of every Ingress answers 503`},
+		{"http-snippet", "add_header X 1;", `ingress-nginx key "http-snippet" is not supported yet and is ignored: raw nginx configuration is never pasted`},
 		{"use-forwarded-header", "true", `unknown key "use-forwarded-header" is ignored`},
 	} {
 		t.Run(tc.key, func(t *testing.T) {

@@ -96,7 +96,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup}
 
 // supported builds the rows of an implemented group.
 func supported(group string, rows ...Annotation) []Annotation {
@@ -169,8 +169,7 @@ var pending = concat(
 	ingressNginx("errors", AnnotationNotYetSupported, "disable-proxy-intercept-errors"),
 	ingressNginx("server", AnnotationNotYetSupported,
 		"ssl-ciphers", "ssl-prefer-server-ciphers", "ssl-passthrough", "http2-push-preload"),
-	ingressNginx("snippets", AnnotationNotYetSupported,
-		"configuration-snippet", "server-snippet", "stream-snippet"),
+	ingressNginx("snippets", AnnotationNotYetSupported, "stream-snippet"),
 	ingressNginx("waf", AnnotationNotYetSupported,
 		"enable-modsecurity", "enable-owasp-core-rules", "modsecurity-transaction-id", "modsecurity-snippet"),
 	ingressNginx("observability", AnnotationNotYetSupported,
@@ -184,6 +183,8 @@ var pending = concat(
 var insteadOf = map[string]string{
 	"upstream-hash-by-subset": "use upstream-hash-by alone, which hashes over every endpoint",
 	"global-rate-limit":       "limit-rps and limit-rpm limit per replica, without memcached",
+	"stream-snippet":          "Causeway has no TCP or UDP (stream) services to apply it to",
+	"auth-snippet":            "it will apply with auth-url; its grammar is configuration-snippet's proxy_set_header, proxy_hide_header and set",
 }
 
 // plural names a kind in the plural: "Ingresses", "Services".

@@ -53,6 +53,27 @@ type Result struct {
 	// FailClosed lists the full keys of security annotations that cannot
 	// be enforced: every path of the Ingress answers 503.
 	FailClosed []string
+
+	// --- snippets ---
+
+	// Snippets are the snippet annotations set; Location.Snippet and
+	// Server.Snippet hold what they parsed into.
+	Snippets SnippetSettings
+}
+
+// SnippetSettings are the snippet annotations of an Ingress. The builder
+// applies them, and reports Problems, only when the ConfigMap's
+// allow-snippet-annotations is true; otherwise it refuses each key.
+type SnippetSettings struct {
+	// Keys are the full keys of the snippet annotations set.
+	Keys []string
+	// Problems are why snippets were refused.
+	Problems []model.Problem
+	// Denying are the keys whose text looks meant to refuse requests
+	// (snippet.Denies): refused, they close the Ingress's paths.
+	Denying []string
+	// failed are the denying keys that did not parse.
+	failed []string
 }
 
 // ServerSettings are the host-level annotations. A nil field is not set by
@@ -66,6 +87,8 @@ type ServerSettings struct {
 	PreserveTrailingSlash *bool
 	// ClientTLS is client certificate authentication (auth-tls-*).
 	ClientTLS *ClientTLSSettings
+	// Snippet is what server-snippet parsed into.
+	Snippet *model.Snippet
 	// Keys are the full annotation keys that set the fields, sorted, for
 	// Problems when Ingresses of one host disagree.
 	Keys []string

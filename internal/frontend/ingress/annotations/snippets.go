@@ -1,0 +1,98 @@
+package annotations
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/snippet"
+)
+
+// snippetsGroup is ingress-nginx's configuration-snippet and
+// server-snippet. They are never pasted: package snippet reads them into
+// typed directives of an allowlist, and the builder applies them only when
+// the ConfigMap's allow-snippet-annotations is true.
+var snippetsGroup = Group{
+	Name: "snippets",
+	Annotations: supported("snippets",
+		Annotation{Name: "configuration-snippet", Scope: ScopeLocation,
+			Default: "none; refused with a Problem unless the ConfigMap's allow-snippet-annotations is true",
+			Grammar: "nginx directives, each ending with \";\", from an allowlist: add_header, more_set_headers, more_clear_headers, " +
+				"proxy_set_header, proxy_hide_header, return, rewrite, expires, set of a new variable, and if (one condition on a variable) around return, set and rewrite " +
+				"(docs/security.md, \"Snippets\")",
+			Difference: "anything else (other directives, blocks such as location or an if in an if, file paths, variables outside the allowlist) refuses the whole snippet with a Problem " +
+				"naming it, and the Ingress is served without it, or, when the refused snippet denies (deny, auth, limits, if, a return of 400 or more), every path answers 503; " +
+				"with auth, allowlists or limits on the path, or block-cidrs, a snippet that answers (return, a redirecting rewrite) is refused"},
+		Annotation{Name: "server-snippet", Scope: ScopeServer,
+			Default: "none; refused with a Problem unless the ConfigMap's allow-snippet-annotations is true",
+			Grammar: "as configuration-snippet; set, rewrite and return run at the server level, the header directives apply to every path of the host",
+			Difference: "as configuration-snippet; a return or redirecting rewrite is refused when any path of the host has auth, allowlists or limits, " +
+				"or the ConfigMap sets block-cidrs"},
+	),
+	Parse: parseSnippets,
+}
+
+func parseSnippets(r *Reader, res *Result) {
+	for _, s := range []struct {
+		name string
+		ctx  snippet.Context
+		dst  **model.Snippet
+	}{{"configuration-snippet", snippet.Location, &res.Location.Snippet}, {"server-snippet", snippet.Server, &res.Server.Snippet}} {
+		v, ok := r.Get(s.name)
+		if !ok {
+			continue
+		}
+		key := r.Key(s.name)
+		res.Snippets.Keys = append(res.Snippets.Keys, key)
+		denies := snippet.Denies(v)
+		if denies {
+			res.Snippets.Denying = append(res.Snippets.Denying, key)
+		}
+		parsed, err := snippet.Parse(v, s.ctx)
+		if err != nil {
+			res.Snippets.Problems = append(res.Snippets.Problems, model.Problem{Object: r.ref, Reason: model.ReasonInvalidAnnotation,
+				Message: fmt.Sprintf("annotation %s: %v; the whole snippet is refused and %s", key, err, RefusedSnippet(denies))})
+			if denies {
+				res.Snippets.failed = append(res.Snippets.failed, key)
+			}
+			continue
+		}
+		*s.dst = parsed
+		if s.ctx == snippet.Server {
+			r.setKeys(&res.Server.Keys, s.name)
+		}
+	}
+}
+
+// GateSnippets applies the ConfigMap's allow-snippet-annotations to the
+// snippets of an Ingress: without it they are cleared and each key is
+// refused with a Problem; with it the Problems are those of parsing.
+// A refused snippet that looks meant to refuse requests (snippet.Denies)
+// closes the Ingress's paths: serving them without it would let in the
+// clients it keeps out. Any other refused snippet is left out.
+func (res *Result) GateSnippets(ref model.ObjectRef, allow bool) []model.Problem {
+	if allow {
+		res.FailClosed = append(res.FailClosed, res.Snippets.failed...)
+		return res.Snippets.Problems
+	}
+	res.Location.Snippet, res.Server.Snippet = nil, nil
+	var out []model.Problem
+	for _, k := range res.Snippets.Keys {
+		denies := slices.Contains(res.Snippets.Denying, k)
+		if denies {
+			res.FailClosed = append(res.FailClosed, k)
+		}
+		out = append(out, model.Problem{Object: ref, Reason: model.ReasonUnsupportedAnnotation, Message: fmt.Sprintf(
+			"annotation %s is refused: the ConfigMap's allow-snippet-annotations is false (the default); %s", k, RefusedSnippet(denies))})
+	}
+	slices.Sort(res.FailClosed)
+	return out
+}
+
+// RefusedSnippet says what becomes of an Ingress whose snippet is refused.
+func RefusedSnippet(denies bool) string {
+	if denies {
+		return "it refuses requests (deny, auth, limits, if or a return of 400 or more), so every path of this Ingress answers 503 rather than being served without it"
+	}
+	return "the Ingress is served without it"
+}
