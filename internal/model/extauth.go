@@ -50,6 +50,10 @@ type ExternalAuth struct {
 	// ProxySetHeaders are sent to the service besides the request's own
 	// (auth-proxy-set-headers), replacing them.
 	ProxySetHeaders []Header
+	// Snippet is auth-snippet read in the auth context: set,
+	// proxy_set_header and proxy_hide_header only, applied in the
+	// location asking the service; nil for none.
+	Snippet *Snippet
 }
 
 // AuthSubrequestHeaders are the headers the subrequest to the service

@@ -47,6 +47,11 @@ type authLocationView struct {
 	CacheValid []string
 	// Headers are auth-proxy-set-headers', quoted.
 	Headers []headerLine
+	// SnippetSet, SnippetHeaders and SnippetHide are auth-snippet's set,
+	// proxy_set_header and proxy_hide_header lines, quoted.
+	SnippetSet     []stepView
+	SnippetHeaders []addHeaderView
+	SnippetHide    []string
 }
 
 // signinLocationView is the named location answering a 401 with a
@@ -166,6 +171,9 @@ func (sp *serverPlan) planExtAuth(l *model.Location) (*authUse, error) {
 	if lv.Headers, err = headerLines(a.ProxySetHeaders); err != nil {
 		return nil, err
 	}
+	if err := lv.planSnippet(a.Snippet); err != nil {
+		return nil, err
+	}
 	if c := a.Cache; c != nil {
 		if lv.CacheKey, err = authCacheKey(sp.srv.Host, l, a, c.Key); err != nil {
 			return nil, err
@@ -202,6 +210,42 @@ func (sp *serverPlan) planExtAuth(l *model.Location) (*authUse, error) {
 	}
 	sp.auths[l] = u
 	return u, nil
+}
+
+// planSnippet prints auth-snippet: only what its allowlist parses (set,
+// proxy_set_header, proxy_hide_header), checked again here, and never a
+// header the subrequest sets itself.
+func (lv *authLocationView) planSnippet(sn *model.Snippet) error {
+	if sn == nil {
+		return nil
+	}
+	if len(sn.AddHeaders) > 0 || len(sn.MoreSet) > 0 || len(sn.MoreClear) > 0 || sn.Expires != nil {
+		return fmt.Errorf("auth snippet: only set, proxy_set_header and proxy_hide_header apply to the subrequest")
+	}
+	for _, st := range sn.Steps {
+		if st.Set == nil {
+			return fmt.Errorf("auth snippet: only set runs in the subrequest")
+		}
+	}
+	var err error
+	if lv.SnippetSet, err = planSteps(sn.Steps); err != nil {
+		return err
+	}
+	for _, h := range sn.ProxySetHeaders {
+		if slices.ContainsFunc(model.AuthSubrequestHeaders, func(n string) bool { return strings.EqualFold(n, h.Name) }) {
+			return fmt.Errorf("auth snippet: header %q is set by the subrequest itself", h.Name)
+		}
+	}
+	if lv.SnippetHeaders, err = templateHeaders(sn.ProxySetHeaders); err != nil {
+		return err
+	}
+	for _, n := range sn.ProxyHideHeaders {
+		if !headerName(n) {
+			return fmt.Errorf("auth snippet: hidden header %q", n)
+		}
+		lv.SnippetHide = append(lv.SnippetHide, `"`+n+`"`)
+	}
+	return nil
 }
 
 // signinLocation redirects to the sign-in URL with the original URL in

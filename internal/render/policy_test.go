@@ -272,6 +272,9 @@ var policyCases = []struct {
 			SigninURL: "https://login.example.com/start", RedirectParam: "return_to", ResponseHeaders: []string{"X-User", "X-Auth_Groups"},
 			RequestRedirect: "https://app.example.com/", AlwaysSetCookie: true,
 			ProxySetHeaders: []model.Header{{Name: "X-Auth-Required-Group", Value: `admins; "ops"`}},
+			Snippet: &model.Snippet{Steps: []model.SnippetStep{{Set: &model.SetVariable{Name: "tenant", Value: model.Template{{Literal: "blue-"}, {Variable: "host"}}}}},
+				ProxySetHeaders:  []model.TemplateHeader{{Name: "X-Tenant", Value: model.Template{{Variable: "tenant"}}}},
+				ProxyHideHeaders: []string{"X-Debug"}},
 			Cache: &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "remote_user"}, {Literal: ":"}, {Var: "cookie_session"}},
 				Valid: []model.AuthCacheValid{{Codes: []int{200, 202}, Duration: 5 * time.Minute}, {Duration: 30 * time.Second}}}}
 		m := policyModel(&model.Server{Host: "auth.example.com", Locations: []*model.Location{

@@ -109,13 +109,15 @@ func TestExternalAuthAgainstNginx(t *testing.T) {
 		annotatedIngressYAML("ext", "ext.test", "app", "auth-url", auth.URL("/check"), "auth-response-headers", "X-Auth-User, X-Auth-Groups",
 			"auth-proxy-set-headers", "auth-headers") +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: auth-headers, namespace: default}\ndata: {X-Required-Group: staff}\n---\n" +
-		annotatedIngressYAML("method", "method.test", "app", "auth-url", auth.URL("/check"), "auth-method", "POST") +
+		annotatedIngressYAML("method", "method.test", "app", "auth-url", auth.URL("/check"), "auth-method", "POST",
+			"auth-snippet", `set $tenant "blue"; proxy_set_header X-Tenant $tenant;`) +
 		annotatedIngressYAML("signin", "signin.test", "app", "auth-url", auth.URL("/check"), "auth-signin", "https://login.example.com/start?client=app") +
 		annotatedIngressYAML("cache", "cache.test", "app", "auth-url", auth.URL("/check"), "auth-cache-key", "$http_authorization", "auth-cache-duration", "200 401 1m") +
 		annotatedIngressYAML("global", "global.test", "app") +
 		annotatedIngressYAML("optout", "optout.test", "app", "enable-global-auth", "false") +
 		ingressYAML("default", "acme", "global.test", "Prefix /.well-known/acme-challenge app") +
-		configMapYAML(map[string]string{"global-auth-url": auth.URL("/global"), "global-auth-response-headers": "X-Auth-User"})
+		configMapYAML(map[string]string{"global-auth-url": auth.URL("/global"), "global-auth-response-headers": "X-Auth-User",
+			"allow-snippet-annotations": "true"})
 	c := startController(t, map[string]string{"manifests.yaml": m})
 
 	// 2xx passes, with the answer's headers replacing the client's.
@@ -140,10 +142,12 @@ func TestExternalAuthAgainstNginx(t *testing.T) {
 		t.Errorf("banned token: status %d, want 403", r.Status)
 	}
 
-	// auth-method.
+	// auth-method, and auth-snippet's variable and header in the
+	// subrequest.
 	if r := c.authGet(t, "method.test", "/", "Bearer good"); r.Status != 200 || auth.lastRequest().Method != "POST" ||
-		auth.lastRequest().Header.Get("X-Original-Uri") != "/" {
-		t.Errorf("auth-method POST: status %d, the service got %s with X-Original-URI %q", r.Status, auth.lastRequest().Method, auth.lastRequest().Header.Get("X-Original-Uri"))
+		auth.lastRequest().Header.Get("X-Original-Uri") != "/" || auth.lastRequest().Header.Get("X-Tenant") != "blue" {
+		t.Errorf("auth-method POST: status %d, the service got %s with X-Original-URI %q, X-Tenant %q", r.Status, auth.lastRequest().Method,
+			auth.lastRequest().Header.Get("X-Original-Uri"), auth.lastRequest().Header.Get("X-Tenant"))
 	}
 
 	// auth-signin turns the 401 into a redirect carrying the original URL.

@@ -151,8 +151,7 @@ var pending = concat(
 	// External authentication's settings not supported yet: the
 	// subrequest uses no keepalive pool.
 	ingressNginx("auth", AnnotationNotYetSupported,
-		"auth-keepalive", "auth-keepalive-share-vars", "auth-keepalive-requests", "auth-keepalive-timeout",
-		"auth-snippet"),
+		"auth-keepalive", "auth-keepalive-share-vars", "auth-keepalive-requests", "auth-keepalive-timeout"),
 
 	ingressNginx("rewrite", AnnotationNotYetSupported, "enable-rewrite-log"),
 	// ingress-nginx counts these in memcached, shared by its replicas.
@@ -184,7 +183,6 @@ var insteadOf = map[string]string{
 	"upstream-hash-by-subset": "use upstream-hash-by alone, which hashes over every endpoint",
 	"global-rate-limit":       "limit-rps and limit-rpm limit per replica, without memcached",
 	"stream-snippet":          "Causeway has no TCP or UDP (stream) services to apply it to",
-	"auth-snippet":            "it will apply with auth-url; its grammar is configuration-snippet's proxy_set_header, proxy_hide_header and set",
 }
 
 // plural names a kind in the plural: "Ingresses", "Services".

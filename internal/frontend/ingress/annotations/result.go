@@ -59,6 +59,9 @@ type Result struct {
 	// Snippets are the snippet annotations set; Location.Snippet and
 	// Server.Snippet hold what they parsed into.
 	Snippets SnippetSettings
+	// authSnippet is auth-snippet as parsed, before it joins
+	// Location.ExternalAuth.
+	authSnippet *model.Snippet
 }
 
 // SnippetSettings are the snippet annotations of an Ingress. The builder

@@ -3,6 +3,7 @@ package annotations
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/snippet"
@@ -23,6 +24,11 @@ var snippetsGroup = Group{
 			Difference: "anything else (other directives, blocks such as location or an if in an if, file paths, variables outside the allowlist) refuses the whole snippet with a Problem " +
 				"naming it, and the Ingress is served without it, or, when the refused snippet denies (deny, auth, limits, if, a return of 400 or more), every path answers 503; " +
 				"with auth, allowlists or limits on the path, or block-cidrs, a snippet that answers (return, a redirecting rewrite) is refused"},
+		Annotation{Name: "auth-snippet", Scope: ScopeLocation,
+			Default: "none; refused with a Problem unless the ConfigMap's allow-snippet-annotations is true",
+			Grammar: "with auth-url, nginx directives of the allowlist proxy_set_header, proxy_hide_header and set of a new variable, applied in the location that asks the authentication service",
+			Difference: "as configuration-snippet; a header the subrequest sets itself (X-Original-URL, X-Real-IP ...) may not be replaced; without auth-url it is reported and has no effect " +
+				"(ingress-nginx ignores it silently); deprecated in ingress-nginx too"},
 		Annotation{Name: "server-snippet", Scope: ScopeServer,
 			Default: "none; refused with a Problem unless the ConfigMap's allow-snippet-annotations is true",
 			Grammar: "as configuration-snippet; set, rewrite and return run at the server level, the header directives apply to every path of the host",
@@ -37,7 +43,8 @@ func parseSnippets(r *Reader, res *Result) {
 		name string
 		ctx  snippet.Context
 		dst  **model.Snippet
-	}{{"configuration-snippet", snippet.Location, &res.Location.Snippet}, {"server-snippet", snippet.Server, &res.Server.Snippet}} {
+	}{{"configuration-snippet", snippet.Location, &res.Location.Snippet}, {"server-snippet", snippet.Server, &res.Server.Snippet},
+		{"auth-snippet", snippet.Auth, &res.authSnippet}} {
 		v, ok := r.Get(s.name)
 		if !ok {
 			continue
@@ -62,6 +69,26 @@ func parseSnippets(r *Reader, res *Result) {
 			r.setKeys(&res.Server.Keys, s.name)
 		}
 	}
+	// auth-snippet belongs to auth-url's subrequest (the extauth group
+	// parsed it before this one).
+	switch a := res.Location.ExternalAuth; {
+	case res.authSnippet == nil:
+	case a == nil:
+		res.Snippets.Problems = append(res.Snippets.Problems, model.Problem{Object: r.ref, Reason: model.ReasonInvalidAnnotation,
+			Message: fmt.Sprintf("annotation %s has no effect without %s", r.Key("auth-snippet"), r.Key("auth-url"))})
+	default:
+		for _, h := range res.authSnippet.ProxySetHeaders {
+			if slices.ContainsFunc(model.AuthSubrequestHeaders, func(n string) bool { return strings.EqualFold(n, h.Name) }) {
+				res.Snippets.Problems = append(res.Snippets.Problems, model.Problem{Object: r.ref, Reason: model.ReasonInvalidAnnotation,
+					Message: fmt.Sprintf("annotation %s: proxy_set_header %s would replace a header the subrequest sets itself; the whole snippet is refused and %s",
+						r.Key("auth-snippet"), h.Name, RefusedSnippet(false))})
+				return
+			}
+		}
+		cp := *a
+		cp.Snippet = res.authSnippet
+		res.Location.ExternalAuth = &cp
+	}
 }
 
 // GateSnippets applies the ConfigMap's allow-snippet-annotations to the
@@ -76,6 +103,11 @@ func (res *Result) GateSnippets(ref model.ObjectRef, allow bool) []model.Problem
 		return res.Snippets.Problems
 	}
 	res.Location.Snippet, res.Server.Snippet = nil, nil
+	if a := res.Location.ExternalAuth; a != nil && a.Snippet != nil {
+		cp := *a
+		cp.Snippet = nil
+		res.Location.ExternalAuth = &cp
+	}
 	var out []model.Problem
 	for _, k := range res.Snippets.Keys {
 		denies := slices.Contains(res.Snippets.Denying, k)
