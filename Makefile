@@ -10,7 +10,7 @@ LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -
 # of skipping when these are set, so a missing install step cannot hide.
 TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1 CAUSEWAY_REQUIRE_TESTENV=1 CAUSEWAY_REQUIRE_NETNS=1
 
-.PHONY: bench-dynamic bench-scale all build deps demo test test-unit test-integration test-integration-angie test-e2e test-netns lint clean kube-apiserver testenv angie
+.PHONY: bench-dynamic bench-scale all build deps demo image test test-unit test-integration test-integration-angie test-e2e test-netns lint clean kube-apiserver testenv angie
 
 all: build
 
@@ -85,6 +85,13 @@ bench-dynamic: deps build
 # prints a table (needs root). Not part of make test.
 bench-scale: deps kube-apiserver
 	$(GO) run ./bench/scale $(BENCH_FLAGS)
+
+# The OCI image, built without pulling a base image: a Debian root
+# filesystem from mmdebstrap (cached in .cache/image) and the static
+# binary, packed by umoci into bin/causeway-image.tar; prints the tag.
+# FORCE=1 rebuilds the root filesystem. See docs/install.md.
+image:
+	@VERSION=$(VERSION) COMMIT=$(COMMIT) hack/build-image.sh
 
 clean:
 	rm -rf bin
