@@ -22,9 +22,10 @@ echo 'causeway:*::0:99999:7:::' >>etc/shadow
 echo 'causeway:*::' >>etc/gshadow
 
 # What the controller and a non-root nginx write to: the state directory
-# (--state-dir, a volume in deploy/) and the temporary paths compiled into
-# Debian's nginx, which nginx creates even for `nginx -t` when they are
-# missing (it cannot, as uid 101, on a read-only root).
+# (--state-dir, a volume in deploy/), and the temporary paths compiled into
+# Debian's nginx, which nginx creates at start for a configuration that
+# does not set them (Causeway's sets them under the state directory), and
+# which uid 101 cannot create on a read-only root.
 install -d -o 101 -g 101 -m 0700 var/lib/causeway
 for d in body fastcgi proxy scgi uwsgi; do
 	install -d -o 101 -g 101 -m 0700 "var/lib/nginx/${d}"
