@@ -6,11 +6,11 @@ GO ?= go
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT := $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -X github.com/causeway/causeway/internal/version.Commit=$(COMMIT)
-# Tests that need nginx, the API server or network namespaces fail instead
+# Tests that need nginx, the API server, network namespaces or podman fail instead
 # of skipping when these are set, so a missing install step cannot hide.
-TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1 CAUSEWAY_REQUIRE_TESTENV=1 CAUSEWAY_REQUIRE_NETNS=1
+TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1 CAUSEWAY_REQUIRE_TESTENV=1 CAUSEWAY_REQUIRE_NETNS=1 CAUSEWAY_REQUIRE_IMAGE=1
 
-.PHONY: bench-dynamic bench-scale all build deps demo test test-unit test-integration test-integration-angie test-e2e test-netns lint clean kube-apiserver testenv angie
+.PHONY: bench-dynamic bench-scale all build deps demo image test test-image test-unit test-integration test-integration-angie test-e2e test-netns lint clean kube-apiserver testenv angie
 
 all: build
 
@@ -56,7 +56,14 @@ test-e2e: deps kube-apiserver
 test-netns: deps kube-apiserver
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m ./test/netns/...
 
-test: deps lint test-unit test-integration test-integration-angie test-e2e test-netns
+# The container image (make image) loaded into podman: served through as
+# deploy/ runs it and on ports below 1024, then built twice from scratch
+# and compared (needs root and Debian's mirror; about 2 minutes).
+test-image: deps image
+	@hack/install-deps.sh podman runc
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./test/image/...
+
+test: deps lint test-unit test-integration test-integration-angie test-e2e test-netns test-image
 	@echo "all test tiers passed"
 
 # The pinned kube-apiserver for end-to-end tests, built from the Go module
@@ -85,6 +92,13 @@ bench-dynamic: deps build
 # prints a table (needs root). Not part of make test.
 bench-scale: deps kube-apiserver
 	$(GO) run ./bench/scale $(BENCH_FLAGS)
+
+# The OCI image, built without pulling a base image: a Debian root
+# filesystem from mmdebstrap (cached in .cache/image) and the static
+# binary, packed by umoci into bin/causeway-image.tar; prints the tag.
+# FORCE=1 rebuilds the root filesystem. See docs/install.md.
+image:
+	@VERSION=$(VERSION) COMMIT=$(COMMIT) hack/build-image.sh
 
 clean:
 	rm -rf bin
