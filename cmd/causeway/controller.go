@@ -277,6 +277,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			DefaultSSLCertificate: f.defaultSSLCert,
 			BrotliAvailable:       params.BrotliModule != "",
 			HeadersMoreAvailable:  params.HeadersMoreModule != "",
+			LuaAvailable:          params.Dynamic != nil,
 		},
 		Render:    params,
 		Log:       log,

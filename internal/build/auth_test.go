@@ -11,6 +11,30 @@ import (
 	"github.com/causeway/causeway/test/spec"
 )
 
+// digestLine is alice's htdigest line for realm Staff, password "pw":
+// MD5("alice:Staff:pw").
+const digestLine = "alice:Staff:83d6817a202b057fecb0ac8b871a1777\n"
+
+// TestDigestNeedsLua: without the Lua data plane, digest authentication
+// closes the paths with a Problem saying why.
+func TestDigestNeedsLua(t *testing.T) {
+	s := world(1)
+	ing := mkIngress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80)))
+	ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-type": "digest",
+		"nginx.ingress.kubernetes.io/auth-secret": "users", "nginx.ingress.kubernetes.io/auth-realm": "Staff"}
+	s.Ingresses = append(s.Ingresses, ing)
+	s.Secrets = append(s.Secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "users"}, Data: map[string][]byte{"auth": []byte(digestLine)}})
+	opts := testOpts
+	opts.LuaAvailable = false
+	m, problems := Build(s, opts)
+	if l := server(m, "a.com").Match("/"); l.Action.Return == nil || l.Action.Return.Status != 503 {
+		t.Fatalf("location %+v, want 503", l)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Message, "Lua data plane") {
+		t.Fatalf("problems %v", problems)
+	}
+}
+
 // TestBasicAuthSecret resolves auth-secret: a usable Secret becomes the
 // location's password file, an unusable one closes the paths with a
 // Problem naming the annotation and the Secret.
@@ -33,6 +57,13 @@ func TestBasicAuthSecret(t *testing.T) {
 		{"plain password", nil, map[string]string{"auth": "alice:pw"}, "", "", "line 1: user \"alice\": want a password hash"},
 		{"empty map", map[string]string{"auth-secret-type": "auth-map"}, map[string]string{}, "", "", "holds no user"},
 		{"bad map user", map[string]string{"auth-secret-type": "auth-map"}, map[string]string{"a b": spec.SHAHash("x")}, "", "", "the user \"a b\""},
+		{"htdigest file", map[string]string{"auth-type": "digest"}, map[string]string{"auth": digestLine + "bob:Other:" + strings.Repeat("0", 32) + "\n"},
+			digestLine + "bob:Other:" + strings.Repeat("0", 32) + "\n", "htdigest", ""},
+		{"htdigest without a user of the realm", map[string]string{"auth-type": "digest"}, map[string]string{"auth": "bob:Other:" + strings.Repeat("0", 32) + "\n"},
+			"", "", `holds no user of realm "Staff"`},
+		{"htdigest with an upper-case hash", map[string]string{"auth-type": "digest"}, map[string]string{"auth": "alice:Staff:" + strings.Repeat("A", 32) + "\n"},
+			"", "", "32 lower-case hex digits"},
+		{"an htpasswd file for digest", map[string]string{"auth-type": "digest"}, map[string]string{"auth": good}, "", "", "want user:realm:hash"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := world(1)

@@ -49,6 +49,10 @@ type Options struct {
 	// module; without it snippets using more_set_headers or
 	// more_clear_headers are refused.
 	HeadersMoreAvailable bool
+	// LuaAvailable says that the data plane runs Causeway's Lua, which
+	// checks digest authentication; without it, Ingresses asking for
+	// digest fail closed.
+	LuaAvailable bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same

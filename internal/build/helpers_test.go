@@ -16,7 +16,7 @@ import (
 )
 
 var testOpts = Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}, ConfigMap: "causeway/config",
-	HeadersMoreAvailable: true}
+	HeadersMoreAvailable: true, LuaAvailable: true}
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 

@@ -73,7 +73,13 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 		pol.UpstreamTLS = &tlsPol
 	}
 	if n := a.BasicAuthSecret; n != nil && pol.BasicAuth != nil {
-		key, err := b.authFile(*n)
+		if n.Digest && !b.opts.LuaAvailable {
+			b.problem(t.Ref, model.ReasonUnsupportedAnnotation, false,
+				"annotation %s/auth-type: digest authentication is checked by the Lua data plane, which this nginx cannot run; "+
+					"every path of this Ingress answers 503 rather than being served without authentication", b.opts.AnnotationsPrefix)
+			return nil, "", true
+		}
+		key, err := b.authFile(*n, pol.BasicAuth.Realm)
 		if err != nil {
 			b.problem(t.Ref, model.ReasonInvalidSecret, false,
 				"annotation %s/auth-secret: %v; every path of this Ingress answers 503 rather than being served without authentication",
@@ -239,11 +245,14 @@ func (b *builder) tlsFiles(n annotations.ObjectName) (*model.ProxySecret, error)
 }
 
 // authFile validates the Secret with the users of basic authentication:
-// an htpasswd file under its key auth, or one user per key (auth-map).
-func (b *builder) authFile(n annotations.AuthSecret) (string, error) {
-	f := &model.AuthFile{Namespace: n.Namespace, Name: n.Name, Map: n.Map}
+// an htpasswd file under its key auth, or one user per key (auth-map), or
+// for digest authentication an htdigest file under its key auth, with
+// users of realm (a digest file is checked again for each realm that
+// uses it).
+func (b *builder) authFile(n annotations.AuthSecret, realm string) (string, error) {
+	f := &model.AuthFile{Namespace: n.Namespace, Name: n.Name, Map: n.Map, Digest: n.Digest}
 	key := f.Key()
-	if _, ok := b.authFiles[key]; ok {
+	if _, ok := b.authFiles[key]; ok && !n.Digest {
 		return key, nil
 	}
 	s := b.secretsIn[n.String()]
@@ -255,6 +264,10 @@ func (b *builder) authFile(n annotations.AuthSecret) (string, error) {
 		f.Data, err = authMap(s.Data)
 	} else if raw, ok := s.Data["auth"]; !ok {
 		return "", fmt.Errorf("secret %s has no key auth (with auth-secret-type auth-map, each key is a user)", n)
+	} else if n.Digest {
+		// Checked per realm: a file that serves one realm may hold no
+		// user of another.
+		f.Data, err = model.ParseHtdigest(raw, realm)
 	} else {
 		f.Data, err = model.ParseHtpasswd(raw)
 	}

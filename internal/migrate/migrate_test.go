@@ -79,7 +79,7 @@ func TestAnnotationVerdicts(t *testing.T) {
 		{"Service annotation on an Ingress", map[string]string{"causeway.io/load-balance": "ewma"}, "causeway.io/load-balance", Unsupported, "read from Services"},
 		{"security annotation", map[string]string{p + "auth-url": "https://$host/oauth2/auth"}, p + "auth-url", FailClosed, "answers 503"},
 		{"basic auth", map[string]string{p + "auth-type": "basic", p + "auth-secret": "htpasswd"}, p + "auth-type", SupportedWithDifference, ""},
-		{"digest auth", map[string]string{p + "auth-type": "digest", p + "auth-secret": "htpasswd"}, p + "auth-type", FailClosed, "digest authentication is not available"},
+		{"digest auth", map[string]string{p + "auth-type": "digest", p + "auth-secret": "htpasswd"}, p + "auth-type", SupportedWithDifference, ""},
 		{"satisfy", map[string]string{p + "satisfy": "any"}, p + "satisfy", SupportedWithDifference, ""},
 		{"invalid satisfy", map[string]string{p + "satisfy": "either"}, p + "satisfy", FailClosed, "answers 503"},
 		{"source ranges", map[string]string{p + "whitelist-source-range": "10.0.0.0/8"}, p + "whitelist-source-range", SupportedWithDifference, ""},

@@ -81,6 +81,56 @@ func AddAuthUser(out *bytes.Buffer, seen map[string]bool, user, hash string) err
 	return nil
 }
 
+// ParseHtdigest checks an htdigest file, as htdigest writes it: one
+// "user:realm:HA1" per line, HA1 the 32 lower-case hex digits of
+// MD5(user:realm:password); blank lines and lines starting with "#"
+// skipped, CRLF accepted. At least one user must be of realm (the
+// location's auth-realm), since only those can log in there. It returns
+// the users' lines, LF-terminated, in their order.
+func ParseHtdigest(data []byte, realm string) ([]byte, error) {
+	if !utf8.Valid(data) {
+		return nil, errors.New("not valid UTF-8")
+	}
+	var out bytes.Buffer
+	seen := map[string]bool{}
+	inRealm := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		parts := strings.Split(line, ":")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("line %d: want user:realm:hash", i+1)
+		}
+		user, r, ha1 := parts[0], parts[1], parts[2]
+		if err := checkAuthUser(user); err != nil {
+			return nil, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		if _, err := ParseRealm(r); err != nil {
+			return nil, fmt.Errorf("line %d: realm: %w", i+1, err)
+		}
+		if len(ha1) != 32 || strings.Trim(ha1, "0123456789abcdef") != "" {
+			return nil, fmt.Errorf("line %d: user %q: want the 32 lower-case hex digits of MD5(user:realm:password)", i+1, Truncate(user))
+		}
+		if seen[user+":"+r] {
+			return nil, fmt.Errorf("line %d: user %q is listed twice in realm %q", i+1, Truncate(user), r)
+		}
+		if len(seen) >= MaxAuthUsers {
+			return nil, fmt.Errorf("more than %d users", MaxAuthUsers)
+		}
+		seen[user+":"+r] = true
+		if r == realm {
+			inRealm++
+		}
+		out.WriteString(line + "\n")
+	}
+	if inRealm == 0 {
+		return nil, fmt.Errorf("holds no user of realm %q (auth-realm), so nobody could log in", realm)
+	}
+	return out.Bytes(), nil
+}
+
 // checkAuthUser accepts 1 to 256 bytes of UTF-8 without ":" (which ends
 // the user in Basic credentials), controls or spaces, not starting with
 // "#" (a comment for nginx).

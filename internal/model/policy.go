@@ -70,6 +70,10 @@ type BasicAuth struct {
 	Realm string
 	// File is the key of an AuthFile in Model.AuthFiles.
 	File string
+	// Digest asks for HTTP Digest credentials (RFC 7616, MD5, qop auth)
+	// checked against an htdigest file instead: ingress-nginx's auth-type
+	// digest. The Lua data plane checks them (no Debian nginx module does).
+	Digest bool
 }
 
 // Satisfy is nginx's satisfy directive.

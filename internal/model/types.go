@@ -195,16 +195,23 @@ func (d *DHParam) Key() string { return d.Namespace + "/" + d.Name }
 // AuthFile is a password file for basic authentication read from a
 // Secret: its "auth" key as an htpasswd file, or (Map) one user per key.
 // Data is what ParseHtpasswd returned: one "user:hash" line per user.
+// A Digest file is the "auth" key read as an htdigest file instead: what
+// ParseHtdigest returned, one "user:realm:HA1" line per user.
 type AuthFile struct {
 	Namespace, Name string
 	Map             bool
+	Digest          bool
 	Data            []byte
 }
 
-// Kind is "auth" for an htpasswd file and "authmap" for a Secret read as
-// one user per key; the same Secret may be read both ways.
+// Kind is "auth" for an htpasswd file, "authmap" for a Secret read as
+// one user per key and "htdigest" for digest authentication's file; the
+// same Secret may be read in several ways.
 func (f *AuthFile) Kind() string {
-	if f.Map {
+	switch {
+	case f.Digest:
+		return "htdigest"
+	case f.Map:
 		return "authmap"
 	}
 	return "auth"

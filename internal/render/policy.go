@@ -29,6 +29,9 @@ type policyView struct {
 	// AuthRealm and AuthFile are auth_basic's quoted realm and
 	// auth_basic_user_file's quoted path; "" for no basic auth.
 	AuthRealm, AuthFile string `json:",omitempty"`
+	// DigestRealm and DigestFile are digest authentication's quoted realm
+	// and htdigest path, read by causeway.digest; "" for none.
+	DigestRealm, DigestFile string `json:",omitempty"`
 	// ExtAuth asks an authentication service first (extauth.go).
 	ExtAuth      *authUse `json:",omitempty"`
 	AccessLogOff bool
@@ -511,10 +514,40 @@ func (sp *serverPlan) planBasicAuth(v *policyView, a *model.BasicAuth) error {
 		return fmt.Errorf("basic auth: password file %q is not in the model", a.File)
 	}
 	f := sp.rc.m.AuthFiles[i]
-	var err error
-	if v.AuthRealm, err = Quote(a.Realm); err != nil {
-		return fmt.Errorf("auth realm: %w", err)
+	if f.Digest != a.Digest {
+		return fmt.Errorf("auth: file %q is not of the location's kind", a.File)
 	}
-	v.AuthFile, err = Quote(sp.rc.p.StateDir.Path(layout.AuthFile(f.Namespace, f.Name, f.Kind())))
-	return err
+	realm, err := quoteRealm(a.Realm)
+	if err != nil {
+		return err
+	}
+	path, err := Quote(sp.rc.p.StateDir.Path(layout.AuthFile(f.Namespace, f.Name, f.Kind())))
+	if err != nil {
+		return err
+	}
+	if !a.Digest {
+		v.AuthRealm, v.AuthFile = realm, path
+		return nil
+	}
+	// The Lua data plane checks digest credentials; the build fails the
+	// paths closed without it.
+	if !sp.rc.lua {
+		return fmt.Errorf("digest auth needs the Lua data plane")
+	}
+	v.DigestRealm, v.DigestFile = realm, path
+	return nil
+}
+
+// quoteRealm quotes a realm after checking it against
+// model.ParseRealm again, so no other string reaches auth_basic or
+// WWW-Authenticate.
+func quoteRealm(r string) (string, error) {
+	if _, err := model.ParseRealm(r); err != nil {
+		return "", fmt.Errorf("auth realm: %w", err)
+	}
+	q, err := Quote(r)
+	if err != nil {
+		return "", fmt.Errorf("auth realm: %w", err)
+	}
+	return q, nil
 }

@@ -252,6 +252,16 @@ var policyCases = []struct {
 			{Namespace: "default", Name: "users", Map: true, Data: []byte("b:{SHA}y\n")}}
 		return m
 	}},
+	{"digest-auth", []string{"lua"}, func() *model.Model {
+		// Digest on /, checked in Lua; basic on /basic, by nginx.
+		m := policyModel(&model.Server{Host: "digest.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{BasicAuth: &model.BasicAuth{Realm: "Staff; {#1}", File: "default/users/htdigest", Digest: true}}),
+			loc(model.Prefix, "/basic", &model.Policy{BasicAuth: &model.BasicAuth{File: "default/users/auth"}}),
+		}})
+		m.AuthFiles = []*model.AuthFile{{Namespace: "default", Name: "users", Digest: true, Data: []byte("a:Staff; {#1}:" + strings.Repeat("0", 32) + "\n")},
+			{Namespace: "default", Name: "users", Data: []byte("a:{SHA}x\n")}}
+		return m
+	}},
 	{"canary", []string{"plain", "lua"}, func() *model.Model {
 		// /split names its split (and gets the log hook ewma needs on the
 		// canary's side); /main has no canary. In plain mode both proxy
@@ -399,8 +409,14 @@ func TestPolicyRefusals(t *testing.T) {
 		"rewrite target":        {Rewrite: &model.Rewrite{Target: "/$host"}},
 		"mirror URL":            {Mirror: &model.Mirror{URL: "http://a/$host"}},
 		"cookie without source": {CookieDomain: &model.Replace{To: "x"}},
+		// goldenParams is the plain data plane: no Lua to check digest.
+		"digest without Lua":     {BasicAuth: &model.BasicAuth{File: "default/users/htdigest", Digest: true}},
+		"digest file for basic":  {BasicAuth: &model.BasicAuth{File: "default/users/htdigest"}},
+		"digest realm with a \"": {BasicAuth: &model.BasicAuth{File: "default/users/auth", Realm: `a"b`}},
 	} {
 		m := policyModel(&model.Server{Host: "h.example.com", Locations: []*model.Location{loc(model.Prefix, "/", pol)}})
+		m.AuthFiles = []*model.AuthFile{{Namespace: "default", Name: "users", Digest: true, Data: []byte("a::" + strings.Repeat("0", 32) + "\n")},
+			{Namespace: "default", Name: "users", Data: []byte("a:{SHA}x\n")}}
 		if _, err := Render(m, goldenParams); err == nil {
 			t.Errorf("%s: rendered", name)
 		}

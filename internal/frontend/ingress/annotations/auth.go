@@ -13,18 +13,21 @@ var authGroup = Group{
 	Name: "auth",
 	Annotations: supported("auth",
 		Annotation{Name: "auth-type", Scope: ScopeLocation, Default: "none: no authentication",
-			Grammar: `"basic": nginx's auth_basic with the users of auth-secret; requests without a listed user and password get 401`,
-			Difference: `"digest" fails closed (stock nginx has no digest module), as does basic without a usable auth-secret; ` +
-				"ingress-nginx matches basic or digest anywhere in the value"},
+			Grammar: `"basic": nginx's auth_basic with the users of auth-secret; "digest": HTTP Digest (MD5, qop auth) with the users of auth-secret's htdigest file; ` +
+				"requests without a listed user and password get 401",
+			Difference: "digest is checked by Causeway's Lua data plane (Debian's nginx has no digest module) and fails closed without it; with digest, satisfy any is " +
+				"refused and all applies, and a nonce stays valid 5 minutes without tracking its count (no replay protection within that time); " +
+				"basic or digest without a usable auth-secret fails closed; ingress-nginx matches basic or digest anywhere in the value"},
 		Annotation{Name: "auth-secret", Scope: ScopeLocation, Default: "none; required by auth-type",
 			Grammar: "name or namespace/name of a Secret in the Ingress's own namespace; with auth-secret-type auth-file its key auth is an htpasswd file, " +
 				"one user:hash per line (blank and # lines skipped); hashes {SHA}, {SSHA}, $apr1$, $1$, $5$, $6$ (at most 100000 rounds) or bcrypt $2y$/$2b$/$2a$ (cost 04 to 12), " +
-				"at most 1000 users; a change to the Secret reloads nginx",
+				"at most 1000 users; with auth-type digest, an htdigest file, one user:realm:MD5 per line, some of them of auth-realm; a change to the Secret reloads nginx " +
+				"(with digest, it applies within a second without a reload)",
 			Difference: "a missing Secret, or one holding a plain-text or DES password, a repeated user or a line that is not user:hash, fails closed with a Problem; " +
 				"set without auth-type it fails closed too (ingress-nginx then ignores it); other namespaces are refused (allow-cross-namespace-resources is always false)"},
 		Annotation{Name: "auth-secret-type", Scope: ScopeLocation, Default: "auth-file",
 			Grammar:    "auth-file (the key auth is an htpasswd file) or auth-map (each key is a user, its value the password hash, same hash formats)",
-			Difference: "any other value fails closed"},
+			Difference: "any other value fails closed, and so does auth-map with auth-type digest"},
 		Annotation{Name: "auth-realm", Scope: ScopeLocation, Default: `"" (an empty realm)`,
 			Grammar:    `up to 128 bytes of printable ASCII without '"', '\', '$', and not "off"; sent in WWW-Authenticate`,
 			Difference: "a value outside that grammar fails closed"},
@@ -35,8 +38,6 @@ var authGroup = Group{
 	),
 	Parse: parseAuth,
 }
-
-var errDigest = errors.New("digest authentication is not available in this nginx")
 
 func parseAuth(r *Reader, res *Result) {
 	if v, ok := r.Get("satisfy"); ok {
@@ -65,14 +66,17 @@ func parseAuth(r *Reader, res *Result) {
 		r.FailClosed(name, v, err)
 		closed = true
 	}
+	digest := false
 	switch typ {
 	case "basic":
 	case "digest":
-		fail("auth-type", typ, errDigest)
-		return // the other settings cannot matter
-
+		digest = true
+		if res.Location.Satisfy == model.SatisfyAny {
+			r.Invalid("satisfy", "any", errors.New("not supported with auth-type digest; all applies"))
+			res.Location.Satisfy = model.SatisfyAll
+		}
 	default:
-		fail("auth-type", typ, errors.New(`want "basic"`))
+		fail("auth-type", typ, errors.New(`want "basic" or "digest"`))
 		return
 	}
 	ref := &AuthSecret{}
@@ -87,12 +91,16 @@ func parseAuth(r *Reader, res *Result) {
 		switch v {
 		case "auth-file":
 		case "auth-map":
+			if digest {
+				fail("auth-secret-type", v, errors.New("auth-type digest reads the key auth as an htdigest file"))
+			}
 			ref.Map = true
 		default:
 			fail("auth-secret-type", v, errors.New(`want "auth-file" or "auth-map"`))
 		}
 	}
-	auth := &model.BasicAuth{}
+	auth := &model.BasicAuth{Digest: digest}
+	ref.Digest = digest
 	if v, ok := r.Get("auth-realm"); ok {
 		realm, err := model.ParseRealm(v)
 		if err != nil {

@@ -35,6 +35,10 @@ func TestAuth(t *testing.T) {
 			&AuthSecret{ObjectName: ObjectName{"default", "users"}, Map: true}, "", nil},
 		{"satisfy any", basic("satisfy", "any"), &model.BasicAuth{}, users, model.SatisfyAny, nil},
 		{"satisfy all", basic("satisfy", "all"), &model.BasicAuth{}, users, "", nil},
+		{"digest", basic("auth-type", "digest", "auth-realm", "r"), &model.BasicAuth{Realm: "r", Digest: true},
+			&AuthSecret{ObjectName: ObjectName{"default", "users"}, Digest: true}, "", nil},
+		{"digest with satisfy any keeps all", basic("auth-type", "digest", "satisfy", "any"), &model.BasicAuth{Digest: true},
+			&AuthSecret{ObjectName: ObjectName{"default", "users"}, Digest: true}, "", []problem{invalid("satisfy")}},
 
 		// edge
 		{"satisfy alone", map[string]string{"satisfy": "any"}, nil, nil, model.SatisfyAny, nil},
@@ -43,7 +47,7 @@ func TestAuth(t *testing.T) {
 		{"secret type alone is ignored", map[string]string{"auth-secret-type": "auth-map"}, nil, nil, "", []problem{ignored("auth-secret-type")}},
 
 		// bad: fail closed, never open
-		{"digest", basic("auth-type", "digest"), nil, nil, "", []problem{closes("auth-type")}},
+		{"digest with auth-map", basic("auth-type", "digest", "auth-secret-type", "auth-map"), nil, nil, "", []problem{closes("auth-secret-type")}},
 		{"unknown type", basic("auth-type", "Basic"), nil, nil, "", []problem{closes("auth-type")}},
 		{"substring type", basic("auth-type", "basicx"), nil, nil, "", []problem{closes("auth-type")}},
 		{"no secret", map[string]string{"auth-type": "basic"}, nil, nil, "", []problem{closes("auth-type")}},
@@ -68,15 +72,6 @@ func TestAuth(t *testing.T) {
 				t.Fatalf("Satisfy = %q, want %q", res.Location.Satisfy, tc.satisfy)
 			}
 		})
-	}
-}
-
-// TestAuthDigestProblem checks that the Problem says why digest closes.
-func TestAuthDigestProblem(t *testing.T) {
-	_, problems := parseNames(map[string]string{"auth-type": "digest", "auth-secret": "users"})
-	if len(problems) != 1 || !strings.Contains(problems[0].Message, "digest authentication is not available in this nginx") ||
-		!strings.Contains(problems[0].Message, "answers 503") {
-		t.Fatalf("problems = %v", problems)
 	}
 }
 

@@ -119,6 +119,8 @@ type ServiceRef struct {
 type AuthSecret struct {
 	ObjectName
 	Map bool
+	// Digest reads the key auth as an htdigest file of the realm.
+	Digest bool
 }
 
 // ObjectName is "namespace/name" of an object an annotation refers to.
