@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// tool finds a binary the Makefile builds into .cache/bin (or the path in
+// the environment variable env), failing under CAUSEWAY_REQUIRE_TESTENV=1
+// and skipping otherwise when it is missing.
+func tool(t *testing.T, name, env, make string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		p = filepath.Join(e2e.repoRoot, ".cache", "bin", name)
+	}
+	if _, err := os.Stat(p); err != nil {
+		msg := fmt.Sprintf("%s not found at %s: run `%s` or set $%s", name, p, make, env)
+		if os.Getenv("CAUSEWAY_REQUIRE_TESTENV") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// helmTemplate renders charts/causeway as release causeway in namespace
+// ns with the given --set values.
+func helmTemplate(t *testing.T, helm, ns string, sets []string, extra ...string) []byte {
+	t.Helper()
+	args := []string{"template", "causeway", filepath.Join(e2e.repoRoot, "charts", "causeway"), "--namespace", ns}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	out, err := exec.CommandContext(t.Context(), helm, append(args, extra...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("helm template %v: %v\n%s", sets, err, out)
+	}
+	return out
+}
+
+// chartValueSets are the value sets the chart is checked with: the
+// defaults and combinations an ingress-nginx user sets.
+var chartValueSets = []struct {
+	name string
+	sets []string
+	// wantArgs are controller flags the Deployment must pass; wantKinds
+	// and noKinds the kinds rendered or not.
+	wantArgs         []string
+	wantKinds        []string
+	noKinds          []string
+	serviceMonitored bool
+}{
+	{name: "defaults", wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true"},
+		wantKinds: []string{"Deployment", "Service", "ConfigMap", "IngressClass", "ClusterRole", "Role", "ServiceAccount", "PodDisruptionBudget"}},
+	{name: "one replica, no PDB, ClusterIP, config and extra args",
+		sets: []string{"controller.replicaCount=1", "controller.service.type=ClusterIP", "controller.config.use-forwarded-headers=true",
+			"controller.config.proxy-body-size=8m", "controller.extraArgs.default-ssl-certificate=causeway-chart/wildcard",
+			"controller.extraArgs.watch-namespace=", "controller.watchIngressWithoutClass=true", "controller.ingressClassResource.default=true"},
+		wantArgs: []string{"--default-ssl-certificate=causeway-chart/wildcard", "--watch-namespace", "--watch-ingress-without-class=true"},
+		noKinds:  []string{"PodDisruptionBudget"}},
+	{name: "metrics off, no service, existing service account, no RBAC",
+		sets: []string{"controller.metrics.enabled=false", "controller.service.enabled=false", "rbac.create=false",
+			"serviceAccount.create=false", "serviceAccount.name=existing", "controller.ingressClassResource.enabled=false"},
+		wantArgs: []string{"--enable-metrics=false"},
+		noKinds:  []string{"Service", "ClusterRole", "Role", "ServiceAccount", "IngressClass"}},
+	{name: "ServiceMonitor", sets: []string{"controller.metrics.serviceMonitor.enabled=true", "controller.metrics.serviceMonitor.additionalLabels.release=prom"},
+		wantKinds: []string{"ServiceMonitor"}, serviceMonitored: true},
+}
+
+// TestChart lints and renders charts/causeway with several value sets,
+// checks what each renders, and has the real API server admit the result
+// (kubectl apply --dry-run=server). The ServiceMonitor is checked in the
+// rendering only: the test API server has no Prometheus Operator CRDs.
+func TestChart(t *testing.T) {
+	t.Parallel()
+	helm := tool(t, "helm", "HELM", "make helm")
+	kubectl := tool(t, "kubectl", "KUBECTL", "make kube-apiserver")
+	const ns = "causeway-chart"
+	if out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", e2e.env.AdminKubeconfig, "create", "namespace", ns).CombinedOutput(); err != nil &&
+		!strings.Contains(string(out), "AlreadyExists") {
+		t.Fatalf("create namespace: %v\n%s", err, out)
+	}
+	for _, vs := range chartValueSets {
+		t.Run(vs.name, func(t *testing.T) {
+			args := []string{"lint", filepath.Join(e2e.repoRoot, "charts", "causeway"), "--strict"}
+			for _, s := range vs.sets {
+				args = append(args, "--set", s)
+			}
+			if out, err := exec.CommandContext(t.Context(), helm, args...).CombinedOutput(); err != nil {
+				t.Fatalf("helm lint: %v\n%s", err, out)
+			}
+			out := helmTemplate(t, helm, ns, vs.sets)
+			kinds := map[string]int{}
+			var admit [][]byte
+			var deploy *appsv1.Deployment
+			for _, doc := range bytes.Split(out, []byte("\n---\n")) {
+				var meta struct{ Kind string }
+				if err := sigsyaml.Unmarshal(doc, &meta); err != nil {
+					t.Fatalf("rendered YAML: %v\n%s", err, doc)
+				}
+				if meta.Kind == "" {
+					continue
+				}
+				kinds[meta.Kind]++
+				if meta.Kind == "Deployment" {
+					deploy = &appsv1.Deployment{}
+					if err := sigsyaml.UnmarshalStrict(doc, deploy); err != nil {
+						t.Fatalf("Deployment: %v", err)
+					}
+				}
+				if meta.Kind != "ServiceMonitor" {
+					admit = append(admit, doc)
+				}
+			}
+			for _, k := range vs.wantKinds {
+				if kinds[k] == 0 {
+					t.Errorf("no %s rendered (%v)", k, kinds)
+				}
+			}
+			for _, k := range vs.noKinds {
+				if kinds[k] != 0 {
+					t.Errorf("%s rendered, want none", k)
+				}
+			}
+			if deploy == nil {
+				t.Fatal("no Deployment rendered")
+			}
+			c := deploy.Spec.Template.Spec.Containers[0]
+			for _, want := range vs.wantArgs {
+				if !slices.Contains(c.Args, want) {
+					t.Errorf("controller args %v lack %s", c.Args, want)
+				}
+			}
+			if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+				t.Errorf("probes: readiness %+v, liveness %+v", c.ReadinessProbe, c.LivenessProbe)
+			}
+			if sc := deploy.Spec.Template.Spec.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 101 {
+				t.Errorf("pod security context %+v, want uid 101", sc)
+			}
+			if len(deploy.Spec.Template.Spec.TopologySpreadConstraints) == 0 {
+				t.Error("no topology spread constraints")
+			}
+			if vs.serviceMonitored && !bytes.Contains(out, []byte("honorLabels: true")) {
+				t.Error("the ServiceMonitor does not honor the controller's labels (the dashboard reads namespace)")
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", e2e.env.AdminKubeconfig, "apply", "--dry-run=server", "-f", "-")
+			cmd.Stdin = bytes.NewReader(bytes.Join(admit, []byte("\n---\n")))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestDeployRBACIsTheChart: deploy/rbac.yaml is the chart's RBAC rendered
+// for release causeway in causeway-system (`make generate` writes it), so
+// the least-privilege test that pins deploy/ pins the chart too.
+func TestDeployRBACIsTheChart(t *testing.T) {
+	t.Parallel()
+	helm := tool(t, "helm", "HELM", "make helm")
+	want := helmTemplate(t, helm, "causeway-system", nil, "--show-only", "templates/rbac.yaml")
+	got, err := os.ReadFile(filepath.Join(e2e.repoRoot, "deploy", "rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("deploy/rbac.yaml is not the chart's RBAC: run make generate")
+	}
+}
