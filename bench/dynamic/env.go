@@ -26,6 +26,7 @@ const (
 // loopback addresses handed out so far and the cleanups to run on exit.
 type env struct {
 	dir  string
+	top  string // the run's work directory when dir is a plane's (usePlane)
 	bin  string
 	keep bool
 	// plane is the data plane under test: the binary the controllers and
@@ -52,6 +53,30 @@ func newEnv(keep bool) (*env, error) {
 	return &env{dir: dir, keep: keep, ips: map[string]int{}}, nil
 }
 
+// root is the run's work directory; e.dir is a subdirectory of it while
+// a second data plane runs (usePlane).
+func (e *env) root() string {
+	if e.top != "" {
+		return e.top
+	}
+	return e.dir
+}
+
+// usePlane makes p the data plane under test. Every plane after the first
+// works in a subdirectory of its own, since sections name their
+// directories without the plane.
+func (e *env) usePlane(p dataPlane, i int) error {
+	e.plane = p
+	if i == 0 {
+		return nil
+	}
+	if e.top == "" {
+		e.top = e.dir
+	}
+	e.dir = filepath.Join(e.top, fmt.Sprintf("plane-%d-%s", i, p.flavour.Name))
+	return os.MkdirAll(e.dir, 0o755)
+}
+
 // onClose registers f to run when the environment closes, last first.
 func (e *env) onClose(f func()) {
 	e.mu.Lock()
@@ -70,10 +95,10 @@ func (e *env) close() {
 		fs[i]()
 	}
 	if e.keep {
-		fmt.Fprintln(os.Stderr, "work directory kept:", e.dir)
+		fmt.Fprintln(os.Stderr, "work directory kept:", e.root())
 		return
 	}
-	os.RemoveAll(e.dir)
+	os.RemoveAll(e.root())
 }
 
 // nextIP returns a fresh address in the block prefix ("127.77"). Each run

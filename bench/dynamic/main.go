@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -52,6 +53,9 @@ type config struct {
 	only string
 
 	plane dataPlane
+	// alsoAngie, when set, is a `make angie` directory whose Angie runs
+	// the same sections after the first data plane, in the same run.
+	alsoAngie string
 
 	syncQuiet, syncMaxDelay time.Duration
 
@@ -87,6 +91,7 @@ func main() {
 	quick := flag.Bool("quick", false, "short durations and counts (under a minute); explicit flags still win")
 	flag.StringVar(&c.out, "out", "", "also write the Markdown tables to this file")
 	flag.StringVar(&c.plane.binary, "binary", "nginx", "the data plane under test, nginx or angie (.cache/angie/sbin/angie after make angie); backend nginx stays Debian's")
+	flag.StringVar(&c.alsoAngie, "also-angie", "", "run the selected sections again on the Angie that `make angie` built in this directory (.cache/angie), in the same run, for a side-by-side report")
 	flag.StringVar(&c.plane.modules, "modules-dir", debianModules, "the binary's dynamic modules (.cache/angie/modules for Angie)")
 	flag.StringVar(&c.plane.luaPath, "lua-package-path", "", "where the binary's lua-resty-core is, as the controller's --lua-package-path ('$PWD/.cache/angie/lualib/?.lua;;' for Angie)")
 	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
@@ -239,26 +244,8 @@ func (c *config) comparisonKinds() []string {
 // section reports whether -only selects a section.
 func (c *config) section(name string) bool { return slices.Contains(splitList(c.only), name) }
 
-// run builds the binary, runs the selected sections and prints the report.
-func run(ctx context.Context, c *config) error {
-	e, err := newEnv(c.keep)
-	if err != nil {
-		return err
-	}
-	defer e.close()
-	if c.bin == "" {
-		fmt.Fprintln(os.Stderr, "building ./cmd/causeway ...")
-		if c.bin, err = e.build(ctx); err != nil {
-			return err
-		}
-	}
-	e.bin = c.bin
-	if err := c.plane.detect(ctx); err != nil {
-		return err
-	}
-	e.plane = c.plane
-	rep := newReport(c)
-
+// runSections runs the selected sections on e's data plane.
+func runSections(ctx context.Context, e *env, c *config, rep *report) error {
 	if c.section("a") || c.section("b") {
 		if err := runDynamic(ctx, e, c, rep); err != nil {
 			return err
@@ -302,6 +289,53 @@ func run(ctx context.Context, c *config) error {
 			if err := runAccess(ctx, e, c, rep, kind); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// run builds the binary, runs the selected sections on each data plane
+// and prints the report.
+func run(ctx context.Context, c *config) error {
+	e, err := newEnv(c.keep)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	if c.bin == "" {
+		fmt.Fprintln(os.Stderr, "building ./cmd/causeway ...")
+		if c.bin, err = e.build(ctx); err != nil {
+			return err
+		}
+	}
+	e.bin = c.bin
+	if err := c.plane.detect(ctx); err != nil {
+		return err
+	}
+	e.plane = c.plane
+	rep := newReport(c)
+
+	planes := []dataPlane{c.plane}
+	if c.alsoAngie != "" {
+		dir, err := filepath.Abs(c.alsoAngie)
+		if err != nil {
+			return err
+		}
+		angie := dataPlane{binary: filepath.Join(dir, "sbin", "angie"), modules: filepath.Join(dir, "modules"), luaPath: filepath.Join(dir, "lualib") + "/?.lua;;"}
+		if err := angie.detect(ctx); err != nil {
+			return fmt.Errorf("-also-angie: %w", err)
+		}
+		planes = append(planes, angie)
+	}
+	for i, p := range planes {
+		if err := e.usePlane(p, i); err != nil {
+			return err
+		}
+		if len(planes) > 1 {
+			rep.tag = " [" + p.flavour.String() + "]"
+		}
+		if err := runSections(ctx, e, c, rep); err != nil {
+			return fmt.Errorf("%s: %w", p.flavour, err)
 		}
 	}
 	out := rep.String()

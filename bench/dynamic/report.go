@@ -17,13 +17,20 @@ type report struct {
 	head     strings.Builder
 	sections []string
 	summary  [][]string
+	// tag names the data plane in titles and summary rows when a run
+	// measures more than one (-also-angie).
+	tag string
 }
 
 func newReport(c *config) *report {
 	r := &report{}
 	host, _ := os.Hostname()
 	fmt.Fprintf(&r.head, "# Causeway reload-free updates (%s, %s, %d CPUs, %s)\n\n", time.Now().Format(time.DateTime), host, runtime.NumCPU(), runtime.Version())
-	fmt.Fprintf(&r.head, "Data plane under test: %s (`%s`). ", c.plane.flavour, c.plane.binary)
+	fmt.Fprintf(&r.head, "Data plane under test: %s (`%s`)", c.plane.flavour, c.plane.binary)
+	if c.alsoAngie != "" {
+		fmt.Fprintf(&r.head, ", then Angie from `%s`, each section in turn in this one run", c.alsoAngie)
+	}
+	r.head.WriteString(". ")
 	fmt.Fprintf(&r.head, "Controller: files source, `--sync-quiet-period %s --sync-max-delay %s`, Lua data plane. ", c.syncQuiet, c.syncMaxDelay)
 	fmt.Fprintf(&r.head, "Backends: in-process echo servers (and, for (d), (f) and (g), one more nginx answering `return 200`) on 127.77.x.y sharing one port; nginx listens on 127.78.x.y. ")
 	fmt.Fprintf(&r.head, "Load average at start: %s.\n", loadAverage())
@@ -86,6 +93,7 @@ func (t *table) String() string {
 
 // addTable records a finished table and shows it at once on stderr.
 func (r *report) addTable(t *table) {
+	t.title += r.tag
 	s := t.String()
 	r.sections = append(r.sections, s)
 	fmt.Fprintln(os.Stderr, "\n"+s)
@@ -100,12 +108,12 @@ func (r *report) target(what, target, measured string, ok *bool) {
 			verdict = "PASS"
 		}
 	}
-	r.summary = append(r.summary, []string{what, target, measured, verdict})
+	r.summary = append(r.summary, []string{what + r.tag, target, measured, verdict})
 }
 
 // skip records a summary row for a measurement that could not run.
 func (r *report) skip(what, target, why string) {
-	r.summary = append(r.summary, []string{what, target, "not run: " + why, "SKIP"})
+	r.summary = append(r.summary, []string{what + r.tag, target, "not run: " + why, "SKIP"})
 }
 
 // String is the whole report: the summary first, then each measurement.
