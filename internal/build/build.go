@@ -7,7 +7,9 @@ import (
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -502,11 +504,14 @@ func (b *builder) finish() {
 	default:
 		global = &model.Location{Match: model.Match{Type: model.Prefix, Path: "/"}, Action: model.ReturnStatus(404)}
 	}
-	for host, srv := range b.servers {
-		if host != "" {
+	hosts := slices.Sorted(maps.Keys(b.servers))
+	for _, host := range hosts {
+		if srv := b.servers[host]; host != "" {
 			// A rule without a host applies to all traffic, so host-less
 			// paths also serve every named host unless the host has the
-			// same path and type itself.
+			// same path and type itself. They are copied before any
+			// server turns to regex mode, the catch-all included, so that
+			// every host gets them as written.
 			have := map[claimKey]bool{}
 			for _, l := range srv.Locations {
 				have[claimKey{path: l.Match.Path, typ: l.Match.Type}] = true
@@ -517,6 +522,9 @@ func (b *builder) finish() {
 				}
 			}
 		}
+	}
+	for _, host := range hosts {
+		srv := b.servers[host]
 		srv.Default = global
 		if d, ok := b.defaults[host]; ok {
 			srv.Default = d

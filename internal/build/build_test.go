@@ -400,3 +400,25 @@ func selfSigned(t *testing.T, host string) (crtPEM, keyPEM []byte) {
 	kd, _ := x509.MarshalECPrivateKey(k)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
 }
+
+// TestBuildIsDeterministic: host-less paths are copied into every named
+// host before any server turns to regex mode, so the Model and Problems
+// never depend on map order. (They once did: a regex catch-all rewrote its
+// locations in place while other hosts were copying them.)
+func TestBuildIsDeterministicWithRegexCatchAll(t *testing.T) {
+	snap := world(3)
+	regex := mkIngress("default", "catchall", 0, rule("", path("/a/b", "ImplementationSpecific", svcName(0), 80),
+		path("/", "Prefix", svcName(0), 80)))
+	regex.Annotations = map[string]string{"nginx.ingress.kubernetes.io/use-regex": "true"}
+	snap.Ingresses = append(snap.Ingresses, regex,
+		mkIngress("default", "b", 1, rule("b.test", path("/a/b", "Exact", svcName(1), 80), path("/a", "Exact", svcName(1), 80))),
+		mkIngress("default", "c", 1, rule("c.test", path("/a", "Prefix", svcName(2), 80))),
+		mkIngress("default", "d", 2, rule("", path("/a/b", "Exact", svcName(2), 80), path("/a", "Exact", svcName(2), 80))))
+	first, firstProblems := Build(snap, testOpts)
+	for range 50 {
+		m, problems := Build(snap, testOpts)
+		if !reflect.DeepEqual(m, first) || !reflect.DeepEqual(problems, firstProblems) {
+			t.Fatalf("two builds of one snapshot differ:\n%v\n%v", problems, firstProblems)
+		}
+	}
+}
