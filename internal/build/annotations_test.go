@@ -68,12 +68,12 @@ func TestIngressAnnotations(t *testing.T) {
 			closed: true, reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "configuration-snippet"},
 		{name: "auth-type with a missing auth-secret", annotations: map[string]string{
 			"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "missing"},
-			closed: true, reasons: []string{model.ReasonInvalidSecret}, naming: "nginx.ingress.kubernetes.io/auth-secret"},
+			closed: true, reasons: []string{model.ReasonMissingSecret}, naming: "nginx.ingress.kubernetes.io/auth-secret"},
 		{name: "a security annotation with an empty value still fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/satisfy": ""},
 			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "satisfy"},
 		{name: "auth-type digest without its Secret fails closed", annotations: map[string]string{
 			"nginx.ingress.kubernetes.io/auth-type": "digest", "nginx.ingress.kubernetes.io/auth-secret": "users"},
-			closed: true, reasons: []string{model.ReasonInvalidSecret}, naming: "secret default/users not found"},
+			closed: true, reasons: []string{model.ReasonMissingSecret}, naming: "secret default/users not found"},
 		{name: "a source address list is applied", annotations: map[string]string{"nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8"}},
 		{name: "an invalid source address list fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/denylist-source-range": "10.0.0.0/8,10.0.0.1/8"},
 			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: `"10.0.0.1/8"`},

@@ -87,9 +87,13 @@ func TestBasicAuthSecret(t *testing.T) {
 				if l.Action.Return == nil || l.Action.Return.Status != 503 || len(m.AuthFiles) != 0 {
 					t.Fatalf("location %+v, files %v; want 503 and no file", l, m.AuthFiles)
 				}
-				if len(problems) != 1 || problems[0].Reason != model.ReasonInvalidSecret ||
+				wantReason := model.ReasonInvalidSecret
+				if strings.HasSuffix(tc.naming, "not found") {
+					wantReason = model.ReasonMissingSecret
+				}
+				if len(problems) != 1 || problems[0].Reason != wantReason ||
 					!strings.Contains(problems[0].Message, "auth-secret") || !strings.Contains(problems[0].Message, tc.naming) {
-					t.Fatalf("problems %v, want one InvalidSecret naming auth-secret and %q", problems, tc.naming)
+					t.Fatalf("problems %v, want one %s naming auth-secret and %q", problems, wantReason, tc.naming)
 				}
 				return
 			}

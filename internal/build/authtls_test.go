@@ -60,7 +60,7 @@ func TestAuthTLS(t *testing.T) {
 			want:    &model.ClientTLS{Secret: "default/client-ca", Verify: model.VerifyOn, Depth: 1},
 			reasons: []string{model.ReasonCollision}},
 		{name: "missing Secret closes", ann: map[string]string{p + "auth-tls-secret": "default/client-ca"},
-			reasons: []string{model.ReasonInvalidSecret}},
+			reasons: []string{model.ReasonMissingSecret}},
 		{name: "no ca.crt closes", data: map[string][]byte{"ca.crl": crl}, ann: map[string]string{p + "auth-tls-secret": "default/client-ca"},
 			reasons: []string{model.ReasonInvalidSecret}},
 		{name: "ca.crt not a certificate closes", data: map[string][]byte{"ca.crt": []byte("junk")},

@@ -60,7 +60,7 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 	if n := a.UpstreamTLSSecret; n != nil {
 		key, err := b.proxySecret(*n)
 		if err != nil {
-			b.problem(t.Ref, model.ReasonInvalidSecret, false,
+			b.problem(t.Ref, secretReason(err), false,
 				"annotation %s/proxy-ssl-secret: %v; every path of this Ingress answers 503 rather than talking to its backends without it",
 				b.opts.AnnotationsPrefix, err)
 			return nil, "", true
@@ -81,7 +81,7 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 		}
 		key, err := b.authFile(*n, pol.BasicAuth.Realm)
 		if err != nil {
-			b.problem(t.Ref, model.ReasonInvalidSecret, false,
+			b.problem(t.Ref, secretReason(err), false,
 				"annotation %s/auth-secret: %v; every path of this Ingress answers 503 rather than being served without authentication",
 				b.opts.AnnotationsPrefix, err)
 			return nil, "", true
@@ -93,7 +93,11 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 	if n := a.AuthProxySetHeaders; n != nil && pol.ExternalAuth != nil {
 		headers, err := b.authProxyHeaders(*n)
 		if err != nil {
-			b.problem(t.Ref, model.ReasonInvalidAnnotation, false,
+			reason := model.ReasonInvalidAnnotation
+			if errors.Is(err, errNotFound) {
+				reason = model.ReasonMissingConfigMap
+			}
+			b.problem(t.Ref, reason, false,
 				"annotation %s/auth-proxy-set-headers: %v; every path of this Ingress answers 503 rather than asking the authentication service without them",
 				b.opts.AnnotationsPrefix, err)
 			return nil, "", true
@@ -134,6 +138,18 @@ func defaultAccess(own *model.AccessList, def model.AccessList) *model.AccessLis
 	return &out
 }
 
+// errNotFound marks a referenced object that is not in the snapshot: the
+// Problem's reason then says it is missing rather than invalid.
+var errNotFound = errors.New("not found")
+
+// secretReason is the reason of a Problem with a Secret an annotation names.
+func secretReason(err error) string {
+	if errors.Is(err, errNotFound) {
+		return model.ReasonMissingSecret
+	}
+	return model.ReasonInvalidSecret
+}
+
 // serviceBackend resolves a Service named by an annotation into a backend
 // key, "" (with a Problem) when it cannot serve.
 func (b *builder) serviceBackend(ref model.ObjectRef, ns string, s *annotations.ServiceRef, annotation string) string {
@@ -159,7 +175,7 @@ func (b *builder) serviceBackend(ref model.ObjectRef, ns string, s *annotations.
 func (b *builder) customHeaders(ref model.ObjectRef, n annotations.ObjectName) []model.Header {
 	cm := b.configMaps[n.String()]
 	if cm == nil {
-		b.problem(ref, model.ReasonInvalidAnnotation, false, "annotation %s/custom-headers: ConfigMap %s not found; no headers are added",
+		b.problem(ref, model.ReasonMissingConfigMap, false, "annotation %s/custom-headers: ConfigMap %s not found; no headers are added",
 			b.opts.AnnotationsPrefix, n)
 		return nil
 	}
@@ -212,7 +228,7 @@ func (b *builder) tlsFiles(n annotations.ObjectName) (*model.ProxySecret, error)
 	}
 	s := b.secretsIn[key]
 	if s == nil {
-		return nil, fmt.Errorf("secret %s not found", key)
+		return nil, fmt.Errorf("secret %s %w", key, errNotFound)
 	}
 	ps := &model.ProxySecret{Namespace: n.Namespace, Name: n.Name,
 		Cert: s.Data[corev1.TLSCertKey], PrivateKey: s.Data[corev1.TLSPrivateKeyKey], CA: s.Data["ca.crt"], CRL: s.Data["ca.crl"]}
@@ -257,7 +273,7 @@ func (b *builder) authFile(n annotations.AuthSecret, realm string) (string, erro
 	}
 	s := b.secretsIn[n.String()]
 	if s == nil {
-		return "", fmt.Errorf("secret %s not found", n)
+		return "", fmt.Errorf("secret %s %w", n, errNotFound)
 	}
 	var err error
 	if n.Map {
@@ -369,7 +385,7 @@ func (b *builder) globalAuth(t *ingress.Translation, p *model.Policy, m model.Ma
 func (b *builder) authProxyHeaders(n annotations.ObjectName) ([]model.Header, error) {
 	cm := b.configMaps[n.String()]
 	if cm == nil {
-		return nil, fmt.Errorf("ConfigMap %s not found", n)
+		return nil, fmt.Errorf("ConfigMap %s %w", n, errNotFound)
 	}
 	var errs []error
 	headers := readHeaders(cm, func(name string) error {

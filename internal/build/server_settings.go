@@ -155,7 +155,7 @@ func (b *builder) clientTLS(srv *model.Server, c *annotations.ClientTLSSettings,
 	}
 	key, err := b.clientCA(c.Secret)
 	if err != nil {
-		b.problem(owner, model.ReasonInvalidSecret, false,
+		b.problem(owner, secretReason(err), false,
 			"annotation %s/auth-tls-secret: %v; every path of host %q answers 503 rather than being served without client certificates",
 			b.opts.AnnotationsPrefix, err, displayHost(srv.Host))
 		closeServer(srv)

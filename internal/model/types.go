@@ -286,10 +286,13 @@ const (
 	ReasonCollision      = "Collision"
 	ReasonMissingService = "MissingService"
 	ReasonMissingSecret  = "MissingSecret"
-	ReasonInvalidSecret  = "InvalidSecret"
-	ReasonInvalidConfig  = "InvalidConfig"
-	ReasonUnsupported    = "Unsupported"
-	ReasonExcluded       = "ReloadFailed"
+	// ReasonMissingConfigMap: a ConfigMap an annotation names does not
+	// exist (yet).
+	ReasonMissingConfigMap = "MissingConfigMap"
+	ReasonInvalidSecret    = "InvalidSecret"
+	ReasonInvalidConfig    = "InvalidConfig"
+	ReasonUnsupported      = "Unsupported"
+	ReasonExcluded         = "ReloadFailed"
 	// ReasonUnknownAnnotation: an annotation under one of our prefixes
 	// that Causeway does not know.
 	ReasonUnknownAnnotation = "UnknownAnnotation"

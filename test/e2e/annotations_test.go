@@ -60,5 +60,5 @@ func TestReferencedConfigMapFollowsTheAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, waitFor, header(""))
-	waitEvent(t, ns, "web", corev1.EventTypeWarning, "Rejected", "InvalidAnnotation", "custom-headers", "not found")
+	waitEvent(t, ns, "web", corev1.EventTypeWarning, "Rejected", "MissingConfigMap", "custom-headers", "not found")
 }

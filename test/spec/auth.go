@@ -67,7 +67,7 @@ var AuthTable = []AnnotationCase{
 		Request:   authFrom("", BasicCredentials("carol", "s3cret")), Want: Response{Status: 200, Service: "app"}},
 	{Name: "basic auth: a missing Secret closes the paths",
 		Ingresses: one("auth.test", "/", "Prefix", "app", basicAuth),
-		Request:   authFrom("", BasicCredentials("bob", "builder")), Want: Response{Status: 503}, Problems: []string{model.ReasonInvalidSecret}},
+		Request:   authFrom("", BasicCredentials("bob", "builder")), Want: Response{Status: 503}, Problems: []string{model.ReasonMissingSecret}},
 	{Name: "basic auth: a plain-text password closes the paths",
 		Ingresses: one("auth.test", "/", "Prefix", "app", basicAuth), Secrets: map[string]map[string]string{"users": {"auth": "bob:builder\n"}},
 		Request: authFrom("", BasicCredentials("bob", "builder")), Want: Response{Status: 503}, Problems: []string{model.ReasonInvalidSecret}},
