@@ -1,0 +1,223 @@
+package admission
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/causeway/causeway/internal/source"
+)
+
+func handlerWorld(mode Mode) *Handler {
+	svc, es := service("ns1", "svc-0")
+	snap := &source.Snapshot{
+		Ingresses:      []*networkingv1.Ingress{mkIngress("ns1", "older", 0, nil, rule("taken.test", path("/", "Prefix", "svc-0")))},
+		Services:       []*corev1.Service{svc},
+		EndpointSlices: []*discoveryv1.EndpointSlice{es},
+	}
+	r := NewReviewer(testOpts, nil)
+	r.Update(snap)
+	return &Handler{Reviewer: r, Mode: mode}
+}
+
+func reviewBody(t testing.TB, op admissionv1.Operation, kind metav1.GroupVersionKind, obj any) []byte {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: types.UID("req-1"), Kind: kind, Operation: op,
+			Namespace: "ns1", Name: "new", Object: runtime.RawExtension{Raw: raw}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func post(h http.Handler, body []byte, contentType string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", contentType)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func answer(t *testing.T, rec *httptest.ResponseRecorder) *admissionv1.AdmissionResponse {
+	t.Helper()
+	var out admissionv1.AdmissionReview
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
+		t.Fatalf("answer %q: %v", rec.Body.String(), err)
+	}
+	if out.APIVersion != "admission.k8s.io/v1" || out.Kind != "AdmissionReview" || out.Response.UID != "req-1" {
+		t.Fatalf("answer %+v does not echo the review's type and UID", out)
+	}
+	return out.Response
+}
+
+func TestHandlerAnswers(t *testing.T) {
+	newIngress := func(ann map[string]string, host, svc string) *networkingv1.Ingress {
+		i := mkIngress("ns1", "new", 5, ann, rule(host, path("/", "Prefix", svc)))
+		i.TypeMeta = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"}
+		return i
+	}
+	other := newIngress(nil, "taken.test", "svc-0")
+	other.Spec.IngressClassName = ptr.To("someone-else")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "x"}}
+	for _, tc := range []struct {
+		name     string
+		mode     Mode
+		op       admissionv1.Operation
+		kind     metav1.GroupVersionKind
+		obj      any
+		allowed  bool
+		message  []string // in the refusal
+		warnings []string // in some warning
+	}{
+		{name: "a valid Ingress", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: newIngress(nil, "free.test", "svc-0"), allowed: true},
+		{name: "an unknown annotation is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind,
+			obj:     newIngress(map[string]string{"nginx.ingress.kubernetes.io/no-such": "1"}, "free.test", "svc-0"),
+			message: []string{"Ingress ns1/new", "UnknownAnnotation", "nginx.ingress.kubernetes.io/no-such"}},
+		{name: "an invalid value is refused on update too", mode: Deny, op: admissionv1.Update, kind: ingressKind,
+			obj:     newIngress(map[string]string{"nginx.ingress.kubernetes.io/proxy-body-size": "lots"}, "free.test", "svc-0"),
+			message: []string{"InvalidAnnotation", "proxy-body-size"}},
+		{name: "a collision is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: newIngress(nil, "taken.test", "svc-0"),
+			message: []string{"Collision", "ns1/older"}},
+		{name: "in warn mode a Problem is a warning", mode: Warn, op: admissionv1.Create, kind: ingressKind, obj: newIngress(nil, "taken.test", "svc-0"),
+			allowed: true, warnings: []string{"Collision", "ns1/older"}},
+		{name: "a Service that does not exist yet is a warning", mode: Deny, op: admissionv1.Create, kind: ingressKind,
+			obj: newIngress(nil, "free.test", "later"), allowed: true, warnings: []string{"MissingService", "later"}},
+		{name: "a Secret that does not exist yet is a warning", mode: Deny, op: admissionv1.Create, kind: ingressKind,
+			obj: newIngress(map[string]string{"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "later"}, "free.test", "svc-0"),
+			allowed: true, warnings: []string{"MissingSecret", "later"}},
+		{name: "another controller's Ingress", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: other, allowed: true},
+		{name: "a deletion is not reviewed", mode: Deny, op: admissionv1.Delete, kind: ingressKind, obj: newIngress(nil, "taken.test", "svc-0"), allowed: true},
+		{name: "another kind is not reviewed", mode: Deny, op: admissionv1.Create, kind: metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, obj: cm, allowed: true},
+		{name: "an object that is no Ingress is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: "a string",
+			message: []string{"not an Ingress"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := post(handlerWorld(tc.mode), reviewBody(t, tc.op, tc.kind, tc.obj), "application/json")
+			if rec.Code != http.StatusOK {
+				t.Fatalf("HTTP %d %q", rec.Code, rec.Body.String())
+			}
+			resp := answer(t, rec)
+			if resp.Allowed != tc.allowed {
+				t.Fatalf("allowed %v, want %v (%+v)", resp.Allowed, tc.allowed, resp)
+			}
+			if !tc.allowed {
+				if resp.Result == nil || resp.Result.Code != http.StatusUnprocessableEntity && resp.Result.Code != http.StatusBadRequest {
+					t.Fatalf("refusal without a status: %+v", resp.Result)
+				}
+				for _, m := range tc.message {
+					if !strings.Contains(resp.Result.Message, m) {
+						t.Errorf("message %q lacks %q", resp.Result.Message, m)
+					}
+				}
+			}
+			all := strings.Join(resp.Warnings, "\n")
+			for _, w := range tc.warnings {
+				if !strings.Contains(all, w) {
+					t.Errorf("warnings %q lack %q", resp.Warnings, w)
+				}
+			}
+			if len(tc.warnings) == 0 && len(resp.Warnings) > 0 {
+				t.Errorf("unexpected warnings %q", resp.Warnings)
+			}
+		})
+	}
+}
+
+func TestHandlerRefusesMalformedRequests(t *testing.T) {
+	valid := reviewBody(t, admissionv1.Create, ingressKind, mkIngress("ns1", "new", 1, nil))
+	v1beta1 := strings.Replace(string(valid), "admission.k8s.io/v1", "admission.k8s.io/v1beta1", 1)
+	for _, tc := range []struct {
+		name        string
+		method      string
+		contentType string
+		body        string
+		synced      bool
+		want        int
+	}{
+		{"GET", http.MethodGet, "application/json", string(valid), true, http.StatusMethodNotAllowed},
+		{"not JSON by its type", http.MethodPost, "text/plain", string(valid), true, http.StatusUnsupportedMediaType},
+		{"not JSON", http.MethodPost, "application/json", "{", true, http.StatusBadRequest},
+		{"JSON but no review", http.MethodPost, "application/json", `{"a":1}`, true, http.StatusBadRequest},
+		{"no request", http.MethodPost, "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, true, http.StatusBadRequest},
+		{"v1beta1", http.MethodPost, "application/json", v1beta1, true, http.StatusBadRequest},
+		{"too large", http.MethodPost, "application/json", `{"apiVersion":"` + strings.Repeat("x", maxBody) + `"}`, true, http.StatusRequestEntityTooLarge},
+		{"before the first snapshot", http.MethodPost, "application/json", string(valid), false, http.StatusServiceUnavailable},
+		{"charset is fine", http.MethodPost, "application/json; charset=utf-8", string(valid), true, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := handlerWorld(Deny)
+			if !tc.synced {
+				h.Reviewer = NewReviewer(testOpts, nil)
+			}
+			req := httptest.NewRequest(tc.method, Path, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", tc.contentType)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Errorf("HTTP %d %q, want %d", rec.Code, rec.Body.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestTruncateAndWarnings(t *testing.T) {
+	if got := truncate("ééé", 5); got != "é…" {
+		t.Errorf("truncate = %q", got)
+	}
+	lines := make([]string, 30)
+	for i := range lines {
+		lines[i] = strings.Repeat("x", 2000)
+	}
+	w := warnings(lines)
+	if len(w) != maxWarnings+1 || !strings.Contains(w[maxWarnings], "10 more") || len(w[0]) > maxWarning {
+		t.Errorf("warnings: %d lines, last %q, first %d bytes", len(w), w[len(w)-1], len(w[0]))
+	}
+}
+
+// FuzzHandler: whatever arrives, the handler answers with a status it
+// documents, never panics, and a 200 always carries a review answering
+// the request's UID.
+func FuzzHandler(f *testing.F) {
+	f.Add(reviewBody(f, admissionv1.Create, ingressKind, mkIngress("ns1", "new", 1, map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/$1"},
+		rule("a.test", path("/(.*)", "ImplementationSpecific", "svc-0")))))
+	f.Add(reviewBody(f, admissionv1.Update, ingressKind, mkIngress("ns1", "older", 1, nil, rule("taken.test", path("/", "Prefix", "svc-0")))))
+	f.Add(reviewBody(f, admissionv1.Create, ingressKind, map[string]any{"spec": map[string]any{"rules": "x"}}))
+	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"networking.k8s.io","version":"v1","kind":"Ingress"},"operation":"CREATE","object":null}}`))
+	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE","object":{"metadata":{"annotations":{"nginx.ingress.kubernetes.io/server-snippet":"}\nserver {"}}}}}`))
+	f.Add([]byte("null"))
+	h := handlerWorld(Deny)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec := post(h, body, "application/json")
+		switch rec.Code {
+		case http.StatusOK:
+			var out admissionv1.AdmissionReview
+			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
+				t.Fatalf("200 without a review: %q", rec.Body.String())
+			}
+			var in admissionv1.AdmissionReview
+			if json.Unmarshal(body, &in) == nil && in.Request != nil && out.Response.UID != in.Request.UID {
+				t.Fatalf("answer UID %q, request UID %q", out.Response.UID, in.Request.UID)
+			}
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		default:
+			t.Fatalf("HTTP %d %q", rec.Code, rec.Body.String())
+		}
+	})
+}

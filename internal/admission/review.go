@@ -1,0 +1,374 @@
+// Package admission provides the validating admission webhook: it answers
+// "would this Ingress raise a Problem?" before the object is stored, with
+// the Problems the controller itself would report.
+//
+// A review never runs nginx, never writes a file and never loads anything:
+// it runs the pure model (build.Build) on a small snapshot made of the
+// object under review and the objects it can interact with, looked up in
+// indexes of the controller's current snapshot. The interactions are
+// exactly the ones the model has across objects: a host (its claims, its
+// server-level annotations, use-regex, canaries), its www twin and server
+// aliases, the catch-all server of default backends, and the Services
+// whose balancing several Ingresses set. Everything else a review needs —
+// Services, EndpointSlices, Secrets, ConfigMaps — is looked up by the
+// names the objects use. So a review costs the same with ten Ingresses in
+// the cluster as with ten thousand.
+package admission
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// Fetcher reads, straight from the API, the ConfigMaps and Secrets an
+// Ingress's annotations name when the snapshot does not hold them yet
+// (the kube source caches a referenced object only once a stored Ingress
+// names it).
+type Fetcher interface {
+	Referenced(ctx context.Context, ing *networkingv1.Ingress) ([]*corev1.ConfigMap, []*corev1.Secret, error)
+}
+
+// Reviewer checks Ingresses against the current snapshot.
+type Reviewer struct {
+	opts    build.Options
+	fetcher Fetcher
+	now     func() time.Time
+	current atomic.Pointer[index]
+}
+
+// NewReviewer returns a Reviewer that builds with opts; fetcher may be nil.
+func NewReviewer(opts build.Options, fetcher Fetcher) *Reviewer {
+	if opts.AnnotationsPrefix == "" {
+		opts.AnnotationsPrefix = annotations.DefaultPrefix
+	}
+	return &Reviewer{opts: opts, fetcher: fetcher, now: time.Now}
+}
+
+// Update indexes a new snapshot; reviews use it from then on. The
+// controller calls it after every sync, with the snapshot it built.
+func (r *Reviewer) Update(snap *source.Snapshot) {
+	r.current.Store(newIndex(snap, r.opts))
+}
+
+// Synced reports whether a snapshot was indexed: before that, a review
+// would miss every collision.
+func (r *Reviewer) Synced() bool { return r.current.Load() != nil }
+
+// ErrNotSynced is returned by Review before the first snapshot.
+var ErrNotSynced = fmt.Errorf("the controller has not read the cluster yet")
+
+// Review returns the Problems ing would raise, in the context of the
+// current snapshot where it replaces any Ingress of the same namespace and
+// name. ours is false when the Ingress belongs to another controller (then
+// there is nothing to check). Problems of other objects are not returned.
+func (r *Reviewer) Review(ctx context.Context, ing *networkingv1.Ingress) (problems []model.Problem, ours bool, err error) {
+	idx := r.current.Load()
+	if idx == nil {
+		return nil, false, ErrNotSynced
+	}
+	if !idx.classes.IsOurs(ing) {
+		return nil, false, nil
+	}
+	cand := ing.DeepCopy()
+	// A created object has its UID and creation time by the time
+	// validating webhooks see it; these fallbacks only matter to callers
+	// that review an object never submitted.
+	if cand.CreationTimestamp.IsZero() {
+		cand.CreationTimestamp = metav1.NewTime(r.now())
+	}
+	if cand.UID == "" {
+		cand.UID = types.UID("admission-review")
+	}
+	snap := idx.context(cand)
+	if r.fetcher != nil {
+		cms, secrets, err := r.fetcher.Referenced(ctx, cand)
+		if err != nil {
+			return nil, true, err
+		}
+		snap.ConfigMaps = addMissing(snap.ConfigMaps, cms)
+		snap.Secrets = addMissing(snap.Secrets, secrets)
+	}
+	_, all := build.Build(snap, r.opts)
+	for _, p := range all {
+		if p.Object.Kind == "Ingress" && p.Object.Namespace == cand.Namespace && p.Object.Name == cand.Name {
+			problems = append(problems, p)
+		}
+	}
+	return problems, true, nil
+}
+
+// addMissing appends the objects of more that have no namesake in have.
+func addMissing[T metav1.Object](have, more []T) []T {
+	for _, m := range more {
+		found := false
+		for _, h := range have {
+			if h.GetNamespace() == m.GetNamespace() && h.GetName() == m.GetName() {
+				found = true
+				break
+			}
+		}
+		if !found {
+			have = append(have, m)
+		}
+	}
+	return have
+}
+
+// index holds a snapshot's objects by the keys a review looks them up by.
+type index struct {
+	snap    *source.Snapshot
+	opts    build.Options
+	classes *ingress.ClassFilter
+	// byHost: Ingresses by every host their rules name ("" for rules
+	// without a host and for spec.defaultBackend).
+	byHost map[string][]*networkingv1.Ingress
+	// byName: Ingresses by every server name they add to a host: their
+	// server aliases and the www twins of their hosts.
+	byName map[string][]*networkingv1.Ingress
+	// all are the Ingresses of ours.
+	all []*networkingv1.Ingress
+	// byService: Ingresses by "namespace/service" of every Service they
+	// send traffic to.
+	byService map[string][]*networkingv1.Ingress
+	services  map[string]*corev1.Service
+	slices    map[string][]*discoveryv1.EndpointSlice // by "namespace/service"
+	secrets   map[string]*corev1.Secret
+	maps      map[string]*corev1.ConfigMap
+}
+
+func newIndex(snap *source.Snapshot, opts build.Options) *index {
+	x := &index{
+		snap:      snap,
+		opts:      opts,
+		classes:   ingress.NewClassFilter(opts.Class, snap.IngressClasses),
+		byHost:    map[string][]*networkingv1.Ingress{},
+		byService: map[string][]*networkingv1.Ingress{},
+		byName:    map[string][]*networkingv1.Ingress{},
+		services:  make(map[string]*corev1.Service, len(snap.Services)),
+		slices:    make(map[string][]*discoveryv1.EndpointSlice, len(snap.Services)),
+		secrets:   make(map[string]*corev1.Secret, len(snap.Secrets)),
+		maps:      make(map[string]*corev1.ConfigMap, len(snap.ConfigMaps)),
+	}
+	for _, ing := range snap.Ingresses {
+		if !x.classes.IsOurs(ing) {
+			continue
+		}
+		x.all = append(x.all, ing)
+		for h := range ownHosts(ing) {
+			x.byHost[h] = append(x.byHost[h], ing)
+		}
+		for s := range x.servicesOf(ing) {
+			x.byService[s] = append(x.byService[s], ing)
+		}
+		for n := range x.names(ing) {
+			x.byName[n] = append(x.byName[n], ing)
+		}
+	}
+	for _, s := range snap.Services {
+		x.services[s.Namespace+"/"+s.Name] = s
+	}
+	for _, s := range snap.EndpointSlices {
+		if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" {
+			k := s.Namespace + "/" + svc
+			x.slices[k] = append(x.slices[k], s)
+		}
+	}
+	for _, s := range snap.Secrets {
+		x.secrets[s.Namespace+"/"+s.Name] = s
+	}
+	for _, c := range snap.ConfigMaps {
+		x.maps[c.Namespace+"/"+c.Name] = c
+	}
+	return x
+}
+
+// ownHosts are the hosts an Ingress's rules claim.
+func ownHosts(ing *networkingv1.Ingress) map[string]bool {
+	hosts := map[string]bool{}
+	if ing.Spec.DefaultBackend != nil {
+		hosts[""] = true
+	}
+	for _, r := range ing.Spec.Rules {
+		hosts[strings.ToLower(r.Host)] = true
+	}
+	return hosts
+}
+
+// names are the server names an Ingress can add to its hosts: the www
+// twins of its hosts and its server aliases.
+func (x *index) names(ing *networkingv1.Ingress) map[string]bool {
+	out := map[string]bool{}
+	for h := range ownHosts(ing) {
+		if h == "" {
+			continue
+		}
+		if t, ok := strings.CutPrefix(h, "www."); ok {
+			out[t] = true
+		} else {
+			out["www."+h] = true
+		}
+	}
+	if v, ok := ing.Annotations[x.opts.AnnotationsPrefix+"/server-alias"]; ok {
+		for _, a := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+			out[strings.ToLower(a)] = true
+		}
+	}
+	return out
+}
+
+// servicesOf are the "namespace/name" of the Services an Ingress names:
+// its backends and its default-backend annotation.
+func (x *index) servicesOf(ing *networkingv1.Ingress) map[string]bool {
+	out := map[string]bool{}
+	add := func(b *networkingv1.IngressBackend) {
+		if b != nil && b.Service != nil {
+			out[ing.Namespace+"/"+b.Service.Name] = true
+		}
+	}
+	add(ing.Spec.DefaultBackend)
+	for _, r := range ing.Spec.Rules {
+		if r.HTTP == nil {
+			continue
+		}
+		for i := range r.HTTP.Paths {
+			add(&r.HTTP.Paths[i].Backend)
+		}
+	}
+	if v := ing.Annotations[x.opts.AnnotationsPrefix+"/default-backend"]; v != "" {
+		name, _, _ := strings.Cut(v, ":")
+		out[ing.Namespace+"/"+name] = true
+	}
+	return out
+}
+
+// context is the snapshot a review builds: cand, the Ingresses it can
+// interact with (minus its own stored version), and the objects they all
+// name.
+func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
+	snap := &source.Snapshot{IngressClasses: x.snap.IngressClasses}
+	seen := map[*networkingv1.Ingress]bool{}
+	add := func(ing *networkingv1.Ingress) {
+		if seen[ing] || (ing.Namespace == cand.Namespace && ing.Name == cand.Name) {
+			return
+		}
+		seen[ing] = true
+		snap.Ingresses = append(snap.Ingresses, ing)
+	}
+	if slices.ContainsFunc(cand.Spec.Rules, func(r networkingv1.IngressRule) bool { return r.Host == "" }) {
+		// The paths of a rule without a host serve every host, where
+		// they meet every other path (in regex mode, as regexes): such an
+		// Ingress is checked against all of them. Real clusters have few.
+		for _, ing := range x.all {
+			add(ing)
+		}
+	}
+	// Ingresses with rules without a host (or a defaultBackend) meet
+	// every other: their paths serve every host.
+	for _, ing := range x.byHost[""] {
+		add(ing)
+	}
+	// The first ring: what the candidate meets directly. Its hosts (claims,
+	// server-level annotations, regex mode, canaries), the names it adds
+	// (a host of that name, an Ingress adding the same name), the Services
+	// it sends to (their balancing is set once).
+	var ring []*networkingv1.Ingress
+	meet := func(l []*networkingv1.Ingress) {
+		for _, ing := range l {
+			if !seen[ing] {
+				ring = append(ring, ing)
+			}
+			add(ing)
+		}
+	}
+	for h := range ownHosts(cand) {
+		meet(x.byHost[h])
+	}
+	for n := range x.names(cand) {
+		meet(x.byHost[n])
+		meet(x.byName[n])
+	}
+	for s := range x.servicesOf(cand) {
+		meet(x.byService[s])
+	}
+	// The second ring: whether an Ingress of the first ring wins its
+	// claims and its server-level annotations (and so sets a balancing, or
+	// adds a name) depends on the Ingresses of its own hosts; their
+	// claims, in turn, depend on nothing further.
+	for _, ing := range ring {
+		for h := range ownHosts(ing) {
+			for _, other := range x.byHost[h] {
+				add(other)
+			}
+		}
+	}
+	snap.Ingresses = append(snap.Ingresses, cand)
+
+	services := map[string]bool{}
+	secrets := map[string]bool{}
+	maps := map[string]bool{}
+	// Names in annotation values are "name" in the Ingress's namespace or
+	// "namespace/name"; looking both up costs nothing and misses nothing.
+	names := func(ns, v string, into ...map[string]bool) {
+		for _, m := range into {
+			m[ns+"/"+v] = true
+			m[v] = true
+		}
+	}
+	for _, ing := range snap.Ingresses {
+		for s := range x.servicesOf(ing) {
+			services[s] = true
+		}
+		for _, t := range ing.Spec.TLS {
+			secrets[ing.Namespace+"/"+t.SecretName] = true
+		}
+		for _, v := range ing.Annotations {
+			names(ing.Namespace, v, secrets, maps)
+		}
+	}
+	maps[x.opts.ConfigMap] = true
+	if cm := x.maps[x.opts.ConfigMap]; cm != nil {
+		for _, v := range cm.Data {
+			names(cm.Namespace, v, secrets, maps)
+		}
+	}
+	if d := x.opts.DefaultBackendService; d != "" {
+		name, _, _ := strings.Cut(d, ":")
+		services[name] = true
+	}
+	if d := x.opts.DefaultSSLCertificate; d != "" {
+		secrets[d] = true
+	}
+	for k := range services {
+		if s := x.services[k]; s != nil {
+			snap.Services = append(snap.Services, s)
+			snap.EndpointSlices = append(snap.EndpointSlices, x.slices[k]...)
+		}
+	}
+	for k := range secrets {
+		if s := x.secrets[k]; s != nil {
+			snap.Secrets = append(snap.Secrets, s)
+		}
+	}
+	for k := range maps {
+		if c := x.maps[k]; c != nil {
+			snap.ConfigMaps = append(snap.ConfigMaps, c)
+		}
+	}
+	return snap
+}

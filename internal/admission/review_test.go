@@ -1,0 +1,268 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+)
+
+var testOpts = build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+	ConfigMap: "causeway/config", HeadersMoreAvailable: true, LuaAvailable: true}
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+const prefix = "nginx.ingress.kubernetes.io/"
+
+func mkIngress(ns, name string, age int, ann map[string]string, rules ...networkingv1.IngressRule) *networkingv1.Ingress {
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name), Annotations: ann,
+			CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(age) * time.Second))},
+		Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("causeway"), Rules: rules},
+	}
+}
+
+func rule(host string, paths ...networkingv1.HTTPIngressPath) networkingv1.IngressRule {
+	return networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{
+		HTTP: &networkingv1.HTTPIngressRuleValue{Paths: paths}}}
+}
+
+func path(p, typ, svc string) networkingv1.HTTPIngressPath {
+	pt := networkingv1.PathType(typ)
+	return networkingv1.HTTPIngressPath{Path: p, PathType: &pt, Backend: networkingv1.IngressBackend{
+		Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}}}}
+}
+
+func service(ns, name string) (*corev1.Service, *discoveryv1.EndpointSlice) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}}
+	es := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(8080)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+	}
+	return svc, es
+}
+
+// annotationPool holds annotations that interact across Ingresses
+// (server-level settings, regex mode, canaries, balancing, aliases) and a
+// few that are wrong on their own.
+var annotationPool = []map[string]string{
+	{prefix + "use-regex": "true"},
+	{prefix + "rewrite-target": "/$1"},
+	{prefix + "server-alias": "b.test"},
+	{prefix + "server-alias": "www.c.test"},
+	{prefix + "from-to-www-redirect": "true"},
+	{prefix + "ssl-redirect": "false"},
+	{prefix + "ssl-redirect": "true"},
+	{prefix + "app-root": "/app"},
+	{prefix + "load-balance": "ewma"},
+	{prefix + "load-balance": "round_robin"},
+	{prefix + "upstream-hash-by": "$request_uri"},
+	{prefix + "affinity": "cookie"},
+	{prefix + "canary": "true", prefix + "canary-weight": "30"},
+	{prefix + "canary": "true", prefix + "canary-by-header": "X-Canary"},
+	{prefix + "proxy-body-size": "not-a-size"},
+	{prefix + "no-such-annotation": "1"},
+	{prefix + "auth-type": "basic", prefix + "auth-secret": "htpasswd"},
+	{prefix + "auth-type": "basic", prefix + "auth-secret": "missing"},
+	{prefix + "custom-headers": "headers"},
+	{prefix + "whitelist-source-range": "10.0.0.0/8"},
+	{prefix + "default-backend": "svc-3"},
+	{prefix + "custom-http-errors": "404,503"},
+	{prefix + "permanent-redirect": "https://example.test/"},
+	{prefix + "proxy-ssl-secret": "tls-a"},
+	{},
+	{},
+}
+
+// randomWorld is a snapshot of up to 14 Ingresses over few hosts, paths
+// and Services, so that they collide often.
+func randomWorld(rng *rand.Rand) *source.Snapshot {
+	snap := &source.Snapshot{}
+	namespaces := []string{"ns1", "ns2"}
+	for _, ns := range namespaces {
+		for i := range 4 {
+			svc, es := service(ns, fmt.Sprintf("svc-%d", i))
+			snap.Services = append(snap.Services, svc)
+			snap.EndpointSlices = append(snap.EndpointSlices, es)
+		}
+		snap.Secrets = append(snap.Secrets,
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "htpasswd"}, Data: map[string][]byte{"auth": []byte("u:{SHA}UWuXg/ylF+7L0dBk2i0WUxCxl1k=\n")}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tls-a"}, Type: corev1.SecretTypeTLS,
+				Data: map[string][]byte{"tls.crt": []byte("not a cert"), "tls.key": []byte("x")}})
+		snap.ConfigMaps = append(snap.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "headers"},
+			Data: map[string]string{"X-A": "1"}})
+	}
+	snap.ConfigMaps = append(snap.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config"},
+		Data: map[string]string{"global-allowed-response-headers": "X-A"}})
+	hosts := []string{"a.test", "www.a.test", "b.test", "c.test", "www.c.test", ""}
+	paths := []string{"/", "/a", "/a/b", "/(x)", "/a(/|$)(.*)"}
+	types := []string{"Prefix", "Exact", "ImplementationSpecific"}
+	n := 2 + rng.IntN(13)
+	for i := range n {
+		ns := namespaces[rng.IntN(len(namespaces))]
+		ann := map[string]string{}
+		for range rng.IntN(3) {
+			for k, v := range annotationPool[rng.IntN(len(annotationPool))] {
+				ann[k] = v
+			}
+		}
+		var rules []networkingv1.IngressRule
+		for range 1 + rng.IntN(2) {
+			var ps []networkingv1.HTTPIngressPath
+			for range 1 + rng.IntN(2) {
+				ps = append(ps, path(paths[rng.IntN(len(paths))], types[rng.IntN(len(types))], fmt.Sprintf("svc-%d", rng.IntN(4))))
+			}
+			rules = append(rules, rule(hosts[rng.IntN(len(hosts))], ps...))
+		}
+		ing := mkIngress(ns, fmt.Sprintf("ing-%d", i), rng.IntN(5), ann, rules...)
+		if rng.IntN(6) == 0 {
+			ing.Spec.DefaultBackend = &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: "svc-0", Port: networkingv1.ServiceBackendPort{Number: 80}}}
+		}
+		if rng.IntN(5) == 0 {
+			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{rules[0].Host}, SecretName: "tls-a"}}
+		}
+		snap.Ingresses = append(snap.Ingresses, ing)
+	}
+	return snap
+}
+
+func problemStrings(ps []model.Problem, ns, name string) []string {
+	var out []string
+	for _, p := range ps {
+		if p.Object.Kind == "Ingress" && p.Object.Namespace == ns && p.Object.Name == name {
+			out = append(out, p.Reason+": "+p.Message)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestReviewIsTheFullBuild is the webhook's specification: for every
+// Ingress of a random world, a review in the context of the world answers
+// exactly the Problems a full Build reports for that Ingress.
+func TestReviewIsTheFullBuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	worlds, checked, withProblems := 400, 0, 0
+	for w := range worlds {
+		snap := randomWorld(rng)
+		_, all := build.Build(snap, testOpts)
+		r := NewReviewer(testOpts, nil)
+		r.Update(snap)
+		for _, ing := range snap.Ingresses {
+			want := problemStrings(all, ing.Namespace, ing.Name)
+			got, ours, err := r.Review(context.Background(), ing)
+			if err != nil || !ours {
+				t.Fatalf("world %d %s/%s: ours %v, err %v", w, ing.Namespace, ing.Name, ours, err)
+			}
+			checked++
+			if len(want) > 0 {
+				withProblems++
+			}
+			if g := problemStrings(got, ing.Namespace, ing.Name); !slices.Equal(g, want) {
+				t.Errorf("world %d, %s/%s:\n review %q\n build  %q", w, ing.Namespace, ing.Name, g, want)
+			}
+		}
+	}
+	// The world must be hostile enough for the equality to mean something.
+	if withProblems < checked/4 {
+		t.Errorf("only %d of %d Ingresses had Problems: the random world collides too little", withProblems, checked)
+	}
+	t.Logf("%d Ingresses in %d worlds, %d with Problems", checked, worlds, withProblems)
+}
+
+func TestReviewContext(t *testing.T) {
+	svc, es := service("ns1", "svc-0")
+	older := mkIngress("ns1", "older", 0, nil, rule("a.test", path("/", "Prefix", "svc-0")))
+	other := mkIngress("ns1", "other", 0, nil, rule("z.test", path("/", "Prefix", "svc-9")))
+	foreign := mkIngress("ns1", "foreign", 0, nil, rule("a.test", path("/", "Prefix", "svc-0")))
+	foreign.Spec.IngressClassName = ptr.To("other")
+	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{older, other, foreign},
+		Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{es}}
+	r := NewReviewer(testOpts, nil)
+	if _, _, err := r.Review(context.Background(), older); err != ErrNotSynced {
+		t.Fatalf("before the first snapshot: err %v, want ErrNotSynced", err)
+	}
+	r.Update(snap)
+	for _, tc := range []struct {
+		name     string
+		ing      *networkingv1.Ingress
+		ours     bool
+		problems []string // reasons
+	}{
+		{"new Ingress on a free host", mkIngress("ns1", "new", 5, nil, rule("b.test", path("/", "Prefix", "svc-0"))), true, nil},
+		{"new Ingress claiming a taken path", mkIngress("ns1", "new", 5, nil, rule("a.test", path("/", "Prefix", "svc-0"))), true, []string{model.ReasonCollision}},
+		{"a created object without a timestamp is the newest", func() *networkingv1.Ingress {
+			i := mkIngress("ns1", "new", 0, nil, rule("a.test", path("/", "Prefix", "svc-0")))
+			i.CreationTimestamp, i.UID = metav1.Time{}, ""
+			return i
+		}(), true, []string{model.ReasonCollision}},
+		{"an update of the claim's owner does not collide with itself", older, true, nil},
+		{"another class is not ours", foreign, false, nil},
+		{"a missing Service", mkIngress("ns1", "new", 5, nil, rule("b.test", path("/", "Prefix", "nope"))), true, []string{model.ReasonMissingService}},
+		{"an unknown annotation", mkIngress("ns1", "new", 5, map[string]string{prefix + "bogus": "x"}, rule("b.test", path("/", "Prefix", "svc-0"))), true,
+			[]string{model.ReasonUnknownAnnotation}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, ours, err := r.Review(context.Background(), tc.ing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reasons []string
+			for _, p := range ps {
+				reasons = append(reasons, p.Reason)
+			}
+			if ours != tc.ours || !slices.Equal(reasons, tc.problems) {
+				t.Errorf("ours %v, reasons %v (%v); want %v, %v", ours, reasons, ps, tc.ours, tc.problems)
+			}
+		})
+	}
+}
+
+type fakeFetcher struct{ secrets []*corev1.Secret }
+
+func (f fakeFetcher) Referenced(context.Context, *networkingv1.Ingress) ([]*corev1.ConfigMap, []*corev1.Secret, error) {
+	return nil, f.secrets, nil
+}
+
+// TestReviewFetchesReferences: a Secret no stored Ingress names yet is not
+// in the snapshot; the review reads it rather than call it missing.
+func TestReviewFetchesReferences(t *testing.T) {
+	svc, es := service("ns1", "svc-0")
+	snap := &source.Snapshot{Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{es}}
+	ing := mkIngress("ns1", "new", 0, map[string]string{prefix + "auth-type": "basic", prefix + "auth-secret": "pw"},
+		rule("a.test", path("/", "Prefix", "svc-0")))
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "pw"}, Data: map[string][]byte{"auth": []byte("u:{SHA}UWuXg/ylF+7L0dBk2i0WUxCxl1k=\n")}}
+	for _, tc := range []struct {
+		name    string
+		fetcher Fetcher
+		want    int
+	}{
+		{"without a fetcher the Secret is missing", nil, 1},
+		{"with one it is read", fakeFetcher{[]*corev1.Secret{secret}}, 0},
+	} {
+		r := NewReviewer(testOpts, tc.fetcher)
+		r.Update(snap)
+		ps, _, err := r.Review(context.Background(), ing)
+		if err != nil || len(ps) != tc.want {
+			t.Errorf("%s: problems %v, err %v; want %d problems", tc.name, ps, err, tc.want)
+		}
+	}
+}
