@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -473,4 +474,50 @@ func (r *refs) lists() (configMaps []*corev1.ConfigMap, secrets []*corev1.Secret
 func trimReferenced(obj any) (any, error) {
 	trimMeta(obj)
 	return obj, nil
+}
+
+// Referenced lists, straight from the API, the ConfigMaps and Secrets the
+// annotations of ing name that no cached Ingress references yet, so that
+// the admission webhook sees what the controller will see once ing is
+// stored. Like the informers, it lists by name (RBAC needs no get), in the
+// Ingress's namespace only, and only in watched namespaces.
+func (s *Source) Referenced(ctx context.Context, ing *networkingv1.Ingress) ([]*corev1.ConfigMap, []*corev1.Secret, error) {
+	var cms []*corev1.ConfigMap
+	var secrets []*corev1.Secret
+	r := s.refs
+	for k, st := range r.wanted(ing.Namespace, ing.Annotations) {
+		if st != refWanted {
+			continue
+		}
+		r.mu.Lock()
+		ri := r.active[k]
+		r.mu.Unlock()
+		if ri != nil && ri.inf.HasSynced() {
+			continue // in the snapshot already
+		}
+		opts := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", k.name).String()}
+		switch k.kind {
+		case kindConfigMap:
+			l, err := r.client.CoreV1().ConfigMaps(k.namespace).List(ctx, opts)
+			if err != nil {
+				return nil, nil, fmt.Errorf("list %s: %w", k, err)
+			}
+			for i := range l.Items {
+				if l.Items[i].Name == k.name {
+					cms = append(cms, &l.Items[i])
+				}
+			}
+		case kindSecret:
+			l, err := r.client.CoreV1().Secrets(k.namespace).List(ctx, opts)
+			if err != nil {
+				return nil, nil, fmt.Errorf("list %s: %w", k, err)
+			}
+			for i := range l.Items {
+				if l.Items[i].Name == k.name {
+					secrets = append(secrets, &l.Items[i])
+				}
+			}
+		}
+	}
+	return cms, secrets, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -695,4 +696,39 @@ func TestControllerConfigMapReferences(t *testing.T) {
 	waitSignal(t, s, "the references dropped", func(snap *source.Snapshot) bool {
 		return findConfigMap(snap, "other", "set") == nil && findSecret(snap, "causeway", "dh") == nil && findConfigMap(snap, "causeway", "add") != nil
 	})
+}
+
+// TestReferencedForAdmission: the webhook reads what an Ingress not yet
+// stored names, by name and in its namespace only; objects already cached
+// are not read again.
+func TestReferencedForAdmission(t *testing.T) {
+	api := newFakeAPI(t,
+		configMap("app", "headers", nil),
+		configMap("app", "cached", nil),
+		configMap("other", "headers", nil),
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "users"}, Data: map[string][]byte{"auth": []byte("u:p")}},
+		ingress("app", "stored", map[string]string{nginx + "custom-headers": "cached"}),
+	)
+	s, _ := startSource(t, api, Options{Namespaces: []string{"app"}})
+	eventually(t, "the cached reference", func() bool { return findConfigMap(s.Snapshot(), "app", "cached") != nil })
+	before := len(api.recorded())
+	cms, secrets, err := s.Referenced(t.Context(), ingress("app", "new", map[string]string{
+		nginx + "custom-headers":         "headers",
+		nginx + "auth-proxy-set-headers": "cached",
+		nginx + "auth-secret":            "users",
+		nginx + "proxy-ssl-secret":       "other/secret",
+		nginx + "auth-tls-secret":        "missing",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cms) != 1 || cms[0].Name != "headers" || cms[0].Namespace != "app" || len(secrets) != 1 || secrets[0].Name != "users" {
+		t.Errorf("Referenced = %v, %v; want ConfigMap app/headers and Secret app/users", cms, secrets)
+	}
+	lists := api.recorded()[before:]
+	want := []string{"list configmaps app metadata.name=headers", "list secrets app metadata.name=missing", "list secrets app metadata.name=users"}
+	slices.Sort(lists)
+	if !slices.Equal(lists, want) {
+		t.Errorf("requests %q, want %q", lists, want)
+	}
 }
