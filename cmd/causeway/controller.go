@@ -71,6 +71,7 @@ type controllerFlags struct {
 	defaultSSLCert    string
 	kube              kubeFlags
 	metrics           requestMetricsFlags
+	webhook           webhookFlags
 }
 
 func newControllerCommand() *cobra.Command {
@@ -113,6 +114,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.defaultSSLCert, "default-ssl-certificate", "", "NAMESPACE/NAME of a kubernetes.io/tls Secret presented for unknown server names and hosts without a certificate of their own, instead of the self-generated one")
 	f.kube.register(fl)
 	f.metrics.register(fl)
+	f.webhook.register(fl)
 	return cmd
 }
 
@@ -157,6 +159,9 @@ func (f *controllerFlags) validate() error {
 		return fmt.Errorf("--lua-package-path %q: %w", f.luaPackagePath, err)
 	}
 	if err := f.kube.validate(); err != nil {
+		return err
+	}
+	if err := f.webhook.validate(f.manifests); err != nil {
 		return err
 	}
 	switch f.dataplane {
@@ -266,24 +271,32 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	if err != nil {
 		return err
 	}
+	modelOpts := build.Options{
+		Class:                 ingress.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+		ConfigMap:             f.configMap,
+		AnnotationsPrefix:     f.annotationsPrefix,
+		DefaultBackendService: f.defaultBackend,
+		DefaultSSLCertificate: f.defaultSSLCert,
+		BrotliAvailable:       params.BrotliModule != "",
+		HeadersMoreAvailable:  params.HeadersMoreModule != "",
+		LuaAvailable:          params.Dynamic != nil,
+	}
+	wh, err := newWebhook(f, modelOpts, src, log, met.Registry)
+	if err != nil {
+		return err
+	}
 	ctl := controller.New(controller.Options{
-		Source:  src,
-		Applier: mgr,
-		Model: build.Options{
-			Class:                 ingress.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
-			ConfigMap:             f.configMap,
-			AnnotationsPrefix:     f.annotationsPrefix,
-			DefaultBackendService: f.defaultBackend,
-			DefaultSSLCertificate: f.defaultSSLCert,
-			BrotliAvailable:       params.BrotliModule != "",
-			HeadersMoreAvailable:  params.HeadersMoreModule != "",
-			LuaAvailable:          params.Dynamic != nil,
+		Source:   src,
+		Applier:  mgr,
+		Model:    modelOpts,
+		Render:   params,
+		Log:      log,
+		Metrics:  met,
+		Requests: requests,
+		OnSync: func(res controller.SyncResult) {
+			wh.update(res.Snapshot)
+			reporter.onSync(res)
 		},
-		Render:    params,
-		Log:       log,
-		Metrics:   met,
-		Requests:  requests,
-		OnSync:    reporter.onSync,
 		Dynamic:   pusher,
 		Restarted: mgr.Respawned,
 		Health:    mgr.Health,
@@ -295,7 +308,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		{Addr: net.JoinHostPort("", strconv.Itoa(f.healthPort)), Handler: ctl.HealthHandler(), ReadHeaderTimeout: 5 * time.Second},
 		{Addr: net.JoinHostPort("", strconv.Itoa(f.metricsPort)), Handler: metricsHandler(met), ReadHeaderTimeout: 5 * time.Second},
 	}
-	errc := make(chan error, 4)
+	errc := make(chan error, 6)
 	for _, s := range servers {
 		ln, err := net.Listen("tcp", s.Addr)
 		if err != nil {
@@ -313,6 +326,9 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		}
 	}()
 	go mgr.Supervise(ctx)
+	if wh != nil {
+		wh.start(ctx, errc)
+	}
 	reporterDone := reporter.start(ctx)
 	go func() {
 		if err := ctl.Run(ctx); err != nil {
@@ -336,6 +352,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	for _, s := range servers {
 		s.Shutdown(shutdownCtx)
 	}
+	wh.shutdown(shutdownCtx)
 	<-reporterDone
 	log.Info("stopped")
 	return runErr
@@ -346,7 +363,17 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 		log.Info("serving manifests from a directory; no API server is contacted", "dir", f.manifests)
 		return files.New(f.manifests, log.With("component", "files")), nil
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	client, err := kubeClient(f.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kube.New(kube.Options{Client: client, Namespaces: f.watchNamespaces, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix, Log: log.With("component", "kube")})
+}
+
+// kubeClient is a client of the API server that kubeconfig (or the
+// in-cluster configuration) names.
+func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client config: %w", err)
 	}
@@ -355,7 +382,7 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	return kube.New(kube.Options{Client: client, Namespaces: f.watchNamespaces, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix, Log: log.With("component", "kube")})
+	return client, nil
 }
 
 func metricsHandler(m *metrics.Metrics) http.Handler {

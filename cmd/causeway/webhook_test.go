@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestWebhookFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		flags     webhookFlags
+		manifests string
+		err       string // "" for valid
+	}{
+		{name: "off", flags: webhookFlags{mode: "deny"}},
+		{name: "generated certificate", flags: webhookFlags{address: ":8444", configuration: "causeway-admission", mode: "deny"}},
+		{name: "warn mode", flags: webhookFlags{address: "127.0.0.1:8444", configuration: "c", mode: "warn"}},
+		{name: "certificate files, with manifests", flags: webhookFlags{address: ":8444", certFile: "c.pem", keyFile: "k.pem", mode: "deny"}, manifests: "dir"},
+		{name: "no port", flags: webhookFlags{address: "127.0.0.1", configuration: "c", mode: "deny"}, err: "HOST:PORT"},
+		{name: "unknown mode", flags: webhookFlags{address: ":8444", configuration: "c", mode: "audit"}, err: "want deny or warn"},
+		{name: "certificate without key", flags: webhookFlags{address: ":8444", certFile: "c.pem", mode: "deny"}, err: "go together"},
+		{name: "neither certificate source", flags: webhookFlags{address: ":8444", mode: "deny"}, err: "needs --validating-webhook-configuration"},
+		{name: "both certificate sources", flags: webhookFlags{address: ":8444", configuration: "c", certFile: "c.pem", keyFile: "k.pem", mode: "deny"},
+			err: "yours to set"},
+		{name: "a configuration without the API", flags: webhookFlags{address: ":8444", configuration: "c", mode: "deny"}, manifests: "dir",
+			err: "needs the API server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.flags.validate(tc.manifests)
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("error %v, want one with %q", err, tc.err)
+			}
+		})
+	}
+}
