@@ -57,21 +57,33 @@ var chartValueSets = []struct {
 	sets []string
 	// wantArgs are controller flags the Deployment must pass; wantKinds
 	// and noKinds the kinds rendered or not.
-	wantArgs         []string
+	wantArgs, noArgs []string
 	wantKinds        []string
 	noKinds          []string
+	// wantText and noText are looked for in the whole rendering.
+	wantText, noText []string
 	serviceMonitored bool
 }{
-	{name: "defaults", wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true"},
-		wantKinds: []string{"Deployment", "Service", "ConfigMap", "IngressClass", "ClusterRole", "Role", "ServiceAccount", "PodDisruptionBudget"}},
+	{name: "defaults", wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true",
+		"--validating-webhook-address=:8444", "--validating-webhook-configuration=causeway-admission", "--validating-webhook-mode=deny"},
+		wantKinds: []string{"Deployment", "Service", "ConfigMap", "IngressClass", "ClusterRole", "Role", "ServiceAccount", "PodDisruptionBudget",
+			"ValidatingWebhookConfiguration"}},
+	{name: "webhook in warn mode, failing open, for labelled namespaces",
+		sets: []string{"controller.admissionWebhooks.mode=warn", "controller.admissionWebhooks.failurePolicy=Ignore",
+			"controller.admissionWebhooks.namespaceSelector.matchLabels.team=shop", "controller.admissionWebhooks.port=9443"},
+		wantArgs:  []string{"--validating-webhook-mode=warn", "--validating-webhook-address=:9443"},
+		wantKinds: []string{"ValidatingWebhookConfiguration"}, wantText: []string{"failurePolicy: Ignore", "team: shop"}},
+	{name: "webhook off", sets: []string{"controller.admissionWebhooks.enabled=false"},
+		noArgs: []string{"--validating-webhook-address=:8444"}, noKinds: []string{"ValidatingWebhookConfiguration"},
+		noText: []string{"validatingwebhookconfigurations"}},
 	{name: "one replica, no PDB, ClusterIP, config and extra args",
 		sets: []string{"controller.replicaCount=1", "controller.service.type=ClusterIP", "controller.config.use-forwarded-headers=true",
 			"controller.config.proxy-body-size=8m", "controller.extraArgs.default-ssl-certificate=causeway-chart/wildcard",
 			"controller.extraArgs.watch-namespace=", "controller.watchIngressWithoutClass=true", "controller.ingressClassResource.default=true"},
 		wantArgs: []string{"--default-ssl-certificate=causeway-chart/wildcard", "--watch-namespace", "--watch-ingress-without-class=true"},
 		noKinds:  []string{"PodDisruptionBudget"}},
-	{name: "metrics off, no service, existing service account, no RBAC",
-		sets: []string{"controller.metrics.enabled=false", "controller.service.enabled=false", "rbac.create=false",
+	{name: "metrics off, no service, no webhook, existing service account, no RBAC",
+		sets: []string{"controller.metrics.enabled=false", "controller.service.enabled=false", "controller.admissionWebhooks.enabled=false", "rbac.create=false",
 			"serviceAccount.create=false", "serviceAccount.name=existing", "controller.ingressClassResource.enabled=false"},
 		wantArgs: []string{"--enable-metrics=false"},
 		noKinds:  []string{"Service", "ClusterRole", "Role", "ServiceAccount", "IngressClass"}},
@@ -141,6 +153,21 @@ func TestChart(t *testing.T) {
 			for _, want := range vs.wantArgs {
 				if !slices.Contains(c.Args, want) {
 					t.Errorf("controller args %v lack %s", c.Args, want)
+				}
+			}
+			for _, no := range vs.noArgs {
+				if slices.Contains(c.Args, no) {
+					t.Errorf("controller args %v hold %s", c.Args, no)
+				}
+			}
+			for _, w := range vs.wantText {
+				if !bytes.Contains(out, []byte(w)) {
+					t.Errorf("rendering lacks %q", w)
+				}
+			}
+			for _, w := range vs.noText {
+				if bytes.Contains(out, []byte(w)) {
+					t.Errorf("rendering holds %q", w)
 				}
 			}
 			if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {

@@ -218,6 +218,9 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			{"networking.k8s.io", "ingressclasses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses/status", "", "patch"}, // status writer's merge patch
+			// the webhook's own configuration: names for its certificate,
+			// and its CA kept in caBundle (webhookcert)
+			{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "causeway-admission", "get,list,update,watch"},
 		}},
 		{"Role", deployObject[*rbacv1.Role](t).Rules, []rule{
 			{"", "configmaps", "causeway", "list,watch"}, // ConfigMap informer, by name
