@@ -100,7 +100,7 @@ func TestHandlerAnswers(t *testing.T) {
 		{name: "a Service that does not exist yet is a warning", mode: Deny, op: admissionv1.Create, kind: ingressKind,
 			obj: newIngress(nil, "free.test", "later"), allowed: true, warnings: []string{"MissingService", "later"}},
 		{name: "a Secret that does not exist yet is a warning", mode: Deny, op: admissionv1.Create, kind: ingressKind,
-			obj: newIngress(map[string]string{"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "later"}, "free.test", "svc-0"),
+			obj:     newIngress(map[string]string{"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "later"}, "free.test", "svc-0"),
 			allowed: true, warnings: []string{"MissingSecret", "later"}},
 		{name: "another controller's Ingress", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: other, allowed: true},
 		{name: "a deletion is not reviewed", mode: Deny, op: admissionv1.Delete, kind: ingressKind, obj: newIngress(nil, "taken.test", "svc-0"), allowed: true},
