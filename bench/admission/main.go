@@ -57,7 +57,8 @@ func main() {
 		{"an update of a stored Ingress, 10 annotations (admitted)", newIngress("app-00042", host(42), "app-00042", annotations())},
 		{"a new Ingress on a taken host and path (collision, refused)", newIngress("thief", host(7), "app-00007", annotations())},
 		{"an unknown annotation (refused)", newIngress("typo", "typo.bench.test", "app-00001", withTypo())},
-		{"a rule without a host (meets every Ingress)", newIngress("catchall", "", "app-00001", annotations())},
+		{"a rule without a host (meets the Ingresses of regex hosts)", newIngress("catchall", "", "app-00001", plain())},
+		{"a rule without a host, with use-regex (meets every Ingress)", newIngress("catchall", "", "app-00001", annotations())},
 	}
 	fmt.Printf("Admission review latency, %d Ingresses in the snapshot (%d with host-less rules); indexing the snapshot took %s.\n\n",
 		*n, *hostless, indexed.Round(time.Millisecond))
@@ -67,7 +68,7 @@ func main() {
 		body := review(c.ing)
 		count := *reviews
 		if c.ing.Spec.Rules[0].Host == "" {
-			count = min(count, 20) // a full build each
+			count = min(count, 50) // many Ingresses each
 		}
 		var times []time.Duration
 		allowed := false
@@ -104,6 +105,14 @@ func annotations() map[string]string {
 		prefix + "x-forwarded-prefix": "/s"}
 }
 
+// plain are annotations() without those that turn regex mode on.
+func plain() map[string]string {
+	a := annotations()
+	delete(a, prefix+"rewrite-target")
+	delete(a, prefix+"use-regex")
+	return a
+}
+
 func withTypo() map[string]string {
 	a := annotations()
 	a[prefix+"rewrite-targt"] = "/"
@@ -115,24 +124,32 @@ func newIngress(name, host, svc string, ann map[string]string) *networkingv1.Ing
 		return networkingv1.HTTPIngressPath{Path: path, PathType: ptr.To(typ), Backend: networkingv1.IngressBackend{
 			Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}}}}
 	}
+	second := p("/s", networkingv1.PathTypePrefix)
+	if _, regex := ann[prefix+"rewrite-target"]; regex {
+		second = p("/s(/|$)(.*)", networkingv1.PathTypeImplementationSpecific)
+	}
 	return &networkingv1.Ingress{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name, UID: types.UID("uid-" + name), Annotations: ann},
 		Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("causeway"), Rules: []networkingv1.IngressRule{{Host: host,
 			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{
-				p("/", networkingv1.PathTypePrefix), p("/s(/|$)(.*)", networkingv1.PathTypeImplementationSpecific)}}}}}},
+				p("/", networkingv1.PathTypePrefix), second}}}}}},
 	}
 }
 
 // world is n Ingresses, each on its own host with its Service and
-// EndpointSlice, created a second apart; the first hostless also route a
-// path on every host.
+// EndpointSlice, created a second apart, one in ten using regex paths
+// (rewrite-target); the first hostless also route a path on every host.
 func world(n, hostless int) *source.Snapshot {
 	snap := &source.Snapshot{}
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
 		name := fmt.Sprintf("app-%05d", i)
-		ing := newIngress(name, host(i), name, annotations())
+		ann := plain()
+		if i%10 == 0 {
+			ann = annotations()
+		}
+		ing := newIngress(name, host(i), name, ann)
 		ing.CreationTimestamp = metav1.NewTime(epoch.Add(time.Duration(i) * time.Second))
 		if i < hostless {
 			extra := ing.Spec.Rules[0]

@@ -141,6 +141,9 @@ type index struct {
 	// byName: Ingresses by every server name they add to a host: their
 	// server aliases and the www twins of their hosts.
 	byName map[string][]*networkingv1.Ingress
+	// regexHosts are the hosts of Ingresses that may turn them to regex
+	// mode (they carry use-regex or rewrite-target, whatever the value).
+	regexHosts map[string]bool
 	// all are the Ingresses of ours.
 	all []*networkingv1.Ingress
 	// byService: Ingresses by "namespace/service" of every Service they
@@ -154,24 +157,29 @@ type index struct {
 
 func newIndex(snap *source.Snapshot, opts build.Options) *index {
 	x := &index{
-		snap:      snap,
-		opts:      opts,
-		classes:   ingress.NewClassFilter(opts.Class, snap.IngressClasses),
-		byHost:    map[string][]*networkingv1.Ingress{},
-		byService: map[string][]*networkingv1.Ingress{},
-		byName:    map[string][]*networkingv1.Ingress{},
-		services:  make(map[string]*corev1.Service, len(snap.Services)),
-		slices:    make(map[string][]*discoveryv1.EndpointSlice, len(snap.Services)),
-		secrets:   make(map[string]*corev1.Secret, len(snap.Secrets)),
-		maps:      make(map[string]*corev1.ConfigMap, len(snap.ConfigMaps)),
+		snap:       snap,
+		opts:       opts,
+		classes:    ingress.NewClassFilter(opts.Class, snap.IngressClasses),
+		byHost:     map[string][]*networkingv1.Ingress{},
+		byService:  map[string][]*networkingv1.Ingress{},
+		byName:     map[string][]*networkingv1.Ingress{},
+		regexHosts: map[string]bool{},
+		services:   make(map[string]*corev1.Service, len(snap.Services)),
+		slices:     make(map[string][]*discoveryv1.EndpointSlice, len(snap.Services)),
+		secrets:    make(map[string]*corev1.Secret, len(snap.Secrets)),
+		maps:       make(map[string]*corev1.ConfigMap, len(snap.ConfigMaps)),
 	}
 	for _, ing := range snap.Ingresses {
 		if !x.classes.IsOurs(ing) {
 			continue
 		}
 		x.all = append(x.all, ing)
+		regex := x.mayBeRegex(ing)
 		for h := range ownHosts(ing) {
 			x.byHost[h] = append(x.byHost[h], ing)
+			if regex {
+				x.regexHosts[h] = true
+			}
 		}
 		for s := range x.servicesOf(ing) {
 			x.byService[s] = append(x.byService[s], ing)
@@ -196,6 +204,18 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		x.maps[c.Namespace+"/"+c.Name] = c
 	}
 	return x
+}
+
+// mayBeRegex reports whether an Ingress can turn its hosts to regex mode.
+func (x *index) mayBeRegex(ing *networkingv1.Ingress) bool {
+	_, regex := ing.Annotations[x.opts.AnnotationsPrefix+"/use-regex"]
+	_, rewrite := ing.Annotations[x.opts.AnnotationsPrefix+"/rewrite-target"]
+	return regex || rewrite
+}
+
+// hostless reports whether an Ingress has a rule without a host.
+func hostless(ing *networkingv1.Ingress) bool {
+	return slices.ContainsFunc(ing.Spec.Rules, func(r networkingv1.IngressRule) bool { return r.Host == "" })
 }
 
 // ownHosts are the hosts an Ingress's rules claim.
@@ -270,14 +290,6 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 		seen[ing] = true
 		snap.Ingresses = append(snap.Ingresses, ing)
 	}
-	if slices.ContainsFunc(cand.Spec.Rules, func(r networkingv1.IngressRule) bool { return r.Host == "" }) {
-		// The paths of a rule without a host serve every host, where
-		// they meet every other path (in regex mode, as regexes): such an
-		// Ingress is checked against all of them. Real clusters have few.
-		for _, ing := range x.all {
-			add(ing)
-		}
-	}
 	// Ingresses with rules without a host (or a defaultBackend) meet
 	// every other: their paths serve every host.
 	for _, ing := range x.byHost[""] {
@@ -305,6 +317,26 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 	}
 	for s := range x.servicesOf(cand) {
 		meet(x.byService[s])
+	}
+	// The paths of a rule without a host are copied into every host,
+	// where they can collide with the host's own paths once the host is
+	// in regex mode. When the host-less paths may themselves be regexes,
+	// every host is in regex mode: such a candidate meets everyone (a full
+	// build; real clusters have few such Ingresses).
+	if hostless(cand) {
+		everyone := x.mayBeRegex(cand)
+		for _, ing := range x.byHost[""] {
+			if hostless(ing) && x.mayBeRegex(ing) && (ing.Namespace != cand.Namespace || ing.Name != cand.Name) {
+				everyone = true
+			}
+		}
+		if everyone {
+			meet(x.all)
+		} else {
+			for h := range x.regexHosts {
+				meet(x.byHost[h])
+			}
+		}
 	}
 	// The second ring: whether an Ingress of the first ring wins its
 	// claims and its server-level annotations (and so sets a balancing, or
