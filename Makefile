@@ -10,7 +10,7 @@ LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -
 # of skipping when these are set, so a missing install step cannot hide.
 TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1 CAUSEWAY_REQUIRE_TESTENV=1 CAUSEWAY_REQUIRE_NETNS=1 CAUSEWAY_REQUIRE_IMAGE=1
 
-.PHONY: bench-dynamic bench-scale all build deps demo image test test-image test-unit test-integration test-integration-angie test-e2e test-netns lint clean kube-apiserver testenv angie helm generate
+.PHONY: bench-dynamic bench-scale all build deps demo image test test-image test-unit test-integration test-integration-angie test-e2e test-netns lint clean kube-apiserver testenv angie helm controller-gen generate
 
 all: build
 
@@ -49,7 +49,7 @@ test-integration-angie: deps angie
 # Tier 3: a real etcd and kube-apiserver; the controller runs as deploy/'s
 # ServiceAccount with real nginx; backends live in a network namespace
 # (the API refuses loopback endpoints), so this needs root.
-test-e2e: deps kube-apiserver helm
+test-e2e: deps kube-apiserver helm controller-gen
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./test/testenv/... ./test/e2e/...
 
 # Tier 4: the tunnel across network namespaces (needs root).
@@ -82,11 +82,25 @@ angie:
 helm:
 	@hack/build-helm.sh
 
+# The pinned controller-gen (hack/controller-gen) for make generate, built
+# from the Go module proxy into .cache/bin (skipped when the cached binary
+# matches).
+controller-gen:
+	@hack/build-controller-gen.sh
+
 # Files generated from one source: deploy/rbac.yaml is the chart's RBAC
 # rendered for release causeway in causeway-system (TestDeployRBACIsTheChart
-# checks it is current).
-generate: helm
+# checks it is current); the deepcopy functions of internal/apis and the
+# CustomResourceDefinitions in deploy/crds, copied into the chart's crds/
+# (TestGeneratedCRDsAreCurrent checks both).
+generate: helm controller-gen
 	.cache/bin/helm template causeway charts/causeway --namespace causeway-system --show-only templates/rbac.yaml > deploy/rbac.yaml
+	.cache/bin/controller-gen object paths=./internal/apis/...
+	rm -f deploy/crds/*_*.yaml
+	.cache/bin/controller-gen crd paths=./internal/apis/... output:crd:artifacts:config=deploy/crds
+	mkdir -p charts/causeway/crds
+	rm -f charts/causeway/crds/*.yaml
+	cp deploy/crds/*_*.yaml charts/causeway/crds/
 
 # etcd + kube-apiserver in the foreground, with an admin kubeconfig; Ctrl-C
 # stops and cleans up. See docs/testenv.md.
