@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 )
 
 // Snapshot is a consistent view of the objects the model reads. Slices are
@@ -22,6 +24,12 @@ type Snapshot struct {
 	EndpointSlices []*discoveryv1.EndpointSlice
 	Secrets        []*corev1.Secret
 	ConfigMaps     []*corev1.ConfigMap
+	// NGINX Ingress Controller's resources (k8s.nginx.org/v1).
+	VirtualServers       []*nicv1.VirtualServer
+	VirtualServerRoutes  []*nicv1.VirtualServerRoute
+	Policies             []*nicv1.Policy
+	TransportServers     []*nicv1.TransportServer
+	GlobalConfigurations []*nicv1.GlobalConfiguration
 	// Problems are objects the source could not read (a malformed YAML
 	// file, say). They are reported like model problems.
 	Problems []Problem
