@@ -18,6 +18,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -29,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
@@ -144,6 +146,9 @@ type index struct {
 	// regexHosts are the hosts of Ingresses that may turn them to regex
 	// mode (they carry use-regex or rewrite-target, whatever the value).
 	regexHosts map[string]bool
+	// vsByHost: VirtualServers by host; a VirtualServer owns its host
+	// against Ingresses.
+	vsByHost map[string][]*nicv1.VirtualServer
 	// all are the Ingresses of ours.
 	all []*networkingv1.Ingress
 	// byService: Ingresses by "namespace/service" of every Service they
@@ -164,6 +169,7 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		byService:  map[string][]*networkingv1.Ingress{},
 		byName:     map[string][]*networkingv1.Ingress{},
 		regexHosts: map[string]bool{},
+		vsByHost:   map[string][]*nicv1.VirtualServer{},
 		services:   make(map[string]*corev1.Service, len(snap.Services)),
 		slices:     make(map[string][]*discoveryv1.EndpointSlice, len(snap.Services)),
 		secrets:    make(map[string]*corev1.Secret, len(snap.Secrets)),
@@ -187,6 +193,9 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		for n := range x.names(ing) {
 			x.byName[n] = append(x.byName[n], ing)
 		}
+	}
+	for _, v := range snap.VirtualServers {
+		x.vsByHost[v.Spec.Host] = append(x.vsByHost[v.Spec.Host], v)
 	}
 	for _, s := range snap.Services {
 		x.services[s.Namespace+"/"+s.Name] = s
@@ -350,6 +359,23 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 		}
 	}
 	snap.Ingresses = append(snap.Ingresses, cand)
+	// The VirtualServers of every host an Ingress of the context names,
+	// or adds as a www twin or an alias: a VirtualServer owns its host
+	// against Ingresses, and its host is a host of its own. Their
+	// Services are not needed: their Problems are not the candidate's.
+	vsSeen := map[*nicv1.VirtualServer]bool{}
+	for _, ing := range snap.Ingresses {
+		hosts := ownHosts(ing)
+		maps.Copy(hosts, x.names(ing))
+		for h := range hosts {
+			for _, v := range x.vsByHost[h] {
+				if !vsSeen[v] {
+					vsSeen[v] = true
+					snap.VirtualServers = append(snap.VirtualServers, v)
+				}
+			}
+		}
+	}
 
 	services := map[string]bool{}
 	secrets := map[string]bool{}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/model"
@@ -113,7 +114,7 @@ func randomWorld(rng *rand.Rand) *source.Snapshot {
 		Data: map[string]string{"global-allowed-response-headers": "X-A"}})
 	hosts := []string{"a.test", "www.a.test", "b.test", "c.test", "www.c.test", ""}
 	paths := []string{"/", "/a", "/a/b", "/(x)", "/a(/|$)(.*)"}
-	types := []string{"Prefix", "Exact", "ImplementationSpecific"}
+	pathTypes := []string{"Prefix", "Exact", "ImplementationSpecific"}
 	n := 2 + rng.IntN(13)
 	for i := range n {
 		ns := namespaces[rng.IntN(len(namespaces))]
@@ -127,7 +128,7 @@ func randomWorld(rng *rand.Rand) *source.Snapshot {
 		for range 1 + rng.IntN(2) {
 			var ps []networkingv1.HTTPIngressPath
 			for range 1 + rng.IntN(2) {
-				ps = append(ps, path(paths[rng.IntN(len(paths))], types[rng.IntN(len(types))], fmt.Sprintf("svc-%d", rng.IntN(4))))
+				ps = append(ps, path(paths[rng.IntN(len(paths))], pathTypes[rng.IntN(len(pathTypes))], fmt.Sprintf("svc-%d", rng.IntN(4))))
 			}
 			rules = append(rules, rule(hosts[rng.IntN(len(hosts))], ps...))
 		}
@@ -140,6 +141,15 @@ func randomWorld(rng *rand.Rand) *source.Snapshot {
 			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{rules[0].Host}, SecretName: "tls-a"}}
 		}
 		snap.Ingresses = append(snap.Ingresses, ing)
+	}
+	for i := range rng.IntN(3) {
+		host := hosts[rng.IntN(len(hosts)-1)] // not ""
+		snap.VirtualServers = append(snap.VirtualServers, &nicv1.VirtualServer{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: fmt.Sprintf("vs-%d", i), UID: types.UID(fmt.Sprintf("uid-vs-%d", i)),
+				CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(rng.IntN(5)) * time.Second))},
+			Spec: nicv1.VirtualServerSpec{Host: host, Upstreams: []nicv1.Upstream{{Name: "a", Service: "svc-0", Port: 80}},
+				Routes: []nicv1.Route{{Path: "/", Action: &nicv1.Action{Pass: "a"}}}},
+		})
 	}
 	return snap
 }

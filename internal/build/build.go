@@ -6,6 +6,7 @@ import (
 	"github.com/causeway/causeway/internal/frontend/configmap"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/frontend/nic"
 	"github.com/causeway/causeway/internal/model"
 	"maps"
 	"reflect"
@@ -80,6 +81,9 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		authFiles:    map[string]*model.AuthFile{},
 		balanceOwner: map[string]model.ObjectRef{},
 		locs:         map[claimKey]*model.Location{},
+		hostOwner:    map[string]model.ObjectRef{},
+		ingressHost:  map[string]model.ObjectRef{},
+		vsServers:    map[string]*nic.VirtualServer{},
 	}
 	for _, s := range snap.Secrets {
 		b.secretsIn[s.Namespace+"/"+s.Name] = s
@@ -129,12 +133,15 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 			ours = append(ours, ing)
 		}
 	}
-	// Oldest first, UID breaking ties: the first claim on anything wins.
-	sort.SliceStable(ours, func(i, j int) bool { return olderThan(ours[i], ours[j]) })
-
+	// Oldest first, UID breaking ties: the first claim on anything wins,
+	// whatever the kind.
 	b.server("") // the catch-all always exists
-	for _, ing := range ours {
-		b.addIngress(ing)
+	for _, o := range rankObjects(ours, ourVirtualServers(classes, snap.VirtualServers)) {
+		if o.ing != nil {
+			b.addIngress(o.ing)
+		} else {
+			b.addVirtualServer(o.vs)
+		}
 	}
 	b.addCanaries()
 	b.finish()
@@ -197,6 +204,11 @@ type builder struct {
 	// canaries are the canary Ingresses, oldest first, applied once
 	// every main Ingress has claimed its paths.
 	canaries []*ingress.Translation
+	// hostOwner is the VirtualServer that owns each of its hosts;
+	// ingressHost the oldest Ingress with a rule for each host.
+	hostOwner, ingressHost map[string]model.ObjectRef
+	// vsServers are the translated VirtualServers by host.
+	vsServers map[string]*nic.VirtualServer
 }
 
 func (b *builder) problem(ref model.ObjectRef, reason string, rejected bool, format string, args ...any) {
@@ -260,6 +272,12 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 	}
 	hosts := map[string]bool{}
 	for _, r := range t.Rules {
+		if r.Host != "" && b.hostTaken(ref, r.Host, false) {
+			continue
+		}
+		if _, seen := b.ingressHost[r.Host]; !seen {
+			b.ingressHost[r.Host] = ref
+		}
 		hosts[r.Host] = true
 		if !r.HTTP {
 			b.server(r.Host)
@@ -412,6 +430,9 @@ func (b *builder) addTLS(ing *networkingv1.Ingress, ref model.ObjectRef) {
 			secretKey = b.tlsSecret(ref, ing.Namespace, t.SecretName)
 		}
 		for _, h := range hosts {
+			if _, vs := b.hostOwner[h]; vs {
+				continue // reported with the host's rules
+			}
 			srv := b.server(h)
 			if srv.TLS != nil {
 				if owner := b.tlsOwner[h]; srv.TLS.Secret != secretKey {
@@ -506,7 +527,7 @@ func (b *builder) finish() {
 	}
 	hosts := slices.Sorted(maps.Keys(b.servers))
 	for _, host := range hosts {
-		if srv := b.servers[host]; host != "" {
+		if srv := b.servers[host]; host != "" && b.vsServers[host] == nil {
 			// A rule without a host applies to all traffic, so host-less
 			// paths also serve every named host unless the host has the
 			// same path and type itself. They are copied before any
@@ -529,8 +550,10 @@ func (b *builder) finish() {
 		if d, ok := b.defaults[host]; ok {
 			srv.Default = d
 		}
-		b.toRegex(srv)
-		if srv.Regex {
+		if b.vsServers[host] != nil {
+			// A VirtualServer's routes stay as written: nginx tries its
+			// regexes in that order.
+		} else if b.toRegex(srv); srv.Regex {
 			sortRegex(srv.Locations)
 		} else {
 			sort.Slice(srv.Locations, func(i, j int) bool {

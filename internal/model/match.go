@@ -16,6 +16,8 @@ func (l *Location) Matches(path string) bool {
 		return err == nil && re.MatchString(path)
 	case Exact:
 		return path == m.Path
+	case StringPrefix:
+		return strings.HasPrefix(path, m.Path)
 	case Prefix:
 		if m.Path == "/" {
 			return strings.HasPrefix(path, "/")
@@ -41,6 +43,9 @@ func (s *Server) Match(path string) *Location {
 		}
 		return nil
 	}
+	if s.native() {
+		return s.matchNative(path)
+	}
 	var best *Location
 	for _, l := range s.Locations {
 		if !l.Matches(path) {
@@ -52,6 +57,40 @@ func (s *Server) Match(path string) *Location {
 		}
 		if best == nil || len(lm.Path) > len(bm.Path) ||
 			(len(lm.Path) == len(bm.Path) && lm.Type == Exact && bm.Type != Exact) {
+			best = l
+		}
+	}
+	return best
+}
+
+// native reports whether the server's locations follow nginx's own order
+// (a server of StringPrefix locations, from a VirtualServer) rather than
+// the Ingress rules.
+func (s *Server) native() bool {
+	for _, l := range s.Locations {
+		if l.Match.Type == StringPrefix {
+			return true
+		}
+	}
+	return false
+}
+
+// matchNative is nginx's location order: an Exact match; else the first
+// Regex location in order that matches; else the longest StringPrefix.
+func (s *Server) matchNative(path string) *Location {
+	var best *Location
+	for _, l := range s.Locations {
+		if l.Match.Type == Exact && l.Matches(path) {
+			return l
+		}
+	}
+	for _, l := range s.Locations {
+		if l.Match.Type == Regex && l.Matches(path) {
+			return l
+		}
+	}
+	for _, l := range s.Locations {
+		if l.Match.Type == StringPrefix && l.Matches(path) && (best == nil || len(l.Match.Path) > len(best.Match.Path)) {
 			best = l
 		}
 	}

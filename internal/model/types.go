@@ -78,6 +78,13 @@ const (
 	// matches at the start of the URL path (ingress-nginx's use-regex).
 	// Path is a validated Regexp source (see ParseRegex).
 	Regex PathType = "Regex"
+	// StringPrefix matches when the URL path starts with Path as a string:
+	// "/tea" matches "/tea", "/tea/cup" and "/teapot" (nginx's own prefix
+	// location, which a VirtualServer route's path means). On a server
+	// with StringPrefix locations, Regex locations follow nginx's order:
+	// Exact first, then the first Regex that matches, then the longest
+	// StringPrefix.
+	StringPrefix PathType = "StringPrefix"
 )
 
 // Match says which requests a location serves.

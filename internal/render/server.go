@@ -274,7 +274,7 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 		sp.reserved[strings.TrimSuffix(l.Match.Path, "/")] = true
 		if l.Match.Type == model.Exact {
 			exact[l.Match.Path] = true
-		} else if l.Match.Path == "/" && l.Match.Type == model.Prefix {
+		} else if l.Match.Path == "/" && (l.Match.Type == model.Prefix || l.Match.Type == model.StringPrefix) {
 			hasRoot = true
 		}
 	}
@@ -308,6 +308,8 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 			}
 		case m.Type == model.Exact:
 			err = add(l, "=", m.Path)
+		case m.Type == model.StringPrefix:
+			err = add(l, "", m.Path)
 		case m.Path == "/":
 			err = add(l, "", "/")
 		default:

@@ -116,5 +116,8 @@ func otherProblems(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Prob
 	for _, c := range snap.ConfigMaps {
 		add("ConfigMap", c.Namespace, c.Name, c)
 	}
+	for _, v := range snap.VirtualServers {
+		add("VirtualServer", v.Namespace, v.Name, v)
+	}
 	return out
 }

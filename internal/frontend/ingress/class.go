@@ -68,6 +68,9 @@ func (f *ClassFilter) IsOurs(ing *networkingv1.Ingress) bool {
 	return f.ours[class]
 }
 
+// IsOursName reports whether an IngressClass name is one of ours.
+func (f *ClassFilter) IsOursName(class string) bool { return f.ours[class] }
+
 // IsOurs is the stand-alone form used by sources and status writers.
 func IsOurs(opts ClassOptions, classes []*networkingv1.IngressClass, ing *networkingv1.Ingress) bool {
 	return NewClassFilter(opts, classes).IsOurs(ing)

@@ -1,0 +1,158 @@
+package build
+
+import (
+	"sort"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/frontend/nic"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// This file adds NGINX Ingress Controller's VirtualServers. A
+// VirtualServer owns its host: one host belongs to one VirtualServer or
+// to Ingresses, whichever is older (UID, then namespace/name, breaking
+// ties), and the others get a Collision Problem for it. A VirtualServer's
+// server keeps nginx's own location order (routes as written, string
+// prefixes, regexes tried in order) and takes no paths from Ingress rules
+// without a host.
+
+// object is an Ingress or a VirtualServer, ranked for claims.
+type object struct {
+	meta metav1.Object
+	ing  *networkingv1.Ingress
+	vs   *nicv1.VirtualServer
+}
+
+// rankObjects orders Ingresses and VirtualServers together, oldest first.
+func rankObjects(ings []*networkingv1.Ingress, vss []*nicv1.VirtualServer) []object {
+	out := make([]object, 0, len(ings)+len(vss))
+	for _, i := range ings {
+		out = append(out, object{meta: i, ing: i})
+	}
+	for _, v := range vss {
+		out = append(out, object{meta: v, vs: v})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return ranksFirst(out[i].meta, out[j].meta) })
+	return out
+}
+
+// ranksFirst is olderThan for any object.
+func ranksFirst(a, b metav1.Object) bool {
+	ta, tb := a.GetCreationTimestamp().Time, b.GetCreationTimestamp().Time
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	if a.GetUID() != b.GetUID() {
+		return a.GetUID() < b.GetUID()
+	}
+	return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
+}
+
+// ourVirtualServers are those of our classes; a VirtualServer naming no
+// class is ours.
+func ourVirtualServers(classes *ingress.ClassFilter, vss []*nicv1.VirtualServer) []*nicv1.VirtualServer {
+	var out []*nicv1.VirtualServer
+	for _, vs := range vss {
+		if vs.Spec.IngressClass == "" || classes.IsOursName(vs.Spec.IngressClass) {
+			out = append(out, vs)
+		}
+	}
+	return out
+}
+
+// hostTaken reports, with a Problem on ref, whether host belongs to
+// someone else: a VirtualServer, or (for a VirtualServer) an Ingress.
+func (b *builder) hostTaken(ref model.ObjectRef, host string, byVirtualServer bool) bool {
+	owner, ok := b.hostOwner[host]
+	switch {
+	case ok && owner != ref:
+		b.problem(ref, model.ReasonCollision, false, "host %q belongs to %s, %s", displayHost(host), owner, b.whyFirst(owner, ref))
+		return true
+	case ok:
+		return false
+	case byVirtualServer:
+		if ing, used := b.ingressHost[host]; used {
+			b.problem(ref, model.ReasonCollision, false, "host %q belongs to %s, %s", displayHost(host), ing, b.whyFirst(ing, ref))
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
+	ref := nic.Ref(vs)
+	if reason, ok := b.opts.Excluded[ref.Key()]; ok {
+		b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
+		return
+	}
+	t, problems, err := nic.TranslateVirtualServer(vs)
+	b.problems = append(b.problems, problems...)
+	if err != nil {
+		b.problem(ref, model.ReasonInvalid, true, "%v", err)
+		return
+	}
+	b.created[ref] = vs.CreationTimestamp
+	if b.hostTaken(ref, t.Host, true) {
+		return
+	}
+	b.hostOwner[t.Host] = ref
+	srv := b.server(t.Host)
+	srv.Sources = append(srv.Sources, ref)
+	b.vsServers[t.Host] = t
+	if t.TLS != nil {
+		key := ""
+		if t.TLS.Secret != "" {
+			key = b.tlsSecret(ref, t.Namespace, t.TLS.Secret)
+		}
+		srv.TLS = &model.ServerTLS{Secret: key}
+		b.tlsOwner[t.Host] = ref
+	}
+	backends := map[string]string{}
+	for name, u := range t.Upstreams {
+		be, err := b.idx.resolve(t.Namespace, &networkingv1.IngressServiceBackend{Name: u.Service,
+			Port: networkingv1.ServiceBackendPort{Number: u.Port}})
+		if err != nil {
+			b.problem(ref, model.ReasonMissingService, false, "upstream %q: %v; its routes answer 503", name, err)
+			continue
+		}
+		backends[name] = b.addBackend(be).Key
+	}
+	for _, r := range t.Routes {
+		loc := &model.Location{Match: r.Match, Source: ref}
+		switch a := r.Action; {
+		case a.Redirect != nil:
+			loc.Action = model.Action{Redirect: a.Redirect}
+		case a.Return != nil:
+			loc.Action = model.Action{Return: a.Return}
+		case backends[a.Upstream] == "":
+			loc.Action = model.ReturnStatus(503)
+		default:
+			loc.Action = model.ProxyTo(backends[a.Upstream])
+			if p := t.Upstreams[a.Upstream].Policy; p != nil {
+				pol := *p
+				loc.Policy = &pol
+			}
+		}
+		srv.Locations = append(srv.Locations, loc)
+	}
+}
+
+// virtualServerPolicy sets what a VirtualServer says about its host's
+// HTTPS redirect, in place of the ConfigMap's ssl-redirect.
+func (b *builder) virtualServerPolicy(srv *model.Server) bool {
+	t := b.vsServers[srv.Host]
+	if t == nil {
+		return false
+	}
+	srv.SSLRedirect = t.TLS != nil && t.TLS.Redirect
+	if srv.SSLRedirect && t.TLS.Code != 0 && t.TLS.Code != b.model.Config.HTTPRedirectCode {
+		b.problem(t.Ref, model.ReasonUnsupported, false,
+			"spec.tls.redirect.code %d: HTTPS redirects answer the ConfigMap's http-redirect-code, %d; a code per VirtualServer is not supported yet",
+			t.TLS.Code, b.model.Config.HTTPRedirectCode)
+	}
+	return true
+}

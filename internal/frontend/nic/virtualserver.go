@@ -1,0 +1,442 @@
+// Package nic is the front-end of NGINX Ingress Controller's custom
+// resources (k8s.nginx.org/v1): it checks a VirtualServer and translates
+// it into the model's terms. What crosses objects (the host's owner,
+// Services, Secrets) is left to the builder.
+//
+// Every field is either translated, or reported: a field Causeway does
+// not implement yet is an Unsupported Problem naming it and is left out;
+// a field that needs NGINX Plus in NGINX Ingress Controller is reported
+// the same way. A VirtualServer that NGINX Ingress Controller would mark
+// Invalid (a bad host, duplicate upstream names, a route with no or
+// several of action, splits, matches and route) is rejected as a whole.
+package nic
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// VirtualServer is one VirtualServer in the model's terms.
+type VirtualServer struct {
+	Ref       model.ObjectRef
+	Namespace string
+	Host      string
+	// TLS is nil without spec.tls.
+	TLS *TLS
+	// Upstreams by name.
+	Upstreams map[string]*Upstream
+	// Routes in the order written, which is nginx's order for regex paths.
+	Routes []Route
+}
+
+// TLS is spec.tls.
+type TLS struct {
+	// Secret is the name of a kubernetes.io/tls Secret in the namespace;
+	// "" serves the default certificate.
+	Secret string
+	// Redirect sends plain-HTTP requests to HTTPS.
+	Redirect bool
+	// Code is spec.tls.redirect.code; 0 when not set.
+	Code int
+}
+
+// Upstream is one spec.upstreams entry.
+type Upstream struct {
+	Name    string
+	Service string
+	Port    int32
+	// Policy holds the upstream's proxy settings (timeouts, retries,
+	// buffering, body size); nil when none is set.
+	Policy *model.Policy
+}
+
+// Route is one spec.routes entry that is served.
+type Route struct {
+	Match  model.Match
+	Action Action
+}
+
+// Action is what a route does: exactly one field is set.
+type Action struct {
+	// Upstream is the name of the upstream requests are passed to.
+	Upstream string
+	Redirect *model.Redirect
+	Return   *model.Return
+}
+
+// Ref names a VirtualServer.
+func Ref(vs *nicv1.VirtualServer) model.ObjectRef {
+	return model.ObjectRef{Kind: "VirtualServer", Namespace: vs.Namespace, Name: vs.Name, UID: string(vs.UID)}
+}
+
+// translator collects the Problems of one VirtualServer.
+type translator struct {
+	ref      model.ObjectRef
+	problems []model.Problem
+}
+
+func (t *translator) unsupported(field, why string) {
+	t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonUnsupported,
+		Message: fmt.Sprintf("%s: %s; ignored", field, why)})
+}
+
+// notYet reports a field Causeway does not implement yet.
+func (t *translator) notYet(field string) { t.unsupported(field, "not supported by Causeway yet") }
+
+// plus reports a field that needs NGINX Plus in NGINX Ingress Controller.
+func (t *translator) plus(field string) {
+	t.unsupported(field, "needs NGINX Plus in NGINX Ingress Controller and is not supported by Causeway")
+}
+
+// TranslateVirtualServer checks a VirtualServer. An error rejects it as a
+// whole (NGINX Ingress Controller's Invalid); Problems report what is left
+// out.
+func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Problem, error) {
+	t := &translator{ref: Ref(vs)}
+	out := &VirtualServer{Ref: t.ref, Namespace: vs.Namespace, Host: vs.Spec.Host, Upstreams: map[string]*Upstream{}}
+	s := &vs.Spec
+	if s.Host == "" {
+		return nil, nil, errors.New("spec.host is required")
+	}
+	if err := model.ValidateHost(s.Host); err != nil {
+		return nil, nil, fmt.Errorf("spec.host: %w", err)
+	}
+	t.spec(s)
+	if s.TLS != nil {
+		out.TLS = t.tls(s.TLS)
+	}
+	for i := range s.Upstreams {
+		u, err := t.upstream(i, &s.Upstreams[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, dup := out.Upstreams[u.Name]; dup {
+			return nil, nil, fmt.Errorf("spec.upstreams[%d].name %q is used by another upstream", i, u.Name)
+		}
+		out.Upstreams[u.Name] = u
+	}
+	paths := map[string]bool{}
+	for i := range s.Routes {
+		r, served, err := t.route(i, &s.Routes[i], out.Upstreams)
+		if err != nil {
+			return nil, nil, err
+		}
+		if paths[s.Routes[i].Path] {
+			return nil, nil, fmt.Errorf("spec.routes[%d].path %q is used by another route", i, s.Routes[i].Path)
+		}
+		paths[s.Routes[i].Path] = true
+		if served {
+			out.Routes = append(out.Routes, r)
+		}
+	}
+	return out, t.problems, nil
+}
+
+// spec reports the server-wide fields that are not translated.
+func (t *translator) spec(s *nicv1.VirtualServerSpec) {
+	if s.Listener != nil {
+		t.notYet("spec.listener (custom listeners of a GlobalConfiguration)")
+	}
+	if s.Gunzip {
+		t.notYet("spec.gunzip")
+	}
+	if len(s.Policies) > 0 {
+		t.notYet("spec.policies")
+	}
+	if s.HTTPSnippets != "" || s.ServerSnippets != "" {
+		t.notYet("spec.http-snippets and spec.server-snippets")
+	}
+	if s.AddHeaderInherit != "" {
+		t.notYet("spec.add-header-inherit")
+	}
+	if s.Dos != "" {
+		t.plus("spec.dos")
+	}
+	if s.ExternalDNS.Enable {
+		t.notYet("spec.externalDNS")
+	}
+}
+
+func (t *translator) tls(in *nicv1.TLS) *TLS {
+	out := &TLS{Secret: in.Secret}
+	if in.CertManager != nil {
+		t.notYet("spec.tls.cert-manager")
+	}
+	if r := in.Redirect; r != nil && r.Enable {
+		out.Redirect = true
+		if r.Code != nil {
+			out.Code = *r.Code
+		}
+		if r.BasedOn != "" && r.BasedOn != "scheme" {
+			t.notYet("spec.tls.redirect.basedOn " + r.BasedOn + " (the redirect is based on the scheme)")
+		}
+	}
+	return out
+}
+
+func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
+	field := fmt.Sprintf("spec.upstreams[%d]", i)
+	if errs := validation.IsDNS1035Label(u.Name); len(errs) > 0 {
+		return nil, fmt.Errorf("%s.name %q: %s", field, model.Truncate(u.Name), strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1035Label(u.Service); len(errs) > 0 {
+		return nil, fmt.Errorf("%s.service %q: %s", field, model.Truncate(u.Service), strings.Join(errs, "; "))
+	}
+	if u.Port == 0 {
+		return nil, fmt.Errorf("%s.port is required", field)
+	}
+	out := &Upstream{Name: u.Name, Service: u.Service, Port: int32(u.Port)}
+	field += " (" + u.Name + ")"
+	var pol model.Policy
+	// A bad value drops that setting only, with a Problem.
+	invalid := func(name, v string, err error) {
+		t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
+			Message: fmt.Sprintf("%s.%s %q: %v; the default is used", field, name, model.Truncate(v), err)})
+	}
+	timeout := func(name, v string) time.Duration {
+		if v == "" {
+			return 0
+		}
+		d, err := model.ParseTimeout(v)
+		if err != nil {
+			invalid(name, v, err)
+		}
+		return d
+	}
+	pol.Timeouts.Connect = timeout("connect-timeout", u.ConnectTimeout)
+	pol.Timeouts.Read = timeout("read-timeout", u.ReadTimeout)
+	pol.Timeouts.Send = timeout("send-timeout", u.SendTimeout)
+	if v := u.ClientMaxBodySize; v != "" {
+		if n, err := model.ParseSize(v); err != nil {
+			invalid("client-max-body-size", v, err)
+		} else {
+			size := model.Size(n)
+			pol.Buffering.BodySize = &size
+		}
+	}
+	if u.Buffering != nil {
+		b := *u.Buffering
+		pol.Buffering.Response = &b
+	}
+	if u.NextUpstreamTries > 0 {
+		pol.Retry.Tries = u.NextUpstreamTries
+	}
+	switch u.Type {
+	case "", "http":
+	case "grpc":
+		pol.Protocol = model.ProtocolGRPC
+	default:
+		return nil, fmt.Errorf("%s.type %q: want http or grpc", field, model.Truncate(u.Type))
+	}
+	if u.TLS.Enable {
+		if pol.Protocol == model.ProtocolGRPC {
+			pol.Protocol = model.ProtocolGRPCS
+		} else {
+			pol.Protocol = model.ProtocolHTTPS
+		}
+	}
+	if !reflect.DeepEqual(pol, model.Policy{}) {
+		out.Policy = &pol
+	}
+	if u.LBMethod != "" && u.LBMethod != "round_robin" {
+		t.notYet(field + ".lb-method " + u.LBMethod + " (round robin is used)")
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"subselector", len(u.Subselector) > 0}, {"fail-timeout", u.FailTimeout != ""}, {"max-fails", u.MaxFails != nil},
+		{"max-conns", u.MaxConns != nil}, {"keepalive", u.Keepalive != nil}, {"next-upstream", u.NextUpstream != ""},
+		{"next-upstream-timeout", u.NextUpstreamTimeout != ""}, {"buffers", u.Buffers != nil}, {"buffer-size", u.BufferSize != ""},
+		{"busy-buffers-size", u.BusyBuffersSize != ""}, {"client-body-buffer-size", u.ClientBodyBufferSize != ""},
+		{"sessionCookie", u.SessionCookie != nil}, {"use-cluster-ip", u.UseClusterIP}, {"backup", u.Backup != "" || u.BackupPort != nil},
+	} {
+		if f.set {
+			t.notYet(field + "." + f.name)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"healthCheck", u.HealthCheck != nil}, {"slow-start", u.SlowStart != ""}, {"queue", u.Queue != nil}, {"ntlm", u.NTLM}} {
+		if f.set {
+			t.plus(field + "." + f.name)
+		}
+	}
+	return out, nil
+}
+
+// route translates one route; served is false when the route is left out
+// with a Problem.
+func (t *translator) route(i int, r *nicv1.Route, upstreams map[string]*Upstream) (Route, bool, error) {
+	field := fmt.Sprintf("spec.routes[%d]", i)
+	kinds := 0
+	for _, set := range []bool{r.Action != nil, len(r.Splits) > 0, len(r.Matches) > 0, r.Route != ""} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return Route{}, false, fmt.Errorf("%s (path %q) must have exactly one of action, splits, matches and route", field, model.Truncate(r.Path))
+	}
+	m, err := parseRoutePath(r.Path)
+	if err != nil {
+		return Route{}, false, fmt.Errorf("%s.path: %w", field, err)
+	}
+	field += " (path " + r.Path + ")"
+	if anchored(r.Path) {
+		t.unsupported(field, "a regular expression is matched from the start of the path in Causeway, as if it began with ^; "+
+			"NGINX Ingress Controller matches it anywhere in the path. Write ^ to say so")
+	}
+	if m.Type == "" {
+		t.notYet(field + ": case-sensitive regular expressions (~); use ~* or a prefix; the route is left out")
+		return Route{}, false, nil
+	}
+	served := true
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"splits", len(r.Splits) > 0}, {"matches", len(r.Matches) > 0}, {"route (delegation to a VirtualServerRoute)", r.Route != ""},
+	} {
+		if f.set {
+			t.notYet(field + "." + f.name + "; the route is left out")
+			served = false
+		}
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"policies", len(r.Policies) > 0}, {"errorPages", len(r.ErrorPages) > 0}, {"location-snippets", r.LocationSnippets != ""},
+		{"add-header-inherit", r.AddHeaderInherit != ""},
+	} {
+		if f.set {
+			t.notYet(field + "." + f.name)
+		}
+	}
+	if r.Dos != "" {
+		t.plus(field + ".dos")
+	}
+	if !served {
+		return Route{}, false, nil
+	}
+	a, ok, err := t.action(field+".action", r.Action, upstreams)
+	if err != nil || !ok {
+		return Route{}, false, err
+	}
+	return Route{Match: m, Action: a}, true, nil
+}
+
+func (t *translator) action(field string, a *nicv1.Action, upstreams map[string]*Upstream) (Action, bool, error) {
+	n := 0
+	for _, set := range []bool{a.Pass != "", a.Redirect != nil, a.Return != nil, a.Proxy != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return Action{}, false, fmt.Errorf("%s must have exactly one of pass, redirect, return and proxy", field)
+	}
+	upstream := func(name string) error {
+		if _, ok := upstreams[name]; !ok {
+			return fmt.Errorf("%s names upstream %q, which spec.upstreams does not define", field, model.Truncate(name))
+		}
+		return nil
+	}
+	switch {
+	case a.Pass != "":
+		if err := upstream(a.Pass); err != nil {
+			return Action{}, false, err
+		}
+		return Action{Upstream: a.Pass}, true, nil
+	case a.Proxy != nil:
+		if err := upstream(a.Proxy.Upstream); err != nil {
+			return Action{}, false, err
+		}
+		if a.Proxy.RewritePath != "" || a.Proxy.RequestHeaders != nil || a.Proxy.ResponseHeaders != nil {
+			t.notYet(field + ".proxy rewritePath, requestHeaders and responseHeaders (the route passes to the upstream unchanged)")
+		}
+		return Action{Upstream: a.Proxy.Upstream}, true, nil
+	case a.Redirect != nil:
+		code := a.Redirect.Code
+		if code == 0 {
+			code = 301
+		}
+		switch code {
+		case 301, 302, 307, 308:
+		default:
+			return Action{}, false, fmt.Errorf("%s.redirect.code %d: want 301, 302, 307 or 308", field, code)
+		}
+		url, err := model.ParseRedirectURL(a.Redirect.URL)
+		if err != nil {
+			t.notYet(fmt.Sprintf("%s.redirect.url %q (%v: NGINX variables in the URL are not supported yet); the route is left out", field, model.Truncate(a.Redirect.URL), err))
+			return Action{}, false, nil
+		}
+		return Action{Redirect: &model.Redirect{Code: code, URL: url}}, true, nil
+	default:
+		ret := a.Return
+		code := ret.Code
+		if code == 0 {
+			code = 200
+		}
+		if code < 200 || code > 599 {
+			return Action{}, false, fmt.Errorf("%s.return.code %d: want 200 to 599", field, code)
+		}
+		if ret.Body != "" || ret.Type != "" || len(ret.Headers) > 0 {
+			t.notYet(field + ".return body, type and headers; the route is left out")
+			return Action{}, false, nil
+		}
+		return Action{Return: &model.Return{Status: code}}, true, nil
+	}
+}
+
+// anchored reports whether a case-insensitive regex path lacks the "^"
+// that Causeway adds: its meaning differs from NGINX Ingress Controller's
+// for paths where it would match after the start.
+func anchored(p string) bool {
+	re, ok := strings.CutPrefix(p, "~*")
+	return ok && !strings.HasPrefix(strings.TrimSpace(re), "^")
+}
+
+// parseRoutePath reads a route's path as NGINX Ingress Controller does: a
+// prefix "/path" (nginx's string prefix), an exact "=/path", or a regular
+// expression "~*regex" (case-insensitive) or "~regex" (case-sensitive,
+// returned with an empty type: not supported yet). The model's regexes
+// start with "/" and match from the start of the path: "^/..." is taken
+// as written; "/..." without "^" is anchored too (see anchored).
+func parseRoutePath(p string) (model.Match, error) {
+	switch {
+	case strings.HasPrefix(p, "~*"):
+		re := strings.TrimPrefix(strings.TrimSpace(p[2:]), "^")
+		if _, err := model.ParseRegex(re); err != nil {
+			return model.Match{}, err
+		}
+		return model.Match{Type: model.Regex, Path: re}, nil
+	case strings.HasPrefix(p, "~"):
+		re := strings.TrimSpace(p[1:])
+		if _, err := model.ParseRegex(re); err != nil {
+			return model.Match{}, err
+		}
+		return model.Match{}, nil
+	case strings.HasPrefix(p, "="):
+		path := strings.TrimSpace(p[1:])
+		if err := model.ValidatePath(path); err != nil {
+			return model.Match{}, err
+		}
+		return model.Match{Type: model.Exact, Path: path}, nil
+	default:
+		if err := model.ValidatePath(p); err != nil {
+			return model.Match{}, err
+		}
+		return model.Match{Type: model.StringPrefix, Path: p}, nil
+	}
+}

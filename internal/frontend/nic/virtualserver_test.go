@@ -1,0 +1,233 @@
+package nic
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/testcorpus"
+)
+
+func vs(spec nicv1.VirtualServerSpec) *nicv1.VirtualServer {
+	return &nicv1.VirtualServer{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cafe", UID: "u1"}, Spec: spec}
+}
+
+func baseSpec() nicv1.VirtualServerSpec {
+	return nicv1.VirtualServerSpec{Host: "cafe.example.com",
+		Upstreams: []nicv1.Upstream{{Name: "tea", Service: "tea-svc", Port: 80}},
+		Routes:    []nicv1.Route{{Path: "/tea", Action: &nicv1.Action{Pass: "tea"}}}}
+}
+
+// TestTranslateVirtualServer: a row per rule. err is a fragment of the
+// rejection; problems are fragments, one per expected Problem.
+func TestTranslateVirtualServer(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		change   func(*nicv1.VirtualServerSpec)
+		err      string
+		problems []string
+		check    func(*testing.T, *VirtualServer)
+	}{
+		{name: "a prefix route passes to its upstream", check: func(t *testing.T, v *VirtualServer) {
+			if len(v.Routes) != 1 || v.Routes[0].Match != (model.Match{Type: model.StringPrefix, Path: "/tea"}) || v.Routes[0].Action.Upstream != "tea" {
+				t.Errorf("routes %+v", v.Routes)
+			}
+			if u := v.Upstreams["tea"]; u == nil || u.Service != "tea-svc" || u.Port != 80 || u.Policy != nil {
+				t.Errorf("upstream %+v", u)
+			}
+		}},
+		{name: "host is required", change: func(s *nicv1.VirtualServerSpec) { s.Host = "" }, err: "spec.host is required"},
+		{name: "an invalid host rejects", change: func(s *nicv1.VirtualServerSpec) { s.Host = "Bad_Host" }, err: "spec.host"},
+		{name: "an IP address is no host", change: func(s *nicv1.VirtualServerSpec) { s.Host = "10.0.0.1" }, err: "DNS name"},
+		{name: "a wildcard host", change: func(s *nicv1.VirtualServerSpec) { s.Host = "*.example.com" }},
+		{name: "upstream names are unique", change: func(s *nicv1.VirtualServerSpec) {
+			s.Upstreams = append(s.Upstreams, nicv1.Upstream{Name: "tea", Service: "other", Port: 80})
+		}, err: `name "tea" is used by another upstream`},
+		{name: "an upstream name is a DNS-1035 label", change: func(s *nicv1.VirtualServerSpec) { s.Upstreams[0].Name = "Tea" }, err: "spec.upstreams[0].name"},
+		{name: "an upstream needs a port", change: func(s *nicv1.VirtualServerSpec) { s.Upstreams[0].Port = 0 }, err: "port is required"},
+		{name: "an upstream type is http or grpc", change: func(s *nicv1.VirtualServerSpec) { s.Upstreams[0].Type = "tcp" }, err: "want http or grpc"},
+		{name: "grpc with TLS is GRPCS", change: func(s *nicv1.VirtualServerSpec) {
+			s.Upstreams[0].Type = "grpc"
+			s.Upstreams[0].TLS.Enable = true
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if p := v.Upstreams["tea"].Policy; p == nil || p.Protocol != model.ProtocolGRPCS {
+				t.Errorf("policy %+v", p)
+			}
+		}},
+		{name: "upstream proxy settings become the route's policy", change: func(s *nicv1.VirtualServerSpec) {
+			u := &s.Upstreams[0]
+			u.ConnectTimeout, u.ReadTimeout, u.SendTimeout, u.ClientMaxBodySize = "5s", "1m", "30", "8m"
+			u.Buffering, u.NextUpstreamTries = ptr.To(false), 3
+		}, check: func(t *testing.T, v *VirtualServer) {
+			p := v.Upstreams["tea"].Policy
+			if p == nil || p.Timeouts.Connect.Seconds() != 5 || p.Timeouts.Read.Seconds() != 60 || p.Timeouts.Send.Seconds() != 30 ||
+				p.Buffering.BodySize == nil || *p.Buffering.BodySize != 8<<20 || p.Buffering.Response == nil || *p.Buffering.Response || p.Retry.Tries != 3 {
+				t.Errorf("policy %+v", p)
+			}
+		}},
+		{name: "a bad timeout drops that setting", change: func(s *nicv1.VirtualServerSpec) { s.Upstreams[0].ReadTimeout = "1m30s" },
+			problems: []string{"read-timeout \"1m30s\""}},
+		{name: "a route has exactly one of action, splits, matches and route", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Route = "shop/tea-routes"
+		}, err: "exactly one of action, splits, matches and route"},
+		{name: "a route without any", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Action = nil }, err: "exactly one of"},
+		{name: "an action has exactly one kind", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Action.Return = &nicv1.ActionReturn{Code: 200}
+		}, err: "exactly one of pass, redirect, return and proxy"},
+		{name: "pass names a defined upstream", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Action.Pass = "coffee" },
+			err: `upstream "coffee", which spec.upstreams does not define`},
+		{name: "paths are unique", change: func(s *nicv1.VirtualServerSpec) { s.Routes = append(s.Routes, s.Routes[0]) }, err: "used by another route"},
+		{name: "an exact route", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Path = "=/tea" }, check: func(t *testing.T, v *VirtualServer) {
+			if v.Routes[0].Match != (model.Match{Type: model.Exact, Path: "/tea"}) {
+				t.Errorf("match %+v", v.Routes[0].Match)
+			}
+		}},
+		{name: "a case-insensitive regex anchored with ^", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Path = "~* ^/tea/[a-z]+$" },
+			check: func(t *testing.T, v *VirtualServer) {
+				if v.Routes[0].Match != (model.Match{Type: model.Regex, Path: "/tea/[a-z]+$"}) {
+					t.Errorf("match %+v", v.Routes[0].Match)
+				}
+			}},
+		{name: "a regex without ^ is anchored, and says so", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Path = "~*/tea" },
+			problems: []string{"matched from the start of the path"}, check: func(t *testing.T, v *VirtualServer) {
+				if v.Routes[0].Match != (model.Match{Type: model.Regex, Path: "/tea"}) {
+					t.Errorf("match %+v", v.Routes[0].Match)
+				}
+			}},
+		{name: "a regex that does not start with a path rejects", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Path = "~* \\.php$" },
+			err: "spec.routes[0].path"},
+		{name: "a case-sensitive regex is not supported yet", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Path = "~ /Tea" },
+			problems: []string{"case-sensitive regular expressions"}, check: noRoutes},
+		{name: "a path with nginx syntax rejects", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Path = "/tea;return 200" }, err: "spec.routes[0].path"},
+		{name: "a redirect defaults to 301", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Action = &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://example.com/tea"}}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if r := v.Routes[0].Action.Redirect; r == nil || r.Code != 301 || r.URL != "https://example.com/tea" {
+				t.Errorf("redirect %+v", r)
+			}
+		}},
+		{name: "a redirect code is 301, 302, 307 or 308", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Action = &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://example.com/", Code: 303}}
+		}, err: "want 301, 302, 307 or 308"},
+		{name: "a redirect with NGINX variables is not supported yet", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Action = &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "http://${host}/x"}}
+		}, problems: []string{"redirect.url"}, check: noRoutes},
+		{name: "a return of a status", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Action = &nicv1.Action{Return: &nicv1.ActionReturn{Code: 204}}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if r := v.Routes[0].Action.Return; r == nil || r.Status != 204 {
+				t.Errorf("return %+v", r)
+			}
+		}},
+		{name: "a return with a body is not supported yet", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Action = &nicv1.Action{Return: &nicv1.ActionReturn{Code: 200, Body: "hi"}}
+		}, problems: []string{"return body"}, check: noRoutes},
+		{name: "splits are not supported yet", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Action = nil
+			s.Routes[0].Splits = []nicv1.Split{{Weight: 100, Action: &nicv1.Action{Pass: "tea"}}}
+		}, problems: []string{"splits"}, check: noRoutes},
+		{name: "Plus-only fields are reported as such", change: func(s *nicv1.VirtualServerSpec) {
+			s.Upstreams[0].HealthCheck = &nicv1.HealthCheck{Enable: true}
+			s.Upstreams[0].SlowStart = "10s"
+		}, problems: []string{"healthCheck: needs NGINX Plus", "slow-start: needs NGINX Plus"}},
+		{name: "unimplemented fields are reported", change: func(s *nicv1.VirtualServerSpec) {
+			s.Policies = []nicv1.PolicyReference{{Name: "p"}}
+			s.Upstreams[0].LBMethod = "least_conn"
+			s.Routes[0].ErrorPages = []nicv1.ErrorPage{{Codes: []int{502}}}
+			s.TLS = &nicv1.TLS{CertManager: &nicv1.CertManager{Issuer: "x"}}
+		}, problems: []string{"spec.policies", "lb-method least_conn", "errorPages", "cert-manager"}},
+		{name: "TLS with a redirect", change: func(s *nicv1.VirtualServerSpec) {
+			s.TLS = &nicv1.TLS{Secret: "cafe-tls", Redirect: &nicv1.TLSRedirect{Enable: true, Code: ptr.To(308)}}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if v.TLS == nil || v.TLS.Secret != "cafe-tls" || !v.TLS.Redirect || v.TLS.Code != 308 {
+				t.Errorf("tls %+v", v.TLS)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := baseSpec()
+			if tc.change != nil {
+				tc.change(&s)
+			}
+			out, problems, err := TranslateVirtualServer(vs(s))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(problems) != len(tc.problems) {
+				t.Fatalf("problems %v, want %d", problems, len(tc.problems))
+			}
+			for _, want := range tc.problems {
+				found := false
+				for _, p := range problems {
+					found = found || strings.Contains(p.Message, want) && p.Object.Kind == "VirtualServer" && p.Object.Name == "cafe"
+				}
+				if !found {
+					t.Errorf("problems %v: none naming VirtualServer cafe with %q", problems, want)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, out)
+			}
+		})
+	}
+}
+
+func noRoutes(t *testing.T, v *VirtualServer) {
+	if len(v.Routes) != 0 {
+		t.Errorf("routes %+v, want the route left out", v.Routes)
+	}
+}
+
+// TestRoutePathsRefuseInjection: no hostile path reaches the model.
+func TestRoutePathsRefuseInjection(t *testing.T) {
+	for _, v := range testcorpus.Injection {
+		for _, p := range []string{"/" + v, "=/" + v, "~*" + v} {
+			m, err := parseRoutePath(p)
+			if err != nil {
+				continue
+			}
+			bad := "\"';{}\n\r\x00#` \\$"
+			if m.Type == model.Regex {
+				bad = bad[:len(bad)-1] // "$" is the regex's end; a location regex expands no variable
+			}
+			if strings.ContainsAny(m.Path, bad) {
+				t.Errorf("path %q became %+v", p, m)
+			}
+		}
+	}
+}
+
+func FuzzRoutePath(f *testing.F) {
+	for _, s := range []string{"/tea", "=/tea", "~* ^/t[a-z]+", "~ /T", "/a b", "~*(a|b", "=/"} {
+		f.Add(s)
+	}
+	for _, v := range testcorpus.Injection {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		m, err := parseRoutePath(p)
+		if err != nil || m.Type == "" {
+			return
+		}
+		switch m.Type {
+		case model.Regex:
+			if _, err := model.ParseRegex(m.Path); err != nil {
+				t.Fatalf("%q: regex %q does not parse: %v", p, m.Path, err)
+			}
+		default:
+			if err := model.ValidatePath(m.Path); err != nil {
+				t.Fatalf("%q: path %q invalid: %v", p, m.Path, err)
+			}
+		}
+	})
+}
