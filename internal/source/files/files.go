@@ -26,11 +26,24 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/source"
 )
+
+// decoder knows client-go's built-in kinds and NGINX Ingress Controller's
+// (k8s.nginx.org/v1), which client-go's own scheme does not. Built once:
+// a scheme is safe for concurrent use once filled.
+var decoder = func() runtime.Decoder {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(nicv1.AddToScheme(s))
+	return serializer.NewCodecFactory(s).UniversalDeserializer()
+}()
 
 // Source watches a manifest directory.
 type Source struct {
@@ -192,7 +205,6 @@ func noTimestamp(ing *networkingv1.Ingress) string {
 func Parse(data []byte, where string) ([]runtime.Object, []source.Problem) {
 	var objs []runtime.Object
 	var problems []source.Problem
-	decoder := scheme.Codecs.UniversalDeserializer()
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for n := 1; ; n++ {
 		doc, err := reader.Read()
@@ -266,6 +278,23 @@ func add(snap *source.Snapshot, obj runtime.Object) {
 	case *corev1.ConfigMap:
 		defaultNamespace(&o.Namespace)
 		snap.ConfigMaps = append(snap.ConfigMaps, o)
+	// NGINX Ingress Controller's kinds are all namespaced, GlobalConfiguration
+	// included (deploy/crds).
+	case *nicv1.VirtualServer:
+		defaultNamespace(&o.Namespace)
+		snap.VirtualServers = append(snap.VirtualServers, o)
+	case *nicv1.VirtualServerRoute:
+		defaultNamespace(&o.Namespace)
+		snap.VirtualServerRoutes = append(snap.VirtualServerRoutes, o)
+	case *nicv1.Policy:
+		defaultNamespace(&o.Namespace)
+		snap.Policies = append(snap.Policies, o)
+	case *nicv1.TransportServer:
+		defaultNamespace(&o.Namespace)
+		snap.TransportServers = append(snap.TransportServers, o)
+	case *nicv1.GlobalConfiguration:
+		defaultNamespace(&o.Namespace)
+		snap.GlobalConfigurations = append(snap.GlobalConfigurations, o)
 	}
 	// Other kinds (Deployments next to the Ingress, say) are ignored.
 }

@@ -6,9 +6,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/source"
 )
 
 const multi = `# a comment-only document
@@ -136,5 +140,126 @@ func waitSignal(t *testing.T, s *Source) {
 	case <-s.Changed():
 	case <-time.After(5 * time.Second):
 		t.Fatal("no change signal")
+	}
+}
+
+// NGINX Ingress Controller's kinds decode with the source's own scheme,
+// land in their own snapshot fields, and get the default namespace like
+// the built-in kinds.
+func TestNICResources(t *testing.T) {
+	const vs = `apiVersion: k8s.nginx.org/v1
+kind: VirtualServer
+metadata: {name: vs}
+spec: {host: shop.example.com}
+`
+	count := func(s *source.Snapshot) [5]int {
+		return [5]int{len(s.VirtualServers), len(s.VirtualServerRoutes), len(s.Policies), len(s.TransportServers), len(s.GlobalConfigurations)}
+	}
+	namespaces := func(s *source.Snapshot) []string {
+		var out []string
+		for _, o := range s.VirtualServers {
+			out = append(out, o.Namespace)
+		}
+		for _, o := range s.VirtualServerRoutes {
+			out = append(out, o.Namespace)
+		}
+		for _, o := range s.Policies {
+			out = append(out, o.Namespace)
+		}
+		for _, o := range s.TransportServers {
+			out = append(out, o.Namespace)
+		}
+		for _, o := range s.GlobalConfigurations {
+			out = append(out, o.Namespace)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		manifest   string
+		want       [5]int // VirtualServers, VirtualServerRoutes, Policies, TransportServers, GlobalConfigurations
+		namespaces []string
+		problem    string // in the one Problem expected, if any
+	}{
+		{name: "VirtualServer", manifest: vs, want: [5]int{1, 0, 0, 0, 0}, namespaces: []string{"default"}},
+		{name: "VirtualServerRoute", manifest: `apiVersion: k8s.nginx.org/v1
+kind: VirtualServerRoute
+metadata: {name: vsr, namespace: team}
+spec: {host: shop.example.com}
+`, want: [5]int{0, 1, 0, 0, 0}, namespaces: []string{"team"}},
+		{name: "Policy", manifest: `apiVersion: k8s.nginx.org/v1
+kind: Policy
+metadata: {name: allow}
+spec: {accessControl: {allow: [10.0.0.0/8]}}
+`, want: [5]int{0, 0, 1, 0, 0}, namespaces: []string{"default"}},
+		{name: "TransportServer", manifest: `apiVersion: k8s.nginx.org/v1
+kind: TransportServer
+metadata: {name: ts}
+spec: {listener: {name: dns-udp, protocol: UDP}}
+`, want: [5]int{0, 0, 0, 1, 0}, namespaces: []string{"default"}},
+		{name: "GlobalConfiguration", manifest: `apiVersion: k8s.nginx.org/v1
+kind: GlobalConfiguration
+metadata: {name: gc}
+spec: {listeners: [{name: dns-udp, port: 5353, protocol: UDP}]}
+`, want: [5]int{0, 0, 0, 0, 1}, namespaces: []string{"default"}},
+		{name: "List", manifest: `apiVersion: v1
+kind: List
+items:
+- apiVersion: k8s.nginx.org/v1
+  kind: VirtualServer
+  metadata: {name: a}
+  spec: {host: a.example.com}
+- apiVersion: k8s.nginx.org/v1
+  kind: Policy
+  metadata: {name: p, namespace: team}
+  spec: {rateLimit: {rate: 10r/s, key: "${binary_remote_addr}", zoneSize: 10M}}
+- apiVersion: k8s.nginx.org/v1
+  kind: GlobalConfiguration
+  metadata: {name: gc, namespace: causeway-system}
+  spec: {}
+`, want: [5]int{1, 0, 1, 0, 1}, namespaces: []string{"default", "team", "causeway-system"}},
+		{name: "unknown version", manifest: `apiVersion: k8s.nginx.org/v1alpha1
+kind: TransportServer
+metadata: {name: old}
+spec: {}
+---
+` + vs, want: [5]int{1, 0, 0, 0, 0}, namespaces: []string{"default"}, problem: "document 1"},
+		{name: "unknown version in a List", manifest: `apiVersion: v1
+kind: List
+items:
+- apiVersion: k8s.nginx.org/v1alpha1
+  kind: GlobalConfiguration
+  metadata: {name: old}
+`, problem: "document 1 item 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "nic.yaml")
+			if err := os.WriteFile(file, []byte(tc.manifest), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := count(snap); got != tc.want {
+				t.Errorf("counts %v, want %v", got, tc.want)
+			}
+			if got := namespaces(snap); !slices.Equal(got, tc.namespaces) {
+				t.Errorf("namespaces %q, want %q", got, tc.namespaces)
+			}
+			switch {
+			case tc.problem == "" && len(snap.Problems) != 0:
+				t.Errorf("problems %+v, want none", snap.Problems)
+			case tc.problem != "" && (len(snap.Problems) != 1 || snap.Problems[0].Where != file ||
+				!strings.Contains(snap.Problems[0].Message, tc.problem) || !strings.Contains(snap.Problems[0].Message, "v1alpha1")):
+				t.Errorf("problems %+v, want one in %s naming %q and the version", snap.Problems, file, tc.problem)
+			}
+		})
+	}
+	// The decoded objects are whole, not just filed by kind.
+	objs, _ := Parse([]byte(vs), "vs.yaml")
+	if v, ok := objs[0].(*nicv1.VirtualServer); !ok || v.Spec.Host != "shop.example.com" {
+		t.Fatalf("decoded %#v, want the VirtualServer's host", objs[0])
 	}
 }
