@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,10 +22,12 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -40,7 +43,14 @@ type Options struct {
 	// that reference ConfigMaps and Secrets (ConfigMapAnnotations,
 	// SecretAnnotations); empty means DefaultAnnotationsPrefix.
 	AnnotationsPrefix string
-	Log               *slog.Logger
+	// CustomResources watches NGINX Ingress Controller's resources
+	// (k8s.nginx.org/v1) through Dynamic, those of them whose CRDs the
+	// API server serves when Run starts (custom.go).
+	CustomResources bool
+	// Dynamic is the client for the custom resources; required with
+	// CustomResources.
+	Dynamic dynamic.Interface
+	Log     *slog.Logger
 }
 
 // Source caches objects from the API server.
@@ -55,6 +65,9 @@ type Source struct {
 	// knows what they reference.
 	ingressHandlers []cache.ResourceEventHandlerRegistration
 	refs            *refs
+	// custom holds the custom resources' informers once Run has
+	// discovered which exist; nil before, or without CustomResources.
+	custom atomic.Pointer[customInformers]
 }
 
 // New creates the informers; Run starts them.
@@ -62,13 +75,12 @@ func New(opts Options) (*Source, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.CustomResources && opts.Dynamic == nil {
+		return nil, fmt.Errorf("kube source: custom resources need a dynamic client")
+	}
 	s := &Source{opts: opts, notifier: source.NewNotifier()}
 	s.refs = newRefs(opts, s.notifier.Notify)
-	namespaces := opts.Namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
-	for _, ns := range namespaces {
+	for _, ns := range s.namespaces() {
 		f := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns))
 		s.factories = append(s.factories, f)
 		s.ingresses = append(s.ingresses, s.watchIngresses(f.Networking().V1().Ingresses().Informer()))
@@ -98,9 +110,22 @@ func New(opts Options) (*Source, error) {
 	return s, nil
 }
 
+// namespaces are the namespaces to create informers for.
+func (s *Source) namespaces() []string {
+	if len(s.opts.Namespaces) == 0 {
+		return []string{metav1.NamespaceAll}
+	}
+	return s.opts.Namespaces
+}
+
 // watch installs the trimming transform and the change handler.
 func (s *Source) watch(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
 	setTrim(inf)
+	return s.handle(inf)
+}
+
+// handle installs the change handler.
+func (s *Source) handle(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
 	notify := func(any) { s.notifier.Notify() }
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: notify,
@@ -223,19 +248,31 @@ func trimMeta(obj any) {
 	}
 }
 
-// statusOnly reports an Ingress update that changed nothing the model
-// reads: our own status writes (and resyncs) would otherwise trigger a full
-// rebuild each, thousands of them after a first start at scale. The status
-// writer compares against the cached status itself, so it still sees them.
+// statusOnly reports an update of an object with a status (an Ingress, or
+// one of NGINX Ingress Controller's resources with a status subresource)
+// that changed nothing the model reads: our own status writes (and
+// resyncs) would otherwise trigger a full rebuild each, thousands of them
+// after a first start at scale. The status writer compares against the
+// cached status itself, so it still sees them. The API server bumps the
+// generation of these kinds on every change to anything but metadata and
+// status, so an unchanged generation with unchanged labels, annotations
+// and deletion means only the status (or irrelevant metadata) changed.
 func statusOnly(old, obj any) bool {
-	a, ok1 := old.(*networkingv1.Ingress)
-	b, ok2 := obj.(*networkingv1.Ingress)
-	if !ok1 || !ok2 {
+	if reflect.TypeOf(old) != reflect.TypeOf(obj) {
 		return false
 	}
-	return a.Generation == b.Generation && a.Generation != 0 &&
-		maps.Equal(a.Annotations, b.Annotations) && maps.Equal(a.Labels, b.Labels) &&
-		a.DeletionTimestamp.Equal(b.DeletionTimestamp)
+	var a, b metav1.Object
+	switch obj.(type) {
+	case *networkingv1.Ingress, *nicv1.VirtualServer, *nicv1.VirtualServerRoute, *nicv1.Policy, *nicv1.TransportServer:
+		a, b = old.(metav1.Object), obj.(metav1.Object)
+	default:
+		// GlobalConfiguration has no status; Services, EndpointSlices,
+		// Secrets and ConfigMaps are read whole.
+		return false
+	}
+	return a.GetGeneration() == b.GetGeneration() && a.GetGeneration() != 0 &&
+		maps.Equal(a.GetAnnotations(), b.GetAnnotations()) && maps.Equal(a.GetLabels(), b.GetLabels()) &&
+		a.GetDeletionTimestamp().Equal(b.GetDeletionTimestamp())
 }
 
 // Run starts the informers and blocks until ctx is done.
@@ -246,12 +283,23 @@ func (s *Source) Run(ctx context.Context) error {
 		for _, f := range s.factories {
 			f.Shutdown() // after it, no Ingress handler can start an informer
 		}
+		s.custom.Load().shutdown()
 		s.refs.wait()
 	}()
 	for _, f := range s.factories {
 		f.Start(ctx.Done())
 	}
 	var all []cache.InformerSynced
+	if s.opts.CustomResources {
+		// Which custom resources exist is asked once, here: CRDs
+		// installed (or removed) later take a restart to be noticed.
+		custom, ok := s.startCustomResources(ctx)
+		if !ok {
+			return nil // ctx ended
+		}
+		s.custom.Store(custom)
+		all = append(all, custom.synced()...)
+	}
 	for _, group := range [][]cache.SharedIndexInformer{s.ingresses, s.classes, s.services, s.slices, s.secrets, s.configMaps} {
 		for _, inf := range group {
 			all = append(all, inf.HasSynced)
@@ -294,6 +342,7 @@ func (s *Source) Snapshot() *source.Snapshot {
 	// referenced copy, whose Secret data is whole.
 	snap.Secrets = merge(list[*corev1.Secret](s.secrets), refSecrets)
 	snap.ConfigMaps = merge(list[*corev1.ConfigMap](s.configMaps), refConfigMaps)
+	s.custom.Load().snapshot(snap)
 	return snap
 }
 

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 )
 
 func TestStatusOnly(t *testing.T) {
@@ -41,6 +43,21 @@ func TestStatusOnly(t *testing.T) {
 		})
 	}
 	if statusOnly(&corev1.Service{}, &corev1.Service{}) {
-		t.Fatal("only Ingresses can be status-only")
+		t.Fatal("Services are never status-only")
+	}
+	// NGINX Ingress Controller's kinds with a status subresource carry a
+	// generation too; GlobalConfiguration has no status.
+	meta := metav1.ObjectMeta{Name: "a", Generation: 2}
+	if !statusOnly(&nicv1.VirtualServer{ObjectMeta: meta}, &nicv1.VirtualServer{ObjectMeta: meta, Status: nicv1.VirtualServerStatus{State: "Valid"}}) {
+		t.Fatal("a VirtualServer status write must be status-only")
+	}
+	if !statusOnly(&nicv1.TransportServer{ObjectMeta: meta}, &nicv1.TransportServer{ObjectMeta: meta}) {
+		t.Fatal("a TransportServer resync must be status-only")
+	}
+	if statusOnly(&nicv1.GlobalConfiguration{ObjectMeta: meta}, &nicv1.GlobalConfiguration{ObjectMeta: meta}) {
+		t.Fatal("GlobalConfiguration has no status")
+	}
+	if statusOnly(&nicv1.Policy{ObjectMeta: meta}, &nicv1.VirtualServer{ObjectMeta: meta}) {
+		t.Fatal("objects of different kinds are not one update")
 	}
 }

@@ -1,0 +1,215 @@
+package kube
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// fakeDynamic is a fake dynamic client for the custom resources that
+// records the watches opened, since (like the typed fake) it loses what
+// changes between a list and its watch.
+type fakeDynamic struct {
+	*dynamicfake.FakeDynamicClient
+	mu      sync.Mutex
+	watches map[string]int // by "resource namespace"
+}
+
+func newFakeDynamic(objs ...runtime.Object) *fakeDynamic {
+	listKinds := map[schema.GroupVersionResource]string{}
+	for _, k := range customKinds {
+		listKinds[nicv1.SchemeGroupVersion.WithResource(k.resource)] = k.kind + "List"
+	}
+	f := &fakeDynamic{
+		FakeDynamicClient: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, objs...),
+		watches:           map[string]int{},
+	}
+	f.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := f.Tracker().Watch(action.GetResource(), action.GetNamespace())
+		if err == nil {
+			f.mu.Lock()
+			f.watches[action.GetResource().Resource+" "+action.GetNamespace()]++
+			f.mu.Unlock()
+		}
+		return true, w, err
+	})
+	return f
+}
+
+func (f *fakeDynamic) waitWatch(t *testing.T, resource, ns string) {
+	t.Helper()
+	eventually(t, "a watch of "+resource+" in "+ns, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.watches[resource+" "+ns] > 0
+	})
+}
+
+// advertise makes api's discovery serve the k8s.nginx.org/v1 resources.
+func advertise(api *fakeAPI, resources ...string) {
+	list := &metav1.APIResourceList{GroupVersion: nicv1.SchemeGroupVersion.String()}
+	for _, r := range resources {
+		list.APIResources = append(list.APIResources,
+			metav1.APIResource{Name: r, Namespaced: true, Verbs: metav1.Verbs{"list", "watch"}},
+			metav1.APIResource{Name: r + "/status", Namespaced: true})
+	}
+	api.Resources = append(api.Resources, list)
+}
+
+func allCustomResources() []string {
+	var out []string
+	for _, k := range customKinds {
+		out = append(out, k.resource)
+	}
+	return out
+}
+
+// unstructuredVS is a VirtualServer as the API server would send it.
+func unstructuredVS(ns, name, host string, generation int64) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(nicv1.SchemeGroupVersion.String())
+	u.SetKind("VirtualServer")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetGeneration(generation)
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl"}})
+	_ = unstructured.SetNestedField(u.Object, host, "spec", "host")
+	return u
+}
+
+var vsGVR = nicv1.SchemeGroupVersion.WithResource("virtualservers")
+
+func TestCustomResourcesWatched(t *testing.T) {
+	api := newFakeAPI(t)
+	advertise(api, allCustomResources()...)
+	dyn := newFakeDynamic()
+	s, logs := startSource(t, api, Options{Namespaces: []string{"web", "shop"}, CustomResources: true, Dynamic: dyn})
+	dyn.waitWatch(t, "virtualservers", "web")
+	dyn.waitWatch(t, "virtualservers", "shop")
+	if !strings.Contains(logs.String(), "watching custom resources") ||
+		!strings.Contains(logs.String(), "resources=virtualservers,virtualserverroutes,policies,transportservers,globalconfigurations") {
+		t.Fatalf("logs %q: want the watched custom resources named", logs.String())
+	}
+
+	ctx := context.Background()
+	// Outside the watched namespaces: never listed, never in a snapshot.
+	if _, err := dyn.Resource(vsGVR).Namespace("other").Create(ctx, unstructuredVS("other", "hidden", "hidden.example.com", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(vsGVR).Namespace("web").Create(ctx, unstructuredVS("web", "shop", "shop.example.com", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, s, "the VirtualServer", func(snap *source.Snapshot) bool { return len(snap.VirtualServers) > 0 })
+	snap := s.Snapshot()
+	if len(snap.VirtualServers) != 1 {
+		t.Fatalf("VirtualServers %+v: want only the one in a watched namespace", snap.VirtualServers)
+	}
+	vs := snap.VirtualServers[0]
+	if vs.Namespace != "web" || vs.Name != "shop" || vs.Spec.Host != "shop.example.com" {
+		t.Fatalf("VirtualServer %+v: want web/shop for shop.example.com, typed", vs)
+	}
+	if vs.ManagedFields != nil {
+		t.Fatalf("managed fields kept: %+v", vs.ManagedFields)
+	}
+	if len(snap.Problems) != 0 {
+		t.Fatalf("problems %+v", snap.Problems)
+	}
+
+	// A status-only update (same generation) signals nothing; a spec
+	// change, which bumps the generation, does.
+	drain(s)
+	withStatus := unstructuredVS("web", "shop", "shop.example.com", 1)
+	_ = unstructured.SetNestedField(withStatus.Object, "Valid", "status", "state")
+	if _, err := dyn.Resource(vsGVR).Namespace("web").Update(ctx, withStatus, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the status in the cache", func() bool {
+		vss := s.Snapshot().VirtualServers
+		return len(vss) == 1 && vss[0].Status.State == "Valid"
+	})
+	select {
+	case <-s.Changed():
+		t.Fatal("a status-only update signalled a change")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if _, err := dyn.Resource(vsGVR).Namespace("web").Update(ctx, unstructuredVS("web", "shop", "new.example.com", 2), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, s, "the new host", func(snap *source.Snapshot) bool {
+		return len(snap.VirtualServers) == 1 && snap.VirtualServers[0].Spec.Host == "new.example.com"
+	})
+}
+
+// Without the CRDs the source syncs all the same, and says why the
+// custom resources are off.
+func TestCustomResourcesNotInstalled(t *testing.T) {
+	api := newFakeAPI(t)
+	dyn := newFakeDynamic()
+	s, logs := startSource(t, api, Options{CustomResources: true, Dynamic: dyn})
+	if !strings.Contains(logs.String(), "custom resources off: the k8s.nginx.org CRDs are not installed (kubectl apply -k deploy/crds") {
+		t.Fatalf("logs %q: want the reason custom resources are off", logs.String())
+	}
+	if n := len(dyn.Actions()); n != 0 {
+		t.Fatalf("%d requests to the dynamic client, want none: %v", n, dyn.Actions())
+	}
+	if snap := s.Snapshot(); snap.VirtualServers != nil {
+		t.Fatalf("VirtualServers %+v", snap.VirtualServers)
+	}
+}
+
+// Only the resources the API server serves are watched (an older CRD
+// set, say); the log names the missing ones.
+func TestCustomResourcesPartlyInstalled(t *testing.T) {
+	api := newFakeAPI(t)
+	advertise(api, "virtualservers", "policies")
+	dyn := newFakeDynamic(unstructuredVS("default", "a", "a.example.com", 1))
+	s, logs := startSource(t, api, Options{CustomResources: true, Dynamic: dyn})
+	if snap := s.Snapshot(); len(snap.VirtualServers) != 1 {
+		t.Fatalf("VirtualServers %+v: want the one listed at start", snap.VirtualServers)
+	}
+	if !strings.Contains(logs.String(), `resources=virtualservers,policies notInstalled=virtualserverroutes,transportservers,globalconfigurations`) {
+		t.Fatalf("logs %q: want the watched and the missing resources", logs.String())
+	}
+	for _, a := range dyn.Actions() {
+		if r := a.GetResource().Resource; r != "virtualservers" && r != "policies" {
+			t.Fatalf("request for %s, which is not served", r)
+		}
+	}
+}
+
+// A custom resource that does not fit the Go type is a problem, not a
+// stuck informer.
+func TestCustomResourceUnreadable(t *testing.T) {
+	api := newFakeAPI(t)
+	advertise(api, "virtualservers")
+	bad := unstructuredVS("default", "bad", "", 1)
+	_ = unstructured.SetNestedField(bad.Object, int64(3), "spec", "host")
+	dyn := newFakeDynamic(bad, unstructuredVS("default", "good", "good.example.com", 1))
+	s, _ := startSource(t, api, Options{CustomResources: true, Dynamic: dyn})
+	snap := s.Snapshot()
+	if len(snap.VirtualServers) != 1 || snap.VirtualServers[0].Name != "good" {
+		t.Fatalf("VirtualServers %+v: want the readable one", snap.VirtualServers)
+	}
+	if len(snap.Problems) != 1 || snap.Problems[0].Where != "VirtualServer/default/bad" {
+		t.Fatalf("problems %+v: want one for VirtualServer/default/bad", snap.Problems)
+	}
+}
+
+func TestNewNeedsDynamicClient(t *testing.T) {
+	if _, err := New(Options{Client: newFakeAPI(t), CustomResources: true}); err == nil {
+		t.Fatal("custom resources without a dynamic client must be refused")
+	}
+}
