@@ -23,7 +23,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/causeway/causeway/internal/balancer"
@@ -55,6 +57,7 @@ type controllerFlags struct {
 	ingressClass      string
 	watchWithoutClass bool
 	watchNamespaces   []string
+	customResources   bool
 	configMap         string
 	reloadTimeout     time.Duration
 	healInterval      time.Duration
@@ -98,6 +101,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.ingressClass, "ingress-class", "causeway", "IngressClass name served even without an IngressClass object")
 	fl.BoolVar(&f.watchWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
 	fl.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "namespace to watch (repeatable; default all)")
+	fl.BoolVar(&f.customResources, "enable-custom-resources", true, "read NGINX Ingress Controller's k8s.nginx.org/v1 resources (VirtualServer and the others) whose CRDs are installed when the controller starts")
 	fl.StringVar(&f.configMap, "configmap", "causeway-system/causeway", "NAMESPACE/NAME of the ConfigMap holding global settings")
 	fl.DurationVar(&f.reloadTimeout, "reload-timeout", 15*time.Second, "how long to wait for nginx workers to report a new configuration")
 	fl.DurationVar(&f.healInterval, "heal-interval", 10*time.Second, "how often the state directory is compared with what was written, repaired, and checked for what nginx workers must reach")
@@ -363,21 +367,46 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 		log.Info("serving manifests from a directory; no API server is contacted", "dir", f.manifests)
 		return files.New(f.manifests, log.With("component", "files")), nil
 	}
-	client, err := kubeClient(f.kubeconfig)
+	cfg, err := kubeConfig(f.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	return kube.New(kube.Options{Client: client, Namespaces: f.watchNamespaces, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix, Log: log.With("component", "kube")})
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	opts := kube.Options{Client: client, Namespaces: f.watchNamespaces, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix,
+		CustomResources: f.customResources, Log: log.With("component", "kube")}
+	if f.customResources {
+		// NIC's resources have no typed clientset: the source reads them
+		// through the dynamic client and converts them.
+		if opts.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+			return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+		}
+	} else {
+		log.Info("custom resources disabled (--enable-custom-resources=false)")
+	}
+	return kube.New(opts)
 }
 
-// kubeClient is a client of the API server that kubeconfig (or the
-// in-cluster configuration) names.
-func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
+// kubeConfig is the configuration of the API server that kubeconfig (or
+// the in-cluster configuration) names.
+func kubeConfig(kubeconfig string) (*rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client config: %w", err)
 	}
 	cfg.UserAgent = "causeway/" + version.Version
+	return cfg, nil
+}
+
+// kubeClient is a client of the API server that kubeconfig (or the
+// in-cluster configuration) names.
+func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := kubeConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
