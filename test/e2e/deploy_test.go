@@ -218,6 +218,13 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			{"networking.k8s.io", "ingressclasses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses/status", "", "patch"}, // status writer's merge patch
+			// NGINX Ingress Controller's resources: dynamic informers
+			// (--enable-custom-resources), read only
+			{"k8s.nginx.org", "virtualservers", "", "list,watch"},
+			{"k8s.nginx.org", "virtualserverroutes", "", "list,watch"},
+			{"k8s.nginx.org", "transportservers", "", "list,watch"},
+			{"k8s.nginx.org", "policies", "", "list,watch"},
+			{"k8s.nginx.org", "globalconfigurations", "", "list,watch"},
 			// the webhook's own configuration: names for its certificate,
 			// and its CA kept in caBundle (webhookcert)
 			{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "causeway-admission", "get,list,update,watch"},
