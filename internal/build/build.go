@@ -7,6 +7,8 @@ import (
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/frontend/nic"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/model"
 	"maps"
 	"reflect"
@@ -84,6 +86,11 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		hostOwner:    map[string]model.ObjectRef{},
 		ingressHost:  map[string]model.ObjectRef{},
 		vsServers:    map[string]*nic.VirtualServer{},
+		nicPolicies:  map[string]*policyState{},
+		policiesIn:   map[string]*nicv1.Policy{},
+	}
+	for _, p := range snap.Policies {
+		b.policiesIn[p.Namespace+"/"+p.Name] = p
 	}
 	for _, s := range snap.Secrets {
 		b.secretsIn[s.Namespace+"/"+s.Name] = s
@@ -127,6 +134,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	b.model.DefaultCertificate = b.defaultSSLCertificate()
 
 	classes := ingress.NewClassFilter(opts.Class, snap.IngressClasses)
+	b.classes = classes
 	var ours []*networkingv1.Ingress
 	for _, ing := range snap.Ingresses {
 		if classes.IsOurs(ing) {
@@ -209,6 +217,12 @@ type builder struct {
 	hostOwner, ingressHost map[string]model.ObjectRef
 	// vsServers are the translated VirtualServers by host.
 	vsServers map[string]*nic.VirtualServer
+	// policiesIn are the snapshot's Policies by "namespace/name";
+	// nicPolicies what the build made of those referenced.
+	policiesIn  map[string]*nicv1.Policy
+	nicPolicies map[string]*policyState
+	// classes decides which objects are ours.
+	classes *ingress.ClassFilter
 }
 
 func (b *builder) problem(ref model.ObjectRef, reason string, rejected bool, format string, args ...any) {

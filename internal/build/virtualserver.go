@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"sort"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -123,6 +124,14 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 	}
 	for _, r := range t.Routes {
 		loc := &model.Location{Match: r.Match, Source: ref}
+		pols, ok := b.routePolicies(ref, t, r)
+		if !ok {
+			// NGINX Ingress Controller answers 500 where a referenced
+			// Policy is missing or invalid; never serve the route open.
+			loc.Action = model.ReturnStatus(500)
+			srv.Locations = append(srv.Locations, loc)
+			continue
+		}
 		switch a := r.Action; {
 		case a.Redirect != nil:
 			loc.Action = model.Action{Redirect: a.Redirect}
@@ -136,6 +145,12 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 				pol := *p
 				loc.Policy = &pol
 			}
+		}
+		if pols != nil {
+			if loc.Policy == nil {
+				loc.Policy = &model.Policy{}
+			}
+			loc.Policy.Access, loc.Policy.BasicAuth, loc.Policy.Limits = pols.Access, pols.BasicAuth, pols.Limits
 		}
 		srv.Locations = append(srv.Locations, loc)
 	}
@@ -155,4 +170,100 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 			t.TLS.Code, b.model.Config.HTTPRedirectCode)
 	}
 	return true
+}
+
+// routePolicies resolves the Policies a route applies: the
+// VirtualServer's, each replaced by a route's own of the same kind. It
+// returns false (with a Problem on the VirtualServer) when a referenced
+// Policy is missing, of another class or invalid; nil when none applies.
+func (b *builder) routePolicies(ref model.ObjectRef, t *nic.VirtualServer, r nic.Route) (*model.Policy, bool) {
+	byKind := map[string]*nic.Policy{}
+	for _, refs := range [][]string{t.Policies, r.Policies} {
+		for _, key := range refs {
+			p, why := b.nicPolicy(key)
+			if why != "" {
+				b.problem(ref, model.ReasonInvalid, false, "route %s: Policy %s %s; the route answers 500", r.Match.Path, key, why)
+				return nil, false
+			}
+			byKind[p.Kind] = p
+		}
+	}
+	if len(byKind) == 0 {
+		return nil, true
+	}
+	out := &model.Policy{}
+	for _, p := range byKind {
+		switch {
+		case p.Access != nil:
+			out.Access = p.Access
+		case p.Limits != nil:
+			out.Limits = p.Limits
+		case p.BasicAuth != nil:
+			f := &model.AuthFile{Namespace: p.Ref.Namespace, Name: p.BasicAuth.Secret, HTPasswd: true}
+			key, err := b.htpasswdFile(f)
+			if err != nil {
+				b.problem(ref, secretReason(err), false, "route %s: Policy %s: %v; the route answers 500", r.Match.Path, p.Ref.Namespace+"/"+p.Ref.Name, err)
+				return nil, false
+			}
+			out.BasicAuth = &model.BasicAuth{Realm: p.BasicAuth.Realm, File: key}
+		}
+	}
+	return out, true
+}
+
+// nicPolicy translates the Policy "namespace/name" once per build, with
+// its Problems on the Policy; why says why it cannot be used.
+func (b *builder) nicPolicy(key string) (*nic.Policy, string) {
+	if st, ok := b.nicPolicies[key]; ok {
+		return st.policy, st.why
+	}
+	st := &policyState{}
+	b.nicPolicies[key] = st
+	p := b.policiesIn[key]
+	switch {
+	case p == nil:
+		st.why = "does not exist"
+	case p.Spec.IngressClass != "" && !b.classes.IsOursName(p.Spec.IngressClass):
+		st.why = "is of another ingressClassName (" + p.Spec.IngressClass + ")"
+	default:
+		pol, problems, err := nic.TranslatePolicy(p)
+		b.problems = append(b.problems, problems...)
+		if err != nil {
+			b.problem(nic.PolicyRef(p), model.ReasonInvalid, true, "%v", err)
+			st.why = "is invalid: " + err.Error()
+		}
+		st.policy = pol
+	}
+	return st.policy, st.why
+}
+
+// policyState is a Policy as the build found it.
+type policyState struct {
+	policy *nic.Policy
+	why    string
+}
+
+// htpasswdFile validates the htpasswd file of a Secret of type
+// nginx.org/htpasswd (key htpasswd) into the model's auth files.
+func (b *builder) htpasswdFile(f *model.AuthFile) (string, error) {
+	key := f.Key()
+	if _, ok := b.authFiles[key]; ok {
+		return key, nil
+	}
+	name := f.Namespace + "/" + f.Name
+	s := b.secretsIn[name]
+	if s == nil {
+		return "", fmt.Errorf("secret %s %w", name, errNotFound)
+	}
+	raw, ok := s.Data["htpasswd"]
+	if !ok {
+		return "", fmt.Errorf("secret %s has no key htpasswd", name)
+	}
+	data, err := model.ParseHtpasswd(raw)
+	if err != nil {
+		return "", fmt.Errorf("secret %s: %w", name, err)
+	}
+	f.Data = data
+	b.authFiles[key] = f
+	return key, nil
 }

@@ -208,3 +208,67 @@ func TestVirtualServerBuild(t *testing.T) {
 		})
 	}
 }
+
+func mkPolicy(name string, spec nicv1.PolicySpec) *nicv1.Policy {
+	return &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)}, Spec: spec}
+}
+
+// TestVirtualServerPolicies: the VirtualServer's Policies apply to every
+// route, a route's own replaces one of the same kind, and a route whose
+// Policy is missing or invalid answers 500.
+func TestVirtualServerPolicies(t *testing.T) {
+	snap := world(3)
+	snap.Policies = []*nicv1.Policy{
+		mkPolicy("allow-lan", nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Allow: []string{"10.0.0.0/8"}}}),
+		mkPolicy("deny-one", nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Deny: []string{"10.0.0.1"}}}),
+		mkPolicy("users", nicv1.PolicySpec{BasicAuth: &nicv1.BasicAuth{Secret: "htpasswd", Realm: "cafe"}}),
+		mkPolicy("broken", nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{}}),
+		mkPolicy("foreign", nicv1.PolicySpec{IngressClass: "nginx", AccessControl: &nicv1.AccessControl{Deny: []string{"10.0.0.1"}}}),
+	}
+	snap.Secrets = append(snap.Secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "htpasswd"},
+		Type: "nginx.org/htpasswd", Data: map[string][]byte{"htpasswd": []byte("bob:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n")}})
+	vs := mkVirtualServer("cafe", "cafe.test", 0, pass("/lan", "a"), pass("/override", "a"), pass("/auth", "a"),
+		pass("/missing", "a"), pass("/broken", "a"), pass("/foreign", "a"))
+	vs.Spec.Policies = []nicv1.PolicyReference{{Name: "allow-lan"}}
+	vs.Spec.Routes[1].Policies = []nicv1.PolicyReference{{Name: "deny-one"}}
+	vs.Spec.Routes[2].Policies = []nicv1.PolicyReference{{Name: "users"}}
+	vs.Spec.Routes[3].Policies = []nicv1.PolicyReference{{Name: "nope"}}
+	vs.Spec.Routes[4].Policies = []nicv1.PolicyReference{{Name: "broken"}}
+	vs.Spec.Routes[5].Policies = []nicv1.PolicyReference{{Name: "foreign"}}
+	snap.VirtualServers = []*nicv1.VirtualServer{vs}
+	m, problems := Build(snap, testOpts)
+	srv := server(m, "cafe.test")
+	loc := func(p string) *model.Location { return srv.Match(p) }
+	if a := loc("/lan").Policy.Access; a == nil || len(a.Allow) != 1 || len(a.Deny) != 0 {
+		t.Errorf("/lan access %+v, want the VirtualServer's allow list", a)
+	}
+	if a := loc("/override").Policy.Access; a == nil || len(a.Deny) != 1 || len(a.Allow) != 0 {
+		t.Errorf("/override access %+v, want the route's deny list in place of the allow list", a)
+	}
+	p := loc("/auth").Policy
+	if p.BasicAuth == nil || p.BasicAuth.Realm != "cafe" || p.Access == nil {
+		t.Errorf("/auth policy %+v, want basic auth beside the VirtualServer's allow list", p)
+	}
+	if len(m.AuthFiles) != 1 || m.AuthFiles[0].Kind() != "htpasswd" || p.BasicAuth.File != m.AuthFiles[0].Key() {
+		t.Errorf("auth files %+v", m.AuthFiles)
+	}
+	for _, path := range []string{"/missing", "/broken", "/foreign"} {
+		if r := loc(path).Action.Return; r == nil || r.Status != 500 {
+			t.Errorf("%s: %+v, want 500", path, loc(path).Action)
+		}
+	}
+	var policyProblems, vsProblems int
+	for _, p := range problems {
+		switch {
+		case p.Object.Kind == "Policy" && p.Object.Name == "broken" && p.Rejected:
+			policyProblems++
+		case p.Object.Kind == "VirtualServer" && p.Reason == model.ReasonInvalid && !p.Rejected:
+			vsProblems++
+		default:
+			t.Errorf("unexpected problem %v", p)
+		}
+	}
+	if policyProblems != 1 || vsProblems != 3 {
+		t.Errorf("%d Problems on the broken Policy, %d on the VirtualServer; want 1 and 3: %v", policyProblems, vsProblems, problems)
+	}
+}

@@ -208,7 +208,10 @@ type AuthFile struct {
 	Namespace, Name string
 	Map             bool
 	Digest          bool
-	Data            []byte
+	// HTPasswd is a Secret of NGINX Ingress Controller's type
+	// nginx.org/htpasswd, whose file is under the key htpasswd.
+	HTPasswd bool
+	Data     []byte
 }
 
 // Kind is "auth" for an htpasswd file, "authmap" for a Secret read as
@@ -220,6 +223,8 @@ func (f *AuthFile) Kind() string {
 		return "htdigest"
 	case f.Map:
 		return "authmap"
+	case f.HTPasswd:
+		return "htpasswd"
 	}
 	return "auth"
 }

@@ -2,10 +2,14 @@ package integration
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/test/harness"
+	"github.com/causeway/causeway/test/spec"
 	"github.com/causeway/causeway/test/testcert"
 )
 
@@ -80,5 +84,88 @@ func TestVirtualServerAgainstNginx(t *testing.T) {
 	}
 	if !strings.Contains(c.log.String(), `host \"cafe.test\" belongs to VirtualServer default/cafe`) {
 		t.Errorf("the younger Ingress's collision is not logged:\n%s", c.log.String())
+	}
+}
+
+const policiesManifest = `apiVersion: k8s.nginx.org/v1
+kind: Policy
+metadata: {name: deny-local, namespace: default}
+spec:
+  accessControl: {deny: [127.0.0.0/8]}
+---
+apiVersion: k8s.nginx.org/v1
+kind: Policy
+metadata: {name: users, namespace: default}
+spec:
+  basicAuth: {secret: users, realm: cafe}
+---
+apiVersion: k8s.nginx.org/v1
+kind: Policy
+metadata: {name: slow, namespace: default}
+spec:
+  rateLimit: {rate: 1r/m, key: "${binary_remote_addr}", burst: 2, noDelay: true}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: users, namespace: default}
+type: nginx.org/htpasswd
+stringData:
+  htpasswd: "bob:%s\n"
+---
+apiVersion: k8s.nginx.org/v1
+kind: VirtualServer
+metadata: {name: guarded, namespace: default}
+spec:
+  host: guarded.test
+  upstreams: [{name: tea, service: tea, port: 80}]
+  routes:
+  - {path: /open, action: {pass: tea}}
+  - {path: /denied, action: {pass: tea}, policies: [{name: deny-local}]}
+  - {path: /auth, action: {pass: tea}, policies: [{name: users}]}
+  - {path: /limited, action: {pass: tea}, policies: [{name: slow}]}
+  - {path: /missing, action: {pass: tea}, policies: [{name: nope}]}
+---
+`
+
+// TestVirtualServerPoliciesAgainstNginx: accessControl, basicAuth and
+// rateLimit Policies through real nginx, with the model values the
+// annotations use; a missing Policy answers 500.
+func TestVirtualServerPoliciesAgainstNginx(t *testing.T) {
+	tea := startBackend(t, "tea")
+	c := startController(t, map[string]string{
+		"class.yaml":    ingressClass,
+		"services.yaml": serviceYAML("default", "tea", 80, tea),
+		"guarded.yaml":  fmt.Sprintf(policiesManifest, spec.SHAHash("secret")),
+	})
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	do := func(path string, header map[string]string) int {
+		t.Helper()
+		r, err := harness.Do(addr, harness.Request{Method: "GET", Scheme: "http", Host: "guarded.test", Path: path, Header: header})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Status
+	}
+	for _, tc := range []struct {
+		path   string
+		header map[string]string
+		want   int
+	}{
+		{"/open", nil, 200}, {"/denied", nil, 403}, {"/auth", nil, 401},
+		{"/auth", spec.BasicCredentials("bob", "wrong"), 401}, {"/auth", spec.BasicCredentials("bob", "secret"), 200},
+		{"/missing", nil, 500},
+	} {
+		if got := do(tc.path, tc.header); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.path, got, tc.want)
+		}
+	}
+	// 1 request a minute with a burst of 2: the fourth within a second
+	// is refused with the ConfigMap's limit-req-status-code (503).
+	var got []int
+	for range 4 {
+		got = append(got, do("/limited", nil))
+	}
+	if got[0] != 200 || got[3] != 503 {
+		t.Errorf("rate-limited statuses %v, want 200 first and 503 last", got)
 	}
 }

@@ -35,6 +35,9 @@ type VirtualServer struct {
 	Upstreams map[string]*Upstream
 	// Routes in the order written, which is nginx's order for regex paths.
 	Routes []Route
+	// Policies are spec.policies: "namespace/name" of Policies applied to
+	// every route (a route's own Policy of the same kind replaces one).
+	Policies []string
 }
 
 // TLS is spec.tls.
@@ -62,6 +65,8 @@ type Upstream struct {
 type Route struct {
 	Match  model.Match
 	Action Action
+	// Policies are the route's own, "namespace/name".
+	Policies []string
 }
 
 // Action is what a route does: exactly one field is set.
@@ -110,6 +115,10 @@ func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Pr
 		return nil, nil, fmt.Errorf("spec.host: %w", err)
 	}
 	t.spec(s)
+	var err error
+	if out.Policies, err = policyRefs("spec.policies", vs.Namespace, s.Policies); err != nil {
+		return nil, nil, err
+	}
 	if s.TLS != nil {
 		out.TLS = t.tls(s.TLS)
 	}
@@ -147,9 +156,6 @@ func (t *translator) spec(s *nicv1.VirtualServerSpec) {
 	}
 	if s.Gunzip {
 		t.notYet("spec.gunzip")
-	}
-	if len(s.Policies) > 0 {
-		t.notYet("spec.policies")
 	}
 	if s.HTTPSnippets != "" || s.ServerSnippets != "" {
 		t.notYet("spec.http-snippets and spec.server-snippets")
@@ -316,7 +322,7 @@ func (t *translator) route(i int, r *nicv1.Route, upstreams map[string]*Upstream
 		name string
 		set  bool
 	}{
-		{"policies", len(r.Policies) > 0}, {"errorPages", len(r.ErrorPages) > 0}, {"location-snippets", r.LocationSnippets != ""},
+		{"errorPages", len(r.ErrorPages) > 0}, {"location-snippets", r.LocationSnippets != ""},
 		{"add-header-inherit", r.AddHeaderInherit != ""},
 	} {
 		if f.set {
@@ -333,7 +339,11 @@ func (t *translator) route(i int, r *nicv1.Route, upstreams map[string]*Upstream
 	if err != nil || !ok {
 		return Route{}, false, err
 	}
-	return Route{Match: m, Action: a}, true, nil
+	policies, err := policyRefs(field+".policies", t.ref.Namespace, r.Policies)
+	if err != nil {
+		return Route{}, false, err
+	}
+	return Route{Match: m, Action: a, Policies: policies}, true, nil
 }
 
 func (t *translator) action(field string, a *nicv1.Action, upstreams map[string]*Upstream) (Action, bool, error) {
@@ -397,6 +407,26 @@ func (t *translator) action(field string, a *nicv1.Action, upstreams map[string]
 		}
 		return Action{Return: &model.Return{Status: code}}, true, nil
 	}
+}
+
+// policyRefs reads Policy references: the namespace defaults to the
+// VirtualServer's.
+func policyRefs(field, namespace string, refs []nicv1.PolicyReference) ([]string, error) {
+	var out []string
+	for i, r := range refs {
+		ns := r.Namespace
+		if ns == "" {
+			ns = namespace
+		}
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, fmt.Errorf("%s[%d].namespace %q: %s", field, i, model.Truncate(ns), strings.Join(errs, "; "))
+		}
+		if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
+			return nil, fmt.Errorf("%s[%d].name %q: %s", field, i, model.Truncate(r.Name), strings.Join(errs, "; "))
+		}
+		out = append(out, ns+"/"+r.Name)
+	}
+	return out, nil
 }
 
 // anchored reports whether a case-insensitive regex path lacks the "^"

@@ -1,6 +1,7 @@
 package nic
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,7 +140,18 @@ func TestTranslateVirtualServer(t *testing.T) {
 			s.Upstreams[0].LBMethod = "least_conn"
 			s.Routes[0].ErrorPages = []nicv1.ErrorPage{{Codes: []int{502}}}
 			s.TLS = &nicv1.TLS{CertManager: &nicv1.CertManager{Issuer: "x"}}
-		}, problems: []string{"spec.policies", "lb-method least_conn", "errorPages", "cert-manager"}},
+		}, problems: []string{"lb-method least_conn", "errorPages", "cert-manager"}},
+		{name: "policy references default to the namespace", change: func(s *nicv1.VirtualServerSpec) {
+			s.Policies = []nicv1.PolicyReference{{Name: "allow"}, {Name: "rl", Namespace: "ops"}}
+			s.Routes[0].Policies = []nicv1.PolicyReference{{Name: "auth"}}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if !slices.Equal(v.Policies, []string{"shop/allow", "ops/rl"}) || !slices.Equal(v.Routes[0].Policies, []string{"shop/auth"}) {
+				t.Errorf("policies %v, route %v", v.Policies, v.Routes[0].Policies)
+			}
+		}},
+		{name: "an invalid policy reference rejects", change: func(s *nicv1.VirtualServerSpec) {
+			s.Policies = []nicv1.PolicyReference{{Name: "Bad Name"}}
+		}, err: "spec.policies[0].name"},
 		{name: "TLS with a redirect", change: func(s *nicv1.VirtualServerSpec) {
 			s.TLS = &nicv1.TLS{Secret: "cafe-tls", Redirect: &nicv1.TLSRedirect{Enable: true, Code: ptr.To(308)}}
 		}, check: func(t *testing.T, v *VirtualServer) {

@@ -1,0 +1,172 @@
+package nic
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// Policy is one Policy in the model's terms: exactly one of its fields is
+// set, as a Policy holds exactly one kind. The values are the same model
+// values the Ingress annotations produce (one implementation per feature).
+type Policy struct {
+	Ref model.ObjectRef
+	// Kind is the policy's kind as written ("accessControl", ...); a
+	// route applies at most one Policy of each kind.
+	Kind string
+	// Access is accessControl.
+	Access *model.AccessList
+	// BasicAuth is basicAuth.
+	BasicAuth *BasicAuth
+	// Limits is rateLimit.
+	Limits *model.Limits
+}
+
+// BasicAuth is a basicAuth policy: the users of a Secret of type
+// nginx.org/htpasswd (key htpasswd) in the Policy's namespace.
+type BasicAuth struct {
+	Secret string
+	// Realm is a validated realm.
+	Realm string
+}
+
+// PolicyRef names a Policy.
+func PolicyRef(p *nicv1.Policy) model.ObjectRef {
+	return model.ObjectRef{Kind: "Policy", Namespace: p.Namespace, Name: p.Name, UID: string(p.UID)}
+}
+
+// maxAccessEntries bounds an accessControl list.
+const maxAccessEntries = 1000
+
+// TranslatePolicy checks a Policy. An error makes it invalid: the routes
+// that reference it answer 500, as NGINX Ingress Controller's do. Problems
+// report fields that are not used.
+func TranslatePolicy(p *nicv1.Policy) (*Policy, []model.Problem, error) {
+	t := &translator{ref: PolicyRef(p)}
+	s := &p.Spec
+	var kinds []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"accessControl", s.AccessControl != nil}, {"rateLimit", s.RateLimit != nil}, {"jwt", s.JWT != nil},
+		{"basicAuth", s.BasicAuth != nil}, {"ingressMTLS", s.IngressMTLS != nil}, {"egressMTLS", s.EgressMTLS != nil},
+		{"oidc", s.OIDC != nil}, {"waf", s.WAF != nil}, {"apiKey", s.APIKey != nil}, {"cache", s.Cache != nil},
+		{"cors", s.CORS != nil}, {"externalAuth", s.ExternalAuth != nil}, {"hsts", s.HSTS != nil},
+	} {
+		if k.set {
+			kinds = append(kinds, k.name)
+		}
+	}
+	if len(kinds) != 1 {
+		return nil, nil, fmt.Errorf("a Policy must set exactly one policy, it sets %d (%s)", len(kinds), strings.Join(kinds, ", "))
+	}
+	out := &Policy{Ref: t.ref, Kind: kinds[0]}
+	var err error
+	switch {
+	case s.AccessControl != nil:
+		out.Access, err = accessControl(s.AccessControl)
+	case s.BasicAuth != nil:
+		out.BasicAuth, err = basicAuth(s.BasicAuth)
+	case s.RateLimit != nil:
+		out.Limits, err = t.rateLimit(s.RateLimit)
+	case s.JWT != nil, s.OIDC != nil, s.WAF != nil:
+		err = fmt.Errorf("spec.%s needs NGINX Plus (or App Protect) in NGINX Ingress Controller and is not supported by Causeway", kinds[0])
+	default:
+		err = fmt.Errorf("spec.%s is not supported by Causeway yet", kinds[0])
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, t.problems, nil
+}
+
+func accessControl(a *nicv1.AccessControl) (*model.AccessList, error) {
+	if (len(a.Allow) > 0) == (len(a.Deny) > 0) {
+		return nil, errors.New("spec.accessControl must set exactly one of allow and deny")
+	}
+	list := a.Allow
+	if len(a.Deny) > 0 {
+		list = a.Deny
+	}
+	if len(list) > maxAccessEntries {
+		return nil, fmt.Errorf("spec.accessControl lists %d entries, more than %d", len(list), maxAccessEntries)
+	}
+	var prefixes []netip.Prefix
+	for i, v := range list {
+		p, err := model.ParseCIDR(v)
+		if err != nil {
+			return nil, fmt.Errorf("spec.accessControl entry %d %q: %v", i, model.Truncate(v), err)
+		}
+		prefixes = append(prefixes, p)
+	}
+	if len(a.Deny) > 0 {
+		return &model.AccessList{Deny: prefixes}, nil
+	}
+	return &model.AccessList{Allow: prefixes}, nil
+}
+
+func basicAuth(b *nicv1.BasicAuth) (*BasicAuth, error) {
+	if b.Secret == "" {
+		return nil, errors.New("spec.basicAuth.secret is required")
+	}
+	realm := b.Realm
+	if realm == "" {
+		realm = "Restricted"
+	}
+	r, err := model.ParseRealm(realm)
+	if err != nil {
+		return nil, fmt.Errorf("spec.basicAuth.realm: %v", err)
+	}
+	return &BasicAuth{Secret: b.Secret, Realm: r}, nil
+}
+
+// clientAddressKeys are the rateLimit keys that count per client address,
+// which is what the model's limits count.
+var clientAddressKeys = map[string]bool{"${binary_remote_addr}": true, "$binary_remote_addr": true,
+	"${remote_addr}": true, "$remote_addr": true}
+
+func (t *translator) rateLimit(r *nicv1.RateLimit) (*model.Limits, error) {
+	n, unit, ok := strings.Cut(r.Rate, "r/")
+	rate, err := strconv.Atoi(n)
+	if !ok || err != nil || rate < 1 || rate > 1_000_000 || (unit != "s" && unit != "m") {
+		return nil, fmt.Errorf("spec.rateLimit.rate %q: want a rate such as 10r/s or 60r/m", model.Truncate(r.Rate))
+	}
+	if !clientAddressKeys[r.Key] {
+		return nil, fmt.Errorf("spec.rateLimit.key %q: Causeway counts per client address only (${binary_remote_addr})", model.Truncate(r.Key))
+	}
+	burst := 0
+	if r.Burst != nil {
+		if *r.Burst < 0 || *r.Burst > 1_000_000 {
+			return nil, fmt.Errorf("spec.rateLimit.burst %d: want 0 to 1000000", *r.Burst)
+		}
+		burst = *r.Burst
+	}
+	l := &model.Limits{}
+	if unit == "s" {
+		l.RPS, l.BurstRPS = rate, burst
+	} else {
+		l.RPM, l.BurstRPM = rate, burst
+	}
+	if burst > 0 && (r.NoDelay == nil || !*r.NoDelay) {
+		t.unsupported("spec.rateLimit.noDelay", "requests within the burst are served at once (nodelay), not delayed")
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"delay", r.Delay != nil}, {"zoneSize (zones are sized by Causeway)", r.ZoneSize != ""}, {"dryRun", r.DryRun != nil && *r.DryRun},
+		{"logLevel", r.LogLevel != ""}, {"rejectCode (the ConfigMap's limit-req-status-code applies)", r.RejectCode != nil},
+		{"scale", r.Scale}, {"condition", r.Condition != nil},
+	} {
+		if f.set {
+			t.notYet("spec.rateLimit." + f.name)
+		}
+	}
+	return l, nil
+}

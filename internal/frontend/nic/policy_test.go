@@ -1,0 +1,96 @@
+package nic
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/model"
+)
+
+func TestTranslatePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		spec     nicv1.PolicySpec
+		err      string
+		problems []string
+		check    func(*testing.T, *Policy)
+	}{
+		{name: "allow", spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Allow: []string{"10.0.0.0/8", "192.168.1.1"}}},
+			check: func(t *testing.T, p *Policy) {
+				want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.1/32")}
+				if p.Kind != "accessControl" || p.Access == nil || len(p.Access.Deny) != 0 || len(p.Access.Allow) != 2 ||
+					p.Access.Allow[0] != want[0] || p.Access.Allow[1] != want[1] {
+					t.Errorf("policy %+v", p.Access)
+				}
+			}},
+		{name: "deny", spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Deny: []string{"10.0.0.1"}}},
+			check: func(t *testing.T, p *Policy) {
+				if p.Access == nil || len(p.Access.Deny) != 1 || len(p.Access.Allow) != 0 {
+					t.Errorf("policy %+v", p.Access)
+				}
+			}},
+		{name: "allow and deny together", spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Allow: []string{"10.0.0.1"}, Deny: []string{"10.0.0.2"}}},
+			err: "exactly one of allow and deny"},
+		{name: "a bad address", spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Allow: []string{"10.0.0.0/33"}}}, err: "entry 0"},
+		{name: "two kinds in one Policy", spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Allow: []string{"10.0.0.1"}},
+			BasicAuth: &nicv1.BasicAuth{Secret: "s"}}, err: "exactly one policy"},
+		{name: "no kind", err: "exactly one policy, it sets 0"},
+		{name: "basic auth with the default realm", spec: nicv1.PolicySpec{BasicAuth: &nicv1.BasicAuth{Secret: "users"}},
+			check: func(t *testing.T, p *Policy) {
+				if p.BasicAuth == nil || p.BasicAuth.Secret != "users" || p.BasicAuth.Realm != "Restricted" {
+					t.Errorf("policy %+v", p.BasicAuth)
+				}
+			}},
+		{name: "a realm that would inject", spec: nicv1.PolicySpec{BasicAuth: &nicv1.BasicAuth{Secret: "users", Realm: "a\"; return 200 \"x"}},
+			err: "spec.basicAuth.realm"},
+		{name: "a rate per second with nodelay", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
+			Burst: ptr.To(20), NoDelay: ptr.To(true)}}, check: func(t *testing.T, p *Policy) {
+			if p.Limits == nil || p.Limits.RPS != 10 || p.Limits.BurstRPS != 20 || p.Limits.RPM != 0 {
+				t.Errorf("limits %+v", p.Limits)
+			}
+		}},
+		{name: "a rate per minute", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "60r/m", Key: "$binary_remote_addr"}},
+			check: func(t *testing.T, p *Policy) {
+				if p.Limits == nil || p.Limits.RPM != 60 {
+					t.Errorf("limits %+v", p.Limits)
+				}
+			}},
+		{name: "a burst without nodelay says how it differs", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
+			Burst: ptr.To(5), ZoneSize: "10M", RejectCode: ptr.To(429)}}, problems: []string{"noDelay", "zoneSize", "rejectCode"}},
+		{name: "a key other than the client address", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${http_x_user}"}},
+			err: "per client address"},
+		{name: "a bad rate", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/h", Key: "${binary_remote_addr}"}}, err: "spec.rateLimit.rate"},
+		{name: "jwt needs Plus", spec: nicv1.PolicySpec{JWT: &nicv1.JWTAuth{Secret: "jwk"}}, err: "needs NGINX Plus"},
+		{name: "cors is not supported yet", spec: nicv1.PolicySpec{CORS: &nicv1.CORS{AllowOrigin: []string{"*"}}}, err: "not supported by Causeway yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pol"}, Spec: tc.spec}
+			out, problems, err := TranslatePolicy(p)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(problems) != len(tc.problems) {
+				t.Fatalf("problems %v, want %v", problems, tc.problems)
+			}
+			for i, want := range tc.problems {
+				if !strings.Contains(problems[i].Message, want) || problems[i].Object != (model.ObjectRef{Kind: "Policy", Namespace: "shop", Name: "pol"}) {
+					t.Errorf("problem %v, want one on Policy shop/pol with %q", problems[i], want)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, out)
+			}
+		})
+	}
+}
