@@ -88,6 +88,11 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		vsServers:    map[string]*nic.VirtualServer{},
 		nicPolicies:  map[string]*policyState{},
 		policiesIn:   map[string]*nicv1.Policy{},
+		vsrsIn:       map[string]*nicv1.VirtualServerRoute{},
+		vsrUsed:      map[string]string{},
+	}
+	for _, r := range snap.VirtualServerRoutes {
+		b.vsrsIn[r.Namespace+"/"+r.Name] = r
 	}
 	for _, p := range snap.Policies {
 		b.policiesIn[p.Namespace+"/"+p.Name] = p
@@ -221,6 +226,10 @@ type builder struct {
 	// nicPolicies what the build made of those referenced.
 	policiesIn  map[string]*nicv1.Policy
 	nicPolicies map[string]*policyState
+	// vsrsIn are the snapshot's VirtualServerRoutes by "namespace/name";
+	// vsrUsed the host and path of the route each serves (one each).
+	vsrsIn  map[string]*nicv1.VirtualServerRoute
+	vsrUsed map[string]string
 	// classes decides which objects are ours.
 	classes *ingress.ClassFilter
 }

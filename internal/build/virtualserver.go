@@ -112,19 +112,32 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 		srv.TLS = &model.ServerTLS{Secret: key}
 		b.tlsOwner[t.Host] = ref
 	}
+	b.routeLocations(srv, t.Policies, ref, t.Namespace, t.Upstreams, t.Routes, t.Host)
+}
+
+// routeLocations adds the locations of routes (a VirtualServer's, or a
+// VirtualServerRoute's subroutes) of owner to srv. outer are the
+// VirtualServer's Policies, which every route applies unless it has its
+// own of the same kind.
+func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.ObjectRef, ns string,
+	upstreams map[string]*nic.Upstream, routes []nic.Route, host string) {
 	backends := map[string]string{}
-	for name, u := range t.Upstreams {
-		be, err := b.idx.resolve(t.Namespace, &networkingv1.IngressServiceBackend{Name: u.Service,
+	for name, u := range upstreams {
+		be, err := b.idx.resolve(ns, &networkingv1.IngressServiceBackend{Name: u.Service,
 			Port: networkingv1.ServiceBackendPort{Number: u.Port}})
 		if err != nil {
-			b.problem(ref, model.ReasonMissingService, false, "upstream %q: %v; its routes answer 503", name, err)
+			b.problem(owner, model.ReasonMissingService, false, "upstream %q: %v; its routes answer 503", name, err)
 			continue
 		}
 		backends[name] = b.addBackend(be).Key
 	}
-	for _, r := range t.Routes {
-		loc := &model.Location{Match: r.Match, Source: ref}
-		pols, ok := b.routePolicies(ref, t, r)
+	for _, r := range routes {
+		if r.Delegate != "" {
+			b.delegate(srv, outer, owner, r, host)
+			continue
+		}
+		loc := &model.Location{Match: r.Match, Source: owner}
+		pols, ok := b.routePolicies(owner, outer, r)
 		if !ok {
 			// NGINX Ingress Controller answers 500 where a referenced
 			// Policy is missing or invalid; never serve the route open.
@@ -141,7 +154,7 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 			loc.Action = model.ReturnStatus(503)
 		default:
 			loc.Action = model.ProxyTo(backends[a.Upstream])
-			if p := t.Upstreams[a.Upstream].Policy; p != nil {
+			if p := upstreams[a.Upstream].Policy; p != nil {
 				pol := *p
 				loc.Policy = &pol
 			}
@@ -154,6 +167,43 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 		}
 		srv.Locations = append(srv.Locations, loc)
 	}
+}
+
+// delegate serves a VirtualServer route's prefix with the subroutes of
+// the VirtualServerRoute it names. A missing, foreign or invalid one makes
+// the prefix answer 404 (as in NGINX Ingress Controller), with a Problem
+// on the VirtualServer.
+func (b *builder) delegate(srv *model.Server, outer []string, vsRef model.ObjectRef, r nic.Route, host string) {
+	vsr := b.vsrsIn[r.Delegate]
+	why := ""
+	switch {
+	case vsr == nil:
+		why = "does not exist"
+	case vsr.Spec.IngressClass != "" && !b.classes.IsOursName(vsr.Spec.IngressClass):
+		why = "is of another ingressClassName (" + vsr.Spec.IngressClass + ")"
+	case b.vsrUsed[r.Delegate] != "":
+		why = "is already used by the route " + b.vsrUsed[r.Delegate]
+	}
+	var t *nic.VirtualServerRoute
+	if why == "" {
+		var problems []model.Problem
+		var err error
+		t, problems, err = nic.TranslateVirtualServerRoute(vsr, host, r.Match.Path)
+		b.problems = append(b.problems, problems...)
+		if err != nil {
+			b.problem(nic.VSRRef(vsr), model.ReasonInvalid, true, "%v", err)
+			why = "is invalid"
+		}
+	}
+	if why != "" {
+		b.problem(vsRef, model.ReasonInvalid, false, "route %s: VirtualServerRoute %s %s; the route answers 404", r.Match.Path, r.Delegate, why)
+		srv.Locations = append(srv.Locations, &model.Location{Match: r.Match, Source: vsRef, Action: model.ReturnStatus(404)})
+		return
+	}
+	b.vsrUsed[r.Delegate] = host + r.Match.Path
+	b.created[t.Ref] = vsr.CreationTimestamp
+	srv.Sources = append(srv.Sources, t.Ref)
+	b.routeLocations(srv, outer, t.Ref, t.Namespace, t.Upstreams, t.Routes, host)
 }
 
 // virtualServerPolicy sets what a VirtualServer says about its host's
@@ -176,9 +226,9 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 // VirtualServer's, each replaced by a route's own of the same kind. It
 // returns false (with a Problem on the VirtualServer) when a referenced
 // Policy is missing, of another class or invalid; nil when none applies.
-func (b *builder) routePolicies(ref model.ObjectRef, t *nic.VirtualServer, r nic.Route) (*model.Policy, bool) {
+func (b *builder) routePolicies(ref model.ObjectRef, outer []string, r nic.Route) (*model.Policy, bool) {
 	byKind := map[string]*nic.Policy{}
-	for _, refs := range [][]string{t.Policies, r.Policies} {
+	for _, refs := range [][]string{outer, r.Policies} {
 		for _, key := range refs {
 			p, why := b.nicPolicy(key)
 			if why != "" {

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -270,5 +271,62 @@ func TestVirtualServerPolicies(t *testing.T) {
 	}
 	if policyProblems != 1 || vsProblems != 3 {
 		t.Errorf("%d Problems on the broken Policy, %d on the VirtualServer; want 1 and 3: %v", policyProblems, vsProblems, problems)
+	}
+}
+
+func mkVSR(name, host string, subroutes ...nicv1.Route) *nicv1.VirtualServerRoute {
+	return &nicv1.VirtualServerRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)},
+		Spec: nicv1.VirtualServerRouteSpec{Host: host, Upstreams: []nicv1.Upstream{{Name: "c", Service: svcName(2), Port: 80}}, Subroutes: subroutes}}
+}
+
+// TestVirtualServerRouteDelegation: a route hands its prefix to a
+// VirtualServerRoute of the same host; a missing or invalid one makes the
+// prefix answer 404 with a Problem, and other routes keep serving.
+func TestVirtualServerRouteDelegation(t *testing.T) {
+	snap := world(3)
+	vs := mkVirtualServer("cafe", "cafe.test", 0, pass("/", "a"),
+		nicv1.Route{Path: "/coffee", Route: "coffee"}, nicv1.Route{Path: "/tea", Route: "default/missing"},
+		nicv1.Route{Path: "/juice", Route: "other-host"}, nicv1.Route{Path: "/milk", Route: "outside"},
+		nicv1.Route{Path: "/again", Route: "coffee"})
+	snap.VirtualServers = []*nicv1.VirtualServer{vs}
+	snap.VirtualServerRoutes = []*nicv1.VirtualServerRoute{
+		mkVSR("coffee", "cafe.test", pass("/coffee", "c"), pass("=/coffee/latte", "c")),
+		mkVSR("other-host", "bar.test", pass("/juice", "c")),
+		mkVSR("outside", "cafe.test", pass("/water", "c")),
+	}
+	m, problems := Build(snap, testOpts)
+	srv := server(m, "cafe.test")
+	c := "default/" + svcName(2) + "/80"
+	for _, tc := range []struct {
+		path string
+		want string // backend prefix or status
+	}{
+		{"/coffee", c}, {"/coffee/latte", c}, {"/coffeemaker", c}, {"/tea", "404"}, {"/juice", "404"}, {"/milk", "404"},
+		{"/again", "404"}, {"/other", "default/" + svcName(0)},
+	} {
+		l := srv.Match(tc.path)
+		got := ""
+		switch {
+		case l.Action.Proxy != nil:
+			got = l.Action.Proxy.Backend
+		case l.Action.Return != nil:
+			got = fmt.Sprint(l.Action.Return.Status)
+		}
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.path, got, tc.want)
+		}
+	}
+	if l := srv.Match("/coffee/latte"); l.Source.Kind != "VirtualServerRoute" || l.Source.Name != "coffee" {
+		t.Errorf("/coffee/latte comes from %v", l.Source)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.Object.Kind+"/"+p.Object.Name+" "+p.Reason)
+	}
+	slices.Sort(got)
+	want := []string{"VirtualServer/cafe Invalid", "VirtualServer/cafe Invalid", "VirtualServer/cafe Invalid", "VirtualServer/cafe Invalid",
+		"VirtualServerRoute/other-host Invalid", "VirtualServerRoute/outside Invalid"}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems %v\nwant %v\n(%v)", got, want, problems)
 	}
 }

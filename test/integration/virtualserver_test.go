@@ -37,13 +37,28 @@ spec:
     action: {return: {code: 410}}
   - path: /
     action: {pass: coffee}
+  - path: /menu
+    route: menu
+---
+apiVersion: k8s.nginx.org/v1
+kind: VirtualServerRoute
+metadata: {name: menu, namespace: default}
+spec:
+  host: cafe.test
+  upstreams:
+  - {name: tea, service: tea, port: 80}
+  subroutes:
+  - path: /menu
+    action: {pass: tea}
+  - path: =/menu/today
+    action: {return: {code: 204}}
 ---
 `
 
 // TestVirtualServerAgainstNginx serves a VirtualServer from the files
 // source through real nginx: nginx's string prefixes, exact and regex
-// routes in nginx's order, redirect and return actions, TLS with the HTTPS
-// redirect; an Ingress for the same host, younger, does not take it.
+// routes in nginx's order, redirect and return actions, a prefix delegated
+// to a VirtualServerRoute, TLS with the HTTPS redirect; an Ingress for the same host, younger, does not take it.
 func TestVirtualServerAgainstNginx(t *testing.T) {
 	tea, coffee, web := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "web")
 	crt, key, err := testcert.SelfSigned(2048, time.Hour, "cafe.test")
@@ -67,6 +82,7 @@ func TestVirtualServerAgainstNginx(t *testing.T) {
 		{"/tea", 200, "tea"}, {"/teapot", 200, "tea"}, {"/tea/cup", 200, "tea"},
 		{"/tea/exact", 200, "coffee"}, {"/tea/42", 200, "coffee"}, {"/TEA/42", 200, "coffee"}, {"/tea/42/x", 200, "tea"},
 		{"/", 200, "coffee"}, {"/late", 200, "coffee"}, {"/gone", 410, ""}, {"/old", 302, ""},
+		{"/menu", 200, "tea"}, {"/menu/drinks", 200, "tea"}, {"/menu/today", 204, ""},
 	} {
 		r := c.GetTLS("cafe.test", tc.path)
 		if r.Status != tc.status || r.Reply.Service != tc.service {

@@ -67,6 +67,9 @@ type Route struct {
 	Action Action
 	// Policies are the route's own, "namespace/name".
 	Policies []string
+	// Delegate, when set, is the VirtualServerRoute "namespace/name"
+	// whose subroutes serve this prefix; Action is then empty.
+	Delegate string
 }
 
 // Action is what a route does: exactly one field is set.
@@ -122,29 +125,101 @@ func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Pr
 	if s.TLS != nil {
 		out.TLS = t.tls(s.TLS)
 	}
-	for i := range s.Upstreams {
-		u, err := t.upstream(i, &s.Upstreams[i])
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, dup := out.Upstreams[u.Name]; dup {
-			return nil, nil, fmt.Errorf("spec.upstreams[%d].name %q is used by another upstream", i, u.Name)
-		}
-		out.Upstreams[u.Name] = u
+	if out.Upstreams, err = t.upstreams(s.Upstreams); err != nil {
+		return nil, nil, err
 	}
-	paths := map[string]bool{}
-	for i := range s.Routes {
-		r, served, err := t.route(i, &s.Routes[i], out.Upstreams)
+	if out.Routes, err = t.routes("spec.routes", s.Routes, out.Upstreams, ""); err != nil {
+		return nil, nil, err
+	}
+	return out, t.problems, nil
+}
+
+// upstreams translates spec.upstreams; names must be unique.
+func (t *translator) upstreams(in []nicv1.Upstream) (map[string]*Upstream, error) {
+	out := map[string]*Upstream{}
+	for i := range in {
+		u, err := t.upstream(i, &in[i])
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		if paths[s.Routes[i].Path] {
-			return nil, nil, fmt.Errorf("spec.routes[%d].path %q is used by another route", i, s.Routes[i].Path)
+		if _, dup := out[u.Name]; dup {
+			return nil, fmt.Errorf("spec.upstreams[%d].name %q is used by another upstream", i, u.Name)
 		}
-		paths[s.Routes[i].Path] = true
+		out[u.Name] = u
+	}
+	return out, nil
+}
+
+// routes translates routes (or a VirtualServerRoute's subroutes, whose
+// paths must start with the parent route's prefix); paths must be unique.
+func (t *translator) routes(field string, in []nicv1.Route, upstreams map[string]*Upstream, parent string) ([]Route, error) {
+	var out []Route
+	paths := map[string]bool{}
+	for i := range in {
+		if parent != "" && !subroutePath(in[i].Path, parent) {
+			return nil, fmt.Errorf("%s[%d].path %q must start with the VirtualServer route's path %q", field, i, model.Truncate(in[i].Path), parent)
+		}
+		if parent != "" && in[i].Route != "" {
+			return nil, fmt.Errorf("%s[%d] (path %q): a subroute cannot delegate further", field, i, model.Truncate(in[i].Path))
+		}
+		r, served, err := t.route(field, i, &in[i], upstreams)
+		if err != nil {
+			return nil, err
+		}
+		if paths[in[i].Path] {
+			return nil, fmt.Errorf("%s[%d].path %q is used by another route", field, i, model.Truncate(in[i].Path))
+		}
+		paths[in[i].Path] = true
 		if served {
-			out.Routes = append(out.Routes, r)
+			out = append(out, r)
 		}
+	}
+	return out, nil
+}
+
+// subroutePath reports whether a subroute's path lies under the parent's
+// prefix: a prefix or exact path starting with it (a regex subroute must
+// start with it too, after "~*" and "^").
+func subroutePath(p, parent string) bool {
+	p = strings.TrimPrefix(p, "=")
+	if re, ok := strings.CutPrefix(p, "~*"); ok {
+		p = strings.TrimPrefix(strings.TrimSpace(re), "^")
+	} else if re, ok := strings.CutPrefix(p, "~"); ok {
+		p = strings.TrimPrefix(strings.TrimSpace(re), "^")
+	}
+	return strings.HasPrefix(p, parent)
+}
+
+// VirtualServerRoute is a VirtualServerRoute's subroutes, in the model's
+// terms, for the VirtualServer route that delegates to it.
+type VirtualServerRoute struct {
+	Ref       model.ObjectRef
+	Namespace string
+	Upstreams map[string]*Upstream
+	Routes    []Route
+}
+
+// VSRRef names a VirtualServerRoute.
+func VSRRef(vsr *nicv1.VirtualServerRoute) model.ObjectRef {
+	return model.ObjectRef{Kind: "VirtualServerRoute", Namespace: vsr.Namespace, Name: vsr.Name, UID: string(vsr.UID)}
+}
+
+// TranslateVirtualServerRoute checks a VirtualServerRoute for the
+// VirtualServer route of host and prefix path that names it. An error
+// makes it invalid (the delegating route answers 404, as in NGINX Ingress
+// Controller).
+func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host, parent string) (*VirtualServerRoute, []model.Problem, error) {
+	t := &translator{ref: VSRRef(vsr)}
+	if vsr.Spec.Host != host {
+		return nil, nil, fmt.Errorf("spec.host %q is not the host %q of the VirtualServer that delegates to it", model.Truncate(vsr.Spec.Host), host)
+	}
+	out := &VirtualServerRoute{Ref: t.ref, Namespace: vsr.Namespace}
+	var err error
+	if out.Upstreams, err = t.upstreams(vsr.Spec.Upstreams); err != nil {
+		return nil, nil, err
+	}
+	if out.Routes, err = t.routes("spec.subroutes", vsr.Spec.Subroutes, out.Upstreams, parent); err != nil {
+		return nil, nil, err
 	}
 	return out, t.problems, nil
 }
@@ -282,8 +357,8 @@ func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
 
 // route translates one route; served is false when the route is left out
 // with a Problem.
-func (t *translator) route(i int, r *nicv1.Route, upstreams map[string]*Upstream) (Route, bool, error) {
-	field := fmt.Sprintf("spec.routes[%d]", i)
+func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[string]*Upstream) (Route, bool, error) {
+	field := fmt.Sprintf("%s[%d]", list, i)
 	kinds := 0
 	for _, set := range []bool{r.Action != nil, len(r.Splits) > 0, len(r.Matches) > 0, r.Route != ""} {
 		if set {
@@ -306,12 +381,15 @@ func (t *translator) route(i int, r *nicv1.Route, upstreams map[string]*Upstream
 		t.notYet(field + ": case-sensitive regular expressions (~); use ~* or a prefix; the route is left out")
 		return Route{}, false, nil
 	}
+	if r.Route != "" {
+		return t.delegation(field, r, m)
+	}
 	served := true
 	for _, f := range []struct {
 		name string
 		set  bool
 	}{
-		{"splits", len(r.Splits) > 0}, {"matches", len(r.Matches) > 0}, {"route (delegation to a VirtualServerRoute)", r.Route != ""},
+		{"splits", len(r.Splits) > 0}, {"matches", len(r.Matches) > 0},
 	} {
 		if f.set {
 			t.notYet(field + "." + f.name + "; the route is left out")
@@ -344,6 +422,34 @@ func (t *translator) route(i int, r *nicv1.Route, upstreams map[string]*Upstream
 		return Route{}, false, err
 	}
 	return Route{Match: m, Action: a, Policies: policies}, true, nil
+}
+
+// delegation is a route handing its path to a VirtualServerRoute
+// ("namespace/name", or "name" in the VirtualServer's namespace).
+func (t *translator) delegation(field string, r *nicv1.Route, m model.Match) (Route, bool, error) {
+	if m.Type != model.StringPrefix {
+		t.notYet(field + ": delegation from an exact or regex path; the route is left out")
+		return Route{}, false, nil
+	}
+	if r.RouteSelector != nil {
+		t.notYet(field + ".routeSelector")
+	}
+	ns, name, ok := strings.Cut(r.Route, "/")
+	if !ok {
+		ns, name = t.ref.Namespace, r.Route
+	}
+	if len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return Route{}, false, fmt.Errorf("%s.route %q is not NAMESPACE/NAME or NAME", field, model.Truncate(r.Route))
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"policies", len(r.Policies) > 0}, {"errorPages", len(r.ErrorPages) > 0}, {"location-snippets", r.LocationSnippets != ""}} {
+		if f.set {
+			t.notYet(field + "." + f.name + " on a delegating route")
+		}
+	}
+	return Route{Match: m, Delegate: ns + "/" + name}, true, nil
 }
 
 func (t *translator) action(field string, a *nicv1.Action, upstreams map[string]*Upstream) (Action, bool, error) {

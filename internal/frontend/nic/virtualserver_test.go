@@ -243,3 +243,39 @@ func FuzzRoutePath(f *testing.F) {
 		}
 	})
 }
+
+func TestTranslateVirtualServerRoute(t *testing.T) {
+	vsr := func(host string, subroutes ...nicv1.Route) *nicv1.VirtualServerRoute {
+		return &nicv1.VirtualServerRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "coffee"},
+			Spec: nicv1.VirtualServerRouteSpec{Host: host, Upstreams: []nicv1.Upstream{{Name: "c", Service: "coffee", Port: 80}}, Subroutes: subroutes}}
+	}
+	passTo := func(p string) nicv1.Route { return nicv1.Route{Path: p, Action: &nicv1.Action{Pass: "c"}} }
+	for _, tc := range []struct {
+		name string
+		in   *nicv1.VirtualServerRoute
+		err  string
+	}{
+		{"subroutes under the prefix", vsr("cafe.test", passTo("/coffee"), passTo("=/coffee/latte"), passTo("~* ^/coffee/[0-9]+")), ""},
+		{"another host", vsr("bar.test", passTo("/coffee")), "is not the host"},
+		{"a subroute outside the prefix", vsr("cafe.test", passTo("/tea")), "must start with"},
+		{"a subroute delegating further", vsr("cafe.test", nicv1.Route{Path: "/coffee/x", Route: "x"}), "cannot delegate further"},
+		{"an undefined upstream", vsr("cafe.test", nicv1.Route{Path: "/coffee", Action: &nicv1.Action{Pass: "nope"}}), "does not define"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := TranslateVirtualServerRoute(tc.in, "cafe.test", "/coffee")
+			switch {
+			case tc.err == "" && (err != nil || len(out.Routes) != 3):
+				t.Errorf("err %v, routes %+v", err, out)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("err %v, want one with %q", err, tc.err)
+			}
+		})
+	}
+	s := baseSpec()
+	s.Routes = append(s.Routes, nicv1.Route{Path: "=/exact", Route: "coffee"}, nicv1.Route{Path: "/coffee", Route: "other/coffee"})
+	out, problems, err := TranslateVirtualServer(vs(s))
+	if err != nil || len(out.Routes) != 2 || out.Routes[1].Delegate != "other/coffee" || len(problems) != 1 ||
+		!strings.Contains(problems[0].Message, "delegation from an exact or regex path") {
+		t.Errorf("delegations: %+v, %v, %v", out, problems, err)
+	}
+}
