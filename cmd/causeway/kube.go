@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -128,10 +129,13 @@ func (k *kubeFlags) publisher(client kubernetes.Interface, onChange func()) (add
 // kubeReporter joins leader election, the status writer and the event
 // reporter, and feeds them every sync's outcome.
 type kubeReporter struct {
-	log         *slog.Logger
-	class       ingress.ClassOptions
-	elector     *leader.Elector
-	writer      *status.Writer // nil when no addresses are published
+	log     *slog.Logger
+	class   ingress.ClassOptions
+	elector *leader.Elector
+	writer  *status.Writer // nil when no addresses are published
+	// vsWriter writes VirtualServer status; nil when custom resources are
+	// not read.
+	vsWriter    *status.VirtualServerWriter
 	watcher     *address.ServiceWatcher
 	events      *events.Reporter
 	broadcaster record.EventBroadcaster
@@ -195,8 +199,8 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		LeaseDuration: k.leaseDuration, RenewDeadline: k.renewDeadline, RetryPeriod: k.retryPeriod,
 		Recorder: recorder,
 		OnChange: func(leading bool) {
-			if leading && r.writer != nil {
-				r.writer.Resync()
+			if leading {
+				r.resync()
 			}
 		},
 		Log: log.With("component", "leader"),
@@ -204,11 +208,7 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 	if err != nil {
 		return nil, err
 	}
-	src, watcher, err := k.publisher(writeClient, func() {
-		if r.writer != nil {
-			r.writer.Resync()
-		}
-	})
+	src, watcher, err := k.publisher(writeClient, r.resync)
 	if err != nil {
 		return nil, err
 	}
@@ -220,19 +220,27 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		r.watcher = watcher
 		r.writer = status.NewWriter(status.WriterOptions{
 			Client: writeClient, Addresses: src, IsLeader: r.elector.IsLeader, Log: r.log,
-			OnWrite: func(err error) {
-				switch {
-				case err == nil:
-					writes.WithLabelValues("success").Inc()
-				case apierrors.IsConflict(err):
-					writes.WithLabelValues("conflict").Inc()
-				default:
-					writes.WithLabelValues("failure").Inc()
-				}
-			},
+			OnWrite: countWrite(writes),
 		})
 	} else {
 		r.log.Info("neither --publish-service nor --publish-address is set: Ingress status is not written")
+	}
+	if f.customResources {
+		// NIC's resources have no typed clientset; the dynamic client
+		// shares the typed write client's rate limits.
+		dyn, err := dynamic.NewForConfig(writeCfg)
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+		}
+		vsWrites := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "causeway_virtualserver_status_writes_total",
+			Help: "VirtualServer status writes by the leader, by result (success, conflict: retried on a newer version, failure).",
+		}, []string{"result"})
+		met.Registry.MustRegister(vsWrites)
+		r.vsWriter = status.NewVirtualServerWriter(status.VirtualServerWriterOptions{
+			Client: dyn, Addresses: src, IsLeader: r.elector.IsLeader, Log: r.log,
+			OnWrite: countWrite(vsWrites),
+		})
 	}
 	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, Log: r.log})
 	met.Registry.MustRegister(writes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -250,6 +258,31 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 	return r, nil
 }
 
+// countWrite counts a status write's result in writes.
+func countWrite(writes *prometheus.CounterVec) func(error) {
+	return func(err error) {
+		switch {
+		case err == nil:
+			writes.WithLabelValues("success").Inc()
+		case apierrors.IsConflict(err):
+			writes.WithLabelValues("conflict").Inc()
+		default:
+			writes.WithLabelValues("failure").Inc()
+		}
+	}
+}
+
+// resync re-plans the status writers: on becoming leader, or when the
+// published addresses change.
+func (r *kubeReporter) resync() {
+	if r.writer != nil {
+		r.writer.Resync()
+	}
+	if r.vsWriter != nil {
+		r.vsWriter.Resync()
+	}
+}
+
 // onSync hands a sync's outcome to the writer and the event reporter. It
 // is a method on a possibly nil reporter (manifest mode) and does nothing
 // then.
@@ -261,6 +294,9 @@ func (r *kubeReporter) onSync(res controller.SyncResult) {
 	r.events.Observe(o)
 	if r.writer != nil {
 		r.writer.Observe(o)
+	}
+	if r.vsWriter != nil {
+		r.vsWriter.Observe(o)
 	}
 }
 
@@ -286,6 +322,9 @@ func (r *kubeReporter) start(ctx context.Context) <-chan struct{} {
 	}
 	if r.writer != nil {
 		run(r.writer.Run)
+	}
+	if r.vsWriter != nil {
+		run(r.vsWriter.Run)
 	}
 	run(r.elector.Run)
 	go func() {

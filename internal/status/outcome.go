@@ -9,6 +9,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
@@ -21,6 +22,9 @@ type Outcome struct {
 	Applied    bool
 	ApplyError string
 	Ingresses  []Verdict
+	// VirtualServers are the verdicts on the VirtualServers of ours, in
+	// snapshot order; those of other classes are left out entirely.
+	VirtualServers []VirtualServerVerdict
 	// Others are the problems of other objects (Services, Secrets, the
 	// ConfigMap), grouped by object, in snapshot order.
 	Others []ObjectProblems
@@ -47,6 +51,29 @@ type Verdict struct {
 	Problems []model.Problem
 }
 
+// VirtualServerVerdict is what a sync made of one VirtualServer of ours.
+type VirtualServerVerdict struct {
+	VirtualServer *nicv1.VirtualServer
+	// Rejected is true when the whole VirtualServer was left out of the
+	// configuration.
+	Rejected bool
+	// Problems are the model's problems with this VirtualServer, in model
+	// order.
+	Problems []model.Problem
+}
+
+// Key is "namespace/name".
+func (v VirtualServerVerdict) Key() string {
+	return v.VirtualServer.Namespace + "/" + v.VirtualServer.Name
+}
+
+// VirtualServerIsOurs reports whether this controller serves vs: one that
+// names no class is everyone's (as in NIC), one that names a class is ours
+// when that class is. It decides as the configuration builder does.
+func VirtualServerIsOurs(classes *ingress.ClassFilter, vs *nicv1.VirtualServer) bool {
+	return vs.Spec.IngressClass == "" || classes.IsOursName(vs.Spec.IngressClass)
+}
+
 // Live reports whether the Ingress is served by the configuration that is
 // live in nginx (possibly degraded, see Problems).
 func (v Verdict) Live(o Outcome) bool { return o.Applied && v.Ours && !v.Rejected }
@@ -65,10 +92,15 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 		return o
 	}
 	byIngress := map[string][]model.Problem{}
+	byVirtualServer := map[string][]model.Problem{}
 	others := map[model.ObjectRef][]model.Problem{}
 	for _, p := range problems {
+		k := p.Object.Namespace + "/" + p.Object.Name
+		if p.Object.Kind == "VirtualServer" {
+			// Also among Others below, which carry the Events.
+			byVirtualServer[k] = append(byVirtualServer[k], p)
+		}
 		if p.Object.Kind == "Ingress" {
-			k := p.Object.Namespace + "/" + p.Object.Name
 			byIngress[k] = append(byIngress[k], p)
 		} else {
 			ref := model.ObjectRef{Kind: p.Object.Kind, Namespace: p.Object.Namespace, Name: p.Object.Name}
@@ -90,7 +122,27 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 		}
 		o.Ingresses = append(o.Ingresses, v)
 	}
+	o.VirtualServers = virtualServerVerdicts(snap, byVirtualServer, ingress.NewClassFilter(class, snap.IngressClasses))
 	return o
+}
+
+func virtualServerVerdicts(snap *source.Snapshot, byKey map[string][]model.Problem, classes *ingress.ClassFilter) []VirtualServerVerdict {
+	var out []VirtualServerVerdict
+	for _, vs := range snap.VirtualServers {
+		if !VirtualServerIsOurs(classes, vs) {
+			continue
+		}
+		v := VirtualServerVerdict{VirtualServer: vs}
+		for _, p := range byKey[v.Key()] {
+			if p.Object.UID != "" && p.Object.UID != string(vs.UID) {
+				continue
+			}
+			v.Problems = append(v.Problems, p)
+			v.Rejected = v.Rejected || p.Rejected
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // otherProblems finds the object each group of problems names, so that an
