@@ -219,8 +219,9 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			{"networking.k8s.io", "ingresses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses/status", "", "patch"}, // status writer's merge patch
 			// NGINX Ingress Controller's resources: dynamic informers
-			// (--enable-custom-resources), read only
+			// (--enable-custom-resources)
 			{"k8s.nginx.org", "virtualservers", "", "list,watch"},
+			{"k8s.nginx.org", "virtualservers/status", "", "patch"}, // VirtualServer status writer's merge patch
 			{"k8s.nginx.org", "virtualserverroutes", "", "list,watch"},
 			{"k8s.nginx.org", "transportservers", "", "list,watch"},
 			{"k8s.nginx.org", "policies", "", "list,watch"},
