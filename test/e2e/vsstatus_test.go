@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+type vsStatus struct {
+	State             string `json:"state"`
+	Reason            string `json:"reason"`
+	Message           string `json:"message"`
+	ExternalEndpoints []struct {
+		IP       string `json:"ip"`
+		Hostname string `json:"hostname"`
+		Ports    string `json:"ports"`
+	} `json:"externalEndpoints"`
+}
+
+func getVSStatus(t *testing.T, kubectl, ns, name string) (vsStatus, error) {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", e2e.env.AdminKubeconfig,
+		"get", "virtualservers.k8s.nginx.org", "-n", ns, name, "-o", "json").Output()
+	if err != nil {
+		return vsStatus{}, fmt.Errorf("kubectl get vs %s/%s: %w", ns, name, err)
+	}
+	var vs struct {
+		Status vsStatus `json:"status"`
+	}
+	if err := json.Unmarshal(out, &vs); err != nil {
+		return vsStatus{}, err
+	}
+	return vs.Status, nil
+}
+
+func vsYAML(ns, name, class, host, extra string) string {
+	return fmt.Sprintf(`apiVersion: k8s.nginx.org/v1
+kind: VirtualServer
+metadata:
+  namespace: %s
+  name: %s
+spec:
+  ingressClassName: %s
+  host: %s
+  upstreams:
+  - name: tea
+    service: tea
+    port: 80
+%s`, ns, name, class, host, extra)
+}
+
+// TestVirtualServerStatus: the leader writes a VirtualServer's status as
+// NGINX Ingress Controller does, as deploy/'s ServiceAccount (so the RBAC
+// rule for virtualservers/status is exercised).
+func TestVirtualServerStatus(t *testing.T) {
+	t.Parallel()
+	kubectl := tool(t, "kubectl", "KUBECTL", "make kube-apiserver")
+	installCRDs(t, kubectl)
+	ns := newNamespace(t)
+	createService(t, ns, "tea", startBackend(t, "tea"))
+	c := startController(t, controllerConfig{Namespace: ns, Args: []string{"--publish-address", "192.0.2.10"}})
+
+	const route = `  routes:
+  - path: /
+    action:
+      pass: tea
+`
+	for _, m := range []string{
+		vsYAML(ns, "valid", "causeway", "valid.example.com", route),
+		vsYAML(ns, "warning", "causeway", "warning.example.com", "  gunzip: true\n"+route),
+		// The schema accepts an action naming an upstream that is not
+		// defined; the controller rejects the VirtualServer.
+		vsYAML(ns, "invalid", "causeway", "invalid.example.com", `  routes:
+  - path: /
+    action:
+      pass: coffee
+`),
+		vsYAML(ns, "other", "nginx", "other.example.com", route),
+	} {
+		if out, ok := kubectlApply(t, kubectl, m); !ok {
+			t.Fatalf("kubectl apply:\n%s\n%s", out, m)
+		}
+	}
+
+	wait := func(name, state, reason string, endpoints bool, fragments ...string) {
+		t.Helper()
+		eventually(t, waitFor, func() error {
+			st, err := getVSStatus(t, kubectl, ns, name)
+			if err != nil {
+				return err
+			}
+			if st.State != state || st.Reason != reason {
+				return fmt.Errorf("VirtualServer %s: state %q reason %q (%q), want %s %s", name, st.State, st.Reason, st.Message, state, reason)
+			}
+			for _, f := range fragments {
+				if !strings.Contains(st.Message, f) {
+					return fmt.Errorf("VirtualServer %s: message %q lacks %q", name, st.Message, f)
+				}
+			}
+			if !endpoints {
+				return nil
+			}
+			if len(st.ExternalEndpoints) != 1 || st.ExternalEndpoints[0].IP != "192.0.2.10" || st.ExternalEndpoints[0].Ports != "[80,443]" {
+				return fmt.Errorf("VirtualServer %s: externalEndpoints %+v, want 192.0.2.10 [80,443]", name, st.ExternalEndpoints)
+			}
+			return nil
+		})
+	}
+	wait("valid", "Valid", "AddedOrUpdated", true, "Configuration for "+ns+"/valid was added or updated")
+	wait("warning", "Warning", "AddedOrUpdatedWithWarning", true, "with warning(s)", "spec.gunzip")
+	// NIC keeps externalEndpoints on an Invalid VirtualServer.
+	wait("invalid", "Invalid", "Rejected", true, "was rejected with error", "coffee")
+
+	// Another class's VirtualServer is never written.
+	time.Sleep(time.Second)
+	if st, err := getVSStatus(t, kubectl, ns, "other"); err != nil || st.State != "" {
+		t.Errorf("VirtualServer of class nginx: status %+v (%v), want none", st, err)
+	}
+
+	// Fixing the invalid one turns it Valid.
+	if out, ok := kubectlApply(t, kubectl, vsYAML(ns, "invalid", "causeway", "invalid.example.com", route)); !ok {
+		t.Fatalf("kubectl apply:\n%s", out)
+	}
+	wait("invalid", "Valid", "AddedOrUpdated", true)
+	c.Stop() // fails on any RBAC refusal in the log
+}
