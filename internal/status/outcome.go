@@ -171,5 +171,11 @@ func otherProblems(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Prob
 	for _, v := range snap.VirtualServers {
 		add("VirtualServer", v.Namespace, v.Name, v)
 	}
+	for _, r := range snap.VirtualServerRoutes {
+		add("VirtualServerRoute", r.Namespace, r.Name, r)
+	}
+	for _, p := range snap.Policies {
+		add("Policy", p.Namespace, p.Name, p)
+	}
 	return out
 }
