@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -150,10 +151,21 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			loc.Action = model.Action{Redirect: a.Redirect}
 		case a.Return != nil:
 			loc.Action = model.Action{Return: a.Return}
-		case backends[a.Upstream] == "":
+		case backends[a.Upstream] == "", r.Split != nil && backends[r.Split.Upstream] == "":
 			loc.Action = model.ReturnStatus(503)
 		default:
 			loc.Action = model.ProxyTo(backends[a.Upstream])
+			if s := r.Split; s != nil {
+				// The second split is the model's canary by weight: the
+				// Lua balancer applies a new weight without a reload.
+				loc.Action.Proxy.Canary = &model.Canary{Backend: backends[s.Upstream], Source: owner,
+					Rule: model.CanaryRule{Weight: s.Weight, WeightTotal: 100}}
+				if !reflect.DeepEqual(upstreams[a.Upstream].Policy, upstreams[s.Upstream].Policy) {
+					b.problem(owner, model.ReasonUnsupported, false,
+						"route %s: the proxy settings of upstream %q apply to both splits; those of %q are not used",
+						r.Match.Path, a.Upstream, s.Upstream)
+				}
+			}
 			if p := upstreams[a.Upstream].Policy; p != nil {
 				pol := *p
 				loc.Policy = &pol

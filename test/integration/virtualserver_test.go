@@ -185,3 +185,55 @@ func TestVirtualServerPoliciesAgainstNginx(t *testing.T) {
 		t.Errorf("rate-limited statuses %v, want 200 first and 503 last", got)
 	}
 }
+
+const splitVirtualServer = `apiVersion: k8s.nginx.org/v1
+kind: VirtualServer
+metadata: {name: split, namespace: default}
+spec:
+  host: split.test
+  upstreams:
+  - {name: tea, service: tea, port: 80}
+  - {name: coffee, service: coffee, port: 80}
+  routes:
+  - path: /
+    splits:
+    - {weight: %d, action: {pass: tea}}
+    - {weight: %d, action: {pass: coffee}}
+---
+`
+
+// TestVirtualServerSplitWithoutReload: two splits share a route by weight
+// (the tolerance is wide: 200 requests at 50% land between 30% and 70%),
+// and a new weight applies without a reload, through the Lua balancer.
+func TestVirtualServerSplitWithoutReload(t *testing.T) {
+	tea, coffee := startBackend(t, "tea"), startBackend(t, "coffee")
+	c := startController(t, map[string]string{
+		"class.yaml":    ingressClass,
+		"services.yaml": serviceYAML("default", "tea", 80, tea) + serviceYAML("default", "coffee", 80, coffee),
+		"split.yaml":    fmt.Sprintf(splitVirtualServer, 50, 50),
+	})
+	if c.Metric("causeway_dataplane_mode", `mode="lua"`) != 1 {
+		t.Skip("the Lua data plane is not available")
+	}
+	count := func(n int) map[string]int {
+		got := map[string]int{}
+		for range n {
+			got[c.Get("split.test", "/").Reply.Service]++
+		}
+		return got
+	}
+	if got := count(200); got["tea"] < 60 || got["coffee"] < 60 {
+		t.Errorf("50/50 split of 200 requests: %v, want each at least 60", got)
+	}
+	reloads := c.Metric("causeway_nginx_reloads_total")
+	c.WriteManifest("split.yaml", fmt.Sprintf(splitVirtualServer, 0, 100))
+	eventually(t, 10*time.Second, func() error {
+		if got := count(20); got["coffee"] != 20 {
+			return fmt.Errorf("0/100 split: %v", got)
+		}
+		return nil
+	})
+	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
+		t.Errorf("a split weight change reloaded nginx: %v reloads, were %v", got, reloads)
+	}
+}

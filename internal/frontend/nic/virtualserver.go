@@ -70,6 +70,16 @@ type Route struct {
 	// Delegate, when set, is the VirtualServerRoute "namespace/name"
 	// whose subroutes serve this prefix; Action is then empty.
 	Delegate string
+	// Split, when set, sends Weight out of 100 requests to another
+	// upstream instead of Action.Upstream (a route with two splits).
+	Split *Split
+}
+
+// Split is the second of a route's two splits.
+type Split struct {
+	Upstream string
+	// Weight is out of 100.
+	Weight int
 }
 
 // Action is what a route does: exactly one field is set.
@@ -385,16 +395,9 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 		return t.delegation(field, r, m)
 	}
 	served := true
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{
-		{"splits", len(r.Splits) > 0}, {"matches", len(r.Matches) > 0},
-	} {
-		if f.set {
-			t.notYet(field + "." + f.name + "; the route is left out")
-			served = false
-		}
+	if len(r.Matches) > 0 {
+		t.notYet(field + ".matches; the route is left out")
+		served = false
 	}
 	for _, f := range []struct {
 		name string
@@ -413,7 +416,14 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 	if !served {
 		return Route{}, false, nil
 	}
-	a, ok, err := t.action(field+".action", r.Action, upstreams)
+	var a Action
+	var split *Split
+	var ok bool
+	if len(r.Splits) > 0 {
+		a, split, ok, err = t.splits(field+".splits", r.Splits, upstreams)
+	} else {
+		a, ok, err = t.action(field+".action", r.Action, upstreams)
+	}
 	if err != nil || !ok {
 		return Route{}, false, err
 	}
@@ -421,7 +431,44 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 	if err != nil {
 		return Route{}, false, err
 	}
-	return Route{Match: m, Action: a, Policies: policies}, true, nil
+	return Route{Match: m, Action: a, Policies: policies, Split: split}, true, nil
+}
+
+// splits checks NIC's rules (at least two, weights summing to 100, each a
+// valid action) and translates the case the Lua balancer serves without
+// a reload: two splits passing to upstreams.
+func (t *translator) splits(field string, in []nicv1.Split, upstreams map[string]*Upstream) (Action, *Split, bool, error) {
+	if len(in) < 2 {
+		return Action{}, nil, false, fmt.Errorf("%s must have at least 2 splits", field)
+	}
+	sum := 0
+	actions := make([]Action, len(in))
+	for i, s := range in {
+		if s.Weight < 0 || s.Weight > 100 {
+			return Action{}, nil, false, fmt.Errorf("%s[%d].weight %d: want 0 to 100", field, i, s.Weight)
+		}
+		sum += s.Weight
+		if s.Action == nil {
+			return Action{}, nil, false, fmt.Errorf("%s[%d].action is required", field, i)
+		}
+		a, ok, err := t.action(fmt.Sprintf("%s[%d].action", field, i), s.Action, upstreams)
+		if err != nil {
+			return Action{}, nil, false, err
+		}
+		if !ok || a.Upstream == "" {
+			t.notYet(fmt.Sprintf("%s[%d]: splits into a redirect or return; the route is left out", field, i))
+			return Action{}, nil, false, nil
+		}
+		actions[i] = a
+	}
+	if sum != 100 {
+		return Action{}, nil, false, fmt.Errorf("%s: the weights sum to %d, want 100", field, sum)
+	}
+	if len(in) > 2 {
+		t.notYet(field + ": more than two splits; the route is left out")
+		return Action{}, nil, false, nil
+	}
+	return actions[0], &Split{Upstream: actions[1].Upstream, Weight: in[1].Weight}, true, nil
 }
 
 // delegation is a route handing its path to a VirtualServerRoute
