@@ -158,8 +158,11 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			if s := r.Split; s != nil {
 				// The second split is the model's canary by weight: the
 				// Lua balancer applies a new weight without a reload.
-				loc.Action.Proxy.Canary = &model.Canary{Backend: backends[s.Upstream], Source: owner,
-					Rule: model.CanaryRule{Weight: s.Weight, WeightTotal: 100}}
+				rule := model.CanaryRule{Weight: s.Weight, WeightTotal: 100}
+				if s.Header != "" {
+					rule = model.CanaryRule{Header: s.Header, HeaderValue: s.Value, WeightTotal: 100}
+				}
+				loc.Action.Proxy.Canary = &model.Canary{Backend: backends[s.Upstream], Source: owner, Route: r.Match.Path, Rule: rule}
 				if !reflect.DeepEqual(upstreams[a.Upstream].Policy, upstreams[s.Upstream].Policy) {
 					b.problem(owner, model.ReasonUnsupported, false,
 						"route %s: the proxy settings of upstream %q apply to both splits; those of %q are not used",

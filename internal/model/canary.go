@@ -15,8 +15,13 @@ type Canary struct {
 	Backend string
 	// Rule decides, per request, which backend serves it.
 	Rule CanaryRule
-	// Source is the canary Ingress.
+	// Source is the canary Ingress, or the VirtualServer (Route)
+	// whose route splits.
 	Source ObjectRef
+	// Route, when set, is the route of Source the split belongs to: one
+	// object may split several routes between the same two backends by
+	// different rules (a VirtualServer's splits and matches).
+	Route string
 }
 
 // CanaryRule is ingress-nginx's precedence: the header, then the cookie,
@@ -139,7 +144,12 @@ const maxSplitKeyLen = 256
 // pushed state and not the nginx configuration. Readable when it fits
 // the balancer's key grammar, a digest otherwise.
 func SplitKey(primary string, c *Canary) string {
-	k := fmt.Sprintf("split@%s/%s@%s@%s", c.Source.Namespace, c.Source.Name, primary, c.Backend)
+	source := c.Source.Namespace + "/" + c.Source.Name
+	if c.Route != "" {
+		route := sha256.Sum256([]byte(c.Route))
+		source += "." + hex.EncodeToString(route[:4])
+	}
+	k := fmt.Sprintf("split@%s@%s@%s", source, primary, c.Backend)
 	if len(k) <= maxSplitKeyLen {
 		return k
 	}

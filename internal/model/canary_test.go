@@ -78,3 +78,21 @@ func TestSplitKey(t *testing.T) {
 		t.Fatal("the rule changed the split key")
 	}
 }
+
+// TestSplitKeyPerRoute: one object splitting two routes between the same
+// backends gets a split per route, so their rules never overwrite each
+// other in the balancer; an Ingress canary's key does not change.
+func TestSplitKeyPerRoute(t *testing.T) {
+	vs := ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"}
+	a := SplitKey("shop/tea/80", &Canary{Backend: "shop/coffee/80", Source: vs, Route: "/"})
+	b := SplitKey("shop/tea/80", &Canary{Backend: "shop/coffee/80", Source: vs, Route: "/v"})
+	ing := SplitKey("shop/tea/80", &Canary{Backend: "shop/coffee/80", Source: ObjectRef{Kind: "Ingress", Namespace: "shop", Name: "canary"}})
+	if a == b || ing != "split@shop/canary@shop/tea/80@shop/coffee/80" {
+		t.Errorf("keys %q, %q, %q", a, b, ing)
+	}
+	for _, k := range []string{a, b} {
+		if !strings.HasPrefix(k, "split@shop/cafe.") {
+			t.Errorf("key %q", k)
+		}
+	}
+}

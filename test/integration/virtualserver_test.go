@@ -199,12 +199,18 @@ spec:
     splits:
     - {weight: %d, action: {pass: tea}}
     - {weight: %d, action: {pass: coffee}}
+  - path: /v
+    matches:
+    - conditions: [{header: X-Version, value: v2}]
+      action: {pass: coffee}
+    action: {pass: tea}
 ---
 `
 
 // TestVirtualServerSplitWithoutReload: two splits share a route by weight
 // (the tolerance is wide: 200 requests at 50% land between 30% and 70%),
-// and a new weight applies without a reload, through the Lua balancer.
+// a header match chooses an upstream, and a new weight applies without a
+// reload, through the Lua balancer.
 func TestVirtualServerSplitWithoutReload(t *testing.T) {
 	tea, coffee := startBackend(t, "tea"), startBackend(t, "coffee")
 	c := startController(t, map[string]string{
@@ -224,6 +230,16 @@ func TestVirtualServerSplitWithoutReload(t *testing.T) {
 	}
 	if got := count(200); got["tea"] < 60 || got["coffee"] < 60 {
 		t.Errorf("50/50 split of 200 requests: %v, want each at least 60", got)
+	}
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	for _, tc := range []struct {
+		header map[string]string
+		want   string
+	}{{nil, "tea"}, {map[string]string{"X-Version": "v2"}, "coffee"}, {map[string]string{"X-Version": "v3"}, "tea"}} {
+		r, err := harness.Do(addr, harness.Request{Method: "GET", Scheme: "http", Host: "split.test", Path: "/v", Header: tc.header})
+		if err != nil || r.Reply.Service != tc.want {
+			t.Errorf("/v with %v: %q (%v), want %q", tc.header, r.Reply.Service, err, tc.want)
+		}
 	}
 	reloads := c.Metric("causeway_nginx_reloads_total")
 	c.WriteManifest("split.yaml", fmt.Sprintf(splitVirtualServer, 0, 100))

@@ -75,11 +75,15 @@ type Route struct {
 	Split *Split
 }
 
-// Split is the second of a route's two splits.
+// Split is the second of a route's two splits, or the upstream a header
+// match chooses.
 type Split struct {
 	Upstream string
 	// Weight is out of 100.
 	Weight int
+	// Header and Value, when set, send the requests whose header equals
+	// the value to Upstream instead of weighing them.
+	Header, Value string
 }
 
 // Action is what a route does: exactly one field is set.
@@ -370,13 +374,16 @@ func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
 func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[string]*Upstream) (Route, bool, error) {
 	field := fmt.Sprintf("%s[%d]", list, i)
 	kinds := 0
-	for _, set := range []bool{r.Action != nil, len(r.Splits) > 0, len(r.Matches) > 0, r.Route != ""} {
+	for _, set := range []bool{r.Action != nil, len(r.Splits) > 0, r.Route != ""} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return Route{}, false, fmt.Errorf("%s (path %q) must have exactly one of action, splits, matches and route", field, model.Truncate(r.Path))
+		return Route{}, false, fmt.Errorf("%s (path %q) must have exactly one of action, splits and route", field, model.Truncate(r.Path))
+	}
+	if len(r.Matches) > 0 && r.Route != "" {
+		return Route{}, false, fmt.Errorf("%s (path %q): matches go with an action or splits, not a route", field, model.Truncate(r.Path))
 	}
 	m, err := parseRoutePath(r.Path)
 	if err != nil {
@@ -395,10 +402,6 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 		return t.delegation(field, r, m)
 	}
 	served := true
-	if len(r.Matches) > 0 {
-		t.notYet(field + ".matches; the route is left out")
-		served = false
-	}
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -419,9 +422,12 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 	var a Action
 	var split *Split
 	var ok bool
-	if len(r.Splits) > 0 {
+	switch {
+	case len(r.Matches) > 0:
+		a, split, ok, err = t.matches(field, r, upstreams)
+	case len(r.Splits) > 0:
 		a, split, ok, err = t.splits(field+".splits", r.Splits, upstreams)
-	} else {
+	default:
 		a, ok, err = t.action(field+".action", r.Action, upstreams)
 	}
 	if err != nil || !ok {
@@ -469,6 +475,61 @@ func (t *translator) splits(field string, in []nicv1.Split, upstreams map[string
 		return Action{}, nil, false, nil
 	}
 	return actions[0], &Split{Upstream: actions[1].Upstream, Weight: in[1].Weight}, true, nil
+}
+
+// matches translates the case the Lua balancer serves without a reload:
+// one match of one header condition with an exact value, choosing an
+// upstream, beside the route's action passing to another. Others are
+// reported and the route is left out.
+func (t *translator) matches(field string, r *nicv1.Route, upstreams map[string]*Upstream) (Action, *Split, bool, error) {
+	if r.Action == nil {
+		t.notYet(field + ".matches beside splits; the route is left out")
+		return Action{}, nil, false, nil
+	}
+	def, ok, err := t.action(field+".action", r.Action, upstreams)
+	if err != nil || !ok {
+		return Action{}, nil, false, err
+	}
+	for i, m := range r.Matches {
+		if len(m.Conditions) == 0 || (m.Action == nil) == (len(m.Splits) == 0) {
+			return Action{}, nil, false, fmt.Errorf("%s.matches[%d] needs conditions and exactly one of action and splits", field, i)
+		}
+		for j, c := range m.Conditions {
+			n := 0
+			for _, set := range []bool{c.Header != "", c.Cookie != "", c.Argument != "", c.Variable != ""} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				return Action{}, nil, false, fmt.Errorf("%s.matches[%d].conditions[%d] must have exactly one of header, cookie, argument and variable", field, i, j)
+			}
+		}
+	}
+	m := r.Matches[0]
+	c := m.Conditions[0]
+	if len(r.Matches) > 1 || len(m.Conditions) > 1 || c.Header == "" || m.Action == nil || strings.HasPrefix(c.Value, "!") {
+		t.notYet(field + ".matches other than one exact header condition choosing an upstream; the route is left out")
+		return Action{}, nil, false, nil
+	}
+	header, err := model.ParseCanaryHeader(c.Header)
+	if err != nil {
+		return Action{}, nil, false, fmt.Errorf("%s.matches[0].conditions[0].header: %v", field, err)
+	}
+	value, err := model.ParseCanaryHeaderValue(strings.TrimPrefix(c.Value, "\\"))
+	if err != nil || value == "" {
+		t.notYet(fmt.Sprintf("%s.matches[0].conditions[0].value %q (a header value of letters, digits and - . _ ~ / :); the route is left out", field, model.Truncate(c.Value)))
+		return Action{}, nil, false, nil
+	}
+	chosen, ok, err := t.action(field+".matches[0].action", m.Action, upstreams)
+	if err != nil || !ok {
+		return Action{}, nil, false, err
+	}
+	if chosen.Upstream == "" || def.Upstream == "" {
+		t.notYet(field + ".matches choosing a redirect or return; the route is left out")
+		return Action{}, nil, false, nil
+	}
+	return def, &Split{Upstream: chosen.Upstream, Header: header, Value: value}, true, nil
 }
 
 // delegation is a route handing its path to a VirtualServerRoute

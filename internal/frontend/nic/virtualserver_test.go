@@ -74,7 +74,7 @@ func TestTranslateVirtualServer(t *testing.T) {
 			problems: []string{"read-timeout \"1m30s\""}},
 		{name: "a route has exactly one of action, splits, matches and route", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Route = "shop/tea-routes"
-		}, err: "exactly one of action, splits, matches and route"},
+		}, err: "exactly one of action, splits and route"},
 		{name: "a route without any", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Action = nil }, err: "exactly one of"},
 		{name: "an action has exactly one kind", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Action.Return = &nicv1.ActionReturn{Code: 200}
@@ -154,10 +154,28 @@ func TestTranslateVirtualServer(t *testing.T) {
 			s.Routes[0].Splits = []nicv1.Split{{Weight: 50, Action: &nicv1.Action{Pass: "tea"}}, {Weight: 25, Action: &nicv1.Action{Pass: "tea"}},
 				{Weight: 25, Action: &nicv1.Action{Pass: "tea"}}}
 		}, problems: []string{"more than two splits"}, check: noRoutes},
-		{name: "matches are not supported yet", change: func(s *nicv1.VirtualServerSpec) {
+		{name: "one exact header match chooses an upstream", change: func(s *nicv1.VirtualServerSpec) {
+			s.Upstreams = append(s.Upstreams, nicv1.Upstream{Name: "tea-v2", Service: "tea-v2", Port: 80})
+			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "X-Version", Value: "v2"}}, Action: &nicv1.Action{Pass: "tea-v2"}}}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			r := v.Routes[0]
+			if r.Action.Upstream != "tea" || r.Split == nil || *r.Split != (Split{Upstream: "tea-v2", Header: "X-Version", Value: "v2"}) {
+				t.Errorf("route %+v split %+v", r, r.Split)
+			}
+		}},
+		{name: "matches without an action or splits", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Action = nil
 			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "x", Value: "y"}}, Action: &nicv1.Action{Pass: "tea"}}}
-		}, problems: []string{"matches"}, check: noRoutes},
+		}, err: "exactly one of action, splits and route"},
+		{name: "a condition has exactly one subject", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "x", Cookie: "c", Value: "y"}}, Action: &nicv1.Action{Pass: "tea"}}}
+		}, err: "exactly one of header, cookie, argument and variable"},
+		{name: "other matches are not supported yet", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Cookie: "user", Value: "beta"}}, Action: &nicv1.Action{Pass: "tea"}}}
+		}, problems: []string{"matches other than one exact header condition"}, check: noRoutes},
+		{name: "a negated header value is not supported yet", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "x", Value: "!y"}}, Action: &nicv1.Action{Pass: "tea"}}}
+		}, problems: []string{"matches other than"}, check: noRoutes},
 		{name: "Plus-only fields are reported as such", change: func(s *nicv1.VirtualServerSpec) {
 			s.Upstreams[0].HealthCheck = &nicv1.HealthCheck{Enable: true}
 			s.Upstreams[0].SlowStart = "10s"
