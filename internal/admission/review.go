@@ -299,12 +299,9 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 		seen[ing] = true
 		snap.Ingresses = append(snap.Ingresses, ing)
 	}
-	// Ingresses with rules without a host (or a defaultBackend) meet
-	// every other: their paths serve every host.
-	for _, ing := range x.byHost[""] {
-		add(ing)
-	}
-	// The first ring: what the candidate meets directly. Its hosts (claims,
+	// The first ring: what the candidate meets directly. Ingresses with
+	// rules without a host (or a defaultBackend) meet every other: their
+	// paths serve every host. Then the candidate's hosts (claims,
 	// server-level annotations, regex mode, canaries), the names it adds
 	// (a host of that name, an Ingress adding the same name), the Services
 	// it sends to (their balancing is set once).
@@ -317,6 +314,7 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 			add(ing)
 		}
 	}
+	meet(x.byHost[""])
 	for h := range ownHosts(cand) {
 		meet(x.byHost[h])
 	}
@@ -344,6 +342,18 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 		} else {
 			for h := range x.regexHosts {
 				meet(x.byHost[h])
+			}
+		}
+	}
+	// A canary inherits the cookie affinity of the main it splits, which
+	// is the balancing of the main's Service, set by whichever Ingress
+	// sending to it won a claim first: those Ingresses meet a canary too.
+	if _, canary := cand.Annotations[x.opts.AnnotationsPrefix+"/canary"]; canary {
+		for h := range ownHosts(cand) {
+			for _, main := range x.byHost[h] {
+				for s := range x.servicesOf(main) {
+					meet(x.byService[s])
+				}
 			}
 		}
 	}
