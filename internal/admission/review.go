@@ -1,6 +1,6 @@
 // Package admission provides the validating admission webhook: it answers
-// "would this Ingress raise a Problem?" before the object is stored, with
-// the Problems the controller itself would report.
+// "would this Ingress (or VirtualServer) raise a Problem?" before the
+// object is stored, with the Problems the controller itself would report.
 //
 // A review never runs nginx, never writes a file and never loads anything:
 // it runs the pure model (build.Build) on a small snapshot made of the
@@ -46,7 +46,8 @@ type Fetcher interface {
 	Referenced(ctx context.Context, ing *networkingv1.Ingress) ([]*corev1.ConfigMap, []*corev1.Secret, error)
 }
 
-// Reviewer checks Ingresses against the current snapshot.
+// Reviewer checks Ingresses and VirtualServers against the current
+// snapshot.
 type Reviewer struct {
 	opts    build.Options
 	fetcher Fetcher
@@ -106,13 +107,41 @@ func (r *Reviewer) Review(ctx context.Context, ing *networkingv1.Ingress) (probl
 		snap.ConfigMaps = addMissing(snap.ConfigMaps, cms)
 		snap.Secrets = addMissing(snap.Secrets, secrets)
 	}
+	return r.problemsOf(snap, "Ingress", cand.Namespace, cand.Name), true, nil
+}
+
+// ReviewVirtualServer returns the Problems vs would raise, in the context
+// of the current snapshot where it replaces any VirtualServer of the same
+// namespace and name. ours is false when spec.ingressClassName names a
+// class that is not ours. Problems of other objects are not returned.
+func (r *Reviewer) ReviewVirtualServer(ctx context.Context, vs *nicv1.VirtualServer) (problems []model.Problem, ours bool, err error) {
+	idx := r.current.Load()
+	if idx == nil {
+		return nil, false, ErrNotSynced
+	}
+	if c := vs.Spec.IngressClass; c != "" && !idx.classes.IsOursName(c) {
+		return nil, false, nil
+	}
+	cand := vs.DeepCopy()
+	// As for Ingresses: only an object never submitted lacks these.
+	if cand.CreationTimestamp.IsZero() {
+		cand.CreationTimestamp = metav1.NewTime(r.now())
+	}
+	if cand.UID == "" {
+		cand.UID = types.UID("admission-review")
+	}
+	return r.problemsOf(idx.virtualServerContext(cand), "VirtualServer", cand.Namespace, cand.Name), true, nil
+}
+
+// problemsOf builds snap and returns the Problems of one object.
+func (r *Reviewer) problemsOf(snap *source.Snapshot, kind, namespace, name string) (problems []model.Problem) {
 	_, all := build.Build(snap, r.opts)
 	for _, p := range all {
-		if p.Object.Kind == "Ingress" && p.Object.Namespace == cand.Namespace && p.Object.Name == cand.Name {
+		if p.Object.Kind == kind && p.Object.Namespace == namespace && p.Object.Name == name {
 			problems = append(problems, p)
 		}
 	}
-	return problems, true, nil
+	return problems
 }
 
 // addMissing appends the objects of more that have no namesake in have.
@@ -409,6 +438,56 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 			names(ing.Namespace, v, secrets, maps)
 		}
 	}
+	x.addReferenced(snap, services, secrets, maps)
+	return snap
+}
+
+// virtualServerContext is the snapshot a VirtualServer's review builds.
+// What decides a VirtualServer's Problems is itself, whether its host is
+// already owned (the older VirtualServers and Ingresses of that host: an
+// Ingress claims a host by its rules, on nothing but its own translation
+// and the VirtualServers of the host), the Services its upstreams name,
+// its TLS Secret and the ConfigMap (its http-redirect-code). A www twin or
+// server alias of an Ingress that names the VirtualServer's host raises
+// its Problem on the Ingress, so such Ingresses are not needed.
+func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot {
+	snap := &source.Snapshot{IngressClasses: x.snap.IngressClasses}
+	host := cand.Spec.Host
+	for _, v := range x.vsByHost[host] {
+		if v.Namespace != cand.Namespace || v.Name != cand.Name {
+			snap.VirtualServers = append(snap.VirtualServers, v)
+		}
+	}
+	snap.VirtualServers = append(snap.VirtualServers, cand)
+	if host != "" {
+		// "" would be the Ingresses without a host, which a
+		// VirtualServer never meets (and a VirtualServer without a host
+		// is invalid).
+		snap.Ingresses = slices.Clone(x.byHost[strings.ToLower(host)])
+	}
+	services := map[string]bool{}
+	secrets := map[string]bool{}
+	maps := map[string]bool{}
+	for _, u := range cand.Spec.Upstreams {
+		services[cand.Namespace+"/"+u.Service] = true
+	}
+	if t := cand.Spec.TLS; t != nil && t.Secret != "" {
+		secrets[cand.Namespace+"/"+t.Secret] = true
+	}
+	x.addReferenced(snap, services, secrets, maps)
+	return snap
+}
+
+// addReferenced adds to snap the Services (with their EndpointSlices),
+// Secrets and ConfigMaps named by the keys of services, secrets and maps,
+// and those the controller's ConfigMap and flags name.
+func (x *index) addReferenced(snap *source.Snapshot, services, secrets, maps map[string]bool) {
+	names := func(ns, v string, into ...map[string]bool) {
+		for _, m := range into {
+			m[ns+"/"+v] = true
+			m[v] = true
+		}
+	}
 	maps[x.opts.ConfigMap] = true
 	if cm := x.maps[x.opts.ConfigMap]; cm != nil {
 		for _, v := range cm.Data {
@@ -438,5 +517,4 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 			snap.ConfigMaps = append(snap.ConfigMaps, c)
 		}
 	}
-	return snap
 }

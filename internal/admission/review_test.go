@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,22 +143,81 @@ func randomWorld(rng *rand.Rand) *source.Snapshot {
 		}
 		snap.Ingresses = append(snap.Ingresses, ing)
 	}
-	for i := range rng.IntN(3) {
-		host := hosts[rng.IntN(len(hosts)-1)] // not ""
-		snap.VirtualServers = append(snap.VirtualServers, &nicv1.VirtualServer{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: fmt.Sprintf("vs-%d", i), UID: types.UID(fmt.Sprintf("uid-vs-%d", i)),
-				CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(rng.IntN(5)) * time.Second))},
-			Spec: nicv1.VirtualServerSpec{Host: host, Upstreams: []nicv1.Upstream{{Name: "a", Service: "svc-0", Port: 80}},
-				Routes: []nicv1.Route{{Path: "/", Action: &nicv1.Action{Pass: "a"}}}},
-		})
+	for i := range rng.IntN(4) {
+		snap.VirtualServers = append(snap.VirtualServers, randomVirtualServer(rng, i, namespaces))
 	}
 	return snap
 }
 
+// randomVirtualServer is a VirtualServer on one of the world's hosts (or
+// one no Ingress names), with several routes and now and then something
+// wrong: a route passing to an undefined upstream (the VirtualServer is
+// invalid), an upstream whose Service does not exist, an unsupported
+// field, a TLS Secret that is no certificate or is missing, a redirect
+// code the ConfigMap does not use, another class.
+func randomVirtualServer(rng *rand.Rand, i int, namespaces []string) *nicv1.VirtualServer {
+	hosts := []string{"a.test", "www.a.test", "b.test", "c.test", "www.c.test", "v.test"}
+	pick := func(l ...string) string { return l[rng.IntN(len(l))] }
+	vs := &nicv1.VirtualServer{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespaces[rng.IntN(len(namespaces))], Name: fmt.Sprintf("vs-%d", i),
+			UID: types.UID(fmt.Sprintf("uid-vs-%d", i)), CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(rng.IntN(5)) * time.Second))},
+		Spec: nicv1.VirtualServerSpec{Host: hosts[rng.IntN(len(hosts))], IngressClass: pick("", "", "", "causeway", "other")},
+	}
+	if rng.IntN(5) == 0 {
+		vs.UID = types.UID(fmt.Sprintf("uid-%s-%s", vs.Namespace, vs.Name)) // ties with an Ingress's UID order
+	}
+	s := &vs.Spec
+	s.Upstreams = []nicv1.Upstream{{Name: "a", Service: fmt.Sprintf("svc-%d", rng.IntN(4)), Port: 80}}
+	if rng.IntN(2) == 0 {
+		s.Upstreams = append(s.Upstreams, nicv1.Upstream{Name: "b", Service: pick("svc-1", "svc-3", "nope"), Port: 80,
+			ReadTimeout: pick("", "", "30s", "soon")})
+	}
+	if rng.IntN(8) == 0 {
+		s.Upstreams[0].LBMethod = "least_conn"
+	}
+	paths := []string{"/", "/a", "/a/b", "~* ^/x", "=/exact"}
+	for j, k := range rng.Perm(len(paths))[:1+rng.IntN(3)] {
+		r := nicv1.Route{Path: paths[k], Action: &nicv1.Action{Pass: s.Upstreams[rng.IntN(len(s.Upstreams))].Name}}
+		switch rng.IntN(16) {
+		case 0:
+			r.Action = &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://example.test/", Code: 302}}
+		case 1:
+			r.Action = &nicv1.Action{Return: &nicv1.ActionReturn{Code: 204}}
+		case 2:
+			r.Action = &nicv1.Action{Pass: "undefined"}
+		}
+		if j == 0 && rng.IntN(10) == 0 {
+			r.Action, r.Route = nil, "ns1/vsr" // delegation: left out, unsupported
+		}
+		s.Routes = append(s.Routes, r)
+	}
+	if rng.IntN(8) == 0 {
+		s.Gunzip = true
+	}
+	if rng.IntN(3) == 0 {
+		s.TLS = &nicv1.TLS{Secret: pick("", "tls-a", "no-such-tls")}
+		if rng.IntN(2) == 0 {
+			s.TLS.Redirect = &nicv1.TLSRedirect{Enable: true, Code: ptr.To(pick2(rng, 301, 308))}
+		}
+	}
+	return vs
+}
+
+func pick2(rng *rand.Rand, a, b int) int {
+	if rng.IntN(2) == 0 {
+		return a
+	}
+	return b
+}
+
 func problemStrings(ps []model.Problem, ns, name string) []string {
+	return problemsOfKind(ps, "Ingress", ns, name)
+}
+
+func problemsOfKind(ps []model.Problem, kind, ns, name string) []string {
 	var out []string
 	for _, p := range ps {
-		if p.Object.Kind == "Ingress" && p.Object.Namespace == ns && p.Object.Name == name {
+		if p.Object.Kind == kind && p.Object.Namespace == ns && p.Object.Name == name {
 			out = append(out, p.Reason+": "+p.Message)
 		}
 	}
@@ -171,6 +231,7 @@ func problemStrings(ps []model.Problem, ns, name string) []string {
 func TestReviewIsTheFullBuild(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	worlds, checked, withProblems := 400, 0, 0
+	vsChecked, vsWithProblems, vsForeign, vsCollisions := 0, 0, 0, 0
 	for w := range worlds {
 		snap := randomWorld(rng)
 		_, all := build.Build(snap, testOpts)
@@ -190,12 +251,41 @@ func TestReviewIsTheFullBuild(t *testing.T) {
 				t.Errorf("world %d, %s/%s:\n review %q\n build  %q", w, ing.Namespace, ing.Name, g, want)
 			}
 		}
+		for _, vs := range snap.VirtualServers {
+			want := problemsOfKind(all, "VirtualServer", vs.Namespace, vs.Name)
+			got, ours, err := r.ReviewVirtualServer(context.Background(), vs)
+			if err != nil {
+				t.Fatalf("world %d VirtualServer %s/%s: %v", w, vs.Namespace, vs.Name, err)
+			}
+			if !ours {
+				vsForeign++
+				if vs.Spec.IngressClass == "" || vs.Spec.IngressClass == "causeway" || len(want) > 0 {
+					t.Errorf("world %d VirtualServer %s/%s of class %q: not ours, build says %q", w, vs.Namespace, vs.Name, vs.Spec.IngressClass, want)
+				}
+				continue
+			}
+			vsChecked++
+			if len(want) > 0 {
+				vsWithProblems++
+			}
+			if slices.ContainsFunc(want, func(p string) bool { return strings.HasPrefix(p, model.ReasonCollision+":") }) {
+				vsCollisions++
+			}
+			if g := problemsOfKind(got, "VirtualServer", vs.Namespace, vs.Name); !slices.Equal(g, want) {
+				t.Errorf("world %d, VirtualServer %s/%s:\n review %q\n build  %q", w, vs.Namespace, vs.Name, g, want)
+			}
+		}
 	}
 	// The world must be hostile enough for the equality to mean something.
 	if withProblems < checked/4 {
 		t.Errorf("only %d of %d Ingresses had Problems: the random world collides too little", withProblems, checked)
 	}
-	t.Logf("%d Ingresses in %d worlds, %d with Problems", checked, worlds, withProblems)
+	if vsWithProblems < vsChecked/4 || vsWithProblems > vsChecked*9/10 || vsForeign == 0 || vsCollisions < vsChecked/10 {
+		t.Errorf("%d of %d VirtualServers had Problems (%d a Collision), %d of another class: the random world is too tame or too broken",
+			vsWithProblems, vsChecked, vsCollisions, vsForeign)
+	}
+	t.Logf("%d Ingresses in %d worlds, %d with Problems; %d VirtualServers of ours, %d with Problems (%d a Collision), %d of another class",
+		checked, worlds, withProblems, vsChecked, vsWithProblems, vsCollisions, vsForeign)
 }
 
 func TestReviewContext(t *testing.T) {
@@ -274,5 +364,74 @@ func TestReviewFetchesReferences(t *testing.T) {
 		if err != nil || len(ps) != tc.want {
 			t.Errorf("%s: problems %v, err %v; want %d problems", tc.name, ps, err, tc.want)
 		}
+	}
+}
+
+func mkVirtualServer(ns, name string, age int, host string, routes ...nicv1.Route) *nicv1.VirtualServer {
+	return &nicv1.VirtualServer{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-vs-" + ns + "-" + name),
+			CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(age) * time.Second))},
+		Spec: nicv1.VirtualServerSpec{Host: host, Upstreams: []nicv1.Upstream{{Name: "web", Service: "svc-0", Port: 80}}, Routes: routes},
+	}
+}
+
+func TestReviewVirtualServer(t *testing.T) {
+	svc, es := service("ns1", "svc-0")
+	pass := nicv1.Route{Path: "/", Action: &nicv1.Action{Pass: "web"}}
+	ing := mkIngress("ns1", "ing", 1, nil, rule("ing.test", path("/", "Prefix", "svc-0")))
+	stored := mkVirtualServer("ns1", "stored", 1, "vs.test", pass)
+	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing}, VirtualServers: []*nicv1.VirtualServer{stored},
+		Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{es}}
+	r := NewReviewer(testOpts, nil)
+	if _, _, err := r.ReviewVirtualServer(context.Background(), stored); err != ErrNotSynced {
+		t.Fatalf("before the first snapshot: err %v, want ErrNotSynced", err)
+	}
+	r.Update(snap)
+	for _, tc := range []struct {
+		name     string
+		vs       *nicv1.VirtualServer
+		ours     bool
+		problems []string // reasons
+	}{
+		{"a free host", mkVirtualServer("ns1", "new", 5, "free.test", pass), true, nil},
+		{"a host an Ingress serves", mkVirtualServer("ns1", "new", 5, "ing.test", pass), true, []string{model.ReasonCollision}},
+		{"a host another VirtualServer owns", mkVirtualServer("ns1", "new", 5, "vs.test", pass), true, []string{model.ReasonCollision}},
+		{"an update of the owner does not collide with itself", stored, true, nil},
+		{"a created object without a timestamp is the newest", func() *nicv1.VirtualServer {
+			v := mkVirtualServer("ns1", "new", 0, "ing.test", pass)
+			v.CreationTimestamp, v.UID = metav1.Time{}, ""
+			return v
+		}(), true, []string{model.ReasonCollision}},
+		{"a route to an undefined upstream", mkVirtualServer("ns1", "new", 5, "free.test",
+			nicv1.Route{Path: "/", Action: &nicv1.Action{Pass: "nope"}}), true, []string{model.ReasonInvalid}},
+		{"a missing Service", func() *nicv1.VirtualServer {
+			v := mkVirtualServer("ns1", "new", 5, "free.test", pass)
+			v.Spec.Upstreams[0].Service = "later"
+			return v
+		}(), true, []string{model.ReasonMissingService}},
+		{"our class by name", func() *nicv1.VirtualServer {
+			v := mkVirtualServer("ns1", "new", 5, "ing.test", pass)
+			v.Spec.IngressClass = "causeway"
+			return v
+		}(), true, []string{model.ReasonCollision}},
+		{"another class is not ours", func() *nicv1.VirtualServer {
+			v := mkVirtualServer("ns1", "new", 5, "ing.test", pass)
+			v.Spec.IngressClass = "nginx"
+			return v
+		}(), false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, ours, err := r.ReviewVirtualServer(context.Background(), tc.vs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reasons []string
+			for _, p := range ps {
+				reasons = append(reasons, p.Reason)
+			}
+			if ours != tc.ours || !slices.Equal(reasons, tc.problems) {
+				t.Errorf("ours %v, reasons %v (%v); want %v, %v", ours, reasons, ps, tc.ours, tc.problems)
+			}
+		})
 	}
 }
