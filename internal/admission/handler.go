@@ -17,6 +17,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -66,8 +67,8 @@ type Handler struct {
 }
 
 // missing are the reasons that say a referenced object does not exist:
-// usually it is being created beside the Ingress, so it is no reason to
-// refuse the Ingress.
+// usually it is being created beside the object, so it is no reason to
+// refuse the object.
 var missing = map[string]bool{
 	model.ReasonMissingService:   true,
 	model.ReasonMissingSecret:    true,
@@ -143,7 +144,10 @@ func (h *Handler) log() *slog.Logger {
 	return h.Log
 }
 
-var ingressKind = metav1.GroupVersionKind{Group: networkingv1.GroupName, Version: "v1", Kind: "Ingress"}
+var (
+	ingressKind       = metav1.GroupVersionKind{Group: networkingv1.GroupName, Version: "v1", Kind: "Ingress"}
+	virtualServerKind = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "VirtualServer"}
+)
 
 // review answers one request, or fails with an HTTP status.
 func (h *Handler) review(r *http.Request, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, int, error) {
@@ -151,32 +155,47 @@ func (h *Handler) review(r *http.Request, req *admissionv1.AdmissionRequest) (*a
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return allowed, 0, nil
 	}
-	if req.Kind != ingressKind {
-		// Only Ingresses have a front-end today; anything else sent
-		// here is not ours to judge.
+	var (
+		obj    metav1.Object
+		kind   string
+		review func(ctx context.Context) ([]model.Problem, bool, error)
+	)
+	switch req.Kind {
+	case ingressKind:
+		ing := &networkingv1.Ingress{}
+		obj, kind = ing, "Ingress"
+		review = func(ctx context.Context) ([]model.Problem, bool, error) { return h.Reviewer.Review(ctx, ing) }
+	case virtualServerKind:
+		vs := &nicv1.VirtualServer{}
+		obj, kind = vs, "VirtualServer"
+		review = func(ctx context.Context) ([]model.Problem, bool, error) {
+			return h.Reviewer.ReviewVirtualServer(ctx, vs)
+		}
+	default:
+		// Only Ingresses and VirtualServers have a front-end today;
+		// anything else sent here is not ours to judge.
 		return allowed, 0, nil
 	}
-	var ing networkingv1.Ingress
-	if err := json.Unmarshal(req.Object.Raw, &ing); err != nil {
+	if err := json.Unmarshal(req.Object.Raw, obj); err != nil {
 		return &admissionv1.AdmissionResponse{Result: &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest,
-			Reason: metav1.StatusReasonBadRequest, Message: "causeway: the object is not an Ingress: " + err.Error()}}, 0, nil
+			Reason: metav1.StatusReasonBadRequest, Message: "causeway: the object is not a" + article(kind) + " " + kind + ": " + err.Error()}}, 0, nil
 	}
 	// The request's own name and namespace are authoritative (a
 	// generateName object has its name by now).
-	if ing.Namespace == "" {
-		ing.Namespace = req.Namespace
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(req.Namespace)
 	}
-	if ing.Name == "" {
-		ing.Name = req.Name
+	if obj.GetName() == "" {
+		obj.SetName(req.Name)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), reviewTimeout)
 	defer cancel()
-	problems, ours, err := h.Reviewer.Review(ctx, &ing)
+	problems, ours, err := review(ctx)
 	switch {
 	case errors.Is(err, ErrNotSynced):
 		return nil, http.StatusServiceUnavailable, err
 	case err != nil:
-		return nil, http.StatusBadGateway, fmt.Errorf("reading what the Ingress references: %w", err)
+		return nil, http.StatusBadGateway, fmt.Errorf("reading what the %s references: %w", kind, err)
 	case !ours || len(problems) == 0:
 		return allowed, 0, nil
 	}
@@ -191,13 +210,21 @@ func (h *Handler) review(r *http.Request, req *admissionv1.AdmissionRequest) (*a
 	}
 	resp := &admissionv1.AdmissionResponse{Allowed: len(refuse) == 0, Warnings: warnings(warn)}
 	if len(refuse) > 0 {
-		msg := fmt.Sprintf("causeway: Ingress %s/%s: %s", ing.Namespace, ing.Name, strings.Join(refuse, "; "))
+		msg := fmt.Sprintf("causeway: %s %s/%s: %s", kind, obj.GetNamespace(), obj.GetName(), strings.Join(refuse, "; "))
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
 			Reason: metav1.StatusReasonInvalid, Message: truncate(msg, maxMessage)}
 	}
-	h.log().Info("admission review", "namespace", ing.Namespace, "name", ing.Name, "operation", req.Operation,
+	h.log().Info("admission review", "kind", kind, "namespace", obj.GetNamespace(), "name", obj.GetName(), "operation", req.Operation,
 		"allowed", resp.Allowed, "problems", len(problems))
 	return resp, 0, nil
+}
+
+// article is " n" before a kind that starts with a vowel, else "".
+func article(kind string) string {
+	if strings.ContainsAny(kind[:1], "AEIOU") {
+		return "n"
+	}
+	return ""
 }
 
 // warnings bounds the warnings of an answer: the API server shows them to

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -76,6 +77,14 @@ func TestHandlerAnswers(t *testing.T) {
 	other := newIngress(nil, "taken.test", "svc-0")
 	other.Spec.IngressClassName = ptr.To("someone-else")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "x"}}
+	newVS := func(host string, change func(*nicv1.VirtualServer)) *nicv1.VirtualServer {
+		v := mkVirtualServer("ns1", "new", 5, host, nicv1.Route{Path: "/", Action: &nicv1.Action{Pass: "web"}})
+		v.TypeMeta = metav1.TypeMeta{APIVersion: "k8s.nginx.org/v1", Kind: "VirtualServer"}
+		if change != nil {
+			change(v)
+		}
+		return v
+	}
 	for _, tc := range []struct {
 		name     string
 		mode     Mode
@@ -105,6 +114,29 @@ func TestHandlerAnswers(t *testing.T) {
 		{name: "another controller's Ingress", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: other, allowed: true},
 		{name: "a deletion is not reviewed", mode: Deny, op: admissionv1.Delete, kind: ingressKind, obj: newIngress(nil, "taken.test", "svc-0"), allowed: true},
 		{name: "another kind is not reviewed", mode: Deny, op: admissionv1.Create, kind: metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, obj: cm, allowed: true},
+		{name: "a valid VirtualServer", mode: Deny, op: admissionv1.Create, kind: virtualServerKind, obj: newVS("free.test", nil), allowed: true},
+		{name: "a VirtualServer for a host an Ingress serves is refused", mode: Deny, op: admissionv1.Create, kind: virtualServerKind,
+			obj: newVS("taken.test", nil), message: []string{"VirtualServer ns1/new", "Collision", "ns1/older"}},
+		{name: "a VirtualServer passing to an undefined upstream is refused", mode: Deny, op: admissionv1.Update, kind: virtualServerKind,
+			obj:     newVS("free.test", func(v *nicv1.VirtualServer) { v.Spec.Routes[0].Action.Pass = "nope" }),
+			message: []string{"Invalid", `names upstream "nope", which spec.upstreams does not define`}},
+		{name: "an unsupported VirtualServer field is refused", mode: Deny, op: admissionv1.Create, kind: virtualServerKind,
+			obj: newVS("free.test", func(v *nicv1.VirtualServer) { v.Spec.Gunzip = true }), message: []string{"Unsupported", "spec.gunzip"}},
+		{name: "in warn mode a VirtualServer's Problem is a warning", mode: Warn, op: admissionv1.Create, kind: virtualServerKind,
+			obj: newVS("taken.test", nil), allowed: true, warnings: []string{"Collision", "ns1/older"}},
+		{name: "an upstream's Service that does not exist yet is a warning", mode: Deny, op: admissionv1.Create, kind: virtualServerKind,
+			obj: newVS("free.test", func(v *nicv1.VirtualServer) { v.Spec.Upstreams[0].Service = "later" }), allowed: true,
+			warnings: []string{"MissingService", "later"}},
+		{name: "a VirtualServer's TLS Secret that does not exist yet is a warning", mode: Deny, op: admissionv1.Create, kind: virtualServerKind,
+			obj: newVS("free.test", func(v *nicv1.VirtualServer) { v.Spec.TLS = &nicv1.TLS{Secret: "later-tls"} }), allowed: true,
+			warnings: []string{"MissingSecret", "later-tls"}},
+		{name: "another class's VirtualServer", mode: Deny, op: admissionv1.Create, kind: virtualServerKind,
+			obj: newVS("taken.test", func(v *nicv1.VirtualServer) { v.Spec.IngressClass = "nginx" }), allowed: true},
+		{name: "a VirtualServer deletion is not reviewed", mode: Deny, op: admissionv1.Delete, kind: virtualServerKind, obj: newVS("taken.test", nil), allowed: true},
+		{name: "another version of VirtualServer is not reviewed", mode: Deny, op: admissionv1.Create,
+			kind: metav1.GroupVersionKind{Group: "k8s.nginx.org", Version: "v1alpha1", Kind: "VirtualServer"}, obj: newVS("taken.test", nil), allowed: true},
+		{name: "an object that is no VirtualServer is refused", mode: Deny, op: admissionv1.Create, kind: virtualServerKind, obj: map[string]any{"spec": "x"},
+			message: []string{"not a VirtualServer"}},
 		{name: "an object that is no Ingress is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: "a string",
 			message: []string{"not an Ingress"}},
 	} {
@@ -201,6 +233,12 @@ func FuzzHandler(f *testing.F) {
 	f.Add(reviewBody(f, admissionv1.Create, ingressKind, map[string]any{"spec": map[string]any{"rules": "x"}}))
 	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"networking.k8s.io","version":"v1","kind":"Ingress"},"operation":"CREATE","object":null}}`))
 	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE","object":{"metadata":{"annotations":{"nginx.ingress.kubernetes.io/server-snippet":"}\nserver {"}}}}}`))
+	f.Add(reviewBody(f, admissionv1.Create, virtualServerKind, mkVirtualServer("ns1", "new", 1, "taken.test",
+		nicv1.Route{Path: "/", Action: &nicv1.Action{Pass: "web"}}, nicv1.Route{Path: "~* ^/x", Action: &nicv1.Action{Pass: "nope"}})))
+	f.Add(reviewBody(f, admissionv1.Update, virtualServerKind, mkVirtualServer("ns1", "new", 1, "free.test",
+		nicv1.Route{Path: "/", Action: &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://a.test/", Code: 302}}})))
+	f.Add(reviewBody(f, admissionv1.Create, virtualServerKind, map[string]any{"spec": map[string]any{"host": 1, "routes": []any{nil}}}))
+	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"k8s.nginx.org","version":"v1","kind":"VirtualServer"},"operation":"CREATE","object":{"spec":{"host":"","upstreams":[{"name":"a","port":0}]}}}}`))
 	f.Add([]byte("null"))
 	h := handlerWorld(Deny)
 	f.Fuzz(func(t *testing.T, body []byte) {
