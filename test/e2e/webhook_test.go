@@ -61,17 +61,38 @@ metadata:
 `, name, ns, ann.String(), ingressClass, host, service)
 }
 
+func virtualServerYAML(ns, name, host, pass string) string {
+	return fmt.Sprintf(`apiVersion: k8s.nginx.org/v1
+kind: VirtualServer
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  host: %s
+  upstreams:
+    - name: app
+      service: app
+      port: 80
+  routes:
+    - path: /
+      action:
+        pass: %s
+`, name, ns, host, pass)
+}
+
 // TestAdmissionWebhook: the API server sends Ingress writes of one
 // namespace to the controller's webhook, whose certificate the controller
 // generated and whose CA it wrote into the configuration. kubectl apply of
 // a valid Ingress succeeds, of one that would raise a Problem is refused
 // with the Problem, and of one naming a Service not created yet succeeds
-// with a warning. A caBundle reset (a helm upgrade, say) is repaired.
+// with a warning; VirtualServers (k8s.nginx.org/v1) likewise. A caBundle
+// reset (a helm upgrade, say) is repaired.
 //
 // Not parallel: the configuration's name is the one deploy/'s RBAC grants,
 // and TestChart's dry runs apply a configuration of that name too.
 func TestAdmissionWebhook(t *testing.T) {
 	kubectl := tool(t, "kubectl", "KUBECTL", "make kube-apiserver")
+	installCRDs(t, kubectl) // VirtualServers are reviewed too
 	ns := newNamespace(t)
 	createService(t, ns, "app")
 	port := freePort(t, "127.0.0.1")
@@ -91,6 +112,10 @@ func TestAdmissionWebhook(t *testing.T) {
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 				Rule: admissionregistrationv1.Rule{APIGroups: []string{"networking.k8s.io"}, APIVersions: []string{"v1"},
 					Resources: []string{"ingresses"}},
+			}, {
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{"k8s.nginx.org"}, APIVersions: []string{"v1"},
+					Resources: []string{"virtualservers"}},
 			}},
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d/validate", port))},
 		}},
@@ -146,6 +171,11 @@ func TestAdmissionWebhook(t *testing.T) {
 			"nginx.ingress.kubernetes.io/configuration-snippet", "}\nserver { listen 1; }"), false, []string{ns + "/inject"}},
 		{"a Service not created yet only warns", ingressYAML(ns, "early", "early.test", "later"), true,
 			[]string{"Warning: causeway: MissingService", "later"}},
+		{"a valid VirtualServer is admitted", virtualServerYAML(ns, "shop", "shop.test", "app"), true, []string{"virtualserver.k8s.nginx.org/shop"}},
+		{"a VirtualServer for a host an Ingress serves is refused", virtualServerYAML(ns, "vs-thief", "web.test", "app"), false,
+			[]string{`admission webhook "validate.ingress.causeway.io" denied the request`, "VirtualServer " + ns + "/vs-thief", "Collision", ns + "/web"}},
+		{"a VirtualServer passing to an undefined upstream is refused", virtualServerYAML(ns, "vs-broken", "broken.test", "nope"), false,
+			[]string{"Invalid", `names upstream "nope", which spec.upstreams does not define`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, ok := kubectlApply(t, kubectl, tc.manifest)
@@ -162,6 +192,13 @@ func TestAdmissionWebhook(t *testing.T) {
 	for _, refused := range []string{"typo", "big", "thief", "inject"} {
 		if _, err := e2e.admin.NetworkingV1().Ingresses(ns).Get(ctx, refused, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("refused Ingress %s exists (err %v)", refused, err)
+		}
+	}
+
+	for _, refused := range []string{"vs-thief", "vs-broken"} {
+		out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", e2e.env.AdminKubeconfig, "get", "-n", ns, "virtualserver", refused).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "NotFound") {
+			t.Errorf("refused VirtualServer %s exists (err %v):\n%s", refused, err, out)
 		}
 	}
 
