@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/causeway/causeway/internal/admission"
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/source"
@@ -49,25 +50,35 @@ func main() {
 	indexed := time.Since(start)
 	h := &admission.Handler{Reviewer: r, Mode: admission.Deny, Log: slog.New(slog.DiscardHandler)}
 
-	cases := []struct {
+	type benchCase struct {
 		name string
 		ing  *networkingv1.Ingress
-	}{
-		{"a new Ingress on a new host, 10 annotations (admitted)", newIngress("new", "new.bench.test", "app-00001", annotations())},
-		{"an update of a stored Ingress, 10 annotations (admitted)", newIngress("app-00042", host(42), "app-00042", annotations())},
-		{"a new Ingress on a taken host and path (collision, refused)", newIngress("thief", host(7), "app-00007", annotations())},
-		{"an unknown annotation (refused)", newIngress("typo", "typo.bench.test", "app-00001", withTypo())},
-		{"a rule without a host (meets the Ingresses of regex hosts)", newIngress("catchall", "", "app-00001", plain())},
-		{"a rule without a host, with use-regex (meets every Ingress)", newIngress("catchall", "", "app-00001", annotations())},
+		vs   *nicv1.VirtualServer
 	}
+	cases := []benchCase{
+		{name: "a new Ingress on a new host, 10 annotations (admitted)", ing: newIngress("new", "new.bench.test", "app-00001", annotations())},
+		{name: "an update of a stored Ingress, 10 annotations (admitted)", ing: newIngress("app-00042", host(42), "app-00042", annotations())},
+		{name: "a new Ingress on a taken host and path (collision, refused)", ing: newIngress("thief", host(7), "app-00007", annotations())},
+		{name: "an unknown annotation (refused)", ing: newIngress("typo", "typo.bench.test", "app-00001", withTypo())},
+		{name: "a rule without a host (meets the Ingresses of regex hosts)", ing: newIngress("catchall", "", "app-00001", plain())},
+		{name: "a rule without a host, with use-regex (meets every Ingress)", ing: newIngress("catchall", "", "app-00001", annotations())},
+	}
+	cases = append(cases,
+		benchCase{name: "a new VirtualServer on a new host, 3 routes (admitted)", vs: newVirtualServer("shop", "shop.bench.test")},
+		benchCase{name: "a new VirtualServer on an Ingress's host (collision, refused)", vs: newVirtualServer("vs-thief", host(7))})
 	fmt.Printf("Admission review latency, %d Ingresses in the snapshot (%d with host-less rules); indexing the snapshot took %s.\n\n",
 		*n, *hostless, indexed.Round(time.Millisecond))
 	fmt.Println("| review | allowed | p50 | p99 | max |")
 	fmt.Println("|---|---|---:|---:|---:|")
 	for _, c := range cases {
-		body := review(c.ing)
+		var body []byte
+		if c.vs != nil {
+			body = reviewVirtualServer(c.vs)
+		} else {
+			body = review(c.ing)
+		}
 		count := *reviews
-		if c.ing.Spec.Rules[0].Host == "" {
+		if c.ing != nil && c.ing.Spec.Rules[0].Host == "" {
 			count = min(count, 50) // many Ingresses each
 		}
 		var times []time.Duration
@@ -167,6 +178,31 @@ func world(n, hostless int) *source.Snapshot {
 		})
 	}
 	return snap
+}
+
+// newVirtualServer is a VirtualServer in the benchmark's namespace with
+// two upstreams and three routes.
+func newVirtualServer(name, host string) *nicv1.VirtualServer {
+	return &nicv1.VirtualServer{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "k8s.nginx.org/v1", Kind: "VirtualServer"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name, UID: types.UID("uid-" + name)},
+		Spec: nicv1.VirtualServerSpec{Host: host,
+			Upstreams: []nicv1.Upstream{{Name: "web", Service: "app-00001", Port: 80, ReadTimeout: "30s"},
+				{Name: "api", Service: "app-00002", Port: 80}},
+			Routes: []nicv1.Route{{Path: "/", Action: &nicv1.Action{Pass: "web"}}, {Path: "/api", Action: &nicv1.Action{Pass: "api"}},
+				{Path: "/old", Action: &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://" + host + "/", Code: 301}}}}},
+	}
+}
+
+func reviewVirtualServer(vs *nicv1.VirtualServer) []byte {
+	raw, _ := json.Marshal(vs)
+	b, _ := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: "bench", Operation: admissionv1.Create, Namespace: vs.Namespace, Name: vs.Name,
+			Kind:   metav1.GroupVersionKind{Group: "k8s.nginx.org", Version: "v1", Kind: "VirtualServer"},
+			Object: runtime.RawExtension{Raw: raw}},
+	})
+	return b
 }
 
 func review(ing *networkingv1.Ingress) []byte {
