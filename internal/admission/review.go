@@ -178,6 +178,9 @@ type index struct {
 	// vsByHost: VirtualServers by host; a VirtualServer owns its host
 	// against Ingresses.
 	vsByHost map[string][]*nicv1.VirtualServer
+	// policies and vsrs by "namespace/name", for what VirtualServers name.
+	policies map[string]*nicv1.Policy
+	vsrs     map[string]*nicv1.VirtualServerRoute
 	// all are the Ingresses of ours.
 	all []*networkingv1.Ingress
 	// byService: Ingresses by "namespace/service" of every Service they
@@ -199,6 +202,8 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		byName:     map[string][]*networkingv1.Ingress{},
 		regexHosts: map[string]bool{},
 		vsByHost:   map[string][]*nicv1.VirtualServer{},
+		policies:   make(map[string]*nicv1.Policy, len(snap.Policies)),
+		vsrs:       make(map[string]*nicv1.VirtualServerRoute, len(snap.VirtualServerRoutes)),
 		services:   make(map[string]*corev1.Service, len(snap.Services)),
 		slices:     make(map[string][]*discoveryv1.EndpointSlice, len(snap.Services)),
 		secrets:    make(map[string]*corev1.Secret, len(snap.Secrets)),
@@ -222,6 +227,12 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		for n := range x.names(ing) {
 			x.byName[n] = append(x.byName[n], ing)
 		}
+	}
+	for _, p := range snap.Policies {
+		x.policies[p.Namespace+"/"+p.Name] = p
+	}
+	for _, r := range snap.VirtualServerRoutes {
+		x.vsrs[r.Namespace+"/"+r.Name] = r
 	}
 	for _, v := range snap.VirtualServers {
 		x.vsByHost[v.Spec.Host] = append(x.vsByHost[v.Spec.Host], v)
@@ -473,6 +484,44 @@ func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot
 	}
 	if t := cand.Spec.TLS; t != nil && t.Secret != "" {
 		secrets[cand.Namespace+"/"+t.Secret] = true
+	}
+	// The Policies it and its VirtualServerRoutes name (with the Secrets
+	// of basicAuth), and those VirtualServerRoutes with their Services.
+	policies := func(ns string, refs []nicv1.PolicyReference) {
+		for _, r := range refs {
+			pns := r.Namespace
+			if pns == "" {
+				pns = ns
+			}
+			if p := x.policies[pns+"/"+r.Name]; p != nil && !slices.Contains(snap.Policies, p) {
+				snap.Policies = append(snap.Policies, p)
+				if p.Spec.BasicAuth != nil {
+					secrets[p.Namespace+"/"+p.Spec.BasicAuth.Secret] = true
+				}
+			}
+		}
+	}
+	policies(cand.Namespace, cand.Spec.Policies)
+	for _, r := range cand.Spec.Routes {
+		policies(cand.Namespace, r.Policies)
+		if r.Route == "" {
+			continue
+		}
+		key := r.Route
+		if !strings.Contains(key, "/") {
+			key = cand.Namespace + "/" + key
+		}
+		vsr := x.vsrs[key]
+		if vsr == nil || slices.Contains(snap.VirtualServerRoutes, vsr) {
+			continue
+		}
+		snap.VirtualServerRoutes = append(snap.VirtualServerRoutes, vsr)
+		for _, u := range vsr.Spec.Upstreams {
+			services[vsr.Namespace+"/"+u.Service] = true
+		}
+		for _, s := range vsr.Spec.Subroutes {
+			policies(vsr.Namespace, s.Policies)
+		}
 	}
 	x.addReferenced(snap, services, secrets, maps)
 	return snap

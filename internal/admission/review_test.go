@@ -435,3 +435,48 @@ func TestReviewVirtualServer(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewVirtualServerReadsItsPoliciesAndRoutes: the Policies and
+// VirtualServerRoutes a VirtualServer names (and their Secrets and
+// Services) are in its review's context, so a valid one is not refused as
+// naming objects that do not exist; a missing one is reported as the
+// full build reports it.
+func TestReviewVirtualServerReadsItsPoliciesAndRoutes(t *testing.T) {
+	svc0, es0 := service("ns1", "svc-0")
+	svc1, es1 := service("ns1", "svc-1")
+	snap := &source.Snapshot{
+		Services:       []*corev1.Service{svc0, svc1},
+		EndpointSlices: []*discoveryv1.EndpointSlice{es0, es1},
+		Secrets: []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "users"}, Type: "nginx.org/htpasswd",
+			Data: map[string][]byte{"htpasswd": []byte("u:{SHA}UWuXg/ylF+7L0dBk2i0WUxCxl1k=\n")}}},
+		Policies: []*nicv1.Policy{
+			{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "lan"}, Spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Allow: []string{"10.0.0.0/8"}}}},
+			{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "auth"}, Spec: nicv1.PolicySpec{BasicAuth: &nicv1.BasicAuth{Secret: "users"}}},
+		},
+		VirtualServerRoutes: []*nicv1.VirtualServerRoute{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "menu"},
+			Spec: nicv1.VirtualServerRouteSpec{Host: "cafe.test", Upstreams: []nicv1.Upstream{{Name: "m", Service: "svc-1", Port: 80}},
+				Subroutes: []nicv1.Route{{Path: "/menu", Action: &nicv1.Action{Pass: "m"}, Policies: []nicv1.PolicyReference{{Name: "auth"}}}}}}},
+	}
+	vs := &nicv1.VirtualServer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "cafe", UID: "uid-cafe"},
+		Spec: nicv1.VirtualServerSpec{Host: "cafe.test", Policies: []nicv1.PolicyReference{{Name: "lan"}},
+			Upstreams: []nicv1.Upstream{{Name: "a", Service: "svc-0", Port: 80}},
+			Routes: []nicv1.Route{{Path: "/", Action: &nicv1.Action{Pass: "a"}}, {Path: "/menu", Route: "menu"},
+				{Path: "/gone", Action: &nicv1.Action{Pass: "a"}, Policies: []nicv1.PolicyReference{{Name: "nope"}}}}}}
+	full := *snap
+	full.VirtualServers = []*nicv1.VirtualServer{vs}
+	_, all := build.Build(&full, testOpts)
+	want := []string{}
+	for _, p := range all {
+		want = append(want, p.Object.Kind+" "+p.Reason+": "+p.Message)
+	}
+	r := NewReviewer(testOpts, nil)
+	r.Update(snap)
+	ps, ours, err := r.ReviewVirtualServer(context.Background(), vs)
+	got := []string{}
+	for _, p := range ps {
+		got = append(got, p.Object.Kind+" "+p.Reason+": "+p.Message)
+	}
+	if err != nil || !ours || len(got) != 1 || !slices.Equal(got, want) || !strings.Contains(got[0], "Policy ns1/nope does not exist") {
+		t.Errorf("review %q (ours %v, err %v)\nbuild  %q", got, ours, err, want)
+	}
+}
