@@ -147,6 +147,8 @@ func (h *Handler) log() *slog.Logger {
 var (
 	ingressKind       = metav1.GroupVersionKind{Group: networkingv1.GroupName, Version: "v1", Kind: "Ingress"}
 	virtualServerKind = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "VirtualServer"}
+	vsrKind           = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "VirtualServerRoute"}
+	policyKind        = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "Policy"}
 )
 
 // review answers one request, or fails with an HTTP status.
@@ -171,9 +173,19 @@ func (h *Handler) review(r *http.Request, req *admissionv1.AdmissionRequest) (*a
 		review = func(ctx context.Context) ([]model.Problem, bool, error) {
 			return h.Reviewer.ReviewVirtualServer(ctx, vs)
 		}
+	case vsrKind:
+		vsr := &nicv1.VirtualServerRoute{}
+		obj, kind = vsr, "VirtualServerRoute"
+		review = func(ctx context.Context) ([]model.Problem, bool, error) {
+			return h.Reviewer.ReviewVirtualServerRoute(ctx, vsr)
+		}
+	case policyKind:
+		pol := &nicv1.Policy{}
+		obj, kind = pol, "Policy"
+		review = func(ctx context.Context) ([]model.Problem, bool, error) { return h.Reviewer.ReviewPolicy(ctx, pol) }
 	default:
-		// Only Ingresses and VirtualServers have a front-end today;
-		// anything else sent here is not ours to judge.
+		// Only these kinds have a front-end today; anything else sent
+		// here is not ours to judge.
 		return allowed, 0, nil
 	}
 	if err := json.Unmarshal(req.Object.Raw, obj); err != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/frontend/nic"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
@@ -131,6 +132,77 @@ func (r *Reviewer) ReviewVirtualServer(ctx context.Context, vs *nicv1.VirtualSer
 		cand.UID = types.UID("admission-review")
 	}
 	return r.problemsOf(idx.virtualServerContext(cand), "VirtualServer", cand.Namespace, cand.Name), true, nil
+}
+
+// ReviewVirtualServerRoute returns the Problems vsr would raise: it is
+// checked in the context of each VirtualServer whose routes delegate to
+// it (a VirtualServerRoute no VirtualServer names raises none, as the
+// controller reports none). ours is false for another class.
+func (r *Reviewer) ReviewVirtualServerRoute(ctx context.Context, vsr *nicv1.VirtualServerRoute) (problems []model.Problem, ours bool, err error) {
+	idx := r.current.Load()
+	if idx == nil {
+		return nil, false, ErrNotSynced
+	}
+	if c := vsr.Spec.IngressClass; c != "" && !idx.classes.IsOursName(c) {
+		return nil, false, nil
+	}
+	key := vsr.Namespace + "/" + vsr.Name
+	for _, vs := range idx.snap.VirtualServers {
+		if !delegatesTo(vs, key) {
+			continue
+		}
+		snap := idx.virtualServerContext(vs)
+		for i, o := range snap.VirtualServerRoutes {
+			if o.Namespace == vsr.Namespace && o.Name == vsr.Name {
+				snap.VirtualServerRoutes = slices.Delete(snap.VirtualServerRoutes, i, i+1)
+				break
+			}
+		}
+		snap.VirtualServerRoutes = append(snap.VirtualServerRoutes, vsr)
+		// Its own upstreams' Services and Policies, as written now.
+		services, secrets := map[string]bool{}, map[string]bool{}
+		for _, u := range vsr.Spec.Upstreams {
+			services[vsr.Namespace+"/"+u.Service] = true
+		}
+		for _, s := range vsr.Spec.Subroutes {
+			idx.addPolicies(snap, vsr.Namespace, s.Policies, secrets)
+		}
+		idx.addReferenced(snap, services, secrets, map[string]bool{})
+		problems = append(problems, r.problemsOf(snap, "VirtualServerRoute", vsr.Namespace, vsr.Name)...)
+	}
+	return problems, true, nil
+}
+
+// delegatesTo reports whether a VirtualServer route names the
+// VirtualServerRoute "namespace/name".
+func delegatesTo(vs *nicv1.VirtualServer, key string) bool {
+	for _, r := range vs.Spec.Routes {
+		k := r.Route
+		if k != "" && !strings.Contains(k, "/") {
+			k = vs.Namespace + "/" + k
+		}
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// ReviewPolicy returns the Problems a Policy raises on its own: whether it
+// is valid does not depend on anything else.
+func (r *Reviewer) ReviewPolicy(_ context.Context, p *nicv1.Policy) (problems []model.Problem, ours bool, err error) {
+	idx := r.current.Load()
+	if idx == nil {
+		return nil, false, ErrNotSynced
+	}
+	if c := p.Spec.IngressClass; c != "" && !idx.classes.IsOursName(c) {
+		return nil, false, nil
+	}
+	_, problems, err = nic.TranslatePolicy(p)
+	if err != nil {
+		problems = append(problems, model.Problem{Object: nic.PolicyRef(p), Reason: model.ReasonInvalid, Message: err.Error(), Rejected: true})
+	}
+	return problems, true, nil
 }
 
 // problemsOf builds snap and returns the Problems of one object.
@@ -487,23 +559,9 @@ func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot
 	}
 	// The Policies it and its VirtualServerRoutes name (with the Secrets
 	// of basicAuth), and those VirtualServerRoutes with their Services.
-	policies := func(ns string, refs []nicv1.PolicyReference) {
-		for _, r := range refs {
-			pns := r.Namespace
-			if pns == "" {
-				pns = ns
-			}
-			if p := x.policies[pns+"/"+r.Name]; p != nil && !slices.Contains(snap.Policies, p) {
-				snap.Policies = append(snap.Policies, p)
-				if p.Spec.BasicAuth != nil {
-					secrets[p.Namespace+"/"+p.Spec.BasicAuth.Secret] = true
-				}
-			}
-		}
-	}
-	policies(cand.Namespace, cand.Spec.Policies)
+	x.addPolicies(snap, cand.Namespace, cand.Spec.Policies, secrets)
 	for _, r := range cand.Spec.Routes {
-		policies(cand.Namespace, r.Policies)
+		x.addPolicies(snap, cand.Namespace, r.Policies, secrets)
 		if r.Route == "" {
 			continue
 		}
@@ -520,11 +578,28 @@ func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot
 			services[vsr.Namespace+"/"+u.Service] = true
 		}
 		for _, s := range vsr.Spec.Subroutes {
-			policies(vsr.Namespace, s.Policies)
+			x.addPolicies(snap, vsr.Namespace, s.Policies, secrets)
 		}
 	}
 	x.addReferenced(snap, services, secrets, maps)
 	return snap
+}
+
+// addPolicies adds to snap the Policies refs name (in ns unless they say
+// otherwise), and to secrets those of their basicAuth.
+func (x *index) addPolicies(snap *source.Snapshot, ns string, refs []nicv1.PolicyReference, secrets map[string]bool) {
+	for _, r := range refs {
+		pns := r.Namespace
+		if pns == "" {
+			pns = ns
+		}
+		if p := x.policies[pns+"/"+r.Name]; p != nil && !slices.Contains(snap.Policies, p) {
+			snap.Policies = append(snap.Policies, p)
+			if p.Spec.BasicAuth != nil {
+				secrets[p.Namespace+"/"+p.Spec.BasicAuth.Secret] = true
+			}
+		}
+	}
 }
 
 // addReferenced adds to snap the Services (with their EndpointSlices),

@@ -480,3 +480,55 @@ func TestReviewVirtualServerReadsItsPoliciesAndRoutes(t *testing.T) {
 		t.Errorf("review %q (ours %v, err %v)\nbuild  %q", got, ours, err, want)
 	}
 }
+
+func TestReviewPolicyAndVirtualServerRoute(t *testing.T) {
+	svc, es := service("ns1", "svc-0")
+	vsr := &nicv1.VirtualServerRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "menu"},
+		Spec: nicv1.VirtualServerRouteSpec{Host: "cafe.test", Upstreams: []nicv1.Upstream{{Name: "m", Service: "svc-0", Port: 80}},
+			Subroutes: []nicv1.Route{{Path: "/menu", Action: &nicv1.Action{Pass: "m"}}}}}
+	snap := &source.Snapshot{Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{es},
+		VirtualServers: []*nicv1.VirtualServer{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "cafe"},
+			Spec: nicv1.VirtualServerSpec{Host: "cafe.test", Routes: []nicv1.Route{{Path: "/menu", Route: "menu"}}}}},
+		VirtualServerRoutes: []*nicv1.VirtualServerRoute{vsr}}
+	r := NewReviewer(testOpts, nil)
+	r.Update(snap)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		review func() ([]model.Problem, bool, error)
+		want   string // a fragment of the one Problem, "" for none
+	}{
+		{"a valid VirtualServerRoute", func() ([]model.Problem, bool, error) { return r.ReviewVirtualServerRoute(ctx, vsr) }, ""},
+		{"a subroute outside the prefix", func() ([]model.Problem, bool, error) {
+			bad := vsr.DeepCopy()
+			bad.Spec.Subroutes[0].Path = "/tea"
+			return r.ReviewVirtualServerRoute(ctx, bad)
+		}, "must start with"},
+		{"a VirtualServerRoute no VirtualServer names", func() ([]model.Problem, bool, error) {
+			other := vsr.DeepCopy()
+			other.Name, other.Spec.Host = "loose", "elsewhere.test"
+			return r.ReviewVirtualServerRoute(ctx, other)
+		}, ""},
+		{"a valid Policy", func() ([]model.Problem, bool, error) {
+			return r.ReviewPolicy(ctx, &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p"},
+				Spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Allow: []string{"10.0.0.0/8"}}}})
+		}, ""},
+		{"an invalid Policy", func() ([]model.Problem, bool, error) {
+			return r.ReviewPolicy(ctx, &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p"},
+				Spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{}}})
+		}, "exactly one of allow and deny"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, ours, err := tc.review()
+			if err != nil || !ours {
+				t.Fatalf("ours %v err %v", ours, err)
+			}
+			switch {
+			case tc.want == "" && len(ps) != 0:
+				t.Errorf("problems %v, want none", ps)
+			case tc.want != "" && (len(ps) != 1 || !strings.Contains(ps[0].Message, tc.want)):
+				t.Errorf("problems %v, want one with %q", ps, tc.want)
+			}
+		})
+	}
+}
