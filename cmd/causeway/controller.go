@@ -72,6 +72,7 @@ type controllerFlags struct {
 	annotationsPrefix string
 	defaultBackend    string
 	defaultSSLCert    string
+	globalConfig      string
 	kube              kubeFlags
 	metrics           requestMetricsFlags
 	webhook           webhookFlags
@@ -116,6 +117,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.annotationsPrefix, "annotations-prefix", annotations.DefaultPrefix, "prefix of the ingress-nginx annotations read from Ingresses")
 	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
 	fl.StringVar(&f.defaultSSLCert, "default-ssl-certificate", "", "NAMESPACE/NAME of a kubernetes.io/tls Secret presented for unknown server names and hosts without a certificate of their own, instead of the self-generated one")
+	fl.StringVar(&f.globalConfig, "global-configuration", "", "NAMESPACE/NAME of the GlobalConfiguration whose TCP and UDP listeners TransportServers use; the listeners are bound on --listen-address")
 	f.kube.register(fl)
 	f.metrics.register(fl)
 	f.webhook.register(fl)
@@ -147,6 +149,11 @@ func (f *controllerFlags) validate() error {
 	if f.defaultSSLCert != "" {
 		if err := checkSecretRef(f.defaultSSLCert); err != nil {
 			return fmt.Errorf("--default-ssl-certificate: %w", err)
+		}
+	}
+	if f.globalConfig != "" {
+		if err := checkSecretRef(f.globalConfig); err != nil {
+			return fmt.Errorf("--global-configuration: %w", err)
 		}
 	}
 	// nginx resolves relative paths against its prefix, not our working
@@ -237,6 +244,15 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	} else {
 		params.HeadersMoreModule = mod
 	}
+	// The stream module serves TransportServers; it is loaded only when
+	// one is served, and not at all where it is compiled in (Angie).
+	streamAvailable := true
+	if mod, err := runtime.DetectStream(ctx, f.nginxBinary, f.modulesDir, dir); err != nil {
+		streamAvailable = false
+		log.Info("stream module unavailable: TransportServers are not served", "reason", err)
+	} else {
+		params.StreamModule = mod
+	}
 	var pusher controller.Pusher
 	if f.dataplane != "plain" {
 		mods, err := runtime.DetectLua(ctx, f.nginxBinary, f.modulesDir, f.luaPackagePath, dir)
@@ -284,6 +300,10 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		BrotliAvailable:       params.BrotliModule != "",
 		HeadersMoreAvailable:  params.HeadersMoreModule != "",
 		LuaAvailable:          params.Dynamic != nil,
+		GlobalConfiguration:   f.globalConfig,
+		StreamAvailable:       streamAvailable,
+		HTTPPort:              f.httpPort,
+		HTTPSPort:             f.httpsPort,
 	}
 	wh, err := newWebhook(f, modelOpts, src, log, met.Registry)
 	if err != nil {
@@ -465,7 +485,7 @@ func checkSecretRef(v string) error {
 		return fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
 	}
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("secret %q: %s", name, strings.Join(errs, "; "))
+		return fmt.Errorf("name %q: %s", name, strings.Join(errs, "; "))
 	}
 	return nil
 }

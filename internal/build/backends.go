@@ -63,6 +63,12 @@ func backendKey(ns string, b *networkingv1.IngressServiceBackend) string {
 // resolve builds the Backend for a validated reference, or explains why the
 // reference cannot serve (the location then answers 503).
 func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBackend) (*model.Backend, error) {
+	return idx.resolveProtocol(ns, ref, corev1.ProtocolTCP)
+}
+
+// resolveProtocol is resolve for a Service port of protocol proto (a
+// Service may have a TCP and a UDP port of the same number).
+func (idx *serviceIndex) resolveProtocol(ns string, ref *networkingv1.IngressServiceBackend, proto corev1.Protocol) (*model.Backend, error) {
 	svc := idx.services[ns+"/"+ref.Name]
 	if svc == nil {
 		return nil, fmt.Errorf("service %s/%s not found", ns, ref.Name)
@@ -74,19 +80,28 @@ func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBack
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
 		if (ref.Port.Name != "" && p.Name == ref.Port.Name) || (ref.Port.Name == "" && p.Port == ref.Port.Number) {
-			sp = p
-			break
+			if sp == nil || portProtocol(p.Protocol) == proto && portProtocol(sp.Protocol) != proto {
+				sp = p
+			}
 		}
 	}
 	if sp == nil {
 		return nil, fmt.Errorf("service %s/%s has no port %s", ns, ref.Name, portString(ref.Port))
 	}
-	if sp.Protocol != "" && sp.Protocol != corev1.ProtocolTCP {
-		return nil, fmt.Errorf("service %s/%s port %s is %s, not TCP", ns, ref.Name, portString(ref.Port), sp.Protocol)
+	if portProtocol(sp.Protocol) != proto {
+		return nil, fmt.Errorf("service %s/%s port %s is %s, not %s", ns, ref.Name, portString(ref.Port), sp.Protocol, proto)
 	}
 	b := &model.Backend{Key: backendKey(ns, ref), Namespace: ns, Service: ref.Name, Port: portString(ref.Port)}
-	b.Endpoints = idx.endpoints(ns, ref.Name, sp.Name)
+	b.Endpoints = idx.endpoints(ns, ref.Name, sp.Name, proto)
 	return b, nil
+}
+
+// portProtocol is a Service port's protocol, TCP when not set.
+func portProtocol(p corev1.Protocol) corev1.Protocol {
+	if p == "" {
+		return corev1.ProtocolTCP
+	}
+	return p
 }
 
 // service returns a Service by namespace and name.
@@ -105,7 +120,7 @@ func portString(p networkingv1.ServiceBackendPort) string {
 // across its EndpointSlices. EndpointSlice ports carry the Service port's
 // name, which is how a slice port is tied to a Service port. Addresses that
 // cannot be used as written are recorded in idx.dropped.
-func (idx *serviceIndex) endpoints(ns, svc, portName string) []model.Endpoint {
+func (idx *serviceIndex) endpoints(ns, svc, portName string, proto corev1.Protocol) []model.Endpoint {
 	key := ns + "/" + svc
 	drop := func(es *discoveryv1.EndpointSlice, addr, why string) {
 		if idx.dropped[key] == nil {
@@ -141,7 +156,7 @@ func (idx *serviceIndex) endpoints(ns, svc, portName string) []model.Endpoint {
 			if p.Name != nil {
 				name = *p.Name
 			}
-			if name == portName && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) {
+			if name == portName && (p.Protocol == nil && proto == corev1.ProtocolTCP || p.Protocol != nil && *p.Protocol == proto) {
 				sp = &es.Ports[i]
 				break
 			}

@@ -58,6 +58,16 @@ type Options struct {
 	// checks digest authentication; without it, Ingresses asking for
 	// digest fail closed.
 	LuaAvailable bool
+	// GlobalConfiguration is "namespace/name" of the GlobalConfiguration
+	// whose TCP and UDP listeners TransportServers use
+	// (--global-configuration); "" means none.
+	GlobalConfiguration string
+	// StreamAvailable says that nginx has the stream module (compiled in,
+	// or loadable); without it TransportServers are not served.
+	StreamAvailable bool
+	// HTTPPort and HTTPSPort are the controller's HTTP listeners, which a
+	// GlobalConfiguration listener cannot take.
+	HTTPPort, HTTPSPort int
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -157,6 +167,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		}
 	}
 	b.addCanaries()
+	b.addTransportServers(snap)
 	b.finish()
 	return &b.model, b.problems
 }

@@ -157,6 +157,12 @@ func objectFingerprint(snap *source.Snapshot, key string) string {
 				return fingerprintOf(ing)
 			}
 		}
+	case "TransportServer":
+		for _, ts := range snap.TransportServers {
+			if ts.Namespace+"/"+ts.Name == rest {
+				return hashJSON(ts.UID, ts.Spec)
+			}
+		}
 	case "ConfigMap":
 		for _, cm := range snap.ConfigMaps {
 			if cm.Namespace+"/"+cm.Name == rest {

@@ -127,6 +127,17 @@ func IsProxySecretFile(rel string) bool {
 		(strings.HasSuffix(rel, "_proxy.pem") || strings.HasSuffix(rel, "_ca.pem") || strings.HasSuffix(rel, "_crl.pem"))
 }
 
+// StreamFile is the relative path of a stream listener's server (a
+// TransportServer's). Listener names are DNS labels, so the name is file
+// system safe and, starting with "_", never a host's file; its suffix
+// keeps the http block's "*.conf" from including it.
+func StreamFile(listener string) string {
+	return filepath.Join(ServersDir, "_stream-"+listener+".stream")
+}
+
+// StreamGlob matches every StreamFile, for the stream block's include.
+const StreamGlob = "_stream-*.stream"
+
 // Fixed runtime paths.
 func (d Dir) MainConf() string      { return d.Path(MainConf) }
 func (d Dir) StatusSocket() string  { return d.Path(RunDir, "status.sock") }
@@ -135,6 +146,11 @@ func (d Dir) DynamicSocket() string { return d.Path(RunDir, "dynamic.sock") }
 // UnavailableSocket is where nginx answers 503 for backends without a
 // ready endpoint (dynamic mode); workers proxy to it.
 func (d Dir) UnavailableSocket() string { return d.Path(WorkerSocketsDir, "unavailable.sock") }
+
+// NoEndpointsSocket is never created: a stream upstream without ready
+// endpoints lists it, so that nginx accepts the upstream and every
+// connection to it fails and is closed.
+func (d Dir) NoEndpointsSocket() string { return d.Path(WorkerSocketsDir, "no-endpoints.sock") }
 
 // MetricsSocket is where the controller receives the workers' request
 // counts.

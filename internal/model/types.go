@@ -32,6 +32,8 @@ type Model struct {
 	// --default-ssl-certificate names, presented for unknown SNI and hosts
 	// without a certificate of their own; "" means the self-generated one.
 	DefaultCertificate string
+	// Streams are the TCP and UDP servers, sorted by listener name.
+	Streams []*StreamServer
 }
 
 // Server is one virtual host.

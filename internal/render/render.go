@@ -63,6 +63,11 @@ type Params struct {
 	// module, or "" when nginx cannot load it. It is loaded only when
 	// server-tokens is false, to remove the Server header.
 	HeadersMoreModule string
+	// StreamModule is the absolute path of nginx's stream module
+	// (ngx_stream_module.so), loaded only when the Model has stream
+	// servers; "" when the binary has it compiled in (Angie) or lacks it
+	// (the builder then serves no TransportServer).
+	StreamModule string
 	// OpenFilesLimit is the controller's hard limit on open files (0 when
 	// unknown), from which max-worker-open-files 0 derives nginx's
 	// worker_rlimit_nofile.
@@ -145,6 +150,15 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		return nil, "", nil, nil, err
 	}
 	maps.Copy(files, servers)
+	streams, streamSources, err := streamFiles(m, p)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	maps.Copy(files, streams)
+	if len(streamSources) > 0 && sources == nil {
+		sources = map[string][]model.ObjectRef{}
+	}
+	maps.Copy(sources, streamSources)
 	countLogVariables(&hashes, m.Config.SkipLogPaths)
 	limits := planLimitZones(m, &hashes)
 
@@ -165,6 +179,13 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			}
 			main.LoadModules = append(main.LoadModules, q)
 		}
+	}
+	if main.streams = len(m.Streams) > 0; main.streams && p.StreamModule != "" {
+		q, err := Quote(p.StreamModule)
+		if err != nil {
+			return nil, "", nil, nil, fmt.Errorf("module path: %w", err)
+		}
+		main.LoadModules = append(main.LoadModules, q)
 	}
 	main.moreSnippets = usesHeadersMore(m)
 	if err := main.planRequests(p); err != nil {
@@ -276,6 +297,8 @@ type mainView struct {
 
 	// moreSnippets says that a snippet uses the headers-more module.
 	moreSnippets bool
+	// streams says that the Model has stream servers (a stream block).
+	streams bool
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and

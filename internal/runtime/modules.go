@@ -64,3 +64,32 @@ func OpenFilesLimit() uint64 {
 	}
 	return r.Max
 }
+
+// StreamModule is the file of nginx's stream module (Debian's
+// libnginx-mod-stream), which serves TransportServers.
+const StreamModule = "ngx_stream_module.so"
+
+// DetectStream reports whether nginx has the stream module: compiled in
+// (Angie's build, and nginx built --with-stream), which returns "", or as
+// the dynamic module of modulesDir, which returns its path to load. The
+// compiled-in case is tried first: loading a module the binary already
+// has fails.
+func DetectStream(ctx context.Context, binary, modulesDir string, dir layout.Dir) (string, error) {
+	probeDir := dir.Path("tmp", "stream-probe")
+	if err := os.MkdirAll(probeDir, 0o700); err != nil {
+		return "", err
+	}
+	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
+	if err != nil {
+		return "", err
+	}
+	conf := fmt.Sprintf("pid %s;\nerror_log stderr;\nevents {}\nstream {}\n", pid)
+	path := filepath.Join(probeDir, "nginx.conf")
+	if err := writeAtomic(path, []byte(conf), 0o600); err != nil {
+		return "", err
+	}
+	if exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", path, "-t", "-q").Run() == nil {
+		return "", nil
+	}
+	return DetectModule(ctx, binary, modulesDir, StreamModule, dir)
+}

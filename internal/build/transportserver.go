@@ -1,0 +1,167 @@
+package build
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/frontend/nic"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// This file adds Layer 4: the TCP and UDP listeners of the
+// GlobalConfiguration that --global-configuration names, and the
+// TransportServers that use them. One listener belongs to one
+// TransportServer, the oldest (creationTimestamp, UID, namespace/name);
+// the others get a Collision Problem.
+
+// streamListener is a GlobalConfiguration listener that is bound.
+type streamListener struct {
+	name  string
+	port  int
+	proto model.StreamProtocol
+}
+
+// globalListeners reads the GlobalConfiguration's TCP and UDP listeners;
+// those that cannot be bound are reported on it and left out. ok is false
+// when there is no GlobalConfiguration (flag unset or object missing),
+// why then says so for the TransportServers' Problems.
+func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]streamListener, why string) {
+	name := b.opts.GlobalConfiguration
+	if name == "" {
+		return nil, "no GlobalConfiguration is configured (--global-configuration)"
+	}
+	var gc *nicv1.GlobalConfiguration
+	for _, g := range snap.GlobalConfigurations {
+		if g.Namespace+"/"+g.Name == name {
+			gc = g
+		}
+	}
+	if gc == nil {
+		return nil, fmt.Sprintf("GlobalConfiguration %s (--global-configuration) does not exist", name)
+	}
+	ref := model.ObjectRef{Kind: "GlobalConfiguration", Namespace: gc.Namespace, Name: gc.Name, UID: string(gc.UID)}
+	listeners = map[string]streamListener{}
+	ports := map[string]string{} // "port/protocol" -> listener
+	reserved := map[int]string{b.opts.HTTPPort: "HTTP", b.opts.HTTPSPort: "HTTPS"}
+	for i, l := range gc.Spec.Listeners {
+		field := fmt.Sprintf("spec.listeners[%d]", i)
+		leftOut := func(format string, args ...any) {
+			b.problem(ref, model.ReasonInvalid, false, "%s (%s): %s; the listener is left out", field, model.Truncate(l.Name), fmt.Sprintf(format, args...))
+		}
+		if errs := validation.IsDNS1035Label(l.Name); len(errs) > 0 {
+			leftOut("name: %s", strings.Join(errs, "; "))
+			continue
+		}
+		if _, dup := listeners[l.Name]; dup {
+			leftOut("the name is used by another listener")
+			continue
+		}
+		proto := model.StreamProtocol(l.Protocol)
+		switch {
+		case l.Protocol == "HTTP":
+			b.problem(ref, model.ReasonUnsupported, false, "%s (%s): HTTP listeners (for VirtualServers) are not supported by Causeway yet; ignored", field, l.Name)
+			continue
+		case proto != model.StreamTCP && proto != model.StreamUDP:
+			leftOut("protocol %q: want TCP or UDP", model.Truncate(l.Protocol))
+			continue
+		case l.Port < 1 || l.Port > 65535:
+			leftOut("port %d: want 1 to 65535", l.Port)
+			continue
+		case reserved[l.Port] != "" && l.Port != 0:
+			leftOut("port %d is the controller's %s port", l.Port, reserved[l.Port])
+			continue
+		}
+		pk := fmt.Sprintf("%d/%s", l.Port, proto)
+		if other, dup := ports[pk]; dup {
+			leftOut("port %d %s is used by listener %q", l.Port, proto, other)
+			continue
+		}
+		if l.Ssl {
+			leftOut("ssl is not supported by Causeway yet")
+			continue
+		}
+		if l.IPv4 != "" || l.IPv6 != "" {
+			b.problem(ref, model.ReasonUnsupported, false, "%s (%s): ipv4 and ipv6 are not supported by Causeway yet; the listener is bound on --listen-address", field, l.Name)
+		}
+		ports[pk] = l.Name
+		listeners[l.Name] = streamListener{name: l.Name, port: l.Port, proto: proto}
+	}
+	return listeners, ""
+}
+
+// ourTransportServers are those of our classes, oldest first.
+func (b *builder) ourTransportServers(tss []*nicv1.TransportServer) []*nicv1.TransportServer {
+	var out []*nicv1.TransportServer
+	for _, ts := range tss {
+		if ts.Spec.IngressClass == "" || b.classes.IsOursName(ts.Spec.IngressClass) {
+			out = append(out, ts)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return ranksFirst(out[i], out[j]) })
+	return out
+}
+
+// addTransportServers turns the TransportServers into Model.Streams.
+func (b *builder) addTransportServers(snap *source.Snapshot) {
+	tss := b.ourTransportServers(snap.TransportServers)
+	listeners, why := b.globalListeners(snap)
+	owner := map[string]model.ObjectRef{}
+	for _, ts := range tss {
+		ref := nic.TSRef(ts)
+		if reason, ok := b.opts.Excluded[ref.Key()]; ok {
+			b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
+			continue
+		}
+		t, problems, err := nic.TranslateTransportServer(ts)
+		b.problems = append(b.problems, problems...)
+		if err != nil {
+			b.problem(ref, model.ReasonInvalid, true, "%v", err)
+			continue
+		}
+		b.created[ref] = ts.CreationTimestamp
+		if !b.opts.StreamAvailable {
+			b.problem(ref, model.ReasonUnsupported, true, "nginx has no stream module (ngx_stream_module.so, Debian's libnginx-mod-stream, is not installed in the nginx modules directory); the TransportServer is not served")
+			continue
+		}
+		if why != "" {
+			b.problem(ref, model.ReasonInvalid, true, "listener %q: %s", t.Listener, why)
+			continue
+		}
+		l, ok := listeners[t.Listener]
+		switch {
+		case !ok:
+			b.problem(ref, model.ReasonInvalid, true, "listener %q is not a TCP or UDP listener of GlobalConfiguration %s", t.Listener, b.opts.GlobalConfiguration)
+			continue
+		case l.proto != t.Protocol:
+			b.problem(ref, model.ReasonInvalid, true, "listener %q is %s, not %s", t.Listener, l.proto, t.Protocol)
+			continue
+		}
+		if o, taken := owner[l.name]; taken {
+			b.problem(ref, model.ReasonCollision, true, "listener %q belongs to %s, %s", l.name, o, b.whyFirst(o, ref))
+			continue
+		}
+		owner[l.name] = ref
+		srv := &model.StreamServer{Listener: l.name, Port: l.port, Protocol: l.proto, Upstream: t.Upstream.Settings, Proxy: t.Proxy, Source: ref}
+		proto := corev1.ProtocolTCP
+		if l.proto == model.StreamUDP {
+			proto = corev1.ProtocolUDP
+		}
+		be, err := b.idx.resolveProtocol(t.Namespace, &networkingv1.IngressServiceBackend{Name: t.Upstream.Service,
+			Port: networkingv1.ServiceBackendPort{Number: t.Upstream.Port}}, proto)
+		if err != nil {
+			b.problem(ref, model.ReasonMissingService, false, "upstream %q: %v; connections to listener %q are closed", t.Upstream.Name, err, l.name)
+		} else {
+			srv.Backend, srv.Endpoints = be.Key, be.Endpoints
+		}
+		b.model.Streams = append(b.model.Streams, srv)
+	}
+	slices.SortFunc(b.model.Streams, func(x, y *model.StreamServer) int { return strings.Compare(x.Listener, y.Listener) })
+}

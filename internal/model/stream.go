@@ -1,0 +1,105 @@
+package model
+
+import (
+	"errors"
+	"regexp"
+	"time"
+)
+
+// This file holds Layer 4: TCP and UDP servers on the extra listeners of a
+// GlobalConfiguration, each proxying to one backend (a TransportServer).
+
+// StreamProtocol is the transport of a stream listener.
+type StreamProtocol string
+
+// The stream protocols.
+const (
+	StreamTCP StreamProtocol = "TCP"
+	StreamUDP StreamProtocol = "UDP"
+)
+
+// StreamMethod is how a stream upstream picks an endpoint.
+type StreamMethod string
+
+// The stream balancing methods that nginx's open-source stream module has.
+const (
+	StreamRoundRobin         StreamMethod = "round_robin"
+	StreamLeastConn          StreamMethod = "least_conn"
+	StreamRandom             StreamMethod = "random"
+	StreamRandomTwo          StreamMethod = "random two"
+	StreamRandomTwoLeastConn StreamMethod = "random two least_conn"
+	StreamHash               StreamMethod = "hash"
+)
+
+// StreamBalance is a stream upstream's balancing.
+type StreamBalance struct {
+	Method StreamMethod
+	// HashKey is what ParseStreamHashKey returned (Method StreamHash).
+	HashKey string
+	// Consistent selects ketama consistent hashing (Method StreamHash).
+	Consistent bool
+}
+
+// StreamRemoteAddr is the one nginx variable a stream hash key may be.
+const StreamRemoteAddr = "$remote_addr"
+
+// streamHashLiteral is a constant hash key: plain characters that need
+// no quoting in nginx's syntax.
+var streamHashLiteral = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// ParseStreamHashKey checks the key of a stream upstream's hash: the
+// client's address ($remote_addr) or a constant of letters, digits, ".",
+// "_", ":" and "-" (at most 128).
+func ParseStreamHashKey(s string) (string, error) {
+	if s == StreamRemoteAddr || streamHashLiteral.MatchString(s) {
+		return s, nil
+	}
+	return "", errors.New(`want $remote_addr or a constant of letters, digits, ".", "_", ":" and "-"`)
+}
+
+// StreamServer is one listener's server: it accepts connections (TCP) or
+// datagrams (UDP) on Port and proxies them to the Backend's endpoints.
+type StreamServer struct {
+	// Listener is the GlobalConfiguration listener's name (a DNS label).
+	Listener string
+	Port     int
+	Protocol StreamProtocol
+	// Backend is "namespace/service/port" of the upstream's Service;
+	// Endpoints its ready endpoints, sorted. nginx's stream module has no
+	// dynamic channel here, so they are written into the file and a
+	// change needs a reload. Empty: connections are closed.
+	Backend   string
+	Endpoints []Endpoint
+	Upstream  StreamUpstream
+	Proxy     StreamProxy
+	// Source is the TransportServer the server came from.
+	Source ObjectRef
+}
+
+// StreamUpstream holds the per-endpoint settings of a stream upstream.
+type StreamUpstream struct {
+	Balance StreamBalance
+	// MaxFails failures within FailTimeout take an endpoint out for
+	// FailTimeout; 0 MaxFails never does.
+	MaxFails    int
+	FailTimeout time.Duration
+	// MaxConns limits connections to each endpoint; 0 means no limit.
+	MaxConns int
+}
+
+// StreamProxy holds how a stream server proxies.
+type StreamProxy struct {
+	ConnectTimeout time.Duration
+	// Timeout is the longest time between two reads or writes on the
+	// client's or the upstream's connection (nginx's proxy_timeout).
+	Timeout time.Duration
+	// NextUpstream retries a failed connection on another endpoint, up to
+	// NextUpstreamTries tries (0: no limit) for NextUpstreamTimeout (0:
+	// no limit).
+	NextUpstream        bool
+	NextUpstreamTimeout time.Duration
+	NextUpstreamTries   int
+	// UDPRequests and UDPResponses are nginx's proxy_requests and
+	// proxy_responses (UDP only); nil leaves nginx's default.
+	UDPRequests, UDPResponses *int
+}

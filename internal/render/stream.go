@@ -1,0 +1,141 @@
+package render
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// streamView feeds stream.conf.tmpl: one TransportServer's upstream and
+// server, every value already in nginx's syntax.
+type streamView struct {
+	Source   string
+	Upstream string
+	// Method is the balancing directive, "" for round robin.
+	Method  string
+	Servers []string
+	// Empty says that the Service has no ready endpoint.
+	Empty          bool
+	Listen         string
+	UDP            bool
+	ConnectTimeout string
+	Timeout        string
+	NextUpstream   bool
+	NextTimeout    string
+	NextTries      int
+	Requests       *int
+	Responses      *int
+}
+
+// streamFiles renders one file per stream server, and the objects behind
+// each. Endpoints are written into the files: nginx's stream module has
+// no Lua balancer here, so an endpoint change is a file change and a
+// reload.
+func streamFiles(m *model.Model, p Params) (Files, map[string][]model.ObjectRef, error) {
+	files := Files{}
+	sources := map[string][]model.ObjectRef{}
+	for _, s := range m.Streams {
+		v, err := newStreamView(s, p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("stream listener %s: %w", s.Listener, err)
+		}
+		name := layout.StreamFile(s.Listener)
+		if files[name], err = execute("stream.conf.tmpl", v); err != nil {
+			return nil, nil, err
+		}
+		sources[name] = []model.ObjectRef{s.Source}
+	}
+	return files, sources, nil
+}
+
+// streamName is a listener's upstream name: listener names are DNS
+// labels, checked again here because the name is printed bare.
+func streamName(listener string) (string, error) {
+	if listener == "" || len(listener) > 63 {
+		return "", fmt.Errorf("listener name %q is empty or too long", listener)
+	}
+	for _, r := range listener {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return "", fmt.Errorf("listener name %q has a character outside [a-z0-9-]", listener)
+		}
+	}
+	return "ts_" + listener, nil
+}
+
+func newStreamView(s *model.StreamServer, p Params) (*streamView, error) {
+	name, err := streamName(s.Listener)
+	if err != nil {
+		return nil, err
+	}
+	v := &streamView{Source: s.Source.String(), Upstream: name, UDP: s.Protocol == model.StreamUDP,
+		ConnectTimeout: model.FormatDuration(s.Proxy.ConnectTimeout), Timeout: model.FormatDuration(s.Proxy.Timeout),
+		NextUpstream: s.Proxy.NextUpstream, NextTimeout: model.FormatDuration(s.Proxy.NextUpstreamTimeout),
+		NextTries: s.Proxy.NextUpstreamTries, Requests: s.Proxy.UDPRequests, Responses: s.Proxy.UDPResponses}
+	switch s.Protocol {
+	case model.StreamTCP, model.StreamUDP:
+	default:
+		return nil, fmt.Errorf("protocol %q", s.Protocol)
+	}
+	if s.Proxy.ConnectTimeout <= 0 || s.Proxy.Timeout <= 0 || s.Proxy.NextUpstreamTimeout < 0 || s.Proxy.NextUpstreamTries < 0 {
+		return nil, fmt.Errorf("timeouts must be positive and tries not negative")
+	}
+	if v.Listen, err = listen(p.ListenAddress, s.Port); err != nil {
+		return nil, err
+	}
+	b := s.Upstream.Balance
+	switch b.Method {
+	case model.StreamRoundRobin, "":
+	case model.StreamLeastConn, model.StreamRandom, model.StreamRandomTwo, model.StreamRandomTwoLeastConn:
+		v.Method = string(b.Method)
+	case model.StreamHash:
+		key := b.HashKey
+		if key != model.StreamRemoteAddr {
+			if _, err := model.ParseStreamHashKey(key); err != nil {
+				return nil, fmt.Errorf("hash key: %w", err)
+			}
+			if key, err = Quote(key); err != nil {
+				return nil, err
+			}
+		}
+		v.Method = "hash " + key
+		if b.Consistent {
+			v.Method += " consistent"
+		}
+	default:
+		return nil, fmt.Errorf("balancing method %q", b.Method)
+	}
+	u := s.Upstream
+	if u.MaxFails < 0 || u.MaxConns < 0 || u.FailTimeout < 0 {
+		return nil, fmt.Errorf("upstream settings must not be negative")
+	}
+	params := " max_fails=" + strconv.Itoa(u.MaxFails) + " fail_timeout=" + model.FormatDuration(u.FailTimeout) +
+		" max_conns=" + strconv.Itoa(u.MaxConns)
+	for _, e := range s.Endpoints {
+		addr, err := listen(e.Address, int(e.Port))
+		if err != nil {
+			return nil, fmt.Errorf("endpoint: %w", err)
+		}
+		v.Servers = append(v.Servers, addr+params)
+	}
+	if len(v.Servers) == 0 {
+		// nginx refuses an upstream without servers: list a socket that
+		// never exists, so every connection fails and is closed.
+		sock, err := quotedPathBody(p.StateDir.NoEndpointsSocket())
+		if err != nil {
+			return nil, err
+		}
+		v.Servers, v.Empty = []string{"unix:" + sock}, true
+	}
+	return v, nil
+}
+
+// StreamInclude is the stream block's include of every stream file.
+func (v *mainView) StreamInclude() (string, error) {
+	if !v.streams {
+		return "", nil
+	}
+	return Quote(filepath.Join(v.dir.Path(layout.ServersDir), layout.StreamGlob))
+}
