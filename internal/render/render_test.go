@@ -45,6 +45,10 @@ func TestGolden(t *testing.T) {
 				opts.BrotliAvailable = true
 				params.BrotliModule = "/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"
 			}
+			if strings.HasPrefix(c.Name(), "stream") { // TransportServers, nginx with the stream module
+				opts.GlobalConfiguration, opts.StreamAvailable, opts.HTTPPort, opts.HTTPSPort = "causeway/listeners", true, 80, 443
+				params.StreamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
+			}
 			m, _ := build.Build(snap, opts)
 			if strings.HasPrefix(c.Name(), "lua") { // the Lua-balanced data plane
 				params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
