@@ -73,6 +73,8 @@ type controllerFlags struct {
 	defaultBackend    string
 	defaultSSLCert    string
 	globalConfig      string
+	tcpServices       string
+	udpServices       string
 	kube              kubeFlags
 	metrics           requestMetricsFlags
 	webhook           webhookFlags
@@ -118,6 +120,8 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
 	fl.StringVar(&f.defaultSSLCert, "default-ssl-certificate", "", "NAMESPACE/NAME of a kubernetes.io/tls Secret presented for unknown server names and hosts without a certificate of their own, instead of the self-generated one")
 	fl.StringVar(&f.globalConfig, "global-configuration", "", "NAMESPACE/NAME of the GlobalConfiguration whose TCP and UDP listeners TransportServers use; the listeners are bound on --listen-address")
+	fl.StringVar(&f.tcpServices, "tcp-services-configmap", "", "NAMESPACE/NAME of ingress-nginx's tcp-services ConfigMap: \"PORT\": \"NAMESPACE/SERVICE:PORT[:PROXY[:PROXY]]\" entries served as TCP listeners on --listen-address")
+	fl.StringVar(&f.udpServices, "udp-services-configmap", "", "NAMESPACE/NAME of ingress-nginx's udp-services ConfigMap: \"PORT\": \"NAMESPACE/SERVICE:PORT\" entries served as UDP listeners on --listen-address")
 	f.kube.register(fl)
 	f.metrics.register(fl)
 	f.webhook.register(fl)
@@ -151,9 +155,12 @@ func (f *controllerFlags) validate() error {
 			return fmt.Errorf("--default-ssl-certificate: %w", err)
 		}
 	}
-	if f.globalConfig != "" {
-		if err := checkSecretRef(f.globalConfig); err != nil {
-			return fmt.Errorf("--global-configuration: %w", err)
+	for name, v := range map[string]string{"--global-configuration": f.globalConfig, "--tcp-services-configmap": f.tcpServices,
+		"--udp-services-configmap": f.udpServices} {
+		if v != "" {
+			if err := checkSecretRef(v); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 		}
 	}
 	// nginx resolves relative paths against its prefix, not our working
@@ -301,6 +308,8 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		HeadersMoreAvailable:  params.HeadersMoreModule != "",
 		LuaAvailable:          params.Dynamic != nil,
 		GlobalConfiguration:   f.globalConfig,
+		TCPServices:           f.tcpServices,
+		UDPServices:           f.udpServices,
 		StreamAvailable:       streamAvailable,
 		HTTPPort:              f.httpPort,
 		HTTPSPort:             f.httpsPort,
@@ -396,7 +405,8 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	opts := kube.Options{Client: client, Namespaces: f.watchNamespaces, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix,
-		CustomResources: f.customResources, Log: log.With("component", "kube")}
+		ServiceConfigMaps: []string{f.tcpServices, f.udpServices},
+		CustomResources:   f.customResources, Log: log.With("component", "kube")}
 	if f.customResources {
 		// NIC's resources have no typed clientset: the source reads them
 		// through the dynamic client and converts them.

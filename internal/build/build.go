@@ -65,6 +65,10 @@ type Options struct {
 	// StreamAvailable says that nginx has the stream module (compiled in,
 	// or loadable); without it TransportServers are not served.
 	StreamAvailable bool
+	// TCPServices and UDPServices are "namespace/name" of ingress-nginx's
+	// tcp-services and udp-services ConfigMaps (--tcp-services-configmap,
+	// --udp-services-configmap): "PORT: NAMESPACE/SERVICE:PORT[:PROXY[:PROXY]]".
+	TCPServices, UDPServices string
 	// HTTPPort and HTTPSPort are the controller's HTTP listeners, which a
 	// GlobalConfiguration listener cannot take.
 	HTTPPort, HTTPSPort int
@@ -168,6 +172,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	}
 	b.addCanaries()
 	b.addTransportServers(snap)
+	b.addServicesConfigMaps()
 	b.finish()
 	return &b.model, b.problems
 }

@@ -72,7 +72,8 @@ type StreamServer struct {
 	Endpoints []Endpoint
 	Upstream  StreamUpstream
 	Proxy     StreamProxy
-	// Source is the TransportServer the server came from.
+	// Source is the TransportServer (or the tcp- or udp-services
+	// ConfigMap) the server came from.
 	Source ObjectRef
 }
 
@@ -102,4 +103,8 @@ type StreamProxy struct {
 	// UDPRequests and UDPResponses are nginx's proxy_requests and
 	// proxy_responses (UDP only); nil leaves nginx's default.
 	UDPRequests, UDPResponses *int
+	// AcceptProxyProtocol reads a PROXY protocol header from each client
+	// connection (TCP only); SendProxyProtocol sends one to the upstream.
+	// ingress-nginx's ":PROXY" suffixes in its tcp-services ConfigMap.
+	AcceptProxyProtocol, SendProxyProtocol bool
 }

@@ -47,6 +47,7 @@ func TestGolden(t *testing.T) {
 			}
 			if strings.HasPrefix(c.Name(), "stream") { // TransportServers, nginx with the stream module
 				opts.GlobalConfiguration, opts.StreamAvailable, opts.HTTPPort, opts.HTTPSPort = "causeway/listeners", true, 80, 443
+				opts.TCPServices = "causeway/tcp-services" // ingress-nginx's, beside the TransportServers
 				params.StreamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
 			}
 			m, _ := build.Build(snap, opts)

@@ -28,6 +28,9 @@ type streamView struct {
 	NextTries      int
 	Requests       *int
 	Responses      *int
+	// AcceptProxy and SendProxy are the PROXY protocol on the listener
+	// and towards the upstream.
+	AcceptProxy, SendProxy bool
 }
 
 // streamFiles renders one file per stream server, and the objects behind
@@ -73,7 +76,11 @@ func newStreamView(s *model.StreamServer, p Params) (*streamView, error) {
 	v := &streamView{Source: s.Source.String(), Upstream: name, UDP: s.Protocol == model.StreamUDP,
 		ConnectTimeout: model.FormatDuration(s.Proxy.ConnectTimeout), Timeout: model.FormatDuration(s.Proxy.Timeout),
 		NextUpstream: s.Proxy.NextUpstream, NextTimeout: model.FormatDuration(s.Proxy.NextUpstreamTimeout),
-		NextTries: s.Proxy.NextUpstreamTries, Requests: s.Proxy.UDPRequests, Responses: s.Proxy.UDPResponses}
+		NextTries: s.Proxy.NextUpstreamTries, Requests: s.Proxy.UDPRequests, Responses: s.Proxy.UDPResponses,
+		AcceptProxy: s.Proxy.AcceptProxyProtocol, SendProxy: s.Proxy.SendProxyProtocol}
+	if v.UDP && (v.AcceptProxy || v.SendProxy) {
+		return nil, fmt.Errorf("the PROXY protocol is for TCP listeners")
+	}
 	switch s.Protocol {
 	case model.StreamTCP, model.StreamUDP:
 	default:

@@ -218,3 +218,37 @@ func TestTransportServerAgainstNginx(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestServicesConfigMapsAgainstNginx: ingress-nginx's tcp-services and
+// udp-services ConfigMaps through real nginx: a TCP round trip, one whose
+// listener reads the PROXY protocol (the client sends a header that nginx
+// consumes), and a UDP datagram round trip.
+func TestServicesConfigMapsAgainstNginx(t *testing.T) {
+	tcpIP, tcpPort := startTCPEcho(t, "tcp")
+	udpIP, udpPort := startUDPEcho(t, "udp")
+	c := startController(t, map[string]string{
+		"services.yaml": streamServiceYAML("tcp-app", "TCP", 7000, tcpPort, tcpIP) + streamServiceYAML("udp-app", "UDP", 7000, udpPort, udpIP),
+	}, "--tcp-services-configmap", "causeway/tcp-services", "--udp-services-configmap", "causeway/udp-services")
+	ip := c.IP
+	plain, proxied, dgram := freePort(t, ip), freePort(t, ip), freePort(t, ip)
+	c.WriteManifest("tcp.yaml", fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: tcp-services, namespace: causeway}
+data:
+  "%d": "default/tcp-app:7000"
+  "%d": "default/tcp-app:7000:PROXY"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: udp-services, namespace: causeway}
+data:
+  "%d": "default/udp-app:7000"
+`, plain, proxied, dgram))
+	waitReply(t, "plain TCP", "tcp:hello", func() (string, error) {
+		return tcpRoundTrip(net.JoinHostPort(ip, strconv.Itoa(plain)), "hello")
+	})
+	waitReply(t, "TCP with the PROXY protocol", "tcp:hi", func() (string, error) {
+		return tcpRoundTrip(net.JoinHostPort(ip, strconv.Itoa(proxied)), "PROXY TCP4 192.0.2.1 192.0.2.2 1234 80\r\nhi")
+	})
+	waitReply(t, "UDP", "udp:ping", func() (string, error) { return udpRoundTrip(net.JoinHostPort(ip, strconv.Itoa(dgram)), "ping") })
+}

@@ -43,6 +43,9 @@ type Options struct {
 	// that reference ConfigMaps and Secrets (ConfigMapAnnotations,
 	// SecretAnnotations); empty means DefaultAnnotationsPrefix.
 	AnnotationsPrefix string
+	// ServiceConfigMaps are further ConfigMaps ("namespace/name") watched
+	// by name: ingress-nginx's tcp-services and udp-services.
+	ServiceConfigMaps []string
 	// CustomResources watches NGINX Ingress Controller's resources
 	// (k8s.nginx.org/v1) through Dynamic, those of them whose CRDs the
 	// API server serves when Run starts (custom.go).
@@ -106,6 +109,20 @@ func New(opts Options) (*Source, error) {
 			}))
 		s.factories = append(s.factories, cf)
 		s.configMaps = append(s.configMaps, s.watchConfig(cf.Core().V1().ConfigMaps().Informer()))
+	}
+	// ingress-nginx's tcp-services and udp-services ConfigMaps, each by
+	// name like the controller's.
+	for _, key := range opts.ServiceConfigMaps {
+		ns, name, ok := strings.Cut(key, "/")
+		if !ok || key == opts.ConfigMap {
+			continue
+		}
+		cf := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+			}))
+		s.factories = append(s.factories, cf)
+		s.configMaps = append(s.configMaps, s.watch(cf.Core().V1().ConfigMaps().Informer()))
 	}
 	return s, nil
 }
