@@ -645,6 +645,11 @@ func (b *builder) finish() {
 	if b.model.DefaultCertificate != "" {
 		usedSecrets[b.model.DefaultCertificate] = true
 	}
+	for _, s := range b.model.Streams {
+		if s.TLS != nil {
+			usedSecrets[s.TLS.Secret] = true
+		}
+	}
 	for k, be := range b.backends {
 		if used[k] {
 			b.model.Backends = append(b.model.Backends, be)

@@ -156,6 +156,18 @@ func (b *builder) addTransportServers(snap *source.Snapshot) {
 		}
 		be, err := b.idx.resolveProtocol(t.Namespace, &networkingv1.IngressServiceBackend{Name: t.Upstream.Service,
 			Port: networkingv1.ServiceBackendPort{Number: t.Upstream.Port}}, proto)
+		if t.TLSSecret != "" {
+			if reason, why := b.loadTLSSecret(t.Namespace, t.TLSSecret); why != "" {
+				// Never hand a TLS client's bytes to the backend in the
+				// clear, nor serve the default certificate for it:
+				// connections are closed until the Secret is usable.
+				b.problem(ref, reason, false, "spec.tls.secret: TLS secret %s/%s%s; connections to listener %q are closed",
+					t.Namespace, t.TLSSecret, why, l.name)
+				b.model.Streams = append(b.model.Streams, srv)
+				continue
+			}
+			srv.TLS = &model.StreamTLS{Secret: t.Namespace + "/" + t.TLSSecret}
+		}
 		if err != nil {
 			b.problem(ref, model.ReasonMissingService, false, "upstream %q: %v; connections to listener %q are closed", t.Upstream.Name, err, l.name)
 		} else {

@@ -222,3 +222,45 @@ func TestStreamUDPPortOfSameNumber(t *testing.T) {
 		t.Fatalf("streams %+v %+v; problems %v", m.Streams[0], m.Streams[1], problems)
 	}
 }
+
+// TestTransportServerTLS: a TCP listener terminates TLS with the
+// TransportServer's Secret, which then reaches the model's Secrets; with
+// a missing Secret the listener closes connections instead of serving
+// them in the clear or with the default certificate.
+func TestTransportServerTLS(t *testing.T) {
+	crt, key := selfSigned(t, "db.test")
+	for _, tc := range []struct {
+		name   string
+		secret bool
+		want   string // stream TLS secret, "" for none (closed)
+		reason string
+	}{
+		{"with its Secret", true, "default/db-tls", ""},
+		{"without it", false, "", model.ReasonMissingSecret},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := streamWorld()
+			ts := mkTransportServer("db", 0, "tcp", "TCP", svcName(0))
+			ts.Spec.TLS = &nicv1.TransportServerTLS{Secret: "db-tls"}
+			snap.TransportServers = []*nicv1.TransportServer{ts}
+			if tc.secret {
+				snap.Secrets = append(snap.Secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "db-tls"},
+					Type: corev1.SecretTypeTLS, Data: map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key}})
+			}
+			m, problems := Build(snap, streamOpts)
+			if len(m.Streams) != 1 {
+				t.Fatalf("streams %+v", m.Streams)
+			}
+			s := m.Streams[0]
+			switch {
+			case tc.want != "" && (s.TLS == nil || s.TLS.Secret != tc.want || len(m.Secrets) != 1 || m.Secrets[0].Key() != tc.want):
+				t.Errorf("stream TLS %+v, secrets %v", s.TLS, m.Secrets)
+			case tc.want == "" && (s.TLS != nil || len(s.Endpoints) != 0 || s.Backend != ""):
+				t.Errorf("stream %+v, want closed", s)
+			}
+			if got := reasonsOf(problems, "TransportServer", "db"); tc.reason != "" && !slices.Equal(got, []string{tc.reason}) || tc.reason == "" && len(got) != 0 {
+				t.Errorf("reasons %v (%v), want %q", got, problems, tc.reason)
+			}
+		})
+	}
+}

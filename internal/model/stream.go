@@ -72,9 +72,18 @@ type StreamServer struct {
 	Endpoints []Endpoint
 	Upstream  StreamUpstream
 	Proxy     StreamProxy
+	// TLS, when set, terminates TLS on the listener (TCP) with the
+	// TLSSecret of that key in Model.Secrets.
+	TLS *StreamTLS
 	// Source is the TransportServer (or the tcp- or udp-services
 	// ConfigMap) the server came from.
 	Source ObjectRef
+}
+
+// StreamTLS is TLS termination on a stream listener.
+type StreamTLS struct {
+	// Secret is the key ("namespace/name") of a TLSSecret in Model.Secrets.
+	Secret string
 }
 
 // StreamUpstream holds the per-endpoint settings of a stream upstream.

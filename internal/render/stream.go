@@ -1,6 +1,8 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -31,6 +33,11 @@ type streamView struct {
 	// AcceptProxy and SendProxy are the PROXY protocol on the listener
 	// and towards the upstream.
 	AcceptProxy, SendProxy bool
+	// Cert is the quoted path of the PEM bundle (certificate and key)
+	// with which the listener terminates TLS; "" for none. CertDigest
+	// changes with the bundle's bytes: the stream module reads it only
+	// at a reload, so a renewed certificate must change this file.
+	Cert, CertDigest string
 }
 
 // streamFiles renders one file per stream server, and the objects behind
@@ -42,6 +49,9 @@ func streamFiles(m *model.Model, p Params) (Files, map[string][]model.ObjectRef,
 	sources := map[string][]model.ObjectRef{}
 	for _, s := range m.Streams {
 		v, err := newStreamView(s, p)
+		if err == nil && s.TLS != nil {
+			err = streamTLS(v, m, s.TLS.Secret, p)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("stream listener %s: %w", s.Listener, err)
 		}
@@ -52,6 +62,26 @@ func streamFiles(m *model.Model, p Params) (Files, map[string][]model.ObjectRef,
 		sources[name] = []model.ObjectRef{s.Source}
 	}
 	return files, sources, nil
+}
+
+// streamTLS sets the certificate of a TLS-terminating stream listener.
+func streamTLS(v *streamView, m *model.Model, key string, p Params) error {
+	if v.UDP {
+		return fmt.Errorf("TLS on a UDP listener")
+	}
+	for _, s := range m.Secrets {
+		if s.Key() != key {
+			continue
+		}
+		cert, _, err := certDirectives(p.StateDir, key, certAtReload)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(s.PEM)
+		v.Cert, v.CertDigest = cert, hex.EncodeToString(sum[:8])
+		return nil
+	}
+	return fmt.Errorf("TLS secret %q is not in the model", key)
 }
 
 // streamName is a listener's upstream name: listener names are DNS

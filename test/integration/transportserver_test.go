@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/causeway/causeway/test/testcert"
 )
 
 // startTCPEcho runs a line echo on a fresh loopback IP: each line comes
@@ -251,4 +254,41 @@ data:
 		return tcpRoundTrip(net.JoinHostPort(ip, strconv.Itoa(proxied)), "PROXY TCP4 192.0.2.1 192.0.2.2 1234 80\r\nhi")
 	})
 	waitReply(t, "UDP", "udp:ping", func() (string, error) { return udpRoundTrip(net.JoinHostPort(ip, strconv.Itoa(dgram)), "ping") })
+}
+
+// TestTransportServerTLSAgainstNginx: a TCP listener terminates TLS with
+// the TransportServer's Secret and passes the plain bytes to the backend.
+func TestTransportServerTLSAgainstNginx(t *testing.T) {
+	tcpIP, tcpPort := startTCPEcho(t, "tls")
+	crt, key, err := testcert.SelfSigned(2048, time.Hour, "db.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startController(t, map[string]string{
+		"services.yaml": streamServiceYAML("tcp-app", "TCP", 7000, tcpPort, tcpIP),
+		"tls.yaml":      testcert.SecretYAML("default", "db-tls", crt, key),
+	}, "--global-configuration", "causeway/listeners")
+	tcpListen, udpListen := freePort(t, c.IP), freePort(t, c.IP)
+	c.WriteManifest("gc.yaml", globalConfigurationYAML(tcpListen, udpListen))
+	c.WriteManifest("ts.yaml", strings.Replace(transportServerYAML("tcp", "2026-01-01T00:00:00Z", "tcp-echo", "TCP", "tcp-app"),
+		"  action: {pass: app}", "  action: {pass: app}\n  tls: {secret: db-tls}", 1))
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(tcpListen))
+	waitReply(t, "TLS through the TransportServer", "tls:hello", func() (string, error) {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", addr, &tls.Config{ServerName: "db.test", InsecureSkipVerify: true})
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		if cn := conn.ConnectionState().PeerCertificates[0].Subject.CommonName; cn != "db.test" {
+			return "", fmt.Errorf("certificate of %q", cn)
+		}
+		conn.SetDeadline(time.Now().Add(2 * time.Second))
+		fmt.Fprintf(conn, "hello\n")
+		reply, err := bufio.NewReader(conn).ReadString('\n')
+		return strings.TrimSuffix(reply, "\n"), err
+	})
+	// Plain TCP to a TLS listener gets no backend reply.
+	if got, err := tcpRoundTrip(addr, "clear"); err == nil && got == "tls:clear" {
+		t.Errorf("a cleartext client reached the backend through the TLS listener")
+	}
 }

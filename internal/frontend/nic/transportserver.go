@@ -24,6 +24,9 @@ type TransportServer struct {
 	// Upstream is the upstream action.pass names.
 	Upstream TransportUpstream
 	Proxy    model.StreamProxy
+	// TLSSecret, when set, is the name of the kubernetes.io/tls Secret
+	// (in the namespace) with which the listener terminates TLS.
+	TLSSecret string
 }
 
 // TransportUpstream is the Service an upstream names and its settings.
@@ -75,9 +78,13 @@ func TranslateTransportServer(ts *nicv1.TransportServer) (*TransportServer, []mo
 		return nil, nil, errors.New("spec.host (TLS passthrough by server name) is not supported by Causeway yet")
 	}
 	if s.TLS != nil && s.TLS.Secret != "" {
-		// Served without it, clients that speak TLS would reach a
-		// backend that does not: refuse the whole object instead.
-		return nil, nil, errors.New("spec.tls (TLS termination on a TransportServer listener) is not supported by Causeway yet")
+		if out.Protocol != model.StreamTCP {
+			return nil, nil, errors.New("spec.tls: TLS is terminated on TCP listeners only")
+		}
+		if errs := validation.IsDNS1123Subdomain(s.TLS.Secret); len(errs) > 0 {
+			return nil, nil, fmt.Errorf("spec.tls.secret %q: %s", model.Truncate(s.TLS.Secret), strings.Join(errs, "; "))
+		}
+		out.TLSSecret = s.TLS.Secret
 	}
 	if s.ServerSnippets != "" || s.StreamSnippets != "" {
 		t.unsupported("spec.serverSnippets and spec.streamSnippets", "raw nginx configuration is refused")

@@ -50,9 +50,20 @@ func TestTranslateTransportServer(t *testing.T) {
 			s.Listener = nicv1.TransportServerListener{Name: "tls-passthrough", Protocol: "TLS_PASSTHROUGH"}
 		}, err: "not supported by Causeway yet"},
 		{name: "host is not supported yet", change: func(s *nicv1.TransportServerSpec) { s.Host = "db.example.com" }, err: "spec.host"},
-		{name: "TLS termination is refused, never served in clear", change: func(s *nicv1.TransportServerSpec) {
+		{name: "TLS termination on a TCP listener", change: func(s *nicv1.TransportServerSpec) {
 			s.TLS = &nicv1.TransportServerTLS{Secret: "db-tls"}
-		}, err: "spec.tls"},
+		}, check: func(t *testing.T, ts *TransportServer) {
+			if ts.TLSSecret != "db-tls" {
+				t.Errorf("TLS secret %q", ts.TLSSecret)
+			}
+		}},
+		{name: "TLS on a UDP listener is refused", change: func(s *nicv1.TransportServerSpec) {
+			s.Listener.Protocol = "UDP"
+			s.TLS = &nicv1.TransportServerTLS{Secret: "db-tls"}
+		}, err: "TCP listeners only"},
+		{name: "a TLS secret name with nginx syntax is refused", change: func(s *nicv1.TransportServerSpec) {
+			s.TLS = &nicv1.TransportServerTLS{Secret: "x;y"}
+		}, err: "spec.tls.secret"},
 		{name: "snippets are refused", change: func(s *nicv1.TransportServerSpec) { s.ServerSnippets = "deny all;" }, problems: []string{"raw nginx configuration is refused"}},
 		{name: "action is required", change: func(s *nicv1.TransportServerSpec) { s.Action = nil }, err: "spec.action.pass is required"},
 		{name: "action.pass names a defined upstream", change: func(s *nicv1.TransportServerSpec) { s.Action.Pass = "other" }, err: `spec.action.pass "other" names no upstream`},
