@@ -141,7 +141,7 @@ func (b *builder) addServicesEntry(ref model.ObjectRef, proto model.StreamProtoc
 	// listener's (DNS-1035 labels start with a letter).
 	srv := &model.StreamServer{Listener: key + "-" + strings.ToLower(string(proto)), Port: port, Protocol: proto,
 		Upstream: model.StreamUpstream{Balance: model.StreamBalance{Method: model.StreamRoundRobin}, MaxFails: 1, FailTimeout: 10e9},
-		Proxy: proxy, Source: ref}
+		Proxy:    proxy, Source: ref}
 	cproto := corev1.ProtocolTCP
 	if proto == model.StreamUDP {
 		cproto = corev1.ProtocolUDP
