@@ -135,7 +135,9 @@ type kubeReporter struct {
 	writer  *status.Writer // nil when no addresses are published
 	// vsWriter writes VirtualServer status; nil when custom resources are
 	// not read.
-	vsWriter    *status.VirtualServerWriter
+	vsWriter *status.VirtualServerWriter
+	// tsWriter writes TransportServer status; nil when vsWriter is.
+	tsWriter    *status.TransportServerWriter
 	watcher     *address.ServiceWatcher
 	events      *events.Reporter
 	broadcaster record.EventBroadcaster
@@ -241,6 +243,15 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 			Client: dyn, Addresses: src, IsLeader: r.elector.IsLeader, Log: r.log,
 			OnWrite: countWrite(vsWrites),
 		})
+		tsWrites := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "causeway_transportserver_status_writes_total",
+			Help: "TransportServer status writes by the leader, by result (success, conflict: retried on a newer version, failure).",
+		}, []string{"result"})
+		met.Registry.MustRegister(tsWrites)
+		r.tsWriter = status.NewTransportServerWriter(status.TransportServerWriterOptions{
+			Client: dyn, IsLeader: r.elector.IsLeader, Log: r.log,
+			OnWrite: countWrite(tsWrites),
+		})
 	}
 	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, Log: r.log})
 	met.Registry.MustRegister(writes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -281,6 +292,9 @@ func (r *kubeReporter) resync() {
 	if r.vsWriter != nil {
 		r.vsWriter.Resync()
 	}
+	if r.tsWriter != nil {
+		r.tsWriter.Resync()
+	}
 }
 
 // onSync hands a sync's outcome to the writer and the event reporter. It
@@ -297,6 +311,9 @@ func (r *kubeReporter) onSync(res controller.SyncResult) {
 	}
 	if r.vsWriter != nil {
 		r.vsWriter.Observe(o)
+	}
+	if r.tsWriter != nil {
+		r.tsWriter.Observe(o)
 	}
 }
 
@@ -325,6 +342,9 @@ func (r *kubeReporter) start(ctx context.Context) <-chan struct{} {
 	}
 	if r.vsWriter != nil {
 		run(r.vsWriter.Run)
+	}
+	if r.tsWriter != nil {
+		run(r.tsWriter.Run)
 	}
 	run(r.elector.Run)
 	go func() {

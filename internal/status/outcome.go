@@ -25,6 +25,9 @@ type Outcome struct {
 	// VirtualServers are the verdicts on the VirtualServers of ours, in
 	// snapshot order; those of other classes are left out entirely.
 	VirtualServers []VirtualServerVerdict
+	// TransportServers are the verdicts on the TransportServers of ours,
+	// in snapshot order; those of other classes are left out entirely.
+	TransportServers []TransportServerVerdict
 	// Others are the problems of other objects (Services, Secrets, the
 	// ConfigMap), grouped by object, in snapshot order.
 	Others []ObjectProblems
@@ -67,6 +70,29 @@ func (v VirtualServerVerdict) Key() string {
 	return v.VirtualServer.Namespace + "/" + v.VirtualServer.Name
 }
 
+// TransportServerVerdict is what a sync made of one TransportServer of
+// ours.
+type TransportServerVerdict struct {
+	TransportServer *nicv1.TransportServer
+	// Rejected is true when the TransportServer was left out of the
+	// configuration (invalid, or its listener belongs to another).
+	Rejected bool
+	// Problems are the model's problems with this TransportServer, in
+	// model order.
+	Problems []model.Problem
+}
+
+// Key is "namespace/name".
+func (v TransportServerVerdict) Key() string {
+	return v.TransportServer.Namespace + "/" + v.TransportServer.Name
+}
+
+// TransportServerIsOurs reports whether this controller serves ts, as
+// VirtualServerIsOurs does for VirtualServers.
+func TransportServerIsOurs(classes *ingress.ClassFilter, ts *nicv1.TransportServer) bool {
+	return ts.Spec.IngressClass == "" || classes.IsOursName(ts.Spec.IngressClass)
+}
+
 // VirtualServerIsOurs reports whether this controller serves vs: one that
 // names no class is everyone's (as in NIC), one that names a class is ours
 // when that class is. It decides as the configuration builder does.
@@ -93,12 +119,16 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 	}
 	byIngress := map[string][]model.Problem{}
 	byVirtualServer := map[string][]model.Problem{}
+	byTransportServer := map[string][]model.Problem{}
 	others := map[model.ObjectRef][]model.Problem{}
 	for _, p := range problems {
 		k := p.Object.Namespace + "/" + p.Object.Name
 		if p.Object.Kind == "VirtualServer" {
 			// Also among Others below, which carry the Events.
 			byVirtualServer[k] = append(byVirtualServer[k], p)
+		}
+		if p.Object.Kind == "TransportServer" {
+			byTransportServer[k] = append(byTransportServer[k], p)
 		}
 		if p.Object.Kind == "Ingress" {
 			byIngress[k] = append(byIngress[k], p)
@@ -122,8 +152,29 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 		}
 		o.Ingresses = append(o.Ingresses, v)
 	}
-	o.VirtualServers = virtualServerVerdicts(snap, byVirtualServer, ingress.NewClassFilter(class, snap.IngressClasses))
+	classes := ingress.NewClassFilter(class, snap.IngressClasses)
+	o.VirtualServers = virtualServerVerdicts(snap, byVirtualServer, classes)
+	o.TransportServers = transportServerVerdicts(snap, byTransportServer, classes)
 	return o
+}
+
+func transportServerVerdicts(snap *source.Snapshot, byKey map[string][]model.Problem, classes *ingress.ClassFilter) []TransportServerVerdict {
+	var out []TransportServerVerdict
+	for _, ts := range snap.TransportServers {
+		if !TransportServerIsOurs(classes, ts) {
+			continue
+		}
+		v := TransportServerVerdict{TransportServer: ts}
+		for _, p := range byKey[v.Key()] {
+			if p.Object.UID != "" && p.Object.UID != string(ts.UID) {
+				continue
+			}
+			v.Problems = append(v.Problems, p)
+			v.Rejected = v.Rejected || p.Rejected
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 func virtualServerVerdicts(snap *source.Snapshot, byKey map[string][]model.Problem, classes *ingress.ClassFilter) []VirtualServerVerdict {
@@ -176,6 +227,12 @@ func otherProblems(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Prob
 	}
 	for _, p := range snap.Policies {
 		add("Policy", p.Namespace, p.Name, p)
+	}
+	for _, t := range snap.TransportServers {
+		add("TransportServer", t.Namespace, t.Name, t)
+	}
+	for _, g := range snap.GlobalConfigurations {
+		add("GlobalConfiguration", g.Namespace, g.Name, g)
 	}
 	return out
 }

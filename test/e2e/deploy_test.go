@@ -224,6 +224,7 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			{"k8s.nginx.org", "virtualservers/status", "", "patch"}, // VirtualServer status writer's merge patch
 			{"k8s.nginx.org", "virtualserverroutes", "", "list,watch"},
 			{"k8s.nginx.org", "transportservers", "", "list,watch"},
+			{"k8s.nginx.org", "transportservers/status", "", "patch"}, // TransportServer status writer's merge patch
 			{"k8s.nginx.org", "policies", "", "list,watch"},
 			{"k8s.nginx.org", "globalconfigurations", "", "list,watch"},
 			// the webhook's own configuration: names for its certificate,
