@@ -149,6 +149,7 @@ var (
 	virtualServerKind = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "VirtualServer"}
 	vsrKind           = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "VirtualServerRoute"}
 	policyKind        = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "Policy"}
+	tsKind            = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "TransportServer"}
 )
 
 // review answers one request, or fails with an HTTP status.
@@ -183,6 +184,12 @@ func (h *Handler) review(r *http.Request, req *admissionv1.AdmissionRequest) (*a
 		pol := &nicv1.Policy{}
 		obj, kind = pol, "Policy"
 		review = func(ctx context.Context) ([]model.Problem, bool, error) { return h.Reviewer.ReviewPolicy(ctx, pol) }
+	case tsKind:
+		ts := &nicv1.TransportServer{}
+		obj, kind = ts, "TransportServer"
+		review = func(ctx context.Context) ([]model.Problem, bool, error) {
+			return h.Reviewer.ReviewTransportServer(ctx, ts)
+		}
 	default:
 		// Only these kinds have a front-end today; anything else sent
 		// here is not ours to judge.

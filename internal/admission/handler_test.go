@@ -26,8 +26,15 @@ func handlerWorld(mode Mode) *Handler {
 		Ingresses:      []*networkingv1.Ingress{mkIngress("ns1", "older", 0, nil, rule("taken.test", path("/", "Prefix", "svc-0")))},
 		Services:       []*corev1.Service{svc},
 		EndpointSlices: []*discoveryv1.EndpointSlice{es},
+		// Layer 4: listener tcp-a is owned, tcp-b is free.
+		TransportServers: []*nicv1.TransportServer{mkTransportServer("ns1", "owner", 0, "tcp-a", "svc-0")},
+		GlobalConfigurations: []*nicv1.GlobalConfiguration{{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "gc"},
+			Spec: nicv1.GlobalConfigurationSpec{Listeners: []nicv1.Listener{
+				{Name: "tcp-a", Protocol: "TCP", Port: 5000}, {Name: "tcp-b", Protocol: "TCP", Port: 5001}}}}},
 	}
-	r := NewReviewer(testOpts, nil)
+	opts := testOpts
+	opts.GlobalConfiguration, opts.StreamAvailable = "causeway/gc", true
+	r := NewReviewer(opts, nil)
 	r.Update(snap)
 	return &Handler{Reviewer: r, Mode: mode}
 }
@@ -84,6 +91,14 @@ func TestHandlerAnswers(t *testing.T) {
 			change(v)
 		}
 		return v
+	}
+	newTS := func(listener string, change func(*nicv1.TransportServer)) *nicv1.TransportServer {
+		ts := mkTransportServer("ns1", "new", 5, listener, "svc-0")
+		ts.TypeMeta = metav1.TypeMeta{APIVersion: "k8s.nginx.org/v1", Kind: "TransportServer"}
+		if change != nil {
+			change(ts)
+		}
+		return ts
 	}
 	for _, tc := range []struct {
 		name     string
@@ -146,6 +161,21 @@ func TestHandlerAnswers(t *testing.T) {
 			kind: metav1.GroupVersionKind{Group: "k8s.nginx.org", Version: "v1alpha1", Kind: "VirtualServer"}, obj: newVS("taken.test", nil), allowed: true},
 		{name: "an object that is no VirtualServer is refused", mode: Deny, op: admissionv1.Create, kind: virtualServerKind, obj: map[string]any{"spec": "x"},
 			message: []string{"not a VirtualServer"}},
+		{name: "a valid TransportServer", mode: Deny, op: admissionv1.Create, kind: tsKind, obj: newTS("tcp-b", nil), allowed: true},
+		{name: "a TransportServer on a listener another owns is refused", mode: Deny, op: admissionv1.Create, kind: tsKind,
+			obj: newTS("tcp-a", nil), message: []string{"TransportServer ns1/new", "Collision", "ns1/owner"}},
+		{name: "a TransportServer on a listener the GlobalConfiguration lacks is refused", mode: Deny, op: admissionv1.Update, kind: tsKind,
+			obj: newTS("nope", nil), message: []string{"Invalid", `listener "nope"`}},
+		{name: "in warn mode a TransportServer's Problem is a warning", mode: Warn, op: admissionv1.Create, kind: tsKind,
+			obj: newTS("tcp-a", nil), allowed: true, warnings: []string{"Collision", "ns1/owner"}},
+		{name: "a TransportServer's Service that does not exist yet is a warning", mode: Deny, op: admissionv1.Create, kind: tsKind,
+			obj: newTS("tcp-b", func(ts *nicv1.TransportServer) { ts.Spec.Upstreams[0].Service = "later" }), allowed: true,
+			warnings: []string{"MissingService", "later"}},
+		{name: "another class's TransportServer", mode: Deny, op: admissionv1.Create, kind: tsKind,
+			obj: newTS("tcp-a", func(ts *nicv1.TransportServer) { ts.Spec.IngressClass = "nginx" }), allowed: true},
+		{name: "a TransportServer deletion is not reviewed", mode: Deny, op: admissionv1.Delete, kind: tsKind, obj: newTS("tcp-a", nil), allowed: true},
+		{name: "an object that is no TransportServer is refused", mode: Deny, op: admissionv1.Create, kind: tsKind, obj: map[string]any{"spec": "x"},
+			message: []string{"not a TransportServer"}},
 		{name: "an object that is no Ingress is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: "a string",
 			message: []string{"not an Ingress"}},
 	} {

@@ -134,6 +134,30 @@ func (r *Reviewer) ReviewVirtualServer(ctx context.Context, vs *nicv1.VirtualSer
 	return r.problemsOf(idx.virtualServerContext(cand), "VirtualServer", cand.Namespace, cand.Name), true, nil
 }
 
+// ReviewTransportServer returns the Problems ts would raise, in the
+// context of the current snapshot where it replaces any TransportServer of
+// the same namespace and name. ours is false when spec.ingressClassName
+// names a class that is not ours. Problems of other objects are not
+// returned.
+func (r *Reviewer) ReviewTransportServer(_ context.Context, ts *nicv1.TransportServer) (problems []model.Problem, ours bool, err error) {
+	idx := r.current.Load()
+	if idx == nil {
+		return nil, false, ErrNotSynced
+	}
+	if c := ts.Spec.IngressClass; c != "" && !idx.classes.IsOursName(c) {
+		return nil, false, nil
+	}
+	cand := ts.DeepCopy()
+	// As for Ingresses: only an object never submitted lacks these.
+	if cand.CreationTimestamp.IsZero() {
+		cand.CreationTimestamp = metav1.NewTime(r.now())
+	}
+	if cand.UID == "" {
+		cand.UID = types.UID("admission-review")
+	}
+	return r.problemsOf(idx.transportServerContext(cand), "TransportServer", cand.Namespace, cand.Name), true, nil
+}
+
 // ReviewVirtualServerRoute returns the Problems vsr would raise: it is
 // checked in the context of each VirtualServer whose routes delegate to
 // it (a VirtualServerRoute no VirtualServer names raises none, as the
@@ -253,6 +277,12 @@ type index struct {
 	// policies and vsrs by "namespace/name", for what VirtualServers name.
 	policies map[string]*nicv1.Policy
 	vsrs     map[string]*nicv1.VirtualServerRoute
+	// tsByListener: TransportServers by spec.listener.name; one listener
+	// belongs to one TransportServer.
+	tsByListener map[string][]*nicv1.TransportServer
+	// globalConfiguration is the one build.Options.GlobalConfiguration
+	// names, nil when there is none.
+	globalConfiguration *nicv1.GlobalConfiguration
 	// all are the Ingresses of ours.
 	all []*networkingv1.Ingress
 	// byService: Ingresses by "namespace/service" of every Service they
@@ -266,20 +296,21 @@ type index struct {
 
 func newIndex(snap *source.Snapshot, opts build.Options) *index {
 	x := &index{
-		snap:       snap,
-		opts:       opts,
-		classes:    ingress.NewClassFilter(opts.Class, snap.IngressClasses),
-		byHost:     map[string][]*networkingv1.Ingress{},
-		byService:  map[string][]*networkingv1.Ingress{},
-		byName:     map[string][]*networkingv1.Ingress{},
-		regexHosts: map[string]bool{},
-		vsByHost:   map[string][]*nicv1.VirtualServer{},
-		policies:   make(map[string]*nicv1.Policy, len(snap.Policies)),
-		vsrs:       make(map[string]*nicv1.VirtualServerRoute, len(snap.VirtualServerRoutes)),
-		services:   make(map[string]*corev1.Service, len(snap.Services)),
-		slices:     make(map[string][]*discoveryv1.EndpointSlice, len(snap.Services)),
-		secrets:    make(map[string]*corev1.Secret, len(snap.Secrets)),
-		maps:       make(map[string]*corev1.ConfigMap, len(snap.ConfigMaps)),
+		snap:         snap,
+		opts:         opts,
+		classes:      ingress.NewClassFilter(opts.Class, snap.IngressClasses),
+		byHost:       map[string][]*networkingv1.Ingress{},
+		byService:    map[string][]*networkingv1.Ingress{},
+		byName:       map[string][]*networkingv1.Ingress{},
+		regexHosts:   map[string]bool{},
+		vsByHost:     map[string][]*nicv1.VirtualServer{},
+		policies:     make(map[string]*nicv1.Policy, len(snap.Policies)),
+		vsrs:         make(map[string]*nicv1.VirtualServerRoute, len(snap.VirtualServerRoutes)),
+		tsByListener: map[string][]*nicv1.TransportServer{},
+		services:     make(map[string]*corev1.Service, len(snap.Services)),
+		slices:       make(map[string][]*discoveryv1.EndpointSlice, len(snap.Services)),
+		secrets:      make(map[string]*corev1.Secret, len(snap.Secrets)),
+		maps:         make(map[string]*corev1.ConfigMap, len(snap.ConfigMaps)),
 	}
 	for _, ing := range snap.Ingresses {
 		if !x.classes.IsOurs(ing) {
@@ -308,6 +339,14 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 	}
 	for _, v := range snap.VirtualServers {
 		x.vsByHost[v.Spec.Host] = append(x.vsByHost[v.Spec.Host], v)
+	}
+	for _, t := range snap.TransportServers {
+		x.tsByListener[t.Spec.Listener.Name] = append(x.tsByListener[t.Spec.Listener.Name], t)
+	}
+	for _, g := range snap.GlobalConfigurations {
+		if g.Namespace+"/"+g.Name == opts.GlobalConfiguration {
+			x.globalConfiguration = g
+		}
 	}
 	for _, s := range snap.Services {
 		x.services[s.Namespace+"/"+s.Name] = s
@@ -582,6 +621,30 @@ func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot
 		}
 	}
 	x.addReferenced(snap, services, secrets, maps)
+	return snap
+}
+
+// transportServerContext is the snapshot a TransportServer's review
+// builds. What decides a TransportServer's Problems is itself, the
+// GlobalConfiguration whose listeners it claims, the other TransportServers
+// claiming the same listener (the oldest wins it), and the Services (with
+// their EndpointSlices) its upstreams name.
+func (x *index) transportServerContext(cand *nicv1.TransportServer) *source.Snapshot {
+	snap := &source.Snapshot{IngressClasses: x.snap.IngressClasses}
+	if x.globalConfiguration != nil {
+		snap.GlobalConfigurations = []*nicv1.GlobalConfiguration{x.globalConfiguration}
+	}
+	for _, t := range x.tsByListener[cand.Spec.Listener.Name] {
+		if t.Namespace != cand.Namespace || t.Name != cand.Name {
+			snap.TransportServers = append(snap.TransportServers, t)
+		}
+	}
+	snap.TransportServers = append(snap.TransportServers, cand)
+	services := map[string]bool{}
+	for _, u := range cand.Spec.Upstreams {
+		services[cand.Namespace+"/"+u.Service] = true
+	}
+	x.addReferenced(snap, services, map[string]bool{}, map[string]bool{})
 	return snap
 }
 

@@ -532,3 +532,117 @@ func TestReviewPolicyAndVirtualServerRoute(t *testing.T) {
 		})
 	}
 }
+
+func mkTransportServer(ns, name string, age int, listener, svc string) *nicv1.TransportServer {
+	return &nicv1.TransportServer{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-ts-" + ns + "-" + name),
+			CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(age) * time.Second))},
+		Spec: nicv1.TransportServerSpec{
+			Listener:  nicv1.TransportServerListener{Name: listener, Protocol: "TCP"},
+			Upstreams: []nicv1.TransportServerUpstream{{Name: "u", Service: svc, Port: 80}},
+			Action:    &nicv1.TransportServerAction{Pass: "u"},
+		},
+	}
+}
+
+// TestReviewTransportServerIsTheFullBuild: a TransportServer's review,
+// built on its small context, reports exactly the Problems the full build
+// reports for it, in worlds with a listener collision, a missing listener,
+// a missing GlobalConfiguration and an invalid upstream.
+func TestReviewTransportServerIsTheFullBuild(t *testing.T) {
+	opts := testOpts
+	opts.GlobalConfiguration = "causeway/gc"
+	opts.StreamAvailable = true
+	gc := &nicv1.GlobalConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "gc"},
+		Spec: nicv1.GlobalConfigurationSpec{Listeners: []nicv1.Listener{
+			{Name: "tcp-a", Protocol: "TCP", Port: 5000}, {Name: "tcp-b", Protocol: "TCP", Port: 5001}, {Name: "udp", Protocol: "UDP", Port: 5002}}}}
+	svc, es := service("ns1", "svc-0")
+	owner := mkTransportServer("ns1", "owner", 1, "tcp-a", "svc-0")
+	other := mkTransportServer("ns2", "other", 2, "tcp-b", "svc-0")
+	base := func() *source.Snapshot {
+		return &source.Snapshot{TransportServers: []*nicv1.TransportServer{owner, other},
+			GlobalConfigurations: []*nicv1.GlobalConfiguration{gc},
+			Services:             []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{es}}
+	}
+	badUpstream := mkTransportServer("ns1", "new", 5, "tcp-b", "svc-0")
+	badUpstream.Spec.Action.Pass = "nope"
+	wrongProto := mkTransportServer("ns1", "new", 5, "udp", "svc-0")
+	foreign := mkTransportServer("ns1", "new", 5, "tcp-a", "svc-0")
+	foreign.Spec.IngressClass = "nginx"
+	for _, tc := range []struct {
+		name  string
+		world func(*source.Snapshot)
+		opts  func(*build.Options)
+		ts    *nicv1.TransportServer
+		want  []string // reasons
+		ours  bool
+	}{
+		{"a free listener", nil, nil, mkTransportServer("ns1", "new", 5, "tcp-c", "svc-0"), []string{model.ReasonInvalid}, true},
+		{"a listener another owns", nil, nil, mkTransportServer("ns1", "new", 5, "tcp-a", "svc-0"), []string{model.ReasonCollision}, true},
+		{"an update of the owner", nil, nil, owner, nil, true},
+		{"the older one takes the listener", nil, nil, mkTransportServer("ns1", "new", 0, "tcp-b", "svc-0"), nil, true},
+		{"a missing listener", nil, nil, mkTransportServer("ns1", "new", 5, "nope", "svc-0"), []string{model.ReasonInvalid}, true},
+		{"a listener of another protocol", nil, nil, wrongProto, []string{model.ReasonInvalid}, true},
+		{"an invalid upstream", nil, nil, badUpstream, []string{model.ReasonInvalid}, true},
+		{"a missing Service", nil, nil, mkTransportServer("ns3", "new", 5, "tcp-c", "later"), []string{model.ReasonInvalid}, true},
+		{"a missing Service on a listener of its own", func(s *source.Snapshot) { s.TransportServers = s.TransportServers[:1] }, nil,
+			mkTransportServer("ns3", "new", 5, "tcp-b", "later"), []string{model.ReasonMissingService}, true},
+		{"an unknown GlobalConfiguration", func(s *source.Snapshot) { s.GlobalConfigurations = nil }, nil,
+			mkTransportServer("ns1", "new", 5, "tcp-b", "svc-0"), []string{model.ReasonInvalid}, true},
+		{"no GlobalConfiguration configured", nil, func(o *build.Options) { o.GlobalConfiguration = "" },
+			mkTransportServer("ns1", "new", 5, "tcp-b", "svc-0"), []string{model.ReasonInvalid}, true},
+		{"another class is not ours", nil, nil, foreign, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := opts
+			if tc.opts != nil {
+				tc.opts(&o)
+			}
+			world := base()
+			if tc.world != nil {
+				tc.world(world)
+			}
+			r := NewReviewer(o, nil)
+			r.Update(world)
+			got, ours, err := r.ReviewTransportServer(context.Background(), tc.ts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ours != tc.ours {
+				t.Fatalf("ours %v, want %v", ours, tc.ours)
+			}
+			// The full build of the world with the candidate in place.
+			full := *world
+			full.TransportServers = nil
+			for _, ts := range world.TransportServers {
+				if ts.Namespace != tc.ts.Namespace || ts.Name != tc.ts.Name {
+					full.TransportServers = append(full.TransportServers, ts)
+				}
+			}
+			full.TransportServers = append(full.TransportServers, tc.ts)
+			_, all := build.Build(&full, o)
+			var want []model.Problem
+			if ours {
+				for _, p := range all {
+					if p.Object.Kind == "TransportServer" && p.Object.Namespace == tc.ts.Namespace && p.Object.Name == tc.ts.Name {
+						want = append(want, p)
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("review %v\nfull build %v", got, want)
+			}
+			var reasons []string
+			for _, p := range got {
+				reasons = append(reasons, p.Reason)
+			}
+			if !slices.Equal(reasons, tc.want) {
+				t.Errorf("reasons %v (%v), want %v", reasons, got, tc.want)
+			}
+		})
+	}
+	r := NewReviewer(opts, nil)
+	if _, _, err := r.ReviewTransportServer(context.Background(), owner); err != ErrNotSynced {
+		t.Fatalf("before the first snapshot: err %v, want ErrNotSynced", err)
+	}
+}
