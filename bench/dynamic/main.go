@@ -25,7 +25,9 @@
 //	(i) what basic auth and source-address lists add to nginx CPU per
 //	    request, generated vs written by hand;
 //	(j) external authentication with a cached answer vs hand-written
-//	    auth_request and proxy_cache.
+//	    auth_request and proxy_cache;
+//	(k) TCP through a TransportServer (stream module) vs a hand-written
+//	    nginx stream proxy: bulk MiB/s and short connections per second.
 //
 // Everything listens on 127.0.0.0/8 only, and every load loop is bounded by
 // a duration or a count. Ctrl-C stops the run and every process it started.
@@ -84,6 +86,9 @@ type config struct {
 
 	h2Conns, h2Streams int
 	h2H1               bool
+
+	streamConns, streamShortConns int
+	streamDuration                time.Duration
 }
 
 func main() {
@@ -96,7 +101,7 @@ func main() {
 	flag.StringVar(&c.plane.luaPath, "lua-package-path", "", "where the binary's lua-resty-core is, as the controller's --lua-package-path ('$PWD/.cache/angie/lualib/?.lua;;' for Angie)")
 	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, controller and nginx logs)")
-	flag.StringVar(&c.only, "only", "a,b,d,e,f,g,h,i,j", "comma-separated sections to run (a and b include their part of c)")
+	flag.StringVar(&c.only, "only", "a,b,d,e,f,g,h,i,j,k", "comma-separated sections to run (a and b include their part of c)")
 	flag.DurationVar(&c.syncQuiet, "sync-quiet-period", 5*time.Millisecond, "controller --sync-quiet-period")
 	flag.DurationVar(&c.syncMaxDelay, "sync-max-delay", 100*time.Millisecond, "controller --sync-max-delay")
 	flag.IntVar(&c.latencyIterations, "latency-iterations", 100, "(a) endpoint swaps measured")
@@ -121,6 +126,9 @@ func main() {
 	flag.IntVar(&c.h2Conns, "h2-conns", 1, "(g) h2load connections (-c)")
 	flag.IntVar(&c.h2Streams, "h2-streams", 100, "(g) concurrent streams per connection (h2load -m); at most 128, nginx's http2_max_concurrent_streams on both sides")
 	flag.BoolVar(&c.h2H1, "h2-h1", false, "(g) for comparison: the same load over HTTP/1.1 with TLS (h2load --h1, h2-conns × h2-streams connections), not the target's protocol")
+	flag.IntVar(&c.streamConns, "stream-conns", 8, "(k) parallel bulk connections, each writing 64 KiB chunks")
+	flag.IntVar(&c.streamShortConns, "stream-short-conns", 8, "(k) parallel clients opening short connections (1 KiB echoed)")
+	flag.DurationVar(&c.streamDuration, "stream-duration", 5*time.Second, "(k) duration of each run")
 	flag.Parse()
 	if *quick {
 		c.applyQuick()
@@ -158,6 +166,7 @@ func (c *config) applyQuick() {
 		"rounds":             func() { c.rounds = 2 },
 		"tls-duration":       func() { c.tlsDuration = time.Second },
 		"tls-keys":           func() { c.tlsKeys = "ecdsa" },
+		"stream-duration":    func() { c.streamDuration = 2 * time.Second },
 	}
 	for name, apply := range quick {
 		if !set[name] {
@@ -177,8 +186,10 @@ func (c *config) validate() error {
 	case c.churnInterval < 10*time.Millisecond:
 		return fmt.Errorf("-churn-interval %s: want at least 10ms", c.churnInterval)
 	case c.churn <= 0 || c.churn > 30*time.Minute, c.tputDuration <= 0 || c.tputDuration > 10*time.Minute,
-		c.tlsDuration <= 0 || c.tlsDuration > 10*time.Minute:
-		return errors.New("-churn, -tput-duration and -tls-duration must be positive and bounded (30m, 10m, 10m)")
+		c.tlsDuration <= 0 || c.tlsDuration > 10*time.Minute, c.streamDuration <= 0 || c.streamDuration > 10*time.Minute:
+		return errors.New("-churn, -tput-duration, -tls-duration and -stream-duration must be positive and bounded (30m, 10m, 10m, 10m)")
+	case c.streamConns < 1 || c.streamConns > 256, c.streamShortConns < 1 || c.streamShortConns > 256:
+		return errors.New("-stream-conns and -stream-short-conns: want 1 to 256")
 	case c.rounds < 1 || c.rounds > 20:
 		return fmt.Errorf("-rounds %d: want 1 to 20", c.rounds)
 	case c.conns < 1 || c.conns > 1000, c.tlsConns < 1 || c.tlsConns > 256:
@@ -189,8 +200,8 @@ func (c *config) validate() error {
 		return errors.New("-h2-conns (1-100) or -h2-streams (1-128, nginx's http2_max_concurrent_streams) out of range")
 	}
 	for _, s := range splitList(c.only) {
-		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, s) {
-			return fmt.Errorf("-only: unknown section %q (want a to j)", s)
+		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}, s) {
+			return fmt.Errorf("-only: unknown section %q (want a to k)", s)
 		}
 	}
 	switch c.loader {
@@ -289,6 +300,11 @@ func runSections(ctx context.Context, e *env, c *config, rep *report) error {
 			if err := runAccess(ctx, e, c, rep, kind); err != nil {
 				return err
 			}
+		}
+	}
+	if c.section("k") {
+		if err := runStream(ctx, e, c, rep); err != nil {
+			return fmt.Errorf("(k) TCP through a TransportServer: %w", err)
 		}
 	}
 	return nil
