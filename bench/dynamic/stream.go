@@ -290,7 +290,14 @@ func runStream(ctx context.Context, e *env, c *config, rep *report) error {
 func bulkTable(t *table, sides []side, res [][]sample, ref int) (ratios, cpuRatios []float64) {
 	t.header = append(t.header, "MiB/s", "vs "+sides[ref].name, "nginx CPU/MiB", "CPU vs "+sides[ref].name, "nginx worker busy", "each round (MiB/s)")
 	mib := func(s sample) float64 { return s.rate() / (1 << 20) }
-	perMiB := func(s sample) float64 { return s.cpuPerValue() * (1 << 20) }
+	// In floating point: sample.cpuPer divides durations, which would
+	// round a couple of nanoseconds per byte to whole ones.
+	perMiB := func(s sample) float64 {
+		if s.count == 0 {
+			return 0
+		}
+		return float64(s.cpu) / float64(s.count) * (1 << 20)
+	}
 	ratios = make([]float64, len(sides))
 	cpuRatios = make([]float64, len(sides))
 	for i, sd := range sides {
@@ -303,7 +310,7 @@ func bulkTable(t *table, sides []side, res [][]sample, ref int) (ratios, cpuRati
 			per = append(per, fmt.Sprintf("%.0f", mib(s)))
 		}
 		ratios[i] = roundRatio(res[i], res[ref], sample.rate)
-		cpuRatios[i] = roundRatio(res[i], res[ref], sample.cpuPerValue)
+		cpuRatios[i] = roundRatio(res[i], res[ref], perMiB)
 		t.add(sd.name, fmt.Sprintf("%.0f", median(rates)), pct(ratios[i]), fmt.Sprintf("%.2f ms", median(cpus)/1e6),
 			fmt.Sprintf("%.2f×", cpuRatios[i]), pct(median(busy)), strings.Join(per, ", "))
 	}
