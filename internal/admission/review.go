@@ -1,6 +1,7 @@
 // Package admission provides the validating admission webhook: it answers
-// "would this Ingress (or VirtualServer) raise a Problem?" before the
-// object is stored, with the Problems the controller itself would report.
+// "would this Ingress (or VirtualServer, VirtualServerRoute, Policy,
+// TransportServer) raise a Problem?" before the object is stored, with the
+// Problems the controller itself would report.
 //
 // A review never runs nginx, never writes a file and never loads anything:
 // it runs the pure model (build.Build) on a small snapshot made of the
