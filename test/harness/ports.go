@@ -4,8 +4,19 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 )
+
+// given are the ports FreePort handed out in this process. A port is
+// never handed out twice: two parallel tests could otherwise both find it
+// free before either binds it (one on an address of its own, the other,
+// a controller's health port, on all addresses), and the later bind
+// fails.
+var given struct {
+	sync.Mutex
+	ports map[int]bool
+}
 
 // Ports below Linux's default ephemeral range (32768-60999). A port the
 // kernel hands out for ":0" is ephemeral: between the check and the
@@ -36,6 +47,18 @@ func FreePort(t testing.TB, ip string) int {
 		}
 		b.Close()
 		n, _ := strconv.Atoi(port)
+		given.Lock()
+		taken := given.ports[n]
+		if !taken {
+			if given.ports == nil {
+				given.ports = map[int]bool{}
+			}
+			given.ports[n] = true
+		}
+		given.Unlock()
+		if taken {
+			continue
+		}
 		return n
 	}
 	t.Fatalf("no free port in %d-%d on %s", portLow, portHigh, ip)
