@@ -32,6 +32,18 @@ func kubectlApply(t *testing.T, kubectl, manifest string) (string, bool) {
 	return string(out), err == nil
 }
 
+// kubectlApplyDryRun is kubectlApply with --dry-run=server: admission runs,
+// nothing is stored.
+func kubectlApplyDryRun(t *testing.T, kubectl, manifest string) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", e2e.env.AdminKubeconfig, "apply", "--dry-run=server", "-f", "-")
+	cmd.Stdin = strings.NewReader(manifest)
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
 func ingressYAML(ns, name, host, service string, annotations ...string) string {
 	var ann strings.Builder
 	if len(annotations) > 0 {
@@ -155,6 +167,17 @@ func TestAdmissionWebhook(t *testing.T) {
 	if strings.Contains(out, "Warning") {
 		t.Errorf("a valid Ingress was admitted with a warning:\n%s", out)
 	}
+	// Reviews see the controller's last synced snapshot: wait until it
+	// holds "web" (a dry run of a colliding Ingress is refused), as a
+	// user would see after the controller served it.
+	thief := ingressYAML(ns, "thief", "web.test", "app")
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, waitFor, true, func(context.Context) (bool, error) {
+		out, ok = kubectlApplyDryRun(t, kubectl, thief)
+		return !ok, nil
+	})
+	if err != nil {
+		t.Fatalf("the webhook never saw Ingress web:\n%s", out)
+	}
 
 	for _, tc := range []struct {
 		name, manifest string
@@ -165,7 +188,7 @@ func TestAdmissionWebhook(t *testing.T) {
 			[]string{`admission webhook "validate.ingress.causeway.io" denied the request`, "UnknownAnnotation", "nginx.ingress.kubernetes.io/rewrite-targt"}},
 		{"an invalid value is refused", ingressYAML(ns, "big", "big.test", "app", "nginx.ingress.kubernetes.io/proxy-body-size", "huge"), false,
 			[]string{"InvalidAnnotation", "proxy-body-size"}},
-		{"a host and path already served are refused", ingressYAML(ns, "thief", "web.test", "app"), false,
+		{"a host and path already served are refused", thief, false,
 			[]string{"Collision", ns + "/web"}},
 		{"a snippet that would inject is refused", ingressYAML(ns, "inject", "inject.test", "app",
 			"nginx.ingress.kubernetes.io/configuration-snippet", "}\nserver { listen 1; }"), false, []string{ns + "/inject"}},
