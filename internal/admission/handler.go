@@ -66,14 +66,17 @@ type Handler struct {
 	Observe func(outcome string, d time.Duration)
 }
 
-// missing are the reasons that say a referenced object does not exist:
-// usually it is being created beside the object, so it is no reason to
-// refuse the object.
+// missing are the reasons that say a referenced object does not exist,
+// or (for a VirtualServerRoute) does not reference it yet: usually it is
+// being created beside the object, so it is no reason to refuse the
+// object.
 var missing = map[string]bool{
-	model.ReasonMissingService:   true,
-	model.ReasonMissingSecret:    true,
-	model.ReasonMissingConfigMap: true,
-	model.ReasonDroppedEndpoints: true,
+	model.ReasonMissingService:       true,
+	model.ReasonMissingSecret:        true,
+	model.ReasonMissingConfigMap:     true,
+	model.ReasonDroppedEndpoints:     true,
+	model.ReasonNoVirtualServerFound: true,
+	model.ReasonIgnored:              true,
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -161,8 +161,9 @@ func (r *Reviewer) ReviewTransportServer(_ context.Context, ts *nicv1.TransportS
 
 // ReviewVirtualServerRoute returns the Problems vsr would raise: it is
 // checked in the context of each VirtualServer whose routes delegate to
-// it (a VirtualServerRoute no VirtualServer names raises none, as the
-// controller reports none). ours is false for another class.
+// it; one that no VirtualServer names is checked beside the VirtualServers
+// of its host, which decide whether it is Ignored or finds none. ours is
+// false for another class.
 func (r *Reviewer) ReviewVirtualServerRoute(ctx context.Context, vsr *nicv1.VirtualServerRoute) (problems []model.Problem, ours bool, err error) {
 	idx := r.current.Load()
 	if idx == nil {
@@ -172,45 +173,76 @@ func (r *Reviewer) ReviewVirtualServerRoute(ctx context.Context, vsr *nicv1.Virt
 		return nil, false, nil
 	}
 	key := vsr.Namespace + "/" + vsr.Name
+	// Its context is that of every host involved: the VirtualServers
+	// that name it (only each host's owner delegates) and those of its
+	// own host (which decide whether an unused one is Ignored), each with
+	// what decides who owns the host, in one build.
+	snap := &source.Snapshot{IngressClasses: idx.snap.IngressClasses}
+	hosts := map[string]bool{}
 	for _, vs := range idx.snap.VirtualServers {
-		if !delegatesTo(vs, key) {
-			continue
+		if (vs.Spec.Host == vsr.Spec.Host || delegatesTo(vs, key)) && !hosts[vs.Spec.Host] {
+			hosts[vs.Spec.Host] = true
+			merge(snap, idx.virtualServerContext(vs))
 		}
-		snap := idx.virtualServerContext(vs)
-		for i, o := range snap.VirtualServerRoutes {
-			if o.Namespace == vsr.Namespace && o.Name == vsr.Name {
-				snap.VirtualServerRoutes = slices.Delete(snap.VirtualServerRoutes, i, i+1)
-				break
-			}
-		}
-		snap.VirtualServerRoutes = append(snap.VirtualServerRoutes, vsr)
-		// Its own upstreams' Services and Policies, as written now.
-		services, secrets := map[string]bool{}, map[string]bool{}
-		for _, u := range vsr.Spec.Upstreams {
-			services[vsr.Namespace+"/"+u.Service] = true
-		}
-		for _, s := range vsr.Spec.Subroutes {
-			idx.addPolicies(snap, vsr.Namespace, s.Policies, secrets)
-		}
-		idx.addReferenced(snap, services, secrets, map[string]bool{})
-		problems = append(problems, r.problemsOf(snap, "VirtualServerRoute", vsr.Namespace, vsr.Name)...)
 	}
-	return problems, true, nil
+	snap = withRoute(snap, vsr)
+	// Its own upstreams' Services and Policies, as written now.
+	services, secrets := map[string]bool{}, map[string]bool{}
+	for _, u := range vsr.Spec.Upstreams {
+		services[vsr.Namespace+"/"+u.Service] = true
+	}
+	for _, s := range vsr.Spec.Subroutes {
+		idx.addPolicies(snap, vsr.Namespace, s.Policies, secrets)
+	}
+	idx.addReferenced(snap, services, secrets, map[string]bool{})
+	return r.problemsOf(snap, "VirtualServerRoute", vsr.Namespace, vsr.Name), true, nil
+}
+
+// merge adds to dst the objects of src it lacks.
+func merge(dst, src *source.Snapshot) {
+	dst.Ingresses = addMissing(dst.Ingresses, src.Ingresses)
+	dst.Services = addMissing(dst.Services, src.Services)
+	dst.EndpointSlices = addMissing(dst.EndpointSlices, src.EndpointSlices)
+	dst.Secrets = addMissing(dst.Secrets, src.Secrets)
+	dst.ConfigMaps = addMissing(dst.ConfigMaps, src.ConfigMaps)
+	dst.VirtualServers = addMissing(dst.VirtualServers, src.VirtualServers)
+	dst.VirtualServerRoutes = addMissing(dst.VirtualServerRoutes, src.VirtualServerRoutes)
+	dst.Policies = addMissing(dst.Policies, src.Policies)
+}
+
+// withRoute puts vsr into snap in place of its namesake.
+func withRoute(snap *source.Snapshot, vsr *nicv1.VirtualServerRoute) *source.Snapshot {
+	for i, o := range snap.VirtualServerRoutes {
+		if o.Namespace == vsr.Namespace && o.Name == vsr.Name {
+			snap.VirtualServerRoutes = slices.Delete(snap.VirtualServerRoutes, i, i+1)
+			break
+		}
+	}
+	snap.VirtualServerRoutes = append(snap.VirtualServerRoutes, vsr)
+	return snap
 }
 
 // delegatesTo reports whether a VirtualServer route names the
 // VirtualServerRoute "namespace/name".
 func delegatesTo(vs *nicv1.VirtualServer, key string) bool {
+	return slices.Contains(delegations(vs), key)
+}
+
+// delegations are the VirtualServerRoutes, "namespace/name", that the
+// routes of vs name.
+func delegations(vs *nicv1.VirtualServer) []string {
+	var out []string
 	for _, r := range vs.Spec.Routes {
 		k := r.Route
-		if k != "" && !strings.Contains(k, "/") {
+		if k == "" {
+			continue
+		}
+		if !strings.Contains(k, "/") {
 			k = vs.Namespace + "/" + k
 		}
-		if k == key {
-			return true
-		}
+		out = append(out, k)
 	}
-	return false
+	return out
 }
 
 // ReviewPolicy returns the Problems a Policy raises on its own: whether it
@@ -275,6 +307,10 @@ type index struct {
 	// vsByHost: VirtualServers by host; a VirtualServer owns its host
 	// against Ingresses.
 	vsByHost map[string][]*nicv1.VirtualServer
+	// delegators: the VirtualServers whose routes name each
+	// VirtualServerRoute "namespace/name"; the first served one to ask
+	// gets it.
+	delegators map[string][]*nicv1.VirtualServer
 	// policies and vsrs by "namespace/name", for what VirtualServers name.
 	policies map[string]*nicv1.Policy
 	vsrs     map[string]*nicv1.VirtualServerRoute
@@ -305,6 +341,7 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		byName:       map[string][]*networkingv1.Ingress{},
 		regexHosts:   map[string]bool{},
 		vsByHost:     map[string][]*nicv1.VirtualServer{},
+		delegators:   map[string][]*nicv1.VirtualServer{},
 		policies:     make(map[string]*nicv1.Policy, len(snap.Policies)),
 		vsrs:         make(map[string]*nicv1.VirtualServerRoute, len(snap.VirtualServerRoutes)),
 		tsByListener: map[string][]*nicv1.TransportServer{},
@@ -340,6 +377,9 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 	}
 	for _, v := range snap.VirtualServers {
 		x.vsByHost[v.Spec.Host] = append(x.vsByHost[v.Spec.Host], v)
+		for _, key := range delegations(v) {
+			x.delegators[key] = append(x.delegators[key], v)
+		}
 	}
 	for _, t := range snap.TransportServers {
 		x.tsByListener[t.Spec.Listener.Name] = append(x.tsByListener[t.Spec.Listener.Name], t)
@@ -614,6 +654,19 @@ func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot
 			continue
 		}
 		snap.VirtualServerRoutes = append(snap.VirtualServerRoutes, vsr)
+		// A VirtualServerRoute serves one route: the other VirtualServers
+		// that name it, with what decides whether they own their hosts,
+		// decide whether it is still free.
+		for _, other := range x.delegators[key] {
+			if other.Namespace == cand.Namespace && other.Name == cand.Name {
+				continue
+			}
+			// (The candidate is in snap already, under its new spec.)
+			snap.VirtualServers = addMissing(snap.VirtualServers, append([]*nicv1.VirtualServer{other}, x.vsByHost[other.Spec.Host]...))
+			if other.Spec.Host != "" {
+				snap.Ingresses = addMissing(snap.Ingresses, x.byHost[strings.ToLower(other.Spec.Host)])
+			}
+		}
 		for _, u := range vsr.Spec.Upstreams {
 			services[vsr.Namespace+"/"+u.Service] = true
 		}

@@ -146,7 +146,31 @@ func randomWorld(rng *rand.Rand) *source.Snapshot {
 	for i := range rng.IntN(4) {
 		snap.VirtualServers = append(snap.VirtualServers, randomVirtualServer(rng, i, namespaces))
 	}
+	if rng.IntN(2) == 0 {
+		// A VirtualServer that delegates, on the host most
+		// VirtualServerRoutes have.
+		snap.VirtualServers = append(snap.VirtualServers, &nicv1.VirtualServer{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "delegating", UID: "uid-delegating",
+				CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(rng.IntN(5)) * time.Second))},
+			Spec: nicv1.VirtualServerSpec{Host: "v.test", Routes: []nicv1.Route{{Path: "/a", Route: "vsr"}}}})
+	}
+	for _, name := range []string{"vsr", "vsr2"}[:rng.IntN(3)] {
+		snap.VirtualServerRoutes = append(snap.VirtualServerRoutes, randomVirtualServerRoute(rng, name))
+	}
 	return snap
+}
+
+// randomVirtualServerRoute is a VirtualServerRoute in ns1 on one of the
+// world's hosts, which VirtualServers may delegate to (or not), now and
+// then invalid or of another class.
+func randomVirtualServerRoute(rng *rand.Rand, name string) *nicv1.VirtualServerRoute {
+	pick := func(l ...string) string { return l[rng.IntN(len(l))] }
+	return &nicv1.VirtualServerRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: name, UID: types.UID("uid-" + name)},
+		Spec: nicv1.VirtualServerRouteSpec{Host: pick("a.test", "v.test", "v.test"), IngressClass: pick("", "", "", "other"),
+			Upstreams: []nicv1.Upstream{{Name: "m", Service: fmt.Sprintf("svc-%d", rng.IntN(5)), Port: 80}},
+			Subroutes: []nicv1.Route{{Path: pick("/a", "/a/b", "/a", "/x"), Action: &nicv1.Action{Pass: pick("m", "m", "m", "nope")}}}},
+	}
 }
 
 // randomVirtualServer is a VirtualServer on one of the world's hosts (or
@@ -186,8 +210,8 @@ func randomVirtualServer(rng *rand.Rand, i int, namespaces []string) *nicv1.Virt
 		case 2:
 			r.Action = &nicv1.Action{Pass: "undefined"}
 		}
-		if j == 0 && rng.IntN(10) == 0 {
-			r.Action, r.Route = nil, "ns1/vsr" // delegation: left out, unsupported
+		if j == 0 && rng.IntN(4) == 0 {
+			r.Path, r.Action, r.Route = pick(r.Path, "/a"), nil, pick("ns1/vsr", "ns1/vsr2", "vsr")
 		}
 		s.Routes = append(s.Routes, r)
 	}
@@ -232,6 +256,7 @@ func TestReviewIsTheFullBuild(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	worlds, checked, withProblems := 400, 0, 0
 	vsChecked, vsWithProblems, vsForeign, vsCollisions := 0, 0, 0, 0
+	vsrChecked, vsrWithProblems := 0, 0
 	for w := range worlds {
 		snap := randomWorld(rng)
 		_, all := build.Build(snap, testOpts)
@@ -275,6 +300,26 @@ func TestReviewIsTheFullBuild(t *testing.T) {
 				t.Errorf("world %d, VirtualServer %s/%s:\n review %q\n build  %q", w, vs.Namespace, vs.Name, g, want)
 			}
 		}
+		for _, vsr := range snap.VirtualServerRoutes {
+			want := problemsOfKind(all, "VirtualServerRoute", vsr.Namespace, vsr.Name)
+			got, ours, err := r.ReviewVirtualServerRoute(context.Background(), vsr)
+			if err != nil || ours != (vsr.Spec.IngressClass == "") {
+				t.Fatalf("world %d VirtualServerRoute %s: ours %v err %v", w, vsr.Name, ours, err)
+			}
+			if !ours {
+				continue
+			}
+			vsrChecked++
+			if len(want) > 0 {
+				vsrWithProblems++
+			}
+			if g := problemsOfKind(got, "VirtualServerRoute", vsr.Namespace, vsr.Name); !slices.Equal(g, want) {
+				t.Errorf("world %d, VirtualServerRoute %s:\n review %q\n build  %q", w, vsr.Name, g, want)
+			}
+		}
+	}
+	if vsrChecked < worlds/4 || vsrWithProblems == 0 || vsrWithProblems == vsrChecked {
+		t.Errorf("%d of %d VirtualServerRoutes had Problems: the random world is too tame or too broken", vsrWithProblems, vsrChecked)
 	}
 	// The world must be hostile enough for the equality to mean something.
 	if withProblems < checked/4 {
@@ -284,8 +329,8 @@ func TestReviewIsTheFullBuild(t *testing.T) {
 		t.Errorf("%d of %d VirtualServers had Problems (%d a Collision), %d of another class: the random world is too tame or too broken",
 			vsWithProblems, vsChecked, vsCollisions, vsForeign)
 	}
-	t.Logf("%d Ingresses in %d worlds, %d with Problems; %d VirtualServers of ours, %d with Problems (%d a Collision), %d of another class",
-		checked, worlds, withProblems, vsChecked, vsWithProblems, vsCollisions, vsForeign)
+	t.Logf("%d Ingresses in %d worlds, %d with Problems; %d VirtualServers of ours, %d with Problems (%d a Collision), %d of another class; %d VirtualServerRoutes, %d with Problems",
+		checked, worlds, withProblems, vsChecked, vsWithProblems, vsCollisions, vsForeign, vsrChecked, vsrWithProblems)
 }
 
 func TestReviewContext(t *testing.T) {
@@ -508,7 +553,12 @@ func TestReviewPolicyAndVirtualServerRoute(t *testing.T) {
 			other := vsr.DeepCopy()
 			other.Name, other.Spec.Host = "loose", "elsewhere.test"
 			return r.ReviewVirtualServerRoute(ctx, other)
-		}, ""},
+		}, "VirtualServer is invalid or doesn't exist"},
+		{"one the VirtualServer of its host does not name", func() ([]model.Problem, bool, error) {
+			other := vsr.DeepCopy()
+			other.Name = "loose"
+			return r.ReviewVirtualServerRoute(ctx, other)
+		}, "VirtualServer ns1/cafe ignores VirtualServerRoute"},
 		{"a valid Policy", func() ([]model.Problem, bool, error) {
 			return r.ReviewPolicy(ctx, &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p"},
 				Spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{Allow: []string{"10.0.0.0/8"}}}})

@@ -171,6 +171,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		}
 	}
 	b.addCanaries()
+	b.reportUnused(snap)
 	b.addTransportServers(snap)
 	b.addServicesConfigMaps()
 	b.finish()

@@ -322,4 +322,10 @@ const (
 	// ReasonDroppedEndpoints: EndpointSlice addresses that cannot be used
 	// as written and are left out.
 	ReasonDroppedEndpoints = "DroppedEndpoints"
+	// ReasonNoVirtualServerFound: a VirtualServerRoute whose host no
+	// served VirtualServer has (NGINX Ingress Controller's reason).
+	ReasonNoVirtualServerFound = "NoVirtualServerFound"
+	// ReasonIgnored: a VirtualServerRoute the VirtualServer of its host
+	// does not delegate to (NGINX Ingress Controller's reason).
+	ReasonIgnored = "Ignored"
 )
