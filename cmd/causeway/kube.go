@@ -133,11 +133,9 @@ type kubeReporter struct {
 	class   ingress.ClassOptions
 	elector *leader.Elector
 	writer  *status.Writer // nil when no addresses are published
-	// vsWriter writes VirtualServer status; nil when custom resources are
-	// not read.
-	vsWriter *status.VirtualServerWriter
-	// tsWriter writes TransportServer status; nil when vsWriter is.
-	tsWriter    *status.TransportServerWriter
+	// crWriter writes the status of NGINX Ingress Controller's resources;
+	// nil when custom resources are not read.
+	crWriter    *status.ResourceWriter
 	watcher     *address.ServiceWatcher
 	events      *events.Reporter
 	broadcaster record.EventBroadcaster
@@ -234,23 +232,14 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 		}
-		vsWrites := prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "causeway_virtualserver_status_writes_total",
-			Help: "VirtualServer status writes by the leader, by result (success, conflict: retried on a newer version, failure).",
-		}, []string{"result"})
-		met.Registry.MustRegister(vsWrites)
-		r.vsWriter = status.NewVirtualServerWriter(status.VirtualServerWriterOptions{
+		crWrites := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "causeway_custom_resource_status_writes_total",
+			Help: "Status writes of NGINX Ingress Controller's resources by the leader, by kind and result (success, conflict: retried on a newer version, failure).",
+		}, []string{"kind", "result"})
+		met.Registry.MustRegister(crWrites)
+		r.crWriter = status.NewResourceWriter(status.ResourceWriterOptions{
 			Client: dyn, Addresses: src, IsLeader: r.elector.IsLeader, Log: r.log,
-			OnWrite: countWrite(vsWrites),
-		})
-		tsWrites := prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "causeway_transportserver_status_writes_total",
-			Help: "TransportServer status writes by the leader, by result (success, conflict: retried on a newer version, failure).",
-		}, []string{"result"})
-		met.Registry.MustRegister(tsWrites)
-		r.tsWriter = status.NewTransportServerWriter(status.TransportServerWriterOptions{
-			Client: dyn, IsLeader: r.elector.IsLeader, Log: r.log,
-			OnWrite: countWrite(tsWrites),
+			OnWrite: func(kind string, err error) { countWrite(crWrites.MustCurryWith(prometheus.Labels{"kind": kind}))(err) },
 		})
 	}
 	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, Log: r.log})
@@ -289,11 +278,8 @@ func (r *kubeReporter) resync() {
 	if r.writer != nil {
 		r.writer.Resync()
 	}
-	if r.vsWriter != nil {
-		r.vsWriter.Resync()
-	}
-	if r.tsWriter != nil {
-		r.tsWriter.Resync()
+	if r.crWriter != nil {
+		r.crWriter.Resync()
 	}
 }
 
@@ -309,11 +295,8 @@ func (r *kubeReporter) onSync(res controller.SyncResult) {
 	if r.writer != nil {
 		r.writer.Observe(o)
 	}
-	if r.vsWriter != nil {
-		r.vsWriter.Observe(o)
-	}
-	if r.tsWriter != nil {
-		r.tsWriter.Observe(o)
+	if r.crWriter != nil {
+		r.crWriter.Observe(o)
 	}
 }
 
@@ -340,11 +323,8 @@ func (r *kubeReporter) start(ctx context.Context) <-chan struct{} {
 	if r.writer != nil {
 		run(r.writer.Run)
 	}
-	if r.vsWriter != nil {
-		run(r.vsWriter.Run)
-	}
-	if r.tsWriter != nil {
-		run(r.tsWriter.Run)
+	if r.crWriter != nil {
+		run(r.crWriter.Run)
 	}
 	run(r.elector.Run)
 	go func() {

@@ -6,7 +6,11 @@
 package status
 
 import (
+	"slices"
+	"strings"
+
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
@@ -22,12 +26,10 @@ type Outcome struct {
 	Applied    bool
 	ApplyError string
 	Ingresses  []Verdict
-	// VirtualServers are the verdicts on the VirtualServers of ours, in
-	// snapshot order; those of other classes are left out entirely.
-	VirtualServers []VirtualServerVerdict
-	// TransportServers are the verdicts on the TransportServers of ours,
-	// in snapshot order; those of other classes are left out entirely.
-	TransportServers []TransportServerVerdict
+	// Resources are the verdicts on the objects of ours of NGINX Ingress
+	// Controller's Kinds, kind by kind in snapshot order; those of other
+	// classes are left out entirely.
+	Resources []ResourceVerdict
 	// Others are the problems of other objects (Services, Secrets, the
 	// ConfigMap), grouped by object, in snapshot order.
 	Others []ObjectProblems
@@ -52,39 +54,6 @@ type Verdict struct {
 	Rejected bool
 	// Problems are the model's problems with this Ingress, in model order.
 	Problems []model.Problem
-}
-
-// VirtualServerVerdict is what a sync made of one VirtualServer of ours.
-type VirtualServerVerdict struct {
-	VirtualServer *nicv1.VirtualServer
-	// Rejected is true when the whole VirtualServer was left out of the
-	// configuration.
-	Rejected bool
-	// Problems are the model's problems with this VirtualServer, in model
-	// order.
-	Problems []model.Problem
-}
-
-// Key is "namespace/name".
-func (v VirtualServerVerdict) Key() string {
-	return v.VirtualServer.Namespace + "/" + v.VirtualServer.Name
-}
-
-// TransportServerVerdict is what a sync made of one TransportServer of
-// ours.
-type TransportServerVerdict struct {
-	TransportServer *nicv1.TransportServer
-	// Rejected is true when the TransportServer was left out of the
-	// configuration (invalid, or its listener belongs to another).
-	Rejected bool
-	// Problems are the model's problems with this TransportServer, in
-	// model order.
-	Problems []model.Problem
-}
-
-// Key is "namespace/name".
-func (v TransportServerVerdict) Key() string {
-	return v.TransportServer.Namespace + "/" + v.TransportServer.Name
 }
 
 // TransportServerIsOurs reports whether this controller serves ts, as
@@ -118,18 +87,9 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 		return o
 	}
 	byIngress := map[string][]model.Problem{}
-	byVirtualServer := map[string][]model.Problem{}
-	byTransportServer := map[string][]model.Problem{}
 	others := map[model.ObjectRef][]model.Problem{}
 	for _, p := range problems {
 		k := p.Object.Namespace + "/" + p.Object.Name
-		if p.Object.Kind == "VirtualServer" {
-			// Also among Others below, which carry the Events.
-			byVirtualServer[k] = append(byVirtualServer[k], p)
-		}
-		if p.Object.Kind == "TransportServer" {
-			byTransportServer[k] = append(byTransportServer[k], p)
-		}
 		if p.Object.Kind == "Ingress" {
 			byIngress[k] = append(byIngress[k], p)
 		} else {
@@ -152,48 +112,81 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 		}
 		o.Ingresses = append(o.Ingresses, v)
 	}
-	classes := ingress.NewClassFilter(class, snap.IngressClasses)
-	o.VirtualServers = virtualServerVerdicts(snap, byVirtualServer, classes)
-	o.TransportServers = transportServerVerdicts(snap, byTransportServer, classes)
+	o.Resources = resourceVerdicts(snap, others, ingress.NewClassFilter(class, snap.IngressClasses))
 	return o
 }
 
-func transportServerVerdicts(snap *source.Snapshot, byKey map[string][]model.Problem, classes *ingress.ClassFilter) []TransportServerVerdict {
-	var out []TransportServerVerdict
-	for _, ts := range snap.TransportServers {
-		if !TransportServerIsOurs(classes, ts) {
-			continue
+// resourceVerdicts are the verdicts on the objects of ours of the Kinds,
+// from their problems (which stay among Others too: those carry the
+// Events).
+func resourceVerdicts(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Problem, classes *ingress.ClassFilter) []ResourceVerdict {
+	ours := func(class string) bool { return class == "" || classes.IsOursName(class) }
+	var out []ResourceVerdict
+	add := func(kind Kind, obj metav1.Object, class string, st ResourceStatus) {
+		if !ours(class) {
+			return
 		}
-		v := TransportServerVerdict{TransportServer: ts}
-		for _, p := range byKey[v.Key()] {
-			if p.Object.UID != "" && p.Object.UID != string(ts.UID) {
-				continue
+		v := ResourceVerdict{Kind: kind, Object: obj, Status: st}
+		for _, p := range byRef[model.ObjectRef{Kind: kind.Name, Namespace: obj.GetNamespace(), Name: obj.GetName()}] {
+			if p.Object.UID != "" && p.Object.UID != string(obj.GetUID()) {
+				continue // an older namesake's
 			}
 			v.Problems = append(v.Problems, p)
 			v.Rejected = v.Rejected || p.Rejected
 		}
 		out = append(out, v)
+	}
+	for _, vs := range snap.VirtualServers {
+		add(VirtualServers, vs, vs.Spec.IngressClass, ResourceStatus{State: vs.Status.State, Reason: vs.Status.Reason,
+			Message: vs.Status.Message, ExternalEndpoints: vs.Status.ExternalEndpoints})
+	}
+	users := vsrUsers(snap, out)
+	for _, r := range snap.VirtualServerRoutes {
+		n := len(out)
+		add(VirtualServerRoutes, r, r.Spec.IngressClass, ResourceStatus{State: r.Status.State, Reason: r.Status.Reason,
+			Message: r.Status.Message, ReferencedBy: r.Status.ReferencedBy, ExternalEndpoints: r.Status.ExternalEndpoints})
+		if len(out) > n && !out[n].Rejected {
+			out[n].ReferencedBy = users[r.Namespace+"/"+r.Name]
+		}
+	}
+	for _, ts := range snap.TransportServers {
+		add(TransportServers, ts, ts.Spec.IngressClass, ResourceStatus{State: ts.Status.State, Reason: ts.Status.Reason, Message: ts.Status.Message})
+	}
+	for _, p := range snap.Policies {
+		add(Policies, p, p.Spec.IngressClass, ResourceStatus{State: p.Status.State, Reason: p.Status.Reason, Message: p.Status.Message})
 	}
 	return out
 }
 
-func virtualServerVerdicts(snap *source.Snapshot, byKey map[string][]model.Problem, classes *ingress.ClassFilter) []VirtualServerVerdict {
-	var out []VirtualServerVerdict
-	for _, vs := range snap.VirtualServers {
-		if !VirtualServerIsOurs(classes, vs) {
+// vsrUsers is the VirtualServer ("namespace/name") that uses each
+// VirtualServerRoute: the first served one (of verdicts, neither rejected
+// nor beaten to its host) whose route names it and whose host is the
+// VirtualServerRoute's.
+func vsrUsers(snap *source.Snapshot, verdicts []ResourceVerdict) map[string]string {
+	hosts := make(map[string]string, len(snap.VirtualServerRoutes))
+	for _, r := range snap.VirtualServerRoutes {
+		hosts[r.Namespace+"/"+r.Name] = r.Spec.Host
+	}
+	users := map[string]string{}
+	for _, v := range verdicts {
+		vs, ok := v.Object.(*nicv1.VirtualServer)
+		if !ok || v.Rejected || slices.ContainsFunc(v.Problems, func(p model.Problem) bool { return p.Reason == model.ReasonCollision }) {
 			continue
 		}
-		v := VirtualServerVerdict{VirtualServer: vs}
-		for _, p := range byKey[v.Key()] {
-			if p.Object.UID != "" && p.Object.UID != string(vs.UID) {
+		for _, r := range vs.Spec.Routes {
+			key := r.Route
+			if key == "" {
 				continue
 			}
-			v.Problems = append(v.Problems, p)
-			v.Rejected = v.Rejected || p.Rejected
+			if !strings.Contains(key, "/") {
+				key = vs.Namespace + "/" + key
+			}
+			if host, ok := hosts[key]; ok && host == vs.Spec.Host && users[key] == "" {
+				users[key] = v.Key()
+			}
 		}
-		out = append(out, v)
 	}
-	return out
+	return users
 }
 
 // otherProblems finds the object each group of problems names, so that an

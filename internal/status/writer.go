@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/causeway/causeway/internal/status/address"
 )
@@ -52,7 +50,7 @@ type WriterOptions struct {
 // arrived.
 type Writer struct {
 	opts  WriterOptions
-	queue workqueue.TypedRateLimitingInterface[string]
+	queue writeQueue
 
 	mu      sync.Mutex
 	last    *Outcome          // the latest Outcome, nil before the first
@@ -87,10 +85,8 @@ func NewWriter(opts WriterOptions) *Writer {
 		opts.Workers = 4
 	}
 	return &Writer{
-		opts: opts,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 30*time.Second),
-			workqueue.TypedRateLimitingQueueConfig[string]{}),
+		opts:    opts,
+		queue:   newWriteQueue(opts.Workers, opts.Log, "ingress"),
 		targets: map[string]target{},
 		cleared: map[types.UID]bool{},
 		written: map[string]written{},
@@ -161,7 +157,7 @@ func (w *Writer) planLocked() {
 		w.seq++
 		t.seq = w.seq
 		targets[v.Key()] = t
-		w.queue.Add(v.Key())
+		w.queue.add(v.Key())
 	}
 	for uid := range w.cleared {
 		if !present[uid] {
@@ -177,43 +173,7 @@ func (w *Writer) planLocked() {
 }
 
 // Run writes until ctx is done.
-func (w *Writer) Run(ctx context.Context) {
-	var wg sync.WaitGroup
-	for range w.opts.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for w.next(ctx) {
-			}
-		}()
-	}
-	<-ctx.Done()
-	w.queue.ShutDown()
-	wg.Wait()
-}
-
-func (w *Writer) next(ctx context.Context) bool {
-	key, shutdown := w.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer w.queue.Done(key)
-	if err := w.write(ctx, key); err != nil {
-		if ctx.Err() != nil {
-			return false
-		}
-		if apierrors.IsConflict(err) {
-			// The object changed since the snapshot; the next one decides.
-			w.opts.Log.Debug("Ingress changed while its status was written; retrying", "ingress", key)
-		} else {
-			w.opts.Log.Warn("Ingress status not written; retrying", "ingress", key, "err", err)
-		}
-		w.queue.AddRateLimited(key)
-		return true
-	}
-	w.queue.Forget(key)
-	return true
-}
+func (w *Writer) Run(ctx context.Context) { w.queue.run(ctx, w.write) }
 
 // write applies the target for key, if there still is one.
 func (w *Writer) write(ctx context.Context, key string) error {

@@ -94,24 +94,31 @@ func newHarness(t *testing.T, src address.Source) *harness {
 	client.PrependReactor("patch", "ingresses", h.rec.react)
 	h.w = NewWriter(WriterOptions{Client: client, Addresses: src, IsLeader: h.leading.Load,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { h.w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runWriter(t, h.w.Run)
 	return h
 }
 
-// settle waits until no write is pending.
-func (h *harness) settle(t *testing.T) {
+// runWriter runs a writer until the test ends.
+func runWriter(t *testing.T, run func(context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// settleWrites waits until no write is pending.
+func settleWrites(t *testing.T, pending func() int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for h.w.Pending() > 0 {
+	for pending() > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d writes still pending", h.w.Pending())
+			t.Fatalf("%d writes still pending", pending())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func (h *harness) settle(t *testing.T) { t.Helper(); settleWrites(t, h.w.Pending) }
 
 const (
 	wrote   = `[{"ip":"192.0.2.1"},{"hostname":"lb.example.com"}]`

@@ -221,11 +221,13 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			// NGINX Ingress Controller's resources: dynamic informers
 			// (--enable-custom-resources)
 			{"k8s.nginx.org", "virtualservers", "", "list,watch"},
-			{"k8s.nginx.org", "virtualservers/status", "", "patch"}, // VirtualServer status writer's merge patch
+			{"k8s.nginx.org", "virtualservers/status", "", "patch"}, // the status writer's merge patches
 			{"k8s.nginx.org", "virtualserverroutes", "", "list,watch"},
+			{"k8s.nginx.org", "virtualserverroutes/status", "", "patch"},
 			{"k8s.nginx.org", "transportservers", "", "list,watch"},
-			{"k8s.nginx.org", "transportservers/status", "", "patch"}, // TransportServer status writer's merge patch
+			{"k8s.nginx.org", "transportservers/status", "", "patch"},
 			{"k8s.nginx.org", "policies", "", "list,watch"},
+			{"k8s.nginx.org", "policies/status", "", "patch"},
 			{"k8s.nginx.org", "globalconfigurations", "", "list,watch"},
 			// the webhook's own configuration: names for its certificate,
 			// and its CA kept in caBundle (webhookcert)

@@ -13,6 +13,7 @@ type vsStatus struct {
 	State             string `json:"state"`
 	Reason            string `json:"reason"`
 	Message           string `json:"message"`
+	ReferencedBy      string `json:"referencedBy"`
 	ExternalEndpoints []struct {
 		IP       string `json:"ip"`
 		Hostname string `json:"hostname"`
@@ -21,11 +22,17 @@ type vsStatus struct {
 }
 
 func getVSStatus(t *testing.T, kubectl, ns, name string) (vsStatus, error) {
+	return getCRStatus(t, kubectl, "virtualservers", ns, name)
+}
+
+// getCRStatus reads the status of one of NGINX Ingress Controller's
+// resources (a VirtualServer's has every field the others have).
+func getCRStatus(t *testing.T, kubectl, resource, ns, name string) (vsStatus, error) {
 	t.Helper()
 	out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", e2e.env.AdminKubeconfig,
-		"get", "virtualservers.k8s.nginx.org", "-n", ns, name, "-o", "json").Output()
+		"get", resource+".k8s.nginx.org", "-n", ns, name, "-o", "json").Output()
 	if err != nil {
-		return vsStatus{}, fmt.Errorf("kubectl get vs %s/%s: %w", ns, name, err)
+		return vsStatus{}, fmt.Errorf("kubectl get %s %s/%s: %w", resource, ns, name, err)
 	}
 	var vs struct {
 		Status vsStatus `json:"status"`
@@ -52,9 +59,10 @@ spec:
 %s`, ns, name, class, host, extra)
 }
 
-// TestVirtualServerStatus: the leader writes a VirtualServer's status as
-// NGINX Ingress Controller does, as deploy/'s ServiceAccount (so the RBAC
-// rule for virtualservers/status is exercised).
+// TestVirtualServerStatus: the leader writes the status of VirtualServers,
+// VirtualServerRoutes and Policies as NGINX Ingress Controller does, as
+// deploy/'s ServiceAccount (so the RBAC rules for their status are
+// exercised).
 func TestVirtualServerStatus(t *testing.T) {
 	t.Parallel()
 	kubectl := tool(t, "kubectl", "KUBECTL", "make kube-apiserver")
@@ -79,40 +87,79 @@ func TestVirtualServerStatus(t *testing.T) {
       pass: coffee
 `),
 		vsYAML(ns, "other", "nginx", "other.example.com", route),
+		vsYAML(ns, "cafe", "causeway", "cafe.example.com", `  routes:
+  - path: /menu
+    route: menu
+`),
+		vsrYAML(ns, "menu", "cafe.example.com"),
+		vsrYAML(ns, "loose", "nobody.example.com"),
+		fmt.Sprintf(`apiVersion: k8s.nginx.org/v1
+kind: Policy
+metadata:
+  namespace: %s
+  name: lan
+spec:
+  accessControl:
+    allow: ["10.0.0.0/8"]
+`, ns),
+		fmt.Sprintf(`apiVersion: k8s.nginx.org/v1
+kind: Policy
+metadata:
+  namespace: %s
+  name: jwt
+spec:
+  jwt:
+    realm: cafe
+    secret: jwk
+`, ns),
 	} {
 		if out, ok := kubectlApply(t, kubectl, m); !ok {
 			t.Fatalf("kubectl apply:\n%s\n%s", out, m)
 		}
 	}
 
-	wait := func(name, state, reason string, endpoints bool, fragments ...string) {
+	waitCR := func(resource, name, state, reason string, endpoints bool, fragments ...string) {
 		t.Helper()
 		eventually(t, waitFor, func() error {
-			st, err := getVSStatus(t, kubectl, ns, name)
+			st, err := getCRStatus(t, kubectl, resource, ns, name)
 			if err != nil {
 				return err
 			}
 			if st.State != state || st.Reason != reason {
-				return fmt.Errorf("VirtualServer %s: state %q reason %q (%q), want %s %s", name, st.State, st.Reason, st.Message, state, reason)
+				return fmt.Errorf("%s %s: state %q reason %q (%q), want %s %s", resource, name, st.State, st.Reason, st.Message, state, reason)
 			}
 			for _, f := range fragments {
 				if !strings.Contains(st.Message, f) {
-					return fmt.Errorf("VirtualServer %s: message %q lacks %q", name, st.Message, f)
+					return fmt.Errorf("%s %s: message %q lacks %q", resource, name, st.Message, f)
 				}
 			}
 			if !endpoints {
 				return nil
 			}
 			if len(st.ExternalEndpoints) != 1 || st.ExternalEndpoints[0].IP != "192.0.2.10" || st.ExternalEndpoints[0].Ports != "[80,443]" {
-				return fmt.Errorf("VirtualServer %s: externalEndpoints %+v, want 192.0.2.10 [80,443]", name, st.ExternalEndpoints)
+				return fmt.Errorf("%s %s: externalEndpoints %+v, want 192.0.2.10 [80,443]", resource, name, st.ExternalEndpoints)
 			}
 			return nil
 		})
+	}
+	wait := func(name, state, reason string, endpoints bool, fragments ...string) {
+		t.Helper()
+		waitCR("virtualservers", name, state, reason, endpoints, fragments...)
 	}
 	wait("valid", "Valid", "AddedOrUpdated", true, "Configuration for "+ns+"/valid was added or updated")
 	wait("warning", "Warning", "AddedOrUpdatedWithWarning", true, "with warning(s)", "spec.gunzip")
 	// NIC keeps externalEndpoints on an Invalid VirtualServer.
 	wait("invalid", "Invalid", "Rejected", true, "was rejected with error", "coffee")
+	waitCR("virtualserverroutes", "menu", "Valid", "AddedOrUpdated", true, "Configuration for "+ns+"/menu was added or updated")
+	if st, err := getCRStatus(t, kubectl, "virtualserverroutes", ns, "menu"); err != nil || st.ReferencedBy != ns+"/cafe" {
+		t.Errorf("VirtualServerRoute menu: referencedBy %q (%v), want %s/cafe", st.ReferencedBy, err, ns)
+	}
+	waitCR("virtualserverroutes", "loose", "Warning", "NoVirtualServerFound", true, "VirtualServer is invalid or doesn't exist")
+	waitCR("policies", "lan", "Valid", "AddedOrUpdated", false, "Policy "+ns+"/lan was added or updated")
+	waitCR("policies", "jwt", "Invalid", "Rejected", false, "Policy "+ns+"/jwt is invalid and was rejected", "NGINX Plus")
+	if log := c.log.String(); !strings.Contains(log, "watching custom resources") {
+		t.Errorf("the controller did not log which custom resources it watches:\n%s", log)
+	}
 
 	// Another class's VirtualServer is never written.
 	time.Sleep(time.Second)
@@ -126,4 +173,24 @@ func TestVirtualServerStatus(t *testing.T) {
 	}
 	wait("invalid", "Valid", "AddedOrUpdated", true)
 	c.Stop() // fails on any RBAC refusal in the log
+}
+
+func vsrYAML(ns, name, host string) string {
+	return fmt.Sprintf(`apiVersion: k8s.nginx.org/v1
+kind: VirtualServerRoute
+metadata:
+  namespace: %s
+  name: %s
+spec:
+  ingressClassName: causeway
+  host: %s
+  upstreams:
+  - name: tea
+    service: tea
+    port: 80
+  subroutes:
+  - path: /menu
+    action:
+      pass: tea
+`, ns, name, host)
 }
