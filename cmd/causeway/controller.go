@@ -150,15 +150,10 @@ func (f *controllerFlags) validate() error {
 			return fmt.Errorf("--default-backend-service: %w", err)
 		}
 	}
-	if f.defaultSSLCert != "" {
-		if err := checkSecretRef(f.defaultSSLCert); err != nil {
-			return fmt.Errorf("--default-ssl-certificate: %w", err)
-		}
-	}
-	for name, v := range map[string]string{"--global-configuration": f.globalConfig, "--tcp-services-configmap": f.tcpServices,
-		"--udp-services-configmap": f.udpServices} {
+	for name, v := range map[string]string{"--default-ssl-certificate": f.defaultSSLCert, "--global-configuration": f.globalConfig,
+		"--tcp-services-configmap": f.tcpServices, "--udp-services-configmap": f.udpServices} {
 		if v != "" {
-			if err := checkSecretRef(v); err != nil {
+			if err := checkObjectRef(v); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
@@ -485,8 +480,9 @@ func workerUser(flag string) string {
 }
 
 // checkServiceRef checks NAMESPACE/NAME[:PORT].
-// checkSecretRef checks a NAMESPACE/NAME of a Secret.
-func checkSecretRef(v string) error {
+// checkObjectRef checks the NAMESPACE/NAME of a namespaced object (a
+// Secret, a ConfigMap, a GlobalConfiguration).
+func checkObjectRef(v string) error {
 	ns, name, ok := strings.Cut(v, "/")
 	if !ok {
 		return fmt.Errorf("%q is not NAMESPACE/NAME", v)

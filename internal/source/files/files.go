@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -250,23 +251,25 @@ func isOnlyComments(doc []byte) bool {
 }
 
 // add files an object into the snapshot, applying the defaults the API
-// server would: the "default" namespace, and Secret stringData merged into
-// data.
+// server would: the "default" namespace (every kind read is namespaced but
+// IngressClass; NGINX Ingress Controller's are all namespaced,
+// GlobalConfiguration included), and Secret stringData merged into data.
 func add(snap *source.Snapshot, obj runtime.Object) {
+	if m, ok := obj.(metav1.Object); ok && m.GetNamespace() == "" {
+		if _, cluster := obj.(*networkingv1.IngressClass); !cluster {
+			m.SetNamespace("default")
+		}
+	}
 	switch o := obj.(type) {
 	case *networkingv1.Ingress:
-		defaultNamespace(&o.Namespace)
 		snap.Ingresses = append(snap.Ingresses, o)
 	case *networkingv1.IngressClass:
 		snap.IngressClasses = append(snap.IngressClasses, o)
 	case *corev1.Service:
-		defaultNamespace(&o.Namespace)
 		snap.Services = append(snap.Services, o)
 	case *discoveryv1.EndpointSlice:
-		defaultNamespace(&o.Namespace)
 		snap.EndpointSlices = append(snap.EndpointSlices, o)
 	case *corev1.Secret:
-		defaultNamespace(&o.Namespace)
 		for k, v := range o.StringData {
 			if o.Data == nil {
 				o.Data = map[string][]byte{}
@@ -276,31 +279,17 @@ func add(snap *source.Snapshot, obj runtime.Object) {
 		o.StringData = nil
 		snap.Secrets = append(snap.Secrets, o)
 	case *corev1.ConfigMap:
-		defaultNamespace(&o.Namespace)
 		snap.ConfigMaps = append(snap.ConfigMaps, o)
-	// NGINX Ingress Controller's kinds are all namespaced, GlobalConfiguration
-	// included (deploy/crds).
 	case *nicv1.VirtualServer:
-		defaultNamespace(&o.Namespace)
 		snap.VirtualServers = append(snap.VirtualServers, o)
 	case *nicv1.VirtualServerRoute:
-		defaultNamespace(&o.Namespace)
 		snap.VirtualServerRoutes = append(snap.VirtualServerRoutes, o)
 	case *nicv1.Policy:
-		defaultNamespace(&o.Namespace)
 		snap.Policies = append(snap.Policies, o)
 	case *nicv1.TransportServer:
-		defaultNamespace(&o.Namespace)
 		snap.TransportServers = append(snap.TransportServers, o)
 	case *nicv1.GlobalConfiguration:
-		defaultNamespace(&o.Namespace)
 		snap.GlobalConfigurations = append(snap.GlobalConfigurations, o)
 	}
 	// Other kinds (Deployments next to the Ingress, say) are ignored.
-}
-
-func defaultNamespace(ns *string) {
-	if *ns == "" {
-		*ns = "default"
-	}
 }
