@@ -938,6 +938,26 @@ func ParseCORSOrigins(s string) ([]string, error) {
 
 // --- Lists ---------------------------------------------------------------
 
+// NextUpstreamConditions are proxy_next_upstream's conditions.
+var NextUpstreamConditions = map[string]bool{
+	"error": true, "timeout": true, "invalid_header": true, "http_500": true, "http_502": true, "http_503": true,
+	"http_504": true, "http_403": true, "http_404": true, "http_429": true, "non_idempotent": true, "off": true,
+}
+
+// ParseNextUpstream parses proxy_next_upstream's conditions
+// (ingress-nginx's proxy-next-upstream, a VirtualServer upstream's
+// next-upstream), separated by spaces or commas; off must stand alone.
+func ParseNextUpstream(s string) ([]string, error) {
+	v, err := ParseTokenList(s, NextUpstreamConditions, len(NextUpstreamConditions)-1)
+	if err != nil {
+		return nil, err
+	}
+	if len(v) > 1 && slices.Contains(v, "off") {
+		return nil, errors.New("off turns retries off and must stand alone")
+	}
+	return v, nil
+}
+
 // ParseTokenList parses a list of tokens separated by commas, spaces or
 // tabs, or several of them ("GET, POST" or "GET POST"), where every token
 // is a key of allowed whose value is true. Tokens match case-insensitively

@@ -3,7 +3,6 @@ package annotations
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/causeway/causeway/internal/model"
@@ -31,7 +30,7 @@ var proxyGroup = Group{
 			Difference: timeoutDifference},
 		Annotation{Name: "proxy-next-upstream", Scope: ScopeLocation, Default: "error timeout",
 			Grammar: fmt.Sprintf("at most %d of error, timeout, invalid_header, http_500, http_502, http_503, http_504, "+
-				"http_403, http_404, http_429, non_idempotent, separated by spaces or commas; or off alone", len(nextUpstreamTokens)-1),
+				"http_403, http_404, http_429, non_idempotent, separated by spaces or commas; or off alone", len(model.NextUpstreamConditions)-1),
 			Difference: "commas are accepted too, off must stand alone, and duplicates are dropped"},
 		Annotation{Name: "proxy-next-upstream-timeout", Scope: ScopeLocation, Default: "0: no limit",
 			Grammar:    "a number of seconds from 0 to 86400, or a duration with one unit ms, s, m or h up to 24h; 0 means no limit",
@@ -98,12 +97,6 @@ const (
 	defaultBufSize = 4 << 10 // the proxy_buffer_size the http level sets (ingress-nginx's 4k)
 )
 
-// nextUpstreamTokens are proxy_next_upstream's conditions.
-var nextUpstreamTokens = map[string]bool{
-	"error": true, "timeout": true, "invalid_header": true, "http_500": true, "http_502": true, "http_503": true,
-	"http_504": true, "http_403": true, "http_404": true, "http_429": true, "non_idempotent": true, "off": true,
-}
-
 func parseProxy(r *Reader, res *Result) {
 	p := &res.Location
 	b := &p.Buffering
@@ -113,7 +106,7 @@ func parseProxy(r *Reader, res *Result) {
 	Set(r, "proxy-send-timeout", &p.Timeouts.Send, model.ParseTimeout)
 	Set(r, "proxy-read-timeout", &p.Timeouts.Read, model.ParseTimeout)
 
-	Set(r, "proxy-next-upstream", &p.Retry.On, parseNextUpstream)
+	Set(r, "proxy-next-upstream", &p.Retry.On, model.ParseNextUpstream)
 	Set(r, "proxy-next-upstream-timeout", &p.Retry.Timeout, model.ParseSeconds)
 	Set(r, "proxy-next-upstream-tries", &p.Retry.Tries, func(s string) (int, error) { return parseInt(s, 1, maxTries) })
 
@@ -175,18 +168,6 @@ func parseOnOff(s string) (bool, error) {
 		return false, nil
 	}
 	return false, errors.New("want on or off")
-}
-
-// parseNextUpstream parses proxy-next-upstream's conditions.
-func parseNextUpstream(s string) ([]string, error) {
-	v, err := model.ParseTokenList(s, nextUpstreamTokens, len(nextUpstreamTokens)-1)
-	if err != nil {
-		return nil, err
-	}
-	if len(v) > 1 && slices.Contains(v, "off") {
-		return nil, errors.New("off turns retries off and must stand alone")
-	}
-	return v, nil
 }
 
 // parsePair splits "off" or exactly two fields separated by spaces or
