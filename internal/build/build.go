@@ -410,7 +410,7 @@ func (b *builder) location(t *ingress.Translation, ib *networkingv1.IngressBacke
 		return loc
 	}
 	if t.Annotations.ServiceUpstream {
-		be = b.clusterIPBackend(t.Ref, be)
+		be = b.clusterIPBackend(t.Ref, be, "annotation "+b.opts.AnnotationsPrefix+"/service-upstream")
 	}
 	be = b.addBackend(be)
 	b.ingressBalance(t, be)

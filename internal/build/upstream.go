@@ -17,16 +17,16 @@ import (
 const clusterIPSuffix = "@cluster-ip"
 
 // clusterIPBackend turns a resolved backend into one whose only endpoint
-// is the Service's cluster IP and port (ingress-nginx's service-upstream):
-// kube-proxy then spreads the connections. A headless Service has no
-// cluster IP; its endpoints are kept, with a Problem.
-func (b *builder) clusterIPBackend(ref model.ObjectRef, be *model.Backend) *model.Backend {
+// is the Service's cluster IP and port (ingress-nginx's service-upstream,
+// a VirtualServer upstream's use-cluster-ip, which what names): kube-proxy
+// then spreads the connections. A headless Service has no cluster IP; its
+// endpoints are kept, with a Problem.
+func (b *builder) clusterIPBackend(ref model.ObjectRef, be *model.Backend, what string) *model.Backend {
 	svc := b.idx.service(be.Namespace, be.Service)
 	ip, err := netip.ParseAddr(svc.Spec.ClusterIP)
 	if err != nil {
-		b.problem(ref, model.ReasonUnsupportedAnnotation, false,
-			"annotation %s/service-upstream: Service %s/%s has no cluster IP (%q); its endpoints are used",
-			b.opts.AnnotationsPrefix, be.Namespace, be.Service, model.Truncate(svc.Spec.ClusterIP))
+		b.problem(ref, unsupportedReason(ref), false, "%s: Service %s/%s has no cluster IP (%q); its endpoints are used",
+			what, be.Namespace, be.Service, model.Truncate(svc.Spec.ClusterIP))
 		return be
 	}
 	var port int32
@@ -41,31 +41,46 @@ func (b *builder) clusterIPBackend(ref model.ObjectRef, be *model.Backend) *mode
 	return &out
 }
 
-// ingressBalance applies an Ingress's balancing annotations to a backend
-// whose Service sets none of Causeway's own: the oldest Ingress that sets
-// them wins for the backend, as in ingress-nginx, and a younger one that
-// asks for something else gets a Problem.
+// unsupportedReason is the Problem reason of a setting that is not used:
+// an Ingress's come from annotations.
+func unsupportedReason(ref model.ObjectRef) string {
+	if ref.Kind == "Ingress" {
+		return model.ReasonUnsupportedAnnotation
+	}
+	return model.ReasonUnsupported
+}
+
+// ingressBalance applies an Ingress's balancing annotations to a backend.
 func (b *builder) ingressBalance(t *ingress.Translation, be *model.Backend) {
 	want := t.Annotations.Balance
 	if want == nil {
 		return
 	}
+	b.claimBalance(t.Ref, "balancing annotations "+strings.Join(want.Keys, ", "), be,
+		model.Balance{Method: want.Method, HashKey: want.HashKey, Sticky: want.Sticky})
+}
+
+// claimBalance applies the balancing an object asks for (what names its
+// fields) to a backend whose Service sets none of Causeway's own: the
+// oldest object (Ingress or VirtualServer) that sets it wins for the
+// backend, as in ingress-nginx, and a younger one that asks for something
+// else gets a Problem. The backend keeps its retries.
+func (b *builder) claimBalance(ref model.ObjectRef, what string, be *model.Backend, bal model.Balance) {
 	if svc := b.idx.service(be.Namespace, be.Service); svc != nil && hasOwnBalance(svc.Annotations) {
-		b.problem(t.Ref, model.ReasonUnsupportedAnnotation, false,
-			"balancing annotations %s: Service %s/%s sets causeway.io/load-balance, which takes precedence; ignored",
-			strings.Join(want.Keys, ", "), be.Namespace, be.Service)
+		b.problem(ref, unsupportedReason(ref), false,
+			"%s: Service %s/%s sets causeway.io/load-balance, which takes precedence; ignored", what, be.Namespace, be.Service)
 		return
 	}
-	bal := model.Balance{Method: want.Method, HashKey: want.HashKey, Sticky: want.Sticky, Retries: be.Balance.Retries}
+	bal.Retries = be.Balance.Retries
 	if owner, ok := b.balanceOwner[be.Key]; ok {
-		if owner != t.Ref && !reflect.DeepEqual(be.Balance, bal) {
-			b.problem(t.Ref, model.ReasonCollision, false,
-				"balancing annotations %s for Service %s/%s port %s are already set differently by %s, %s; ignored",
-				strings.Join(want.Keys, ", "), be.Namespace, be.Service, be.Port, owner, b.whyFirst(owner, t.Ref))
+		if owner != ref && !reflect.DeepEqual(be.Balance, bal) {
+			b.problem(ref, model.ReasonCollision, false,
+				"%s for Service %s/%s port %s are already set differently by %s, %s; ignored",
+				what, be.Namespace, be.Service, be.Port, owner, b.whyFirst(owner, ref))
 		}
 		return
 	}
-	b.balanceOwner[be.Key] = t.Ref
+	b.balanceOwner[be.Key] = ref
 	be.Balance = bal
 }
 

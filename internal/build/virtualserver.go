@@ -122,16 +122,7 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 // own of the same kind.
 func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.ObjectRef, ns string,
 	upstreams map[string]*nic.Upstream, routes []nic.Route, host string) {
-	backends := map[string]string{}
-	for name, u := range upstreams {
-		be, err := b.idx.resolve(ns, &networkingv1.IngressServiceBackend{Name: u.Service,
-			Port: networkingv1.ServiceBackendPort{Number: u.Port}})
-		if err != nil {
-			b.problem(owner, model.ReasonMissingService, false, "upstream %q: %v; its routes answer 503", name, err)
-			continue
-		}
-		backends[name] = b.addBackend(be).Key
-	}
+	backends := b.vsBackends(owner, ns, upstreams)
 	for _, r := range routes {
 		if r.Delegate != "" {
 			b.delegate(srv, outer, owner, r, host)

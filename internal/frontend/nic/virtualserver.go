@@ -14,9 +14,7 @@ package nic
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -49,16 +47,6 @@ type TLS struct {
 	Redirect bool
 	// Code is spec.tls.redirect.code; 0 when not set.
 	Code int
-}
-
-// Upstream is one spec.upstreams entry.
-type Upstream struct {
-	Name    string
-	Service string
-	Port    int32
-	// Policy holds the upstream's proxy settings (timeouts, retries,
-	// buffering, body size); nil when none is set.
-	Policy *model.Policy
 }
 
 // Route is one spec.routes entry that is served.
@@ -275,98 +263,6 @@ func (t *translator) tls(in *nicv1.TLS) *TLS {
 		}
 	}
 	return out
-}
-
-func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
-	field := fmt.Sprintf("spec.upstreams[%d]", i)
-	if errs := validation.IsDNS1035Label(u.Name); len(errs) > 0 {
-		return nil, fmt.Errorf("%s.name %q: %s", field, model.Truncate(u.Name), strings.Join(errs, "; "))
-	}
-	if errs := validation.IsDNS1035Label(u.Service); len(errs) > 0 {
-		return nil, fmt.Errorf("%s.service %q: %s", field, model.Truncate(u.Service), strings.Join(errs, "; "))
-	}
-	if u.Port == 0 {
-		return nil, fmt.Errorf("%s.port is required", field)
-	}
-	out := &Upstream{Name: u.Name, Service: u.Service, Port: int32(u.Port)}
-	field += " (" + u.Name + ")"
-	var pol model.Policy
-	// A bad value drops that setting only, with a Problem.
-	invalid := func(name, v string, err error) {
-		t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
-			Message: fmt.Sprintf("%s.%s %q: %v; the default is used", field, name, model.Truncate(v), err)})
-	}
-	timeout := func(name, v string) time.Duration {
-		if v == "" {
-			return 0
-		}
-		d, err := model.ParseTimeout(v)
-		if err != nil {
-			invalid(name, v, err)
-		}
-		return d
-	}
-	pol.Timeouts.Connect = timeout("connect-timeout", u.ConnectTimeout)
-	pol.Timeouts.Read = timeout("read-timeout", u.ReadTimeout)
-	pol.Timeouts.Send = timeout("send-timeout", u.SendTimeout)
-	if v := u.ClientMaxBodySize; v != "" {
-		if n, err := model.ParseSize(v); err != nil {
-			invalid("client-max-body-size", v, err)
-		} else {
-			size := model.Size(n)
-			pol.Buffering.BodySize = &size
-		}
-	}
-	if u.Buffering != nil {
-		b := *u.Buffering
-		pol.Buffering.Response = &b
-	}
-	if u.NextUpstreamTries > 0 {
-		pol.Retry.Tries = u.NextUpstreamTries
-	}
-	switch u.Type {
-	case "", "http":
-	case "grpc":
-		pol.Protocol = model.ProtocolGRPC
-	default:
-		return nil, fmt.Errorf("%s.type %q: want http or grpc", field, model.Truncate(u.Type))
-	}
-	if u.TLS.Enable {
-		if pol.Protocol == model.ProtocolGRPC {
-			pol.Protocol = model.ProtocolGRPCS
-		} else {
-			pol.Protocol = model.ProtocolHTTPS
-		}
-	}
-	if !reflect.DeepEqual(pol, model.Policy{}) {
-		out.Policy = &pol
-	}
-	if u.LBMethod != "" && u.LBMethod != "round_robin" {
-		t.notYet(field + ".lb-method " + u.LBMethod + " (round robin is used)")
-	}
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{
-		{"subselector", len(u.Subselector) > 0}, {"fail-timeout", u.FailTimeout != ""}, {"max-fails", u.MaxFails != nil},
-		{"max-conns", u.MaxConns != nil}, {"keepalive", u.Keepalive != nil}, {"next-upstream", u.NextUpstream != ""},
-		{"next-upstream-timeout", u.NextUpstreamTimeout != ""}, {"buffers", u.Buffers != nil}, {"buffer-size", u.BufferSize != ""},
-		{"busy-buffers-size", u.BusyBuffersSize != ""}, {"client-body-buffer-size", u.ClientBodyBufferSize != ""},
-		{"sessionCookie", u.SessionCookie != nil}, {"use-cluster-ip", u.UseClusterIP}, {"backup", u.Backup != "" || u.BackupPort != nil},
-	} {
-		if f.set {
-			t.notYet(field + "." + f.name)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"healthCheck", u.HealthCheck != nil}, {"slow-start", u.SlowStart != ""}, {"queue", u.Queue != nil}, {"ntlm", u.NTLM}} {
-		if f.set {
-			t.plus(field + "." + f.name)
-		}
-	}
-	return out, nil
 }
 
 // route translates one route; served is false when the route is left out

@@ -182,10 +182,10 @@ func TestTranslateVirtualServer(t *testing.T) {
 		}, problems: []string{"healthCheck: needs NGINX Plus", "slow-start: needs NGINX Plus"}},
 		{name: "unimplemented fields are reported", change: func(s *nicv1.VirtualServerSpec) {
 			s.Policies = []nicv1.PolicyReference{{Name: "p"}}
-			s.Upstreams[0].LBMethod = "least_conn"
+			s.Upstreams[0].LBMethod = "random"
 			s.Routes[0].ErrorPages = []nicv1.ErrorPage{{Codes: []int{502}}}
 			s.TLS = &nicv1.TLS{CertManager: &nicv1.CertManager{Issuer: "x"}}
-		}, problems: []string{"lb-method least_conn", "errorPages", "cert-manager"}},
+		}, problems: []string{"lb-method \"random\"", "errorPages", "cert-manager"}},
 		{name: "policy references default to the namespace", change: func(s *nicv1.VirtualServerSpec) {
 			s.Policies = []nicv1.PolicyReference{{Name: "allow"}, {Name: "rl", Namespace: "ops"}}
 			s.Routes[0].Policies = []nicv1.PolicyReference{{Name: "auth"}}

@@ -1,0 +1,89 @@
+package build
+
+import (
+	"testing"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+)
+
+func backendByKey(m *model.Model, key string) *model.Backend {
+	for _, be := range m.Backends {
+		if be.Key == key {
+			return be
+		}
+	}
+	return nil
+}
+
+// TestVirtualServerUpstreamBackends: lb-method and sessionCookie set the
+// backend's balancing like the balancing annotations (oldest object
+// wins, a Service's own causeway.io/load-balance beats both), and
+// use-cluster-ip proxies to the cluster IP like service-upstream.
+func TestVirtualServerUpstreamBackends(t *testing.T) {
+	a := "default/" + svcName(0) + "/80"
+	for _, tc := range []struct {
+		name    string
+		set     func(snap *source.Snapshot, vs *nicv1.VirtualServer)
+		backend string // the key the route proxies to
+		want    model.Balance
+		reasons []string // Problems on the VirtualServer
+	}{
+		{name: "lb-method least_conn", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) { vs.Spec.Upstreams[0].LBMethod = "least_conn" },
+			backend: a, want: model.Balance{Method: model.LeastConn}},
+		{name: "hash", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) { vs.Spec.Upstreams[0].LBMethod = "hash $remote_addr consistent" },
+			backend: a, want: model.Balance{Method: model.CHash, HashKey: "$remote_addr"}},
+		{name: "sessionCookie is the sticky method", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) {
+			vs.Spec.Upstreams[0].SessionCookie = &nicv1.SessionCookie{Enable: true, Name: "srv"}
+		}, backend: a, want: model.Balance{Method: model.Sticky, Sticky: &model.StickyCookie{Name: "srv"}}},
+		{name: "no lb-method keeps the ConfigMap's", backend: a, want: model.Balance{Method: model.RoundRobin}},
+		{name: "the Service's own annotation wins", set: func(s *source.Snapshot, vs *nicv1.VirtualServer) {
+			s.Services[0].Annotations = map[string]string{AnnotationLoadBalance: "ewma"}
+			vs.Spec.Upstreams[0].LBMethod = "least_conn"
+		}, backend: a, want: model.Balance{Method: model.EWMA}, reasons: []string{model.ReasonUnsupported}},
+		{name: "an older VirtualServer's method wins", set: func(s *source.Snapshot, vs *nicv1.VirtualServer) {
+			old := mkVirtualServer("older", "older.test", -10, pass("/", "a"))
+			old.Spec.Upstreams[0].LBMethod = "ip_hash"
+			s.VirtualServers = append(s.VirtualServers, old)
+			vs.Spec.Upstreams[0].LBMethod = "least_conn"
+		}, backend: a, want: model.Balance{Method: model.CHash, HashKey: "$binary_remote_addr"}, reasons: []string{model.ReasonCollision}},
+		{name: "use-cluster-ip", set: func(s *source.Snapshot, vs *nicv1.VirtualServer) {
+			s.Services[0].Spec.ClusterIP = "10.96.0.10"
+			vs.Spec.Upstreams[0].UseClusterIP = true
+		}, backend: a + clusterIPSuffix, want: model.Balance{Method: model.RoundRobin}},
+		{name: "use-cluster-ip of a headless Service keeps the endpoints", set: func(s *source.Snapshot, vs *nicv1.VirtualServer) {
+			s.Services[0].Spec.ClusterIP = "None"
+			vs.Spec.Upstreams[0].UseClusterIP = true
+		}, backend: a, want: model.Balance{Method: model.RoundRobin}, reasons: []string{model.ReasonUnsupported}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := world(2)
+			vs := mkVirtualServer("cafe", "cafe.test", 0, pass("/", "a"))
+			snap.VirtualServers = []*nicv1.VirtualServer{vs}
+			if tc.set != nil {
+				tc.set(snap, vs)
+			}
+			m, problems := Build(snap, testOpts)
+			l := server(m, "cafe.test").Match("/")
+			if l.Backend() != tc.backend {
+				t.Fatalf("route proxies to %q, want %q", l.Backend(), tc.backend)
+			}
+			be := backendByKey(m, tc.backend)
+			if be == nil {
+				t.Fatalf("no backend %s", tc.backend)
+			}
+			if be.Balance.Method != tc.want.Method || be.Balance.HashKey != tc.want.HashKey ||
+				(tc.want.Sticky == nil) != (be.Balance.Sticky == nil) || tc.want.Sticky != nil && *tc.want.Sticky != *be.Balance.Sticky {
+				t.Errorf("balance %+v, want %+v", be.Balance, tc.want)
+			}
+			if tc.backend != a && (len(be.Endpoints) != 1 || be.Endpoints[0].Address != "10.96.0.10" || be.Endpoints[0].Port != 80) {
+				t.Errorf("cluster-IP endpoints %+v", be.Endpoints)
+			}
+			got := reasonsOf(problems, "VirtualServer", "cafe")
+			if len(got) != len(tc.reasons) || len(got) > 0 && got[0] != tc.reasons[0] {
+				t.Errorf("problems %v, want reasons %v", problems, tc.reasons)
+			}
+		})
+	}
+}

@@ -1,0 +1,324 @@
+package nic
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// This file translates a VirtualServer's (or VirtualServerRoute's)
+// upstreams onto the values the ingress-nginx annotations produce for the
+// same things: proxy settings into model.Policy (proxy-next-upstream,
+// proxy-buffers-number, ...), the load-balancing method and cookie
+// affinity into model.Balance, use-cluster-ip into service-upstream's
+// cluster-IP backend. A bad value drops that setting only, with a Problem.
+
+// Upstream is one spec.upstreams entry.
+type Upstream struct {
+	Name    string
+	Service string
+	Port    int32
+	// Policy holds the upstream's proxy settings (timeouts, retries,
+	// buffering, body size); nil when none is set.
+	Policy *model.Policy
+	// Balance, when set, is how the upstream spreads requests over the
+	// Service's endpoints (lb-method, or sessionCookie's cookie affinity);
+	// nil keeps the backend's own (the Service's or the ConfigMap's).
+	Balance *model.Balance
+	// ClusterIP proxies to the Service's cluster IP and port instead of
+	// its endpoints (use-cluster-ip).
+	ClusterIP bool
+}
+
+// Bounds of the upstream's sizes and buffers, as the buffering
+// annotations have them: nginx needs two buffers at least.
+const (
+	minUpstreamBuffers = 2
+	maxUpstreamBuffers = 64
+	maxUpstreamBuffer  = 1 << 30
+)
+
+func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
+	field := fmt.Sprintf("spec.upstreams[%d]", i)
+	if errs := validation.IsDNS1035Label(u.Name); len(errs) > 0 {
+		return nil, fmt.Errorf("%s.name %q: %s", field, model.Truncate(u.Name), strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1035Label(u.Service); len(errs) > 0 {
+		return nil, fmt.Errorf("%s.service %q: %s", field, model.Truncate(u.Service), strings.Join(errs, "; "))
+	}
+	if u.Port == 0 {
+		return nil, fmt.Errorf("%s.port is required", field)
+	}
+	out := &Upstream{Name: u.Name, Service: u.Service, Port: int32(u.Port), ClusterIP: u.UseClusterIP}
+	field += " (" + u.Name + ")"
+	pol, err := t.upstreamPolicy(field, u)
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(pol, model.Policy{}) {
+		out.Policy = &pol
+	}
+	out.Balance = t.balance(field, u)
+	for _, f := range []struct {
+		name, why string
+		set       bool
+	}{
+		{"subselector", "Causeway's endpoint data carries no pod labels to select by", len(u.Subselector) > 0},
+		{"fail-timeout", "the Lua balancer has no passive health checks", u.FailTimeout != ""},
+		{"max-fails", "the Lua balancer has no passive health checks", u.MaxFails != nil},
+		{"max-conns", "the Lua balancer does not bound connections per endpoint", u.MaxConns != nil},
+		{"keepalive", "every upstream shares the ConfigMap's upstream-keepalive-connections", u.Keepalive != nil},
+		{"busy-buffers-size", "not supported by Causeway yet", u.BusyBuffersSize != ""},
+		{"backup", "not supported by Causeway yet", u.Backup != "" || u.BackupPort != nil},
+	} {
+		if f.set {
+			t.unsupported(field+"."+f.name, f.why)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"healthCheck", u.HealthCheck != nil}, {"slow-start", u.SlowStart != ""}, {"queue", u.Queue != nil}, {"ntlm", u.NTLM}} {
+		if f.set {
+			t.plus(field + "." + f.name)
+		}
+	}
+	return out, nil
+}
+
+// invalid reports a bad value whose setting is dropped.
+func (t *translator) invalid(field, v string, err error) {
+	t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
+		Message: fmt.Sprintf("%s %q: %v; the default is used", field, model.Truncate(v), err)})
+}
+
+// upstreamPolicy reads the proxy settings of every route passing to the
+// upstream. Only an unknown type rejects the VirtualServer, as in NGINX
+// Ingress Controller.
+func (t *translator) upstreamPolicy(field string, u *nicv1.Upstream) (model.Policy, error) {
+	var pol model.Policy
+	duration := func(name, v string, parse func(string) (time.Duration, error)) time.Duration {
+		if v == "" {
+			return 0
+		}
+		d, err := parse(v)
+		if err != nil {
+			t.invalid(field+"."+name, v, err)
+		}
+		return d
+	}
+	size := func(name, v string, lo, hi int64) *model.Size {
+		if v == "" {
+			return nil
+		}
+		n, err := model.ParseSize(v)
+		if err == nil && (n < lo || (hi > 0 && n > hi)) {
+			err = fmt.Errorf("want a size from %s to %s", model.FormatSize(lo), model.FormatSize(hi))
+			if hi <= 0 {
+				err = fmt.Errorf("want a size of at least %s", model.FormatSize(lo))
+			}
+		}
+		if err != nil {
+			t.invalid(field+"."+name, v, err)
+			return nil
+		}
+		s := model.Size(n)
+		return &s
+	}
+	pol.Timeouts.Connect = duration("connect-timeout", u.ConnectTimeout, model.ParseTimeout)
+	pol.Timeouts.Read = duration("read-timeout", u.ReadTimeout, model.ParseTimeout)
+	pol.Timeouts.Send = duration("send-timeout", u.SendTimeout, model.ParseTimeout)
+	pol.Buffering.BodySize = size("client-max-body-size", u.ClientMaxBodySize, 0, 0)
+	pol.Buffering.ClientBodyBuffer = size("client-body-buffer-size", u.ClientBodyBufferSize, 1, maxUpstreamBuffer)
+	if u.Buffering != nil {
+		b := *u.Buffering
+		pol.Buffering.Response = &b
+	}
+	t.buffers(field, u, &pol.Buffering, size)
+	if u.NextUpstreamTries > 0 {
+		pol.Retry.Tries = u.NextUpstreamTries
+	}
+	if v := u.NextUpstream; v != "" {
+		on, err := model.ParseNextUpstream(v)
+		if err != nil {
+			t.invalid(field+".next-upstream", v, err)
+		}
+		pol.Retry.On = on
+	}
+	pol.Retry.Timeout = duration("next-upstream-timeout", u.NextUpstreamTimeout, model.ParseSeconds)
+	switch u.Type {
+	case "", "http":
+	case "grpc":
+		pol.Protocol = model.ProtocolGRPC
+	default:
+		return pol, fmt.Errorf("%s.type %q: want http or grpc", field, model.Truncate(u.Type))
+	}
+	if u.TLS.Enable {
+		if pol.Protocol == model.ProtocolGRPC {
+			pol.Protocol = model.ProtocolGRPCS
+		} else {
+			pol.Protocol = model.ProtocolHTTPS
+		}
+	}
+	return pol, nil
+}
+
+// buffers reads buffers and buffer-size. The model has one size for
+// proxy_buffer_size and each of proxy_buffers' buffers (as the annotations
+// proxy-buffer-size and proxy-buffers-number): buffer-size, else
+// buffers.size, sets both; a buffers.size that differs from buffer-size
+// is reported.
+func (t *translator) buffers(field string, u *nicv1.Upstream, b *model.Buffering,
+	size func(name, v string, lo, hi int64) *model.Size) {
+	b.BufferSize = size("buffer-size", u.BufferSize, 1, maxUpstreamBuffer)
+	bs := u.Buffers
+	if bs == nil {
+		return
+	}
+	if bs.Number < minUpstreamBuffers || bs.Number > maxUpstreamBuffers {
+		t.invalid(field+".buffers.number", fmt.Sprint(bs.Number),
+			fmt.Errorf("want %d to %d buffers", minUpstreamBuffers, maxUpstreamBuffers))
+	} else {
+		b.Buffers = bs.Number
+	}
+	each := size("buffers.size", bs.Size, 1, maxUpstreamBuffer)
+	switch {
+	case each == nil:
+	case b.BufferSize == nil:
+		b.BufferSize = each
+	case *b.BufferSize != *each:
+		t.unsupported(field+".buffers.size", fmt.Sprintf("each buffer has buffer-size's size, %s (one size for both, as proxy-buffer-size)",
+			model.FormatSize(int64(*b.BufferSize))))
+	}
+}
+
+// balance reads lb-method and sessionCookie. Cookie affinity (Causeway's
+// sticky method, ingress-nginx's affinity: cookie) replaces the method.
+func (t *translator) balance(field string, u *nicv1.Upstream) *model.Balance {
+	var out *model.Balance
+	if v := u.LBMethod; v != "" {
+		b, err := ParseLBMethod(v)
+		switch {
+		case errors.Is(err, errPlusMethod):
+			t.plus(field + ".lb-method " + v)
+		case err != nil:
+			t.invalid(field+".lb-method", v, err)
+		default:
+			out = &b
+		}
+	}
+	c := u.SessionCookie
+	if c == nil || !c.Enable {
+		if c != nil {
+			t.unsupported(field+".sessionCookie", "enable is false")
+		}
+		return out
+	}
+	sticky, err := t.sessionCookie(field+".sessionCookie", c)
+	if err != nil {
+		t.invalid(field+".sessionCookie", c.Name, err)
+		return out
+	}
+	if out != nil {
+		t.unsupported(field+".lb-method", "sessionCookie's cookie affinity chooses the endpoint")
+	}
+	return &model.Balance{Method: model.Sticky, Sticky: sticky}
+}
+
+// ParseLBMethod maps NGINX Ingress Controller's lb-method onto the Lua
+// balancer's methods: round_robin, least_conn, "random two" and "random
+// two least_conn" (two random endpoints compared by in-flight requests:
+// p2c), ip_hash and "hash KEY [consistent]" (consistent hashing on the
+// client address or the key). random alone has no equivalent.
+func ParseLBMethod(v string) (model.Balance, error) {
+	switch v {
+	case "round_robin":
+		return model.Balance{Method: model.RoundRobin}, nil
+	case "least_conn":
+		return model.Balance{Method: model.LeastConn}, nil
+	case "random two", "random two least_conn":
+		return model.Balance{Method: model.P2C}, nil
+	case "ip_hash":
+		return model.Balance{Method: model.CHash, HashKey: "$binary_remote_addr"}, nil
+	case "random":
+		return model.Balance{}, errors.New(`random (one endpoint at random) is not supported by Causeway; use "random two"`)
+	}
+	if f := strings.Fields(v); len(f) >= 2 && len(f) <= 3 && f[0] == "hash" && (len(f) == 2 || f[2] == "consistent") {
+		if err := model.ValidateHashKey(f[1]); err != nil {
+			return model.Balance{}, err
+		}
+		return model.Balance{Method: model.CHash, HashKey: f[1]}, nil
+	}
+	if strings.HasPrefix(v, "least_time") || strings.HasPrefix(v, "random two least_time") {
+		return model.Balance{}, errPlusMethod
+	}
+	return model.Balance{}, errors.New(`want round_robin, least_conn, ip_hash, "random two", "random two least_conn" or "hash KEY [consistent]"`)
+}
+
+// sessionCookie maps sessionCookie onto the affinity cookie: name, path,
+// expires (a duration, or max for the longest), samesite and secure.
+// domain and httpOnly have no equivalent and are reported.
+func (t *translator) sessionCookie(field string, c *nicv1.SessionCookie) (*model.StickyCookie, error) {
+	if c.Name == "" {
+		return nil, errors.New("name is required")
+	}
+	s := &model.StickyCookie{Name: c.Name, Path: c.Path, Secure: c.Secure}
+	switch c.Expires {
+	case "":
+	case "max":
+		s.MaxAge = model.MaxCookieAge
+	default:
+		n, err := cookieSeconds(c.Expires)
+		if err != nil {
+			return nil, fmt.Errorf("expires %q: %v", model.Truncate(c.Expires), err)
+		}
+		s.MaxAge = n
+	}
+	switch strings.ToLower(c.SameSite) {
+	case "":
+	case "strict":
+		s.SameSite = "Strict"
+	case "lax":
+		s.SameSite = "Lax"
+	case "none":
+		s.SameSite = "None"
+	default:
+		return nil, fmt.Errorf("samesite %q: want strict, lax or none", model.Truncate(c.SameSite))
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if c.Domain != "" {
+		t.unsupported(field+".domain", "the affinity cookie is set for the request's host")
+	}
+	if c.HTTPOnly {
+		t.unsupported(field+".httpOnly", "the affinity cookie has no HttpOnly attribute")
+	}
+	return s, nil
+}
+
+// cookieSeconds reads a cookie lifetime: 1 to 9 digits and one unit s,
+// m, h or d, at most model.MaxCookieAge seconds.
+func cookieSeconds(v string) (int, error) {
+	units := map[byte]int{'s': 1, 'm': 60, 'h': 3600, 'd': 86400}
+	want := errors.New("want a duration such as 30m, 12h or 7d, or max")
+	if len(v) < 2 || len(v) > 10 || units[v[len(v)-1]] == 0 {
+		return 0, want
+	}
+	n, err := strconv.Atoi(v[:len(v)-1])
+	if err != nil || n < 1 || strings.Trim(v[:len(v)-1], "0123456789") != "" {
+		return 0, want
+	}
+	if n > model.MaxCookieAge/units[v[len(v)-1]] {
+		return 0, fmt.Errorf("want at most %d seconds", model.MaxCookieAge)
+	}
+	return n * units[v[len(v)-1]], nil
+}
