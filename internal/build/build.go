@@ -629,8 +629,12 @@ func (b *builder) finish() {
 			if l.Policy != nil && l.Policy.Errors != nil {
 				used[l.Policy.Errors.Backend] = true
 			}
-			if l.Policy != nil && l.Policy.UpstreamTLS != nil && l.Policy.UpstreamTLS.Secret != "" {
-				usedProxySecrets[l.Policy.UpstreamTLS.Secret] = true
+			if l.Policy != nil && l.Policy.UpstreamTLS != nil {
+				for _, k := range []string{l.Policy.UpstreamTLS.Secret, l.Policy.UpstreamTLS.CASecret} {
+					if k != "" {
+						usedProxySecrets[k] = true
+					}
+				}
 			}
 			if l.Policy != nil && l.Policy.BasicAuth != nil {
 				usedAuthFiles[l.Policy.BasicAuth.File] = true

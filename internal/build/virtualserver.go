@@ -166,10 +166,7 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			}
 		}
 		if pols != nil {
-			if loc.Policy == nil {
-				loc.Policy = &model.Policy{}
-			}
-			loc.Policy.Access, loc.Policy.BasicAuth, loc.Policy.Limits = pols.Access, pols.BasicAuth, pols.Limits
+			b.applyRoutePolicy(owner, loc, pols)
 		}
 		srv.Locations = append(srv.Locations, loc)
 	}
@@ -220,6 +217,7 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 		return false
 	}
 	srv.SSLRedirect = t.TLS != nil && t.TLS.Redirect
+	b.vsClientTLS(srv, t)
 	if srv.SSLRedirect && t.TLS.Code != 0 && t.TLS.Code != b.model.Config.HTTPRedirectCode {
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.tls.redirect.code %d: HTTPS redirects answer the ConfigMap's http-redirect-code, %d; a code per VirtualServer is not supported yet",
@@ -234,7 +232,8 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 // Policy is missing, of another class or invalid; nil when none applies.
 func (b *builder) routePolicies(ref model.ObjectRef, outer []string, r nic.Route) (*model.Policy, bool) {
 	byKind := map[string]*nic.Policy{}
-	for _, refs := range [][]string{outer, r.Policies} {
+	own := map[string]bool{}
+	for i, refs := range [][]string{outer, r.Policies} {
 		for _, key := range refs {
 			p, why := b.nicPolicy(key)
 			if why != "" {
@@ -242,26 +241,17 @@ func (b *builder) routePolicies(ref model.ObjectRef, outer []string, r nic.Route
 				return nil, false
 			}
 			byKind[p.Kind] = p
+			own[p.Kind] = i == 1
 		}
 	}
 	if len(byKind) == 0 {
 		return nil, true
 	}
 	out := &model.Policy{}
-	for _, p := range byKind {
-		switch {
-		case p.Access != nil:
-			out.Access = p.Access
-		case p.Limits != nil:
-			out.Limits = p.Limits
-		case p.BasicAuth != nil:
-			f := &model.AuthFile{Namespace: p.Ref.Namespace, Name: p.BasicAuth.Secret, HTPasswd: true}
-			key, err := b.htpasswdFile(f)
-			if err != nil {
-				b.problem(ref, secretReason(err), false, "route %s: Policy %s: %v; the route answers 500", r.Match.Path, p.Ref.Namespace+"/"+p.Ref.Name, err)
-				return nil, false
-			}
-			out.BasicAuth = &model.BasicAuth{Realm: p.BasicAuth.Realm, File: key}
+	for kind, p := range byKind {
+		if err := b.routePolicy(p, out, own[kind]); err != nil {
+			b.problem(ref, policyReason(err), false, "route %s: Policy %s: %v; the route answers 500", r.Match.Path, p.Ref.Namespace+"/"+p.Ref.Name, err)
+			return nil, false
 		}
 	}
 	return out, true

@@ -32,7 +32,9 @@ func TestVirtualServerUpstreamBackends(t *testing.T) {
 	}{
 		{name: "lb-method least_conn", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) { vs.Spec.Upstreams[0].LBMethod = "least_conn" },
 			backend: a, want: model.Balance{Method: model.LeastConn}},
-		{name: "hash", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) { vs.Spec.Upstreams[0].LBMethod = "hash $remote_addr consistent" },
+		{name: "hash", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) {
+			vs.Spec.Upstreams[0].LBMethod = "hash $remote_addr consistent"
+		},
 			backend: a, want: model.Balance{Method: model.CHash, HashKey: "$remote_addr"}},
 		{name: "sessionCookie is the sticky method", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) {
 			vs.Spec.Upstreams[0].SessionCookie = &nicv1.SessionCookie{Enable: true, Name: "srv"}

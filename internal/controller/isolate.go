@@ -87,10 +87,12 @@ func proxySecretUsers(m *model.Model, rel string) []model.ObjectRef {
 	var refs []model.ObjectRef
 	for _, srv := range m.Servers {
 		for _, l := range srv.Locations {
-			if p := l.Policy; p != nil && p.UpstreamTLS != nil && p.UpstreamTLS.Secret != "" {
-				ns, name, _ := strings.Cut(p.UpstreamTLS.Secret, "/")
-				if rel == layout.ProxyCertFile(ns, name) || rel == layout.ProxyCAFile(ns, name) {
-					refs = append(refs, l.Source)
+			if p := l.Policy; p != nil && p.UpstreamTLS != nil {
+				for _, k := range []string{p.UpstreamTLS.Secret, p.UpstreamTLS.CASecret} {
+					ns, name, _ := strings.Cut(k, "/")
+					if k != "" && (rel == layout.ProxyCertFile(ns, name) || rel == layout.ProxyCAFile(ns, name)) {
+						refs = append(refs, l.Source)
+					}
 				}
 			}
 		}

@@ -169,6 +169,11 @@ type UpstreamTLS struct {
 	// Secret is the key of a ProxySecret in Model.ProxySecrets holding the
 	// client certificate and the CA bundle, or "".
 	Secret string
+	// CASecret, when set, is the key of the ProxySecret whose CA bundle
+	// verifies the backend in place of Secret's: NGINX Ingress
+	// Controller's egressMTLS names the client certificate and the CA in
+	// two Secrets.
+	CASecret string
 	// Verify checks the backend certificate against the secret's CA.
 	Verify bool
 	// VerifyDepth is the longest chain accepted (default 1).

@@ -128,10 +128,14 @@ var policyCases = []struct {
 				Protocols: []string{"TLSv1.2", "TLSv1.3"}, Ciphers: "HIGH:!aNULL:!MD5",
 			}}),
 			loc(model.Prefix, "/https-ca-only", &model.Policy{Protocol: model.ProtocolHTTPS, UpstreamTLS: &model.UpstreamTLS{Secret: "shop/ca-only", Verify: true}}),
+			// egressMTLS: the client certificate and the CA in two Secrets.
+			loc(model.Prefix, "/https-two-secrets", &model.Policy{Protocol: model.ProtocolHTTPS, UpstreamTLS: &model.UpstreamTLS{
+				Secret: "shop/client", CASecret: "shop/ca-only", Verify: true}}),
 		}})
 		m.ProxySecrets = []*model.ProxySecret{
 			{Namespace: "shop", Name: "backend-ca", Cert: []byte("cert"), PrivateKey: []byte("key"), CA: []byte("ca")},
 			{Namespace: "shop", Name: "ca-only", CA: []byte("ca")},
+			{Namespace: "shop", Name: "client", Cert: []byte("cert"), PrivateKey: []byte("key")},
 		}
 		return m
 	}},
@@ -399,6 +403,7 @@ func TestPolicyRefusals(t *testing.T) {
 		"negative timeout":      {Timeouts: model.Timeouts{Read: -time.Second}},
 		"verify without CA":     {UpstreamTLS: &model.UpstreamTLS{Verify: true}},
 		"unknown proxy secret":  {UpstreamTLS: &model.UpstreamTLS{Secret: "shop/nope"}},
+		"unknown CA secret":     {UpstreamTLS: &model.UpstreamTLS{CASecret: "shop/nope"}},
 		"TLS protocol":          {UpstreamTLS: &model.UpstreamTLS{Protocols: []string{"SSLv3"}}},
 		"ciphers":               {UpstreamTLS: &model.UpstreamTLS{Ciphers: "HIGH; evil"}},
 		"error status":          {Errors: &model.ErrorPages{Codes: []int{200}, Backend: "shop/errors/80"}},

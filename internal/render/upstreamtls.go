@@ -51,6 +51,19 @@ func (sp *serverPlan) planSSL(t *model.UpstreamTLS) (*sslView, error) {
 			}
 		}
 	}
+	if t.CASecret != "" {
+		s := sp.proxySecret(t.CASecret)
+		if s == nil || len(s.CA) == 0 {
+			return nil, fmt.Errorf("proxy secret %q holds no CA bundle in the model", t.CASecret)
+		}
+		ns, name, err := secretParts(t.CASecret)
+		if err != nil {
+			return nil, err
+		}
+		if v.Trusted, err = Quote(sp.rc.p.StateDir.Path(layout.ProxyCAFile(ns, name))); err != nil {
+			return nil, err
+		}
+	}
 	if v.Verify && v.Trusted == "" {
 		// nginx refuses the whole configuration otherwise.
 		return nil, fmt.Errorf("backend certificate verification without a CA bundle")

@@ -25,6 +25,11 @@ type Policy struct {
 	BasicAuth *BasicAuth
 	// Limits is rateLimit.
 	Limits *model.Limits
+	// IngressMTLS is ingressMTLS: server level, from a VirtualServer's
+	// own policies only.
+	IngressMTLS *IngressMTLS
+	// EgressMTLS is egressMTLS.
+	EgressMTLS *EgressMTLS
 }
 
 // BasicAuth is a basicAuth policy: the users of a Secret of type
@@ -75,6 +80,10 @@ func TranslatePolicy(p *nicv1.Policy) (*Policy, []model.Problem, error) {
 		out.BasicAuth, err = basicAuth(s.BasicAuth)
 	case s.RateLimit != nil:
 		out.Limits, err = t.rateLimit(s.RateLimit)
+	case s.IngressMTLS != nil:
+		out.IngressMTLS, err = t.ingressMTLS(s.IngressMTLS)
+	case s.EgressMTLS != nil:
+		out.EgressMTLS, err = t.egressMTLS(s.EgressMTLS)
 	case s.JWT != nil, s.OIDC != nil, s.WAF != nil:
 		err = fmt.Errorf("spec.%s needs NGINX Plus (or App Protect) in NGINX Ingress Controller and is not supported by Causeway", kinds[0])
 	default:

@@ -66,31 +66,42 @@ func TestTranslatePolicy(t *testing.T) {
 			err: "per client address"},
 		{name: "a bad rate", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/h", Key: "${binary_remote_addr}"}}, err: "spec.rateLimit.rate"},
 		{name: "jwt needs Plus", spec: nicv1.PolicySpec{JWT: &nicv1.JWTAuth{Secret: "jwk"}}, err: "needs NGINX Plus"},
+		{name: "oidc needs Plus", spec: nicv1.PolicySpec{OIDC: &nicv1.OIDC{}}, err: "needs NGINX Plus"},
+		{name: "waf needs Plus", spec: nicv1.PolicySpec{WAF: &nicv1.WAF{Enable: true}}, err: "needs NGINX Plus"},
 		{name: "cors is not supported yet", spec: nicv1.PolicySpec{CORS: &nicv1.CORS{AllowOrigin: []string{"*"}}}, err: "not supported by Causeway yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pol"}, Spec: tc.spec}
-			out, problems, err := TranslatePolicy(p)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want one with %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(problems) != len(tc.problems) {
-				t.Fatalf("problems %v, want %v", problems, tc.problems)
-			}
-			for i, want := range tc.problems {
-				if !strings.Contains(problems[i].Message, want) || problems[i].Object != (model.ObjectRef{Kind: "Policy", Namespace: "shop", Name: "pol"}) {
-					t.Errorf("problem %v, want one on Policy shop/pol with %q", problems[i], want)
-				}
-			}
-			if tc.check != nil {
+			out := translatePolicyCase(t, tc.spec, tc.err, tc.problems)
+			if out != nil && tc.check != nil {
 				tc.check(t, out)
 			}
 		})
 	}
+}
+
+// translatePolicyCase translates a Policy shop/pol of spec and checks its
+// rejection (a fragment of the error, "" for none) or its Problems (a
+// fragment of each, in order). It returns the Policy, nil when rejected.
+func translatePolicyCase(t *testing.T, spec nicv1.PolicySpec, wantErr string, wantProblems []string) *Policy {
+	t.Helper()
+	p := &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pol"}, Spec: spec}
+	out, problems, err := TranslatePolicy(p)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err %v, want one with %q", err, wantErr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != len(wantProblems) {
+		t.Fatalf("problems %v, want %v", problems, wantProblems)
+	}
+	for i, want := range wantProblems {
+		if !strings.Contains(problems[i].Message, want) || problems[i].Object != (model.ObjectRef{Kind: "Policy", Namespace: "shop", Name: "pol"}) {
+			t.Errorf("problem %v, want one on Policy shop/pol with %q", problems[i], want)
+		}
+	}
+	return out
 }
