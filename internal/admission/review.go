@@ -101,6 +101,9 @@ func (r *Reviewer) Review(ctx context.Context, ing *networkingv1.Ingress) (probl
 		cand.UID = types.UID("admission-review")
 	}
 	snap := idx.context(cand)
+	if idx.meetsBalancer(cand) {
+		snap = idx.whole(func(s *source.Snapshot) { s.Ingresses = replaced(s.Ingresses, cand) })
+	}
 	if r.fetcher != nil {
 		cms, secrets, err := r.fetcher.Referenced(ctx, cand)
 		if err != nil {
@@ -132,7 +135,11 @@ func (r *Reviewer) ReviewVirtualServer(ctx context.Context, vs *nicv1.VirtualSer
 	if cand.UID == "" {
 		cand.UID = types.UID("admission-review")
 	}
-	return r.problemsOf(idx.virtualServerContext(cand), "VirtualServer", cand.Namespace, cand.Name), true, nil
+	snap := idx.virtualServerContext(cand)
+	if idx.claimsShared(cand) {
+		snap = idx.whole(func(s *source.Snapshot) { s.VirtualServers = replaced(s.VirtualServers, cand) })
+	}
+	return r.problemsOf(snap, "VirtualServer", cand.Namespace, cand.Name), true, nil
 }
 
 // ReviewTransportServer returns the Problems ts would raise, in the
@@ -186,6 +193,10 @@ func (r *Reviewer) ReviewVirtualServerRoute(ctx context.Context, vsr *nicv1.Virt
 		}
 	}
 	snap = withRoute(snap, vsr)
+	if idx.balancingShared("VirtualServerRoute/"+key, vsr.Namespace, vsr.Spec.Upstreams) ||
+		slices.ContainsFunc(idx.delegators[key], idx.claimsShared) {
+		snap = idx.whole(func(s *source.Snapshot) { s.VirtualServerRoutes = replaced(s.VirtualServerRoutes, vsr) })
+	}
 	// Its own upstreams' Services and Policies, as written now.
 	services, secrets := map[string]bool{}, map[string]bool{}
 	for _, u := range vsr.Spec.Upstreams {
@@ -311,6 +322,11 @@ type index struct {
 	// VirtualServerRoute "namespace/name"; the first served one to ask
 	// gets it.
 	delegators map[string][]*nicv1.VirtualServer
+	// balancers: the VirtualServers and VirtualServerRoutes
+	// ("Kind/namespace/name") whose upstreams set a balancing (lb-method,
+	// sessionCookie) for each Service "namespace/name"; crUsers all those
+	// whose upstreams name it.
+	balancers, crUsers map[string][]string
 	// policies and vsrs by "namespace/name", for what VirtualServers name.
 	policies map[string]*nicv1.Policy
 	vsrs     map[string]*nicv1.VirtualServerRoute
@@ -342,6 +358,8 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		regexHosts:   map[string]bool{},
 		vsByHost:     map[string][]*nicv1.VirtualServer{},
 		delegators:   map[string][]*nicv1.VirtualServer{},
+		balancers:    map[string][]string{},
+		crUsers:      map[string][]string{},
 		policies:     make(map[string]*nicv1.Policy, len(snap.Policies)),
 		vsrs:         make(map[string]*nicv1.VirtualServerRoute, len(snap.VirtualServerRoutes)),
 		tsByListener: map[string][]*nicv1.TransportServer{},
@@ -374,9 +392,11 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 	}
 	for _, r := range snap.VirtualServerRoutes {
 		x.vsrs[r.Namespace+"/"+r.Name] = r
+		x.addUpstreams("VirtualServerRoute/"+r.Namespace+"/"+r.Name, r.Namespace, r.Spec.Upstreams)
 	}
 	for _, v := range snap.VirtualServers {
 		x.vsByHost[v.Spec.Host] = append(x.vsByHost[v.Spec.Host], v)
+		x.addUpstreams("VirtualServer/"+v.Namespace+"/"+v.Name, v.Namespace, v.Spec.Upstreams)
 		for _, key := range delegations(v) {
 			x.delegators[key] = append(x.delegators[key], v)
 		}
@@ -405,6 +425,76 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		x.maps[c.Namespace+"/"+c.Name] = c
 	}
 	return x
+}
+
+func (x *index) addUpstreams(key, ns string, ups []nicv1.Upstream) {
+	for _, u := range ups {
+		svc := ns + "/" + u.Service
+		x.crUsers[svc] = append(x.crUsers[svc], key)
+		if balances(u) {
+			x.balancers[svc] = append(x.balancers[svc], key)
+		}
+	}
+}
+
+// balances reports whether an upstream claims its Service's balancing.
+func balances(u nicv1.Upstream) bool { return u.LBMethod != "" || u.SessionCookie != nil }
+
+// balancingShared reports whether one of the upstreams of key (a
+// VirtualServer or VirtualServerRoute in ns) claims the balancing of a
+// Service someone else sends to. Who wins such a claim is the oldest of
+// all of them that is served, which depends on their hosts: the review
+// then builds the whole snapshot, as rare as it is costly.
+func (x *index) balancingShared(key, ns string, ups []nicv1.Upstream) bool {
+	for _, u := range ups {
+		svc := ns + "/" + u.Service
+		if balances(u) && (len(x.byService[svc]) > 0 || slices.ContainsFunc(x.crUsers[svc], func(k string) bool { return k != key })) {
+			return true
+		}
+	}
+	return false
+}
+
+// meetsBalancer reports whether an Ingress sends to a Service whose
+// balancing a VirtualServer or VirtualServerRoute claims (see
+// balancingShared).
+func (x *index) meetsBalancer(ing *networkingv1.Ingress) bool {
+	for s := range x.servicesOf(ing) {
+		if len(x.balancers[s]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// claimsShared reports whether vs, or a VirtualServerRoute it delegates
+// to, claims the balancing of a shared Service (see balancingShared).
+func (x *index) claimsShared(vs *nicv1.VirtualServer) bool {
+	if x.balancingShared("VirtualServer/"+vs.Namespace+"/"+vs.Name, vs.Namespace, vs.Spec.Upstreams) {
+		return true
+	}
+	for _, key := range delegations(vs) {
+		if r := x.vsrs[key]; r != nil && x.balancingShared("VirtualServerRoute/"+key, r.Namespace, r.Spec.Upstreams) {
+			return true
+		}
+	}
+	return false
+}
+
+// whole is the whole snapshot with the candidate in place of its
+// namesake: replace puts it into the copy.
+func (x *index) whole(replace func(*source.Snapshot)) *source.Snapshot {
+	snap := *x.snap
+	replace(&snap)
+	return &snap
+}
+
+// replaced is list without the namesake of cand, and with cand.
+func replaced[T metav1.Object](list []T, cand T) []T {
+	out := slices.DeleteFunc(slices.Clone(list), func(o T) bool {
+		return o.GetNamespace() == cand.GetNamespace() && o.GetName() == cand.GetName()
+	})
+	return append(out, cand)
 }
 
 // mayBeRegex reports whether an Ingress can turn its hosts to regex mode.
