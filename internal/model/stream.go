@@ -117,3 +117,32 @@ type StreamProxy struct {
 	// ingress-nginx's ":PROXY" suffixes in its tcp-services ConfigMap.
 	AcceptProxyProtocol, SendProxyProtocol bool
 }
+
+// Passthrough is TLS passthrough by server name on the HTTPS port
+// (--enable-tls-passthrough, --enable-ssl-passthrough). A stream server
+// on the HTTPS port reads the server name of each TLS ClientHello and
+// passes the connection, still encrypted, to the Route of that name;
+// every other connection goes, behind a PROXY protocol header carrying
+// the client's address, to the http servers' HTTPS listener, which then
+// listens on a private unix socket instead of the HTTPS port.
+type Passthrough struct {
+	// Routes are sorted by host.
+	Routes []*PassthroughRoute
+}
+
+// PassthroughRoute passes the TLS connections for one server name to a
+// Service's endpoints.
+type PassthroughRoute struct {
+	// Host is what ValidateHost accepts: a lower-case DNS name, or
+	// "*.suffix" matching any name under suffix (nginx's wildcard).
+	Host string
+	// Backend is "namespace/service/port"; Endpoints its ready endpoints,
+	// sorted, written into the stream file (a change reloads). Empty:
+	// connections are closed.
+	Backend   string
+	Endpoints []Endpoint
+	Upstream  StreamUpstream
+	Proxy     StreamProxy
+	// Source is the TransportServer or Ingress the route came from.
+	Source ObjectRef
+}

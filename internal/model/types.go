@@ -34,6 +34,9 @@ type Model struct {
 	DefaultCertificate string
 	// Streams are the TCP and UDP servers, sorted by listener name.
 	Streams []*StreamServer
+	// Passthrough is TLS passthrough on the HTTPS port; nil when it is
+	// off, and the HTTPS port is the http servers' own.
+	Passthrough *Passthrough
 }
 
 // Server is one virtual host.

@@ -27,6 +27,12 @@ type TransportServer struct {
 	// TLSSecret, when set, is the name of the kubernetes.io/tls Secret
 	// (in the namespace) with which the listener terminates TLS.
 	TLSSecret string
+	// Passthrough says that the TransportServer uses the built-in
+	// tls-passthrough listener: TLS connections whose server name is Host
+	// go, still encrypted, to the upstream (Listener is then
+	// nicv1.TLSPassthroughListenerName and Protocol TCP).
+	Passthrough bool
+	Host        string
 }
 
 // TransportUpstream is the Service an upstream names and its settings.
@@ -62,20 +68,14 @@ func TranslateTransportServer(ts *nicv1.TransportServer) (*TransportServer, []mo
 	switch {
 	case l.Name == "" || l.Protocol == "":
 		return nil, nil, errors.New("spec.listener.name and spec.listener.protocol are required")
-	case l.Name == nicv1.TLSPassthroughListenerName || l.Protocol == nicv1.TLSPassthroughListenerProtocol:
-		return nil, nil, errors.New("spec.listener: the tls-passthrough listener (TLS_PASSTHROUGH) is not supported by Causeway yet")
-	}
-	if errs := validation.IsDNS1035Label(l.Name); len(errs) > 0 {
-		return nil, nil, fmt.Errorf("spec.listener.name %q: %s", model.Truncate(l.Name), strings.Join(errs, "; "))
-	}
-	switch p := model.StreamProtocol(l.Protocol); p {
-	case model.StreamTCP, model.StreamUDP:
-		out.Listener, out.Protocol = l.Name, p
+	case IsPassthroughListener(l):
+		if err := passthroughListener(s, out); err != nil {
+			return nil, nil, err
+		}
 	default:
-		return nil, nil, fmt.Errorf("spec.listener.protocol %q: want TCP or UDP", model.Truncate(l.Protocol))
-	}
-	if s.Host != "" {
-		return nil, nil, errors.New("spec.host (TLS passthrough by server name) is not supported by Causeway yet")
+		if err := streamListener(s, out); err != nil {
+			return nil, nil, err
+		}
 	}
 	if s.TLS != nil && s.TLS.Secret != "" {
 		if out.Protocol != model.StreamTCP {
@@ -115,6 +115,54 @@ func TranslateTransportServer(ts *nicv1.TransportServer) (*TransportServer, []mo
 		return nil, nil, err
 	}
 	return out, t.problems, nil
+}
+
+// IsPassthroughListener reports whether a TransportServer asks for the
+// built-in tls-passthrough listener, by its name or its protocol.
+func IsPassthroughListener(l nicv1.TransportServerListener) bool {
+	return l.Name == nicv1.TLSPassthroughListenerName || l.Protocol == nicv1.TLSPassthroughListenerProtocol
+}
+
+// passthroughListener checks the tls-passthrough listener as NGINX Ingress
+// Controller does: its name and protocol go together, a host is
+// required (a DNS name or a "*." wildcard) and TLS is not terminated.
+func passthroughListener(s *nicv1.TransportServerSpec, out *TransportServer) error {
+	l := s.Listener
+	switch {
+	case l.Name != nicv1.TLSPassthroughListenerName:
+		return fmt.Errorf("spec.listener.name %q: must be %s for the protocol %s", model.Truncate(l.Name), nicv1.TLSPassthroughListenerName, nicv1.TLSPassthroughListenerProtocol)
+	case l.Protocol != nicv1.TLSPassthroughListenerProtocol:
+		return fmt.Errorf("spec.listener.protocol %q: must be %s for the built-in %s listener", model.Truncate(l.Protocol), nicv1.TLSPassthroughListenerProtocol, nicv1.TLSPassthroughListenerName)
+	case s.Host == "":
+		return errors.New("spec.host is required on the tls-passthrough listener: it is the TLS server name passed through")
+	case s.TLS != nil && s.TLS.Secret != "":
+		return errors.New("spec.tls: a tls-passthrough TransportServer does not terminate TLS; remove spec.tls.secret")
+	}
+	if err := model.ValidateHost(s.Host); err != nil {
+		return fmt.Errorf("spec.host: %w", err)
+	}
+	out.Listener, out.Protocol, out.Passthrough, out.Host = l.Name, model.StreamTCP, true, s.Host
+	return nil
+}
+
+// streamListener checks a GlobalConfiguration listener's name and
+// protocol; a host is a server name that only the tls-passthrough
+// listener reads.
+func streamListener(s *nicv1.TransportServerSpec, out *TransportServer) error {
+	l := s.Listener
+	if errs := validation.IsDNS1035Label(l.Name); len(errs) > 0 {
+		return fmt.Errorf("spec.listener.name %q: %s", model.Truncate(l.Name), strings.Join(errs, "; "))
+	}
+	switch p := model.StreamProtocol(l.Protocol); p {
+	case model.StreamTCP, model.StreamUDP:
+		out.Listener, out.Protocol = l.Name, p
+	default:
+		return fmt.Errorf("spec.listener.protocol %q: want TCP, UDP or %s", model.Truncate(l.Protocol), nicv1.TLSPassthroughListenerProtocol)
+	}
+	if s.Host != "" {
+		return errors.New("spec.host: a server name is read on the tls-passthrough listener only; TLS termination by host on a TCP listener is not supported by Causeway yet")
+	}
+	return nil
 }
 
 // streamTime parses one of a TransportServer's times; "" is def.

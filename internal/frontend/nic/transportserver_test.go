@@ -20,6 +20,14 @@ func tsSpec() nicv1.TransportServerSpec {
 	}
 }
 
+// passthrough moves a spec to the tls-passthrough listener for host.
+func passthrough(host string) func(*nicv1.TransportServerSpec) {
+	return func(s *nicv1.TransportServerSpec) {
+		s.Listener = nicv1.TransportServerListener{Name: "tls-passthrough", Protocol: "TLS_PASSTHROUGH"}
+		s.Host = host
+	}
+}
+
 // TestTranslateTransportServer: a row per rule. err is a fragment of the
 // rejection; problems are fragments, one per expected Problem.
 func TestTranslateTransportServer(t *testing.T) {
@@ -44,12 +52,39 @@ func TestTranslateTransportServer(t *testing.T) {
 			}
 		}},
 		{name: "the listener is required", change: func(s *nicv1.TransportServerSpec) { s.Listener = nicv1.TransportServerListener{} }, err: "spec.listener.name and spec.listener.protocol are required"},
-		{name: "the listener protocol is TCP or UDP", change: func(s *nicv1.TransportServerSpec) { s.Listener.Protocol = "HTTP" }, err: "want TCP or UDP"},
+		{name: "the listener protocol is TCP or UDP", change: func(s *nicv1.TransportServerSpec) { s.Listener.Protocol = "HTTP" }, err: "want TCP, UDP or TLS_PASSTHROUGH"},
 		{name: "the listener name is a DNS label", change: func(s *nicv1.TransportServerSpec) { s.Listener.Name = "Dns" }, err: "spec.listener.name"},
-		{name: "tls-passthrough is not supported yet", change: func(s *nicv1.TransportServerSpec) {
-			s.Listener = nicv1.TransportServerListener{Name: "tls-passthrough", Protocol: "TLS_PASSTHROUGH"}
-		}, err: "not supported by Causeway yet"},
-		{name: "host is not supported yet", change: func(s *nicv1.TransportServerSpec) { s.Host = "db.example.com" }, err: "spec.host"},
+		{name: "tls-passthrough with a host", change: passthrough("app.example.com"), check: func(t *testing.T, ts *TransportServer) {
+			if !ts.Passthrough || ts.Host != "app.example.com" || ts.Listener != "tls-passthrough" || ts.Protocol != model.StreamTCP || ts.Upstream.Service != "coredns" {
+				t.Errorf("%+v", ts)
+			}
+		}},
+		{name: "tls-passthrough with a wildcard host (NIC allows it)", change: passthrough("*.example.com"), check: func(t *testing.T, ts *TransportServer) {
+			if !ts.Passthrough || ts.Host != "*.example.com" {
+				t.Errorf("%+v", ts)
+			}
+		}},
+		{name: "tls-passthrough needs a host", change: passthrough(""), err: "spec.host is required"},
+		{name: "tls-passthrough host is a lower-case DNS name", change: passthrough("App.example.com"), err: "spec.host"},
+		{name: "tls-passthrough host is not an IP address", change: passthrough("10.0.0.1"), err: "spec.host"},
+		{name: "tls-passthrough host cannot inject", change: passthrough("a.com;}"), err: "spec.host"},
+		{name: "the tls-passthrough listener's protocol is TLS_PASSTHROUGH", change: func(s *nicv1.TransportServerSpec) {
+			passthrough("app.example.com")(s)
+			s.Listener.Protocol = "TCP"
+		}, err: "must be TLS_PASSTHROUGH"},
+		{name: "TLS_PASSTHROUGH is the tls-passthrough listener's only", change: func(s *nicv1.TransportServerSpec) {
+			passthrough("app.example.com")(s)
+			s.Listener.Name = "mine"
+		}, err: "must be tls-passthrough"},
+		{name: "tls-passthrough does not terminate TLS", change: func(s *nicv1.TransportServerSpec) {
+			passthrough("app.example.com")(s)
+			s.TLS = &nicv1.TransportServerTLS{Secret: "app-tls"}
+		}, err: "does not terminate TLS"},
+		{name: "tls-passthrough has no UDP parameters", change: func(s *nicv1.TransportServerSpec) {
+			passthrough("app.example.com")(s)
+			s.UpstreamParameters = &nicv1.UpstreamParameters{UDPRequests: ptr.To(1)}
+		}, err: "only allowed on a UDP listener"},
+		{name: "a host on a TCP listener is not supported yet", change: func(s *nicv1.TransportServerSpec) { s.Host = "db.example.com" }, err: "spec.host"},
 		{name: "TLS termination on a TCP listener", change: func(s *nicv1.TransportServerSpec) {
 			s.TLS = &nicv1.TransportServerTLS{Secret: "db-tls"}
 		}, check: func(t *testing.T, ts *TransportServer) {

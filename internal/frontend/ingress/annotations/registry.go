@@ -96,7 +96,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup, passthroughGroup}
 
 // supported builds the rows of an implemented group.
 func supported(group string, rows ...Annotation) []Annotation {
@@ -167,7 +167,7 @@ var pending = concat(
 		"session-cookie-domain", "session-cookie-conditional-samesite-none"),
 	ingressNginx("errors", AnnotationNotYetSupported, "disable-proxy-intercept-errors"),
 	ingressNginx("server", AnnotationNotYetSupported,
-		"ssl-ciphers", "ssl-prefer-server-ciphers", "ssl-passthrough", "http2-push-preload"),
+		"ssl-ciphers", "ssl-prefer-server-ciphers", "http2-push-preload"),
 	ingressNginx("snippets", AnnotationNotYetSupported, "stream-snippet"),
 	ingressNginx("waf", AnnotationNotYetSupported,
 		"enable-modsecurity", "enable-owasp-core-rules", "modsecurity-transaction-id", "modsecurity-snippet"),

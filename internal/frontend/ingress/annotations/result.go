@@ -40,6 +40,9 @@ type Result struct {
 	// authentication (auth-secret); the builder reads it into
 	// Location.BasicAuth.File.
 	BasicAuthSecret *AuthSecret
+	// SSLPassthrough passes TLS connections for the Ingress's hosts,
+	// still encrypted, to a Service (ssl-passthrough).
+	SSLPassthrough bool
 	// Canary is set when the Ingress is a canary (canary "true"): its
 	// paths add no locations but split those of a main Ingress.
 	Canary *model.CanaryRule
