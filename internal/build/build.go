@@ -72,6 +72,13 @@ type Options struct {
 	// HTTPPort and HTTPSPort are the controller's HTTP listeners, which a
 	// GlobalConfiguration listener cannot take.
 	HTTPPort, HTTPSPort int
+	// TLSPassthrough serves TLS passthrough by server name on the HTTPS
+	// port (--enable-tls-passthrough, --enable-ssl-passthrough): the
+	// tls-passthrough TransportServers and ssl-passthrough Ingresses.
+	TLSPassthrough bool
+	// StreamRealIPAvailable says that nginx's stream module has the realip
+	// module, which passthrough needs with use-proxy-protocol.
+	StreamRealIPAvailable bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -163,17 +170,22 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	// Oldest first, UID breaking ties: the first claim on anything wins,
 	// whatever the kind.
 	b.server("") // the catch-all always exists
-	for _, o := range rankObjects(ours, ourVirtualServers(classes, snap.VirtualServers)) {
-		if o.ing != nil {
+	b.initPassthrough()
+	for _, o := range rankObjects(ours, ourVirtualServers(classes, snap.VirtualServers), b.passthroughTransportServers(snap.TransportServers)) {
+		switch {
+		case o.ing != nil:
 			b.addIngress(o.ing)
-		} else {
+		case o.vs != nil:
 			b.addVirtualServer(o.vs)
+		default:
+			b.addPassthroughTransportServer(o.ts)
 		}
 	}
 	b.addCanaries()
 	b.reportUnused(snap)
 	b.addTransportServers(snap)
 	b.addServicesConfigMaps()
+	b.finishPassthrough()
 	b.finish()
 	return &b.model, b.problems
 }
@@ -249,6 +261,9 @@ type builder struct {
 	vsrUsed map[string]string
 	// classes decides which objects are ours.
 	classes *ingress.ClassFilter
+	// passthroughWhy says why TLS passthrough is not served (model.
+	// Passthrough is nil then), for the objects asking for it.
+	passthroughWhy string
 }
 
 func (b *builder) problem(ref model.ObjectRef, reason string, rejected bool, format string, args ...any) {
@@ -314,6 +329,9 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 	for _, r := range t.Rules {
 		if r.Host != "" && b.hostTaken(ref, r.Host, false) {
 			continue
+		}
+		if b.passthroughIngress(t, r.Host) {
+			b.addIngressPassthrough(t, r)
 		}
 		if _, seen := b.ingressHost[r.Host]; !seen {
 			b.ingressHost[r.Host] = ref

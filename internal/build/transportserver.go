@@ -97,7 +97,8 @@ func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]s
 	return listeners, ""
 }
 
-// ourTransportServers are those of our classes, oldest first.
+// ourTransportServers are those of our classes, oldest first (those on
+// the tls-passthrough listener too).
 func (b *builder) ourTransportServers(tss []*nicv1.TransportServer) []*nicv1.TransportServer {
 	var out []*nicv1.TransportServer
 	for _, ts := range tss {
@@ -115,6 +116,9 @@ func (b *builder) addTransportServers(snap *source.Snapshot) {
 	listeners, why := b.globalListeners(snap)
 	owner := map[string]model.ObjectRef{}
 	for _, ts := range tss {
+		if nic.IsPassthroughListener(ts.Spec.Listener) {
+			continue // with the hosts (passthrough.go)
+		}
 		ref := nic.TSRef(ts)
 		if reason, ok := b.opts.Excluded[ref.Key()]; ok {
 			b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)

@@ -22,21 +22,27 @@ import (
 // prefixes, regexes tried in order) and takes no paths from Ingress rules
 // without a host.
 
-// object is an Ingress or a VirtualServer, ranked for claims.
+// object is an Ingress, a VirtualServer or a tls-passthrough
+// TransportServer, ranked for claims on hosts.
 type object struct {
 	meta metav1.Object
 	ing  *networkingv1.Ingress
 	vs   *nicv1.VirtualServer
+	ts   *nicv1.TransportServer
 }
 
-// rankObjects orders Ingresses and VirtualServers together, oldest first.
-func rankObjects(ings []*networkingv1.Ingress, vss []*nicv1.VirtualServer) []object {
-	out := make([]object, 0, len(ings)+len(vss))
+// rankObjects orders Ingresses, VirtualServers and tls-passthrough
+// TransportServers together, oldest first.
+func rankObjects(ings []*networkingv1.Ingress, vss []*nicv1.VirtualServer, tss []*nicv1.TransportServer) []object {
+	out := make([]object, 0, len(ings)+len(vss)+len(tss))
 	for _, i := range ings {
 		out = append(out, object{meta: i, ing: i})
 	}
 	for _, v := range vss {
 		out = append(out, object{meta: v, vs: v})
+	}
+	for _, t := range tss {
+		out = append(out, object{meta: t, ts: t})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return ranksFirst(out[i].meta, out[j].meta) })
 	return out
@@ -67,7 +73,9 @@ func ourVirtualServers(classes *ingress.ClassFilter, vss []*nicv1.VirtualServer)
 }
 
 // hostTaken reports, with a Problem on ref, whether host belongs to
-// someone else: a VirtualServer, or (for a VirtualServer) an Ingress.
+// someone else: a VirtualServer, a passthrough TransportServer or
+// ssl-passthrough Ingress, or (for a VirtualServer or a passthrough
+// TransportServer, byVirtualServer) an Ingress.
 func (b *builder) hostTaken(ref model.ObjectRef, host string, byVirtualServer bool) bool {
 	owner, ok := b.hostOwner[host]
 	switch {
