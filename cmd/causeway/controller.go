@@ -73,6 +73,8 @@ type controllerFlags struct {
 	defaultBackend    string
 	defaultSSLCert    string
 	globalConfig      string
+	tlsPassthrough    bool
+	sslPassthrough    bool
 	tcpServices       string
 	udpServices       string
 	kube              kubeFlags
@@ -120,6 +122,8 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
 	fl.StringVar(&f.defaultSSLCert, "default-ssl-certificate", "", "NAMESPACE/NAME of a kubernetes.io/tls Secret presented for unknown server names and hosts without a certificate of their own, instead of the self-generated one")
 	fl.StringVar(&f.globalConfig, "global-configuration", "", "NAMESPACE/NAME of the GlobalConfiguration whose TCP and UDP listeners TransportServers use; the listeners are bound on --listen-address")
+	fl.BoolVar(&f.tlsPassthrough, "enable-tls-passthrough", false, "serve TLS passthrough by server name on the HTTPS port: tls-passthrough TransportServers and ssl-passthrough Ingresses; the HTTPS listener then sits behind nginx's stream module (NGINX Ingress Controller's flag; the same as --enable-ssl-passthrough)")
+	fl.BoolVar(&f.sslPassthrough, "enable-ssl-passthrough", false, "the same as --enable-tls-passthrough (ingress-nginx's flag)")
 	fl.StringVar(&f.tcpServices, "tcp-services-configmap", "", "NAMESPACE/NAME of ingress-nginx's tcp-services ConfigMap: \"PORT\": \"NAMESPACE/SERVICE:PORT[:PROXY[:PROXY]]\" entries served as TCP listeners on --listen-address")
 	fl.StringVar(&f.udpServices, "udp-services-configmap", "", "NAMESPACE/NAME of ingress-nginx's udp-services ConfigMap: \"PORT\": \"NAMESPACE/SERVICE:PORT\" entries served as UDP listeners on --listen-address")
 	f.kube.register(fl)
@@ -255,6 +259,13 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	} else {
 		params.StreamModule = mod
 	}
+	passthrough := f.tlsPassthrough || f.sslPassthrough
+	if passthrough && streamAvailable {
+		params.StreamRealIP = runtime.DetectStreamRealIP(ctx, f.nginxBinary, params.StreamModule, dir)
+		if !params.StreamRealIP {
+			log.Info("stream realip module unavailable: with use-proxy-protocol, TLS passthrough is not served")
+		}
+	}
 	var pusher controller.Pusher
 	if f.dataplane != "plain" {
 		mods, err := runtime.DetectLua(ctx, f.nginxBinary, f.modulesDir, f.luaPackagePath, dir)
@@ -306,6 +317,8 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		TCPServices:           f.tcpServices,
 		UDPServices:           f.udpServices,
 		StreamAvailable:       streamAvailable,
+		TLSPassthrough:        passthrough,
+		StreamRealIPAvailable: params.StreamRealIP,
 		HTTPPort:              f.httpPort,
 		HTTPSPort:             f.httpsPort,
 	}

@@ -135,6 +135,10 @@ func StreamFile(listener string) string {
 	return filepath.Join(ServersDir, "_stream-"+listener+".stream")
 }
 
+// PassthroughFile is the stream server of TLS passthrough on the HTTPS
+// port; "_" is no listener name's first character.
+var PassthroughFile = StreamFile("_passthrough")
+
 // StreamGlob matches every StreamFile, for the stream block's include.
 const StreamGlob = "_stream-*.stream"
 
@@ -151,6 +155,18 @@ func (d Dir) UnavailableSocket() string { return d.Path(WorkerSocketsDir, "unava
 // endpoints lists it, so that nginx accepts the upstream and every
 // connection to it fails and is closed.
 func (d Dir) NoEndpointsSocket() string { return d.Path(WorkerSocketsDir, "no-endpoints.sock") }
+
+// HTTPSSocket is where the http servers' HTTPS listener listens when TLS
+// passthrough takes the HTTPS port: only nginx's passthrough proxy
+// connects to it.
+func (d Dir) HTTPSSocket() string { return d.Path(WorkerSocketsDir, "https.sock") }
+
+// PassthroughSocket is the socket of the stream server that passes one
+// host's TLS connections to its upstream, named by a digest of the host.
+func (d Dir) PassthroughSocket(host string) string {
+	sum := sha256.Sum256([]byte(host))
+	return d.Path(WorkerSocketsDir, "pt-"+hex.EncodeToString(sum[:6])+".sock")
+}
 
 // MetricsSocket is where the controller receives the workers' request
 // counts.

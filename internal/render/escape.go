@@ -62,6 +62,13 @@ func serverName(host string) (string, error) {
 	if host == "" {
 		return "_", nil
 	}
+	return hostMatch(host, "~")
+}
+
+// hostMatch renders a host as a quoted name, or for "*.suffix" as a
+// regular expression of operator op ("~", or "~*" to ignore case)
+// matching exactly one label before suffix.
+func hostMatch(host, op string) (string, error) {
 	name := strings.TrimPrefix(host, "*.")
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
@@ -71,7 +78,7 @@ func serverName(host string) (string, error) {
 	if name == host {
 		return Quote(host)
 	}
-	return Quote(`~^[^.]+\.` + strings.ReplaceAll(name, ".", `\.`) + `\z`)
+	return Quote(op + `^[^.]+\.` + strings.ReplaceAll(name, ".", `\.`) + `\z`)
 }
 
 // listen renders an address:port for listen, with IPv6 in brackets; an

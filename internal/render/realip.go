@@ -13,6 +13,11 @@ type clientAddressView struct {
 	// Trusted are the peers whose header is believed, for
 	// set_real_ip_from and the geo block.
 	Trusted []string
+	// Passthrough trusts the PROXY header of unix-socket peers too (the
+	// TLS passthrough proxy, which alone reaches the HTTPS socket), for
+	// set_real_ip_from only; ServerPortMap defines $causeway_server_port,
+	// the PROXY header's port (a unix socket has none) or the listener's.
+	Passthrough, ServerPortMap bool
 	// TrustForwarded (use-forwarded-headers) passes on the X-Forwarded-*
 	// headers of trusted peers; TrustSource is the variable holding the
 	// address that must be trusted.
@@ -35,9 +40,18 @@ type clientAddressView struct {
 // went through a generator of escape.go.
 func (v *mainView) ClientAddress() (*clientAddressView, error) {
 	c := v.Config.RealIP
-	out := &clientAddressView{Scheme: "$scheme", Port: "$server_port", TrustSource: "$realip_remote_addr", Peer: "$realip_remote_addr"}
-	if !c.Enabled() {
+	out := &clientAddressView{Scheme: "$scheme", Port: "$server_port", TrustSource: "$realip_remote_addr", Peer: "$realip_remote_addr",
+		Passthrough: v.passthrough}
+	switch {
+	case !c.Enabled() && v.passthrough:
+		// Only HTTPS requests, through the passthrough proxy, carry a
+		// PROXY header: its address is the client's.
+		out.RealIPHeader, out.ServerPortMap, out.Port = "proxy_protocol", true, "$causeway_server_port"
 		return out, nil
+	case !c.Enabled():
+		return out, nil
+	case v.passthrough && !c.UseProxyProtocol:
+		return nil, fmt.Errorf("TLS passthrough with the client address from a header")
 	}
 	for _, p := range c.TrustedCIDRs {
 		s, err := realIPCIDR(p)

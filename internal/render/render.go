@@ -68,6 +68,10 @@ type Params struct {
 	// servers; "" when the binary has it compiled in (Angie) or lacks it
 	// (the builder then serves no TransportServer).
 	StreamModule string
+	// StreamRealIP says that the stream module has the realip module: the
+	// inner passthrough servers then log and hash the client's address
+	// from the PROXY header rather than the unix peer's.
+	StreamRealIP bool
 	// OpenFilesLimit is the controller's hard limit on open files (0 when
 	// unknown), from which max-worker-open-files 0 derives nginx's
 	// worker_rlimit_nofile.
@@ -180,7 +184,8 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			main.LoadModules = append(main.LoadModules, q)
 		}
 	}
-	if main.streams = len(m.Streams) > 0; main.streams && p.StreamModule != "" {
+	main.passthrough = m.Passthrough != nil
+	if main.streams = len(m.Streams) > 0 || main.passthrough; main.streams && p.StreamModule != "" {
 		q, err := Quote(p.StreamModule)
 		if err != nil {
 			return nil, "", nil, nil, fmt.Errorf("module path: %w", err)
@@ -299,6 +304,9 @@ type mainView struct {
 	moreSnippets bool
 	// streams says that the Model has stream servers (a stream block).
 	streams bool
+	// passthrough says that TLS passthrough takes the HTTPS port: the
+	// HTTPS listener is then a unix socket behind a PROXY header.
+	passthrough bool
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and

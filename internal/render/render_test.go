@@ -50,6 +50,10 @@ func TestGolden(t *testing.T) {
 				opts.TCPServices = "causeway/tcp-services" // ingress-nginx's, beside the TransportServers
 				params.StreamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
 			}
+			if strings.HasPrefix(c.Name(), "passthrough") { // TLS passthrough, nginx with stream and stream realip
+				opts.TLSPassthrough, opts.StreamAvailable, opts.StreamRealIPAvailable, opts.HTTPPort, opts.HTTPSPort = true, true, true, 80, 443
+				params.StreamModule, params.StreamRealIP = "/usr/lib/nginx/modules/ngx_stream_module.so", true
+			}
 			m, _ := build.Build(snap, opts)
 			if strings.HasPrefix(c.Name(), "lua") { // the Lua-balanced data plane
 				params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}

@@ -167,6 +167,15 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		v.ListenHTTP += " proxy_protocol"
 		v.ListenHTTPS += " proxy_protocol"
 	}
+	if m.Passthrough != nil {
+		// The passthrough proxy takes the HTTPS port and hands the rest
+		// over this socket, always behind a PROXY header.
+		sock, err := quotedPathBody(p.StateDir.HTTPSSocket())
+		if err != nil {
+			return nil, err
+		}
+		v.ListenHTTPS = "unix:" + sock + " proxy_protocol"
+	}
 	v.DefaultServer = srv.Host == ""
 	maps, err := blockMaps(m.Config)
 	if err != nil {

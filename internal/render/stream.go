@@ -33,6 +33,9 @@ type streamView struct {
 	// AcceptProxy and SendProxy are the PROXY protocol on the listener
 	// and towards the upstream.
 	AcceptProxy, SendProxy bool
+	// RealIPFrom are the peers whose PROXY header gives $remote_addr
+	// (the passthrough proxy's unix socket).
+	RealIPFrom []string
 	// Cert is the quoted path of the PEM bundle (certificate and key)
 	// with which the listener terminates TLS; "" for none. CertDigest
 	// changes with the bundle's bytes: the stream module reads it only
@@ -60,6 +63,9 @@ func streamFiles(m *model.Model, p Params) (Files, map[string][]model.ObjectRef,
 			return nil, nil, err
 		}
 		sources[name] = []model.ObjectRef{s.Source}
+	}
+	if err := passthroughFiles(m, p, files, sources); err != nil {
+		return nil, nil, err
 	}
 	return files, sources, nil
 }

@@ -75,21 +75,43 @@ const StreamModule = "ngx_stream_module.so"
 // compiled-in case is tried first: loading a module the binary already
 // has fails.
 func DetectStream(ctx context.Context, binary, modulesDir string, dir layout.Dir) (string, error) {
-	probeDir := dir.Path("tmp", "stream-probe")
-	if err := os.MkdirAll(probeDir, 0o700); err != nil {
-		return "", err
-	}
-	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
-	if err != nil {
-		return "", err
-	}
-	conf := fmt.Sprintf("pid %s;\nerror_log stderr;\nevents {}\nstream {}\n", pid)
-	path := filepath.Join(probeDir, "nginx.conf")
-	if err := writeAtomic(path, []byte(conf), 0o600); err != nil {
-		return "", err
-	}
-	if exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", path, "-t", "-q").Run() == nil {
+	if probeStream(ctx, binary, "", "", dir) == nil {
 		return "", nil
 	}
 	return DetectModule(ctx, binary, modulesDir, StreamModule, dir)
+}
+
+// DetectStreamRealIP reports whether nginx's stream module (module, the
+// path DetectStream returned) has the realip module, which TLS
+// passthrough needs behind a load balancer sending the PROXY protocol.
+// Debian's has it; Angie's build does not.
+func DetectStreamRealIP(ctx context.Context, binary, module string, dir layout.Dir) bool {
+	return probeStream(ctx, binary, module, "set_real_ip_from 127.0.0.1;", dir) == nil
+}
+
+// probeStream runs nginx -t on a configuration with a stream block
+// holding body, loading module first when set.
+func probeStream(ctx context.Context, binary, module, body string, dir layout.Dir) error {
+	probeDir := dir.Path("tmp", "stream-probe")
+	if err := os.MkdirAll(probeDir, 0o700); err != nil {
+		return err
+	}
+	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
+	if err != nil {
+		return err
+	}
+	load := ""
+	if module != "" {
+		q, err := render.Quote(module)
+		if err != nil {
+			return err
+		}
+		load = "load_module " + q + ";\n"
+	}
+	conf := fmt.Sprintf("%spid %s;\nerror_log stderr;\nevents {}\nstream {\n%s\n}\n", load, pid, body)
+	path := filepath.Join(probeDir, "nginx.conf")
+	if err := writeAtomic(path, []byte(conf), 0o600); err != nil {
+		return err
+	}
+	return exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", path, "-t", "-q").Run()
 }
