@@ -219,6 +219,7 @@ func merge(dst, src *source.Snapshot) {
 	dst.VirtualServers = addMissing(dst.VirtualServers, src.VirtualServers)
 	dst.VirtualServerRoutes = addMissing(dst.VirtualServerRoutes, src.VirtualServerRoutes)
 	dst.Policies = addMissing(dst.Policies, src.Policies)
+	dst.TransportServers = addMissing(dst.TransportServers, src.TransportServers)
 }
 
 // withRoute puts vsr into snap in place of its namesake.
@@ -327,6 +328,9 @@ type index struct {
 	// sessionCookie) for each Service "namespace/name"; crUsers all those
 	// whose upstreams name it.
 	balancers, crUsers map[string][]string
+	// ptByHost: the TransportServers on the tls-passthrough listener by
+	// host, which they own against Ingresses and VirtualServers.
+	ptByHost map[string][]*nicv1.TransportServer
 	// policies and vsrs by "namespace/name", for what VirtualServers name.
 	policies map[string]*nicv1.Policy
 	vsrs     map[string]*nicv1.VirtualServerRoute
@@ -359,6 +363,7 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		vsByHost:     map[string][]*nicv1.VirtualServer{},
 		delegators:   map[string][]*nicv1.VirtualServer{},
 		balancers:    map[string][]string{},
+		ptByHost:     map[string][]*nicv1.TransportServer{},
 		crUsers:      map[string][]string{},
 		policies:     make(map[string]*nicv1.Policy, len(snap.Policies)),
 		vsrs:         make(map[string]*nicv1.VirtualServerRoute, len(snap.VirtualServerRoutes)),
@@ -403,6 +408,9 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 	}
 	for _, t := range snap.TransportServers {
 		x.tsByListener[t.Spec.Listener.Name] = append(x.tsByListener[t.Spec.Listener.Name], t)
+		if nic.IsPassthroughListener(t.Spec.Listener) {
+			x.ptByHost[t.Spec.Host] = append(x.ptByHost[t.Spec.Host], t)
+		}
 	}
 	for _, g := range snap.GlobalConfigurations {
 		if g.Namespace+"/"+g.Name == opts.GlobalConfiguration {
@@ -666,6 +674,7 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 					snap.VirtualServers = append(snap.VirtualServers, v)
 				}
 			}
+			snap.TransportServers = addMissing(snap.TransportServers, x.ptByHost[h])
 		}
 	}
 
@@ -718,6 +727,7 @@ func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot
 		// is invalid).
 		snap.Ingresses = slices.Clone(x.byHost[strings.ToLower(host)])
 	}
+	snap.TransportServers = slices.Clone(x.ptByHost[host])
 	services := map[string]bool{}
 	secrets := map[string]bool{}
 	maps := map[string]bool{}
@@ -784,6 +794,12 @@ func (x *index) transportServerContext(cand *nicv1.TransportServer) *source.Snap
 		}
 	}
 	snap.TransportServers = append(snap.TransportServers, cand)
+	if nic.IsPassthroughListener(cand.Spec.Listener) && cand.Spec.Host != "" {
+		// A passthrough host belongs to the oldest Ingress, VirtualServer
+		// or passthrough TransportServer naming it.
+		snap.Ingresses = slices.Clone(x.byHost[strings.ToLower(cand.Spec.Host)])
+		snap.VirtualServers = slices.Clone(x.vsByHost[cand.Spec.Host])
+	}
 	services := map[string]bool{}
 	for _, u := range cand.Spec.Upstreams {
 		services[cand.Namespace+"/"+u.Service] = true

@@ -24,7 +24,7 @@ import (
 )
 
 var testOpts = build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
-	ConfigMap: "causeway/config", HeadersMoreAvailable: true, LuaAvailable: true}
+	ConfigMap: "causeway/config", HeadersMoreAvailable: true, LuaAvailable: true, TLSPassthrough: true, StreamAvailable: true}
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -65,6 +65,7 @@ func service(ns, name string) (*corev1.Service, *discoveryv1.EndpointSlice) {
 // (server-level settings, regex mode, canaries, balancing, aliases) and a
 // few that are wrong on their own.
 var annotationPool = []map[string]string{
+	{prefix + "ssl-passthrough": "true"},
 	{prefix + "use-regex": "true"},
 	{prefix + "rewrite-target": "/$1"},
 	{prefix + "server-alias": "b.test"},
@@ -153,6 +154,19 @@ func randomWorld(rng *rand.Rand) *source.Snapshot {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "delegating", UID: "uid-delegating",
 				CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(rng.IntN(5)) * time.Second))},
 			Spec: nicv1.VirtualServerSpec{Host: "v.test", Routes: []nicv1.Route{{Path: "/a", Route: "vsr"}}}})
+	}
+	for i := range rng.IntN(3) {
+		// TLS passthrough TransportServers, owning their hosts against
+		// Ingresses and VirtualServers.
+		hosts := []string{"a.test", "b.test", "v.test", "p.test"}
+		snap.TransportServers = append(snap.TransportServers, &nicv1.TransportServer{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespaces[rng.IntN(2)], Name: fmt.Sprintf("pt-%d", i), UID: types.UID(fmt.Sprintf("uid-pt-%d", i)),
+				CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(rng.IntN(5)) * time.Second))},
+			Spec: nicv1.TransportServerSpec{Listener: nicv1.TransportServerListener{Name: "tls-passthrough", Protocol: "TLS_PASSTHROUGH"},
+				Host:      hosts[rng.IntN(len(hosts))],
+				Upstreams: []nicv1.TransportServerUpstream{{Name: "u", Service: fmt.Sprintf("svc-%d", rng.IntN(5)), Port: 443}},
+				Action:    &nicv1.TransportServerAction{Pass: "u"}},
+		})
 	}
 	for _, name := range []string{"vsr", "vsr2"}[:rng.IntN(3)] {
 		snap.VirtualServerRoutes = append(snap.VirtualServerRoutes, randomVirtualServerRoute(rng, name))
@@ -256,7 +270,7 @@ func TestReviewIsTheFullBuild(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	worlds, checked, withProblems := 400, 0, 0
 	vsChecked, vsWithProblems, vsForeign, vsCollisions := 0, 0, 0, 0
-	vsrChecked, vsrWithProblems := 0, 0
+	vsrChecked, vsrWithProblems, ptChecked, ptCollisions := 0, 0, 0, 0
 	for w := range worlds {
 		snap := randomWorld(rng)
 		_, all := build.Build(snap, testOpts)
@@ -300,6 +314,20 @@ func TestReviewIsTheFullBuild(t *testing.T) {
 				t.Errorf("world %d, VirtualServer %s/%s:\n review %q\n build  %q", w, vs.Namespace, vs.Name, g, want)
 			}
 		}
+		for _, ts := range snap.TransportServers {
+			want := problemsOfKind(all, "TransportServer", ts.Namespace, ts.Name)
+			got, ours, err := r.ReviewTransportServer(context.Background(), ts)
+			if err != nil || !ours {
+				t.Fatalf("world %d TransportServer %s/%s: ours %v err %v", w, ts.Namespace, ts.Name, ours, err)
+			}
+			ptChecked++
+			if slices.ContainsFunc(want, func(p string) bool { return strings.HasPrefix(p, model.ReasonCollision+":") }) {
+				ptCollisions++
+			}
+			if g := problemsOfKind(got, "TransportServer", ts.Namespace, ts.Name); !slices.Equal(g, want) {
+				t.Errorf("world %d, TransportServer %s/%s:\n review %q\n build  %q", w, ts.Namespace, ts.Name, g, want)
+			}
+		}
 		for _, vsr := range snap.VirtualServerRoutes {
 			want := problemsOfKind(all, "VirtualServerRoute", vsr.Namespace, vsr.Name)
 			got, ours, err := r.ReviewVirtualServerRoute(context.Background(), vsr)
@@ -318,6 +346,9 @@ func TestReviewIsTheFullBuild(t *testing.T) {
 			}
 		}
 	}
+	if ptChecked < worlds/4 || ptCollisions == 0 || ptCollisions == ptChecked {
+		t.Errorf("%d of %d passthrough TransportServers collided: the random world is too tame or too broken", ptCollisions, ptChecked)
+	}
 	if vsrChecked < worlds/4 || vsrWithProblems == 0 || vsrWithProblems == vsrChecked {
 		t.Errorf("%d of %d VirtualServerRoutes had Problems: the random world is too tame or too broken", vsrWithProblems, vsrChecked)
 	}
@@ -329,8 +360,8 @@ func TestReviewIsTheFullBuild(t *testing.T) {
 		t.Errorf("%d of %d VirtualServers had Problems (%d a Collision), %d of another class: the random world is too tame or too broken",
 			vsWithProblems, vsChecked, vsCollisions, vsForeign)
 	}
-	t.Logf("%d Ingresses in %d worlds, %d with Problems; %d VirtualServers of ours, %d with Problems (%d a Collision), %d of another class; %d VirtualServerRoutes, %d with Problems",
-		checked, worlds, withProblems, vsChecked, vsWithProblems, vsCollisions, vsForeign, vsrChecked, vsrWithProblems)
+	t.Logf("%d Ingresses in %d worlds, %d with Problems; %d VirtualServers of ours, %d with Problems (%d a Collision), %d of another class; %d VirtualServerRoutes, %d with Problems; %d passthrough TransportServers, %d colliding",
+		checked, worlds, withProblems, vsChecked, vsWithProblems, vsCollisions, vsForeign, vsrChecked, vsrWithProblems, ptChecked, ptCollisions)
 }
 
 func TestReviewContext(t *testing.T) {
