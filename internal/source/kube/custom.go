@@ -34,37 +34,48 @@ var customKinds = []customKind{
 	{"globalconfigurations", "GlobalConfiguration", func() runtime.Object { return &nicv1.GlobalConfiguration{} }},
 }
 
-// customInformers are the informers of the custom resources found at
-// start, by resource, one per watched namespace.
+// customInformers are the informers of the custom resources discovery
+// found, by resource, one per watched namespace.
 type customInformers struct {
+	// kinds are the resources watched, in customKinds order.
+	kinds []string
+	// stop ends the informers (before, or with, the source's context).
+	stop      context.CancelFunc
 	factories []dynamicinformer.DynamicSharedInformerFactory
 	byKind    map[string][]cache.SharedIndexInformer
 }
 
-// discoverCustomResources asks the API server which of customKinds it
-// serves. A missing group (the CRDs are not installed) is not an error:
-// it returns none. Other errors are retried until ctx ends, since a
+// discoverOnce asks the API server once which of customKinds it serves.
+// A missing group (the CRDs are not installed) is not an error: it
+// returns none.
+func (s *Source) discoverOnce() ([]customKind, error) {
+	list, err := s.discover(nicv1.SchemeGroupVersion.String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	var found []customKind
+	for _, k := range customKinds {
+		if slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == k.resource }) {
+			found = append(found, k)
+		}
+	}
+	return found, nil
+}
+
+// discoverCustomResources is discoverOnce, retried until ctx ends: a
 // snapshot taken without resources that do exist would withdraw their
-// routes. Discovery happens once, at start: CRDs installed later are
-// picked up by a restart.
+// routes.
 func (s *Source) discoverCustomResources(ctx context.Context) ([]customKind, bool) {
-	gv := nicv1.SchemeGroupVersion.String()
 	delay := time.Second
 	for {
-		list, err := s.opts.Client.Discovery().ServerResourcesForGroupVersion(gv)
-		switch {
-		case err == nil:
-			var found []customKind
-			for _, k := range customKinds {
-				if slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == k.resource }) {
-					found = append(found, k)
-				}
-			}
+		found, err := s.discoverOnce()
+		if err == nil {
 			return found, true
-		case apierrors.IsNotFound(err):
-			return nil, true
 		}
-		s.opts.Log.Warn("discovering custom resources failed; retrying", "groupVersion", gv, "err", err, "retryIn", delay)
+		s.opts.Log.Warn("discovering custom resources failed; retrying", "groupVersion", nicv1.SchemeGroupVersion.String(), "err", err, "retryIn", delay)
 		select {
 		case <-ctx.Done():
 			return nil, false
@@ -74,31 +85,28 @@ func (s *Source) discoverCustomResources(ctx context.Context) ([]customKind, boo
 	}
 }
 
-// startCustomResources discovers the custom resources, logs which are
-// watched, and creates and starts their informers. It returns false if
-// ctx ended first.
-func (s *Source) startCustomResources(ctx context.Context) (*customInformers, bool) {
-	found, ok := s.discoverCustomResources(ctx)
-	if !ok {
-		return nil, false
-	}
+// startCustomResources creates and starts the informers of the custom
+// resources found, and logs which are watched.
+func (s *Source) startCustomResources(ctx context.Context, found []customKind) *customInformers {
 	crs := &customInformers{byKind: map[string][]cache.SharedIndexInformer{}}
-	if len(found) == 0 {
-		s.opts.Log.Info("custom resources off: the k8s.nginx.org CRDs are not installed (kubectl apply -k deploy/crds, then restart the controller)")
-		return crs, true
+	for _, k := range found {
+		crs.kinds = append(crs.kinds, k.resource)
 	}
-	var watched, missing []string
+	if len(found) == 0 {
+		s.opts.Log.Info("custom resources off: the k8s.nginx.org CRDs are not installed (kubectl apply -k deploy/crds; they are noticed within " +
+			s.rediscoverEvery().String() + ")")
+		return crs
+	}
+	var missing []string
 	for _, k := range customKinds {
-		if slices.ContainsFunc(found, func(f customKind) bool { return f.resource == k.resource }) {
-			watched = append(watched, k.resource)
-		} else {
+		if !slices.Contains(crs.kinds, k.resource) {
 			missing = append(missing, k.resource)
 		}
 	}
 	if len(missing) > 0 {
-		s.opts.Log.Info("watching custom resources", "resources", strings.Join(watched, ","), "notInstalled", strings.Join(missing, ","))
+		s.opts.Log.Info("watching custom resources", "resources", strings.Join(crs.kinds, ","), "notInstalled", strings.Join(missing, ","))
 	} else {
-		s.opts.Log.Info("watching custom resources", "resources", strings.Join(watched, ","))
+		s.opts.Log.Info("watching custom resources", "resources", strings.Join(crs.kinds, ","))
 	}
 	for _, ns := range s.namespaces() {
 		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.opts.Dynamic, 0, ns, nil)
@@ -108,10 +116,54 @@ func (s *Source) startCustomResources(ctx context.Context) (*customInformers, bo
 			crs.byKind[k.resource] = append(crs.byKind[k.resource], s.watchCustom(inf, k))
 		}
 	}
+	ctx, crs.stop = context.WithCancel(ctx)
 	for _, f := range crs.factories {
 		f.Start(ctx.Done())
 	}
-	return crs, true
+	return crs
+}
+
+// rediscoverEvery is how often the custom resources are discovered again.
+func (s *Source) rediscoverEvery() time.Duration {
+	if s.opts.RediscoverEvery > 0 {
+		return s.opts.RediscoverEvery
+	}
+	return 30 * time.Second
+}
+
+// rediscover discovers the custom resources again every rediscoverEvery
+// until ctx ends. When the set changes (CRDs installed or removed), it
+// starts informers for the new set, waits until they have listed, puts
+// them in place of the old ones, signals a change and stops the old ones. A
+// failed discovery changes nothing.
+func (s *Source) rediscover(ctx context.Context) {
+	t := time.NewTicker(s.rediscoverEvery())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		found, err := s.discoverOnce()
+		if err != nil {
+			s.opts.Log.Debug("discovering custom resources failed; the watched set stays", "err", err)
+			continue
+		}
+		old := s.custom.Load()
+		if slices.EqualFunc(found, old.kinds, func(k customKind, r string) bool { return k.resource == r }) {
+			continue
+		}
+		s.opts.Log.Info("the k8s.nginx.org CRDs changed")
+		next := s.startCustomResources(ctx, found)
+		if !cache.WaitForCacheSync(ctx.Done(), next.synced()...) {
+			next.shutdown()
+			return
+		}
+		s.custom.Store(next)
+		s.notifier.Notify()
+		old.shutdown()
+	}
 }
 
 // watchCustom is watch for a custom resource's informer: its transform
@@ -178,6 +230,9 @@ func (c *customInformers) synced() []cache.InformerSynced {
 func (c *customInformers) shutdown() {
 	if c == nil {
 		return
+	}
+	if c.stop != nil {
+		c.stop()
 	}
 	for _, f := range c.factories {
 		f.Shutdown()

@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -212,4 +215,61 @@ func TestNewNeedsDynamicClient(t *testing.T) {
 	if _, err := New(Options{Client: newFakeAPI(t), CustomResources: true}); err == nil {
 		t.Fatal("custom resources without a dynamic client must be refused")
 	}
+}
+
+// switchableDiscovery serves the k8s.nginx.org/v1 resources a test sets
+// while the source runs.
+type switchableDiscovery struct {
+	*fakediscovery.FakeDiscovery
+	mu        sync.Mutex
+	resources []string
+}
+
+func (d *switchableDiscovery) set(resources ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.resources = resources
+}
+
+func (d *switchableDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if gv != nicv1.SchemeGroupVersion.String() || len(d.resources) == 0 {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: nicv1.GroupName}, "")
+	}
+	list := &metav1.APIResourceList{GroupVersion: gv}
+	for _, r := range d.resources {
+		list.APIResources = append(list.APIResources, metav1.APIResource{Name: r, Namespaced: true})
+	}
+	return list, nil
+}
+
+// discoveryAPI is a fake API whose discovery the test switches.
+type discoveryAPI struct {
+	*fakeAPI
+	d *switchableDiscovery
+}
+
+func (a discoveryAPI) Discovery() discovery.DiscoveryInterface { return a.d }
+
+// TestCustomResourcesRediscovered: CRDs installed while the controller
+// runs are watched from the next discovery on, and ones removed stop
+// being watched, without a restart.
+func TestCustomResourcesRediscovered(t *testing.T) {
+	api := newFakeAPI(t)
+	d := &switchableDiscovery{FakeDiscovery: api.Discovery().(*fakediscovery.FakeDiscovery)}
+	dyn := newFakeDynamic(unstructuredVS("web", "shop", "shop.example.com", 1))
+	s, logs := startSource(t, api, Options{Client: discoveryAPI{api, d}, Namespaces: []string{"web"}, CustomResources: true, Dynamic: dyn,
+		RediscoverEvery: 20 * time.Millisecond})
+	eventually(t, "the first sync", s.HasSynced)
+	if !strings.Contains(logs.String(), "custom resources off") || len(s.Snapshot().VirtualServers) != 0 {
+		t.Fatalf("without the CRDs: logs %q, VirtualServers %v", logs.String(), s.Snapshot().VirtualServers)
+	}
+	d.set("virtualservers")
+	waitSignal(t, s, "the VirtualServer once its CRD is installed", func(snap *source.Snapshot) bool { return len(snap.VirtualServers) == 1 })
+	if !strings.Contains(logs.String(), "resources=virtualservers ") {
+		t.Errorf("logs %q: want the newly watched resources named", logs.String())
+	}
+	d.set()
+	waitSignal(t, s, "no VirtualServer once its CRD is removed", func(snap *source.Snapshot) bool { return len(snap.VirtualServers) == 0 })
 }

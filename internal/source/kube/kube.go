@@ -53,7 +53,11 @@ type Options struct {
 	// Dynamic is the client for the custom resources; required with
 	// CustomResources.
 	Dynamic dynamic.Interface
-	Log     *slog.Logger
+	// RediscoverEvery is how often discovery is asked again which custom
+	// resources exist, so that CRDs installed or removed while running
+	// are noticed. Zero means 30 seconds.
+	RediscoverEvery time.Duration
+	Log             *slog.Logger
 }
 
 // Source caches objects from the API server.
@@ -71,6 +75,8 @@ type Source struct {
 	// custom holds the custom resources' informers once Run has
 	// discovered which exist; nil before, or without CustomResources.
 	custom atomic.Pointer[customInformers]
+	// discover asks discovery for a group version's resources.
+	discover func(groupVersion string) (*metav1.APIResourceList, error)
 }
 
 // New creates the informers; Run starts them.
@@ -81,7 +87,7 @@ func New(opts Options) (*Source, error) {
 	if opts.CustomResources && opts.Dynamic == nil {
 		return nil, fmt.Errorf("kube source: custom resources need a dynamic client")
 	}
-	s := &Source{opts: opts, notifier: source.NewNotifier()}
+	s := &Source{opts: opts, notifier: source.NewNotifier(), discover: opts.Client.Discovery().ServerResourcesForGroupVersion}
 	s.refs = newRefs(opts, s.notifier.Notify)
 	for _, ns := range s.namespaces() {
 		f := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns))
@@ -308,12 +314,13 @@ func (s *Source) Run(ctx context.Context) error {
 	}
 	var all []cache.InformerSynced
 	if s.opts.CustomResources {
-		// Which custom resources exist is asked once, here: CRDs
-		// installed (or removed) later take a restart to be noticed.
-		custom, ok := s.startCustomResources(ctx)
+		// Which custom resources exist is asked here, and then every
+		// RediscoverEvery (see rediscover).
+		found, ok := s.discoverCustomResources(ctx)
 		if !ok {
 			return nil // ctx ended
 		}
+		custom := s.startCustomResources(ctx, found)
 		s.custom.Store(custom)
 		all = append(all, custom.synced()...)
 	}
@@ -337,6 +344,9 @@ func (s *Source) Run(ctx context.Context) error {
 	s.opts.Log.Info("informer caches synced", "took", time.Since(start).Round(time.Millisecond))
 	s.synced.Store(true)
 	s.notifier.Notify()
+	if s.opts.CustomResources {
+		s.rediscover(ctx)
+	}
 	<-ctx.Done()
 	return nil
 }

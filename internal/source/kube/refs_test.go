@@ -185,7 +185,9 @@ func (b *logBuffer) String() string {
 func startSource(t *testing.T, api *fakeAPI, opts Options) (*Source, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
-	opts.Client = api
+	if opts.Client == nil {
+		opts.Client = api
+	}
 	opts.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, err := New(opts)
 	if err != nil {
