@@ -11,9 +11,9 @@ import (
 )
 
 type serverView struct {
-	// Sources are the quoted Ingresses behind the server, printed one
-	// per comment line: nginx refuses any token, comments included,
-	// longer than its 4 KiB read buffer.
+	// Sources are the objects behind the server (kind and quoted name),
+	// printed one per comment line: nginx refuses any token, comments
+	// included, longer than its 4 KiB read buffer.
 	Sources     []string
 	ServerNames []string
 	ListenHTTP  string
@@ -191,7 +191,14 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Sources = append(v.Sources, q)
+		kind := ref.Kind
+		if kind == "" {
+			kind = "Ingress"
+		}
+		if !isKindName(kind) {
+			return nil, fmt.Errorf("server %q: source kind %q is not a kind name", srv.Host, kind)
+		}
+		v.Sources = append(v.Sources, kind+" "+q)
 	}
 	if srv.TLS != nil && srv.TLS.Secret != "" {
 		mode := certAtReload
@@ -471,4 +478,19 @@ func selectBackend(lv *locationView, key string, backends map[string]*model.Back
 	}
 	lv.PassURL = "http://" + name
 	return nil
+}
+
+// isKindName reports whether s is a Kubernetes kind name: letters only,
+// the first upper case.
+func isKindName(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
 }
