@@ -56,6 +56,11 @@ var luaLimits = map[string]int64{
 	"MAX_CANARY_VALUE_LEN":    model.MaxCanaryHeaderValueLen,
 	"MAX_CANARY_PATTERN_LEN":  model.MaxCanaryPatternLen,
 	"MAX_CANARY_WEIGHT_TOTAL": model.MaxCanaryWeightTotal,
+
+	"MAX_CHOICE_MATCHES":    model.MaxChoiceMatches,
+	"MAX_CHOICE_CONDITIONS": model.MaxChoiceConditions,
+	"MAX_CHOICE_TARGETS":    model.MaxChoiceTargets,
+	"MAX_MATCH_VALUE_LEN":   model.MaxMatchValueLen,
 }
 
 // LimitError is a payload that is well formed but larger than a limit

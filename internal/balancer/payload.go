@@ -66,6 +66,9 @@ type Backend struct {
 	// the rule decides per request. A split has no endpoints, method or
 	// options of its own.
 	Split *Split `json:"split,omitempty"`
+	// Choice, when set, makes this key a choice (model.Choice) instead of
+	// a backend, like Split: matches, then weighted targets.
+	Choice *Choice `json:"choice,omitempty"`
 }
 
 // Split is a canary split (see model.CanaryRule for the rule's grammar
@@ -174,6 +177,15 @@ func (b *Backend) Validate() error {
 }
 
 func (b *Backend) validate() error {
+	if b.Split != nil && b.Choice != nil {
+		return errors.New("a backend is a split or a choice, not both")
+	}
+	if b.Choice != nil {
+		if b.Method != "" || b.Retries != nil || b.HashKey != "" || b.Sticky != nil || len(b.Endpoints) > 0 {
+			return errors.New("a choice has no method, retries, hash_key, sticky or endpoints of its own")
+		}
+		return b.Choice.validate(b.Key)
+	}
 	if b.Split != nil {
 		if b.Method != "" || b.Retries != nil || b.HashKey != "" || b.Sticky != nil || len(b.Endpoints) > 0 {
 			return errors.New("a split has no method, retries, hash_key, sticky or endpoints of its own")

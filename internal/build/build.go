@@ -644,6 +644,11 @@ func (b *builder) finish() {
 			if p := l.Action.Proxy; p != nil && p.Canary != nil {
 				used[p.Canary.Backend] = true
 			}
+			if p := l.Action.Proxy; p != nil && p.Choice != nil {
+				for _, key := range p.Choice.Backends() {
+					used[key] = true
+				}
+			}
 			if l.Policy != nil && l.Policy.Errors != nil {
 				used[l.Policy.Errors.Backend] = true
 			}

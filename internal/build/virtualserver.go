@@ -150,23 +150,12 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			loc.Action = model.Action{Redirect: a.Redirect}
 		case a.Return != nil:
 			loc.Action = model.Action{Return: a.Return}
-		case backends[a.Upstream] == "", r.Split != nil && backends[r.Split.Upstream] == "":
+		case backends[a.Upstream] == "", !b.choiceResolves(r.Choice, backends):
 			loc.Action = model.ReturnStatus(503)
 		default:
 			loc.Action = model.ProxyTo(backends[a.Upstream])
-			if s := r.Split; s != nil {
-				// The second split is the model's canary by weight: the
-				// Lua balancer applies a new weight without a reload.
-				rule := model.CanaryRule{Weight: s.Weight, WeightTotal: 100}
-				if s.Header != "" {
-					rule = model.CanaryRule{Header: s.Header, HeaderValue: s.Value, WeightTotal: 100}
-				}
-				loc.Action.Proxy.Canary = &model.Canary{Backend: backends[s.Upstream], Source: owner, Route: r.Match.Path, Rule: rule}
-				if !reflect.DeepEqual(upstreams[a.Upstream].Policy, upstreams[s.Upstream].Policy) {
-					b.problem(owner, model.ReasonUnsupported, false,
-						"route %s: the proxy settings of upstream %q apply to both splits; those of %q are not used",
-						r.Match.Path, a.Upstream, s.Upstream)
-				}
+			if r.Choice != nil {
+				loc.Action.Proxy.Choice = b.routeChoice(owner, r, upstreams, backends)
 			}
 			if p := upstreams[a.Upstream].Policy; p != nil {
 				pol := *p
@@ -178,6 +167,64 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 		}
 		srv.Locations = append(srv.Locations, loc)
 	}
+}
+
+// choiceResolves reports whether every upstream a route's choice names
+// has a backend (a missing Service makes the route answer 503).
+func (b *builder) choiceResolves(c *nic.Choice, backends map[string]string) bool {
+	if c == nil {
+		return true
+	}
+	for _, ws := range append([][]nic.Weighted{c.Default}, matchTargets(c)...) {
+		for _, w := range ws {
+			if backends[w.Upstream] == "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func matchTargets(c *nic.Choice) [][]nic.Weighted {
+	var out [][]nic.Weighted
+	for _, m := range c.Matches {
+		out = append(out, m.Targets)
+	}
+	return out
+}
+
+// routeChoice is a route's splits and matches as the model's Choice, which
+// the Lua balancer applies without a reload. The proxy settings of the
+// route's first upstream apply to every upstream it chooses; a Problem
+// names those whose settings differ.
+func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[string]*nic.Upstream, backends map[string]string) *model.Choice {
+	targets := func(ws []nic.Weighted) []model.Target {
+		out := make([]model.Target, len(ws))
+		for i, w := range ws {
+			out[i] = model.Target{Backend: backends[w.Upstream], Weight: w.Weight}
+		}
+		return out
+	}
+	c := &model.Choice{Source: owner, Route: r.Match.Path, Default: targets(r.Choice.Default)}
+	for _, m := range r.Choice.Matches {
+		c.Matches = append(c.Matches, model.ChoiceMatch{Conditions: m.Conditions, Targets: targets(m.Targets)})
+	}
+	primary := r.Action.Upstream
+	reported := map[string]bool{primary: true}
+	for _, ws := range append([][]nic.Weighted{r.Choice.Default}, matchTargets(r.Choice)...) {
+		for _, w := range ws {
+			if reported[w.Upstream] {
+				continue
+			}
+			reported[w.Upstream] = true
+			if !reflect.DeepEqual(upstreams[primary].Policy, upstreams[w.Upstream].Policy) {
+				b.problem(owner, model.ReasonUnsupported, false,
+					"route %s: the proxy settings of upstream %q apply to every upstream the route chooses; those of %q are not used",
+					r.Match.Path, primary, w.Upstream)
+			}
+		}
+	}
+	return c
 }
 
 // delegate serves a VirtualServer route's prefix with the subroutes of

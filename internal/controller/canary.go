@@ -12,7 +12,7 @@ import (
 // which plain mode does not run; the main backend serves every request.
 const ReasonCanaryNeedsLua = "CanaryNotApplied"
 
-// splitsOf returns the canary splits the Model's locations name, one per
+// splitsOf returns the canary splits and choices the Model's locations name, one per
 // split key, sorted: each is pushed as state, so that a change of rule
 // reaches nginx without a reload.
 func splitsOf(m *model.Model) []balancer.Backend {
@@ -21,10 +21,15 @@ func splitsOf(m *model.Model) []balancer.Backend {
 	for _, srv := range m.Servers {
 		for _, l := range srv.Locations {
 			p := l.Action.Proxy
-			if p == nil || p.Canary == nil {
+			var b balancer.Backend
+			switch {
+			case p != nil && p.Canary != nil:
+				b = balancer.SplitOf(p.Backend, p.Canary)
+			case p != nil && p.Choice != nil:
+				b = balancer.ChoiceOf(p.Choice)
+			default:
 				continue
 			}
-			b := balancer.SplitOf(p.Backend, p.Canary)
 			if !seen[b.Key] {
 				seen[b.Key] = true
 				out = append(out, b)
@@ -47,11 +52,14 @@ func reportPlainCanaries(res *SyncResult) {
 			if p := l.Action.Proxy; p != nil && p.Canary != nil {
 				refs = append(refs, p.Canary.Source)
 			}
+			if p := l.Action.Proxy; p != nil && p.Choice != nil {
+				refs = append(refs, p.Choice.Source)
+			}
 		}
 	}
 	for _, ref := range model.SortRefs(refs) {
 		res.Problems = append(res.Problems, model.Problem{Object: ref, Reason: ReasonCanaryNeedsLua,
-			Message: "canary releases need the Lua balancer (dynamic mode); the main Ingress's backend serves every request"})
+			Message: "canary releases, splits and matches need the Lua balancer (dynamic mode); the main backend serves every request"})
 	}
 }
 
@@ -63,10 +71,16 @@ func reportSplit(res *SyncResult, key, reason, msg string) {
 	for _, srv := range res.Model.Servers {
 		for _, l := range srv.Locations {
 			p := l.Action.Proxy
-			if p == nil || p.Canary == nil || model.SplitKey(p.Backend, p.Canary) != key {
+			var src model.ObjectRef
+			switch {
+			case p != nil && p.Canary != nil && model.SplitKey(p.Backend, p.Canary) == key:
+				src = p.Canary.Source
+			case p != nil && p.Choice != nil && model.ChoiceKey(p.Choice) == key:
+				src = p.Choice.Source
+			default:
 				continue
 			}
-			for _, ref := range []model.ObjectRef{p.Canary.Source, l.Source} {
+			for _, ref := range []model.ObjectRef{src, l.Source} {
 				if !seen[ref] {
 					seen[ref] = true
 					res.Problems = append(res.Problems, model.Problem{Object: ref, Reason: reason,

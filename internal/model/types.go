@@ -133,6 +133,10 @@ type Proxy struct {
 	// Canary, when set, sends some requests to another backend instead
 	// (a canary Ingress on the same host and path).
 	Canary *Canary
+	// Choice, when set, picks the backend per request among several (a
+	// VirtualServer route's splits and matches); Backend is then the one
+	// whose settings the location uses. Canary and Choice are exclusive.
+	Choice *Choice
 }
 
 // Return is a fixed response.

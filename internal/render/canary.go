@@ -23,7 +23,12 @@ func selectSplit(lv *locationView, p *model.Proxy, backends map[string]*model.Ba
 	}
 	lv.HeaderFilter = lv.HeaderFilter || canary.HeaderFilter
 	lv.LogHook = lv.LogHook || canary.LogHook
-	key := model.SplitKey(p.Backend, p.Canary)
+	return nameKey(lv, model.SplitKey(p.Backend, p.Canary))
+}
+
+// nameKey makes the location select key (a split or a choice) in the
+// balancer.
+func nameKey(lv *locationView, key string) error {
 	if err := balancer.ValidateKey(key); err != nil {
 		return err
 	}

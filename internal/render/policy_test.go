@@ -277,6 +277,19 @@ var policyCases = []struct {
 		m.Backends[1].Balance.Method = model.EWMA
 		return m
 	}},
+	{"choice", []string{"plain", "lua"}, func() *model.Model {
+		// /choose names its choice (and gets the log hook ewma needs on
+		// one target's side); nothing of its matches or weights is
+		// printed. In plain mode it proxies to its first backend.
+		choose := loc(model.Prefix, "/choose", nil)
+		choose.Action.Proxy.Choice = &model.Choice{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"}, Route: "/choose",
+			Matches: []model.ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Version", Value: "v2"}},
+				Targets: []model.Target{{Backend: "shop/grpc/grpc", Weight: 100}}}},
+			Default: []model.Target{{Backend: "shop/web/80", Weight: 60}, {Backend: "shop/errors/80", Weight: 40}}}
+		m := policyModel(&model.Server{Host: "choice.example.com", Locations: []*model.Location{choose, loc(model.Prefix, "/main", nil)}})
+		m.Backends[1].Balance.Method = model.EWMA
+		return m
+	}},
 	{"external-auth", []string{"plain", "lua"}, func() *model.Model {
 		// / asks with everything set and caches; /api has its own service,
 		// a sign-in URL that already has the parameter and no cache; /open

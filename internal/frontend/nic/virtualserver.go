@@ -58,20 +58,10 @@ type Route struct {
 	// Delegate, when set, is the VirtualServerRoute "namespace/name"
 	// whose subroutes serve this prefix; Action is then empty.
 	Delegate string
-	// Split, when set, sends Weight out of 100 requests to another
-	// upstream instead of Action.Upstream (a route with two splits).
-	Split *Split
-}
-
-// Split is the second of a route's two splits, or the upstream a header
-// match chooses.
-type Split struct {
-	Upstream string
-	// Weight is out of 100.
-	Weight int
-	// Header and Value, when set, send the requests whose header equals
-	// the value to Upstream instead of weighing them.
-	Header, Value string
+	// Choice, when set, picks the upstream per request (the route's
+	// splits and matches); Action is then the one whose proxy settings
+	// apply.
+	Choice *Choice
 }
 
 // Action is what a route does: exactly one field is set.
@@ -316,14 +306,11 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 		return Route{}, false, nil
 	}
 	var a Action
-	var split *Split
+	var choice *Choice
 	var ok bool
-	switch {
-	case len(r.Matches) > 0:
-		a, split, ok, err = t.matches(field, r, upstreams)
-	case len(r.Splits) > 0:
-		a, split, ok, err = t.splits(field+".splits", r.Splits, upstreams)
-	default:
+	if len(r.Matches) > 0 || len(r.Splits) > 0 {
+		a, choice, ok, err = t.choice(field, r, upstreams)
+	} else {
 		a, ok, err = t.action(field+".action", r.Action, upstreams)
 	}
 	if err != nil || !ok {
@@ -333,99 +320,7 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 	if err != nil {
 		return Route{}, false, err
 	}
-	return Route{Match: m, Action: a, Policies: policies, Split: split}, true, nil
-}
-
-// splits checks NIC's rules (at least two, weights summing to 100, each a
-// valid action) and translates the case the Lua balancer serves without
-// a reload: two splits passing to upstreams.
-func (t *translator) splits(field string, in []nicv1.Split, upstreams map[string]*Upstream) (Action, *Split, bool, error) {
-	if len(in) < 2 {
-		return Action{}, nil, false, fmt.Errorf("%s must have at least 2 splits", field)
-	}
-	sum := 0
-	actions := make([]Action, len(in))
-	for i, s := range in {
-		if s.Weight < 0 || s.Weight > 100 {
-			return Action{}, nil, false, fmt.Errorf("%s[%d].weight %d: want 0 to 100", field, i, s.Weight)
-		}
-		sum += s.Weight
-		if s.Action == nil {
-			return Action{}, nil, false, fmt.Errorf("%s[%d].action is required", field, i)
-		}
-		a, ok, err := t.action(fmt.Sprintf("%s[%d].action", field, i), s.Action, upstreams)
-		if err != nil {
-			return Action{}, nil, false, err
-		}
-		if !ok || a.Upstream == "" {
-			t.notYet(fmt.Sprintf("%s[%d]: splits into a redirect or return; the route is left out", field, i))
-			return Action{}, nil, false, nil
-		}
-		actions[i] = a
-	}
-	if sum != 100 {
-		return Action{}, nil, false, fmt.Errorf("%s: the weights sum to %d, want 100", field, sum)
-	}
-	if len(in) > 2 {
-		t.notYet(field + ": more than two splits; the route is left out")
-		return Action{}, nil, false, nil
-	}
-	return actions[0], &Split{Upstream: actions[1].Upstream, Weight: in[1].Weight}, true, nil
-}
-
-// matches translates the case the Lua balancer serves without a reload:
-// one match of one header condition with an exact value, choosing an
-// upstream, beside the route's action passing to another. Others are
-// reported and the route is left out.
-func (t *translator) matches(field string, r *nicv1.Route, upstreams map[string]*Upstream) (Action, *Split, bool, error) {
-	if r.Action == nil {
-		t.notYet(field + ".matches beside splits; the route is left out")
-		return Action{}, nil, false, nil
-	}
-	def, ok, err := t.action(field+".action", r.Action, upstreams)
-	if err != nil || !ok {
-		return Action{}, nil, false, err
-	}
-	for i, m := range r.Matches {
-		if len(m.Conditions) == 0 || (m.Action == nil) == (len(m.Splits) == 0) {
-			return Action{}, nil, false, fmt.Errorf("%s.matches[%d] needs conditions and exactly one of action and splits", field, i)
-		}
-		for j, c := range m.Conditions {
-			n := 0
-			for _, set := range []bool{c.Header != "", c.Cookie != "", c.Argument != "", c.Variable != ""} {
-				if set {
-					n++
-				}
-			}
-			if n != 1 {
-				return Action{}, nil, false, fmt.Errorf("%s.matches[%d].conditions[%d] must have exactly one of header, cookie, argument and variable", field, i, j)
-			}
-		}
-	}
-	m := r.Matches[0]
-	c := m.Conditions[0]
-	if len(r.Matches) > 1 || len(m.Conditions) > 1 || c.Header == "" || m.Action == nil || strings.HasPrefix(c.Value, "!") {
-		t.notYet(field + ".matches other than one exact header condition choosing an upstream; the route is left out")
-		return Action{}, nil, false, nil
-	}
-	header, err := model.ParseCanaryHeader(c.Header)
-	if err != nil {
-		return Action{}, nil, false, fmt.Errorf("%s.matches[0].conditions[0].header: %v", field, err)
-	}
-	value, err := model.ParseCanaryHeaderValue(strings.TrimPrefix(c.Value, "\\"))
-	if err != nil || value == "" {
-		t.notYet(fmt.Sprintf("%s.matches[0].conditions[0].value %q (a header value of letters, digits and - . _ ~ / :); the route is left out", field, model.Truncate(c.Value)))
-		return Action{}, nil, false, nil
-	}
-	chosen, ok, err := t.action(field+".matches[0].action", m.Action, upstreams)
-	if err != nil || !ok {
-		return Action{}, nil, false, err
-	}
-	if chosen.Upstream == "" || def.Upstream == "" {
-		t.notYet(field + ".matches choosing a redirect or return; the route is left out")
-		return Action{}, nil, false, nil
-	}
-	return def, &Split{Upstream: chosen.Upstream, Header: header, Value: value}, true, nil
+	return Route{Match: m, Action: a, Policies: policies, Choice: choice}, true, nil
 }
 
 // delegation is a route handing its path to a VirtualServerRoute

@@ -131,16 +131,6 @@ func TestTranslateVirtualServer(t *testing.T) {
 			s.Routes[0].Action = nil
 			s.Routes[0].Splits = []nicv1.Split{{Weight: 100, Action: &nicv1.Action{Pass: "tea"}}}
 		}, err: "at least 2 splits"},
-		{name: "two splits: the second is the weighted one", change: func(s *nicv1.VirtualServerSpec) {
-			s.Upstreams = append(s.Upstreams, nicv1.Upstream{Name: "tea-v2", Service: "tea-v2", Port: 80})
-			s.Routes[0].Action = nil
-			s.Routes[0].Splits = []nicv1.Split{{Weight: 90, Action: &nicv1.Action{Pass: "tea"}}, {Weight: 10, Action: &nicv1.Action{Pass: "tea-v2"}}}
-		}, check: func(t *testing.T, v *VirtualServer) {
-			r := v.Routes[0]
-			if r.Action.Upstream != "tea" || r.Split == nil || *r.Split != (Split{Upstream: "tea-v2", Weight: 10}) {
-				t.Errorf("route %+v split %+v", r, r.Split)
-			}
-		}},
 		{name: "split weights sum to 100", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Action = nil
 			s.Routes[0].Splits = []nicv1.Split{{Weight: 50, Action: &nicv1.Action{Pass: "tea"}}, {Weight: 40, Action: &nicv1.Action{Pass: "tea"}}}
@@ -149,20 +139,6 @@ func TestTranslateVirtualServer(t *testing.T) {
 			s.Routes[0].Action = nil
 			s.Routes[0].Splits = []nicv1.Split{{Weight: 50, Action: &nicv1.Action{Pass: "tea"}}, {Weight: 50, Action: &nicv1.Action{Pass: "nope"}}}
 		}, err: "does not define"},
-		{name: "three splits are not supported yet", change: func(s *nicv1.VirtualServerSpec) {
-			s.Routes[0].Action = nil
-			s.Routes[0].Splits = []nicv1.Split{{Weight: 50, Action: &nicv1.Action{Pass: "tea"}}, {Weight: 25, Action: &nicv1.Action{Pass: "tea"}},
-				{Weight: 25, Action: &nicv1.Action{Pass: "tea"}}}
-		}, problems: []string{"more than two splits"}, check: noRoutes},
-		{name: "one exact header match chooses an upstream", change: func(s *nicv1.VirtualServerSpec) {
-			s.Upstreams = append(s.Upstreams, nicv1.Upstream{Name: "tea-v2", Service: "tea-v2", Port: 80})
-			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "X-Version", Value: "v2"}}, Action: &nicv1.Action{Pass: "tea-v2"}}}
-		}, check: func(t *testing.T, v *VirtualServer) {
-			r := v.Routes[0]
-			if r.Action.Upstream != "tea" || r.Split == nil || *r.Split != (Split{Upstream: "tea-v2", Header: "X-Version", Value: "v2"}) {
-				t.Errorf("route %+v split %+v", r, r.Split)
-			}
-		}},
 		{name: "matches without an action or splits", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Action = nil
 			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "x", Value: "y"}}, Action: &nicv1.Action{Pass: "tea"}}}
@@ -170,12 +146,6 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "a condition has exactly one subject", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "x", Cookie: "c", Value: "y"}}, Action: &nicv1.Action{Pass: "tea"}}}
 		}, err: "exactly one of header, cookie, argument and variable"},
-		{name: "other matches are not supported yet", change: func(s *nicv1.VirtualServerSpec) {
-			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Cookie: "user", Value: "beta"}}, Action: &nicv1.Action{Pass: "tea"}}}
-		}, problems: []string{"matches other than one exact header condition"}, check: noRoutes},
-		{name: "a negated header value is not supported yet", change: func(s *nicv1.VirtualServerSpec) {
-			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "x", Value: "!y"}}, Action: &nicv1.Action{Pass: "tea"}}}
-		}, problems: []string{"matches other than"}, check: noRoutes},
 		{name: "Plus-only fields are reported as such", change: func(s *nicv1.VirtualServerSpec) {
 			s.Upstreams[0].HealthCheck = &nicv1.HealthCheck{Enable: true}
 			s.Upstreams[0].SlowStart = "10s"

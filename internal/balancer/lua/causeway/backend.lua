@@ -29,12 +29,39 @@ local function new_split(def)
     }
 end
 
+-- VAR_PREFIX is the nginx variable family each condition kind reads.
+local VAR_PREFIX = { header = "http_", cookie = "cookie_", argument = "arg_", variable = "" }
+
+-- new_choice returns the instance of a choice (model.Choice): the
+-- variables its conditions read are named, and their values lowercased,
+-- once here (nginx's map, which NGINX Ingress Controller uses, compares
+-- strings ignoring case).
+local function new_choice(def)
+    local c = def.choice
+    local matches = {}
+    for i, m in ipairs(c.matches) do
+        local conds = {}
+        for j, cond in ipairs(m.conditions) do
+            local name = cond.name
+            if cond.kind == "header" then
+                name = (name:lower():gsub("-", "_"))
+            end
+            conds[j] = { var = VAR_PREFIX[cond.kind] .. name, value = cond.value:lower(), negate = cond.negate }
+        end
+        matches[i] = { conditions = conds, targets = m.targets }
+    end
+    return { key = def.key, choice = true, n = 0, matches = matches, targets = c.targets }
+end
+
 -- new returns the balancer instance for def. Only ready endpoints become
 -- peers, so a not-ready endpoint is never picked. An instance with n == 0
 -- sends requests to the local server that answers 503.
 function _M.new(def)
     if def.split then
         return new_split(def)
+    end
+    if def.choice then
+        return new_choice(def)
     end
     local peers, keep = {}, {}
     for _, e in ipairs(def.endpoints) do

@@ -22,7 +22,8 @@ local ngx_balancer = require("ngx.balancer")
 local set_current_peer = ngx_balancer.set_current_peer
 local set_more_tries = ngx_balancer.set_more_tries
 local get_last_failure = ngx_balancer.get_last_failure
-local match, gmatch, min, random = string.match, string.gmatch, math.min, math.random
+local match, gmatch, lower, min, random = string.match, string.gmatch, string.lower, math.min, math.random
+local ipairs = ipairs
 local re_find = ngx.re.find
 local tonumber = tonumber
 local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
@@ -188,6 +189,42 @@ local function choose(s)
     return s.weight > 0 and random(s.total) <= s.weight
 end
 
+-- holds reports whether every condition of a choice's match holds; an
+-- absent variable reads as "".
+local function holds(conds)
+    local var = ngx.var
+    for _, c in ipairs(conds) do
+        local v = var[c.var]
+        if ((v and lower(v) or "") == c.value) == c.negate then
+            return false
+        end
+    end
+    return true
+end
+
+-- pick_target draws one of weighted targets (weights sum to 100).
+local function pick_target(targets)
+    local r = random(100)
+    for _, t in ipairs(targets) do
+        r = r - t.weight
+        if r <= 0 then
+            return t.backend
+        end
+    end
+    return targets[#targets].backend
+end
+
+-- decide applies a choice: the first match that holds, else the default
+-- targets.
+local function decide(c)
+    for _, m in ipairs(c.matches) do
+        if holds(m.conditions) then
+            return pick_target(m.targets)
+        end
+    end
+    return pick_target(c.targets)
+end
+
 -- selected returns the backend a location names and its instance, nil
 -- when it has no endpoint. A location may name a fallback backend
 -- ($causeway_fallback, ingress-nginx's default-backend annotation) that
@@ -200,7 +237,12 @@ local function selected()
     local key = ngx.var.causeway_backend
     local inst = key and key ~= "" and store.lookup(key)
     local canary = nil
-    if inst and inst.split then
+    if inst and inst.choice then
+        key = decide(inst)
+        inst = store.lookup_synced(key)
+        -- Keep the choice for retries, like a split's.
+        canary = false
+    elseif inst and inst.split then
         local s = inst
         local p, c = store.lookup_synced(s.primary), store.lookup_synced(s.canary)
         if (p and p.cookie_var) or (c and c.cookie_var) then

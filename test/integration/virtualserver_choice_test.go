@@ -1,0 +1,103 @@
+package integration
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/test/harness"
+)
+
+const choiceVirtualServer = `apiVersion: k8s.nginx.org/v1
+kind: VirtualServer
+metadata: {name: choice, namespace: default}
+spec:
+  host: choice.test
+  upstreams:
+  - {name: tea, service: tea, port: 80}
+  - {name: coffee, service: coffee, port: 80}
+  - {name: juice, service: juice, port: 80}
+  routes:
+  - path: /
+    splits:
+    - {weight: %d, action: {pass: tea}}
+    - {weight: %d, action: {pass: coffee}}
+    - {weight: %d, action: {pass: juice}}
+  - path: /m
+    matches:
+    - conditions: [{header: X-Version, value: v2}, {argument: mode, value: "!off"}]
+      action: {pass: coffee}
+    - conditions: [{cookie: user, value: beta}]
+      action: {pass: juice}
+    - conditions: [{variable: $request_method, value: POST}]
+      splits:
+      - {weight: 0, action: {pass: tea}}
+      - {weight: 100, action: {pass: juice}}
+    action: {pass: tea}
+---
+`
+
+// TestVirtualServerChoiceAgainstNginx: three splits share a route by
+// weight, and matches on a header, an argument (negated), a cookie and a
+// variable choose in order, through the Lua balancer; a new weight
+// applies without a reload.
+func TestVirtualServerChoiceAgainstNginx(t *testing.T) {
+	tea, coffee, juice := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "juice")
+	c := startController(t, map[string]string{
+		"class.yaml":    ingressClass,
+		"services.yaml": serviceYAML("default", "tea", 80, tea) + serviceYAML("default", "coffee", 80, coffee) + serviceYAML("default", "juice", 80, juice),
+		"choice.yaml":   fmt.Sprintf(choiceVirtualServer, 20, 30, 50),
+	})
+	if c.Metric("causeway_dataplane_mode", `mode="lua"`) != 1 {
+		t.Skip("the Lua data plane is not available")
+	}
+	count := func(n int) map[string]int {
+		got := map[string]int{}
+		for range n {
+			got[c.Get("choice.test", "/").Reply.Service]++
+		}
+		return got
+	}
+	// 300 requests; each share within 4 standard deviations of its weight
+	// (20%: 60 ± 28, 30%: 90 ± 32, 50%: 150 ± 35).
+	const total = 300
+	got := count(total)
+	for name, w := range map[string]float64{"tea": 0.2, "coffee": 0.3, "juice": 0.5} {
+		if sd := math.Sqrt(total * w * (1 - w)); math.Abs(float64(got[name])-total*w) > 4*sd {
+			t.Errorf("20/30/50 split of %d requests: %v; %s is off by more than %.0f", total, got, name, 4*sd)
+		}
+	}
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	for _, tc := range []struct {
+		method, path string
+		header       map[string]string
+		want         string
+	}{
+		{"GET", "/m", nil, "tea"},
+		{"GET", "/m", map[string]string{"X-Version": "V2"}, "coffee"},                        // values compare ignoring case
+		{"GET", "/m?mode=off", map[string]string{"X-Version": "v2"}, "tea"},                  // the negated argument fails
+		{"GET", "/m?mode=on", map[string]string{"X-Version": "v2"}, "coffee"},                // ... and holds
+		{"GET", "/m", map[string]string{"Cookie": "a=1; user=beta"}, "juice"},                // the second match
+		{"GET", "/m", map[string]string{"X-Version": "v2", "Cookie": "user=beta"}, "coffee"}, // the first match wins
+		{"POST", "/m", nil, "juice"},                                                         // a variable, and splits in a match
+	} {
+		r, err := harness.Do(addr, harness.Request{Method: tc.method, Scheme: "http", Host: "choice.test", Path: tc.path, Header: tc.header})
+		if err != nil || r.Reply.Service != tc.want {
+			t.Errorf("%s %s with %v: %d from %q (%v), want %q", tc.method, tc.path, tc.header, r.Status, r.Reply.Service, err, tc.want)
+		}
+	}
+	reloads := c.Metric("causeway_nginx_reloads_total")
+	c.WriteManifest("choice.yaml", fmt.Sprintf(choiceVirtualServer, 0, 0, 100))
+	eventually(t, 10*time.Second, func() error {
+		if got := count(20); got["juice"] != 20 {
+			return fmt.Errorf("0/0/100 split: %v", got)
+		}
+		return nil
+	})
+	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
+		t.Errorf("a split weight change reloaded nginx: %v reloads, were %v", got, reloads)
+	}
+}
