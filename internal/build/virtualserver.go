@@ -150,6 +150,9 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			loc.Action = model.Action{Redirect: a.Redirect}
 		case a.Return != nil:
 			loc.Action = model.Action{Return: a.Return}
+			if len(a.Headers) > 0 {
+				loc.Policy = &model.Policy{ResponseHeaders: a.Headers}
+			}
 		case backends[a.Upstream] == "", !b.choiceResolves(r.Choice, backends):
 			loc.Action = model.ReturnStatus(503)
 		default:

@@ -142,6 +142,12 @@ type Proxy struct {
 // Return is a fixed response.
 type Return struct {
 	Status int
+	// Body, when set, is the response text (ParseVariableTemplate, with
+	// the variables a return body may use); Status is then not a redirect.
+	Body Template
+	// Type is the body's MIME type (ParseReturnType); "" for the
+	// server's default_type.
+	Type string
 }
 
 // Redirect is a redirect response to a validated absolute URL.
@@ -150,6 +156,9 @@ type Redirect struct {
 	Code int
 	// URL is an absolute http(s) URL that passed ParseRedirectURL.
 	URL string
+	// Template, when set instead of URL, is a URL with variables that
+	// passed ParseRedirectTemplate.
+	Template Template
 }
 
 // ProxyTo is a location action that proxies to backend key.

@@ -545,13 +545,49 @@ func realIPHeaderName(name string) (string, error) {
 // token: literals escaped by Quote (so they hold no '$'), variables
 // braced as ${name} with the name re-checked, regex groups as $1 to $9
 // (nginx reads one digit after '$', and ${1} would name a variable).
-func quoteTemplate(t model.Template) (string, error) {
+func quoteTemplate(t model.Template) (string, error) { return quoteTemplateWith(t, Quote) }
+
+// quoteTextTemplate is quoteTemplate for response text, whose literals
+// may hold newlines, tabs and carriage returns (quoteText).
+func quoteTextTemplate(t model.Template) (string, error) { return quoteTemplateWith(t, quoteText) }
+
+// quoteText is Quote for response text: newlines, tabs and carriage
+// returns are written as nginx's \n, \t and \r escapes, and every run
+// between them passes through Quote.
+func quoteText(s string) (string, error) {
+	var b strings.Builder
+	b.WriteByte('"')
+	for {
+		i := strings.IndexAny(s, "\n\t\r")
+		run := s
+		if i >= 0 {
+			run = s[:i]
+		}
+		q, err := Quote(run)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(q[1 : len(q)-1])
+		if i < 0 {
+			break
+		}
+		b.WriteString(map[byte]string{'\n': `\n`, '\t': `\t`, '\r': `\r`}[s[i]])
+		s = s[i+1:]
+	}
+	b.WriteByte('"')
+	if b.Len() > maxQuoted {
+		return "", fmt.Errorf("value of %d bytes is longer than %d", b.Len(), maxQuoted)
+	}
+	return b.String(), nil
+}
+
+func quoteTemplateWith(t model.Template, quote func(string) (string, error)) (string, error) {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, p := range t {
 		switch v := p.Variable; {
 		case v == "":
-			q, err := Quote(p.Literal)
+			q, err := quote(p.Literal)
 			if err != nil {
 				return "", err
 			}

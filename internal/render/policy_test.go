@@ -290,6 +290,21 @@ var policyCases = []struct {
 		m.Backends[1].Balance.Method = model.EWMA
 		return m
 	}},
+	{"nic-actions", []string{"plain"}, func() *model.Model {
+		// A body with variables, a quote, a newline and a type; headers on
+		// a return; a redirect URL with variables.
+		body, _ := model.ParseVariableTemplate(`\"${request_uri}\" is gone;\n{${http_x_user}}`, model.ReturnBodyVariables)
+		url, _ := model.ParseRedirectTemplate("${scheme}://${host}/new${request_uri}", model.RedirectVariables)
+		return policyModel(&model.Server{Host: "actions.example.com", Locations: []*model.Location{
+			{Match: model.Match{Type: model.StringPrefix, Path: "/gone"}, Source: ingA,
+				Action: model.Action{Return: &model.Return{Status: 410, Body: body, Type: "application/json"}},
+				Policy: &model.Policy{ResponseHeaders: []model.Header{{Name: "X-Cafe", Value: "closed"}}}},
+			{Match: model.Match{Type: model.StringPrefix, Path: "/plain"}, Source: ingA,
+				Action: model.Action{Return: &model.Return{Status: 200, Body: model.Template{{Literal: "ok"}}}}},
+			{Match: model.Match{Type: model.StringPrefix, Path: "/old"}, Source: ingA,
+				Action: model.Action{Redirect: &model.Redirect{Code: 302, Template: url}}},
+		}})
+	}},
 	{"external-auth", []string{"plain", "lua"}, func() *model.Model {
 		// / asks with everything set and caches; /api has its own service,
 		// a sign-in URL that already has the parameter and no cache; /open

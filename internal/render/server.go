@@ -87,6 +87,10 @@ type locationView struct {
 	SelectMap   string
 	// At most one of Return, RedirectCode and Pass is set.
 	Return int
+	// ReturnText is the quoted body Return answers with, and ReturnType
+	// its quoted MIME type (render/response.go).
+	ReturnText string `json:",omitempty"`
+	ReturnType string `json:",omitempty"`
 	// RedirectCode and the quoted RedirectURL answer with a redirect.
 	RedirectCode int
 	RedirectURL  string
@@ -398,7 +402,9 @@ func matchRegex(m model.Match) (string, error) {
 func (sp *serverPlan) locationBody(lv *locationView, l *model.Location) error {
 	switch a := l.Action; {
 	case a.Return != nil:
-		lv.Return = a.Return.Status
+		if err := planReturn(lv, a.Return); err != nil {
+			return err
+		}
 		return sp.planPolicy(lv, l)
 	case a.Redirect != nil:
 		switch a.Redirect.Code {
@@ -407,6 +413,9 @@ func (sp *serverPlan) locationBody(lv *locationView, l *model.Location) error {
 			return fmt.Errorf("redirect code %d", a.Redirect.Code)
 		}
 		q, err := Quote(a.Redirect.URL)
+		if a.Redirect.Template != nil {
+			q, err = quoteTemplate(a.Redirect.Template)
+		}
 		if err != nil {
 			return err
 		}

@@ -64,12 +64,15 @@ type Route struct {
 	Choice *Choice
 }
 
-// Action is what a route does: exactly one field is set.
+// Action is what a route does: exactly one of Upstream, Redirect and
+// Return is set.
 type Action struct {
 	// Upstream is the name of the upstream requests are passed to.
 	Upstream string
 	Redirect *model.Redirect
 	Return   *model.Return
+	// Headers are added to a Return's response.
+	Headers []model.Header
 }
 
 // Ref names a VirtualServer.
@@ -349,69 +352,6 @@ func (t *translator) delegation(field string, r *nicv1.Route, m model.Match) (Ro
 		}
 	}
 	return Route{Match: m, Delegate: ns + "/" + name}, true, nil
-}
-
-func (t *translator) action(field string, a *nicv1.Action, upstreams map[string]*Upstream) (Action, bool, error) {
-	n := 0
-	for _, set := range []bool{a.Pass != "", a.Redirect != nil, a.Return != nil, a.Proxy != nil} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		return Action{}, false, fmt.Errorf("%s must have exactly one of pass, redirect, return and proxy", field)
-	}
-	upstream := func(name string) error {
-		if _, ok := upstreams[name]; !ok {
-			return fmt.Errorf("%s names upstream %q, which spec.upstreams does not define", field, model.Truncate(name))
-		}
-		return nil
-	}
-	switch {
-	case a.Pass != "":
-		if err := upstream(a.Pass); err != nil {
-			return Action{}, false, err
-		}
-		return Action{Upstream: a.Pass}, true, nil
-	case a.Proxy != nil:
-		if err := upstream(a.Proxy.Upstream); err != nil {
-			return Action{}, false, err
-		}
-		if a.Proxy.RewritePath != "" || a.Proxy.RequestHeaders != nil || a.Proxy.ResponseHeaders != nil {
-			t.notYet(field + ".proxy rewritePath, requestHeaders and responseHeaders (the route passes to the upstream unchanged)")
-		}
-		return Action{Upstream: a.Proxy.Upstream}, true, nil
-	case a.Redirect != nil:
-		code := a.Redirect.Code
-		if code == 0 {
-			code = 301
-		}
-		switch code {
-		case 301, 302, 307, 308:
-		default:
-			return Action{}, false, fmt.Errorf("%s.redirect.code %d: want 301, 302, 307 or 308", field, code)
-		}
-		url, err := model.ParseRedirectURL(a.Redirect.URL)
-		if err != nil {
-			t.notYet(fmt.Sprintf("%s.redirect.url %q (%v: NGINX variables in the URL are not supported yet); the route is left out", field, model.Truncate(a.Redirect.URL), err))
-			return Action{}, false, nil
-		}
-		return Action{Redirect: &model.Redirect{Code: code, URL: url}}, true, nil
-	default:
-		ret := a.Return
-		code := ret.Code
-		if code == 0 {
-			code = 200
-		}
-		if code < 200 || code > 599 {
-			return Action{}, false, fmt.Errorf("%s.return.code %d: want 200 to 599", field, code)
-		}
-		if ret.Body != "" || ret.Type != "" || len(ret.Headers) > 0 {
-			t.notYet(field + ".return body, type and headers; the route is left out")
-			return Action{}, false, nil
-		}
-		return Action{Return: &model.Return{Status: code}}, true, nil
-	}
 }
 
 // policyRefs reads Policy references: the namespace defaults to the

@@ -114,9 +114,6 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "a redirect code is 301, 302, 307 or 308", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Action = &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://example.com/", Code: 303}}
 		}, err: "want 301, 302, 307 or 308"},
-		{name: "a redirect with NGINX variables is not supported yet", change: func(s *nicv1.VirtualServerSpec) {
-			s.Routes[0].Action = &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "http://${host}/x"}}
-		}, problems: []string{"redirect.url"}, check: noRoutes},
 		{name: "a return of a status", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Action = &nicv1.Action{Return: &nicv1.ActionReturn{Code: 204}}
 		}, check: func(t *testing.T, v *VirtualServer) {
@@ -124,9 +121,6 @@ func TestTranslateVirtualServer(t *testing.T) {
 				t.Errorf("return %+v", r)
 			}
 		}},
-		{name: "a return with a body is not supported yet", change: func(s *nicv1.VirtualServerSpec) {
-			s.Routes[0].Action = &nicv1.Action{Return: &nicv1.ActionReturn{Code: 200, Body: "hi"}}
-		}, problems: []string{"return body"}, check: noRoutes},
 		{name: "one split is invalid", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Action = nil
 			s.Routes[0].Splits = []nicv1.Split{{Weight: 100, Action: &nicv1.Action{Pass: "tea"}}}

@@ -1,0 +1,67 @@
+package nic
+
+import (
+	"reflect"
+	"testing"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// TestTranslateActions: a row per rule of redirect and return actions.
+// dropped is a fragment of a Problem for a setting left out while the
+// route is served.
+func TestTranslateActions(t *testing.T) {
+	lit := func(s string) model.TemplatePart { return model.TemplatePart{Literal: s} }
+	v := func(s string) model.TemplatePart { return model.TemplatePart{Variable: s} }
+	redirect := func(url string, code int) *nicv1.Action {
+		return &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: url, Code: code}}
+	}
+	ret := func(r nicv1.ActionReturn) *nicv1.Action { return &nicv1.Action{Return: &r} }
+	for _, tc := range []struct {
+		name         string
+		action       *nicv1.Action
+		err, problem string
+		want         Action
+	}{
+		{name: "a redirect with NGINX Ingress Controller's variables", action: redirect("${scheme}://${host}/new${request_uri}", 302),
+			want: Action{Redirect: &model.Redirect{Code: 302, Template: model.Template{v("scheme"), lit("://"), v("host"), lit("/new"), v("request_uri")}}}},
+		{name: "x-forwarded-proto", action: redirect("${http_x_forwarded_proto}://example.com/", 0),
+			want: Action{Redirect: &model.Redirect{Code: 301, Template: model.Template{v("http_x_forwarded_proto"), lit("://example.com/")}}}},
+		{name: "a plain URL stays a URL", action: redirect("https://example.com/x", 0),
+			want: Action{Redirect: &model.Redirect{Code: 301, URL: "https://example.com/x"}}},
+		{name: "another variable leaves the route out", action: redirect("https://${remote_addr}/", 0), problem: "${remote_addr}"},
+		{name: "a bare $ leaves the route out", action: redirect("https://$host/", 0), problem: "${name}"},
+		{name: "a variable cannot make the URL relative", action: redirect("${request_uri}", 0), problem: "redirect.url"},
+		{name: "a redirect code", action: redirect("https://example.com/", 303), err: "want 301, 302, 307 or 308"},
+		{name: "a return body with variables, NGINX escapes and a type", action: ret(nicv1.ActionReturn{Code: 404,
+			Body: `\"${request_uri}\" is not here; ${http_X_User}\n`, Type: "application/json"}),
+			want: Action{Return: &model.Return{Status: 404, Type: "application/json",
+				Body: model.Template{lit(`"`), v("request_uri"), lit(`" is not here; `), v("http_x_user"), lit("\n")}}}},
+		{name: "a body defaults to 200", action: ret(nicv1.ActionReturn{Body: "ok"}),
+			want: Action{Return: &model.Return{Status: 200, Body: model.Template{lit("ok")}}}},
+		{name: "a body with a variable outside the list", action: ret(nicv1.ActionReturn{Body: "${upstream_addr}"}), problem: "return.body"},
+		{name: "a body with an unescaped quote", action: ret(nicv1.ActionReturn{Body: `a"b`}), problem: "return.body"},
+		{name: "a body with a 3xx code", action: ret(nicv1.ActionReturn{Code: 302, Body: "x"}), err: "2xx, 4xx or 5xx"},
+		{name: "headers", action: ret(nicv1.ActionReturn{Code: 204, Headers: []nicv1.Header{{Name: "X-Cafe", Value: "open"}}}),
+			want: Action{Return: &model.Return{Status: 204}, Headers: []model.Header{{Name: "X-Cafe", Value: "open"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := translateRoute(t, nicv1.Route{Path: "/", Action: tc.action}, tc.err, tc.problem)
+			if r != nil && !reflect.DeepEqual(r.Action, tc.want) {
+				t.Errorf("action %+v, want %+v", r.Action, tc.want)
+			}
+		})
+	}
+	// A bad header or type drops only itself.
+	s := baseSpec()
+	s.Routes[0].Action = ret(nicv1.ActionReturn{Body: "x", Type: "text/html; charset=utf-8",
+		Headers: []nicv1.Header{{Name: "X-Ok", Value: "1"}, {Name: "X-Bad", Value: "${host}"}}})
+	out, problems, err := TranslateVirtualServer(vs(s))
+	if err != nil || len(problems) != 2 || len(out.Routes) != 1 {
+		t.Fatalf("err %v problems %v routes %+v", err, problems, out.Routes)
+	}
+	if a := out.Routes[0].Action; a.Return.Type != "" || len(a.Headers) != 1 || a.Headers[0].Name != "X-Ok" {
+		t.Errorf("action %+v", a)
+	}
+}

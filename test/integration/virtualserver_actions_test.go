@@ -1,0 +1,56 @@
+package integration
+
+import (
+	"net"
+	"strconv"
+	"testing"
+
+	"github.com/causeway/causeway/test/harness"
+)
+
+const actionsVirtualServer = `apiVersion: k8s.nginx.org/v1
+kind: VirtualServer
+metadata: {name: actions, namespace: default}
+spec:
+  host: actions.test
+  upstreams:
+  - {name: tea, service: tea, port: 80}
+  routes:
+  - path: /gone
+    action:
+      return:
+        code: 410
+        type: application/json
+        body: '{\"uri\": \"${request_uri}\", \"user\": \"${http_x_user}\"}\n'
+        headers: [{name: X-Cafe, value: closed}]
+  - path: /hello
+    action: {return: {body: "hello ${arg_name}"}}
+  - path: /old
+    action: {redirect: {url: "${scheme}://${host}/new${request_uri}", code: 302}}
+---
+`
+
+// TestVirtualServerActionsAgainstNginx: return bodies with NGINX
+// variables, their type and headers, and redirects with variables,
+// through real nginx.
+func TestVirtualServerActionsAgainstNginx(t *testing.T) {
+	tea := startBackend(t, "tea")
+	c := startController(t, map[string]string{
+		"class.yaml":    ingressClass,
+		"services.yaml": serviceYAML("default", "tea", 80, tea),
+		"actions.yaml":  actionsVirtualServer,
+	})
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	r, err := harness.Do(addr, harness.Request{Method: "GET", Scheme: "http", Host: "actions.test", Path: "/gone?x=1",
+		Header: map[string]string{"X-User": "bob"}})
+	if err != nil || r.Status != 410 || r.Body != "{\"uri\": \"/gone?x=1\", \"user\": \"bob\"}\n" ||
+		r.Header.Get("Content-Type") != "application/json" || r.Header.Get("X-Cafe") != "closed" {
+		t.Errorf("/gone: %d %q %v (%v)", r.Status, r.Body, r.Header, err)
+	}
+	if r := c.Get("actions.test", "/hello?name=ann"); r.Status != 200 || r.Body != "hello ann" || r.Header.Get("Content-Type") != "text/plain" {
+		t.Errorf("/hello: %d %q %v", r.Status, r.Body, r.Header)
+	}
+	if r := c.Get("actions.test", "/old/menu?a=b"); r.Status != 302 || r.Location != "http://actions.test/new/old/menu?a=b" {
+		t.Errorf("/old: %d to %q", r.Status, r.Location)
+	}
+}
