@@ -164,6 +164,14 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 				pol := *p
 				loc.Policy = &pol
 			}
+			if p := a.Policy; p != nil {
+				// The proxy action's own: rewritePath and headers.
+				if loc.Policy == nil {
+					loc.Policy = &model.Policy{}
+				}
+				loc.Policy.Rewrite, loc.Policy.Snippet, loc.Policy.NoRequestHeaders = p.Rewrite, p.Snippet, p.NoRequestHeaders
+				loc.Policy.ProxyPassHeaders, loc.Policy.ProxyIgnoreHeaders = p.ProxyPassHeaders, p.ProxyIgnoreHeaders
+			}
 		}
 		if pols != nil {
 			b.applyRoutePolicy(owner, loc, pols)

@@ -35,6 +35,19 @@ var ReturnBodyVariables = VariableSet{Names: setOf("request_uri", "request_metho
 	"connections_reading", "connections_writing", "connections_waiting"),
 	Prefixes: []string{"arg_", "http_", "cookie_"}, Text: true}
 
+// ProxyHeaderVariables are the variables of a header an action's proxy
+// sets or adds (NGINX Ingress Controller's list, less the jwt_ families
+// of NGINX Plus).
+var ProxyHeaderVariables = VariableSet{Names: setOf("request_uri", "request_method", "request_body", "scheme", "args", "host",
+	"request_time", "request_length", "nginx_version", "pid", "connection", "remote_addr", "remote_port", "time_iso8601",
+	"time_local", "server_addr", "server_port", "server_name", "server_protocol", "connections_active",
+	"connections_reading", "connections_writing", "connections_waiting", "ssl_cipher", "ssl_ciphers", "ssl_client_cert",
+	"ssl_client_escaped_cert", "ssl_client_fingerprint", "ssl_client_i_dn", "ssl_client_i_dn_legacy", "ssl_client_raw_cert",
+	"ssl_client_s_dn", "ssl_client_s_dn_legacy", "ssl_client_serial", "ssl_client_v_end", "ssl_client_v_remain",
+	"ssl_client_v_start", "ssl_client_verify", "ssl_curves", "ssl_early_data", "ssl_protocol", "ssl_server_name",
+	"ssl_session_id", "ssl_session_reused"),
+	Prefixes: []string{"arg_", "http_", "cookie_"}}
+
 // RedirectVariables are the variables of an action's redirect URL.
 var RedirectVariables = VariableSet{Names: setOf("scheme", "http_x_forwarded_proto", "request_uri", "host")}
 

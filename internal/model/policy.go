@@ -36,7 +36,17 @@ type Policy struct {
 
 	// ResponseHeaders are added to every response of the location.
 	ResponseHeaders []Header
-	CORS            *CORS
+	// ProxyPassHeaders are backend response headers that nginx hides by
+	// default and that reach the client here (proxy_pass_header);
+	// ProxyIgnoreHeaders are backend headers whose special meaning nginx
+	// ignores (proxy_ignore_headers, IgnorableHeaders only). Names passed
+	// ParseHeaderName.
+	ProxyPassHeaders, ProxyIgnoreHeaders []string
+	// NoRequestHeaders keeps the client's request headers from the
+	// backend (proxy_pass_request_headers off): only the headers set for
+	// it are sent.
+	NoRequestHeaders bool
+	CORS             *CORS
 	// AccessLog, when set, turns the access log on or off here.
 	AccessLog *bool
 	// Errors intercepts upstream error statuses.
@@ -145,6 +155,11 @@ func (a *AccessList) Allows(client netip.Addr) bool {
 type Rewrite struct {
 	// Target is a validated replacement path (see ParseRewriteTarget).
 	Target string
+	// Prefix replaces only the location's path, keeping the rest of the
+	// request path after it (NGINX Ingress Controller's rewritePath on a
+	// prefix or exact route); Target then has no "?" and no captures.
+	// Otherwise Target replaces the whole path.
+	Prefix bool
 }
 
 // BackendProtocol is the protocol spoken to a backend.
@@ -339,3 +354,7 @@ const (
 	// the backend sees the result in ssl-client-verify.
 	VerifyOptionalNoCA ClientVerify = "optional_no_ca"
 )
+
+// IgnorableHeaders are the backend headers proxy_ignore_headers takes.
+var IgnorableHeaders = map[string]bool{"X-Accel-Redirect": true, "X-Accel-Expires": true, "X-Accel-Limit-Rate": true,
+	"X-Accel-Buffering": true, "X-Accel-Charset": true, "Expires": true, "Cache-Control": true, "Set-Cookie": true, "Vary": true}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,6 +71,11 @@ type policyView struct {
 	// session skips the certificate check.
 	NoSessionReuse  bool
 	ResponseHeaders []headerLine
+	// PassHeaders and IgnoreHeaders are the quoted names of
+	// *_pass_header and *_ignore_headers; NoRequestHeaders turns
+	// *_pass_request_headers off (render/proxyheaders.go).
+	PassHeaders, IgnoreHeaders []string `json:",omitempty"`
+	NoRequestHeaders           bool     `json:",omitempty"`
 	// Limits are the location's rate and connection limits (limits.go);
 	// LimitRate and LimitRateAfter are sizes.
 	Limits                    *locationLimits
@@ -333,6 +339,9 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 		}
 		v.Headers = &h
 	}
+	if err := planProxyHeaders(v, pol); err != nil {
+		return err
+	}
 	if err := sp.planTimeouts(v, pol.Timeouts); err != nil {
 		return err
 	}
@@ -386,10 +395,20 @@ func (sp *serverPlan) planRewrite(v *policyView, l *model.Location) error {
 	if err != nil {
 		return err
 	}
+	target := l.Policy.Rewrite.Target
+	if l.Policy.Rewrite.Prefix {
+		// The rest of the path after the location's, as the next group.
+		n := model.RegexGroups(re) + 1
+		if strings.ContainsAny(target, "?$") || n > 9 {
+			return fmt.Errorf("prefix rewrite target %q after %d groups", target, n-1)
+		}
+		target += "$" + strconv.Itoa(n)
+		re += "(.*)"
+	}
 	if v.RewriteRegex, err = Quote("(?i)^" + re); err != nil {
 		return err
 	}
-	v.RewriteTarget, err = rewriteReplacement(l.Policy.Rewrite.Target)
+	v.RewriteTarget, err = rewriteReplacement(target)
 	return err
 }
 

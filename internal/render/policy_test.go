@@ -305,6 +305,23 @@ var policyCases = []struct {
 				Action: model.Action{Redirect: &model.Redirect{Code: 302, Template: url}}},
 		}})
 	}},
+	{"nic-proxy", []string{"lua"}, func() *model.Model {
+		// NGINX Ingress Controller's rewritePath on a prefix route (the
+		// rest of the path kept) and on a regex route, its request and
+		// response headers.
+		set, _ := model.ParseVariableTemplate("${http_x_login} from ${remote_addr}", model.ProxyHeaderVariables)
+		srv := &model.Server{Host: "proxy.example.com", Locations: []*model.Location{
+			{Match: model.Match{Type: model.StringPrefix, Path: "/tea"}, Action: model.ProxyTo("shop/web/80"), Source: ingA,
+				Policy: &model.Policy{Rewrite: &model.Rewrite{Target: "/coffee", Prefix: true}, NoRequestHeaders: true,
+					ProxyPassHeaders: []string{"Server"}, ProxyIgnoreHeaders: []string{"Expires", "Vary"},
+					Snippet: &model.Snippet{ProxySetHeaders: []model.TemplateHeader{{Name: "X-User", Value: set}},
+						ProxyHideHeaders: []string{"X-Powered-By"},
+						AddHeaders:       []model.TemplateHeader{{Name: "X-Cafe", Value: model.Template{{Literal: "open"}}, Always: true}}}}},
+			{Match: model.Match{Type: model.Regex, Path: "/menu/([a-z]+)"}, Action: model.ProxyTo("shop/web/80"), Source: ingA,
+				Policy: &model.Policy{Rewrite: &model.Rewrite{Target: "/v2/$1"}}},
+		}}
+		return policyModel(srv)
+	}},
 	{"external-auth", []string{"plain", "lua"}, func() *model.Model {
 		// / asks with everything set and caches; /api has its own service,
 		// a sign-in URL that already has the parameter and no cache; /open

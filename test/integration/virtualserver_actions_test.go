@@ -27,12 +27,26 @@ spec:
     action: {return: {body: "hello ${arg_name}"}}
   - path: /old
     action: {redirect: {url: "${scheme}://${host}/new${request_uri}", code: 302}}
+  - path: /tea
+    action:
+      proxy:
+        upstream: tea
+        rewritePath: /coffee
+        requestHeaders:
+          pass: false
+          set: [{name: X-Tenant, value: "${http_x_login}-${request_method}"}]
+        responseHeaders:
+          hide: [X-Echo-Endpoint]
+          add: [{name: X-Cafe, value: "open ${host}", always: true}]
+  - path: ~* ^/menu/([a-z]+)$
+    action: {proxy: {upstream: tea, rewritePath: "/v2/$1"}}
 ---
 `
 
 // TestVirtualServerActionsAgainstNginx: return bodies with NGINX
-// variables, their type and headers, and redirects with variables,
-// through real nginx.
+// variables, their type and headers, redirects with variables, and a
+// proxy's rewritePath (prefix and regex routes) and headers, through
+// real nginx.
 func TestVirtualServerActionsAgainstNginx(t *testing.T) {
 	tea := startBackend(t, "tea")
 	c := startController(t, map[string]string{
@@ -52,5 +66,20 @@ func TestVirtualServerActionsAgainstNginx(t *testing.T) {
 	}
 	if r := c.Get("actions.test", "/old/menu?a=b"); r.Status != 302 || r.Location != "http://actions.test/new/old/menu?a=b" {
 		t.Errorf("/old: %d to %q", r.Status, r.Location)
+	}
+	r, err = harness.Do(addr, harness.Request{Method: "GET", Scheme: "http", Host: "actions.test", Path: "/tea/cup?x=1",
+		Header: map[string]string{"X-Login": "bob", "X-Auth-User": "eve"}})
+	if err != nil || r.Status != 200 || r.Reply.Service != "tea" || r.Reply.URI != "/coffee/cup?x=1" {
+		t.Errorf("/tea/cup: %d from %q for %q (%v), want /coffee/cup?x=1 from tea", r.Status, r.Reply.Service, r.Reply.URI, err)
+	}
+	// pass: false keeps the client's headers; set headers still go.
+	if h := r.Reply.Headers; h["X-Tenant"] != "bob-GET" || h["X-Auth-User"] != "" {
+		t.Errorf("/tea/cup: the backend saw %v", h)
+	}
+	if r.Header.Get("X-Echo-Endpoint") != "" || r.Header.Get("X-Cafe") != "open actions.test" {
+		t.Errorf("/tea/cup: response headers %v", r.Header)
+	}
+	if r := c.Get("actions.test", "/menu/drinks"); r.Reply.URI != "/v2/drinks" {
+		t.Errorf("/menu/drinks: %d for %q, want /v2/drinks", r.Status, r.Reply.URI)
 	}
 }

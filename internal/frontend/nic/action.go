@@ -35,10 +35,8 @@ func (t *translator) action(field string, a *nicv1.Action, upstreams map[string]
 		if err := upstream(a.Proxy.Upstream); err != nil {
 			return Action{}, false, err
 		}
-		if a.Proxy.RewritePath != "" || a.Proxy.RequestHeaders != nil || a.Proxy.ResponseHeaders != nil {
-			t.notYet(field + ".proxy rewritePath, requestHeaders and responseHeaders (the route passes to the upstream unchanged)")
-		}
-		return Action{Upstream: a.Proxy.Upstream}, true, nil
+		pol, ok := t.proxy(field+".proxy", a.Proxy)
+		return Action{Upstream: a.Proxy.Upstream, Policy: pol}, ok, nil
 	case a.Redirect != nil:
 		r, ok, err := t.redirect(field+".redirect", a.Redirect, model.RedirectVariables)
 		return Action{Redirect: r}, ok, err

@@ -65,3 +65,60 @@ func TestTranslateActions(t *testing.T) {
 		t.Errorf("action %+v", a)
 	}
 }
+
+// TestTranslateProxy: a row per rule of a proxy action's rewritePath and
+// headers.
+func TestTranslateProxy(t *testing.T) {
+	lit := func(s string) model.TemplatePart { return model.TemplatePart{Literal: s} }
+	v := func(s string) model.TemplatePart { return model.TemplatePart{Variable: s} }
+	for _, tc := range []struct {
+		name, path   string
+		proxy        nicv1.ActionProxy
+		err, problem string
+		dropped      int
+		want         *model.Policy
+	}{
+		{name: "a prefix route's rewritePath replaces the prefix", path: "/tea", proxy: nicv1.ActionProxy{RewritePath: "/coffee"},
+			want: &model.Policy{Rewrite: &model.Rewrite{Target: "/coffee", Prefix: true}}},
+		{name: "an exact route's too", path: "=/tea", proxy: nicv1.ActionProxy{RewritePath: "/"},
+			want: &model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true}}},
+		{name: "a case-insensitive regex route", path: "~* ^/tea/(.*)$", proxy: nicv1.ActionProxy{RewritePath: "/v2/$1"},
+			want: &model.Policy{Rewrite: &model.Rewrite{Target: "/v2/$1"}}},
+		{name: "a group the regex lacks", path: "~* ^/tea/(.*)$", proxy: nicv1.ActionProxy{RewritePath: "/v2/$2"}, problem: "rewritePath"},
+		{name: "a capture on a prefix route", path: "/tea", proxy: nicv1.ActionProxy{RewritePath: "/v2/$1"}, problem: "rewritePath"},
+		{name: "a variable", path: "/tea", proxy: nicv1.ActionProxy{RewritePath: "/${host}"}, problem: "rewritePath"},
+		{name: "request headers", path: "/tea", proxy: nicv1.ActionProxy{RequestHeaders: &nicv1.ProxyRequestHeaders{Pass: ptrBool(false),
+			Set: []nicv1.Header{{Name: "X-User", Value: "${http_x_login} from ${remote_addr}"}, {Name: "X-Bad", Value: "${upstream_addr}"}}}},
+			dropped: 1,
+			want: &model.Policy{NoRequestHeaders: true, Snippet: &model.Snippet{ProxySetHeaders: []model.TemplateHeader{
+				{Name: "X-User", Value: model.Template{v("http_x_login"), lit(" from "), v("remote_addr")}}}}}},
+		{name: "response headers", path: "/tea", proxy: nicv1.ActionProxy{ResponseHeaders: &nicv1.ProxyResponseHeaders{
+			Hide: []string{"X-Powered-By"}, Pass: []string{"Server"}, Ignore: []string{"Expires", "X-Other"},
+			Add: []nicv1.AddHeader{{Header: nicv1.Header{Name: "X-Cafe", Value: "open"}, Always: true}, {Header: nicv1.Header{Name: "X-Host", Value: "${host}"}}}}},
+			dropped: 1,
+			want: &model.Policy{ProxyPassHeaders: []string{"Server"}, ProxyIgnoreHeaders: []string{"Expires"},
+				Snippet: &model.Snippet{ProxyHideHeaders: []string{"X-Powered-By"}, AddHeaders: []model.TemplateHeader{
+					{Name: "X-Cafe", Value: model.Template{lit("open")}, Always: true}, {Name: "X-Host", Value: model.Template{v("host")}}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.proxy
+			p.Upstream = "a"
+			if tc.dropped > 0 {
+				s := baseSpec()
+				s.Upstreams = []nicv1.Upstream{{Name: "a", Service: "a", Port: 80}}
+				s.Routes = []nicv1.Route{{Path: tc.path, Action: &nicv1.Action{Proxy: &p}}}
+				out, problems, err := TranslateVirtualServer(vs(s))
+				if err != nil || len(problems) != tc.dropped || len(out.Routes) != 1 || !reflect.DeepEqual(out.Routes[0].Action.Policy, tc.want) {
+					t.Fatalf("err %v problems %v routes %+v", err, problems, out.Routes)
+				}
+				return
+			}
+			r := translateRoute(t, nicv1.Route{Path: tc.path, Action: &nicv1.Action{Proxy: &p}}, tc.err, tc.problem)
+			if r != nil && (r.Action.Upstream != "a" || !reflect.DeepEqual(r.Action.Policy, tc.want)) {
+				t.Errorf("action %+v policy %+v, want %+v", r.Action, r.Action.Policy, tc.want)
+			}
+		})
+	}
+}
+
+func ptrBool(b bool) *bool { return &b }

@@ -2,6 +2,7 @@ package nic
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -93,6 +94,13 @@ func (t *translator) choice(field string, r *nicv1.Route, upstreams map[string]*
 		if a.Upstream == "" {
 			t.notYet(field + ": splits or matches choosing a redirect or return; the route is left out")
 			return Action{}, nil, false, nil
+		}
+	}
+	for _, a := range actions[1:] {
+		if !reflect.DeepEqual(a.Policy, actions[0].Policy) {
+			t.notYet(field + ": the rewritePath, requestHeaders and responseHeaders of the route's first action apply to " +
+				"every upstream it chooses; another action's differ and are not used")
+			break
 		}
 	}
 	return actions[0], out, true, nil

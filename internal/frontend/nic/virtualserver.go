@@ -73,6 +73,9 @@ type Action struct {
 	Return   *model.Return
 	// Headers are added to a Return's response.
 	Headers []model.Header
+	// Policy, when set, is a proxy action's own settings: its
+	// rewritePath, requestHeaders and responseHeaders.
+	Policy *model.Policy
 }
 
 // Ref names a VirtualServer.
@@ -84,6 +87,8 @@ func Ref(vs *nicv1.VirtualServer) model.ObjectRef {
 type translator struct {
 	ref      model.ObjectRef
 	problems []model.Problem
+	// path is the route being translated (a rewritePath depends on it).
+	path model.Match
 }
 
 func (t *translator) unsupported(field, why string) {
@@ -278,6 +283,7 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 	if err != nil {
 		return Route{}, false, fmt.Errorf("%s.path: %w", field, err)
 	}
+	t.path = m
 	field += " (path " + r.Path + ")"
 	if anchored(r.Path) {
 		t.unsupported(field, "a regular expression is matched from the start of the path in Causeway, as if it began with ^; "+
