@@ -176,6 +176,12 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 		if pols != nil {
 			b.applyRoutePolicy(owner, loc, pols)
 		}
+		if len(r.ErrorPages) > 0 {
+			if loc.Policy == nil {
+				loc.Policy = &model.Policy{}
+			}
+			loc.Policy.ResponsePages = r.ErrorPages
+		}
 		srv.Locations = append(srv.Locations, loc)
 	}
 }

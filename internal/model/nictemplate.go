@@ -54,8 +54,12 @@ var RedirectVariables = VariableSet{Names: setOf("scheme", "http_x_forwarded_pro
 // ErrorPageRedirectVariables are those of an error page's redirect URL.
 var ErrorPageRedirectVariables = VariableSet{Names: setOf("scheme", "http_x_forwarded_proto")}
 
-// ErrorPageVariables are those of an error page's body and header values.
-var ErrorPageVariables = VariableSet{Names: setOf("upstream_status"), Text: true}
+// ErrorPageVariables are those of an error page's body;
+// ErrorPageHeaderVariables those of its header values.
+var (
+	ErrorPageVariables       = VariableSet{Names: setOf("upstream_status"), Text: true}
+	ErrorPageHeaderVariables = VariableSet{Names: setOf("upstream_status")}
+)
 
 func setOf(names ...string) map[string]bool {
 	m := map[string]bool{}

@@ -51,6 +51,11 @@ type Policy struct {
 	AccessLog *bool
 	// Errors intercepts upstream error statuses.
 	Errors *ErrorPages
+	// ResponsePages replace the location's responses of some statuses,
+	// the backend's or nginx's own, with a redirect or a fixed response
+	// (NGINX Ingress Controller's errorPages); the first listing a status
+	// wins.
+	ResponsePages []ResponsePage
 	// Mirror copies requests to another URL.
 	Mirror *Mirror
 	// Limits bound the requests, connections and bandwidth of one client.
@@ -358,3 +363,14 @@ const (
 // IgnorableHeaders are the backend headers proxy_ignore_headers takes.
 var IgnorableHeaders = map[string]bool{"X-Accel-Redirect": true, "X-Accel-Expires": true, "X-Accel-Limit-Rate": true,
 	"X-Accel-Buffering": true, "X-Accel-Charset": true, "Expires": true, "Cache-Control": true, "Set-Cookie": true, "Vary": true}
+
+// ResponsePage replaces responses of Codes (300 to 599): exactly one of
+// Redirect and Return is set.
+type ResponsePage struct {
+	Codes    []int
+	Redirect *Redirect
+	// Return's Status, when not 0, replaces the status; its Body may use
+	// ErrorPageVariables, and Headers are sent with it.
+	Return  *Return
+	Headers []TemplateHeader
+}

@@ -43,6 +43,10 @@ type policyView struct {
 	Mirror                      *mirrorUse
 	// ErrorPages send intercepted upstream statuses to named locations.
 	ErrorPages []errorPageView
+	// ResponsePages replace responses of some statuses; InterceptErrors
+	// applies them to the backend's responses too (responsepages.go).
+	ResponsePages   []responsePageView `json:",omitempty"`
+	InterceptErrors bool               `json:",omitempty"`
 	// Headers, when set, repeats the request headers of the http level
 	// here: nginx inherits *_set_header only into levels that set none.
 	Headers                                  *headersView
@@ -213,6 +217,11 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	if len(v.ResponseHeaders) > 0 || v.CORS != nil || v.ExtAuth != nil || v.Snippet != nil && len(v.Snippet.AddHeaders) > 0 {
 		own := slices.Concat(pol.ResponseHeaders, snippetHeaders(srvSnippet, ownSnippet))
 		v.ResponseHeaders = append(v.ResponseHeaders, sp.rc.inheritedHeaders(own)...)
+	}
+	if len(pol.ResponsePages) > 0 {
+		if err := sp.planResponsePages(v, lv, l); err != nil {
+			return err
+		}
 	}
 	if lv.Pass == "" {
 		return nil

@@ -322,6 +322,23 @@ var policyCases = []struct {
 		}}
 		return policyModel(srv)
 	}},
+	{"nic-error-pages", []string{"plain", "lua"}, func() *model.Model {
+		// NGINX Ingress Controller's errorPages: a redirect with a
+		// variable; a body keeping the status, shared by two locations;
+		// one replacing it, with a header, on a return location.
+		url, _ := model.ParseRedirectTemplate("${scheme}://example.com/missing", model.ErrorPageRedirectVariables)
+		body, _ := model.ParseVariableTemplate(`{\"status\": ${upstream_status}}`, model.ErrorPageVariables)
+		kept := model.ResponsePage{Codes: []int{502, 503}, Return: &model.Return{Body: body, Type: "application/json"}}
+		pages := []model.ResponsePage{{Codes: []int{404}, Redirect: &model.Redirect{Code: 302, Template: url}}, kept}
+		srv := &model.Server{Host: "pages.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{ResponsePages: pages}),
+			loc(model.Prefix, "/api", &model.Policy{ResponsePages: []model.ResponsePage{kept}}),
+			{Match: model.Match{Type: model.Exact, Path: "/teapot"}, Action: model.ReturnStatus(418), Source: ingA,
+				Policy: &model.Policy{ResponsePages: []model.ResponsePage{{Codes: []int{418}, Return: &model.Return{Status: 200,
+					Body: model.Template{{Literal: "short and stout"}}}, Headers: []model.TemplateHeader{{Name: "X-Pot", Value: model.Template{{Literal: "tea"}}}}}}}},
+		}}
+		return policyModel(srv)
+	}},
 	{"external-auth", []string{"plain", "lua"}, func() *model.Model {
 		// / asks with everything set and caches; /api has its own service,
 		// a sign-in URL that already has the parameter and no cache; /open

@@ -51,6 +51,8 @@ type serverView struct {
 	// to.
 	ErrorLocations  []errorLocationView
 	MirrorLocations []mirrorLocationView
+	// ResponseLocations answer response pages' fixed bodies.
+	ResponseLocations []responseLocationView `json:",omitempty"`
 	// AuthLocations and SigninLocations serve external authentication.
 	AuthLocations   []authLocationView   `json:",omitempty"`
 	SigninLocations []signinLocationView `json:",omitempty"`

@@ -40,13 +40,26 @@ spec:
           add: [{name: X-Cafe, value: "open ${host}", always: true}]
   - path: ~* ^/menu/([a-z]+)$
     action: {proxy: {upstream: tea, rewritePath: "/v2/$1"}}
+  - path: /_status
+    action: {pass: tea}
+    errorPages:
+    - codes: [404]
+      redirect: {url: "${scheme}://actions.test/missing", code: 302}
+    - codes: [502, 503]
+      return:
+        code: 200
+        type: application/json
+        body: '{\"status\": ${upstream_status}}'
+        headers: [{name: X-Status, value: "${upstream_status}"}]
+    - codes: [500]
+      return: {body: "kept"}
 ---
 `
 
 // TestVirtualServerActionsAgainstNginx: return bodies with NGINX
 // variables, their type and headers, redirects with variables, and a
-// proxy's rewritePath (prefix and regex routes) and headers, through
-// real nginx.
+// proxy's rewritePath (prefix and regex routes) and headers, and error
+// pages, through real nginx.
 func TestVirtualServerActionsAgainstNginx(t *testing.T) {
 	tea := startBackend(t, "tea")
 	c := startController(t, map[string]string{
@@ -81,5 +94,20 @@ func TestVirtualServerActionsAgainstNginx(t *testing.T) {
 	}
 	if r := c.Get("actions.test", "/menu/drinks"); r.Reply.URI != "/v2/drinks" {
 		t.Errorf("/menu/drinks: %d for %q, want /v2/drinks", r.Status, r.Reply.URI)
+	}
+	// Error pages: a redirect; a body replacing the status, with the
+	// backend's in it; a body keeping the status.
+	if r := c.Get("actions.test", "/_status/404/x"); r.Status != 302 || r.Location != "http://actions.test/missing" {
+		t.Errorf("/_status/404/x: %d to %q", r.Status, r.Location)
+	}
+	if r := c.Get("actions.test", "/_status/503/x"); r.Status != 200 || r.Body != `{"status": 503}` ||
+		r.Header.Get("X-Status") != "503" || r.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("/_status/503/x: %d %q %v", r.Status, r.Body, r.Header)
+	}
+	if r := c.Get("actions.test", "/_status/500/x"); r.Status != 500 || r.Body != "kept" || r.Header.Get("Content-Type") != "text/html" {
+		t.Errorf("/_status/500/x: %d %q %v", r.Status, r.Body, r.Header)
+	}
+	if r := c.Get("actions.test", "/_status/201/x"); r.Status != 201 || r.Reply.Service != "tea" {
+		t.Errorf("/_status/201/x: %d from %q", r.Status, r.Reply.Service)
 	}
 }

@@ -2,6 +2,7 @@ package nic
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
@@ -122,3 +123,59 @@ func TestTranslateProxy(t *testing.T) {
 }
 
 func ptrBool(b bool) *bool { return &b }
+
+// TestTranslateErrorPages: a row per rule of a route's errorPages.
+func TestTranslateErrorPages(t *testing.T) {
+	lit := func(s string) model.TemplatePart { return model.TemplatePart{Literal: s} }
+	v := func(s string) model.TemplatePart { return model.TemplatePart{Variable: s} }
+	redirect := func(url string, code int) *nicv1.ErrorPageRedirect {
+		return &nicv1.ErrorPageRedirect{ActionRedirect: nicv1.ActionRedirect{URL: url, Code: code}}
+	}
+	ret := func(r nicv1.ActionReturn) *nicv1.ErrorPageReturn { return &nicv1.ErrorPageReturn{ActionReturn: r} }
+	for _, tc := range []struct {
+		name         string
+		pages        []nicv1.ErrorPage
+		err, problem string
+		want         []model.ResponsePage
+	}{
+		{name: "a redirect", pages: []nicv1.ErrorPage{{Codes: []int{404}, Redirect: redirect("${scheme}://example.com/missing", 0)}},
+			want: []model.ResponsePage{{Codes: []int{404}, Redirect: &model.Redirect{Code: 301, Template: model.Template{v("scheme"), lit("://example.com/missing")}}}}},
+		{name: "a return with the upstream's status and a header", pages: []nicv1.ErrorPage{{Codes: []int{502, 503},
+			Return: ret(nicv1.ActionReturn{Code: 200, Type: "application/json", Body: `{\"status\": ${upstream_status}}`,
+				Headers: []nicv1.Header{{Name: "X-Status", Value: "${upstream_status}"}}})}},
+			want: []model.ResponsePage{{Codes: []int{502, 503}, Return: &model.Return{Status: 200, Type: "application/json",
+				Body: model.Template{lit(`{"status": `), v("upstream_status"), lit("}")}},
+				Headers: []model.TemplateHeader{{Name: "X-Status", Value: model.Template{v("upstream_status")}}}}}},
+		{name: "exactly one of redirect and return", pages: []nicv1.ErrorPage{{Codes: []int{404}}}, err: "exactly one of redirect and return"},
+		{name: "codes are required", pages: []nicv1.ErrorPage{{Redirect: redirect("https://example.com/", 0)}}, err: "at least one status"},
+		{name: "codes are 300 to 599", pages: []nicv1.ErrorPage{{Codes: []int{200}, Redirect: redirect("https://example.com/", 0)}}, err: "want 300 to 599"},
+		{name: "a return needs a body", pages: []nicv1.ErrorPage{{Codes: []int{404}, Return: ret(nicv1.ActionReturn{Code: 200})}}, err: "body is required"},
+		{name: "a return code is 2xx, 4xx or 5xx", pages: []nicv1.ErrorPage{{Codes: []int{404}, Return: ret(nicv1.ActionReturn{Code: 302, Body: "x"})}},
+			err: "2xx, 4xx or 5xx"},
+		{name: "a redirect may not use ${host}", pages: []nicv1.ErrorPage{{Codes: []int{404}, Redirect: redirect("https://${host}/", 0)}},
+			problem: "redirect.url"},
+		{name: "a body may use ${upstream_status} only", pages: []nicv1.ErrorPage{{Codes: []int{404}, Return: ret(nicv1.ActionReturn{Body: "${host}"})}},
+			problem: "return.body"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := baseSpec()
+			s.Routes[0].ErrorPages = tc.pages
+			out, problems, err := TranslateVirtualServer(vs(s))
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want one with %q", err, tc.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.problem != "":
+				// The page is left out; the route is served.
+				if len(problems) != 1 || !strings.Contains(problems[0].Message, tc.problem) || len(out.Routes) != 1 || out.Routes[0].ErrorPages != nil {
+					t.Fatalf("problems %v routes %+v", problems, out.Routes)
+				}
+			case len(problems) != 0 || !reflect.DeepEqual(out.Routes[0].ErrorPages, tc.want):
+				t.Errorf("problems %v pages %+v, want %+v", problems, out.Routes[0].ErrorPages, tc.want)
+			}
+		})
+	}
+}

@@ -78,10 +78,15 @@ func rewritePath(s string, m model.Match) (*model.Rewrite, error) {
 // templateHeader reads a header whose value may use the variables NGINX
 // Ingress Controller allows in a proxy's headers.
 func (t *translator) templateHeader(field string, h nicv1.Header, always bool) (model.TemplateHeader, bool) {
+	return t.templateHeaderOf(field, h, always, model.ProxyHeaderVariables)
+}
+
+// templateHeaderOf reads a header whose value may use the variables of vs.
+func (t *translator) templateHeaderOf(field string, h nicv1.Header, always bool, vs model.VariableSet) (model.TemplateHeader, bool) {
 	name, err := model.ParseHeaderName(h.Name)
 	var value model.Template
 	if err == nil {
-		value, err = model.ParseVariableTemplate(h.Value, model.ProxyHeaderVariables)
+		value, err = model.ParseVariableTemplate(h.Value, vs)
 	}
 	if err != nil {
 		t.dropped(fmt.Sprintf("%s %q: %v; the header is left out", field, model.Truncate(h.Name), err))

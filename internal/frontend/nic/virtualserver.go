@@ -58,6 +58,8 @@ type Route struct {
 	// Delegate, when set, is the VirtualServerRoute "namespace/name"
 	// whose subroutes serve this prefix; Action is then empty.
 	Delegate string
+	// ErrorPages replace the route's responses of some statuses.
+	ErrorPages []model.ResponsePage
 	// Choice, when set, picks the upstream per request (the route's
 	// splits and matches); Action is then the one whose proxy settings
 	// apply.
@@ -301,7 +303,7 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 		name string
 		set  bool
 	}{
-		{"errorPages", len(r.ErrorPages) > 0}, {"location-snippets", r.LocationSnippets != ""},
+		{"location-snippets", r.LocationSnippets != ""},
 		{"add-header-inherit", r.AddHeaderInherit != ""},
 	} {
 		if f.set {
@@ -329,7 +331,11 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 	if err != nil {
 		return Route{}, false, err
 	}
-	return Route{Match: m, Action: a, Policies: policies, Choice: choice}, true, nil
+	pages, err := t.errorPages(field, r.ErrorPages)
+	if err != nil {
+		return Route{}, false, err
+	}
+	return Route{Match: m, Action: a, Policies: policies, Choice: choice, ErrorPages: pages}, true, nil
 }
 
 // delegation is a route handing its path to a VirtualServerRoute

@@ -147,9 +147,9 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "unimplemented fields are reported", change: func(s *nicv1.VirtualServerSpec) {
 			s.Policies = []nicv1.PolicyReference{{Name: "p"}}
 			s.Upstreams[0].LBMethod = "random"
-			s.Routes[0].ErrorPages = []nicv1.ErrorPage{{Codes: []int{502}}}
+			s.Routes[0].LocationSnippets = "add_header X 1;"
 			s.TLS = &nicv1.TLS{CertManager: &nicv1.CertManager{Issuer: "x"}}
-		}, problems: []string{"lb-method \"random\"", "errorPages", "cert-manager"}},
+		}, problems: []string{"lb-method \"random\"", "location-snippets", "cert-manager"}},
 		{name: "policy references default to the namespace", change: func(s *nicv1.VirtualServerSpec) {
 			s.Policies = []nicv1.PolicyReference{{Name: "allow"}, {Name: "rl", Namespace: "ops"}}
 			s.Routes[0].Policies = []nicv1.PolicyReference{{Name: "auth"}}
