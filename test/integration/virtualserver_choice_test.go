@@ -28,7 +28,7 @@ spec:
     - {weight: %d, action: {pass: juice}}
   - path: /m
     matches:
-    - conditions: [{header: X-Version, value: v2}, {argument: mode, value: "!off"}]
+    - conditions: [{header: X-Version, value: %s}, {argument: mode, value: "!off"}]
       action: {pass: coffee}
     - conditions: [{cookie: user, value: beta}]
       action: {pass: juice}
@@ -49,7 +49,7 @@ func TestVirtualServerChoiceAgainstNginx(t *testing.T) {
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,
 		"services.yaml": serviceYAML("default", "tea", 80, tea) + serviceYAML("default", "coffee", 80, coffee) + serviceYAML("default", "juice", 80, juice),
-		"choice.yaml":   fmt.Sprintf(choiceVirtualServer, 20, 30, 50),
+		"choice.yaml":   fmt.Sprintf(choiceVirtualServer, 20, 30, 50, "v2"),
 	})
 	if c.Metric("causeway_dataplane_mode", `mode="lua"`) != 1 {
 		t.Skip("the Lua data plane is not available")
@@ -89,15 +89,22 @@ func TestVirtualServerChoiceAgainstNginx(t *testing.T) {
 			t.Errorf("%s %s with %v: %d from %q (%v), want %q", tc.method, tc.path, tc.header, r.Status, r.Reply.Service, err, tc.want)
 		}
 	}
+	// New weights and a new match value apply without a reload.
 	reloads := c.Metric("causeway_nginx_reloads_total")
-	c.WriteManifest("choice.yaml", fmt.Sprintf(choiceVirtualServer, 0, 0, 100))
+	c.WriteManifest("choice.yaml", fmt.Sprintf(choiceVirtualServer, 0, 0, 100, "v3"))
 	eventually(t, 10*time.Second, func() error {
 		if got := count(20); got["juice"] != 20 {
 			return fmt.Errorf("0/0/100 split: %v", got)
 		}
 		return nil
 	})
+	for value, want := range map[string]string{"v3": "coffee", "v2": "tea"} {
+		r, err := harness.Do(addr, harness.Request{Method: "GET", Scheme: "http", Host: "choice.test", Path: "/m", Header: map[string]string{"X-Version": value}})
+		if err != nil || r.Reply.Service != want {
+			t.Errorf("after the change, /m with X-Version %s: %q (%v), want %q", value, r.Reply.Service, err, want)
+		}
+	}
 	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
-		t.Errorf("a split weight change reloaded nginx: %v reloads, were %v", got, reloads)
+		t.Errorf("a weight and match value change reloaded nginx: %v reloads, were %v", got, reloads)
 	}
 }
