@@ -11,6 +11,12 @@ const (
 	// BackendVariable is the nginx variable (without '$') through which a
 	// location names its backend key.
 	BackendVariable = "causeway_backend"
+	// AuthUpstreamName is the upstream external authentication's
+	// subrequests to a Service go through; AuthBackendVariable names its
+	// backend key there. A subrequest shares its parent's variables, so
+	// it must not set BackendVariable.
+	AuthUpstreamName    = "causeway_auth_balancer"
+	AuthBackendVariable = "causeway_auth_backend"
 	// StateDict is the lua_shared_dict holding the endpoint state.
 	StateDict = "causeway_state"
 )

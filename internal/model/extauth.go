@@ -21,8 +21,22 @@ import (
 // ExternalAuth is one location's external authentication.
 type ExternalAuth struct {
 	// URL is the service's absolute http or https URL, as ParseAuthURL
-	// rebuilt it (never empty path).
+	// rebuilt it (never empty path); "" when Backend is set.
 	URL string
+	// Backend, when set, is the key of the Backend the subrequest is
+	// balanced over, as any proxied location's (NGINX Ingress
+	// Controller's externalAuth names a Service): URI is then the path
+	// asked (ValidatePath), TLS the client towards it (nil: plain HTTP),
+	// and the Host header the request's, as NGINX Ingress Controller
+	// sends it.
+	Backend string
+	URI     string
+	TLS     *UpstreamTLS
+	// SigninURI, when set, answers a 401 with this path of the same
+	// server instead, an internal redirect keeping the original request
+	// URI (NGINX Ingress Controller's authSigninURI); the path is one
+	// ValidatePath accepts.
+	SigninURI string
 	// Host is the Host header of the subrequest: the URL's host without
 	// port, as ingress-nginx sends it.
 	Host HeaderValue

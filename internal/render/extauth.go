@@ -41,6 +41,12 @@ type authLocationView struct {
 	// fixed token; "" means not set.
 	URI, PassURL, Host, Method, RequestRedirect string
 	HTTPS                                       bool
+	// AuthBackend is the quoted backend key of a Service in the Lua data
+	// plane; SSL the TLS client towards it; Return 503 a Service without
+	// endpoints in plain mode (extauth_backend.go).
+	AuthBackend string   `json:",omitempty"`
+	SSL         *sslView `json:",omitempty"`
+	Return      int      `json:",omitempty"`
 	// CacheKey is the quoted proxy_cache_key; CacheValid are
 	// proxy_cache_valid's arguments.
 	CacheKey   string
@@ -139,19 +145,11 @@ func (sp *serverPlan) planExtAuth(l *model.Location) (*authUse, error) {
 	}
 	a := l.Policy.ExternalAuth
 	path := sp.freeURI("/_causeway_auth_", &sp.authNext)
-	lv := authLocationView{URI: `"` + path + `"`, HTTPS: strings.HasPrefix(a.URL, "https://")}
-	// The model's grammars are checked again: a URL they would not give
-	// back unchanged is refused.
-	if u, _, err := model.ParseAuthURL(a.URL); err != nil || u != a.URL {
-		return nil, fmt.Errorf("auth URL %q is not one ParseAuthURL returns", a.URL)
+	lv := authLocationView{URI: `"` + path + `"`}
+	if err := sp.planAuthTarget(&lv, a); err != nil {
+		return nil, err
 	}
 	var err error
-	if lv.PassURL, err = Quote(a.URL); err != nil {
-		return nil, fmt.Errorf("auth URL: %w", err)
-	}
-	if lv.Host, err = Quote(string(a.Host)); err != nil {
-		return nil, fmt.Errorf("auth host: %w", err)
-	}
 	if a.Method != "" {
 		if _, err := model.ParseAuthMethod(a.Method); err != nil {
 			return nil, err
@@ -199,6 +197,11 @@ func (sp *serverPlan) planExtAuth(l *model.Location) (*authUse, error) {
 			Var:      "causeway_auth_" + strconv.Itoa(sp.authNext-1) + "_" + strconv.Itoa(i),
 			Upstream: strings.ToLower(strings.ReplaceAll(h, "-", "_")),
 		})
+	}
+	if a.SigninURI != "" {
+		if u.Signin, err = signinURI(a); err != nil {
+			return nil, err
+		}
 	}
 	if a.SigninURL != "" {
 		s, err := sp.signinLocation(a)
@@ -292,7 +295,11 @@ func (sp *serverPlan) signinLocation(a *model.ExternalAuth) (signinLocationView,
 // location (its server, match and service), then the key's literals and
 // allowlisted variables, braced so a literal cannot extend a name.
 func authCacheKey(host string, l *model.Location, a *model.ExternalAuth, parts []model.AuthCacheKeyPart) (string, error) {
-	id := sha256.Sum256([]byte(host + "\x00" + string(l.Match.Type) + "\x00" + l.Match.Path + "\x00" + a.Method + "\x00" + a.URL))
+	ident := host + "\x00" + string(l.Match.Type) + "\x00" + l.Match.Path + "\x00" + a.Method + "\x00" + a.URL
+	if a.Backend != "" {
+		ident += "\x00" + a.Backend + "\x00" + a.URI
+	}
+	id := sha256.Sum256([]byte(ident))
 	var b strings.Builder
 	b.WriteString(`"` + hex.EncodeToString(id[:8]) + "|")
 	for _, p := range parts {

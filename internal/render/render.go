@@ -205,6 +205,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if err := main.planGlobalAuth(m); err != nil {
 		return nil, "", nil, nil, err
 	}
+	main.planAuthBalancer(m)
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -299,6 +300,9 @@ type mainView struct {
 	// global-auth-url's host:port (extauth.go).
 	AuthCache        *authCacheView
 	GlobalAuthServer string
+	// AuthBalancer names the upstream balancing the subrequests to
+	// authentication Services, when one asks one (extauth_backend.go).
+	AuthBalancer string
 
 	// moreSnippets says that a snippet uses the headers-more module.
 	moreSnippets bool

@@ -86,6 +86,9 @@ func tlsBackends(m *model.Model) map[string]bool {
 	out := map[string]bool{}
 	for _, srv := range m.Servers {
 		for _, l := range srv.Locations {
+			if a := l.Policy; a != nil && a.ExternalAuth != nil && a.ExternalAuth.Backend != "" && a.ExternalAuth.TLS != nil {
+				out[a.ExternalAuth.Backend] = true
+			}
 			if p := l.Action.Proxy; p != nil && l.Policy != nil && l.Policy.Protocol.TLS() {
 				out[p.Backend] = true
 				if p.Fallback != "" {

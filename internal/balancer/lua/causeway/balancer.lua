@@ -3,6 +3,7 @@
 --   init_by_lua           init()          fail fast on a missing dict
 --   init_worker_by_lua    init_worker()   seed this worker's RNG
 --   balancer_by_lua       balance()       choose the peer (and on retries)
+--                         balance_auth()  the same for external auth's Services
 --   header_filter_by_lua  header_filter() sticky cookie
 --   log_by_lua            log()           in-flight and latency accounting
 --
@@ -321,6 +322,27 @@ function _M.balance()
         ngx.ctx.causeway = rc
     end
     return commit(key, inst, rc, inst:pick(rc, nil), true)
+end
+
+-- balance_auth picks the peer of an external authentication subrequest
+-- to a Service (upstream causeway_auth_balancer). Its backend is in
+-- $causeway_auth_backend: the subrequest shares the variables of the
+-- request it authorizes, whose $causeway_backend must stay as it is. A
+-- subrequest has no log phase, so nothing is counted in flight (least
+-- connections and latency methods pick on the counts of others), and no
+-- fallback or split applies. A retry avoids the peers tried.
+function _M.balance_auth()
+    local key = ngx.var.causeway_auth_backend
+    local inst = key and key ~= "" and store.lookup(key)
+    if not inst or inst.n == 0 then
+        return unavailable_peer()
+    end
+    local state = get_last_failure()
+    local rc = {}
+    if not state then
+        return commit(key, inst, nil, inst:pick(rc, nil), true)
+    end
+    return commit(key, inst, nil, inst:pick(rc, tried_peers()) or inst:pick(rc, nil), false)
 end
 
 function _M.header_filter()
