@@ -207,15 +207,18 @@ type claimKey struct {
 }
 
 type builder struct {
-	opts      Options
-	idx       *serviceIndex
-	model     model.Model
-	problems  []model.Problem
-	servers   map[string]*model.Server
-	claims    map[claimKey]model.ObjectRef
-	backends  map[string]*model.Backend
-	secrets   map[string]*model.TLSSecret
-	secretsIn map[string]*corev1.Secret
+	// signinBases are the sign-in paths of externalAuth Policies
+	// (vspolicy_auth.go).
+	signinBases map[*model.ExternalAuth]string
+	opts        Options
+	idx         *serviceIndex
+	model       model.Model
+	problems    []model.Problem
+	servers     map[string]*model.Server
+	claims      map[claimKey]model.ObjectRef
+	backends    map[string]*model.Backend
+	secrets     map[string]*model.TLSSecret
+	secretsIn   map[string]*corev1.Secret
 	// defaults holds each host's default backend location, first claim wins.
 	defaults map[string]*model.Location
 	// reported de-duplicates problems raised once per object.
@@ -651,6 +654,12 @@ func (b *builder) finish() {
 			}
 			if l.Policy != nil && l.Policy.Errors != nil {
 				used[l.Policy.Errors.Backend] = true
+			}
+			if l.Policy != nil && l.Policy.ExternalAuth != nil && l.Policy.ExternalAuth.Backend != "" {
+				used[l.Policy.ExternalAuth.Backend] = true
+				if t := l.Policy.ExternalAuth.TLS; t != nil && t.CASecret != "" {
+					usedProxySecrets[t.CASecret] = true
+				}
 			}
 			if l.Policy != nil && l.Policy.UpstreamTLS != nil {
 				for _, k := range []string{l.Policy.UpstreamTLS.Secret, l.Policy.UpstreamTLS.CASecret} {

@@ -183,6 +183,7 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			loc.Policy.ResponsePages = r.ErrorPages
 		}
 		srv.Locations = append(srv.Locations, loc)
+		b.signinLocation(srv, owner, loc)
 	}
 }
 

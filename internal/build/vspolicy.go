@@ -31,6 +31,9 @@ func policyReason(err error) string {
 	if errors.Is(err, errPolicyUse) {
 		return model.ReasonInvalid
 	}
+	if errors.Is(err, errNoService) {
+		return model.ReasonMissingService
+	}
 	return secretReason(err)
 }
 
@@ -56,6 +59,12 @@ func (b *builder) routePolicy(p *nic.Policy, out *model.Policy, own bool) error 
 			return err
 		}
 		out.UpstreamTLS = t
+	case p.ExternalAuth != nil:
+		a, err := b.externalAuth(p)
+		if err != nil {
+			return err
+		}
+		out.ExternalAuth = a
 	case p.IngressMTLS != nil && own:
 		// The VirtualServer's server applies it (vsClientTLS).
 		return fmt.Errorf("%w: ingressMTLS applies to a whole VirtualServer, list it in spec.policies, not a route's", errPolicyUse)
@@ -69,7 +78,7 @@ func (b *builder) applyRoutePolicy(ref model.ObjectRef, loc *model.Location, pol
 		loc.Policy = &model.Policy{}
 	}
 	p := loc.Policy
-	p.Access, p.BasicAuth, p.Limits = pols.Access, pols.BasicAuth, pols.Limits
+	p.Access, p.BasicAuth, p.Limits, p.ExternalAuth = pols.Access, pols.BasicAuth, pols.Limits, pols.ExternalAuth
 	if pols.UpstreamTLS != nil {
 		p.UpstreamTLS = pols.UpstreamTLS
 		if loc.Action.Proxy != nil && !p.Protocol.TLS() {
@@ -95,16 +104,25 @@ func (b *builder) egressTLS(ns string, e *nic.EgressMTLS) (*model.UpstreamTLS, e
 		t.Secret = ps.Key()
 	}
 	if e.TrustedSecret != "" {
-		ps, err := b.typedTLSFiles(ns, e.TrustedSecret, secretTypeCA)
-		if err != nil {
+		var err error
+		if t.CASecret, err = b.caSecret(ns, e.TrustedSecret); err != nil {
 			return nil, err
 		}
-		if len(ps.CA) == 0 {
-			return nil, fmt.Errorf("secret %s holds no ca.crt", ps.Key())
-		}
-		t.CASecret = ps.Key()
 	}
 	return &t, nil
+}
+
+// caSecret resolves a Secret of type nginx.org/ca into its ProxySecret
+// key; it must hold ca.crt.
+func (b *builder) caSecret(ns, name string) (string, error) {
+	ps, err := b.typedTLSFiles(ns, name, secretTypeCA)
+	if err != nil {
+		return "", err
+	}
+	if len(ps.CA) == 0 {
+		return "", fmt.Errorf("secret %s holds no ca.crt", ps.Key())
+	}
+	return ps.Key(), nil
 }
 
 // typedTLSFiles is tlsFiles for a Secret that must be of type typ.

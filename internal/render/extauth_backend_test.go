@@ -20,7 +20,7 @@ func init() {
 			loc(model.Prefix, "/", &model.Policy{ExternalAuth: &model.ExternalAuth{Backend: "shop/errors/80", URI: "/auth",
 				SigninURI: "/oauth2/signin", RedirectParam: "rd"}}),
 			loc(model.Exact, "/tls", &model.Policy{ExternalAuth: &model.ExternalAuth{Backend: "shop/errors/80", URI: "/check",
-				TLS: &model.UpstreamTLS{Verify: true, VerifyDepth: 2, Name: "auth.shop.svc", ServerName: true, CASecret: "shop/auth-ca"},
+				TLS:           &model.UpstreamTLS{Verify: true, VerifyDepth: 2, Name: "auth.shop.svc", ServerName: true, CASecret: "shop/auth-ca"},
 				RedirectParam: "rd"}}),
 			loc(model.Exact, "/none", &model.Policy{ExternalAuth: &model.ExternalAuth{Backend: "shop/gone/80", URI: "/", RedirectParam: "rd"}}),
 		}})

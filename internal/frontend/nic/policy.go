@@ -30,6 +30,8 @@ type Policy struct {
 	IngressMTLS *IngressMTLS
 	// EgressMTLS is egressMTLS.
 	EgressMTLS *EgressMTLS
+	// ExternalAuth is externalAuth (policy_auth.go).
+	ExternalAuth *ExternalAuth
 }
 
 // BasicAuth is a basicAuth policy: the users of a Secret of type
@@ -84,6 +86,8 @@ func TranslatePolicy(p *nicv1.Policy) (*Policy, []model.Problem, error) {
 		out.IngressMTLS, err = t.ingressMTLS(s.IngressMTLS)
 	case s.EgressMTLS != nil:
 		out.EgressMTLS, err = t.egressMTLS(s.EgressMTLS)
+	case s.ExternalAuth != nil:
+		out.ExternalAuth, err = t.externalAuth(s.ExternalAuth)
 	case s.JWT != nil, s.OIDC != nil, s.WAF != nil:
 		err = fmt.Errorf("spec.%s needs NGINX Plus (or App Protect) in NGINX Ingress Controller and is not supported by Causeway", kinds[0])
 	default:
