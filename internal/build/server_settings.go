@@ -138,7 +138,7 @@ func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 		}
 	}
 	slices.Sort(p.Aliases)
-	p.Snippet = b.serverSnippet(srv, s.Snippet, hs.owner["server-snippet"])
+	p.Snippet = b.serverSnippet(srv, s.Snippet, hs.owner["server-snippet"], "annotation "+b.opts.AnnotationsPrefix+"/server-snippet", model.ReasonInvalidAnnotation)
 	if !reflect.DeepEqual(*p, model.ServerPolicy{}) {
 		p.Source = hs.owner[firstOwned(hs)]
 		srv.Policy = p

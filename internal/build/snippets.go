@@ -9,6 +9,14 @@ import (
 	"github.com/causeway/causeway/internal/snippet"
 )
 
+// Why the build refuses a snippet it could read, for the annotations and
+// the snippet fields of VirtualServers and VirtualServerRoutes alike.
+const (
+	snippetsOff      = "the ConfigMap's allow-snippet-annotations is false (the default)"
+	needsHeadersMore = "uses more_set_headers or more_clear_headers, and nginx's headers-more module (Debian's libnginx-mod-http-headers-more-filter) is not installed"
+	answersAhead     = "answers requests (return or a redirecting rewrite) ahead of the authentication, address lists or limits of these paths, which it would bypass"
+)
+
 // snippets applies an Ingress's snippet annotations, or refuses them: all
 // of them while the ConfigMap's allow-snippet-annotations is false, and
 // each one that needs the missing headers-more module or that could
@@ -34,7 +42,7 @@ func (b *builder) snippets(t *ingress.Translation) {
 		dst  **model.Snippet
 	}{{"configuration-snippet", &a.Location.Snippet}, {"server-snippet", &a.Server.Snippet}} {
 		if (*sn.dst).UsesHeadersMore() && !b.opts.HeadersMoreAvailable {
-			refuse(sn.name, "uses more_set_headers or more_clear_headers, and nginx's headers-more module (Debian's libnginx-mod-http-headers-more-filter) is not installed")
+			refuse(sn.name, needsHeadersMore)
 			*sn.dst = nil
 		}
 	}
@@ -42,7 +50,7 @@ func (b *builder) snippets(t *ingress.Translation) {
 	// globalAuth); any path of the Ingress may get it.
 	globalAuth := b.model.Config.GlobalAuth != nil && !a.NoGlobalAuth
 	if loc := a.Location.Snippet; loc.Answers() && (protectedPolicy(&a.Location) || globalAuth || len(b.model.Config.BlockCIDRs) > 0) {
-		refuse("configuration-snippet", "answers requests (return or a redirecting rewrite) ahead of the authentication, address lists or limits of these paths, which it would bypass")
+		refuse("configuration-snippet", answersAhead)
 		a.Location.Snippet = nil
 	}
 }
@@ -56,8 +64,10 @@ func protectedPolicy(p *model.Policy) bool {
 
 // serverSnippet returns the snippet a host keeps: none when it answers
 // requests while a path of the host is protected or closed (503), since
-// the server's rewrite phase runs before every location's checks.
-func (b *builder) serverSnippet(srv *model.Server, s *model.Snippet, owner model.ObjectRef) *model.Snippet {
+// the server's rewrite phase runs before every location's checks. what
+// names the snippet (the annotation, or a VirtualServer's field) and
+// reason is the Problem's.
+func (b *builder) serverSnippet(srv *model.Server, s *model.Snippet, owner model.ObjectRef, what, reason string) *model.Snippet {
 	if !s.Answers() {
 		return s
 	}
@@ -68,8 +78,8 @@ func (b *builder) serverSnippet(srv *model.Server, s *model.Snippet, owner model
 		}
 	}
 	if protected {
-		b.problem(owner, model.ReasonInvalidAnnotation, false, "annotation %s/server-snippet answers requests (return or a redirecting rewrite) for host %q ahead of "+
-			"the authentication, address lists, limits or closed paths of the host, which it would bypass; the whole snippet is refused", b.opts.AnnotationsPrefix, srv.Host)
+		b.problem(owner, reason, false, "%s answers requests (return or a redirecting rewrite) for host %q ahead of "+
+			"the authentication, address lists, limits or closed paths of the host, which it would bypass; the whole snippet is refused", what, srv.Host)
 		return nil
 	}
 	return s
