@@ -182,6 +182,7 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			}
 			loc.Policy.ResponsePages = r.ErrorPages
 		}
+		b.routeSnippet(loc, r.Snippet)
 		srv.Locations = append(srv.Locations, loc)
 		b.signinLocation(srv, owner, loc)
 	}
@@ -276,6 +277,7 @@ func (b *builder) delegate(srv *model.Server, outer []string, vsRef model.Object
 		srv.Locations = append(srv.Locations, &model.Location{Match: r.Match, Source: vsRef, Action: model.ReturnStatus(404)})
 		return
 	}
+	inheritSnippet(t.Routes, r.Snippet)
 	b.vsrUsed[r.Delegate] = host + r.Match.Path
 	b.created[t.Ref] = vsr.CreationTimestamp
 	srv.Sources = append(srv.Sources, t.Ref)
@@ -291,6 +293,7 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 	}
 	srv.SSLRedirect = t.TLS != nil && t.TLS.Redirect
 	b.vsClientTLS(srv, t)
+	b.vsServerSnippet(srv, t)
 	if srv.SSLRedirect && t.TLS.Code != 0 && t.TLS.Code != b.model.Config.HTTPRedirectCode {
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.tls.redirect.code %d: HTTPS redirects answer the ConfigMap's http-redirect-code, %d; a code per VirtualServer is not supported yet",

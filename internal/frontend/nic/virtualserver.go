@@ -20,6 +20,7 @@ import (
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/snippet"
 )
 
 // VirtualServer is one VirtualServer in the model's terms.
@@ -36,6 +37,8 @@ type VirtualServer struct {
 	// Policies are spec.policies: "namespace/name" of Policies applied to
 	// every route (a route's own Policy of the same kind replaces one).
 	Policies []string
+	// ServerSnippet is spec.server-snippets; nil when not set.
+	ServerSnippet *Snippet
 }
 
 // TLS is spec.tls.
@@ -64,6 +67,9 @@ type Route struct {
 	// splits and matches); Action is then the one whose proxy settings
 	// apply.
 	Choice *Choice
+	// Snippet is location-snippets; on a delegating route, that of the
+	// subroutes without their own. nil when not set.
+	Snippet *Snippet
 }
 
 // Action is what a route does: exactly one of Upstream, Redirect and
@@ -120,6 +126,7 @@ func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Pr
 		return nil, nil, fmt.Errorf("spec.host: %w", err)
 	}
 	t.spec(s)
+	out.ServerSnippet = t.readSnippet("spec.server-snippets", s.ServerSnippets, snippet.Server)
 	var err error
 	if out.Policies, err = policyRefs("spec.policies", vs.Namespace, s.Policies); err != nil {
 		return nil, nil, err
@@ -234,9 +241,7 @@ func (t *translator) spec(s *nicv1.VirtualServerSpec) {
 	if s.Gunzip {
 		t.notYet("spec.gunzip")
 	}
-	if s.HTTPSnippets != "" || s.ServerSnippets != "" {
-		t.notYet("spec.http-snippets and spec.server-snippets")
-	}
+	t.httpSnippets(s.HTTPSnippets)
 	if s.AddHeaderInherit != "" {
 		t.notYet("spec.add-header-inherit")
 	}
@@ -303,7 +308,6 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 		name string
 		set  bool
 	}{
-		{"location-snippets", r.LocationSnippets != ""},
 		{"add-header-inherit", r.AddHeaderInherit != ""},
 	} {
 		if f.set {
@@ -335,7 +339,8 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 	if err != nil {
 		return Route{}, false, err
 	}
-	return Route{Match: m, Action: a, Policies: policies, Choice: choice, ErrorPages: pages}, true, nil
+	return Route{Match: m, Action: a, Policies: policies, Choice: choice, ErrorPages: pages,
+		Snippet: t.readSnippet(field+".location-snippets", r.LocationSnippets, snippet.Location)}, true, nil
 }
 
 // delegation is a route handing its path to a VirtualServerRoute
@@ -358,12 +363,12 @@ func (t *translator) delegation(field string, r *nicv1.Route, m model.Match) (Ro
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"policies", len(r.Policies) > 0}, {"errorPages", len(r.ErrorPages) > 0}, {"location-snippets", r.LocationSnippets != ""}} {
+	}{{"policies", len(r.Policies) > 0}, {"errorPages", len(r.ErrorPages) > 0}} {
 		if f.set {
 			t.notYet(field + "." + f.name + " on a delegating route")
 		}
 	}
-	return Route{Match: m, Delegate: ns + "/" + name}, true, nil
+	return Route{Match: m, Delegate: ns + "/" + name, Snippet: t.readSnippet(field+".location-snippets", r.LocationSnippets, snippet.Location)}, true, nil
 }
 
 // policyRefs reads Policy references: the namespace defaults to the

@@ -147,9 +147,9 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "unimplemented fields are reported", change: func(s *nicv1.VirtualServerSpec) {
 			s.Policies = []nicv1.PolicyReference{{Name: "p"}}
 			s.Upstreams[0].LBMethod = "random"
-			s.Routes[0].LocationSnippets = "add_header X 1;"
+			s.Routes[0].AddHeaderInherit = "on"
 			s.TLS = &nicv1.TLS{CertManager: &nicv1.CertManager{Issuer: "x"}}
-		}, problems: []string{"lb-method \"random\"", "location-snippets", "cert-manager"}},
+		}, problems: []string{"lb-method \"random\"", "add-header-inherit", "cert-manager"}},
 		{name: "policy references default to the namespace", change: func(s *nicv1.VirtualServerSpec) {
 			s.Policies = []nicv1.PolicyReference{{Name: "allow"}, {Name: "rl", Namespace: "ops"}}
 			s.Routes[0].Policies = []nicv1.PolicyReference{{Name: "auth"}}
@@ -161,6 +161,37 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "an invalid policy reference rejects", change: func(s *nicv1.VirtualServerSpec) {
 			s.Policies = []nicv1.PolicyReference{{Name: "Bad Name"}}
 		}, err: "spec.policies[0].name"},
+		{name: "server-snippets and location-snippets are read by package snippet", change: func(s *nicv1.VirtualServerSpec) {
+			s.ServerSnippets = `add_header X-Host a;`
+			s.Routes[0].LocationSnippets = `proxy_set_header X-Route "tea";`
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if sn := v.ServerSnippet; sn == nil || sn.Err != nil || sn.Field != "spec.server-snippets" || sn.Object.Name != "cafe" || len(sn.Snippet.AddHeaders) != 1 {
+				t.Errorf("server snippet %+v", sn)
+			}
+			if sn := v.Routes[0].Snippet; sn == nil || sn.Err != nil || sn.Field != "spec.routes[0] (path /tea).location-snippets" || len(sn.Snippet.ProxySetHeaders) != 1 {
+				t.Errorf("location snippet %+v", sn)
+			}
+		}},
+		{name: "a snippet the parser refuses keeps its error for the builder", change: func(s *nicv1.VirtualServerSpec) {
+			s.ServerSnippets = "}\nserver { listen 9999; }"
+			s.Routes[0].LocationSnippets = `access_by_lua_block { ngx.exit(403) }`
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if sn := v.ServerSnippet; sn == nil || sn.Err == nil || sn.Snippet != nil || sn.Denies {
+				t.Errorf("server snippet %+v", sn)
+			}
+			if sn := v.Routes[0].Snippet; sn == nil || sn.Err == nil || !strings.Contains(sn.Err.Error(), "access_by_lua_block") || !sn.Denies {
+				t.Errorf("location snippet %+v, want refused and denying", sn)
+			}
+		}},
+		{name: "a delegating route's location-snippets are kept for its subroutes", change: func(s *nicv1.VirtualServerSpec) {
+			s.Routes[0] = nicv1.Route{Path: "/tea", Route: "tea", LocationSnippets: `add_header X a;`}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if sn := v.Routes[0].Snippet; sn == nil || sn.Snippet == nil {
+				t.Errorf("route %+v", v.Routes[0])
+			}
+		}},
+		{name: "http-snippets are reported", change: func(s *nicv1.VirtualServerSpec) { s.HTTPSnippets = "map $a $b { default 1; }" },
+			problems: []string{"spec.http-snippets: not supported, as the ConfigMap's http-snippet"}},
 		{name: "TLS with a redirect", change: func(s *nicv1.VirtualServerSpec) {
 			s.TLS = &nicv1.TLS{Secret: "cafe-tls", Redirect: &nicv1.TLSRedirect{Enable: true, Code: ptr.To(308)}}
 		}, check: func(t *testing.T, v *VirtualServer) {

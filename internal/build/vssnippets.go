@@ -1,0 +1,100 @@
+package build
+
+import (
+	"fmt"
+
+	"github.com/causeway/causeway/internal/frontend/nic"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// This file applies the snippet fields of VirtualServers and
+// VirtualServerRoutes (spec.server-snippets, location-snippets) with the
+// rules of the annotations server-snippet and configuration-snippet
+// (snippets.go): the same grammar and allowlist (package snippet), the
+// same switch (the ConfigMap's allow-snippet-annotations), refused without
+// the headers-more module for more_*, and refused when they could answer
+// ahead of an access check. A refused snippet is left out, unless its
+// words deny (snippet.Denies): then what it applies to answers 503.
+
+// vsSnippet says whether a snippet field applies, with a Problem on its
+// object when it does not (once: subroutes share the location-snippets
+// they inherit). guarded says that what it applies to has access checks
+// an answering snippet would run ahead of; served and closed say what
+// becomes of it without the snippet.
+func (b *builder) vsSnippet(s *nic.Snippet, guarded bool, served, closed string) bool {
+	outcome := served
+	if s.Denies {
+		outcome = "it refuses requests (deny, auth, limits, if or a return of 400 or more), so " + closed + " rather than being served without it"
+	}
+	var reason, msg string
+	switch {
+	case !b.model.Config.AllowSnippetAnnotations:
+		reason, msg = model.ReasonUnsupported, fmt.Sprintf("%s is refused: %s; %s", s.Field, snippetsOff, outcome)
+	case s.Err != nil:
+		reason, msg = model.ReasonInvalid, fmt.Sprintf("%s: %v; the whole snippet is refused and %s", s.Field, s.Err, outcome)
+	case s.Snippet.UsesHeadersMore() && !b.opts.HeadersMoreAvailable:
+		reason, msg = model.ReasonInvalid, fmt.Sprintf("%s %s; the whole snippet is refused and %s", s.Field, needsHeadersMore, outcome)
+	case guarded && s.Snippet.Answers():
+		reason, msg = model.ReasonInvalid, fmt.Sprintf("%s %s; the whole snippet is refused and %s", s.Field, answersAhead, outcome)
+	default:
+		return true
+	}
+	if key := "snippet/" + s.Object.Key() + "/" + msg; !b.reported[key] {
+		b.reported[key] = true
+		b.problem(s.Object, reason, false, "%s", msg)
+	}
+	return false
+}
+
+// routeSnippet applies a route's location-snippets to its location, or
+// refuses it: a refused one that denies makes the location answer 503.
+func (b *builder) routeSnippet(loc *model.Location, s *nic.Snippet) {
+	if s == nil {
+		return
+	}
+	guarded := protectedPolicy(loc.Policy) || len(b.model.Config.BlockCIDRs) > 0
+	switch {
+	case b.vsSnippet(s, guarded, "the route is served without it", "the route answers 503"):
+		p := &model.Policy{}
+		if loc.Policy != nil {
+			cp := *loc.Policy
+			p = &cp
+		}
+		p.Snippet = s.Snippet
+		loc.Policy = p
+	case s.Denies:
+		*loc = model.Location{Match: loc.Match, Source: loc.Source, Action: model.ReturnStatus(503)}
+	}
+}
+
+// vsServerSnippet applies spec.server-snippets to the VirtualServer's
+// host, or refuses it: a refused one that denies closes every route.
+func (b *builder) vsServerSnippet(srv *model.Server, t *nic.VirtualServer) {
+	s := t.ServerSnippet
+	if s == nil {
+		return
+	}
+	if !b.vsSnippet(s, false, "the VirtualServer is served without it", "every route of the VirtualServer answers 503") {
+		if s.Denies {
+			closeServer(srv)
+		}
+		return
+	}
+	if sn := b.serverSnippet(srv, s.Snippet, s.Object, s.Field, model.ReasonInvalid); sn != nil {
+		srv.Policy = &model.ServerPolicy{Snippet: sn, Source: s.Object}
+	}
+}
+
+// inheritSnippet gives the subroutes of a delegating route that have no
+// location-snippets of their own the route's, as NGINX Ingress Controller
+// does.
+func inheritSnippet(routes []nic.Route, s *nic.Snippet) {
+	if s == nil {
+		return
+	}
+	for i := range routes {
+		if routes[i].Snippet == nil {
+			routes[i].Snippet = s
+		}
+	}
+}

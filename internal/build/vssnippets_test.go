@@ -1,0 +1,136 @@
+package build
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// TestVirtualServerSnippets: a row per rule of the snippet annotations
+// applied to spec.server-snippets and a route's location-snippets: the
+// same switch, grammar and refusals, each refusal one Problem naming the
+// field, the VirtualServer served without the snippet unless it denies.
+func TestVirtualServerSnippets(t *testing.T) {
+	allow := map[string]string{"allow-snippet-annotations": "true"}
+	noMore := testOpts
+	noMore.HeadersMoreAvailable = false
+	const deny = `if ($http_x_bad) { return 403; }`
+	for _, tc := range []struct {
+		name             string
+		config           map[string]string
+		opts             *Options
+		server, location string
+		http             string
+		problem          string // fragment of the one Problem; "" for none
+		reason           string
+		serverKept       bool
+		locationKept     bool
+		status           int // of route /a; 0: proxied
+	}{
+		{name: "an allowed location snippet applies", config: allow, location: `add_header X-Route a;`, locationKept: true},
+		{name: "an allowed server snippet applies", config: allow, server: `add_header X-Host a; rewrite ^/old/(.*)$ /a/$1 last;`, serverKept: true},
+		{name: "allow-snippet-annotations false refuses a location snippet", location: `add_header X-Route a;`,
+			problem: "spec.routes[0] (path /a).location-snippets is refused: the ConfigMap's allow-snippet-annotations is false (the default); the route is served without it", reason: model.ReasonUnsupported},
+		{name: "allow-snippet-annotations false refuses a server snippet", server: `add_header X a;`,
+			problem: "spec.server-snippets is refused: the ConfigMap's allow-snippet-annotations is false", reason: model.ReasonUnsupported},
+		{name: "a refused location snippet that denies closes its route", location: deny,
+			problem: "so the route answers 503", reason: model.ReasonUnsupported, status: 503},
+		{name: "a refused server snippet that denies closes every route", server: `deny all;`, config: allow,
+			problem: `directive "deny"`, reason: model.ReasonInvalid, status: 503},
+		{name: "a directive outside the allowlist", config: allow, location: `content_by_lua_block { ngx.say("x") }`,
+			problem: `content_by_lua_block`, reason: model.ReasonInvalid},
+		{name: "a brace that would close the server", config: allow, server: "add_header X a; }\nserver { listen 9999;",
+			problem: "spec.server-snippets:", reason: model.ReasonInvalid},
+		{name: "more_set_headers without headers-more", config: allow, opts: &noMore, location: `more_set_headers "X: y";`,
+			problem: "headers-more module", reason: model.ReasonInvalid},
+		{name: "add_header without headers-more is fine", config: allow, opts: &noMore, location: `add_header X y;`, locationKept: true},
+		{name: "a location return beside block-cidrs", config: map[string]string{"allow-snippet-annotations": "true", "block-cidrs": "192.0.2.0/24"},
+			location: `return 200;`, problem: "ahead of the authentication", reason: model.ReasonInvalid},
+		{name: "a server return beside block-cidrs", config: map[string]string{"allow-snippet-annotations": "true", "block-cidrs": "192.0.2.0/24"},
+			server: `return 200;`, problem: "ahead of the authentication, address lists, limits or closed paths", reason: model.ReasonInvalid},
+		{name: "a break rewrite beside block-cidrs is fine", config: map[string]string{"allow-snippet-annotations": "true", "block-cidrs": "192.0.2.0/24"},
+			location: `rewrite ^/a /b break;`, locationKept: true},
+		{name: "http-snippets are reported as the ConfigMap's http-snippet", config: allow, http: `map $a $b { default 1; }`,
+			problem: "spec.http-snippets: not supported, as the ConfigMap's http-snippet", reason: model.ReasonUnsupported},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := world(2)
+			if tc.config != nil {
+				snap.ConfigMaps = []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config"}, Data: tc.config}}
+			}
+			vs := mkVirtualServer("cafe", "cafe.test", 0, pass("/a", "a"), pass("/b", "b"))
+			vs.Spec.ServerSnippets, vs.Spec.HTTPSnippets = tc.server, tc.http
+			vs.Spec.Routes[0].LocationSnippets = tc.location
+			snap.VirtualServers = []*nicv1.VirtualServer{vs}
+			opts := testOpts
+			if tc.opts != nil {
+				opts = *tc.opts
+			}
+			m, problems := Build(snap, opts)
+			var found []model.Problem
+			for _, p := range problems {
+				if strings.Contains(p.Message, "snippets") {
+					found = append(found, p)
+				}
+			}
+			switch {
+			case tc.problem == "" && len(found) > 0:
+				t.Fatalf("problems %v, want none", found)
+			case tc.problem != "" && (len(found) != 1 || !strings.Contains(found[0].Message, tc.problem) || found[0].Reason != tc.reason ||
+				found[0].Object.Kind != "VirtualServer" || found[0].Rejected):
+				t.Fatalf("problems %v, want one %s containing %q", found, tc.reason, tc.problem)
+			}
+			srv := server(m, "cafe.test")
+			if kept := srv.Policy != nil && srv.Policy.Snippet != nil; kept != tc.serverKept {
+				t.Errorf("server snippet kept %v, want %v", kept, tc.serverKept)
+			}
+			a := srv.Match("/a")
+			if kept := a.Policy != nil && a.Policy.Snippet != nil; kept != tc.locationKept {
+				t.Errorf("location snippet kept %v, want %v", kept, tc.locationKept)
+			}
+			switch {
+			case tc.status != 0 && (a.Action.Return == nil || a.Action.Return.Status != tc.status):
+				t.Errorf("/a: %+v, want %d", a.Action, tc.status)
+			case tc.status == 0 && a.Action.Proxy == nil:
+				t.Errorf("/a: %+v, want it proxied", a.Action)
+			}
+			if b := srv.Match("/b"); (b.Action.Proxy == nil) != (tc.status != 0 && tc.server != "") {
+				t.Errorf("/b: %+v", b.Action)
+			}
+		})
+	}
+}
+
+// TestVirtualServerRouteSnippets: a subroute's location-snippets apply to
+// its location; one without takes the delegating route's, as in NGINX
+// Ingress Controller.
+func TestVirtualServerRouteSnippets(t *testing.T) {
+	snap := world(3)
+	snap.ConfigMaps = []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config"},
+		Data: map[string]string{"allow-snippet-annotations": "true"}}}
+	vs := mkVirtualServer("cafe", "cafe.test", 0, pass("/", "a"), nicv1.Route{Path: "/coffee", Route: "coffee", LocationSnippets: `add_header X-From vs;`})
+	own := pass("/coffee/own", "c")
+	own.LocationSnippets = `add_header X-From vsr;`
+	snap.VirtualServers = []*nicv1.VirtualServer{vs}
+	snap.VirtualServerRoutes = []*nicv1.VirtualServerRoute{mkVSR("coffee", "cafe.test", pass("/coffee", "c"), own)}
+	m, problems := Build(snap, testOpts)
+	if len(problems) > 0 {
+		t.Fatalf("problems %v", problems)
+	}
+	srv := server(m, "cafe.test")
+	for path, want := range map[string]string{"/coffee": "vs", "/coffee/own": "vsr", "/": ""} {
+		l := srv.Match(path)
+		got := ""
+		if l.Policy != nil && l.Policy.Snippet != nil {
+			got = l.Policy.Snippet.AddHeaders[0].Value.String()
+		}
+		if got != want {
+			t.Errorf("%s: X-From %q, want %q", path, got, want)
+		}
+	}
+}

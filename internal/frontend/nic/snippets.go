@@ -1,0 +1,44 @@
+package nic
+
+import (
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/snippet"
+)
+
+// Snippet is a snippet field of a VirtualServer or VirtualServerRoute
+// (spec.server-snippets, a route's location-snippets) as package snippet
+// reads it: the grammar and allowlist of the ingress-nginx annotations
+// server-snippet and configuration-snippet. It is never pasted. Whether
+// it applies (the ConfigMap's allow-snippet-annotations, the headers-more
+// module, access checks it could bypass) is the builder's decision, made
+// with the same rules as for the annotations.
+type Snippet struct {
+	// Object and Field name where it is written, for Problems.
+	Object model.ObjectRef
+	Field  string
+	// Snippet is what it adds; nil when Err refused it.
+	Snippet *model.Snippet
+	Err     error
+	// Denies says that its words look meant to keep requests out
+	// (snippet.Denies): refused, it closes what it applies to.
+	Denies bool
+}
+
+// readSnippet reads a snippet field; nil when the field is empty.
+func (t *translator) readSnippet(field, text string, ctx snippet.Context) *Snippet {
+	if text == "" {
+		return nil
+	}
+	s := &Snippet{Object: t.ref, Field: field, Denies: snippet.Denies(text)}
+	s.Snippet, s.Err = snippet.Parse(text, ctx)
+	return s
+}
+
+// httpSnippets reports spec.http-snippets the way the ConfigMap's
+// http-snippet is: Causeway has no http-wide model to read it into.
+func (t *translator) httpSnippets(text string) {
+	if text != "" {
+		t.unsupported("spec.http-snippets", "not supported, as the ConfigMap's http-snippet: raw nginx configuration is never pasted, "+
+			"and Causeway has no http-wide model to read it into")
+	}
+}
