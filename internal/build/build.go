@@ -171,6 +171,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	// whatever the kind.
 	b.server("") // the catch-all always exists
 	b.initPassthrough()
+	b.readGlobalConfiguration(snap)
 	for _, o := range rankObjects(ours, ourVirtualServers(classes, snap.VirtualServers), b.passthroughTransportServers(snap.TransportServers)) {
 		switch {
 		case o.ing != nil:
@@ -187,6 +188,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	b.addServicesConfigMaps()
 	b.finishPassthrough()
 	b.finish()
+	b.model.HTTPListeners = b.usedHTTPListeners()
 	return &b.model, b.problems
 }
 
@@ -264,6 +266,10 @@ type builder struct {
 	vsrUsed map[string]string
 	// classes decides which objects are ours.
 	classes *ingress.ClassFilter
+	// gc is the GlobalConfiguration's listeners; httpUsed the HTTP ones a
+	// VirtualServer is served on.
+	gc       globalConfiguration
+	httpUsed map[string]*model.HTTPListener
 	// passthroughWhy says why TLS passthrough is not served (model.
 	// Passthrough is nil then), for the objects asking for it.
 	passthroughWhy string

@@ -29,14 +29,31 @@ type streamListener struct {
 	proto model.StreamProtocol
 }
 
-// globalListeners reads the GlobalConfiguration's TCP and UDP listeners;
-// those that cannot be bound are reported on it and left out. ok is false
-// when there is no GlobalConfiguration (flag unset or object missing),
-// why then says so for the TransportServers' Problems.
-func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]streamListener, why string) {
+// globalConfiguration is what the build made of the GlobalConfiguration's
+// listeners: TCP and UDP ones for TransportServers, HTTP ones for
+// VirtualServers. why, when set, says why there are none.
+type globalConfiguration struct {
+	stream map[string]streamListener
+	http   map[string]*model.HTTPListener
+	why    string
+}
+
+// readGlobalConfiguration reads the GlobalConfiguration once per build,
+// with its Problems.
+func (b *builder) readGlobalConfiguration(snap *source.Snapshot) {
+	b.gc.stream, b.gc.http, b.gc.why = b.globalListeners(snap)
+}
+
+// globalListeners reads the GlobalConfiguration's listeners; those that
+// cannot be bound are reported on it and left out. A port serves one
+// listener per transport: HTTP and TCP listeners share TCP's, UDP has its
+// own, and none takes the controller's HTTP or HTTPS port. why, when set,
+// says that there is no GlobalConfiguration (flag unset or object
+// missing), for the Problems of the objects that name a listener.
+func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]streamListener, http map[string]*model.HTTPListener, why string) {
 	name := b.opts.GlobalConfiguration
 	if name == "" {
-		return nil, "no GlobalConfiguration is configured (--global-configuration)"
+		return nil, nil, "no GlobalConfiguration is configured (--global-configuration)"
 	}
 	var gc *nicv1.GlobalConfiguration
 	for _, g := range snap.GlobalConfigurations {
@@ -45,11 +62,12 @@ func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]s
 		}
 	}
 	if gc == nil {
-		return nil, fmt.Sprintf("GlobalConfiguration %s (--global-configuration) does not exist", name)
+		return nil, nil, fmt.Sprintf("GlobalConfiguration %s (--global-configuration) does not exist", name)
 	}
 	ref := model.ObjectRef{Kind: "GlobalConfiguration", Namespace: gc.Namespace, Name: gc.Name, UID: string(gc.UID)}
-	listeners = map[string]streamListener{}
-	ports := map[string]string{} // "port/protocol" -> listener
+	listeners, http = map[string]streamListener{}, map[string]*model.HTTPListener{}
+	names := map[string]bool{}
+	ports := map[string]string{} // "port/transport" -> listener
 	reserved := map[int]string{b.opts.HTTPPort: "HTTP", b.opts.HTTPSPort: "HTTPS"}
 	for i, l := range gc.Spec.Listeners {
 		field := fmt.Sprintf("spec.listeners[%d]", i)
@@ -60,17 +78,15 @@ func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]s
 			leftOut("name: %s", strings.Join(errs, "; "))
 			continue
 		}
-		if _, dup := listeners[l.Name]; dup {
+		if names[l.Name] {
 			leftOut("the name is used by another listener")
 			continue
 		}
+		names[l.Name] = true
 		proto := model.StreamProtocol(l.Protocol)
 		switch {
-		case l.Protocol == "HTTP":
-			b.problem(ref, model.ReasonUnsupported, false, "%s (%s): HTTP listeners (for VirtualServers) are not supported by Causeway yet; ignored", field, l.Name)
-			continue
-		case proto != model.StreamTCP && proto != model.StreamUDP:
-			leftOut("protocol %q: want TCP or UDP", model.Truncate(l.Protocol))
+		case l.Protocol != "HTTP" && proto != model.StreamTCP && proto != model.StreamUDP:
+			leftOut("protocol %q: want HTTP, TCP or UDP", model.Truncate(l.Protocol))
 			continue
 		case l.Port < 1 || l.Port > 65535:
 			leftOut("port %d: want 1 to 65535", l.Port)
@@ -79,9 +95,22 @@ func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]s
 			leftOut("port %d is the controller's %s port", l.Port, reserved[l.Port])
 			continue
 		}
-		pk := fmt.Sprintf("%d/%s", l.Port, proto)
+		pk := fmt.Sprintf("%d/%s", l.Port, model.StreamTCP)
+		if proto == model.StreamUDP {
+			pk = fmt.Sprintf("%d/%s", l.Port, proto)
+		}
 		if other, dup := ports[pk]; dup {
-			leftOut("port %d %s is used by listener %q", l.Port, proto, other)
+			leftOut("port %d %s is used by listener %q", l.Port, l.Protocol, other)
+			continue
+		}
+		if l.Protocol == "HTTP" {
+			hl, err := httpListener(l)
+			if err != nil {
+				leftOut("%v", err)
+				continue
+			}
+			ports[pk] = l.Name
+			http[l.Name] = hl
 			continue
 		}
 		if l.Ssl {
@@ -94,7 +123,7 @@ func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]s
 		ports[pk] = l.Name
 		listeners[l.Name] = streamListener{name: l.Name, port: l.Port, proto: proto}
 	}
-	return listeners, ""
+	return listeners, http, ""
 }
 
 // ourTransportServers are those of our classes, oldest first (those on
@@ -113,7 +142,7 @@ func (b *builder) ourTransportServers(tss []*nicv1.TransportServer) []*nicv1.Tra
 // addTransportServers turns the TransportServers into Model.Streams.
 func (b *builder) addTransportServers(snap *source.Snapshot) {
 	tss := b.ourTransportServers(snap.TransportServers)
-	listeners, why := b.globalListeners(snap)
+	listeners, why := b.gc.stream, b.gc.why
 	owner := map[string]model.ObjectRef{}
 	for _, ts := range tss {
 		if nic.IsPassthroughListener(ts.Spec.Listener) {

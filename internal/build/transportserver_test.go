@@ -170,9 +170,19 @@ func TestGlobalConfigurationListeners(t *testing.T) {
 		nicv1.Listener{Name: "tls", Port: 5003, Protocol: "TCP", Ssl: true},
 		nicv1.Listener{Name: "Bad", Port: 5004, Protocol: "TCP"},
 		nicv1.Listener{Name: "pinned", Port: 5005, Protocol: "TCP", IPv4: "10.0.0.1"},
+		nicv1.Listener{Name: "http-on-tcp", Port: 5000, Protocol: "HTTP"},
+		nicv1.Listener{Name: "http-on-http", Port: 80, Protocol: "HTTP"},
+		nicv1.Listener{Name: "http-same", Port: 8080, Protocol: "HTTP", Ssl: true},
+		nicv1.Listener{Name: "https", Port: 8443, Protocol: "HTTP", Ssl: true, IPv4: "127.0.0.5", IPv6: "::1"},
+		nicv1.Listener{Name: "v6-in-v4", Port: 8444, Protocol: "HTTP", IPv4: "::1"},
+		nicv1.Listener{Name: "zoned", Port: 8445, Protocol: "HTTP", IPv6: "fe80::1%eth0"},
+		nicv1.Listener{Name: "mapped", Port: 8446, Protocol: "HTTP", IPv6: "::ffff:127.0.0.1"},
+		nicv1.Listener{Name: "multicast", Port: 8447, Protocol: "HTTP", IPv4: "224.0.0.1"},
+		nicv1.Listener{Name: "zeros", Port: 8448, Protocol: "HTTP", IPv4: "127.000.0.1"},
+		nicv1.Listener{Name: "udp-beside-http", Port: 8080, Protocol: "UDP"},
 	)}
 	b := &builder{opts: streamOpts}
-	got, why := b.globalListeners(snap)
+	got, http, why := b.globalListeners(snap)
 	if why != "" {
 		t.Fatal(why)
 	}
@@ -181,15 +191,26 @@ func TestGlobalConfigurationListeners(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"ok", "pinned", "udp-too"}) {
+	if !slices.Equal(names, []string{"ok", "pinned", "udp-beside-http", "udp-too"}) {
 		t.Errorf("listeners %v", names)
+	}
+	if len(http) != 2 || http["http"] == nil || http["http"].Port != 8080 || http["http"].SSL || http["http"].IPv4.IsValid() ||
+		http["https"] == nil || !http["https"].SSL || http["https"].IPv4.String() != "127.0.0.5" || http["https"].IPv6.String() != "::1" {
+		t.Errorf("HTTP listeners %v", http)
 	}
 	msgs := messagesOf(b.problems, "GlobalConfiguration")
 	for _, want := range []string{
 		"spec.listeners[1] (ok): the name is used by another listener",
 		`spec.listeners[2] (same-port): port 5000 TCP is used by listener "ok"`,
-		"HTTP listeners (for VirtualServers) are not supported by Causeway yet",
-		`protocol "SCTP": want TCP or UDP`,
+		`protocol "SCTP": want HTTP, TCP or UDP`,
+		`(http-on-tcp): port 5000 HTTP is used by listener "ok"`,
+		"(http-on-http): port 80 is the controller's HTTP port",
+		`(http-same): port 8080 HTTP is used by listener "http"`,
+		`(v6-in-v4): ipv4 "::1": not a unicast address of that family`,
+		`(zoned): ipv6 "fe80::1%eth0"`,
+		`(mapped): ipv6 "::ffff:127.0.0.1"`,
+		`(multicast): ipv4 "224.0.0.1"`,
+		`(zeros): ipv4 "127.000.0.1"`,
 		"port 0: want 1 to 65535",
 		"port 443 is the controller's HTTPS port",
 		"ssl is not supported by Causeway yet",

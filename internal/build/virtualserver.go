@@ -112,6 +112,7 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 	b.hostOwner[t.Host] = ref
 	srv := b.server(t.Host)
 	srv.Sources = append(srv.Sources, ref)
+	b.vsListeners(srv, t)
 	b.vsServers[t.Host] = t
 	if t.TLS != nil {
 		key := ""

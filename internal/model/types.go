@@ -37,6 +37,10 @@ type Model struct {
 	// Passthrough is TLS passthrough on the HTTPS port; nil when it is
 	// off, and the HTTPS port is the http servers' own.
 	Passthrough *Passthrough
+	// HTTPListeners are the GlobalConfiguration's HTTP listeners that a
+	// server uses, sorted by name; each answers hosts it does not serve
+	// with 404.
+	HTTPListeners []*HTTPListener
 }
 
 // Server is one virtual host.
@@ -64,6 +68,9 @@ type Server struct {
 	// ClientTLS asks HTTPS clients for a certificate (auth-tls-*); nil
 	// when the host does not.
 	ClientTLS *ClientTLS
+	// Listeners, when set, replace the controller's HTTP and HTTPS ports
+	// (a VirtualServer's spec.listener).
+	Listeners *ServerListeners
 }
 
 // Wildcard reports whether the host is "*.suffix".

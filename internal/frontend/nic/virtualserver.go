@@ -39,6 +39,8 @@ type VirtualServer struct {
 	Policies []string
 	// ServerSnippet is spec.server-snippets; nil when not set.
 	ServerSnippet *Snippet
+	// Listener is spec.listener; nil serves the controller's ports.
+	Listener *Listener
 }
 
 // TLS is spec.tls.
@@ -127,6 +129,7 @@ func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Pr
 	}
 	t.spec(s)
 	out.ServerSnippet = t.readSnippet("spec.server-snippets", s.ServerSnippets, snippet.Server)
+	out.Listener = t.listener(s.Listener)
 	var err error
 	if out.Policies, err = policyRefs("spec.policies", vs.Namespace, s.Policies); err != nil {
 		return nil, nil, err
@@ -235,9 +238,6 @@ func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host, parent str
 
 // spec reports the server-wide fields that are not translated.
 func (t *translator) spec(s *nicv1.VirtualServerSpec) {
-	if s.Listener != nil {
-		t.notYet("spec.listener (custom listeners of a GlobalConfiguration)")
-	}
 	if s.Gunzip {
 		t.notYet("spec.gunzip")
 	}

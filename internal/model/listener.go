@@ -1,0 +1,23 @@
+package model
+
+import "net/netip"
+
+// HTTPListener is an HTTP listener of the GlobalConfiguration that a
+// VirtualServer is served on (spec.listener) instead of the controller's
+// HTTP and HTTPS ports.
+type HTTPListener struct {
+	Name string
+	Port int
+	// SSL makes it an HTTPS listener.
+	SSL bool
+	// IPv4 and IPv6 are the addresses it binds; when neither is valid it
+	// binds the controller's listen address, as the other ports do.
+	IPv4, IPv6 netip.Addr
+}
+
+// ServerListeners are the listeners a server is served on instead of the
+// controller's HTTP and HTTPS ports. A nil one means the server is not
+// served over that protocol; with both nil it is not served at all.
+type ServerListeners struct {
+	HTTP, HTTPS *HTTPListener
+}
