@@ -64,6 +64,9 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		if err != nil {
 			return nil, nil, hashes, nil, fmt.Errorf("render server %q: %w", srv.Host, err)
 		}
+		if v == nil {
+			continue // on no listener: not served
+		}
 		hashes.host(srv.Host)
 		for _, n := range v.names {
 			hashes.host(n)

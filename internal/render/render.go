@@ -193,6 +193,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		main.LoadModules = append(main.LoadModules, q)
 	}
 	main.moreSnippets = usesHeadersMore(m)
+	if main.ListenerDefaults, err = listenerDefaults(m, p); err != nil {
+		return nil, "", nil, nil, fmt.Errorf("GlobalConfiguration listeners: %w", err)
+	}
 	if err := main.planRequests(p); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -268,10 +271,13 @@ func hashFiles(files Files) string {
 // mainView feeds nginx.conf.tmpl.
 type mainView struct {
 	model.Config
-	Version     string
-	User        string
-	LoadModules []string
-	Hashes      hashView
+	// ListenerDefaults are the default servers of the GlobalConfiguration
+	// HTTP listeners in use (httplisteners.go).
+	ListenerDefaults []listenerDefaultView
+	Version          string
+	User             string
+	LoadModules      []string
+	Hashes           hashView
 	// Limits are the zones of rate and connection limits (limits.go).
 	Limits *limitsView
 	// Compression and request handling (requests.go).

@@ -16,8 +16,13 @@ type serverView struct {
 	// included, longer than its 4 KiB read buffer.
 	Sources     []string
 	ServerNames []string
-	ListenHTTP  string
-	ListenHTTPS string
+	// ListenHTTP and ListenHTTPS are the listen addresses; "" for none
+	// (a server on GlobalConfiguration listeners, see httplisteners.go,
+	// which may have more addresses).
+	ListenHTTP      string
+	ListenHTTPS     string
+	ListenHTTPMore  []string `json:",omitempty"`
+	ListenHTTPSMore []string `json:",omitempty"`
 	// HTTP2 offers HTTP/2 on the HTTPS listener (use-http2) with listen's
 	// http2 parameter; HTTP2On with the http2 directive instead, where the
 	// binary has it (flavour.Flavour.HTTP2Directive).
@@ -182,6 +187,12 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		}
 		v.ListenHTTPS = "unix:" + sock + " proxy_protocol"
 	}
+	if srv.Listeners != nil {
+		ok, err := planListeners(v, srv, p, m.Config.RealIP.UseProxyProtocol)
+		if err != nil || !ok {
+			return nil, err
+		}
+	}
 	v.DefaultServer = srv.Host == ""
 	maps, err := blockMaps(m.Config)
 	if err != nil {
@@ -224,8 +235,12 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 	default:
 		return nil, fmt.Errorf("http-redirect-code %d", v.HTTPRedirectCode)
 	}
-	if p.HTTPSPort != 443 {
-		v.RedirectPort = ":" + strconv.Itoa(p.HTTPSPort)
+	if port := p.HTTPSPort; srv.Listeners != nil && srv.Listeners.HTTPS != nil {
+		if port = srv.Listeners.HTTPS.Port; port != 443 {
+			v.RedirectPort = ":" + strconv.Itoa(port)
+		}
+	} else if port != 443 {
+		v.RedirectPort = ":" + strconv.Itoa(port)
 	}
 	if err := planServerPolicy(v, srv, p, rc.names); err != nil {
 		return nil, err

@@ -1,0 +1,81 @@
+package render
+
+import (
+	"net/netip"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+// GlobalConfiguration HTTP listeners (model.HTTPListener): a server with
+// Listeners listens on them instead of the controller's HTTP and HTTPS
+// ports, and each listener in use gets a default server that answers the
+// hosts not served there with 404, so a request for another host never
+// reaches a VirtualServer that did not ask for the port.
+
+// listenerDefaultView is one listener's default server.
+type listenerDefaultView struct {
+	Listen []string
+	SSL    bool
+}
+
+// listenLines are the listen addresses of an HTTP listener: its ipv4 and
+// ipv6 when given, else the controller's listen address.
+func listenLines(l *model.HTTPListener, p Params, proxyProtocol bool) ([]string, error) {
+	var addrs []string
+	for _, a := range []netip.Addr{l.IPv4, l.IPv6} {
+		if a.IsValid() {
+			addrs = append(addrs, a.String())
+		}
+	}
+	if len(addrs) == 0 {
+		addrs = []string{p.ListenAddress}
+	}
+	var out []string
+	for _, a := range addrs {
+		line, err := listen(a, l.Port)
+		if err != nil {
+			return nil, err
+		}
+		if proxyProtocol {
+			line += " proxy_protocol"
+		}
+		out = append(out, line)
+	}
+	return out, nil
+}
+
+// planListeners sets a server's listen lines from its Listeners; ok is
+// false when it is served on none (it then gets no server block: one
+// without listen would take nginx's default port).
+func planListeners(v *serverView, srv *model.Server, p Params, proxyProtocol bool) (ok bool, err error) {
+	l := srv.Listeners
+	v.ListenHTTP, v.ListenHTTPS = "", ""
+	if l.HTTP != nil {
+		lines, err := listenLines(l.HTTP, p, proxyProtocol)
+		if err != nil {
+			return false, err
+		}
+		v.ListenHTTP, v.ListenHTTPMore = lines[0], lines[1:]
+	}
+	if l.HTTPS != nil {
+		lines, err := listenLines(l.HTTPS, p, proxyProtocol)
+		if err != nil {
+			return false, err
+		}
+		v.ListenHTTPS, v.ListenHTTPSMore = lines[0], lines[1:]
+	}
+	return l.HTTP != nil || l.HTTPS != nil, nil
+}
+
+// listenerDefaults are the default servers of the listeners in use.
+func listenerDefaults(m *model.Model, p Params) ([]listenerDefaultView, error) {
+	var out []listenerDefaultView
+	for _, l := range m.HTTPListeners {
+		lines, err := listenLines(l, p, m.Config.RealIP.UseProxyProtocol)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, listenerDefaultView{Listen: lines, SSL: l.SSL})
+	}
+	return out, nil
+}
