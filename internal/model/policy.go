@@ -132,6 +132,20 @@ type AccessList struct {
 	Deny, Allow []netip.Prefix
 }
 
+// ChecksClient reports whether p checks the client before a request is
+// answered: access lists, authentication, request or connection limits
+// (nginx's preaccess and access phases). A location that answers by
+// itself (a return or redirect) and checks the client answers only
+// after the checks pass.
+func (p *Policy) ChecksClient() bool {
+	if p == nil {
+		return false
+	}
+	a, l := p.Access, p.Limits
+	return (a != nil && len(a.Deny)+len(a.Allow) > 0) || p.BasicAuth != nil || p.ExternalAuth != nil ||
+		(l != nil && l.RPS+l.RPM+l.Connections > 0)
+}
+
 // Allows reports whether a client address gets through, as nginx's
 // access module decides.
 func (a *AccessList) Allows(client netip.Addr) bool {

@@ -32,6 +32,7 @@ var templates = template.Must(template.New("").Option("missingkey=error").Funcs(
 	// backendVariable is the variable through which a location names its
 	// backend to the Lua balancer.
 	"backendVariable": func() string { return balancer.BackendVariable },
+	"answerProbe":     func() string { return answerProbe },
 	"onoff": func(b bool) string {
 		if b {
 			return "on"

@@ -58,6 +58,9 @@ type serverView struct {
 	MirrorLocations []mirrorLocationView
 	// ResponseLocations answer response pages' fixed bodies.
 	ResponseLocations []responseLocationView `json:",omitempty"`
+	// Answers give the answers of locations that check the client first
+	// (answer.go).
+	Answers []answerView `json:",omitempty"`
 	// AuthLocations and SigninLocations serve external authentication.
 	AuthLocations   []authLocationView   `json:",omitempty"`
 	SigninLocations []signinLocationView `json:",omitempty"`
@@ -101,6 +104,9 @@ type locationView struct {
 	// RedirectCode and the quoted RedirectURL answer with a redirect.
 	RedirectCode int
 	RedirectURL  string
+	// Answer, when set, is the named location that answers in place of
+	// Return or a redirect once the location's checks passed (answer.go).
+	Answer string `json:",omitempty"`
 	// Pass is the proxy directive ("proxy_pass", "grpc_pass") and PassURL
 	// its target.
 	Pass, PassURL string
@@ -331,6 +337,7 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 		if err := sp.planMetrics(&lv, l); err != nil {
 			return err
 		}
+		sp.deferAnswer(&lv, l)
 		out = append(out, lv)
 		return nil
 	}

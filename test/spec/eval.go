@@ -99,13 +99,24 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		}
 	}
 	addHeaders(&out, lp)
-	switch a := loc.Action; {
-	case a.Redirect != nil:
-		out.Status, out.Location = a.Redirect.Code, a.Redirect.URL
-		return out
-	case a.Return != nil:
-		out.Status = a.Return.Status
-		return out
+	// A location that answers by itself does so in the rewrite phase,
+	// unless it checks the client: then only once the checks passed.
+	answer := func() (Response, bool) {
+		switch a := loc.Action; {
+		case a.Redirect != nil:
+			out.Status, out.Location = a.Redirect.Code, a.Redirect.URL
+			return out, true
+		case a.Return != nil:
+			out.Status = a.Return.Status
+			return out, true
+		}
+		return Response{}, false
+	}
+	checks := lp.ChecksClient()
+	if !checks {
+		if ans, ok := answer(); ok {
+			return ans
+		}
 	}
 	// location-snippet and configuration-snippet: their steps run in the
 	// rewrite phase, before the access checks.
@@ -138,6 +149,11 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		if code, authHeaders = externalAuth(a, r, &out); code != 0 {
 			out.Status = code
 			return out
+		}
+	}
+	if checks {
+		if ans, ok := answer(); ok {
+			return ans
 		}
 	}
 	uri := r.Path

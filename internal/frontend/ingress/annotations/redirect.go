@@ -20,7 +20,8 @@ var redirectGroup = Group{
 			Grammar: "an absolute http or https URL of at most 2048 bytes, without user information, fragment or $; " +
 				"the path and query hold letters, digits, %XX escapes and - . _ ~ ! * ( ) + , = : @ & / ?",
 			Difference: "the URL must be absolute (ingress-nginx also accepts a relative one such as /x); " +
-				"an invalid value drops the redirect instead of rejecting the Ingress"},
+				"an invalid value drops the redirect instead of rejecting the Ingress; on paths with an access list, " +
+				"authentication or rate limits the redirect is answered only once the checks pass (ingress-nginx redirects every client)"},
 		Annotation{Name: "permanent-redirect-code", Scope: ScopeLocation, Default: "301",
 			Grammar: "301, 302, 303, 307 or 308",
 			Difference: "300, 304, 305 and 306 are refused (ingress-nginx accepts 300 to 308, and nginx then sends the URL " +
@@ -28,7 +29,7 @@ var redirectGroup = Group{
 		Annotation{Name: "temporal-redirect", Scope: ScopeLocation, Default: "none",
 			Grammar: "as permanent-redirect; it wins when both are set",
 			Difference: "when it is invalid, a valid permanent-redirect still applies (ingress-nginx rejects the Ingress " +
-				"or ignores every redirect annotation)"},
+				"or ignores every redirect annotation); checks first, as permanent-redirect"},
 		Annotation{Name: "temporal-redirect-code", Scope: ScopeLocation, Default: "302",
 			Grammar:    "301, 302, 303 or 307",
 			Difference: "300, 304, 305 and 306 are refused (ingress-nginx accepts 300 to 307); an invalid code is reported and 302 used"},
