@@ -264,6 +264,9 @@ type builder struct {
 	// vsrUsed the host and path of the route each serves (one each).
 	vsrsIn  map[string]*nicv1.VirtualServerRoute
 	vsrUsed map[string]string
+	// vsrRegex: a VirtualServerRoute that regex routes delegate to, by
+	// host and "namespace/name", checked once for all their paths.
+	vsrRegex map[string]*delegated
 	// classes decides which objects are ours.
 	classes *ingress.ClassFilter
 	// gc is the GlobalConfiguration's listeners; httpUsed the HTTP ones a

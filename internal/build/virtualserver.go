@@ -133,8 +133,8 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 	upstreams map[string]*nic.Upstream, routes []nic.Route, host string) {
 	backends := b.vsBackends(owner, ns, upstreams)
 	for _, r := range routes {
-		if r.Delegate != "" {
-			b.delegate(srv, outer, owner, r, host)
+		if r.Delegate != "" || r.Selector != nil {
+			b.delegate(srv, outer, owner, r, host, routes)
 			continue
 		}
 		loc := &model.Location{Match: r.Match, Source: owner}
@@ -245,44 +245,6 @@ func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[
 		}
 	}
 	return c
-}
-
-// delegate serves a VirtualServer route's prefix with the subroutes of
-// the VirtualServerRoute it names. A missing, foreign or invalid one makes
-// the prefix answer 404 (as in NGINX Ingress Controller), with a Problem
-// on the VirtualServer.
-func (b *builder) delegate(srv *model.Server, outer []string, vsRef model.ObjectRef, r nic.Route, host string) {
-	vsr := b.vsrsIn[r.Delegate]
-	why := ""
-	switch {
-	case vsr == nil:
-		why = "does not exist"
-	case vsr.Spec.IngressClass != "" && !b.classes.IsOursName(vsr.Spec.IngressClass):
-		why = "is of another ingressClassName (" + vsr.Spec.IngressClass + ")"
-	case b.vsrUsed[r.Delegate] != "":
-		why = "is already used by the route " + b.vsrUsed[r.Delegate]
-	}
-	var t *nic.VirtualServerRoute
-	if why == "" {
-		var problems []model.Problem
-		var err error
-		t, problems, err = nic.TranslateVirtualServerRoute(vsr, host, r.Match.Path)
-		b.problems = append(b.problems, problems...)
-		if err != nil {
-			b.problem(nic.VSRRef(vsr), model.ReasonInvalid, true, "%v", err)
-			why = "is invalid"
-		}
-	}
-	if why != "" {
-		b.problem(vsRef, model.ReasonInvalid, false, "route %s: VirtualServerRoute %s %s; the route answers 404", r.Match.Path, r.Delegate, why)
-		srv.Locations = append(srv.Locations, &model.Location{Match: r.Match, Source: vsRef, Action: model.ReturnStatus(404)})
-		return
-	}
-	inheritSnippet(t.Routes, r.Snippet)
-	b.vsrUsed[r.Delegate] = host + r.Match.Path
-	b.created[t.Ref] = vsr.CreationTimestamp
-	srv.Sources = append(srv.Sources, t.Ref)
-	b.routeLocations(srv, outer, t.Ref, t.Namespace, t.Upstreams, t.Routes, host)
 }
 
 // virtualServerPolicy sets what a VirtualServer says about its host's

@@ -61,8 +61,12 @@ type Route struct {
 	// Policies are the route's own, "namespace/name".
 	Policies []string
 	// Delegate, when set, is the VirtualServerRoute "namespace/name"
-	// whose subroutes serve this prefix; Action is then empty.
+	// whose subroutes serve this path; Action is then empty.
 	Delegate string
+	// Selector, when set, is routeSelector.matchLabels: every
+	// VirtualServerRoute of the host carrying these labels serves this
+	// path; Action is then empty.
+	Selector map[string]string
 	// ErrorPages replace the route's responses of some statuses.
 	ErrorPages []model.ResponsePage
 	// Choice, when set, picks the upstream per request (the route's
@@ -140,7 +144,7 @@ func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Pr
 	if out.Upstreams, err = t.upstreams(s.Upstreams); err != nil {
 		return nil, nil, err
 	}
-	if out.Routes, err = t.routes("spec.routes", s.Routes, out.Upstreams, ""); err != nil {
+	if out.Routes, err = t.routes("spec.routes", s.Routes, out.Upstreams); err != nil {
 		return nil, nil, err
 	}
 	return out, t.problems, nil
@@ -162,18 +166,12 @@ func (t *translator) upstreams(in []nicv1.Upstream) (map[string]*Upstream, error
 	return out, nil
 }
 
-// routes translates routes (or a VirtualServerRoute's subroutes, whose
-// paths must start with the parent route's prefix); paths must be unique.
-func (t *translator) routes(field string, in []nicv1.Route, upstreams map[string]*Upstream, parent string) ([]Route, error) {
+// routes translates routes (or a VirtualServerRoute's subroutes, checked
+// against their parent by subroutes); paths must be unique.
+func (t *translator) routes(field string, in []nicv1.Route, upstreams map[string]*Upstream) ([]Route, error) {
 	var out []Route
 	paths := map[string]bool{}
 	for i := range in {
-		if parent != "" && !subroutePath(in[i].Path, parent) {
-			return nil, fmt.Errorf("%s[%d].path %q must start with the VirtualServer route's path %q", field, i, model.Truncate(in[i].Path), parent)
-		}
-		if parent != "" && in[i].Route != "" {
-			return nil, fmt.Errorf("%s[%d] (path %q): a subroute cannot delegate further", field, i, model.Truncate(in[i].Path))
-		}
 		r, served, err := t.route(field, i, &in[i], upstreams)
 		if err != nil {
 			return nil, err
@@ -186,20 +184,10 @@ func (t *translator) routes(field string, in []nicv1.Route, upstreams map[string
 			out = append(out, r)
 		}
 	}
-	return out, nil
-}
-
-// subroutePath reports whether a subroute's path lies under the parent's
-// prefix: a prefix or exact path starting with it (a regex subroute must
-// start with it too, after "~*" and "^").
-func subroutePath(p, parent string) bool {
-	p = strings.TrimPrefix(p, "=")
-	if re, ok := strings.CutPrefix(p, "~*"); ok {
-		p = strings.TrimPrefix(strings.TrimSpace(re), "^")
-	} else if re, ok := strings.CutPrefix(p, "~"); ok {
-		p = strings.TrimPrefix(strings.TrimSpace(re), "^")
+	if err := sameModifier(field, in, t.ref.Namespace); err != nil {
+		return nil, err
 	}
-	return strings.HasPrefix(p, parent)
+	return out, nil
 }
 
 // VirtualServerRoute is a VirtualServerRoute's subroutes, in the model's
@@ -217,10 +205,10 @@ func VSRRef(vsr *nicv1.VirtualServerRoute) model.ObjectRef {
 }
 
 // TranslateVirtualServerRoute checks a VirtualServerRoute for the
-// VirtualServer route of host and prefix path that names it. An error
-// makes it invalid (the delegating route answers 404, as in NGINX Ingress
-// Controller).
-func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host, parent string) (*VirtualServerRoute, []model.Problem, error) {
+// VirtualServer routes of host and paths that delegate to it (see
+// subroutes; none checks it on its own). An error makes it invalid for
+// them.
+func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host string, parents ...model.Match) (*VirtualServerRoute, []model.Problem, error) {
 	t := &translator{ref: VSRRef(vsr)}
 	if vsr.Spec.Host != host {
 		return nil, nil, fmt.Errorf("spec.host %q is not the host %q of the VirtualServer that delegates to it", model.Truncate(vsr.Spec.Host), host)
@@ -230,7 +218,7 @@ func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host, parent str
 	if out.Upstreams, err = t.upstreams(vsr.Spec.Upstreams); err != nil {
 		return nil, nil, err
 	}
-	if out.Routes, err = t.routes("spec.subroutes", vsr.Spec.Subroutes, out.Upstreams, parent); err != nil {
+	if out.Routes, err = t.subroutes(vsr.Spec.Subroutes, out.Upstreams, parents); err != nil {
 		return nil, nil, err
 	}
 	return out, t.problems, nil
@@ -275,16 +263,17 @@ func (t *translator) tls(in *nicv1.TLS) *TLS {
 func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[string]*Upstream) (Route, bool, error) {
 	field := fmt.Sprintf("%s[%d]", list, i)
 	kinds := 0
-	for _, set := range []bool{r.Action != nil, len(r.Splits) > 0, r.Route != ""} {
+	delegates := r.Route != "" || r.RouteSelector != nil
+	for _, set := range []bool{r.Action != nil, len(r.Splits) > 0, r.Route != "", r.RouteSelector != nil} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return Route{}, false, fmt.Errorf("%s (path %q) must have exactly one of action, splits and route", field, model.Truncate(r.Path))
+		return Route{}, false, fmt.Errorf("%s (path %q) must have exactly one of action, splits, route and routeSelector", field, model.Truncate(r.Path))
 	}
-	if len(r.Matches) > 0 && r.Route != "" {
-		return Route{}, false, fmt.Errorf("%s (path %q): matches go with an action or splits, not a route", field, model.Truncate(r.Path))
+	if len(r.Matches) > 0 && delegates {
+		return Route{}, false, fmt.Errorf("%s (path %q): matches go with an action or splits, not a route or routeSelector", field, model.Truncate(r.Path))
 	}
 	m, err := parseRoutePath(r.Path)
 	if err != nil {
@@ -300,7 +289,7 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 		t.notYet(field + ": case-sensitive regular expressions (~); use ~* or a prefix; the route is left out")
 		return Route{}, false, nil
 	}
-	if r.Route != "" {
+	if delegates {
 		return t.delegation(field, r, m)
 	}
 	served := true
@@ -341,34 +330,6 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 	}
 	return Route{Match: m, Action: a, Policies: policies, Choice: choice, ErrorPages: pages,
 		Snippet: t.readSnippet(field+".location-snippets", r.LocationSnippets, snippet.Location)}, true, nil
-}
-
-// delegation is a route handing its path to a VirtualServerRoute
-// ("namespace/name", or "name" in the VirtualServer's namespace).
-func (t *translator) delegation(field string, r *nicv1.Route, m model.Match) (Route, bool, error) {
-	if m.Type != model.StringPrefix {
-		t.notYet(field + ": delegation from an exact or regex path; the route is left out")
-		return Route{}, false, nil
-	}
-	if r.RouteSelector != nil {
-		t.notYet(field + ".routeSelector")
-	}
-	ns, name, ok := strings.Cut(r.Route, "/")
-	if !ok {
-		ns, name = t.ref.Namespace, r.Route
-	}
-	if len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return Route{}, false, fmt.Errorf("%s.route %q is not NAMESPACE/NAME or NAME", field, model.Truncate(r.Route))
-	}
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"policies", len(r.Policies) > 0}, {"errorPages", len(r.ErrorPages) > 0}} {
-		if f.set {
-			t.notYet(field + "." + f.name + " on a delegating route")
-		}
-	}
-	return Route{Match: m, Delegate: ns + "/" + name, Snippet: t.readSnippet(field+".location-snippets", r.LocationSnippets, snippet.Location)}, true, nil
 }
 
 // policyRefs reads Policy references: the namespace defaults to the

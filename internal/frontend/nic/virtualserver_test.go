@@ -74,7 +74,7 @@ func TestTranslateVirtualServer(t *testing.T) {
 			problems: []string{"read-timeout \"1m30s\""}},
 		{name: "a route has exactly one of action, splits, matches and route", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Route = "shop/tea-routes"
-		}, err: "exactly one of action, splits and route"},
+		}, err: "exactly one of action, splits, route and routeSelector"},
 		{name: "a route without any", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].Action = nil }, err: "exactly one of"},
 		{name: "an action has exactly one kind", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Action.Return = &nicv1.ActionReturn{Code: 200}
@@ -136,7 +136,7 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "matches without an action or splits", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Action = nil
 			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "x", Value: "y"}}, Action: &nicv1.Action{Pass: "tea"}}}
-		}, err: "exactly one of action, splits and route"},
+		}, err: "exactly one of action, splits, route and routeSelector"},
 		{name: "a condition has exactly one subject", change: func(s *nicv1.VirtualServerSpec) {
 			s.Routes[0].Matches = []nicv1.Match{{Conditions: []nicv1.Condition{{Header: "x", Cookie: "c", Value: "y"}}, Action: &nicv1.Action{Pass: "tea"}}}
 		}, err: "exactly one of header, cookie, argument and variable"},
@@ -205,33 +205,45 @@ func TestTranslateVirtualServer(t *testing.T) {
 			if tc.change != nil {
 				tc.change(&s)
 			}
-			out, problems, err := TranslateVirtualServer(vs(s))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want one with %q", err, tc.err)
-				}
+			out := translates(t, s, tc.err, tc.problems)
+			if out == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(problems) != len(tc.problems) {
-				t.Fatalf("problems %v, want %d", problems, len(tc.problems))
-			}
-			for _, want := range tc.problems {
-				found := false
-				for _, p := range problems {
-					found = found || strings.Contains(p.Message, want) && p.Object.Kind == "VirtualServer" && p.Object.Name == "cafe"
-				}
-				if !found {
-					t.Errorf("problems %v: none naming VirtualServer cafe with %q", problems, want)
-				}
 			}
 			if tc.check != nil {
 				tc.check(t, out)
 			}
 		})
 	}
+}
+
+// translates translates a VirtualServer of spec s: it must be rejected
+// with err (nil is returned) or raise one Problem with each fragment of
+// problems, in any order.
+func translates(t *testing.T, s nicv1.VirtualServerSpec, err string, problems []string) *VirtualServer {
+	t.Helper()
+	out, got, e := TranslateVirtualServer(vs(s))
+	if err != "" {
+		if e == nil || !strings.Contains(e.Error(), err) {
+			t.Fatalf("err %v, want one with %q", e, err)
+		}
+		return nil
+	}
+	if e != nil {
+		t.Fatal(e)
+	}
+	if len(got) != len(problems) {
+		t.Fatalf("problems %v, want %d", got, len(problems))
+	}
+	for _, want := range problems {
+		found := false
+		for _, p := range got {
+			found = found || strings.Contains(p.Message, want) && p.Object.Kind == "VirtualServer" && p.Object.Name == "cafe"
+		}
+		if !found {
+			t.Errorf("problems %v: none naming VirtualServer cafe with %q", got, want)
+		}
+	}
+	return out
 }
 
 func noRoutes(t *testing.T, v *VirtualServer) {
@@ -282,40 +294,4 @@ func FuzzRoutePath(f *testing.F) {
 			}
 		}
 	})
-}
-
-func TestTranslateVirtualServerRoute(t *testing.T) {
-	vsr := func(host string, subroutes ...nicv1.Route) *nicv1.VirtualServerRoute {
-		return &nicv1.VirtualServerRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "coffee"},
-			Spec: nicv1.VirtualServerRouteSpec{Host: host, Upstreams: []nicv1.Upstream{{Name: "c", Service: "coffee", Port: 80}}, Subroutes: subroutes}}
-	}
-	passTo := func(p string) nicv1.Route { return nicv1.Route{Path: p, Action: &nicv1.Action{Pass: "c"}} }
-	for _, tc := range []struct {
-		name string
-		in   *nicv1.VirtualServerRoute
-		err  string
-	}{
-		{"subroutes under the prefix", vsr("cafe.test", passTo("/coffee"), passTo("=/coffee/latte"), passTo("~* ^/coffee/[0-9]+")), ""},
-		{"another host", vsr("bar.test", passTo("/coffee")), "is not the host"},
-		{"a subroute outside the prefix", vsr("cafe.test", passTo("/tea")), "must start with"},
-		{"a subroute delegating further", vsr("cafe.test", nicv1.Route{Path: "/coffee/x", Route: "x"}), "cannot delegate further"},
-		{"an undefined upstream", vsr("cafe.test", nicv1.Route{Path: "/coffee", Action: &nicv1.Action{Pass: "nope"}}), "does not define"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, _, err := TranslateVirtualServerRoute(tc.in, "cafe.test", "/coffee")
-			switch {
-			case tc.err == "" && (err != nil || len(out.Routes) != 3):
-				t.Errorf("err %v, routes %+v", err, out)
-			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-				t.Errorf("err %v, want one with %q", err, tc.err)
-			}
-		})
-	}
-	s := baseSpec()
-	s.Routes = append(s.Routes, nicv1.Route{Path: "=/exact", Route: "coffee"}, nicv1.Route{Path: "/coffee", Route: "other/coffee"})
-	out, problems, err := TranslateVirtualServer(vs(s))
-	if err != nil || len(out.Routes) != 2 || out.Routes[1].Delegate != "other/coffee" || len(problems) != 1 ||
-		!strings.Contains(problems[0].Message, "delegation from an exact or regex path") {
-		t.Errorf("delegations: %+v, %v, %v", out, problems, err)
-	}
 }
