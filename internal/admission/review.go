@@ -187,7 +187,7 @@ func (r *Reviewer) ReviewVirtualServerRoute(ctx context.Context, vsr *nicv1.Virt
 	snap := &source.Snapshot{IngressClasses: idx.snap.IngressClasses}
 	hosts := map[string]bool{}
 	for _, vs := range idx.snap.VirtualServers {
-		if (vs.Spec.Host == vsr.Spec.Host || delegatesTo(vs, key)) && !hosts[vs.Spec.Host] {
+		if (vs.Spec.Host == vsr.Spec.Host || idx.delegatesTo(vs, key)) && !hosts[vs.Spec.Host] {
 			hosts[vs.Spec.Host] = true
 			merge(snap, idx.virtualServerContext(vs))
 		}
@@ -234,25 +234,18 @@ func withRoute(snap *source.Snapshot, vsr *nicv1.VirtualServerRoute) *source.Sna
 	return snap
 }
 
-// delegatesTo reports whether a VirtualServer route names the
+// delegatesTo reports whether a VirtualServer route names or selects the
 // VirtualServerRoute "namespace/name".
-func delegatesTo(vs *nicv1.VirtualServer, key string) bool {
-	return slices.Contains(delegations(vs), key)
+func (x *index) delegatesTo(vs *nicv1.VirtualServer, key string) bool {
+	return slices.Contains(x.delegations(vs), key)
 }
 
 // delegations are the VirtualServerRoutes, "namespace/name", that the
-// routes of vs name.
-func delegations(vs *nicv1.VirtualServer) []string {
+// routes of vs name or select.
+func (x *index) delegations(vs *nicv1.VirtualServer) []string {
 	var out []string
-	for _, r := range vs.Spec.Routes {
-		k := r.Route
-		if k == "" {
-			continue
-		}
-		if !strings.Contains(k, "/") {
-			k = vs.Namespace + "/" + k
-		}
-		out = append(out, k)
+	for i := range vs.Spec.Routes {
+		out = append(out, x.routeTargets(vs, &vs.Spec.Routes[i])...)
 	}
 	return out
 }
@@ -402,7 +395,7 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 	for _, v := range snap.VirtualServers {
 		x.vsByHost[v.Spec.Host] = append(x.vsByHost[v.Spec.Host], v)
 		x.addUpstreams("VirtualServer/"+v.Namespace+"/"+v.Name, v.Namespace, v.Spec.Upstreams)
-		for _, key := range delegations(v) {
+		for _, key := range x.delegations(v) {
 			x.delegators[key] = append(x.delegators[key], v)
 		}
 	}
@@ -481,7 +474,7 @@ func (x *index) claimsShared(vs *nicv1.VirtualServer) bool {
 	if x.balancingShared("VirtualServer/"+vs.Namespace+"/"+vs.Name, vs.Namespace, vs.Spec.Upstreams) {
 		return true
 	}
-	for _, key := range delegations(vs) {
+	for _, key := range x.delegations(vs) {
 		if r := x.vsrs[key]; r != nil && x.balancingShared("VirtualServerRoute/"+key, r.Namespace, r.Spec.Upstreams) {
 			return true
 		}
@@ -742,13 +735,8 @@ func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot
 	x.addPolicies(snap, cand.Namespace, cand.Spec.Policies, secrets)
 	for _, r := range cand.Spec.Routes {
 		x.addPolicies(snap, cand.Namespace, r.Policies, secrets)
-		if r.Route == "" {
-			continue
-		}
-		key := r.Route
-		if !strings.Contains(key, "/") {
-			key = cand.Namespace + "/" + key
-		}
+	}
+	for _, key := range x.delegations(cand) {
 		vsr := x.vsrs[key]
 		if vsr == nil || slices.Contains(snap.VirtualServerRoutes, vsr) {
 			continue
@@ -864,4 +852,26 @@ func (x *index) addReferenced(snap *source.Snapshot, services, secrets, maps map
 			snap.ConfigMaps = append(snap.ConfigMaps, c)
 		}
 	}
+}
+
+// routeTargets are the VirtualServerRoutes, "namespace/name", a route of
+// vs names, or those of its host its routeSelector selects (in any
+// namespace, as the build does).
+func (x *index) routeTargets(vs *nicv1.VirtualServer, r *nicv1.Route) []string {
+	switch {
+	case r.Route != "":
+		if !strings.Contains(r.Route, "/") {
+			return []string{vs.Namespace + "/" + r.Route}
+		}
+		return []string{r.Route}
+	case r.RouteSelector != nil:
+		var out []string
+		for _, vsr := range x.snap.VirtualServerRoutes {
+			if vsr.Spec.Host == vs.Spec.Host && nic.SelectsLabels(r.RouteSelector.MatchLabels, vsr.Labels) {
+				out = append(out, vsr.Namespace+"/"+vsr.Name)
+			}
+		}
+		return out
+	}
+	return nil
 }

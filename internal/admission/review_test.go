@@ -153,7 +153,7 @@ func randomWorld(rng *rand.Rand) *source.Snapshot {
 		snap.VirtualServers = append(snap.VirtualServers, &nicv1.VirtualServer{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "delegating", UID: "uid-delegating",
 				CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(rng.IntN(5)) * time.Second))},
-			Spec: nicv1.VirtualServerSpec{Host: "v.test", Routes: []nicv1.Route{{Path: "/a", Route: "vsr"}}}})
+			Spec: nicv1.VirtualServerSpec{Host: "v.test", Routes: []nicv1.Route{randomDelegation(rng, "/a")}}})
 	}
 	for i := range rng.IntN(3) {
 		// TLS passthrough TransportServers, owning their hosts against
@@ -179,12 +179,22 @@ func randomWorld(rng *rand.Rand) *source.Snapshot {
 // then invalid or of another class.
 func randomVirtualServerRoute(rng *rand.Rand, name string) *nicv1.VirtualServerRoute {
 	pick := func(l ...string) string { return l[rng.IntN(len(l))] }
+	labels := []map[string]string{nil, {"app": "a"}, {"app": "a"}, {"app": "b"}}[rng.IntN(4)]
 	return &nicv1.VirtualServerRoute{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: name, UID: types.UID("uid-" + name)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: name, UID: types.UID("uid-" + name), Labels: labels},
 		Spec: nicv1.VirtualServerRouteSpec{Host: pick("a.test", "v.test", "v.test"), IngressClass: pick("", "", "", "other"),
 			Upstreams: []nicv1.Upstream{{Name: "m", Service: fmt.Sprintf("svc-%d", rng.IntN(5)), Port: 80}},
-			Subroutes: []nicv1.Route{{Path: pick("/a", "/a/b", "/a", "/x"), Action: &nicv1.Action{Pass: pick("m", "m", "m", "nope")}}}},
+			Subroutes: []nicv1.Route{{Path: pick("/a", "/a/b", "/a", "/x", "~* ^/x", "=/exact"), Action: &nicv1.Action{Pass: pick("m", "m", "m", "nope")}}}},
 	}
+}
+
+// randomDelegation is a route of path delegating to a VirtualServerRoute
+// by name, or to those a routeSelector selects.
+func randomDelegation(rng *rand.Rand, path string) nicv1.Route {
+	if rng.IntN(3) == 0 {
+		return nicv1.Route{Path: path, RouteSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": []string{"a", "b"}[rng.IntN(2)]}}}
+	}
+	return nicv1.Route{Path: path, Route: []string{"ns1/vsr", "ns1/vsr2", "vsr"}[rng.IntN(3)]}
 }
 
 // randomVirtualServer is a VirtualServer on one of the world's hosts (or
@@ -225,7 +235,7 @@ func randomVirtualServer(rng *rand.Rand, i int, namespaces []string) *nicv1.Virt
 			r.Action = &nicv1.Action{Pass: "undefined"}
 		}
 		if j == 0 && rng.IntN(4) == 0 {
-			r.Path, r.Action, r.Route = pick(r.Path, "/a"), nil, pick("ns1/vsr", "ns1/vsr2", "vsr")
+			r = randomDelegation(rng, pick(r.Path, "/a"))
 		}
 		s.Routes = append(s.Routes, r)
 	}

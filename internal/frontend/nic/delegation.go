@@ -85,11 +85,15 @@ func (t *translator) selector(field string, s *metav1.LabelSelector) (map[string
 
 // Selects reports whether a routeSelector route selects a
 // VirtualServerRoute with these labels.
-func (r *Route) Selects(labels map[string]string) bool {
-	if len(r.Selector) == 0 {
+func (r *Route) Selects(labels map[string]string) bool { return SelectsLabels(r.Selector, labels) }
+
+// SelectsLabels reports whether a routeSelector's matchLabels select an
+// object with these labels; empty matchLabels select nothing.
+func SelectsLabels(matchLabels, labels map[string]string) bool {
+	if len(matchLabels) == 0 {
 		return false
 	}
-	for k, v := range r.Selector {
+	for k, v := range matchLabels {
 		if have, ok := labels[k]; !ok || have != v {
 			return false
 		}
