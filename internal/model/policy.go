@@ -67,6 +67,8 @@ type Policy struct {
 	// ExternalAuth asks an authentication service (auth-url); nil asks
 	// none.
 	ExternalAuth *ExternalAuth
+	// APIKey asks for an API key (apikey.go); nil asks none.
+	APIKey *APIKeyAuth
 	// Satisfy says whether a request must pass Access and BasicAuth both
 	// (SatisfyAll, the default) or either (SatisfyAny).
 	Satisfy Satisfy
@@ -321,6 +323,9 @@ type ServerPolicy struct {
 	ForceSSLRedirect bool
 	// PreserveTrailingSlash keeps a trailing slash in the HTTPS redirect.
 	PreserveTrailingSlash bool
+	// HSTS, when set, replaces the ConfigMap's Strict-Transport-Security
+	// for this host (a VirtualServer's hsts Policy).
+	HSTS *ServerHSTS
 	// Source is the object whose settings these are.
 	Source ObjectRef
 
@@ -328,6 +333,15 @@ type ServerPolicy struct {
 
 	// Snippet is what an accepted server-snippet adds; nil for none.
 	Snippet *Snippet
+}
+
+// ServerHSTS is one host's Strict-Transport-Security. A disabled HSTS
+// sends none.
+type ServerHSTS struct {
+	HSTS
+	// BehindProxy sends the header when the request's X-Forwarded-Proto
+	// is https, instead of when the request came over TLS.
+	BehindProxy bool
 }
 
 // ClientTLS is client certificate authentication for a server

@@ -236,12 +236,16 @@ type AuthFile struct {
 	// HTPasswd is a Secret of NGINX Ingress Controller's type
 	// nginx.org/htpasswd, whose file is under the key htpasswd.
 	HTPasswd bool
-	Data     []byte
+	// APIKey is an nginx.org/apikey Secret of API keys: what
+	// ParseAPIKeys returned, one "client:sha256hex" line per client.
+	APIKey bool
+	Data   []byte
 }
 
 // Kind is "auth" for an htpasswd file, "authmap" for a Secret read as
-// one user per key and "htdigest" for digest authentication's file; the
-// same Secret may be read in several ways.
+// one user per key, "htdigest" for digest authentication's file and
+// "apikey" for API key hashes; the same Secret may be read in several
+// ways.
 func (f *AuthFile) Kind() string {
 	switch {
 	case f.Digest:
@@ -250,6 +254,8 @@ func (f *AuthFile) Kind() string {
 		return "authmap"
 	case f.HTPasswd:
 		return "htpasswd"
+	case f.APIKey:
+		return "apikey"
 	}
 	return "auth"
 }

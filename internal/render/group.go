@@ -48,7 +48,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	var hashes hashStats
 	shapes := map[string][]*serverView{}
 	var order []string
-	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}}
+	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m)}
 	var err error
 	if rc.addHeaders, err = headerLines(m.Config.AddHeaders); err != nil {
 		return nil, nil, hashes, nil, fmt.Errorf("add-headers: %w", err)

@@ -85,7 +85,7 @@ func (rc *renderCtx) inheritedHeaders(own []model.Header) []headerLine {
 			out = append(out, rc.addHeaders[i])
 		}
 	}
-	if h, ok := hstsHeader(rc.m.Config, slices.Concat(own, rc.m.Config.AddHeaders)); ok {
+	if h, ok := hstsHeader(rc.m.Config, rc.hstsOverridden, slices.Concat(own, rc.m.Config.AddHeaders)); ok {
 		out = append(out, h)
 	}
 	return out

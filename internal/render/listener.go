@@ -72,7 +72,14 @@ func (v *mainView) TLSSessionTimeout() (string, error) {
 // HSTS is off.
 func (v *mainView) HSTSValue() (string, error) {
 	h := v.Config.HSTS
-	if !h.Enabled || setsHeader(v.Config.AddHeaders, "Strict-Transport-Security") {
+	if setsHeader(v.Config.AddHeaders, "Strict-Transport-Security") {
+		return "", nil
+	}
+	if !h.Enabled {
+		if v.hstsOverridden {
+			// Empty, for the servers with HSTS of their own (hsts.go).
+			return `""`, nil
+		}
 		return "", nil
 	}
 	if h.MaxAge < 0 {
@@ -86,9 +93,10 @@ func (v *mainView) HSTSVariable() string { return hstsVariable }
 
 // hstsHeader repeats the http level's Strict-Transport-Security in a
 // location that adds headers of its own (nginx inherits add_header only
-// into levels that add none), unless its own headers set it.
-func hstsHeader(c model.Config, own []model.Header) (headerLine, bool) {
-	if !c.HSTS.Enabled {
+// into levels that add none), unless its own headers set it. overridden
+// says that some server has HSTS of its own (hsts.go).
+func hstsHeader(c model.Config, overridden bool, own []model.Header) (headerLine, bool) {
+	if !c.HSTS.Enabled && !overridden {
 		return headerLine{}, false
 	}
 	for _, h := range own {

@@ -33,6 +33,8 @@ type policyView struct {
 	// DigestRealm and DigestFile are digest authentication's quoted realm
 	// and htdigest path, read by causeway.digest; "" for none.
 	DigestRealm, DigestFile string `json:",omitempty"`
+	// APIKey checks an API key (apikey.go); nil for none.
+	APIKey *apiKeyView `json:",omitempty"`
 	// ExtAuth asks an authentication service first (extauth.go).
 	ExtAuth      *authUse `json:",omitempty"`
 	AccessLogOff bool
@@ -191,6 +193,11 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	v.SatisfyAny = pol.Satisfy == model.SatisfyAny
 	if a := pol.BasicAuth; a != nil {
 		if err := sp.planBasicAuth(v, a); err != nil {
+			return err
+		}
+	}
+	if a := pol.APIKey; a != nil {
+		if err := sp.planAPIKey(v, a); err != nil {
 			return err
 		}
 	}

@@ -167,7 +167,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	countLogVariables(&hashes, m.Config.SkipLogPaths)
 	limits := planLimitZones(m, &hashes)
 
-	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua, Limits: limits}
+	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua, Limits: limits, hstsOverridden: hstsOverridden(m)}
 	if main.defaultCert, err = defaultCertPath(m, p.StateDir); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -296,6 +296,8 @@ type mainView struct {
 	ClientBodyTimeout        string
 	dir                      layout.Dir
 	lua                      *Snippets
+	// hstsOverridden: some server has HSTS of its own (hsts.go).
+	hstsOverridden bool
 	// defaultCert is the file of the default certificate.
 	defaultCert string
 	// Headers and DH parameters (headers.go): quoted names and values.

@@ -45,6 +45,9 @@ func TestGolden(t *testing.T) {
 				opts.BrotliAvailable = true
 				params.BrotliModule = "/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"
 			}
+			if c.Name() == "lua-virtualserver-policies" { // API keys are checked in Lua
+				opts.LuaAvailable = true
+			}
 			if strings.HasPrefix(c.Name(), "stream") { // TransportServers, nginx with the stream module
 				opts.GlobalConfiguration, opts.StreamAvailable, opts.HTTPPort, opts.HTTPSPort = "causeway/listeners", true, 80, 443
 				opts.TCPServices = "causeway/tcp-services" // ingress-nginx's, beside the TransportServers

@@ -49,7 +49,9 @@ type serverView struct {
 	// does.
 	PreserveTrailingSlash bool
 	// AppRoot is the quoted 302 target for "/", or "".
-	AppRoot   string
+	AppRoot string
+	// HSTS is the server's own Strict-Transport-Security (hsts.go).
+	HSTS      *hstsView `json:",omitempty"`
 	Locations []locationView
 	// ErrorLocations and MirrorLocations are the named and internal
 	// locations the server's locations send errors and mirrored requests
@@ -142,6 +144,8 @@ type renderCtx struct {
 	// addHeaders and setHeaders are add-headers' and proxy-set-headers'
 	// lines, which locations with headers of their own repeat.
 	addHeaders, setHeaders []headerLine
+	// hstsOverridden: some server has HSTS of its own (hsts.go).
+	hstsOverridden bool
 }
 
 type regexCheck struct {
@@ -249,6 +253,9 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		v.RedirectPort = ":" + strconv.Itoa(port)
 	}
 	if err := planServerPolicy(v, srv, p, rc.names); err != nil {
+		return nil, err
+	}
+	if err := planServerHSTS(v, srv, m.Config); err != nil {
 		return nil, err
 	}
 	if srv.Policy != nil || m.Config.ServerSnippet != nil {

@@ -23,15 +23,15 @@
 local ngx = ngx
 local var = ngx.var
 local md5, hmac_sha1, encode_base64 = ngx.md5, ngx.hmac_sha1, ngx.encode_base64
-local time, now = ngx.time, ngx.now
+local time = ngx.time
 local byte, sub, find, lower, gsub = string.byte, string.sub, string.find, string.lower, string.gsub
 local tonumber, tostring, io_open = tonumber, tostring, io.open
+local authfile = require("causeway.authfile")
 local log, ERR = ngx.log, ngx.ERR
 
 local _M = {}
 
 local NONCE_LIFETIME = 300
-local RELOAD_EVERY = 1 -- seconds between reads of a user file
 local MAX_HEADER = 4096
 
 local key -- the nonces' HMAC key
@@ -50,33 +50,17 @@ function _M.init()
     end
 end
 
-local files = {} -- [path] = { at = seconds, users = { [realm] = { [user] = ha1 } } }
-
+-- users_of reads "user:realm:ha1" lines, as the controller wrote them
+-- (no ':' in user or realm, ha1 32 lower-case hex digits), into
+-- { [realm] = { [user] = ha1 } }; an unreadable file has no users.
 local function users_of(path)
-    local t = now()
-    local f = files[path]
-    if f and t - f.at < RELOAD_EVERY then
-        return f.users
-    end
-    local fh, err = io_open(path, "rb")
-    if not fh then
-        log(ERR, "causeway: digest: ", err)
-        files[path] = { at = t, users = {} }
-        return files[path].users
-    end
-    local users = {}
-    for line in fh:lines() do
-        -- user:realm:ha1, as the controller wrote it (no ':' in user or
-        -- realm, ha1 32 lower-case hex digits).
+    return authfile.read(path, "digest", function(line, users)
         local u, r, h = line:match("^([^:]+):([^:]*):(%x+)$")
         if u and #h == 32 then
             users[r] = users[r] or {}
             users[r][u] = h
         end
-    end
-    fh:close()
-    files[path] = { at = t, users = users }
-    return users
+    end) or {}
 end
 
 local function mac(t)
