@@ -680,6 +680,9 @@ func (b *builder) finish() {
 			if l.Policy != nil && l.Policy.BasicAuth != nil {
 				usedAuthFiles[l.Policy.BasicAuth.File] = true
 			}
+			if l.Policy != nil && l.Policy.APIKey != nil {
+				usedAuthFiles[l.Policy.APIKey.File] = true
+			}
 		}
 		if srv.TLS != nil && srv.TLS.Secret != "" {
 			usedSecrets[srv.TLS.Secret] = true

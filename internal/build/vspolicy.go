@@ -65,9 +65,20 @@ func (b *builder) routePolicy(p *nic.Policy, out *model.Policy, own bool) error 
 			return err
 		}
 		out.ExternalAuth = a
+	case p.APIKey != nil:
+		a, err := b.apiKeyAuth(p)
+		if err != nil {
+			return err
+		}
+		out.APIKey = a
+	case p.CORS != nil:
+		out.CORS = p.CORS
 	case p.IngressMTLS != nil && own:
 		// The VirtualServer's server applies it (vsClientTLS).
 		return fmt.Errorf("%w: ingressMTLS applies to a whole VirtualServer, list it in spec.policies, not a route's", errPolicyUse)
+	case p.HSTS != nil && own:
+		// The VirtualServer's server applies it (vsHSTS).
+		return fmt.Errorf("%w: hsts applies to a whole VirtualServer, list it in spec.policies, not a route's", errPolicyUse)
 	}
 	return nil
 }
@@ -78,7 +89,10 @@ func (b *builder) applyRoutePolicy(ref model.ObjectRef, loc *model.Location, pol
 		loc.Policy = &model.Policy{}
 	}
 	p := loc.Policy
-	p.Access, p.BasicAuth, p.Limits, p.ExternalAuth = pols.Access, pols.BasicAuth, pols.Limits, pols.ExternalAuth
+	p.Access, p.BasicAuth, p.Limits, p.ExternalAuth, p.APIKey = pols.Access, pols.BasicAuth, pols.Limits, pols.ExternalAuth, pols.APIKey
+	if pols.CORS != nil {
+		p.CORS = pols.CORS
+	}
 	if pols.UpstreamTLS != nil {
 		p.UpstreamTLS = pols.UpstreamTLS
 		if loc.Action.Proxy != nil && !p.Protocol.TLS() {
@@ -138,6 +152,15 @@ func (b *builder) typedTLSFiles(ns, name string, typ corev1.SecretType) (*model.
 	return b.tlsFiles(annotations.ObjectName{Namespace: ns, Name: name})
 }
 
+// failRoutes makes every route of a VirtualServer's server answer 500,
+// as NGINX Ingress Controller does when a Policy of the VirtualServer
+// cannot be applied.
+func failRoutes(srv *model.Server) {
+	for i, l := range srv.Locations {
+		srv.Locations[i] = &model.Location{Match: l.Match, Source: l.Source, Action: model.ReturnStatus(500)}
+	}
+}
+
 // vsClientTLS applies the ingressMTLS Policy among a VirtualServer's own
 // Policies to its server. NGINX Ingress Controller requires the
 // VirtualServer to have TLS; without it, or when the CA Secret cannot be
@@ -163,9 +186,7 @@ func (b *builder) vsClientTLS(srv *model.Server, t *nic.VirtualServer) {
 	}
 	if err != nil {
 		b.problem(t.Ref, policyReason(err), false, "Policy %s: %v; every route answers 500 rather than being served without client certificates", name, err)
-		for i, l := range srv.Locations {
-			srv.Locations[i] = &model.Location{Match: l.Match, Source: l.Source, Action: model.ReturnStatus(500)}
-		}
+		failRoutes(srv)
 		return
 	}
 	srv.ClientTLS = &model.ClientTLS{Secret: ps.Key(), Verify: m.IngressMTLS.Verify, Depth: m.IngressMTLS.Depth, Source: t.Ref}

@@ -32,6 +32,13 @@ type Policy struct {
 	EgressMTLS *EgressMTLS
 	// ExternalAuth is externalAuth (policy_auth.go).
 	ExternalAuth *ExternalAuth
+	// APIKey is apiKey (policy_apikey.go).
+	APIKey *APIKey
+	// CORS is cors (policy_headers.go).
+	CORS *model.CORS
+	// HSTS is hsts: server level, from a VirtualServer's own policies
+	// only.
+	HSTS *model.ServerHSTS
 }
 
 // BasicAuth is a basicAuth policy: the users of a Secret of type
@@ -88,6 +95,12 @@ func TranslatePolicy(p *nicv1.Policy) (*Policy, []model.Problem, error) {
 		out.EgressMTLS, err = t.egressMTLS(s.EgressMTLS)
 	case s.ExternalAuth != nil:
 		out.ExternalAuth, err = t.externalAuth(s.ExternalAuth)
+	case s.APIKey != nil:
+		out.APIKey, err = t.apiKey(s.APIKey)
+	case s.CORS != nil:
+		out.CORS, err = t.cors(s.CORS)
+	case s.HSTS != nil:
+		out.HSTS, err = hsts(s.HSTS)
 	case s.JWT != nil, s.OIDC != nil, s.WAF != nil:
 		err = fmt.Errorf("spec.%s needs NGINX Plus (or App Protect) in NGINX Ingress Controller and is not supported by Causeway", kinds[0])
 	default:
