@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"strconv"
@@ -46,16 +48,21 @@ metadata:
 // certificate the CA did not sign is refused (502), and a Secret that is
 // missing closes the paths (503) rather than talking to the backend
 // unverified.
-func TestBackendTLSWithClientCertificate(t *testing.T) {
+// mtlsBackend is a TLS backend on loopback whose certificate names
+// backend.internal and that requires a client certificate: clientCert,
+// clientKey's.
+type mtlsBackend struct {
+	*backend
+	serverCert, clientCert, clientKey []byte
+}
+
+func startMTLSBackend(t *testing.T, service string) *mtlsBackend {
+	t.Helper()
 	serverCert, serverKey, err := testcert.SelfSigned(0, time.Hour, "backend.internal")
 	if err != nil {
 		t.Fatal(err)
 	}
 	clientCert, clientKey, err := testcert.SelfSignedClient("causeway-client")
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherCA, _, err := testcert.SelfSigned(0, time.Hour, "someone-else")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +78,21 @@ func TestBackendTLSWithClientCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: echo.Handler("secure", lis.Addr().String()), ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog: nil}
+	srv := &http.Server{Handler: echo.Handler(service, lis.Addr().String()), ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)}
 	go srv.Serve(lis)
 	t.Cleanup(func() { srv.Close() })
-	b := &backend{Service: "secure", IP: ip, Port: lis.Addr().(*net.TCPAddr).Port}
+	return &mtlsBackend{backend: &backend{Service: service, IP: ip, Port: lis.Addr().(*net.TCPAddr).Port},
+		serverCert: serverCert, clientCert: clientCert, clientKey: clientKey}
+}
+
+func TestBackendTLSWithClientCertificate(t *testing.T) {
+	mb := startMTLSBackend(t, "secure")
+	b, serverCert, clientCert, clientKey := mb.backend, mb.serverCert, mb.clientCert, mb.clientKey
+	otherCA, _, err := testcert.SelfSigned(0, time.Hour, "someone-else")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	secret := func(name string, ca []byte) string {
 		return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: default}\ntype: Opaque\ndata:\n  ca.crt: %s\n  tls.crt: %s\n  tls.key: %s\n---\n",
