@@ -64,6 +64,9 @@ type ExternalAuth struct {
 	// ProxySetHeaders are sent to the service besides the request's own
 	// (auth-proxy-set-headers), replacing them.
 	ProxySetHeaders []Header
+	// Keepalive, when set, keeps connections to the URL's service open
+	// (extauth_keepalive.go); only with URL.
+	Keepalive *AuthKeepalive
 	// Snippet is auth-snippet read in the auth context: set,
 	// proxy_set_header and proxy_hide_header only, applied in the
 	// location asking the service; nil for none.

@@ -188,3 +188,44 @@ func FuzzParseAuthCacheKey(f *testing.F) {
 		}
 	})
 }
+
+func TestAuthKeepalive(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"60", time.Minute, true}, // ingress-nginx's seconds
+		{"30s", 30 * time.Second, true},
+		{"500ms", 500 * time.Millisecond, true},
+		{"1h", time.Hour, true},
+		{"0", 0, false},   // ingress-nginx turns keepalive off
+		{"61m", 0, false}, // above the bound
+		{"-1", 0, false},
+		{"1d", 0, false},
+		{"60s;", 0, false},
+		{"", 0, false},
+	} {
+		d, err := ParseAuthKeepaliveTimeout(tc.in)
+		if (err == nil) != tc.ok || d != tc.want {
+			t.Errorf("ParseAuthKeepaliveTimeout(%q) = %v, %v; want %v, ok %v", tc.in, d, err, tc.want, tc.ok)
+		}
+	}
+	for _, tc := range []struct {
+		k  AuthKeepalive
+		ok bool
+	}{
+		{AuthKeepalive{1, 1, time.Millisecond}, true},
+		{AuthKeepalive{MaxAuthKeepalive, MaxAuthKeepaliveRequests, MaxAuthKeepaliveTimeout}, true},
+		{AuthKeepalive{0, 1000, time.Minute}, false},
+		{AuthKeepalive{MaxAuthKeepalive + 1, 1000, time.Minute}, false},
+		{AuthKeepalive{1, 0, time.Minute}, false},
+		{AuthKeepalive{1, MaxAuthKeepaliveRequests + 1, time.Minute}, false},
+		{AuthKeepalive{1, 1000, 0}, false},
+		{AuthKeepalive{1, 1000, MaxAuthKeepaliveTimeout + time.Second}, false},
+	} {
+		if err := tc.k.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%+v: %v, want ok %v", tc.k, err, tc.ok)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 // Problem.
 var extAuthGroup = Group{
 	Name: "extauth",
-	Annotations: supported("extauth",
+	Annotations: supported("extauth", append([]Annotation{
 		Annotation{Name: "auth-url", Scope: ScopeLocation, Default: "none: no external authentication",
 			Grammar: "an absolute http or https URL of up to 2048 bytes: host a DNS name or IP address, optional port, path and query " +
 				"of letters, digits, %XX escapes and -._~!*()+,=:@&/?; rebuilt from its parts (an empty path becomes /). " +
@@ -56,13 +56,14 @@ var extAuthGroup = Group{
 		Annotation{Name: "enable-global-auth", Scope: ScopeLocation, Default: "true",
 			Grammar:    "a boolean; false exempts the Ingress's paths from the ConfigMap's global-auth-url",
 			Difference: "an invalid value keeps global authentication on"},
-	),
+	}, authKeepaliveRows...)...),
 	Parse: parseExtAuth,
 }
 
 // extAuthCompanions only apply with auth-url.
-var extAuthCompanions = []string{"auth-method", "auth-signin", "auth-signin-redirect-param", "auth-response-headers",
-	"auth-request-redirect", "auth-cache-key", "auth-cache-duration", "auth-always-set-cookie", "auth-proxy-set-headers"}
+var extAuthCompanions = append([]string{"auth-method", "auth-signin", "auth-signin-redirect-param", "auth-response-headers",
+	"auth-request-redirect", "auth-cache-key", "auth-cache-duration", "auth-always-set-cookie", "auth-proxy-set-headers"},
+	authKeepaliveNames...)
 
 func parseExtAuth(r *Reader, res *Result) {
 	if on, ok := Parse(r, "enable-global-auth", model.ParseBool); ok && !on {
@@ -121,5 +122,6 @@ func parseExtAuth(r *Reader, res *Result) {
 			r.Ignored("auth-cache-duration", "only applies with auth-cache-key")
 		}
 	}
+	parseAuthKeepalive(r, a)
 	res.Location.ExternalAuth = a
 }

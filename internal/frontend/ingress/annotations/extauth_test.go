@@ -102,6 +102,54 @@ func TestExtAuth(t *testing.T) {
 			want(func(a *model.ExternalAuth) {
 				a.Cache = &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "http_authorization"}}, Valid: model.DefaultAuthCacheValid}
 			}), false, []problem{invalid("auth-cache-duration")}},
+		// auth-keepalive: a pool towards the service, defaults ingress-nginx's
+		{"keepalive with the defaults", ext("auth-keepalive", "8"),
+			want(func(a *model.ExternalAuth) {
+				a.Keepalive = &model.AuthKeepalive{Connections: 8, Requests: 1000, Timeout: time.Minute}
+			}), false, nil},
+		{"keepalive with requests and timeout", ext("auth-keepalive", "1024", "auth-keepalive-requests", "1000000", "auth-keepalive-timeout", "30s"),
+			want(func(a *model.ExternalAuth) {
+				a.Keepalive = &model.AuthKeepalive{Connections: 1024, Requests: 1000000, Timeout: 30 * time.Second}
+			}), false, nil},
+		{"keepalive timeout in ingress-nginx's seconds", ext("auth-keepalive", "1", "auth-keepalive-timeout", "5"),
+			want(func(a *model.ExternalAuth) {
+				a.Keepalive = &model.AuthKeepalive{Connections: 1, Requests: 1000, Timeout: 5 * time.Second}
+			}), false, nil},
+		{"keepalive 0 is off", ext("auth-keepalive", "0"), want(nil), false, nil},
+		{"share-vars true is what the subrequest does", ext("auth-keepalive", "2", "auth-keepalive-share-vars", "true"),
+			want(func(a *model.ExternalAuth) {
+				a.Keepalive = &model.AuthKeepalive{Connections: 2, Requests: 1000, Timeout: time.Minute}
+			}), false, nil},
+		{"share-vars false cannot be honoured", ext("auth-keepalive", "2", "auth-keepalive-share-vars", "false"),
+			want(func(a *model.ExternalAuth) {
+				a.Keepalive = &model.AuthKeepalive{Connections: 2, Requests: 1000, Timeout: time.Minute}
+			}),
+			false, []problem{ignored("auth-keepalive-share-vars")}},
+		{"keepalive settings without keepalive", ext("auth-keepalive-requests", "10", "auth-keepalive-timeout", "10"), want(nil), false,
+			[]problem{ignored("auth-keepalive-requests"), ignored("auth-keepalive-timeout")}},
+		{"keepalive settings with keepalive 0", ext("auth-keepalive", "0", "auth-keepalive-requests", "10"), want(nil), false,
+			[]problem{ignored("auth-keepalive-requests")}},
+		{"keepalive without auth-url", map[string]string{"auth-keepalive": "8"}, nil, false, []problem{ignored("auth-keepalive")}},
+		{"negative keepalive", ext("auth-keepalive", "-1"), want(nil), false, []problem{invalid("auth-keepalive")}},
+		{"keepalive above the bound", ext("auth-keepalive", "1025"), want(nil), false, []problem{invalid("auth-keepalive")}},
+		{"keepalive with a directive", ext("auth-keepalive", "8; keepalive_time 1h"), want(nil), false, []problem{invalid("auth-keepalive")}},
+		{"zero requests keep the default", ext("auth-keepalive", "4", "auth-keepalive-requests", "0"),
+			want(func(a *model.ExternalAuth) {
+				a.Keepalive = &model.AuthKeepalive{Connections: 4, Requests: 1000, Timeout: time.Minute}
+			}),
+			false, []problem{invalid("auth-keepalive-requests")}},
+		{"zero timeout keeps the default", ext("auth-keepalive", "4", "auth-keepalive-timeout", "0"),
+			want(func(a *model.ExternalAuth) {
+				a.Keepalive = &model.AuthKeepalive{Connections: 4, Requests: 1000, Timeout: time.Minute}
+			}),
+			false, []problem{invalid("auth-keepalive-timeout")}},
+		{"timeout in days", ext("auth-keepalive", "4", "auth-keepalive-timeout", "1d"),
+			want(func(a *model.ExternalAuth) {
+				a.Keepalive = &model.AuthKeepalive{Connections: 4, Requests: 1000, Timeout: time.Minute}
+			}),
+			false, []problem{invalid("auth-keepalive-timeout")}},
+		{"bad share-vars", ext("auth-keepalive-share-vars", "yes"), want(nil), false, []problem{invalid("auth-keepalive-share-vars")}},
+
 		{"bad enable-global-auth keeps it on", map[string]string{"enable-global-auth": "nope"}, nil, false, []problem{invalid("enable-global-auth")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

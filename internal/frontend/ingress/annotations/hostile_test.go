@@ -166,14 +166,15 @@ var (
 )
 
 var (
-	withCORS     = map[string]string{"enable-cors": "true"}
-	withHTTPS    = map[string]string{"backend-protocol": "HTTPS", "proxy-ssl-secret": "default/backend-ca"}
-	withVerify   = map[string]string{"backend-protocol": "HTTPS", "proxy-ssl-verify": "on"}
-	withAffinity = map[string]string{"affinity": "cookie"}
-	withMirror   = map[string]string{"mirror-target": "https://mirror.example.com$request_uri"}
-	withBasic    = map[string]string{"auth-type": "basic", "auth-secret": "users"}
-	withExtAuth  = map[string]string{"auth-url": "https://auth.example.com/check"}
-	withCacheKey = map[string]string{"auth-url": "https://auth.example.com/check", "auth-cache-key": "$http_authorization"}
+	withCORS      = map[string]string{"enable-cors": "true"}
+	withHTTPS     = map[string]string{"backend-protocol": "HTTPS", "proxy-ssl-secret": "default/backend-ca"}
+	withVerify    = map[string]string{"backend-protocol": "HTTPS", "proxy-ssl-verify": "on"}
+	withAffinity  = map[string]string{"affinity": "cookie"}
+	withMirror    = map[string]string{"mirror-target": "https://mirror.example.com$request_uri"}
+	withBasic     = map[string]string{"auth-type": "basic", "auth-secret": "users"}
+	withExtAuth   = map[string]string{"auth-url": "https://auth.example.com/check"}
+	withCacheKey  = map[string]string{"auth-url": "https://auth.example.com/check", "auth-cache-key": "$http_authorization"}
+	withKeepalive = map[string]string{"auth-url": "https://auth.example.com/check", "auth-keepalive": "8"}
 )
 
 var hostileTargets = []hostileTarget{
@@ -236,6 +237,10 @@ var hostileTargets = []hostileTarget{
 	{name: "auth-cache-key", context: withExtAuth, field: extAuthField, inert: cacheKeyInert},
 	{name: "auth-cache-duration", context: withCacheKey, field: extAuthField},
 	{name: "auth-always-set-cookie", context: withExtAuth, field: extAuthField},
+	{name: "auth-keepalive", context: withExtAuth, field: extAuthField},
+	{name: "auth-keepalive-requests", context: withKeepalive, field: extAuthField},
+	{name: "auth-keepalive-timeout", context: withKeepalive, field: extAuthField},
+	{name: "auth-keepalive-share-vars", context: withKeepalive, field: extAuthField},
 	{name: "auth-proxy-set-headers", context: withExtAuth, field: authHdrField, drops: true, closed: true},
 	{name: "enable-global-auth", field: noGlobalField},
 }

@@ -148,11 +148,6 @@ var pending = concat(
 		"load-balance", "hash-key", "sticky-cookie", "sticky-path", "sticky-max-age",
 		"sticky-samesite", "sticky-secure", "proxy-next-upstream-tries"),
 
-	// External authentication's settings not supported yet: the
-	// subrequest uses no keepalive pool.
-	ingressNginx("auth", AnnotationNotYetSupported,
-		"auth-keepalive", "auth-keepalive-share-vars", "auth-keepalive-requests", "auth-keepalive-timeout"),
-
 	ingressNginx("rewrite", AnnotationNotYetSupported, "enable-rewrite-log"),
 	// ingress-nginx counts these in memcached, shared by its replicas.
 	ingressNginx("limits", AnnotationNotYetSupported,
