@@ -41,6 +41,11 @@ type authLocationView struct {
 	// fixed token; "" means not set.
 	URI, PassURL, Host, Method, RequestRedirect string
 	HTTPS                                       bool
+	// Keepalive, when above 0, is 1 + the index of the server's
+	// AuthUpstreams the subrequest goes through; SSLName is then the
+	// quoted TLS server name (extauth_keepalive.go).
+	Keepalive int    `json:",omitempty"`
+	SSLName   string `json:",omitempty"`
 	// AuthBackend is the quoted backend key of a Service in the Lua data
 	// plane; SSL the TLS client towards it; Return 503 a Service without
 	// endpoints in plain mode (extauth_backend.go).
@@ -94,14 +99,7 @@ func (v *mainView) planGlobalAuth(m *model.Model) error {
 	if err != nil {
 		return err
 	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	v.GlobalAuthServer = u.Hostname() + ":" + port
-	if strings.Contains(u.Hostname(), ":") {
-		v.GlobalAuthServer = "[" + u.Hostname() + "]:" + port
-	}
+	v.GlobalAuthServer = authHostPort(u)
 	return nil
 }
 

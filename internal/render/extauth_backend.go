@@ -35,7 +35,13 @@ func (sp *serverPlan) planAuthTarget(lv *authLocationView, a *model.ExternalAuth
 		if lv.Host, err = Quote(string(a.Host)); err != nil {
 			return fmt.Errorf("auth host: %w", err)
 		}
+		if a.Keepalive != nil {
+			return sp.planAuthKeepalive(lv, a)
+		}
 		return nil
+	}
+	if a.Keepalive != nil {
+		return fmt.Errorf("auth backend %q with keepalive: only an auth URL has a pool of its own", a.Backend)
 	}
 	if a.URL != "" {
 		return fmt.Errorf("auth backend %q with a URL too", a.Backend)

@@ -137,6 +137,7 @@ func hostID(host string) string {
 // across the http block, and counts them for the hash sizes. It runs once
 // the server's file is known, so the names are no part of its shape.
 func (v *serverView) name(id string, hashes *hashStats) {
+	v.nameAuthUpstreams(id)
 	for i := range v.CORSMaps {
 		v.CORSMaps[i].Variable = "causeway_cors_" + id + "_" + strconv.Itoa(i)
 		hashes.mapped(v.CORSMaps[i].Variable, len(v.CORSMaps[i].Keys))

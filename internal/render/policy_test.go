@@ -365,6 +365,26 @@ var policyCases = []struct {
 		m.Config.GlobalAuth = &model.ExternalAuth{URL: "https://[::1]/global", Host: "[::1]", RedirectParam: "rd"}
 		return m
 	}},
+	{"external-auth-keepalive", []string{"plain", "lua"}, func() *model.Model {
+		// Two hosts alike (one shared file with the Lua data plane, its
+		// upstreams named after it) whose / keeps connections to an https
+		// service on its default port, and whose /api asks another
+		// service without a pool; a third host keeps connections to an
+		// IPv6 service.
+		pool := &model.AuthKeepalive{Connections: 8, Requests: 100, Timeout: 30 * time.Second}
+		server := func(host string) *model.Server {
+			return &model.Server{Host: host, Locations: []*model.Location{
+				loc(model.Prefix, "/", &model.Policy{ExternalAuth: &model.ExternalAuth{URL: "https://127.0.0.2/check?a=1", Host: "127.0.0.2",
+					RedirectParam: "rd", Keepalive: pool}}),
+				loc(model.Exact, "/api", &model.Policy{ExternalAuth: &model.ExternalAuth{URL: "http://127.0.0.1:9000/", Host: "127.0.0.1", RedirectParam: "rd"}}),
+			}}
+		}
+		v6 := &model.Server{Host: "v6.example.com", Locations: []*model.Location{
+			loc(model.Prefix, "/", &model.Policy{ExternalAuth: &model.ExternalAuth{URL: "http://[::1]:9000/auth", Host: "[::1]", RedirectParam: "rd",
+				Keepalive: &model.AuthKeepalive{Connections: 1, Requests: 1000, Timeout: 1500 * time.Millisecond}}}),
+		}}
+		return policyModel(server("a.example.com"), server("b.example.com"), v6)
+	}},
 	{"redirect", []string{"plain"}, func() *model.Model {
 		return policyModel(&model.Server{Host: "redirect.example.com", Locations: []*model.Location{
 			{Match: model.Match{Type: model.Prefix, Path: "/old"}, Action: model.Action{Redirect: &model.Redirect{Code: 301, URL: "https://new.example.com/"}}},

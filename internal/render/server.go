@@ -64,7 +64,9 @@ type serverView struct {
 	// (answer.go).
 	Answers []answerView `json:",omitempty"`
 	// AuthLocations and SigninLocations serve external authentication.
-	AuthLocations   []authLocationView   `json:",omitempty"`
+	AuthLocations []authLocationView `json:",omitempty"`
+	// AuthUpstreams are their keepalive pools (extauth_keepalive.go).
+	AuthUpstreams   []authUpstreamView   `json:",omitempty"`
 	SigninLocations []signinLocationView `json:",omitempty"`
 	// CORSMaps match request origins for CORS locations (see cors.go).
 	CORSMaps []corsMapView
