@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -24,9 +25,10 @@ import (
 
 // streamListener is a GlobalConfiguration listener that is bound.
 type streamListener struct {
-	name  string
-	port  int
-	proto model.StreamProtocol
+	name       string
+	port       int
+	proto      model.StreamProtocol
+	ipv4, ipv6 netip.Addr
 }
 
 // globalConfiguration is what the build made of the GlobalConfiguration's
@@ -117,11 +119,13 @@ func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]s
 			leftOut("ssl is not supported by Causeway yet")
 			continue
 		}
-		if l.IPv4 != "" || l.IPv6 != "" {
-			b.problem(ref, model.ReasonUnsupported, false, "%s (%s): ipv4 and ipv6 are not supported by Causeway yet; the listener is bound on --listen-address", field, l.Name)
+		v4, v6, err := listenerAddresses(l)
+		if err != nil {
+			leftOut("%v", err)
+			continue
 		}
 		ports[pk] = l.Name
-		listeners[l.Name] = streamListener{name: l.Name, port: l.Port, proto: proto}
+		listeners[l.Name] = streamListener{name: l.Name, port: l.Port, proto: proto, ipv4: v4, ipv6: v6}
 	}
 	return listeners, http, ""
 }
@@ -182,7 +186,7 @@ func (b *builder) addTransportServers(snap *source.Snapshot) {
 			continue
 		}
 		owner[l.name] = ref
-		srv := &model.StreamServer{Listener: l.name, Port: l.port, Protocol: l.proto, Upstream: t.Upstream.Settings, Proxy: t.Proxy, Source: ref}
+		srv := &model.StreamServer{Listener: l.name, Port: l.port, IPv4: l.ipv4, IPv6: l.ipv6, Protocol: l.proto, Upstream: t.Upstream.Settings, Proxy: t.Proxy, Source: ref}
 		proto := corev1.ProtocolTCP
 		if l.proto == model.StreamUDP {
 			proto = corev1.ProtocolUDP

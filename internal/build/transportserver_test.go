@@ -180,6 +180,11 @@ func TestGlobalConfigurationListeners(t *testing.T) {
 		nicv1.Listener{Name: "multicast", Port: 8447, Protocol: "HTTP", IPv4: "224.0.0.1"},
 		nicv1.Listener{Name: "zeros", Port: 8448, Protocol: "HTTP", IPv4: "127.000.0.1"},
 		nicv1.Listener{Name: "udp-beside-http", Port: 8080, Protocol: "UDP"},
+		nicv1.Listener{Name: "pinned-udp", Port: 5006, Protocol: "UDP", IPv4: "127.0.0.6", IPv6: "::1"},
+		nicv1.Listener{Name: "tcp-v6-in-v4", Port: 5007, Protocol: "TCP", IPv4: "::1"},
+		nicv1.Listener{Name: "udp-zoned", Port: 5008, Protocol: "UDP", IPv6: "fe80::1%eth0"},
+		nicv1.Listener{Name: "tcp-mapped", Port: 5009, Protocol: "TCP", IPv6: "::ffff:127.0.0.1"},
+		nicv1.Listener{Name: "udp-multicast", Port: 5010, Protocol: "UDP", IPv4: "239.1.1.1"},
 	)}
 	b := &builder{opts: streamOpts}
 	got, http, why := b.globalListeners(snap)
@@ -191,8 +196,14 @@ func TestGlobalConfigurationListeners(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"ok", "pinned", "udp-beside-http", "udp-too"}) {
+	if !slices.Equal(names, []string{"ok", "pinned", "pinned-udp", "udp-beside-http", "udp-too"}) {
 		t.Errorf("listeners %v", names)
+	}
+	// TCP and UDP listeners bind their ipv4 and ipv6, checked as HTTP
+	// listeners' are.
+	if p, u := got["pinned"], got["pinned-udp"]; p.ipv4.String() != "10.0.0.1" || p.ipv6.IsValid() ||
+		u.ipv4.String() != "127.0.0.6" || u.ipv6.String() != "::1" || got["ok"].ipv4.IsValid() || got["ok"].ipv6.IsValid() {
+		t.Errorf("stream listener addresses: pinned %v %v, pinned-udp %v %v, ok %v %v", p.ipv4, p.ipv6, u.ipv4, u.ipv6, got["ok"].ipv4, got["ok"].ipv6)
 	}
 	if len(http) != 2 || http["http"] == nil || http["http"].Port != 8080 || http["http"].SSL || http["http"].IPv4.IsValid() ||
 		http["https"] == nil || !http["https"].SSL || http["https"].IPv4.String() != "127.0.0.5" || http["https"].IPv6.String() != "::1" {
@@ -215,11 +226,17 @@ func TestGlobalConfigurationListeners(t *testing.T) {
 		"port 443 is the controller's HTTPS port",
 		"ssl is not supported by Causeway yet",
 		"spec.listeners[9] (Bad): name",
-		"ipv4 and ipv6 are not supported by Causeway yet",
+		`(tcp-v6-in-v4): ipv4 "::1": not a unicast address of that family; the listener is left out`,
+		`(udp-zoned): ipv6 "fe80::1%eth0"`,
+		`(tcp-mapped): ipv6 "::ffff:127.0.0.1"`,
+		`(udp-multicast): ipv4 "239.1.1.1": not a unicast address of that family`,
 	} {
 		if !strings.Contains(msgs, want) {
 			t.Errorf("no problem %q in:\n%s", want, msgs)
 		}
+	}
+	if strings.Contains(msgs, "not supported by Causeway yet; the listener is bound") {
+		t.Errorf("ipv4 and ipv6 still reported as unsupported:\n%s", msgs)
 	}
 }
 

@@ -19,19 +19,25 @@ import (
 // listener.https (one with ssl: true). Several VirtualServers may share a
 // listener; hosts that none of them serves get 404 there.
 
-// httpListener checks an HTTP listener's addresses strictly: an IPv4
-// address for ipv4, an IPv6 one (no zone, no IPv4-mapped form) for ipv6,
-// never a multicast one.
+// httpListener checks an HTTP listener's addresses (listenerAddresses).
 func httpListener(l nicv1.Listener) (*model.HTTPListener, error) {
 	out := &model.HTTPListener{Name: l.Name, Port: l.Port, SSL: l.Ssl}
 	var err error
-	if out.IPv4, err = listenerAddress("ipv4", l.IPv4, netip.Addr.Is4); err != nil {
-		return nil, err
-	}
-	if out.IPv6, err = listenerAddress("ipv6", l.IPv6, func(a netip.Addr) bool { return a.Is6() && !a.Is4In6() && a.Zone() == "" }); err != nil {
+	if out.IPv4, out.IPv6, err = listenerAddresses(l); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// listenerAddresses checks a listener's addresses strictly, whatever its
+// protocol: an IPv4 address for ipv4, an IPv6 one (no zone, no
+// IPv4-mapped form) for ipv6, never a multicast one.
+func listenerAddresses(l nicv1.Listener) (v4, v6 netip.Addr, err error) {
+	if v4, err = listenerAddress("ipv4", l.IPv4, netip.Addr.Is4); err != nil {
+		return v4, v6, err
+	}
+	v6, err = listenerAddress("ipv6", l.IPv6, func(a netip.Addr) bool { return a.Is6() && !a.Is4In6() && a.Zone() == "" })
+	return v4, v6, err
 }
 
 func listenerAddress(field, s string, ok func(netip.Addr) bool) (netip.Addr, error) {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"net/netip"
 	"regexp"
 	"time"
 )
@@ -63,7 +64,11 @@ type StreamServer struct {
 	// Listener is the GlobalConfiguration listener's name (a DNS label).
 	Listener string
 	Port     int
-	Protocol StreamProtocol
+	// IPv4 and IPv6 are the addresses it binds (the GlobalConfiguration
+	// listener's); when neither is valid it binds the controller's listen
+	// address.
+	IPv4, IPv6 netip.Addr
+	Protocol   StreamProtocol
 	// Backend is "namespace/service/port" of the upstream's Service;
 	// Endpoints its ready endpoints, sorted. nginx's stream module has no
 	// dynamic channel here, so they are written into the file and a

@@ -21,8 +21,24 @@ type listenerDefaultView struct {
 // listenLines are the listen addresses of an HTTP listener: its ipv4 and
 // ipv6 when given, else the controller's listen address.
 func listenLines(l *model.HTTPListener, p Params, proxyProtocol bool) ([]string, error) {
+	out, err := listenerAddrs(l.IPv4, l.IPv6, l.Port, p)
+	if err != nil {
+		return nil, err
+	}
+	if proxyProtocol {
+		for i := range out {
+			out[i] += " proxy_protocol"
+		}
+	}
+	return out, nil
+}
+
+// listenerAddrs are the address:port a GlobalConfiguration listener binds,
+// HTTP or stream: its ipv4 and ipv6 when given, else the controller's
+// listen address.
+func listenerAddrs(v4, v6 netip.Addr, port int, p Params) ([]string, error) {
 	var addrs []string
-	for _, a := range []netip.Addr{l.IPv4, l.IPv6} {
+	for _, a := range []netip.Addr{v4, v6} {
 		if a.IsValid() {
 			addrs = append(addrs, a.String())
 		}
@@ -32,12 +48,9 @@ func listenLines(l *model.HTTPListener, p Params, proxyProtocol bool) ([]string,
 	}
 	var out []string
 	for _, a := range addrs {
-		line, err := listen(a, l.Port)
+		line, err := listen(a, port)
 		if err != nil {
 			return nil, err
-		}
-		if proxyProtocol {
-			line += " proxy_protocol"
 		}
 		out = append(out, line)
 	}

@@ -107,7 +107,7 @@ func passthroughRoute(r *model.PassthroughRoute, p Params) (*streamView, passthr
 		return nil, name, err
 	}
 	v.Upstream = "causeway_pt_" + strings.TrimSuffix(strings.TrimPrefix(filepath.Base(sock), "pt-"), ".sock")
-	v.Listen, v.AcceptProxy = "unix:"+sock, true
+	v.Listen, v.AcceptProxy = []string{"unix:" + sock}, true
 	if p.StreamRealIP {
 		v.RealIPFrom = []string{unixPeer}
 	}

@@ -21,7 +21,7 @@ type streamView struct {
 	Servers []string
 	// Empty says that the Service has no ready endpoint.
 	Empty          bool
-	Listen         string
+	Listen         []string
 	UDP            bool
 	ConnectTimeout string
 	Timeout        string
@@ -125,7 +125,7 @@ func newStreamView(s *model.StreamServer, p Params) (*streamView, error) {
 	if s.Proxy.ConnectTimeout <= 0 || s.Proxy.Timeout <= 0 || s.Proxy.NextUpstreamTimeout < 0 || s.Proxy.NextUpstreamTries < 0 {
 		return nil, fmt.Errorf("timeouts must be positive and tries not negative")
 	}
-	if v.Listen, err = listen(p.ListenAddress, s.Port); err != nil {
+	if v.Listen, err = listenerAddrs(s.IPv4, s.IPv6, s.Port, p); err != nil {
 		return nil, err
 	}
 	b := s.Upstream.Balance

@@ -172,11 +172,8 @@ func waitReply(t *testing.T, what, want string, f func() (string, error)) {
 // gets a Collision while the older keeps serving, and an endpoint change
 // (written into the stream files) applies with a reload.
 func TestTransportServerAgainstNginx(t *testing.T) {
-	tcpIP, tcpPort := startTCPEcho(t, "one")
-	udpIP, udpPort := startUDPEcho(t, "udp")
-	c := startController(t, map[string]string{
-		"services.yaml": streamServiceYAML("tcp-app", "TCP", 7000, tcpPort, tcpIP) + streamServiceYAML("udp-app", "UDP", 7000, udpPort, udpIP),
-	}, "--global-configuration", "causeway/listeners")
+	c, echoes := startStreamController(t, "one", "udp")
+	udpIP, udpPort := echoes.udpIP, echoes.udpPort
 	tcpListen, udpListen := freePort(t, c.IP), freePort(t, c.IP)
 	c.WriteManifest("gc.yaml", globalConfigurationYAML(tcpListen, udpListen))
 	c.WriteManifest("ts.yaml", transportServerYAML("tcp", "2026-01-01T00:00:00Z", "tcp-echo", "TCP", "tcp-app")+
