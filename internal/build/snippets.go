@@ -119,10 +119,23 @@ func (b *builder) configSnippets() {
 			// Meant to refuse requests: serving every path without it
 			// would let those requests in.
 			c.FailClosed = append(c.FailClosed, s.key)
-			b.problem(ref, model.ReasonInvalidConfig, false, "key %q is refused: %s; it refuses requests, so every path of every Ingress answers 503 rather than being served without it", s.key, why)
+			b.problem(ref, model.ReasonInvalidConfig, false, "key %q is refused: %s; it refuses requests, so every path of every Ingress "+
+				"and every route of every VirtualServer answers 503 rather than being served without it", s.key, why)
 		} else {
 			b.problem(ref, model.ReasonInvalidConfig, false, "key %q is refused: %s; nothing of it is applied", s.key, why)
 		}
 		*s.dst = nil
 	}
+}
+
+// configSnippetKeys are the ConfigMap's snippets, which apply to
+// VirtualServers as to Ingresses.
+var configSnippetKeys = []string{"server-snippet", "location-snippet"}
+
+// configClosesRoutes reports whether a refused ConfigMap snippet that
+// denies closes VirtualServer and VirtualServerRoute routes, as it closes
+// every Ingress path. The ConfigMap's other fail-closed keys are left to
+// the Ingresses they apply to.
+func (b *builder) configClosesRoutes() bool {
+	return slices.ContainsFunc(b.model.Config.FailClosed, func(k string) bool { return slices.Contains(configSnippetKeys, k) })
 }

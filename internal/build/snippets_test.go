@@ -51,7 +51,7 @@ func TestSnippetGates(t *testing.T) {
 		{"the ConfigMap's server-snippet may not redirect", nil, testOpts,
 			map[string]string{"allow-snippet-annotations": "true", "server-snippet": `rewrite ^/a https://b.test/ permanent;`}, "answers requests"},
 		{"the ConfigMap's location-snippet that denies closes every path", nil, testOpts,
-			map[string]string{"allow-snippet-annotations": "true", "location-snippet": `if ($http_x_bad) { return 403; }`}, "every path of every Ingress answers 503"},
+			map[string]string{"allow-snippet-annotations": "true", "location-snippet": `if ($http_x_bad) { return 403; }`}, "every path of every Ingress and every route of every VirtualServer answers 503"},
 		{"allow-snippet-annotations false", map[string]string{"server-snippet": `add_header X y;`}, testOpts, map[string]string{"allow-snippet-annotations": "false"}, "allow-snippet-annotations is false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

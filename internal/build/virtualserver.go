@@ -184,6 +184,11 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			loc.Policy.ResponsePages = r.ErrorPages
 		}
 		b.routeSnippet(loc, r.Snippet)
+		if b.configClosesRoutes() {
+			// A ConfigMap snippet that denies was refused (the Problem is
+			// on the ConfigMap): never serve the route without it.
+			*loc = model.Location{Match: loc.Match, Source: loc.Source, Action: model.ReturnStatus(503)}
+		}
 		srv.Locations = append(srv.Locations, loc)
 		b.signinLocation(srv, owner, loc)
 	}
