@@ -3,6 +3,7 @@ package build
 import (
 	"slices"
 
+	"github.com/causeway/causeway/internal/frontend/configmap"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
@@ -132,10 +133,14 @@ func (b *builder) configSnippets() {
 // VirtualServers as to Ingresses.
 var configSnippetKeys = []string{"server-snippet", "location-snippet"}
 
-// configClosesRoutes reports whether a refused ConfigMap snippet that
-// denies closes VirtualServer and VirtualServerRoute routes, as it closes
-// every Ingress path. The ConfigMap's other fail-closed keys are left to
-// the Ingresses they apply to.
+// configClosesRoutes reports whether a refused ConfigMap key closes
+// VirtualServer and VirtualServerRoute routes, as it closes every Ingress
+// path: a snippet that denies, or a block list (both apply at nginx's http
+// or server level, to every route). The ConfigMap's other fail-closed keys
+// (global-auth-url, whitelist-source-range ...) are left to the Ingresses
+// they apply to.
 func (b *builder) configClosesRoutes() bool {
-	return slices.ContainsFunc(b.model.Config.FailClosed, func(k string) bool { return slices.Contains(configSnippetKeys, k) })
+	return slices.ContainsFunc(b.model.Config.FailClosed, func(k string) bool {
+		return slices.Contains(configSnippetKeys, k) || slices.Contains(configmap.HTTPLevelKeys, k)
+	})
 }

@@ -11,11 +11,12 @@ import (
 )
 
 // TestConfigSnippetClosesVirtualServers: the ConfigMap's location-snippet
-// and server-snippet apply to VirtualServers as to Ingresses, so a refused
-// one that denies closes their routes, the subroutes of their
-// VirtualServerRoutes included, with every Ingress path; a refused one
-// that does not deny, or another fail-closed key that only Ingresses
-// obey, closes none of them.
+// and server-snippet, and its block lists, apply to VirtualServers as to
+// Ingresses, so a refused snippet that denies, or a refused block list,
+// closes their routes, the subroutes of their VirtualServerRoutes
+// included, with every Ingress path; a refused snippet that does not deny,
+// or another fail-closed key that only Ingresses obey, closes none of
+// them.
 func TestConfigSnippetClosesVirtualServers(t *testing.T) {
 	const deny = `if ($http_x_bad) { return 403; }`
 	for _, tc := range []struct {
@@ -28,6 +29,10 @@ func TestConfigSnippetClosesVirtualServers(t *testing.T) {
 		{"a refused location-snippet that does not deny", map[string]string{"location-snippet": `add_header X y;`}, false},
 		{"an allowed location-snippet", map[string]string{"allow-snippet-annotations": "true", "location-snippet": `add_header X y;`}, false},
 		{"an invalid global-auth-url closes only Ingresses", map[string]string{"global-auth-url": "http://$host/auth"}, false},
+		{"an invalid block-cidrs", map[string]string{"block-cidrs": "evil.example"}, true},
+		{"an invalid block-user-agents", map[string]string{"block-user-agents": "~bad$"}, true},
+		{"an invalid block-referers", map[string]string{"block-referers": "~bad$"}, true},
+		{"an invalid whitelist-source-range closes only Ingresses", map[string]string{"whitelist-source-range": "10.0.0.1/8"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := world(3)
@@ -44,8 +49,8 @@ func TestConfigSnippetClosesVirtualServers(t *testing.T) {
 					t.Errorf("%s: %+v, want closed %v (FailClosed %v)", p, l.Action, tc.closed, m.Config.FailClosed)
 				}
 			}
-			if tc.closed && !slices.ContainsFunc(m.Config.FailClosed, func(k string) bool { return k == "location-snippet" || k == "server-snippet" }) {
-				t.Errorf("FailClosed %v, want the snippet", m.Config.FailClosed)
+			if tc.closed && !slices.ContainsFunc(m.Config.FailClosed, func(k string) bool { _, ok := tc.config[k]; return ok }) {
+				t.Errorf("FailClosed %v, want the key", m.Config.FailClosed)
 			}
 		})
 	}

@@ -160,7 +160,7 @@ func Parse(cm *corev1.ConfigMap) (model.Config, []model.Problem) {
 		if err := parse(&next, cm.Data[k]); isFailClosed(err) {
 			cfg.FailClosed = append(cfg.FailClosed, k)
 			problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig,
-				Message: fmt.Sprintf("key %q: value %q: %v; every path of every Ingress answers 503 rather than being served without it", k, model.Truncate(cm.Data[k]), err)})
+				Message: fmt.Sprintf("key %q: value %q: %v; every path of every %s answers 503 rather than being served without it", k, model.Truncate(cm.Data[k]), err, closedScope(k))})
 			continue
 		} else if err != nil {
 			problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig,
@@ -175,4 +175,17 @@ func Parse(cm *corev1.ConfigMap) (model.Config, []model.Problem) {
 	}
 	finishGlobalAuth(&cfg)
 	return cfg, problems
+}
+
+// HTTPLevelKeys are the fail-closed keys that apply at nginx's http level,
+// to VirtualServer routes as to Ingress paths: when one of them is
+// refused, both close.
+var HTTPLevelKeys = []string{"block-cidrs", "block-user-agents", "block-referers"}
+
+// closedScope says what a refused fail-closed key closes.
+func closedScope(key string) string {
+	if slices.Contains(HTTPLevelKeys, key) {
+		return "Ingress and every VirtualServer route"
+	}
+	return "Ingress"
 }

@@ -91,7 +91,7 @@ func TestParseProblems(t *testing.T) {
 		{"hsts", "false", ""},
 		{"ssl-early-data", "true", `ingress-nginx key "ssl-early-data" is not supported yet and is ignored: TLS 1.3 early data stays off`},
 		{"block-referers", "~*evil\\.example", ""},
-		{"block-referers", "~evil$", `key "block-referers": value "~evil$": entry "~evil$": regex must not contain '$'; every path of every Ingress answers 503`},
+		{"block-referers", "~evil$", `key "block-referers": value "~evil$": entry "~evil$": regex must not contain '$'; every path of every Ingress and every VirtualServer route answers 503`},
 		{"whitelist-source-range", "10.0.0.0/8", ""},
 		{"whitelist-source-range", "10.0.0.1/8", `key "whitelist-source-range": value "10.0.0.1/8": "10.0.0.1/8" has host bits set; did you mean 10.0.0.0/8?; every path of every Ingress answers 503`},
 		{"allow-snippet-annotations", "true", ""},
