@@ -184,11 +184,12 @@ func planLimits(v *policyView, l *model.Location) error {
 		}
 		// nodelay: requests within the burst are served at once, not
 		// spaced out to the rate, as ingress-nginx does.
+		// nginx refuses burst=0: without a burst, none is printed.
 		if lim.RPS > 0 {
-			ll.Req = append(ll.Req, fmt.Sprintf("zone=%s burst=%d nodelay", reqZone(lim.RPS, "s"), lim.BurstRPS))
+			ll.Req = append(ll.Req, limitReq(reqZone(lim.RPS, "s"), lim.BurstRPS))
 		}
 		if lim.RPM > 0 {
-			ll.Req = append(ll.Req, fmt.Sprintf("zone=%s burst=%d nodelay", reqZone(lim.RPM, "m"), lim.BurstRPM))
+			ll.Req = append(ll.Req, limitReq(reqZone(lim.RPM, "m"), lim.BurstRPM))
 		}
 		v.Limits = ll
 	}
@@ -205,4 +206,13 @@ func planLimits(v *policyView, l *model.Location) error {
 		*s.out = model.FormatSize(int64(*s.in))
 	}
 	return nil
+}
+
+// limitReq is a limit_req's arguments: the zone, the burst when there is
+// one, nodelay.
+func limitReq(zone string, burst int) string {
+	if burst == 0 {
+		return "zone=" + zone + " nodelay"
+	}
+	return fmt.Sprintf("zone=%s burst=%d nodelay", zone, burst)
 }

@@ -63,6 +63,33 @@ func TestLimitZonesAreSharedPerRate(t *testing.T) {
 	}
 }
 
+// TestLimitsWithoutBurst: a rate without a burst (a rateLimit Policy
+// without burst) prints none; nginx refuses burst=0.
+func TestLimitsWithoutBurst(t *testing.T) {
+	for _, lim := range []*model.Limits{{RPS: 10}, {RPM: 30}, {RPS: 10, BurstRPS: 5}} {
+		out, err := Render(policyModel(&model.Server{Host: "a.test",
+			Locations: []*model.Location{loc(model.Prefix, "/", &model.Policy{Limits: lim})}}), goldenParams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reqs []string
+		for _, f := range out.Files {
+			for _, line := range strings.Split(string(f), "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), "limit_req zone=") {
+					reqs = append(reqs, strings.TrimSpace(line))
+				}
+			}
+		}
+		want := "nodelay;"
+		if lim.BurstRPS > 0 {
+			want = "burst=5 nodelay;"
+		}
+		if len(reqs) != 1 || strings.Contains(reqs[0], "burst=0") || !strings.HasSuffix(reqs[0], want) {
+			t.Errorf("%+v: limit_req %q, want one ending %q", lim, reqs, want)
+		}
+	}
+}
+
 // TestLimitsRefuseNegativeValues: the renderer refuses what no front-end
 // should produce.
 func TestLimitsRefuseNegativeValues(t *testing.T) {
