@@ -53,7 +53,7 @@ func (b *builder) delegate(srv *model.Server, outer []string, vsRef model.Object
 	if b.vsrUsed[r.Delegate] == "" {
 		b.vsrUsed[r.Delegate] = host + r.Match.Path
 	}
-	b.serveDelegated(srv, outer, r, t, subs, host)
+	b.serveDelegated(srv, outer, vsRef, r, t, subs, host)
 }
 
 // namedDelegate checks the VirtualServerRoute a route names for the
@@ -159,8 +159,9 @@ func (b *builder) answer404(srv *model.Server, vsRef model.ObjectRef, m model.Ma
 }
 
 // serveDelegated adds the locations of a VirtualServerRoute's subroutes.
-func (b *builder) serveDelegated(srv *model.Server, outer []string, r nic.Route, t *nic.VirtualServerRoute, subs []nic.Route, host string) {
+func (b *builder) serveDelegated(srv *model.Server, outer []string, vsRef model.ObjectRef, r nic.Route, t *nic.VirtualServerRoute, subs []nic.Route, host string) {
 	inheritSnippet(subs, r.Snippet)
+	b.inheritRoutePolicies(vsRef, r, t, subs)
 	if !slices.Contains(srv.Sources, t.Ref) {
 		srv.Sources = append(srv.Sources, t.Ref)
 	}
@@ -199,7 +200,7 @@ func (b *builder) delegateSelected(srv *model.Server, outer []string, vsRef mode
 		}
 		b.created[t.Ref] = vsr.CreationTimestamp
 		b.vsrUsed[key] = host + r.Match.Path
-		b.serveDelegated(srv, outer, r, t, subs, host)
+		b.serveDelegated(srv, outer, vsRef, r, t, subs, host)
 		served++
 	}
 	if served == 0 {
@@ -231,4 +232,45 @@ func selectorString(sel map[string]string) string {
 		parts = append(parts, k+"="+sel[k])
 	}
 	return strings.Join(parts, ",")
+}
+
+// inheritRoutePolicies gives the policies and errorPages of a delegating
+// route r to the subroutes that have none of their own, as NGINX Ingress
+// Controller does: all of the route's Policies go to a subroute without
+// policies (each replacing the VirtualServer's of its kind), none to one
+// with some; errorPages likewise. A route's Policy that is missing or
+// invalid is also a Problem on the VirtualServer (the subroutes taking it
+// answer 500), and a field no subroute takes is one too.
+func (b *builder) inheritRoutePolicies(vsRef model.ObjectRef, r nic.Route, t *nic.VirtualServerRoute, subs []nic.Route) {
+	var policies, pages int
+	for i := range subs {
+		if len(r.Policies) > 0 && len(subs[i].Policies) == 0 {
+			subs[i].Policies = r.Policies
+			policies++
+		}
+		if r.ErrorPages != nil && subs[i].ErrorPages == nil {
+			subs[i].ErrorPages = r.ErrorPages
+			pages++
+		}
+	}
+	vsr := t.Ref.Namespace + "/" + t.Ref.Name
+	for _, f := range []struct {
+		name  string
+		set   bool
+		taken int
+	}{{"policies", len(r.Policies) > 0, policies}, {"errorPages", r.ErrorPages != nil, pages}} {
+		if f.set && f.taken == 0 {
+			b.problem(vsRef, model.ReasonUnsupported, false,
+				"route %s: %s are not used by VirtualServerRoute %s: each of its subroutes has its own", r.Match.Path, f.name, vsr)
+		}
+	}
+	if policies == 0 {
+		return
+	}
+	for _, key := range r.Policies {
+		if _, why := b.nicPolicy(key); why != "" {
+			b.problem(vsRef, model.ReasonInvalid, false,
+				"route %s: Policy %s %s; the subroutes of VirtualServerRoute %s that take the route's policies answer 500", r.Match.Path, key, why, vsr)
+		}
+	}
 }

@@ -28,6 +28,37 @@ spec:
     action: {return: {code: 404, body: "no such item"}}
   - path: ~* ^/item-[a-z]+$
     route: items
+  - path: /guarded
+    route: guarded
+    policies: [{name: deny-local}]
+    errorPages:
+    - {codes: [403], return: {body: "closed"}}
+---
+apiVersion: k8s.nginx.org/v1
+kind: Policy
+metadata: {name: deny-local, namespace: cafe}
+spec:
+  accessControl: {deny: [127.0.0.0/8, "::1"]}
+---
+apiVersion: k8s.nginx.org/v1
+kind: Policy
+metadata: {name: generous, namespace: cafe}
+spec:
+  rateLimit: {rate: 100r/s, key: "${binary_remote_addr}"}
+---
+apiVersion: k8s.nginx.org/v1
+kind: VirtualServerRoute
+metadata: {name: guarded, namespace: cafe}
+spec:
+  host: cafe.test
+  upstreams:
+  - {name: web, service: web, port: 80}
+  subroutes:
+  - path: /guarded/closed
+    action: {pass: web}
+  - path: /guarded/open
+    action: {pass: web}
+    policies: [{name: generous}]
 ---
 apiVersion: k8s.nginx.org/v1
 kind: VirtualServerRoute
@@ -74,7 +105,8 @@ spec:
 // VirtualServerRoutes of its host carrying its labels, from several
 // namespaces, leaving out one invalid for its path; a label change is
 // followed; exact and regex paths delegate to subroutes of the same path,
-// regexes tried in the VirtualServer's order.
+// regexes tried in the VirtualServer's order; a delegating route's
+// policies and errorPages serve its subroutes without their own.
 func TestVirtualServerDelegationAgainstNginx(t *testing.T) {
 	tea, coffee, web := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "web")
 	c := startController(t, map[string]string{
@@ -97,6 +129,9 @@ func TestVirtualServerDelegationAgainstNginx(t *testing.T) {
 		{"/menu", "", 200, "today: tea"}, {"/menu/x", "web", 200, ""},
 		{"/item/42", "", 200, "item"}, {"/ITEM/42", "", 200, "item"}, {"/item/x", "", 404, "no such item"},
 		{"/item-abc", "web", 200, ""},
+		// The route's policies and errorPages go to the subroute without
+		// its own; one with a Policy of another kind takes none.
+		{"/guarded/closed", "", 403, "closed"}, {"/guarded/open", "web", 200, ""},
 	} {
 		r := c.Get("cafe.test", tc.path)
 		if r.Status != tc.status || r.Reply.Service != tc.service || (tc.body != "" && r.Body != tc.body) {

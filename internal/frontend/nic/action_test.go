@@ -169,8 +169,10 @@ func TestTranslateErrorPages(t *testing.T) {
 			case err != nil:
 				t.Fatal(err)
 			case tc.problem != "":
-				// The page is left out; the route is served.
-				if len(problems) != 1 || !strings.Contains(problems[0].Message, tc.problem) || len(out.Routes) != 1 || out.Routes[0].ErrorPages != nil {
+				// The page is left out; the route is served (with
+				// errorPages set, so a subroute takes none of its route's).
+				if len(problems) != 1 || !strings.Contains(problems[0].Message, tc.problem) || len(out.Routes) != 1 ||
+					out.Routes[0].ErrorPages == nil || len(out.Routes[0].ErrorPages) != 0 {
 					t.Fatalf("problems %v routes %+v", problems, out.Routes)
 				}
 			case len(problems) != 0 || !reflect.DeepEqual(out.Routes[0].ErrorPages, tc.want):

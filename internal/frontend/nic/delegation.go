@@ -46,13 +46,14 @@ func (t *translator) delegation(field string, r *nicv1.Route, m model.Match) (Ro
 		}
 		out.Delegate = ns + "/" + name
 	}
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"policies", len(r.Policies) > 0}, {"errorPages", len(r.ErrorPages) > 0}} {
-		if f.set {
-			t.notYet(field + "." + f.name + " on a delegating route")
-		}
+	// Its policies and errorPages go to the subroutes without their own
+	// (see the builder).
+	var err error
+	if out.Policies, err = policyRefs(field+".policies", t.ref.Namespace, r.Policies); err != nil {
+		return Route{}, false, err
+	}
+	if out.ErrorPages, err = t.errorPages(field, r.ErrorPages); err != nil {
+		return Route{}, false, err
 	}
 	out.Snippet = t.readSnippet(field+".location-snippets", r.LocationSnippets, snippet.Location)
 	return out, true, nil

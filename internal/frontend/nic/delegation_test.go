@@ -1,6 +1,7 @@
 package nic
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,10 +118,27 @@ func TestDelegatingRoutes(t *testing.T) {
 			err:    "the routes naming VirtualServerRoute shop/coffee must all be prefix paths"},
 		{name: "one VirtualServerRoute named from two regex paths",
 			routes: []nicv1.Route{{Path: "~*^/y", Route: "coffee"}, {Path: "~* ^/x", Route: "shop/coffee"}}},
-		{name: "policies and errorPages on a selecting route are reported",
+		{name: "policies and errorPages of a delegating route are read, for its subroutes",
 			routes: []nicv1.Route{{Path: "/coffee", RouteSelector: sel(map[string]string{"a": "b"}), Policies: []nicv1.PolicyReference{{Name: "p"}},
 				ErrorPages: []nicv1.ErrorPage{{Codes: []int{404}, Return: &nicv1.ErrorPageReturn{ActionReturn: nicv1.ActionReturn{Body: "x"}}}}}},
-			problems: []string{"policies on a delegating route", "errorPages on a delegating route"}},
+			check: func(t *testing.T, r []Route) {
+				if len(r) != 2 || !slices.Equal(r[1].Policies, []string{"shop/p"}) || len(r[1].ErrorPages) != 1 || r[1].ErrorPages[0].Codes[0] != 404 {
+					t.Errorf("routes %+v", r)
+				}
+			}},
+		{name: "errorPages: [] on a subroute is kept apart from no errorPages",
+			routes: []nicv1.Route{{Path: "/coffee", Route: "c", ErrorPages: []nicv1.ErrorPage{}}},
+			check: func(t *testing.T, r []Route) {
+				if len(r) != 2 || r[1].ErrorPages == nil || r[0].ErrorPages != nil {
+					t.Errorf("routes %+v", r)
+				}
+			}},
+		{name: "an invalid error page of a delegating route",
+			routes: []nicv1.Route{{Path: "/coffee", Route: "c", ErrorPages: []nicv1.ErrorPage{{Codes: []int{404}}}}},
+			err:    "errorPages[0] must have exactly one of redirect and return"},
+		{name: "an invalid Policy reference of a delegating route",
+			routes: []nicv1.Route{{Path: "/coffee", Route: "c", Policies: []nicv1.PolicyReference{{Name: "a b"}}}},
+			err:    ".policies"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := baseSpec()

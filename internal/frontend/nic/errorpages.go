@@ -13,6 +13,11 @@ import (
 // left out, reported; so is a header.
 func (t *translator) errorPages(field string, in []nicv1.ErrorPage) ([]model.ResponsePage, error) {
 	var out []model.ResponsePage
+	if in != nil {
+		// errorPages: [] is set: a subroute with it takes none of its
+		// delegating route's.
+		out = []model.ResponsePage{}
+	}
 	for i, e := range in {
 		f := fmt.Sprintf("%s.errorPages[%d]", field, i)
 		if (e.Redirect == nil) == (e.Return == nil) {

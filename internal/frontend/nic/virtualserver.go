@@ -58,7 +58,8 @@ type TLS struct {
 type Route struct {
 	Match  model.Match
 	Action Action
-	// Policies are the route's own, "namespace/name".
+	// Policies are the route's own, "namespace/name"; on a delegating
+	// route, those of the subroutes without their own.
 	Policies []string
 	// Delegate, when set, is the VirtualServerRoute "namespace/name"
 	// whose subroutes serve this path; Action is then empty.
@@ -67,7 +68,10 @@ type Route struct {
 	// VirtualServerRoute of the host carrying these labels serves this
 	// path; Action is then empty.
 	Selector map[string]string
-	// ErrorPages replace the route's responses of some statuses.
+	// ErrorPages replace the route's responses of some statuses; on a
+	// delegating route, those of the subroutes without their own. Not nil
+	// when errorPages is set, even to an empty list (which, as in NGINX
+	// Ingress Controller, keeps a subroute from taking its route's).
 	ErrorPages []model.ResponsePage
 	// Choice, when set, picks the upstream per request (the route's
 	// splits and matches); Action is then the one whose proxy settings
