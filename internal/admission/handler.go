@@ -153,6 +153,7 @@ var (
 	vsrKind           = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "VirtualServerRoute"}
 	policyKind        = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "Policy"}
 	tsKind            = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "TransportServer"}
+	gcKind            = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "GlobalConfiguration"}
 )
 
 // review answers one request, or fails with an HTTP status.
@@ -192,6 +193,12 @@ func (h *Handler) review(r *http.Request, req *admissionv1.AdmissionRequest) (*a
 		obj, kind = ts, "TransportServer"
 		review = func(ctx context.Context) ([]model.Problem, bool, error) {
 			return h.Reviewer.ReviewTransportServer(ctx, ts)
+		}
+	case gcKind:
+		gc := &nicv1.GlobalConfiguration{}
+		obj, kind = gc, "GlobalConfiguration"
+		review = func(ctx context.Context) ([]model.Problem, bool, error) {
+			return h.Reviewer.ReviewGlobalConfiguration(ctx, gc)
 		}
 	default:
 		// Only these kinds have a front-end today; anything else sent

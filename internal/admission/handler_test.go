@@ -180,6 +180,16 @@ func TestHandlerAnswers(t *testing.T) {
 		{name: "a TransportServer deletion is not reviewed", mode: Deny, op: admissionv1.Delete, kind: tsKind, obj: newTS("tcp-a", nil), allowed: true},
 		{name: "an object that is no TransportServer is refused", mode: Deny, op: admissionv1.Create, kind: tsKind, obj: map[string]any{"spec": "x"},
 			message: []string{"not a TransportServer"}},
+		{name: "the GlobalConfiguration with two listeners on one port is refused", mode: Deny, op: admissionv1.Update, kind: gcKind,
+			obj:     newGC("gc", nicv1.Listener{Name: "tcp-a", Protocol: "TCP", Port: 5000}, nicv1.Listener{Name: "tcp-b", Protocol: "TCP", Port: 5000}),
+			message: []string{"GlobalConfiguration causeway/gc", "Invalid", `port 5000 TCP is used by listener "tcp-a"`}},
+		{name: "in warn mode a GlobalConfiguration's Problem is a warning", mode: Warn, op: admissionv1.Update, kind: gcKind,
+			obj:     newGC("gc", nicv1.Listener{Name: "tcp-a", Protocol: "SCTP", Port: 5000}),
+			allowed: true, warnings: []string{"Invalid", `protocol "SCTP"`}},
+		{name: "a valid GlobalConfiguration", mode: Deny, op: admissionv1.Update, kind: gcKind,
+			obj: newGC("gc", nicv1.Listener{Name: "tcp-a", Protocol: "TCP", Port: 5000}), allowed: true},
+		{name: "a GlobalConfiguration --global-configuration does not name is not read", mode: Deny, op: admissionv1.Create, kind: gcKind,
+			obj: newGC("other", nicv1.Listener{Name: "tcp-a", Protocol: "SCTP", Port: 5000}), allowed: true},
 		{name: "an object that is no Ingress is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: "a string",
 			message: []string{"not an Ingress"}},
 	} {
@@ -301,4 +311,9 @@ func FuzzHandler(f *testing.F) {
 			t.Fatalf("HTTP %d %q", rec.Code, rec.Body.String())
 		}
 	})
+}
+
+func newGC(name string, ls ...nicv1.Listener) *nicv1.GlobalConfiguration {
+	return &nicv1.GlobalConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: name},
+		Spec: nicv1.GlobalConfigurationSpec{Listeners: ls}}
 }

@@ -267,6 +267,20 @@ func (r *Reviewer) ReviewPolicy(_ context.Context, p *nicv1.Policy) (problems []
 	return problems, true, nil
 }
 
+// ReviewGlobalConfiguration returns the Problems gc would raise: when it
+// is the one --global-configuration names, those of its listeners (name,
+// protocol, port, ssl; a port that is the controller's HTTP or HTTPS port
+// or another listener's), which depend on nothing else but the options;
+// any other GlobalConfiguration is not read and has none. It needs no
+// snapshot.
+func (r *Reviewer) ReviewGlobalConfiguration(_ context.Context, gc *nicv1.GlobalConfiguration) (problems []model.Problem, ours bool, err error) {
+	if gc.Namespace+"/"+gc.Name != r.opts.GlobalConfiguration {
+		return nil, true, nil
+	}
+	snap := &source.Snapshot{GlobalConfigurations: []*nicv1.GlobalConfiguration{gc.DeepCopy()}}
+	return r.problemsOf(snap, "GlobalConfiguration", gc.Namespace, gc.Name), true, nil
+}
+
 // problemsOf builds snap and returns the Problems of one object.
 func (r *Reviewer) problemsOf(snap *source.Snapshot, kind, namespace, name string) (problems []model.Problem) {
 	_, all := build.Build(snap, r.opts)
