@@ -13,6 +13,11 @@ import (
 type Choice struct {
 	Matches []ChoiceMatch `json:"matches,omitempty"`
 	Targets []Target      `json:"targets"`
+	// Answers is how many answers (model.Choice.Answers) the location
+	// has: target answer n is given by its named location
+	// AnswerLocation(key, n). What they answer is in the nginx
+	// configuration only.
+	Answers int `json:"answers,omitempty"`
 }
 
 // ChoiceMatch is one match of a Choice.
@@ -30,15 +35,24 @@ type Condition struct {
 	Negate bool   `json:"negate,omitempty"`
 }
 
-// Target is a backend key and its weight out of model.ChoiceWeightTotal.
+// Target is a backend key, or an answer (1 to Choice.Answers), and its
+// weight out of model.ChoiceWeightTotal.
 type Target struct {
-	Backend string `json:"backend"`
+	Backend string `json:"backend,omitempty"`
+	Answer  int    `json:"answer,omitempty"`
 	Weight  int    `json:"weight"`
+}
+
+// AnswerLocation is the named location that gives answer n (1-based) of
+// the choice key: the access hook (causeway.balancer.access) goes there.
+// key passed ValidateKey, whose characters need no quoting in nginx.
+func AnswerLocation(key string, n int) string {
+	return fmt.Sprintf("@causeway-choice-%s-%d", key, n)
 }
 
 // ChoiceOf is the payload of a location's choice.
 func ChoiceOf(c *model.Choice) Backend {
-	out := &Choice{Targets: targets(c.Default)}
+	out := &Choice{Targets: targets(c.Default), Answers: len(c.Answers)}
 	for _, m := range c.Matches {
 		cm := ChoiceMatch{Targets: targets(m.Targets)}
 		for _, cond := range m.Conditions {
@@ -52,7 +66,7 @@ func ChoiceOf(c *model.Choice) Backend {
 func targets(ts []model.Target) []Target {
 	out := make([]Target, len(ts))
 	for i, t := range ts {
-		out[i] = Target{Backend: t.Backend, Weight: t.Weight}
+		out[i] = Target{Backend: t.Backend, Answer: t.Answer, Weight: t.Weight}
 	}
 	return out
 }
@@ -60,6 +74,11 @@ func targets(ts []model.Target) []Target {
 // model is the choice as the model states it.
 func (c *Choice) model() *model.Choice {
 	out := &model.Choice{Default: modelTargets(c.Targets)}
+	// The payload has only the answers' number; what they answer is in
+	// the nginx configuration.
+	for range c.Answers {
+		out.Answers = append(out.Answers, model.ChoiceAnswer{Return: &model.Return{}})
+	}
 	for _, m := range c.Matches {
 		mm := model.ChoiceMatch{Targets: modelTargets(m.Targets)}
 		for _, cond := range m.Conditions {
@@ -73,7 +92,7 @@ func (c *Choice) model() *model.Choice {
 func modelTargets(ts []Target) []model.Target {
 	out := make([]model.Target, len(ts))
 	for i, t := range ts {
-		out[i] = model.Target{Backend: t.Backend, Weight: t.Weight}
+		out[i] = model.Target{Backend: t.Backend, Answer: t.Answer, Weight: t.Weight}
 	}
 	return out
 }
@@ -81,6 +100,9 @@ func modelTargets(ts []Target) []model.Target {
 func (c *Choice) validate(key string) error {
 	check := func(ts []Target) error {
 		for _, t := range ts {
+			if t.Answer != 0 && t.Backend == "" {
+				continue // model.Choice.Validate checks its range
+			}
 			if err := ValidateKey(t.Backend); err != nil {
 				return fmt.Errorf("choice: %w", err)
 			}
@@ -97,6 +119,9 @@ func (c *Choice) validate(key string) error {
 	}
 	if err := check(c.Targets); err != nil {
 		return err
+	}
+	if c.Answers < 0 {
+		return errors.New("choice: a negative number of answers")
 	}
 	if err := c.model().Validate(); err != nil {
 		return fmt.Errorf("choice: %w", err)

@@ -2,6 +2,7 @@ package balancer_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/causeway/causeway/internal/balancer"
@@ -91,5 +92,49 @@ func TestChoiceMatches(t *testing.T) {
 		if got[tc.want] != 4 {
 			t.Errorf("%s: served %v, want all by %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A choice that may answer: the access hook picks once, by weight, a
+// backend or an answer, whose named location (balancer.AnswerLocation)
+// answers; a match may pick an answer. A location without the hook (the
+// configuration behind the state) answers 503 for an answer, never
+// another target's backend.
+func TestChoiceAnswers(t *testing.T) {
+	const choice, total = "choice@ns/vs.0123456789ab", 1000
+	named := balancer.AnswerLocation(choice, 1)
+	n := startNginx(t, nginxOptions{keys: []string{choice, choice}, editConf: func(c string) string {
+		return strings.Replace(c, "        location /0/ {\n",
+			"        location "+named+" {\n            return 418 \"tea\";\n        }\n"+
+				"        location /0/ {\n            access_by_lua_block { require(\"causeway.balancer\").access() }\n", 1)
+	}})
+	a := startBackend(t, "127.0.0.2", "a")
+	web := balancer.Backend{Key: "ns/a/80", Endpoints: []balancer.Endpoint{a.endpoint()}}
+	state := func(gen int64, c *balancer.Choice) balancer.State {
+		return balancer.State{Generation: gen, Backends: []balancer.Backend{web,
+			{Key: choice, Endpoints: []balancer.Endpoint{}, Choice: c}}}
+	}
+	n.replace(t, state(1, &balancer.Choice{Answers: 1,
+		Targets: []balancer.Target{{Backend: "ns/a/80", Weight: 50}, {Answer: 1, Weight: 50}}}))
+	got := n.counts(t, n.url(0, "/"), total, 4, nil)
+	// Binomial(1000, 0.5): within 5 standard deviations (±79) of 500.
+	sd := math.Sqrt(total * 0.25)
+	if len(got) != 2 || math.Abs(float64(got["a"])-total/2) > 5*sd || got["a"]+got["status 418"] != total {
+		t.Errorf("served %v, want a and 418 %d ± %.0f each", got, total/2, 5*sd)
+	}
+
+	n.replace(t, state(2, &balancer.Choice{Answers: 1, Targets: []balancer.Target{{Backend: "ns/a/80", Weight: 100}},
+		Matches: []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "header", Name: "X-Tea", Value: "yes"}},
+			Targets: []balancer.Target{{Answer: 1, Weight: 100}}}}}))
+	if got := n.counts(t, n.url(0, "/"), 10, 2, func(int) map[string]string { return map[string]string{"X-Tea": "yes"} }); got["status 418"] != 10 {
+		t.Errorf("matching requests: served %v, want all 418", got)
+	}
+	if got := n.counts(t, n.url(0, "/"), 10, 2, nil); got["a"] != 10 {
+		t.Errorf("other requests: served %v, want all by a", got)
+	}
+
+	n.replace(t, state(3, &balancer.Choice{Answers: 1, Targets: []balancer.Target{{Answer: 1, Weight: 100}}}))
+	if got := n.counts(t, n.url(1, "/"), 10, 2, nil); got["status 503"] != 10 {
+		t.Errorf("without the hook: served %v, want all 503", got)
 	}
 }

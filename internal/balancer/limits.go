@@ -60,6 +60,7 @@ var luaLimits = map[string]int64{
 	"MAX_CHOICE_MATCHES":    model.MaxChoiceMatches,
 	"MAX_CHOICE_CONDITIONS": model.MaxChoiceConditions,
 	"MAX_CHOICE_TARGETS":    model.MaxChoiceTargets,
+	"MAX_CHOICE_ANSWERS":    model.MaxChoiceAnswers,
 	"MAX_MATCH_VALUE_LEN":   model.MaxMatchValueLen,
 }
 

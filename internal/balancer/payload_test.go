@@ -2,6 +2,7 @@ package balancer_test
 
 import (
 	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/model"
 	"strings"
 	"testing"
 )
@@ -90,7 +91,28 @@ func validationCases() []validationCase {
 		{"duplicate IPv6 spelled twice", balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "::1", Port: 1}, {Address: "0::0:1", Port: 1}}}, false},
 		{"same address other port", balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "10.0.0.1", Port: 1}, {Address: "10.0.0.1", Port: 2}}}, true},
 	}
-	return append(append(cases, splitCases()...), limitCases()...)
+	return append(append(append(cases, splitCases()...), choiceAnswerCases()...), limitCases()...)
+}
+
+// choiceAnswerCases are choices whose targets may be answers (given by
+// named locations; the payload has only their number).
+func choiceAnswerCases() []validationCase {
+	ch := func(answers int, ts ...balancer.Target) balancer.Backend {
+		return balancer.Backend{Key: "choice@ns/vs.0123456789ab", Endpoints: []balancer.Endpoint{},
+			Choice: &balancer.Choice{Targets: ts, Answers: answers}}
+	}
+	web := func(w int) balancer.Target { return balancer.Target{Backend: "ns/web/80", Weight: w} }
+	ans := func(n, w int) balancer.Target { return balancer.Target{Answer: n, Weight: w} }
+	return []validationCase{
+		{"choice backend and answer", ch(1, web(50), ans(1, 50)), true},
+		{"choice every target an answer", ch(2, ans(1, 50), ans(2, 50)), true},
+		{"choice answer beyond answers", ch(1, web(50), ans(2, 50)), false},
+		{"choice answer without answers", ch(0, web(50), ans(1, 50)), false},
+		{"choice answer 0 is no answer", ch(1, web(50), ans(0, 50)), false},
+		{"choice target both backend and answer", ch(1, balancer.Target{Backend: "ns/web/80", Answer: 1, Weight: 100}), false},
+		{"choice negative answers", ch(-1, web(100)), false},
+		{"choice too many answers", ch(model.MaxChoiceAnswers+1, web(100)), false},
+	}
 }
 
 // splitCases are canary splits (see model.CanaryRule).

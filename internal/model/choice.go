@@ -22,6 +22,17 @@ type Choice struct {
 	Matches []ChoiceMatch
 	// Default are the targets when no match holds.
 	Default []Target
+	// Answers are what the targets that answer by themselves (a redirect
+	// or a return) answer. Unlike weights, they are in the nginx
+	// configuration: a change of them reloads.
+	Answers []ChoiceAnswer
+}
+
+// ChoiceAnswer is a redirect or a return a choice may pick instead of a
+// backend: exactly one of Redirect and Return is set.
+type ChoiceAnswer struct {
+	Redirect *Redirect
+	Return   *Return
 }
 
 // ChoiceMatch holds when all its conditions do.
@@ -30,12 +41,18 @@ type ChoiceMatch struct {
 	Targets    []Target
 }
 
-// Target is a backend and its share of the requests, out of
-// ChoiceWeightTotal; the weights of a target list sum to it.
+// Target is a backend, or an answer, and its share of the requests, out
+// of ChoiceWeightTotal; the weights of a target list sum to it.
 type Target struct {
 	Backend string
-	Weight  int
+	// Answer, when not 0, makes the target Choice.Answers[Answer-1]
+	// instead of a backend.
+	Answer int
+	Weight int
 }
+
+// AnswerTarget is the target of c.Answers[i].
+func AnswerTarget(i, weight int) Target { return Target{Answer: i + 1, Weight: weight} }
 
 // ConditionKind is what a condition reads of the request.
 type ConditionKind string
@@ -67,6 +84,8 @@ const (
 	MaxChoiceConditions = 16
 	MaxChoiceTargets    = 16
 	MaxMatchValueLen    = 256
+	// MaxChoiceAnswers: every target of every match and the default.
+	MaxChoiceAnswers = MaxChoiceTargets * (MaxChoiceMatches + 1)
 )
 
 // ConditionVariables are the nginx variables a condition may read
@@ -150,12 +169,23 @@ func (c *Choice) Validate() error {
 				return fmt.Errorf("match %d condition %d: %w", i, j, err)
 			}
 		}
-		if err := validateTargets(m.Targets); err != nil {
+		if err := validateTargets(m.Targets, len(c.Answers)); err != nil {
 			return fmt.Errorf("match %d: %w", i, err)
 		}
 	}
-	return validateTargets(c.Default)
+	if len(c.Answers) > MaxChoiceAnswers {
+		return fmt.Errorf("%d answers: at most %d", len(c.Answers), MaxChoiceAnswers)
+	}
+	for i, a := range c.Answers {
+		if (a.Redirect == nil) == (a.Return == nil) {
+			return fmt.Errorf("answer %d: want exactly one of a redirect and a return", i)
+		}
+	}
+	return validateTargets(c.Default, len(c.Answers))
 }
+
+// HasAnswers reports whether the choice may pick an answer.
+func (c *Choice) HasAnswers() bool { return len(c.Answers) > 0 }
 
 func (c *Condition) validate() error {
 	name := c.Name
@@ -169,14 +199,17 @@ func (c *Condition) validate() error {
 	return err
 }
 
-func validateTargets(ts []Target) error {
+func validateTargets(ts []Target, answers int) error {
 	if len(ts) == 0 || len(ts) > MaxChoiceTargets {
 		return fmt.Errorf("want 1 to %d targets, got %d", MaxChoiceTargets, len(ts))
 	}
 	sum := 0
 	for _, t := range ts {
-		if t.Backend == "" || t.Weight < 0 || t.Weight > ChoiceWeightTotal {
-			return fmt.Errorf("target %q weight %d: want a backend and a weight of 0 to %d", t.Backend, t.Weight, ChoiceWeightTotal)
+		if (t.Backend == "") == (t.Answer == 0) || t.Answer < 0 || t.Answer > answers {
+			return fmt.Errorf("target %q answer %d: want a backend or one of the %d answers", t.Backend, t.Answer, answers)
+		}
+		if t.Weight < 0 || t.Weight > ChoiceWeightTotal {
+			return fmt.Errorf("target %q weight %d: want a weight of 0 to %d", t.Backend, t.Weight, ChoiceWeightTotal)
 		}
 		sum += t.Weight
 	}
@@ -186,13 +219,14 @@ func validateTargets(ts []Target) error {
 	return nil
 }
 
-// Backends lists every backend the choice may pick, in order, once each.
+// Backends lists every backend the choice may pick, in order, once each
+// (answers are not backends).
 func (c *Choice) Backends() []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(ts []Target) {
 		for _, t := range ts {
-			if !seen[t.Backend] {
+			if t.Answer == 0 && !seen[t.Backend] {
 				seen[t.Backend] = true
 				out = append(out, t.Backend)
 			}

@@ -50,7 +50,7 @@ local function new_choice(def)
         end
         matches[i] = { conditions = conds, targets = m.targets }
     end
-    return { key = def.key, choice = true, n = 0, matches = matches, targets = c.targets }
+    return { key = def.key, choice = true, n = 0, matches = matches, targets = c.targets, answers = c.answers }
 end
 
 -- new returns the balancer instance for def. Only ready endpoints become

@@ -4,6 +4,8 @@
 --   init_worker_by_lua    init_worker()   seed this worker's RNG
 --   balancer_by_lua       balance()       choose the peer (and on retries)
 --                         balance_auth()  the same for external auth's Services
+--   access_by_lua         access()        a choice with answers: pick once,
+--                                         answer from a named location
 --   header_filter_by_lua  header_filter() sticky cookie
 --   log_by_lua            log()           in-flight and latency accounting
 --
@@ -13,7 +15,9 @@
 -- and on retries. Only the balancer runs on every request (an access hook
 -- would cost a Lua coroutine per request): a backend without a ready
 -- endpoint is sent to a local server that answers 503, because a balancer
--- can pick a peer but not answer.
+-- can pick a peer but not answer. The exception is a choice that may
+-- pick an answer (a redirect or return) instead of a backend: only its
+-- locations have the access hook, which picks once.
 
 local store = require("causeway.store")
 local stats = require("causeway.stats")
@@ -203,16 +207,17 @@ local function holds(conds)
     return true
 end
 
--- pick_target draws one of weighted targets (weights sum to 100).
+-- pick_target draws one of weighted targets (weights sum to 100): a
+-- table with a backend or an answer.
 local function pick_target(targets)
     local r = random(100)
     for _, t in ipairs(targets) do
         r = r - t.weight
         if r <= 0 then
-            return t.backend
+            return t
         end
     end
-    return targets[#targets].backend
+    return targets[#targets]
 end
 
 -- decide applies a choice: the first match that holds, else the default
@@ -239,7 +244,15 @@ local function selected()
     local inst = key and key ~= "" and store.lookup(key)
     local canary = nil
     if inst and inst.choice then
-        key = decide(inst)
+        -- A choice with answers was picked by the access hook (access).
+        local t = inst.answers > 0 and ngx.ctx.causeway_choice or decide(inst)
+        if not t.backend then
+            -- Only when the hook did not run (state newer than the
+            -- configuration): there is no backend to pick.
+            log(ERR, "causeway: ", key, ": chose answer ", t.answer, " outside the access phase")
+            return nil, nil, false
+        end
+        key = t.backend
         inst = store.lookup_synced(key)
         -- Keep the choice for retries, like a split's.
         canary = false
@@ -299,6 +312,24 @@ local function retry(state, code)
     end
     -- When every peer has been tried (the set shrank mid-request), reuse one.
     return commit(key, inst, rc, inst:pick(rc, tried) or inst:pick(rc, nil), false)
+end
+
+-- access runs in the access phase of a location whose choice may pick
+-- an answer, after nginx's own checks (deny, auth_basic, auth_request)
+-- and the Lua ones before it in the same block: it picks once, answers
+-- from the answer's named location (balancer.AnswerLocation), or keeps a
+-- backend for selected.
+function _M.access()
+    local key = ngx.var.causeway_backend
+    local inst = key and key ~= "" and store.lookup(key)
+    if not (inst and inst.choice) then
+        return
+    end
+    local t = decide(inst)
+    if t.answer then
+        return ngx.exec("@causeway-choice-" .. key .. "-" .. t.answer)
+    end
+    ngx.ctx.causeway_choice = t
 end
 
 -- balance runs for every attempt of every request, so its first-attempt

@@ -44,6 +44,7 @@ local MAX_CANARY_WEIGHT_TOTAL = 1000000
 local MAX_CHOICE_MATCHES = 32
 local MAX_CHOICE_CONDITIONS = 16
 local MAX_CHOICE_TARGETS = 16
+local MAX_CHOICE_ANSWERS = 16 * 32 + 16
 local MAX_MATCH_VALUE_LEN = 256
 local CHOICE_WEIGHT_TOTAL = 100
 
@@ -505,9 +506,9 @@ local CONDITION_KINDS = set("header", "cookie", "argument", "variable")
 local CONDITION_VARS = set("args", "http2", "https", "remote_addr", "remote_port", "query_string",
     "request", "request_body", "request_uri", "request_method", "scheme")
 local CONDITION_FIELDS = set("kind", "name", "value", "negate")
-local TARGET_FIELDS = set("backend", "weight")
+local TARGET_FIELDS = set("backend", "answer", "weight")
 local MATCH_FIELDS = set("conditions", "targets")
-local CHOICE_FIELDS = set("matches", "targets")
+local CHOICE_FIELDS = set("matches", "targets", "answers")
 
 local function condition(v, path)
     want_object(v, path)
@@ -539,7 +540,10 @@ local function condition(v, path)
     return c
 end
 
-local function targets(v, key, path)
+-- targets validates weighted targets: each a backend key, or an answer
+-- (1 to answers) given by the named location
+-- @causeway-choice-<key>-<answer> (balancer.AnswerLocation).
+local function targets(v, key, path, answers)
     want_array(v, path, nil, MAX_CHOICE_TARGETS)
     if #v == 0 then
         bad(path, nil, "must have at least one target")
@@ -549,12 +553,22 @@ local function targets(v, key, path)
         local tpath = format("%s[%d]", path, i - 1)
         want_object(tv, tpath)
         only_fields(tv, tpath, TARGET_FIELDS)
-        if not _M.valid_key(tv.backend) or tv.backend == key then
-            bad(tpath, "backend", "must be a backend key other than the choice's, got %s", describe(tv.backend))
-        end
         local w = want_int(tv.weight, tpath, "weight", 0, CHOICE_WEIGHT_TOTAL)
         sum = sum + w
-        out[i] = { backend = tv.backend, weight = w }
+        if tv.answer ~= nil then
+            if tv.backend ~= nil then
+                bad(tpath, "answer", "a target is a backend or an answer, not both")
+            end
+            if answers == 0 then
+                bad(tpath, "answer", "the choice has no answers")
+            end
+            out[i] = { answer = want_int(tv.answer, tpath, "answer", 1, answers), weight = w }
+        else
+            if not _M.valid_key(tv.backend) or tv.backend == key then
+                bad(tpath, "backend", "must be a backend key other than the choice's, got %s", describe(tv.backend))
+            end
+            out[i] = { backend = tv.backend, weight = w }
+        end
     end
     if sum ~= CHOICE_WEIGHT_TOTAL then
         bad(path, nil, "weights must sum to %d, got %d", CHOICE_WEIGHT_TOTAL, sum)
@@ -567,7 +581,10 @@ end
 local function choice(v, key, path)
     want_object(v, path)
     only_fields(v, path, CHOICE_FIELDS)
-    local c = { matches = {} }
+    local c = { matches = {}, answers = 0 }
+    if v.answers ~= nil then
+        c.answers = want_int(v.answers, path, "answers", 0, MAX_CHOICE_ANSWERS)
+    end
     if v.matches ~= nil then
         want_array(v.matches, path, "matches", MAX_CHOICE_MATCHES)
         for i, mv in ipairs(v.matches) do
@@ -582,10 +599,10 @@ local function choice(v, key, path)
             for j, cv in ipairs(mv.conditions) do
                 conds[j] = condition(cv, format("%s.conditions[%d]", mpath, j - 1))
             end
-            c.matches[i] = { conditions = conds, targets = targets(mv.targets, key, mpath .. ".targets") }
+            c.matches[i] = { conditions = conds, targets = targets(mv.targets, key, mpath .. ".targets", c.answers) }
         end
     end
-    c.targets = targets(v.targets, key, path .. ".targets")
+    c.targets = targets(v.targets, key, path .. ".targets", c.answers)
     return c
 end
 
