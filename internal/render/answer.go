@@ -34,15 +34,22 @@ func (sp *serverPlan) deferAnswer(lv *locationView, l *model.Location) {
 		return
 	}
 	answer := *lv
-	pol := *lv.Policy
-	pol.Deny, pol.Allow, pol.SatisfyAny = nil, nil, false
-	pol.AuthRealm, pol.AuthFile, pol.DigestRealm, pol.DigestFile = "", "", "", ""
-	pol.ExtAuth, pol.Limits = nil, nil
-	pol.LimitRate, pol.LimitRateAfter = "", ""
-	answer.Policy = &pol
+	answer.Policy = withoutChecks(lv.Policy)
 	answer.Modifier, answer.Path = "", ""
 	name := fmt.Sprintf("@causeway-answer-%d", len(sp.v.Answers))
 	sp.v.Answers = append(sp.v.Answers, answerView{Name: name, Loc: answer})
 	lv.Return, lv.ReturnText, lv.ReturnType, lv.RedirectCode, lv.RedirectURL = 0, "", "", 0, ""
 	lv.Answer = name
+}
+
+// withoutChecks is p without nginx's client checks (access lists, basic,
+// digest and external authentication, limits), for a named location
+// that answers once they passed.
+func withoutChecks(p *policyView) *policyView {
+	pol := *p
+	pol.Deny, pol.Allow, pol.SatisfyAny = nil, nil, false
+	pol.AuthRealm, pol.AuthFile, pol.DigestRealm, pol.DigestFile = "", "", "", ""
+	pol.ExtAuth, pol.Limits = nil, nil
+	pol.LimitRate, pol.LimitRateAfter = "", ""
+	return &pol
 }

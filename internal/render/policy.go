@@ -35,6 +35,9 @@ type policyView struct {
 	DigestRealm, DigestFile string `json:",omitempty"`
 	// APIKey checks an API key (apikey.go); nil for none.
 	APIKey *apiKeyView `json:",omitempty"`
+	// ChoiceHook runs the balancer's access hook, after the checks
+	// above, for a choice that may answer (render/choice.go).
+	ChoiceHook bool `json:",omitempty"`
 	// ExtAuth asks an authentication service first (extauth.go).
 	ExtAuth      *authUse `json:",omitempty"`
 	AccessLogOff bool

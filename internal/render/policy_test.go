@@ -290,6 +290,22 @@ var policyCases = []struct {
 		m.Backends[1].Balance.Method = model.EWMA
 		return m
 	}},
+	{"choice-answers", []string{"lua"}, func() *model.Model {
+		// /answer may pick a return or a redirect instead of a backend:
+		// one access_by_lua block checks digest authentication, then
+		// runs the choice's hook, which hands an answer to its named
+		// location; those answer without the checks (they ran). Only the
+		// answers are printed, never the weights.
+		answer := loc(model.Prefix, "/answer", &model.Policy{Access: &model.AccessList{Deny: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}},
+			BasicAuth: &model.BasicAuth{Realm: "Staff", File: "default/users/htdigest", Digest: true}})
+		answer.Action.Proxy.Choice = &model.Choice{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"}, Route: "/answer",
+			Default: []model.Target{{Backend: "shop/web/80", Weight: 50}, model.AnswerTarget(0, 25), model.AnswerTarget(1, 25)},
+			Answers: []model.ChoiceAnswer{{Return: &model.Return{Status: 418, Body: model.Template{{Literal: "tea"}}}},
+				{Redirect: &model.Redirect{Code: 302, URL: "https://example.com/elsewhere"}}}}
+		m := policyModel(&model.Server{Host: "answers.example.com", Locations: []*model.Location{answer}})
+		m.AuthFiles = []*model.AuthFile{{Namespace: "default", Name: "users", Digest: true, Data: []byte("a:Staff:" + strings.Repeat("0", 32) + "\n")}}
+		return m
+	}},
 	{"nic-actions", []string{"plain"}, func() *model.Model {
 		// A body with variables, a quote, a newline and a type; headers on
 		// a return; a redirect URL with variables.
@@ -536,4 +552,29 @@ func TestClientTLSRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A choice that may answer runs in the access phase, which "satisfy any"
+// cuts short once one check passes: the two are refused together.
+func TestChoiceAnswersRefuseSatisfyAny(t *testing.T) {
+	m := policyCaseModel(t, "choice-answers")
+	l := m.Servers[0].Locations[0]
+	l.Policy.Access = &model.AccessList{Allow: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}}
+	l.Policy.Satisfy = model.SatisfyAny
+	params := goldenParams
+	params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
+	if _, err := Render(m, params); err == nil || !strings.Contains(err.Error(), "satisfy any") {
+		t.Fatalf("Render() = %v, want a refusal of satisfy any", err)
+	}
+}
+
+func policyCaseModel(t *testing.T, name string) *model.Model {
+	t.Helper()
+	for _, c := range policyCases {
+		if c.name == name {
+			return c.model()
+		}
+	}
+	t.Fatalf("no policy case %q", name)
+	return nil
 }

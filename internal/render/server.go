@@ -293,6 +293,8 @@ type serverPlan struct {
 	srv   *model.Server
 	errs  map[string]int  // error location content -> group
 	named map[string]bool // error locations added
+	// choiceNamed are the choices' answer locations added (choice.go).
+	choiceNamed map[string]bool
 	// mirrors maps mirror location content to its URI; mirrorNext
 	// numbers the next one.
 	mirrors    map[string]string
@@ -347,6 +349,9 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 			return err
 		}
 		sp.deferAnswer(&lv, l)
+		if err := sp.choiceAnswers(&lv, l); err != nil {
+			return err
+		}
 		out = append(out, lv)
 		return nil
 	}
@@ -413,6 +418,24 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 	return out, nil
 }
 
+// planRedirect makes lv answer r.
+func planRedirect(lv *locationView, r *model.Redirect) error {
+	switch r.Code {
+	case 301, 302, 303, 307, 308:
+	default:
+		return fmt.Errorf("redirect code %d", r.Code)
+	}
+	q, err := Quote(r.URL)
+	if r.Template != nil {
+		q, err = quoteTemplate(r.Template)
+	}
+	if err != nil {
+		return err
+	}
+	lv.RedirectCode, lv.RedirectURL = r.Code, q
+	return nil
+}
+
 // matchRegex is the regular expression, without the leading "^", that a
 // location matches in a regex server and that its rewrite replaces: a
 // Regex path re-checked by regexLocation, any other path taken literally.
@@ -440,19 +463,9 @@ func (sp *serverPlan) locationBody(lv *locationView, l *model.Location) error {
 		}
 		return sp.planPolicy(lv, l)
 	case a.Redirect != nil:
-		switch a.Redirect.Code {
-		case 301, 302, 303, 307, 308:
-		default:
-			return fmt.Errorf("redirect code %d", a.Redirect.Code)
-		}
-		q, err := Quote(a.Redirect.URL)
-		if a.Redirect.Template != nil {
-			q, err = quoteTemplate(a.Redirect.Template)
-		}
-		if err != nil {
+		if err := planRedirect(lv, a.Redirect); err != nil {
 			return err
 		}
-		lv.RedirectCode, lv.RedirectURL = a.Redirect.Code, q
 		return sp.planPolicy(lv, l)
 	case a.Proxy == nil:
 		return fmt.Errorf("location %q has no action", l.Match.Path)
