@@ -147,9 +147,13 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			continue
 		}
 		switch a := r.Action; {
-		case a.Redirect != nil:
+		case r.Choice != nil && a.Upstream == "":
+			// nic.choice returns the first action that proxies; a route
+			// whose choice has none is left out there.
+			loc.Action = model.ReturnStatus(500)
+		case r.Choice == nil && a.Redirect != nil:
 			loc.Action = model.Action{Redirect: a.Redirect}
-		case a.Return != nil:
+		case r.Choice == nil && a.Return != nil:
 			loc.Action = model.Action{Return: a.Return}
 			if len(a.Headers) > 0 {
 				loc.Policy = &model.Policy{ResponseHeaders: a.Headers}
@@ -202,7 +206,7 @@ func (b *builder) choiceResolves(c *nic.Choice, backends map[string]string) bool
 	}
 	for _, ws := range append([][]nic.Weighted{c.Default}, matchTargets(c)...) {
 		for _, w := range ws {
-			if backends[w.Upstream] == "" {
+			if w.Answer == nil && backends[w.Upstream] == "" {
 				return false
 			}
 		}
@@ -223,14 +227,20 @@ func matchTargets(c *nic.Choice) [][]nic.Weighted {
 // route's first upstream apply to every upstream it chooses; a Problem
 // names those whose settings differ.
 func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[string]*nic.Upstream, backends map[string]string) *model.Choice {
+	c := &model.Choice{Source: owner, Route: r.Match.Path}
 	targets := func(ws []nic.Weighted) []model.Target {
 		out := make([]model.Target, len(ws))
 		for i, w := range ws {
+			if a := w.Answer; a != nil {
+				out[i] = model.AnswerTarget(len(c.Answers), w.Weight)
+				c.Answers = append(c.Answers, model.ChoiceAnswer{Redirect: a.Redirect, Return: a.Return})
+				continue
+			}
 			out[i] = model.Target{Backend: backends[w.Upstream], Weight: w.Weight}
 		}
 		return out
 	}
-	c := &model.Choice{Source: owner, Route: r.Match.Path, Default: targets(r.Choice.Default)}
+	c.Default = targets(r.Choice.Default)
 	for _, m := range r.Choice.Matches {
 		c.Matches = append(c.Matches, model.ChoiceMatch{Conditions: m.Conditions, Targets: targets(m.Targets)})
 	}
@@ -238,7 +248,7 @@ func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[
 	reported := map[string]bool{primary: true}
 	for _, ws := range append([][]nic.Weighted{r.Choice.Default}, matchTargets(r.Choice)...) {
 		for _, w := range ws {
-			if reported[w.Upstream] {
+			if w.Answer != nil || reported[w.Upstream] {
 				continue
 			}
 			reported[w.Upstream] = true

@@ -52,6 +52,36 @@ func TestVirtualServerChoice(t *testing.T) {
 				t.Errorf("policy %+v problems %v", l.Policy, ps)
 			}
 		}},
+		{name: "a split into a return: the first proxying action's upstream is the location's", change: func(s *source.Snapshot) {
+			s.VirtualServers[0].Spec.Routes[0].Splits[0].Action = &nicv1.Action{Return: &nicv1.ActionReturn{Code: 418, Body: "tea"}}
+		}, check: func(t *testing.T, l *model.Location, ps []model.Problem) {
+			p := l.Action.Proxy
+			if p == nil || p.Backend != key(1) || len(ps) != 0 {
+				t.Fatalf("action %+v problems %v", l.Action, ps)
+			}
+			c := p.Choice
+			want := []model.Target{model.AnswerTarget(0, 20), {Backend: key(1), Weight: 30}, {Backend: key(2), Weight: 50}}
+			if !reflect.DeepEqual(c.Default, want) || len(c.Answers) != 1 || c.Answers[0].Return == nil || c.Answers[0].Return.Status != 418 {
+				t.Errorf("choice %+v", c)
+			}
+			if err := c.Validate(); err != nil {
+				t.Error(err)
+			}
+		}},
+		{name: "a route redirect beside matches keeps the matches", change: func(s *source.Snapshot) {
+			r := &s.VirtualServers[0].Spec.Routes[0]
+			r.Splits, r.Action = nil, &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://example.com/", Code: 307}}
+		}, check: func(t *testing.T, l *model.Location, ps []model.Problem) {
+			p := l.Action.Proxy
+			if p == nil || p.Backend != key(2) || len(ps) != 0 {
+				t.Fatalf("action %+v problems %v", l.Action, ps)
+			}
+			c := p.Choice
+			if !reflect.DeepEqual(c.Default, []model.Target{model.AnswerTarget(0, 100)}) || len(c.Matches) != 1 ||
+				!reflect.DeepEqual(c.Answers, []model.ChoiceAnswer{{Redirect: &model.Redirect{Code: 307, URL: "https://example.com/"}}}) {
+				t.Errorf("choice %+v", c)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := world(3)

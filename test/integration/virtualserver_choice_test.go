@@ -108,3 +108,107 @@ func TestVirtualServerChoiceAgainstNginx(t *testing.T) {
 		t.Errorf("a weight and match value change reloaded nginx: %v reloads, were %v", got, reloads)
 	}
 }
+
+const choiceAnswersVirtualServer = `apiVersion: k8s.nginx.org/v1
+kind: Policy
+metadata: {name: deny-local, namespace: default}
+spec:
+  accessControl: {deny: [127.0.0.0/8, "::1"]}
+---
+apiVersion: k8s.nginx.org/v1
+kind: VirtualServer
+metadata: {name: answers, namespace: default}
+spec:
+  host: answers.test
+  upstreams:
+  - {name: tea, service: tea, port: 80}
+  routes:
+  - path: /
+    splits:
+    - {weight: %d, action: {pass: tea}}
+    - {weight: %d, action: {return: {code: 418, body: "no tea"}}}
+  - path: /m
+    matches:
+    - conditions: [{header: X-Go, value: "%s"}]
+      action: {redirect: {url: "https://example.com/moved", code: 302}}
+    action: {pass: tea}
+  - path: /guarded
+    policies: [{name: deny-local}]
+    splits:
+    - {weight: 0, action: {pass: tea}}
+    - {weight: 100, action: {return: {code: 200, body: "open"}}}
+---
+`
+
+// TestVirtualServerChoiceAnswersAgainstNginx: a split between an upstream
+// and a return shares requests by weight; a match chooses a redirect; a
+// new weight and match value apply without a reload; an accessControl
+// Policy refuses before a return is chosen.
+func TestVirtualServerChoiceAnswersAgainstNginx(t *testing.T) {
+	tea := startBackend(t, "tea")
+	c := startController(t, map[string]string{
+		"class.yaml":    ingressClass,
+		"services.yaml": serviceYAML("default", "tea", 80, tea),
+		"answers.yaml":  fmt.Sprintf(choiceAnswersVirtualServer, 50, 50, "yes"),
+	})
+	if c.Metric("causeway_dataplane_mode", `mode="lua"`) != 1 {
+		t.Skip("the Lua data plane is not available")
+	}
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	get := func(path string, header map[string]string) harness.Result {
+		t.Helper()
+		r, err := harness.Do(addr, harness.Request{Method: "GET", Scheme: "http", Host: "answers.test", Path: path, Header: header})
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return r
+	}
+	count := func(n int) map[string]int {
+		got := map[string]int{}
+		for range n {
+			switch r := get("/", nil); {
+			case r.Status == 200 && r.Reply.Service == "tea":
+				got["tea"]++
+			case r.Status == 418 && r.Body == "no tea":
+				got["418"]++
+			default:
+				got[fmt.Sprintf("%d %q", r.Status, r.Body)]++
+			}
+		}
+		return got
+	}
+	// 300 requests, 50/50: each within 4 standard deviations (150 ± 35),
+	// and nothing else.
+	const total = 300
+	got := count(total)
+	if sd := math.Sqrt(total * 0.25); len(got) != 2 || math.Abs(float64(got["tea"])-total/2) > 4*sd {
+		t.Errorf("50/50 split of %d requests between tea and a return: %v; want each %d ± %.0f", total, got, total/2, 4*sd)
+	}
+	if r := get("/m", map[string]string{"X-Go": "yes"}); r.Status != 302 || r.Location != "https://example.com/moved" {
+		t.Errorf("/m matching: %d to %q, want a 302 to https://example.com/moved", r.Status, r.Location)
+	}
+	if r := get("/m", nil); r.Status != 200 || r.Reply.Service != "tea" {
+		t.Errorf("/m not matching: %d from %q, want tea", r.Status, r.Reply.Service)
+	}
+	if r := get("/guarded", nil); r.Status != 403 {
+		t.Errorf("/guarded from a denied address: %d %q, want 403 before the return", r.Status, r.Body)
+	}
+	// New weights and a new match value apply without a reload.
+	reloads := c.Metric("causeway_nginx_reloads_total")
+	c.WriteManifest("answers.yaml", fmt.Sprintf(choiceAnswersVirtualServer, 0, 100, "no"))
+	eventually(t, 10*time.Second, func() error {
+		if got := count(20); got["418"] != 20 {
+			return fmt.Errorf("0/100 split: %v", got)
+		}
+		return nil
+	})
+	if r := get("/m", map[string]string{"X-Go": "no"}); r.Status != 302 {
+		t.Errorf("after the change, /m with X-Go no: %d, want 302", r.Status)
+	}
+	if r := get("/m", map[string]string{"X-Go": "yes"}); r.Status != 200 || r.Reply.Service != "tea" {
+		t.Errorf("after the change, /m with X-Go yes: %d from %q, want tea", r.Status, r.Reply.Service)
+	}
+	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
+		t.Errorf("a weight and match value change reloaded nginx: %v reloads, were %v", got, reloads)
+	}
+}

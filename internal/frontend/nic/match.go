@@ -26,10 +26,21 @@ type ChoiceMatch struct {
 	Targets    []Weighted
 }
 
-// Weighted is an upstream and its weight out of 100.
+// Weighted is an upstream, or an answer, and its weight out of 100.
 type Weighted struct {
 	Upstream string
-	Weight   int
+	// Answer, when set instead of Upstream, is a redirect or return
+	// action (without headers).
+	Answer *Action
+	Weight int
+}
+
+// weighted is a's target: its upstream, or a as an answer.
+func weighted(a Action, w int) Weighted {
+	if a.Upstream == "" {
+		return Weighted{Answer: &a, Weight: w}
+	}
+	return Weighted{Upstream: a.Upstream, Weight: w}
 }
 
 // nicNameRe is NGINX Ingress Controller's grammar of cookie and argument
@@ -40,9 +51,9 @@ var nicNameRe = regexp.MustCompile(`^[_A-Za-z0-9]+$`)
 // Controller's rules: a match has conditions and exactly one of action
 // and splits; a condition exactly one of header, cookie, argument and
 // variable). It returns the action whose proxy settings apply (the
-// route's action, or its first split's) and the choice. Every action must
-// pass or proxy to an upstream: one answering a redirect or return leaves
-// the route out, reported.
+// first that proxies to an upstream) and the choice. An action may answer
+// a redirect or return instead (one with headers leaves the route out,
+// reported); a choice whose every action answers is left out, reported.
 func (t *translator) choice(field string, r *nicv1.Route, upstreams map[string]*Upstream) (Action, *Choice, bool, error) {
 	out := &Choice{}
 	var actions []Action
@@ -54,7 +65,7 @@ func (t *translator) choice(field string, r *nicv1.Route, upstreams map[string]*
 			return Action{}, nil, false, err
 		}
 		actions = []Action{a}
-		out.Default = []Weighted{{Upstream: a.Upstream, Weight: 100}}
+		out.Default = []Weighted{weighted(a, 100)}
 	} else if out.Default, actions, ok, err = t.splits(field+".splits", r.Splits, upstreams); err != nil || !ok {
 		return Action{}, nil, false, err
 	}
@@ -80,7 +91,7 @@ func (t *translator) choice(field string, r *nicv1.Route, upstreams map[string]*
 				return Action{}, nil, false, err
 			}
 			actions = append(actions, a)
-			cm.Targets = []Weighted{{Upstream: a.Upstream, Weight: 100}}
+			cm.Targets = []Weighted{weighted(a, 100)}
 		} else {
 			var as []Action
 			if cm.Targets, as, ok, err = t.splits(mf+".splits", m.Splits, upstreams); err != nil || !ok {
@@ -90,20 +101,29 @@ func (t *translator) choice(field string, r *nicv1.Route, upstreams map[string]*
 		}
 		out.Matches = append(out.Matches, cm)
 	}
+	var proxies []Action
 	for _, a := range actions {
 		if a.Upstream == "" {
-			t.notYet(field + ": splits or matches choosing a redirect or return; the route is left out")
-			return Action{}, nil, false, nil
+			if len(a.Headers) > 0 {
+				t.notYet(field + ": splits or matches choosing a return with headers; the route is left out")
+				return Action{}, nil, false, nil
+			}
+			continue
 		}
+		proxies = append(proxies, a)
 	}
-	for _, a := range actions[1:] {
-		if !reflect.DeepEqual(a.Policy, actions[0].Policy) {
-			t.notYet(field + ": the rewritePath, requestHeaders and responseHeaders of the route's first action apply to " +
+	if len(proxies) == 0 {
+		t.notYet(field + ": splits or matches whose every action is a redirect or return; the route is left out")
+		return Action{}, nil, false, nil
+	}
+	for _, a := range proxies[1:] {
+		if !reflect.DeepEqual(a.Policy, proxies[0].Policy) {
+			t.notYet(field + ": the rewritePath, requestHeaders and responseHeaders of the route's first action passing to an upstream apply to " +
 				"every upstream it chooses; another action's differ and are not used")
 			break
 		}
 	}
-	return actions[0], out, true, nil
+	return proxies[0], out, true, nil
 }
 
 // condition translates one condition. An error is NGINX Ingress
@@ -177,7 +197,7 @@ func (t *translator) splits(field string, in []nicv1.Split, upstreams map[string
 		if err != nil || !ok {
 			return nil, nil, false, err
 		}
-		out = append(out, Weighted{Upstream: a.Upstream, Weight: s.Weight})
+		out = append(out, weighted(a, s.Weight))
 		actions = append(actions, a)
 	}
 	if sum != 100 {
