@@ -122,7 +122,7 @@ func main() {
 	flag.IntVar(&c.conns, "conns", 50, "(d, f) concurrent keep-alive connections")
 	flag.DurationVar(&c.tlsDuration, "tls-duration", 5*time.Second, "(e) duration of each handshake run")
 	flag.IntVar(&c.tlsConns, "tls-conns", 8, "(e) concurrent handshaking clients")
-	flag.StringVar(&c.tlsKeys, "tls-keys", "ecdsa,rsa2048", "(e) certificate key types: ecdsa, rsa2048")
+	flag.StringVar(&c.tlsKeys, "tls-keys", "ecdsa,rsa2048", "(e) and (m) certificate key types: ecdsa, rsa2048")
 	flag.IntVar(&c.h2Conns, "h2-conns", 1, "(g) h2load connections (-c)")
 	flag.IntVar(&c.h2Streams, "h2-streams", 100, "(g) concurrent streams per connection (h2load -m); at most 128, nginx's http2_max_concurrent_streams on both sides")
 	flag.BoolVar(&c.h2H1, "h2-h1", false, "(g) for comparison: the same load over HTTP/1.1 with TLS (h2load --h1, h2-conns × h2-streams connections), not the target's protocol")

@@ -18,14 +18,24 @@ import (
 // load is full TLS handshakes to the terminated host on each.
 const passthroughHost = "pt.bench.test"
 
-// runPassthrough runs section (m).
+// runPassthrough runs section (m) once per -tls-keys certificate type.
 func runPassthrough(ctx context.Context, e *env, c *config, rep *report) error {
+	for _, k := range c.keys() {
+		if err := runPassthroughKey(ctx, e, c, rep, k); err != nil {
+			return fmt.Errorf("%s certificate: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// runPassthroughKey runs section (m) with a certificate of key type k.
+func runPassthroughKey(ctx context.Context, e *env, c *config, rep *report, k string) error {
 	p, bs, err := twoBackends(e)
 	if err != nil {
 		return err
 	}
 	defer p.close()
-	cert, err := newCertificate("term.bench.test", 0)
+	cert, err := newCertificate("term.bench.test", keyBits[k])
 	if err != nil {
 		return err
 	}
@@ -34,12 +44,12 @@ func runPassthrough(ctx context.Context, e *env, c *config, rep *report) error {
 		tlsIngressYAML("term", cert.host, "term-tls") +
 		annotatedIngressYAML("pt", passthroughHost, service, [2]string{"ssl-passthrough", "true"})
 	manifests := map[string]string{"app.yaml": app, "slice.yaml": sliceYAML(p.port, bs[0].IP)}
-	off, err := e.startController(ctx, "passthrough-off", manifests, c)
+	off, err := e.startController(ctx, "passthrough-off-"+k, manifests, c)
 	if err != nil {
 		return err
 	}
 	defer off.stop()
-	on, err := e.startControllerWith(ctx, "passthrough-on", manifests, c, controllerOptions{args: []string{"--enable-tls-passthrough"}})
+	on, err := e.startControllerWith(ctx, "passthrough-on-"+k, manifests, c, controllerOptions{args: []string{"--enable-tls-passthrough"}})
 	if err != nil {
 		return err
 	}
@@ -67,13 +77,13 @@ func runPassthrough(ctx context.Context, e *env, c *config, rep *report) error {
 	if err != nil {
 		return err
 	}
-	t := &table{title: "(m) TLS passthrough: full handshakes to a terminated host, passthrough off vs on", header: []string{"config"}}
+	t := &table{title: "(m) TLS passthrough: full handshakes to a terminated host, passthrough off vs on, " + cert.kind, header: []string{"config"}}
 	_, cpu := compareTable(t, "handshake", sides, res, 0, func(int) []string { return nil })
-	t.note("Two controllers, the same manifests: a TLS Ingress for `%s` (ECDSA P-256) and an ssl-passthrough Ingress for `%s`; ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`. One runs with `--enable-tls-passthrough`. The load: %d Go clients, each connection a full TLS 1.3 handshake to `%s` and one `GET /` with `Connection: close`, %d rounds of %s per side. nginx CPU counts the worker's stream and HTTP work alike.",
-		cert.host, passthroughHost, c.tlsConns, cert.host, c.rounds, c.tlsDuration)
+	t.note("Two controllers, the same manifests: a TLS Ingress for `%s` (%s) and an ssl-passthrough Ingress for `%s`; ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`. One runs with `--enable-tls-passthrough`. The load: %d Go clients, each connection a full TLS 1.3 handshake to `%s` and one `GET /` with `Connection: close`, %d rounds of %s per side. nginx CPU counts the worker's stream and HTTP work alike.",
+		cert.host, cert.kind, passthroughHost, c.tlsConns, cert.host, c.rounds, c.tlsDuration)
 	t.note("%s", failureNote(res))
 	rep.addTable(t)
-	rep.target("(m) TLS passthrough on / off, nginx CPU per full handshake of a terminated host", "≤ 1.10×",
+	rep.target("(m) TLS passthrough on / off, nginx CPU per full handshake of a terminated host, "+cert.kind, "≤ 1.10×",
 		fmt.Sprintf("%.2f×", cpu[1]), pass(cpu[1] <= 1.10))
 	return nil
 }
