@@ -72,11 +72,12 @@ func reportSplit(res *SyncResult, key, reason, msg string) {
 		for _, l := range srv.Locations {
 			p := l.Action.Proxy
 			var src model.ObjectRef
+			what := "the canary split"
 			switch {
 			case p != nil && p.Canary != nil && model.SplitKey(p.Backend, p.Canary) == key:
 				src = p.Canary.Source
 			case p != nil && p.Choice != nil && model.ChoiceKey(p.Choice) == key:
-				src = p.Choice.Source
+				src, what = p.Choice.Source, "the route's splits and matches"
 			default:
 				continue
 			}
@@ -84,7 +85,7 @@ func reportSplit(res *SyncResult, key, reason, msg string) {
 				if !seen[ref] {
 					seen[ref] = true
 					res.Problems = append(res.Problems, model.Problem{Object: ref, Reason: reason,
-						Message: fmt.Sprintf("the canary split %s is left out of the endpoint state, so its paths answer 503: %s", key, msg)})
+						Message: fmt.Sprintf("%s %s is left out of the endpoint state, so its paths answer 503: %s", what, key, msg)})
 				}
 			}
 		}
