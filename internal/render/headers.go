@@ -72,6 +72,13 @@ func hiddenHeaders(c *model.Config) []string {
 	for _, h := range c.AddHeaders {
 		hidden = append(hidden, h.Name)
 	}
+	// With HSTS on, the backend's own Strict-Transport-Security is
+	// replaced, not repeated (ingress-nginx sets it with more_set_headers,
+	// NGINX Ingress Controller hides the backend's).
+	const sts = "Strict-Transport-Security"
+	if c.HSTS.Enabled && !slices.ContainsFunc(hidden, func(n string) bool { return strings.EqualFold(n, sts) }) {
+		hidden = append(hidden, sts)
+	}
 	return hidden
 }
 

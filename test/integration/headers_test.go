@@ -19,8 +19,9 @@ import (
 	"github.com/causeway/causeway/test/testcert"
 )
 
-// startHeaderBackend runs a backend that answers with a Server and an
-// X-Powered-By header and reports the request headers it got as JSON.
+// startHeaderBackend runs a backend that answers with a Server, an
+// X-Powered-By and a Strict-Transport-Security header of its own and
+// reports the request headers it got as JSON.
 func startHeaderBackend(t *testing.T) *backend {
 	t.Helper()
 	l, err := net.Listen("tcp", net.JoinHostPort(loopbackIP(), "0"))
@@ -32,11 +33,43 @@ func startHeaderBackend(t *testing.T) *backend {
 		w.Header().Set("Server", "backend/1.0")
 		w.Header().Set("X-Powered-By", "PHP/5")
 		w.Header().Set("X-Frame-Options", "ALLOWALL")
+		w.Header().Set("Strict-Transport-Security", backendHSTS)
 		_ = json.NewEncoder(w).Encode(r.Header)
 	})}
 	go b.srv.Serve(l)
 	t.Cleanup(func() { b.srv.Close() })
 	return b
+}
+
+// backendHSTS is the Strict-Transport-Security startHeaderBackend sends.
+const backendHSTS = "max-age=1"
+
+// TestHSTSReplacesBackendHeader: with hsts on, an HTTPS client sees one
+// Strict-Transport-Security, the controller's, not the backend's beside
+// it (ingress-nginx replaces it, NGINX Ingress Controller hides it); with
+// hsts off, the backend's own passes unchanged.
+func TestHSTSReplacesBackendHeader(t *testing.T) {
+	be := startHeaderBackend(t)
+	c := startController(t, map[string]string{
+		"app.yaml": ingressClass + serviceYAML("default", "hdr", 80, be) +
+			tlsSecretYAML(t, "default", "hdr-tls", "hdr.tls.test", 0) + tlsIngressYAML("default", "hdr", "hdr.tls.test", "hdr-tls", "hdr"),
+		"config.yaml": configMapYAML(map[string]string{"ssl-redirect": "false"}),
+	})
+	check := func(want string) error {
+		r, err := c.get("https", "hdr.tls.test", "/")
+		if err != nil {
+			return err
+		}
+		if got := r.Header.Values("Strict-Transport-Security"); r.Status != 200 || len(got) != 1 || got[0] != want {
+			return fmt.Errorf("HTTPS: %d Strict-Transport-Security %q, want %q alone", r.Status, got, want)
+		}
+		return nil
+	}
+	if err := check("max-age=31536000; includeSubDomains"); err != nil {
+		t.Fatal(err)
+	}
+	c.WriteManifest("config.yaml", configMapYAML(map[string]string{"ssl-redirect": "false", "hsts": "false"}))
+	eventually(t, 10*time.Second, func() error { return check(backendHSTS) })
 }
 
 func secretYAML(ns, name, key string, data []byte) string {
