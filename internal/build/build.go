@@ -264,6 +264,10 @@ type builder struct {
 	// vsrUsed the host and path of the route each serves (one each).
 	vsrsIn  map[string]*nicv1.VirtualServerRoute
 	vsrUsed map[string]string
+	// vsrsByHost are vsrsIn by spec.host, each ordered by
+	// "namespace/name": what routeSelector routes choose from, built on
+	// first use (see selected).
+	vsrsByHost map[string][]*nicv1.VirtualServerRoute
 	// vsrRegex: a VirtualServerRoute that regex routes delegate to, by
 	// host and "namespace/name", checked once for all their paths.
 	vsrRegex map[string]*delegated

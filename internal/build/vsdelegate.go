@@ -213,11 +213,20 @@ func (b *builder) delegateSelected(srv *model.Server, outer []string, vsRef mode
 // selected are the VirtualServerRoutes of ours of host whose labels the
 // route's routeSelector selects, in any namespace (as in NGINX Ingress
 // Controller), ordered by namespace/name.
+// The VirtualServerRoutes are indexed by host once per build, so that
+// many selector routes over many VirtualServerRoutes cost what their own
+// host holds, not every VirtualServerRoute each.
 func (b *builder) selected(r nic.Route, host string) []*nicv1.VirtualServerRoute {
+	if b.vsrsByHost == nil {
+		b.vsrsByHost = map[string][]*nicv1.VirtualServerRoute{}
+		for _, key := range slices.Sorted(maps.Keys(b.vsrsIn)) {
+			vsr := b.vsrsIn[key]
+			b.vsrsByHost[vsr.Spec.Host] = append(b.vsrsByHost[vsr.Spec.Host], vsr)
+		}
+	}
 	var out []*nicv1.VirtualServerRoute
-	for _, key := range slices.Sorted(maps.Keys(b.vsrsIn)) {
-		vsr := b.vsrsIn[key]
-		if vsr.Spec.Host == host && r.Selects(vsr.Labels) &&
+	for _, vsr := range b.vsrsByHost[host] {
+		if r.Selects(vsr.Labels) &&
 			(vsr.Spec.IngressClass == "" || b.classes.IsOursName(vsr.Spec.IngressClass)) {
 			out = append(out, vsr)
 		}
