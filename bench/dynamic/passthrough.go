@@ -66,9 +66,11 @@ func runPassthroughKey(ctx context.Context, e *env, c *config, rep *report, k st
 			return fmt.Errorf("%s: %w", sd.name, err)
 		}
 	}
-	if err := checkPassthroughRendered(on, off); err != nil {
+	handover, err := checkPassthroughRendered(on, off)
+	if err != nil {
 		return err
 	}
+	sides[1].name = "passthrough on: ssl_preread, then " + handover
 	fmt.Fprintf(os.Stderr, "(m) TLS handshakes with passthrough off and on: %d clients, %d rounds of %s per side ...\n", c.tlsConns, c.rounds, c.tlsDuration)
 	load := func(sd side, d time.Duration) (sample, error) {
 		return tlsLoad(ctx, sd.httpsAddr, cert.host, cert.host, c.tlsConns, d)
@@ -106,27 +108,33 @@ func waitTLS(ctx context.Context, sd side, cert *certificate) error {
 
 // checkPassthroughRendered checks that the sides are what they claim:
 // the "on" controller's configuration (stream files included) has the
-// ssl_preread server, the "off" one's none.
-func checkPassthroughRendered(on, off *controllerProc) error {
+// ssl_preread server, the "off" one's none. It says how the "on" side
+// hands terminated connections over: pass where the stream module has
+// it, else a proxied hop with a PROXY header.
+func checkPassthroughRendered(on, off *controllerProc) (string, error) {
+	handover := "the HTTPS listener over a unix socket with a PROXY header (proxy_pass)"
 	for _, x := range []struct {
 		p    *controllerProc
 		want bool
 	}{{on, true}, {off, false}} {
 		files, err := filepath.Glob(filepath.Join(x.p.StateDir, "servers", "*"))
 		if err != nil {
-			return err
+			return "", err
 		}
 		found := false
 		for _, f := range append(files, filepath.Join(x.p.StateDir, "nginx.conf")) {
 			data, err := os.ReadFile(f)
 			if err != nil {
-				return err
+				return "", err
 			}
 			found = found || strings.Contains(string(data), "ssl_preread on;")
+			if x.want && strings.Contains(string(data), "pass $causeway_passthrough;") {
+				handover = "the connection passed to the HTTPS listener's unix socket (pass)"
+			}
 		}
 		if found != x.want {
-			return fmt.Errorf("controller %s: ssl_preread in its configuration: %v, want %v", x.p.StateDir, found, x.want)
+			return "", fmt.Errorf("controller %s: ssl_preread in its configuration: %v, want %v", x.p.StateDir, found, x.want)
 		}
 	}
-	return nil
+	return handover, nil
 }

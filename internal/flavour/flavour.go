@@ -127,3 +127,14 @@ func (f Flavour) HTTP2Directive() bool {
 	}
 	return f.atLeast(1, 25, 1)
 }
+
+// StreamPass reports whether the stream module has the pass directive,
+// which hands an accepted connection to another listening socket of the
+// same server within the worker, with no second connection: nginx from
+// 1.25.5, Angie from 1.6.0 (which merged that nginx).
+func (f Flavour) StreamPass() bool {
+	if f.Name == Angie {
+		return f.atLeast(1, 6, 0)
+	}
+	return f.atLeast(1, 25, 5)
+}

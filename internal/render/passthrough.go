@@ -17,6 +17,12 @@ import (
 // workers' private sockets directory. The inner hop is what lets the
 // passed-through connection skip the PROXY header: nginx sends it to every
 // destination of a server or to none.
+//
+// Where the stream module has pass (flavour.StreamPass: nginx 1.25.5,
+// Angie 1.6), the server passes the accepted connection itself to the
+// chosen socket's listener instead: no second connection, no copying
+// through the worker and no PROXY header, since the connection keeps the
+// client's address.
 
 // unixPeer is set_real_ip_from's name for unix-socket peers: the
 // passthrough proxy, the only client of the inner sockets.
@@ -26,6 +32,8 @@ const unixPeer = "unix:"
 type passthroughView struct {
 	Listen      string
 	AcceptProxy bool
+	// Pass hands connections over with pass rather than proxy_pass.
+	Pass        bool
 	Trusted     []string
 	HTTPSSocket string
 	Names       []passthroughName
@@ -46,7 +54,7 @@ func passthroughFile(m *model.Model, p Params) ([]byte, []model.ObjectRef, error
 	if rip.Enabled() && !rip.UseProxyProtocol {
 		return nil, nil, fmt.Errorf("TLS passthrough with the client address from a header")
 	}
-	v := &passthroughView{AcceptProxy: rip.UseProxyProtocol}
+	v := &passthroughView{AcceptProxy: rip.UseProxyProtocol, Pass: p.Flavour.StreamPass()}
 	var err error
 	if v.Listen, err = listen(p.ListenAddress, p.HTTPSPort); err != nil {
 		return nil, nil, err
@@ -107,9 +115,13 @@ func passthroughRoute(r *model.PassthroughRoute, p Params) (*streamView, passthr
 		return nil, name, err
 	}
 	v.Upstream = "causeway_pt_" + strings.TrimSuffix(strings.TrimPrefix(filepath.Base(sock), "pt-"), ".sock")
-	v.Listen, v.AcceptProxy = []string{"unix:" + sock}, true
-	if p.StreamRealIP {
-		v.RealIPFrom = []string{unixPeer}
+	v.Listen = []string{"unix:" + sock}
+	if !p.Flavour.StreamPass() {
+		// Proxied to, behind a PROXY header naming the client.
+		v.AcceptProxy = true
+		if p.StreamRealIP {
+			v.RealIPFrom = []string{unixPeer}
+		}
 	}
 	return v, passthroughName{Key: key, Socket: sock}, nil
 }

@@ -18,6 +18,11 @@ type clientAddressView struct {
 	// set_real_ip_from only; ServerPortMap defines $causeway_server_port,
 	// the PROXY header's port (a unix socket has none) or the listener's.
 	Passthrough, ServerPortMap bool
+	// PassedPort, when not 0, defines $causeway_server_port instead as
+	// the listener's port, or this one on the HTTPS socket that the
+	// passthrough server passes connections to (stream pass: no header,
+	// and the socket has no port).
+	PassedPort int
 	// TrustForwarded (use-forwarded-headers) passes on the X-Forwarded-*
 	// headers of trusted peers; TrustSource is the variable holding the
 	// address that must be trusted.
@@ -41,8 +46,13 @@ type clientAddressView struct {
 func (v *mainView) ClientAddress() (*clientAddressView, error) {
 	c := v.Config.RealIP
 	out := &clientAddressView{Scheme: "$scheme", Port: "$server_port", TrustSource: "$realip_remote_addr", Peer: "$realip_remote_addr",
-		Passthrough: v.passthrough}
+		Passthrough: v.passthrough && !v.passthroughPass}
 	switch {
+	case !c.Enabled() && v.passthroughPass:
+		// The passed connection is the client's own: only its port needs
+		// filling in.
+		out.PassedPort, out.Port = v.httpsPort, "$causeway_server_port"
+		return out, nil
 	case !c.Enabled() && v.passthrough:
 		// Only HTTPS requests, through the passthrough proxy, carry a
 		// PROXY header: its address is the client's.

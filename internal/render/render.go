@@ -186,6 +186,8 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		}
 	}
 	main.passthrough = m.Passthrough != nil
+	main.passthroughPass = main.passthrough && p.Flavour.StreamPass()
+	main.httpsPort = p.HTTPSPort
 	if main.streams = len(m.Streams) > 0 || main.passthrough; main.streams && p.StreamModule != "" {
 		q, err := Quote(p.StreamModule)
 		if err != nil {
@@ -318,8 +320,13 @@ type mainView struct {
 	// streams says that the Model has stream servers (a stream block).
 	streams bool
 	// passthrough says that TLS passthrough takes the HTTPS port: the
-	// HTTPS listener is then a unix socket behind a PROXY header.
-	passthrough bool
+	// HTTPS listener is then a unix socket behind a PROXY header, or,
+	// with passthroughPass, one the stream module's pass hands the
+	// connection itself to (no header: the client address is the
+	// connection's, but the socket has no port of its own, so
+	// $server_port reads as httpsPort).
+	passthrough, passthroughPass bool
+	httpsPort                    int
 }
 
 // Lua returns the http-level Lua directives, the dynamic-channel server and

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/flavour"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/source/files"
@@ -56,6 +57,9 @@ func TestGolden(t *testing.T) {
 			if strings.HasPrefix(c.Name(), "passthrough") { // TLS passthrough, nginx with stream and stream realip
 				opts.TLSPassthrough, opts.StreamAvailable, opts.StreamRealIPAvailable, opts.HTTPPort, opts.HTTPSPort = true, true, true, 80, 443
 				params.StreamModule, params.StreamRealIP = "/usr/lib/nginx/modules/ngx_stream_module.so", true
+			}
+			if strings.HasPrefix(c.Name(), "passthrough-pass") { // a stream module with pass
+				params.Flavour = flavour.Flavour{Name: flavour.Nginx, Version: []int{1, 26, 3}}
 			}
 			m, _ := build.Build(snap, opts)
 			if strings.HasPrefix(c.Name(), "lua") { // the Lua-balanced data plane

@@ -191,13 +191,17 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		v.ListenHTTPS += " proxy_protocol"
 	}
 	if m.Passthrough != nil {
-		// The passthrough proxy takes the HTTPS port and hands the rest
-		// over this socket, always behind a PROXY header.
+		// The passthrough server takes the HTTPS port and hands the rest
+		// over this socket: it passes the connection itself where the
+		// stream module can, else proxies it behind a PROXY header.
 		sock, err := quotedPathBody(p.StateDir.HTTPSSocket())
 		if err != nil {
 			return nil, err
 		}
-		v.ListenHTTPS = "unix:" + sock + " proxy_protocol"
+		v.ListenHTTPS = "unix:" + sock
+		if !p.Flavour.StreamPass() {
+			v.ListenHTTPS += " proxy_protocol"
+		}
 	}
 	if srv.Listeners != nil {
 		ok, err := planListeners(v, srv, p, m.Config.RealIP.UseProxyProtocol)

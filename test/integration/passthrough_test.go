@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/internal/flavour"
 	"github.com/causeway/causeway/test/harness"
 	"github.com/causeway/causeway/test/testcert"
 )
@@ -40,6 +42,21 @@ func startTLSBackend(t *testing.T, name, cn string) (ip string, port int) {
 	return a.IP.String(), a.Port
 }
 
+// secureTransportServerYAML is a tls-passthrough TransportServer for
+// secure.pass.test and its Service, whose endpoint is ip:port.
+func secureTransportServerYAML(ip string, port int) string {
+	return `apiVersion: k8s.nginx.org/v1
+kind: TransportServer
+metadata: {name: secure, namespace: default}
+spec:
+  listener: {name: tls-passthrough, protocol: TLS_PASSTHROUGH}
+  host: secure.pass.test
+  upstreams: [{name: app, service: tls-app, port: 8443}]
+  action: {pass: app}
+---
+` + streamServiceYAML("tls-app", "TCP", 8443, port, ip)
+}
+
 // TestTLSPassthrough: with --enable-tls-passthrough the HTTPS port passes
 // a TransportServer's host and an ssl-passthrough Ingress's host, TLS and
 // all, to their backends (the client sees the backends' certificates),
@@ -50,16 +67,7 @@ func TestTLSPassthrough(t *testing.T) {
 	ingIP, ingPort := startTLSBackend(t, "ing-app", "ing.pass.test")
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{
-		"ts.yaml": `apiVersion: k8s.nginx.org/v1
-kind: TransportServer
-metadata: {name: secure, namespace: default}
-spec:
-  listener: {name: tls-passthrough, protocol: TLS_PASSTHROUGH}
-  host: secure.pass.test
-  upstreams: [{name: app, service: tls-app, port: 8443}]
-  action: {pass: app}
----
-` + streamServiceYAML("tls-app", "TCP", 8443, appPort, appIP),
+		"ts.yaml": secureTransportServerYAML(appIP, appPort),
 		"ing.yaml": `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
@@ -166,4 +174,55 @@ spec:
 			t.Errorf("CN %q", cn)
 		}
 	})
+}
+
+// TestTLSPassthroughProxyProtocol: behind a load balancer that sends the
+// PROXY protocol (use-proxy-protocol), the passthrough server on the
+// HTTPS port reads the header; a terminated host's backend sees the
+// header's client and port, and a passed-through host is still reached
+// by name. On a stream module with pass the connection, header read, is
+// handed over; without, it is proxied behind a header of nginx's own.
+func TestTLSPassthroughProxyProtocol(t *testing.T) {
+	if dataPlaneFlavour.Name == flavour.Angie {
+		t.Skip("the vendored Angie has no stream realip module, which TLS passthrough behind the PROXY protocol needs")
+	}
+	appIP, appPort := startTLSBackend(t, "ts-app", "secure.pass.test")
+	web := startBackend(t, "web")
+	c := startController(t, map[string]string{
+		"ts.yaml": secureTransportServerYAML(appIP, appPort),
+		"web.yaml": serviceYAML("default", "web", 80, web) + tlsSecretYAML(t, "default", "web-tls", "web.pass.test", 2048) +
+			tlsIngressYAML("default", "web", "web.pass.test", "web-tls", "web"),
+		"config.yaml": realIPConfigMap(`use-proxy-protocol: "true", proxy-real-ip-cidr: "127.0.0.0/8"`),
+	}, "--enable-tls-passthrough")
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPSPort))
+	header := []byte(proxyV1(netip.MustParseAddrPort("203.0.113.9:40000"), netip.MustParseAddrPort("10.0.0.1:443")))
+	want := seen{Status: 200, RealIP: "203.0.113.9", For: "203.0.113.9", Proto: "https", Host: "web.pass.test", Port: "443"}
+	if !dataPlaneFlavour.StreamPass() {
+		// nginx's own PROXY header on the inner hop names its port, not
+		// the load balancer's (docs/layer4.md).
+		want.Port = strconv.Itoa(c.HTTPSPort)
+	}
+	eventually(t, 10*time.Second, func() error {
+		got, err := viaProxyProtocol(addr, header, "web.pass.test", true, spoofed)
+		if err != nil || got != want {
+			return fmt.Errorf("terminated host: %+v (%v), want %+v", got, err, want)
+		}
+		return nil
+	})
+	conn, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write(header); err != nil {
+		t.Fatal(err)
+	}
+	tc := tls.Client(conn, &tls.Config{ServerName: "secure.pass.test", InsecureSkipVerify: true})
+	if err := tc.Handshake(); err != nil {
+		t.Fatalf("passed-through host: %v", err)
+	}
+	if cn := tc.ConnectionState().PeerCertificates[0].Subject.CommonName; cn != "secure.pass.test" {
+		t.Errorf("passed-through host: CN %q, want the backend's", cn)
+	}
 }
