@@ -148,9 +148,9 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 		}
 		switch a := r.Action; {
 		case r.Choice != nil && a.Upstream == "":
-			// nic.choice returns the first action that proxies; a route
-			// whose choice has none is left out there.
-			loc.Action = model.ReturnStatus(500)
+			// Every action of the route's choice answers by itself: the
+			// location proxies to nothing.
+			loc.Action = model.Action{Proxy: &model.Proxy{Choice: b.routeChoice(owner, r, upstreams, backends)}}
 		case r.Choice == nil && a.Redirect != nil:
 			loc.Action = model.Action{Redirect: a.Redirect}
 		case r.Choice == nil && a.Return != nil:
@@ -233,7 +233,7 @@ func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[
 		for i, w := range ws {
 			if a := w.Answer; a != nil {
 				out[i] = model.AnswerTarget(len(c.Answers), w.Weight)
-				c.Answers = append(c.Answers, model.ChoiceAnswer{Redirect: a.Redirect, Return: a.Return})
+				c.Answers = append(c.Answers, model.ChoiceAnswer{Redirect: a.Redirect, Return: a.Return, Headers: a.Headers})
 				continue
 			}
 			out[i] = model.Target{Backend: backends[w.Upstream], Weight: w.Weight}
@@ -244,7 +244,7 @@ func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[
 	for _, m := range r.Choice.Matches {
 		c.Matches = append(c.Matches, model.ChoiceMatch{Conditions: m.Conditions, Targets: targets(m.Targets)})
 	}
-	primary := r.Action.Upstream
+	primary := r.Action.Upstream // "" when every target answers
 	reported := map[string]bool{primary: true}
 	for _, ws := range append([][]nic.Weighted{r.Choice.Default}, matchTargets(r.Choice)...) {
 		for _, w := range ws {

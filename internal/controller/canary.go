@@ -46,13 +46,15 @@ func reportPlainCanaries(res *SyncResult) {
 	if res == nil || res.Model == nil {
 		return
 	}
-	var refs []model.ObjectRef
+	var refs, answering []model.ObjectRef
 	for _, srv := range res.Model.Servers {
 		for _, l := range srv.Locations {
-			if p := l.Action.Proxy; p != nil && p.Canary != nil {
+			switch p := l.Action.Proxy; {
+			case p != nil && p.Canary != nil:
 				refs = append(refs, p.Canary.Source)
-			}
-			if p := l.Action.Proxy; p != nil && p.Choice != nil {
+			case p != nil && p.AnswersOnly():
+				answering = append(answering, p.Choice.Source)
+			case p != nil && p.Choice != nil:
 				refs = append(refs, p.Choice.Source)
 			}
 		}
@@ -60,6 +62,10 @@ func reportPlainCanaries(res *SyncResult) {
 	for _, ref := range model.SortRefs(refs) {
 		res.Problems = append(res.Problems, model.Problem{Object: ref, Reason: ReasonCanaryNeedsLua,
 			Message: "canary releases, splits and matches need the Lua balancer (dynamic mode); the main backend serves every request"})
+	}
+	for _, ref := range model.SortRefs(answering) {
+		res.Problems = append(res.Problems, model.Problem{Object: ref, Reason: ReasonCanaryNeedsLua,
+			Message: "splits and matches need the Lua balancer (dynamic mode); a route whose every action is a redirect or return answers 503"})
 	}
 }
 

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/causeway/causeway/internal/model"
@@ -65,5 +66,22 @@ func TestPlainModeReportsCanaries(t *testing.T) {
 	}
 	if got := problemsOf(res); got != "Ingress ns/x-canary(uid-x-canary) "+ReasonCanaryNeedsLua {
 		t.Fatalf("problems %q", got)
+	}
+}
+
+// TestPlainModeReportsAnsweringChoices: without the Lua balancer a route
+// whose every action answers cannot choose and answers 503; its
+// VirtualServer is told so, in other words than a choice with a backend.
+func TestPlainModeReportsAnsweringChoices(t *testing.T) {
+	c := &Controller{}
+	res := testModel(map[string]int{"a": 1, "big": 1})
+	vs := model.ObjectRef{Kind: "VirtualServer", Namespace: "ns", Name: "vs", UID: "uid-vs"}
+	res.Model.Servers[0].Locations[0].Action.Proxy = &model.Proxy{Choice: &model.Choice{Source: vs, Route: "/",
+		Default: []model.Target{model.AnswerTarget(0, 100)}, Answers: []model.ChoiceAnswer{{Return: &model.Return{Status: 204}}}}}
+	if got := c.dynamicBackends(res); got != nil {
+		t.Fatalf("plain mode pushed %v", keysOf(got))
+	}
+	if len(res.Problems) != 1 || res.Problems[0].Object != vs || !strings.Contains(res.Problems[0].Message, "answers 503") {
+		t.Fatalf("problems %+v", res.Problems)
 	}
 }

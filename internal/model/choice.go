@@ -13,7 +13,8 @@ import (
 // default targets do. Like a Canary, it is applied by the Lua balancer
 // from pushed state, so a change of values, order or weights needs no
 // reload; the location only names it (see ChoiceKey). Proxy.Backend is
-// the backend whose proxy settings and hooks the location uses.
+// the backend whose proxy settings and hooks the location uses, or ""
+// when every target is an answer (AnswersOnly).
 type Choice struct {
 	// Source is the VirtualServer (Route) whose route chooses.
 	Source ObjectRef
@@ -33,6 +34,9 @@ type Choice struct {
 type ChoiceAnswer struct {
 	Redirect *Redirect
 	Return   *Return
+	// Headers are added to a Return's response (not to a Redirect's),
+	// instead of the response headers of the location's proxy.
+	Headers []Header
 }
 
 // ChoiceMatch holds when all its conditions do.
@@ -180,12 +184,19 @@ func (c *Choice) Validate() error {
 		if (a.Redirect == nil) == (a.Return == nil) {
 			return fmt.Errorf("answer %d: want exactly one of a redirect and a return", i)
 		}
+		if a.Redirect != nil && len(a.Headers) > 0 {
+			return fmt.Errorf("answer %d: a redirect has no headers of its own", i)
+		}
 	}
 	return validateTargets(c.Default, len(c.Answers))
 }
 
 // HasAnswers reports whether the choice may pick an answer.
 func (c *Choice) HasAnswers() bool { return len(c.Answers) > 0 }
+
+// AnswersOnly reports whether p proxies to nothing: every target of its
+// choice is an answer, so it names no backend.
+func (p *Proxy) AnswersOnly() bool { return p.Backend == "" && p.Choice != nil }
 
 func (c *Condition) validate() error {
 	name := c.Name

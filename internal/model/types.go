@@ -142,7 +142,8 @@ type Proxy struct {
 	Canary *Canary
 	// Choice, when set, picks the backend per request among several (a
 	// VirtualServer route's splits and matches); Backend is then the one
-	// whose settings the location uses. Canary and Choice are exclusive.
+	// whose settings the location uses, "" when the choice picks only
+	// answers (AnswersOnly). Canary and Choice are exclusive.
 	Choice *Choice
 }
 

@@ -157,7 +157,7 @@ func (sp *serverPlan) planLogVars(lv *locationView, l *model.Location) error {
 		return nil
 	}
 	var ns, svc, port, upstream string
-	if p := l.Action.Proxy; p != nil {
+	if p := l.Action.Proxy; p != nil && !p.AnswersOnly() {
 		if b := sp.rc.backends[p.Backend]; b != nil {
 			ns, svc, port = b.Namespace, b.Service, b.Port
 		} else if parts := strings.Split(p.Backend, "/"); len(parts) == 3 {

@@ -29,6 +29,24 @@ func selectChoice(lv *locationView, p *model.Proxy, backends map[string]*model.B
 	return nameKey(lv, model.ChoiceKey(p.Choice))
 }
 
+// answersOnly plans a location whose choice picks only answers: in
+// dynamic mode it names the choice and proxies to the balancer, which
+// finds no backend to pick (503) should the access hook not have handed
+// the request to an answer; without the Lua balancer nothing can choose,
+// so it answers 503 (the controller reports that).
+func (sp *serverPlan) answersOnly(lv *locationView, l *model.Location) error {
+	p := l.Action.Proxy
+	if !sp.rc.lua {
+		lv.Return = 503
+		return sp.planPolicy(lv, l)
+	}
+	lv.Pass, lv.PassURL = "proxy_pass", "http://"+balancer.UpstreamName
+	if err := nameKey(lv, model.ChoiceKey(p.Choice)); err != nil {
+		return err
+	}
+	return sp.planPolicy(lv, l)
+}
+
 // A choice may pick an answer (a redirect or a return) instead of a
 // backend. A balancer can only pick a peer, so such a location also gets
 // the balancer's access hook (causeway.balancer.access): it runs at the
@@ -85,6 +103,12 @@ func (sp *serverPlan) choiceAnswers(lv *locationView, l *model.Location) error {
 		// The checks ran in the location before the hook handed over.
 		answer.Policy = withoutChecks(lv.Policy)
 		answer.Policy.APIKey, answer.Policy.ChoiceHook = nil, false
+		// A return's own headers, not the proxied route's response
+		// headers, as NGINX Ingress Controller does.
+		var err error
+		if answer.Policy.ResponseHeaders, err = sp.responseHeaders(answer.Policy, l.Policy, a.Headers); err != nil {
+			return err
+		}
 		if sp.choiceNamed == nil {
 			sp.choiceNamed = map[string]bool{}
 		}

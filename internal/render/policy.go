@@ -167,6 +167,24 @@ func protocol(p model.BackendProtocol) (module, scheme string, err error) {
 	return "", "", fmt.Errorf("backend protocol %q", p)
 }
 
+// responseHeaders are the add_header lines of a location planned as v,
+// under pol, whose own response headers are own: those, then, since any
+// add_header of a location stops nginx inheriting the server's and the
+// http level's, the inherited ones that neither own nor a snippet sets.
+// The external authentication service's Set-Cookie is an add_header too
+// (extauth.go).
+func (sp *serverPlan) responseHeaders(v *policyView, pol *model.Policy, own []model.Header) ([]headerLine, error) {
+	lines, err := headerLines(own)
+	if err != nil {
+		return nil, err
+	}
+	if len(lines) > 0 || v.CORS != nil || v.ExtAuth != nil || v.Snippet != nil && len(v.Snippet.AddHeaders) > 0 {
+		srvSnippet, ownSnippet := sp.snippets(pol)
+		lines = append(lines, sp.rc.inheritedHeaders(slices.Concat(own, snippetHeaders(srvSnippet, ownSnippet)))...)
+	}
+	return lines, nil
+}
+
 // planPolicy prints l.Policy into lv. A location that does not proxy
 // (a return, a redirect, a backend without endpoints in plain mode) keeps
 // only what applies to its own answers: the access log, CORS and response
@@ -215,18 +233,12 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 			return err
 		}
 	}
-	if v.ResponseHeaders, err = headerLines(pol.ResponseHeaders); err != nil {
-		return err
-	}
 	srvSnippet, ownSnippet := sp.snippets(pol)
 	if v.Snippet, err = planSnippet(srvSnippet, ownSnippet, hiddenHeaders(&sp.rc.m.Config)); err != nil {
 		return err
 	}
-	// The external authentication service's Set-Cookie is an add_header
-	// too (extauth.go).
-	if len(v.ResponseHeaders) > 0 || v.CORS != nil || v.ExtAuth != nil || v.Snippet != nil && len(v.Snippet.AddHeaders) > 0 {
-		own := slices.Concat(pol.ResponseHeaders, snippetHeaders(srvSnippet, ownSnippet))
-		v.ResponseHeaders = append(v.ResponseHeaders, sp.rc.inheritedHeaders(own)...)
+	if v.ResponseHeaders, err = sp.responseHeaders(v, pol, pol.ResponseHeaders); err != nil {
+		return err
 	}
 	if len(pol.ResponsePages) > 0 {
 		if err := sp.planResponsePages(v, lv, l); err != nil {

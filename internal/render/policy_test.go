@@ -294,15 +294,27 @@ var policyCases = []struct {
 		// /answer may pick a return or a redirect instead of a backend:
 		// one access_by_lua block checks digest authentication, then
 		// runs the choice's hook, which hands an answer to its named
-		// location; those answer without the checks (they ran). Only the
-		// answers are printed, never the weights.
+		// location; those answer without the checks (they ran), and with
+		// a return's own headers rather than the proxy's. Only the
+		// answers are printed, never the weights. /only picks answers
+		// only: it proxies to the balancer, which has nothing to pick.
 		answer := loc(model.Prefix, "/answer", &model.Policy{Access: &model.AccessList{Deny: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}},
-			BasicAuth: &model.BasicAuth{Realm: "Staff", File: "default/users/htdigest", Digest: true}})
+			BasicAuth:       &model.BasicAuth{Realm: "Staff", File: "default/users/htdigest", Digest: true},
+			ResponseHeaders: []model.Header{{Name: "X-Proxied", Value: "yes"}}})
 		answer.Action.Proxy.Choice = &model.Choice{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"}, Route: "/answer",
 			Default: []model.Target{{Backend: "shop/web/80", Weight: 50}, model.AnswerTarget(0, 25), model.AnswerTarget(1, 25)},
-			Answers: []model.ChoiceAnswer{{Return: &model.Return{Status: 418, Body: model.Template{{Literal: "tea"}}}},
+			Answers: []model.ChoiceAnswer{{Return: &model.Return{Status: 418, Body: model.Template{{Literal: "tea"}}},
+				Headers: []model.Header{{Name: "X-Tea", Value: "hot"}}},
 				{Redirect: &model.Redirect{Code: 302, URL: "https://example.com/elsewhere"}}}}
-		m := policyModel(&model.Server{Host: "answers.example.com", Locations: []*model.Location{answer}})
+		only := &model.Location{Match: model.Match{Type: model.StringPrefix, Path: "/only"}, Source: answer.Source,
+			Action: model.Action{Proxy: &model.Proxy{Choice: &model.Choice{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"},
+				Route: "/only",
+				Matches: []model.ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Maintenance", Value: "on"}},
+					Targets: []model.Target{model.AnswerTarget(1, 100)}}},
+				Default: []model.Target{model.AnswerTarget(0, 100)},
+				Answers: []model.ChoiceAnswer{{Redirect: &model.Redirect{Code: 301, URL: "https://example.com/"}},
+					{Return: &model.Return{Status: 503, Body: model.Template{{Literal: "down"}}}}}}}}}
+		m := policyModel(&model.Server{Host: "answers.example.com", Locations: []*model.Location{answer, only}})
 		m.AuthFiles = []*model.AuthFile{{Namespace: "default", Name: "users", Digest: true, Data: []byte("a:Staff:" + strings.Repeat("0", 32) + "\n")}}
 		return m
 	}},

@@ -475,6 +475,9 @@ func (sp *serverPlan) locationBody(lv *locationView, l *model.Location) error {
 		return fmt.Errorf("location %q has no action", l.Match.Path)
 	}
 	p := l.Action.Proxy
+	if p.AnswersOnly() {
+		return sp.answersOnly(lv, l)
+	}
 	key := p.Backend
 	if b := sp.rc.backends[key]; !sp.rc.lua && p.Fallback != "" && (b == nil || len(b.Endpoints) == 0) {
 		key = p.Fallback // plain mode: the files change with the endpoints anyway

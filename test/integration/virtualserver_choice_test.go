@@ -125,8 +125,11 @@ spec:
   routes:
   - path: /
     splits:
-    - {weight: %d, action: {pass: tea}}
-    - {weight: %d, action: {return: {code: 418, body: "no tea"}}}
+    - weight: %d
+      action:
+        proxy: {upstream: tea, responseHeaders: {add: [{name: X-Proxied, value: "yes"}]}}
+    - weight: %d
+      action: {return: {code: 418, body: "no tea", headers: [{name: X-Tea, value: none}]}}
   - path: /m
     matches:
     - conditions: [{header: X-Go, value: "%s"}]
@@ -137,13 +140,24 @@ spec:
     splits:
     - {weight: 0, action: {pass: tea}}
     - {weight: 100, action: {return: {code: 200, body: "open"}}}
+  - path: /guarded-answers
+    policies: [{name: deny-local}]
+    splits:
+    - {weight: 50, action: {return: {code: 200, body: "open"}}}
+    - {weight: 50, action: {redirect: {url: "https://example.com/open"}}}
+  - path: /answers
+    matches:
+    - conditions: [{header: X-Maintenance, value: "%[3]s"}]
+      action: {return: {code: 503, body: "down", headers: [{name: Retry-After, value: "120"}]}}
+    action: {redirect: {url: "https://example.com/", code: 301}}
 ---
 `
 
 // TestVirtualServerChoiceAnswersAgainstNginx: a split between an upstream
-// and a return shares requests by weight; a match chooses a redirect; a
-// new weight and match value apply without a reload; an accessControl
-// Policy refuses before a return is chosen.
+// and a return (with its own headers) shares requests by weight; a match
+// chooses a redirect; a route whose every action answers needs no
+// upstream; a new weight and match value apply without a reload; an
+// accessControl Policy refuses before a return is chosen.
 func TestVirtualServerChoiceAnswersAgainstNginx(t *testing.T) {
 	tea := startBackend(t, "tea")
 	c := startController(t, map[string]string{
@@ -166,10 +180,12 @@ func TestVirtualServerChoiceAnswersAgainstNginx(t *testing.T) {
 	count := func(n int) map[string]int {
 		got := map[string]int{}
 		for range n {
+			// A return's own headers, and the proxy's response headers
+			// on the proxied responses only.
 			switch r := get("/", nil); {
-			case r.Status == 200 && r.Reply.Service == "tea":
+			case r.Status == 200 && r.Reply.Service == "tea" && r.Header.Get("X-Proxied") == "yes" && r.Header.Get("X-Tea") == "":
 				got["tea"]++
-			case r.Status == 418 && r.Body == "no tea":
+			case r.Status == 418 && r.Body == "no tea" && r.Header.Get("X-Tea") == "none" && r.Header.Get("X-Proxied") == "":
 				got["418"]++
 			default:
 				got[fmt.Sprintf("%d %q", r.Status, r.Body)]++
@@ -193,6 +209,20 @@ func TestVirtualServerChoiceAnswersAgainstNginx(t *testing.T) {
 	if r := get("/guarded", nil); r.Status != 403 {
 		t.Errorf("/guarded from a denied address: %d %q, want 403 before the return", r.Status, r.Body)
 	}
+	// A route whose every action answers proxies nothing.
+	if r := get("/guarded-answers", nil); r.Status != 403 {
+		t.Errorf("/guarded-answers from a denied address: %d %q, want 403 before the answers", r.Status, r.Body)
+	}
+	answers := func(when string, value string) {
+		t.Helper()
+		if r := get("/answers", map[string]string{"X-Maintenance": value}); r.Status != 503 || r.Body != "down" || r.Header.Get("Retry-After") != "120" {
+			t.Errorf("%s, /answers matching: %d %q Retry-After %q, want 503 \"down\" with Retry-After 120", when, r.Status, r.Body, r.Header.Get("Retry-After"))
+		}
+		if r := get("/answers", nil); r.Status != 301 || r.Location != "https://example.com/" {
+			t.Errorf("%s, /answers not matching: %d to %q, want a 301 to https://example.com/", when, r.Status, r.Location)
+		}
+	}
+	answers("before the change", "yes")
 	// New weights and a new match value apply without a reload.
 	reloads := c.Metric("causeway_nginx_reloads_total")
 	c.WriteManifest("answers.yaml", fmt.Sprintf(choiceAnswersVirtualServer, 0, 100, "no"))
@@ -208,6 +238,7 @@ func TestVirtualServerChoiceAnswersAgainstNginx(t *testing.T) {
 	if r := get("/m", map[string]string{"X-Go": "yes"}); r.Status != 200 || r.Reply.Service != "tea" {
 		t.Errorf("after the change, /m with X-Go yes: %d from %q, want tea", r.Status, r.Reply.Service)
 	}
+	answers("after the change", "no")
 	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
 		t.Errorf("a weight and match value change reloaded nginx: %v reloads, were %v", got, reloads)
 	}

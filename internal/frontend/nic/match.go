@@ -30,7 +30,7 @@ type ChoiceMatch struct {
 type Weighted struct {
 	Upstream string
 	// Answer, when set instead of Upstream, is a redirect or return
-	// action (without headers).
+	// action (a return with its headers).
 	Answer *Action
 	Weight int
 }
@@ -51,9 +51,8 @@ var nicNameRe = regexp.MustCompile(`^[_A-Za-z0-9]+$`)
 // Controller's rules: a match has conditions and exactly one of action
 // and splits; a condition exactly one of header, cookie, argument and
 // variable). It returns the action whose proxy settings apply (the
-// first that proxies to an upstream) and the choice. An action may answer
-// a redirect or return instead (one with headers leaves the route out,
-// reported); a choice whose every action answers is left out, reported.
+// first that proxies to an upstream; none when every action answers a
+// redirect or return) and the choice.
 func (t *translator) choice(field string, r *nicv1.Route, upstreams map[string]*Upstream) (Action, *Choice, bool, error) {
 	out := &Choice{}
 	var actions []Action
@@ -103,18 +102,13 @@ func (t *translator) choice(field string, r *nicv1.Route, upstreams map[string]*
 	}
 	var proxies []Action
 	for _, a := range actions {
-		if a.Upstream == "" {
-			if len(a.Headers) > 0 {
-				t.notYet(field + ": splits or matches choosing a return with headers; the route is left out")
-				return Action{}, nil, false, nil
-			}
-			continue
+		if a.Upstream != "" {
+			proxies = append(proxies, a)
 		}
-		proxies = append(proxies, a)
 	}
 	if len(proxies) == 0 {
-		t.notYet(field + ": splits or matches whose every action is a redirect or return; the route is left out")
-		return Action{}, nil, false, nil
+		// Every action answers by itself: nothing is proxied.
+		return Action{}, out, true, nil
 	}
 	for _, a := range proxies[1:] {
 		if !reflect.DeepEqual(a.Policy, proxies[0].Policy) {
