@@ -256,6 +256,9 @@ type builder struct {
 	hostOwner, ingressHost map[string]model.ObjectRef
 	// vsServers are the translated VirtualServers by host.
 	vsServers map[string]*nic.VirtualServer
+	// httpSnippets are the served VirtualServers' http-snippets, which
+	// foldHTTPSnippets applies to every host.
+	httpSnippets []*nic.Snippet
 	// policiesIn are the snapshot's Policies by "namespace/name";
 	// nicPolicies what the build made of those referenced.
 	policiesIn  map[string]*nicv1.Policy
@@ -646,6 +649,7 @@ func (b *builder) finish() {
 	for _, srv := range b.model.Servers {
 		b.serverPolicy(srv, aliased)
 	}
+	b.foldHTTPSnippets()
 
 	used := map[string]bool{}
 	usedSecrets := map[string]bool{}

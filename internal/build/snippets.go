@@ -86,7 +86,7 @@ func (b *builder) serverSnippet(srv *model.Server, s *model.Snippet, owner model
 	return s
 }
 
-// configSnippets applies the ConfigMap's server-snippet and
+// configSnippets applies the ConfigMap's http-snippet, server-snippet and
 // location-snippet, or refuses each with a Problem on the ConfigMap:
 // without allow-snippet-annotations, without the headers-more module for
 // more_*, and always when it could answer a request, since it would run
@@ -95,14 +95,14 @@ func (b *builder) configSnippets() {
 	c := &b.model.Config
 	cm := b.configMaps[b.opts.ConfigMap]
 	if cm == nil {
-		c.ServerSnippet, c.LocationSnippet = nil, nil
+		c.HTTPSnippet, c.ServerSnippet, c.LocationSnippet = nil, nil, nil
 		return
 	}
 	ref := model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}
 	for _, s := range []struct {
 		key string
 		dst **model.Snippet
-	}{{"server-snippet", &c.ServerSnippet}, {"location-snippet", &c.LocationSnippet}} {
+	}{{"http-snippet", &c.HTTPSnippet}, {"server-snippet", &c.ServerSnippet}, {"location-snippet", &c.LocationSnippet}} {
 		var why string
 		switch sn := *s.dst; {
 		case sn == nil:

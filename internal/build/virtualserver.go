@@ -272,6 +272,7 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 	srv.SSLRedirect = t.TLS != nil && t.TLS.Redirect
 	b.vsClientTLS(srv, t)
 	b.vsServerSnippet(srv, t)
+	b.vsHTTPSnippet(srv, t)
 	b.vsHSTS(srv, t)
 	if srv.SSLRedirect && t.TLS.Code != 0 && t.TLS.Code != b.model.Config.HTTPRedirectCode {
 		b.problem(t.Ref, model.ReasonUnsupported, false,

@@ -2,15 +2,17 @@ package build
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/causeway/causeway/internal/frontend/nic"
 	"github.com/causeway/causeway/internal/model"
 )
 
 // This file applies the snippet fields of VirtualServers and
-// VirtualServerRoutes (spec.server-snippets, location-snippets) with the
-// rules of the annotations server-snippet and configuration-snippet
-// (snippets.go): the same grammar and allowlist (package snippet), the
+// VirtualServerRoutes (spec.http-snippets, spec.server-snippets,
+// location-snippets) with the rules of the ConfigMap's http-snippet and
+// the annotations server-snippet and configuration-snippet (snippets.go): the same grammar and allowlist (package snippet), the
 // same switch (the ConfigMap's allow-snippet-annotations), refused without
 // the headers-more module for more_*, and refused when they could answer
 // ahead of an access check. A refused snippet is left out, unless its
@@ -67,17 +69,52 @@ func (b *builder) routeSnippet(loc *model.Location, s *nic.Snippet) {
 	}
 }
 
-// vsServerSnippet applies spec.server-snippets to the VirtualServer's
-// host, or refuses it: a refused one that denies closes every route.
-func (b *builder) vsServerSnippet(srv *model.Server, t *nic.VirtualServer) {
-	s := t.ServerSnippet
+// vsHTTPSnippet keeps spec.http-snippets of the VirtualServer serving srv
+// for every host (foldHTTPSnippets), or refuses it: a refused one that
+// denies closes the VirtualServer's own routes, not every host's.
+func (b *builder) vsHTTPSnippet(srv *model.Server, t *nic.VirtualServer) {
+	if s := t.HTTPSnippet; b.vsHostSnippet(srv, s) {
+		b.httpSnippets = append(b.httpSnippets, s)
+	}
+}
+
+// vsHostSnippet says whether a VirtualServer's snippet field that is not
+// a route's applies; a refused one that denies closes every route of
+// srv, the VirtualServer's host.
+func (b *builder) vsHostSnippet(srv *model.Server, s *nic.Snippet) bool {
 	if s == nil {
-		return
+		return false
 	}
 	if !b.vsSnippet(s, false, "the VirtualServer is served without it", "every route of the VirtualServer answers 503") {
 		if s.Denies {
 			closeServer(srv)
 		}
+		return false
+	}
+	return true
+}
+
+// foldHTTPSnippets applies the ConfigMap's http-snippet, then the
+// VirtualServers' http-snippets (by namespace and name, the order of NGINX
+// Ingress Controller's files), to every host ahead of the ConfigMap's
+// server-snippet. As at nginx's http level they reach every host; unlike
+// it, a host's or location's own directive of the same kind adds to them
+// rather than replacing them.
+func (b *builder) foldHTTPSnippets() {
+	c := &b.model.Config
+	slices.SortFunc(b.httpSnippets, func(x, y *nic.Snippet) int { return strings.Compare(x.Object.Key(), y.Object.Key()) })
+	s := c.HTTPSnippet
+	for _, h := range b.httpSnippets {
+		s = model.Join(s, h.Snippet)
+	}
+	c.ServerSnippet, c.HTTPSnippet = model.Join(s, c.ServerSnippet), nil
+}
+
+// vsServerSnippet applies spec.server-snippets to the VirtualServer's
+// host, or refuses it: a refused one that denies closes every route.
+func (b *builder) vsServerSnippet(srv *model.Server, t *nic.VirtualServer) {
+	s := t.ServerSnippet
+	if !b.vsHostSnippet(srv, s) {
 		return
 	}
 	if sn := b.serverSnippet(srv, s.Snippet, s.Object, s.Field, model.ReasonInvalid); sn != nil {

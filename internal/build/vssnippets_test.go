@@ -30,6 +30,7 @@ func TestVirtualServerSnippets(t *testing.T) {
 		reason           string
 		serverKept       bool
 		locationKept     bool
+		httpKept         bool
 		status           int // of route /a; 0: proxied
 	}{
 		{name: "an allowed location snippet applies", config: allow, location: `add_header X-Route a;`, locationKept: true},
@@ -55,8 +56,15 @@ func TestVirtualServerSnippets(t *testing.T) {
 			server: `return 200;`, problem: "ahead of the authentication, address lists, limits or closed paths", reason: model.ReasonInvalid},
 		{name: "a break rewrite beside block-cidrs is fine", config: map[string]string{"allow-snippet-annotations": "true", "block-cidrs": "192.0.2.0/24"},
 			location: `rewrite ^/a /b break;`, locationKept: true},
-		{name: "http-snippets are reported as the ConfigMap's http-snippet", config: allow, http: `map $a $b { default 1; }`,
-			problem: "spec.http-snippets: not supported, as the ConfigMap's http-snippet", reason: model.ReasonUnsupported},
+		{name: "allowed http-snippets apply to every host", config: allow, http: `add_header X-Everywhere a; proxy_hide_header X-Powered-By;`, httpKept: true},
+		{name: "allow-snippet-annotations false refuses http-snippets", http: `add_header X a;`,
+			problem: "spec.http-snippets is refused: the ConfigMap's allow-snippet-annotations is false", reason: model.ReasonUnsupported},
+		{name: "a block in http-snippets", config: allow, http: `map $a $b { default 1; }`,
+			problem: `spec.http-snippets: line 1: directive "map" opens a block`, reason: model.ReasonInvalid},
+		{name: "a server directive in http-snippets", config: allow, http: `return 200;`,
+			problem: `spec.http-snippets: line 1: directive "return" is not allowed`, reason: model.ReasonInvalid},
+		{name: "refused http-snippets that deny close the VirtualServer's own routes only", config: allow, http: `deny all;`,
+			problem: `directive "deny"`, reason: model.ReasonInvalid, status: 503},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := world(2)
@@ -66,7 +74,7 @@ func TestVirtualServerSnippets(t *testing.T) {
 			vs := mkVirtualServer("cafe", "cafe.test", 0, pass("/a", "a"), pass("/b", "b"))
 			vs.Spec.ServerSnippets, vs.Spec.HTTPSnippets = tc.server, tc.http
 			vs.Spec.Routes[0].LocationSnippets = tc.location
-			snap.VirtualServers = []*nicv1.VirtualServer{vs}
+			snap.VirtualServers = []*nicv1.VirtualServer{vs, mkVirtualServer("other", "other.test", 1, pass("/", "a"))}
 			opts := testOpts
 			if tc.opts != nil {
 				opts = *tc.opts
@@ -99,10 +107,45 @@ func TestVirtualServerSnippets(t *testing.T) {
 			case tc.status == 0 && a.Action.Proxy == nil:
 				t.Errorf("/a: %+v, want it proxied", a.Action)
 			}
-			if b := srv.Match("/b"); (b.Action.Proxy == nil) != (tc.status != 0 && tc.server != "") {
+			if b := srv.Match("/b"); (b.Action.Proxy == nil) != (tc.status != 0 && (tc.server != "" || tc.http != "")) {
 				t.Errorf("/b: %+v", b.Action)
 			}
+			// No ConfigMap server-snippet here: one in the model is the
+			// folded http-snippets.
+			if kept := m.Config.ServerSnippet != nil && m.Config.HTTPSnippet == nil; kept != tc.httpKept {
+				t.Errorf("http-snippets kept for every host %v, want %v", kept, tc.httpKept)
+			}
+			if other := server(m, "other.test"); other == nil || other.Match("/").Action.Proxy == nil {
+				t.Errorf("the other host is not served: %+v", other)
+			}
 		})
+	}
+}
+
+// TestHTTPSnippetsOrder: the ConfigMap's http-snippet, then the
+// VirtualServers' http-snippets by namespace and name (not by age), then
+// the ConfigMap's server-snippet apply to every host, the Ingresses'
+// included.
+func TestHTTPSnippetsOrder(t *testing.T) {
+	snap := world(2)
+	snap.ConfigMaps = []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config"},
+		Data: map[string]string{"allow-snippet-annotations": "true", "http-snippet": `add_header X-Order configmap-http;`,
+			"server-snippet": `add_header X-Order configmap-server;`}}}
+	zeta := mkVirtualServer("zeta", "zeta.test", 0, pass("/", "a"))
+	zeta.Spec.HTTPSnippets = `add_header X-Order zeta;`
+	alpha := mkVirtualServer("alpha", "alpha.test", 1, pass("/", "b"))
+	alpha.Spec.HTTPSnippets = `add_header X-Order alpha;`
+	snap.VirtualServers = []*nicv1.VirtualServer{zeta, alpha}
+	m, problems := Build(snap, testOpts)
+	if len(problems) > 0 {
+		t.Fatalf("problems %v", problems)
+	}
+	var got []string
+	for _, h := range m.Config.ServerSnippet.AddHeaders {
+		got = append(got, h.Value.String())
+	}
+	if want := "configmap-http alpha zeta configmap-server"; strings.Join(got, " ") != want {
+		t.Errorf("add_header order %q, want %q", got, want)
 	}
 }
 

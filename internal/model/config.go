@@ -196,6 +196,11 @@ type Config struct {
 	// and location-snippet: applied to every server and every location,
 	// ahead of the Ingresses' own. Neither may answer requests.
 	ServerSnippet, LocationSnippet *Snippet
+	// HTTPSnippet is the ConfigMap's http-snippet (package snippet's HTTP
+	// context). The builder folds it, and the VirtualServers'
+	// http-snippets after it, into ServerSnippet, ahead of its own
+	// directives: the renderer sees ServerSnippet only.
+	HTTPSnippet *Snippet
 }
 
 // HSTS is the Strict-Transport-Security policy sent on HTTPS responses.

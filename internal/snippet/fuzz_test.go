@@ -30,12 +30,12 @@ func corpus(t testing.TB) map[string]string {
 // every other one is accepted in a location and a server.
 func TestCorpus(t *testing.T) {
 	for name, src := range corpus(t) {
-		for _, ctx := range []Context{Location, Server, Auth} {
+		for _, ctx := range []Context{Location, Server, Auth, HTTP} {
 			_, err := Parse(src, ctx)
 			switch {
 			case strings.HasPrefix(name, "cve-") && err == nil:
 				t.Errorf("%s (%s): accepted", name, ctx)
-			case !strings.HasPrefix(name, "cve-") && ctx != Auth && err != nil:
+			case !strings.HasPrefix(name, "cve-") && (ctx == Location || ctx == Server) && err != nil:
 				t.Errorf("%s (%s): %v", name, ctx, err)
 			}
 		}
@@ -87,7 +87,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(src)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		for _, ctx := range []Context{Location, Auth} {
+		for _, ctx := range []Context{Location, Auth, HTTP} {
 			s, err := Parse(src, ctx)
 			if err != nil {
 				continue

@@ -23,6 +23,12 @@ const (
 	// Auth is auth-snippet: the location that asks an external
 	// authentication service, which answers nothing itself.
 	Auth Context = "auth"
+	// HTTP is http-snippet (and NGINX Ingress Controller's
+	// http-snippets): nginx's http level, which every host inherits. Only
+	// directives that nginx allows there and that set headers or
+	// expiry are read; the builder applies them to every host, ahead of
+	// the server-snippet.
+	HTTP Context = "http"
 )
 
 // directive reads one directive's arguments into the snippet.
@@ -37,6 +43,10 @@ var allowlists = map[Context]map[string]directive{
 	},
 	Auth: {
 		"proxy_set_header": parseProxySetHeader, "proxy_hide_header": parseProxyHideHeader, "set": parseSet,
+	},
+	HTTP: {
+		"add_header": parseAddHeader, "more_set_headers": parseMoreSet, "more_clear_headers": parseMoreClear,
+		"proxy_set_header": parseProxySetHeader, "proxy_hide_header": parseProxyHideHeader, "expires": parseExpires,
 	},
 }
 

@@ -12,6 +12,8 @@ kind: VirtualServer
 metadata: {name: snip, namespace: default}
 spec:
   host: snip.test
+  http-snippets: |
+    add_header X-Http "vs";
   server-snippets: |
     add_header X-Server "s";
     rewrite ^/old/(.*)$ /tea/$1 last;
@@ -42,10 +44,13 @@ kind: ConfigMap
 metadata: {name: config, namespace: causeway}
 data:
   allow-snippet-annotations: "true"
+  http-snippet: |
+    add_header X-Http-Global "cm";
 `
 
-// TestVirtualServerSnippetsAgainstNginx: a VirtualServer's
-// server-snippets and location-snippets take effect in real nginx (a
+// TestVirtualServerSnippetsAgainstNginx: a VirtualServer's http-snippets
+// (and the ConfigMap's http-snippet) on every host, its server-snippets
+// and location-snippets take effect in real nginx (a
 // response header on every route, a rewrite, a request header to the
 // backend), while location-snippets that try to close their location and
 // add one of their own, or run Lua, are refused whole: their routes keep
@@ -56,7 +61,16 @@ func TestVirtualServerSnippetsAgainstNginx(t *testing.T) {
 		"class.yaml":    ingressClass,
 		"services.yaml": serviceYAML("default", "tea", 80, tea) + serviceYAML("default", "coffee", 80, coffee),
 		"snip.yaml":     snippetsVirtualServer,
+		"plain.yaml":    ingressYAML("default", "plain", "plain.test", "Prefix / coffee"),
 	})
+	// http-snippets reach every host, an Ingress's too, beside a host's
+	// and a location's own add_header.
+	for _, tc := range []struct{ host, path string }{{"snip.test", "/tea"}, {"snip.test", "/"}, {"plain.test", "/"}} {
+		if r := c.Get(tc.host, tc.path); r.Status != 200 || r.Header.Get("X-Http") != "vs" || r.Header.Get("X-Http-Global") != "cm" {
+			t.Errorf("%s%s: %d, X-Http %q, X-Http-Global %q; want the http-snippets' headers", tc.host, tc.path, r.Status,
+				r.Header.Get("X-Http"), r.Header.Get("X-Http-Global"))
+		}
+	}
 	r := c.Get("snip.test", "/tea")
 	if r.Status != 200 || r.Reply.Service != "tea" || r.Header.Get("X-Route") != "tea" || r.Header.Get("X-Server") != "s" || r.Reply.Headers["X-Tenant"] != "acme" {
 		t.Errorf("/tea: %d from %q, X-Route %q, X-Server %q, X-Tenant to the backend %q; want the snippets applied",

@@ -150,8 +150,8 @@ const (
 	noteHSTS       = "the header is sent on every HTTPS response, including those of hosts served with the default certificate " +
 		"(ingress-nginx sends it only for hosts with a certificate of their own); a custom-headers value for Strict-Transport-Security replaces it"
 	noteJaeger  = "ingress-nginx documents it but no longer reads it: " + noteNoEffect
-	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration, and there is no main, http-wide or stream model " +
-		"to read this snippet into; server-snippet and location-snippet are read (with allow-snippet-annotations)"
+	noteSnippet = "raw nginx configuration is never pasted into Causeway's configuration, and there is no main or stream model " +
+		"to read this snippet into; http-snippet, server-snippet and location-snippet are read (with allow-snippet-annotations)"
 	noteHTTP2 = "nginx ignores it since 1.19.7 (large_client_header_buffers bounds HTTP/2 headers too) and ingress-nginx deprecates it"
 )
 
@@ -426,7 +426,11 @@ var keyTable = []Key{
 
 	// Snippets.
 	notYet("main-snippet", "", noteSnippet),
-	notYet("http-snippet", "", noteSnippet),
+	different("http-snippet", "", "none",
+		"read into typed directives under an allowlist of the header directives nginx allows at the http level (add_header, more_set_headers, "+
+			"more_clear_headers, proxy_set_header, proxy_hide_header, expires) and applied to every host, ahead of server-snippet, only with "+
+			"allow-snippet-annotations; a host's or location's own directive of the same kind adds to them rather than replacing them; "+
+			"anything else (map, limit_req_zone, upstream, server blocks ...) refuses the whole key with a Problem"),
 	different("server-snippet", "", "none",
 		"read like the server-snippet annotation and applied to every host, ahead of its own, only with allow-snippet-annotations; "+
 			"a return or redirecting rewrite is refused (it would answer ahead of every path's access checks); anything outside the allowlist refuses the whole key with a Problem"),

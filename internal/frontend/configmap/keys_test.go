@@ -99,7 +99,8 @@ func TestParseProblems(t *testing.T) {
 		{"server-snippet", "add_header X 1;", ""},
 		{"location-snippet", "include /etc/passwd;", `key "location-snippet": value "include /etc/passwd;": line 1: directive "include" is not allowed`},
 		{"location-snippet", "deny all;", `key "location-snippet": value "deny all;": line 1: directive "deny" is not allowed in a location snippet; every path of every Ingress answers 503`},
-		{"http-snippet", "add_header X 1;", `ingress-nginx key "http-snippet" is not supported yet and is ignored: raw nginx configuration is never pasted`},
+		{"http-snippet", "add_header X 1;", ""},
+		{"http-snippet", "limit_req_zone $binary_remote_addr zone=a:10m rate=1r/s;", `key "http-snippet": value "limit_req_zone $binary_remote_addr zone=a:10m rate=1r/s;": line 1: directive "limit_req_zone" is not allowed`},
 		{"use-forwarded-header", "true", `unknown key "use-forwarded-header" is ignored`},
 	} {
 		t.Run(tc.key, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 // snippetKeys gate the snippet annotations and read the ConfigMap's own
-// server and location snippets (package snippet reads them; the build
+// http, server and location snippets (package snippet reads them; the build
 // applies them only with allow-snippet-annotations).
 var snippetKeys = keyParsers{
 	"allow-snippet-annotations": func(c *model.Config, v string) (err error) {
@@ -21,6 +21,10 @@ var snippetKeys = keyParsers{
 	},
 	"location-snippet": func(c *model.Config, v string) (err error) {
 		c.LocationSnippet, err = snippet.Parse(v, snippet.Location)
+		return snippetError(v, err)
+	},
+	"http-snippet": func(c *model.Config, v string) (err error) {
+		c.HTTPSnippet, err = snippet.Parse(v, snippet.HTTP)
 		return snippetError(v, err)
 	},
 }

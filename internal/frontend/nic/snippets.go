@@ -6,9 +6,10 @@ import (
 )
 
 // Snippet is a snippet field of a VirtualServer or VirtualServerRoute
-// (spec.server-snippets, a route's location-snippets) as package snippet
-// reads it: the grammar and allowlist of the ingress-nginx annotations
-// server-snippet and configuration-snippet. It is never pasted. Whether
+// (spec.http-snippets, spec.server-snippets, a route's location-snippets)
+// as package snippet reads it: the grammar and allowlist of the ConfigMap's
+// http-snippet and of the ingress-nginx annotations server-snippet and
+// configuration-snippet. It is never pasted. Whether
 // it applies (the ConfigMap's allow-snippet-annotations, the headers-more
 // module, access checks it could bypass) is the builder's decision, made
 // with the same rules as for the annotations.
@@ -32,13 +33,4 @@ func (t *translator) readSnippet(field, text string, ctx snippet.Context) *Snipp
 	s := &Snippet{Object: t.ref, Field: field, Denies: snippet.Denies(text)}
 	s.Snippet, s.Err = snippet.Parse(text, ctx)
 	return s
-}
-
-// httpSnippets reports spec.http-snippets the way the ConfigMap's
-// http-snippet is: Causeway has no http-wide model to read it into.
-func (t *translator) httpSnippets(text string) {
-	if text != "" {
-		t.unsupported("spec.http-snippets", "not supported, as the ConfigMap's http-snippet: raw nginx configuration is never pasted, "+
-			"and Causeway has no http-wide model to read it into")
-	}
 }

@@ -37,8 +37,9 @@ type VirtualServer struct {
 	// Policies are spec.policies: "namespace/name" of Policies applied to
 	// every route (a route's own Policy of the same kind replaces one).
 	Policies []string
-	// ServerSnippet is spec.server-snippets; nil when not set.
-	ServerSnippet *Snippet
+	// ServerSnippet is spec.server-snippets, HTTPSnippet
+	// spec.http-snippets; nil when not set.
+	ServerSnippet, HTTPSnippet *Snippet
 	// Listener is spec.listener; nil serves the controller's ports.
 	Listener *Listener
 }
@@ -137,6 +138,7 @@ func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Pr
 	}
 	t.spec(s)
 	out.ServerSnippet = t.readSnippet("spec.server-snippets", s.ServerSnippets, snippet.Server)
+	out.HTTPSnippet = t.readSnippet("spec.http-snippets", s.HTTPSnippets, snippet.HTTP)
 	out.Listener = t.listener(s.Listener)
 	var err error
 	if out.Policies, err = policyRefs("spec.policies", vs.Namespace, s.Policies); err != nil {
@@ -233,7 +235,6 @@ func (t *translator) spec(s *nicv1.VirtualServerSpec) {
 	if s.Gunzip {
 		t.notYet("spec.gunzip")
 	}
-	t.httpSnippets(s.HTTPSnippets)
 	if s.AddHeaderInherit != "" {
 		t.notYet("spec.add-header-inherit")
 	}

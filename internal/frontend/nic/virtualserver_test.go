@@ -190,8 +190,14 @@ func TestTranslateVirtualServer(t *testing.T) {
 				t.Errorf("route %+v", v.Routes[0])
 			}
 		}},
-		{name: "http-snippets are reported", change: func(s *nicv1.VirtualServerSpec) { s.HTTPSnippets = "map $a $b { default 1; }" },
-			problems: []string{"spec.http-snippets: not supported, as the ConfigMap's http-snippet"}},
+		{name: "http-snippets are read in the http context", change: func(s *nicv1.VirtualServerSpec) {
+			s.HTTPSnippets = `add_header X-A a;`
+			s.ServerSnippets = `map $a $b { default 1; }`
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if sn := v.HTTPSnippet; sn == nil || sn.Snippet == nil || sn.Field != "spec.http-snippets" || v.ServerSnippet.Err == nil {
+				t.Errorf("http %+v server %+v", v.HTTPSnippet, v.ServerSnippet)
+			}
+		}},
 		{name: "TLS with a redirect", change: func(s *nicv1.VirtualServerSpec) {
 			s.TLS = &nicv1.TLS{Secret: "cafe-tls", Redirect: &nicv1.TLSRedirect{Enable: true, Code: ptr.To(308)}}
 		}, check: func(t *testing.T, v *VirtualServer) {
