@@ -580,6 +580,28 @@ func TestChoiceAnswersRefuseSatisfyAny(t *testing.T) {
 	}
 }
 
+// TestAuthFileContentKeepsTheVersion: a Secret's new users change the
+// password file only (runtime.SecretFiles writes it), which nginx and the
+// Lua checks read again by themselves, so the configuration version, and
+// with it the decision to reload, stays.
+func TestAuthFileContentKeepsTheVersion(t *testing.T) {
+	m := policyCaseModel(t, "choice-answers")
+	params := goldenParams
+	params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
+	before, err := Render(m, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.AuthFiles[0].Data = []byte("b:Staff:" + strings.Repeat("1", 32) + "\n")
+	after, err := Render(m, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Version != before.Version {
+		t.Errorf("new users: version %s -> %s, want the same", before.Version, after.Version)
+	}
+}
+
 func policyCaseModel(t *testing.T, name string) *model.Model {
 	t.Helper()
 	for _, c := range policyCases {

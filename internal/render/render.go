@@ -237,12 +237,11 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if d := m.DHParam; d != nil {
 		hashed["dhparam:"+d.Key()] = d.PEM
 	}
-	// And the password files of basic authentication: nginx reads them
-	// per request, but a reload makes a changed Secret's users apply at a
-	// known version.
-	for _, f := range m.AuthFiles {
-		hashed["auth:"+f.Key()] = f.Data
-	}
+	// Not the files of basic, digest and API key authentication: nginx
+	// reads auth_basic_user_file at every request and causeway.authfile
+	// reads the others again within a second, so a changed Secret applies
+	// without a reload (runtime.Manager writes them atomically). Their
+	// paths are in the configuration, so one appearing or going reloads.
 	version := hashFiles(hashed)
 	if main.Version, err = Quote(version); err != nil {
 		return nil, "", nil, nil, err

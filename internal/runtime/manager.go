@@ -150,9 +150,9 @@ func (m *Manager) Version() string {
 // reports version. When nginx refuses the files or the new version never
 // shows, the last good files are restored and nginx keeps serving them.
 //
-// Certificates are read by nginx at each handshake (see render), so when
-// only secret files changed they are checked and written without a
-// reload. Files no longer referenced are removed only once the
+// Certificates are read by nginx at each handshake and password files at
+// each request (see render), so when only such secret files changed they
+// are checked and written without a reload. Files no longer referenced are removed only once the
 // configuration that stopped using them is live.
 func (m *Manager) Apply(ctx context.Context, files render.Files, version string) (ApplyResult, error) {
 	m.mu.Lock()
@@ -180,7 +180,8 @@ func (m *Manager) Apply(ctx context.Context, files render.Files, version string)
 		return ApplyResult{}, err
 	}
 	if m.proc != nil && m.version == version && len(configFiles(written))+len(configFiles(res.Removed)) == 0 {
-		// Only certificates changed: live at the next handshake.
+		// Only certificates or password files changed: live at the next
+		// handshake or request.
 		return res, m.files.prune()
 	}
 	if out, err := m.test(ctx); err != nil {
@@ -294,7 +295,8 @@ func secretFiles(names []string) []string {
 	for _, n := range names {
 		// Certificates for backends and DH parameters are read at reload
 		// only; the version covers their content, so a change reloads.
-		// So does the version cover the password files, which are no certificates.
+		// Password and API key files are no certificates: read per
+		// request, they change without a reload or a probe.
 		if strings.HasPrefix(n, layout.SecretsDir+"/") && !layout.IsProxySecretFile(n) && !layout.IsDHParamFile(n) && !layout.IsAuthFile(n) {
 			out = append(out, n)
 		}

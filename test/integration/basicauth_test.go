@@ -33,7 +33,7 @@ var basicAuthHashes = map[string]string{
 
 // TestBasicAuthHashesAndSecretChange checks that nginx verifies every hash
 // format the validator accepts, that the password file is 0600 under
-// secrets/, and that a changed Secret applies and a removed one closes
+// secrets/, and that a changed Secret applies without a reload and a removed one closes
 // the paths and leaves no file behind.
 func TestBasicAuthHashesAndSecretChange(t *testing.T) {
 	b := startBackend(t, "app")
@@ -70,12 +70,17 @@ func TestBasicAuthHashesAndSecretChange(t *testing.T) {
 		t.Fatalf("password file: %v, %v; want mode 0600", st, err)
 	}
 
-	// A changed Secret applies: sha's password changes.
+	// A changed Secret applies without a reload (nginx reads the file at
+	// every request): sha's password changes.
+	reloads := c.Metric("causeway_nginx_reloads_total")
 	row.Secrets = map[string]map[string]string{"users": {"sha": spec.SHAHash("changed")}}
 	c.WriteManifest("auth.yaml", row.Manifests("nginx.ingress.kubernetes.io", map[string]spec.Endpoint{"app": {IP: b.IP, Port: b.Port}}))
 	waitStatus(t, func() int { return get("sha", "changed") }, 200)
 	if s := get("apr1", "secret"); s != 401 {
 		t.Fatalf("a user removed from the Secret: %d, want 401", s)
+	}
+	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
+		t.Errorf("a changed password file reloaded nginx: %v reloads, were %v", got, reloads)
 	}
 
 	// A removed Secret closes the paths, and its file goes.

@@ -99,11 +99,16 @@ func TestDigestAuth(t *testing.T) {
 		}
 	}
 
-	// A changed Secret applies: alice's password changes.
+	// A changed Secret applies without a reload (the workers read the
+	// file again within a second): alice's password changes.
+	reloads := c.Metric("causeway_nginx_reloads_total")
 	row.Secrets = map[string]map[string]string{"users": {"auth": htdigestLine("alice", "Staff", "looking-glass")}}
 	c.WriteManifest("auth.yaml", row.Manifests("nginx.ingress.kubernetes.io", eps))
 	waitStatus(t, func() int { return do("/c", answer("alice", "looking-glass", challenge(), "/c", "/c", true)).Status }, 200)
 	if s := do("/c", answer("alice", "wonderland", challenge(), "/c", "/c", true)).Status; s != 401 {
 		t.Errorf("the old password after the change: %d, want 401", s)
+	}
+	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
+		t.Errorf("a changed password file reloaded nginx: %v reloads, were %v", got, reloads)
 	}
 }

@@ -21,8 +21,8 @@ var authGroup = Group{
 		Annotation{Name: "auth-secret", Scope: ScopeLocation, Default: "none; required by auth-type",
 			Grammar: "name or namespace/name of a Secret in the Ingress's own namespace; with auth-secret-type auth-file its key auth is an htpasswd file, " +
 				"one user:hash per line (blank and # lines skipped); hashes {SHA}, {SSHA}, $apr1$, $1$, $5$, $6$ (at most 100000 rounds) or bcrypt $2y$/$2b$/$2a$ (cost 04 to 12), " +
-				"at most 1000 users; with auth-type digest, an htdigest file, one user:realm:MD5 per line, some of them of auth-realm; a change to the Secret reloads nginx " +
-				"(with digest, it applies within a second without a reload)",
+				"at most 1000 users; with auth-type digest, an htdigest file, one user:realm:MD5 per line, some of them of auth-realm; a change to the Secret applies without a reload " +
+				"(nginx reads the basic file at every request; the digest file is read again within a second)",
 			Difference: "a missing Secret, or one holding a plain-text or DES password, a repeated user or a line that is not user:hash, fails closed with a Problem; " +
 				"set without auth-type it fails closed too (ingress-nginx then ignores it); other namespaces are refused (allow-cross-namespace-resources is always false)"},
 		Annotation{Name: "auth-secret-type", Scope: ScopeLocation, Default: "auth-file",
