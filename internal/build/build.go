@@ -259,6 +259,9 @@ type builder struct {
 	// httpSnippets are the served VirtualServers' http-snippets, which
 	// foldHTTPSnippets applies to every host.
 	httpSnippets []*nic.Snippet
+	// cacheZones are the zones of cache Policies by name
+	// (vspolicy_cache.go).
+	cacheZones map[string]*model.CacheZone
 	// policiesIn are the snapshot's Policies by "namespace/name";
 	// nicPolicies what the build made of those referenced.
 	policiesIn  map[string]*nicv1.Policy
@@ -650,6 +653,7 @@ func (b *builder) finish() {
 		b.serverPolicy(srv, aliased)
 	}
 	b.foldHTTPSnippets()
+	b.model.CacheZones = b.usedCacheZones()
 
 	used := map[string]bool{}
 	usedSecrets := map[string]bool{}

@@ -305,7 +305,7 @@ func (b *builder) routePolicies(ref model.ObjectRef, outer []string, r nic.Route
 	}
 	out := &model.Policy{}
 	for kind, p := range byKind {
-		if err := b.routePolicy(p, out, own[kind]); err != nil {
+		if err := b.routePolicy(ref, p, out, own[kind]); err != nil {
 			b.problem(ref, policyReason(err), false, "route %s: Policy %s: %v; the route answers 500", r.Match.Path, p.Ref.Namespace+"/"+p.Ref.Name, err)
 			return nil, false
 		}

@@ -40,8 +40,10 @@ func policyReason(err error) string {
 // routePolicy adds one Policy's values to out. own is whether the route
 // names the Policy itself (not through the VirtualServer's). An error
 // makes the route answer 500.
-func (b *builder) routePolicy(p *nic.Policy, out *model.Policy, own bool) error {
+func (b *builder) routePolicy(owner model.ObjectRef, p *nic.Policy, out *model.Policy, own bool) error {
 	switch {
+	case p.Cache != nil:
+		out.Cache = b.responseCache(owner, p)
 	case p.Access != nil:
 		out.Access = p.Access
 	case p.Limits != nil:
@@ -90,6 +92,13 @@ func (b *builder) applyRoutePolicy(ref model.ObjectRef, loc *model.Location, pol
 	}
 	p := loc.Policy
 	p.Access, p.BasicAuth, p.Limits, p.ExternalAuth, p.APIKey = pols.Access, pols.BasicAuth, pols.Limits, pols.ExternalAuth, pols.APIKey
+	if pols.Cache != nil {
+		p.Cache = pols.Cache
+		if p.Buffering.Response != nil && !*p.Buffering.Response {
+			b.problem(ref, model.ReasonInvalid, false,
+				"route %s: the cache Policy needs buffering, which its upstream turns off (buffering: false): responses are buffered and cached", loc.Match.Path)
+		}
+	}
 	if pols.CORS != nil {
 		p.CORS = pols.CORS
 	}

@@ -69,6 +69,8 @@ type Policy struct {
 	ExternalAuth *ExternalAuth
 	// APIKey asks for an API key (apikey.go); nil asks none.
 	APIKey *APIKeyAuth
+	// Cache keeps the backends' responses (cache.go); nil keeps none.
+	Cache *ResponseCache
 	// Satisfy says whether a request must pass Access and BasicAuth both
 	// (SatisfyAll, the default) or either (SatisfyAny).
 	Satisfy Satisfy

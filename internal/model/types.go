@@ -28,6 +28,9 @@ type Model struct {
 	// AuthFiles are the password files of basic authentication
 	// (BasicAuth.File), sorted by key.
 	AuthFiles []*AuthFile
+	// CacheZones are the response caches locations use
+	// (ResponseCache.Zone), sorted by name.
+	CacheZones []*CacheZone
 	// DefaultCertificate is the key of the TLSSecret in Secrets that
 	// --default-ssl-certificate names, presented for unknown SNI and hosts
 	// without a certificate of their own; "" means the self-generated one.

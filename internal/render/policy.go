@@ -57,7 +57,9 @@ type policyView struct {
 	Headers                                  *headersView
 	ConnectTimeout, SendTimeout, ReadTimeout string
 	RequestBuffering, ResponseBuffering      *bool
-	BodySize, ClientBodyBuffer               string
+	// Cache is a cache Policy's proxy_cache lines (cache.go).
+	Cache                      *cacheView
+	BodySize, ClientBodyBuffer string
 	// Buffers is proxy_buffers' count; BufferSize its size and
 	// proxy_buffer_size; BusyBuffers is set where nginx's default would be
 	// too large for the buffers.
@@ -377,6 +379,9 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 		return err
 	}
 	if err := planBuffering(v, pol.Buffering); err != nil {
+		return err
+	}
+	if err := planCache(v, pol.Cache); err != nil {
 		return err
 	}
 	if err := planRetry(v, pol.Retry); err != nil {

@@ -318,6 +318,29 @@ var policyCases = []struct {
 		m.AuthFiles = []*model.AuthFile{{Namespace: "default", Name: "users", Digest: true, Data: []byte("a:Staff:" + strings.Repeat("0", 32) + "\n")}}
 		return m
 	}},
+	{"cache", []string{"lua"}, func() *model.Model {
+		// A cache Policy: the zone at the http level with every
+		// parameter, /pages with every location setting (the proxy
+		// action's own ignored header on the same line as the cache's,
+		// buffering turned back on), /plain with the least.
+		key, _ := model.ParseCacheTemplate("$scheme$host$request_uri|$cookie_session")
+		nocache, _ := model.ParseCacheTemplate("$cookie_nocache")
+		bypass, _ := model.ParseCacheTemplate("$http_pragma")
+		pages := loc(model.StringPrefix, "/pages", &model.Policy{ProxyIgnoreHeaders: []string{"X-Accel-Redirect"}, Cache: &model.ResponseCache{
+			Zone: "cw_0123456789ab_pages", Key: key, Valid: []model.CacheValid{{Codes: []int{200, 404}, Duration: 5 * time.Minute}},
+			Methods: []string{"GET", "HEAD", "POST"}, IgnoreHeaders: true, UseStale: []string{"error", "updating"}, Revalidate: true,
+			BackgroundUpdate: true, MinUses: 2, Lock: true, LockTimeout: 5 * time.Second, LockAge: 10 * time.Second,
+			NoCache: []model.Template{nocache}, Bypass: []model.Template{bypass, nocache}}})
+		plain := loc(model.StringPrefix, "/plain", &model.Policy{Cache: &model.ResponseCache{Zone: "cw_ba9876543210_small",
+			Key: model.DefaultCacheKey, Valid: []model.CacheValid{{Any: true, Duration: time.Minute}}}})
+		m := policyModel(&model.Server{Host: "cache.example.com", Locations: []*model.Location{pages, plain}})
+		m.CacheZones = []*model.CacheZone{
+			{Name: "cw_0123456789ab_pages", Size: 10 << 20, Levels: "1:2", Inactive: time.Hour, MaxSize: 1 << 30, MinFree: 100 << 20,
+				UseTempPath: true, ManagerFiles: 50, ManagerSleep: 50 * time.Millisecond, ManagerThreshold: time.Second},
+			{Name: "cw_ba9876543210_small", Size: 1 << 20},
+		}
+		return m
+	}},
 	{"nic-actions", []string{"plain"}, func() *model.Model {
 		// A body with variables, a quote, a newline and a type; headers on
 		// a return; a redirect URL with variables.

@@ -28,17 +28,20 @@ import (
 //go:embed templates/*.tmpl
 var templateFS embed.FS
 
+// onoff prints a flag as nginx's on or off.
+func onoff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
 var templates = template.Must(template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 	// backendVariable is the variable through which a location names its
 	// backend to the Lua balancer.
 	"backendVariable": func() string { return balancer.BackendVariable },
 	"answerProbe":     func() string { return answerProbe },
-	"onoff": func(b bool) string {
-		if b {
-			return "on"
-		}
-		return "off"
-	},
+	"onoff":           onoff,
 	// Sizes and durations the model parsed, in nginx's syntax.
 	"formatSize":     model.FormatSize,
 	"formatDuration": model.FormatDuration,
@@ -205,6 +208,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if err := main.planHeaders(m); err != nil {
 		return nil, "", nil, nil, err
 	}
+	if err := main.planCacheZones(m); err != nil {
+		return nil, "", nil, nil, err
+	}
 	if err := main.planAuthCache(m); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -308,7 +314,9 @@ type mainView struct {
 	DHParamFile                         string
 	// AuthCache is the cache of external authentication, GlobalAuthServer
 	// global-auth-url's host:port (extauth.go).
-	AuthCache        *authCacheView
+	AuthCache *authCacheView
+	// CacheZones are the cache Policies' zones (cache.go).
+	CacheZones       []cacheZoneView
 	GlobalAuthServer string
 	// AuthBalancer names the upstream balancing the subrequests to
 	// authentication Services, when one asks one (extauth_backend.go).

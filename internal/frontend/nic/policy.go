@@ -39,6 +39,8 @@ type Policy struct {
 	// HSTS is hsts: server level, from a VirtualServer's own policies
 	// only.
 	HSTS *model.ServerHSTS
+	// Cache is cache (policy_cache.go).
+	Cache *Cache
 }
 
 // BasicAuth is a basicAuth policy: the users of a Secret of type
@@ -101,6 +103,8 @@ func TranslatePolicy(p *nicv1.Policy) (*Policy, []model.Problem, error) {
 		out.CORS, err = t.cors(s.CORS)
 	case s.HSTS != nil:
 		out.HSTS, err = hsts(s.HSTS)
+	case s.Cache != nil:
+		out.Cache, err = t.cache(s.Cache)
 	case s.JWT != nil, s.OIDC != nil, s.WAF != nil:
 		err = fmt.Errorf("spec.%s needs NGINX Plus (or App Protect) in NGINX Ingress Controller and is not supported by Causeway", kinds[0])
 	default:

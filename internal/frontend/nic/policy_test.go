@@ -68,7 +68,6 @@ func TestTranslatePolicy(t *testing.T) {
 		{name: "jwt needs Plus", spec: nicv1.PolicySpec{JWT: &nicv1.JWTAuth{Secret: "jwk"}}, err: "needs NGINX Plus"},
 		{name: "oidc needs Plus", spec: nicv1.PolicySpec{OIDC: &nicv1.OIDC{}}, err: "needs NGINX Plus"},
 		{name: "waf needs Plus", spec: nicv1.PolicySpec{WAF: &nicv1.WAF{Enable: true}}, err: "needs NGINX Plus"},
-		{name: "cache is not supported yet", spec: nicv1.PolicySpec{Cache: &nicv1.Cache{CacheZoneName: "c", CacheZoneSize: "1m"}}, err: "not supported by Causeway yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := translatePolicyCase(t, tc.spec, tc.err, tc.problems)
