@@ -42,15 +42,8 @@ func (v *mainView) planHeaders(m *model.Model) error {
 	if v.ProxySetHeaderLines, err = headerLines(c.ProxySetHeaders); err != nil {
 		return fmt.Errorf("proxy-set-headers: %w", err)
 	}
-	seen := map[string]bool{}
-	for _, n := range hiddenHeaders(c) {
-		if !headerName(n) {
-			return fmt.Errorf("hidden header name %q is not a token", n)
-		}
-		if k := strings.ToLower(n); !seen[k] {
-			seen[k] = true
-			v.HiddenHeaders = append(v.HiddenHeaders, `"`+n+`"`)
-		}
+	if v.HiddenHeaders, err = quoteHidden(hiddenHeaders(c, c.HSTS.Enabled)); err != nil {
+		return err
 	}
 	// As in ingress-nginx, the backend's Server header shows only with
 	// server-tokens on as well.
@@ -65,9 +58,10 @@ func (v *mainView) planHeaders(m *model.Model) error {
 
 // hiddenHeaders are the backend headers the http level hides: hide-headers'
 // and those add-headers sets, so the client sees one value, as with
-// ingress-nginx's more_set_headers. A location that hides headers of its
-// own repeats them (snippet.go).
-func hiddenHeaders(c *model.Config) []string {
+// ingress-nginx's more_set_headers; and with sts (HSTS on, for every host
+// or a server's own) Strict-Transport-Security. A server or location that
+// hides headers of its own repeats them (snippet.go).
+func hiddenHeaders(c *model.Config, sts bool) []string {
 	hidden := append([]string(nil), c.HideHeaders...)
 	for _, h := range c.AddHeaders {
 		hidden = append(hidden, h.Name)
@@ -75,11 +69,27 @@ func hiddenHeaders(c *model.Config) []string {
 	// With HSTS on, the backend's own Strict-Transport-Security is
 	// replaced, not repeated (ingress-nginx sets it with more_set_headers,
 	// NGINX Ingress Controller hides the backend's).
-	const sts = "Strict-Transport-Security"
-	if c.HSTS.Enabled && !slices.ContainsFunc(hidden, func(n string) bool { return strings.EqualFold(n, sts) }) {
-		hidden = append(hidden, sts)
+	const name = "Strict-Transport-Security"
+	if sts && !slices.ContainsFunc(hidden, func(n string) bool { return strings.EqualFold(n, name) }) {
+		hidden = append(hidden, name)
 	}
 	return hidden
+}
+
+// quoteHidden prints hidden header names, once each.
+func quoteHidden(names []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !headerName(n) {
+			return nil, fmt.Errorf("hidden header name %q is not a token", n)
+		}
+		if k := strings.ToLower(n); !seen[k] {
+			seen[k] = true
+			out = append(out, `"`+n+`"`)
+		}
+	}
+	return out, nil
 }
 
 // inheritedHeaders are the http level's response headers that a location

@@ -14,7 +14,8 @@ import (
 // X-Forwarded-Proto: https). Every place that repeats the http level's
 // Strict-Transport-Security line (listener.go, hstsHeader) then sends the
 // server's value. With the ConfigMap's HSTS off, the http level keeps the
-// line, with an empty value, for such servers.
+// line, with an empty value, for such servers, and such a server hides the
+// backend's own header itself (serverView.HiddenHeaders).
 
 // hstsView is a server's Strict-Transport-Security: Value is the quoted
 // header value; BehindProxy tests X-Forwarded-Proto instead of $https.

@@ -236,7 +236,7 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 		}
 	}
 	srvSnippet, ownSnippet := sp.snippets(pol)
-	if v.Snippet, err = planSnippet(srvSnippet, ownSnippet, hiddenHeaders(&sp.rc.m.Config)); err != nil {
+	if v.Snippet, err = planSnippet(srvSnippet, ownSnippet, sp.hidden); err != nil {
 		return err
 	}
 	if v.ResponseHeaders, err = sp.responseHeaders(v, pol, pol.ResponseHeaders); err != nil {

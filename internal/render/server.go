@@ -51,8 +51,12 @@ type serverView struct {
 	// AppRoot is the quoted 302 target for "/", or "".
 	AppRoot string
 	// HSTS is the server's own Strict-Transport-Security (hsts.go).
-	HSTS      *hstsView `json:",omitempty"`
-	Locations []locationView
+	HSTS *hstsView `json:",omitempty"`
+	// HiddenHeaders repeat the http level's hidden headers with
+	// Strict-Transport-Security, for a server whose own HSTS is on while
+	// the ConfigMap's is off (hsts.go).
+	HiddenHeaders []string `json:",omitempty"`
+	Locations     []locationView
 	// ErrorLocations and MirrorLocations are the named and internal
 	// locations the server's locations send errors and mirrored requests
 	// to.
@@ -275,7 +279,14 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 			}
 		}
 	}
-	sp := &serverPlan{rc: rc, v: v, srv: srv, errs: map[string]int{}, named: map[string]bool{},
+	ownSTS := srv.Policy != nil && srv.Policy.HSTS != nil && srv.Policy.HSTS.Enabled
+	hidden := hiddenHeaders(&m.Config, m.Config.HSTS.Enabled || ownSTS)
+	if ownSTS && !m.Config.HSTS.Enabled {
+		if v.HiddenHeaders, err = quoteHidden(hidden); err != nil {
+			return nil, err
+		}
+	}
+	sp := &serverPlan{rc: rc, hidden: hidden, v: v, srv: srv, errs: map[string]int{}, named: map[string]bool{},
 		mirrors: map[string]string{}, cors: map[string]int{}, auths: map[*model.Location]*authUse{}}
 	if err := sp.planClientTLS(); err != nil {
 		return nil, err
@@ -292,11 +303,14 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 // serverPlan is one server being planned: the named locations and maps
 // its locations share are collected here, each once.
 type serverPlan struct {
-	rc    *renderCtx
-	v     *serverView
-	srv   *model.Server
-	errs  map[string]int  // error location content -> group
-	named map[string]bool // error locations added
+	rc *renderCtx
+	// hidden are the backend headers the server's locations hide
+	// (hiddenHeaders).
+	hidden []string
+	v      *serverView
+	srv    *model.Server
+	errs   map[string]int  // error location content -> group
+	named  map[string]bool // error locations added
 	// choiceNamed are the choices' answer locations added (choice.go).
 	choiceNamed map[string]bool
 	// mirrors maps mirror location content to its URI; mirrorNext
