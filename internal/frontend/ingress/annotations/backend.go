@@ -137,7 +137,7 @@ func parseBackend(r *Reader, res *Result) {
 		closed = true
 	}
 	Set(r, "proxy-ssl-verify-depth", &t.VerifyDepth, func(s string) (int, error) {
-		n, err := parseDecimalIn(s, 0, maxVerifyDepth)
+		n, err := parseInt(s, 0, maxVerifyDepth)
 		return max(n, 1), err
 	})
 	Set(r, "proxy-ssl-name", &t.Name, parseProxySSLName)
@@ -218,25 +218,4 @@ func parseProxySSLName(s string) (string, error) {
 		return "", err
 	}
 	return s, nil
-}
-
-// parseDecimalIn parses an integer written as 1 to 9 decimal digits, as
-// ingress-nginx's integer annotations are, between lo and hi (lo >= 0).
-// Signs, spaces and units are refused.
-func parseDecimalIn(s string, lo, hi int) (int, error) {
-	want := fmt.Errorf("want a whole number from %d to %d", lo, hi)
-	if s == "" || len(s) > 9 {
-		return 0, want
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, want
-		}
-		n = n*10 + int(s[i]-'0') // at most 9 digits: no overflow
-	}
-	if n < lo || n > hi {
-		return 0, want
-	}
-	return n, nil
 }

@@ -195,7 +195,7 @@ func parseStickyCookie(r *Reader) (*model.StickyCookie, []string) {
 		}
 		return s, (&model.StickyCookie{Path: s}).Validate()
 	}))
-	cookieAge := func(s string) (int, error) { return parseDecimalIn(s, 1, model.MaxCookieAge) }
+	cookieAge := func(s string) (int, error) { return parseInt(s, 1, model.MaxCookieAge) }
 	if !set("session-cookie-max-age", Set(r, "session-cookie-max-age", &c.MaxAge, cookieAge)) {
 		set("session-cookie-expires", Set(r, "session-cookie-expires", &c.MaxAge, cookieAge))
 	} else if r.Has("session-cookie-expires") {

@@ -98,7 +98,7 @@ func parseCORS(r *Reader, res *Result) {
 	})
 	Set(r, "cors-allow-credentials", &c.Credentials, model.ParseBool)
 	Set(r, "cors-max-age", &c.MaxAge, func(s string) (time.Duration, error) {
-		n, err := parseDecimalIn(s, 0, maxCORSMaxAge)
+		n, err := parseInt(s, 0, maxCORSMaxAge)
 		return time.Duration(n) * time.Second, err
 	})
 	res.Location.CORS = c

@@ -42,8 +42,8 @@ func parseAuthKeepalive(r *Reader, a *model.ExternalAuth) {
 		r.Ignored("auth-keepalive-share-vars", "is false, but nginx's auth_request subrequest always shares the request's variables")
 	}
 	k := &model.AuthKeepalive{Requests: model.DefaultAuthKeepaliveRequests, Timeout: model.DefaultAuthKeepaliveTimeout}
-	Set(r, "auth-keepalive", &k.Connections, func(s string) (int, error) { return parseDecimalIn(s, 0, model.MaxAuthKeepalive) })
-	requests := func(s string) (int, error) { return parseDecimalIn(s, 1, model.MaxAuthKeepaliveRequests) }
+	Set(r, "auth-keepalive", &k.Connections, func(s string) (int, error) { return parseInt(s, 0, model.MaxAuthKeepalive) })
+	requests := func(s string) (int, error) { return parseInt(s, 1, model.MaxAuthKeepaliveRequests) }
 	if k.Connections == 0 {
 		if _, ok := Parse(r, "auth-keepalive-requests", requests); ok {
 			r.Ignored("auth-keepalive-requests", "only applies with auth-keepalive above 0")

@@ -66,7 +66,7 @@ var limitRates = []string{"limit-rps", "limit-rpm", "limit-connections"}
 func parseLimits(r *Reader, res *Result) {
 	var lim model.Limits
 	count := func(name string, hi int) int {
-		n, _ := Parse(r, name, func(s string) (int, error) { return parseDecimalIn(s, 0, hi) })
+		n, _ := Parse(r, name, func(s string) (int, error) { return parseInt(s, 0, hi) })
 		return n
 	}
 	lim.RPS = count("limit-rps", maxLimitRPS)
@@ -77,7 +77,7 @@ func parseLimits(r *Reader, res *Result) {
 		if lim.RPS == 0 && lim.RPM == 0 {
 			r.Ignored("limit-burst-multiplier", "only applies with limit-rps or limit-rpm")
 		} else {
-			Set(r, "limit-burst-multiplier", &mult, func(s string) (int, error) { return parseDecimalIn(s, 1, maxBurstMultiplier) })
+			Set(r, "limit-burst-multiplier", &mult, func(s string) (int, error) { return parseInt(s, 1, maxBurstMultiplier) })
 		}
 	}
 	lim.BurstRPS, lim.BurstRPM = lim.RPS*mult, lim.RPM*mult
