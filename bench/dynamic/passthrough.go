@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -106,6 +107,10 @@ func waitTLS(ctx context.Context, sd side, cert *certificate) error {
 	}
 }
 
+// passDirective is the stream pass directive of the passthrough server
+// (proxy_pass ends the same way).
+var passDirective = regexp.MustCompile(`(?m)^\s*pass \$causeway_passthrough;`)
+
 // checkPassthroughRendered checks that the sides are what they claim:
 // the "on" controller's configuration (stream files included) has the
 // ssl_preread server, the "off" one's none. It says how the "on" side
@@ -128,7 +133,7 @@ func checkPassthroughRendered(on, off *controllerProc) (string, error) {
 				return "", err
 			}
 			found = found || strings.Contains(string(data), "ssl_preread on;")
-			if x.want && strings.Contains(string(data), "pass $causeway_passthrough;") {
+			if x.want && passDirective.Match(data) {
 				handover = "the connection passed to the HTTPS listener's unix socket (pass)"
 			}
 		}
