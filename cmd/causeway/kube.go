@@ -107,7 +107,7 @@ func (k *kubeFlags) leaseNamespace(configMap string) (string, error) {
 // publisher returns where published addresses come from, or nil when
 // neither --publish-service nor --publish-address is set (no status is
 // written then). The flags have passed validate.
-func (k *kubeFlags) publisher(client kubernetes.Interface, onChange func()) (address.Source, *address.ServiceWatcher, error) {
+func (k *kubeFlags) publisher(client kubernetes.Interface, httpPort, httpsPort int, onChange func()) (address.Source, *address.ServiceWatcher, error) {
 	switch {
 	case len(k.publishAddresses) > 0:
 		addrs, err := address.Parse(k.publishAddresses)
@@ -117,7 +117,7 @@ func (k *kubeFlags) publisher(client kubernetes.Interface, onChange func()) (add
 		return address.Static(addrs), nil, nil
 	case k.publishService != "":
 		ns, name, _ := strings.Cut(k.publishService, "/")
-		w, err := address.NewServiceWatcher(client, ns, name, onChange)
+		w, err := address.NewServiceWatcher(client, ns, name, httpPort, httpsPort, onChange)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -208,7 +208,7 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 	if err != nil {
 		return nil, err
 	}
-	src, watcher, err := k.publisher(writeClient, r.resync)
+	src, watcher, err := k.publisher(writeClient, f.httpPort, f.httpsPort, r.resync)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,8 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		met.Registry.MustRegister(crWrites)
 		r.crWriter = status.NewResourceWriter(status.ResourceWriterOptions{
 			Client: dyn, Addresses: src, IsLeader: r.elector.IsLeader, Log: r.log,
-			OnWrite: func(kind string, err error) { countWrite(crWrites.MustCurryWith(prometheus.Labels{"kind": kind}))(err) },
+			EndpointPorts: endpointPorts(watcher, f.httpPort, f.httpsPort),
+			OnWrite:       func(kind string, err error) { countWrite(crWrites.MustCurryWith(prometheus.Labels{"kind": kind}))(err) },
 		})
 	}
 	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, Log: r.log})
@@ -333,4 +334,19 @@ func (r *kubeReporter) start(ctx context.Context) <-chan struct{} {
 		close(done)
 	}()
 	return done
+}
+
+// endpointPorts says what NIC's externalEndpoints[].ports show: the
+// published Service's ports that lead to nginx, as NIC has them, or with
+// --publish-address (or a Service without such ports) nginx's own.
+func endpointPorts(w *address.ServiceWatcher, httpPort, httpsPort int) func() string {
+	own := address.EndpointPorts([]int32{int32(httpPort), int32(httpsPort)})
+	return func() string {
+		if w != nil {
+			if p, ok := w.EndpointPorts(); ok {
+				return p
+			}
+		}
+		return own
+	}
 }

@@ -63,3 +63,11 @@ func TestLeaseNamespace(t *testing.T) {
 		})
 	}
 }
+
+// TestEndpointPortsWithoutService: with --publish-address, NIC's
+// externalEndpoints[].ports name nginx's own listeners.
+func TestEndpointPortsWithoutService(t *testing.T) {
+	if got := endpointPorts(nil, 8080, 8443)(); got != "[8080,8443]" {
+		t.Errorf("ports %q, want [8080,8443]", got)
+	}
+}

@@ -67,8 +67,8 @@ const (
 	ReasonRejected                  = "Rejected"
 )
 
-// EndpointPorts is what externalEndpoints[].ports shows: the ports nginx
-// serves HTTP and HTTPS on, in NIC's format.
+// EndpointPorts is what externalEndpoints[].ports shows when
+// ResourceWriterOptions.EndpointPorts is not set, in NIC's format.
 const EndpointPorts = "[80,443]"
 
 // maxStatusMessage bounds status.message; an object with many problems
@@ -178,6 +178,10 @@ type ResourceWriterOptions struct {
 	// Addresses are the published addresses, shown as externalEndpoints;
 	// nil publishes none (the state is written all the same).
 	Addresses address.Source
+	// EndpointPorts, when set, says what externalEndpoints[].ports show
+	// (the published Service's ports to nginx, as NIC has them); nil
+	// shows EndpointPorts.
+	EndpointPorts func() string
 	// IsLeader gates every write.
 	IsLeader func() bool
 	Log      *slog.Logger
@@ -269,8 +273,12 @@ func (w *ResourceWriter) planLocked() {
 	if w.opts.Addresses != nil {
 		addrs, ok := w.opts.Addresses.Addresses()
 		known = ok
+		ports := EndpointPorts
+		if w.opts.EndpointPorts != nil {
+			ports = w.opts.EndpointPorts()
+		}
 		for _, a := range addrs {
-			endpoints = append(endpoints, nicv1.ExternalEndpoint{IP: a.IP, Hostname: a.Hostname, Ports: EndpointPorts})
+			endpoints = append(endpoints, nicv1.ExternalEndpoint{IP: a.IP, Hostname: a.Hostname, Ports: ports})
 		}
 	}
 	targets := make(map[string]resourceTarget, len(w.targets))

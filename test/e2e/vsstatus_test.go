@@ -136,8 +136,10 @@ spec:
 			if !endpoints {
 				return nil
 			}
-			if len(st.ExternalEndpoints) != 1 || st.ExternalEndpoints[0].IP != "192.0.2.10" || st.ExternalEndpoints[0].Ports != "[80,443]" {
-				return fmt.Errorf("%s %s: externalEndpoints %+v, want 192.0.2.10 [80,443]", resource, name, st.ExternalEndpoints)
+			// --publish-address: nginx's own ports, as no Service says more.
+			ports := fmt.Sprintf("[%d,%d]", c.HTTPPort, c.HTTPSPort)
+			if len(st.ExternalEndpoints) != 1 || st.ExternalEndpoints[0].IP != "192.0.2.10" || st.ExternalEndpoints[0].Ports != ports {
+				return fmt.Errorf("%s %s: externalEndpoints %+v, want 192.0.2.10 %s", resource, name, st.ExternalEndpoints, ports)
 			}
 			return nil
 		})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -16,6 +17,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -83,6 +85,36 @@ func FromService(svc *corev1.Service) []networkingv1.IngressLoadBalancerIngress 
 	return Normalize(out)
 }
 
+// EndpointPorts formats ports as NGINX Ingress Controller's
+// externalEndpoints[].ports: "[80,443]".
+func EndpointPorts(ports []int32) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+// ServicePorts are the ports of a Service that lead to nginx's HTTP and
+// HTTPS listeners (httpPort, httpsPort), sorted: those whose targetPort
+// is one of them, or is named http or https, as NGINX Ingress Controller
+// picks them for externalEndpoints.
+func ServicePorts(svc *corev1.Service, httpPort, httpsPort int) []int32 {
+	if svc == nil {
+		return nil
+	}
+	var out []int32
+	for _, p := range svc.Spec.Ports {
+		t := p.TargetPort
+		if t.Type == intstr.Int && (int(t.IntVal) == httpPort || int(t.IntVal) == httpsPort) ||
+			t.Type == intstr.String && (t.StrVal == "http" || t.StrVal == "https") {
+			out = append(out, p.Port)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Normalize sorts entries (IPs before host names) and drops duplicates, so
 // that two lists can be compared with Equal.
 func Normalize(in []networkingv1.IngressLoadBalancerIngress) []networkingv1.IngressLoadBalancerIngress {
@@ -143,21 +175,27 @@ type ServiceWatcher struct {
 
 	mu      sync.Mutex                                // guards current
 	current []networkingv1.IngressLoadBalancerIngress // as last seen by the change handler
+	ports   string                                    // the Service's ports, as last seen
+	// httpPort and httpsPort are nginx's listeners (ServicePorts).
+	httpPort, httpsPort int
 }
 
 // NewServiceWatcher watches namespace/name. onChange is called, from the
-// informer's goroutine, whenever the published addresses change.
-func NewServiceWatcher(client kubernetes.Interface, namespace, name string, onChange func()) (*ServiceWatcher, error) {
+// informer's goroutine, whenever the published addresses, or the ports of
+// the Service that lead to nginx's httpPort and httpsPort, change.
+func NewServiceWatcher(client kubernetes.Interface, namespace, name string, httpPort, httpsPort int, onChange func()) (*ServiceWatcher, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 		}))
-	w := &ServiceWatcher{informer: f.Core().V1().Services().Informer(), factory: f, key: namespace + "/" + name}
+	w := &ServiceWatcher{informer: f.Core().V1().Services().Informer(), factory: f, key: namespace + "/" + name,
+		httpPort: httpPort, httpsPort: httpsPort}
 	update := func() {
 		addrs := w.fromStore()
+		ports, _ := w.EndpointPorts()
 		w.mu.Lock()
-		changed := !Equal(addrs, w.current)
-		w.current = addrs
+		changed := !Equal(addrs, w.current) || ports != w.ports
+		w.current, w.ports = addrs, ports
 		w.mu.Unlock()
 		if changed && onChange != nil {
 			onChange()
@@ -192,7 +230,22 @@ func (w *ServiceWatcher) Addresses() ([]networkingv1.IngressLoadBalancerIngress,
 }
 
 func (w *ServiceWatcher) fromStore() []networkingv1.IngressLoadBalancerIngress {
+	return FromService(w.service())
+}
+
+func (w *ServiceWatcher) service() *corev1.Service {
 	obj, _, _ := w.informer.GetStore().GetByKey(w.key) // a cache store never errors
 	svc, _ := obj.(*corev1.Service)
-	return FromService(svc)
+	return svc
+}
+
+// EndpointPorts returns the Service's ports that lead to nginx
+// (ServicePorts) in NGINX Ingress Controller's format; ok is false when it
+// has none, or is not known yet.
+func (w *ServiceWatcher) EndpointPorts() (string, bool) {
+	ports := ServicePorts(w.service(), w.httpPort, w.httpsPort)
+	if len(ports) == 0 {
+		return "", false
+	}
+	return EndpointPorts(ports), true
 }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 func ip(s string) networkingv1.IngressLoadBalancerIngress {
@@ -87,5 +88,34 @@ func TestEqualIgnoresOrder(t *testing.T) {
 	}
 	if !Equal(nil, []networkingv1.IngressLoadBalancerIngress{}) {
 		t.Error("nil and empty are not Equal")
+	}
+}
+
+// TestServicePorts: a row per rule of which Service ports NIC's
+// externalEndpoints[].ports show: those whose targetPort is nginx's HTTP
+// or HTTPS port, or is named http or https; sorted, once each.
+func TestServicePorts(t *testing.T) {
+	port := func(p int32, target intstr.IntOrString) corev1.ServicePort {
+		return corev1.ServicePort{Port: p, TargetPort: target}
+	}
+	for _, tc := range []struct {
+		name  string
+		ports []corev1.ServicePort
+		want  string
+	}{
+		{"target ports by number", []corev1.ServicePort{port(443, intstr.FromInt32(8443)), port(80, intstr.FromInt32(8080))}, "[80,443]"},
+		{"target ports by name", []corev1.ServicePort{port(80, intstr.FromString("http")), port(443, intstr.FromString("https"))}, "[80,443]"},
+		{"other ports are left out", []corev1.ServicePort{port(80, intstr.FromInt32(8080)), port(9113, intstr.FromInt32(9113)),
+			port(8081, intstr.FromString("metrics"))}, "[80]"},
+		{"two Service ports to one listener", []corev1.ServicePort{port(8000, intstr.FromInt32(8080)), port(80, intstr.FromInt32(8080))}, "[80,8000]"},
+		{"none", []corev1.ServicePort{port(9113, intstr.FromInt32(9113))}, ""},
+	} {
+		got := ServicePorts(&corev1.Service{Spec: corev1.ServiceSpec{Ports: tc.ports}}, 8080, 8443)
+		if s := EndpointPorts(got); len(got) == 0 && tc.want != "" || len(got) > 0 && s != tc.want {
+			t.Errorf("%s: %v (%s), want %s", tc.name, got, s, tc.want)
+		}
+	}
+	if ServicePorts(nil, 80, 443) != nil {
+		t.Error("a missing Service has ports")
 	}
 }
