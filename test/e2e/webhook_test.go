@@ -167,6 +167,14 @@ func TestAdmissionWebhook(t *testing.T) {
 	if strings.Contains(out, "Warning") {
 		t.Errorf("a valid Ingress was admitted with a warning:\n%s", out)
 	}
+	// Creation times have whole seconds, and objects created in the same
+	// second rank by UID: the rivals below must come a second later to be
+	// younger than "web" for certain.
+	web, err := e2e.admin.NetworkingV1().Ingresses(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(web.CreationTimestamp.Add(1100 * time.Millisecond)))
 	// Reviews see the controller's last synced snapshot: wait until it
 	// holds "web" (a dry run of a colliding Ingress is refused), as a
 	// user would see after the controller served it.
