@@ -112,8 +112,21 @@ func randomWorld(rng *rand.Rand) *source.Snapshot {
 		snap.ConfigMaps = append(snap.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "headers"},
 			Data: map[string]string{"X-A": "1"}})
 	}
+	config := map[string]string{"global-allowed-response-headers": "X-A"}
+	if rng.IntN(2) == 0 {
+		config["allow-snippet-annotations"] = "true"
+	}
 	snap.ConfigMaps = append(snap.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config"},
-		Data: map[string]string{"global-allowed-response-headers": "X-A"}})
+		Data: config})
+	for _, ns := range namespaces {
+		// A cache Policy, and one that is invalid, for VirtualServers'
+		// routes to name.
+		snap.Policies = append(snap.Policies,
+			&nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cache", UID: types.UID("uid-cache-" + ns)},
+				Spec: nicv1.PolicySpec{Cache: &nicv1.Cache{CacheZoneName: "pages", CacheZoneSize: "1m", Time: "1m"}}},
+			&nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad-cache", UID: types.UID("uid-bad-cache-" + ns)},
+				Spec: nicv1.PolicySpec{Cache: &nicv1.Cache{CacheZoneName: "pages", CacheZoneSize: "1m", CacheKey: "$request_body"}}})
+	}
 	hosts := []string{"a.test", "www.a.test", "b.test", "c.test", "www.c.test", ""}
 	paths := []string{"/", "/a", "/a/b", "/(x)", "/a(/|$)(.*)"}
 	pathTypes := []string{"Prefix", "Exact", "ImplementationSpecific"}
@@ -226,13 +239,22 @@ func randomVirtualServer(rng *rand.Rand, i int, namespaces []string) *nicv1.Virt
 	paths := []string{"/", "/a", "/a/b", "~* ^/x", "=/exact"}
 	for j, k := range rng.Perm(len(paths))[:1+rng.IntN(3)] {
 		r := nicv1.Route{Path: paths[k], Action: &nicv1.Action{Pass: s.Upstreams[rng.IntN(len(s.Upstreams))].Name}}
-		switch rng.IntN(16) {
+		switch rng.IntN(18) {
 		case 0:
 			r.Action = &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://example.test/", Code: 302}}
 		case 1:
 			r.Action = &nicv1.Action{Return: &nicv1.ActionReturn{Code: 204}}
 		case 2:
 			r.Action = &nicv1.Action{Pass: "undefined"}
+		case 3:
+			// Splits that only answer, one with headers.
+			r.Action = nil
+			r.Splits = []nicv1.Split{{Weight: 50, Action: &nicv1.Action{Return: &nicv1.ActionReturn{Code: 200, Body: "x",
+				Headers: []nicv1.Header{{Name: "X-B", Value: "1"}}}}},
+				{Weight: 50, Action: &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://example.test/"}}}}
+		}
+		if rng.IntN(8) == 0 {
+			r.Policies = []nicv1.PolicyReference{{Name: pick("cache", "cache", "cache", "bad-cache")}}
 		}
 		if j == 0 && rng.IntN(4) == 0 {
 			r = randomDelegation(rng, pick(r.Path, "/a"))
@@ -241,6 +263,11 @@ func randomVirtualServer(rng *rand.Rand, i int, namespaces []string) *nicv1.Virt
 	}
 	if rng.IntN(8) == 0 {
 		s.Gunzip = true
+	}
+	if rng.IntN(8) == 0 {
+		// http-snippets reach every host: fine, refused, or refused and
+		// closing the VirtualServer's own routes.
+		s.HTTPSnippets = pick("add_header X-Http 1;", "add_header X-Http 1;", "map $a $b { default 1; }", "deny all;")
 	}
 	if rng.IntN(3) == 0 {
 		s.TLS = &nicv1.TLS{Secret: pick("", "tls-a", "no-such-tls")}
