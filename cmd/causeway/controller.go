@@ -259,6 +259,12 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	} else {
 		params.StreamModule = mod
 	}
+	// spec.gunzip of VirtualServers needs the gunzip filter: Debian's
+	// nginx has it, the vendored Angie build does not.
+	gunzip := runtime.DetectGunzip(ctx, f.nginxBinary, dir)
+	if !gunzip {
+		log.Info("gunzip filter unavailable: a VirtualServer's spec.gunzip is reported and not applied")
+	}
 	passthrough := f.tlsPassthrough || f.sslPassthrough
 	if passthrough && streamAvailable {
 		params.StreamRealIP = runtime.DetectStreamRealIP(ctx, f.nginxBinary, params.StreamModule, dir)
@@ -319,6 +325,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		StreamAvailable:       streamAvailable,
 		TLSPassthrough:        passthrough,
 		StreamRealIPAvailable: params.StreamRealIP,
+		GunzipAvailable:       gunzip,
 		HTTPPort:              f.httpPort,
 		HTTPSPort:             f.httpsPort,
 	}

@@ -136,7 +136,7 @@ func TestHandlerAnswers(t *testing.T) {
 			obj:     newVS("free.test", func(v *nicv1.VirtualServer) { v.Spec.Routes[0].Action.Pass = "nope" }),
 			message: []string{"Invalid", `names upstream "nope", which spec.upstreams does not define`}},
 		{name: "an unsupported VirtualServer field is refused", mode: Deny, op: admissionv1.Create, kind: virtualServerKind,
-			obj: newVS("free.test", func(v *nicv1.VirtualServer) { v.Spec.Gunzip = true }), message: []string{"Unsupported", "spec.gunzip"}},
+			obj: newVS("free.test", func(v *nicv1.VirtualServer) { v.Spec.ExternalDNS.Enable = true }), message: []string{"Unsupported", "spec.externalDNS"}},
 		{name: "a valid Policy", mode: Deny, op: admissionv1.Create, kind: policyKind,
 			obj: &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "new"},
 				Spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}"}}}, allowed: true},

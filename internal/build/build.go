@@ -79,6 +79,9 @@ type Options struct {
 	// StreamRealIPAvailable says that nginx's stream module has the realip
 	// module, which passthrough needs with use-proxy-protocol.
 	StreamRealIPAvailable bool
+	// GunzipAvailable says that nginx has the gunzip filter, which a
+	// VirtualServer's spec.gunzip needs.
+	GunzipAvailable bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same

@@ -274,6 +274,7 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 	b.vsServerSnippet(srv, t)
 	b.vsHTTPSnippet(srv, t)
 	b.vsHSTS(srv, t)
+	b.vsGunzip(srv, t)
 	if srv.SSLRedirect && t.TLS.Code != 0 && t.TLS.Code != b.model.Config.HTTPRedirectCode {
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.tls.redirect.code %d: HTTPS redirects answer the ConfigMap's http-redirect-code, %d; a code per VirtualServer is not supported yet",

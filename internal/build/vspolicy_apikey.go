@@ -54,6 +54,24 @@ func (b *builder) apiKeyAuth(p *nic.Policy) (*model.APIKeyAuth, error) {
 // its server, in place of the ConfigMap's HSTS. As in NGINX Ingress
 // Controller it needs spec.tls unless behindProxy is set; without, every
 // route answers 500.
+// vsGunzip applies spec.gunzip to the VirtualServer's server, or reports
+// that nginx lacks the gunzip filter (the responses then reach clients
+// still compressed, as from the backend).
+func (b *builder) vsGunzip(srv *model.Server, t *nic.VirtualServer) {
+	if !t.Gunzip {
+		return
+	}
+	if !b.opts.GunzipAvailable {
+		b.problem(t.Ref, model.ReasonUnsupported, false,
+			"spec.gunzip: nginx has no gunzip filter (--with-http_gunzip_module); responses are passed on as the backend sends them")
+		return
+	}
+	if srv.Policy == nil {
+		srv.Policy = &model.ServerPolicy{Source: t.Ref}
+	}
+	srv.Policy.Gunzip = true
+}
+
 func (b *builder) vsHSTS(srv *model.Server, t *nic.VirtualServer) {
 	var h *nic.Policy
 	for _, key := range t.Policies {

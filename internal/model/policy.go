@@ -328,6 +328,9 @@ type ServerPolicy struct {
 	// HSTS, when set, replaces the ConfigMap's Strict-Transport-Security
 	// for this host (a VirtualServer's hsts Policy).
 	HSTS *ServerHSTS
+	// Gunzip decompresses gzipped backend responses for clients that do
+	// not accept gzip (a VirtualServer's spec.gunzip).
+	Gunzip bool
 	// Source is the object whose settings these are.
 	Source ObjectRef
 

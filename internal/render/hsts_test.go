@@ -41,3 +41,19 @@ func TestServerHSTSHidesTheBackendsHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestServerGunzip: a server whose policy asks for gunzip turns the
+// filter on; another does not.
+func TestServerGunzip(t *testing.T) {
+	on := &model.Server{Host: "gz.example.com", Policy: &model.ServerPolicy{Gunzip: true}, Locations: []*model.Location{loc(model.StringPrefix, "/", nil)}}
+	off := &model.Server{Host: "plain.example.com", Locations: []*model.Location{loc(model.StringPrefix, "/", nil)}}
+	res, err := Render(policyModel(on, off), goldenParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range res.Files {
+		if got, want := strings.Contains(string(data), "gunzip on;"), strings.Contains(name, "gz.example.com"); got != want {
+			t.Errorf("%s: gunzip on %v, want %v", name, got, want)
+		}
+	}
+}

@@ -52,6 +52,8 @@ type serverView struct {
 	AppRoot string
 	// HSTS is the server's own Strict-Transport-Security (hsts.go).
 	HSTS *hstsView `json:",omitempty"`
+	// Gunzip decompresses gzipped responses for clients without gzip.
+	Gunzip bool `json:",omitempty"`
 	// HiddenHeaders repeat the http level's hidden headers with
 	// Strict-Transport-Security, for a server whose own HSTS is on while
 	// the ConfigMap's is off (hsts.go).
@@ -279,6 +281,7 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 			}
 		}
 	}
+	v.Gunzip = srv.Policy != nil && srv.Policy.Gunzip
 	ownSTS := srv.Policy != nil && srv.Policy.HSTS != nil && srv.Policy.HSTS.Enabled
 	hidden := hiddenHeaders(&m.Config, m.Config.HSTS.Enabled || ownSTS)
 	if ownSTS && !m.Config.HSTS.Enabled {

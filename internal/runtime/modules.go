@@ -89,10 +89,23 @@ func DetectStreamRealIP(ctx context.Context, binary, module string, dir layout.D
 	return probeStream(ctx, binary, module, "set_real_ip_from 127.0.0.1;", dir) == nil
 }
 
+// DetectGunzip reports whether nginx has the gunzip filter
+// (--with-http_gunzip_module), which a VirtualServer's spec.gunzip needs.
+// Debian's has it; Angie's vendored build does not.
+func DetectGunzip(ctx context.Context, binary string, dir layout.Dir) bool {
+	return probeBlock(ctx, binary, "", "http", "access_log off;\ngunzip on;", dir) == nil
+}
+
 // probeStream runs nginx -t on a configuration with a stream block
 // holding body, loading module first when set.
 func probeStream(ctx context.Context, binary, module, body string, dir layout.Dir) error {
-	probeDir := dir.Path("tmp", "stream-probe")
+	return probeBlock(ctx, binary, module, "stream", body, dir)
+}
+
+// probeBlock runs nginx -t on a configuration with a block (stream or
+// http) holding body, loading module first when set.
+func probeBlock(ctx context.Context, binary, module, block, body string, dir layout.Dir) error {
+	probeDir := dir.Path("tmp", block+"-probe")
 	if err := os.MkdirAll(probeDir, 0o700); err != nil {
 		return err
 	}
@@ -108,7 +121,7 @@ func probeStream(ctx context.Context, binary, module, body string, dir layout.Di
 		}
 		load = "load_module " + q + ";\n"
 	}
-	conf := fmt.Sprintf("%spid %s;\nerror_log stderr;\nevents {}\nstream {\n%s\n}\n", load, pid, body)
+	conf := fmt.Sprintf("%spid %s;\nerror_log stderr;\nevents {}\n%s {\n%s\n}\n", load, pid, block, body)
 	path := filepath.Join(probeDir, "nginx.conf")
 	if err := writeAtomic(path, []byte(conf), 0o600); err != nil {
 		return err

@@ -104,6 +104,21 @@ func startBackends(t *testing.T, service string, n int) []*backend {
 	return out
 }
 
+// startHandlerBackend runs h as a backend of service on a fresh loopback
+// IP, for tests whose backend answers something particular.
+func startHandlerBackend(t *testing.T, service string, h http.Handler) *backend {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(loopbackIP(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &backend{Service: service, IP: l.Addr().(*net.TCPAddr).IP.String(), Port: l.Addr().(*net.TCPAddr).Port}
+	b.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: h}
+	go b.srv.Serve(l)
+	t.Cleanup(func() { b.srv.Close() })
+	return b
+}
+
 func startBackendAt(t *testing.T, service, ip string, port int) *backend {
 	t.Helper()
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))

@@ -24,21 +24,13 @@ import (
 // reports the request headers it got as JSON.
 func startHeaderBackend(t *testing.T) *backend {
 	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(loopbackIP(), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &backend{Service: "hdr", IP: l.Addr().(*net.TCPAddr).IP.String(), Port: l.Addr().(*net.TCPAddr).Port}
-	b.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return startHandlerBackend(t, "hdr", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Server", "backend/1.0")
 		w.Header().Set("X-Powered-By", "PHP/5")
 		w.Header().Set("X-Frame-Options", "ALLOWALL")
 		w.Header().Set("Strict-Transport-Security", backendHSTS)
 		_ = json.NewEncoder(w).Encode(r.Header)
-	})}
-	go b.srv.Serve(l)
-	t.Cleanup(func() { b.srv.Close() })
-	return b
+	}))
 }
 
 // backendHSTS is the Strict-Transport-Security startHeaderBackend sends.

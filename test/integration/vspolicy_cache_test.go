@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/causeway/causeway/test/harness"
 )
@@ -18,17 +17,10 @@ import (
 // requests it got, with no caching header of its own.
 func startCountingBackend(t *testing.T, service string) (*backend, *atomic.Int64) {
 	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(loopbackIP(), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n atomic.Int64
-	b := &backend{Service: service, IP: l.Addr().(*net.TCPAddr).IP.String(), Port: l.Addr().(*net.TCPAddr).Port}
-	b.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b := startHandlerBackend(t, service, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "n=%d", n.Add(1))
-	})}
-	go b.srv.Serve(l)
-	t.Cleanup(func() { b.srv.Close() })
+	}))
 	return b, &n
 }
 

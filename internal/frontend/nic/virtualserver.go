@@ -40,6 +40,8 @@ type VirtualServer struct {
 	// ServerSnippet is spec.server-snippets, HTTPSnippet
 	// spec.http-snippets; nil when not set.
 	ServerSnippet, HTTPSnippet *Snippet
+	// Gunzip is spec.gunzip.
+	Gunzip bool
 	// Listener is spec.listener; nil serves the controller's ports.
 	Listener *Listener
 }
@@ -137,6 +139,7 @@ func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Pr
 		return nil, nil, fmt.Errorf("spec.host: %w", err)
 	}
 	t.spec(s)
+	out.Gunzip = s.Gunzip
 	out.ServerSnippet = t.readSnippet("spec.server-snippets", s.ServerSnippets, snippet.Server)
 	out.HTTPSnippet = t.readSnippet("spec.http-snippets", s.HTTPSnippets, snippet.HTTP)
 	out.Listener = t.listener(s.Listener)
@@ -232,9 +235,6 @@ func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host string, par
 
 // spec reports the server-wide fields that are not translated.
 func (t *translator) spec(s *nicv1.VirtualServerSpec) {
-	if s.Gunzip {
-		t.notYet("spec.gunzip")
-	}
 	if s.AddHeaderInherit != "" {
 		t.notYet("spec.add-header-inherit")
 	}
