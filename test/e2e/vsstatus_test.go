@@ -78,7 +78,7 @@ func TestVirtualServerStatus(t *testing.T) {
 `
 	for _, m := range []string{
 		vsYAML(ns, "valid", "causeway", "valid.example.com", route),
-		vsYAML(ns, "warning", "causeway", "warning.example.com", "  gunzip: true\n"+route),
+		vsYAML(ns, "warning", "causeway", "warning.example.com", "  externalDNS: {enable: true}\n"+route),
 		// The schema accepts an action naming an upstream that is not
 		// defined; the controller rejects the VirtualServer.
 		vsYAML(ns, "invalid", "causeway", "invalid.example.com", `  routes:
@@ -149,7 +149,7 @@ spec:
 		waitCR("virtualservers", name, state, reason, endpoints, fragments...)
 	}
 	wait("valid", "Valid", "AddedOrUpdated", true, "Configuration for "+ns+"/valid was added or updated")
-	wait("warning", "Warning", "AddedOrUpdatedWithWarning", true, "with warning(s)", "spec.gunzip")
+	wait("warning", "Warning", "AddedOrUpdatedWithWarning", true, "with warning(s)", "spec.externalDNS")
 	// NIC keeps externalEndpoints on an Invalid VirtualServer.
 	wait("invalid", "Invalid", "Rejected", true, "was rejected with error", "coffee")
 	waitCR("virtualserverroutes", "menu", "Valid", "AddedOrUpdated", true, "Configuration for "+ns+"/menu was added or updated")
