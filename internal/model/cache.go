@@ -196,7 +196,7 @@ func ParseCacheTemplate(s string) (Template, error) {
 
 // Validate checks a zone as the renderer needs it.
 func (z *CacheZone) Validate() error {
-	if !cacheZoneNameSyntax.MatchString(z.Name) {
+	if !ValidCacheZoneName(z.Name) {
 		return fmt.Errorf("cache zone name %q", Truncate(z.Name))
 	}
 	if z.Size < MinCacheZoneSize || z.Size > MaxCacheZoneSize {
@@ -213,6 +213,10 @@ func (z *CacheZone) Validate() error {
 
 // cacheZoneNameSyntax is a zone name as the builder makes them.
 var cacheZoneNameSyntax = regexp.MustCompile(`^[a-z][a-zA-Z0-9_]{0,127}$`)
+
+// ValidCacheZoneName reports whether s is a zone name as the builder
+// makes them, which nginx reads without quoting.
+func ValidCacheZoneName(s string) bool { return cacheZoneNameSyntax.MatchString(s) }
 
 // cacheLevelsSyntax is NGINX Ingress Controller's levels: one to three
 // levels of 1 or 2 characters.

@@ -100,7 +100,7 @@ func planCache(v *policyView, c *model.ResponseCache) error {
 	if c == nil {
 		return nil
 	}
-	if !cacheZoneName(c.Zone) {
+	if !model.ValidCacheZoneName(c.Zone) {
 		return fmt.Errorf("cache zone %q", c.Zone)
 	}
 	cv := &cacheView{Zone: c.Zone, Revalidate: c.Revalidate, Background: c.BackgroundUpdate, MinUses: c.MinUses, Lock: c.Lock}
@@ -175,17 +175,4 @@ func quoteTemplates(ts []model.Template) (string, error) {
 		out[i] = q
 	}
 	return strings.Join(out, " "), nil
-}
-
-// cacheZoneName reports whether a zone name needs no quoting.
-func cacheZoneName(s string) bool {
-	if s == "" || len(s) > 128 || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
