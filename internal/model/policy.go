@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"net/netip"
 	"time"
 )
@@ -245,8 +246,41 @@ type Buffering struct {
 	// proxy_buffer_size.
 	Buffers    int
 	BufferSize *Size
+	// BusyBuffers is proxy_busy_buffers_size: how much of the buffers may
+	// be busy sending to the client while the response is still read
+	// (nil: nginx's default, twice the buffer size). See BusyBuffersFit.
+	BusyBuffers *Size
 	// MaxTempFile is proxy_max_temp_file_size.
 	MaxTempFile *Size
+}
+
+// The proxy buffers the http level of Causeway's configuration sets
+// (ingress-nginx's proxy-buffer-size, 4k, and proxy_buffers 4 4k); a
+// location without its own inherits them.
+const (
+	DefaultProxyBuffers    = 4
+	DefaultProxyBufferSize = Size(4 << 10)
+)
+
+// BusyBuffersFit reports whether nginx accepts busy as
+// proxy_busy_buffers_size beside proxy_buffers n of size each (0 and 0
+// for the http level's defaults) and proxy_buffer_size size: at least
+// one buffer, and at most all of them but one. nginx refuses the whole
+// configuration otherwise.
+func BusyBuffersFit(busy Size, n int, size Size) error {
+	if n == 0 {
+		n = DefaultProxyBuffers
+	}
+	if size == 0 {
+		size = DefaultProxyBufferSize
+	}
+	if busy < size {
+		return fmt.Errorf("want at least the buffer size, %s", FormatSize(int64(size)))
+	}
+	if most := Size(n-1) * size; busy > most {
+		return fmt.Errorf("want at most all %d buffers but one, %s", n, FormatSize(int64(most)))
+	}
+	return nil
 }
 
 // Retry says when a failed request moves to another endpoint.

@@ -477,14 +477,11 @@ func orDuration(d, def time.Duration) time.Duration {
 	return d
 }
 
-// defaultBufferSize is ingress-nginx's proxy-buffer-size and the size of
-// each of the http level's proxy_buffers.
-const defaultBufferSize model.Size = 4 << 10
-
 // planBuffering prints the buffering settings. proxy_buffers and
 // proxy_buffer_size go together, as in ingress-nginx: nginx requires the
 // busy buffers (by default twice the larger buffer size) to fit in all
-// buffers but one.
+// buffers but one, which model.BusyBuffersFit checks for a busy size
+// set here.
 func planBuffering(v *policyView, b model.Buffering) error {
 	v.RequestBuffering, v.ResponseBuffering = b.Request, b.Response
 	var err error
@@ -502,27 +499,32 @@ func planBuffering(v *policyView, b model.Buffering) error {
 	if b.Buffers < 0 {
 		return fmt.Errorf("negative proxy_buffers count %d", b.Buffers)
 	}
-	if b.Buffers == 0 && b.BufferSize == nil {
-		return nil
-	}
-	size := defaultBufferSize
+	size := model.DefaultProxyBufferSize
 	if b.BufferSize != nil {
 		size = *b.BufferSize
 	}
 	if size <= 0 {
 		return fmt.Errorf("proxy buffer size %d", size)
 	}
-	v.Buffers = b.Buffers
-	if v.Buffers == 0 {
-		v.Buffers = 4
+	if b.Buffers != 0 || b.BufferSize != nil {
+		v.Buffers = b.Buffers
+		if v.Buffers == 0 {
+			v.Buffers = model.DefaultProxyBuffers
+		}
+		if v.BufferSize, err = nginxSize(size); err != nil {
+			return err
+		}
 	}
-	if v.BufferSize, err = nginxSize(size); err != nil {
-		return err
-	}
-	if v.Buffers == 2 {
+	switch {
+	case b.BusyBuffers != nil:
+		if err := model.BusyBuffersFit(*b.BusyBuffers, v.Buffers, size); err != nil {
+			return fmt.Errorf("proxy_busy_buffers_size %s: %w", model.FormatSize(int64(*b.BusyBuffers)), err)
+		}
+		v.BusyBuffers, err = nginxSize(*b.BusyBuffers)
+	case v.Buffers == 2:
 		v.BusyBuffers = v.BufferSize
 	}
-	return nil
+	return err
 }
 
 func planRetry(v *policyView, r model.Retry) error {

@@ -80,7 +80,7 @@ var policyCases = []struct {
 				Buffering: model.Buffering{
 					Request: ptr(false), Response: ptr(true),
 					BodySize: ptr(model.Size(8 << 20)), ClientBodyBuffer: ptr(model.Size(16 << 10)),
-					Buffers: 8, BufferSize: ptr(model.Size(8 << 10)), MaxTempFile: ptr(model.Size(0)),
+					Buffers: 8, BufferSize: ptr(model.Size(8 << 10)), BusyBuffers: ptr(model.Size(56 << 10)), MaxTempFile: ptr(model.Size(0)),
 				},
 				Retry:           model.Retry{On: []string{"error", "timeout", "http_502"}, Timeout: 10 * time.Second, Tries: 3},
 				HTTPVersion:     "1.0",
@@ -97,6 +97,10 @@ var policyCases = []struct {
 				RedirectRewrite: &model.Replace{Off: true},
 				AccessLog:       ptr(true),
 			})},
+		}, &model.Server{
+			// Busy buffers alone, against the http level's 4 4k.
+			Host:      "busy.example.com",
+			Locations: []*model.Location{loc(model.Prefix, "/", &model.Policy{Buffering: model.Buffering{BusyBuffers: ptr(model.Size(12 << 10))}})},
 		})
 	}},
 	{"cors", []string{"plain", "lua"}, func() *model.Model {
@@ -547,6 +551,9 @@ func TestPolicyRefusals(t *testing.T) {
 		"rewrite target":        {Rewrite: &model.Rewrite{Target: "/$host"}},
 		"mirror URL":            {Mirror: &model.Mirror{URL: "http://a/$host"}},
 		"cookie without source": {CookieDomain: &model.Replace{To: "x"}},
+		"busy buffers over all buffers but one": {Buffering: model.Buffering{Buffers: 3, BufferSize: ptr(model.Size(8 << 10)),
+			BusyBuffers: ptr(model.Size(24 << 10))}},
+		"busy buffers under the buffer size": {Buffering: model.Buffering{BusyBuffers: ptr(model.Size(2 << 10))}},
 		// goldenParams is the plain data plane: no Lua to check digest.
 		"digest without Lua":     {BasicAuth: &model.BasicAuth{File: "default/users/htdigest", Digest: true}},
 		"digest file for basic":  {BasicAuth: &model.BasicAuth{File: "default/users/htdigest"}},

@@ -374,7 +374,7 @@ var keyTable = []Key{
 		"nginx's default (default) applies; it rewrites only Location headers naming Causeway's internal upstream, which backends do not send, "+
 			"so in effect nothing is rewritten, as with off; set the proxy-redirect-from annotation on the Ingresses that need rewriting"),
 	perIngress("proxy-redirect-to", "off", "nothing"),
-	sameAsDefault("proxy-busy-buffers-size", "", "nginx's default (two buffers) applies"),
+	perIngress("proxy-busy-buffers-size", "", "nginx's default (twice the buffer size)"),
 	perIngress("custom-http-errors", "", "no error pages"),
 	perIngress("force-ssl-redirect", "false", "false, which is ingress-nginx's default"),
 	perIngress("preserve-trailing-slash", "false", "false, which is ingress-nginx's default"),

@@ -76,7 +76,6 @@ func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
 		{"max-fails", "the Lua balancer has no passive health checks", u.MaxFails != nil},
 		{"max-conns", "the Lua balancer does not bound connections per endpoint", u.MaxConns != nil},
 		{"keepalive", "every upstream shares the ConfigMap's upstream-keepalive-connections", u.Keepalive != nil},
-		{"busy-buffers-size", "not supported by Causeway yet", u.BusyBuffersSize != ""},
 		{"backup", "not supported by Causeway yet", u.Backup != "" || u.BackupPort != nil},
 	} {
 		if f.set {
@@ -179,10 +178,15 @@ func (t *translator) upstreamPolicy(field string, u *nicv1.Upstream) (model.Poli
 func (t *translator) buffers(field string, u *nicv1.Upstream, b *model.Buffering,
 	size func(name, v string, lo, hi int64) *model.Size) {
 	b.BufferSize = size("buffer-size", u.BufferSize, 1, maxUpstreamBuffer)
-	bs := u.Buffers
-	if bs == nil {
-		return
+	if bs := u.Buffers; bs != nil {
+		t.bufferCount(field, bs, b, size)
 	}
+	t.busyBuffers(field, u.BusyBuffersSize, b, size)
+}
+
+// bufferCount reads buffers' number and size.
+func (t *translator) bufferCount(field string, bs *nicv1.UpstreamBuffers, b *model.Buffering,
+	size func(name, v string, lo, hi int64) *model.Size) {
 	if bs.Number < minUpstreamBuffers || bs.Number > maxUpstreamBuffers {
 		t.invalid(field+".buffers.number", fmt.Sprint(bs.Number),
 			fmt.Errorf("want %d to %d buffers", minUpstreamBuffers, maxUpstreamBuffers))
@@ -198,6 +202,25 @@ func (t *translator) buffers(field string, u *nicv1.Upstream, b *model.Buffering
 		t.unsupported(field+".buffers.size", fmt.Sprintf("each buffer has buffer-size's size, %s (one size for both, as proxy-buffer-size)",
 			model.FormatSize(int64(*b.BufferSize))))
 	}
+}
+
+// busyBuffers reads busy-buffers-size, which must fit the upstream's
+// buffers (or the defaults) as nginx requires.
+func (t *translator) busyBuffers(field, v string, b *model.Buffering,
+	size func(name, v string, lo, hi int64) *model.Size) {
+	busy := size("busy-buffers-size", v, 1, maxUpstreamBuffer)
+	if busy == nil {
+		return
+	}
+	each := model.Size(0)
+	if b.BufferSize != nil {
+		each = *b.BufferSize
+	}
+	if err := model.BusyBuffersFit(*busy, b.Buffers, each); err != nil {
+		t.invalid(field+".busy-buffers-size", v, err)
+		return
+	}
+	b.BusyBuffers = busy
 }
 
 // balance reads lb-method and sessionCookie. Cookie affinity (Causeway's

@@ -63,6 +63,24 @@ func TestUpstreamFields(t *testing.T) {
 			u.BufferSize = "4k"
 		}, want: Upstream{Policy: &model.Policy{Buffering: model.Buffering{Buffers: 4, BufferSize: size(4 << 10)}}},
 			problems: []string{"buffers.size"}},
+		{name: "busy-buffers-size within the buffers", set: func(u *nicv1.Upstream) {
+			u.Buffers = &nicv1.UpstreamBuffers{Number: 8, Size: "8k"}
+			u.BusyBuffersSize = "56k"
+		}, want: Upstream{Policy: &model.Policy{Buffering: model.Buffering{Buffers: 8, BufferSize: size(8 << 10), BusyBuffers: size(56 << 10)}}}},
+		{name: "busy-buffers-size against the default buffers", set: func(u *nicv1.Upstream) { u.BusyBuffersSize = "4k" },
+			want: Upstream{Policy: &model.Policy{Buffering: model.Buffering{BusyBuffers: size(4 << 10)}}}},
+		{name: "busy-buffers-size beyond all buffers but one is dropped", set: func(u *nicv1.Upstream) {
+			u.Buffers = &nicv1.UpstreamBuffers{Number: 2, Size: "8k"}
+			u.BusyBuffersSize = "16k"
+		}, want: Upstream{Policy: &model.Policy{Buffering: model.Buffering{Buffers: 2, BufferSize: size(8 << 10)}}},
+			problems: []string{"busy-buffers-size \"16k\": want at most all 2 buffers but one, 8k"}},
+		{name: "busy-buffers-size below the buffer size is dropped", set: func(u *nicv1.Upstream) {
+			u.BufferSize = "16k"
+			u.BusyBuffersSize = "8k"
+		}, want: Upstream{Policy: &model.Policy{Buffering: model.Buffering{BufferSize: size(16 << 10)}}},
+			problems: []string{"busy-buffers-size \"8k\": want at least the buffer size, 16k"}},
+		{name: "busy-buffers-size that is no size", set: func(u *nicv1.Upstream) { u.BusyBuffersSize = "lots" },
+			problems: []string{"busy-buffers-size"}},
 		{name: "one buffer is too few", set: func(u *nicv1.Upstream) { u.Buffers = &nicv1.UpstreamBuffers{Number: 1, Size: "4k"} },
 			want: Upstream{Policy: &model.Policy{Buffering: model.Buffering{BufferSize: size(4 << 10)}}}, problems: []string{"buffers.number"}},
 		{name: "buffer-size 0 is refused", set: func(u *nicv1.Upstream) { u.BufferSize = "0" }, problems: []string{"buffer-size"}},
@@ -102,9 +120,8 @@ func TestUpstreamFields(t *testing.T) {
 		{name: "fields without an equivalent say why", set: func(u *nicv1.Upstream) {
 			u.Subselector = map[string]string{"v": "2"}
 			u.MaxFails, u.FailTimeout, u.MaxConns, u.Keepalive = ptr.To(3), "10s", ptr.To(5), ptr.To(16)
-			u.BusyBuffersSize = "8k"
 		}, problems: []string{"subselector: Causeway's endpoint data carries no pod labels", "max-fails: the Lua balancer has no passive",
-			"fail-timeout: the Lua balancer", "max-conns", "keepalive: every upstream shares", "busy-buffers-size"}},
+			"fail-timeout: the Lua balancer", "max-conns", "keepalive: every upstream shares"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := baseSpec()

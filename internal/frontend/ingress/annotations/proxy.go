@@ -49,6 +49,10 @@ var proxyGroup = Group{
 		Annotation{Name: "proxy-buffer-size", Scope: ScopeLocation, Default: "4k",
 			Grammar:    sizeGrammar + "; more than 0 and at most 1g; also the size of each of the proxy-buffers-number buffers",
 			Difference: "0 and the unit b are refused"},
+		Annotation{Name: "proxy-busy-buffers-size", Scope: ScopeLocation, Default: "twice proxy-buffer-size (nginx's default)",
+			Grammar: sizeGrammar + "; at least proxy-buffer-size and at most all proxy-buffers-number buffers but one " +
+				"(4k and 4 when they are not set), as nginx requires",
+			Difference: "a value nginx would refuse is refused here instead of failing the reload"},
 		Annotation{Name: "proxy-max-temp-file-size", Scope: ScopeLocation, Default: "1024m",
 			Grammar: sizeGrammar + "; 0 turns temporary files off; anything else must be at least proxy-buffer-size " +
 				"(4k when that is not set), as nginx requires",
@@ -90,11 +94,10 @@ const (
 // model reads 0 as not set, which would be the ConfigMap's 3, not
 // ingress-nginx's "no limit".
 const (
-	maxTries       = 100
-	minBuffers     = 3
-	maxBuffers     = 64
-	maxBufferSize  = 1 << 30
-	defaultBufSize = 4 << 10 // the proxy_buffer_size the http level sets (ingress-nginx's 4k)
+	maxTries      = 100
+	minBuffers    = 3
+	maxBuffers    = 64
+	maxBufferSize = 1 << 30
 )
 
 func parseProxy(r *Reader, res *Result) {
@@ -114,10 +117,17 @@ func parseProxy(r *Reader, res *Result) {
 	SetPtr(r, "proxy-buffering", &b.Response, parseOnOff)
 	Set(r, "proxy-buffers-number", &b.Buffers, func(s string) (int, error) { return parseInt(s, minBuffers, maxBuffers) })
 	SetPtr(r, "proxy-buffer-size", &b.BufferSize, parseSize(1, maxBufferSize))
-	bufSize := model.Size(defaultBufSize)
+	bufSize := model.DefaultProxyBufferSize
 	if b.BufferSize != nil {
 		bufSize = *b.BufferSize
 	}
+	SetPtr(r, "proxy-busy-buffers-size", &b.BusyBuffers, func(s string) (model.Size, error) {
+		n, err := parseSize(1, maxBufferSize)(s)
+		if err == nil {
+			err = model.BusyBuffersFit(n, b.Buffers, bufSize)
+		}
+		return n, err
+	})
 	SetPtr(r, "proxy-max-temp-file-size", &b.MaxTempFile, func(s string) (model.Size, error) {
 		n, err := parseSize(0, -1)(s)
 		if err == nil && n != 0 && n < bufSize {

@@ -104,6 +104,23 @@ func TestProxy(t *testing.T) {
 		{name: "proxy-buffer-size 1g", values: map[string]string{"proxy-buffer-size": "1g"}, want: buf(model.Buffering{BufferSize: size(1 << 30)})},
 		bad("proxy-buffer-size", "0"),
 		bad("proxy-buffer-size", "2g"),
+		{name: "proxy-busy-buffers-size within the default buffers", values: map[string]string{"proxy-busy-buffers-size": "8k"},
+			want: buf(model.Buffering{BusyBuffers: size(8 << 10)})},
+		{name: "proxy-busy-buffers-size all default buffers but one", values: map[string]string{"proxy-busy-buffers-size": "12k"},
+			want: buf(model.Buffering{BusyBuffers: size(12 << 10)})},
+		bad("proxy-busy-buffers-size", "16k"),
+		bad("proxy-busy-buffers-size", "2k"),
+		bad("proxy-busy-buffers-size", "0"),
+		bad("proxy-busy-buffers-size", "big"),
+		{name: "proxy-busy-buffers-size against the Ingress's buffers", values: map[string]string{
+			"proxy-busy-buffers-size": "112k", "proxy-buffers-number": "8", "proxy-buffer-size": "16k"},
+			want: buf(model.Buffering{Buffers: 8, BufferSize: size(16 << 10), BusyBuffers: size(112 << 10)})},
+		{name: "proxy-busy-buffers-size below the Ingress's buffer size", values: map[string]string{
+			"proxy-busy-buffers-size": "8k", "proxy-buffer-size": "16k"},
+			want: buf(model.Buffering{BufferSize: size(16 << 10)}), problems: []problem{invalid("proxy-busy-buffers-size")}},
+		{name: "proxy-busy-buffers-size beyond the Ingress's buffers", values: map[string]string{
+			"proxy-busy-buffers-size": "64k", "proxy-buffers-number": "3", "proxy-buffer-size": "16k"},
+			want: buf(model.Buffering{Buffers: 3, BufferSize: size(16 << 10)}), problems: []problem{invalid("proxy-busy-buffers-size")}},
 		{name: "proxy-max-temp-file-size 1024m", values: map[string]string{"proxy-max-temp-file-size": "1024m"},
 			want: buf(model.Buffering{MaxTempFile: size(1 << 30)})},
 		{name: "proxy-max-temp-file-size 0 turns temporary files off", values: map[string]string{"proxy-max-temp-file-size": "0"},

@@ -152,7 +152,6 @@ var pending = concat(
 	// ingress-nginx counts these in memcached, shared by its replicas.
 	ingressNginx("limits", AnnotationNotYetSupported,
 		"global-rate-limit", "global-rate-limit-window", "global-rate-limit-key", "global-rate-limit-ignored-cidrs"),
-	ingressNginx("proxy", AnnotationNotYetSupported, "proxy-busy-buffers-size"),
 	ingressNginx("headers", AnnotationNotYetSupported, "connection-proxy-header"),
 	// The Lua balancer has no subset hashing, no legacy canary affinity
 	// (it always keeps an affinitized request on its side, ingress-nginx's
