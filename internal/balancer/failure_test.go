@@ -132,7 +132,7 @@ func TestIPv6Endpoint(t *testing.T) {
 
 // The dynamic channel is a unix socket only: the running nginx listens on
 // no TCP port but the test's HTTP port, and the config has no other
-// listener than that port, the channel and the 503 answerer.
+// listener than that port, the channel and the 503 and 502 answerers.
 func TestDynamicSocketNotOnTCP(t *testing.T) {
 	n := startNginx(t, nginxOptions{keys: []string{"k"}})
 
@@ -146,8 +146,8 @@ func TestDynamicSocketNotOnTCP(t *testing.T) {
 			tcp = append(tcp, m[1])
 		}
 	}
-	if want := fmt.Sprintf("127.0.0.1:%d", n.port); unix != 2 || len(tcp) != 1 || tcp[0] != want {
-		t.Errorf("config listens on %v (and %d unix sockets), want only %s and two unix sockets", tcp, unix, want)
+	if want := fmt.Sprintf("127.0.0.1:%d", n.port); unix != 3 || len(tcp) != 1 || tcp[0] != want {
+		t.Errorf("config listens on %v (and %d unix sockets), want only %s and three unix sockets", tcp, unix, want)
 	}
 
 	// The processes: the master and its workers, and the sockets they hold.

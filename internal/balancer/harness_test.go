@@ -176,7 +176,8 @@ func startNginx(t *testing.T, o nginxOptions) *testNginx {
 		o.dictSize = "8m"
 	}
 	sn, err := render.NginxSnippets(render.SnippetOptions{LuaDir: luaDir, SocketPath: sock, UnavailableSocket: filepath.Join(dir, "unavailable.sock"),
-		Keepalive: 16, StateDictSize: o.dictSize, StateFile: o.stateFile})
+		NoLiveSocket: filepath.Join(dir, "nolive.sock"),
+		Keepalive:    16, StateDictSize: o.dictSize, StateFile: o.stateFile})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,9 @@ var luaLimits = map[string]int64{
 	"MAX_COOKIE_NAME_LEN": MaxCookieNameLen,
 	"MAX_COOKIE_PATH_LEN": MaxCookiePathLen,
 	"MAX_ZONE_LEN":        MaxZoneLen,
+	"MAX_FAILS":           model.MaxPeerFails,
+	"MAX_FAIL_TIMEOUT_MS": model.MaxPeerFailTimeout.Milliseconds(),
+	"MAX_CONNS":           model.MaxPeerConns,
 
 	"MAX_CANARY_NAME_LEN":     model.MaxCanaryNameLen,
 	"MAX_CANARY_VALUE_LEN":    model.MaxCanaryHeaderValueLen,

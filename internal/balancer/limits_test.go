@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/model"
 	"io/fs"
 	"regexp"
 	"strconv"
@@ -174,6 +175,18 @@ func limitCases() []validationCase {
 		{"limit: max age over MaxCookieAge", sticky(balancer.StickyOptions{MaxAge: balancer.MaxCookieAge + 1}), false},
 		{"limit: zone at MaxZoneLen", zone(strings.Repeat("z", balancer.MaxZoneLen)), true},
 		{"limit: zone over MaxZoneLen", zone(strings.Repeat("z", balancer.MaxZoneLen+1)), false},
+		{"limit: max_fails at MaxPeerFails", balancer.Backend{Key: "k", MaxFails: model.MaxPeerFails, FailTimeoutMs: 1}, true},
+		{"limit: max_fails over MaxPeerFails", balancer.Backend{Key: "k", MaxFails: model.MaxPeerFails + 1, FailTimeoutMs: 1}, false},
+		{"limit: fail_timeout_ms at MaxPeerFailTimeout", balancer.Backend{Key: "k", MaxFails: 1,
+			FailTimeoutMs: int(model.MaxPeerFailTimeout.Milliseconds())}, true},
+		{"limit: fail_timeout_ms over MaxPeerFailTimeout", balancer.Backend{Key: "k", MaxFails: 1,
+			FailTimeoutMs: int(model.MaxPeerFailTimeout.Milliseconds()) + 1}, false},
+		{"limit: max_conns at MaxPeerConns", balancer.Backend{Key: "k", MaxConns: model.MaxPeerConns}, true},
+		{"limit: max_conns over MaxPeerConns", balancer.Backend{Key: "k", MaxConns: model.MaxPeerConns + 1}, false},
+		{"max_fails without fail_timeout_ms", balancer.Backend{Key: "k", MaxFails: 1}, false},
+		{"fail_timeout_ms alone", balancer.Backend{Key: "k", FailTimeoutMs: 1000}, true},
+		{"negative max_fails", balancer.Backend{Key: "k", MaxFails: -1, FailTimeoutMs: 1000}, false},
+		{"negative max_conns", balancer.Backend{Key: "k", MaxConns: -1}, false},
 	}
 }
 

@@ -59,6 +59,13 @@ type Backend struct {
 	// Sticky configures the cookie for the Sticky method (nil = defaults);
 	// forbidden for other methods.
 	Sticky *StickyOptions `json:"sticky,omitempty"`
+	// MaxFails, FailTimeoutMs and MaxConns are model.PeerLimits: failed
+	// attempts that take an endpoint out for a while (0 = never), that
+	// window in milliseconds, and the requests one endpoint may have in
+	// flight (0 = no bound). Counted per nginx worker.
+	MaxFails      int `json:"max_fails,omitempty"`
+	FailTimeoutMs int `json:"fail_timeout_ms,omitempty"`
+	MaxConns      int `json:"max_conns,omitempty"`
 	// Endpoints may be empty: requests then get 503.
 	Endpoints []Endpoint `json:"endpoints"`
 	// Split, when set, makes this key a split instead of a backend: a
@@ -181,14 +188,14 @@ func (b *Backend) validate() error {
 		return errors.New("a backend is a split or a choice, not both")
 	}
 	if b.Choice != nil {
-		if b.Method != "" || b.Retries != nil || b.HashKey != "" || b.Sticky != nil || len(b.Endpoints) > 0 {
-			return errors.New("a choice has no method, retries, hash_key, sticky or endpoints of its own")
+		if b.ownsPeers() {
+			return errors.New("a choice has no method, retries, hash_key, sticky, limits or endpoints of its own")
 		}
 		return b.Choice.validate(b.Key)
 	}
 	if b.Split != nil {
-		if b.Method != "" || b.Retries != nil || b.HashKey != "" || b.Sticky != nil || len(b.Endpoints) > 0 {
-			return errors.New("a split has no method, retries, hash_key, sticky or endpoints of its own")
+		if b.ownsPeers() {
+			return errors.New("a split has no method, retries, hash_key, sticky, limits or endpoints of its own")
 		}
 		return b.Split.validate(b.Key)
 	}
@@ -203,6 +210,9 @@ func (b *Backend) validate() error {
 		if err := model.ValidateRetries(*b.Retries); err != nil {
 			return err
 		}
+	}
+	if err := b.validateLimits(); err != nil {
+		return err
 	}
 	if method == CHash {
 		if err := ValidateHashKey(b.HashKey); err != nil {
@@ -233,6 +243,32 @@ func (b *Backend) validate() error {
 			return fmt.Errorf("endpoints[%d] duplicates endpoints[%d] (%s)", i, j, ap)
 		}
 		seen[ap] = i
+	}
+	return nil
+}
+
+// ownsPeers reports whether b sets anything only a backend with
+// endpoints may set.
+func (b *Backend) ownsPeers() bool {
+	return b.Method != "" || b.Retries != nil || b.HashKey != "" || b.Sticky != nil || len(b.Endpoints) > 0 ||
+		b.MaxFails != 0 || b.FailTimeoutMs != 0 || b.MaxConns != 0
+}
+
+// validateLimits checks the peer limits as validate.lua does: the model's
+// bounds, with fail_timeout_ms in milliseconds (the model's whole
+// seconds are nginx's rule, not the balancer's).
+func (b *Backend) validateLimits() error {
+	if b.MaxFails < 0 || b.MaxFails > model.MaxPeerFails {
+		return fmt.Errorf("max_fails %d out of range 0..%d", b.MaxFails, model.MaxPeerFails)
+	}
+	if most := model.MaxPeerFailTimeout.Milliseconds(); b.FailTimeoutMs < 0 || int64(b.FailTimeoutMs) > most {
+		return fmt.Errorf("fail_timeout_ms %d out of range 0..%d", b.FailTimeoutMs, most)
+	}
+	if b.MaxFails > 0 && b.FailTimeoutMs == 0 {
+		return errors.New("fail_timeout_ms is required with max_fails")
+	}
+	if b.MaxConns < 0 || b.MaxConns > model.MaxPeerConns {
+		return fmt.Errorf("max_conns %d out of range 0..%d", b.MaxConns, model.MaxPeerConns)
 	}
 	return nil
 }

@@ -153,6 +153,8 @@ func splitCases() []validationCase {
 		{"split with endpoints", with(sp(ok), func(b *balancer.Backend) { b.Endpoints = []balancer.Endpoint{{Address: "10.0.0.1", Port: 1}} }), false},
 		{"split with method", with(sp(ok), func(b *balancer.Backend) { b.Method = balancer.EWMA }), false},
 		{"split with retries", with(sp(ok), func(b *balancer.Backend) { b.Retries = new(1) }), false},
+		{"split with max_fails", with(sp(ok), func(b *balancer.Backend) { b.MaxFails, b.FailTimeoutMs = 1, 1000 }), false},
+		{"split with max_conns", with(sp(ok), func(b *balancer.Backend) { b.MaxConns = 1 }), false},
 	}
 }
 

@@ -106,6 +106,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		proxySecrets: map[string]*model.ProxySecret{},
 		authFiles:    map[string]*model.AuthFile{},
 		balanceOwner: map[string]model.ObjectRef{},
+		limitsOwner:  map[string]model.ObjectRef{},
 		locs:         map[claimKey]*model.Location{},
 		hostOwner:    map[string]model.ObjectRef{},
 		ingressHost:  map[string]model.ObjectRef{},
@@ -247,6 +248,9 @@ type builder struct {
 	// balanceOwner is the Ingress whose balancing annotations set each
 	// backend's balancing.
 	balanceOwner map[string]model.ObjectRef
+	// limitsOwner is the object whose peer limits (a VirtualServer
+	// upstream's max-fails, fail-timeout, max-conns) each backend has.
+	limitsOwner map[string]model.ObjectRef
 	// globalDefault is the key of the --default-backend-service backend.
 	globalDefault string
 	// locs are the main locations by claim, which canaries split.

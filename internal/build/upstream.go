@@ -72,16 +72,35 @@ func (b *builder) claimBalance(ref model.ObjectRef, what string, be *model.Backe
 		return
 	}
 	bal.Retries = be.Balance.Retries
-	if owner, ok := b.balanceOwner[be.Key]; ok {
-		if owner != ref && !reflect.DeepEqual(be.Balance, bal) {
+	if b.claim(b.balanceOwner, ref, what, be, !reflect.DeepEqual(be.Balance, bal)) {
+		be.Balance = bal
+	}
+}
+
+// claim makes ref the owner of a setting of be in owners when it has
+// none and reports true; else false, with a Collision Problem when ref
+// is not the owner and asks for something else (differs).
+func (b *builder) claim(owners map[string]model.ObjectRef, ref model.ObjectRef, what string, be *model.Backend, differs bool) bool {
+	if owner, ok := owners[be.Key]; ok {
+		if owner != ref && differs {
 			b.problem(ref, model.ReasonCollision, false,
 				"%s for Service %s/%s port %s are already set differently by %s, %s; ignored",
 				what, be.Namespace, be.Service, be.Port, owner, b.whyFirst(owner, ref))
 		}
-		return
+		return false
 	}
-	b.balanceOwner[be.Key] = ref
-	be.Balance = bal
+	owners[be.Key] = ref
+	return true
+}
+
+// claimLimits applies the peer limits an object asks for (what names its
+// fields) to a backend, as claimBalance does balancing: the oldest object
+// that sets them wins for the backend (a Service port), and a younger one
+// that asks for others gets a Problem.
+func (b *builder) claimLimits(ref model.ObjectRef, what string, be *model.Backend, l model.PeerLimits) {
+	if b.claim(b.limitsOwner, ref, what, be, be.Limits != l) {
+		be.Limits = l
+	}
 }
 
 // hasOwnBalance reports whether a Service sets Causeway's own balancing.

@@ -15,7 +15,8 @@ import (
 // routes answer 503). use-cluster-ip proxies to the Service's cluster IP,
 // as the service-upstream annotation does, and lb-method or sessionCookie
 // set the backend's balancing as the balancing annotations do: the oldest
-// object asking wins for a backend.
+// object asking wins for a backend. max-fails, fail-timeout and max-conns
+// set its peer limits the same way.
 func (b *builder) vsBackends(owner model.ObjectRef, ns string, upstreams map[string]*nic.Upstream) map[string]string {
 	names := make([]string, 0, len(upstreams))
 	for name := range upstreams {
@@ -27,8 +28,8 @@ func (b *builder) vsBackends(owner model.ObjectRef, ns string, upstreams map[str
 	backends := map[string]string{}
 	for _, name := range names {
 		u := upstreams[name]
-		be, err := b.idx.resolve(ns, &networkingv1.IngressServiceBackend{Name: u.Service,
-			Port: networkingv1.ServiceBackendPort{Number: u.Port}})
+		ref := &networkingv1.IngressServiceBackend{Name: u.Service, Port: networkingv1.ServiceBackendPort{Number: u.Port}}
+		be, err := b.idx.resolve(ns, ref)
 		if err != nil {
 			b.problem(owner, model.ReasonMissingService, false, "upstream %q: %v; its routes answer 503", name, err)
 			continue
@@ -39,6 +40,9 @@ func (b *builder) vsBackends(owner model.ObjectRef, ns string, upstreams map[str
 		be = b.addBackend(be)
 		if u.Balance != nil {
 			b.claimBalance(owner, "upstream "+name+" lb-method or sessionCookie", be, *u.Balance)
+		}
+		if u.Limits != nil {
+			b.claimLimits(owner, "upstream "+name+" max-fails, fail-timeout and max-conns", be, *u.Limits)
 		}
 		backends[name] = be.Key
 	}

@@ -2,6 +2,7 @@ package build
 
 import (
 	"testing"
+	"time"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/model"
@@ -28,6 +29,7 @@ func TestVirtualServerUpstreamBackends(t *testing.T) {
 		set     func(snap *source.Snapshot, vs *nicv1.VirtualServer)
 		backend string // the key the route proxies to
 		want    model.Balance
+		limits  model.PeerLimits
 		reasons []string // Problems on the VirtualServer
 	}{
 		{name: "lb-method least_conn", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) { vs.Spec.Upstreams[0].LBMethod = "least_conn" },
@@ -50,6 +52,27 @@ func TestVirtualServerUpstreamBackends(t *testing.T) {
 			s.VirtualServers = append(s.VirtualServers, old)
 			vs.Spec.Upstreams[0].LBMethod = "least_conn"
 		}, backend: a, want: model.Balance{Method: model.CHash, HashKey: "$binary_remote_addr"}, reasons: []string{model.ReasonCollision}},
+		{name: "max-fails, fail-timeout and max-conns limit the backend's endpoints", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) {
+			vs.Spec.Upstreams[0].MaxFails, vs.Spec.Upstreams[0].FailTimeout, vs.Spec.Upstreams[0].MaxConns = new(2), "20s", new(50)
+		}, backend: a, want: model.Balance{Method: model.RoundRobin}, limits: model.PeerLimits{MaxFails: 2, FailTimeout: 20 * time.Second, MaxConns: 50}},
+		{name: "an older VirtualServer's limits win", set: func(s *source.Snapshot, vs *nicv1.VirtualServer) {
+			old := mkVirtualServer("older", "older.test", -10, pass("/", "a"))
+			old.Spec.Upstreams[0].MaxConns = new(5)
+			s.VirtualServers = append(s.VirtualServers, old)
+			vs.Spec.Upstreams[0].MaxConns = new(6)
+		}, backend: a, want: model.Balance{Method: model.RoundRobin}, limits: model.PeerLimits{MaxConns: 5}, reasons: []string{model.ReasonCollision}},
+		{name: "the same limits from two VirtualServers agree", set: func(s *source.Snapshot, vs *nicv1.VirtualServer) {
+			old := mkVirtualServer("older", "older.test", -10, pass("/", "a"))
+			old.Spec.Upstreams[0].MaxFails = new(3)
+			s.VirtualServers = append(s.VirtualServers, old)
+			vs.Spec.Upstreams[0].MaxFails = new(3)
+		}, backend: a, want: model.Balance{Method: model.RoundRobin}, limits: model.PeerLimits{MaxFails: 3, FailTimeout: 10 * time.Second}},
+		{name: "limits do not collide with another object's lb-method", set: func(s *source.Snapshot, vs *nicv1.VirtualServer) {
+			old := mkVirtualServer("older", "older.test", -10, pass("/", "a"))
+			old.Spec.Upstreams[0].LBMethod = "least_conn"
+			s.VirtualServers = append(s.VirtualServers, old)
+			vs.Spec.Upstreams[0].MaxConns = new(7)
+		}, backend: a, want: model.Balance{Method: model.LeastConn}, limits: model.PeerLimits{MaxConns: 7}},
 		{name: "use-cluster-ip", set: func(s *source.Snapshot, vs *nicv1.VirtualServer) {
 			s.Services[0].Spec.ClusterIP = "10.96.0.10"
 			vs.Spec.Upstreams[0].UseClusterIP = true
@@ -78,6 +101,9 @@ func TestVirtualServerUpstreamBackends(t *testing.T) {
 			if be.Balance.Method != tc.want.Method || be.Balance.HashKey != tc.want.HashKey ||
 				(tc.want.Sticky == nil) != (be.Balance.Sticky == nil) || tc.want.Sticky != nil && *tc.want.Sticky != *be.Balance.Sticky {
 				t.Errorf("balance %+v, want %+v", be.Balance, tc.want)
+			}
+			if be.Limits != tc.limits {
+				t.Errorf("limits %+v, want %+v", be.Limits, tc.limits)
 			}
 			if tc.backend != a && (len(be.Endpoints) != 1 || be.Endpoints[0].Address != "10.96.0.10" || be.Endpoints[0].Port != 80) {
 				t.Errorf("cluster-IP endpoints %+v", be.Endpoints)

@@ -95,7 +95,8 @@ func backendsOf(m *model.Model) []balancer.Backend {
 	out := make([]balancer.Backend, 0, len(m.Backends))
 	for _, b := range m.Backends {
 		be := balancer.Backend{Key: b.Key, Method: b.Balance.Method, HashKey: b.Balance.HashKey,
-			Retries: b.Balance.Retries, Endpoints: make([]balancer.Endpoint, 0, len(b.Endpoints))}
+			Retries: b.Balance.Retries, Endpoints: make([]balancer.Endpoint, 0, len(b.Endpoints)),
+			MaxFails: b.Limits.MaxFails, FailTimeoutMs: int(b.Limits.FailTimeout.Milliseconds()), MaxConns: b.Limits.MaxConns}
 		if s := b.Balance.Sticky; s != nil {
 			be.Sticky = &balancer.StickyOptions{Cookie: s.Name, Path: s.Path, MaxAge: s.MaxAge, SameSite: s.SameSite, Secure: s.Secure}
 		}

@@ -151,6 +151,10 @@ func (d Dir) DynamicSocket() string { return d.Path(RunDir, "dynamic.sock") }
 // ready endpoint (dynamic mode); workers proxy to it.
 func (d Dir) UnavailableSocket() string { return d.Path(WorkerSocketsDir, "unavailable.sock") }
 
+// NoLiveSocket is where nginx answers 502 for backends whose every
+// endpoint is out after failures or at max_conns (dynamic mode).
+func (d Dir) NoLiveSocket() string { return d.Path(WorkerSocketsDir, "nolive.sock") }
+
 // NoEndpointsSocket is never created: a stream upstream without ready
 // endpoints lists it, so that nginx accepts the upstream and every
 // connection to it fails and is closed.

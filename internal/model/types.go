@@ -279,6 +279,9 @@ type Backend struct {
 	Endpoints []Endpoint
 	// Balance is how requests are spread over Endpoints.
 	Balance Balance
+	// Limits bound the use of each endpoint (passive health checks and
+	// connections); the zero value sets none.
+	Limits PeerLimits
 }
 
 // Endpoint is one address a backend can send traffic to.

@@ -29,6 +29,11 @@ type SnippetOptions struct {
 	// balancer sends a request there when its backend has no ready
 	// endpoint, since a balancer can only pick a peer, not answer.
 	UnavailableSocket string
+	// NoLiveSocket is the unix socket of a server that answers every
+	// request with 502, nginx's status when every server of an upstream
+	// is out after failures or at max_conns ("no live upstreams").
+	// Required, like UnavailableSocket.
+	NoLiveSocket string
 	// StateDictSize is the size of the shared dict ("32m"). It must hold
 	// two copies of the serialised state (one copy of 10,000 backends with
 	// 3 endpoints each is about 2.6 MB); a push that does not fit is
@@ -81,8 +86,8 @@ type Snippets struct {
 	// DynamicServer is a complete server block for the http block. It
 	// listens on the unix socket only.
 	DynamicServer string
-	// UnavailableServer is a complete server block for the http block,
-	// on UnavailableSocket only.
+	// UnavailableServer is two complete server blocks for the http
+	// block: one on UnavailableSocket, one on NoLiveSocket.
 	UnavailableServer string
 }
 
@@ -125,7 +130,8 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	if err != nil {
 		return Snippets{}, fmt.Errorf("lua package path: %w", err)
 	}
-	sockets := []struct{ what, path string }{{"socket path", o.SocketPath}, {"unavailable socket", o.UnavailableSocket}}
+	sockets := []struct{ what, path string }{{"socket path", o.SocketPath}, {"unavailable socket", o.UnavailableSocket},
+		{"no-live socket", o.NoLiveSocket}}
 	if o.Metrics != nil {
 		sockets = append(sockets, struct{ what, path string }{"metrics socket", o.MetricsSocket})
 	}
@@ -176,9 +182,10 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	var s Snippets
 	s.HTTP = fmt.Sprintf(`lua_package_path "%s";
 lua_shared_dict %s %s;
-init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s")%s }
+init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s", "unix:%s")%s }
 init_worker_by_lua_block { require("causeway.balancer").init_worker()%s }
-`, luaPackagePath(filepath.Clean(o.LuaDir), extra), balancer.StateDict, dictSize, initArg, filepath.Clean(o.UnavailableSocket), initMetrics, workerMetrics)
+`, luaPackagePath(filepath.Clean(o.LuaDir), extra), balancer.StateDict, dictSize, initArg,
+		filepath.Clean(o.UnavailableSocket), filepath.Clean(o.NoLiveSocket), initMetrics, workerMetrics)
 
 	// keepalive must come after balancer_by_lua_block: nginx wraps the
 	// balancer defined before it, and in the other order no connection
@@ -223,7 +230,14 @@ proxy_pass http://%s;
         return 503;
     }
 }
-`, o.UnavailableSocket)
+server {
+    listen unix:%s;
+    access_log off;
+    location / {
+        return 502;
+    }
+}
+`, o.UnavailableSocket, o.NoLiveSocket)
 	return s, nil
 }
 

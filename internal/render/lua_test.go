@@ -8,7 +8,8 @@ import (
 )
 
 func TestNginxSnippetsGolden(t *testing.T) {
-	s, err := NginxSnippets(SnippetOptions{LuaDir: "/var/lib/causeway/lua/", SocketPath: "/run/causeway/dynamic.sock", UnavailableSocket: "/run/causeway/unavailable.sock"})
+	s, err := NginxSnippets(SnippetOptions{LuaDir: "/var/lib/causeway/lua/", SocketPath: "/run/causeway/dynamic.sock", UnavailableSocket: "/run/causeway/unavailable.sock",
+		NoLiveSocket: "/run/causeway/nolive.sock"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestNginxSnippetsGolden(t *testing.T) {
 }
 
 func TestNginxSnippetsRejectUnsafeOptions(t *testing.T) {
-	ok := SnippetOptions{LuaDir: "/lua", SocketPath: "/run/d.sock", UnavailableSocket: "/run/u.sock"}
+	ok := SnippetOptions{LuaDir: "/lua", SocketPath: "/run/d.sock", UnavailableSocket: "/run/u.sock", NoLiveSocket: "/run/n.sock"}
 	tests := []struct {
 		name string
 		mod  func(*SnippetOptions)
@@ -49,6 +50,8 @@ func TestNginxSnippetsRejectUnsafeOptions(t *testing.T) {
 		{"unavailable socket empty", func(o *SnippetOptions) { o.UnavailableSocket = "" }},
 		{"unavailable socket relative", func(o *SnippetOptions) { o.UnavailableSocket = "u.sock" }},
 		{"unavailable socket with quote", func(o *SnippetOptions) { o.UnavailableSocket = `/u".sock` }},
+		{"no-live socket empty", func(o *SnippetOptions) { o.NoLiveSocket = "" }},
+		{"no-live socket with brace", func(o *SnippetOptions) { o.NoLiveSocket = "/n}.sock" }},
 		{"dict size", func(o *SnippetOptions) { o.StateDictSize = "32 m" }},
 		{"body size", func(o *SnippetOptions) { o.MaxBodySize = "1g;" }},
 		{"timeout", func(o *SnippetOptions) { o.KeepaliveTimeout = "60s; evil" }},

@@ -63,7 +63,7 @@ func TestMetricsLuaInit(t *testing.T) {
 	}
 	// The socket is checked with the data plane's other sockets.
 	for _, sock := range []string{"metrics.sock", `/tmp/a"b.sock`, "/" + strings.Repeat("a", 120)} {
-		o := SnippetOptions{LuaDir: "/l", SocketPath: "/s/d.sock", UnavailableSocket: "/s/u.sock", Metrics: &good, MetricsSocket: sock}
+		o := SnippetOptions{LuaDir: "/l", SocketPath: "/s/d.sock", UnavailableSocket: "/s/u.sock", NoLiveSocket: "/s/n.sock", Metrics: &good, MetricsSocket: sock}
 		if _, err := NginxSnippets(o); err == nil {
 			t.Errorf("metrics socket %q accepted", sock)
 		}

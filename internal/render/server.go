@@ -539,11 +539,16 @@ func selectBackend(lv *locationView, key string, backends map[string]*model.Back
 		// cookie in the header filter; least_conn, ewma and p2c count
 		// in-flight requests and latency in the log phase. Round robin
 		// and chash need neither, which saves two Lua calls per request.
+		// Peer limits count failures and in-flight requests in the log
+		// phase too.
 		if b != nil {
 			switch b.Balance.Method {
 			case model.Sticky:
 				lv.HeaderFilter = true
 			case model.LeastConn, model.EWMA, model.P2C:
+				lv.LogHook = true
+			}
+			if b.Limits != (model.PeerLimits{}) {
 				lv.LogHook = true
 			}
 		}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/causeway/causeway/internal/model"
 )
@@ -9,6 +10,8 @@ import (
 type upstreamView struct {
 	Name    string
 	Servers []string
+	// Params are every server's parameters (peerParams).
+	Params string
 	// NoKeepalive marks the variant TLS backends use (see tlsUpstream).
 	NoKeepalive bool
 }
@@ -24,6 +27,7 @@ func luaSnippets(m *model.Model, p Params) (*Snippets, error) {
 		PackagePath:       p.Dynamic.LuaPackagePath,
 		SocketPath:        p.StateDir.DynamicSocket(),
 		UnavailableSocket: p.StateDir.UnavailableSocket(),
+		NoLiveSocket:      p.StateDir.NoLiveSocket(),
 		StateFile:         p.StateDir.DynamicState(),
 		Keepalive:         max(m.Config.UpstreamKeepalive, 1),
 		KeepaliveTimeout:  model.FormatDuration(m.Config.UpstreamKeepaliveTimeout),
@@ -65,7 +69,11 @@ func renderUpstreams(m *model.Model, lua *Snippets) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		u := upstreamView{Name: name}
+		params, err := peerParams(b.Limits)
+		if err != nil {
+			return nil, fmt.Errorf("backend %s: %w", b.Key, err)
+		}
+		u := upstreamView{Name: name, Params: params}
 		for _, e := range b.Endpoints {
 			addr, err := listen(e.Address, int(e.Port))
 			if err != nil {
@@ -75,10 +83,27 @@ func renderUpstreams(m *model.Model, lua *Snippets) ([]byte, error) {
 		}
 		data.Upstreams = append(data.Upstreams, u)
 		if tls[b.Key] {
-			data.Upstreams = append(data.Upstreams, upstreamView{Name: tlsUpstream(name), Servers: u.Servers, NoKeepalive: true})
+			data.Upstreams = append(data.Upstreams, upstreamView{Name: tlsUpstream(name), Servers: u.Servers, Params: params, NoKeepalive: true})
 		}
 	}
 	return execute("upstreams.conf.tmpl", &data)
+}
+
+// peerParams prints a backend's peer limits as nginx's server
+// parameters. Without max_fails nginx would take an endpoint out after
+// one failure for 10s; Causeway's default, as ingress-nginx's, never does.
+func peerParams(l model.PeerLimits) (string, error) {
+	if err := l.Validate(); err != nil {
+		return "", err
+	}
+	out := "max_fails=" + strconv.Itoa(l.MaxFails)
+	if l.MaxFails > 0 {
+		out += " fail_timeout=" + model.FormatDuration(l.FailTimeout)
+	}
+	if l.MaxConns > 0 {
+		out += " max_conns=" + strconv.Itoa(l.MaxConns)
+	}
+	return out, nil
 }
 
 // tlsBackends are the keys of backends some location speaks TLS to.

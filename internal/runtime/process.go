@@ -19,7 +19,8 @@ import (
 // controller) with its output on the log pipe.
 func (m *Manager) start() error {
 	// A unix socket left by a killed nginx would make bind() fail.
-	for _, s := range []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket(), m.opts.StateDir.UnavailableSocket()} {
+	for _, s := range []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket(), m.opts.StateDir.UnavailableSocket(),
+		m.opts.StateDir.NoLiveSocket()} {
 		os.Remove(s)
 	}
 	cmd := exec.Command(m.opts.Binary, m.args()...)

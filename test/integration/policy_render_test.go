@@ -125,6 +125,9 @@ func policyModel(t *testing.T) *model.Model {
 			Cache: &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "http_authorization"}, {Literal: "|"}, {Var: "cookie_sid"}},
 				Valid: model.DefaultAuthCacheValid}},
 	}
+	// Peer limits (a VirtualServer upstream's max-fails, fail-timeout and
+	// max-conns): server parameters in the plain data plane.
+	m.Backends[0].Limits = model.PeerLimits{MaxFails: 3, FailTimeout: 90 * time.Second, MaxConns: 100}
 	m.Config.BlockCIDRs = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/32")}
 	m.Config.BlockUserAgents, _ = model.ParseHeaderMatches(`Bad Bot/1.0 (compatible; x), ~^curl/, ~*(scanner|crawl) v\d`)
 	m.Config.BlockReferers, _ = model.ParseHeaderMatches(`~*^https?://spam\.example/`)
@@ -196,6 +199,9 @@ func TestPolicyRendersAndPasses(t *testing.T) {
 				if !strings.Contains(all, want) {
 					t.Errorf("no %q in the rendered files", want)
 				}
+			}
+			if plane == "plain" && !strings.Contains(all, " max_fails=3 fail_timeout=90s max_conns=100;") {
+				t.Error("no peer limits on the first backend's servers")
 			}
 			nginxTest(t, withProxySecrets(out, m), m)
 		})

@@ -36,6 +36,9 @@ type Upstream struct {
 	// ClusterIP proxies to the Service's cluster IP and port instead of
 	// its endpoints (use-cluster-ip).
 	ClusterIP bool
+	// Limits, when set, are the backend's peer limits (max-fails,
+	// fail-timeout, max-conns); nil keeps the backend's own.
+	Limits *model.PeerLimits
 }
 
 // Bounds of the upstream's sizes and buffers, as the buffering
@@ -67,14 +70,12 @@ func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
 		out.Policy = &pol
 	}
 	out.Balance = t.balance(field, u)
+	out.Limits = t.peerLimits(field, u)
 	for _, f := range []struct {
 		name, why string
 		set       bool
 	}{
 		{"subselector", "Causeway's endpoint data carries no pod labels to select by", len(u.Subselector) > 0},
-		{"fail-timeout", "the Lua balancer has no passive health checks", u.FailTimeout != ""},
-		{"max-fails", "the Lua balancer has no passive health checks", u.MaxFails != nil},
-		{"max-conns", "the Lua balancer does not bound connections per endpoint", u.MaxConns != nil},
 		{"keepalive", "every upstream shares the ConfigMap's upstream-keepalive-connections", u.Keepalive != nil},
 		{"backup", "not supported by Causeway yet", u.Backup != "" || u.BackupPort != nil},
 	} {
@@ -221,6 +222,67 @@ func (t *translator) busyBuffers(field, v string, b *model.Buffering,
 		return
 	}
 	b.BusyBuffers = busy
+}
+
+// NGINX Ingress Controller's defaults of max-fails and fail-timeout
+// (its ConfigMap's max-fails and fail-timeout).
+const (
+	defaultUpstreamMaxFails    = 1
+	defaultUpstreamFailTimeout = 10 * time.Second
+)
+
+// peerLimits reads max-fails, fail-timeout and max-conns; nil when none is
+// set. Passive health checks are on only when max-fails or fail-timeout
+// is set (the other then takes NGINX Ingress Controller's default): a
+// backend is a Service port that Ingresses may share, and ingress-nginx
+// never takes an endpoint out. A fail-timeout of 0 turns them off (nginx
+// would take an endpoint out for no time). A bad value drops the
+// setting, with a Problem.
+func (t *translator) peerLimits(field string, u *nicv1.Upstream) *model.PeerLimits {
+	if u.MaxFails == nil && u.FailTimeout == "" && u.MaxConns == nil {
+		return nil
+	}
+	var l model.PeerLimits
+	count := func(name string, v *int, hi int) int {
+		if v == nil {
+			return -1
+		}
+		if *v < 0 || *v > hi {
+			t.invalid(field+"."+name, fmt.Sprint(*v), fmt.Errorf("want 0 to %d", hi))
+			return -1
+		}
+		return *v
+	}
+	if u.MaxFails != nil || u.FailTimeout != "" {
+		l.MaxFails, l.FailTimeout = defaultUpstreamMaxFails, defaultUpstreamFailTimeout
+		if n := count("max-fails", u.MaxFails, model.MaxPeerFails); n >= 0 {
+			l.MaxFails = n
+		}
+		if v := u.FailTimeout; v != "" {
+			d, err := model.ParseSeconds(v)
+			if err == nil && (d > model.MaxPeerFailTimeout || d%time.Second != 0) {
+				err = fmt.Errorf("want whole seconds (nginx's fail_timeout has no finer unit) up to %v", model.MaxPeerFailTimeout)
+			}
+			switch {
+			case err != nil:
+				t.invalid(field+".fail-timeout", v, err)
+			case d == 0:
+				l.MaxFails = 0
+			default:
+				l.FailTimeout = d
+			}
+		}
+		if l.MaxFails == 0 {
+			l.FailTimeout = 0
+		}
+	}
+	if n := count("max-conns", u.MaxConns, model.MaxPeerConns); n >= 0 {
+		l.MaxConns = n
+	}
+	if l == (model.PeerLimits{}) {
+		return nil
+	}
+	return &l
 }
 
 // balance reads lb-method and sessionCookie. Cookie affinity (Causeway's

@@ -119,9 +119,30 @@ func TestUpstreamFields(t *testing.T) {
 			problems: []string{"enable is false"}},
 		{name: "fields without an equivalent say why", set: func(u *nicv1.Upstream) {
 			u.Subselector = map[string]string{"v": "2"}
-			u.MaxFails, u.FailTimeout, u.MaxConns, u.Keepalive = ptr.To(3), "10s", ptr.To(5), ptr.To(16)
-		}, problems: []string{"subselector: Causeway's endpoint data carries no pod labels", "max-fails: the Lua balancer has no passive",
-			"fail-timeout: the Lua balancer", "max-conns", "keepalive: every upstream shares"}},
+			u.Keepalive = ptr.To(16)
+		}, problems: []string{"subselector: Causeway's endpoint data carries no pod labels", "keepalive: every upstream shares"}},
+		{name: "max-fails and fail-timeout", set: func(u *nicv1.Upstream) { u.MaxFails, u.FailTimeout = ptr.To(3), "30s" },
+			want: Upstream{Limits: &model.PeerLimits{MaxFails: 3, FailTimeout: 30 * time.Second}}},
+		{name: "max-fails alone takes NIC's fail-timeout", set: func(u *nicv1.Upstream) { u.MaxFails = ptr.To(2) },
+			want: Upstream{Limits: &model.PeerLimits{MaxFails: 2, FailTimeout: 10 * time.Second}}},
+		{name: "fail-timeout alone takes NIC's max-fails", set: func(u *nicv1.Upstream) { u.FailTimeout = "2m" },
+			want: Upstream{Limits: &model.PeerLimits{MaxFails: 1, FailTimeout: 2 * time.Minute}}},
+		{name: "fail-timeout below a second is dropped", set: func(u *nicv1.Upstream) { u.FailTimeout = "500ms" },
+			want: Upstream{Limits: &model.PeerLimits{MaxFails: 1, FailTimeout: 10 * time.Second}}, problems: []string{"fail-timeout \"500ms\": want whole seconds"}},
+		{name: "max-fails 0 turns passive checks off", set: func(u *nicv1.Upstream) { u.MaxFails, u.FailTimeout = ptr.To(0), "30s" }},
+		{name: "fail-timeout 0 turns passive checks off", set: func(u *nicv1.Upstream) { u.MaxFails, u.FailTimeout = ptr.To(3), "0" }},
+		{name: "max-conns", set: func(u *nicv1.Upstream) { u.MaxConns = ptr.To(100) },
+			want: Upstream{Limits: &model.PeerLimits{MaxConns: 100}}},
+		{name: "max-conns 0 is no bound", set: func(u *nicv1.Upstream) { u.MaxConns = ptr.To(0) }},
+		{name: "all three", set: func(u *nicv1.Upstream) { u.MaxFails, u.FailTimeout, u.MaxConns = ptr.To(1), "1m", ptr.To(8) },
+			want: Upstream{Limits: &model.PeerLimits{MaxFails: 1, FailTimeout: time.Minute, MaxConns: 8}}},
+		{name: "negative max-fails is dropped for the default", set: func(u *nicv1.Upstream) { u.MaxFails = ptr.To(-1) },
+			want: Upstream{Limits: &model.PeerLimits{MaxFails: 1, FailTimeout: 10 * time.Second}}, problems: []string{"max-fails \"-1\": want 0 to 1000"}},
+		{name: "a bad fail-timeout is dropped for the default", set: func(u *nicv1.Upstream) { u.MaxFails, u.FailTimeout = ptr.To(2), "10 s" },
+			want: Upstream{Limits: &model.PeerLimits{MaxFails: 2, FailTimeout: 10 * time.Second}}, problems: []string{"fail-timeout"}},
+		{name: "fail-timeout over a day", set: func(u *nicv1.Upstream) { u.FailTimeout = "25h" },
+			want: Upstream{Limits: &model.PeerLimits{MaxFails: 1, FailTimeout: 10 * time.Second}}, problems: []string{"fail-timeout"}},
+		{name: "negative max-conns is dropped", set: func(u *nicv1.Upstream) { u.MaxConns = ptr.To(-5) }, problems: []string{"max-conns"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := baseSpec()

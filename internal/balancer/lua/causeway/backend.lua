@@ -2,6 +2,7 @@
 -- per-worker object the balancer picks from.
 
 local stats = require("causeway.stats")
+local peers_limits = require("causeway.peers")
 
 local _M = {}
 
@@ -77,6 +78,7 @@ function _M.new(def)
         end
     end
     stats.forget(def.key, keep)
+    peers_limits.forget(def.key, keep)
     local impl = _M.methods[def.method]
     local o
     if #peers > 0 then
@@ -88,9 +90,15 @@ function _M.new(def)
     o.n = #peers
     o.retries = def.retries
     o.method = def.method
+    -- Peer limits (causeway.peers): limited says whether any applies.
+    o.max_fails, o.fail_timeout, o.max_conns = def.max_fails, def.fail_timeout_ms / 1000, def.max_conns
+    o.limited = def.max_fails > 0 or def.max_conns > 0
+    if def.max_conns > 0 then
+        o.counts_inflight = true
+    end
     -- Whether balance() must keep per-request state in ngx.ctx for the
     -- later phases.
-    o.per_request = (o.counts_inflight or o.tracks_latency or o.header_filter) and true or false
+    o.per_request = (o.counts_inflight or o.tracks_latency or o.header_filter or o.max_fails > 0) and true or false
     return o
 end
 

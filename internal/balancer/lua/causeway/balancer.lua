@@ -21,6 +21,7 @@
 
 local store = require("causeway.store")
 local stats = require("causeway.stats")
+local peers = require("causeway.peers")
 local metrics = require("causeway.metrics")
 local ngx_balancer = require("ngx.balancer")
 
@@ -35,8 +36,9 @@ local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
 
 local _M = {}
 
--- unavailable is the peer ("unix:/path") that answers 503.
-local unavailable
+-- unavailable is the peer ("unix:/path") that answers 503, no_live the
+-- one that answers 502.
+local unavailable, no_live
 
 -- load_state_file replaces the shared dict's state with the controller's
 -- last full push, on every configuration load (in the master): at start
@@ -64,8 +66,8 @@ local function load_state_file(path)
     end
 end
 
-function _M.init(state_file, unavailable_peer)
-    unavailable = unavailable_peer
+function _M.init(state_file, unavailable_peer, no_live_peer)
+    unavailable, no_live = unavailable_peer, no_live_peer
     if not ngx.shared[store.DICT] then
         error("causeway: lua_shared_dict " .. store.DICT .. " is not configured")
     end
@@ -89,6 +91,19 @@ local function unavailable_peer()
     local ok, err = set_current_peer(unavailable)
     if not ok then
         log(ERR, "causeway: cannot set the unavailable peer: ", err)
+        return ngx.exit(ngx.ERROR)
+    end
+end
+
+-- no_live_peer sends the request to the local server that answers 502,
+-- as nginx does when every server of an upstream is out after failures
+-- or at max_conns ("no live upstreams"). Never retried.
+local function no_live_peer(key, rc)
+    rc.peer, rc.no_live = nil, true
+    log(ERR, "causeway: ", key, ": no live endpoint: every one is out after failures or at max_conns")
+    local ok, err = set_current_peer(no_live)
+    if not ok then
+        log(ERR, "causeway: cannot set the no-live peer: ", err)
         return ngx.exit(ngx.ERROR)
     end
 end
@@ -297,6 +312,10 @@ local function retry(state, code)
         ctx.causeway = rc
     end
     local key, inst, prev = rc.key, rc.inst, rc.peer
+    if rc.no_live then
+        -- proxy_next_upstream http_502 moving on from the 502 answer.
+        return no_live_peer(key, rc)
+    end
     local tried = tried_peers()
     log(WARN, "causeway: ", key, ": attempt on ", prev and prev.id or ngx.var.upstream_addr,
         " failed (", state, " ", code or "", "), retrying elsewhere")
@@ -309,6 +328,18 @@ local function retry(state, code)
         if inst.tracks_latency then
             stats.observe(key, prev.id, stats.FAILURE_PENALTY, ngx.now())
         end
+        -- "next" is a 403 or 404 that proxy_next_upstream moves on from,
+        -- which nginx does not count as the server failing.
+        if inst.max_fails > 0 and state == "failed" then
+            peers.failure(inst, prev.id)
+        end
+    end
+    if inst.limited then
+        local peer = inst:pick(rc, peers.skipped(inst, tried))
+        if not peer then
+            return no_live_peer(key, rc)
+        end
+        return commit(key, inst, rc, peer, false)
     end
     -- When every peer has been tried (the set shrank mid-request), reuse one.
     return commit(key, inst, rc, inst:pick(rc, tried) or inst:pick(rc, nil), false)
@@ -352,6 +383,15 @@ function _M.balance()
         rc = { key = key, inst = inst, canary = canary }
         ngx.ctx.causeway = rc
     end
+    if inst.limited then
+        -- A limited backend is per_request: rc is set.
+        local skip = peers.skipped(inst, nil)
+        local peer = inst:pick(rc, skip)
+        if not peer and skip then
+            return no_live_peer(key, rc)
+        end
+        return commit(key, inst, rc, peer, true)
+    end
     return commit(key, inst, rc, inst:pick(rc, nil), true)
 end
 
@@ -390,6 +430,23 @@ local function last_number(v)
     return v and tonumber(match(v, "([^%s,:]+)%s*$"))
 end
 
+-- outcome records whether the last attempt of a backend with max_fails
+-- failed: no response header ("-") with 502 (an error or an invalid
+-- header) or 504 (a timeout) is what nginx counts as the server failing
+-- (earlier attempts were counted by retry). A client that went away
+-- (499) is neither.
+local function outcome(rc, peer)
+    local var = ngx.var
+    if last_number(var.upstream_header_time) then
+        peers.success(rc.inst, peer.id)
+        return
+    end
+    local status = last_number(var.upstream_status)
+    if status == 502 or status == 504 then
+        peers.failure(rc.inst, peer.id)
+    end
+end
+
 function _M.log()
     local rc = ngx.ctx.causeway
     metrics.observe(rc and rc.canary)
@@ -400,6 +457,9 @@ function _M.log()
     if rc.counted then
         stats.release(rc.key, peer.id)
         rc.counted = false
+    end
+    if rc.inst.max_fails > 0 then
+        outcome(rc, peer)
     end
     if rc.inst.tracks_latency then
         -- Time to response headers: what the endpoint itself costs, without

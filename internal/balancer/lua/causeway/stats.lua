@@ -28,6 +28,13 @@ function _M.inflight(bkey, id)
     return b and b[id] or 0
 end
 
+-- inflight_of returns the backend's in-flight counts by endpoint id
+-- (only endpoints with requests in flight), nil when there are none.
+-- Read only.
+function _M.inflight_of(bkey)
+    return inflight[bkey]
+end
+
 function _M.acquire(bkey, id)
     local b = inflight[bkey]
     if not b then

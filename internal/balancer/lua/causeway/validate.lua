@@ -37,6 +37,9 @@ local MAX_HASH_KEY_LEN = 256
 local MAX_COOKIE_NAME_LEN = 64
 local MAX_COOKIE_PATH_LEN = 256
 local MAX_ZONE_LEN = 128
+local MAX_FAILS = 1000
+local MAX_FAIL_TIMEOUT_MS = 24 * 3600 * 1000
+local MAX_CONNS = 1000000
 local MAX_CANARY_NAME_LEN = 64
 local MAX_CANARY_VALUE_LEN = 256
 local MAX_CANARY_PATTERN_LEN = 256
@@ -606,7 +609,16 @@ local function choice(v, key, path)
     return c
 end
 
-local BACKEND_FIELDS = set("key", "method", "retries", "hash_key", "sticky", "endpoints", "split", "choice")
+local BACKEND_FIELDS = set("key", "method", "retries", "hash_key", "sticky", "endpoints", "split", "choice",
+    "max_fails", "fail_timeout_ms", "max_conns")
+
+-- owns_peers reports whether v sets anything only a backend with
+-- endpoints may set.
+local function owns_peers(v)
+    return v.method ~= nil or v.retries ~= nil or v.hash_key ~= nil or v.sticky ~= nil
+        or v.max_fails ~= nil or v.fail_timeout_ms ~= nil or v.max_conns ~= nil
+        or (v.endpoints ~= nil and (not is_array(v.endpoints) or #v.endpoints > 0))
+end
 
 local function backend(v, path)
     want_object(v, path)
@@ -622,16 +634,14 @@ local function backend(v, path)
         bad(path, "choice", "a backend is a split or a choice, not both")
     end
     if v.choice ~= nil then
-        if v.method ~= nil or v.retries ~= nil or v.hash_key ~= nil or v.sticky ~= nil
-            or (v.endpoints ~= nil and (not is_array(v.endpoints) or #v.endpoints > 0)) then
-            bad(path, "choice", "a choice has no method, retries, hash_key, sticky or endpoints of its own")
+        if owns_peers(v) then
+            bad(path, "choice", "a choice has no method, retries, hash_key, sticky, limits or endpoints of its own")
         end
         return { key = v.key, choice = choice(v.choice, v.key, path .. ".choice"), endpoints = {} }
     end
     if v.split ~= nil then
-        if v.method ~= nil or v.retries ~= nil or v.hash_key ~= nil or v.sticky ~= nil
-            or (v.endpoints ~= nil and (not is_array(v.endpoints) or #v.endpoints > 0)) then
-            bad(path, "split", "a split has no method, retries, hash_key, sticky or endpoints of its own")
+        if owns_peers(v) then
+            bad(path, "split", "a split has no method, retries, hash_key, sticky, limits or endpoints of its own")
         end
         return { key = v.key, split = split(v.split, v.key, path .. ".split"), endpoints = {} }
     end
@@ -646,6 +656,13 @@ local function backend(v, path)
     if v.retries ~= nil then
         b.retries = want_int(v.retries, path, "retries", 0, MAX_RETRIES)
     end
+    b.max_fails = v.max_fails ~= nil and want_int(v.max_fails, path, "max_fails", 0, MAX_FAILS) or 0
+    b.fail_timeout_ms = v.fail_timeout_ms ~= nil
+        and want_int(v.fail_timeout_ms, path, "fail_timeout_ms", 0, MAX_FAIL_TIMEOUT_MS) or 0
+    if b.max_fails > 0 and b.fail_timeout_ms == 0 then
+        bad(path, "fail_timeout_ms", "is required with max_fails")
+    end
+    b.max_conns = v.max_conns ~= nil and want_int(v.max_conns, path, "max_conns", 0, MAX_CONNS) or 0
     if b.method == "chash" then
         if v.hash_key == nil then
             bad(path, "hash_key", "is required when method is chash")
