@@ -1,6 +1,8 @@
 package build
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"github.com/causeway/causeway/internal/model"
 	"net/netip"
@@ -11,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -18,6 +21,8 @@ import (
 type serviceIndex struct {
 	services map[string]*corev1.Service
 	slices   map[string][]*discoveryv1.EndpointSlice
+	// pods are Pods' labels by namespace/name (for subselectors).
+	pods map[string]map[string]string
 	// dropped collects, per Service key, the addresses endpoints left out
 	// because they cannot be used as written.
 	dropped map[string]map[droppedAddress]bool
@@ -34,9 +39,12 @@ func (d droppedAddress) String() string {
 	return fmt.Sprintf("%q in EndpointSlice %s (%s)", model.Truncate(d.address), model.Truncate(d.slice), d.why)
 }
 
-func newServiceIndex(services []*corev1.Service, slices []*discoveryv1.EndpointSlice) *serviceIndex {
+func newServiceIndex(services []*corev1.Service, slices []*discoveryv1.EndpointSlice, pods []*corev1.Pod) *serviceIndex {
 	idx := &serviceIndex{services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
-		dropped: map[string]map[droppedAddress]bool{}}
+		pods: map[string]map[string]string{}, dropped: map[string]map[droppedAddress]bool{}}
+	for _, p := range pods {
+		idx.pods[p.Namespace+"/"+p.Name] = p.Labels
+	}
 	for _, s := range services {
 		idx.services[s.Namespace+"/"+s.Name] = s
 	}
@@ -69,6 +77,38 @@ func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBack
 // resolveProtocol is resolve for a Service port of protocol proto (a
 // Service may have a TCP and a UDP port of the same number).
 func (idx *serviceIndex) resolveProtocol(ns string, ref *networkingv1.IngressServiceBackend, proto corev1.Protocol) (*model.Backend, error) {
+	return idx.resolveWhere(ns, ref, proto, nil)
+}
+
+// subselectorSuffix marks the backend key of a Service port's endpoints
+// that a subselector picks, by a hash of the subselector.
+const subselectorSuffix = "@subselector-"
+
+// resolveSubset is resolve keeping only the endpoints of the Pods whose
+// labels include sel (an EndpointSlice endpoint names its Pod in its
+// targetRef), as NGINX Ingress Controller's subselector: a backend of its
+// own, whose key ends in subselectorSuffix and a hash of sel.
+func (idx *serviceIndex) resolveSubset(ns string, ref *networkingv1.IngressServiceBackend, sel map[string]string) (*model.Backend, error) {
+	want := labels.SelectorFromSet(sel)
+	b, err := idx.resolveWhere(ns, ref, corev1.ProtocolTCP, func(r *corev1.ObjectReference) bool {
+		if r == nil || r.Kind != "Pod" {
+			return false
+		}
+		l, ok := idx.pods[ns+"/"+r.Name]
+		return ok && want.Matches(labels.Set(l))
+	})
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(want.String()))
+	b.Key += subselectorSuffix + hex.EncodeToString(sum[:6])
+	return b, nil
+}
+
+// resolveWhere is resolveProtocol keeping only the endpoints keep
+// accepts by their targetRef (nil keeps all).
+func (idx *serviceIndex) resolveWhere(ns string, ref *networkingv1.IngressServiceBackend, proto corev1.Protocol,
+	keep func(*corev1.ObjectReference) bool) (*model.Backend, error) {
 	svc := idx.services[ns+"/"+ref.Name]
 	if svc == nil {
 		return nil, fmt.Errorf("service %s/%s not found", ns, ref.Name)
@@ -92,7 +132,7 @@ func (idx *serviceIndex) resolveProtocol(ns string, ref *networkingv1.IngressSer
 		return nil, fmt.Errorf("service %s/%s port %s is %s, not %s", ns, ref.Name, portString(ref.Port), sp.Protocol, proto)
 	}
 	b := &model.Backend{Key: backendKey(ns, ref), Namespace: ns, Service: ref.Name, Port: portString(ref.Port)}
-	b.Endpoints = idx.endpoints(ns, ref.Name, sp.Name, proto)
+	b.Endpoints = idx.endpoints(ns, ref.Name, sp.Name, proto, keep)
 	return b, nil
 }
 
@@ -119,8 +159,9 @@ func portString(p networkingv1.ServiceBackendPort) string {
 // endpoints collects the ready, non-terminating addresses of a Service port
 // across its EndpointSlices. EndpointSlice ports carry the Service port's
 // name, which is how a slice port is tied to a Service port. Addresses that
-// cannot be used as written are recorded in idx.dropped.
-func (idx *serviceIndex) endpoints(ns, svc, portName string, proto corev1.Protocol) []model.Endpoint {
+// cannot be used as written are recorded in idx.dropped. keep, when set,
+// selects endpoints by their targetRef.
+func (idx *serviceIndex) endpoints(ns, svc, portName string, proto corev1.Protocol, keep func(*corev1.ObjectReference) bool) []model.Endpoint {
 	key := ns + "/" + svc
 	drop := func(es *discoveryv1.EndpointSlice, addr, why string) {
 		if idx.dropped[key] == nil {
@@ -195,7 +236,7 @@ func (idx *serviceIndex) endpoints(ns, svc, portName string, proto corev1.Protoc
 					drop(es, a, fmt.Sprintf("not an %s address", es.AddressType))
 					continue
 				}
-				if !ready {
+				if !ready || keep != nil && !keep(ep.TargetRef) {
 					continue
 				}
 				e := model.Endpoint{Address: addr.String(), Port: port, Zone: zone}

@@ -92,7 +92,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	}
 	b := &builder{
 		opts:         opts,
-		idx:          newServiceIndex(snap.Services, snap.EndpointSlices),
+		idx:          newServiceIndex(snap.Services, snap.EndpointSlices, snap.Pods),
 		servers:      map[string]*model.Server{},
 		claims:       map[claimKey]model.ObjectRef{},
 		backends:     map[string]*model.Backend{},

@@ -4,10 +4,29 @@ import (
 	"sort"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/causeway/causeway/internal/frontend/nic"
 	"github.com/causeway/causeway/internal/model"
 )
+
+// subsetBackend returns the backend of the endpoints of all's Pods that
+// sel selects (subselector), with a Problem when it selects none of
+// them: the routes then answer 503.
+func (b *builder) subsetBackend(owner model.ObjectRef, name, ns string, ref *networkingv1.IngressServiceBackend,
+	all *model.Backend, sel map[string]string) *model.Backend {
+	be, err := b.idx.resolveSubset(ns, ref, sel)
+	if err != nil { // resolve succeeded on the same reference
+		b.problem(owner, model.ReasonMissingService, false, "upstream %q: %v; its routes answer 503", name, err)
+		return all
+	}
+	if len(be.Endpoints) == 0 && len(all.Endpoints) > 0 {
+		b.problem(owner, model.ReasonMissingService, false,
+			"upstream %q: subselector %s selects none of the %d ready endpoints of Service %s/%s (by the labels of the Pods they name); its routes answer 503",
+			name, labels.SelectorFromSet(sel), len(all.Endpoints), ns, ref.Name)
+	}
+	return be
+}
 
 // vsBackends resolves the upstreams of a VirtualServer (or
 // VirtualServerRoute) owner into backend keys by upstream name. An
@@ -34,8 +53,15 @@ func (b *builder) vsBackends(owner model.ObjectRef, ns string, upstreams map[str
 			b.problem(owner, model.ReasonMissingService, false, "upstream %q: %v; its routes answer 503", name, err)
 			continue
 		}
-		if u.ClusterIP {
+		switch {
+		case u.ClusterIP:
+			if len(u.Subselector) > 0 {
+				b.problem(owner, model.ReasonUnsupported, false,
+					"upstream %q: subselector has no effect with use-cluster-ip (kube-proxy spreads the connections over every Pod)", name)
+			}
 			be = b.clusterIPBackend(owner, be, "upstream "+name+" use-cluster-ip")
+		case len(u.Subselector) > 0:
+			be = b.subsetBackend(owner, name, ns, ref, be, u.Subselector)
 		}
 		be = b.addBackend(be)
 		if u.Balance != nil {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 )
@@ -24,6 +25,11 @@ type Snapshot struct {
 	EndpointSlices []*discoveryv1.EndpointSlice
 	Secrets        []*corev1.Secret
 	ConfigMaps     []*corev1.ConfigMap
+	// Pods carry their namespace, name and labels only: a VirtualServer
+	// upstream's subselector picks the endpoints (by their EndpointSlice
+	// targetRef) of the Pods whose labels it matches. The kube source
+	// lists them only with the custom resources.
+	Pods []*corev1.Pod
 	// NGINX Ingress Controller's resources (k8s.nginx.org/v1).
 	VirtualServers       []*nicv1.VirtualServer
 	VirtualServerRoutes  []*nicv1.VirtualServerRoute
@@ -71,3 +77,19 @@ func (n *Notifier) Notify() {
 
 // C is the channel a consumer waits on.
 func (n *Notifier) C() <-chan struct{} { return n.ch }
+
+// TrimPod returns what the model reads of a Pod: its namespace, name and
+// labels.
+func TrimPod(p *corev1.Pod) *corev1.Pod {
+	return &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Namespace: p.Namespace, Name: p.Name, UID: p.UID, ResourceVersion: p.ResourceVersion, Labels: p.Labels}}
+}
+
+// TrimTargetRef returns what the model reads of an endpoint's targetRef:
+// the name of a Pod (nil for any other kind).
+func TrimTargetRef(r *corev1.ObjectReference) *corev1.ObjectReference {
+	if r == nil || r.Kind != "Pod" || r.Name == "" {
+		return nil
+	}
+	return &corev1.ObjectReference{Kind: "Pod", Name: r.Name}
+}

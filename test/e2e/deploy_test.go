@@ -215,6 +215,7 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			{"", "secrets", "", "list,watch"},    // TLS secret informer (by type); referenced Secrets (by name)
 			{"", "services", "", "list,watch"},   // Service informer, --publish-service
 			{"discovery.k8s.io", "endpointslices", "", "list,watch"},
+			{"", "pods", "", "list,watch"}, // Pod informer (labels, for subselectors), with the custom resources
 			{"networking.k8s.io", "ingressclasses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses/status", "", "patch"}, // status writer's merge patch

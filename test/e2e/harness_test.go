@@ -93,13 +93,7 @@ func startBackend(t *testing.T, service string) *backend {
 func createService(t *testing.T, ns, name string, backends ...*backend) {
 	t.Helper()
 	ctx := t.Context()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
-	}
-	if _, err := e2e.admin.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create Service %s/%s: %v", ns, name, err)
-	}
+	createServiceObject(t, ns, name)
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
 		AddressType: discoveryv1.AddressTypeIPv4,
@@ -112,6 +106,19 @@ func createService(t *testing.T, ns, name string, backends ...*backend) {
 	}
 	if _, err := e2e.admin.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create EndpointSlice %s/%s: %v", ns, slice.Name, err)
+	}
+}
+
+// createServiceObject creates a Service with port 80 ("http") and no
+// EndpointSlice.
+func createServiceObject(t *testing.T, ns, name string) {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	if _, err := e2e.admin.CoreV1().Services(ns).Create(t.Context(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create Service %s/%s: %v", ns, name, err)
 	}
 }
 

@@ -3,7 +3,9 @@ package nic
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +38,9 @@ type Upstream struct {
 	// ClusterIP proxies to the Service's cluster IP and port instead of
 	// its endpoints (use-cluster-ip).
 	ClusterIP bool
+	// Subselector, when set, keeps only the endpoints of the Service's
+	// Pods whose labels include it (validated label keys and values).
+	Subselector map[string]string
 	// Limits, when set, are the backend's peer limits (max-fails,
 	// fail-timeout, max-conns); nil keeps the backend's own.
 	Limits *model.PeerLimits
@@ -62,6 +67,15 @@ func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
 	}
 	out := &Upstream{Name: u.Name, Service: u.Service, Port: int32(u.Port), ClusterIP: u.UseClusterIP}
 	field += " (" + u.Name + ")"
+	if len(u.Subselector) > 0 {
+		// As NGINX Ingress Controller, a bad label rejects the
+		// VirtualServer: dropping the subselector would send the
+		// upstream's traffic to every Pod of the Service.
+		if err := validateSubselector(u.Subselector); err != nil {
+			return nil, fmt.Errorf("%s.subselector: %w", field, err)
+		}
+		out.Subselector = maps.Clone(u.Subselector)
+	}
 	pol, err := t.upstreamPolicy(field, u)
 	if err != nil {
 		return nil, err
@@ -75,9 +89,7 @@ func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
 		name, why string
 		set       bool
 	}{
-		{"subselector", "Causeway's endpoint data carries no pod labels to select by", len(u.Subselector) > 0},
 		{"keepalive", "every upstream shares the ConfigMap's upstream-keepalive-connections", u.Keepalive != nil},
-		{"backup", "not supported by Causeway yet", u.Backup != "" || u.BackupPort != nil},
 	} {
 		if f.set {
 			t.unsupported(field+"."+f.name, f.why)
@@ -86,12 +98,28 @@ func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"healthCheck", u.HealthCheck != nil}, {"slow-start", u.SlowStart != ""}, {"queue", u.Queue != nil}, {"ntlm", u.NTLM}} {
+	}{{"healthCheck", u.HealthCheck != nil}, {"slow-start", u.SlowStart != ""}, {"queue", u.Queue != nil}, {"ntlm", u.NTLM},
+		// NIC renders the backup server in its NGINX Plus template only.
+		{"backup and backupPort", u.Backup != "" || u.BackupPort != nil}} {
 		if f.set {
 			t.plus(field + "." + f.name)
 		}
 	}
 	return out, nil
+}
+
+// validateSubselector checks label keys and values as Kubernetes does,
+// in the order of the keys.
+func validateSubselector(sel map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(sel)) {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("label key %q: %s", model.Truncate(k), strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(sel[k]); len(errs) > 0 {
+			return fmt.Errorf("label %s value %q: %s", k, model.Truncate(sel[k]), strings.Join(errs, "; "))
+		}
+	}
+	return nil
 }
 
 // invalid reports a bad value whose setting is dropped.

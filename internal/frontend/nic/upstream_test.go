@@ -118,9 +118,14 @@ func TestUpstreamFields(t *testing.T) {
 		{name: "a disabled sessionCookie is reported", set: func(u *nicv1.Upstream) { u.SessionCookie = &nicv1.SessionCookie{Name: "a"} },
 			problems: []string{"enable is false"}},
 		{name: "fields without an equivalent say why", set: func(u *nicv1.Upstream) {
-			u.Subselector = map[string]string{"v": "2"}
 			u.Keepalive = ptr.To(16)
-		}, problems: []string{"subselector: Causeway's endpoint data carries no pod labels", "keepalive: every upstream shares"}},
+		}, problems: []string{"keepalive: every upstream shares"}},
+		{name: "backup needs NGINX Plus", set: func(u *nicv1.Upstream) { u.Backup, u.BackupPort = "tea-external", ptr.To(uint16(80)) },
+			problems: []string{"backup and backupPort: needs NGINX Plus"}},
+		{name: "subselector", set: func(u *nicv1.Upstream) {
+			u.Subselector = map[string]string{"version": "v2", "app.kubernetes.io/tier": "web"}
+		},
+			want: Upstream{Subselector: map[string]string{"version": "v2", "app.kubernetes.io/tier": "web"}}},
 		{name: "max-fails and fail-timeout", set: func(u *nicv1.Upstream) { u.MaxFails, u.FailTimeout = ptr.To(3), "30s" },
 			want: Upstream{Limits: &model.PeerLimits{MaxFails: 3, FailTimeout: 30 * time.Second}}},
 		{name: "max-fails alone takes NIC's fail-timeout", set: func(u *nicv1.Upstream) { u.MaxFails = ptr.To(2) },

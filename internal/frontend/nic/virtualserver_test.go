@@ -51,6 +51,15 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "an upstream name is a DNS-1035 label", change: func(s *nicv1.VirtualServerSpec) { s.Upstreams[0].Name = "Tea" }, err: "spec.upstreams[0].name"},
 		{name: "an upstream needs a port", change: func(s *nicv1.VirtualServerSpec) { s.Upstreams[0].Port = 0 }, err: "port is required"},
 		{name: "an upstream type is http or grpc", change: func(s *nicv1.VirtualServerSpec) { s.Upstreams[0].Type = "tcp" }, err: "want http or grpc"},
+		{name: "a subselector label key is a qualified name", change: func(s *nicv1.VirtualServerSpec) {
+			s.Upstreams[0].Subselector = map[string]string{"bad key": "v"}
+		}, err: `spec.upstreams[0] (tea).subselector: label key "bad key"`},
+		{name: "a subselector label value is a label value", change: func(s *nicv1.VirtualServerSpec) {
+			s.Upstreams[0].Subselector = map[string]string{"version": "v2;evil"}
+		}, err: `label version value "v2;evil"`},
+		{name: "an empty subselector value is a valid label value", change: func(s *nicv1.VirtualServerSpec) {
+			s.Upstreams[0].Subselector = map[string]string{"canary": ""}
+		}},
 		{name: "grpc with TLS is GRPCS", change: func(s *nicv1.VirtualServerSpec) {
 			s.Upstreams[0].Type = "grpc"
 			s.Upstreams[0].TLS.Enable = true

@@ -280,6 +280,8 @@ func add(snap *source.Snapshot, obj runtime.Object) {
 		snap.Secrets = append(snap.Secrets, o)
 	case *corev1.ConfigMap:
 		snap.ConfigMaps = append(snap.ConfigMaps, o)
+	case *corev1.Pod:
+		snap.Pods = append(snap.Pods, source.TrimPod(o))
 	case *nicv1.VirtualServer:
 		snap.VirtualServers = append(snap.VirtualServers, o)
 	case *nicv1.VirtualServerRoute:

@@ -39,6 +39,11 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: ignored}
 ---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, labels: {version: v2}, annotations: {big: dropped}}
+spec: {containers: [{name: app, image: app}]}
+---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: i}
@@ -63,6 +68,10 @@ func TestLoad(t *testing.T) {
 	}
 	if len(snap.Secrets) != 1 || string(snap.Secrets[0].Data["tls.crt"]) != "CRT" {
 		t.Fatalf("secret stringData must merge into data: %+v", snap.Secrets)
+	}
+	if len(snap.Pods) != 1 || snap.Pods[0].Namespace != "default" || snap.Pods[0].Labels["version"] != "v2" ||
+		snap.Pods[0].Annotations != nil || len(snap.Pods[0].Spec.Containers) != 0 {
+		t.Fatalf("pods %+v: want the namespace, name and labels only", snap.Pods)
 	}
 	if len(snap.Ingresses) != 1 || snap.Ingresses[0].Namespace != "default" {
 		t.Fatalf("ingresses %+v", snap.Ingresses)

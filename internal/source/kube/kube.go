@@ -67,6 +67,8 @@ type Source struct {
 	synced                                                    atomic.Bool
 	factories                                                 []informers.SharedInformerFactory
 	ingresses, classes, services, slices, secrets, configMaps []cache.SharedIndexInformer
+	// pods are watched with the custom resources only (subselector).
+	pods []cache.SharedIndexInformer
 	// ingressHandlers have seen every Ingress (and the controller's
 	// ConfigMap) of the first listing once they have synced, so refs
 	// knows what they reference.
@@ -95,6 +97,9 @@ func New(opts Options) (*Source, error) {
 		s.ingresses = append(s.ingresses, s.watchIngresses(f.Networking().V1().Ingresses().Informer()))
 		s.services = append(s.services, s.watch(f.Core().V1().Services().Informer()))
 		s.slices = append(s.slices, s.watch(f.Discovery().V1().EndpointSlices().Informer()))
+		if opts.CustomResources {
+			s.pods = append(s.pods, s.watchPods(f.Core().V1().Pods().Informer()))
+		}
 		// TLS secrets, filtered by type on the server so that others
 		// (service-account tokens, Helm releases) never reach memory. The
 		// Secrets that annotations reference are watched by name (refs).
@@ -154,6 +159,33 @@ func (s *Source) handle(inf cache.SharedIndexInformer) cache.SharedIndexInformer
 		AddFunc: notify,
 		UpdateFunc: func(old, obj any) {
 			if !statusOnly(old, obj) {
+				s.notifier.Notify()
+			}
+		},
+		DeleteFunc: notify,
+	})
+	return inf
+}
+
+// watchPods keeps Pods' namespace, name and labels only, and signals a
+// change only when they change: a Pod's status changes often, and the
+// model reads none of it.
+func (s *Source) watchPods(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
+	if err := inf.SetTransform(func(obj any) (any, error) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			return source.TrimPod(p), nil
+		}
+		return obj, nil
+	}); err != nil {
+		panic(fmt.Sprintf("set transform: %v", err)) // not started yet
+	}
+	notify := func(any) { s.notifier.Notify() }
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: notify,
+		UpdateFunc: func(old, obj any) {
+			a, okA := old.(*corev1.Pod)
+			b, okB := obj.(*corev1.Pod)
+			if !okA || !okB || !maps.Equal(a.Labels, b.Labels) {
 				s.notifier.Notify()
 			}
 		},
@@ -254,7 +286,7 @@ func trim(obj any) (any, error) {
 		for i := range o.Endpoints {
 			o.Endpoints[i].Hints = nil
 			o.Endpoints[i].DeprecatedTopology = nil
-			o.Endpoints[i].TargetRef = nil
+			o.Endpoints[i].TargetRef = source.TrimTargetRef(o.Endpoints[i].TargetRef)
 		}
 	}
 	return obj, nil
@@ -324,7 +356,7 @@ func (s *Source) Run(ctx context.Context) error {
 		s.custom.Store(custom)
 		all = append(all, custom.synced()...)
 	}
-	for _, group := range [][]cache.SharedIndexInformer{s.ingresses, s.classes, s.services, s.slices, s.secrets, s.configMaps} {
+	for _, group := range [][]cache.SharedIndexInformer{s.ingresses, s.classes, s.services, s.slices, s.secrets, s.configMaps, s.pods} {
 		for _, inf := range group {
 			all = append(all, inf.HasSynced)
 		}
@@ -364,6 +396,7 @@ func (s *Source) Snapshot() *source.Snapshot {
 	snap.IngressClasses = list[*networkingv1.IngressClass](s.classes)
 	snap.Services = list[*corev1.Service](s.services)
 	snap.EndpointSlices = list[*discoveryv1.EndpointSlice](s.slices)
+	snap.Pods = list[*corev1.Pod](s.pods)
 	refConfigMaps, refSecrets := s.refs.lists()
 	// An object both cached for itself and referenced appears once: the
 	// referenced copy, whose Secret data is whole.
