@@ -53,7 +53,7 @@ func TestVirtualServerSubselector(t *testing.T) {
 		{name: "every label must match", sel: map[string]string{"version": "v2", "track": "canary"}, want: []string{"10.0.0.3"}},
 		{name: "selects none", sel: map[string]string{"version": "v3"}, want: nil, reasons: []string{model.ReasonMissingService}},
 		{name: "a Pod's label change moves its endpoint", sel: map[string]string{"version": "v1"},
-			set: func(s *source.Snapshot, _ *nicv1.VirtualServer) { s.Pods[1].Labels["version"] = "v1" },
+			set:  func(s *source.Snapshot, _ *nicv1.VirtualServer) { s.Pods[1].Labels["version"] = "v1" },
 			want: []string{"10.0.0.1", "10.0.0.2"}},
 		{name: "a missing Pod is not selected", sel: map[string]string{"app": "web"},
 			set:  func(s *source.Snapshot, _ *nicv1.VirtualServer) { s.Pods = s.Pods[1:] },
