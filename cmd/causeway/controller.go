@@ -58,6 +58,7 @@ type controllerFlags struct {
 	watchWithoutClass bool
 	watchNamespaces   []string
 	customResources   bool
+	certManager       bool
 	configMap         string
 	reloadTimeout     time.Duration
 	healInterval      time.Duration
@@ -107,6 +108,7 @@ func newControllerCommand() *cobra.Command {
 	fl.BoolVar(&f.watchWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
 	fl.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "namespace to watch (repeatable; default all)")
 	fl.BoolVar(&f.customResources, "enable-custom-resources", true, "read NGINX Ingress Controller's k8s.nginx.org/v1 resources (VirtualServer and the others) whose CRDs are installed when the controller starts")
+	fl.BoolVar(&f.certManager, "enable-cert-manager", false, "have the leader write the cert-manager Certificates that VirtualServers ask for in spec.tls.cert-manager (needs the custom resources and RBAC for cert-manager.io certificates)")
 	fl.StringVar(&f.configMap, "configmap", "causeway-system/causeway", "NAMESPACE/NAME of the ConfigMap holding global settings")
 	fl.DurationVar(&f.reloadTimeout, "reload-timeout", 15*time.Second, "how long to wait for nginx workers to report a new configuration")
 	fl.DurationVar(&f.healInterval, "heal-interval", 10*time.Second, "how often the state directory is compared with what was written, repaired, and checked for what nginx workers must reach")
@@ -326,6 +328,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		TLSPassthrough:        passthrough,
 		StreamRealIPAvailable: params.StreamRealIP,
 		GunzipAvailable:       gunzip,
+		CertManager:           f.certManager && f.customResources && f.manifests == "",
 		HTTPPort:              f.httpPort,
 		HTTPSPort:             f.httpsPort,
 	}

@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/certmanager"
 	"github.com/causeway/causeway/internal/controller"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/metrics"
@@ -135,7 +137,10 @@ type kubeReporter struct {
 	writer  *status.Writer // nil when no addresses are published
 	// crWriter writes the status of NGINX Ingress Controller's resources;
 	// nil when custom resources are not read.
-	crWriter    *status.ResourceWriter
+	crWriter *status.ResourceWriter
+	// certs writes the cert-manager Certificates VirtualServers ask for;
+	// nil without --enable-cert-manager.
+	certs       *certmanager.Writer
 	watcher     *address.ServiceWatcher
 	events      *events.Reporter
 	broadcaster record.EventBroadcaster
@@ -242,6 +247,12 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 			EndpointPorts: endpointPorts(watcher, f.httpPort, f.httpsPort),
 			OnWrite:       func(kind string, err error) { countWrite(crWrites.MustCurryWith(prometheus.Labels{"kind": kind}))(err) },
 		})
+		if f.certManager {
+			r.certs = certmanager.NewWriter(certmanager.Options{Client: dyn, IsLeader: r.elector.IsLeader, Recorder: recorder,
+				Log: log.With("component", "cert-manager")})
+		}
+	} else if f.certManager {
+		log.Warn("--enable-cert-manager needs the custom resources (--enable-custom-resources): no Certificate is written")
 	}
 	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, Log: r.log})
 	met.Registry.MustRegister(writes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -282,6 +293,9 @@ func (r *kubeReporter) resync() {
 	if r.crWriter != nil {
 		r.crWriter.Resync()
 	}
+	if r.certs != nil {
+		r.certs.Resync()
+	}
 }
 
 // onSync hands a sync's outcome to the writer and the event reporter. It
@@ -299,6 +313,21 @@ func (r *kubeReporter) onSync(res controller.SyncResult) {
 	if r.crWriter != nil {
 		r.crWriter.Observe(o)
 	}
+	if r.certs != nil && o.Applied {
+		r.certs.Observe(servedVirtualServers(o))
+	}
+}
+
+// servedVirtualServers are the VirtualServers a sync's outcome serves:
+// ours and not rejected.
+func servedVirtualServers(o status.Outcome) []*nicv1.VirtualServer {
+	var out []*nicv1.VirtualServer
+	for _, v := range o.Resources {
+		if vs, ok := v.Object.(*nicv1.VirtualServer); ok && !v.Rejected {
+			out = append(out, vs)
+		}
+	}
+	return out
 }
 
 // start runs leader election, the publish-service watch and the writer
@@ -326,6 +355,9 @@ func (r *kubeReporter) start(ctx context.Context) <-chan struct{} {
 	}
 	if r.crWriter != nil {
 		run(r.crWriter.Run)
+	}
+	if r.certs != nil {
+		run(r.certs.Run)
 	}
 	run(r.elector.Run)
 	go func() {

@@ -82,6 +82,9 @@ type Options struct {
 	// GunzipAvailable says that nginx has the gunzip filter, which a
 	// VirtualServer's spec.gunzip needs.
 	GunzipAvailable bool
+	// CertManager says that the leader writes the cert-manager
+	// Certificates VirtualServers ask for (--enable-cert-manager).
+	CertManager bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same

@@ -275,6 +275,10 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 	b.vsHTTPSnippet(srv, t)
 	b.vsHSTS(srv, t)
 	b.vsGunzip(srv, t)
+	if t.TLS != nil && t.TLS.CertManager && !b.opts.CertManager {
+		b.problem(t.Ref, model.ReasonUnsupported, false,
+			"spec.tls.cert-manager: the cert-manager integration is off (--enable-cert-manager); no Certificate is requested")
+	}
 	if srv.SSLRedirect && t.TLS.Code != 0 && t.TLS.Code != b.model.Config.HTTPRedirectCode {
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.tls.redirect.code %d: HTTPS redirects answer the ConfigMap's http-redirect-code, %d; a code per VirtualServer is not supported yet",

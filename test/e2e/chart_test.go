@@ -64,7 +64,7 @@ var chartValueSets = []struct {
 	wantText, noText []string
 	serviceMonitored bool
 }{
-	{name: "defaults", wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true",
+	{name: "defaults", noArgs: []string{"--enable-cert-manager=true"}, noText: []string{"cert-manager.io"}, wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true",
 		"--validating-webhook-address=:8444", "--validating-webhook-configuration=causeway-admission", "--validating-webhook-mode=deny"},
 		wantKinds: []string{"Deployment", "Service", "ConfigMap", "IngressClass", "ClusterRole", "Role", "ServiceAccount", "PodDisruptionBudget",
 			"ValidatingWebhookConfiguration"}},
@@ -73,6 +73,8 @@ var chartValueSets = []struct {
 			"controller.admissionWebhooks.namespaceSelector.matchLabels.team=shop", "controller.admissionWebhooks.port=9443"},
 		wantArgs:  []string{"--validating-webhook-mode=warn", "--validating-webhook-address=:9443"},
 		wantKinds: []string{"ValidatingWebhookConfiguration"}, wantText: []string{"failurePolicy: Ignore", "team: shop"}},
+	{name: "cert-manager", sets: []string{"controller.certManager.enabled=true"},
+		wantArgs: []string{"--enable-cert-manager=true"}, wantText: []string{`apiGroups: ["cert-manager.io"]`}},
 	{name: "webhook off", sets: []string{"controller.admissionWebhooks.enabled=false"},
 		noArgs: []string{"--validating-webhook-address=:8444"}, noKinds: []string{"ValidatingWebhookConfiguration"},
 		noText: []string{"validatingwebhookconfigurations"}},

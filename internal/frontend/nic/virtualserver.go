@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/certmanager"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/snippet"
 )
@@ -55,6 +56,9 @@ type TLS struct {
 	Redirect bool
 	// Code is spec.tls.redirect.code; 0 when not set.
 	Code int
+	// CertManager says that spec.tls.cert-manager asks cert-manager for
+	// Secret's certificate, validly (package certmanager writes it).
+	CertManager bool
 }
 
 // Route is one spec.routes entry that is served.
@@ -249,7 +253,18 @@ func (t *translator) spec(s *nicv1.VirtualServerSpec) {
 func (t *translator) tls(in *nicv1.TLS) *TLS {
 	out := &TLS{Secret: in.Secret}
 	if in.CertManager != nil {
-		t.notYet("spec.tls.cert-manager")
+		switch _, err := certmanager.Parse(in.CertManager); {
+		case err != nil:
+			// As in NIC, the VirtualServer is served; no Certificate is
+			// requested.
+			t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
+				Message: fmt.Sprintf("spec.tls.cert-manager: %v; no Certificate is requested", err)})
+		case in.Secret == "":
+			t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
+				Message: "spec.tls.cert-manager needs spec.tls.secret, the Secret the Certificate issues; no Certificate is requested"})
+		default:
+			out.CertManager = true
+		}
 	}
 	if r := in.Redirect; r != nil && r.Enable {
 		out.Redirect = true

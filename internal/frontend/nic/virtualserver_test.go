@@ -157,8 +157,20 @@ func TestTranslateVirtualServer(t *testing.T) {
 			s.Policies = []nicv1.PolicyReference{{Name: "p"}}
 			s.Upstreams[0].LBMethod = "random"
 			s.Routes[0].AddHeaderInherit = "on"
+		}, problems: []string{"lb-method \"random\"", "add-header-inherit"}},
+		{name: "tls.cert-manager asks for the Secret's Certificate", change: func(s *nicv1.VirtualServerSpec) {
+			s.TLS = &nicv1.TLS{Secret: "cafe-tls", CertManager: &nicv1.CertManager{ClusterIssuer: "le"}}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if v.TLS == nil || !v.TLS.CertManager || v.TLS.Secret != "cafe-tls" {
+				t.Errorf("tls %+v", v.TLS)
+			}
+		}},
+		{name: "an invalid tls.cert-manager is reported, the VirtualServer served", change: func(s *nicv1.VirtualServerSpec) {
+			s.TLS = &nicv1.TLS{Secret: "cafe-tls", CertManager: &nicv1.CertManager{Issuer: "a", ClusterIssuer: "b"}}
+		}, problems: []string{"spec.tls.cert-manager: issuer and cluster-issuer may not both be set; no Certificate is requested"}},
+		{name: "tls.cert-manager needs a secret", change: func(s *nicv1.VirtualServerSpec) {
 			s.TLS = &nicv1.TLS{CertManager: &nicv1.CertManager{Issuer: "x"}}
-		}, problems: []string{"lb-method \"random\"", "add-header-inherit", "cert-manager"}},
+		}, problems: []string{"needs spec.tls.secret"}},
 		{name: "policy references default to the namespace", change: func(s *nicv1.VirtualServerSpec) {
 			s.Policies = []nicv1.PolicyReference{{Name: "allow"}, {Name: "rl", Namespace: "ops"}}
 			s.Routes[0].Policies = []nicv1.PolicyReference{{Name: "auth"}}

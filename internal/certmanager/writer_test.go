@@ -1,0 +1,134 @@
+package certmanager
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/tools/record"
+
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+)
+
+type writerEnv struct {
+	client   *dynamicfake.FakeDynamicClient
+	recorder *record.FakeRecorder
+	leader   atomic.Bool
+	w        *Writer
+}
+
+func newWriterEnv(t *testing.T, objs ...runtime.Object) *writerEnv {
+	t.Helper()
+	e := &writerEnv{recorder: record.NewFakeRecorder(100)}
+	e.client = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{CertificateGVR: "CertificateList"}, objs...)
+	e.leader.Store(true)
+	e.w = NewWriter(Options{Client: e.client, IsLeader: e.leader.Load, Recorder: e.recorder})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return e
+}
+
+// certificate waits for the Certificate ns/name to satisfy ok.
+func (e *writerEnv) certificate(t *testing.T, name string, ok func(*unstructured.Unstructured) bool) *unstructured.Unstructured {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := e.client.Resource(CertificateGVR).Namespace("shop").Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil && ok(c) {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Certificate shop/%s: %v, %v", name, c, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (e *writerEnv) gone(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := e.client.Resource(CertificateGVR).Namespace("shop").Get(context.Background(), name, metav1.GetOptions{}); err != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Certificate shop/%s is still there", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (e *writerEnv) event(t *testing.T, fragment string) {
+	t.Helper()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case ev := <-e.recorder.Events:
+			if strings.Contains(ev, fragment) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no event with %q", fragment)
+		}
+	}
+}
+
+func issuer(c *unstructured.Unstructured) string {
+	s, _, _ := unstructured.NestedString(c.Object, "spec", "issuerRef", "name")
+	return s
+}
+
+// TestWriter: the leader creates the Certificate, updates it when the
+// VirtualServer changes, and deletes the one of a former tls.secret.
+func TestWriter(t *testing.T) {
+	e := newWriterEnv(t)
+	vs := cafe(&nicv1.CertManager{ClusterIssuer: "le"})
+	e.w.Observe([]*nicv1.VirtualServer{vs})
+	e.certificate(t, "cafe-tls", func(c *unstructured.Unstructured) bool { return issuer(c) == "le" })
+	e.event(t, "Normal CreateCertificate Successfully created Certificate \"cafe-tls\"")
+
+	vs = cafe(&nicv1.CertManager{ClusterIssuer: "other"})
+	e.w.Observe([]*nicv1.VirtualServer{vs})
+	e.certificate(t, "cafe-tls", func(c *unstructured.Unstructured) bool { return issuer(c) == "other" })
+	e.event(t, "Normal UpdateCertificate")
+
+	vs = cafe(&nicv1.CertManager{ClusterIssuer: "other"})
+	vs.Spec.TLS.Secret = "cafe-tls-2"
+	e.w.Observe([]*nicv1.VirtualServer{vs})
+	e.certificate(t, "cafe-tls-2", func(*unstructured.Unstructured) bool { return true })
+	e.gone(t, "cafe-tls")
+	e.event(t, "Normal DeleteCertificate Successfully deleted unrequired Certificate \"cafe-tls\"")
+}
+
+// A Certificate of that name that the VirtualServer does not control is
+// left alone, with a Warning; a follower writes nothing.
+func TestWriterLeavesOthersAlone(t *testing.T) {
+	theirs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+		"metadata": map[string]any{"namespace": "shop", "name": "cafe-tls"},
+		"spec":     map[string]any{"secretName": "cafe-tls", "issuerRef": map[string]any{"name": "mine", "kind": "Issuer"}}}}
+	e := newWriterEnv(t, theirs)
+	e.w.Observe([]*nicv1.VirtualServer{cafe(&nicv1.CertManager{ClusterIssuer: "le"})})
+	e.event(t, "Warning BadConfig Certificate \"cafe-tls\" exists and is not controlled by this VirtualServer")
+	e.certificate(t, "cafe-tls", func(c *unstructured.Unstructured) bool { return issuer(c) == "mine" })
+
+	f := newWriterEnv(t)
+	f.leader.Store(false)
+	f.w.Observe([]*nicv1.VirtualServer{cafe(&nicv1.CertManager{ClusterIssuer: "le"})})
+	time.Sleep(200 * time.Millisecond)
+	if l, err := f.client.Resource(CertificateGVR).Namespace("shop").List(context.Background(), metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Fatalf("a follower wrote %v (%v)", l, err)
+	}
+	f.leader.Store(true)
+	f.w.Resync()
+	f.certificate(t, "cafe-tls", func(*unstructured.Unstructured) bool { return true })
+}
