@@ -59,6 +59,7 @@ type controllerFlags struct {
 	watchNamespaces   []string
 	customResources   bool
 	certManager       bool
+	externalDNS       bool
 	configMap         string
 	reloadTimeout     time.Duration
 	healInterval      time.Duration
@@ -109,6 +110,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "namespace to watch (repeatable; default all)")
 	fl.BoolVar(&f.customResources, "enable-custom-resources", true, "read NGINX Ingress Controller's k8s.nginx.org/v1 resources (VirtualServer and the others) whose CRDs are installed when the controller starts")
 	fl.BoolVar(&f.certManager, "enable-cert-manager", false, "have the leader write the cert-manager Certificates that VirtualServers ask for in spec.tls.cert-manager (needs the custom resources and RBAC for cert-manager.io certificates)")
+	fl.BoolVar(&f.externalDNS, "enable-external-dns", false, "have the leader write the externaldns.nginx.org DNSEndpoints that VirtualServers ask for in spec.externalDNS, for external-dns's CRD source (needs the custom resources, --publish-service or --publish-address, and RBAC for dnsendpoints)")
 	fl.StringVar(&f.configMap, "configmap", "causeway-system/causeway", "NAMESPACE/NAME of the ConfigMap holding global settings")
 	fl.DurationVar(&f.reloadTimeout, "reload-timeout", 15*time.Second, "how long to wait for nginx workers to report a new configuration")
 	fl.DurationVar(&f.healInterval, "heal-interval", 10*time.Second, "how often the state directory is compared with what was written, repaired, and checked for what nginx workers must reach")
@@ -329,6 +331,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		StreamRealIPAvailable: params.StreamRealIP,
 		GunzipAvailable:       gunzip,
 		CertManager:           f.certManager && f.customResources && f.manifests == "",
+		ExternalDNS:           f.externalDNS && f.customResources && f.manifests == "",
 		HTTPPort:              f.httpPort,
 		HTTPSPort:             f.httpsPort,
 	}

@@ -26,8 +26,10 @@ import (
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/certmanager"
 	"github.com/causeway/causeway/internal/controller"
+	"github.com/causeway/causeway/internal/externaldns"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/metrics"
+	"github.com/causeway/causeway/internal/owned"
 	"github.com/causeway/causeway/internal/status"
 	"github.com/causeway/causeway/internal/status/address"
 	"github.com/causeway/causeway/internal/status/events"
@@ -140,7 +142,10 @@ type kubeReporter struct {
 	crWriter *status.ResourceWriter
 	// certs writes the cert-manager Certificates VirtualServers ask for;
 	// nil without --enable-cert-manager.
-	certs       *certmanager.Writer
+	certs *owned.Writer
+	// dns writes the DNSEndpoints VirtualServers ask for; nil without
+	// --enable-external-dns.
+	dns         *owned.Writer
 	watcher     *address.ServiceWatcher
 	events      *events.Reporter
 	broadcaster record.EventBroadcaster
@@ -247,12 +252,20 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 			EndpointPorts: endpointPorts(watcher, f.httpPort, f.httpsPort),
 			OnWrite:       func(kind string, err error) { countWrite(crWrites.MustCurryWith(prometheus.Labels{"kind": kind}))(err) },
 		})
+		if f.externalDNS {
+			if src == nil {
+				log.Warn("--enable-external-dns needs --publish-service or --publish-address, the addresses the records point at: no DNSEndpoint is written")
+			} else {
+				r.dns = owned.NewWriter(owned.Options{Kind: externaldns.Kind(src.Addresses), Client: dyn, IsLeader: r.elector.IsLeader,
+					Recorder: recorder, Log: log.With("component", "external-dns")})
+			}
+		}
 		if f.certManager {
-			r.certs = certmanager.NewWriter(certmanager.Options{Client: dyn, IsLeader: r.elector.IsLeader, Recorder: recorder,
+			r.certs = owned.NewWriter(owned.Options{Kind: certmanager.Kind, Client: dyn, IsLeader: r.elector.IsLeader, Recorder: recorder,
 				Log: log.With("component", "cert-manager")})
 		}
-	} else if f.certManager {
-		log.Warn("--enable-cert-manager needs the custom resources (--enable-custom-resources): no Certificate is written")
+	} else if f.certManager || f.externalDNS {
+		log.Warn("--enable-cert-manager and --enable-external-dns need the custom resources (--enable-custom-resources): nothing is written")
 	}
 	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, Log: r.log})
 	met.Registry.MustRegister(writes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -296,6 +309,9 @@ func (r *kubeReporter) resync() {
 	if r.certs != nil {
 		r.certs.Resync()
 	}
+	if r.dns != nil {
+		r.dns.Resync()
+	}
 }
 
 // onSync hands a sync's outcome to the writer and the event reporter. It
@@ -313,8 +329,12 @@ func (r *kubeReporter) onSync(res controller.SyncResult) {
 	if r.crWriter != nil {
 		r.crWriter.Observe(o)
 	}
-	if r.certs != nil && o.Applied {
-		r.certs.Observe(servedVirtualServers(o))
+	if o.Applied {
+		for _, w := range []*owned.Writer{r.certs, r.dns} {
+			if w != nil {
+				w.Observe(servedVirtualServers(o))
+			}
+		}
 	}
 }
 
@@ -356,8 +376,10 @@ func (r *kubeReporter) start(ctx context.Context) <-chan struct{} {
 	if r.crWriter != nil {
 		run(r.crWriter.Run)
 	}
-	if r.certs != nil {
-		run(r.certs.Run)
+	for _, w := range []*owned.Writer{r.certs, r.dns} {
+		if w != nil {
+			run(w.Run)
+		}
 	}
 	run(r.elector.Run)
 	go func() {

@@ -85,6 +85,9 @@ type Options struct {
 	// CertManager says that the leader writes the cert-manager
 	// Certificates VirtualServers ask for (--enable-cert-manager).
 	CertManager bool
+	// ExternalDNS says that the leader writes the DNSEndpoints
+	// VirtualServers ask for (--enable-external-dns).
+	ExternalDNS bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same

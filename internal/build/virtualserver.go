@@ -279,6 +279,10 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.tls.cert-manager: the cert-manager integration is off (--enable-cert-manager); no Certificate is requested")
 	}
+	if t.ExternalDNS && !b.opts.ExternalDNS {
+		b.problem(t.Ref, model.ReasonUnsupported, false,
+			"spec.externalDNS: the external-dns integration is off (--enable-external-dns); no DNSEndpoint is written")
+	}
 	if srv.SSLRedirect && t.TLS.Code != 0 && t.TLS.Code != b.model.Config.HTTPRedirectCode {
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.tls.redirect.code %d: HTTPS redirects answer the ConfigMap's http-redirect-code, %d; a code per VirtualServer is not supported yet",

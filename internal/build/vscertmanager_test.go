@@ -42,3 +42,29 @@ func TestVirtualServerCertManager(t *testing.T) {
 		})
 	}
 }
+
+// TestVirtualServerExternalDNS: likewise for spec.externalDNS and
+// --enable-external-dns.
+func TestVirtualServerExternalDNS(t *testing.T) {
+	for _, enabled := range []bool{true, false} {
+		snap := world(2)
+		vs := mkVirtualServer("cafe", "cafe.test", 0, pass("/", "a"))
+		vs.Spec.ExternalDNS = nicv1.ExternalDNS{Enable: true}
+		snap.VirtualServers = []*nicv1.VirtualServer{vs}
+		opts := testOpts
+		opts.ExternalDNS = enabled
+		m, problems := Build(snap, opts)
+		var found []string
+		for _, p := range problems {
+			if strings.Contains(p.Message, "externalDNS") {
+				found = append(found, p.Message)
+			}
+		}
+		if enabled != (len(found) == 0) || !enabled && !strings.Contains(found[0], "the external-dns integration is off (--enable-external-dns)") {
+			t.Errorf("enabled %v: problems %q", enabled, found)
+		}
+		if server(m, "cafe.test").Match("/").Action.Proxy == nil {
+			t.Error("the VirtualServer is not served")
+		}
+	}
+}

@@ -3,26 +3,25 @@
 // Controller's cert-manager integration does: one Certificate per
 // VirtualServer, named after and issuing its tls.secret for its host,
 // controlled by the VirtualServer. cert-manager issues the Secret, which
-// the controller then serves like any other. This file is the pure part
-// (what a VirtualServer asks for); writer.go writes it, on the leader.
+// the controller then serves like any other. Package owned writes them,
+// on the leader (Kind).
 package certmanager
 
 import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/owned"
 )
 
 // CertificateGVR is cert-manager's Certificate resource.
@@ -173,10 +172,7 @@ func Want(vs *nicv1.VirtualServer) (*unstructured.Unstructured, error) {
 	if r.TempCert {
 		crt.SetAnnotations(map[string]string{TempCertAnnotation: "true"})
 	}
-	// Not blockOwnerDeletion: that would need the finalizers of
-	// VirtualServers too, and the Certificate holds nothing to protect.
-	crt.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: nicv1.SchemeGroupVersion.String(), Kind: "VirtualServer",
-		Name: vs.Name, UID: vs.UID, Controller: new(true)}})
+	crt.SetOwnerReferences([]metav1.OwnerReference{owned.ControllerRef(vs)})
 	return crt, nil
 }
 
@@ -196,16 +192,6 @@ func toAny(ss []string) []any {
 	return out
 }
 
-// ControlledBy reports whether uid is obj's controller.
-func ControlledBy(obj metav1.Object, uid types.UID) bool {
-	for _, o := range obj.GetOwnerReferences() {
-		if o.Controller != nil && *o.Controller {
-			return o.UID == uid
-		}
-	}
-	return false
-}
-
 // Differs reports whether have needs want's spec, labels or temporary
 // certificate annotation. Other fields cert-manager or users set (its
 // status, other annotations) are left alone.
@@ -213,12 +199,12 @@ func Differs(have, want *unstructured.Unstructured) bool {
 	hs, _, _ := unstructured.NestedMap(have.Object, "spec")
 	ws, _, _ := unstructured.NestedMap(want.Object, "spec")
 	for k, v := range ws {
-		if !equalJSON(hs[k], v) {
+		if !owned.EqualJSON(hs[k], v) {
 			return true
 		}
 	}
 	for _, k := range []string{"commonName", "duration", "renewBefore"} {
-		if _, ok := ws[k]; !ok && hs[k] != nil {
+		if _, ok := ws[k]; !ok && !owned.EqualJSON(hs[k], nil) {
 			return true
 		}
 	}
@@ -228,24 +214,22 @@ func Differs(have, want *unstructured.Unstructured) bool {
 	return have.GetAnnotations()[TempCertAnnotation] != want.GetAnnotations()[TempCertAnnotation]
 }
 
-// equalJSON compares decoded JSON values (maps, lists, strings).
-func equalJSON(a, b any) bool {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok || len(av) != len(bv) {
-			return false
+// Kind is the Certificate for package owned's Writer.
+var Kind = owned.Kind{Name: "Certificate", Resource: CertificateGVR, Want: Want, Differs: Differs, Update: update}
+
+// update sets want's spec, labels and temporary certificate annotation
+// onto have, keeping the annotations others set.
+func update(have, want *unstructured.Unstructured) {
+	have.Object["spec"] = want.Object["spec"]
+	have.SetLabels(want.GetLabels())
+	a := have.GetAnnotations()
+	if want.GetAnnotations()[TempCertAnnotation] != "" {
+		if a == nil {
+			a = map[string]string{}
 		}
-		for k := range av {
-			if !equalJSON(av[k], bv[k]) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		bv, ok := b.([]any)
-		return ok && slices.EqualFunc(av, bv, equalJSON)
-	default:
-		return a == b
+		a[TempCertAnnotation] = "true"
+	} else {
+		delete(a, TempCertAnnotation)
 	}
+	have.SetAnnotations(a)
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/owned"
 )
 
 func TestParse(t *testing.T) {
@@ -75,7 +76,7 @@ func TestWant(t *testing.T) {
 		crt.GetAnnotations()[TempCertAnnotation] != "true" || crt.GetAPIVersion() != "cert-manager.io/v1" || crt.GetKind() != "Certificate" {
 		t.Errorf("metadata %+v", crt.Object["metadata"])
 	}
-	if !ControlledBy(crt, "vs-uid") || ControlledBy(crt, "other") {
+	if !owned.ControlledBy(crt, "vs-uid") || owned.ControlledBy(crt, "other") {
 		t.Error("the VirtualServer does not control it")
 	}
 	owner := crt.GetOwnerReferences()[0]

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,19 +47,44 @@ func grantCertManager(t *testing.T, kubectl string) {
 		"--timeout", waitFor.String(), "crd/certificates.cert-manager.io").CombinedOutput(); err != nil {
 		t.Fatalf("kubectl wait: %v\n%s", err, out)
 	}
+	grantWrites(t, "cert-manager.io", "certificates")
+}
+
+// grantWrites gives deploy/'s ServiceAccount what the chart's optional
+// rules grant on group/resource: get, list, create, update, delete.
+func grantWrites(t *testing.T, group, resource string) {
+	t.Helper()
 	ctx := t.Context()
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "causeway-e2e-cert-manager"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"cert-manager.io"}, Resources: []string{"certificates"},
+	name := "causeway-e2e-" + resource
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{group}, Resources: []string{resource},
 			Verbs: []string{"get", "list", "create", "update", "delete"}}}}
 	if _, err := e2e.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "causeway-e2e-cert-manager"},
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: systemNamespace, Name: serviceAccount}}}
 	if _, err := e2e.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+}
+
+// vsEventReasons are the reasons of the Events on VirtualServer ns/name
+// whose message contains fragment.
+func vsEventReasons(t *testing.T, ns, name, fragment string) ([]string, error) {
+	sel := fields.Set{"involvedObject.kind": "VirtualServer", "involvedObject.name": name}.AsSelector().String()
+	list, err := e2e.admin.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	var reasons []string
+	for _, ev := range list.Items {
+		if strings.Contains(ev.Message, fragment) {
+			reasons = append(reasons, ev.Reason)
+		}
+	}
+	return reasons, nil
 }
 
 // TestCertManagerCertificates: with --enable-cert-manager the leader, as
@@ -129,18 +155,10 @@ func TestCertManagerCertificates(t *testing.T) {
 		return nil
 	})
 	eventually(t, waitFor, func() error {
-		sel := fields.Set{"involvedObject.kind": "VirtualServer", "involvedObject.name": "cafe"}.AsSelector().String()
-		list, err := e2e.admin.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{FieldSelector: sel})
-		if err != nil {
-			return err
+		reasons, err := vsEventReasons(t, ns, "cafe", `"cafe-tls"`)
+		if err != nil || !slices.Contains(reasons, "DeleteCertificate") {
+			return fmt.Errorf("no DeleteCertificate Event on the VirtualServer: %v (%v)", reasons, err)
 		}
-		var reasons []string
-		for _, ev := range list.Items {
-			if ev.Reason == "DeleteCertificate" && strings.Contains(ev.Message, `"cafe-tls"`) {
-				return nil
-			}
-			reasons = append(reasons, ev.Reason)
-		}
-		return fmt.Errorf("no DeleteCertificate Event on the VirtualServer; reasons %v", reasons)
+		return nil
 	})
 }

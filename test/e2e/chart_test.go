@@ -64,8 +64,9 @@ var chartValueSets = []struct {
 	wantText, noText []string
 	serviceMonitored bool
 }{
-	{name: "defaults", noArgs: []string{"--enable-cert-manager=true"}, noText: []string{"cert-manager.io"}, wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true",
-		"--validating-webhook-address=:8444", "--validating-webhook-configuration=causeway-admission", "--validating-webhook-mode=deny"},
+	{name: "defaults", noArgs: []string{"--enable-cert-manager=true", "--enable-external-dns=true"},
+		noText: []string{"cert-manager.io", `apiGroups: ["externaldns.nginx.org"]`}, wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true",
+			"--validating-webhook-address=:8444", "--validating-webhook-configuration=causeway-admission", "--validating-webhook-mode=deny"},
 		wantKinds: []string{"Deployment", "Service", "ConfigMap", "IngressClass", "ClusterRole", "Role", "ServiceAccount", "PodDisruptionBudget",
 			"ValidatingWebhookConfiguration"}},
 	{name: "webhook in warn mode, failing open, for labelled namespaces",
@@ -75,6 +76,8 @@ var chartValueSets = []struct {
 		wantKinds: []string{"ValidatingWebhookConfiguration"}, wantText: []string{"failurePolicy: Ignore", "team: shop"}},
 	{name: "cert-manager", sets: []string{"controller.certManager.enabled=true"},
 		wantArgs: []string{"--enable-cert-manager=true"}, wantText: []string{`apiGroups: ["cert-manager.io"]`}},
+	{name: "external-dns", sets: []string{"controller.externalDNS.enabled=true"},
+		wantArgs: []string{"--enable-external-dns=true"}, wantText: []string{`apiGroups: ["externaldns.nginx.org"]`}},
 	{name: "webhook off", sets: []string{"controller.admissionWebhooks.enabled=false"},
 		noArgs: []string{"--validating-webhook-address=:8444"}, noKinds: []string{"ValidatingWebhookConfiguration"},
 		noText: []string{"validatingwebhookconfigurations"}},

@@ -20,6 +20,7 @@ import (
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/certmanager"
+	"github.com/causeway/causeway/internal/externaldns"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/snippet"
 )
@@ -43,6 +44,9 @@ type VirtualServer struct {
 	ServerSnippet, HTTPSnippet *Snippet
 	// Gunzip is spec.gunzip.
 	Gunzip bool
+	// ExternalDNS says that spec.externalDNS validly asks for a
+	// DNSEndpoint (package externaldns writes it).
+	ExternalDNS bool
 	// Listener is spec.listener; nil serves the controller's ports.
 	Listener *Listener
 }
@@ -142,7 +146,7 @@ func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Pr
 	if err := model.ValidateHost(s.Host); err != nil {
 		return nil, nil, fmt.Errorf("spec.host: %w", err)
 	}
-	t.spec(s)
+	out.ExternalDNS = t.spec(s)
 	out.Gunzip = s.Gunzip
 	out.ServerSnippet = t.readSnippet("spec.server-snippets", s.ServerSnippets, snippet.Server)
 	out.HTTPSnippet = t.readSnippet("spec.http-snippets", s.HTTPSnippets, snippet.HTTP)
@@ -237,8 +241,9 @@ func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host string, par
 	return out, t.problems, nil
 }
 
-// spec reports the server-wide fields that are not translated.
-func (t *translator) spec(s *nicv1.VirtualServerSpec) {
+// spec reports the server-wide fields that are not translated, and
+// whether spec.externalDNS validly asks for a DNSEndpoint.
+func (t *translator) spec(s *nicv1.VirtualServerSpec) (externalDNS bool) {
 	if s.AddHeaderInherit != "" {
 		t.notYet("spec.add-header-inherit")
 	}
@@ -246,8 +251,16 @@ func (t *translator) spec(s *nicv1.VirtualServerSpec) {
 		t.plus("spec.dos")
 	}
 	if s.ExternalDNS.Enable {
-		t.notYet("spec.externalDNS")
+		if err := externaldns.Check(&s.ExternalDNS); err != nil {
+			// As in NIC, the VirtualServer is served; no DNSEndpoint is
+			// written.
+			t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
+				Message: fmt.Sprintf("spec.externalDNS: %v; no DNSEndpoint is written", err)})
+		} else {
+			externalDNS = true
+		}
 	}
+	return externalDNS
 }
 
 func (t *translator) tls(in *nicv1.TLS) *TLS {

@@ -168,6 +168,16 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "an invalid tls.cert-manager is reported, the VirtualServer served", change: func(s *nicv1.VirtualServerSpec) {
 			s.TLS = &nicv1.TLS{Secret: "cafe-tls", CertManager: &nicv1.CertManager{Issuer: "a", ClusterIssuer: "b"}}
 		}, problems: []string{"spec.tls.cert-manager: issuer and cluster-issuer may not both be set; no Certificate is requested"}},
+		{name: "externalDNS asks for a DNSEndpoint", change: func(s *nicv1.VirtualServerSpec) {
+			s.ExternalDNS = nicv1.ExternalDNS{Enable: true, RecordTTL: 60}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if !v.ExternalDNS {
+				t.Error("no DNSEndpoint asked for")
+			}
+		}},
+		{name: "an invalid externalDNS is reported, the VirtualServer served", change: func(s *nicv1.VirtualServerSpec) {
+			s.ExternalDNS = nicv1.ExternalDNS{Enable: true, RecordType: "BOGUS"}
+		}, problems: []string{"spec.externalDNS: recordType \"BOGUS\""}},
 		{name: "tls.cert-manager needs a secret", change: func(s *nicv1.VirtualServerSpec) {
 			s.TLS = &nicv1.TLS{CertManager: &nicv1.CertManager{Issuer: "x"}}
 		}, problems: []string{"needs spec.tls.secret"}},

@@ -1,4 +1,4 @@
-package certmanager
+package owned_test
 
 import (
 	"context"
@@ -15,22 +15,24 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/certmanager"
+	"github.com/causeway/causeway/internal/owned"
 )
 
 type writerEnv struct {
 	client   *dynamicfake.FakeDynamicClient
 	recorder *record.FakeRecorder
 	leader   atomic.Bool
-	w        *Writer
+	w        *owned.Writer
 }
 
 func newWriterEnv(t *testing.T, objs ...runtime.Object) *writerEnv {
 	t.Helper()
 	e := &writerEnv{recorder: record.NewFakeRecorder(100)}
 	e.client = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{CertificateGVR: "CertificateList"}, objs...)
+		map[schema.GroupVersionResource]string{certmanager.CertificateGVR: "CertificateList"}, objs...)
 	e.leader.Store(true)
-	e.w = NewWriter(Options{Client: e.client, IsLeader: e.leader.Load, Recorder: e.recorder})
+	e.w = owned.NewWriter(owned.Options{Kind: certmanager.Kind, Client: e.client, IsLeader: e.leader.Load, Recorder: e.recorder})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.w.Run(ctx); close(done) }()
@@ -43,7 +45,7 @@ func (e *writerEnv) certificate(t *testing.T, name string, ok func(*unstructured
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		c, err := e.client.Resource(CertificateGVR).Namespace("shop").Get(context.Background(), name, metav1.GetOptions{})
+		c, err := e.client.Resource(certmanager.CertificateGVR).Namespace("shop").Get(context.Background(), name, metav1.GetOptions{})
 		if err == nil && ok(c) {
 			return c
 		}
@@ -58,7 +60,7 @@ func (e *writerEnv) gone(t *testing.T, name string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, err := e.client.Resource(CertificateGVR).Namespace("shop").Get(context.Background(), name, metav1.GetOptions{}); err != nil {
+		if _, err := e.client.Resource(certmanager.CertificateGVR).Namespace("shop").Get(context.Background(), name, metav1.GetOptions{}); err != nil {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -86,6 +88,13 @@ func (e *writerEnv) event(t *testing.T, fragment string) {
 func issuer(c *unstructured.Unstructured) string {
 	s, _, _ := unstructured.NestedString(c.Object, "spec", "issuerRef", "name")
 	return s
+}
+
+func cafe(cm *nicv1.CertManager) *nicv1.VirtualServer {
+	return &nicv1.VirtualServer{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cafe", UID: "vs-uid", Labels: map[string]string{"team": "coffee"}},
+		Spec:       nicv1.VirtualServerSpec{Host: "cafe.example.com", TLS: &nicv1.TLS{Secret: "cafe-tls", CertManager: cm}},
+	}
 }
 
 // TestWriter: the leader creates the Certificate, updates it when the
@@ -125,7 +134,7 @@ func TestWriterLeavesOthersAlone(t *testing.T) {
 	f.leader.Store(false)
 	f.w.Observe([]*nicv1.VirtualServer{cafe(&nicv1.CertManager{ClusterIssuer: "le"})})
 	time.Sleep(200 * time.Millisecond)
-	if l, err := f.client.Resource(CertificateGVR).Namespace("shop").List(context.Background(), metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+	if l, err := f.client.Resource(certmanager.CertificateGVR).Namespace("shop").List(context.Background(), metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
 		t.Fatalf("a follower wrote %v (%v)", l, err)
 	}
 	f.leader.Store(true)
