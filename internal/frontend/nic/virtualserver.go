@@ -128,6 +128,22 @@ func (t *translator) unsupported(field, why string) {
 // notYet reports a field Causeway does not implement yet.
 func (t *translator) notYet(field string) { t.unsupported(field, "not supported by Causeway yet") }
 
+// addHeaderInherit reads add-header-inherit (nginx 1.29.3's
+// add_header_inherit). Causeway repeats the headers a level inherits in
+// every location that adds headers of its own: that is merge, which is
+// served as it is; on (nginx's classic inheritance, its default) and off
+// are reported.
+func (t *translator) addHeaderInherit(field, v string) {
+	switch v {
+	case "", "merge":
+	case "on", "off":
+		t.unsupported(field+" "+v, "Causeway always merges inherited add_header directives with a location's own (merge)")
+	default:
+		t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
+			Message: fmt.Sprintf("%s %q: want on, off or merge; ignored", field, model.Truncate(v))})
+	}
+}
+
 // plus reports a field that needs NGINX Plus in NGINX Ingress Controller.
 func (t *translator) plus(field string) {
 	t.unsupported(field, "needs NGINX Plus in NGINX Ingress Controller and is not supported by Causeway")
@@ -244,9 +260,7 @@ func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host string, par
 // spec reports the server-wide fields that are not translated, and
 // whether spec.externalDNS validly asks for a DNSEndpoint.
 func (t *translator) spec(s *nicv1.VirtualServerSpec) (externalDNS bool) {
-	if s.AddHeaderInherit != "" {
-		t.notYet("spec.add-header-inherit")
-	}
+	t.addHeaderInherit("spec.add-header-inherit", s.AddHeaderInherit)
 	if s.Dos != "" {
 		t.plus("spec.dos")
 	}
@@ -326,16 +340,7 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 		return t.delegation(field, r, m)
 	}
 	served := true
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{
-		{"add-header-inherit", r.AddHeaderInherit != ""},
-	} {
-		if f.set {
-			t.notYet(field + "." + f.name)
-		}
-	}
+	t.addHeaderInherit(field+".add-header-inherit", r.AddHeaderInherit)
 	if r.Dos != "" {
 		t.plus(field + ".dos")
 	}

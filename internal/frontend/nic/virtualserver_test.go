@@ -157,7 +157,13 @@ func TestTranslateVirtualServer(t *testing.T) {
 			s.Policies = []nicv1.PolicyReference{{Name: "p"}}
 			s.Upstreams[0].LBMethod = "random"
 			s.Routes[0].AddHeaderInherit = "on"
-		}, problems: []string{"lb-method \"random\"", "add-header-inherit"}},
+		}, problems: []string{"lb-method \"random\"", "add-header-inherit on: Causeway always merges"}},
+		{name: "add-header-inherit merge is what Causeway does", change: func(s *nicv1.VirtualServerSpec) {
+			s.AddHeaderInherit = "merge"
+			s.Routes[0].AddHeaderInherit = "merge"
+		}},
+		{name: "add-header-inherit off is reported", change: func(s *nicv1.VirtualServerSpec) { s.AddHeaderInherit = "off" },
+			problems: []string{"spec.add-header-inherit off"}},
 		{name: "tls.cert-manager asks for the Secret's Certificate", change: func(s *nicv1.VirtualServerSpec) {
 			s.TLS = &nicv1.TLS{Secret: "cafe-tls", CertManager: &nicv1.CertManager{ClusterIssuer: "le"}}
 		}, check: func(t *testing.T, v *VirtualServer) {
