@@ -188,6 +188,9 @@ func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.
 			loc.Policy.ResponsePages = r.ErrorPages
 		}
 		b.routeSnippet(loc, r.Snippet)
+		if r.HeaderInherit != "" {
+			ownPolicy(loc).HeaderInherit = r.HeaderInherit
+		}
 		if b.configClosesRoutes() {
 			// A ConfigMap snippet that denies was refused (the Problem is
 			// on the ConfigMap): never serve the route without it.
@@ -275,6 +278,7 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 	b.vsHTTPSnippet(srv, t)
 	b.vsHSTS(srv, t)
 	b.vsGunzip(srv, t)
+	b.vsHeaderInherit(srv, t)
 	if t.TLS != nil && t.TLS.CertManager && !b.opts.CertManager {
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.tls.cert-manager: the cert-manager integration is off (--enable-cert-manager); no Certificate is requested")

@@ -10,6 +10,17 @@ import (
 // This file applies a VirtualServer's server-wide settings: its hsts
 // Policy and spec.gunzip.
 
+// vsHeaderInherit applies spec.add-header-inherit to the server.
+func (b *builder) vsHeaderInherit(srv *model.Server, t *nic.VirtualServer) {
+	if t.HeaderInherit == "" {
+		return
+	}
+	if srv.Policy == nil {
+		srv.Policy = &model.ServerPolicy{Source: t.Ref}
+	}
+	srv.Policy.HeaderInherit = t.HeaderInherit
+}
+
 // vsGunzip applies spec.gunzip to the VirtualServer's server, or reports
 // that nginx lacks the gunzip filter (the responses then reach clients
 // still compressed, as from the backend).

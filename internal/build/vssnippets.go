@@ -48,6 +48,18 @@ func (b *builder) vsSnippet(s *nic.Snippet, guarded bool, served, closed string)
 	return false
 }
 
+// ownPolicy gives loc a Policy of its own to change, a copy of the one it
+// may share with other locations, and returns it.
+func ownPolicy(loc *model.Location) *model.Policy {
+	p := &model.Policy{}
+	if loc.Policy != nil {
+		cp := *loc.Policy
+		p = &cp
+	}
+	loc.Policy = p
+	return p
+}
+
 // routeSnippet applies a route's location-snippets to its location, or
 // refuses it: a refused one that denies makes the location answer 503.
 func (b *builder) routeSnippet(loc *model.Location, s *nic.Snippet) {
@@ -57,13 +69,7 @@ func (b *builder) routeSnippet(loc *model.Location, s *nic.Snippet) {
 	guarded := protectedPolicy(loc.Policy) || len(b.model.Config.BlockCIDRs) > 0
 	switch {
 	case b.vsSnippet(s, guarded, "the route is served without it", "the route answers 503"):
-		p := &model.Policy{}
-		if loc.Policy != nil {
-			cp := *loc.Policy
-			p = &cp
-		}
-		p.Snippet = s.Snippet
-		loc.Policy = p
+		ownPolicy(loc).Snippet = s.Snippet
 	case s.Denies:
 		*loc = model.Location{Match: loc.Match, Source: loc.Source, Action: model.ReturnStatus(503)}
 	}

@@ -37,6 +37,10 @@ type Policy struct {
 
 	// ResponseHeaders are added to every response of the location.
 	ResponseHeaders []Header
+	// HeaderInherit is how the location inherits its server's and the
+	// http level's response headers (a VirtualServer route's
+	// add-header-inherit).
+	HeaderInherit HeaderInherit
 	// ProxyPassHeaders are backend response headers that nginx hides by
 	// default and that reach the client here (proxy_pass_header);
 	// ProxyIgnoreHeaders are backend headers whose special meaning nginx
@@ -365,6 +369,9 @@ type ServerPolicy struct {
 	// Gunzip decompresses gzipped backend responses for clients that do
 	// not accept gzip (a VirtualServer's spec.gunzip).
 	Gunzip bool
+	// HeaderInherit is how the host's locations inherit the http level's
+	// response headers (a VirtualServer's spec.add-header-inherit).
+	HeaderInherit HeaderInherit
 	// Source is the object whose settings these are.
 	Source ObjectRef
 
@@ -373,6 +380,24 @@ type ServerPolicy struct {
 	// Snippet is what an accepted server-snippet adds; nil for none.
 	Snippet *Snippet
 }
+
+// HeaderInherit is nginx 1.29.3's add_header_inherit: how a level's
+// add_header directives combine with those it inherits. Causeway renders
+// it by repeating inherited headers (or not) in each location, so any
+// nginx serves it.
+type HeaderInherit string
+
+// The modes. The zero value is Causeway's default, which is merge.
+const (
+	// HeaderInheritMerge adds the level's own headers to the inherited
+	// ones.
+	HeaderInheritMerge HeaderInherit = "merge"
+	// HeaderInheritOn is nginx's classic rule: a level with headers of
+	// its own inherits none.
+	HeaderInheritOn HeaderInherit = "on"
+	// HeaderInheritOff inherits none, whatever the level has.
+	HeaderInheritOff HeaderInherit = "off"
+)
 
 // ServerHSTS is one host's Strict-Transport-Security. A disabled HSTS
 // sends none.

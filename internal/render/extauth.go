@@ -202,7 +202,7 @@ func (sp *serverPlan) planExtAuth(l *model.Location) (*authUse, error) {
 		}
 	}
 	if a.SigninURL != "" {
-		s, err := sp.signinLocation(a)
+		s, err := sp.signinLocation(a, sp.headerScope(l.Policy))
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +252,7 @@ func (lv *authLocationView) planSnippet(sn *model.Snippet) error {
 // signinLocation redirects to the sign-in URL with the original URL in
 // the redirect parameter, unless the URL already has that parameter, as
 // ingress-nginx does.
-func (sp *serverPlan) signinLocation(a *model.ExternalAuth) (signinLocationView, error) {
+func (sp *serverPlan) signinLocation(a *model.ExternalAuth, scope headerScope) (signinLocationView, error) {
 	s := signinLocationView{Name: "@causeway_signin_" + strconv.Itoa(sp.authNext-1)}
 	if _, err := model.ParseQueryParam(a.RedirectParam); err != nil {
 		return s, err
@@ -285,7 +285,7 @@ func (sp *serverPlan) signinLocation(a *model.ExternalAuth) (signinLocationView,
 		// the URL, so it is the only one.
 		s.Return = strings.TrimSuffix(s.Return, `"`) + `${causeway_auth_rd}"`
 	}
-	s.Headers = sp.rc.inheritedHeaders(nil)
+	s.Headers = sp.inherited(scope, nil, true) // it adds Set-Cookie
 	return s, nil
 }
 

@@ -180,11 +180,9 @@ func (sp *serverPlan) responseHeaders(v *policyView, pol *model.Policy, own []mo
 	if err != nil {
 		return nil, err
 	}
-	if len(lines) > 0 || v.CORS != nil || v.ExtAuth != nil || v.Snippet != nil && len(v.Snippet.AddHeaders) > 0 {
-		srvSnippet, ownSnippet := sp.snippets(pol)
-		lines = append(lines, sp.rc.inheritedHeaders(slices.Concat(own, snippetHeaders(srvSnippet, ownSnippet)))...)
-	}
-	return lines, nil
+	srvSnippet, ownSnippet := sp.headerSnippets(pol)
+	adds := len(lines) > 0 || v.CORS != nil || v.ExtAuth != nil || v.Snippet != nil && len(v.Snippet.AddHeaders) > 0
+	return append(lines, sp.inherited(sp.headerScope(pol), slices.Concat(own, snippetHeaders(srvSnippet, ownSnippet)), adds)...), nil
 }
 
 // planPolicy prints l.Policy into lv. A location that does not proxy
@@ -194,7 +192,8 @@ func (sp *serverPlan) responseHeaders(v *policyView, pol *model.Policy, own []mo
 func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 	pol := l.Policy
 	if pol == nil {
-		if srv, own := sp.snippets(nil); srv == nil && own == nil {
+		// Unless snippets or add-header-inherit give it something to do.
+		if srv, own := sp.snippets(nil); srv == nil && own == nil && sp.headerScope(nil).http {
 			return nil
 		}
 		cp := *l
@@ -235,7 +234,7 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 			return err
 		}
 	}
-	srvSnippet, ownSnippet := sp.snippets(pol)
+	srvSnippet, ownSnippet := sp.headerSnippets(pol)
 	if v.Snippet, err = planSnippet(srvSnippet, ownSnippet, sp.hidden); err != nil {
 		return err
 	}

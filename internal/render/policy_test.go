@@ -377,6 +377,31 @@ var policyCases = []struct {
 		}}
 		return policyModel(srv)
 	}},
+	{"header-inherit", []string{"plain", "lua"}, func() *model.Model {
+		// add-header-inherit: the ConfigMap's add-headers and HSTS are the
+		// http level's, server-snippets the server's.
+		hdr := func(name string) []model.TemplateHeader {
+			return []model.TemplateHeader{{Name: name, Value: model.Template{{Literal: "yes"}}, Always: true}}
+		}
+		route := func(path string, mode model.HeaderInherit, own ...model.Header) *model.Location {
+			return loc(model.StringPrefix, path, &model.Policy{HeaderInherit: mode, ResponseHeaders: own})
+		}
+		x := model.Header{Name: "X-Route", Value: "r"}
+		merge := &model.Server{Host: "merge.example.com",
+			Policy: &model.ServerPolicy{Snippet: &model.Snippet{AddHeaders: hdr("X-Server")}},
+			Locations: []*model.Location{route("/default", ""), route("/own", "", x), route("/on", model.HeaderInheritOn, x),
+				route("/on-none", model.HeaderInheritOn), route("/off", model.HeaderInheritOff), route("/off-own", model.HeaderInheritOff, x)}}
+		off := &model.Server{Host: "off.example.com",
+			Policy:    &model.ServerPolicy{HeaderInherit: model.HeaderInheritOff, Snippet: &model.Snippet{AddHeaders: hdr("X-Server")}},
+			Locations: []*model.Location{route("/", ""), route("/own", "", x)}}
+		on := &model.Server{Host: "on.example.com", Policy: &model.ServerPolicy{HeaderInherit: model.HeaderInheritOn},
+			Locations: []*model.Location{route("/", ""), {Match: model.Match{Type: model.StringPrefix, Path: "/bare"}, Action: model.ProxyTo("shop/web/80"), Source: ingA}}}
+		offBare := &model.Server{Host: "off-bare.example.com", Policy: &model.ServerPolicy{HeaderInherit: model.HeaderInheritOff},
+			Locations: []*model.Location{{Match: model.Match{Type: model.StringPrefix, Path: "/"}, Action: model.ProxyTo("shop/web/80"), Source: ingA}}}
+		m := policyModel(merge, off, on, offBare)
+		m.Config.AddHeaders = []model.Header{{Name: "X-Global", Value: "g"}}
+		return m
+	}},
 	{"nic-error-pages", []string{"plain", "lua"}, func() *model.Model {
 		// NGINX Ingress Controller's errorPages: a redirect with a
 		// variable; a body keeping the status, shared by two locations;

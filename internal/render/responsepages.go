@@ -66,7 +66,7 @@ func (sp *serverPlan) planResponsePages(v *policyView, lv *locationView, l *mode
 				}
 				pv.Override = "=" + strconv.Itoa(c) + " "
 			}
-			pv.Target, err = sp.responseLocation(p)
+			pv.Target, err = sp.responseLocation(p, sp.headerScope(l.Policy))
 		default:
 			return fmt.Errorf("response page with neither redirect nor return")
 		}
@@ -81,7 +81,7 @@ func (sp *serverPlan) planResponsePages(v *policyView, lv *locationView, l *mode
 
 // responseLocation adds (once) the named location answering p's body and
 // returns its name.
-func (sp *serverPlan) responseLocation(p model.ResponsePage) (string, error) {
+func (sp *serverPlan) responseLocation(p model.ResponsePage, scope headerScope) (string, error) {
 	typ := p.Return.Type
 	if typ == "" {
 		typ = "text/html" // NGINX Ingress Controller's default for error pages
@@ -106,8 +106,16 @@ func (sp *serverPlan) responseLocation(p model.ResponsePage) (string, error) {
 	if rl.Headers, err = templateHeaders(hs); err != nil {
 		return "", err
 	}
-	rl.Inherited = sp.rc.inheritedHeaders(own)
-	sum := sha256.Sum256(fmt.Appendf(nil, "%q %q %v", rl.Type, rl.Text, rl.Headers))
+	// The location answers for several routes: those inheriting
+	// differently get one each.
+	hash := fmt.Appendf(nil, "%q %q %v", rl.Type, rl.Text, rl.Headers)
+	if scope.http {
+		rl.Inherited = sp.inherited(scope, own, true)
+	} else {
+		rl.Inherited = sp.inherited(scope, own, len(hs) > 0)
+		hash = append(hash, " no-inherit"...)
+	}
+	sum := sha256.Sum256(hash)
 	rl.Name = "@causeway_page_" + hex.EncodeToString(sum[:6])
 	if !sp.named[rl.Name] {
 		sp.named[rl.Name] = true

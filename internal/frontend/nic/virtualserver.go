@@ -47,6 +47,8 @@ type VirtualServer struct {
 	// ExternalDNS says that spec.externalDNS validly asks for a
 	// DNSEndpoint (package externaldns writes it).
 	ExternalDNS bool
+	// HeaderInherit is spec.add-header-inherit.
+	HeaderInherit model.HeaderInherit
 	// Listener is spec.listener; nil serves the controller's ports.
 	Listener *Listener
 }
@@ -91,6 +93,8 @@ type Route struct {
 	// Snippet is location-snippets; on a delegating route, that of the
 	// subroutes without their own. nil when not set.
 	Snippet *Snippet
+	// HeaderInherit is add-header-inherit.
+	HeaderInherit model.HeaderInherit
 }
 
 // Action is what a route does: exactly one of Upstream, Redirect and
@@ -129,19 +133,16 @@ func (t *translator) unsupported(field, why string) {
 func (t *translator) notYet(field string) { t.unsupported(field, "not supported by Causeway yet") }
 
 // addHeaderInherit reads add-header-inherit (nginx 1.29.3's
-// add_header_inherit). Causeway repeats the headers a level inherits in
-// every location that adds headers of its own: that is merge, which is
-// served as it is; on (nginx's classic inheritance, its default) and off
-// are reported.
-func (t *translator) addHeaderInherit(field, v string) {
-	switch v {
-	case "", "merge":
-	case "on", "off":
-		t.unsupported(field+" "+v, "Causeway always merges inherited add_header directives with a location's own (merge)")
-	default:
-		t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
-			Message: fmt.Sprintf("%s %q: want on, off or merge; ignored", field, model.Truncate(v))})
+// add_header_inherit): on, off or merge; "" is Causeway's default, which
+// is merge.
+func (t *translator) addHeaderInherit(field, v string) model.HeaderInherit {
+	switch m := model.HeaderInherit(v); m {
+	case "", model.HeaderInheritMerge, model.HeaderInheritOn, model.HeaderInheritOff:
+		return m
 	}
+	t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
+		Message: fmt.Sprintf("%s %q: want on, off or merge; ignored", field, model.Truncate(v))})
+	return ""
 }
 
 // plus reports a field that needs NGINX Plus in NGINX Ingress Controller.
@@ -163,6 +164,7 @@ func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Pr
 		return nil, nil, fmt.Errorf("spec.host: %w", err)
 	}
 	out.ExternalDNS = t.spec(s)
+	out.HeaderInherit = t.addHeaderInherit("spec.add-header-inherit", s.AddHeaderInherit)
 	out.Gunzip = s.Gunzip
 	out.ServerSnippet = t.readSnippet("spec.server-snippets", s.ServerSnippets, snippet.Server)
 	out.HTTPSnippet = t.readSnippet("spec.http-snippets", s.HTTPSnippets, snippet.HTTP)
@@ -260,7 +262,7 @@ func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host string, par
 // spec reports the server-wide fields that are not translated, and
 // whether spec.externalDNS validly asks for a DNSEndpoint.
 func (t *translator) spec(s *nicv1.VirtualServerSpec) (externalDNS bool) {
-	t.addHeaderInherit("spec.add-header-inherit", s.AddHeaderInherit)
+
 	if s.Dos != "" {
 		t.plus("spec.dos")
 	}
@@ -337,10 +339,13 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 		return Route{}, false, nil
 	}
 	if delegates {
+		if r.AddHeaderInherit != "" {
+			t.unsupported(field+".add-header-inherit", "the subroutes' own add-header-inherit applies to their locations")
+		}
 		return t.delegation(field, r, m)
 	}
 	served := true
-	t.addHeaderInherit(field+".add-header-inherit", r.AddHeaderInherit)
+	inherit := t.addHeaderInherit(field+".add-header-inherit", r.AddHeaderInherit)
 	if r.Dos != "" {
 		t.plus(field + ".dos")
 	}
@@ -366,7 +371,7 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 	if err != nil {
 		return Route{}, false, err
 	}
-	return Route{Match: m, Action: a, Policies: policies, Choice: choice, ErrorPages: pages,
+	return Route{Match: m, Action: a, Policies: policies, Choice: choice, ErrorPages: pages, HeaderInherit: inherit,
 		Snippet: t.readSnippet(field+".location-snippets", r.LocationSnippets, snippet.Location)}, true, nil
 }
 

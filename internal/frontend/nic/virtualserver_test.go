@@ -156,14 +156,17 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "unimplemented fields are reported", change: func(s *nicv1.VirtualServerSpec) {
 			s.Policies = []nicv1.PolicyReference{{Name: "p"}}
 			s.Upstreams[0].LBMethod = "random"
+		}, problems: []string{"lb-method \"random\""}},
+		{name: "add-header-inherit of the server and of a route", change: func(s *nicv1.VirtualServerSpec) {
+			s.AddHeaderInherit = "off"
 			s.Routes[0].AddHeaderInherit = "on"
-		}, problems: []string{"lb-method \"random\"", "add-header-inherit on: Causeway always merges"}},
-		{name: "add-header-inherit merge is what Causeway does", change: func(s *nicv1.VirtualServerSpec) {
-			s.AddHeaderInherit = "merge"
-			s.Routes[0].AddHeaderInherit = "merge"
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if v.HeaderInherit != model.HeaderInheritOff || v.Routes[0].HeaderInherit != model.HeaderInheritOn {
+				t.Errorf("server %q, route %q", v.HeaderInherit, v.Routes[0].HeaderInherit)
+			}
 		}},
-		{name: "add-header-inherit off is reported", change: func(s *nicv1.VirtualServerSpec) { s.AddHeaderInherit = "off" },
-			problems: []string{"spec.add-header-inherit off"}},
+		{name: "add-header-inherit that is no mode", change: func(s *nicv1.VirtualServerSpec) { s.Routes[0].AddHeaderInherit = "always" },
+			problems: []string{"add-header-inherit \"always\": want on, off or merge"}},
 		{name: "tls.cert-manager asks for the Secret's Certificate", change: func(s *nicv1.VirtualServerSpec) {
 			s.TLS = &nicv1.TLS{Secret: "cafe-tls", CertManager: &nicv1.CertManager{ClusterIssuer: "le"}}
 		}, check: func(t *testing.T, v *VirtualServer) {
