@@ -191,8 +191,14 @@ func NewServiceWatcher(client kubernetes.Interface, namespace, name string, http
 	w := &ServiceWatcher{informer: f.Core().V1().Services().Informer(), factory: f, key: namespace + "/" + name,
 		httpPort: httpPort, httpsPort: httpsPort}
 	update := func() {
-		addrs := w.fromStore()
-		ports, _ := w.EndpointPorts()
+		// One read of the store, so addresses and ports are of one
+		// version of the Service.
+		svc := w.service()
+		addrs := FromService(svc)
+		ports := ""
+		if p := ServicePorts(svc, w.httpPort, w.httpsPort); len(p) > 0 {
+			ports = EndpointPorts(p)
+		}
 		w.mu.Lock()
 		changed := !Equal(addrs, w.current) || ports != w.ports
 		w.current, w.ports = addrs, ports
