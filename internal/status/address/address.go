@@ -195,10 +195,7 @@ func NewServiceWatcher(client kubernetes.Interface, namespace, name string, http
 		// version of the Service.
 		svc := w.service()
 		addrs := FromService(svc)
-		ports := ""
-		if p := ServicePorts(svc, w.httpPort, w.httpsPort); len(p) > 0 {
-			ports = EndpointPorts(p)
-		}
+		ports, _ := w.portsOf(svc)
 		w.mu.Lock()
 		changed := !Equal(addrs, w.current) || ports != w.ports
 		w.current, w.ports = addrs, ports
@@ -249,7 +246,12 @@ func (w *ServiceWatcher) service() *corev1.Service {
 // (ServicePorts) in NGINX Ingress Controller's format; ok is false when it
 // has none, or is not known yet.
 func (w *ServiceWatcher) EndpointPorts() (string, bool) {
-	ports := ServicePorts(w.service(), w.httpPort, w.httpsPort)
+	return w.portsOf(w.service())
+}
+
+// portsOf is EndpointPorts for svc.
+func (w *ServiceWatcher) portsOf(svc *corev1.Service) (string, bool) {
+	ports := ServicePorts(svc, w.httpPort, w.httpsPort)
 	if len(ports) == 0 {
 		return "", false
 	}
