@@ -277,6 +277,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		}
 	}
 	var pusher controller.Pusher
+	var dynClient *balancer.Client
 	if f.dataplane != "plain" {
 		mods, err := runtime.DetectLua(ctx, f.nginxBinary, f.modulesDir, f.luaPackagePath, dir)
 		switch {
@@ -303,7 +304,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			}
 			client := balancer.NewClient(dir.DynamicSocket())
 			defer client.Close()
-			pusher = client
+			dynClient, pusher = client, client
 			log.Info("Lua balancer enabled: endpoint and certificate changes apply without reloads")
 		}
 	}
@@ -398,6 +399,11 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		log.Error("stopping after a fatal error", "err", runErr)
 	}
 	stop()
+	if dynClient != nil {
+		// An idle keep-alive connection to the dynamic socket would keep
+		// Angie's worker lingering (lingering_timeout, 5 s) before it exits.
+		dynClient.Close()
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := mgr.Stop(shutdownCtx); err != nil {
