@@ -140,8 +140,7 @@ func (t *translator) addHeaderInherit(field, v string) model.HeaderInherit {
 	case "", model.HeaderInheritMerge, model.HeaderInheritOn, model.HeaderInheritOff:
 		return m
 	}
-	t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
-		Message: fmt.Sprintf("%s %q: want on, off or merge; ignored", field, model.Truncate(v))})
+	t.dropped(fmt.Sprintf("%s %q: want on, off or merge; ignored", field, model.Truncate(v)))
 	return ""
 }
 
@@ -262,7 +261,6 @@ func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host string, par
 // spec reports the server-wide fields that are not translated, and
 // whether spec.externalDNS validly asks for a DNSEndpoint.
 func (t *translator) spec(s *nicv1.VirtualServerSpec) (externalDNS bool) {
-
 	if s.Dos != "" {
 		t.plus("spec.dos")
 	}
@@ -270,8 +268,7 @@ func (t *translator) spec(s *nicv1.VirtualServerSpec) (externalDNS bool) {
 		if err := externaldns.Check(&s.ExternalDNS); err != nil {
 			// As in NIC, the VirtualServer is served; no DNSEndpoint is
 			// written.
-			t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
-				Message: fmt.Sprintf("spec.externalDNS: %v; no DNSEndpoint is written", err)})
+			t.dropped(fmt.Sprintf("spec.externalDNS: %v; no DNSEndpoint is written", err))
 		} else {
 			externalDNS = true
 		}
@@ -286,11 +283,9 @@ func (t *translator) tls(in *nicv1.TLS) *TLS {
 		case err != nil:
 			// As in NIC, the VirtualServer is served; no Certificate is
 			// requested.
-			t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
-				Message: fmt.Sprintf("spec.tls.cert-manager: %v; no Certificate is requested", err)})
+			t.dropped(fmt.Sprintf("spec.tls.cert-manager: %v; no Certificate is requested", err))
 		case in.Secret == "":
-			t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonInvalid,
-				Message: "spec.tls.cert-manager needs spec.tls.secret, the Secret the Certificate issues; no Certificate is requested"})
+			t.dropped("spec.tls.cert-manager needs spec.tls.secret, the Secret the Certificate issues; no Certificate is requested")
 		default:
 			out.CertManager = true
 		}
@@ -344,13 +339,9 @@ func (t *translator) route(list string, i int, r *nicv1.Route, upstreams map[str
 		}
 		return t.delegation(field, r, m)
 	}
-	served := true
 	inherit := t.addHeaderInherit(field+".add-header-inherit", r.AddHeaderInherit)
 	if r.Dos != "" {
 		t.plus(field + ".dos")
-	}
-	if !served {
-		return Route{}, false, nil
 	}
 	var a Action
 	var choice *Choice
