@@ -184,8 +184,16 @@ func (w *Writer) write(ctx context.Context, key string) error {
 		}
 		w.event(vs, corev1.EventTypeNormal, "Update"+k.Name, "Successfully updated %s %q", k.Name, obj.GetName())
 	}
-	if err := w.deleteFormer(ctx, objs, vs, obj.GetName()); err != nil {
-		return err
+	// Only a rename leaves a former object: a list of the namespace is
+	// needed when the last name written differs, or is not known (after
+	// a start or a change of leader).
+	w.mu.Lock()
+	prev, known := w.done[key]
+	w.mu.Unlock()
+	if !known || prev.obj.GetName() != obj.GetName() {
+		if err := w.deleteFormer(ctx, objs, vs, obj.GetName()); err != nil {
+			return err
+		}
 	}
 	w.mu.Lock()
 	if cur, ok := w.want[key]; ok && cur.obj == obj {

@@ -56,6 +56,17 @@ func (e *writerEnv) certificate(t *testing.T, name string, ok func(*unstructured
 	}
 }
 
+// lists counts the list requests the writer made.
+func (e *writerEnv) lists() int {
+	n := 0
+	for _, a := range e.client.Actions() {
+		if a.GetVerb() == "list" {
+			n++
+		}
+	}
+	return n
+}
+
 func (e *writerEnv) gone(t *testing.T, name string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -106,10 +117,14 @@ func TestWriter(t *testing.T) {
 	e.certificate(t, "cafe-tls", func(c *unstructured.Unstructured) bool { return issuer(c) == "le" })
 	e.event(t, "Normal CreateCertificate Successfully created Certificate \"cafe-tls\"")
 
+	lists := e.lists()
 	vs = cafe(&nicv1.CertManager{ClusterIssuer: "other"})
 	e.w.Observe([]*nicv1.VirtualServer{vs})
 	e.certificate(t, "cafe-tls", func(c *unstructured.Unstructured) bool { return issuer(c) == "other" })
 	e.event(t, "Normal UpdateCertificate")
+	if got := e.lists(); got != lists {
+		t.Errorf("an update of the same name listed the namespace (%d lists, before %d)", got, lists)
+	}
 
 	vs = cafe(&nicv1.CertManager{ClusterIssuer: "other"})
 	vs.Spec.TLS.Secret = "cafe-tls-2"
