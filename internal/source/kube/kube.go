@@ -96,8 +96,12 @@ func New(opts Options) (*Source, error) {
 		s.factories = append(s.factories, f)
 		s.ingresses = append(s.ingresses, s.watchIngresses(f.Networking().V1().Ingresses().Informer()))
 		s.services = append(s.services, s.watch(f.Core().V1().Services().Informer()))
-		s.slices = append(s.slices, s.watch(f.Discovery().V1().EndpointSlices().Informer()))
+		slices := s.watch(f.Discovery().V1().EndpointSlices().Informer())
+		s.slices = append(s.slices, slices)
 		if opts.CustomResources {
+			if err := slices.AddIndexers(cache.Indexers{podIndex: slicePods}); err != nil {
+				return nil, fmt.Errorf("kube source: %w", err) // not started yet
+			}
 			s.pods = append(s.pods, s.watchPods(f.Core().V1().Pods().Informer()))
 		}
 		// TLS secrets, filtered by type on the server so that others
@@ -167,9 +171,41 @@ func (s *Source) handle(inf cache.SharedIndexInformer) cache.SharedIndexInformer
 	return inf
 }
 
+// podIndex indexes EndpointSlices by the Pods ("namespace/name") their
+// endpoints name.
+const podIndex = "pod"
+
+func slicePods(obj any) ([]string, error) {
+	es, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return nil, nil
+	}
+	var out []string
+	for _, ep := range es.Endpoints {
+		if r := ep.TargetRef; r != nil && r.Kind == "Pod" {
+			out = append(out, es.Namespace+"/"+r.Name)
+		}
+	}
+	return out, nil
+}
+
+// named reports whether an endpoint of a cached EndpointSlice names the
+// Pod: only then can the Pod's labels change what a subselector selects.
+func (s *Source) named(p *corev1.Pod) bool {
+	key := p.Namespace + "/" + p.Name
+	for _, inf := range s.slices {
+		if objs, err := inf.GetIndexer().ByIndex(podIndex, key); err != nil || len(objs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // watchPods keeps Pods' namespace, name and labels only, and signals a
-// change only when they change: a Pod's status changes often, and the
-// model reads none of it.
+// change only when those of a Pod an endpoint names change. A Pod's
+// status changes often and the model reads none of it; a Pod no endpoint
+// names yet (a Job's, or one not ready) cannot change a backend, and the
+// EndpointSlice update that names it later signals then.
 func (s *Source) watchPods(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
 	if err := inf.SetTransform(func(obj any) (any, error) {
 		if p, ok := obj.(*corev1.Pod); ok {
@@ -179,14 +215,21 @@ func (s *Source) watchPods(inf cache.SharedIndexInformer) cache.SharedIndexInfor
 	}); err != nil {
 		panic(fmt.Sprintf("set transform: %v", err)) // not started yet
 	}
-	notify := func(any) { s.notifier.Notify() }
+	notify := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if p, ok := obj.(*corev1.Pod); !ok || s.named(p) {
+			s.notifier.Notify()
+		}
+	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: notify,
 		UpdateFunc: func(old, obj any) {
 			a, okA := old.(*corev1.Pod)
 			b, okB := obj.(*corev1.Pod)
 			if !okA || !okB || !maps.Equal(a.Labels, b.Labels) {
-				s.notifier.Notify()
+				notify(obj)
 			}
 		},
 		DeleteFunc: notify,

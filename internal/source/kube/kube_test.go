@@ -5,8 +5,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 )
@@ -59,5 +63,41 @@ func TestStatusOnly(t *testing.T) {
 	}
 	if statusOnly(&nicv1.Policy{ObjectMeta: meta}, &nicv1.VirtualServer{ObjectMeta: meta}) {
 		t.Fatal("objects of different kinds are not one update")
+	}
+}
+
+// TestPodsNamedByEndpoints: a Pod's events matter only when an endpoint
+// of a cached EndpointSlice names it (watchPods).
+func TestPodsNamedByEndpoints(t *testing.T) {
+	f := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
+	slices := f.Discovery().V1().EndpointSlices().Informer()
+	if err := slices.AddIndexers(cache.Indexers{podIndex: slicePods}); err != nil {
+		t.Fatal(err)
+	}
+	es := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1"},
+		Endpoints: []discoveryv1.Endpoint{
+			{Addresses: []string{"10.0.0.1"}, TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "web-a"}},
+			{Addresses: []string{"10.0.0.2"}, TargetRef: &corev1.ObjectReference{Kind: "Node", Name: "web-b"}},
+			{Addresses: []string{"10.0.0.3"}},
+		}}
+	if err := slices.GetIndexer().Add(es); err != nil {
+		t.Fatal(err)
+	}
+	s := &Source{slices: []cache.SharedIndexInformer{slices}}
+	pod := func(ns, name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	for _, tc := range []struct {
+		pod  *corev1.Pod
+		want bool
+	}{
+		{pod("shop", "web-a"), true},
+		{pod("shop", "web-b"), false}, // a Node, not a Pod
+		{pod("other", "web-a"), false},
+		{pod("shop", "job-x"), false},
+	} {
+		if got := s.named(tc.pod); got != tc.want {
+			t.Errorf("%s/%s: named %v, want %v", tc.pod.Namespace, tc.pod.Name, got, tc.want)
+		}
 	}
 }
