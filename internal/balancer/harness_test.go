@@ -175,7 +175,13 @@ func startNginx(t *testing.T, o nginxOptions) *testNginx {
 	if o.dictSize == "" {
 		o.dictSize = "8m"
 	}
-	sn, err := render.NginxSnippets(render.SnippetOptions{LuaDir: luaDir, SocketPath: sock, UnavailableSocket: filepath.Join(dir, "unavailable.sock"),
+	// CAUSEWAY_LUA_PACKAGE_PATH: where lua-resty-core is for another
+	// binary (Angie built by make angie), as in the integration tier.
+	pkgPath, err := render.ParseLuaPackagePath(os.Getenv("CAUSEWAY_LUA_PACKAGE_PATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := render.NginxSnippets(render.SnippetOptions{LuaDir: luaDir, PackagePath: pkgPath, SocketPath: sock, UnavailableSocket: filepath.Join(dir, "unavailable.sock"),
 		NoLiveSocket: filepath.Join(dir, "nolive.sock"),
 		Keepalive:    16, StateDictSize: o.dictSize, StateFile: o.stateFile})
 	if err != nil {

@@ -13,16 +13,17 @@
 -- "u" belongs to the catch-all server, whose host label is the request's
 -- own Host when the controller asks for undefined hosts.
 --
--- The per-request work is a handful of variable reads and table
--- increments: no string is built, nothing is locked, nothing leaves the
--- worker. A batch is the counts since the last one that was delivered; a
+-- The per-request work is a handful of variable reads (as numbers,
+-- causeway.vars) and table increments: nothing is locked, nothing leaves
+-- the worker. A batch is the counts since the last one that was delivered; a
 -- batch that cannot be delivered stays and is merged into the next.
 
 local json = require("causeway.json")
+local number = require("causeway.vars").number
 
 local now, start_time = ngx.now, ngx.req.start_time
 local get_method = ngx.req.get_method
-local tonumber, byte, pairs = tonumber, string.byte, pairs
+local byte, pairs = string.byte, pairs
 local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
 
 local _M = {}
@@ -125,7 +126,7 @@ local function read_values()
         else
             -- nil when the request has none: no upstream, or several
             -- attempts ("0.004, 0.010"), which ingress-nginx skips too.
-            vals[i] = tonumber(ngx.var[src])
+            vals[i] = number(src)
         end
     end
 end
