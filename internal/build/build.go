@@ -97,30 +97,31 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		opts.AnnotationsPrefix = annotations.DefaultPrefix
 	}
 	b := &builder{
-		opts:         opts,
-		idx:          newServiceIndex(snap.Services, snap.EndpointSlices, snap.Pods),
-		servers:      map[string]*model.Server{},
-		claims:       map[claimKey]model.ObjectRef{},
-		backends:     map[string]*model.Backend{},
-		secrets:      map[string]*model.TLSSecret{},
-		secretsIn:    map[string]*corev1.Secret{},
-		reported:     map[string]bool{},
-		created:      map[model.ObjectRef]metav1.Time{},
-		tlsOwner:     map[string]model.ObjectRef{},
-		written:      map[*model.Location]string{},
-		configMaps:   map[string]*corev1.ConfigMap{},
-		proxySecrets: map[string]*model.ProxySecret{},
-		authFiles:    map[string]*model.AuthFile{},
-		balanceOwner: map[string]model.ObjectRef{},
-		limitsOwner:  map[string]model.ObjectRef{},
-		locs:         map[claimKey]*model.Location{},
-		hostOwner:    map[string]model.ObjectRef{},
-		ingressHost:  map[string]model.ObjectRef{},
-		vsServers:    map[string]*nic.VirtualServer{},
-		nicPolicies:  map[string]*policyState{},
-		policiesIn:   map[string]*nicv1.Policy{},
-		vsrsIn:       map[string]*nicv1.VirtualServerRoute{},
-		vsrUsed:      map[string]string{},
+		opts:           opts,
+		idx:            newServiceIndex(snap.Services, snap.EndpointSlices, snap.Pods),
+		servers:        map[string]*model.Server{},
+		claims:         map[claimKey]model.ObjectRef{},
+		backends:       map[string]*model.Backend{},
+		secrets:        map[string]*model.TLSSecret{},
+		secretsIn:      map[string]*corev1.Secret{},
+		reported:       map[string]bool{},
+		created:        map[model.ObjectRef]metav1.Time{},
+		tlsOwner:       map[string]model.ObjectRef{},
+		written:        map[*model.Location]string{},
+		configMaps:     map[string]*corev1.ConfigMap{},
+		proxySecrets:   map[string]*model.ProxySecret{},
+		authFiles:      map[string]*model.AuthFile{},
+		balanceOwner:   map[string]model.ObjectRef{},
+		limitsOwner:    map[string]model.ObjectRef{},
+		keepaliveOwner: map[string]model.ObjectRef{},
+		locs:           map[claimKey]*model.Location{},
+		hostOwner:      map[string]model.ObjectRef{},
+		ingressHost:    map[string]model.ObjectRef{},
+		vsServers:      map[string]*nic.VirtualServer{},
+		nicPolicies:    map[string]*policyState{},
+		policiesIn:     map[string]*nicv1.Policy{},
+		vsrsIn:         map[string]*nicv1.VirtualServerRoute{},
+		vsrUsed:        map[string]string{},
 	}
 	for _, r := range snap.VirtualServerRoutes {
 		b.vsrsIn[r.Namespace+"/"+r.Name] = r
@@ -257,6 +258,9 @@ type builder struct {
 	// limitsOwner is the object whose peer limits (a VirtualServer
 	// upstream's max-fails, fail-timeout, max-conns) each backend has.
 	limitsOwner map[string]model.ObjectRef
+	// keepaliveOwner is the object whose keepalive (a VirtualServer
+	// upstream's) a backend uses, by backend key.
+	keepaliveOwner map[string]model.ObjectRef
 	// globalDefault is the key of the --default-backend-service backend.
 	globalDefault string
 	// locs are the main locations by claim, which canaries split.

@@ -103,6 +103,14 @@ func (b *builder) claimLimits(ref model.ObjectRef, what string, be *model.Backen
 	}
 }
 
+// claimKeepalive applies the pool an object asks for to a backend, as
+// claimLimits does the peer limits.
+func (b *builder) claimKeepalive(ref model.ObjectRef, what string, be *model.Backend, k model.Keepalive) {
+	if b.claim(b.keepaliveOwner, ref, what, be, be.Keepalive != k) {
+		be.Keepalive = k
+	}
+}
+
 // hasOwnBalance reports whether a Service sets Causeway's own balancing.
 func hasOwnBalance(a map[string]string) bool {
 	_, ok := a[AnnotationLoadBalance]

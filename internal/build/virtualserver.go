@@ -260,6 +260,12 @@ func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[
 					"route %s: the proxy settings of upstream %q apply to every upstream the route chooses; those of %q are not used",
 					r.Match.Path, primary, w.Upstream)
 			}
+			if p, o := b.backends[backends[primary]], b.backends[backends[w.Upstream]]; p != nil && o != nil && p.Keepalive != o.Keepalive {
+				b.problem(owner, model.ReasonUnsupported, false,
+					"route %s: upstreams %q and %q keep idle connections differently (keepalive); the route's connections "+
+						"are kept in the ConfigMap's pool (upstream-keepalive-connections)",
+					r.Match.Path, primary, w.Upstream)
+			}
 		}
 	}
 	return c

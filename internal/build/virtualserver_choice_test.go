@@ -3,6 +3,7 @@ package build
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
@@ -50,6 +51,22 @@ func TestVirtualServerChoice(t *testing.T) {
 		}, check: func(t *testing.T, l *model.Location, ps []model.Problem) {
 			if l.Policy != nil || len(ps) != 1 || ps[0].Reason != model.ReasonUnsupported {
 				t.Errorf("policy %+v problems %v", l.Policy, ps)
+			}
+		}},
+		{name: "upstreams that keep idle connections differently are reported", change: func(s *source.Snapshot) {
+			s.VirtualServers[0].Spec.Upstreams[1].Keepalive = new(8)
+		}, check: func(t *testing.T, l *model.Location, ps []model.Problem) {
+			if len(ps) != 1 || ps[0].Reason != model.ReasonUnsupported || !strings.Contains(ps[0].Message, `upstreams "a" and "b" keep idle connections differently`) {
+				t.Errorf("problems %v", ps)
+			}
+		}},
+		{name: "upstreams with the same keepalive agree", change: func(s *source.Snapshot) {
+			for i := range s.VirtualServers[0].Spec.Upstreams {
+				s.VirtualServers[0].Spec.Upstreams[i].Keepalive = new(8)
+			}
+		}, check: func(t *testing.T, l *model.Location, ps []model.Problem) {
+			if len(ps) != 0 {
+				t.Errorf("problems %v", ps)
 			}
 		}},
 		{name: "a split into a return: the first proxying action's upstream is the location's", change: func(s *source.Snapshot) {

@@ -70,6 +70,9 @@ func (b *builder) vsBackends(owner model.ObjectRef, ns string, upstreams map[str
 		if u.Limits != nil {
 			b.claimLimits(owner, "upstream "+name+" max-fails, fail-timeout and max-conns", be, *u.Limits)
 		}
+		if u.Keepalive != nil {
+			b.claimKeepalive(owner, "upstream "+name+" keepalive", be, *u.Keepalive)
+		}
 		backends[name] = be.Key
 	}
 	return backends

@@ -30,8 +30,21 @@ func TestVirtualServerUpstreamBackends(t *testing.T) {
 		backend string // the key the route proxies to
 		want    model.Balance
 		limits  model.PeerLimits
+		pool    model.Keepalive
 		reasons []string // Problems on the VirtualServer
 	}{
+		{name: "keepalive sizes the backend's own pool", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) {
+			vs.Spec.Upstreams[0].Keepalive = new(16)
+		}, backend: a, want: model.Balance{Method: model.RoundRobin}, pool: model.Keepalive{Set: true, Idle: 16}},
+		{name: "keepalive 0 keeps no idle connection", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) {
+			vs.Spec.Upstreams[0].Keepalive = new(0)
+		}, backend: a, want: model.Balance{Method: model.RoundRobin}, pool: model.Keepalive{Set: true}},
+		{name: "an older VirtualServer's keepalive wins", set: func(s *source.Snapshot, vs *nicv1.VirtualServer) {
+			old := mkVirtualServer("older", "older.test", -10, pass("/", "a"))
+			old.Spec.Upstreams[0].Keepalive = new(4)
+			s.VirtualServers = append(s.VirtualServers, old)
+			vs.Spec.Upstreams[0].Keepalive = new(0)
+		}, backend: a, want: model.Balance{Method: model.RoundRobin}, pool: model.Keepalive{Set: true, Idle: 4}, reasons: []string{model.ReasonCollision}},
 		{name: "lb-method least_conn", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) { vs.Spec.Upstreams[0].LBMethod = "least_conn" },
 			backend: a, want: model.Balance{Method: model.LeastConn}},
 		{name: "hash", set: func(_ *source.Snapshot, vs *nicv1.VirtualServer) {
@@ -104,6 +117,9 @@ func TestVirtualServerUpstreamBackends(t *testing.T) {
 			}
 			if be.Limits != tc.limits {
 				t.Errorf("limits %+v, want %+v", be.Limits, tc.limits)
+			}
+			if be.Keepalive != tc.pool {
+				t.Errorf("keepalive %+v, want %+v", be.Keepalive, tc.pool)
 			}
 			if tc.backend != a && (len(be.Endpoints) != 1 || be.Endpoints[0].Address != "10.96.0.10" || be.Endpoints[0].Port != 80) {
 				t.Errorf("cluster-IP endpoints %+v", be.Endpoints)

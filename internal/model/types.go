@@ -282,6 +282,9 @@ type Backend struct {
 	// Limits bound the use of each endpoint (passive health checks and
 	// connections); the zero value sets none.
 	Limits PeerLimits
+	// Keepalive, when set, sizes the backend's own pool of idle
+	// connections; else the ConfigMap's pool serves it.
+	Keepalive Keepalive
 }
 
 // Endpoint is one address a backend can send traffic to.

@@ -23,7 +23,18 @@ func selectSplit(lv *locationView, p *model.Proxy, backends map[string]*model.Ba
 	}
 	lv.HeaderFilter = lv.HeaderFilter || canary.HeaderFilter
 	lv.LogHook = lv.LogHook || canary.LogHook
+	sharePool(lv, &canary)
 	return nameKey(lv, model.SplitKey(p.Backend, p.Canary))
+}
+
+// sharePool makes a location whose backends keep idle connections
+// differently (their own keepalive, or the ConfigMap's) keep its
+// connections in the shared pool: a location proxies to one upstream.
+// The controller reports it.
+func sharePool(lv, target *locationView) {
+	if target.PassURL != lv.PassURL {
+		lv.PassURL = "http://" + balancer.UpstreamName
+	}
 }
 
 // nameKey makes the location select key (a split or a choice) in the

@@ -25,6 +25,7 @@ func selectChoice(lv *locationView, p *model.Proxy, backends map[string]*model.B
 		}
 		lv.HeaderFilter = lv.HeaderFilter || target.HeaderFilter
 		lv.LogHook = lv.LogHook || target.LogHook
+		sharePool(lv, &target)
 	}
 	return nameKey(lv, model.ChoiceKey(p.Choice))
 }

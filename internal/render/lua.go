@@ -190,20 +190,10 @@ init_worker_by_lua_block { require("causeway.balancer").init_worker()%s }
 	// keepalive must come after balancer_by_lua_block: nginx wraps the
 	// balancer defined before it, and in the other order no connection
 	// is ever reused.
-	s.Upstream = fmt.Sprintf(`upstream %s {
-    server 0.0.0.1:1; # placeholder: balancer_by_lua picks every peer
-    balancer_by_lua_block { require("causeway.balancer").balance() }
-    keepalive %d;
-    keepalive_timeout %s;
-    keepalive_requests %d;
-}
-# TLS backends: no keepalive, so no connection authenticated for one
-# location is reused by another.
-upstream %s {
-    server 0.0.0.1:1;
-    balancer_by_lua_block { require("causeway.balancer").balance() }
-}
-`, balancer.UpstreamName, keepalive, timeout, requests, balancer.UpstreamTLSName)
+	s.Upstream = luaUpstreamBlock(balancer.UpstreamName, keepalive, timeout, requests) +
+		"# TLS backends: no keepalive, so no connection authenticated for one\n" +
+		"# location is reused by another.\n" +
+		luaUpstreamBlock(balancer.UpstreamTLSName, 0, "", 0)
 
 	s.Location = fmt.Sprintf(`header_filter_by_lua_block { require("causeway.balancer").header_filter() }
 log_by_lua_block { require("causeway.balancer").log() }
@@ -249,4 +239,17 @@ func BackendDirective(key string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("set $%s \"%s\";\n", balancer.BackendVariable, key), nil
+}
+
+// luaUpstreamBlock is an upstream whose every peer the Lua balancer
+// picks, keeping up to keepalive idle connections per worker (none when
+// 0).
+func luaUpstreamBlock(name string, keepalive int, timeout string, requests int) string {
+	out := "upstream " + name + " {\n" +
+		"    server 0.0.0.1:1; # placeholder: balancer_by_lua picks every peer\n" +
+		"    balancer_by_lua_block { require(\"causeway.balancer\").balance() }\n"
+	if keepalive > 0 {
+		out += fmt.Sprintf("    keepalive %d;\n    keepalive_timeout %s;\n    keepalive_requests %d;\n", keepalive, timeout, requests)
+	}
+	return out + "}\n"
 }

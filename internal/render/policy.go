@@ -148,8 +148,8 @@ type sslView struct {
 // trusted. Every TLS request therefore opens (and verifies) its own
 // connection; NoSessionReuse keeps it from resuming another's session.
 func tlsUpstream(name string) string {
-	if name == balancer.UpstreamName {
-		return balancer.UpstreamTLSName
+	if name == balancer.UpstreamName || strings.HasPrefix(name, balancer.UpstreamName+"_") {
+		return balancer.UpstreamTLSName // the Lua-balanced ones, whatever their pool
 	}
 	return name + "_tls"
 }

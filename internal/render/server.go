@@ -552,7 +552,7 @@ func selectBackend(lv *locationView, key string, backends map[string]*model.Back
 				lv.LogHook = true
 			}
 		}
-		lv.PassURL = "http://" + balancer.UpstreamName
+		lv.PassURL = "http://" + luaUpstream(b)
 		return nil
 	}
 	name, err := upstreamName(key)

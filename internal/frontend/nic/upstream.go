@@ -44,6 +44,9 @@ type Upstream struct {
 	// Limits, when set, are the backend's peer limits (max-fails,
 	// fail-timeout, max-conns); nil keeps the backend's own.
 	Limits *model.PeerLimits
+	// Keepalive, when set, sizes the backend's own pool of idle
+	// connections (keepalive); nil keeps the ConfigMap's.
+	Keepalive *model.Keepalive
 }
 
 // Bounds of the upstream's sizes and buffers, as the buffering
@@ -85,16 +88,7 @@ func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
 	}
 	out.Balance = t.balance(field, u)
 	out.Limits = t.peerLimits(field, u)
-	for _, f := range []struct {
-		name, why string
-		set       bool
-	}{
-		{"keepalive", "every upstream shares the ConfigMap's upstream-keepalive-connections", u.Keepalive != nil},
-	} {
-		if f.set {
-			t.unsupported(field+"."+f.name, f.why)
-		}
-	}
+	out.Keepalive = t.keepalive(field, u)
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -106,6 +100,26 @@ func (t *translator) upstream(i int, u *nicv1.Upstream) (*Upstream, error) {
 		}
 	}
 	return out, nil
+}
+
+// keepalive reads an upstream's keepalive: 0 to model.MaxKeepalive idle
+// connections per worker. A TLS upstream's connections are never pooled
+// (render's tlsUpstream says why), so a pool for one is reported.
+func (t *translator) keepalive(field string, u *nicv1.Upstream) *model.Keepalive {
+	if u.Keepalive == nil {
+		return nil
+	}
+	k := model.Keepalive{Set: true, Idle: *u.Keepalive}
+	if err := k.Validate(); err != nil {
+		t.invalid(field+".keepalive", fmt.Sprint(*u.Keepalive), fmt.Errorf("want 0 to %d", model.MaxKeepalive))
+		return nil
+	}
+	if k.Idle > 0 && u.TLS.Enable {
+		t.unsupported(field+".keepalive", "connections to TLS upstreams are never pooled: each carries the client "+
+			"certificate and verification of the location that opened it")
+		return nil
+	}
+	return &k
 }
 
 // validateSubselector checks label keys and values as Kubernetes does,

@@ -117,9 +117,19 @@ func TestUpstreamFields(t *testing.T) {
 		}, problems: []string{"expires"}},
 		{name: "a disabled sessionCookie is reported", set: func(u *nicv1.Upstream) { u.SessionCookie = &nicv1.SessionCookie{Name: "a"} },
 			problems: []string{"enable is false"}},
-		{name: "fields without an equivalent say why", set: func(u *nicv1.Upstream) {
-			u.Keepalive = ptr.To(16)
-		}, problems: []string{"keepalive: every upstream shares"}},
+		{name: "keepalive", set: func(u *nicv1.Upstream) { u.Keepalive = ptr.To(16) },
+			want: Upstream{Keepalive: &model.Keepalive{Set: true, Idle: 16}}},
+		{name: "keepalive 0 keeps no idle connection", set: func(u *nicv1.Upstream) { u.Keepalive = ptr.To(0) },
+			want: Upstream{Keepalive: &model.Keepalive{Set: true}}},
+		{name: "keepalive 0 with TLS", set: func(u *nicv1.Upstream) { u.Keepalive, u.TLS.Enable = ptr.To(0), true },
+			want: Upstream{Keepalive: &model.Keepalive{Set: true}, Policy: &model.Policy{Protocol: model.ProtocolHTTPS}}},
+		{name: "keepalive of a TLS upstream is reported", set: func(u *nicv1.Upstream) { u.Keepalive, u.TLS.Enable = ptr.To(8), true },
+			want:     Upstream{Policy: &model.Policy{Protocol: model.ProtocolHTTPS}},
+			problems: []string{"keepalive: connections to TLS upstreams are never pooled"}},
+		{name: "negative keepalive is dropped", set: func(u *nicv1.Upstream) { u.Keepalive = ptr.To(-1) },
+			problems: []string{"keepalive \"-1\": want 0 to 16384"}},
+		{name: "keepalive over the bound is dropped", set: func(u *nicv1.Upstream) { u.Keepalive = ptr.To(16385) },
+			problems: []string{"keepalive \"16385\""}},
 		{name: "backup needs NGINX Plus", set: func(u *nicv1.Upstream) { u.Backup, u.BackupPort = "tea-external", ptr.To(uint16(80)) },
 			problems: []string{"backup and backupPort: needs NGINX Plus"}},
 		{name: "subselector", set: func(u *nicv1.Upstream) {
