@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -68,6 +69,20 @@ func grantWrites(t *testing.T, group, resource string) {
 	if _, err := e2e.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// The grant goes with the test: the tests running beside it must
+	// not borrow it, or the forbidden check of their controllers' logs
+	// would miss a rule deploy/ lacks.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, err := range []error{
+			e2e.admin.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{}),
+			e2e.admin.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{}),
+		} {
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("removing the grant %s: %v", name, err)
+			}
+		}
+	})
 }
 
 // vsEventReasons are the reasons of the Events on VirtualServer ns/name
