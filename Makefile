@@ -39,12 +39,13 @@ test-integration: deps
 
 # Tier 2 again, on Angie built from ../shared/vendor (make angie): the same
 # tests, with the binary, its modules and its lua-resty-core from the
-# environment (test/integration/dataplane_test.go).
+# environment (test/integration/dataplane_test.go), and the Lua balancer's
+# own tests (internal/balancer), whose Lua module is a newer one there.
 ANGIE := $(CURDIR)/.cache/angie
 test-integration-angie: deps angie
 	$(TEST_ENV) CAUSEWAY_NGINX=$(ANGIE)/sbin/angie CAUSEWAY_NGINX_MODULES=$(ANGIE)/modules \
 		CAUSEWAY_LUA_PACKAGE_PATH='$(ANGIE)/lualib/?.lua;;' \
-		$(GO) test -race -count=1 -timeout 15m ./test/integration/...
+		$(GO) test -race -count=1 -timeout 15m ./internal/balancer/ ./test/integration/...
 
 # Tier 3: a real etcd and kube-apiserver; the controller runs as deploy/'s
 # ServiceAccount with real nginx; backends live in a network namespace
