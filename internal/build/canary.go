@@ -85,6 +85,12 @@ func (b *builder) splitLocation(t *ingress.Translation, host string, p ingress.P
 		return false
 	}
 	b.inheritAffinity(ref, loc.Action.Proxy.Backend, be)
+	if pri := b.backends[loc.Action.Proxy.Backend]; pri != nil && pri.Keepalive != be.Keepalive {
+		b.problem(ref, model.ReasonUnsupported, false,
+			"%s: the Service ports %s and %s keep idle connections differently (a VirtualServer upstream's keepalive); "+
+				"the split's connections are kept in the ConfigMap's pool (upstream-keepalive-connections)",
+			where(), pri.Key, be.Key)
+	}
 	loc.Action.Proxy.Canary = &model.Canary{Backend: be.Key, Rule: rule, Source: ref}
 	return true
 }

@@ -6,6 +6,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -204,6 +205,47 @@ func TestCanaryInheritsAffinity(t *testing.T) {
 			}
 			if want := []string{tc.problem}; tc.problem == "" && len(got) != 0 || tc.problem != "" && (len(got) != 1 || got[0] != want[0]) {
 				t.Fatalf("problems %v, want %q", problems, tc.problem)
+			}
+		})
+	}
+}
+
+// TestCanaryKeepaliveDiffers: a canary whose Service port keeps idle
+// connections differently from the main's (a VirtualServer upstream's
+// keepalive owns one of them) still splits, and the split's shared pool
+// is reported on the canary Ingress.
+func TestCanaryKeepaliveDiffers(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		keepalive map[int]int // upstream index of the VirtualServer to keepalive
+		problem   bool
+	}{
+		{"the main's pool differs", map[int]int{0: 8}, true},
+		{"the canary's pool differs", map[int]int{1: 0}, true},
+		{"both the same", map[int]int{0: 8, 1: 8}, false},
+		{"neither set", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := world(3)
+			s.Ingresses = []*networkingv1.Ingress{
+				mkIngress("default", "main", 0, rule("a.com", path("/", "Prefix", svcName(0), 80))),
+				canaryIngress("c1", 1, map[string]string{"canary-weight": "20"}),
+			}
+			vs := mkVirtualServer("pools", "pools.test", 2, pass("/", "a"), pass("/b", "b"))
+			for i, n := range tc.keepalive {
+				vs.Spec.Upstreams[i].Keepalive = new(n)
+			}
+			s.VirtualServers = []*nicv1.VirtualServer{vs}
+			m, problems := Build(s, testOpts)
+			if c := server(m, "a.com").Match("/").Action.Proxy.Canary; c == nil || c.Backend != "default/"+svcName(1)+"/80" {
+				t.Fatalf("canary %+v", c)
+			}
+			var found bool
+			for _, p := range problems {
+				found = found || p.Object.Name == "c1" && strings.Contains(p.Message, "keep idle connections differently")
+			}
+			if found != tc.problem {
+				t.Errorf("problems %v: keepalive Problem on c1 %v, want %v", problems, found, tc.problem)
 			}
 		})
 	}
