@@ -333,6 +333,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		GunzipAvailable:       gunzip,
 		CertManager:           f.certManager && f.customResources && f.manifests == "",
 		ExternalDNS:           f.externalDNS && f.customResources && f.manifests == "",
+		NoPublishedAddress:    f.kube.publishService == "" && len(f.kube.publishAddresses) == 0,
 		HTTPPort:              f.httpPort,
 		HTTPSPort:             f.httpsPort,
 	}

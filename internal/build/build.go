@@ -88,6 +88,10 @@ type Options struct {
 	// ExternalDNS says that the leader writes the DNSEndpoints
 	// VirtualServers ask for (--enable-external-dns).
 	ExternalDNS bool
+	// NoPublishedAddress says that no address is published
+	// (--publish-service and --publish-address unset), so no DNSEndpoint
+	// can have a record.
+	NoPublishedAddress bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same

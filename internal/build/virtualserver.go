@@ -289,9 +289,14 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.tls.cert-manager: the cert-manager integration is off (--enable-cert-manager); no Certificate is requested")
 	}
-	if t.ExternalDNS && !b.opts.ExternalDNS {
+	switch {
+	case t.ExternalDNS && !b.opts.ExternalDNS:
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.externalDNS: the external-dns integration is off (--enable-external-dns); no DNSEndpoint is written")
+	case t.ExternalDNS && b.opts.NoPublishedAddress:
+		b.problem(t.Ref, model.ReasonUnsupported, false,
+			"spec.externalDNS: the controller publishes no address (--publish-service or --publish-address), "+
+				"so a DNSEndpoint would have no record; none is written")
 	}
 	if srv.SSLRedirect && t.TLS.Code != 0 && t.TLS.Code != b.model.Config.HTTPRedirectCode {
 		b.problem(t.Ref, model.ReasonUnsupported, false,

@@ -46,13 +46,20 @@ func TestVirtualServerCertManager(t *testing.T) {
 // TestVirtualServerExternalDNS: likewise for spec.externalDNS and
 // --enable-external-dns.
 func TestVirtualServerExternalDNS(t *testing.T) {
-	for _, enabled := range []bool{true, false} {
+	for _, tc := range []struct {
+		enabled, unpublished bool
+		problem              string // "" for none
+	}{
+		{enabled: true},
+		{enabled: false, problem: "the external-dns integration is off (--enable-external-dns)"},
+		{enabled: true, unpublished: true, problem: "the controller publishes no address (--publish-service or --publish-address)"},
+	} {
 		snap := world(2)
 		vs := mkVirtualServer("cafe", "cafe.test", 0, pass("/", "a"))
 		vs.Spec.ExternalDNS = nicv1.ExternalDNS{Enable: true}
 		snap.VirtualServers = []*nicv1.VirtualServer{vs}
 		opts := testOpts
-		opts.ExternalDNS = enabled
+		opts.ExternalDNS, opts.NoPublishedAddress = tc.enabled, tc.unpublished
 		m, problems := Build(snap, opts)
 		var found []string
 		for _, p := range problems {
@@ -60,8 +67,8 @@ func TestVirtualServerExternalDNS(t *testing.T) {
 				found = append(found, p.Message)
 			}
 		}
-		if enabled != (len(found) == 0) || !enabled && !strings.Contains(found[0], "the external-dns integration is off (--enable-external-dns)") {
-			t.Errorf("enabled %v: problems %q", enabled, found)
+		if (tc.problem == "") != (len(found) == 0) || tc.problem != "" && !strings.Contains(found[0], tc.problem) {
+			t.Errorf("%+v: problems %q", tc, found)
 		}
 		if server(m, "cafe.test").Match("/").Action.Proxy == nil {
 			t.Error("the VirtualServer is not served")
