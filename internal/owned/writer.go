@@ -127,7 +127,7 @@ func (w *Writer) planLocked() {
 	}
 }
 
-// Run writes queued Certificates until ctx is done.
+// Run writes the queued VirtualServers' objects until ctx is done.
 func (w *Writer) Run(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
@@ -139,7 +139,7 @@ func (w *Writer) Run(ctx context.Context) {
 			return
 		}
 		if err := w.write(ctx, key); err != nil && ctx.Err() == nil {
-			w.opts.Log.Warn("certificate not written; retrying", "virtualserver", key, "err", err)
+			w.opts.Log.Warn(strings.ToLower(w.opts.Kind.Name)+" not written; retrying", "virtualserver", key, "err", err)
 			w.queue.AddRateLimited(key)
 		} else {
 			w.queue.Forget(key)
@@ -164,6 +164,10 @@ func (w *Writer) write(ctx context.Context, key string) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		if _, err := objs.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				// The API server does not serve the resource at all.
+				err = fmt.Errorf("%w (is the CustomResourceDefinition of %s installed?)", err, k.Resource.GroupResource())
+			}
 			w.event(vs, corev1.EventTypeWarning, "BadConfig", "Error creating %s for VirtualServer resource: %v", k.Name, err)
 			return err
 		}

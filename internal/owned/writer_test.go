@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
@@ -155,4 +157,22 @@ func TestWriterLeavesOthersAlone(t *testing.T) {
 	f.leader.Store(true)
 	f.w.Resync()
 	f.certificate(t, "cafe-tls", func(*unstructured.Unstructured) bool { return true })
+}
+
+// Without the CRD the API server answers 404 to the create as well: the
+// Warning says which CRD to install, and the writer retries.
+func TestWriterWithoutTheCRD(t *testing.T) {
+	e := newWriterEnv(t)
+	var creates atomic.Int32
+	e.client.PrependReactor("create", "certificates", func(k8stesting.Action) (bool, runtime.Object, error) {
+		creates.Add(1)
+		return true, nil, apierrors.NewNotFound(schema.GroupResource{}, "")
+	})
+	e.w.Observe([]*nicv1.VirtualServer{cafe(&nicv1.CertManager{ClusterIssuer: "le"})})
+	e.event(t, "is the CustomResourceDefinition of certificates.cert-manager.io installed?")
+	for deadline := time.Now().Add(5 * time.Second); creates.Load() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d creates, want a retry", creates.Load())
+		}
+	}
 }
