@@ -71,6 +71,17 @@ type Writer struct {
 	// want is what each VirtualServer ("namespace/name") asks for now;
 	// done the want last written for it.
 	want, done map[string]wanted
+	// asked is Kind.Want's answer for each VirtualServer at the
+	// resourceVersion it was asked at: a sync changes few of them, and
+	// building an object costs a conversion through reflection.
+	asked map[string]answer
+}
+
+type answer struct {
+	uid types.UID
+	rv  string
+	obj *unstructured.Unstructured
+	err error
 }
 
 type wanted struct {
@@ -83,7 +94,7 @@ func NewWriter(opts Options) *Writer {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Writer{opts: opts, want: map[string]wanted{}, done: map[string]wanted{},
+	return &Writer{opts: opts, want: map[string]wanted{}, done: map[string]wanted{}, asked: map[string]answer{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{})}
@@ -105,22 +116,30 @@ func (w *Writer) Resync() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.done = map[string]wanted{}
+	w.asked = map[string]answer{}
 	w.planLocked()
 }
 
 func (w *Writer) planLocked() {
 	next := make(map[string]wanted, len(w.served))
+	asked := make(map[string]answer, len(w.served))
 	for _, vs := range w.served {
-		obj, err := w.opts.Kind.Want(vs)
-		if err != nil || obj == nil {
+		key := vs.Namespace + "/" + vs.Name
+		a, ok := w.asked[key]
+		if !ok || a.uid != vs.UID || a.rv != vs.ResourceVersion || vs.ResourceVersion == "" {
+			a = answer{uid: vs.UID, rv: vs.ResourceVersion}
+			a.obj, a.err = w.opts.Kind.Want(vs)
+		}
+		asked[key] = a
+		if a.err != nil || a.obj == nil {
 			continue // reported as the VirtualServer's Problem (package nic)
 		}
-		next[vs.Namespace+"/"+vs.Name] = wanted{vs: vs, obj: obj}
+		next[key] = wanted{vs: vs, obj: a.obj}
 	}
-	w.want = next
+	w.want, w.asked = next, asked
 	for key, want := range w.want {
-		if done, ok := w.done[key]; ok && done.vs.UID == want.vs.UID && !w.opts.Kind.Differs(done.obj, want.obj) &&
-			done.obj.GetName() == want.obj.GetName() {
+		if done, ok := w.done[key]; ok && done.vs.UID == want.vs.UID &&
+			(done.obj == want.obj || !w.opts.Kind.Differs(done.obj, want.obj) && done.obj.GetName() == want.obj.GetName()) {
 			continue
 		}
 		w.queue.Add(key)

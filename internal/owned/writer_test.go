@@ -176,3 +176,47 @@ func TestWriterWithoutTheCRD(t *testing.T) {
 		}
 	}
 }
+
+// A sync that leaves a VirtualServer's resourceVersion as it was does not
+// ask Kind.Want again; a new resourceVersion, another object of the same
+// name (UID) or a Resync does.
+func TestWriterAsksOncePerResourceVersion(t *testing.T) {
+	var asked atomic.Int32
+	kind := certmanager.Kind
+	want := kind.Want
+	kind.Want = func(vs *nicv1.VirtualServer) (*unstructured.Unstructured, error) {
+		asked.Add(1)
+		return want(vs)
+	}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{certmanager.CertificateGVR: "CertificateList"})
+	w := owned.NewWriter(owned.Options{Kind: kind, Client: client, IsLeader: func() bool { return true }, Recorder: record.NewFakeRecorder(100)})
+	vs := cafe(&nicv1.CertManager{ClusterIssuer: "le"})
+	vs.ResourceVersion = "7"
+	for i, step := range []struct {
+		change func(*nicv1.VirtualServer)
+		resync bool
+		asked  int32
+	}{
+		{asked: 1},
+		{asked: 1},
+		{change: func(v *nicv1.VirtualServer) { v.ResourceVersion = "8" }, asked: 2},
+		{change: func(v *nicv1.VirtualServer) { v.UID = "other-uid" }, asked: 3},
+		{resync: true, asked: 4},
+		{change: func(v *nicv1.VirtualServer) { v.ResourceVersion = "" }, asked: 5},
+		{asked: 6}, // no resourceVersion: asked at every sync
+	} {
+		vs = vs.DeepCopy()
+		if step.change != nil {
+			step.change(vs)
+		}
+		if step.resync {
+			w.Resync()
+		} else {
+			w.Observe([]*nicv1.VirtualServer{vs})
+		}
+		if got := asked.Load(); got != step.asked {
+			t.Fatalf("step %d: Want asked %d times, want %d", i, got, step.asked)
+		}
+	}
+}
