@@ -283,6 +283,8 @@ type builder struct {
 	// cacheZones are the zones of cache Policies by name
 	// (vspolicy_cache.go).
 	cacheZones map[string]*model.CacheZone
+	// cacheZonesSize is the sum of their keys zones' sizes.
+	cacheZonesSize model.Size
 	// policiesIn are the snapshot's Policies by "namespace/name";
 	// nicPolicies what the build made of those referenced.
 	policiesIn  map[string]*nicv1.Policy

@@ -14,7 +14,10 @@ import (
 // VirtualServerRoute) the cache Policy p, in a zone of its own: as in
 // NGINX Ingress Controller, two objects using one Policy do not share
 // cached responses. The zone's name keeps the Policy's, after a digest of
-// the owner and the Policy.
+// the owner and the Policy. A zone that would take the keys zones over
+// model.MaxCacheZonesTotal is not made: the route is served without the
+// cache (nil), reported. Objects come oldest first, so the oldest keep
+// theirs.
 func (b *builder) responseCache(owner model.ObjectRef, p *nic.Policy) *model.ResponseCache {
 	sum := sha256.Sum256([]byte(owner.Kind + "/" + owner.Key() + "|" + p.Ref.Key()))
 	name := "cw_" + hex.EncodeToString(sum[:6]) + "_" + p.Cache.Zone.Name
@@ -22,9 +25,19 @@ func (b *builder) responseCache(owner model.ObjectRef, p *nic.Policy) *model.Res
 		b.cacheZones = map[string]*model.CacheZone{}
 	}
 	if b.cacheZones[name] == nil {
+		if b.cacheZonesSize+p.Cache.Zone.Size > model.MaxCacheZonesTotal {
+			if key := "cache-total|" + owner.Key() + "|" + p.Ref.Key(); !b.reported[key] {
+				b.reported[key] = true
+				b.problem(owner, model.ReasonUnsupported, false,
+					"Policy %s: its cache zone would take the keys zones of all caches over %d MiB together; "+
+						"the routes using it are served without caching", p.Ref.Key(), model.MaxCacheZonesTotal>>20)
+			}
+			return nil
+		}
 		z := p.Cache.Zone
 		z.Name = name
 		b.cacheZones[name] = &z
+		b.cacheZonesSize += z.Size
 	}
 	c := p.Cache.Cache
 	c.Zone = name

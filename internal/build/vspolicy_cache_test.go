@@ -70,3 +70,46 @@ func TestCachePolicyZones(t *testing.T) {
 		t.Errorf("/api cache %+v", l.Policy.Cache)
 	}
 }
+
+// TestCacheZonesTotal: the keys zones of all caches together stay within
+// model.MaxCacheZonesTotal. Each VirtualServer using a 1g cache Policy
+// gets a zone of its own; the fifth, youngest, is served without caching,
+// reported once, and the others keep theirs.
+func TestCacheZonesTotal(t *testing.T) {
+	snap := world(2)
+	snap.Policies = []*nicv1.Policy{mkPolicy("big", nicv1.PolicySpec{Cache: &nicv1.Cache{CacheZoneName: "big", CacheZoneSize: "1g", Time: "1m"}})}
+	for i := range 5 {
+		vs := mkVirtualServer("vs"+string(rune('a'+i)), string(rune('a'+i))+".test", i, pass("/", "a"), pass("/x", "a"))
+		vs.Spec.Policies = []nicv1.PolicyReference{{Name: "big"}}
+		snap.VirtualServers = append(snap.VirtualServers, vs)
+	}
+	m, problems := Build(snap, testOpts)
+	var total model.Size
+	for _, z := range m.CacheZones {
+		total += z.Size
+	}
+	if len(m.CacheZones) != 4 || total != model.MaxCacheZonesTotal {
+		t.Errorf("%d zones of %d bytes in total, want 4 of %d", len(m.CacheZones), total, model.MaxCacheZonesTotal)
+	}
+	for i := range 5 {
+		host := string(rune('a'+i)) + ".test"
+		for _, path := range []string{"/", "/x"} {
+			l := server(m, host).Match(path)
+			if cached := l.Policy != nil && l.Policy.Cache != nil; cached != (i < 4) {
+				t.Errorf("%s%s cached %v", host, path, cached)
+			}
+			if l.Action.Proxy == nil {
+				t.Errorf("%s%s not served", host, path)
+			}
+		}
+	}
+	var reported []string
+	for _, p := range problems {
+		if strings.Contains(p.Message, "over 4096 MiB together") {
+			reported = append(reported, p.Object.Name)
+		}
+	}
+	if !slices.Equal(reported, []string{"vse"}) {
+		t.Errorf("reported on %v, want once on vse; problems %v", reported, problems)
+	}
+}

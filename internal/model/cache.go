@@ -75,8 +75,12 @@ type CacheZone struct {
 // Bounds of a cache Policy. A keys zone is shared memory every worker
 // maps, so it is bounded; the files are bounded by max_size on disk.
 const (
-	MaxCacheZoneSize   Size = 1 << 30
-	MinCacheZoneSize   Size = 8 << 10
+	MaxCacheZoneSize Size = 1 << 30
+	MinCacheZoneSize Size = 8 << 10
+	// MaxCacheZonesTotal bounds the keys zones of every cache together:
+	// each zone is bounded, but one per object using a Policy would not
+	// be.
+	MaxCacheZonesTotal Size = 4 << 30
 	MaxCacheConditions      = 16
 	MaxCacheTime            = 365 * 24 * time.Hour
 )
