@@ -118,6 +118,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		balanceOwner:   map[string]model.ObjectRef{},
 		limitsOwner:    map[string]model.ObjectRef{},
 		keepaliveOwner: map[string]model.ObjectRef{},
+		keepalivePools: map[string]bool{},
 		locs:           map[claimKey]*model.Location{},
 		hostOwner:      map[string]model.ObjectRef{},
 		ingressHost:    map[string]model.ObjectRef{},
@@ -263,8 +264,11 @@ type builder struct {
 	// upstream's max-fails, fail-timeout, max-conns) each backend has.
 	limitsOwner map[string]model.ObjectRef
 	// keepaliveOwner is the object whose keepalive (a VirtualServer
-	// upstream's) a backend uses, by backend key.
+	// upstream's) a backend uses, by backend key; keepalivePools the pools
+	// those make (claimKeepalive), and keepaliveTotal their sizes' sum.
 	keepaliveOwner map[string]model.ObjectRef
+	keepalivePools map[string]bool
+	keepaliveTotal int
 	// globalDefault is the key of the --default-backend-service backend.
 	globalDefault string
 	// locs are the main locations by claim, which canaries split.

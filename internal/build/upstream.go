@@ -104,10 +104,31 @@ func (b *builder) claimLimits(ref model.ObjectRef, what string, be *model.Backen
 }
 
 // claimKeepalive applies the pool an object asks for to a backend, as
-// claimLimits does the peer limits.
+// claimLimits does the peer limits. nginx allocates every pool when it
+// loads the configuration, so the pools together hold at most
+// model.MaxKeepaliveTotal idle connections: one per size with the Lua
+// balancer (render's keepaliveUpstreams), one per backend without it. An
+// ask that would go over leaves the backend in the ConfigMap's pool, with
+// a Problem; objects come oldest first.
 func (b *builder) claimKeepalive(ref model.ObjectRef, what string, be *model.Backend, k model.Keepalive) {
+	pool := be.Key
+	if b.opts.LuaAvailable {
+		pool = strconv.Itoa(k.Idle)
+	}
+	_, owned := b.keepaliveOwner[be.Key]
+	if !owned && !b.keepalivePools[pool] && b.keepaliveTotal+k.Idle > model.MaxKeepaliveTotal {
+		b.problem(ref, model.ReasonUnsupported, false,
+			"%s %d: the upstreams' own pools would keep over %d idle connections per nginx worker together; "+
+				"Service %s/%s port %s keeps the ConfigMap's pool (upstream-keepalive-connections)",
+			what, k.Idle, model.MaxKeepaliveTotal, be.Namespace, be.Service, be.Port)
+		return
+	}
 	if b.claim(b.keepaliveOwner, ref, what, be, be.Keepalive != k) {
 		be.Keepalive = k
+		if !b.keepalivePools[pool] {
+			b.keepalivePools[pool] = true
+			b.keepaliveTotal += k.Idle
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package build
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +129,54 @@ func TestVirtualServerUpstreamBackends(t *testing.T) {
 			got := reasonsOf(problems, "VirtualServer", "cafe")
 			if len(got) != len(tc.reasons) || len(got) > 0 && got[0] != tc.reasons[0] {
 				t.Errorf("problems %v, want reasons %v", problems, tc.reasons)
+			}
+		})
+	}
+}
+
+// TestKeepaliveTotal: the backends' own pools together keep at most
+// model.MaxKeepaliveTotal idle connections: with the Lua balancer a pool
+// per size (two upstreams of one size share it), without it one per
+// backend. The youngest ask over the total keeps the ConfigMap's pool,
+// reported.
+func TestKeepaliveTotal(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lua   bool
+		sizes []int // one VirtualServer each, oldest first, on its own Service
+		kept  []bool
+	}{
+		{name: "pools by size", lua: true, sizes: []int{16384, 16384, 16383, 16382, 16381, 16380, 1},
+			kept: []bool{true, true, true, true, true, false, true}},
+		{name: "pools by backend", lua: false, sizes: []int{16384, 16384, 16384, 16384, 1, 16384},
+			kept: []bool{true, true, true, true, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := world(len(tc.sizes))
+			for i, n := range tc.sizes {
+				vs := mkVirtualServer(fmt.Sprintf("vs%d", i), fmt.Sprintf("h%d.test", i), i, pass("/", "a"))
+				vs.Spec.Upstreams[0].Service, vs.Spec.Upstreams[0].Keepalive = svcName(i), new(n)
+				snap.VirtualServers = append(snap.VirtualServers, vs)
+			}
+			opts := testOpts
+			opts.LuaAvailable = tc.lua
+			m, problems := Build(snap, opts)
+			for i, n := range tc.sizes {
+				be := backendByKey(m, "default/"+svcName(i)+"/80")
+				want := model.Keepalive{}
+				if tc.kept[i] {
+					want = model.Keepalive{Set: true, Idle: n}
+				}
+				if be == nil || be.Keepalive != want {
+					t.Errorf("vs%d: backend %+v, want keepalive %+v", i, be, want)
+				}
+				reported := false
+				for _, p := range problems {
+					reported = reported || p.Object.Name == fmt.Sprintf("vs%d", i) && strings.Contains(p.Message, "would keep over 65536 idle connections")
+				}
+				if reported == tc.kept[i] {
+					t.Errorf("vs%d: reported %v; problems %v", i, reported, problems)
+				}
 			}
 		})
 	}

@@ -18,6 +18,10 @@ type Keepalive struct {
 // default worker-connections.
 const MaxKeepalive = 16384
 
+// MaxKeepaliveTotal bounds the idle connections of every backend's own
+// pool together (each entry of a pool is about 150 bytes per worker).
+const MaxKeepaliveTotal = 65536
+
 // Validate checks the bounds.
 func (k Keepalive) Validate() error {
 	if k.Idle < 0 || k.Idle > MaxKeepalive || (!k.Set && k.Idle != 0) {
