@@ -333,7 +333,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		GunzipAvailable:       gunzip,
 		CertManager:           f.certManager && f.customResources && f.manifests == "",
 		ExternalDNS:           f.externalDNS && f.customResources && f.manifests == "",
-		NoPublishedAddress:    f.kube.publishService == "" && len(f.kube.publishAddresses) == 0,
+		NoPublishedAddress:    !f.kube.publishes(),
 		HTTPPort:              f.httpPort,
 		HTTPSPort:             f.httpsPort,
 	}

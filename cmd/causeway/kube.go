@@ -108,6 +108,12 @@ func (k *kubeFlags) leaseNamespace(configMap string) (string, error) {
 	return "", fmt.Errorf("--leader-election-namespace is empty, $POD_NAMESPACE is unset and --configmap %q names no namespace", configMap)
 }
 
+// publishes reports whether --publish-service or --publish-address is
+// set: publisher returns a source of addresses exactly then.
+func (k *kubeFlags) publishes() bool {
+	return len(k.publishAddresses) > 0 || k.publishService != ""
+}
+
 // publisher returns where published addresses come from, or nil when
 // neither --publish-service nor --publish-address is set (no status is
 // written then). The flags have passed validate.
