@@ -744,6 +744,7 @@ func (b *builder) finish() {
 		}
 	}
 	sort.Slice(b.model.Backends, func(i, j int) bool { return b.model.Backends[i].Key < b.model.Backends[j].Key })
+	b.boundSharedPools()
 	b.reportDropped()
 	for k, s := range b.secrets {
 		if usedSecrets[k] {

@@ -29,7 +29,9 @@ type Config struct {
 	// unlimited.
 	ProxyBodySize int64
 	// UpstreamKeepalive is the number of idle keepalive connections each
-	// worker keeps per upstream.
+	// worker keeps per upstream: in the one Lua-balanced upstream, or on
+	// the plain data plane in each backend's, where build bounds the
+	// pools together (model.MaxKeepaliveTotal).
 	UpstreamKeepalive int
 	// LoadBalance is the default method for backends whose Service does
 	// not choose one.

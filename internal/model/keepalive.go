@@ -19,7 +19,9 @@ type Keepalive struct {
 const MaxKeepalive = 16384
 
 // MaxKeepaliveTotal bounds the idle connections of every backend's own
-// pool together (each entry of a pool is about 150 bytes per worker).
+// pool together (each entry of a pool is about 150 bytes per worker), and
+// on the plain data plane those with the ConfigMap's pools
+// (build's boundSharedPools).
 const MaxKeepaliveTotal = 65536
 
 // Validate checks the bounds.

@@ -177,7 +177,8 @@ var keyTable = []Key{
 		"round_robin, ewma, least_conn or p2c; chash, chashsubset, sticky_balanced and sticky_persistent are refused here "+
 			"(use the upstream-hash-by or affinity annotations, or causeway.io/load-balance on the Service)"),
 	different("upstream-keepalive-connections", "320", "320",
-		"0 turns upstream keepalive off only in plain mode: the Lua balancer keeps at least one idle connection"),
+		"0 turns upstream keepalive off only in plain mode: the Lua balancer keeps at least one idle connection. "+
+			"In plain mode each backend's upstream keeps such a pool, and the pools together keep at most 65,536 idle connections per worker (each its share beyond that, reported)"),
 	own("worker-connections", "16384",
 		"connections per nginx worker, from 64 to 1048576: ingress-nginx's max-worker-connections, without its 0; when both are set, worker-connections wins"),
 	own("reload-free-certificates", "true",
