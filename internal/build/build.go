@@ -208,17 +208,6 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	return &b.model, b.problems
 }
 
-func olderThan(a, b *networkingv1.Ingress) bool {
-	ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
-	if !ta.Equal(tb) {
-		return ta.Before(tb)
-	}
-	if a.UID != b.UID {
-		return a.UID < b.UID
-	}
-	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
-}
-
 type claimKey struct {
 	host, path string
 	typ        model.PathType
@@ -431,17 +420,16 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 // isZeroPolicy reports whether p sets nothing.
 func isZeroPolicy(p *model.Policy) bool { return reflect.DeepEqual(*p, model.Policy{}) }
 
-// whyFirst explains why winner's claim beat loser's: Ingresses are ranked
-// by creationTimestamp, then UID, then namespace/name (see olderThan).
+// whyFirst explains why winner's claim beat loser's (see ranksFirst).
 func (b *builder) whyFirst(winner, loser model.ObjectRef) string {
 	tw, tl := b.created[winner], b.created[loser]
 	if !tw.Equal(&tl) {
 		return "which is older"
 	}
 	if tw.IsZero() {
-		return "which ranks first: neither has a creationTimestamp, so the tie is settled by UID, then namespace/name"
+		return "which ranks first: neither has a creationTimestamp, so the greater namespace/name wins"
 	}
-	return "which ranks first: both have the same creationTimestamp, so the tie is settled by UID, then namespace/name"
+	return "which ranks first: both have the same creationTimestamp, so the greater namespace/name wins, as in ingress-nginx"
 }
 
 func displayHost(h string) string {

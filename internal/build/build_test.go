@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/causeway/causeway/test/spec"
@@ -121,12 +122,23 @@ func TestCollisionOldestWins(t *testing.T) {
 		t.Fatalf("problems = %v, want one Collision on young", problems)
 	}
 
-	// Equal creation times: the lower UID wins.
+	// Equal creation times: the greater namespace/name wins, as in
+	// ingress-nginx, whatever the UIDs (random, so a tie would otherwise
+	// go either way from one cluster to the next).
 	young.CreationTimestamp = old.CreationTimestamp
-	young.UID, old.UID = "uid-1", "uid-2"
+	for _, uids := range [][2]string{{"uid-1", "uid-2"}, {"uid-2", "uid-1"}} {
+		young.UID, old.UID = types.UID(uids[0]), types.UID(uids[1])
+		m, _ = Build(snap, testOpts)
+		if got := server(m, "a.com").Match("/x").Backend(); got != "other/svc-a/80" {
+			t.Fatalf("UIDs %v: on a tie other/old must win over default/young, got %q", uids, got)
+		}
+	}
+	// The namespace counts before the name.
+	old.Namespace, old.Name = "default", "zz"
+	snap.Services = append(snap.Services, service("default", svcName(0), 80, "http"))
 	m, _ = Build(snap, testOpts)
-	if got := server(m, "a.com").Match("/x").Backend(); got != "default/svc-b/80" {
-		t.Fatalf("on a tie the lower UID must win, got %q", got)
+	if got := server(m, "a.com").Match("/x").Backend(); got != "default/svc-a/80" {
+		t.Fatalf("on a tie default/zz must win over default/young, got %q", got)
 	}
 }
 

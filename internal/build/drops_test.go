@@ -156,11 +156,12 @@ func TestCollisionMessageExplainsTheRanking(t *testing.T) {
 		name       string
 		youngAge   int
 		noTime     bool
+		loser      string
 		wantPhrase string
 	}{
-		{"different ages", 10, false, "which is older"},
-		{"same timestamp", 0, false, "both have the same creationTimestamp, so the tie is settled by UID, then namespace/name"},
-		{"no timestamps (files source)", 0, true, "neither has a creationTimestamp, so the tie is settled by UID, then namespace/name"},
+		{"different ages", 10, false, "b", "is already served by Ingress default/a, which is older"},
+		{"same timestamp", 0, false, "a", "is already served by Ingress default/b, which ranks first: both have the same creationTimestamp, so the greater namespace/name wins"},
+		{"no timestamps (files source)", 0, true, "a", "is already served by Ingress default/b, which ranks first: neither has a creationTimestamp, so the greater namespace/name wins"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := world(2)
@@ -172,8 +173,8 @@ func TestCollisionMessageExplainsTheRanking(t *testing.T) {
 			}
 			s.Ingresses = append(s.Ingresses, b, a)
 			_, problems := Build(s, testOpts)
-			if len(problems) != 1 || problems[0].Object.Name != "b" || !strings.Contains(problems[0].Message, tc.wantPhrase) {
-				t.Fatalf("problems = %v, want a Collision on b saying %q", problems, tc.wantPhrase)
+			if len(problems) != 1 || problems[0].Object.Name != tc.loser || !strings.Contains(problems[0].Message, tc.wantPhrase) {
+				t.Fatalf("problems = %v, want a Collision on %s saying %q", problems, tc.loser, tc.wantPhrase)
 			}
 		})
 	}

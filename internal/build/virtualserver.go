@@ -16,8 +16,8 @@ import (
 
 // This file adds NGINX Ingress Controller's VirtualServers. A
 // VirtualServer owns its host: one host belongs to one VirtualServer or
-// to Ingresses, whichever is older (UID, then namespace/name, breaking
-// ties), and the others get a Collision Problem for it. A VirtualServer's
+// to Ingresses, whichever ranks first (ranksFirst: the older, then the
+// greater namespace/name), and the others get a Collision Problem for it. A VirtualServer's
 // server keeps nginx's own location order (routes as written, string
 // prefixes, regexes tried in order) and takes no paths from Ingress rules
 // without a host.
@@ -48,16 +48,21 @@ func rankObjects(ings []*networkingv1.Ingress, vss []*nicv1.VirtualServer, tss [
 	return out
 }
 
-// ranksFirst is olderThan for any object.
+// ranksFirst says whether a's claims come before b's: the older first
+// (creationTimestamp, whole seconds), and between two of the same second
+// the greater namespace/name, as ingress-nginx ranks Ingresses, so that
+// objects applied together have the same winner in every cluster (a UID
+// is random). The UID settles the rest: objects of different kinds with
+// the same namespace and name.
 func ranksFirst(a, b metav1.Object) bool {
 	ta, tb := a.GetCreationTimestamp().Time, b.GetCreationTimestamp().Time
 	if !ta.Equal(tb) {
 		return ta.Before(tb)
 	}
-	if a.GetUID() != b.GetUID() {
-		return a.GetUID() < b.GetUID()
+	if na, nb := a.GetNamespace()+"/"+a.GetName(), b.GetNamespace()+"/"+b.GetName(); na != nb {
+		return na > nb
 	}
-	return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
+	return a.GetUID() < b.GetUID()
 }
 
 // ourVirtualServers are those of our classes; a VirtualServer naming no

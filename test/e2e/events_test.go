@@ -23,7 +23,7 @@ func TestEvents(t *testing.T) {
 	first := createIngress(t, newIngress(ns, "first", "events.e2e.test", "app"))
 	waitEvent(t, ns, "first", corev1.EventTypeNormal, "AddedOrUpdated", "Configuration for "+ns+"/first was added or updated")
 	// Creation times have a resolution of a second, and within one the
-	// UID decides which is older; make "first" plainly the oldest.
+	// greater namespace/name ranks first; make "first" plainly the oldest.
 	time.Sleep(time.Until(first.CreationTimestamp.Add(1100 * time.Millisecond)))
 
 	for _, tc := range []struct {

@@ -168,7 +168,7 @@ func TestAdmissionWebhook(t *testing.T) {
 		t.Errorf("a valid Ingress was admitted with a warning:\n%s", out)
 	}
 	// Creation times have whole seconds, and objects created in the same
-	// second rank by UID: the rivals below must come a second later to be
+	// second rank by namespace/name: the rivals below must come a second later to be
 	// younger than "web" for certain.
 	web, err := e2e.admin.NetworkingV1().Ingresses(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {

@@ -192,13 +192,13 @@ func load(dir string) (*source.Snapshot, []string, error) {
 
 // noTimestamp explains how an Ingress without a creationTimestamp is
 // ranked. Claims on a host, path, TLS host or default backend go to the
-// oldest Ingress, then the lowest UID, then namespace/name (build.Build);
+// oldest Ingress, then the greater namespace/name (build.Build);
 // a manifest usually has neither timestamp nor UID, so "oldest wins" does
 // not describe what happens.
 func noTimestamp(ing *networkingv1.Ingress) string {
 	return fmt.Sprintf("Ingress %s/%s has no metadata.creationTimestamp: it ranks before every Ingress that has one, "+
 		"and among Ingresses without one, conflicts over a host, path, TLS host or default backend are settled by "+
-		"metadata.uid (if set), then namespace/name, not by age", ing.Namespace, ing.Name)
+		"namespace/name, the greater first (as ingress-nginx breaks ties of age), not by age", ing.Namespace, ing.Name)
 }
 
 // Parse decodes the YAML or JSON documents in data ("---" separated, and

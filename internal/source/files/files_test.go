@@ -112,7 +112,7 @@ spec: {ports: [{port: 80}]}
 		t.Fatalf("problems %+v: want one, for the Ingress without a timestamp", snap.Problems)
 	}
 	p := snap.Problems[0]
-	for _, want := range []string{"Ingress web/bare", "no metadata.creationTimestamp", "then namespace/name, not by age"} {
+	for _, want := range []string{"Ingress web/bare", "no metadata.creationTimestamp", "settled by namespace/name, the greater first"} {
 		if p.Where != file || !strings.Contains(p.Message, want) {
 			t.Fatalf("problem %+v: want it in %s, saying %q", p, file, want)
 		}
