@@ -89,7 +89,7 @@ func logFormat(f model.LogFormat) (string, error) {
 			if _, ok := model.LogVariables[p.Variable]; !ok {
 				return "", fmt.Errorf("log format variable %q is not allowed", p.Variable)
 			}
-			b.WriteString("$" + p.Variable)
+			b.WriteString("$" + userVariable(p.Variable))
 			afterVar = true
 		default:
 			for i := 0; i < len(p.Literal); i++ {
@@ -134,6 +134,7 @@ func quoteLogValue(s string) (string, error) {
 // log to the hash sizes.
 func countLogVariables(h *hashStats, skipPaths []string) {
 	h.mapped("req_id", 2)
+	h.mapped(requestIDAlias, 2)
 	for _, v := range logVarDefaults {
 		h.mapped(v.Name, 0)
 	}

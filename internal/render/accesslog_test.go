@@ -15,6 +15,10 @@ func TestLogFormatRevalidates(t *testing.T) {
 	if err != nil || got != "'"+model.DefaultLogFormat+"'" {
 		t.Fatalf("default format: %q, %v", got, err)
 	}
+	// $request_id reads as in ingress-nginx (requestIDAlias).
+	if got, err := logFormat(model.MustLogFormat("$request_id $req_id")); err != nil || got != "'$causeway_nginx_request_id $req_id'" {
+		t.Fatalf("format with $request_id: %q, %v", got, err)
+	}
 	for _, f := range []model.LogFormat{
 		nil,
 		{{Variable: "http_cookie"}},

@@ -595,7 +595,7 @@ func quoteTemplateWith(t model.Template, quote func(string) (string, error)) (st
 		case len(v) == 1 && v[0] >= '1' && v[0] <= '9':
 			b.WriteString("$" + v)
 		case variableName(v):
-			b.WriteString("${" + v + "}")
+			b.WriteString("${" + userVariable(v) + "}")
 		default:
 			return "", fmt.Errorf("variable name %q", v)
 		}
@@ -605,6 +605,21 @@ func quoteTemplateWith(t model.Template, quote func(string) (string, error)) (st
 		return "", fmt.Errorf("value of %d bytes is longer than %d", b.Len(), maxQuoted)
 	}
 	return b.String(), nil
+}
+
+// requestIDAlias is what nginx reads for "$request_id" in what users
+// write (snippets, log-format-upstream, hash keys): ingress-nginx's
+// meaning, where it is the ID a request without a client's X-Request-ID
+// sends its backend. With the Lua balancer that ID is not nginx's own
+// $request_id (requestid.go), so nginx.conf defines this to match.
+const requestIDAlias = "causeway_nginx_request_id"
+
+// userVariable is the variable nginx reads for a variable a user names.
+func userVariable(name string) string {
+	if name == "request_id" {
+		return requestIDAlias
+	}
+	return name
 }
 
 // variableName reports whether s is a variable name a snippet may use:

@@ -65,6 +65,10 @@ type SnippetOptions struct {
 	// counts to MetricsSocket, where the controller listens.
 	Metrics       *Metrics
 	MetricsSocket string
+	// RequestID says that servers assign X-Request-ID with
+	// causeway.requestid (requestid.go), whose workers start with no
+	// random bytes of the master's.
+	RequestID bool
 }
 
 // Snippets is the configuration the renderer emits verbatim. Each field
@@ -167,16 +171,20 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 		return Snippets{}, fmt.Errorf("keepalive (%d) and keepalive requests (%d) must be positive", keepalive, requests)
 	}
 
-	initMetrics, workerMetrics, declareMetrics := "", "", ""
+	initMetrics, workerHooks, declareMetrics := "", "", ""
 	if o.Metrics != nil {
 		call, err := o.Metrics.luaInit(filepath.Clean(o.MetricsSocket))
 		if err != nil {
 			return Snippets{}, err
 		}
 		initMetrics = " " + call
-		workerMetrics = ` require("causeway.metrics").init_worker()`
+		workerHooks = ` require("causeway.metrics").init_worker()`
 		// Declares the variable for nginx even where no location sets it.
 		declareMetrics = fmt.Sprintf("\n        set $%s \"\";", balancer.MetricsVariable)
+	}
+
+	if o.RequestID {
+		workerHooks += ` require("causeway.requestid").init_worker()`
 	}
 
 	var s Snippets
@@ -185,7 +193,7 @@ lua_shared_dict %s %s;
 init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s", "unix:%s")%s }
 init_worker_by_lua_block { require("causeway.balancer").init_worker()%s }
 `, luaPackagePath(filepath.Clean(o.LuaDir), extra), balancer.StateDict, dictSize, initArg,
-		filepath.Clean(o.UnavailableSocket), filepath.Clean(o.NoLiveSocket), initMetrics, workerMetrics)
+		filepath.Clean(o.UnavailableSocket), filepath.Clean(o.NoLiveSocket), initMetrics, workerHooks)
 
 	// keepalive must come after balancer_by_lua_block: nginx wraps the
 	// balancer defined before it, and in the other order no connection

@@ -29,6 +29,9 @@ type serverView struct {
 	HTTP2         bool
 	HTTP2On       bool `json:",omitempty"`
 	DefaultServer bool
+	// RequestID says that the server assigns fresh X-Request-IDs with
+	// Lua (requestid.go), rather than nginx.conf's maps with $request_id.
+	RequestID bool `json:",omitempty"`
 	// Block are the variables of the header block lists that refuse a
 	// request with 403 (see blockMaps).
 	Block   []string `json:",omitempty"`
@@ -216,6 +219,7 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		}
 	}
 	v.DefaultServer = srv.Host == ""
+	v.RequestID = luaRequestID(m.Config.GenerateRequestID, lua)
 	maps, err := blockMaps(m.Config)
 	if err != nil {
 		return nil, err

@@ -50,7 +50,7 @@ func planIf(c *model.SnippetIf) (*ifView, error) {
 	}
 	// nginx reads the condition's variable as "$name" only, never braced;
 	// a space or the closing parenthesis follows it.
-	v := &ifView{Cond: "$" + c.Variable}
+	v := &ifView{Cond: "$" + userVariable(c.Variable)}
 	if c.Op != "" {
 		if !ifOps[c.Op] {
 			return nil, fmt.Errorf("snippet: if operator %q", c.Op)

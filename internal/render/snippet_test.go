@@ -46,6 +46,9 @@ func snippetModel(t testing.TB) *model.Model {
 				"if ($http_user_agent ~* \"(bot|crawl)\") { set $robot 1; rewrite ^/(.*) /robots/$1 last; }\n"+
 				"rewrite ^/api/v1/(.*)$ /v2/$1 break;\nadd_header X-Tenant $tenant;"),
 			loc2("/health", "return 200 \"ok: $host\";"),
+			// $request_id reads as in ingress-nginx: the ID sent upstream
+			// when the client sent none (requestIDAlias).
+			loc2("/id", "if ($request_id = \"x\") { return 404; }\nadd_header X-Id \"id-$request_id\";"),
 			grpc,
 			loc(model.Prefix, "/plain", nil),
 		}})

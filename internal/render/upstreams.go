@@ -39,6 +39,7 @@ func luaSnippets(m *model.Model, p Params) (*Snippets, error) {
 		KeepaliveRequests: m.Config.UpstreamKeepaliveRequests,
 		Metrics:           p.Dynamic.Metrics,
 		MetricsSocket:     p.StateDir.MetricsSocket(),
+		RequestID:         m.Config.GenerateRequestID,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lua balancer: %w", err)
