@@ -23,9 +23,10 @@ var luaModules = []string{"ndk_http_module.so", "ngx_http_lua_module.so"}
 
 // DetectLua reports the module files to load for the Lua data plane, or an
 // error saying why it cannot run here. It does not trust file presence
-// alone: it has nginx load the modules, create a shared dict and require
-// lua-resty-core in a throw-away configuration, which is exactly what the
-// real configuration needs, with lua_package_path set to packagePath (a
+// alone: it has nginx load the modules, create a shared dict, require
+// lua-resty-core and accept a server-level set_by_lua_block in a
+// throw-away configuration, which is exactly what the real configuration
+// needs, with lua_package_path set to packagePath (a
 // value render.ParseLuaPackagePath returned).
 func DetectLua(ctx context.Context, binary, modulesDir, packagePath string, dir layout.Dir) ([]string, error) {
 	var mods []string
@@ -56,8 +57,17 @@ func DetectLua(ctx context.Context, binary, modulesDir, packagePath string, dir 
 	if err != nil {
 		return nil, err
 	}
+	sock, err := render.Quote("unix:" + filepath.Join(probeDir, "probe.sock"))
+	if err != nil {
+		return nil, err
+	}
+	// The servers' X-Request-ID (render/requestid.go) needs set_by_lua,
+	// which the Lua module has only when built with the NDK; -t binds
+	// no socket.
 	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n  %s\n  lua_package_path \"%s\";\n  lua_shared_dict causeway_probe 64k;\n"+
-		"  init_by_lua_block { require(\"resty.core\"); require(\"ngx.balancer\") }\n}\n", pid, probeHTTP, path)
+		"  init_by_lua_block { require(\"resty.core\"); require(\"ngx.balancer\") }\n"+
+		"  map $host $causeway_probe { default \"\"; }\n"+
+		"  server {\n    listen %s;\n    if ($causeway_probe = \"\") {\n      set_by_lua_block $causeway_probe { return \"x\" }\n    }\n  }\n}\n", pid, probeHTTP, path, sock)
 	confPath := filepath.Join(probeDir, "nginx.conf")
 	if err := writeAtomic(confPath, []byte(conf.String()), 0o600); err != nil {
 		return nil, err
