@@ -608,7 +608,7 @@ func quoteTemplateWith(t model.Template, quote func(string) (string, error)) (st
 }
 
 // requestIDAlias is what nginx reads for "$request_id" in what users
-// write (snippets, log-format-upstream, hash keys): ingress-nginx's
+// write (snippets, log-format-upstream, cache keys): ingress-nginx's
 // meaning, where it is the ID a request without a client's X-Request-ID
 // sends its backend. With the Lua balancer that ID is not nginx's own
 // $request_id (requestid.go), so nginx.conf defines this to match.
