@@ -67,7 +67,7 @@ func DetectLua(ctx context.Context, binary, modulesDir, packagePath string, dir 
 	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n  %s\n  lua_package_path \"%s\";\n  lua_shared_dict causeway_probe 64k;\n"+
 		"  init_by_lua_block { require(\"resty.core\"); require(\"ngx.balancer\") }\n"+
 		"  map $host $causeway_probe { default \"\"; }\n"+
-		"  server {\n    listen %s;\n    if ($causeway_probe = \"\") {\n      set_by_lua_block $causeway_probe { return \"x\" }\n    }\n  }\n}\n", pid, probeHTTP, path, sock)
+		"  server {\n    listen %s;\n    set_by_lua_block $causeway_probe { return \"x\" }\n  }\n}\n", pid, probeHTTP, path, sock)
 	confPath := filepath.Join(probeDir, "nginx.conf")
 	if err := writeAtomic(confPath, []byte(conf.String()), 0o600); err != nil {
 		return nil, err

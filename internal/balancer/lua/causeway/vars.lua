@@ -58,7 +58,26 @@ local ok, impl = pcall(function()
         return v / scale
     end
 
-    return function(name)
+    -- text returns the variable's value as a string, nil when it has
+    -- none or is empty.
+    local ffi_string = ffi.string
+    local function text(name)
+        local n = #name
+        if n > 63 then
+            local v = ngx.var[name]
+            return v ~= "" and v or nil
+        end
+        if var_get(get_request(), name, n, lowcase, 0, value, len, err) ~= 0 then
+            return nil
+        end
+        local l = tonumber(len[0])
+        if l == 0 then
+            return nil
+        end
+        return ffi_string(value[0], l)
+    end
+
+    local function number(name)
         local n = #name
         if n > 63 then
             return tonumber(ngx.var[name])
@@ -79,16 +98,27 @@ local ok, impl = pcall(function()
         end
         return general(p, l)
     end
+
+    return { number = number, text = text }
 end)
 
 -- number returns the value of the variable called name (lower case) as a
 -- number when it is one (decimal digits with at most one dot), else nil.
+--
+-- text returns the value of the variable called name as a string, nil
+-- when it has none or it is empty: one read, and no string for an empty
+-- value.
 if ok then
-    _M.number = impl
+    _M.number = impl.number
+    _M.text = impl.text
     _M.ffi = true
 else
     _M.number = function(name)
         return tonumber(ngx.var[name])
+    end
+    _M.text = function(name)
+        local v = ngx.var[name]
+        return v ~= "" and v or nil
     end
     _M.ffi = false
 end
