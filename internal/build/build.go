@@ -143,7 +143,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	cm := b.configMaps[opts.ConfigMap]
 	b.model.Config, b.problems = configmap.Parse(cm)
 	if cm != nil {
-		ref := model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}
+		ref := configMapObject(cm)
 		if reason, ok := opts.Excluded[ref.Key()]; ok {
 			// nginx refused what these settings render (an OpenSSL cipher
 			// name it does not know, say): the defaults serve instead.
@@ -163,9 +163,8 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	}
 	if b.model.Config.Brotli.Enabled && !opts.BrotliAvailable {
 		b.model.Config.Brotli.Enabled = false
-		cm := b.configMaps[opts.ConfigMap]
 		b.problems = append(b.problems, model.Problem{
-			Object: model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)},
+			Object: b.configMapRef(),
 			Reason: model.ReasonInvalidConfig,
 			Message: `key "enable-brotli": nginx's brotli filter module (ngx_http_brotli_filter_module.so, Debian's ` +
 				`libnginx-mod-http-brotli-filter) is not installed in the nginx modules directory; brotli stays off`,

@@ -31,10 +31,28 @@ var ownRequestHeaders = []string{
 // add_header would send a second value, never replace nginx's.
 var ownResponseHeaders = []string{"Server", "Date", "Connection", "Content-Length", "Transfer-Encoding"}
 
+// configMapObject names a ConfigMap in a Problem.
+func configMapObject(cm *corev1.ConfigMap) model.ObjectRef {
+	return model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}
+}
+
+// configMapRef names the controller's ConfigMap, present or not (its
+// defaults apply without it).
+func (b *builder) configMapRef() model.ObjectRef {
+	if cm := b.configMaps[b.opts.ConfigMap]; cm != nil {
+		return configMapObject(cm)
+	}
+	ns, name, ok := strings.Cut(b.opts.ConfigMap, "/")
+	if !ok || name == "" {
+		return model.ObjectRef{Kind: "ConfigMap", Name: "(none: defaults)"}
+	}
+	return model.ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: name}
+}
+
 // resolveConfigRefs reads the objects the controller's ConfigMap cm names.
 func (b *builder) resolveConfigRefs(cm *corev1.ConfigMap) {
 	c := &b.model.Config
-	ref := model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}
+	ref := configMapObject(cm)
 	if n := c.AddHeadersFrom; n != nil {
 		c.AddHeaders = b.configHeaders(ref, "add-headers", *n, ownResponseHeaders, "nginx writes it itself; add-headers can only add a second value")
 	}

@@ -1,10 +1,6 @@
 package build
 
-import (
-	"strings"
-
-	"github.com/causeway/causeway/internal/model"
-)
+import "github.com/causeway/causeway/internal/model"
 
 // boundSharedPools bounds the ConfigMap's pools on the plain data plane.
 // There every backend's upstream block has a pool of its own, and those
@@ -41,17 +37,4 @@ func (b *builder) boundSharedPools() {
 		`key "upstream-keepalive-connections": without the Lua balancer each of the %d upstreams keeps a pool of its own, `+
 			"and %d idle connections each would reserve %d per nginx worker together (over %d); each keeps %d",
 		shared, per, own+shared*per, model.MaxKeepaliveTotal, share)
-}
-
-// configMapRef names the controller's ConfigMap, present or not (its
-// defaults apply without it).
-func (b *builder) configMapRef() model.ObjectRef {
-	if cm := b.configMaps[b.opts.ConfigMap]; cm != nil {
-		return model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}
-	}
-	ns, name, ok := strings.Cut(b.opts.ConfigMap, "/")
-	if !ok || name == "" {
-		return model.ObjectRef{Kind: "ConfigMap", Name: "(none: defaults)"}
-	}
-	return model.ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: name}
 }

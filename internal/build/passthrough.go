@@ -50,7 +50,7 @@ func (b *builder) initPassthrough() {
 		b.passthroughWhy = "the ConfigMap takes the client address from " + rip.ForwardedForHeader +
 			" (use-forwarded-headers or enable-real-ip), which TLS passthrough cannot honour on the HTTPS port"
 		if cm := b.configMaps[b.opts.ConfigMap]; cm != nil {
-			b.problem(model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}, model.ReasonInvalidConfig, false,
+			b.problem(configMapObject(cm), model.ReasonInvalidConfig, false,
 				"TLS passthrough (%s) is not served: HTTPS requests would reach nginx through the passthrough proxy, and nginx believes "+
 					"one source of client addresses, here %s; use use-proxy-protocol with a load balancer that sends the PROXY protocol, "+
 					"or turn the header off", passthroughFlag, rip.ForwardedForHeader)

@@ -98,7 +98,7 @@ func (b *builder) configSnippets() {
 		c.HTTPSnippet, c.ServerSnippet, c.LocationSnippet = nil, nil, nil
 		return
 	}
-	ref := model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID)}
+	ref := configMapObject(cm)
 	for _, s := range []struct {
 		key string
 		dst **model.Snippet
