@@ -301,7 +301,7 @@ func runComparison(ctx context.Context, e *env, c *config, rep *report, kind str
 
 // The rendered lines that tell (d)'s generated rows apart.
 const (
-	metricsHook  = `require("causeway.metrics").observe()`
+	metricsHook  = "causeway_metrics buffer=64k flush=1s;" // a location's metrics log
 	accessLogOn  = "access_log /dev/stderr causeway"
 	accessLogOff = "    access_log off;\n    # --- End of the access log."
 )

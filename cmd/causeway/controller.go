@@ -294,13 +294,15 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			params.Dynamic = &render.Dynamic{Modules: mods, LuaPackagePath: f.luaPackagePath}
 			if requests != nil {
 				params.Dynamic.Metrics = f.metrics.render(requests)
-				ln, err := metrics.ListenSocket(dir.MetricsSocket())
+				reqLog, err := metrics.OpenRequestLog(dir.MetricsLog(), requests, log)
 				if err != nil {
 					return err
 				}
-				defer ln.Close()
-				go requests.Serve(ln)
-				log.Info("per-request metrics enabled", "socket", dir.MetricsSocket())
+				defer reqLog.Close()
+				reqLog.RotateAfter = max(f.metrics.logRotateSize, 1)
+				mgr.SetBeforeOpen(reqLog.Rotate)
+				go reqLog.Run(ctx, time.Second)
+				log.Info("per-request metrics enabled", "log", dir.MetricsLog())
 			}
 			client := balancer.NewClient(dir.DynamicSocket())
 			defer client.Close()

@@ -21,6 +21,7 @@ type requestMetricsFlags struct {
 	lengthBuckets    []float64
 	sizeBuckets      []float64
 	exclude          []string
+	logRotateSize    int64
 }
 
 func (m *requestMetricsFlags) register(fl *pflag.FlagSet) {
@@ -31,6 +32,7 @@ func (m *requestMetricsFlags) register(fl *pflag.FlagSet) {
 	fl.Float64SliceVar(&m.timeBuckets, "time-buckets", prometheus.DefBuckets, "upper bounds of the duration histograms, in seconds")
 	fl.Float64SliceVar(&m.lengthBuckets, "length-buckets", prometheus.LinearBuckets(10, 10, 10), "upper bounds of the request_size and response_size histograms, in bytes")
 	fl.Float64SliceVar(&m.sizeBuckets, "size-buckets", prometheus.ExponentialBuckets(10, 10, 7), "upper bounds of the bytes_sent histogram, in bytes")
+	fl.Int64Var(&m.logRotateSize, "metrics-log-rotate-size", 256<<20, "size in bytes of the metrics log (a line per counted request) past which it is renamed and started again at the next reload")
 	fl.StringSliceVar(&m.exclude, "exclude-socket-metrics", nil, "request metrics not to collect, e.g. nginx_ingress_controller_bytes_sent,nginx_ingress_controller_connect_duration_seconds")
 }
 
@@ -52,8 +54,7 @@ func (m *requestMetricsFlags) collector(log *slog.Logger, met *metrics.Metrics) 
 // render is the data plane's side of the same settings.
 func (m *requestMetricsFlags) render(r *metrics.Requests) *render.Metrics {
 	return &render.Metrics{
-		Histograms:  r.Histograms(),
-		TimeBuckets: m.timeBuckets, LengthBuckets: m.lengthBuckets, SizeBuckets: m.sizeBuckets,
-		PerHost: m.perHost, PerUndefinedHost: m.perUndefinedHost,
+		Histograms: r.Histograms(),
+		PerHost:    m.perHost, PerUndefinedHost: m.perUndefinedHost,
 	}
 }

@@ -18,7 +18,7 @@ func TestWriteLua(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"balancer", "api", "store", "validate", "json", "stats", "peers", "backend",
-		"vars", "metrics", "method/round_robin", "method/least_conn", "method/ewma", "method/p2c", "method/chash", "method/sticky"} {
+		"vars", "method/round_robin", "method/least_conn", "method/ewma", "method/p2c", "method/chash", "method/sticky"} {
 		p := filepath.Join(dir, "causeway", filepath.FromSlash(name)+".lua")
 		fi, err := os.Stat(p)
 		if err != nil {

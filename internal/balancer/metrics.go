@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 )
 
 // The per-request metrics contract between the nginx configuration (written
-// by package render), causeway/metrics.lua and the controller's collector
-// (package metrics): which histograms a batch carries, in which order, and
-// how a location names its series.
+// by package render) and the controller's collector (package metrics):
+// what a line of the metrics log carries, in which order, and how a
+// location names its series.
 
 // MetricsVariable is the nginx variable (without '$') through which a
 // location names its series key.
@@ -24,20 +25,66 @@ type Histogram struct {
 	// Buckets says which bucket flag sets its bounds: "time", "length" or
 	// "size".
 	Buckets string
+	// Source is the nginx variable (without '$') it observes.
+	Source string
 	// Help is its Prometheus help text.
 	Help string
 }
 
-// Histograms are the histograms metrics.lua knows, in the order a batch
-// carries the enabled ones.
+// Histograms are the per-request histograms, in the order the metrics log
+// carries the sources of the enabled ones.
 var Histograms = []Histogram{
-	{"request_duration_seconds", "time", "The time from the first byte of the request to the last byte of the response sent, in seconds ($request_time)."},
-	{"response_duration_seconds", "time", "The time the upstream took to answer, in seconds ($upstream_response_time)."},
-	{"connect_duration_seconds", "time", "The time spent connecting to the upstream, in seconds ($upstream_connect_time; 0 on a reused connection)."},
-	{"header_duration_seconds", "time", "The time until the upstream's response header arrived, in seconds ($upstream_header_time)."},
-	{"request_size", "length", "The request length, in bytes, request line, header and body included ($request_length)."},
-	{"response_size", "length", "The response length, in bytes, status line and header included ($bytes_sent)."},
-	{"bytes_sent", "size", "The bytes sent to the client ($bytes_sent), with the size buckets."},
+	{"request_duration_seconds", "time", "request_time", "The time from the first byte of the request to the last byte of the response sent, in seconds ($request_time)."},
+	{"response_duration_seconds", "time", "upstream_response_time", "The time the upstream took to answer, in seconds ($upstream_response_time)."},
+	{"connect_duration_seconds", "time", "upstream_connect_time", "The time spent connecting to the upstream, in seconds ($upstream_connect_time; 0 on a reused connection)."},
+	{"header_duration_seconds", "time", "upstream_header_time", "The time until the upstream's response header arrived, in seconds ($upstream_header_time)."},
+	{"request_size", "length", "request_length", "The request length, in bytes, request line, header and body included ($request_length)."},
+	{"response_size", "length", "bytes_sent", "The response length, in bytes, status line and header included ($bytes_sent)."},
+	{"bytes_sent", "size", "bytes_sent", "The bytes sent to the client ($bytes_sent), with the size buckets."},
+}
+
+// MetricsLogSeparator separates the fields of a metrics log line. No
+// field but the last (the request's Host, which the collector checks)
+// can contain it: series keys are hex, statuses digits, methods what
+// nginx's request line parser accepts, and the observed values numbers,
+// "-" or lists joined by ", " and " : ".
+const MetricsLogSeparator = "|"
+
+// MetricsLogSources returns the nginx variables (without '$') a metrics
+// log line carries after the series key, $status and $request_method for
+// the enabled histograms (names, in Histograms' order): each source once,
+// in order of first use. at[i] is the index in sources of histogram i's.
+func MetricsLogSources(names []string) (sources []string, at []int, err error) {
+	for _, n := range names {
+		i := slices.IndexFunc(Histograms, func(h Histogram) bool { return h.Name == n })
+		if i < 0 {
+			return nil, nil, fmt.Errorf("metrics: unknown histogram %q", n)
+		}
+		src := Histograms[i].Source
+		j := slices.Index(sources, src)
+		if j < 0 {
+			j = len(sources)
+			sources = append(sources, src)
+		}
+		at = append(at, j)
+	}
+	return sources, at, nil
+}
+
+// MetricsLogFields are the nginx variables (without '$') of a metrics log
+// line, in order: the series key, $status, $request_method, the sources
+// (MetricsLogSources), then the request's Host when withHost (last, as
+// the one field a client can fill).
+func MetricsLogFields(names []string, withHost bool) ([]string, error) {
+	sources, _, err := MetricsLogSources(names)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]string{MetricsVariable, "status", "request_method"}, sources...)
+	if withHost {
+		out = append(out, "host")
+	}
+	return out, nil
 }
 
 // SeriesLabels are the labels of a location's series.

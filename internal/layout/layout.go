@@ -172,9 +172,10 @@ func (d Dir) PassthroughSocket(host string) string {
 	return d.Path(WorkerSocketsDir, "pt-"+hex.EncodeToString(sum[:6])+".sock")
 }
 
-// MetricsSocket is where the controller receives the workers' request
-// counts.
-func (d Dir) MetricsSocket() string { return d.Path(WorkerSocketsDir, "metrics.sock") }
+// MetricsLog is where nginx's workers write a line per counted request
+// and the controller reads them (package metrics). nginx's master opens
+// it, so it stays in the directory only the controller's user reaches.
+func (d Dir) MetricsLog() string { return d.Path(RunDir, "metrics.log") }
 
 // DynamicState holds the last full endpoint state pushed to nginx; the Lua
 // side loads it at start so a restarted nginx never serves empty backends.

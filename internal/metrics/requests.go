@@ -1,16 +1,13 @@
 package metrics
 
 import (
-	"bufio"
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math"
-	"net"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -58,9 +55,9 @@ func histogramNames() []string {
 	return out
 }
 
-// Requests collects the per-request metrics that nginx's workers count
-// (causeway/metrics.lua) and send once a second over a unix socket. It
-// holds the cumulative counts and serves them as ingress-nginx's
+// Requests counts the per-request metrics from the lines nginx's workers
+// write to the metrics log (RequestLog reads it). It holds the cumulative
+// counts and serves them as ingress-nginx's
 // nginx_ingress_controller_requests counter and histograms.
 type Requests struct {
 	opts       RequestOptions
@@ -72,7 +69,16 @@ type Requests struct {
 	requests   *prometheus.Desc
 	latency    *prometheus.Desc
 
-	batches *prometheus.CounterVec
+	// sources are the observed values a metrics log line carries;
+	// sourceAt[i] is histogram i's. withHost: the line ends with the
+	// request's Host. vals and fields are countLine's scratch space.
+	sources  []string
+	sourceAt []int
+	withHost bool
+	vals     []float64
+	fields   [][]byte
+
+	lines   prometheus.Counter
 	dropped prometheus.Counter
 
 	mu     sync.Mutex
@@ -90,6 +96,7 @@ type histogramSpec struct {
 // knownKey is a series key the configuration names (or named until
 // expires, when not zero).
 type knownKey struct {
+	key     string // the map's key, shared by its series
 	labels  balancer.SeriesLabels
 	expires time.Time
 }
@@ -157,19 +164,25 @@ func NewRequests(opts RequestOptions, reg prometheus.Registerer) (*Requests, err
 	r.latency = prometheus.NewDesc(CompatPrefix+"ingress_upstream_latency_seconds",
 		"Deprecated by ingress-nginx: the upstream connect time per Ingress, in seconds (sum and count only).",
 		[]string{"ingress", "namespace", "service", "canary"}, opts.ConstLabels)
-	r.batches = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "causeway_metrics_batches_total",
-		Help: "Batches of request counts received from nginx workers, by result (ok, invalid).",
-	}, []string{"result"})
+	var err error
+	if r.sources, r.sourceAt, err = balancer.MetricsLogSources(r.Histograms()); err != nil {
+		return nil, err
+	}
+	r.withHost = opts.PerHost && opts.PerUndefinedHost
+	r.vals = make([]float64, len(r.sources))
+	r.lines = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "causeway_metrics_log_lines_total",
+		Help: "Lines read from nginx's metrics log: one per counted request.",
+	})
 	r.dropped = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "causeway_metrics_dropped_requests_total",
-		Help: "Requests nginx counted but no series could hold: a worker's series limit, an unknown series key or an invalid row.",
+		Help: "Requests nginx logged that no series could hold: an unknown series key, a malformed line or more than the series limit.",
 	})
 	if reg != nil {
 		if err := reg.Register(r); err != nil {
 			return nil, err
 		}
-		reg.MustRegister(r.batches, r.dropped)
+		reg.MustRegister(r.lines, r.dropped)
 	}
 	return r, nil
 }
@@ -194,7 +207,7 @@ func (r *Requests) SetSeries(keys map[string]balancer.SeriesLabels) {
 	defer r.mu.Unlock()
 	now := r.now()
 	for k, l := range keys {
-		r.keys[k] = &knownKey{labels: l}
+		r.keys[k] = &knownKey{key: k, labels: l}
 	}
 	for k, kk := range r.keys {
 		if _, ok := keys[k]; ok {
@@ -226,172 +239,162 @@ func (r *Requests) expire(now time.Time) {
 	}
 }
 
-// batch is what metrics.lua sends: its histograms in order, the requests
-// it could not count, and one row per series:
-// [key, status, method, host, requests, then per histogram count, sum and
-// one count per bucket with +Inf last].
-type batch struct {
-	Version    int               `json:"version"`
-	PID        int               `json:"pid"`
-	Histograms []string          `json:"histograms"`
-	Dropped    float64           `json:"dropped"`
-	Series     []json.RawMessage `json:"series"`
+// MaxSeries bounds the series the collector holds: beyond, the requests
+// of new series are dropped (and counted). The configuration bounds the
+// series but for --metrics-per-undefined-host, whose host label the
+// client chooses.
+const MaxSeries = 100000
+
+// methods are the methods counted under their own name; the others are
+// counted as "OTHER", so that a client cannot make up a series per
+// request.
+var methods = map[string]string{
+	"GET": "GET", "HEAD": "HEAD", "POST": "POST", "PUT": "PUT", "DELETE": "DELETE",
+	"CONNECT": "CONNECT", "OPTIONS": "OPTIONS", "TRACE": "TRACE", "PATCH": "PATCH",
 }
 
-// maxBatch bounds one batch: 20,000 series of every histogram is about 20
-// MB of JSON.
-const maxBatch = 64 << 20
+// requestHostRe is what a request's Host may be as a label: nginx
+// lower-cases it and refuses most else; anything outside this is counted
+// under "invalid".
+var requestHostRe = regexp.MustCompile(`^[a-z0-9._:\[\]-]{0,253}$`)
 
-// Serve accepts batches on ln until it is closed. Each connection carries
-// one batch, answered "ok" once counted (or with the reason it was not).
-func (r *Requests) Serve(ln net.Listener) error {
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return err
-		}
-		go r.serveConn(conn)
-	}
-}
-
-func (r *Requests) serveConn(conn net.Conn) {
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReaderSize(io.LimitReader(conn, maxBatch), 64<<10).ReadBytes('\n')
-	if err != nil {
-		r.batches.WithLabelValues("invalid").Inc()
-		r.opts.Log.Warn("metrics batch from nginx unreadable", "err", err)
-		fmt.Fprintf(conn, "error %s\n", oneLine(err.Error()))
-		return
-	}
-	if err := r.Apply(line); err != nil {
-		r.batches.WithLabelValues("invalid").Inc()
-		r.opts.Log.Warn("metrics batch from nginx refused", "err", err)
-		fmt.Fprintf(conn, "error %s\n", oneLine(err.Error()))
-		return
-	}
-	r.batches.WithLabelValues("ok").Inc()
-	io.WriteString(conn, "ok\n")
-}
-
-func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
-
-// Apply counts one batch. A batch whose shape does not match (another
-// histogram list) is refused whole; a row that is invalid or names an
-// unknown key is dropped alone and counted in
-// causeway_metrics_dropped_requests_total.
-func (r *Requests) Apply(data []byte) error {
-	var b batch
-	if err := json.Unmarshal(data, &b); err != nil {
-		return fmt.Errorf("batch: %w", err)
-	}
-	if b.Version != 1 {
-		return fmt.Errorf("batch version %d, want 1", b.Version)
-	}
-	if want := r.Histograms(); !slices.Equal(b.Histograms, want) {
-		return fmt.Errorf("batch histograms %v, want %v", b.Histograms, want)
-	}
-	width := 1 // the requests, then each histogram's numbers
-	for _, h := range r.histograms {
-		width += 2 + len(h.bounds) + 1
-	}
-	dropped := 0.0
-	if b.Dropped > 0 && !math.IsInf(b.Dropped, 0) {
-		dropped = b.Dropped
-	}
+// Count counts the complete lines of data, each one request as nginx
+// wrote it to the metrics log (balancer.MetricsLogFields). A line that
+// cannot be used (malformed, an unknown series key, beyond MaxSeries) is
+// counted in causeway_metrics_dropped_requests_total, never exported as it
+// came.
+func (r *Requests) Count(data []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i, raw := range b.Series {
-		id, values, err := r.parseRow(raw, width)
-		if err != nil {
-			if len(values) > 0 && values[0] > 0 {
-				dropped += values[0]
-			}
-			r.opts.Log.Debug("metrics row dropped", "row", i, "pid", b.PID, "err", err)
-			continue
+	var lines, dropped float64
+	for len(data) > 0 {
+		line, rest, _ := bytes.Cut(data, []byte{'\n'})
+		data = rest
+		lines++
+		if err := r.countLine(line); err != nil {
+			dropped++
+			r.opts.Log.Debug("metrics log line dropped", "err", err)
 		}
-		r.add(id, values)
 	}
+	r.lines.Add(lines)
 	if dropped > 0 {
 		r.dropped.Add(dropped)
 	}
-	return nil
 }
 
-var (
-	methodRe = regexp.MustCompile(`^(GET|HEAD|POST|PUT|DELETE|CONNECT|OPTIONS|TRACE|PATCH|OTHER)$`)
-	// requestHostRe is what a request's Host may be as a label: nginx
-	// lower-cases it and refuses most else; anything outside this is
-	// counted under "invalid".
-	requestHostRe = regexp.MustCompile(`^[a-z0-9._:\[\]-]{0,253}$`)
-)
-
-// parseRow checks one row; values are the requests and the histogram
-// numbers, returned even on error once readable so the requests can be
-// counted as dropped.
-func (r *Requests) parseRow(raw json.RawMessage, width int) (seriesID, []float64, error) {
-	var row []any
-	if err := json.Unmarshal(raw, &row); err != nil {
-		return seriesID{}, nil, err
+// countLine counts one line; r.mu is held.
+func (r *Requests) countLine(line []byte) error {
+	n := 3 + len(r.sources)
+	if r.withHost {
+		n++
 	}
-	if len(row) != 4+width {
-		return seriesID{}, nil, fmt.Errorf("%d fields, want %d", len(row), 4+width)
-	}
-	values := make([]float64, 0, len(row)-4)
-	for _, v := range row[4:] {
-		f, ok := v.(float64)
-		if !ok || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
-			return seriesID{}, nil, fmt.Errorf("value %v is not a non-negative number", v)
+	sep := []byte(balancer.MetricsLogSeparator)
+	field, rest := r.fields[:0], line
+	for len(field) < n-1 {
+		f, tail, ok := bytes.Cut(rest, sep)
+		if !ok {
+			return fmt.Errorf("%d fields, want %d", len(field)+1, n)
 		}
-		values = append(values, f)
+		field, rest = append(field, f), tail
 	}
-	key, _ := row[0].(string)
-	status, _ := row[1].(float64)
-	method, _ := row[2].(string)
-	host, _ := row[3].(string)
-	kk, known := r.keys[key]
-	switch {
-	case !balancer.ValidSeriesKey(key):
-		return seriesID{}, values, fmt.Errorf("series key %q is malformed", key)
-	case !known:
-		return seriesID{}, values, fmt.Errorf("series key %q is not in any recent configuration", key)
-	case status != math.Trunc(status) || status < 0 || status > 999:
-		return seriesID{}, values, fmt.Errorf("status %v", row[1])
-	case !methodRe.MatchString(method):
-		return seriesID{}, values, fmt.Errorf("method %q", method)
+	if !r.withHost && bytes.Contains(rest, sep) {
+		return fmt.Errorf("more than %d fields", n)
 	}
-	if !kk.labels.HostFromRequest {
-		host = ""
-	} else if !requestHostRe.MatchString(host) {
+	field = append(field, rest)
+	r.fields = field
+	kk, known := r.keys[string(field[0])]
+	if !known {
+		if !balancer.ValidSeriesKey(string(field[0])) {
+			return fmt.Errorf("series key %q is malformed", field[0])
+		}
+		return fmt.Errorf("series key %q is not in any recent configuration", field[0])
+	}
+	status, ok := parseStatus(field[1])
+	if !ok {
+		return fmt.Errorf("status %q", field[1])
+	}
+	method, ok := methods[string(field[2])]
+	if !ok {
+		method = "OTHER"
+	}
+	vals := r.vals[:len(r.sources)]
+	for i := range vals {
+		vals[i] = parseObserved(field[3+i])
+	}
+	host := ""
+	if r.withHost && kk.labels.HostFromRequest {
 		host = "invalid"
+		if requestHostRe.Match(field[n-1]) {
+			host = string(field[n-1])
+		}
 	}
-	return seriesID{key: key, status: int(status), method: method, host: host}, values, nil
-}
-
-// add adds a row's values to its series; r.mu is held.
-func (r *Requests) add(id seriesID, values []float64) {
+	id := seriesID{key: kk.key, status: status, method: method, host: host}
 	s := r.series[id]
 	if s == nil {
+		if len(r.series) >= MaxSeries {
+			return fmt.Errorf("more than %d series", MaxSeries)
+		}
 		s = &seriesCounts{hist: make([]histCounts, len(r.histograms))}
 		for i, h := range r.histograms {
 			s.hist[i].buckets = make([]uint64, len(h.bounds)+1)
 		}
 		r.series[id] = s
 	}
-	s.requests += values[0]
-	at := 1
-	for i := range s.hist {
-		hc := &s.hist[i]
-		hc.count += uint64(values[at])
-		hc.sum += values[at+1]
-		for j := range hc.buckets {
-			hc.buckets[j] += uint64(values[at+2+j])
+	s.requests++
+	for i, h := range r.histograms {
+		v := vals[r.sourceAt[i]]
+		if v < 0 {
+			continue // not observed: no upstream, or several attempts
 		}
-		at += 2 + len(hc.buckets)
+		hc := &s.hist[i]
+		hc.count++
+		hc.sum += v
+		hc.buckets[sort.SearchFloat64s(h.bounds, v)]++
 	}
+	return nil
+}
+
+// parseStatus reads nginx's $status: three digits.
+func parseStatus(b []byte) (int, bool) {
+	if len(b) != 3 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// parseObserved reads an observed value as nginx writes it: digits with
+// an optional fraction ("0.004", "215"). It is -1 when the request has
+// none: "-" (no upstream), or a list of several attempts ("0.004,
+// 0.010", "0.002 : 0.001"), which ingress-nginx does not observe either.
+func parseObserved(b []byte) float64 {
+	if len(b) == 0 || len(b) > 20 {
+		return -1
+	}
+	var whole, frac, scale float64 = 0, 0, 1
+	dot := false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			if dot {
+				scale *= 10
+				frac = frac*10 + float64(c-'0')
+			} else {
+				whole = whole*10 + float64(c-'0')
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return -1
+		}
+	}
+	return whole + frac/scale
 }
 
 // Describe implements prometheus.Collector.

@@ -1,11 +1,7 @@
 package metrics
 
 import (
-	"encoding/json"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,101 +37,105 @@ func newTestRequests(t *testing.T, opts RequestOptions) (*Requests, *prometheus.
 	return r, reg
 }
 
-// row is one series row: requests, then for each of the 7 histograms
-// count, sum and 2 buckets (the bound and +Inf), as metrics.lua sends it.
-func row(key string, status any, method, host string, requests int, hist ...[4]float64) []any {
-	out := []any{key, status, method, host, requests}
-	for i := range 7 {
-		h := [4]float64{}
-		if i < len(hist) {
-			h = hist[i]
-		}
-		out = append(out, h[0], h[1], h[2], h[3])
-	}
-	return out
+// line is one metrics log line as nginx writes it: the key, status,
+// method, the sources (with testOptions, $request_time,
+// $upstream_response_time, $upstream_connect_time,
+// $upstream_header_time, $request_length, $bytes_sent, joined by "|")
+// and the Host, when the options have one.
+func line(key, status, method, values string, host ...string) string {
+	return strings.Join(append([]string{key, status, method, values}, host...), "|") + "\n"
 }
 
-func batchJSON(t *testing.T, rows ...[]any) []byte {
-	t.Helper()
-	b, err := json.Marshal(map[string]any{"version": 1, "pid": 7, "histograms": histogramNames(), "dropped": 0, "series": rows})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// plain are the values of a request answered by its upstream in 50 ms.
+const plain = "0.050|0.049|0.000|0.048|80|215"
 
-func TestRequestsApplyCountsAndExports(t *testing.T) {
+func TestRequestsCountAndExport(t *testing.T) {
 	r, reg := newTestRequests(t, testOptions())
-	// Two batches of the same series add up.
-	for range 2 {
-		if err := r.Apply(batchJSON(t, row(webKey, 200, "GET", "", 3, [4]float64{3, 0.25, 2, 1}))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Lines of one series add up, across reads too.
+	r.Count([]byte(line(webKey, "200", "GET", plain, "shop.test") + line(webKey, "200", "GET", "0.250|0.250|0.001|0.200|120|2000", "x")))
+	r.Count([]byte(line(webKey, "200", "GET", "0.010|-|-|-|60|100", "shop.test")))
 	want := `
 # HELP nginx_ingress_controller_requests The total number of client requests.
 # TYPE nginx_ingress_controller_requests counter
-nginx_ingress_controller_requests{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 6
+nginx_ingress_controller_requests{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 3
 # HELP nginx_ingress_controller_request_duration_seconds The time from the first byte of the request to the last byte of the response sent, in seconds ($request_time).
 # TYPE nginx_ingress_controller_request_duration_seconds histogram
-nginx_ingress_controller_request_duration_seconds_bucket{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200",le="0.1"} 4
-nginx_ingress_controller_request_duration_seconds_bucket{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200",le="+Inf"} 6
-nginx_ingress_controller_request_duration_seconds_sum{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 0.5
-nginx_ingress_controller_request_duration_seconds_count{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 6
+nginx_ingress_controller_request_duration_seconds_bucket{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200",le="0.1"} 2
+nginx_ingress_controller_request_duration_seconds_bucket{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200",le="+Inf"} 3
+nginx_ingress_controller_request_duration_seconds_sum{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 0.31
+nginx_ingress_controller_request_duration_seconds_count{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 3
+# HELP nginx_ingress_controller_response_duration_seconds The time the upstream took to answer, in seconds ($upstream_response_time).
+# TYPE nginx_ingress_controller_response_duration_seconds histogram
+nginx_ingress_controller_response_duration_seconds_bucket{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200",le="0.1"} 1
+nginx_ingress_controller_response_duration_seconds_bucket{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200",le="+Inf"} 2
+nginx_ingress_controller_response_duration_seconds_sum{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 0.299
+nginx_ingress_controller_response_duration_seconds_count{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 2
+# HELP nginx_ingress_controller_bytes_sent The bytes sent to the client ($bytes_sent), with the size buckets.
+# TYPE nginx_ingress_controller_bytes_sent histogram
+nginx_ingress_controller_bytes_sent_bucket{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200",le="1000"} 2
+nginx_ingress_controller_bytes_sent_bucket{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200",le="+Inf"} 3
+nginx_ingress_controller_bytes_sent_sum{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 2315
+nginx_ingress_controller_bytes_sent_count{canary="",controller_class="causeway",host="shop.test",ingress="web",method="GET",namespace="shop",path="/",service="web",status="200"} 3
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "nginx_ingress_controller_requests", "nginx_ingress_controller_request_duration_seconds"); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "nginx_ingress_controller_requests",
+		"nginx_ingress_controller_request_duration_seconds", "nginx_ingress_controller_response_duration_seconds",
+		"nginx_ingress_controller_bytes_sent"); err != nil {
 		t.Error(err)
 	}
-	// A histogram without observations (no upstream) has no series.
-	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_response_duration_seconds"); n != 0 {
-		t.Errorf("%d response_duration series without observations", n)
+	if got := testutil.ToFloat64(r.lines); got != 3 {
+		t.Errorf("lines = %v, want 3", got)
 	}
 }
 
-// TestRequestsApplyRows: a row per rule. Invalid rows are dropped alone
-// and their requests counted as dropped; the batch still applies.
-func TestRequestsApplyRows(t *testing.T) {
+// TestRequestsCountLines: a line per rule. A line that cannot be used is
+// dropped alone and counted as dropped.
+func TestRequestsCountLines(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		row     []any
+		line    string
 		labels  map[string]string // of the one series expected, nil for none
+		hist    float64           // response_duration_seconds observations
 		dropped float64
 	}{
-		{"counted", row(webKey, 404, "POST", "", 2), map[string]string{"status": "404", "method": "POST", "host": "shop.test"}, 0},
-		{"no response is status 000", row(webKey, 0, "GET", "", 1), map[string]string{"status": "000"}, 0},
-		{"other method", row(webKey, 200, "OTHER", "", 1), map[string]string{"method": "OTHER"}, 0},
-		{"host from the request", row(anyKey, 200, "GET", "x.example.com", 1), map[string]string{"host": "x.example.com", "ingress": ""}, 0},
-		{"a host for a defined key is ignored", row(webKey, 200, "GET", "evil.test", 1), map[string]string{"host": "shop.test"}, 0},
-		{"odd request host", row(anyKey, 200, "GET", "a b\"c", 1), map[string]string{"host": "invalid"}, 0},
-		{"unknown key", row("d0123456789abcdef", 200, "GET", "", 4), nil, 4},
-		{"malformed key", row(`x"} 1`, 200, "GET", "", 5), nil, 5},
-		{"made-up method", row(webKey, 200, "BREW", "", 1), nil, 1},
-		{"status out of range", row(webKey, 1000, "GET", "", 1), nil, 1},
-		{"fractional status", row(webKey, 200.5, "GET", "", 1), nil, 1},
-		{"negative count", append(row(webKey, 200, "GET", "", 1)[:5], -1.0), nil, 0},
-		{"short row", row(webKey, 200, "GET", "", 1)[:10], nil, 0},
-		{"string count", append(row(webKey, 200, "GET", "", 1)[:4], "1"), nil, 0},
+		{"counted", line(webKey, "404", "POST", plain, "shop.test"), map[string]string{"status": "404", "method": "POST", "host": "shop.test"}, 1, 0},
+		{"no response is status 000", line(webKey, "000", "GET", "0.001|-|-|-|40|0", ""), map[string]string{"status": "000"}, 0, 0},
+		{"several attempts are not observed", line(webKey, "502", "GET", "0.100|0.050, 0.050|0.001, 0.001|-, -|80|300", "shop.test"), map[string]string{"status": "502"}, 0, 0},
+		{"an internal redirect's times are not observed", line(webKey, "200", "GET", "0.100|0.050 : 0.040|0.000 : 0.001|0.040 : 0.030|80|300", "shop.test"), map[string]string{"status": "200"}, 0, 0},
+		{"other method", line(webKey, "200", "BREW", plain, ""), map[string]string{"method": "OTHER"}, 1, 0},
+		{"host from the request", line(anyKey, "200", "GET", plain, "x.example.com"), map[string]string{"host": "x.example.com", "ingress": ""}, 1, 0},
+		{"a host for a defined key is ignored", line(webKey, "200", "GET", plain, "evil.test"), map[string]string{"host": "shop.test"}, 1, 0},
+		{"odd request host", line(anyKey, "200", "GET", plain, `a b"c|d`), map[string]string{"host": "invalid"}, 1, 0},
+		{"unknown key", line("d0123456789abcdef", "200", "GET", plain, ""), nil, 0, 1},
+		{"malformed key", line(`x"} 1`, "200", "GET", plain, ""), nil, 0, 1},
+		{"status out of range", line(webKey, "1000", "GET", plain, ""), nil, 0, 1},
+		{"fractional status", line(webKey, "20.", "GET", plain, ""), nil, 0, 1},
+		{"short line", webKey + "|200|GET|0.1\n", nil, 0, 1},
+		{"empty line", "\n", nil, 0, 1},
+		{"negative value", line(webKey, "200", "GET", "-1|0.049|0.000|0.048|80|215", ""), map[string]string{"status": "200"}, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, reg := newTestRequests(t, testOptions())
-			if err := r.Apply(batchJSON(t, tc.row)); err != nil {
-				t.Fatal(err)
-			}
+			r.Count([]byte(tc.line))
 			mfs, err := reg.Gather()
 			if err != nil {
 				t.Fatal(err)
 			}
 			var series []map[string]string
+			var hist float64
 			for _, mf := range mfs {
-				if mf.GetName() != "nginx_ingress_controller_requests" {
-					continue
-				}
-				for _, m := range mf.GetMetric() {
-					l := map[string]string{}
-					for _, p := range m.GetLabel() {
-						l[p.GetName()] = p.GetValue()
+				switch mf.GetName() {
+				case "nginx_ingress_controller_response_duration_seconds":
+					for _, m := range mf.GetMetric() {
+						hist += float64(m.GetHistogram().GetSampleCount())
 					}
-					series = append(series, l)
+				case "nginx_ingress_controller_requests":
+					for _, m := range mf.GetMetric() {
+						l := map[string]string{}
+						for _, p := range m.GetLabel() {
+							l[p.GetName()] = p.GetValue()
+						}
+						series = append(series, l)
+					}
 				}
 			}
 			switch {
@@ -150,6 +150,9 @@ func TestRequestsApplyRows(t *testing.T) {
 					}
 				}
 			}
+			if hist != tc.hist {
+				t.Errorf("response_duration observations = %v, want %v", hist, tc.hist)
+			}
 			if got := testutil.ToFloat64(r.dropped); got != tc.dropped {
 				t.Errorf("dropped = %v, want %v", got, tc.dropped)
 			}
@@ -157,25 +160,40 @@ func TestRequestsApplyRows(t *testing.T) {
 	}
 }
 
-// TestRequestsApplyRefusesBatches: a batch of another shape is refused
-// whole.
-func TestRequestsApplyRefusesBatches(t *testing.T) {
-	r, _ := newTestRequests(t, testOptions())
-	for _, tc := range []struct{ name, body string }{
-		{"not JSON", "{"},
-		{"another version", `{"version":2,"histograms":[],"series":[]}`},
-		{"other histograms", `{"version":1,"histograms":["request_size"],"series":[]}`},
-		{"series not a list", `{"version":1,"histograms":` + mustJSON(histogramNames()) + `,"series":{}}`},
-	} {
-		if err := r.Apply([]byte(tc.body)); err == nil {
-			t.Errorf("%s: accepted", tc.name)
-		}
+// TestRequestsFields: the line's fields follow the histograms observed:
+// without undefined hosts there is no Host, and a line with one more
+// field than the format is refused; excluded histograms' sources are not
+// there.
+func TestRequestsFields(t *testing.T) {
+	o := testOptions()
+	o.PerUndefinedHost = false
+	o.Exclude = []string{"request_duration_seconds", "response_duration_seconds", "connect_duration_seconds", "header_duration_seconds", "request_size"}
+	r, _ := newTestRequests(t, o)
+	r.Count([]byte(webKey + "|200|GET|215\n" + webKey + "|200|GET|215|shop.test\n" + webKey + "|200|GET\n"))
+	if got := testutil.ToFloat64(r.dropped); got != 2 {
+		t.Errorf("dropped = %v, want 2", got)
+	}
+	if got := testutil.CollectAndCount(r, "nginx_ingress_controller_bytes_sent"); got != 1 {
+		t.Errorf("%d bytes_sent series, want 1", got)
 	}
 }
 
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+// TestRequestsMaxSeries: requests of new series beyond MaxSeries are
+// dropped, those of series already held still count.
+func TestRequestsMaxSeries(t *testing.T) {
+	r, _ := newTestRequests(t, testOptions())
+	var b strings.Builder
+	for i := range MaxSeries + 10 {
+		b.WriteString(line(anyKey, "200", "GET", plain, fmt.Sprintf("h%d.test", i)))
+	}
+	b.WriteString(line(anyKey, "200", "GET", plain, "h0.test"))
+	r.Count([]byte(b.String()))
+	if got := testutil.ToFloat64(r.dropped); got != 10 {
+		t.Errorf("dropped = %v, want 10", got)
+	}
+	if got := len(r.series); got != MaxSeries {
+		t.Errorf("%d series, want %d", got, MaxSeries)
+	}
 }
 
 func TestNewRequestsOptions(t *testing.T) {
@@ -219,9 +237,7 @@ func TestRequestsStatusClassesAndNoHost(t *testing.T) {
 	o := testOptions()
 	o.StatusClasses, o.PerHost, o.PerUndefinedHost = true, false, false
 	r, reg := newTestRequests(t, o)
-	if err := r.Apply(batchJSON(t, row(webKey, 200, "GET", "", 2), row(webKey, 204, "GET", "", 3))); err != nil {
-		t.Fatal(err)
-	}
+	r.Count([]byte(strings.Repeat(line(webKey, "200", "GET", plain), 2) + strings.Repeat(line(webKey, "204", "GET", plain), 3)))
 	want := `
 # HELP nginx_ingress_controller_requests The total number of client requests.
 # TYPE nginx_ingress_controller_requests counter
@@ -235,17 +251,15 @@ nginx_ingress_controller_requests{canary="",controller_class="causeway",ingress=
 // TestRequestsSeriesExpire: a key the configuration stops naming keeps
 // counting for the grace period (old workers), then its series go.
 func TestRequestsSeriesExpire(t *testing.T) {
-	r, _ := newTestRequests(t, testOptions())
+	o := testOptions()
+	o.Exclude = SocketMetrics[1:] // the requests counter alone
+	r, _ := newTestRequests(t, o)
 	now := time.Unix(1000, 0)
 	r.now = func() time.Time { return now }
-	if err := r.Apply(batchJSON(t, row(webKey, 200, "GET", "", 1))); err != nil {
-		t.Fatal(err)
-	}
+	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	r.SetSeries(map[string]balancer.SeriesLabels{anyKey: anyLabels}) // webKey gone
 	now = now.Add(time.Minute)
-	if err := r.Apply(batchJSON(t, row(webKey, 200, "GET", "", 1))); err != nil {
-		t.Fatal(err)
-	}
+	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 1 {
 		t.Fatalf("%d series within the grace period, want 1", n)
 	}
@@ -255,67 +269,25 @@ func TestRequestsSeriesExpire(t *testing.T) {
 	}
 	// Named again, the key counts from zero.
 	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels})
-	if err := r.Apply(batchJSON(t, row(webKey, 200, "GET", "", 1))); err != nil {
-		t.Fatal(err)
-	}
+	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	if got := testutil.ToFloat64(r); got != 1 {
 		t.Errorf("requests = %v after the key came back, want 1", got)
 	}
 }
 
-// TestRequestsServe: the socket answers "ok" once a batch is counted and
-// the reason otherwise, and is private to its owner and group.
-func TestRequestsServe(t *testing.T) {
-	r, _ := newTestRequests(t, testOptions())
-	path := filepath.Join(t.TempDir(), "metrics.sock")
-	ln, err := ListenSocket(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go r.Serve(ln)
-	send := func(body string) string {
-		c, err := net.Dial("unix", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		fmt.Fprint(c, body)
-		buf := make([]byte, 200)
-		n, _ := c.Read(buf)
-		return string(buf[:n])
-	}
-	if got := send(string(batchJSON(t, row(webKey, 200, "GET", "", 1))) + "\n"); got != "ok\n" {
-		t.Errorf("valid batch: %q", got)
-	}
-	if got := send("{}\n"); !strings.HasPrefix(got, "error ") {
-		t.Errorf("invalid batch: %q", got)
-	}
-	if got := testutil.ToFloat64(r.batches.WithLabelValues("ok")); got != 1 {
-		t.Errorf("ok batches = %v", got)
-	}
-	st, err := lnStat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st&0o007 != 0 {
-		t.Errorf("socket mode %o lets others connect", st)
-	}
-}
-
-// FuzzRequestsApply: no batch makes Apply panic or export a label it did
+// FuzzRequestsCount: no log makes Count panic or export a label it did
 // not validate.
-func FuzzRequestsApply(f *testing.F) {
-	f.Add([]byte(`{"version":1,"histograms":` + mustJSON(histogramNames()) + `,"series":[` + mustJSON(row(webKey, 200, "GET", "", 1)) + `]}`))
-	f.Add([]byte(`{"version":1,"histograms":` + mustJSON(histogramNames()) + `,"series":[` + mustJSON(row(anyKey, 200, "GET", "x\u0000\"}", 1)) + `]}`))
-	f.Add([]byte(`{"version":1,"series":[[]]}`))
+func FuzzRequestsCount(f *testing.F) {
+	f.Add([]byte(line(webKey, "200", "GET", plain, "")))
+	f.Add([]byte(line(anyKey, "200", "GET", plain, "x\u0000\"}") + line(anyKey, "999", "PATCH", "1. 2 3 4 5 6", "a")))
+	f.Add([]byte("|||\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewRequests(testOptions(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels})
-		_ = r.Apply(data)
+		r.Count(data)
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(r)
 		mfs, err := reg.Gather()
@@ -328,19 +300,11 @@ func FuzzRequestsApply(f *testing.F) {
 					if l.GetName() == "host" && !requestHostRe.MatchString(l.GetValue()) && l.GetValue() != "invalid" {
 						t.Fatalf("host label %q", l.GetValue())
 					}
-					if l.GetName() == "method" && !methodRe.MatchString(l.GetValue()) {
+					if _, ok := methods[l.GetValue()]; l.GetName() == "method" && !ok && l.GetValue() != "OTHER" {
 						t.Fatalf("method label %q", l.GetValue())
 					}
 				}
 			}
 		}
 	})
-}
-
-func lnStat(path string) (os.FileMode, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return st.Mode().Perm(), nil
 }

@@ -57,6 +57,30 @@ func (v *mainView) LogFormat() (string, error) {
 	return f, nil
 }
 
+// AccessLogArgs are the access_log directive's arguments; "" when the
+// access log is off.
+func (v *mainView) AccessLogArgs() string { return accessLogArgs(v.Config) }
+
+// accessLogArgs are the arguments of the access log's access_log
+// directive (the http level's, and the locations' that name the metrics
+// log too); "" when the access log is off.
+func accessLogArgs(cfg model.Config) string {
+	if !cfg.AccessLog {
+		return ""
+	}
+	s := "/dev/stderr causeway"
+	if b := cfg.LogParams.Buffer; b != 0 {
+		s += " buffer=" + model.FormatSize(b)
+	}
+	if f := cfg.LogParams.Flush; f != 0 {
+		s += " flush=" + model.FormatDuration(f)
+	}
+	if len(cfg.SkipLogPaths) > 0 {
+		s += " if=$causeway_loggable"
+	}
+	return s
+}
+
 // SkipLogPaths are the quoted paths that skip-access-log-urls lists.
 func (v *mainView) SkipLogPaths() ([]string, error) {
 	out := make([]string, 0, len(v.Config.SkipLogPaths))

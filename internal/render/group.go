@@ -48,7 +48,15 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	var hashes hashStats
 	shapes := map[string][]*serverView{}
 	var order []string
-	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m)}
+	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m),
+		accessLog: accessLogArgs(m.Config)}
+	if lua && p.Dynamic != nil && p.Dynamic.Metrics != nil {
+		q, err := Quote(p.StateDir.MetricsLog())
+		if err != nil {
+			return nil, nil, hashStats{}, nil, fmt.Errorf("metrics log: %w", err)
+		}
+		rc.metricsLog = q + " " + metricsLogFormat + " " + metricsLogBuffer
+	}
 	var err error
 	if rc.addHeaders, err = headerLines(m.Config.AddHeaders); err != nil {
 		return nil, nil, hashes, nil, fmt.Errorf("add-headers: %w", err)

@@ -61,10 +61,9 @@ type SnippetOptions struct {
 	// push, so the later of the two wins). Keep it, like the socket,
 	// where only the master and the controller can reach it.
 	StateFile string
-	// Metrics, when set, counts requests (see Metrics) and sends the
-	// counts to MetricsSocket, where the controller listens.
-	Metrics       *Metrics
-	MetricsSocket string
+	// Metrics, when set, counts requests (see Metrics): the variable that
+	// names a location's series is declared even when no location sets it.
+	Metrics *Metrics
 	// RequestID says that servers assign X-Request-ID with
 	// causeway.requestid (requestid.go), whose workers start with no
 	// random bytes of the master's.
@@ -136,9 +135,6 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	}
 	sockets := []struct{ what, path string }{{"socket path", o.SocketPath}, {"unavailable socket", o.UnavailableSocket},
 		{"no-live socket", o.NoLiveSocket}}
-	if o.Metrics != nil {
-		sockets = append(sockets, struct{ what, path string }{"metrics socket", o.MetricsSocket})
-	}
 	for _, sock := range sockets {
 		if err := checkPath(sock.what, sock.path); err != nil {
 			return Snippets{}, err
@@ -171,14 +167,8 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 		return Snippets{}, fmt.Errorf("keepalive (%d) and keepalive requests (%d) must be positive", keepalive, requests)
 	}
 
-	initMetrics, workerHooks, declareMetrics := "", "", ""
+	workerHooks, declareMetrics := "", ""
 	if o.Metrics != nil {
-		call, err := o.Metrics.luaInit(filepath.Clean(o.MetricsSocket))
-		if err != nil {
-			return Snippets{}, err
-		}
-		initMetrics = " " + call
-		workerHooks = ` require("causeway.metrics").init_worker()`
 		// Declares the variable for nginx even where no location sets it.
 		declareMetrics = fmt.Sprintf("\n        set $%s \"\";", balancer.MetricsVariable)
 	}
@@ -190,10 +180,10 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	var s Snippets
 	s.HTTP = fmt.Sprintf(`lua_package_path "%s";
 lua_shared_dict %s %s;
-init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s", "unix:%s")%s }
+init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s", "unix:%s") }
 init_worker_by_lua_block { require("causeway.balancer").init_worker()%s }
 `, luaPackagePath(filepath.Clean(o.LuaDir), extra), balancer.StateDict, dictSize, initArg,
-		filepath.Clean(o.UnavailableSocket), filepath.Clean(o.NoLiveSocket), initMetrics, workerHooks)
+		filepath.Clean(o.UnavailableSocket), filepath.Clean(o.NoLiveSocket), workerHooks)
 
 	// keepalive must come after balancer_by_lua_block: nginx wraps the
 	// balancer defined before it, and in the other order no connection

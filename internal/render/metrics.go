@@ -1,75 +1,70 @@
 package render
 
 import (
-	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/model"
 )
 
-// Metrics configures the per-request metrics of the dynamic data plane
-// (ingress-nginx's nginx_ingress_controller_requests and histograms):
-// each counted location names its series in balancer.MetricsVariable, and
-// causeway/metrics.lua counts requests per worker and sends the counts to
-// the controller's socket once a second.
+// Metrics configures the per-request metrics (ingress-nginx's
+// nginx_ingress_controller_requests and histograms): each counted location
+// names its series in balancer.MetricsVariable and writes one line per
+// request to the metrics log, through a buffer nginx flushes once a second;
+// the controller reads the log and counts (package metrics).
 type Metrics struct {
 	// Histograms are the names (balancer.Histograms) to observe; the
 	// others cost nothing.
 	Histograms []string
-	// TimeBuckets, LengthBuckets and SizeBuckets are the upper bounds,
-	// ascending, of the histograms of each kind.
-	TimeBuckets, LengthBuckets, SizeBuckets []float64
 	// PerHost labels series with the host; PerUndefinedHost also counts
 	// requests to hosts no Ingress defines (the catch-all server's own
 	// locations), labelled with the request's Host (ingress-nginx's
 	// --metrics-per-host and --metrics-per-undefined-host).
 	PerHost, PerUndefinedHost bool
-	// MaxSeries bounds the series one worker holds between two batches
-	// (20,000 when 0).
-	MaxSeries int
 }
 
-// luaInit is the metrics.lua init call for the http block's
-// init_by_lua_block: every value a number or a name from a fixed list, and
-// socket, which NginxSnippets checks with its other sockets.
-func (m *Metrics) luaInit(socket string) (string, error) {
-	var names []string
-	for _, n := range m.Histograms {
-		if !slices.ContainsFunc(balancer.Histograms, func(h balancer.Histogram) bool { return h.Name == n }) {
-			return "", fmt.Errorf("metrics: unknown histogram %q", n)
-		}
-		names = append(names, strconv.Quote(n))
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `require("causeway.metrics").init({ socket = %q, interval = 1, max_series = %d, host_for_undefined = %t, histograms = { %s }`,
-		socket, orDefault(m.MaxSeries, 20000), m.PerHost && m.PerUndefinedHost, strings.Join(names, ", "))
-	for _, kind := range []struct {
-		name    string
-		buckets []float64
-	}{{"time", m.TimeBuckets}, {"length", m.LengthBuckets}, {"size", m.SizeBuckets}} {
-		s, err := luaBuckets(kind.buckets)
-		if err != nil {
-			return "", fmt.Errorf("metrics: %s buckets: %w", kind.name, err)
-		}
-		fmt.Fprintf(&b, ", %s = { %s }", kind.name, s)
-	}
-	b.WriteString(" })")
-	return b.String(), nil
-}
+// metricsLogFormat is the log format's name and metricsLogBuffer its
+// buffer: a worker writes the lines it holds when the buffer is full or
+// once a second, and when it exits.
+const (
+	metricsLogFormat = "causeway_metrics"
+	metricsLogBuffer = "buffer=64k flush=1s"
+)
 
-// luaBuckets renders bounds as a Lua list, checking they ascend.
-func luaBuckets(bounds []float64) (string, error) {
-	if err := balancer.CheckBuckets(bounds); err != nil {
+// logFormat is the metrics log's log_format string (after escape=none):
+// variables only, joined by balancer.MetricsLogSeparator.
+func (m *Metrics) logFormat() (string, error) {
+	fields, err := balancer.MetricsLogFields(m.Histograms, m.PerHost && m.PerUndefinedHost)
+	if err != nil {
 		return "", err
 	}
-	out := make([]string, len(bounds))
-	for i, v := range bounds {
-		out[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	for i, f := range fields {
+		fields[i] = "$" + f
 	}
-	return strings.Join(out, ", "), nil
+	return "'" + strings.Join(fields, balancer.MetricsLogSeparator) + "'", nil
+}
+
+// MetricsLogFormat is the metrics log's log_format line, "" without
+// metrics.
+func (v *mainView) MetricsLogFormat() (string, error) {
+	if v.metrics == nil {
+		return "", nil
+	}
+	f, err := v.metrics.logFormat()
+	if err != nil {
+		return "", err
+	}
+	return "log_format " + metricsLogFormat + " escape=none " + f + ";", nil
+}
+
+// metricsAccessLogs are the access_log arguments of a counted location:
+// the metrics log, then the access log unless the location turns it off
+// (a location's access_log replaces the http level's).
+func (rc *renderCtx) metricsAccessLogs(logOff bool) []string {
+	if logOff || rc.accessLog == "" {
+		return []string{rc.metricsLog}
+	}
+	return []string{rc.metricsLog, rc.accessLog}
 }
 
 // planMetrics makes a location count its requests: it sets the series key
@@ -109,6 +104,7 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 	}
 	lv.LogVars = append(lv.LogVars, logVar{Name: balancer.MetricsVariable, Value: q})
 	lv.Metrics = true
+	lv.AccessLogs = sp.rc.metricsAccessLogs(lv.AccessLogOff || lv.Policy != nil && lv.Policy.AccessLogOff)
 	if sp.rc.series == nil {
 		// About two locations per host: growing the map was a third of
 		// this function's time at 10,000 hosts.

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"math"
 	"strings"
 	"testing"
 
@@ -11,13 +10,7 @@ import (
 )
 
 // goldenMetrics are ingress-nginx's defaults, every histogram on.
-var goldenMetrics = Metrics{
-	Histograms:    histogramNames(),
-	TimeBuckets:   []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
-	LengthBuckets: []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100},
-	SizeBuckets:   []float64{10, 100, 1000, 10000, 100000, 1e+06, 1e+07},
-	PerHost:       true,
-}
+var goldenMetrics = Metrics{Histograms: histogramNames(), PerHost: true}
 
 func histogramNames() []string {
 	var out []string
@@ -27,45 +20,31 @@ func histogramNames() []string {
 	return out
 }
 
-// TestMetricsLuaInit: the init call holds only numbers and names from a
-// fixed list; anything else is refused.
-func TestMetricsLuaInit(t *testing.T) {
-	const sock = "/var/lib/causeway/sockets/metrics.sock"
-	good := goldenMetrics
-	call, err := good.luaInit(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{`socket = "` + sock + `"`, `histograms = { "request_duration_seconds", `, `time = { 0.005, 0.01,`, `size = { 10, 100, 1000, 10000, 100000, 1e+06, 1e+07 }`, "host_for_undefined = false"} {
-		if !strings.Contains(call, want) {
-			t.Errorf("init call lacks %q:\n%s", want, call)
-		}
-	}
+// TestMetricsLogFormat: the metrics log's format is variables only, each
+// source once, the request's Host last and only for undefined hosts; an
+// unknown histogram is refused.
+func TestMetricsLogFormat(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		change func(*Metrics)
-		sock   string
+		name string
+		m    Metrics
+		want string
 	}{
-		{"unknown histogram", func(m *Metrics) { m.Histograms = []string{`x") os.execute("id`} }, sock},
-		{"descending buckets", func(m *Metrics) { m.TimeBuckets = []float64{1, 0.5} }, sock},
-		{"equal buckets", func(m *Metrics) { m.LengthBuckets = []float64{10, 10} }, sock},
-		{"NaN bucket", func(m *Metrics) { m.SizeBuckets = []float64{math.NaN()} }, sock},
-		{"infinite bucket", func(m *Metrics) { m.SizeBuckets = []float64{1, math.Inf(1)} }, sock},
-		{"negative bucket", func(m *Metrics) { m.TimeBuckets = []float64{-1} }, sock},
-		{"no buckets", func(m *Metrics) { m.TimeBuckets = nil }, sock},
-		{"too many buckets", func(m *Metrics) { m.TimeBuckets = make([]float64, 65) }, sock},
+		{"all", goldenMetrics, `'$causeway_metrics|$status|$request_method|$request_time|$upstream_response_time|$upstream_connect_time|$upstream_header_time|$request_length|$bytes_sent'`},
+		{"undefined hosts", Metrics{Histograms: histogramNames(), PerHost: true, PerUndefinedHost: true},
+			`'$causeway_metrics|$status|$request_method|$request_time|$upstream_response_time|$upstream_connect_time|$upstream_header_time|$request_length|$bytes_sent|$host'`},
+		{"bytes_sent alone", Metrics{Histograms: []string{"bytes_sent"}}, `'$causeway_metrics|$status|$request_method|$bytes_sent'`},
+		{"one source twice", Metrics{Histograms: []string{"response_size", "bytes_sent"}}, `'$causeway_metrics|$status|$request_method|$bytes_sent'`},
+		{"none", Metrics{}, `'$causeway_metrics|$status|$request_method'`},
 	} {
-		m := goldenMetrics
-		tc.change(&m)
-		if call, err := m.luaInit(tc.sock); err == nil {
-			t.Errorf("%s: accepted: %s", tc.name, call)
+		got, err := tc.m.logFormat()
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %s, %v; want %s", tc.name, got, err, tc.want)
 		}
 	}
-	// The socket is checked with the data plane's other sockets.
-	for _, sock := range []string{"metrics.sock", `/tmp/a"b.sock`, "/" + strings.Repeat("a", 120)} {
-		o := SnippetOptions{LuaDir: "/l", SocketPath: "/s/d.sock", UnavailableSocket: "/s/u.sock", NoLiveSocket: "/s/n.sock", Metrics: &good, MetricsSocket: sock}
-		if _, err := NginxSnippets(o); err == nil {
-			t.Errorf("metrics socket %q accepted", sock)
+	for _, bad := range []string{`x') os.execute('id`, "requests", ""} {
+		m := Metrics{Histograms: []string{bad}}
+		if f, err := m.logFormat(); err == nil {
+			t.Errorf("histogram %q accepted: %s", bad, f)
 		}
 	}
 }

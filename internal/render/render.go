@@ -188,6 +188,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			main.LoadModules = append(main.LoadModules, q)
 		}
 	}
+	if lua != nil && p.Dynamic.Metrics != nil {
+		main.metrics = p.Dynamic.Metrics
+	}
 	main.passthrough = m.Passthrough != nil
 	main.passthroughPass = main.passthrough && p.Flavour.StreamPass()
 	main.httpsPort = p.HTTPSPort
@@ -303,6 +306,8 @@ type mainView struct {
 	ClientBodyTimeout        string
 	dir                      layout.Dir
 	lua                      *Snippets
+	// metrics is set when locations write the metrics log (metrics.go).
+	metrics *Metrics
 	// hstsOverridden: some server has HSTS of its own (hsts.go).
 	hstsOverridden bool
 	// defaultCert is the file of the default certificate.

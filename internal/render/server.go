@@ -123,10 +123,12 @@ type locationView struct {
 	// Pass is the proxy directive ("proxy_pass", "grpc_pass") and PassURL
 	// its target.
 	Pass, PassURL string
-	// HeaderFilter and LogHook install the balancer's Lua hooks; Metrics
-	// the metrics' log hook (balancer.log calls it too).
+	// HeaderFilter and LogHook install the balancer's Lua hooks. Metrics
+	// counts the location's requests: AccessLogs are then its access_log
+	// directives, the metrics log's first (metrics.go).
 	HeaderFilter, LogHook bool
-	Metrics               bool `json:",omitempty"` // not in older shapes' digests
+	Metrics               bool     `json:",omitempty"` // not in older shapes' digests
+	AccessLogs            []string `json:",omitempty"`
 	// Policy is nil when the location adds nothing to the defaults.
 	Policy *policyView
 	// AccessLogOff and LogVars are the access log's (see accesslog.go):
@@ -157,6 +159,9 @@ type renderCtx struct {
 	addHeaders, setHeaders []headerLine
 	// hstsOverridden: some server has HSTS of its own (hsts.go).
 	hstsOverridden bool
+	// accessLog are the access log's access_log arguments, "" when off;
+	// metricsLog the metrics log's (metrics.go).
+	accessLog, metricsLog string
 }
 
 type regexCheck struct {

@@ -38,7 +38,6 @@ func luaSnippets(m *model.Model, p Params) (*Snippets, error) {
 		KeepaliveTimeout:  model.FormatDuration(m.Config.UpstreamKeepaliveTimeout),
 		KeepaliveRequests: m.Config.UpstreamKeepaliveRequests,
 		Metrics:           p.Dynamic.Metrics,
-		MetricsSocket:     p.StateDir.MetricsSocket(),
 		RequestID:         m.Config.GenerateRequestID,
 	})
 	if err != nil {

@@ -71,6 +71,9 @@ type Manager struct {
 	// static are files written with every configuration and healed like
 	// it (the Lua modules), by path relative to the state directory.
 	static render.Files
+	// beforeOpen runs before nginx starts or reloads, when it opens its
+	// log files by name again (SetBeforeOpen).
+	beforeOpen func()
 	// health is why the state directory cannot be brought up to date, or
 	// what nginx's workers cannot reach (nil when all is well). It is
 	// atomic, not under mu: readiness probes must not wait for a reload.
@@ -245,6 +248,14 @@ func (m *Manager) SetStatic(files render.Files) {
 	m.static = files
 }
 
+// SetBeforeOpen sets fn to run before each start and reload of nginx,
+// which open its log files by name again: the metrics log rotates there.
+func (m *Manager) SetBeforeOpen(fn func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.beforeOpen = fn
+}
+
 // Health reports why the state directory cannot be kept as written, or
 // what nginx's workers cannot reach; nil when all is well. The controller
 // is not ready while it is not nil.
@@ -396,8 +407,13 @@ func (m *Manager) reloadAndVerify(ctx context.Context, version string) error {
 		if err := m.start(); err != nil {
 			return err
 		}
-	} else if err := m.signal(syscall.SIGHUP); err != nil {
-		return err
+	} else {
+		if m.beforeOpen != nil {
+			m.beforeOpen()
+		}
+		if err := m.signal(syscall.SIGHUP); err != nil {
+			return err
+		}
 	}
 	return m.waitVersion(ctx, version, m.opts.VerifyTimeout)
 }

@@ -18,6 +18,9 @@ import (
 // start launches the nginx master (see procAttr for how it is tied to the
 // controller) with its output on the log pipe.
 func (m *Manager) start() error {
+	if m.beforeOpen != nil {
+		m.beforeOpen()
+	}
 	// A unix socket left by a killed nginx would make bind() fail.
 	for _, s := range []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket(), m.opts.StateDir.UnavailableSocket(),
 		m.opts.StateDir.NoLiveSocket()} {

@@ -165,10 +165,9 @@ func (c *controller) renderedConfig() string {
 	return b.String()
 }
 
-// TestRequestMetricsSurviveReload: the counts of workers that a reload
-// retires before their next batch still arrive (they send once more as
-// they exit), and the series of a removed Ingress stay for the grace
-// period.
+// TestRequestMetricsSurviveReload: the lines of workers that a reload
+// retires before they flush still arrive (nginx flushes the buffer as a
+// worker exits).
 func TestRequestMetricsSurviveReload(t *testing.T) {
 	m := metricsManifests(t)
 	c := startController(t, m)
@@ -176,7 +175,15 @@ func TestRequestMetricsSurviveReload(t *testing.T) {
 	for range n {
 		c.Get("shop.metrics.test", "/")
 	}
-	// At once, before the workers' next batch: a structural change.
+	// At once, before the workers flush their lines: a structural change.
+	reloadWithExtraHost(t, c)
+	waitStorefront(t, c, n)
+}
+
+// reloadWithExtraHost adds an Ingress for a new host, which reloads
+// nginx, and waits until it serves.
+func reloadWithExtraHost(t *testing.T, c *controller) {
+	t.Helper()
 	c.WriteManifest("extra.yaml", ingressYAML("shop", "extra", "extra.metrics.test", "Prefix / web"))
 	eventually(t, 15*time.Second, func() error {
 		if r := c.Get("extra.metrics.test", "/"); r.Status != 200 {
@@ -184,43 +191,52 @@ func TestRequestMetricsSurviveReload(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// waitStorefront waits until the storefront Ingress's requests count n.
+func waitStorefront(t *testing.T, c *controller, n float64) {
+	t.Helper()
 	eventually(t, 10*time.Second, func() error {
 		if got := c.Metric("nginx_ingress_controller_requests", `ingress="storefront"`); got != n {
-			return fmt.Errorf("storefront requests = %v, want %d", got, n)
+			return fmt.Errorf("storefront requests = %v, want %v", got, n)
 		}
 		return nil
 	})
 }
 
-// TestRequestMetricsKeptWhileUndelivered: while the controller's socket
-// cannot be reached, workers keep their counts (merging what each failed
-// batch held back into what came after) and deliver them all later.
-func TestRequestMetricsKeptWhileUndelivered(t *testing.T) {
-	c := startController(t, metricsManifests(t))
-	sock := layout.Dir(c.StateDir).MetricsSocket()
-	away := sock + ".away"
-	if err := os.Rename(sock, away); err != nil {
-		t.Fatal(err)
-	}
+// TestRequestMetricsLogRotates: past its size, the metrics log is renamed
+// before a reload and started again, empty and private; the old workers'
+// last lines in the renamed file and the new workers' in the new one are
+// all counted, none dropped.
+func TestRequestMetricsLogRotates(t *testing.T) {
+	c := startController(t, metricsManifests(t), "--metrics-log-rotate-size=1")
+	path := layout.Dir(c.StateDir).MetricsLog()
 	for range 5 {
 		c.Get("shop.metrics.test", "/")
 	}
-	time.Sleep(2500 * time.Millisecond) // at least two failed batches
+	waitStorefront(t, c, 5)
+	// Two more, and at once, before the workers flush them, a structural
+	// change reloads.
+	c.Get("shop.metrics.test", "/")
+	c.Get("shop.metrics.test", "/")
+	reloadWithExtraHost(t, c)
 	for range 3 {
 		c.Get("shop.metrics.test", "/")
 	}
-	if got := c.Metric("nginx_ingress_controller_requests"); got != 0 {
-		t.Fatalf("%v requests counted while the socket was away", got)
+	waitStorefront(t, c, 10)
+	if rotated, _ := filepath.Glob(path + ".*"); len(rotated) == 0 {
+		t.Error("the metrics log was not rotated at the reload")
 	}
-	if err := os.Rename(away, sock); err != nil {
+	st, err := os.Stat(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, func() error {
-		if got := c.Metric("nginx_ingress_controller_requests", `ingress="storefront"`); got != 8 {
-			return fmt.Errorf("storefront requests = %v, want 8", got)
-		}
-		return nil
-	})
+	if st.Size() == 0 {
+		t.Error("the new workers do not write the new metrics log")
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		t.Errorf("metrics log mode %o", st.Mode().Perm())
+	}
 	if got := c.Metric("causeway_metrics_dropped_requests_total"); got != 0 {
 		t.Errorf("%v requests dropped", got)
 	}

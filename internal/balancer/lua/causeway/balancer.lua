@@ -22,7 +22,6 @@
 local store = require("causeway.store")
 local stats = require("causeway.stats")
 local peers = require("causeway.peers")
-local metrics = require("causeway.metrics")
 local ngx_balancer = require("ngx.balancer")
 
 local set_current_peer = ngx_balancer.set_current_peer
@@ -449,7 +448,14 @@ end
 
 function _M.log()
     local rc = ngx.ctx.causeway
-    metrics.observe(rc and rc.canary)
+    if rc and rc.canary then
+        -- The metrics log, written after this hook, counts the request in
+        -- the canary's series (nil: metrics are off).
+        local key = ngx.var.causeway_metrics_canary
+        if key then
+            ngx.var.causeway_metrics = key
+        end
+    end
     local peer = rc and rc.peer
     if not peer then
         return

@@ -1,0 +1,252 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// RequestLog reads the metrics log: nginx's workers append a line per
+// counted request (render writes the log_format), through a buffer each
+// flushes once a second, and RequestLog hands the complete lines to
+// Requests.Count. No worker waits for the controller: a worker writes to
+// a file, and the controller reads what is there when it comes.
+//
+// The file is never truncated under the workers, which append to it
+// through descriptors nginx's master opened: the space of what was read
+// is given back to the file system (a hole punched), and the file is
+// renamed, and a new one started, just before a reload or a start of
+// nginx (Rotate) once it is past RotateAfter. The renamed file is read
+// until it has not grown for Drain (the old workers finish their requests
+// and flush their buffers when they exit), then removed.
+type RequestLog struct {
+	path     string
+	requests *Requests
+	log      *slog.Logger
+	// RotateAfter is the size past which Rotate starts a new file;
+	// Drain how long a renamed file is read after it last grew.
+	RotateAfter int64
+	Drain       time.Duration
+
+	mu   sync.Mutex
+	cur  *logFile
+	old  []*logFile
+	buf  []byte
+	now  func() time.Time
+	errs int // read errors since the last one logged
+}
+
+// logFile is one file of the log, read up to off.
+type logFile struct {
+	f    *os.File
+	name string
+	off  int64
+	// punched is where the hole punched at the start of the file ends.
+	punched int64
+	// partial is the start of a line whose end is not written yet.
+	partial []byte
+	grew    time.Time
+}
+
+// maxLine bounds a line: far above what the format writes (about 100
+// bytes, plus a Host); a longer one is not a line of this format.
+const maxLine = 8 << 10
+
+// punchEvery is how much read data is given back at a time.
+const punchEvery = 1 << 20
+
+// OpenRequestLog starts the metrics log at path, empty and readable by
+// its owner only, before nginx opens it; r counts its lines.
+func OpenRequestLog(path string, r *Requests, log *slog.Logger) (*RequestLog, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	l := &RequestLog{path: path, requests: r, log: log, RotateAfter: 256 << 20, Drain: 5 * time.Minute,
+		buf: make([]byte, 256<<10), now: time.Now}
+	f, err := l.create()
+	if err != nil {
+		return nil, err
+	}
+	l.cur = f
+	return l, nil
+}
+
+func (l *RequestLog) create() (*logFile, error) {
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("metrics log: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("metrics log: %w", err)
+	}
+	return &logFile{f: f, name: l.path, grew: l.now()}, nil
+}
+
+// Run reads the log every interval until ctx ends.
+func (l *RequestLog) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			l.Read()
+		}
+	}
+}
+
+// Read counts what the workers wrote since the last Read.
+func (l *RequestLog) Read() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	keep := l.old[:0]
+	for _, f := range l.old {
+		l.readFile(f, now)
+		if now.Sub(f.grew) < l.Drain {
+			keep = append(keep, f)
+			continue
+		}
+		l.retire(f)
+	}
+	clear(l.old[len(keep):])
+	l.old = keep
+	l.readFile(l.cur, now)
+}
+
+// readFile counts f's new complete lines; l.mu is held.
+func (l *RequestLog) readFile(f *logFile, now time.Time) {
+	for {
+		n, err := f.f.ReadAt(l.buf, f.off)
+		if n > 0 {
+			f.off += int64(n)
+			f.grew = now
+			l.count(f, l.buf[:n])
+		}
+		if err != nil || n < len(l.buf) {
+			if err != nil && !errors.Is(err, io.EOF) {
+				l.readError(f, err)
+			}
+			break
+		}
+	}
+	l.punch(f)
+}
+
+// count hands the complete lines of data (after f's partial line) to
+// Requests and keeps the unfinished last one.
+func (l *RequestLog) count(f *logFile, data []byte) {
+	if len(f.partial) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			f.partial = l.keepPartial(f.partial, data)
+			return
+		}
+		f.partial = append(f.partial, data[:i+1]...)
+		l.requests.Count(f.partial)
+		f.partial = f.partial[:0]
+		data = data[i+1:]
+	}
+	end := bytes.LastIndexByte(data, '\n')
+	if end >= 0 {
+		l.requests.Count(data[:end+1])
+	}
+	f.partial = l.keepPartial(f.partial, data[end+1:])
+}
+
+// keepPartial appends the start of an unfinished line, counting a line
+// longer than maxLine as dropped rather than growing without bound.
+func (l *RequestLog) keepPartial(partial, more []byte) []byte {
+	if len(partial)+len(more) > maxLine {
+		l.requests.Count([]byte("overlong line\n"))
+		return partial[:0]
+	}
+	return append(partial, more...)
+}
+
+// punch gives back the space of what was read, a MiB at a time. File
+// systems that cannot punch holes keep it until the next rotation.
+func (l *RequestLog) punch(f *logFile) {
+	upTo := f.off &^ (punchEvery - 1)
+	if upTo-f.punched < punchEvery {
+		return
+	}
+	err := unix.Fallocate(int(f.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, f.punched, upTo-f.punched)
+	if err != nil {
+		if !errors.Is(err, unix.EOPNOTSUPP) {
+			l.readError(f, err)
+		}
+		f.punched = upTo // do not try again for this range
+		return
+	}
+	f.punched = upTo
+}
+
+func (l *RequestLog) readError(f *logFile, err error) {
+	l.errs++
+	if l.errs == 1 || l.errs%1000 == 0 {
+		l.log.Warn("metrics log: cannot read", "file", f.name, "err", err, "errors", l.errs)
+	}
+}
+
+// retire closes and removes a renamed file that stopped growing.
+func (l *RequestLog) retire(f *logFile) {
+	if len(f.partial) > 0 {
+		l.requests.Count(append(f.partial, '\n'))
+	}
+	f.f.Close()
+	if err := os.Remove(f.name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		l.log.Warn("metrics log: cannot remove a drained file", "file", f.name, "err", err)
+	}
+}
+
+// Rotate starts a new file when the current one is past RotateAfter: call
+// it just before nginx reloads or starts, which opens the log by its name
+// again. The old file is read on until it stops growing.
+func (l *RequestLog) Rotate() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.readFile(l.cur, l.now())
+	if l.cur.off < l.RotateAfter {
+		return
+	}
+	old := fmt.Sprintf("%s.%d", l.path, l.now().UnixNano())
+	if err := os.Rename(l.path, old); err != nil {
+		l.log.Warn("metrics log: cannot rotate", "err", err)
+		return
+	}
+	f, err := l.create()
+	if err != nil {
+		// Back to the old file: nginx opens it again under its name.
+		if rerr := os.Rename(old, l.path); rerr != nil {
+			l.log.Error("metrics log: cannot rotate", "err", err, "and", rerr)
+		}
+		return
+	}
+	l.cur.name = old
+	l.cur.grew = l.now()
+	l.old = append(l.old, l.cur)
+	l.cur = f
+}
+
+// Close reads what is left and closes the files.
+func (l *RequestLog) Close() error {
+	l.Read()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.old {
+		f.f.Close()
+	}
+	l.old = nil
+	return l.cur.f.Close()
+}

@@ -1,0 +1,140 @@
+package metrics
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// appender opens the log as nginx's master does: append-only, by name.
+func appender(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func write(t *testing.T, f *os.File, s string) {
+	t.Helper()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newTestLog(t *testing.T) (*RequestLog, *Requests, string) {
+	t.Helper()
+	r, _ := newTestRequests(t, testOptions())
+	path := filepath.Join(t.TempDir(), "metrics.log")
+	l, err := OpenRequestLog(path, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, r, path
+}
+
+// TestRequestLogReads: whole lines are counted once, a line whose end is
+// not written yet waits for it, and the file is the owner's alone.
+func TestRequestLogReads(t *testing.T) {
+	l, r, path := newTestLog(t)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("metrics log mode %o, want 600", st.Mode().Perm())
+	}
+	w := appender(t, path)
+	one := line(webKey, "200", "GET", plain, "")
+	write(t, w, one+one+one[:10])
+	l.Read()
+	if got := testutil.ToFloat64(r.lines); got != 2 {
+		t.Errorf("lines = %v after two and a half, want 2", got)
+	}
+	write(t, w, one[10:])
+	l.Read()
+	l.Read()
+	if got := testutil.ToFloat64(r.lines); got != 3 {
+		t.Errorf("lines = %v, want 3", got)
+	}
+	if got := testutil.ToFloat64(r.dropped); got != 0 {
+		t.Errorf("dropped = %v", got)
+	}
+	// A line longer than any the format writes is dropped, not held.
+	write(t, w, strings.Repeat("x", maxLine+1))
+	l.Read()
+	write(t, w, "\n"+one)
+	l.Read()
+	if got := testutil.ToFloat64(r.dropped); got < 1 {
+		t.Errorf("dropped = %v after an overlong line", got)
+	}
+	if len(l.cur.partial) != 0 {
+		t.Errorf("%d bytes held after the overlong line", len(l.cur.partial))
+	}
+}
+
+// TestRequestLogGivesSpaceBack: what was read does not stay on disk.
+func TestRequestLogGivesSpaceBack(t *testing.T) {
+	l, r, path := newTestLog(t)
+	w := appender(t, path)
+	one := line(webKey, "200", "GET", plain, "")
+	n := 3*punchEvery/len(one) + 1
+	write(t, w, strings.Repeat(one, n))
+	l.Read()
+	if got := testutil.ToFloat64(r.lines); got != float64(n) {
+		t.Fatalf("lines = %v, want %d", got, n)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if used := st.Blocks * 512; used > st.Size/2 {
+		t.Errorf("%d bytes on disk for a %d-byte log read through", used, st.Size)
+	}
+}
+
+// TestRequestLogRotates: past RotateAfter, Rotate renames the file and
+// starts a new one for nginx to open; what the old workers still write
+// to the old file is counted until it stops growing, then it is removed.
+func TestRequestLogRotates(t *testing.T) {
+	l, r, path := newTestLog(t)
+	now := time.Unix(1000, 0)
+	l.now = func() time.Time { return now }
+	l.RotateAfter = 10
+	old := appender(t, path)
+	one := line(webKey, "200", "GET", plain, "")
+	write(t, old, one)
+	l.Rotate()
+	l.Rotate() // the new file is empty: nothing to do
+	matches, _ := filepath.Glob(path + ".*")
+	if len(matches) != 1 {
+		t.Fatalf("renamed files %v, want one", matches)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Size() != 0 || st.Mode().Perm() != 0o600 {
+		t.Fatalf("new log: %v, %v", st, err)
+	}
+	// An old worker finishes a request; a new one serves the next.
+	write(t, old, one)
+	write(t, appender(t, path), one)
+	l.Read()
+	if got := testutil.ToFloat64(r.lines); got != 3 {
+		t.Errorf("lines = %v, want 3", got)
+	}
+	now = now.Add(l.Drain + time.Second)
+	l.Read()
+	if _, err := os.Stat(matches[0]); !os.IsNotExist(err) {
+		t.Errorf("drained file still there: %v", err)
+	}
+	if len(l.old) != 0 {
+		t.Errorf("%d old files held", len(l.old))
+	}
+}
