@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -64,10 +65,17 @@ const maxLine = 8 << 10
 const punchEvery = 1 << 20
 
 // OpenRequestLog starts the metrics log at path, empty and readable by
-// its owner only, before nginx opens it; r counts its lines.
+// its owner only, before nginx opens it; r counts its lines. Renamed
+// files a previous run left are removed: no nginx writes them any more.
 func OpenRequestLog(path string, r *Requests, log *slog.Logger) (*RequestLog, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	stale, _ := filepath.Glob(path + ".*")
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil {
+			return nil, fmt.Errorf("metrics log: %w", err)
+		}
 	}
 	l := &RequestLog{path: path, requests: r, log: log, RotateAfter: 256 << 20, Drain: 5 * time.Minute,
 		buf: make([]byte, 256<<10), now: time.Now}

@@ -33,6 +33,12 @@ func newTestLog(t *testing.T) (*RequestLog, *Requests, string) {
 	t.Helper()
 	r, _ := newTestRequests(t, testOptions())
 	path := filepath.Join(t.TempDir(), "metrics.log")
+	// What a previous run left: its log, and a file it had renamed.
+	for _, p := range []string{path, path + ".1795000000000000000"} {
+		if err := os.WriteFile(p, []byte(line(webKey, "200", "GET", plain, "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	l, err := OpenRequestLog(path, r, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,8 +55,11 @@ func TestRequestLogReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("metrics log mode %o, want 600", st.Mode().Perm())
+	if st.Mode().Perm() != 0o600 || st.Size() != 0 {
+		t.Errorf("metrics log mode %o, size %d; want 600, empty", st.Mode().Perm(), st.Size())
+	}
+	if stale, _ := filepath.Glob(path + ".*"); len(stale) != 0 {
+		t.Errorf("a previous run's files are left: %v", stale)
 	}
 	w := appender(t, path)
 	one := line(webKey, "200", "GET", plain, "")
