@@ -292,26 +292,23 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			}
 			mgr.SetStatic(lua)
 			params.Dynamic = &render.Dynamic{Modules: mods, LuaPackagePath: f.luaPackagePath}
-			if requests != nil {
-				params.Dynamic.Metrics = f.metrics.render(requests)
-				reqLog, err := metrics.OpenRequestLog(dir.MetricsLog(), requests, log)
-				if err != nil {
-					return err
-				}
-				defer reqLog.Close()
-				reqLog.RotateAfter = max(f.metrics.logRotateSize, 1)
-				mgr.SetBeforeOpen(reqLog.Rotate)
-				go reqLog.Run(ctx, time.Second)
-				log.Info("per-request metrics enabled", "log", dir.MetricsLog())
-			}
 			client := balancer.NewClient(dir.DynamicSocket())
 			defer client.Close()
 			dynClient, pusher = client, client
 			log.Info("Lua balancer enabled: endpoint and certificate changes apply without reloads")
 		}
 	}
-	if pusher == nil && requests != nil {
-		log.Info("plain data plane: nginx_ingress_controller_requests and the request histograms are not reported (they are counted by the Lua data plane)")
+	if requests != nil {
+		params.Metrics = f.metrics.render(requests)
+		reqLog, err := metrics.OpenRequestLog(dir.MetricsLog(), requests, log)
+		if err != nil {
+			return err
+		}
+		defer reqLog.Close()
+		reqLog.RotateAfter = max(f.metrics.logRotateSize, 1)
+		mgr.SetBeforeOpen(reqLog.Rotate)
+		go reqLog.Run(ctx, time.Second)
+		log.Info("per-request metrics enabled", "log", dir.MetricsLog())
 	}
 	reporter, err := newKubeReporter(f, log, met)
 	if err != nil {

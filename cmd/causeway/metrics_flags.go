@@ -25,7 +25,7 @@ type requestMetricsFlags struct {
 }
 
 func (m *requestMetricsFlags) register(fl *pflag.FlagSet) {
-	fl.BoolVar(&m.enabled, "enable-metrics", true, "count every request in nginx_ingress_controller_requests and its histograms (needs the Lua data plane)")
+	fl.BoolVar(&m.enabled, "enable-metrics", true, "count every request in nginx_ingress_controller_requests and its histograms")
 	fl.BoolVar(&m.perHost, "metrics-per-host", true, "label request metrics with the host")
 	fl.BoolVar(&m.perUndefinedHost, "metrics-per-undefined-host", false, "also count requests for hosts no Ingress defines, labelled with their Host header (needs --metrics-per-host)")
 	fl.BoolVar(&m.statusClasses, "report-status-classes", false, "label request metrics with the status class (2xx) instead of the status")

@@ -17,7 +17,7 @@ func TestCanaryMetricsSeries(t *testing.T) {
 	m := policyModel(&model.Server{Host: "canary.example.com", Locations: []*model.Location{split, loc(model.Prefix, "/main", nil)}})
 	p := goldenParams
 	mc := goldenMetrics
-	p.Dynamic = &Dynamic{Metrics: &mc}
+	p.Dynamic, p.Metrics = &Dynamic{}, &mc
 	out, err := Render(m, p)
 	if err != nil {
 		t.Fatal(err)

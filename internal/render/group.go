@@ -50,7 +50,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	var order []string
 	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m),
 		accessLog: accessLogArgs(m.Config)}
-	if lua && p.Dynamic != nil && p.Dynamic.Metrics != nil {
+	if p.Metrics != nil {
 		q, err := Quote(p.StateDir.MetricsLog())
 		if err != nil {
 			return nil, nil, hashStats{}, nil, fmt.Errorf("metrics log: %w", err)

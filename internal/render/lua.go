@@ -61,9 +61,6 @@ type SnippetOptions struct {
 	// push, so the later of the two wins). Keep it, like the socket,
 	// where only the master and the controller can reach it.
 	StateFile string
-	// Metrics, when set, counts requests (see Metrics): the variable that
-	// names a location's series is declared even when no location sets it.
-	Metrics *Metrics
 	// RequestID says that servers assign X-Request-ID with
 	// causeway.requestid (requestid.go), whose workers start with no
 	// random bytes of the master's.
@@ -167,11 +164,7 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 		return Snippets{}, fmt.Errorf("keepalive (%d) and keepalive requests (%d) must be positive", keepalive, requests)
 	}
 
-	workerHooks, declareMetrics := "", ""
-	if o.Metrics != nil {
-		// Declares the variable for nginx even where no location sets it.
-		declareMetrics = fmt.Sprintf("\n        set $%s \"\";", balancer.MetricsVariable)
-	}
+	workerHooks := ""
 
 	if o.RequestID {
 		workerHooks += ` require("causeway.requestid").init_worker()`
@@ -203,14 +196,14 @@ proxy_pass http://%s;
     access_log off;
     client_max_body_size %s;
     client_body_buffer_size %s;
-    location /v1/ {%s
+    location /v1/ {
         content_by_lua_block { require("causeway.api").serve() }
     }
     location / {
         return 404;
     }
 }
-`, o.SocketPath, bodySize, bodySize, declareMetrics)
+`, o.SocketPath, bodySize, bodySize)
 	s.UnavailableServer = fmt.Sprintf(`server {
     listen unix:%s;
     access_log off;

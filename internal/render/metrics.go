@@ -73,10 +73,10 @@ func (rc *renderCtx) metricsAccessLogs(logOff bool) []string {
 // (the default 404 or default backend) are counted only for undefined
 // hosts, as in ingress-nginx.
 func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
-	if !sp.rc.lua || sp.rc.p.Dynamic == nil || sp.rc.p.Dynamic.Metrics == nil {
+	mc := sp.rc.p.Metrics
+	if mc == nil {
 		return nil
 	}
-	mc := sp.rc.p.Dynamic.Metrics
 	own := l.Source == (model.ObjectRef{})
 	catchAll := sp.srv.Host == ""
 	if own && catchAll && mc.PerHost && !mc.PerUndefinedHost {

@@ -60,7 +60,7 @@ func TestMetricsSeries(t *testing.T) {
 	render := func(mc Metrics) *Output {
 		t.Helper()
 		p := goldenParams
-		p.Dynamic = &Dynamic{Metrics: &mc}
+		p.Dynamic, p.Metrics = &Dynamic{}, &mc
 		out, err := Render(m, p)
 		if err != nil {
 			t.Fatal(err)

@@ -83,6 +83,9 @@ type Params struct {
 	// Flavour is the binary's family and version (nginx, Angie); the zero
 	// value renders what nginx 1.22 accepts.
 	Flavour flavour.Flavour
+	// Metrics, when set, counts requests per location (metrics.go), in
+	// either data plane.
+	Metrics *Metrics
 }
 
 // Dynamic configures the Lua-balanced data plane: one upstream whose peers
@@ -91,8 +94,6 @@ type Dynamic struct {
 	// Modules are absolute paths of the dynamic modules to load, in order
 	// (the NDK, then the Lua module).
 	Modules []string
-	// Metrics, when set, counts requests per location (metrics.go).
-	Metrics *Metrics
 	// LuaPackagePath is where lua-resty-core is found (see
 	// SnippetOptions.PackagePath); "" is LuaJIT's default path.
 	LuaPackagePath string
@@ -188,9 +189,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			main.LoadModules = append(main.LoadModules, q)
 		}
 	}
-	if lua != nil && p.Dynamic.Metrics != nil {
-		main.metrics = p.Dynamic.Metrics
-	}
+	main.metrics = p.Metrics
 	main.passthrough = m.Passthrough != nil
 	main.passthroughPass = main.passthrough && p.Flavour.StreamPass()
 	main.httpsPort = p.HTTPSPort

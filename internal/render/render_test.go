@@ -64,9 +64,9 @@ func TestGolden(t *testing.T) {
 			m, _ := build.Build(snap, opts)
 			if strings.HasPrefix(c.Name(), "lua") { // the Lua-balanced data plane
 				params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
-				if strings.Contains(c.Name(), "metrics") {
-					params.Dynamic.Metrics = &goldenMetrics
-				}
+			}
+			if strings.Contains(c.Name(), "metrics") { // either data plane
+				params.Metrics = &goldenMetrics
 			}
 			res, err := Render(m, params)
 			if err != nil {

@@ -37,7 +37,6 @@ func luaSnippets(m *model.Model, p Params) (*Snippets, error) {
 		Keepalive:         max(m.Config.UpstreamKeepalive, 1),
 		KeepaliveTimeout:  model.FormatDuration(m.Config.UpstreamKeepaliveTimeout),
 		KeepaliveRequests: m.Config.UpstreamKeepaliveRequests,
-		Metrics:           p.Dynamic.Metrics,
 		RequestID:         m.Config.GenerateRequestID,
 	})
 	if err != nil {

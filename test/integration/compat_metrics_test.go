@@ -134,12 +134,27 @@ func TestIngressNginxMetrics(t *testing.T) {
 }
 
 // TestIngressNginxMetricsPlain: without the Lua data plane, /proc and
-// stub_status are still read (the status server is in both planes).
+// stub_status are still read (the status server is in both planes), and
+// requests are counted (the metrics log is nginx's own).
 func TestIngressNginxMetricsPlain(t *testing.T) {
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{
 		"app.yaml": ingressClass + serviceYAML("shop", "web", 80, web) + ingressYAML("shop", "plain", "plain.metrics.test", "Prefix / web"),
 	}, "--dataplane", "plain")
+	for range 4 {
+		if r := c.Get("plain.metrics.test", "/"); r.Status != 200 {
+			t.Fatalf("plain.metrics.test: %d", r.Status)
+		}
+	}
+	eventually(t, 10*time.Second, func() error {
+		if got := c.Metric("nginx_ingress_controller_requests", `ingress="plain"`, `service="web"`, `status="200"`); got != 4 {
+			return fmt.Errorf("requests = %v, want 4", got)
+		}
+		if got := c.Metric("nginx_ingress_controller_response_duration_seconds_count", `ingress="plain"`); got != 4 {
+			return fmt.Errorf("response_duration_seconds_count = %v, want 4", got)
+		}
+		return nil
+	})
 	page := c.scrape()
 	if v := value(t, page, "nginx_ingress_controller_nginx_process_num_procs"); v < 2 {
 		t.Errorf("num_procs %v, want >= 2", v)
