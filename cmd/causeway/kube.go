@@ -117,7 +117,7 @@ func (k *kubeFlags) publishes() bool {
 // publisher returns where published addresses come from, or nil when
 // neither --publish-service nor --publish-address is set (no status is
 // written then). The flags have passed validate.
-func (k *kubeFlags) publisher(client kubernetes.Interface, httpPort, httpsPort int, onChange func()) (address.Source, *address.ServiceWatcher, error) {
+func (k *kubeFlags) publisher(client kubernetes.Interface, httpPort, httpsPort int, onChange func(), log *slog.Logger) (address.Source, *address.ServiceWatcher, error) {
 	switch {
 	case len(k.publishAddresses) > 0:
 		addrs, err := address.Parse(k.publishAddresses)
@@ -127,7 +127,7 @@ func (k *kubeFlags) publisher(client kubernetes.Interface, httpPort, httpsPort i
 		return address.Static(addrs), nil, nil
 	case k.publishService != "":
 		ns, name, _ := strings.Cut(k.publishService, "/")
-		w, err := address.NewServiceWatcher(client, ns, name, httpPort, httpsPort, onChange)
+		w, err := address.NewServiceWatcher(client, ns, name, httpPort, httpsPort, onChange, log)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -224,7 +224,7 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 	if err != nil {
 		return nil, err
 	}
-	src, watcher, err := k.publisher(writeClient, f.httpPort, f.httpsPort, r.resync)
+	src, watcher, err := k.publisher(writeClient, f.httpPort, f.httpsPort, r.resync, log.With("component", "status"))
 	if err != nil {
 		return nil, err
 	}

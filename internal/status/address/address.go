@@ -7,6 +7,7 @@ package address
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -178,36 +179,43 @@ type ServiceWatcher struct {
 	ports   string                                    // the Service's ports, as last seen
 	// httpPort and httpsPort are nginx's listeners (ServicePorts).
 	httpPort, httpsPort int
+	// said is what was last logged of the Service's state (see state).
+	said     string
+	onChange func()
+	log      *slog.Logger
+}
+
+// state says why a Service publishes nothing, "" when it publishes.
+func state(svc *corev1.Service, addrs []networkingv1.IngressLoadBalancerIngress) string {
+	switch {
+	case svc == nil:
+		return "does not exist"
+	case len(addrs) == 0:
+		return "has no load-balancer address nor external IP yet"
+	}
+	return ""
 }
 
 // NewServiceWatcher watches namespace/name. onChange is called, from the
 // informer's goroutine, whenever the published addresses, or the ports of
-// the Service that lead to nginx's httpPort and httpsPort, change.
-func NewServiceWatcher(client kubernetes.Interface, namespace, name string, httpPort, httpsPort int, onChange func()) (*ServiceWatcher, error) {
+// the Service that lead to nginx's httpPort and httpsPort, change. log
+// hears when the Service publishes nothing (Ingress status then stays
+// empty) and when it publishes again.
+func NewServiceWatcher(client kubernetes.Interface, namespace, name string, httpPort, httpsPort int, onChange func(), log *slog.Logger) (*ServiceWatcher, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 		}))
 	w := &ServiceWatcher{informer: f.Core().V1().Services().Informer(), factory: f, key: namespace + "/" + name,
 		httpPort: httpPort, httpsPort: httpsPort}
-	update := func() {
-		// One read of the store, so addresses and ports are of one
-		// version of the Service.
-		svc := w.service()
-		addrs := FromService(svc)
-		ports, _ := w.portsOf(svc)
-		w.mu.Lock()
-		changed := !Equal(addrs, w.current) || ports != w.ports
-		w.current, w.ports = addrs, ports
-		w.mu.Unlock()
-		if changed && onChange != nil {
-			onChange()
-		}
-	}
+	w.onChange, w.log = onChange, log
 	_, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { update() },
-		UpdateFunc: func(any, any) { update() },
-		DeleteFunc: func(any) { update() },
+		AddFunc:    func(any) { w.update() },
+		UpdateFunc: func(any, any) { w.update() },
+		DeleteFunc: func(any) { w.update() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watch publish service %s: %w", w.key, err)
@@ -215,9 +223,39 @@ func NewServiceWatcher(client kubernetes.Interface, namespace, name string, http
 	return w, nil
 }
 
-// Run starts the informer and blocks until ctx is done.
+// update notes the Service's addresses and ports, calls onChange when
+// they changed and logs when it starts or stops publishing.
+func (w *ServiceWatcher) update() {
+	// One read of the store, so addresses and ports are of one version of
+	// the Service.
+	svc := w.service()
+	addrs := FromService(svc)
+	ports, _ := w.portsOf(svc)
+	w.mu.Lock()
+	changed := !Equal(addrs, w.current) || ports != w.ports
+	w.current, w.ports = addrs, ports
+	now, before := state(svc, addrs), w.said
+	w.said = now
+	w.mu.Unlock()
+	switch {
+	case now != "" && now != before:
+		w.log.Warn("publish service "+now+": Ingress status gets no address until it has one", "service", w.key)
+	case now == "" && before != "":
+		w.log.Info("publish service has addresses again", "service", w.key, "addresses", len(addrs))
+	}
+	if changed && w.onChange != nil {
+		w.onChange()
+	}
+}
+
+// Run starts the informer and blocks until ctx is done. Once the Service
+// has been listed, it is checked even if it does not exist (no event
+// would say so).
 func (w *ServiceWatcher) Run(ctx context.Context) {
 	w.factory.Start(ctx.Done())
+	if cache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
+		w.update()
+	}
 	<-ctx.Done()
 	w.factory.Shutdown()
 }

@@ -1,12 +1,19 @@
 package address
 
 import (
+	"context"
+	"log/slog"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func ip(s string) networkingv1.IngressLoadBalancerIngress {
@@ -117,5 +124,69 @@ func TestServicePorts(t *testing.T) {
 	}
 	if ServicePorts(nil, 80, 443) != nil {
 		t.Error("a missing Service has ports")
+	}
+}
+
+// syncBuffer is a log sink the informer's goroutine writes to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServiceWatcherSaysWhenNothingIsPublished: a publish Service that
+// does not exist, or has no address yet, is logged once per state, and
+// so is its first address.
+func TestServiceWatcherSaysWhenNothingIsPublished(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	var logs syncBuffer
+	w, err := NewServiceWatcher(client, "ingress", "causeway", 80, 443, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.Run(ctx)
+	waitLog := func(want string, n int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for strings.Count(logs.String(), want) != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("log %q %d times, want %d:\n%s", want, strings.Count(logs.String(), want), n, logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitLog("publish service does not exist", 1)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "causeway"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}}
+	svc, err = client.CoreV1().Services("ingress").Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLog("publish service has no load-balancer address nor external IP yet", 1)
+	svc.Labels = map[string]string{"touched": "yes"} // another event, the same state
+	if svc, err = client.CoreV1().Services("ingress").Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.10"}}
+	if _, err := client.CoreV1().Services("ingress").UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitLog("publish service has addresses again", 1)
+	waitLog("publish service has no load-balancer address nor external IP yet", 1)
+	if addrs, ok := w.Addresses(); !ok || len(addrs) != 1 || addrs[0].IP != "192.0.2.10" {
+		t.Errorf("addresses %v, %v", addrs, ok)
 	}
 }
