@@ -130,6 +130,42 @@ func (l *RequestLog) Read() {
 	clear(l.old[len(keep):])
 	l.old = keep
 	l.readFile(l.cur, now)
+	l.follow(now)
+}
+
+// follow keeps the file at path the current one when something removed
+// or replaced it (a cleanup of the state directory): nginx opens the name
+// again at its next reload, so the lines would go there unread. The file
+// left is read on like a renamed one; l.mu is held.
+func (l *RequestLog) follow(now time.Time) {
+	st, err := os.Stat(l.path)
+	cur, cerr := l.cur.f.Stat()
+	if err == nil && cerr == nil && os.SameFile(st, cur) {
+		return
+	}
+	var f *os.File
+	if err == nil {
+		// Someone else's file (nginx's after a reload): read it whole,
+		// and make it the owner's alone like ours.
+		if f, err = os.OpenFile(l.path, os.O_RDWR, 0); err == nil {
+			err = f.Chmod(0o600)
+		}
+	} else if errors.Is(err, os.ErrNotExist) {
+		f, err = os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		l.readError(l.cur, err)
+		return
+	}
+	l.log.Warn("metrics log: the file was removed or replaced; reading the new one, and the old one until it stops growing", "file", l.path)
+	l.cur.name = "" // gone from the directory: nothing to remove
+	l.cur.grew = now
+	l.old = append(l.old, l.cur)
+	l.cur = &logFile{f: f, name: l.path, grew: now}
+	l.readFile(l.cur, now)
 }
 
 // readFile counts f's new complete lines; l.mu is held.
@@ -213,6 +249,9 @@ func (l *RequestLog) retire(f *logFile) {
 		l.requests.Count(append(f.partial, '\n'))
 	}
 	f.f.Close()
+	if f.name == "" {
+		return
+	}
 	if err := os.Remove(f.name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		l.log.Warn("metrics log: cannot remove a drained file", "file", f.name, "err", err)
 	}

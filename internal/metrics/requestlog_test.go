@@ -147,3 +147,52 @@ func TestRequestLogRotates(t *testing.T) {
 		t.Errorf("%d old files held", len(l.old))
 	}
 }
+
+// TestRequestLogFollowsItsName: a log removed behind the controller's back
+// is started again under its name (where nginx opens it at its next
+// reload); what is still written to the removed file is counted until it
+// stops growing, and a file nginx created there is read whole and made
+// private.
+func TestRequestLogFollowsItsName(t *testing.T) {
+	l, r, path := newTestLog(t)
+	now := time.Unix(1000, 0)
+	l.now = func() time.Time { return now }
+	one := line(webKey, "200", "GET", plain, "")
+	before := appender(t, path)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	l.Read()
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("log not started again: %v, %v", st, err)
+	}
+	write(t, before, one)
+	write(t, appender(t, path), one)
+	l.Read()
+	if got := testutil.ToFloat64(r.lines); got != 2 {
+		t.Errorf("lines = %v, want 2", got)
+	}
+	// Replaced by a file of someone else's, already written to.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(one+one), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.Read()
+	if got := testutil.ToFloat64(r.lines); got != 4 {
+		t.Errorf("lines = %v, want 4", got)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("replaced log: %v, %v", st, err)
+	}
+	now = now.Add(l.Drain + time.Second)
+	l.Read()
+	if len(l.old) != 0 {
+		t.Errorf("%d old files held after they stopped growing", len(l.old))
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the current log was removed with an old one: %v", err)
+	}
+}
