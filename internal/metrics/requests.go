@@ -36,10 +36,10 @@ type RequestOptions struct {
 	// controller_class, controller_pod).
 	ConstLabels prometheus.Labels
 	// Grace is how long a series key stays known after the configuration
-	// stopped naming it: old workers still finish requests and send their
-	// last counts (2 minutes when 0).
+	// stopped naming it: old workers still finish requests and write their
+	// last lines (2 minutes when 0).
 	Grace time.Duration
-	// Log receives what is wrong with a batch.
+	// Log receives what is wrong with a metrics log line (at debug level).
 	Log *slog.Logger
 }
 
