@@ -33,8 +33,12 @@ func (b *builder) boundSharedPools() {
 	}
 	share := max(1, (model.MaxKeepaliveTotal-own)/shared)
 	b.model.Config.UpstreamKeepalive = share
+	// The message names no count: it would change with every backend
+	// that gains or loses its endpoints, and each change would be a new
+	// Event. upstreams.conf has each pool's size.
 	b.problem(b.configMapRef(), model.ReasonUnsupported, false,
-		`key "upstream-keepalive-connections": without the Lua balancer each of the %d upstreams keeps a pool of its own, `+
-			"and %d idle connections each would reserve %d per nginx worker together (over %d); each keeps %d",
-		shared, per, own+shared*per, model.MaxKeepaliveTotal, share)
+		`key "upstream-keepalive-connections": without the Lua balancer each upstream keeps a pool of its own, `+
+			"and %d idle connections each would reserve over %d per nginx worker together; "+
+			"each upstream keeps its share of what is left (at least 1; see keepalive in upstreams.conf)",
+		per, model.MaxKeepaliveTotal)
 }

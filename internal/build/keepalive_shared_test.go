@@ -1,7 +1,10 @@
 package build
 
 import (
+	"cmp"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,6 +83,14 @@ func TestSharedPoolsBound(t *testing.T) {
 			for _, p := range problems {
 				if strings.Contains(p.Message, `"upstream-keepalive-connections"`) {
 					reported = true
+					// The same message at any count: one Event, not one per
+					// backend that gains or loses endpoints.
+					per := cmp.Or(tc.config, "320")
+					for _, n := range regexp.MustCompile(`\d+`).FindAllString(p.Message, -1) {
+						if n != per && n != strconv.Itoa(model.MaxKeepaliveTotal) && n != "1" {
+							t.Errorf("message names a count (%s): %s", n, p.Message)
+						}
+					}
 					if p.Object.Kind != "ConfigMap" || p.Object.Namespace != "causeway" || p.Object.Name != "config" {
 						t.Errorf("problem on %v, want the ConfigMap causeway/config", p.Object)
 					}
