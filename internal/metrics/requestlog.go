@@ -43,6 +43,8 @@ type RequestLog struct {
 	buf  []byte
 	now  func() time.Time
 	errs int // read errors since the last one logged
+	// noPunch: the file system cannot punch holes (said once).
+	noPunch bool
 }
 
 // logFile is one file of the log, read up to off.
@@ -227,7 +229,13 @@ func (l *RequestLog) punch(f *logFile) {
 	}
 	err := unix.Fallocate(int(f.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, f.punched, upTo-f.punched)
 	if err != nil {
-		if !errors.Is(err, unix.EOPNOTSUPP) {
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			if !l.noPunch {
+				l.noPunch = true
+				l.log.Warn("metrics log: the file system cannot give read space back; the log's disk use grows until it is rotated at a reload past --metrics-log-rotate-size",
+					"file", f.name)
+			}
+		} else {
 			l.readError(f, err)
 		}
 		f.punched = upTo // do not try again for this range
