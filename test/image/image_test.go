@@ -305,12 +305,13 @@ func run(t *testing.T, tag string, opts, args []string) string {
 }
 
 // controllerArgs are the container's arguments: the files source on /m,
-// nginx on ip with the two traffic ports, health and metrics on free ports.
-func controllerArgs(t *testing.T, ip string, httpPort, httpsPort int) []string {
+// nginx on ip with the two traffic ports, health on a free port and
+// metrics on metricsPort.
+func controllerArgs(t *testing.T, ip string, httpPort, httpsPort, metricsPort int) []string {
 	t.Helper()
 	return []string{"controller", "--manifests", "/m", "--listen-address", ip,
 		"--http-port", strconv.Itoa(httpPort), "--https-port", strconv.Itoa(httpsPort),
-		"--health-port", strconv.Itoa(harness.FreePort(t, ip)), "--metrics-port", strconv.Itoa(harness.FreePort(t, ip))}
+		"--health-port", strconv.Itoa(harness.FreePort(t, ip)), "--metrics-port", strconv.Itoa(metricsPort)}
 }
 
 // serve waits, bounded, until nginx in the container answers for host at
@@ -460,16 +461,17 @@ const host = "image.causeway.test"
 // volumes) with the capability options caps and the manifests on /m,
 // nginx on ip at the two ports and the echo backend on backendIP. It
 // returns the container's name once a request is served through it.
-func start(t *testing.T, ip, backendIP string, httpPort, httpsPort int, caps ...string) string {
+func start(t *testing.T, ip, backendIP string, httpPort, httpsPort int, caps ...string) (name, metricsAddr string) {
 	t.Helper()
 	require(t, true)
 	img := loadImage(t)
 	m := manifests(t, host, backendIP, backend(t, backendIP))
 	opts := append([]string{"--user", "101:101", "--security-opt", "no-new-privileges",
 		"--read-only", "--tmpfs", "/tmp", "-v", stateDir(t) + ":/var/lib/causeway", "-v", m + ":/m:ro"}, caps...)
-	name := run(t, img.Tag, opts, controllerArgs(t, ip, httpPort, httpsPort))
+	metricsPort := harness.FreePort(t, ip)
+	name = run(t, img.Tag, opts, controllerArgs(t, ip, httpPort, httpsPort, metricsPort))
 	serve(t, net.JoinHostPort(ip, strconv.Itoa(httpPort)), host)
-	return name
+	return name, net.JoinHostPort(ip, strconv.Itoa(metricsPort))
 }
 
 // TestImageAsDeployed runs the image with deploy/deployment.yaml's
@@ -478,8 +480,9 @@ func start(t *testing.T, ip, backendIP string, httpPort, httpsPort int, caps ...
 // on SIGTERM.
 func TestImageAsDeployed(t *testing.T) {
 	const ip = "127.0.0.101"
-	name := start(t, ip, "127.0.0.102", harness.FreePort(t, ip), harness.FreePort(t, ip), "--cap-drop", "all")
+	name, metricsAddr := start(t, ip, "127.0.0.102", harness.FreePort(t, ip), harness.FreePort(t, ip), "--cap-drop", "all")
 	checkProcesses(t, name, 0)
+	checkRequestMetrics(t, metricsAddr)
 
 	if out, err := podman("stop", "-t", "30", name); err != nil {
 		t.Fatalf("stop: %v %s", err, out)
@@ -493,6 +496,31 @@ func TestImageAsDeployed(t *testing.T) {
 	}
 }
 
+// checkRequestMetrics: the requests served so far are counted (nginx, as
+// uid 101 on a read-only root, writes the metrics log in the state
+// directory, and the controller reads it).
+func checkRequestMetrics(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			n, err := harness.SumMetric(string(body), "nginx_ingress_controller_requests", `path="/"`, `status="200"`)
+			if err == nil && n >= 1 {
+				return
+			}
+			last = fmt.Sprintf("nginx_ingress_controller_requests = %v, %v", n, err)
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Errorf("request metrics: %s", last)
+}
+
 // TestImagePrivilegedPorts gives the container NET_BIND_SERVICE, and
 // nothing else, and has nginx listen on ports below 1024 as uid 101. podman
 // puts an added capability of a non-root user in the ambient set, so it
@@ -502,7 +530,7 @@ func TestImagePrivilegedPorts(t *testing.T) {
 	const ip = "127.0.0.103"
 	httpPort := privilegedPort(t, ip, 0)
 	httpsPort := privilegedPort(t, ip, httpPort)
-	name := start(t, ip, "127.0.0.104", httpPort, httpsPort, "--cap-drop", "all", "--cap-add", "NET_BIND_SERVICE")
+	name, _ := start(t, ip, "127.0.0.104", httpPort, httpsPort, "--cap-drop", "all", "--cap-add", "NET_BIND_SERVICE")
 	r, err := harness.Get("https", net.JoinHostPort(ip, strconv.Itoa(httpsPort)), host, "/image")
 	if err != nil || r.Reply.Service != "web" {
 		t.Errorf("HTTPS on port %d: %+v, %v; want the echo backend", httpsPort, r, err)
