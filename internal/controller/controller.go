@@ -218,7 +218,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			}
 		}
 		if c.opts.Requests != nil {
-			c.opts.Requests.SetSeries(out.Series)
+			c.opts.Requests.SetSeries(out.Series, m.Config.WorkerShutdownTimeout)
 		}
 		result, err := c.opts.Applier.Apply(ctx, out.Files, out.Version)
 		if err == nil {

@@ -121,9 +121,12 @@ func (l *RequestLog) Read() {
 	defer l.mu.Unlock()
 	now := l.now()
 	keep := l.old[:0]
+	// An old worker may finish a long request (a WebSocket) as late as
+	// worker-shutdown-timeout after the reload.
+	drain := max(l.Drain, l.requests.OldWorkers()+oldWorkerSlack)
 	for _, f := range l.old {
 		l.readFile(f, now)
-		if now.Sub(f.grew) < l.Drain {
+		if now.Sub(f.grew) < drain {
 			keep = append(keep, f)
 			continue
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/causeway/causeway/internal/balancer"
 )
 
 // appender opens the log as nginx's master does: append-only, by name.
@@ -138,7 +140,15 @@ func TestRequestLogRotates(t *testing.T) {
 	if got := testutil.ToFloat64(r.lines); got != 3 {
 		t.Errorf("lines = %v, want 3", got)
 	}
+	// Old workers may live 10 minutes (worker-shutdown-timeout): the
+	// renamed file is read until then.
+	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels}, 10*time.Minute)
 	now = now.Add(l.Drain + time.Second)
+	l.Read()
+	if _, err := os.Stat(matches[0]); err != nil {
+		t.Errorf("renamed file dropped while old workers may still write to it: %v", err)
+	}
+	now = now.Add(10 * time.Minute)
 	l.Read()
 	if _, err := os.Stat(matches[0]); !os.IsNotExist(err) {
 		t.Errorf("drained file still there: %v", err)

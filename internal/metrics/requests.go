@@ -80,6 +80,9 @@ type Requests struct {
 
 	lines   prometheus.Counter
 	dropped prometheus.Counter
+	// oldWorkers is how long old workers may live after a reload, as
+	// SetSeries was last told.
+	oldWorkers time.Duration
 
 	mu     sync.Mutex
 	keys   map[string]*knownKey
@@ -187,6 +190,14 @@ func NewRequests(opts RequestOptions, reg prometheus.Registerer) (*Requests, err
 	return r, nil
 }
 
+// OldWorkers is how long old workers may live after a reload, as SetSeries
+// was last told (0 before).
+func (r *Requests) OldWorkers() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.oldWorkers
+}
+
 // Histograms are the names of the histograms nginx must observe, for the
 // configuration (render.Metrics.Histograms).
 func (r *Requests) Histograms() []string {
@@ -197,14 +208,23 @@ func (r *Requests) Histograms() []string {
 	return out
 }
 
+// oldWorkerSlack is what a line of an old worker may take beyond its
+// last request: the buffer's flush (1 s) and a read of the log (1 s),
+// with room.
+const oldWorkerSlack = 30 * time.Second
+
 // SetSeries makes keys the configuration's series keys. Call it before
 // the configuration goes live, so that no worker sends a key the
 // collector does not know. Keys no longer named expire after the grace
-// period, and their series with them (as ingress-nginx removes the
-// metrics of a deleted Ingress).
-func (r *Requests) SetSeries(keys map[string]balancer.SeriesLabels) {
+// period, or once the old workers are gone if they may live longer
+// (oldWorkers: the configuration's worker-shutdown-timeout), and their
+// series with them (as ingress-nginx removes the metrics of a deleted
+// Ingress).
+func (r *Requests) SetSeries(keys map[string]balancer.SeriesLabels, oldWorkers time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.oldWorkers = oldWorkers
+	grace := max(r.opts.Grace, oldWorkers+oldWorkerSlack)
 	now := r.now()
 	for k, l := range keys {
 		r.keys[k] = &knownKey{key: k, labels: l}
@@ -214,7 +234,7 @@ func (r *Requests) SetSeries(keys map[string]balancer.SeriesLabels) {
 			continue
 		}
 		if kk.expires.IsZero() {
-			kk.expires = now.Add(r.opts.Grace)
+			kk.expires = now.Add(grace)
 		}
 	}
 	r.expire(now)

@@ -33,7 +33,7 @@ func newTestRequests(t *testing.T, opts RequestOptions) (*Requests, *prometheus.
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels})
+	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels}, 0)
 	return r, reg
 }
 
@@ -257,7 +257,7 @@ func TestRequestsSeriesExpire(t *testing.T) {
 	now := time.Unix(1000, 0)
 	r.now = func() time.Time { return now }
 	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
-	r.SetSeries(map[string]balancer.SeriesLabels{anyKey: anyLabels}) // webKey gone
+	r.SetSeries(map[string]balancer.SeriesLabels{anyKey: anyLabels}, 0) // webKey gone
 	now = now.Add(time.Minute)
 	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 1 {
@@ -268,10 +268,22 @@ func TestRequestsSeriesExpire(t *testing.T) {
 		t.Errorf("%d series after the grace period, want 0", n)
 	}
 	// Named again, the key counts from zero.
-	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels})
+	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels}, 0)
 	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	if got := testutil.ToFloat64(r); got != 1 {
 		t.Errorf("requests = %v after the key came back, want 1", got)
+	}
+	// Old workers that may live 10 minutes (worker-shutdown-timeout) keep
+	// a removed key known until they are gone.
+	r.SetSeries(map[string]balancer.SeriesLabels{anyKey: anyLabels}, 10*time.Minute)
+	now = now.Add(9 * time.Minute)
+	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
+	if got := testutil.ToFloat64(r); got != 2 {
+		t.Errorf("requests = %v from an old worker after 9 minutes, want 2", got)
+	}
+	now = now.Add(2 * time.Minute)
+	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 0 {
+		t.Errorf("%d series once the old workers are gone, want 0", n)
 	}
 }
 
@@ -286,7 +298,7 @@ func FuzzRequestsCount(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels})
+		r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels}, 0)
 		r.Count(data)
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(r)
