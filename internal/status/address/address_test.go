@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/causeway/causeway/test/harness"
 )
 
 func ip(s string) networkingv1.IngressLoadBalancerIngress {
@@ -127,30 +128,12 @@ func TestServicePorts(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the informer's goroutine writes to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServiceWatcherSaysWhenNothingIsPublished: a publish Service that
 // does not exist, or has no address yet, is logged once per state, and
 // so is its first address.
 func TestServiceWatcherSaysWhenNothingIsPublished(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	var logs syncBuffer
+	var logs harness.SyncBuffer
 	w, err := NewServiceWatcher(client, "ingress", "causeway", 80, 443, nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
