@@ -305,7 +305,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 			return err
 		}
 		defer reqLog.Close()
-		reqLog.RotateAfter = max(f.metrics.logRotateSize, 1)
+		reqLog.RotateAfter = f.metrics.logRotateSize
 		mgr.SetBeforeOpen(reqLog.Rotate)
 		go reqLog.Run(ctx, time.Second)
 		log.Info("per-request metrics enabled", "log", dir.MetricsLog())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +42,9 @@ func (m *requestMetricsFlags) register(fl *pflag.FlagSet) {
 func (m *requestMetricsFlags) collector(log *slog.Logger, met *metrics.Metrics) (*metrics.Requests, error) {
 	if !m.enabled {
 		return nil, nil
+	}
+	if m.logRotateSize <= 0 {
+		return nil, fmt.Errorf("--metrics-log-rotate-size %d: want a positive number of bytes", m.logRotateSize)
 	}
 	return metrics.NewRequests(metrics.RequestOptions{
 		TimeBuckets: m.timeBuckets, LengthBuckets: m.lengthBuckets, SizeBuckets: m.sizeBuckets,

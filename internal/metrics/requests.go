@@ -75,6 +75,7 @@ type Requests struct {
 	sources  []string
 	sourceAt []int
 	withHost bool
+	nfields  int // balancer.MetricsLogFields
 	vals     []float64
 	fields   [][]byte
 
@@ -172,6 +173,11 @@ func NewRequests(opts RequestOptions, reg prometheus.Registerer) (*Requests, err
 		return nil, err
 	}
 	r.withHost = opts.PerHost && opts.PerUndefinedHost
+	fields, err := balancer.MetricsLogFields(r.Histograms(), r.withHost)
+	if err != nil {
+		return nil, err
+	}
+	r.nfields = len(fields)
 	r.vals = make([]float64, len(r.sources))
 	r.lines = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "causeway_metrics_log_lines_total",
@@ -304,10 +310,7 @@ func (r *Requests) Count(data []byte) {
 
 // countLine counts one line; r.mu is held.
 func (r *Requests) countLine(line []byte) error {
-	n := 3 + len(r.sources)
-	if r.withHost {
-		n++
-	}
+	n := r.nfields
 	sep := []byte(balancer.MetricsLogSeparator)
 	field, rest := r.fields[:0], line
 	for len(field) < n-1 {
