@@ -57,7 +57,7 @@ func (sp *serverPlan) planErrors(v *policyView, lv *locationView, l *model.Locat
 		return fmt.Errorf("error backend: %w", err)
 	}
 	// The error page's request is the location's, still naming its series.
-	if target.Metrics = sp.rc.p.Metrics != nil; target.Metrics {
+	if sp.rc.p.Metrics != nil {
 		target.AccessLogs = sp.rc.metricsAccessLogs(false)
 	}
 	key := fmt.Sprintf("%q %q", quoted, e.Backend)

@@ -103,7 +103,6 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 		return err
 	}
 	lv.LogVars = append(lv.LogVars, logVar{Name: balancer.MetricsVariable, Value: q})
-	lv.Metrics = true
 	lv.AccessLogs = sp.rc.metricsAccessLogs(lv.AccessLogOff || lv.Policy != nil && lv.Policy.AccessLogOff)
 	if sp.rc.series == nil {
 		// About two locations per host: growing the map was a third of

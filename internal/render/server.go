@@ -123,12 +123,11 @@ type locationView struct {
 	// Pass is the proxy directive ("proxy_pass", "grpc_pass") and PassURL
 	// its target.
 	Pass, PassURL string
-	// HeaderFilter and LogHook install the balancer's Lua hooks. Metrics
-	// counts the location's requests: AccessLogs are then its access_log
-	// directives, the metrics log's first (metrics.go).
+	// HeaderFilter and LogHook install the balancer's Lua hooks.
 	HeaderFilter, LogHook bool
-	Metrics               bool     `json:",omitempty"` // not in older shapes' digests
-	AccessLogs            []string `json:",omitempty"`
+	// AccessLogs, set when the location counts its requests, are its
+	// access_log directives, the metrics log's first (metrics.go).
+	AccessLogs []string `json:",omitempty"`
 	// Policy is nil when the location adds nothing to the defaults.
 	Policy *policyView
 	// AccessLogOff and LogVars are the access log's (see accesslog.go):
