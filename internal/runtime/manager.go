@@ -148,9 +148,9 @@ func (m *Manager) Version() string {
 	return m.version
 }
 
-// Apply makes files live: it writes what changed, checks it with nginx,
-// reloads (or starts) nginx and waits until a worker of the new generation
-// reports version. When nginx refuses the files or the new version never
+// Apply makes files live: it writes what changed, reloads nginx (or checks
+// the files with nginx -t and starts it) and waits until a worker of the
+// new generation reports version. When nginx refuses the files or the new version never
 // shows, the last good files are restored and nginx keeps serving them.
 //
 // Certificates are read by nginx at each handshake and password files at
@@ -187,11 +187,16 @@ func (m *Manager) Apply(ctx context.Context, files render.Files, version string)
 		// handshake or request.
 		return res, m.files.prune()
 	}
-	if out, err := m.test(ctx); err != nil {
-		m.restore(last)
-		return ApplyResult{}, err
-	} else if out != "" {
-		m.opts.Log.Warn("nginx -t warnings", "output", out)
+	if m.proc == nil {
+		// Nothing serves yet: check first, so that a refusal names its
+		// culprit rather than ending the master. A running master checks
+		// the files itself at the reload (refusal.go).
+		if out, err := m.test(ctx); err != nil {
+			m.restore(last)
+			return ApplyResult{}, err
+		} else if out != "" {
+			m.opts.Log.Warn("nginx -t warnings", "output", out)
+		}
 	}
 	if err := m.reloadAndVerify(ctx, version); err != nil {
 		if m.proc == nil {
@@ -401,24 +406,32 @@ func (m *Manager) args(extra ...string) []string {
 
 // reloadAndVerify starts nginx if it is not running, else sends SIGHUP
 // (what "nginx -s reload" does, without re-reading the pid file), then polls
-// the status socket until the new version answers.
+// the status socket until the new version answers. A master that logs an
+// [emerg] or [alert] meanwhile has most likely refused the files and kept
+// the old ones: nginx -t then says why, as a *ConfigError.
 func (m *Manager) reloadAndVerify(ctx context.Context, version string) error {
 	if m.proc == nil {
 		if err := m.start(); err != nil {
 			return err
 		}
-	} else {
-		if m.beforeOpen != nil {
-			m.beforeOpen()
-		}
-		if err := m.signal(syscall.SIGHUP); err != nil {
-			return err
-		}
+		return m.waitVersion(ctx, version, m.opts.VerifyTimeout, nil)
 	}
-	return m.waitVersion(ctx, version, m.opts.VerifyTimeout)
+	if m.beforeOpen != nil {
+		m.beforeOpen()
+	}
+	complained := m.logs.tap.watch(m.proc.Pid)
+	defer m.logs.tap.stop()
+	if err := m.signal(syscall.SIGHUP); err != nil {
+		return err
+	}
+	return m.waitVersion(ctx, version, m.opts.VerifyTimeout, complained)
 }
 
-func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.Duration) error {
+// waitVersion polls until the workers report version. When complained
+// closes, nginx -t checks the files on disk: a refusal is returned at
+// once; otherwise the complaint was about something else, and the wait
+// goes on.
+func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.Duration, complained <-chan struct{}) error {
 	deadline := time.Now().Add(timeout)
 	var last string
 	var lastErr error
@@ -439,6 +452,13 @@ func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.
 			return ctx.Err()
 		case <-m.exited:
 			return errors.New("nginx exited while reloading")
+		case <-complained:
+			complained = nil
+			out, err := m.test(ctx)
+			if err != nil {
+				return err
+			}
+			m.opts.Log.Warn("nginx complained during a reload, but nginx -t accepts the files; still waiting for the new workers", "output", out)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -123,7 +123,7 @@ func (m *Manager) respawn(ctx context.Context) error {
 	if err := m.start(); err != nil {
 		return err
 	}
-	if err := m.waitVersion(ctx, m.version, m.opts.VerifyTimeout); err != nil {
+	if err := m.waitVersion(ctx, m.version, m.opts.VerifyTimeout, nil); err != nil {
 		return err
 	}
 	select {

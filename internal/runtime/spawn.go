@@ -58,6 +58,7 @@ func procAttr() *syscall.SysProcAttr {
 type logPipe struct {
 	w    *os.File // nginx's end; kept open across nginx restarts
 	done chan struct{}
+	tap  *refusalTap
 }
 
 // maxLogLine bounds one forwarded line; longer ones are split.
@@ -90,11 +91,11 @@ func newLogPipe(out io.Writer) (*logPipe, error) {
 	r, w := os.NewFile(uintptr(fds[0]), "nginx-log-r"), os.NewFile(uintptr(fds[1]), "nginx-log-w")
 	// Best effort: the default 64 KiB still works, with less slack.
 	syscall.Syscall(syscall.SYS_FCNTL, uintptr(fds[1]), fSetPipeSize, logPipeSize)
-	p := &logPipe{w: w, done: make(chan struct{})}
+	p := &logPipe{w: w, done: make(chan struct{}), tap: &refusalTap{out: out}}
 	go func() {
 		defer close(p.done)
 		defer r.Close()
-		forwardLines(r, out, logPause)
+		forwardLines(r, p.tap, logPause)
 	}()
 	return p, nil
 }

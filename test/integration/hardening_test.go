@@ -335,3 +335,44 @@ func TestRefusedConfigMapValueDoesNotFreeze(t *testing.T) {
 		return nil
 	})
 }
+
+// A running nginx is reloaded without nginx -t first: the master checks
+// the files itself and keeps the old ones when it cannot use them. Its
+// complaint must be noticed at once, not after the reload timeout, and
+// the culprit found as before: here a ConfigMap value nginx refuses,
+// written while traffic flows.
+func TestRefusedReloadIsNoticedAtOnce(t *testing.T) {
+	web := startBackend(t, "web")
+	c := startController(t, map[string]string{
+		"app.yaml": ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "web", "app.test", "Prefix / web"),
+	}, "--reload-timeout", "60s")
+	failed := c.Metric("causeway_nginx_reloads_total", `result="failure"`)
+	start := time.Now()
+	c.WriteManifest("config.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: config, namespace: causeway}\ndata: {ssl-ciphers: \"NOSUCHCIPHER\"}\n")
+	eventually(t, 10*time.Second, func() error {
+		if c.Metric("causeway_nginx_reloads_total", `result="failure"`) <= failed {
+			return fmt.Errorf("no failed reload recorded yet")
+		}
+		if !strings.Contains(c.log.String(), "defaults are used") {
+			return fmt.Errorf("no Problem saying the ConfigMap's defaults are used")
+		}
+		return nil
+	})
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the refused reload took %s to notice; the reload timeout is 60s", took)
+	}
+	if r := c.Get("app.test", "/"); r.Status != 200 || r.Reply.Service != "web" {
+		t.Fatalf("status %d from %q, want 200 from web", r.Status, r.Reply.Service)
+	}
+	if !strings.Contains(c.log.String(), "NOSUCHCIPHER") {
+		t.Fatal("nginx's reason must be logged")
+	}
+	// Later changes keep applying.
+	c.WriteManifest("b.yaml", ingressYAML("default", "b", "b.test", "Prefix / web"))
+	eventually(t, 5*time.Second, func() error {
+		if r := c.Get("b.test", "/"); r.Reply.Service != "web" {
+			return fmt.Errorf("b.test: %d", r.Status)
+		}
+		return nil
+	})
+}
