@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 )
 
 // The per-request metrics contract between the nginx configuration (written
@@ -73,18 +74,15 @@ func MetricsLogSources(names []string) (sources []string, at []int, err error) {
 
 // MetricsLogFields are the nginx variables (without '$') of a metrics log
 // line, in order: the series key, $status, $request_method, the sources
-// (MetricsLogSources), then the request's Host when withHost (last, as
-// the one field a client can fill).
-func MetricsLogFields(names []string, withHost bool) ([]string, error) {
+// (MetricsLogSources), then $host (last, as the one field a client can
+// fill). The host is read for shared and undefined-host series only.
+func MetricsLogFields(names []string) ([]string, error) {
 	sources, _, err := MetricsLogSources(names)
 	if err != nil {
 		return nil, err
 	}
 	out := append([]string{MetricsVariable, "status", "request_method"}, sources...)
-	if withHost {
-		out = append(out, "host")
-	}
-	return out, nil
+	return append(out, "host"), nil
 }
 
 // SeriesLabels are the labels of a location's series.
@@ -127,7 +125,30 @@ func SeriesKey(l SeriesLabels) string {
 	return string(out)
 }
 
-var seriesKeyRe = regexp.MustCompile(`^[du][0-9a-f]{16}$`)
+// SharedSeriesKey is the one key of a location of a shared server (render's
+// server blocks that serve many alike hosts, named server), whatever the
+// host: the collector tells the hosts apart by the request's $host, an
+// exact server name there, through SharedSeriesEntry. Without it, each
+// such location needed a map from $host to a key, and nginx pays for every
+// map at each reload. variable is the nginx variable that carries it
+// (MetricsVariable, or CanaryMetricsVariable for the canary's series).
+func SharedSeriesKey(server string, location int, variable string) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + strconv.Itoa(location) + "\x00" + variable))
+	out := make([]byte, 17)
+	out[0] = 's'
+	hex.Encode(out[1:], sum[:8])
+	return string(out)
+}
+
+// SharedSeriesEntry is the collector's key for the requests to host of a
+// shared series key.
+func SharedSeriesEntry(key, host string) string { return key + "\x00" + host }
+
+// IsSharedSeriesKey reports whether k is a SharedSeriesKey, whose lines
+// are told apart by their host.
+func IsSharedSeriesKey(k []byte) bool { return len(k) > 0 && k[0] == 's' }
+
+var seriesKeyRe = regexp.MustCompile(`^[dus][0-9a-f]{16}$`)
 
 // ValidSeriesKey reports whether k has SeriesKey's form.
 func ValidSeriesKey(k string) bool { return seriesKeyRe.MatchString(k) }

@@ -70,14 +70,17 @@ type Requests struct {
 	latency    *prometheus.Desc
 
 	// sources are the observed values a metrics log line carries;
-	// sourceAt[i] is histogram i's. withHost: the line ends with the
-	// request's Host. vals and fields are countLine's scratch space.
+	// sourceAt[i] is histogram i's. withHost: the host of undefined-host
+	// series is read from the line's last field (the request's Host).
+	// vals, fields and entry (a shared series' SharedSeriesEntry) are
+	// countLine's scratch space.
 	sources  []string
 	sourceAt []int
 	withHost bool
 	nfields  int // balancer.MetricsLogFields
 	vals     []float64
 	fields   [][]byte
+	entry    []byte
 
 	lines   prometheus.Counter
 	dropped prometheus.Counter
@@ -173,7 +176,7 @@ func NewRequests(opts RequestOptions, reg prometheus.Registerer) (*Requests, err
 		return nil, err
 	}
 	r.withHost = opts.PerHost && opts.PerUndefinedHost
-	fields, err := balancer.MetricsLogFields(r.Histograms(), r.withHost)
+	fields, err := balancer.MetricsLogFields(r.Histograms())
 	if err != nil {
 		return nil, err
 	}
@@ -320,15 +323,21 @@ func (r *Requests) countLine(line []byte) error {
 		}
 		field, rest = append(field, f), tail
 	}
-	if !r.withHost && bytes.Contains(rest, sep) {
-		return fmt.Errorf("more than %d fields", n)
-	}
-	field = append(field, rest)
+	field = append(field, rest) // the host, last: it may hold sep
 	r.fields = field
-	kk, known := r.keys[string(field[0])]
+	key := field[0]
+	if balancer.IsSharedSeriesKey(key) {
+		// A shared server's location: its series follow the host.
+		r.entry = append(append(append(r.entry[:0], key...), 0), field[n-1]...)
+		key = r.entry
+	}
+	kk, known := r.keys[string(key)]
 	if !known {
 		if !balancer.ValidSeriesKey(string(field[0])) {
 			return fmt.Errorf("series key %q is malformed", field[0])
+		}
+		if balancer.IsSharedSeriesKey(field[0]) {
+			return fmt.Errorf("series key %q has no host %q in any recent configuration", field[0], field[n-1])
 		}
 		return fmt.Errorf("series key %q is not in any recent configuration", field[0])
 	}

@@ -17,6 +17,10 @@ var (
 	webKey    = balancer.SeriesKey(webLabels)
 	anyLabels = balancer.SeriesLabels{HostFromRequest: true}
 	anyKey    = balancer.SeriesKey(anyLabels)
+	// A location of a shared server: one key, the labels by host.
+	sharedKey = balancer.SharedSeriesKey("0a1b2c", 1, balancer.MetricsVariable)
+	aLabels   = balancer.SeriesLabels{Namespace: "shop", Ingress: "a", Service: "a", Path: "/x", Host: "a.test"}
+	bLabels   = balancer.SeriesLabels{Namespace: "shop", Ingress: "b", Service: "b", Path: "/x", Host: "b.test"}
 )
 
 // testOptions keep the histograms small: one time bound, one length
@@ -33,7 +37,9 @@ func newTestRequests(t *testing.T, opts RequestOptions) (*Requests, *prometheus.
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels}, 0)
+	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels,
+		balancer.SharedSeriesEntry(sharedKey, "a.test"): aLabels, balancer.SharedSeriesEntry(sharedKey, "b.test"): bLabels,
+		balancer.SharedSeriesEntry(sharedKey, "www.b.test"): bLabels}, 0)
 	return r, reg
 }
 
@@ -41,7 +47,7 @@ func newTestRequests(t *testing.T, opts RequestOptions) (*Requests, *prometheus.
 // method, the sources (with testOptions, $request_time,
 // $upstream_response_time, $upstream_connect_time,
 // $upstream_header_time, $request_length, $bytes_sent, joined by "|")
-// and the Host, when the options have one.
+// and the Host.
 func line(key, status, method, values string, host ...string) string {
 	return strings.Join(append([]string{key, status, method, values}, host...), "|") + "\n"
 }
@@ -105,6 +111,11 @@ func TestRequestsCountLines(t *testing.T) {
 		{"host from the request", line(anyKey, "200", "GET", plain, "x.example.com"), map[string]string{"host": "x.example.com", "ingress": ""}, 1, 0},
 		{"a host for a defined key is ignored", line(webKey, "200", "GET", plain, "evil.test"), map[string]string{"host": "shop.test"}, 1, 0},
 		{"odd request host", line(anyKey, "200", "GET", plain, `a b"c|d`), map[string]string{"host": "invalid"}, 1, 0},
+		{"a shared key, by host", line(sharedKey, "200", "GET", plain, "b.test"), map[string]string{"ingress": "b", "host": "b.test", "path": "/x"}, 1, 0},
+		{"a shared key, by alias", line(sharedKey, "200", "GET", plain, "www.b.test"), map[string]string{"ingress": "b", "host": "b.test"}, 1, 0},
+		{"a shared key, another host", line(sharedKey, "200", "GET", plain, "c.test"), nil, 0, 1},
+		{"a shared key, a host with the separator", line(sharedKey, "200", "GET", plain, "a.test|x"), nil, 0, 1},
+		{"a shared key, no host", line(sharedKey, "200", "GET", plain, ""), nil, 0, 1},
 		{"unknown key", line("d0123456789abcdef", "200", "GET", plain, ""), nil, 0, 1},
 		{"malformed key", line(`x"} 1`, "200", "GET", plain, ""), nil, 0, 1},
 		{"status out of range", line(webKey, "1000", "GET", plain, ""), nil, 0, 1},
@@ -160,10 +171,9 @@ func TestRequestsCountLines(t *testing.T) {
 	}
 }
 
-// TestRequestsFields: the line's fields follow the histograms observed:
-// without undefined hosts there is no Host, and a line with one more
-// field than the format is refused; excluded histograms' sources are not
-// there.
+// TestRequestsFields: the line's fields follow the histograms observed,
+// and end with the Host even without undefined hosts (shared servers'
+// series need it); excluded histograms' sources are not there.
 func TestRequestsFields(t *testing.T) {
 	o := testOptions()
 	o.PerUndefinedHost = false
@@ -237,7 +247,7 @@ func TestRequestsStatusClassesAndNoHost(t *testing.T) {
 	o := testOptions()
 	o.StatusClasses, o.PerHost, o.PerUndefinedHost = true, false, false
 	r, reg := newTestRequests(t, o)
-	r.Count([]byte(strings.Repeat(line(webKey, "200", "GET", plain), 2) + strings.Repeat(line(webKey, "204", "GET", plain), 3)))
+	r.Count([]byte(strings.Repeat(line(webKey, "200", "GET", plain, "shop.test"), 2) + strings.Repeat(line(webKey, "204", "GET", plain, "shop.test"), 3)))
 	want := `
 # HELP nginx_ingress_controller_requests The total number of client requests.
 # TYPE nginx_ingress_controller_requests counter
@@ -298,7 +308,9 @@ func FuzzRequestsCount(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels}, 0)
+		r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels,
+			balancer.SharedSeriesEntry(sharedKey, "a.test"): aLabels, balancer.SharedSeriesEntry(sharedKey, "b.test"): bLabels,
+			balancer.SharedSeriesEntry(sharedKey, "www.b.test"): bLabels}, 0)
 		r.Count(data)
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(r)

@@ -72,6 +72,6 @@ func (sp *serverPlan) planCanaryMetrics(lv *locationView, l *model.Location, lab
 	}
 	lv.LogVars = append(lv.LogVars, logVar{Name: balancer.CanaryMetricsVariable, Value: q})
 	lv.LogHook = true
-	sp.rc.series[key] = labels
+	sp.rc.planned[key] = labels
 	return nil
 }

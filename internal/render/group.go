@@ -82,6 +82,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") {
 			name := layout.ServerFile(srv.Host)
 			v.name(hostID(srv.Host), &hashes)
+			rc.useSeries(v)
 			if files[name], err = execute("server.conf.tmpl", v); err != nil {
 				return nil, nil, hashes, nil, err
 			}
@@ -108,7 +109,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			shared := hex.EncodeToString([]byte(key[:6])) // key is the shape's SHA-256
 			name = layout.SharedServerFile(shared)
 			var err error
-			if v, err = share(shared, members); err != nil {
+			if v, err = share(shared, members, rc); err != nil {
 				return nil, nil, hashes, nil, err
 			}
 			for _, mv := range v.Maps {
@@ -117,6 +118,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			id = "s" + shared
 		}
 		v.name(id, &hashes)
+		rc.useSeries(v)
 		out, err := execute("server.conf.tmpl", v)
 		if err != nil {
 			return nil, nil, hashes, nil, err
@@ -196,7 +198,7 @@ func shape(v *serverView) (string, error) {
 
 // share merges servers of one shape into one, named id. Locations that map
 // every host to the same backends share one map.
-func share(id string, members []*serverView) (*serverView, error) {
+func share(id string, members []*serverView, rc *renderCtx) (*serverView, error) {
 	v := *members[0]
 	v.ServerNames = nil
 	v.Sources = nil
@@ -216,7 +218,7 @@ func share(id string, members []*serverView) (*serverView, error) {
 	v.Locations = make([]locationView, len(members[0].Locations))
 	for i, l := range members[0].Locations {
 		v.Locations[i] = l
-		if err := shareLogVars(&v, id, i, members, variables); err != nil {
+		if err := shareLogVars(&v, id, i, members, variables, rc); err != nil {
 			return nil, err
 		}
 		if l.Backend == "" {
@@ -255,8 +257,11 @@ func unquoteHost(name string) string {
 // shareLogVars gives location i of a shared server the access log
 // variables of each member host: a value all members share stays as it
 // is; any other comes from a map on $host, as backends do. variables
-// (map entries -> variable) lets equal maps be one.
-func shareLogVars(v *serverView, id string, i int, members []*serverView, variables map[string]string) error {
+// (map entries -> variable) lets equal maps be one. The metrics series
+// keys need no map: the location sets one shared key, and the render's
+// series map that key and each member's names to the member's labels
+// (the collector reads $host from the line).
+func shareLogVars(v *serverView, id string, i int, members []*serverView, variables map[string]string, rc *renderCtx) error {
 	lvs := members[0].Locations[i].LogVars
 	if lvs == nil {
 		return nil
@@ -269,6 +274,25 @@ func shareLogVars(v *serverView, id string, i int, members []*serverView, variab
 			same = same && m.Locations[i].LogVars[j].Value == lv.Value
 		}
 		if same {
+			continue
+		}
+		if lv.Name == balancer.MetricsVariable || lv.Name == balancer.CanaryMetricsVariable {
+			key := balancer.SharedSeriesKey(id, i, lv.Name)
+			for _, m := range members {
+				own := unquoteHost(m.Locations[i].LogVars[j].Value) // a quoted hex key
+				labels, ok := rc.planned[own]
+				if !ok {
+					return fmt.Errorf("metrics series %s of %s is unknown", own, m.ServerNames[0])
+				}
+				for _, name := range m.ServerNames { // the host, then its aliases
+					rc.series[balancer.SharedSeriesEntry(key, unquoteHost(name))] = labels
+				}
+			}
+			q, err := Quote(key)
+			if err != nil {
+				return err
+			}
+			out[j].Value = q
 			continue
 		}
 		var entries []mapEntry

@@ -34,7 +34,7 @@ const (
 // logFormat is the metrics log's log_format string (after escape=none):
 // variables only, joined by balancer.MetricsLogSeparator.
 func (m *Metrics) logFormat() (string, error) {
-	fields, err := balancer.MetricsLogFields(m.Histograms, m.PerHost && m.PerUndefinedHost)
+	fields, err := balancer.MetricsLogFields(m.Histograms)
 	if err != nil {
 		return "", err
 	}
@@ -104,11 +104,32 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 	}
 	lv.LogVars = append(lv.LogVars, logVar{Name: balancer.MetricsVariable, Value: q})
 	lv.AccessLogs = sp.rc.metricsAccessLogs(lv.AccessLogOff || lv.Policy != nil && lv.Policy.AccessLogOff)
-	if sp.rc.series == nil {
+	if sp.rc.planned == nil {
 		// About two locations per host: growing the map was a third of
 		// this function's time at 10,000 hosts.
+		sp.rc.planned = make(map[string]balancer.SeriesLabels, 2*len(sp.rc.m.Servers))
 		sp.rc.series = make(map[string]balancer.SeriesLabels, 2*len(sp.rc.m.Servers))
 	}
-	sp.rc.series[key] = labels
+	sp.rc.planned[key] = labels
 	return sp.planCanaryMetrics(lv, l, labels)
+}
+
+// useSeries adds the series keys v's locations set to the render's
+// series: the keys planned for them, which a shared server replaces by
+// its own (shareLogVars).
+func (rc *renderCtx) useSeries(v *serverView) {
+	if rc.planned == nil {
+		return
+	}
+	for _, l := range v.Locations {
+		for _, lv := range l.LogVars {
+			if lv.Name != balancer.MetricsVariable && lv.Name != balancer.CanaryMetricsVariable {
+				continue
+			}
+			key := unquoteHost(lv.Value) // a quoted hex key
+			if labels, ok := rc.planned[key]; ok {
+				rc.series[key] = labels
+			}
+		}
+	}
 }

@@ -21,20 +21,19 @@ func histogramNames() []string {
 }
 
 // TestMetricsLogFormat: the metrics log's format is variables only, each
-// source once, the request's Host last and only for undefined hosts; an
-// unknown histogram is refused.
+// source once, the request's Host last; an unknown histogram is refused.
 func TestMetricsLogFormat(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		m    Metrics
 		want string
 	}{
-		{"all", goldenMetrics, `'$causeway_metrics|$status|$request_method|$request_time|$upstream_response_time|$upstream_connect_time|$upstream_header_time|$request_length|$bytes_sent'`},
+		{"all", goldenMetrics, `'$causeway_metrics|$status|$request_method|$request_time|$upstream_response_time|$upstream_connect_time|$upstream_header_time|$request_length|$bytes_sent|$host'`},
 		{"undefined hosts", Metrics{Histograms: histogramNames(), PerHost: true, PerUndefinedHost: true},
 			`'$causeway_metrics|$status|$request_method|$request_time|$upstream_response_time|$upstream_connect_time|$upstream_header_time|$request_length|$bytes_sent|$host'`},
-		{"bytes_sent alone", Metrics{Histograms: []string{"bytes_sent"}}, `'$causeway_metrics|$status|$request_method|$bytes_sent'`},
-		{"one source twice", Metrics{Histograms: []string{"response_size", "bytes_sent"}}, `'$causeway_metrics|$status|$request_method|$bytes_sent'`},
-		{"none", Metrics{}, `'$causeway_metrics|$status|$request_method'`},
+		{"bytes_sent alone", Metrics{Histograms: []string{"bytes_sent"}}, `'$causeway_metrics|$status|$request_method|$bytes_sent|$host'`},
+		{"one source twice", Metrics{Histograms: []string{"response_size", "bytes_sent"}}, `'$causeway_metrics|$status|$request_method|$bytes_sent|$host'`},
+		{"none", Metrics{}, `'$causeway_metrics|$status|$request_method|$host'`},
 	} {
 		got, err := tc.m.logFormat()
 		if err != nil || got != tc.want {
@@ -49,8 +48,9 @@ func TestMetricsLogFormat(t *testing.T) {
 	}
 }
 
-// TestMetricsSeries: every counted location's key maps to its labels; the
-// catch-all's own locations count only for undefined hosts.
+// TestMetricsSeries: every counted location's key maps to its labels (a
+// shared server's key, by host); the catch-all's own locations count only
+// for undefined hosts.
 func TestMetricsSeries(t *testing.T) {
 	snap, err := files.Load("testdata/lua-metrics/input.yaml")
 	if err != nil {
@@ -67,13 +67,21 @@ func TestMetricsSeries(t *testing.T) {
 		}
 		return out
 	}
+	// A shared server's location has one key for all its hosts; the
+	// series has an entry per host (SharedSeriesEntry).
 	byLabels := func(out *Output) map[balancer.SeriesLabels]string {
 		got := map[balancer.SeriesLabels]string{}
 		for k, l := range out.Series {
-			if k != balancer.SeriesKey(l) || !balancer.ValidSeriesKey(k) {
+			key, host, shared := strings.Cut(k, "\x00")
+			switch {
+			case !balancer.ValidSeriesKey(key):
+				t.Errorf("key %q is malformed", key)
+			case shared && (!balancer.IsSharedSeriesKey([]byte(key)) || l.Host != "" && l.Host != host):
+				t.Errorf("entry %q does not match its labels %+v", k, l)
+			case !shared && key != balancer.SeriesKey(l):
 				t.Errorf("key %q does not match its labels %+v", k, l)
 			}
-			got[l] = k
+			got[l] = key
 		}
 		return got
 	}
@@ -97,9 +105,19 @@ func TestMetricsSeries(t *testing.T) {
 		all += string(f)
 	}
 	for k := range out.Series {
-		if !strings.Contains(all, `"`+k+`"`) {
+		k, _, _ = strings.Cut(k, "\x00")
+		if !strings.Contains(all, `set $causeway_metrics "`+k+`";`) {
 			t.Errorf("key %s is in no file", k)
 		}
+	}
+	// a.example.com and b.example.com share a server: their keys are the
+	// same, and no map on $host picks them.
+	shared := out.Series[balancer.SharedSeriesEntry(series[balancer.SeriesLabels{Namespace: "team", Ingress: "a", Service: "a", Path: "/", Host: "a.example.com"}], "b.example.com")]
+	if shared.Ingress != "b" {
+		t.Errorf("the shared key of a.example.com's / gives b.example.com's labels %+v", shared)
+	}
+	if strings.Contains(all, "set $causeway_metrics $") {
+		t.Error("a series key comes from a map")
 	}
 
 	undefined := goldenMetrics

@@ -150,9 +150,10 @@ type renderCtx struct {
 	// regexes memoizes matchRegex for this render: hosts of one layout
 	// share their paths, and checking a regex compiles it twice.
 	regexes map[model.Match]regexCheck
-	// series are the metrics series keys of the locations planned, with
-	// their labels (see metrics.go).
-	series map[string]balancer.SeriesLabels
+	// planned are the metrics series keys of the locations planned, with
+	// their labels; series are those the rendered servers use, shared
+	// servers' entries included (see metrics.go and group.go).
+	planned, series map[string]balancer.SeriesLabels
 	// addHeaders and setHeaders are add-headers' and proxy-set-headers'
 	// lines, which locations with headers of their own repeat.
 	addHeaders, setHeaders []headerLine

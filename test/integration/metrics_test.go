@@ -241,3 +241,51 @@ func TestRequestMetricsLogRotates(t *testing.T) {
 		t.Errorf("%v requests dropped", got)
 	}
 }
+
+// TestRequestMetricsSharedServers: alike hosts share one server block, in
+// which a location has one series key for all of them; the collector
+// tells them apart by the request's host. Each host's requests count
+// under its own Ingress and Service, also through an alias and with a
+// Host header in another case, with a port or a trailing dot.
+func TestRequestMetricsSharedServers(t *testing.T) {
+	web, api := startBackend(t, "web"), startBackend(t, "api")
+	alias := func(y, name string) string {
+		return strings.Replace(y, "metadata: {name: "+name+", namespace: shop}",
+			"metadata: {name: "+name+", namespace: shop, annotations: {nginx.ingress.kubernetes.io/server-alias: \"www."+name+".shared.test\"}}", 1)
+	}
+	c := startController(t, map[string]string{"app.yaml": ingressClass + serviceYAML("shop", "web", 80, web) + serviceYAML("shop", "api", 80, api) +
+		alias(ingressYAML("shop", "a", "a.shared.test", "Prefix / web"), "a") +
+		alias(ingressYAML("shop", "b", "b.shared.test", "Prefix / api"), "b")})
+	shared, err := filepath.Glob(filepath.Join(c.StateDir, "servers", "_shared-*.conf"))
+	if err != nil || len(shared) != 1 {
+		t.Fatalf("shared server files %v (%v), want one", shared, err)
+	}
+	if conf, _ := os.ReadFile(shared[0]); !strings.Contains(string(conf), `"a.shared.test"`) || !strings.Contains(string(conf), `"b.shared.test"`) ||
+		strings.Contains(string(conf), "set $causeway_metrics $") {
+		t.Fatalf("a.shared.test and b.shared.test do not share a server with one series key:\n%s", conf)
+	}
+	for host, n := range map[string]int{"a.shared.test": 3, "www.a.shared.test": 2, "B.Shared.Test:80": 4, "b.shared.test.": 1} {
+		for range n {
+			if r := c.Get(host, "/"); r.Status != 200 {
+				t.Fatalf("%s: status %d", host, r.Status)
+			}
+		}
+	}
+	eventually(t, 10*time.Second, func() error {
+		if got := c.Metric("nginx_ingress_controller_requests"); got != 10 {
+			return fmt.Errorf("nginx_ingress_controller_requests sums to %v, want 10", got)
+		}
+		return nil
+	})
+	for labels, want := range map[[3]string]float64{
+		{`ingress="a"`, `service="web"`, `host="a.shared.test"`}: 5,
+		{`ingress="b"`, `service="api"`, `host="b.shared.test"`}: 5,
+	} {
+		if got := c.Metric("nginx_ingress_controller_requests", labels[:]...); got != want {
+			t.Errorf("requests%v = %v, want %v", labels, got, want)
+		}
+	}
+	if got := c.Metric("causeway_metrics_dropped_requests_total"); got != 0 {
+		t.Errorf("%v lines dropped", got)
+	}
+}
