@@ -40,7 +40,32 @@ func freePort(ip string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func startController(ctx context.Context, bin, kubeconfig, stateDir string) (*controller, error) {
+// dataPlane is the nginx (or Angie) the controller drives; the zero value
+// is the controller's default, Debian's nginx.
+type dataPlane struct{ binary, modulesDir, luaPackagePath string }
+
+func (d dataPlane) args() []string {
+	var out []string
+	if d.binary != "" {
+		out = append(out, "--nginx-binary", d.binary)
+	}
+	if d.modulesDir != "" {
+		out = append(out, "--nginx-modules-dir", d.modulesDir)
+	}
+	if d.luaPackagePath != "" {
+		out = append(out, "--lua-package-path", d.luaPackagePath)
+	}
+	return out
+}
+
+func (d dataPlane) nginx() string {
+	if d.binary == "" {
+		return "nginx"
+	}
+	return d.binary
+}
+
+func startController(ctx context.Context, bin, kubeconfig, stateDir string, plane dataPlane) (*controller, error) {
 	c := &controller{stateDir: stateDir, ip: "127.0.200.1", done: make(chan struct{})}
 	var err error
 	for _, p := range []*int{&c.httpPort, &c.health, &c.mport} {
@@ -60,6 +85,7 @@ func startController(ctx context.Context, bin, kubeconfig, stateDir string) (*co
 		"--health-port", strconv.Itoa(c.health), "--metrics-port", strconv.Itoa(c.mport),
 		"--configmap", namespace+"/causeway", "--watch-namespace", namespace,
 		"--publish-address", publishAddress, "--shutdown-timeout", "10s")
+	c.cmd.Args = append(c.cmd.Args, plane.args()...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	c.cmd.WaitDelay = time.Second
@@ -328,11 +354,11 @@ func configSize(stateDir string) (files int, size int64, err error) {
 
 // nginxTest times `nginx -t` on the live configuration, best of three,
 // and reports its peak memory.
-func nginxTest(ctx context.Context, stateDir string) (time.Duration, int64, error) {
+func nginxTest(ctx context.Context, stateDir string, plane dataPlane) (time.Duration, int64, error) {
 	best := time.Duration(1<<63 - 1)
 	var peak int64
 	for range 3 {
-		cmd := exec.CommandContext(ctx, "nginx", "-t", "-q", "-p", stateDir+"/", "-e", "stderr", "-c", filepath.Join(stateDir, "nginx.conf"))
+		cmd := exec.CommandContext(ctx, plane.nginx(), "-t", "-q", "-p", stateDir+"/", "-e", "stderr", "-c", filepath.Join(stateDir, "nginx.conf"))
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -69,7 +69,12 @@ func main() {
 	bin := flag.String("causeway", "", "causeway binary (default: go build ./cmd/causeway)")
 	keep := flag.Bool("keep", false, "keep the controller's state directory and print its path")
 	kubeconfig := flag.String("kubeconfig", "", "use this API server instead of starting one; objects are created only if namespace "+namespace+" is absent")
-	profile := flag.String("profile", "", "directory for CPU and heap profiles of the controller, if it serves /debug/pprof on its metrics port")
+	profile := flag.String("profile", "", "directory for CPU and heap profiles of the controller, if it serves /debug/pprof on its metrics port (with -in-process: the CPU profile file of the rounds)")
+	var plane dataPlane
+	flag.StringVar(&plane.binary, "nginx", "", "the data plane binary, nginx or angie (default: the controller's, nginx)")
+	flag.StringVar(&plane.modulesDir, "nginx-modules-dir", "", "passed to the controller as --nginx-modules-dir (Angie: .cache/angie/modules)")
+	flag.StringVar(&plane.luaPackagePath, "lua-package-path", "", "passed to the controller as --lua-package-path (Angie: '.cache/angie/lualib/?.lua;;', absolute)")
+	inproc := flag.Int("in-process", 0, "instead of the real controller: time this many rounds of model build and render of the same objects in this process, one host changed per round")
 	flag.Parse()
 	if *shapes < 1 || *shapes > *n {
 		fmt.Fprintf(os.Stderr, "bench: -shapes %d: want 1 to -n (%d)\n", *shapes, *n)
@@ -79,7 +84,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: -annotations %d: want 0 to %d\n", *annots, len(commonAnnotations))
 		os.Exit(2)
 	}
-	if err := run(options{*n, *workers, *changes, *shapes, *annots, *bin, *keep, *kubeconfig, *profile}); err != nil {
+	if *inproc > 0 {
+		if err := inProcess(*n, *shapes, *annots, *inproc, *profile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(options{*n, *workers, *changes, *shapes, *annots, *bin, *keep, *kubeconfig, *profile, plane}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -93,6 +105,7 @@ type options struct {
 	bin                                      string
 	keep                                     bool
 	kubeconfig, profile                      string
+	plane                                    dataPlane
 }
 
 func run(o options) error {
@@ -165,7 +178,7 @@ func run(o options) error {
 		return err
 	}
 
-	c, err := startController(ctx, bin, kubeconfig, filepath.Join(tmp, "state"))
+	c, err := startController(ctx, bin, kubeconfig, filepath.Join(tmp, "state"), o.plane)
 	if err != nil {
 		return err
 	}
@@ -245,7 +258,7 @@ func run(o options) error {
 		return err
 	}
 	rows = append(rows, row{"rendered configuration", fmt.Sprintf("%s in %d files", mib(size), files), ""})
-	testTime, testRSS, err := nginxTest(ctx, c.stateDir)
+	testTime, testRSS, err := nginxTest(ctx, c.stateDir, o.plane)
 	if err != nil {
 		return err
 	}
@@ -259,7 +272,7 @@ func run(o options) error {
 			fmt.Fprintln(os.Stderr, "state directory copied to", kept)
 		}
 	}
-	printTable(n, o.shapes, o.annotations, rows)
+	printTable(n, o.shapes, o.annotations, o.plane.nginx(), rows)
 	return nil
 }
 
@@ -284,9 +297,9 @@ func verdict(ok bool) string {
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
-func printTable(n, shapes, annots int, rows []row) {
+func printTable(n, shapes, annots int, plane string, rows []row) {
 	host, _ := os.Hostname()
-	fmt.Printf("Causeway at scale: %d Ingresses, Services and EndpointSlices; %d layouts, %s (%s, %s, %d CPUs)\n\n", n, shapes, annotationsNote(annots), time.Now().Format(time.DateOnly), host, numCPU())
+	fmt.Printf("Causeway at scale: %d Ingresses, Services and EndpointSlices; %d layouts, %s; data plane %s (%s, %s, %d CPUs)\n\n", n, shapes, annotationsNote(annots), filepath.Base(plane), time.Now().Format(time.DateOnly), host, numCPU())
 	fmt.Println("| measurement | result | target |")
 	fmt.Println("|---|---|---|")
 	for _, r := range rows {

@@ -122,19 +122,11 @@ func host(i int) string { return fmt.Sprintf("h%05d.bench.test", i) }
 // shape; with rewrite-target among them its second path is the regex
 // "/s<i mod shapes>(/|$)(.*)".
 func createOne(ctx context.Context, c kubernetes.Interface, i, shapes, annots int, ip string, port int) error {
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i)},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
-	}
+	svc := service(i)
 	if _, err := c.CoreV1().Services(namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create Service %s: %w", svc.Name, err)
 	}
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: namespace, Name: name(i) + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name(i)}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
-	}
+	slice := endpointSlice(i, ip, port)
 	if _, err := c.DiscoveryV1().EndpointSlices(namespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create EndpointSlice %s: %w", slice.Name, err)
 	}
@@ -143,6 +135,24 @@ func createOne(ctx context.Context, c kubernetes.Interface, i, shapes, annots in
 		return fmt.Errorf("create Ingress %s: %w", ing.Name, err)
 	}
 	return nil
+}
+
+// service is Service i as createOne makes it.
+func service(i int) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i)},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+}
+
+// endpointSlice is Service i's one endpoint, the echo backend at ip:port.
+func endpointSlice(i int, ip string, port int) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: namespace, Name: name(i) + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name(i)}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
 }
 
 // ingress is Ingress i as createOne makes it.

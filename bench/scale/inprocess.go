@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"time"
+
+	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/build"
+	ingressfe "github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/render"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// inProcess times the controller's own part of one change without an API
+// server or nginx: the same objects as a snapshot, then per round one
+// Ingress's host changed and the model built and rendered again, as a
+// sync does. It prints a table of medians.
+func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
+	snap := &source.Snapshot{}
+	for i := range n {
+		snap.Ingresses = append(snap.Ingresses, ingress(i, shapes, annots))
+		snap.Services = append(snap.Services, service(i))
+		snap.EndpointSlices = append(snap.EndpointSlices, endpointSlice(i, "192.0.2.10", 8080))
+	}
+	opts := build.Options{Class: ingressfe.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+		AnnotationsPrefix: "nginx.ingress.kubernetes.io", LuaAvailable: true}
+	var hists []string
+	for _, h := range balancer.Histograms {
+		hists = append(hists, h.Name)
+	}
+	params := render.Params{StateDir: layout.Dir(os.TempDir()), HTTPPort: 80, HTTPSPort: 443,
+		Dynamic: &render.Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}},
+		Metrics: &render.Metrics{Histograms: hists, PerHost: true}}
+	var builds, renders []time.Duration
+	var buildAlloc, renderAlloc []uint64
+	var size int
+	var ms runtime.MemStats
+	allocated := func() uint64 {
+		runtime.ReadMemStats(&ms)
+		return ms.TotalAlloc
+	}
+	for r := range rounds + 1 {
+		if r == 1 && cpuProfile != "" {
+			f, err := os.Create(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
+		ing := ingress(0, shapes, annots)
+		ing.Spec.Rules[0].Host = fmt.Sprintf("changed-%d.bench.test", r)
+		snap.Ingresses[0] = ing
+		a0, start := allocated(), time.Now()
+		m, _ := build.Build(snap, opts)
+		a1, built := allocated(), time.Now()
+		out, err := render.Render(m, params)
+		if err != nil {
+			return err
+		}
+		a2, rendered := allocated(), time.Now()
+		if r == 0 {
+			for _, f := range out.Files {
+				size += len(f)
+			}
+			continue // warm-up
+		}
+		builds, renders = append(builds, built.Sub(start)), append(renders, rendered.Sub(built))
+		buildAlloc, renderAlloc = append(buildAlloc, a1-a0), append(renderAlloc, a2-a1)
+	}
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	fmt.Printf("In process: %d Ingresses in %d layouts, %d annotations each; one host changed per round, median of %d rounds\n\n", n, shapes, annots, rounds)
+	fmt.Println("| step | median | max | allocated |")
+	fmt.Println("|---|---|---|---|")
+	fmt.Printf("| model build | %s | %s | %s |\n", median(builds).Round(time.Millisecond), slices.Max(builds).Round(time.Millisecond), mib(int64(slices.Max(buildAlloc))))
+	fmt.Printf("| render (%.1f MiB of files) | %s | %s | %s |\n", float64(size)/(1<<20), median(renders).Round(time.Millisecond), slices.Max(renders).Round(time.Millisecond), mib(int64(slices.Max(renderAlloc))))
+	return nil
+}
