@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -13,20 +12,19 @@ import (
 // (OPTIONS) from an allowed origin itself with 204, and adds the
 // Access-Control-Allow-Origin, -Credentials and -Expose-Headers headers to
 // every other response to an allowed origin, whatever its status. With
-// several origins, or wildcard ones, maps at the top of the server file
-// tell whether the request's Origin is allowed; the header then echoes
+// several origins, or wildcard ones, a map at the top of the server file
+// tells whether the request's Origin is allowed; the header then echoes
 // it. Only add_header is used: headers-more is not loaded.
 //
-// A location has one if, the preflight's; the other headers are the
-// location's own add_header lines, whose values are empty (so no header
-// is sent) for an origin that is not allowed. ingress-nginx writes three
-// ifs, and with Debian's Lua module (0.10.23) every if, like every
-// location, costs its own OpenSSL context at each reload.
+// With any origin allowed, a location has one if, the preflight's, and
+// the other headers are its own add_header lines. ingress-nginx writes
+// three ifs and a set, which listed origins keep (see the template). With
+// Debian 12's Lua module (0.10.23) every if, like every location, costs
+// its own OpenSSL context at each reload and nginx -t.
 
 type corsView struct {
 	// Any allows every origin ("*"); otherwise Variable is the map
-	// variable that holds an allowed request Origin (and the names of
-	// its companions, see corsMapView).
+	// variable that is "true" for an allowed origin.
 	Any      bool
 	Variable string
 	// Map is the index of that map in serverView.CORSMaps.
@@ -34,23 +32,16 @@ type corsView struct {
 	Credentials bool
 	// Methods, Headers and Expose are quoted lists, or "".
 	Methods, Headers, Expose string
-	// ExposeAt is the index of Expose in the map's Expose, when the
-	// origins are listed.
-	ExposeAt int
 	// MaxAge is in seconds (0: not sent).
 	MaxAge int64
 }
 
 // corsMapView matches the request's Origin; Keys are quoted
 // case-insensitive regular expressions, Variable is set with the
-// server's ID (see serverView.name). Its companions are Variable_on
-// ("true" for an allowed origin), Variable_preflight (set for an OPTIONS
-// request from one) and Variable_expose_I (Expose[I], the quoted exposed
-// headers of a location, for an allowed origin).
+// server's ID (see serverView.name).
 type corsMapView struct {
 	Variable string
 	Keys     []string
-	Expose   []string `json:",omitempty"`
 }
 
 func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
@@ -97,12 +88,5 @@ func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
 		sp.v.CORSMaps = append(sp.v.CORSMaps, corsMapView{Keys: keys})
 	}
 	v.Map = idx
-	if v.Expose != "" {
-		m := &sp.v.CORSMaps[idx]
-		if v.ExposeAt = slices.Index(m.Expose, v.Expose); v.ExposeAt < 0 {
-			v.ExposeAt = len(m.Expose)
-			m.Expose = append(m.Expose, v.Expose)
-		}
-	}
 	return v, nil
 }
