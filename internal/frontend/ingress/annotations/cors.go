@@ -2,6 +2,7 @@ package annotations
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/causeway/causeway/internal/model"
@@ -61,6 +62,16 @@ const (
 var corsOptions = []string{"cors-allow-origin", "cors-allow-methods", "cors-allow-headers",
 	"cors-expose-headers", "cors-allow-credentials", "cors-max-age"}
 
+// corsDefaultHeaderList is corsDefaultHeaders parsed, once: each CORS
+// Ingress gets a copy.
+var corsDefaultHeaderList = func() []string {
+	l, err := model.ParseHeaderNameList(corsDefaultHeaders, maxCORSHeaders)
+	if err != nil {
+		panic(fmt.Sprintf("cors-allow-headers default: %v", err))
+	}
+	return l
+}()
+
 func parseCORS(r *Reader, res *Result) {
 	enabled, _ := Parse(r, "enable-cors", model.ParseBool)
 	if !enabled {
@@ -77,7 +88,7 @@ func parseCORS(r *Reader, res *Result) {
 		Credentials:    true,
 		MaxAge:         1728000 * time.Second,
 	}
-	c.Headers, _ = model.ParseHeaderNameList(corsDefaultHeaders, maxCORSHeaders)
+	c.Headers = slices.Clone(corsDefaultHeaderList)
 	if v, ok := r.Get("cors-allow-origin"); ok {
 		origins, err := model.ParseCORSOrigins(v)
 		if err != nil {

@@ -98,6 +98,21 @@ type Group struct {
 // groups are the implemented annotation groups, one file each.
 var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup, passthroughGroup}
 
+// groupsOf gives each annotation name the indexes in groups of the groups
+// that list it: an Ingress's few annotations find their parsers without
+// a pass over the whole catalogue.
+var groupsOf = func() map[string][]int {
+	out := map[string][]int{}
+	for i, g := range groups {
+		for _, a := range g.Annotations {
+			if n := out[a.Name]; len(n) == 0 || n[len(n)-1] != i {
+				out[a.Name] = append(n, i)
+			}
+		}
+	}
+	return out
+}()
+
 // supported builds the rows of an implemented group.
 func supported(group string, rows ...Annotation) []Annotation {
 	for i := range rows {
@@ -319,8 +334,14 @@ func ParseIngress(ref model.ObjectRef, values map[string]string, prefix string) 
 		res.FailClosed, problems = nil, withoutSecurity(problems)
 		ignoredOnCanary(r)
 	}
-	for _, g := range groups {
-		if !slices.ContainsFunc(g.Annotations, func(a Annotation) bool { return r.Has(a.Name) }) {
+	set := make([]bool, len(groups))
+	for name := range r.values {
+		for _, i := range groupsOf[name] {
+			set[i] = true
+		}
+	}
+	for i, g := range groups {
+		if !set[i] {
 			continue
 		}
 		if canary && !slices.Contains(canaryKeeps, g.Name) {
