@@ -55,6 +55,7 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 				return err
 			}
 			defer pprof.StopCPUProfile()
+			defer writeAllocs(cpuProfile + ".allocs")
 		}
 		ing := ingress(0, shapes, annots)
 		ing.Spec.Rules[0].Host = fmt.Sprintf("changed-%d.bench.test", r)
@@ -86,4 +87,15 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	fmt.Printf("| model build | %s | %s | %s |\n", median(builds).Round(time.Millisecond), slices.Max(builds).Round(time.Millisecond), mib(int64(slices.Max(buildAlloc))))
 	fmt.Printf("| render (%.1f MiB of files) | %s | %s | %s |\n", float64(size)/(1<<20), median(renders).Round(time.Millisecond), slices.Max(renders).Round(time.Millisecond), mib(int64(slices.Max(renderAlloc))))
 	return nil
+}
+
+// writeAllocs writes the allocation profile (go tool pprof
+// -sample_index=alloc_space) next to the CPU profile.
+func writeAllocs(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	pprof.Lookup("allocs").WriteTo(f, 0)
 }
