@@ -142,7 +142,15 @@ func SharedSeriesKey(server string, location int, variable string) string {
 
 // SharedSeriesEntry is the collector's key for the requests to host of a
 // shared series key.
-func SharedSeriesEntry(key, host string) string { return key + "\x00" + host }
+func SharedSeriesEntry(key, host string) string {
+	return string(AppendSharedSeriesEntry(nil, []byte(key), []byte(host)))
+}
+
+// AppendSharedSeriesEntry appends SharedSeriesEntry(key, host) to dst,
+// for the collector's lines, without an allocation per line.
+func AppendSharedSeriesEntry(dst, key, host []byte) []byte {
+	return append(append(append(dst, key...), 0), host...)
+}
 
 // IsSharedSeriesKey reports whether k is a SharedSeriesKey, whose lines
 // are told apart by their host.

@@ -328,7 +328,7 @@ func (r *Requests) countLine(line []byte) error {
 	key := field[0]
 	if balancer.IsSharedSeriesKey(key) {
 		// A shared server's location: its series follow the host.
-		r.entry = append(append(append(r.entry[:0], key...), 0), field[n-1]...)
+		r.entry = balancer.AppendSharedSeriesEntry(r.entry[:0], key, field[n-1])
 		key = r.entry
 	}
 	kk, known := r.keys[string(key)]

@@ -188,8 +188,8 @@ func shape(v *serverView) (string, error) {
 	}
 	// The digest, not the text: at 10,000 hosts the texts held until the
 	// end of the render were tens of megabytes. Encoded straight into the
-	// hash: json.Marshal would copy each server's text, about 100 MB of
-	// garbage per render at 10,000 hosts.
+	// hash: json.Marshal would copy each server's text, 38 MiB of garbage
+	// per render at 10,000 hosts in 100 layouts.
 	h := sha256.New()
 	if err := json.NewEncoder(h).Encode(&c); err != nil {
 		return "", err

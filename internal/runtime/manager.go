@@ -150,8 +150,9 @@ func (m *Manager) Version() string {
 
 // Apply makes files live: it writes what changed, reloads nginx (or checks
 // the files with nginx -t and starts it) and waits until a worker of the
-// new generation reports version. When nginx refuses the files or the new version never
-// shows, the last good files are restored and nginx keeps serving them.
+// new generation reports version. When nginx refuses the files or the new
+// version never shows, the last good files are restored and nginx keeps
+// serving them.
 //
 // Certificates are read by nginx at each handshake and password files at
 // each request (see render), so when only such secret files changed they
