@@ -4,14 +4,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
@@ -34,6 +37,9 @@ type exclusion struct {
 var (
 	serverFileRE = regexp.MustCompile(`(/[^\s"]+/servers/[a-z0-9._-]+\.conf):[0-9]+`)
 	secretFileRE = regexp.MustCompile(`(/[^\s"]+/secrets/[a-z0-9-]+_[a-z0-9._-]+\.pem)`)
+	// bindFailedRE finds an address a reloading master could not bind
+	// (runtime's refusal.go): "…: bind() to 127.0.0.1:9000 failed (98: …)".
+	bindFailedRE = regexp.MustCompile(`: bind\(\) to (\S+) failed \(`)
 )
 
 // culprits reads nginx -t output and names what to exclude: the secrets it
@@ -78,7 +84,42 @@ func culprits(output string, dir layout.Dir, out *render.Output, m *model.Model,
 			return nil, []string{newest.Key()}
 		}
 	}
+	if newest, ok := newestObject(listenerOwners(output, m), snap); ok {
+		return nil, []string{newest.Key()}
+	}
 	return nil, nil
+}
+
+// listenerOwners names the objects whose stream listeners are on a port
+// that nginx could not bind (another process holds it, say): nginx -t
+// never binds, so only the reload finds out, and its message names the
+// address, not a file. nginx's message does not say TCP or UDP, so a port
+// served both ways names both objects; the newest is left out first. So
+// does a GlobalConfiguration HTTP listener for the VirtualServers on it.
+// The HTTP and HTTPS ports belong to no object.
+func listenerOwners(output string, m *model.Model) []model.ObjectRef {
+	var refs []model.ObjectRef
+	for _, match := range bindFailedRE.FindAllStringSubmatch(output, -1) {
+		_, p, err := net.SplitHostPort(match[1])
+		if err != nil {
+			continue // a unix socket: the controller's own
+		}
+		port, err := strconv.Atoi(p)
+		if err != nil {
+			continue
+		}
+		for _, s := range m.Streams {
+			if s.Port == port {
+				refs = append(refs, s.Source)
+			}
+		}
+		for _, srv := range m.Servers {
+			if l := srv.Listeners; l != nil && (l.HTTP != nil && l.HTTP.Port == port || l.HTTPS != nil && l.HTTPS.Port == port) {
+				refs = append(refs, srv.Sources...)
+			}
+		}
+	}
+	return refs
 }
 
 // proxySecretUsers lists the objects whose locations use the proxy secret
@@ -109,30 +150,50 @@ func proxySecretUsers(m *model.Model, rel string) []model.ObjectRef {
 // newestObject is the most recently created of refs that still exist in
 // snap (UID breaking ties, as the model ranks claims).
 func newestObject(refs []model.ObjectRef, snap *source.Snapshot) (model.ObjectRef, bool) {
-	var newest *metav1.ObjectMeta
+	var newest metav1.Object
 	var ref model.ObjectRef
 	for _, r := range refs {
-		meta := objectMeta(snap, r.Key())
-		if meta == nil {
+		obj := object(snap, r.Key())
+		if obj == nil {
 			continue
 		}
-		if newest == nil || newest.CreationTimestamp.Before(&meta.CreationTimestamp) ||
-			(newest.CreationTimestamp.Equal(&meta.CreationTimestamp) && newest.UID < meta.UID) {
-			newest, ref = meta, r
+		if newest == nil || newer(obj, newest) {
+			newest, ref = obj, r
 		}
 	}
 	return ref, newest != nil
 }
 
-// objectMeta finds the object a model.ObjectRef.Key names in snap.
-func objectMeta(snap *source.Snapshot, key string) *metav1.ObjectMeta {
+// newer reports whether a was created after b, or at the same time with a
+// greater UID.
+func newer(a, b metav1.Object) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	return tb.Before(&ta) || (tb.Equal(&ta) && b.GetUID() < a.GetUID())
+}
+
+// object finds the object a model.ObjectRef.Key names in snap: an
+// Ingress, TransportServer, VirtualServer or ConfigMap; nil if there is
+// none.
+func object(snap *source.Snapshot, key string) metav1.Object {
 	kind, rest, _ := strings.Cut(key, "/")
 	switch kind {
 	case "Ingress":
-		for _, ing := range snap.Ingresses {
-			if ing.Namespace+"/"+ing.Name == rest {
-				return &ing.ObjectMeta
-			}
+		return named(snap.Ingresses, rest)
+	case "TransportServer":
+		return named(snap.TransportServers, rest)
+	case "VirtualServer":
+		return named(snap.VirtualServers, rest)
+	case "ConfigMap":
+		return named(snap.ConfigMaps, rest)
+	}
+	return nil
+}
+
+// named finds "namespace/name" among objs; nil if it is not there.
+func named[T metav1.Object](objs []T, nsName string) metav1.Object {
+	for _, o := range objs {
+		if o.GetNamespace()+"/"+o.GetName() == nsName {
+			return o
 		}
 	}
 	return nil
@@ -149,28 +210,18 @@ func configMapKey(cm *corev1.ConfigMap) string {
 }
 
 // objectFingerprint is the fingerprint of the object a
-// model.ObjectRef.Key names, "" when it is gone.
+// model.ObjectRef.Key names, "" when it is gone: what decides its
+// configuration.
 func objectFingerprint(snap *source.Snapshot, key string) string {
-	kind, rest, _ := strings.Cut(key, "/")
-	switch kind {
-	case "Ingress":
-		for _, ing := range snap.Ingresses {
-			if ing.Namespace+"/"+ing.Name == rest {
-				return fingerprintOf(ing)
-			}
-		}
-	case "TransportServer":
-		for _, ts := range snap.TransportServers {
-			if ts.Namespace+"/"+ts.Name == rest {
-				return hashJSON(ts.UID, ts.Spec)
-			}
-		}
-	case "ConfigMap":
-		for _, cm := range snap.ConfigMaps {
-			if cm.Namespace+"/"+cm.Name == rest {
-				return hashJSON(cm.UID, cm.Data)
-			}
-		}
+	switch o := object(snap, key).(type) {
+	case *networkingv1.Ingress:
+		return fingerprintOf(o)
+	case *nicv1.TransportServer:
+		return hashJSON(o.UID, o.Spec)
+	case *nicv1.VirtualServer:
+		return hashJSON(o.UID, o.Spec)
+	case *corev1.ConfigMap:
+		return hashJSON(o.UID, o.Data)
 	}
 	return ""
 }

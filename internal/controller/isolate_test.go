@@ -5,10 +5,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
@@ -32,10 +34,32 @@ func TestCulprits(t *testing.T) {
 	usesProxySecret := func(ns, name string) *model.Location {
 		return &model.Location{Source: ref(ns, name), Policy: &model.Policy{UpstreamTLS: &model.UpstreamTLS{Secret: "ns/backend-tls"}}}
 	}
-	m := &model.Model{Servers: []*model.Server{{Host: "p.test", Locations: []*model.Location{usesProxySecret("a", "old"), usesProxySecret("b", "z")}}}}
+	snap.TransportServers = []*nicv1.TransportServer{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "tcp", CreationTimestamp: old}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "udp", CreationTimestamp: young}},
+	}
+	snap.VirtualServers = []*nicv1.VirtualServer{{ObjectMeta: metav1.ObjectMeta{Namespace: "v", Name: "cafe", CreationTimestamp: old}}}
+	vsRef := model.ObjectRef{Kind: "VirtualServer", Namespace: "v", Name: "cafe"}
+	snap.ConfigMaps = []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "tcp-services", CreationTimestamp: old}}}
+	tsRef := func(name string) model.ObjectRef {
+		return model.ObjectRef{Kind: "TransportServer", Namespace: "a", Name: name}
+	}
+	m := &model.Model{
+		Servers: []*model.Server{
+			{Host: "p.test", Locations: []*model.Location{usesProxySecret("a", "old"), usesProxySecret("b", "z")}},
+			{Host: "cafe.test", Sources: []model.ObjectRef{vsRef}, Listeners: &model.ServerListeners{HTTP: &model.HTTPListener{Name: "http-8083", Port: 8083}}},
+		},
+		Streams: []*model.StreamServer{
+			{Port: 9000, Protocol: model.StreamTCP, Source: tsRef("tcp")},
+			{Port: 9000, Protocol: model.StreamUDP, Source: tsRef("udp")},
+			{Port: 9001, Protocol: model.StreamTCP, Source: tsRef("tcp")},
+			{Port: 9100, Protocol: model.StreamTCP, Source: model.ObjectRef{Kind: "ConfigMap", Namespace: "causeway", Name: "tcp-services"}},
+		},
+	}
 	out := &render.Output{Sources: map[string][]model.ObjectRef{
 		layout.ServerFile("x.test"):         {ref("a", "old"), ref("a", "young")},
 		"servers/_shared-0123456789ab.conf": {ref("b", "y"), ref("b", "z")},
+		layout.ServerFile("cafe.test"):      {vsRef},
 	}}
 	for _, tc := range []struct {
 		name             string
@@ -51,6 +75,18 @@ func TestCulprits(t *testing.T) {
 		{"a refused backend certificate blames the newest Ingress using it", `nginx: [emerg] cannot load certificate "/var/lib/causeway/secrets/ns_backend-tls_proxy.pem"`,
 			nil, []string{"Ingress/b/z"}},
 		{"a file outside the state dir blames nothing", `nginx: [emerg] unknown directive in /etc/nginx/other.conf:1`, nil, nil},
+		{"an unbindable port blames the newest object listening on it", "2026/11/26 12:00:00 [emerg] 7#7: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n2026/11/26 12:00:02 [emerg] 7#7: still could not bind()\n",
+			nil, []string{"TransportServer/a/udp"}},
+		{"an unbindable IPv6 address", "2026/11/26 12:00:00 [emerg] 7#7: bind() to [::1]:9001 failed (99: Cannot assign requested address)\n",
+			nil, []string{"TransportServer/a/tcp"}},
+		{"an unbindable port of the tcp-services ConfigMap", "2026/11/26 12:00:00 [emerg] 7#7: bind() to 10.0.0.1:9100 failed (98: Address already in use)\n",
+			nil, []string{"ConfigMap/causeway/tcp-services"}},
+		{"an unbindable HTTP listener blames its VirtualServer", "2026/11/26 12:00:00 [emerg] 7#7: bind() to 0.0.0.0:8083 failed (98: Address already in use)\n",
+			nil, []string{"VirtualServer/v/cafe"}},
+		{"a refused VirtualServer's server file blames it", `nginx: [emerg] invalid number of arguments in "location" directive in /var/lib/causeway/` + layout.ServerFile("cafe.test") + `:3`,
+			nil, []string{"VirtualServer/v/cafe"}},
+		{"an unbindable HTTP port blames nothing", "2026/11/26 12:00:00 [emerg] 7#7: bind() to 127.0.0.1:80 failed (98: Address already in use)\n", nil, nil},
+		{"an unbindable unix socket blames nothing", "2026/11/26 12:00:00 [emerg] 7#7: bind() to unix:/var/lib/causeway/run/9000 failed (98: Address already in use)\n", nil, nil},
 		{"the default certificate blames nothing", `SSL_CTX_use_certificate("/var/lib/causeway/secrets/_default.pem") failed`, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

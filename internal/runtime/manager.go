@@ -420,22 +420,28 @@ func (m *Manager) reloadAndVerify(ctx context.Context, version string) error {
 	if m.beforeOpen != nil {
 		m.beforeOpen()
 	}
-	complained := m.logs.tap.watch(m.proc.Pid)
+	complaints := m.logs.tap.watch(m.proc.Pid)
 	defer m.logs.tap.stop()
 	if err := m.signal(syscall.SIGHUP); err != nil {
 		return err
 	}
-	return m.waitVersion(ctx, version, m.opts.VerifyTimeout, complained)
+	return m.waitVersion(ctx, version, m.opts.VerifyTimeout, complaints)
 }
 
-// waitVersion polls until the workers report version. When complained
-// closes, nginx -t checks the files on disk: a refusal is returned at
-// once; otherwise the complaint was about something else, and the wait
+// waitVersion polls until the workers report version. When the watched
+// master complains (w; nil watches nothing), nginx -t checks the files on
+// disk: a refusal is returned at once. A refusal nginx -t cannot see, an
+// address the master could not bind, is returned once the master gives up
+// on it. Otherwise the complaint was about something else, and the wait
 // goes on.
-func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.Duration, complained <-chan struct{}) error {
+func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.Duration, w *complaints) error {
 	deadline := time.Now().Add(timeout)
 	var last string
 	var lastErr error
+	var first, more <-chan struct{}
+	if w != nil {
+		first = w.first
+	}
 	for {
 		v, err := m.queryVersion(ctx)
 		if err == nil && v == version {
@@ -443,6 +449,9 @@ func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.
 		}
 		last, lastErr = v, err
 		if time.Now().After(deadline) {
+			if more != nil {
+				return &ConfigError{Output: w.Text()}
+			}
 			if lastErr != nil {
 				return fmt.Errorf("nginx did not report configuration %s within %s: %w", version, timeout, lastErr)
 			}
@@ -453,13 +462,24 @@ func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.
 			return ctx.Err()
 		case <-m.exited:
 			return errors.New("nginx exited while reloading")
-		case <-complained:
-			complained = nil
+		case <-first:
+			first = nil
 			out, err := m.test(ctx)
 			if err != nil {
 				return err
 			}
+			if text := w.Text(); bindFailed(text) {
+				if bindGaveUp(text) {
+					return &ConfigError{Output: text}
+				}
+				more = w.more
+				continue
+			}
 			m.opts.Log.Warn("nginx complained during a reload, but nginx -t accepts the files; still waiting for the new workers", "output", out)
+		case <-more:
+			if text := w.Text(); bindGaveUp(text) {
+				return &ConfigError{Output: text}
+			}
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

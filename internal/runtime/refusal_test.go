@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"bytes"
+	"io"
+	"strings"
 	"testing"
 	"time"
 )
 
-func TestMasterComplains(t *testing.T) {
+func TestMasterComplaints(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		lines string
@@ -27,8 +29,8 @@ func TestMasterComplains(t *testing.T) {
 		{"the last line unterminated", "2026/11/26 12:00:00 [emerg] 42#42: bad", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := masterComplains([]byte(tc.lines), 42); got != tc.want {
-				t.Fatalf("masterComplains(%q) = %v, want %v", tc.lines, got, tc.want)
+			if got := masterComplaints([]byte(tc.lines), 42); (len(got) > 0) != tc.want {
+				t.Fatalf("masterComplaints(%q) = %q, want a line: %v", tc.lines, got, tc.want)
 			}
 		})
 	}
@@ -39,7 +41,7 @@ func TestRefusalTapSignalsOnceAndForwardsEverything(t *testing.T) {
 	tap := &refusalTap{out: &out}
 	line := []byte("2026/11/26 12:00:00 [emerg] 7#7: bad\n")
 	tap.Write(line) // no watch yet: forwarded only
-	seen := tap.watch(7)
+	seen := tap.watch(7).first
 	select {
 	case <-seen:
 		t.Fatal("a line from before the watch must not count")
@@ -63,10 +65,76 @@ func TestRefusalTapSignalsOnceAndForwardsEverything(t *testing.T) {
 		t.Fatalf("forwarded %d lines, want 4", got)
 	}
 	// A new watch starts afresh.
-	seen = tap.watch(7)
+	seen = tap.watch(7).first
 	select {
 	case <-seen:
 		t.Fatal("a new watch must start open")
 	default:
+	}
+}
+
+func TestMasterComplaintsKeepsTheLines(t *testing.T) {
+	lines := "2026/11/26 12:00:00 [notice] 42#42: signal 1 (SIGHUP) received\n" +
+		"2026/11/26 12:00:00 [emerg] 42#42: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n" +
+		"2026/11/26 12:00:00 [emerg] 43#43: from a worker\n" +
+		"2026/11/26 12:00:00 [alert] 42#42: the last, unterminated"
+	want := "2026/11/26 12:00:00 [emerg] 42#42: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n" +
+		"2026/11/26 12:00:00 [alert] 42#42: the last, unterminated\n"
+	if got := string(masterComplaints([]byte(lines), 42)); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	// When nginx starts, its pid is not known yet: any process's lines.
+	any := string(masterComplaints([]byte(lines), anyPID))
+	if !strings.Contains(any, "43#43: from a worker") || strings.Contains(any, "[notice]") {
+		t.Fatalf("anyPID: got %q", any)
+	}
+	if got := masterComplaints([]byte("2026/11/26 12:00:00 [emerg] x#1: no pid\n"), anyPID); got != nil {
+		t.Fatalf("anyPID took a line without a pid: %q", got)
+	}
+}
+
+func TestComplaintsTextAndMore(t *testing.T) {
+	tap := &refusalTap{out: io.Discard}
+	w := tap.watch(7)
+	bind := "2026/11/26 12:00:00 [emerg] 7#7: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n"
+	tap.Write([]byte(bind))
+	<-w.first
+	<-w.more
+	if !bindFailed(w.Text()) || bindGaveUp(w.Text()) {
+		t.Fatalf("after one bind failure: %q", w.Text())
+	}
+	tap.Write([]byte("2026/11/26 12:00:01 [notice] 7#7: try again to bind() after 500ms\n"))
+	select {
+	case <-w.more:
+		t.Fatal("a notice is no complaint")
+	default:
+	}
+	tap.Write([]byte("2026/11/26 12:00:03 [emerg] 7#7: still could not bind()\n"))
+	<-w.more
+	if !bindGaveUp(w.Text()) || strings.Count(w.Text(), "\n") != 2 {
+		t.Fatalf("after giving up: %q", w.Text())
+	}
+	for range 2000 { // the text is bounded
+		tap.Write([]byte(bind))
+	}
+	if n := len(w.Text()); n > maxComplaintText {
+		t.Fatalf("kept %d bytes, want at most %d", n, maxComplaintText)
+	}
+}
+
+func TestBindFailed(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"2026/11/26 12:00:00 [emerg] 7#7: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n", true},
+		{"2026/11/26 12:00:00 [emerg] 7#7: bind() to [::1]:9000 failed (99: Cannot assign requested address)\n", true},
+		{"2026/11/26 12:00:00 [emerg] 7#7: bind() to unix:/s/x.sock failed (13: Permission denied)\n", true},
+		{"2026/11/26 12:00:00 [emerg] 7#7: unknown directive \"bind()\" in /s/x.conf:1\n", false},
+		{"2026/11/26 12:00:00 [emerg] 7#7: still could not bind()\n", false},
+	} {
+		if got := bindFailed(tc.text); got != tc.want {
+			t.Errorf("bindFailed(%q) = %v, want %v", tc.text, got, tc.want)
+		}
 	}
 }

@@ -289,3 +289,63 @@ func TestTransportServerTLSAgainstNginx(t *testing.T) {
 		t.Errorf("a cleartext client reached the backend through the TLS listener")
 	}
 }
+
+// TestUnbindableListenerIsLeftOut: a TransportServer whose listener port
+// another process holds cannot stop the other changes. nginx -t accepts
+// the files (it binds nothing); the reloading master fails to bind, keeps
+// the old configuration and says so. The controller blames the
+// TransportServer on that port, leaves it out, and the rest goes live
+// without waiting for the reload timeout. Once the port is free, a change
+// to the TransportServer brings it back.
+func TestUnbindableListenerIsLeftOut(t *testing.T) {
+	web := startBackend(t, "web")
+	e := streamEchoes{}
+	e.tcpIP, e.tcpPort = startTCPEcho(t, "one")
+	e.udpIP, e.udpPort = startUDPEcho(t, "udp")
+	c := startController(t, map[string]string{
+		"services.yaml": e.servicesYAML(),
+		"app.yaml":      ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "web", "app.test", "Prefix / web"),
+	}, "--global-configuration", "causeway/listeners", "--reload-timeout", "60s")
+	held, err := net.Listen("tcp", net.JoinHostPort(c.IP, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	tcpListen := held.Addr().(*net.TCPAddr).Port
+	udpListen := freePort(t, c.IP)
+	failed := c.Metric("causeway_nginx_reloads_total", `result="failure"`)
+	start := time.Now()
+	c.WriteManifest("gc.yaml", globalConfigurationYAML(tcpListen, udpListen))
+	c.WriteManifest("ts.yaml", transportServerYAML("tcp", "2026-01-01T00:00:00Z", "tcp-echo", "TCP", "tcp-app")+
+		transportServerYAML("udp", "2026-01-01T00:00:00Z", "udp-echo", "UDP", "udp-app"))
+	udpAddr := net.JoinHostPort(c.IP, strconv.Itoa(udpListen))
+	waitReply(t, "UDP beside the unbindable TCP listener", "udp:ping", func() (string, error) { return udpRoundTrip(udpAddr, "ping") })
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("the other TransportServer went live after %s; the reload timeout is 60s", took)
+	}
+	if c.Metric("causeway_nginx_reloads_total", `result="failure"`) <= failed {
+		t.Error("no failed reload recorded")
+	}
+	bindMsg := fmt.Sprintf("bind() to %s failed", net.JoinHostPort(c.IP, strconv.Itoa(tcpListen)))
+	eventually(t, 5*time.Second, func() error {
+		log := c.log.String()
+		if !strings.Contains(log, "excluding it") || !strings.Contains(log, "TransportServer/default/tcp") || !strings.Contains(log, bindMsg) {
+			return fmt.Errorf("no exclusion of TransportServer default/tcp naming %q logged", bindMsg)
+		}
+		return nil
+	})
+	// Later changes keep applying at once.
+	c.WriteManifest("b.yaml", ingressYAML("default", "b", "b.test", "Prefix / web"))
+	eventually(t, 5*time.Second, func() error {
+		if r := c.Get("b.test", "/"); r.Reply.Service != "web" {
+			return fmt.Errorf("b.test: %d", r.Status)
+		}
+		return nil
+	})
+	// The port is free again; a change to the TransportServer retries it.
+	held.Close()
+	c.WriteManifest("ts.yaml", strings.Replace(transportServerYAML("tcp", "2026-01-01T00:00:00Z", "tcp-echo", "TCP", "tcp-app"), "timeout: 30s", "timeout: 31s", 1)+
+		transportServerYAML("udp", "2026-01-01T00:00:00Z", "udp-echo", "UDP", "udp-app"))
+	tcpAddr := net.JoinHostPort(c.IP, strconv.Itoa(tcpListen))
+	waitReply(t, "TCP once the port is free", "one:hello", func() (string, error) { return tcpRoundTrip(tcpAddr, "hello") })
+}
