@@ -95,6 +95,10 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 			}
 			addHeaders(&out, lp)
 			out.Status = 204
+			// The snippets' add_header lines too, as on every other
+			// response of the location (ingress-nginx's preflight sets
+			// its headers with more_set_headers, which leaves them be).
+			st.applyHeaders(&out, srvSnippet, model.Join(m.Config.LocationSnippet, lp.Snippet))
 			return out
 		}
 	}

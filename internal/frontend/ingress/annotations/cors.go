@@ -16,8 +16,7 @@ var corsGroup = Group{
 	Annotations: supported("cors",
 		Annotation{Name: "enable-cors", Scope: ScopeLocation, Default: "false",
 			Grammar: "a boolean: true or false (also 1, 0, t, f, True, FALSE ...)",
-			Difference: "the same answers, but a preflight's 204 leaves out a configuration-snippet's add_header lines " +
-				"(ingress-nginx sends them); with any origin allowed (cors-allow-origin *, the default) a location has one if, " +
+			Difference: "the same answers; with any origin allowed (cors-allow-origin *, the default) a location has one if, " +
 				"the preflight's, where ingress-nginx writes three: with Debian 12's Lua module every if, like every location, " +
 				"costs an OpenSSL context at each reload"},
 		Annotation{Name: "cors-allow-origin", Scope: ScopeLocation, Default: "*",
