@@ -199,9 +199,11 @@ func (m *Manager) Apply(ctx context.Context, files render.Files, version string)
 			m.opts.Log.Warn("nginx -t warnings", "output", out)
 		}
 	}
+	serving := m.proc != nil
 	if err := m.reloadAndVerify(ctx, version); err != nil {
-		if m.proc == nil {
-			// Nothing was serving yet; keep the files and report.
+		if !serving && m.startFailed() {
+			// Nothing was serving, and the new master is gone: keep the
+			// files and report; the next Apply starts nginx again.
 			return ApplyResult{}, err
 		}
 		m.restore(last)
@@ -412,10 +414,14 @@ func (m *Manager) args(extra ...string) []string {
 // the old ones: nginx -t then says why, as a *ConfigError.
 func (m *Manager) reloadAndVerify(ctx context.Context, version string) error {
 	if m.proc == nil {
+		// The master's pid is not known before it may log: watch every
+		// process's complaints, as nothing else runs yet.
+		complaints := m.logs.tap.watch(anyPID)
+		defer m.logs.tap.stop()
 		if err := m.start(); err != nil {
 			return err
 		}
-		return m.waitVersion(ctx, version, m.opts.VerifyTimeout, nil)
+		return m.waitVersion(ctx, version, m.opts.VerifyTimeout, complaints)
 	}
 	if m.beforeOpen != nil {
 		m.beforeOpen()
@@ -461,6 +467,13 @@ func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-m.exited:
+			if w != nil {
+				// A master that cannot bind at its start exits; its last
+				// lines may still be on their way.
+				if text := w.awaitText(bindGaveUp, 200*time.Millisecond); bindFailed(text) {
+					return &ConfigError{Output: text}
+				}
+			}
 			return errors.New("nginx exited while reloading")
 		case <-first:
 			first = nil

@@ -48,6 +48,23 @@ func (m *Manager) start() error {
 	return nil
 }
 
+// startFailed reports whether a master started for the first time has
+// exited (waiting a little for one that is about to), and then forgets
+// it, so that the next Apply starts nginx again rather than signalling a
+// process that is gone.
+func (m *Manager) startFailed() bool {
+	if m.proc == nil {
+		return true // it never started
+	}
+	select {
+	case <-m.exited:
+	case <-time.After(2 * time.Second):
+		return false
+	}
+	m.proc = nil
+	return true
+}
+
 // MasterPID is the pid of the running nginx master, or 0 while none runs.
 // It never waits for an Apply in progress, so a metrics scrape can call it.
 func (m *Manager) MasterPID() int { return int(m.masterPID.Load()) }
@@ -90,6 +107,12 @@ func (m *Manager) Supervise(ctx context.Context) {
 		if m.stopped {
 			m.mu.Unlock()
 			return
+		}
+		if m.proc == nil || m.exited != exited {
+			// A first start that failed: Apply has let it go and starts
+			// nginx again with the next configuration.
+			m.mu.Unlock()
+			continue
 		}
 		if time.Since(started) > 30*time.Second {
 			backoff = 100 * time.Millisecond

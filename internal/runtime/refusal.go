@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A reload is a SIGHUP without a prior nginx -t: the master parses the
@@ -80,6 +81,21 @@ func (w *complaints) Text() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return string(w.text)
+}
+
+// awaitText waits up to d for the text to satisfy done and returns it.
+func (w *complaints) awaitText(done func(string) bool, d time.Duration) string {
+	timeout := time.After(d)
+	for {
+		if text := w.Text(); done(text) {
+			return text
+		}
+		select {
+		case <-w.more:
+		case <-timeout:
+			return w.Text()
+		}
+	}
 }
 
 // watch starts keeping pid's complaints (anyPID: every process's); stop

@@ -138,3 +138,21 @@ func TestBindFailed(t *testing.T) {
 		}
 	}
 }
+
+func TestAwaitText(t *testing.T) {
+	tap := &refusalTap{out: io.Discard}
+	w := tap.watch(anyPID)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		tap.Write([]byte("2026/11/26 12:00:00 [emerg] 9#9: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n"))
+		time.Sleep(20 * time.Millisecond)
+		tap.Write([]byte("2026/11/26 12:00:02 [emerg] 9#9: still could not bind()\n"))
+	}()
+	if text := w.awaitText(bindGaveUp, 5*time.Second); !bindGaveUp(text) || !bindFailed(text) {
+		t.Fatalf("got %q", text)
+	}
+	start := time.Now()
+	if text := tap.watch(anyPID).awaitText(bindGaveUp, 50*time.Millisecond); text != "" || time.Since(start) < 50*time.Millisecond {
+		t.Fatalf("without lines: got %q after %s", text, time.Since(start))
+	}
+}

@@ -197,12 +197,17 @@ type launch struct {
 	// after, when set, is a stopped controller whose address, ports,
 	// state and manifest directories the new one takes over.
 	after *controller
+	// ip, when set, is the loopback address the controller listens on.
+	ip string
 }
 
 // launchController starts the controller without waiting for it.
 func launchController(t *testing.T, manifests map[string]string, how launch, extraArgs ...string) *controller {
 	t.Helper()
-	c := &controller{t: t, IP: loopbackIP(), log: &harness.SyncBuffer{}, done: make(chan struct{})}
+	c := &controller{t: t, IP: how.ip, log: &harness.SyncBuffer{}, done: make(chan struct{})}
+	if c.IP == "" {
+		c.IP = loopbackIP()
+	}
 	if prev := how.after; prev != nil {
 		c.IP, c.HTTPPort, c.HTTPSPort, c.HealthPort, c.MetricsPort = prev.IP, prev.HTTPPort, prev.HTTPSPort, prev.HealthPort, prev.MetricsPort
 		c.StateDir, c.Manifests = prev.StateDir, prev.Manifests

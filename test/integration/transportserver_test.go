@@ -349,3 +349,42 @@ func TestUnbindableListenerIsLeftOut(t *testing.T) {
 	tcpAddr := net.JoinHostPort(c.IP, strconv.Itoa(tcpListen))
 	waitReply(t, "TCP once the port is free", "one:hello", func() (string, error) { return tcpRoundTrip(tcpAddr, "hello") })
 }
+
+// TestUnbindableListenerAtStart: the same when the port is held before
+// nginx first starts: nginx exits instead of keeping a configuration, and
+// the controller leaves the TransportServer out and starts it without.
+func TestUnbindableListenerAtStart(t *testing.T) {
+	web := startBackend(t, "web")
+	e := streamEchoes{}
+	e.tcpIP, e.tcpPort = startTCPEcho(t, "one")
+	e.udpIP, e.udpPort = startUDPEcho(t, "udp")
+	ip := loopbackIP()
+	held, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	tcpListen := held.Addr().(*net.TCPAddr).Port
+	udpListen := freePort(t, ip)
+	start := time.Now()
+	c := launchController(t, map[string]string{
+		"services.yaml": e.servicesYAML(),
+		"app.yaml":      ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "web", "app.test", "Prefix / web"),
+		"gc.yaml":       globalConfigurationYAML(tcpListen, udpListen),
+		"ts.yaml": transportServerYAML("tcp", "2026-01-01T00:00:00Z", "tcp-echo", "TCP", "tcp-app") +
+			transportServerYAML("udp", "2026-01-01T00:00:00Z", "udp-echo", "UDP", "udp-app"),
+	}, launch{ip: ip}, "--global-configuration", "causeway/listeners", "--reload-timeout", "60s")
+	c.WaitReady(20 * time.Second)
+	if r := c.Get("app.test", "/"); r.Status != 200 || r.Reply.Service != "web" {
+		t.Fatalf("status %d from %q, want 200 from web", r.Status, r.Reply.Service)
+	}
+	udpAddr := net.JoinHostPort(ip, strconv.Itoa(udpListen))
+	waitReply(t, "UDP beside the unbindable TCP listener", "udp:ping", func() (string, error) { return udpRoundTrip(udpAddr, "ping") })
+	if took := time.Since(start); took > 20*time.Second {
+		t.Fatalf("ready after %s", took)
+	}
+	bindMsg := fmt.Sprintf("bind() to %s failed", net.JoinHostPort(ip, strconv.Itoa(tcpListen)))
+	if log := c.log.String(); !strings.Contains(log, "excluding it") || !strings.Contains(log, "TransportServer/default/tcp") || !strings.Contains(log, bindMsg) {
+		t.Fatalf("no exclusion of TransportServer default/tcp naming %q logged", bindMsg)
+	}
+}
