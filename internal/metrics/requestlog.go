@@ -43,8 +43,9 @@ type RequestLog struct {
 	buf  []byte
 	now  func() time.Time
 	errs int // read errors since the last one logged
-	// noPunch: the file system cannot punch holes (said once).
-	noPunch bool
+	// noPunch: the file system cannot punch holes (said once);
+	// noCollapse: it cannot remove a range either (said once).
+	noPunch, noCollapse bool
 }
 
 // logFile is one file of the log, read up to off.
@@ -223,12 +224,37 @@ func (l *RequestLog) keepPartial(partial, more []byte) []byte {
 	return append(partial, more...)
 }
 
-// punch gives back the space of what was read, a MiB at a time. File
-// systems that cannot punch holes keep it until the next rotation.
+// punch gives back the space of what was read, a MiB at a time. Where
+// the file system can (ext4, XFS), it removes that range from the start
+// of the file (FALLOC_FL_COLLAPSE_RANGE), so the file's size stays near
+// what is not read yet: the workers append (O_APPEND), which the kernel
+// orders with the collapse, so their next lines land at the new end.
+// Elsewhere it punches a hole and the apparent size grows until the
+// next rotation; file systems that can do neither keep the space until
+// then.
 func (l *RequestLog) punch(f *logFile) {
 	upTo := f.off &^ (punchEvery - 1)
 	if upTo-f.punched < punchEvery {
 		return
+	}
+	if f.punched == 0 && !l.noCollapse {
+		err := unix.Fallocate(int(f.f.Fd()), unix.FALLOC_FL_COLLAPSE_RANGE, 0, upTo)
+		switch {
+		case err == nil:
+			f.off -= upTo
+			return
+		case errors.Is(err, unix.EINVAL):
+			// The range reaches the end of the file (all of it was
+			// read, up to a MiB boundary): next time.
+			return
+		case errors.Is(err, unix.EOPNOTSUPP):
+			l.noCollapse = true
+			l.log.Info("metrics log: the file system cannot remove what was read from the file's start; punching holes instead, so its apparent size grows until it is rotated at a reload past --metrics-log-rotate-size",
+				"file", f.name)
+		default:
+			l.readError(f, err)
+			return
+		}
 	}
 	err := unix.Fallocate(int(f.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, f.punched, upTo-f.punched)
 	if err != nil {

@@ -2,9 +2,14 @@ package integration
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -288,4 +293,60 @@ func TestRequestMetricsSharedServers(t *testing.T) {
 	if got := c.Metric("causeway_metrics_dropped_requests_total"); got != 0 {
 		t.Errorf("%v lines dropped", got)
 	}
+}
+
+// TestRequestMetricsLogStaysSmall: between reloads, what the controller
+// read is removed from the start of the metrics log (ext4, the file
+// system of the tests), and the workers' appends carry on at its new end:
+// after more than a MiB of lines, every request is counted once and the
+// file holds less than a MiB.
+func TestRequestMetricsLogStaysSmall(t *testing.T) {
+	c := startController(t, metricsManifests(t))
+	path := layout.Dir(c.StateDir).MetricsLog()
+	reloads := c.Metric("causeway_nginx_reloads_total")
+	const workers, each = 8, 2500
+	addr := "http://" + net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort)) + "/"
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			defer client.CloseIdleConnections()
+			for range each {
+				req, _ := http.NewRequest("GET", addr, nil)
+				req.Host = "shop.metrics.test"
+				resp, err := client.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	waitStorefront(t, c, workers*each)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() >= 1<<20 {
+		t.Errorf("the metrics log is %d bytes after %d requests; what was read must be gone", st.Size(), workers*each)
+	}
+	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
+		t.Errorf("reloads %v, want %v", got, reloads)
+	}
+	if got := c.Metric("causeway_metrics_dropped_requests_total"); got != 0 {
+		t.Errorf("%v requests dropped", got)
+	}
+	// More requests after the collapse are counted too.
+	for range 5 {
+		c.Get("shop.metrics.test", "/")
+	}
+	waitStorefront(t, c, workers*each+5)
 }
