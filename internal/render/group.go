@@ -101,7 +101,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	}
 	for _, key := range order {
 		members := shapes[key]
-		host := unquoteHost(members[0].ServerNames[0])
+		host := unquoteName(members[0].ServerNames[0])
 		name := layout.ServerFile(host)
 		v := members[0]
 		id := hostID(host)
@@ -249,9 +249,9 @@ func share(id string, members []*serverView, rc *renderCtx) (*serverView, error)
 	return &v, nil
 }
 
-// unquoteHost reverses serverName for an exact host, which it renders as a
-// plain quoted string.
-func unquoteHost(name string) string {
+// unquoteName strips the quotes of a plain quoted string without escapes:
+// an exact host as serverName renders it, or a series key.
+func unquoteName(name string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(name, `"`), `"`)
 }
 
@@ -280,13 +280,13 @@ func shareLogVars(v *serverView, id string, i int, members []*serverView, variab
 		if lv.Name == balancer.MetricsVariable || lv.Name == balancer.CanaryMetricsVariable {
 			key := balancer.SharedSeriesKey(id, i, lv.Name)
 			for _, m := range members {
-				own := unquoteHost(m.Locations[i].LogVars[j].Value) // a quoted hex key
+				own := unquoteName(m.Locations[i].LogVars[j].Value) // a quoted hex key
 				labels, ok := rc.planned[own]
 				if !ok {
 					return fmt.Errorf("metrics series %s of %s is unknown", own, m.ServerNames[0])
 				}
 				for _, name := range m.ServerNames { // the host, then its aliases
-					rc.series[balancer.SharedSeriesEntry(key, unquoteHost(name))] = labels
+					rc.series[balancer.SharedSeriesEntry(key, unquoteName(name))] = labels
 				}
 			}
 			q, err := Quote(key)

@@ -126,7 +126,7 @@ func (rc *renderCtx) useSeries(v *serverView) {
 			if lv.Name != balancer.MetricsVariable && lv.Name != balancer.CanaryMetricsVariable {
 				continue
 			}
-			key := unquoteHost(lv.Value) // a quoted hex key
+			key := unquoteName(lv.Value) // a quoted hex key
 			if labels, ok := rc.planned[key]; ok {
 				rc.series[key] = labels
 			}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,5 +231,72 @@ func TestCanaryAffinity(t *testing.T) {
 	}
 	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
 		t.Fatalf("reloads went from %v to %v", reloads, got)
+	}
+}
+
+// TestCanaryMetricsInSharedServer: alike hosts, each with a canary by
+// header, share one server block; the requests their canaries serve are
+// counted under each host's own Ingress and Service with the canary's
+// upstream in the canary label, the others with an empty one.
+func TestCanaryMetricsInSharedServer(t *testing.T) {
+	manifests := ingressClass
+	for _, h := range []string{"a", "b"} {
+		stable, next := startBackend(t, "stable-"+h), startBackend(t, "next-"+h)
+		host := h + ".canary-shared.test"
+		manifests += serviceYAML("default", "stable-"+h, 80, stable) + serviceYAML("default", "next-"+h, 80, next) +
+			ingressYAML("default", h, host, "Prefix / stable-"+h) +
+			fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: %[1]s-canary
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/canary: "true", nginx.ingress.kubernetes.io/canary-by-header: X-Canary}
+spec:
+  ingressClassName: causeway
+  rules:
+  - host: %[2]s
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: next-%[1]s, port: {number: 80}}}}
+---
+`, h, host)
+	}
+	c := startController(t, map[string]string{"app.yaml": manifests})
+	shared, err := filepath.Glob(filepath.Join(c.StateDir, "servers", "_shared-*.conf"))
+	if err != nil || len(shared) != 1 {
+		t.Fatalf("shared server files %v (%v), want one", shared, err)
+	}
+	if conf, _ := os.ReadFile(shared[0]); !strings.Contains(string(conf), `"a.canary-shared.test"`) || !strings.Contains(string(conf), `"b.canary-shared.test"`) {
+		t.Fatalf("the hosts do not share a server:\n%s", conf)
+	}
+	sent := map[[2]string]int{{"a", "canary"}: 3, {"a", ""}: 2, {"b", "canary"}: 1, {"b", ""}: 4}
+	for k, n := range sent {
+		h, want := k[0], "stable-"+k[0]
+		r := harness.Request{Method: "GET", Host: h + ".canary-shared.test", Path: "/"}
+		if k[1] != "" {
+			r.Header = map[string]string{"X-Canary": "always"}
+			want = "next-" + h
+		}
+		for range n {
+			if res := c.do(r); res.Status != 200 || res.Reply.Service != want {
+				t.Fatalf("%v: status %d from %q, want 200 from %s", k, res.Status, res.Reply.Service, want)
+			}
+		}
+	}
+	eventually(t, 10*time.Second, func() error {
+		for k, n := range sent {
+			canary := ""
+			if k[1] != "" {
+				canary = "default-next-" + k[0] + "-80"
+			}
+			labels := []string{`ingress="` + k[0] + `"`, `service="stable-` + k[0] + `"`, `host="` + k[0] + `.canary-shared.test"`, `canary="` + canary + `"`}
+			if got := c.Metric("nginx_ingress_controller_requests", labels...); got != float64(n) {
+				return fmt.Errorf("requests%v = %v, want %d", labels, got, n)
+			}
+		}
+		return nil
+	})
+	if got := c.Metric("causeway_metrics_dropped_requests_total"); got != 0 {
+		t.Errorf("%v lines dropped", got)
 	}
 }
