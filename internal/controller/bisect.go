@@ -6,6 +6,9 @@ import (
 	"maps"
 	"sort"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/runtime"
 	"github.com/causeway/causeway/internal/source"
@@ -17,25 +20,26 @@ type Tester interface {
 	Test(ctx context.Context, files render.Files) error
 }
 
-// bisect finds the Ingress to blame when nginx refuses a configuration
+// bisect finds the object to blame when nginx refuses a configuration
 // without naming a file that maps to an object (a hash table it cannot
-// build, a limit of the whole configuration). It suspects only Ingresses
-// added or changed since the last live configuration, which was accepted
-// without them, and halves the suspects with nginx -t until one is left:
+// build, a limit of the whole configuration). It suspects only the
+// Ingresses, VirtualServers and TransportServers added or changed since
+// the last live configuration, which was accepted without them, and
+// halves the suspects with nginx -t until one is left:
 //
 //	invariant: G (cleared) is accepted, G ∪ S (suspects) is refused;
 //	split S into A and B; if G ∪ A is refused, S = A, else G = G ∪ A, S = B.
 //
 // That costs one test per halving. When the configuration is refused even
-// without any suspect, no Ingress is to blame and bisect returns "". When
-// only a combination fails, the Ingress that tipped it over is blamed,
+// without any suspect, no object is to blame and bisect returns "". When
+// only a combination fails, the object that tipped it over is blamed,
 // which still leaves everything else flowing.
 func (c *Controller) bisect(ctx context.Context, snap *source.Snapshot) string {
 	tester, ok := c.opts.Applier.(Tester)
 	if !ok {
 		return ""
 	}
-	suspects := c.changedIngresses(snap)
+	suspects := c.changedObjects(snap)
 	if len(suspects) == 0 {
 		return ""
 	}
@@ -53,7 +57,7 @@ func (c *Controller) bisect(ctx context.Context, snap *source.Snapshot) string {
 		return errors.As(err, &cfgErr)
 	}
 	if refused(suspects) {
-		c.opts.Log.Error("nginx refuses the configuration even without the changed Ingresses; no Ingress is to blame", "changed", len(suspects))
+		c.opts.Log.Error("nginx refuses the configuration even without the changed objects; none is to blame", "changed", len(suspects))
 		return ""
 	}
 	all := suspects
@@ -81,31 +85,44 @@ func (c *Controller) bisect(ctx context.Context, snap *source.Snapshot) string {
 	if ctx.Err() != nil {
 		return ""
 	}
-	c.opts.Log.Error("bisection found the Ingress nginx refuses", "ingress", suspects[0], "cleared", len(cleared))
+	c.opts.Log.Error("bisection found the object nginx refuses", "object", suspects[0], "cleared", len(cleared))
 	return suspects[0]
 }
 
-// changedIngresses are the keys of Ingresses that are new or changed since
-// the last live snapshot (all of them before the first), sorted.
-func (c *Controller) changedIngresses(snap *source.Snapshot) []string {
+// changedObjects are the keys of the objects nginx's configuration can
+// leave out (Ingresses, VirtualServers and TransportServers) that are new
+// or changed since the last live snapshot (all of them before the first),
+// sorted.
+func (c *Controller) changedObjects(snap *source.Snapshot) []string {
 	before := map[string]string{}
-	if c.lastLive != nil {
-		for _, ing := range c.lastLive.Ingresses {
-			before[ingressKey(ing)] = fingerprintOf(ing)
-		}
+	if last := c.lastLive; last != nil {
+		fingerprints(before, "Ingress", last.Ingresses)
+		fingerprints(before, "VirtualServer", last.VirtualServers)
+		fingerprints(before, "TransportServer", last.TransportServers)
 	}
+	now := map[string]string{}
+	fingerprints(now, "Ingress", snap.Ingresses)
+	fingerprints(now, "VirtualServer", snap.VirtualServers)
+	fingerprints(now, "TransportServer", snap.TransportServers)
 	var out []string
-	for _, ing := range snap.Ingresses {
-		key := ingressKey(ing)
+	for key, fp := range now {
 		if _, bad := c.badObject[key]; bad {
 			continue
 		}
-		if fp, ok := before[key]; !ok || fp != fingerprintOf(ing) {
+		if old, ok := before[key]; !ok || old != fp {
 			out = append(out, key)
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// fingerprints adds each of objs, of kind, to m: its model.ObjectRef.Key
+// and its fingerprint.
+func fingerprints[T metav1.Object](m map[string]string, kind string, objs []T) {
+	for _, o := range objs {
+		m[model.ObjectRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}.Key()] = fingerprint(o)
+	}
 }
 
 // blameConfigMap checks whether nginx accepts the configuration when the

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/layout"
@@ -178,5 +179,38 @@ func TestRefusedConfigMapFallsBackToDefaults(t *testing.T) {
 	}
 	if len(c.badObject) != 0 || !bytes.Contains(app.live["nginx.conf"], []byte("ECDHE-RSA-AES128-GCM-SHA256")) {
 		t.Fatalf("a fixed ConfigMap must be used again: excluded %v", c.badObject)
+	}
+}
+
+// A VirtualServer nginx refuses without naming a file is found the same
+// way, among changed Ingresses.
+func TestBisectFindsAVirtualServer(t *testing.T) {
+	snap := &source.Snapshot{IngressClasses: []*networkingv1.IngressClass{{
+		ObjectMeta: metav1.ObjectMeta{Name: "causeway"}, Spec: networkingv1.IngressClassSpec{Controller: "causeway.io/ingress-controller"}}}}
+	for i := range 20 {
+		snap.Ingresses = append(snap.Ingresses, hostIngress(fmt.Sprintf("i%04d", i), fmt.Sprintf("h%04d.test", i), i))
+	}
+	snap.VirtualServers = []*nicv1.VirtualServer{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cafe", UID: "uid-cafe", CreationTimestamp: metav1.NewTime(time.Unix(5, 0))},
+		Spec: nicv1.VirtualServerSpec{Host: "cafe.test", IngressClass: "causeway",
+			Upstreams: []nicv1.Upstream{{Name: "web", Service: "web", Port: 80}},
+			Routes:    []nicv1.Route{{Path: "/", Action: &nicv1.Action{Pass: "web"}}}},
+	}}
+	app := &pickyApplier{poison: []string{`"cafe.test"`}}
+	var logs strings.Builder
+	c := New(Options{
+		Source: &staticSource{snap: snap}, Applier: app, Metrics: metrics.New(),
+		Log:    slog.New(slog.NewTextHandler(&logs, nil)),
+		Model:  build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
+		Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443},
+	})
+	if err := c.Sync(context.Background(), time.Now()); err != nil {
+		t.Fatalf("sync: %v\n%s", err, logs.String())
+	}
+	if _, ok := c.badObject["VirtualServer/ns/cafe"]; !ok || len(c.badObject) != 1 {
+		t.Fatalf("excluded %v, want the VirtualServer only\n%s", c.badObject, logs.String())
+	}
+	if app.live == nil || !c.Ready() {
+		t.Fatal("the rest must be live and the controller ready")
 	}
 }

@@ -199,21 +199,23 @@ func named[T metav1.Object](objs []T, nsName string) metav1.Object {
 	return nil
 }
 
-// ingressKey is an Ingress's model.ObjectRef.Key.
-func ingressKey(ing *networkingv1.Ingress) string {
-	return model.ObjectRef{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}.Key()
-}
-
 // configMapKey is a ConfigMap's model.ObjectRef.Key.
 func configMapKey(cm *corev1.ConfigMap) string {
 	return model.ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}.Key()
 }
 
 // objectFingerprint is the fingerprint of the object a
-// model.ObjectRef.Key names, "" when it is gone: what decides its
-// configuration.
+// model.ObjectRef.Key names, "" when it is gone.
 func objectFingerprint(snap *source.Snapshot, key string) string {
-	switch o := object(snap, key).(type) {
+	if o := object(snap, key); o != nil {
+		return fingerprint(o)
+	}
+	return ""
+}
+
+// fingerprint is what of an object decides its configuration.
+func fingerprint(o metav1.Object) string {
+	switch o := o.(type) {
 	case *networkingv1.Ingress:
 		return fingerprintOf(o)
 	case *nicv1.TransportServer:
