@@ -100,18 +100,28 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	if opts.AnnotationsPrefix == "" {
 		opts.AnnotationsPrefix = annotations.DefaultPrefix
 	}
+	// Sized up front: grown one Ingress at a time, these maps were a
+	// tenth of a build's garbage at 10,000 Ingresses.
+	paths := 0
+	for _, ing := range snap.Ingresses {
+		for _, r := range ing.Spec.Rules {
+			if r.HTTP != nil {
+				paths += len(r.HTTP.Paths)
+			}
+		}
+	}
 	b := &builder{
 		opts:           opts,
 		idx:            newServiceIndex(snap.Services, snap.EndpointSlices, snap.Pods),
-		servers:        map[string]*model.Server{},
-		claims:         map[claimKey]model.ObjectRef{},
+		servers:        make(map[string]*model.Server, len(snap.Ingresses)+len(snap.VirtualServers)),
+		claims:         make(map[claimKey]model.ObjectRef, paths),
 		backends:       map[string]*model.Backend{},
 		secrets:        map[string]*model.TLSSecret{},
 		secretsIn:      map[string]*corev1.Secret{},
 		reported:       map[string]bool{},
-		created:        map[model.ObjectRef]metav1.Time{},
+		created:        make(map[model.ObjectRef]metav1.Time, len(snap.Ingresses)),
 		tlsOwner:       map[string]model.ObjectRef{},
-		written:        map[*model.Location]string{},
+		written:        make(map[*model.Location]string, paths),
 		configMaps:     map[string]*corev1.ConfigMap{},
 		proxySecrets:   map[string]*model.ProxySecret{},
 		authFiles:      map[string]*model.AuthFile{},
@@ -119,9 +129,9 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		limitsOwner:    map[string]model.ObjectRef{},
 		keepaliveOwner: map[string]model.ObjectRef{},
 		keepalivePools: map[string]bool{},
-		locs:           map[claimKey]*model.Location{},
+		locs:           make(map[claimKey]*model.Location, paths),
 		hostOwner:      map[string]model.ObjectRef{},
-		ingressHost:    map[string]model.ObjectRef{},
+		ingressHost:    make(map[string]model.ObjectRef, len(snap.Ingresses)),
 		vsServers:      map[string]*nic.VirtualServer{},
 		nicPolicies:    map[string]*policyState{},
 		policiesIn:     map[string]*nicv1.Policy{},
@@ -417,7 +427,7 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 }
 
 // isZeroPolicy reports whether p sets nothing.
-func isZeroPolicy(p *model.Policy) bool { return reflect.DeepEqual(*p, model.Policy{}) }
+func isZeroPolicy(p *model.Policy) bool { return reflect.ValueOf(p).Elem().IsZero() }
 
 // whyFirst explains why winner's claim beat loser's (see ranksFirst).
 func (b *builder) whyFirst(winner, loser model.ObjectRef) string {

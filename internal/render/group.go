@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,6 +49,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	refs := map[*serverView][]model.ObjectRef{}
 	var hashes hashStats
 	shapes := map[string][]*serverView{}
+	var sh shaper
 	var order []string
 	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m),
 		accessLog: accessLogArgs(m.Config)}
@@ -90,7 +93,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			continue
 		}
 		refs[v] = srv.Sources
-		key, err := shape(v)
+		key, err := sh.shape(v)
 		if err != nil {
 			return nil, nil, hashes, nil, err
 		}
@@ -165,36 +168,61 @@ func (v *serverView) name(id string, hashes *hashStats) {
 	v.Locations = locs
 }
 
+// shaper computes shapes, reusing its buffers from one server to the
+// next: a copy of each of 10,000 views was a tenth of a render's garbage.
+type shaper struct {
+	c     serverView
+	locs  []locationView
+	vars  []logVar
+	twins []twinView
+	sum   []byte
+	h     hash.Hash
+	enc   *json.Encoder
+}
+
 // shape is the SHA-256 of everything about a server except its names,
 // its sources and the backends its locations select.
-func shape(v *serverView) (string, error) {
-	c := *v
-	c.ServerNames, c.Sources = nil, nil
-	c.Twins = make([]twinView, len(v.Twins)) // named after each host
-	c.Locations = make([]locationView, len(v.Locations))
-	for i, l := range v.Locations {
+func (s *shaper) shape(v *serverView) (string, error) {
+	if s.h == nil {
+		s.h = sha256.New()
+		s.enc = json.NewEncoder(s.h)
+		// Empty, not nil: encoded as [] (not null), as the shapes were
+		// before, so shared files keep their names.
+		s.twins, s.locs, s.vars = []twinView{}, []locationView{}, []logVar{}
+	}
+	s.c = *v
+	s.c.ServerNames, s.c.Sources = nil, nil
+	s.twins = slices.Grow(s.twins[:0], len(v.Twins))[:len(v.Twins)] // named after each host
+	clear(s.twins)
+	s.c.Twins = s.twins
+	s.locs, s.vars = s.locs[:0], s.vars[:0]
+	for _, l := range v.Locations {
 		if l.Backend != "" {
 			l.Backend, l.SelectKey = "", "backend"
 		}
 		// The access log's variables are per host, like the backend.
 		if l.LogVars != nil {
-			names := make([]logVar, len(l.LogVars))
-			for j, lv := range l.LogVars {
-				names[j].Name = lv.Name
+			start := len(s.vars)
+			for _, lv := range l.LogVars {
+				s.vars = append(s.vars, logVar{Name: lv.Name})
 			}
-			l.LogVars = names
+			l.LogVars = s.vars[start:len(s.vars):len(s.vars)]
 		}
-		c.Locations[i] = l
+		s.locs = append(s.locs, l)
 	}
+	s.c.Locations = s.locs
 	// The digest, not the text: at 10,000 hosts the texts held until the
 	// end of the render were tens of megabytes. Encoded straight into the
 	// hash: json.Marshal would copy each server's text, 38 MiB of garbage
 	// per render at 10,000 hosts in 100 layouts.
-	h := sha256.New()
-	if err := json.NewEncoder(h).Encode(&c); err != nil {
+	s.h.Reset()
+	err := s.enc.Encode(&s.c)
+	s.c = serverView{} // holds nothing of v until the next call
+	if err != nil {
 		return "", err
 	}
-	return string(h.Sum(nil)), nil
+	s.sum = s.h.Sum(s.sum[:0])
+	return string(s.sum), nil
 }
 
 // share merges servers of one shape into one, named id. Locations that map

@@ -362,7 +362,8 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 			hasRoot = true
 		}
 	}
-	var out []locationView
+	// A Prefix path is two locations, and a server may add its default.
+	out := make([]locationView, 0, 2*len(srv.Locations)+1)
 	add := func(l *model.Location, modifier, path string) error {
 		q, err := Quote(path)
 		if err != nil {

@@ -26,9 +26,10 @@ type Reader struct {
 
 // newReader keeps the annotations under prefix.
 func newReader(ref model.ObjectRef, prefix string, all map[string]string) *Reader {
-	r := &Reader{ref: ref, prefix: prefix, values: map[string]string{}}
+	r := &Reader{ref: ref, prefix: prefix, values: make(map[string]string, len(all))}
+	slash := prefix + "/"
 	for k, v := range all {
-		if name, ok := strings.CutPrefix(k, prefix+"/"); ok {
+		if name, ok := strings.CutPrefix(k, slash); ok {
 			r.values[name] = v
 		}
 	}
