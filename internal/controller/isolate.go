@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,9 +38,9 @@ type exclusion struct {
 var (
 	serverFileRE = regexp.MustCompile(`(/[^\s"]+/servers/[a-z0-9._-]+\.conf):[0-9]+`)
 	secretFileRE = regexp.MustCompile(`(/[^\s"]+/secrets/[a-z0-9-]+_[a-z0-9._-]+\.pem)`)
-	// bindFailedRE finds an address a reloading master could not bind
-	// (runtime's refusal.go): "…: bind() to 127.0.0.1:9000 failed (98: …)".
-	bindFailedRE = regexp.MustCompile(`: bind\(\) to (\S+) failed \(`)
+	// bindFailedRE finds an address the master could not bind
+	// (runtime's refusal.go): "bind() to 127.0.0.1:9000 failed (98: …)".
+	bindFailedRE = regexp.MustCompile(`bind\(\) to (\S+) failed \(`)
 )
 
 // culprits reads nginx -t output and names what to exclude: the secrets it
@@ -47,8 +48,9 @@ var (
 // refused (one at a time, so that older, working objects sharing the host
 // survive). A file shared by several hosts blames the newest object of
 // them all; hosts share a file only when their servers are alike, so each
-// would have been refused alone too. Objects are named by
-// model.ObjectRef.Key.
+// would have been refused alone too. For addresses the master could not
+// bind, it names the newest object on each such port (listenerOwners).
+// Objects are named by model.ObjectRef.Key.
 func culprits(output string, dir layout.Dir, out *render.Output, m *model.Model, snap *source.Snapshot) (secrets, objects []string) {
 	for _, match := range secretFileRE.FindAllStringSubmatch(output, -1) {
 		if filepath.Dir(match[1]) != dir.Path(layout.SecretsDir) {
@@ -84,21 +86,24 @@ func culprits(output string, dir layout.Dir, out *render.Output, m *model.Model,
 			return nil, []string{newest.Key()}
 		}
 	}
-	if newest, ok := newestObject(listenerOwners(output, m), snap); ok {
-		return nil, []string{newest.Key()}
+	for _, owners := range listenerOwners(output, m) {
+		if newest, ok := newestObject(owners, snap); ok && !slices.Contains(objects, newest.Key()) {
+			objects = append(objects, newest.Key())
+		}
 	}
-	return nil, nil
+	return nil, objects
 }
 
-// listenerOwners names the objects whose stream listeners are on a port
-// that nginx could not bind (another process holds it, say): nginx -t
+// listenerOwners names, for each port nginx could not bind (another
+// process holds it, say), the objects whose listeners are on it: nginx -t
 // never binds, so only the reload finds out, and its message names the
-// address, not a file. nginx's message does not say TCP or UDP, so a port
-// served both ways names both objects; the newest is left out first. So
-// does a GlobalConfiguration HTTP listener for the VirtualServers on it.
-// The HTTP and HTTPS ports belong to no object.
-func listenerOwners(output string, m *model.Model) []model.ObjectRef {
-	var refs []model.ObjectRef
+// address, not a file. Each port failed on its own, so each blames one
+// object. nginx's message does not say TCP or UDP, so of a port served
+// both ways the newest object is left out first. A GlobalConfiguration
+// HTTP listener names the VirtualServers on it. The HTTP and HTTPS ports
+// belong to no object.
+func listenerOwners(output string, m *model.Model) [][]model.ObjectRef {
+	var out [][]model.ObjectRef
 	for _, match := range bindFailedRE.FindAllStringSubmatch(output, -1) {
 		_, p, err := net.SplitHostPort(match[1])
 		if err != nil {
@@ -108,6 +113,7 @@ func listenerOwners(output string, m *model.Model) []model.ObjectRef {
 		if err != nil {
 			continue
 		}
+		var refs []model.ObjectRef
 		for _, s := range m.Streams {
 			if s.Port == port {
 				refs = append(refs, s.Source)
@@ -118,8 +124,9 @@ func listenerOwners(output string, m *model.Model) []model.ObjectRef {
 				refs = append(refs, srv.Sources...)
 			}
 		}
+		out = append(out, refs)
 	}
-	return refs
+	return out
 }
 
 // proxySecretUsers lists the objects whose locations use the proxy secret

@@ -77,6 +77,8 @@ func TestCulprits(t *testing.T) {
 		{"a file outside the state dir blames nothing", `nginx: [emerg] unknown directive in /etc/nginx/other.conf:1`, nil, nil},
 		{"an unbindable port blames the newest object listening on it", "2026/11/26 12:00:00 [emerg] 7#7: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n2026/11/26 12:00:02 [emerg] 7#7: still could not bind()\n",
 			nil, []string{"TransportServer/a/udp"}},
+		{"each unbindable port blames its newest object, once", "bind() to 127.0.0.1:9000 failed (98: Address already in use)\nbind() to 127.0.0.1:9100 failed (98: Address already in use)\nbind() to [::1]:9001 failed (99: Cannot assign requested address)\n",
+			nil, []string{"TransportServer/a/udp", "ConfigMap/causeway/tcp-services", "TransportServer/a/tcp"}},
 		{"an unbindable IPv6 address", "2026/11/26 12:00:00 [emerg] 7#7: bind() to [::1]:9001 failed (99: Cannot assign requested address)\n",
 			nil, []string{"TransportServer/a/tcp"}},
 		{"an unbindable port of the tcp-services ConfigMap", "2026/11/26 12:00:00 [emerg] 7#7: bind() to 10.0.0.1:9100 failed (98: Address already in use)\n",

@@ -456,7 +456,8 @@ func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.
 		last, lastErr = v, err
 		if time.Now().After(deadline) {
 			if more != nil {
-				return &ConfigError{Output: w.Text()}
+				msg, _ := w.bindRefusal()
+				return &ConfigError{Output: msg}
 			}
 			if lastErr != nil {
 				return fmt.Errorf("nginx did not report configuration %s within %s: %w", version, timeout, lastErr)
@@ -470,8 +471,9 @@ func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.
 			if w != nil {
 				// A master that cannot bind at its start exits; its last
 				// lines may still be on their way.
-				if text := w.awaitText(bindGaveUp, 200*time.Millisecond); bindFailed(text) {
-					return &ConfigError{Output: text}
+				w.awaitGaveUp(200 * time.Millisecond)
+				if msg, _ := w.bindRefusal(); msg != "" {
+					return &ConfigError{Output: msg}
 				}
 			}
 			return errors.New("nginx exited while reloading")
@@ -481,17 +483,17 @@ func (m *Manager) waitVersion(ctx context.Context, version string, timeout time.
 			if err != nil {
 				return err
 			}
-			if text := w.Text(); bindFailed(text) {
-				if bindGaveUp(text) {
-					return &ConfigError{Output: text}
+			if msg, gaveUp := w.bindRefusal(); msg != "" {
+				if gaveUp {
+					return &ConfigError{Output: msg}
 				}
 				more = w.more
 				continue
 			}
 			m.opts.Log.Warn("nginx complained during a reload, but nginx -t accepts the files; still waiting for the new workers", "output", out)
 		case <-more:
-			if text := w.Text(); bindGaveUp(text) {
-				return &ConfigError{Output: text}
+			if msg, gaveUp := w.bindRefusal(); gaveUp {
+				return &ConfigError{Output: msg}
 			}
 		case <-time.After(20 * time.Millisecond):
 		}

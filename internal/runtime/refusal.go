@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,25 +27,31 @@ type refusalTap struct {
 }
 
 // complaints are what one master logged at [emerg] or [alert] during a
-// watch: first closes at the first such line, more receives a token after
-// each write that added lines, and text holds them (at most
-// maxComplaintText bytes).
+// watch: first closes at the first such line, and more receives a token
+// after each write that added some. Of their text, only what a refusal
+// nginx -t cannot see needs keeping (bind failures, below); nginx -t says
+// the rest.
 type complaints struct {
 	pid   int // anyPID: every process's lines count
 	first chan struct{}
 	more  chan struct{}
 
 	mu    sync.Mutex
-	text  []byte
 	fired bool
+	// binds are the distinct "bind() to ADDRESS failed (…)" messages (at
+	// most maxBinds); gaveUp is set once the master said "still could
+	// not bind()".
+	binds  []string
+	gaveUp bool
 }
 
 // anyPID watches every process: when nginx starts, its master's pid is
 // not known before its first lines may be written.
 const anyPID = -1
 
-// maxComplaintText bounds the complaint text a watch keeps.
-const maxComplaintText = 16 << 10
+// maxBinds bounds the bind failures a watch keeps: a refusal names at
+// most that many addresses at once, the rest at the next try.
+const maxBinds = 64
 
 var (
 	emergTag = []byte("[emerg] ")
@@ -64,7 +71,14 @@ func (t *refusalTap) Write(p []byte) (int, error) {
 
 func (w *complaints) add(lines []byte) {
 	w.mu.Lock()
-	w.text = append(w.text, lines[:min(len(lines), maxComplaintText-len(w.text))]...)
+	for line := range bytes.Lines(lines) {
+		if bytes.Contains(line, bindGaveUpTag) {
+			w.gaveUp = true
+		}
+		if msg := bindFailure(line); msg != "" && len(w.binds) < maxBinds && !slices.Contains(w.binds, msg) {
+			w.binds = append(w.binds, msg)
+		}
+	}
 	if !w.fired {
 		w.fired = true
 		close(w.first)
@@ -76,24 +90,25 @@ func (w *complaints) add(lines []byte) {
 	}
 }
 
-// Text is what the master logged at [emerg] or [alert] so far.
-func (w *complaints) Text() string {
+// bindRefusal is what the master could not bind so far, one message a
+// line ("" for nothing), and whether it has given up.
+func (w *complaints) bindRefusal() (msg string, gaveUp bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return string(w.text)
+	return strings.Join(w.binds, "\n"), w.gaveUp
 }
 
-// awaitText waits up to d for the text to satisfy done and returns it.
-func (w *complaints) awaitText(done func(string) bool, d time.Duration) string {
+// awaitGaveUp waits up to d for the master to give up binding.
+func (w *complaints) awaitGaveUp(d time.Duration) {
 	timeout := time.After(d)
 	for {
-		if text := w.Text(); done(text) {
-			return text
+		if _, gaveUp := w.bindRefusal(); gaveUp {
+			return
 		}
 		select {
 		case <-w.more:
 		case <-timeout:
-			return w.Text()
+			return
 		}
 	}
 }
@@ -169,15 +184,20 @@ func allDigits(b []byte) bool {
 // whose new address another process holds. At a reload the master then
 // tries each such address five times, half a second apart, logging
 // "bind() to ADDRESS failed (…)" at [emerg] each time, then "still could
-// not bind()", and keeps the old configuration. The controller names the
-// object whose listener it is from the address (ConfigError.Output holds
-// these lines).
-const bindGaveUpTag = ": still could not bind()"
+// not bind()", and keeps the old configuration (at its first start, it
+// exits). The controller names the object whose listener it is from the
+// address (ConfigError.Output holds the messages, once each).
+var (
+	bindFailedTag = []byte(": bind() to ")
+	bindGaveUpTag = []byte(": still could not bind()")
+)
 
-// bindFailed reports whether complaint lines say a bind() failed.
-func bindFailed(text string) bool {
-	return strings.Contains(text, ": bind() to ") && strings.Contains(text, " failed (")
+// bindFailure is the "bind() to ADDRESS failed (…)" message of an error
+// log line, "" for another line.
+func bindFailure(line []byte) string {
+	i := bytes.Index(line, bindFailedTag)
+	if i < 0 || !bytes.Contains(line[i:], []byte(" failed (")) {
+		return ""
+	}
+	return string(bytes.TrimRight(line[i+2:], "\n"))
 }
-
-// bindGaveUp reports whether the master has given up binding.
-func bindGaveUp(text string) bool { return strings.Contains(text, bindGaveUpTag) }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -93,15 +94,15 @@ func TestMasterComplaintsKeepsTheLines(t *testing.T) {
 	}
 }
 
-func TestComplaintsTextAndMore(t *testing.T) {
+func TestComplaintsKeepBindFailures(t *testing.T) {
 	tap := &refusalTap{out: io.Discard}
 	w := tap.watch(7)
 	bind := "2026/11/26 12:00:00 [emerg] 7#7: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n"
 	tap.Write([]byte(bind))
 	<-w.first
 	<-w.more
-	if !bindFailed(w.Text()) || bindGaveUp(w.Text()) {
-		t.Fatalf("after one bind failure: %q", w.Text())
+	if msg, gaveUp := w.bindRefusal(); msg != "bind() to 127.0.0.1:9000 failed (98: Address already in use)" || gaveUp {
+		t.Fatalf("after one bind failure: %q, %v", msg, gaveUp)
 	}
 	tap.Write([]byte("2026/11/26 12:00:01 [notice] 7#7: try again to bind() after 500ms\n"))
 	select {
@@ -109,37 +110,47 @@ func TestComplaintsTextAndMore(t *testing.T) {
 		t.Fatal("a notice is no complaint")
 	default:
 	}
+	// The same address again, another one, then giving up: each
+	// address once, in order.
+	tap.Write([]byte(bind + "2026/11/26 12:00:01 [emerg] 7#7: bind() to [::1]:9001 failed (99: Cannot assign requested address)\n" + bind))
 	tap.Write([]byte("2026/11/26 12:00:03 [emerg] 7#7: still could not bind()\n"))
-	<-w.more
-	if !bindGaveUp(w.Text()) || strings.Count(w.Text(), "\n") != 2 {
-		t.Fatalf("after giving up: %q", w.Text())
+	msg, gaveUp := w.bindRefusal()
+	want := "bind() to 127.0.0.1:9000 failed (98: Address already in use)\nbind() to [::1]:9001 failed (99: Cannot assign requested address)"
+	if msg != want || !gaveUp {
+		t.Fatalf("after giving up: %q, %v; want %q, true", msg, gaveUp, want)
 	}
-	for range 2000 { // the text is bounded
-		tap.Write([]byte(bind))
+	// However many addresses fail, giving up is seen and the messages
+	// are bounded.
+	w = tap.watch(7)
+	var many strings.Builder
+	for port := range 1000 {
+		fmt.Fprintf(&many, "2026/11/26 12:00:00 [emerg] 7#7: bind() to 127.0.0.1:%d failed (98: Address already in use)\n", 10000+port)
 	}
-	if n := len(w.Text()); n > maxComplaintText {
-		t.Fatalf("kept %d bytes, want at most %d", n, maxComplaintText)
+	many.WriteString("2026/11/26 12:00:03 [emerg] 7#7: still could not bind()\n")
+	tap.Write([]byte(many.String()))
+	msg, gaveUp = w.bindRefusal()
+	if n := strings.Count(msg, "\n") + 1; n != maxBinds || !gaveUp {
+		t.Fatalf("%d messages kept, gave up %v; want %d, true", n, gaveUp, maxBinds)
 	}
 }
 
-func TestBindFailed(t *testing.T) {
+func TestBindFailure(t *testing.T) {
 	for _, tc := range []struct {
-		text string
-		want bool
+		line, want string
 	}{
-		{"2026/11/26 12:00:00 [emerg] 7#7: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n", true},
-		{"2026/11/26 12:00:00 [emerg] 7#7: bind() to [::1]:9000 failed (99: Cannot assign requested address)\n", true},
-		{"2026/11/26 12:00:00 [emerg] 7#7: bind() to unix:/s/x.sock failed (13: Permission denied)\n", true},
-		{"2026/11/26 12:00:00 [emerg] 7#7: unknown directive \"bind()\" in /s/x.conf:1\n", false},
-		{"2026/11/26 12:00:00 [emerg] 7#7: still could not bind()\n", false},
+		{"2026/11/26 12:00:00 [emerg] 7#7: bind() to 127.0.0.1:9000 failed (98: Address already in use)\n", "bind() to 127.0.0.1:9000 failed (98: Address already in use)"},
+		{"2026/11/26 12:00:00 [emerg] 7#7: bind() to [::1]:9000 failed (99: Cannot assign requested address)", "bind() to [::1]:9000 failed (99: Cannot assign requested address)"},
+		{"2026/11/26 12:00:00 [emerg] 7#7: bind() to unix:/s/x.sock failed (13: Permission denied)\n", "bind() to unix:/s/x.sock failed (13: Permission denied)"},
+		{"2026/11/26 12:00:00 [emerg] 7#7: unknown directive \"bind()\" in /s/x.conf:1\n", ""},
+		{"2026/11/26 12:00:00 [emerg] 7#7: still could not bind()\n", ""},
 	} {
-		if got := bindFailed(tc.text); got != tc.want {
-			t.Errorf("bindFailed(%q) = %v, want %v", tc.text, got, tc.want)
+		if got := bindFailure([]byte(tc.line)); got != tc.want {
+			t.Errorf("bindFailure(%q) = %q, want %q", tc.line, got, tc.want)
 		}
 	}
 }
 
-func TestAwaitText(t *testing.T) {
+func TestAwaitGaveUp(t *testing.T) {
 	tap := &refusalTap{out: io.Discard}
 	w := tap.watch(anyPID)
 	go func() {
@@ -148,11 +159,14 @@ func TestAwaitText(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		tap.Write([]byte("2026/11/26 12:00:02 [emerg] 9#9: still could not bind()\n"))
 	}()
-	if text := w.awaitText(bindGaveUp, 5*time.Second); !bindGaveUp(text) || !bindFailed(text) {
-		t.Fatalf("got %q", text)
+	w.awaitGaveUp(5 * time.Second)
+	if msg, gaveUp := w.bindRefusal(); !gaveUp || msg == "" {
+		t.Fatalf("got %q, %v", msg, gaveUp)
 	}
 	start := time.Now()
-	if text := tap.watch(anyPID).awaitText(bindGaveUp, 50*time.Millisecond); text != "" || time.Since(start) < 50*time.Millisecond {
-		t.Fatalf("without lines: got %q after %s", text, time.Since(start))
+	w = tap.watch(anyPID)
+	w.awaitGaveUp(50 * time.Millisecond)
+	if msg, gaveUp := w.bindRefusal(); msg != "" || gaveUp || time.Since(start) < 50*time.Millisecond {
+		t.Fatalf("without lines: got %q, %v after %s", msg, gaveUp, time.Since(start))
 	}
 }
