@@ -238,19 +238,27 @@ func (l *RequestLog) punch(f *logFile) {
 		return
 	}
 	if f.punched == 0 && !l.noCollapse {
-		err := unix.Fallocate(int(f.f.Fd()), unix.FALLOC_FL_COLLAPSE_RANGE, 0, upTo)
+		st, err := f.f.Stat()
+		if err != nil {
+			l.readError(f, err)
+			return
+		}
+		if upTo >= st.Size() {
+			// A collapse may not reach the end of the file: all of it
+			// was read, up to a MiB boundary. Next time.
+			return
+		}
+		err = unix.Fallocate(int(f.f.Fd()), unix.FALLOC_FL_COLLAPSE_RANGE, 0, upTo)
 		switch {
 		case err == nil:
 			f.off -= upTo
 			return
-		case errors.Is(err, unix.EINVAL):
-			// The range reaches the end of the file (all of it was
-			// read, up to a MiB boundary): next time.
-			return
-		case errors.Is(err, unix.EOPNOTSUPP):
+		case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EINVAL):
+			// EINVAL too: the range is a MiB multiple short of the end,
+			// so the file system cannot do it for this file.
 			l.noCollapse = true
 			l.log.Info("metrics log: the file system cannot remove what was read from the file's start; punching holes instead, so its apparent size grows until it is rotated at a reload past --metrics-log-rotate-size",
-				"file", f.name)
+				"file", f.name, "err", err)
 		default:
 			l.readError(f, err)
 			return

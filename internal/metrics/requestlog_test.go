@@ -231,3 +231,32 @@ func TestRequestLogFollowsItsName(t *testing.T) {
 		t.Errorf("the current log was removed with an old one: %v", err)
 	}
 }
+
+// TestRequestLogCollapseWaitsForMore: a log read through to exactly a MiB
+// boundary cannot lose that range yet (a collapse may not reach the end
+// of the file); the next lines let it, and nothing falls back to holes.
+func TestRequestLogCollapseWaitsForMore(t *testing.T) {
+	l, r, path := newTestLog(t)
+	w := appender(t, path)
+	one := line(webKey, "200", "GET", plain, "")
+	k := punchEvery/len(one) - 2
+	pad := punchEvery - k*len(one) - len(line(webKey, "200", "GET", plain)) - 1
+	write(t, w, strings.Repeat(one, k)+line(webKey, "200", "GET", plain, strings.Repeat("a", pad)))
+	l.Read()
+	st, err := os.Stat(path)
+	if err != nil || st.Size() != punchEvery {
+		t.Fatalf("log of %v bytes (%v), want exactly %d", st.Size(), err, punchEvery)
+	}
+	if l.noCollapse || l.cur.punched != 0 {
+		t.Fatalf("gave up collapsing (%v) or punched %d bytes at the end of the file", l.noCollapse, l.cur.punched)
+	}
+	before := testutil.ToFloat64(r.lines)
+	write(t, w, one)
+	l.Read()
+	if st, err = os.Stat(path); err != nil || st.Size() != int64(len(one)) {
+		t.Fatalf("log of %v bytes (%v) after one more line, want %d", st.Size(), err, len(one))
+	}
+	if got := testutil.ToFloat64(r.lines); got != before+1 {
+		t.Errorf("lines = %v, want %v", got, before+1)
+	}
+}
