@@ -53,13 +53,18 @@ func runH2(ctx context.Context, e *env, c *config, rep *report, kind string) err
 		return err
 	}
 	defer gen.stop()
-	hand, err := e.startHandNginx(ctx, "h2-handwritten-"+kind, bs, []*certificate{cert}, handOptions{http2: true, keepaliveRequests: h2KeepaliveRequests})
+	hand, err := e.startHandNginx(ctx, "h2-handwritten-"+kind, bs, []*certificate{cert}, handOptions{http2: true, keepaliveRequests: h2KeepaliveRequests, tlsSteps: true})
 	if err != nil {
 		return err
 	}
 	sides := []side{
 		{name: "generated", httpAddr: gen.HTTPAddr(), httpsAddr: gen.HTTPSAddr(), host: httpHost, master: gen.nginxPID},
 		{name: "hand-written", httpAddr: hand.HTTPAddr(), httpsAddr: hand.HTTPSAddr(), host: httpHost, master: hand.masterPID},
+		// The steps from the minimal proxy towards the generated config,
+		// as in (d): what ingress-nginx's behaviour costs over HTTP/2, and
+		// the floor of any Lua-balanced upstream on top of it.
+		{name: "hand-written + headers + proxy_buffering off", httpAddr: hand.UnbufferedAddr(), httpsAddr: hand.HTTPSUnbufferedAddr(), host: httpHost, master: hand.masterPID},
+		{name: "hand-written + headers + proxy_buffering off + minimal Lua balancer", httpAddr: hand.FloorAddr(), httpsAddr: hand.HTTPSFloorAddr(), host: httpHost, master: hand.masterPID},
 	}
 	if err := checkSides(ctx, sides, bs, []*certificate{cert}); err != nil {
 		return err
@@ -124,7 +129,7 @@ func measureH2(ctx context.Context, c *config, kind string, pin pinning, sides [
 	} else {
 		t.note("CPUs: not pinned (%s).", pin.why)
 	}
-	t.note("Both: one nginx worker, access log off, the same ECDSA P-256 certificate for `%s`, `ssl_protocols TLSv1.2 TLSv1.3`, a shared session cache, nginx's `http2_max_concurrent_streams 128`, `keepalive_requests %d` (h2load does not reconnect after nginx's GOAWAY in a timed run). Generated: an Ingress with `tls` for the host (HTTP/2 from the default `use-http2: \"true\"`), ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`, `keep-alive-requests`; the certificate from `ssl_certificate_by_lua`, the Lua balancer and the forwarding headers of (d). Hand-written: (d)'s minimal proxy (a plain `upstream` with `keepalive 320`, `proxy_http_version 1.1`, `proxy_set_header Connection \"\"`) on `listen ... ssl http2` with a static `ssl_certificate`.", cert.host, h2KeepaliveRequests)
+	t.note("Both: one nginx worker, access log off, the same ECDSA P-256 certificate for `%s`, `ssl_protocols TLSv1.2 TLSv1.3`, a shared session cache, nginx's `http2_max_concurrent_streams 128`, `keepalive_requests %d` (h2load does not reconnect after nginx's GOAWAY in a timed run). Generated: an Ingress with `tls` for the host (HTTP/2 from the default `use-http2: \"true\"`), ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`, `keep-alive-requests`; the certificate from `ssl_certificate_by_lua`, the Lua balancer and the forwarding headers of (d). Hand-written: (d)'s minimal proxy (a plain `upstream` with `keepalive 320`, `proxy_http_version 1.1`, `proxy_set_header Connection \"\"`) on `listen ... ssl http2` with a static `ssl_certificate`. The two rows after it are (d)'s steps over the same TLS listener settings, each on a port of its own of the hand-written nginx: ingress-nginx's forwarding headers, X-Request-ID, HSTS, retries and `proxy_buffering off`; then a minimal Lua balancer on top (set a key, read it, rotate over fixed peers, `set_current_peer`): the floor of any Lua-balanced configuration.", cert.host, h2KeepaliveRequests)
 	t.note("h2load, the backends, nginx and whatever else runs on the machine share its %d CPUs. When \"nginx worker busy\" is well below 100%%, nginx is not the bottleneck and the req/s ratio understates nginx's own difference; nginx CPU/req (the worker's user+system CPU per request, from /proc, 10 ms ticks) does not.", runtime.NumCPU())
 	t.note("%s", failureNote(res))
 	rep.addTable(t)
@@ -139,6 +144,12 @@ func measureH2(ctx context.Context, c *config, kind string, pin pinning, sides [
 	rep.target(fmt.Sprintf("%s, %s backends", what, kind), "≥ 90%", pct(ratios[0]), ok)
 	rep.target(fmt.Sprintf("(g) nginx CPU per request over %s, generated / hand-written, %s backends", proto, kind),
 		"informational (≤ 1.11× for 90% when nginx is the bottleneck)", fmt.Sprintf("%.2f×", cpuRatios[0]), nil)
+	rep.target(fmt.Sprintf("(g) ingress-nginx's headers and unbuffered responses alone over %s: hand-written + headers + proxy_buffering off / hand-written req/s, %s backends", proto, kind),
+		"informational", fmt.Sprintf("%s (nginx CPU %.2f×)", pct(ratios[2]), cpuRatios[2]), nil)
+	rep.target(fmt.Sprintf("(g) the floor over %s: hand-written + headers + minimal Lua balancer / hand-written req/s, %s backends", proto, kind),
+		"informational", fmt.Sprintf("%s (nginx CPU %.2f×)", pct(ratios[3]), cpuRatios[3]), nil)
+	rep.target(fmt.Sprintf("(g) over %s: generated / the floor, req/s, %s backends", proto, kind),
+		"informational", pct(roundRatio(res[0], res[3], sample.rate)), nil)
 	return nil
 }
 

@@ -25,8 +25,12 @@ type handNginx struct {
 	UnbufferedPort int
 	// FloorPort adds a minimal Lua balancer to UnbufferedPort's proxy.
 	FloorPort int
-	dir       string
-	proc      *process
+	// HTTPSUnbufferedPort and HTTPSFloorPort serve the first certificate's
+	// host over TLS (with HTTP/2 when asked) as UnbufferedPort and
+	// FloorPort do over plain HTTP; zero unless handOptions.tlsSteps.
+	HTTPSUnbufferedPort, HTTPSFloorPort int
+	dir                                 string
+	proc                                *process
 }
 
 // handConf is the baseline: one worker, a plain upstream with keepalive,
@@ -239,6 +243,22 @@ const handTLSServer = `
     }
 `
 
+// handTLSStep is one host over TLS with a static certificate, the
+// generated config's headers, unbuffered responses and a location body:
+// the TLS counterpart of the unbuffered and floor servers, for (g).
+const handTLSStep = `
+    server {
+        listen %[1]s ssl%[4]s;
+        server_name %[2]s;
+        ssl_certificate %[3]s;
+        ssl_certificate_key %[3]s;
+%[5]s        proxy_buffering off;
+        location / {
+            %[6]s
+        }
+    }
+`
+
 // handOptions adapts the baseline to a section; the zero value is (d) and
 // (e)'s.
 type handOptions struct {
@@ -248,6 +268,9 @@ type handOptions struct {
 	// keepaliveRequests, when positive, sets keepalive_requests (else
 	// nginx's default, 1000, as the generated config's).
 	keepaliveRequests int
+	// tlsSteps adds the headers-and-unbuffered and the floor servers on
+	// TLS ports of their own, for the first certificate's host.
+	tlsSteps bool
 }
 
 // startHandNginx writes the baseline configuration for backends and certs
@@ -275,6 +298,14 @@ func (e *env) startHandNginx(ctx context.Context, name string, backends []*backe
 	if h.UnbufferedPort, err = freePort(h.IP); err != nil {
 		return nil, err
 	}
+	if opt.tlsSteps {
+		if h.HTTPSUnbufferedPort, err = freePort(h.IP); err != nil {
+			return nil, err
+		}
+		if h.HTTPSFloorPort, err = freePort(h.IP); err != nil {
+			return nil, err
+		}
+	}
 	var upstream, servers strings.Builder
 	var luaPeers []string
 	for _, b := range backends {
@@ -294,6 +325,11 @@ func (e *env) startHandNginx(ctx context.Context, name string, backends []*backe
 			http2 = " http2"
 		}
 		fmt.Fprintf(&servers, handTLSServer, h.HTTPSAddr(), c.host, c.varHost, path, c.luaHost, http2)
+		if opt.tlsSteps && c == certs[0] {
+			fmt.Fprintf(&servers, handTLSStep, h.HTTPSUnbufferedAddr(), c.host, path, http2, generatedHeaders, "proxy_pass http://backends;")
+			fmt.Fprintf(&servers, handTLSStep, h.HTTPSFloorAddr(), c.host, path, http2, generatedHeaders,
+				"set $bench_backend \"bench/web/80\";\n            proxy_pass http://lua_floor;")
+		}
 	}
 	httpExtra := ""
 	if opt.keepaliveRequests > 0 {
@@ -324,6 +360,16 @@ func (h *handNginx) UnbufferedAddr() string {
 // FloorAddr is where the baseline with the headers, proxy_buffering off
 // and a minimal Lua balancer serves.
 func (h *handNginx) FloorAddr() string { return net.JoinHostPort(h.IP, strconv.Itoa(h.FloorPort)) }
+
+// HTTPSUnbufferedAddr is UnbufferedAddr's proxy over TLS (tlsSteps).
+func (h *handNginx) HTTPSUnbufferedAddr() string {
+	return net.JoinHostPort(h.IP, strconv.Itoa(h.HTTPSUnbufferedPort))
+}
+
+// HTTPSFloorAddr is FloorAddr's proxy over TLS (tlsSteps).
+func (h *handNginx) HTTPSFloorAddr() string {
+	return net.JoinHostPort(h.IP, strconv.Itoa(h.HTTPSFloorPort))
+}
 
 // HTTPSAddr is where the baseline serves HTTPS.
 func (h *handNginx) HTTPSAddr() string { return net.JoinHostPort(h.IP, strconv.Itoa(h.HTTPSPort)) }
