@@ -300,6 +300,20 @@ func (c *controller) WriteManifest(name, body string) {
 	}
 }
 
+// ChangesStillApply adds an Ingress for a new host, b.test, routed to
+// service, and waits for it to answer: after a refused or excluded object,
+// later changes must keep going live.
+func (c *controller) ChangesStillApply(service string) {
+	c.t.Helper()
+	c.WriteManifest("b.yaml", ingressYAML("default", "b", "b.test", "Prefix / "+service))
+	eventually(c.t, 5*time.Second, func() error {
+		if r := c.Get("b.test", "/"); r.Reply.Service != service {
+			return fmt.Errorf("b.test: %d", r.Status)
+		}
+		return nil
+	})
+}
+
 func (c *controller) WaitReady(timeout time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
