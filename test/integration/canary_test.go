@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -266,8 +267,15 @@ spec:
 	if err != nil || len(shared) != 1 {
 		t.Fatalf("shared server files %v (%v), want one", shared, err)
 	}
-	if conf, _ := os.ReadFile(shared[0]); !strings.Contains(string(conf), `"a.canary-shared.test"`) || !strings.Contains(string(conf), `"b.canary-shared.test"`) {
+	conf, _ := os.ReadFile(shared[0])
+	if !strings.Contains(string(conf), `"a.canary-shared.test"`) || !strings.Contains(string(conf), `"b.canary-shared.test"`) {
 		t.Fatalf("the hosts do not share a server:\n%s", conf)
+	}
+	// The shared location sets one literal canary series key, which the
+	// controller resolves per host from the line's $host; a map on $host
+	// would count alike but cost a lookup per request.
+	if !regexp.MustCompile(`(?m)^\s*set \$causeway_metrics_canary "s[0-9a-f]+";$`).Match(conf) || strings.Contains(string(conf), "set $causeway_metrics_canary $") {
+		t.Fatalf("the shared location does not set one literal canary series key:\n%s", conf)
 	}
 	sent := map[[2]string]int{{"a", "canary"}: 3, {"a", ""}: 2, {"b", "canary"}: 1, {"b", ""}: 4}
 	for k, n := range sent {
