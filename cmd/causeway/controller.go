@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -439,6 +440,10 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 		// through the dynamic client and converts them.
 		if opts.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 			return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+		}
+		// Pods are read by their metadata alone (labels, for subselectors).
+		if opts.Metadata, err = metadata.NewForConfig(cfg); err != nil {
+			return nil, fmt.Errorf("kubernetes metadata client: %w", err)
 		}
 	} else {
 		log.Info("custom resources disabled (--enable-custom-resources=false)")

@@ -2,6 +2,8 @@ package kube
 
 import (
 	"context"
+	corev1 "k8s.io/api/core/v1"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	"strings"
 	"sync"
 	"testing"
@@ -215,6 +217,42 @@ func TestNewNeedsDynamicClient(t *testing.T) {
 	if _, err := New(Options{Client: newFakeAPI(t), CustomResources: true}); err == nil {
 		t.Fatal("custom resources without a dynamic client must be refused")
 	}
+	if _, err := New(Options{Client: newFakeAPI(t), CustomResources: true, Dynamic: newFakeDynamic()}); err == nil {
+		t.Fatal("custom resources without a metadata client must be refused")
+	}
+}
+
+// TestPodsFromMetadata: with the custom resources, Pods are listed and
+// watched by their metadata alone, and reach the snapshot as Pods with
+// their namespace, name and labels.
+func TestPodsFromMetadata(t *testing.T) {
+	pod := func(name, version string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: map[string]string{"app": "tea", "version": version},
+				Annotations: map[string]string{"big": strings.Repeat("x", 1000)}}}
+	}
+	scheme := metadatafake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	meta := metadatafake.NewSimpleMetadataClient(scheme, pod("tea-0", "v1"))
+	s, _ := startSource(t, newFakeAPI(t), Options{CustomResources: true, Dynamic: newFakeDynamic(), Metadata: meta})
+	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
+	if _, err := meta.Resource(podsGVR).Namespace("shop").(metadatafake.MetadataClient).CreateFake(pod("tea-1", "v2"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "both Pods, trimmed", func() bool {
+		pods := s.Snapshot().Pods
+		if len(pods) != 2 {
+			return false
+		}
+		for _, p := range pods {
+			if p.Namespace != "shop" || p.Labels["app"] != "tea" || p.Annotations != nil {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // switchableDiscovery serves the k8s.nginx.org/v1 resources a test sets

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
@@ -53,6 +55,9 @@ type Options struct {
 	// Dynamic is the client for the custom resources; required with
 	// CustomResources.
 	Dynamic dynamic.Interface
+	// Metadata is the client for objects read by their metadata alone:
+	// Pods, for subselectors; required with CustomResources.
+	Metadata metadata.Interface
 	// RediscoverEvery is how often discovery is asked again which custom
 	// resources exist, so that CRDs installed or removed while running
 	// are noticed. Zero means 30 seconds.
@@ -62,10 +67,12 @@ type Options struct {
 
 // Source caches objects from the API server.
 type Source struct {
-	opts                                                      Options
-	notifier                                                  *source.Notifier
-	synced                                                    atomic.Bool
-	factories                                                 []informers.SharedInformerFactory
+	opts      Options
+	notifier  *source.Notifier
+	synced    atomic.Bool
+	factories []informers.SharedInformerFactory
+	// metaFactories list and watch objects' metadata only (Pods).
+	metaFactories                                             []metadatainformer.SharedInformerFactory
 	ingresses, classes, services, slices, secrets, configMaps []cache.SharedIndexInformer
 	// pods are watched with the custom resources only (subselector).
 	pods []cache.SharedIndexInformer
@@ -86,8 +93,8 @@ func New(opts Options) (*Source, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	if opts.CustomResources && opts.Dynamic == nil {
-		return nil, fmt.Errorf("kube source: custom resources need a dynamic client")
+	if opts.CustomResources && (opts.Dynamic == nil || opts.Metadata == nil) {
+		return nil, fmt.Errorf("kube source: custom resources need a dynamic and a metadata client")
 	}
 	s := &Source{opts: opts, notifier: source.NewNotifier(), discover: opts.Client.Discovery().ServerResourcesForGroupVersion}
 	s.refs = newRefs(opts, s.notifier.Notify)
@@ -102,7 +109,11 @@ func New(opts Options) (*Source, error) {
 			if err := slices.AddIndexers(cache.Indexers{podIndex: slicePods}); err != nil {
 				return nil, fmt.Errorf("kube source: %w", err) // not started yet
 			}
-			s.pods = append(s.pods, s.watchPods(f.Core().V1().Pods().Informer()))
+			// Only the Pods' metadata: the API server never sends their
+			// specs (environment, volumes) or their frequent status.
+			mf := metadatainformer.NewFilteredSharedInformerFactory(opts.Metadata, 0, ns, nil)
+			s.metaFactories = append(s.metaFactories, mf)
+			s.pods = append(s.pods, s.watchPods(mf.ForResource(corev1.SchemeGroupVersion.WithResource("pods")).Informer()))
 		}
 		// TLS secrets, filtered by type on the server so that others
 		// (service-account tokens, Helm releases) never reach memory. The
@@ -201,15 +212,19 @@ func (s *Source) named(p *corev1.Pod) bool {
 	return false
 }
 
-// watchPods keeps Pods' namespace, name and labels only, and signals a
+// watchPods keeps Pods' namespace, name and labels only (from their
+// metadata, or from whole Pods), as *corev1.Pod, and signals a
 // change only when those of a Pod an endpoint names change. A Pod's
 // status changes often and the model reads none of it; a Pod no endpoint
 // names yet (a Job's, or one not ready) cannot change a backend, and the
 // EndpointSlice update that names it later signals then.
 func (s *Source) watchPods(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
 	if err := inf.SetTransform(func(obj any) (any, error) {
-		if p, ok := obj.(*corev1.Pod); ok {
-			return source.TrimPod(p), nil
+		switch o := obj.(type) {
+		case *metav1.PartialObjectMetadata:
+			return source.TrimPod(&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: o.ObjectMeta}), nil
+		case *corev1.Pod:
+			return source.TrimPod(o), nil
 		}
 		return obj, nil
 	}); err != nil {
@@ -381,10 +396,16 @@ func (s *Source) Run(ctx context.Context) error {
 		for _, f := range s.factories {
 			f.Shutdown() // after it, no Ingress handler can start an informer
 		}
+		for _, f := range s.metaFactories {
+			f.Shutdown()
+		}
 		s.custom.Load().shutdown()
 		s.refs.wait()
 	}()
 	for _, f := range s.factories {
+		f.Start(ctx.Done())
+	}
+	for _, f := range s.metaFactories {
 		f.Start(ctx.Done())
 	}
 	var all []cache.InformerSynced

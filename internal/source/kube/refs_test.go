@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	"log/slog"
 	"slices"
 	"strings"
@@ -187,6 +188,9 @@ func startSource(t *testing.T, api *fakeAPI, opts Options) (*Source, *logBuffer)
 	logs := &logBuffer{}
 	if opts.Client == nil {
 		opts.Client = api
+	}
+	if opts.CustomResources && opts.Metadata == nil {
+		opts.Metadata = metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme())
 	}
 	opts.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, err := New(opts)
