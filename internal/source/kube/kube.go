@@ -67,15 +67,15 @@ type Options struct {
 
 // Source caches objects from the API server.
 type Source struct {
-	opts      Options
-	notifier  *source.Notifier
-	synced    atomic.Bool
-	factories []informers.SharedInformerFactory
-	// metaFactories list and watch objects' metadata only (Pods).
-	metaFactories                                             []metadatainformer.SharedInformerFactory
+	opts                                                      Options
+	notifier                                                  *source.Notifier
+	synced                                                    atomic.Bool
+	factories                                                 []informers.SharedInformerFactory
 	ingresses, classes, services, slices, secrets, configMaps []cache.SharedIndexInformer
-	// pods are watched with the custom resources only (subselector).
-	pods []cache.SharedIndexInformer
+	// pods are watched with the custom resources only (subselector), by
+	// their metadata (metaFactories).
+	pods          []cache.SharedIndexInformer
+	metaFactories []metadatainformer.SharedInformerFactory
 	// ingressHandlers have seen every Ingress (and the controller's
 	// ConfigMap) of the first listing once they have synced, so refs
 	// knows what they reference.
@@ -213,18 +213,15 @@ func (s *Source) named(p *corev1.Pod) bool {
 }
 
 // watchPods keeps Pods' namespace, name and labels only (from their
-// metadata, or from whole Pods), as *corev1.Pod, and signals a
+// metadata), as *corev1.Pod, and signals a
 // change only when those of a Pod an endpoint names change. A Pod's
 // status changes often and the model reads none of it; a Pod no endpoint
 // names yet (a Job's, or one not ready) cannot change a backend, and the
 // EndpointSlice update that names it later signals then.
 func (s *Source) watchPods(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
 	if err := inf.SetTransform(func(obj any) (any, error) {
-		switch o := obj.(type) {
-		case *metav1.PartialObjectMetadata:
+		if o, ok := obj.(*metav1.PartialObjectMetadata); ok {
 			return source.TrimPod(&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: o.ObjectMeta}), nil
-		case *corev1.Pod:
-			return source.TrimPod(o), nil
 		}
 		return obj, nil
 	}); err != nil {

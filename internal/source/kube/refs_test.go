@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	metadatafake "k8s.io/client-go/metadata/fake"
 	"log/slog"
 	"slices"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/causeway/causeway/internal/source"
