@@ -162,45 +162,91 @@ type changeTiming struct {
 	// (model build, render, reload, endpoint push).
 	apply time.Duration
 	// reload is causeway_nginx_last_reload_seconds after the sync: from
-	// writing the files to new workers answering.
+	// writing the files to new workers answering; 0 without a reload.
 	reload time.Duration
+	// reloads counts the reloads while the change was timed.
+	reloads int
 }
 
 // change moves Ingress i to a new host and times until nginx routes that
 // host to the backend. Its EndpointSlice is first pointed at this run's
 // backend, which matters when the objects come from an earlier run.
 func (c *controller) change(ctx context.Context, client kubernetes.Interface, i int, ip string, port int) (changeTiming, error) {
-	var t changeTiming
-	slices := client.DiscoveryV1().EndpointSlices(namespace)
-	slice, err := slices.Get(ctx, name(i)+"-1", metav1.GetOptions{})
-	if err != nil {
-		return t, err
-	}
-	if slice.Endpoints[0].Addresses[0] != ip || *slice.Ports[0].Port != int32(port) {
-		slice.Endpoints[0].Addresses[0], slice.Ports[0].Port = ip, ptr.To(int32(port))
-		if _, err := slices.Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
-			return t, err
-		}
-		time.Sleep(2 * time.Second) // applied without a reload; keep it out of the measurement
+	if err := pointSlice(ctx, client, i, ip, port); err != nil {
+		return changeTiming{}, err
 	}
 	newHost := fmt.Sprintf("changed-%d-%d.bench.test", i, time.Now().Unix())
 	ing, err := client.NetworkingV1().Ingresses(namespace).Get(ctx, name(i), metav1.GetOptions{})
 	if err != nil {
-		return t, err
+		return changeTiming{}, err
 	}
 	ing.Spec.Rules[0].Host = newHost
+	return c.timed(ctx, newHost, func(r *http.Response) bool { return r.StatusCode == http.StatusOK }, func() error {
+		_, err := client.NetworkingV1().Ingresses(namespace).Update(ctx, ing, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// endpointChange moves Service i's one endpoint from port to another
+// port of the same backend address and times until nginx sends host(i)'s
+// traffic there: no reload, only the sync and the endpoint push.
+func (c *controller) endpointChange(ctx context.Context, client kubernetes.Interface, i int, ip string, from, to int) (changeTiming, error) {
+	if err := pointSlice(ctx, client, i, ip, from); err != nil {
+		return changeTiming{}, err
+	}
+	want := net.JoinHostPort(ip, strconv.Itoa(to))
+	return c.timed(ctx, host(i), func(r *http.Response) bool { return r.Header.Get("X-Echo-Endpoint") == want }, func() error {
+		return setSlicePort(ctx, client, i, ip, to)
+	})
+}
+
+// pointSlice points EndpointSlice i at ip:port unless it is there
+// already, then waits for nginx to have it: applied without a reload,
+// and kept out of the measurement that follows.
+func pointSlice(ctx context.Context, client kubernetes.Interface, i int, ip string, port int) error {
+	slice, err := client.DiscoveryV1().EndpointSlices(namespace).Get(ctx, name(i)+"-1", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if slice.Endpoints[0].Addresses[0] == ip && *slice.Ports[0].Port == int32(port) {
+		return nil
+	}
+	if err := setSlicePort(ctx, client, i, ip, port); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	return nil
+}
+
+// setSlicePort writes EndpointSlice i's one endpoint as ip:port.
+func setSlicePort(ctx context.Context, client kubernetes.Interface, i int, ip string, port int) error {
+	slices := client.DiscoveryV1().EndpointSlices(namespace)
+	slice, err := slices.Get(ctx, name(i)+"-1", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	slice.Endpoints[0].Addresses[0], slice.Ports[0].Port = ip, ptr.To(int32(port))
+	_, err = slices.Update(ctx, slice, metav1.UpdateOptions{})
+	return err
+}
+
+// timed runs write, then polls host until done accepts an answer, and
+// reads the controller's share of the sync that did it.
+func (c *controller) timed(ctx context.Context, host string, done func(*http.Response) bool, write func() error) (changeTiming, error) {
+	var t changeTiming
 	sum0, count0 := c.metric("causeway_config_apply_seconds_sum"), c.metric("causeway_config_apply_seconds_count")
+	reloads0 := c.metric("causeway_nginx_reloads_total")
 	start := time.Now()
-	if _, err := client.NetworkingV1().Ingresses(namespace).Update(ctx, ing, metav1.UpdateOptions{}); err != nil {
+	if err := write(); err != nil {
 		return t, err
 	}
 	httpc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for time.Since(start) < time.Minute {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/", c.ip, c.httpPort), nil)
-		req.Host = newHost
+		req.Host = host
 		if resp, err := httpc.Do(req); err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if done(resp) {
 				t.took = time.Since(start)
 				break
 			}
@@ -208,7 +254,7 @@ func (c *controller) change(ctx context.Context, client kubernetes.Interface, i 
 		time.Sleep(5 * time.Millisecond)
 	}
 	if t.took == 0 {
-		return t, fmt.Errorf("host %s not served within a minute of the change", newHost)
+		return t, fmt.Errorf("%s not changed within a minute", host)
 	}
 	// The sync records its metric just after traffic can flow; wait for
 	// it (bounded), and for a moment more to see whether another follows.
@@ -216,9 +262,12 @@ func (c *controller) change(ctx context.Context, client kubernetes.Interface, i 
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond)
+	t.reloads = int(c.metric("causeway_nginx_reloads_total") - reloads0)
 	if c.metric("causeway_config_apply_seconds_count")-count0 == 1 {
 		t.apply = time.Duration((c.metric("causeway_config_apply_seconds_sum") - sum0) * float64(time.Second))
-		t.reload = time.Duration(c.metric("causeway_nginx_last_reload_seconds") * float64(time.Second))
+		if t.reloads > 0 {
+			t.reload = time.Duration(c.metric("causeway_nginx_last_reload_seconds") * float64(time.Second))
+		}
 	}
 	return t, nil
 }

@@ -14,8 +14,9 @@
 // It starts etcd and kube-apiserver (test/testenv), creates the objects
 // concurrently, then runs the real `causeway controller` binary with
 // nginx and measures: start to ready, one changed Ingress to verified
-// live (by traffic), peak controller memory, the rendered configuration
-// and `nginx -t`. Every endpoint points at one echo backend in a network
+// live (by traffic), one changed EndpointSlice to traffic on the new
+// endpoint, peak controller memory, the rendered configuration and
+// `nginx -t`. Every endpoint points at one echo backend in a network
 // namespace of its own (the API refuses loopback endpoints), so all
 // traffic stays on this machine. Needs root, nginx, etcd and
 // `make kube-apiserver`.
@@ -144,14 +145,18 @@ func run(o options) error {
 		return err
 	}
 	defer ns.Close()
-	ln, err := ns.Listen(net.JoinHostPort(ns.PeerIP.String(), "0"))
-	if err != nil {
-		return err
+	// Two echo endpoints of one address: every EndpointSlice points at
+	// the first; the endpoint changes move one to the second.
+	var ports [2]int
+	for i := range ports {
+		srv, port, err := echoServer(ns)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		ports[i] = port
 	}
-	backendPort := ln.Addr().(*net.TCPAddr).Port
-	srv := &http.Server{Handler: echo.Handler("bench", ln.Addr().String()), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
+	backendPort, otherPort := ports[0], ports[1]
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -248,6 +253,33 @@ func run(o options) error {
 		}
 	}
 
+	// Endpoint changes: the Services of the last Ingresses, which the
+	// Ingress changes above leave alone.
+	var epTook, epApply []time.Duration
+	epReloads := 0
+	stopProfile = c.profile(o.profile, "endpoint")
+	for k := range changes {
+		t, err := c.endpointChange(ctx, client, n-1-k, ns.PeerIP.String(), backendPort, otherPort)
+		if err != nil {
+			stopProfile()
+			return err
+		}
+		epTook, epReloads = append(epTook, t.took), epReloads+t.reloads
+		if t.apply > 0 {
+			epApply = append(epApply, t.apply)
+		}
+	}
+	stopProfile()
+	slices.Sort(epTook)
+	rows = append(rows, row{fmt.Sprintf("one EndpointSlice changed → traffic on the new endpoint (median / max of %d)", changes),
+		fmt.Sprintf("%s / %s", epTook[len(epTook)/2].Round(time.Millisecond), epTook[len(epTook)-1].Round(time.Millisecond)), ""})
+	if len(epApply) > 0 {
+		slices.Sort(epApply)
+		rows = append(rows, row{fmt.Sprintf("of which: controller, event → pushed (causeway_config_apply_seconds; median / max of %d)", len(epApply)),
+			fmt.Sprintf("%s / %s", epApply[len(epApply)/2].Round(time.Millisecond), epApply[len(epApply)-1].Round(time.Millisecond)), ""})
+	}
+	rows = append(rows, row{"nginx reloads during the endpoint changes", fmt.Sprint(epReloads), "0 " + verdict(epReloads == 0)})
+
 	peak := c.rss()
 	rows = append(rows, row{"controller RSS after ready / peak (VmHWM)",
 		fmt.Sprintf("%s / %s", mib(afterReady.current), mib(peak.peak)), "< " + mib(targetRSS) + " " + verdict(peak.peak < targetRSS)})
@@ -274,6 +306,17 @@ func run(o options) error {
 	}
 	printTable(n, o.shapes, o.annotations, o.plane.nginx(), rows)
 	return nil
+}
+
+// echoServer serves an echo backend on a port of its own at ns's address.
+func echoServer(ns *netns.Netns) (*http.Server, int, error) {
+	ln, err := ns.Listen(net.JoinHostPort(ns.PeerIP.String(), "0"))
+	if err != nil {
+		return nil, 0, err
+	}
+	srv := &http.Server{Handler: echo.Handler("bench", ln.Addr().String()), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	return srv, ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // annotationsNote names the annotations every Ingress carries.
