@@ -85,6 +85,9 @@ type Controller struct {
 	// bisection suspects only the Ingresses that changed since.
 	lastLive    *source.Snapshot
 	lastProblem map[string]bool
+	// memo hands out the last render again for a model that differs only
+	// in endpoints (an EndpointSlice change, with the Lua balancer).
+	memo render.Memo
 	// lastSourceProblem are the source problems logged already.
 	lastSourceProblem map[source.Problem]bool
 }
@@ -291,7 +294,7 @@ func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model
 	}
 	opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
 	m, problems := build.Build(snap, opts)
-	out, err := render.Render(m, c.opts.Render)
+	out, err := c.memo.Render(m, c.opts.Render)
 	if err != nil {
 		return m, problems, nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/causeway/causeway/internal/flavour"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source/files"
 )
 
@@ -27,54 +28,70 @@ var goldenOpts = build.Options{
 // testdata/CASE/golden. Run with -update to accept new output, then review
 // the diff.
 func TestGolden(t *testing.T) {
-	cases, err := os.ReadDir("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		if _, err := os.Stat(filepath.Join("testdata", c.Name(), "input.yaml")); err != nil {
-			continue // not a manifest case (policy cases build their Models in Go)
-		}
-		t.Run(c.Name(), func(t *testing.T) {
-			dir := filepath.Join("testdata", c.Name())
-			snap, err := files.Load(filepath.Join(dir, "input.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts, params := goldenOpts, goldenParams
-			if strings.Contains(c.Name(), "brotli") { // nginx has the brotli module
-				opts.BrotliAvailable = true
-				params.BrotliModule = "/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"
-			}
-			if strings.HasPrefix(c.Name(), "lua") { // the build knows the Lua data plane serves
-				opts.LuaAvailable = true
-			}
-			if strings.HasPrefix(c.Name(), "stream") { // TransportServers, nginx with the stream module
-				opts.GlobalConfiguration, opts.StreamAvailable, opts.HTTPPort, opts.HTTPSPort = "causeway/listeners", true, 80, 443
-				opts.TCPServices = "causeway/tcp-services" // ingress-nginx's, beside the TransportServers
-				params.StreamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
-			}
-			if strings.HasPrefix(c.Name(), "passthrough") { // TLS passthrough, nginx with stream and stream realip
-				opts.TLSPassthrough, opts.StreamAvailable, opts.StreamRealIPAvailable, opts.HTTPPort, opts.HTTPSPort = true, true, true, 80, 443
-				params.StreamModule, params.StreamRealIP = "/usr/lib/nginx/modules/ngx_stream_module.so", true
-			}
-			if strings.HasPrefix(c.Name(), "passthrough-pass") { // a stream module with pass
-				params.Flavour = flavour.Flavour{Name: flavour.Nginx, Version: []int{1, 26, 3}}
-			}
-			m, _ := build.Build(snap, opts)
-			if strings.HasPrefix(c.Name(), "lua") { // the Lua-balanced data plane
-				params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
-			}
-			if strings.Contains(c.Name(), "metrics") { // either data plane
-				params.Metrics = &goldenMetrics
-			}
+	for _, name := range goldenCases(t) {
+		t.Run(name, func(t *testing.T) {
+			m, params := goldenCase(t, name)
 			res, err := Render(m, params)
 			if err != nil {
 				t.Fatal(err)
 			}
-			compareGolden(t, filepath.Join(dir, "golden"), res.Files)
+			compareGolden(t, filepath.Join("testdata", name, "golden"), res.Files)
 		})
 	}
+}
+
+// goldenCases are the testdata cases built from manifests.
+func goldenCases(t *testing.T) []string {
+	t.Helper()
+	cases, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range cases {
+		if _, err := os.Stat(filepath.Join("testdata", c.Name(), "input.yaml")); err == nil {
+			out = append(out, c.Name()) // else a policy case, whose Model is built in Go
+		}
+	}
+	return out
+}
+
+// goldenCase builds testdata case name's Model, and the Params it is
+// rendered with, which its name selects.
+func goldenCase(t *testing.T, name string) (*model.Model, Params) {
+	t.Helper()
+	snap, err := files.Load(filepath.Join("testdata", name, "input.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, params := goldenOpts, goldenParams
+	if strings.Contains(name, "brotli") { // nginx has the brotli module
+		opts.BrotliAvailable = true
+		params.BrotliModule = "/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"
+	}
+	if strings.HasPrefix(name, "lua") { // the build knows the Lua data plane serves
+		opts.LuaAvailable = true
+	}
+	if strings.HasPrefix(name, "stream") { // TransportServers, nginx with the stream module
+		opts.GlobalConfiguration, opts.StreamAvailable, opts.HTTPPort, opts.HTTPSPort = "causeway/listeners", true, 80, 443
+		opts.TCPServices = "causeway/tcp-services" // ingress-nginx's, beside the TransportServers
+		params.StreamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
+	}
+	if strings.HasPrefix(name, "passthrough") { // TLS passthrough, nginx with stream and stream realip
+		opts.TLSPassthrough, opts.StreamAvailable, opts.StreamRealIPAvailable, opts.HTTPPort, opts.HTTPSPort = true, true, true, 80, 443
+		params.StreamModule, params.StreamRealIP = "/usr/lib/nginx/modules/ngx_stream_module.so", true
+	}
+	if strings.HasPrefix(name, "passthrough-pass") { // a stream module with pass
+		params.Flavour = flavour.Flavour{Name: flavour.Nginx, Version: []int{1, 26, 3}}
+	}
+	m, _ := build.Build(snap, opts)
+	if strings.HasPrefix(name, "lua") { // the Lua-balanced data plane
+		params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
+	}
+	if strings.Contains(name, "metrics") { // either data plane
+		params.Metrics = &goldenMetrics
+	}
+	return m, params
 }
 
 func TestRenderIsDeterministic(t *testing.T) {
