@@ -28,8 +28,9 @@ import (
 //
 // A Memo is not safe for concurrent use.
 type Memo struct {
-	// sum digests the last model rendered, without backends' endpoints,
-	// and its Params; out is what they rendered (nil: none kept).
+	// seed is drawn at the first Render; sum digests the last model
+	// rendered, without backends' endpoints, and its Params; out is what
+	// they rendered (nil: none kept).
 	seed maphash.Seed
 	sum  uint64
 	out  *Output
