@@ -213,7 +213,7 @@ func TestCustomResourceUnreadable(t *testing.T) {
 	}
 }
 
-func TestNewNeedsDynamicClient(t *testing.T) {
+func TestNewNeedsDynamicAndMetadataClients(t *testing.T) {
 	if _, err := New(Options{Client: newFakeAPI(t), CustomResources: true}); err == nil {
 		t.Fatal("custom resources without a dynamic client must be refused")
 	}
