@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# build-kube-apiserver.sh builds the Kubernetes binaries the tests run:
-# kube-apiserver (for test/testenv) and kubectl (for the end-to-end tier's
-# `kubectl apply --dry-run=server -k deploy/`).
+# build-kube-apiserver.sh builds the Kubernetes binaries the tests run, all
+# from the one pinned tools module in hack/kube-apiserver (downloaded through
+# the Go module proxy; no container images or git checkouts):
+#   kube-apiserver, kubectl            tiers 3 and 4 (test/testenv, test/e2e)
+#   kubelet, kube-proxy,
+#   kube-controller-manager,
+#   kube-scheduler                     tier 5, the single-node cluster
+#                                      (hack/cluster, test/cluster)
 #
-# It compiles k8s.io/kubernetes/cmd/<name> from the pinned tools module in
-# hack/kube-apiserver (downloaded through the Go module proxy; no container
-# images or git checkouts) into .cache/bin/<name>, and writes
-# .cache/bin/<name>.stamp recording what was built. When the stamp already
-# matches the pinned module, that build is skipped, so running this on every
-# `make testenv` or test run costs well under a second.
+# Every stale binary is compiled by one `go build` of several packages, so the
+# packages they share (most of k8s.io/kubernetes) compile once. Each binary
+# lands in .cache/bin/<name> with .cache/bin/<name>.stamp recording what was
+# built; when every stamp matches the pinned module the script costs well
+# under a second, so it runs before every test tier.
 #
-# Usage: build-kube-apiserver.sh [kube-apiserver] [kubectl]
-#   With no arguments, both are built.
+# Usage: build-kube-apiserver.sh [name...]
+#   With no arguments, all six are built.
 #
 # Environment:
-#   FORCE=1   rebuild even when the stamp matches.
+#   FORCE=1   rebuild even when the stamps match.
 #   GOFLAGS   passed through to go (e.g. -p=1 on a busy machine).
 set -euo pipefail
 
@@ -25,23 +29,21 @@ bin_dir="${repo_root}/.cache/bin"
 # A go.work further up would pull this module into a workspace it does not
 # belong to; the tools module must resolve on its own.
 export GOWORK=off
-# Upstream release builds of kube-apiserver and kubectl are static.
+# Upstream release builds of these binaries are static.
 export CGO_ENABLED=0
 
 log() { printf 'build-kube-apiserver: %s\n' "$*" >&2; }
 
+all=(kube-apiserver kubectl kubelet kube-proxy kube-controller-manager kube-scheduler)
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-	targets=(kube-apiserver kubectl)
+	targets=("${all[@]}")
 fi
 for t in "${targets[@]}"; do
-	case "${t}" in
-	kube-apiserver | kubectl) ;;
-	*)
-		log "unknown binary '${t}' (want kube-apiserver or kubectl)"
+	if [[ " ${all[*]} " != *" ${t} "* ]]; then
+		log "unknown binary '${t}' (want one of: ${all[*]})"
 		exit 2
-		;;
-	esac
+	fi
 done
 
 cd "${module_dir}"
@@ -59,8 +61,22 @@ minor="${BASH_REMATCH[2]}"
 module_sum="$(cat go.mod go.sum | sha256sum | cut -d' ' -f1)"
 want_stamp="k8s.io/kubernetes ${version} modules-sha256=${module_sum} $(go env GOOS)/$(go env GOARCH)"
 
+stale=()
+for name in "${targets[@]}"; do
+	out="${bin_dir}/${name}"
+	if [[ "${FORCE:-0}" != "1" && -x "${out}" && -f "${out}.stamp" && "$(cat "${out}.stamp")" == "${want_stamp}" ]]; then
+		continue
+	fi
+	stale+=("${name}")
+done
+if [[ ${#stale[@]} -eq 0 ]]; then
+	log "up to date: ${targets[*]} (${version}) in ${bin_dir}"
+	exit 0
+fi
+
 # The same version variables the Kubernetes release build sets, so that
-# /version and client-side version checks see v1.33.4 instead of v0.0.0.
+# /version, the node's kubeletVersion and client-side version checks see
+# v1.33.4 instead of v0.0.0.
 ldflags="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	ldflags+=" -X ${pkg}.gitVersion=${version}"
@@ -72,39 +88,36 @@ done
 
 # A heartbeat, since go build is silent for minutes at a time.
 heartbeat=""
+tmp="${bin_dir}/.build.$$"
 cleanup() {
 	[[ -n "${heartbeat}" ]] && kill "${heartbeat}" 2>/dev/null || true
-	rm -f "${bin_dir}"/*.tmp
+	rm -rf "${tmp}"
 }
 trap cleanup EXIT
 
-downloaded=0
-for name in "${targets[@]}"; do
-	out="${bin_dir}/${name}"
-	stamp="${out}.stamp"
-	if [[ "${FORCE:-0}" != "1" && -x "${out}" && -f "${stamp}" && "$(cat "${stamp}")" == "${want_stamp}" ]]; then
-		log "up to date: ${out} (${version})"
-		continue
-	fi
-	mkdir -p "${bin_dir}"
-	if [[ "${downloaded}" == 0 ]]; then
-		log "downloading modules for k8s.io/kubernetes ${version} via $(go env GOPROXY)"
-		go mod download
-		downloaded=1
-	fi
-	start=${SECONDS}
-	log "compiling k8s.io/kubernetes/cmd/${name} ${version} (several minutes on 2 cores)"
-	(
-		while sleep 30; do
-			log "still compiling ${name} ($((SECONDS - start))s elapsed)"
-		done
-	) &
-	heartbeat=$!
-	go build -trimpath -ldflags "${ldflags}" -o "${out}.tmp" "k8s.io/kubernetes/cmd/${name}"
-	kill "${heartbeat}" 2>/dev/null || true
-	heartbeat=""
-	# Rename last, stamp after, so an interrupted build never looks current.
-	mv -f "${out}.tmp" "${out}"
-	printf '%s\n' "${want_stamp}" >"${stamp}"
-	log "built ${out} (${version}) in $((SECONDS - start))s"
+mkdir -p "${bin_dir}" "${tmp}"
+log "downloading modules for k8s.io/kubernetes ${version} via $(go env GOPROXY)"
+go mod download
+pkgs=()
+for name in "${stale[@]}"; do
+	pkgs+=("k8s.io/kubernetes/cmd/${name}")
 done
+start=${SECONDS}
+log "compiling ${stale[*]} ${version} in one build (several minutes on 2 cores)"
+(
+	while sleep 30; do
+		log "still compiling ($((SECONDS - start))s elapsed)"
+	done
+) &
+heartbeat=$!
+# With several packages and -o naming a directory, go build writes one
+# binary per main package into it.
+go build -trimpath -ldflags "${ldflags}" -o "${tmp}/" "${pkgs[@]}"
+kill "${heartbeat}" 2>/dev/null || true
+heartbeat=""
+# Rename last, stamp after, so an interrupted build never looks current.
+for name in "${stale[@]}"; do
+	mv -f "${tmp}/${name}" "${bin_dir}/${name}"
+	printf '%s\n' "${want_stamp}" >"${bin_dir}/${name}.stamp"
+done
+log "built ${stale[*]} (${version}) in $((SECONDS - start))s"
