@@ -8,9 +8,11 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,9 +44,10 @@ type apiServerCredentials struct {
 	saPublicKey    string
 	certDir        string
 	servingCertPEM string // written by kube-apiserver into certDir
+	userTokens     map[string]string
 }
 
-func writeAPIServerCredentials(dir string) (apiServerCredentials, error) {
+func writeAPIServerCredentials(dir string, users []User) (apiServerCredentials, error) {
 	c := apiServerCredentials{
 		tokenFile:    filepath.Join(dir, "tokens.csv"),
 		saPrivateKey: filepath.Join(dir, "service-account.key"),
@@ -56,14 +59,23 @@ func writeAPIServerCredentials(dir string) (apiServerCredentials, error) {
 	// the leaf followed by the CA that signed it.
 	c.servingCertPEM = filepath.Join(c.certDir, "apiserver.crt")
 
-	tok := make([]byte, 32)
-	if _, err := rand.Read(tok); err != nil {
-		return c, fmt.Errorf("generate admin token: %w", err)
+	token := func() string {
+		tok := make([]byte, 32)
+		rand.Read(tok) // never fails (crypto/rand)
+		return hex.EncodeToString(tok)
 	}
-	c.adminToken = hex.EncodeToString(tok)
+	c.adminToken = token()
 	// Format: token,user,uid,"group1,group2".
-	line := fmt.Sprintf("%s,%s,%s,\"system:masters\"\n", c.adminToken, AdminUser, AdminUser)
-	if err := os.WriteFile(c.tokenFile, []byte(line), 0o600); err != nil {
+	lines := fmt.Sprintf("%s,%s,%s,\"system:masters\"\n", c.adminToken, AdminUser, AdminUser)
+	c.userTokens = map[string]string{}
+	for _, u := range users {
+		if u.Name == "" || strings.ContainsAny(u.Name+strings.Join(u.Groups, ""), ",\"\n") {
+			return c, fmt.Errorf("user %q: a name and groups without commas or quotes are needed", u.Name)
+		}
+		c.userTokens[u.Name] = token()
+		lines += fmt.Sprintf("%s,%s,%s,\"%s\"\n", c.userTokens[u.Name], u.Name, u.Name, strings.Join(u.Groups, ","))
+	}
+	if err := os.WriteFile(c.tokenFile, []byte(lines), 0o600); err != nil {
 		return c, fmt.Errorf("write token file: %w", err)
 	}
 
@@ -95,11 +107,11 @@ func writeAPIServerCredentials(dir string) (apiServerCredentials, error) {
 // authentication by token and service account, RBAC enforced, and every
 // default admission plugin. Extra arguments come last, so for single-valued
 // flags they override these defaults.
-func apiServerArgs(etcdURL string, port int, c apiServerCredentials, extra []string) []string {
+func apiServerArgs(etcdURL, address string, port int, c apiServerCredentials, extra []string) []string {
 	args := []string{
 		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + address,
+		"--advertise-address=" + address,
 		"--secure-port=" + strconv.Itoa(port),
 		"--cert-dir=" + c.certDir,
 		"--token-auth-file=" + c.tokenFile,
@@ -108,11 +120,13 @@ func apiServerArgs(etcdURL string, port int, c apiServerCredentials, extra []str
 		"--service-account-signing-key-file=" + c.saPrivateKey,
 		"--authorization-mode=Node,RBAC",
 		"--service-cluster-ip-range=" + ServiceClusterIPRange,
-		// The "kubernetes" Service would otherwise get an Endpoints object
-		// pointing at 127.0.0.1, which validation rejects as loopback, and the
-		// reconciler would log that failure every few seconds.
-		"--endpoint-reconciler-type=none",
 		"--profiling=false",
+	}
+	if ip := net.ParseIP(address); ip == nil || ip.IsLoopback() {
+		// The "kubernetes" Service would otherwise get an Endpoints object
+		// pointing at 127.0.0.1, which validation rejects as loopback, and
+		// the reconciler would log that failure every few seconds.
+		args = append(args, "--endpoint-reconciler-type=none")
 	}
 	return append(args, extra...)
 }
@@ -120,16 +134,16 @@ func apiServerArgs(etcdURL string, port int, c apiServerCredentials, extra []str
 // startAPIServerLocked starts kube-apiserver and waits until /readyz passes and
 // the default namespace exists. It must be called with e.mu held.
 func (e *Env) startAPIServerLocked(ctx context.Context) error {
-	if e.apiServer != nil && !e.apiServer.exited() {
+	if e.apiServer != nil && !e.apiServer.Exited() {
 		return fmt.Errorf("kube-apiserver is already running")
 	}
-	proc, err := startProcess("kube-apiserver", e.bins.kubeAPIServer, e.apiServerArgs, nil, filepath.Join(e.Dir, "kube-apiserver.log"))
+	proc, err := StartProcess("kube-apiserver", e.bins.kubeAPIServer, e.apiServerArgs, nil, filepath.Join(e.Dir, "kube-apiserver.log"))
 	if err != nil {
 		return err
 	}
 	e.apiServer = proc
 	if err := e.waitAPIServerReady(ctx, proc); err != nil {
-		proc.stop(apiServerStopGrace)
+		proc.Stop(apiServerStopGrace)
 		return fmt.Errorf("wait for kube-apiserver: %w", err)
 	}
 	return nil
@@ -142,7 +156,7 @@ const apiServerStopGrace = 15 * time.Second
 // waitAPIServerReady waits for the serving certificate (needed to trust the
 // server at all), then for /readyz, then for the default namespace, which
 // a controller creates shortly after the server becomes ready.
-func (e *Env) waitAPIServerReady(ctx context.Context, proc *process) error {
+func (e *Env) waitAPIServerReady(ctx context.Context, proc *Process) error {
 	if e.caData == nil {
 		err := poll(ctx, proc, 20*time.Millisecond, func() bool {
 			data, err := os.ReadFile(e.creds.servingCertPEM)
@@ -205,10 +219,10 @@ func (e *Env) EtcdURL() string { return e.etcd.clientURL }
 func (e *Env) StopAPIServer() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.apiServer == nil || e.apiServer.exited() {
+	if e.apiServer == nil || e.apiServer.Exited() {
 		return fmt.Errorf("kube-apiserver is not running")
 	}
-	e.apiServer.stop(apiServerStopGrace)
+	e.apiServer.Stop(apiServerStopGrace)
 	return nil
 }
 

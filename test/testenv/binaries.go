@@ -71,7 +71,7 @@ func findKubeAPIServer() (string, error) {
 		}
 		return filepath.Abs(p)
 	}
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return "", fmt.Errorf("%w: locate kube-apiserver: %v; set $%s", ErrBinaryNotFound, err, EnvKubeAPIServer)
 	}
@@ -93,10 +93,10 @@ func checkExecutable(p string) error {
 	return nil
 }
 
-// repoRoot walks up from the working directory to the directory whose
+// RepoRoot walks up from the working directory to the directory whose
 // go.mod declares this module. Tests run in their package directory and
 // `go run` in the caller's, so both find it.
-func repoRoot() (string, error) {
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("get working directory: %w", err)

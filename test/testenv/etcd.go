@@ -17,7 +17,7 @@ import (
 // etcd is a single-member etcd on loopback with its data in the Env's
 // directory.
 type etcd struct {
-	proc      *process
+	proc      *Process
 	clientURL string
 }
 
@@ -51,12 +51,12 @@ func startEtcd(ctx context.Context, bin, dir string) (*etcd, error) {
 			"--log-outputs=stderr",
 			"--log-level=warn",
 		}
-		proc, err := startProcess("etcd", bin, args, etcdEnv(), logPath)
+		proc, err := StartProcess("etcd", bin, args, etcdEnv(), logPath)
 		if err != nil {
 			return nil, err
 		}
 		if err := waitEtcdHealthy(ctx, proc, clientURL); err != nil {
-			proc.stop(5 * time.Second)
+			proc.Stop(5 * time.Second)
 			lastErr = err
 			if !errors.Is(err, errProcessExited) {
 				break // a timeout, not a lost race for a port
@@ -83,7 +83,7 @@ func etcdEnv() []string {
 
 // waitEtcdHealthy polls etcd's /health endpoint until it reports healthy,
 // the process exits or ctx ends.
-func waitEtcdHealthy(ctx context.Context, proc *process, clientURL string) error {
+func waitEtcdHealthy(ctx context.Context, proc *Process, clientURL string) error {
 	client := &http.Client{Timeout: time.Second}
 	healthy := func() bool {
 		resp, err := client.Get(clientURL + "/health")
@@ -101,7 +101,7 @@ func waitEtcdHealthy(ctx context.Context, proc *process, clientURL string) error
 
 // poll calls ready every interval until it returns true. It fails when the
 // process exits (with the end of its log) or ctx ends.
-func poll(ctx context.Context, proc *process, interval time.Duration, ready func() bool) error {
+func poll(ctx context.Context, proc *Process, interval time.Duration, ready func() bool) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -110,9 +110,9 @@ func poll(ctx context.Context, proc *process, interval time.Duration, ready func
 		}
 		select {
 		case <-proc.done:
-			return proc.exitError()
+			return proc.ExitError()
 		case <-ctx.Done():
-			return fmt.Errorf("wait for %s: %w; last lines of %s:\n%s", proc.name, ctx.Err(), proc.logPath, proc.logTail(30))
+			return fmt.Errorf("wait for %s: %w; last lines of %s:\n%s", proc.name, ctx.Err(), proc.LogPath, proc.LogTail(30))
 		case <-t.C:
 		}
 	}

@@ -76,3 +76,17 @@ func (e *Env) ServiceAccountKubeconfig(ctx context.Context, namespace, name stri
 	}
 	return path, nil
 }
+
+// UserKubeconfig writes a kubeconfig for one of Options.Users to path and
+// returns path.
+func (e *Env) UserKubeconfig(path, user string) (string, error) {
+	token, ok := e.creds.userTokens[user]
+	if !ok {
+		return "", fmt.Errorf("user %q is not in Options.Users", user)
+	}
+	return path, writeKubeconfig(path, e.apiServerURL, e.caData, user, token, "")
+}
+
+// CAData is the PEM bundle that verifies kube-apiserver's serving
+// certificate.
+func (e *Env) CAData() []byte { return append([]byte(nil), e.caData...) }

@@ -11,19 +11,22 @@ import (
 	"time"
 )
 
-// process is one child (etcd or kube-apiserver) whose output goes to a log
-// file, so a failure can be explained by the tail of that log.
-type process struct {
-	name    string
-	cmd     *exec.Cmd
-	logPath string
+// Process is one child (etcd, kube-apiserver, or a node component of
+// test/cluster) whose output goes to a log file, so a failure can be
+// explained by the tail of that log. The kernel kills it when the process
+// that started it dies (childProcAttr).
+type Process struct {
+	name string
+	cmd  *exec.Cmd
+	// LogPath is the file its stdout and stderr are appended to.
+	LogPath string
 	done    chan struct{} // closed when the process has exited
 	waitErr error         // valid once done is closed
 }
 
-// startProcess starts bin with args, appending its stdout and stderr to
+// StartProcess starts bin with args, appending its stdout and stderr to
 // logPath. env, when not nil, replaces the inherited environment.
-func startProcess(name, bin string, args []string, env []string, logPath string) (*process, error) {
+func StartProcess(name, bin string, args []string, env []string, logPath string) (*Process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
@@ -41,7 +44,7 @@ func startProcess(name, bin string, args []string, env []string, logPath string)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, LogPath: logPath, done: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.done)
@@ -49,8 +52,8 @@ func startProcess(name, bin string, args []string, env []string, logPath string)
 	return p, nil
 }
 
-// exited reports whether the process has already exited.
-func (p *process) exited() bool {
+// Exited reports whether the process has already exited.
+func (p *Process) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -59,15 +62,15 @@ func (p *process) exited() bool {
 	}
 }
 
-// exitError describes an unexpected exit, with the end of the log.
-func (p *process) exitError() error {
-	return fmt.Errorf("%s %w (%v); last lines of %s:\n%s", p.name, errProcessExited, p.waitErr, p.logPath, p.logTail(30))
+// ExitError describes an unexpected exit, with the end of the log.
+func (p *Process) ExitError() error {
+	return fmt.Errorf("%s %w (%v); last lines of %s:\n%s", p.name, errProcessExited, p.waitErr, p.LogPath, p.LogTail(30))
 }
 
-// stop asks the process to terminate and kills it if it has not exited
+// Stop asks the process to terminate and kills it if it has not exited
 // within grace. It returns once the process is gone.
-func (p *process) stop(grace time.Duration) {
-	if p.exited() {
+func (p *Process) Stop(grace time.Duration) {
+	if p.Exited() {
 		return
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -80,9 +83,9 @@ func (p *process) stop(grace time.Duration) {
 	<-p.done
 }
 
-// logTail returns up to n last lines of the process log.
-func (p *process) logTail(n int) string {
-	data, err := os.ReadFile(p.logPath)
+// LogTail returns up to n last lines of the process log.
+func (p *Process) LogTail(n int) string {
+	data, err := os.ReadFile(p.LogPath)
 	if err != nil {
 		return fmt.Sprintf("(cannot read log: %v)", err)
 	}

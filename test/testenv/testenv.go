@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,6 +35,27 @@ type Options struct {
 	// readiness when their context has no deadline. Zero means 2 minutes,
 	// enough for a first start on a loaded 2-core machine.
 	StartTimeout time.Duration
+
+	// Address is the IP kube-apiserver binds, advertises and is reached
+	// at; empty means 127.0.0.1. A non-loopback address (a real node's,
+	// test/cluster) also turns on the endpoint reconciler, so that Pods
+	// reach the API through the "kubernetes" Service.
+	Address string
+	// Port is kube-apiserver's secure port; zero picks a free one.
+	Port int
+	// Dir, if set, is the directory of the environment's state instead
+	// of a new temporary one; Stop removes it too.
+	Dir string
+	// Users are extra identities, each with a static token and a
+	// kubeconfig (UserKubeconfig): the components of a real node
+	// authenticate as themselves, as they would in any cluster.
+	Users []User
+}
+
+// User is an identity kube-apiserver's static token file authenticates.
+type User struct {
+	Name   string
+	Groups []string
 }
 
 const defaultStartTimeout = 2 * time.Minute
@@ -56,7 +78,7 @@ type Env struct {
 	apiServerArgs []string
 
 	mu        sync.Mutex
-	apiServer *process // the current kube-apiserver process; guarded by mu
+	apiServer *Process // the current kube-apiserver process; guarded by mu
 	caData    []byte   // the serving CA bundle; set once during Start
 	stopped   bool     // guarded by mu
 	stopErr   error    // guarded by mu
@@ -73,7 +95,12 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "causeway-testenv-")
+	dir := opts.Dir
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "causeway-testenv-")
+	} else {
+		err = os.MkdirAll(dir, 0o700)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create testenv dir: %w", err)
 	}
@@ -89,7 +116,7 @@ func (e *Env) start(ctx context.Context) error {
 	defer cancel()
 
 	var err error
-	if e.creds, err = writeAPIServerCredentials(e.Dir); err != nil {
+	if e.creds, err = writeAPIServerCredentials(e.Dir, e.opts.Users); err != nil {
 		return err
 	}
 	if e.etcd, err = startEtcd(ctx, e.bins.etcd, e.Dir); err != nil {
@@ -100,12 +127,20 @@ func (e *Env) start(ctx context.Context) error {
 	// reachable at the same URL by clients created before the outage.
 	// Unlike etcd, a lost race for the port is not retried: it would change
 	// the URL, and kube-apiserver's failure message is clear.
-	ports, err := freePorts(1)
-	if err != nil {
-		return err
+	port := e.opts.Port
+	if port == 0 {
+		ports, err := freePorts(1)
+		if err != nil {
+			return err
+		}
+		port = ports[0]
 	}
-	e.apiServerURL = "https://127.0.0.1:" + strconv.Itoa(ports[0])
-	e.apiServerArgs = apiServerArgs(e.etcd.clientURL, ports[0], e.creds, e.opts.ExtraAPIServerArgs)
+	address := e.opts.Address
+	if address == "" {
+		address = "127.0.0.1"
+	}
+	e.apiServerURL = "https://" + net.JoinHostPort(address, strconv.Itoa(port))
+	e.apiServerArgs = apiServerArgs(e.etcd.clientURL, address, port, e.creds, e.opts.ExtraAPIServerArgs)
 
 	e.mu.Lock()
 	err = e.startAPIServerLocked(ctx)
@@ -144,10 +179,10 @@ func (e *Env) Stop() error {
 	e.stopped = true
 	// API server first: stopping etcd under it would only produce noise.
 	if e.apiServer != nil {
-		e.apiServer.stop(apiServerStopGrace)
+		e.apiServer.Stop(apiServerStopGrace)
 	}
 	if e.etcd != nil {
-		e.etcd.proc.stop(10 * time.Second)
+		e.etcd.proc.Stop(10 * time.Second)
 	}
 	if err := os.RemoveAll(e.Dir); err != nil {
 		e.stopErr = fmt.Errorf("remove testenv dir: %w", err)
@@ -162,10 +197,10 @@ func (e *Env) LogTails(n int) string {
 	defer e.mu.Unlock()
 	var s string
 	if e.etcd != nil {
-		s += fmt.Sprintf("--- %s\n%s\n", e.etcd.proc.logPath, e.etcd.proc.logTail(n))
+		s += fmt.Sprintf("--- %s\n%s\n", e.etcd.proc.LogPath, e.etcd.proc.LogTail(n))
 	}
 	if e.apiServer != nil {
-		s += fmt.Sprintf("--- %s\n%s\n", e.apiServer.logPath, e.apiServer.logTail(n))
+		s += fmt.Sprintf("--- %s\n%s\n", e.apiServer.LogPath, e.apiServer.LogTail(n))
 	}
 	return s
 }
