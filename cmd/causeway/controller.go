@@ -65,6 +65,7 @@ type controllerFlags struct {
 	reloadTimeout     time.Duration
 	healInterval      time.Duration
 	shutdownTimeout   time.Duration
+	shutdownGrace     time.Duration
 	logLevel          string
 	dataplane         string
 	modulesDir        string
@@ -116,6 +117,7 @@ func newControllerCommand() *cobra.Command {
 	fl.DurationVar(&f.reloadTimeout, "reload-timeout", 15*time.Second, "how long to wait for nginx workers to report a new configuration")
 	fl.DurationVar(&f.healInterval, "heal-interval", 10*time.Second, "how often the state directory is compared with what was written, repaired, and checked for what nginx workers must reach")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long nginx may take to finish requests on shutdown")
+	fl.Var((*gracePeriod)(&f.shutdownGrace), "shutdown-grace-period", "after SIGTERM, how long to keep serving while /readyz fails, so that Services stop sending new connections before nginx stops accepting them; seconds (ingress-nginx's form) or a duration such as 5s")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringVar(&f.dataplane, "dataplane", "auto", "lua (endpoint changes without reloads), plain (reload on endpoint changes), or auto (lua when nginx can load it)")
 	fl.DurationVar(&f.syncQuiet, "sync-quiet-period", 10*time.Millisecond, "after a change, wait this long for more changes before applying")
@@ -210,7 +212,11 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	log.Info("starting causeway controller", "version", version.Version, "commit", version.Commit)
 
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	// Everything runs until ctx ends; a signal first starts the grace
+	// period (--shutdown-grace-period), then ends ctx.
+	signalled, stopSignals := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stopSignals()
+	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 
 	src, err := newSource(f, log)
@@ -394,7 +400,16 @@ func runController(ctx context.Context, f *controllerFlags) error {
 
 	var runErr error
 	select {
-	case <-ctx.Done():
+	case <-signalled.Done():
+		if f.shutdownGrace > 0 {
+			log.Info("shutting down: serving on while /readyz fails", "shutdown-grace-period", f.shutdownGrace)
+			ctl.Drain()
+			select {
+			case <-time.After(f.shutdownGrace):
+			case runErr = <-errc:
+				log.Error("stopping after a fatal error", "err", runErr)
+			}
+		}
 		log.Info("shutting down: asking nginx to finish in-flight requests")
 	case runErr = <-errc:
 		log.Error("stopping after a fatal error", "err", runErr)
@@ -554,5 +569,27 @@ func checkServiceRef(v string) error {
 			return fmt.Errorf("port %q: %s", port, strings.Join(errs, "; "))
 		}
 	}
+	return nil
+}
+
+// gracePeriod is --shutdown-grace-period: whole seconds, as
+// ingress-nginx's flag of the same name takes, or a Go duration.
+type gracePeriod time.Duration
+
+func (g *gracePeriod) String() string { return time.Duration(*g).String() }
+func (g *gracePeriod) Type() string   { return "duration" }
+func (g *gracePeriod) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		n, nerr := strconv.Atoi(v)
+		if nerr != nil {
+			return fmt.Errorf("%q is neither seconds nor a duration", v)
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d < 0 {
+		return fmt.Errorf("%q is negative", v)
+	}
+	*g = gracePeriod(d)
 	return nil
 }

@@ -72,8 +72,8 @@ type SyncResult struct {
 type Controller struct {
 	opts Options
 	// ready is true while the latest sync's configuration is live;
-	// everLive once any was.
-	ready, everLive atomic.Bool
+	// everLive once any was; draining once shutdown has begun.
+	ready, everLive, draining atomic.Bool
 
 	mu        sync.Mutex
 	dyn       *dynamicChannel
@@ -115,8 +115,17 @@ func New(opts Options) *Controller {
 // healthy.
 func (c *Controller) Ready() bool { return c.notReady() == "" }
 
+// Drain makes the controller report not ready from now on while it goes
+// on serving and syncing: the first step of a graceful shutdown, so that
+// Services stop sending new connections before nginx stops accepting
+// them.
+func (c *Controller) Drain() { c.draining.Store(true) }
+
 // notReady says why the controller is not ready, or "" when it is.
 func (c *Controller) notReady() string {
+	if c.draining.Load() {
+		return "shutting down"
+	}
 	if !c.ready.Load() {
 		if c.everLive.Load() {
 			return "the latest configuration could not be made live; nginx keeps serving an older one"
