@@ -85,6 +85,12 @@ func (a access) prepareDirs(dir layout.Dir) error {
 			return fmt.Errorf("state dir: %w", err)
 		}
 		if err := os.Chmod(p, d.mode); err != nil {
+			if errors.Is(err, syscall.EPERM) {
+				// A volume's root, typically: Kubernetes makes an
+				// emptyDir root-owned and world-writable.
+				return fmt.Errorf("state dir: %s belongs to another user than this process (uid %d), so it cannot be made private to it: "+
+					"point --state-dir at a directory the process creates, such as a subdirectory of the volume: %w", p, a.self.uid, err)
+			}
 			return fmt.Errorf("state dir: %w", err)
 		}
 		if err := os.Lchown(p, d.owner.uid, d.owner.gid); err != nil && !(errors.Is(err, syscall.EPERM) && d.owner == a.self) {
