@@ -28,8 +28,10 @@ RUN set -eux; \
     apt-get update; \
     grep -v '^[[:space:]]*\(#\|$\)' /tmp/image/packages \
       | xargs apt-get install -y --no-install-recommends; \
-    apt-get clean; \
+    apt-get install -y --no-install-recommends libcap2-bin; \
     /tmp/image/customize.sh /; \
+    apt-get purge -y libcap2-bin; \
+    apt-get clean; \
     rm -rf /tmp/image
 COPY --from=build /out/causeway /usr/bin/causeway
 USER 101:101

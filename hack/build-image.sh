@@ -45,7 +45,7 @@ if [[ "$(id -u)" -ne 0 ]]; then
 	log "needs root: mmdebstrap makes the root filesystem with real owners (uid 101)"
 	exit 1
 fi
-"${repo_root}/hack/install-deps.sh" mmdebstrap umoci
+"${repo_root}/hack/install-deps.sh" mmdebstrap umoci libcap2-bin
 
 # HEAD's commit time, for the binary layer and the image's creation time.
 image_epoch="$(git log -1 --format=%ct 2>/dev/null || echo 0)"

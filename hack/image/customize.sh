@@ -30,6 +30,15 @@ install -d -o 101 -g 101 -m 0700 var/lib/causeway
 for d in body fastcgi proxy scgi uwsgi; do
 	install -d -o 101 -g 101 -m 0700 "var/lib/nginx/${d}"
 done
+# A copy of nginx carrying the file capability cap_net_bind_service, for
+# ports below 1024 as uid 101 (the chart runs it on the host network: the
+# node's ports 80 and 443). A non-root process gains a capability on exec
+# only from its file, only within the bounding set and only when it may
+# gain privileges; /usr/sbin/nginx itself stays without one, so a
+# container that drops every capability still runs it.
+cp -p usr/sbin/nginx usr/sbin/nginx-net-bind-service
+setcap cap_net_bind_service=+ep usr/sbin/nginx-net-bind-service
+
 # Debian's compiled-in access log, for any configuration that does not
 # name one: to the container's output, as the official nginx image does.
 ln -sfn /dev/stdout var/log/nginx/access.log

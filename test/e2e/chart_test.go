@@ -13,6 +13,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -64,11 +65,15 @@ var chartValueSets = []struct {
 	wantText, noText []string
 	serviceMonitored bool
 }{
-	{name: "defaults", noArgs: []string{"--enable-cert-manager=true", "--enable-external-dns=true"},
-		noText: []string{"cert-manager.io", `apiGroups: ["externaldns.nginx.org"]`}, wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true",
-			"--validating-webhook-address=:8444", "--validating-webhook-configuration=causeway-admission", "--validating-webhook-mode=deny"},
+	{name: "defaults", noArgs: []string{"--enable-cert-manager=true", "--enable-external-dns=true", "--nginx-binary=/usr/sbin/nginx-net-bind-service"},
+		wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true",
+			"--validating-webhook-address=:8444", "--validating-webhook-configuration=causeway-admission", "--validating-webhook-mode=deny",
+			"--state-dir=/var/lib/causeway/state", "--shutdown-grace-period=5s", "--http-port=8080", "--https-port=8443"},
 		wantKinds: []string{"Deployment", "Service", "ConfigMap", "IngressClass", "ClusterRole", "Role", "ServiceAccount", "PodDisruptionBudget",
-			"ValidatingWebhookConfiguration"}},
+			"ValidatingWebhookConfiguration", "Lease"},
+		noKinds:  []string{"DaemonSet", "HorizontalPodAutoscaler"},
+		wantText: []string{"allowPrivilegeEscalation: false", `drop: ["ALL"]`},
+		noText:   []string{"cert-manager.io", `apiGroups: ["externaldns.nginx.org"]`, "hostNetwork", "NET_BIND_SERVICE"}},
 	{name: "webhook in warn mode, failing open, for labelled namespaces",
 		sets: []string{"controller.admissionWebhooks.mode=warn", "controller.admissionWebhooks.failurePolicy=Ignore",
 			"controller.admissionWebhooks.namespaceSelector.matchLabels.team=shop", "controller.admissionWebhooks.port=9443"},
@@ -94,6 +99,28 @@ var chartValueSets = []struct {
 		noKinds:  []string{"Service", "ClusterRole", "Role", "ServiceAccount", "IngressClass"}},
 	{name: "ServiceMonitor", sets: []string{"controller.metrics.serviceMonitor.enabled=true", "controller.metrics.serviceMonitor.additionalLabels.release=prom"},
 		wantKinds: []string{"ServiceMonitor"}, serviceMonitored: true},
+	// ingress-nginx's values for a controller per node on the host
+	// network: nginx listens on the node's 80 and 443 with the copy that
+	// carries cap_net_bind_service (tier 5 runs it).
+	{name: "DaemonSet on the host network",
+		sets:      []string{"controller.kind=DaemonSet", "controller.hostNetwork=true", "controller.hostPort.enabled=true", "controller.dnsPolicy=ClusterFirstWithHostNet"},
+		wantArgs:  []string{"--http-port=80", "--https-port=443", "--nginx-binary=/usr/sbin/nginx-net-bind-service"},
+		wantKinds: []string{"DaemonSet", "Lease"}, noKinds: []string{"Deployment", "HorizontalPodAutoscaler"},
+		wantText: []string{"hostNetwork: true", "dnsPolicy: ClusterFirstWithHostNet", "hostPort: 80", "hostPort: 443",
+			"allowPrivilegeEscalation: true", `add: ["NET_BIND_SERVICE"]`}},
+	{name: "hostPort without the host network", sets: []string{"controller.hostPort.enabled=true"},
+		wantArgs: []string{"--http-port=8080", "--https-port=8443"}, noArgs: []string{"--nginx-binary=/usr/sbin/nginx-net-bind-service"},
+		wantText: []string{"hostPort: 80", "hostPort: 443", "allowPrivilegeEscalation: false"}, noText: []string{"NET_BIND_SERVICE", "hostNetwork"}},
+	{name: "both kinds", sets: []string{"controller.kind=Both"}, wantKinds: []string{"Deployment", "DaemonSet"}},
+	{name: "autoscaling", sets: []string{"controller.autoscaling.enabled=true", "controller.autoscaling.maxReplicas=5", "controller.autoscaling.targetMemoryUtilizationPercentage=null"},
+		wantKinds: []string{"HorizontalPodAutoscaler"}, wantText: []string{"maxReplicas: 5", "name: cpu"}, noText: []string{"name: memory", "\n  replicas:"}},
+	{name: "extra environment, volumes, lifecycle, pull secrets, no publishing",
+		sets: []string{"controller.extraEnvs[0].name=GODEBUG", "controller.extraEnvs[0].value=http2debug=1",
+			"controller.extraVolumes[0].name=geoip", "controller.extraVolumes[0].emptyDir.medium=Memory",
+			"controller.extraVolumeMounts[0].name=geoip", "controller.extraVolumeMounts[0].mountPath=/etc/geoip",
+			"controller.lifecycle.preStop.sleep.seconds=3", "imagePullSecrets[0].name=regcred", "controller.publishService.enabled=false"},
+		noArgs:   []string{"--publish-service=causeway-chart/causeway"},
+		wantText: []string{"name: GODEBUG", "mountPath: /etc/geoip", "medium: Memory", "preStop:", "seconds: 3", "name: regcred"}},
 }
 
 // TestChart lints and renders charts/causeway with several value sets,
@@ -122,6 +149,7 @@ func TestChart(t *testing.T) {
 			kinds := map[string]int{}
 			var admit [][]byte
 			var deploy *appsv1.Deployment
+			var pod *corev1.PodTemplateSpec
 			for _, doc := range bytes.Split(out, []byte("\n---\n")) {
 				var meta struct{ Kind string }
 				if err := sigsyaml.Unmarshal(doc, &meta); err != nil {
@@ -131,10 +159,20 @@ func TestChart(t *testing.T) {
 					continue
 				}
 				kinds[meta.Kind]++
-				if meta.Kind == "Deployment" {
+				switch meta.Kind {
+				case "Deployment":
 					deploy = &appsv1.Deployment{}
 					if err := sigsyaml.UnmarshalStrict(doc, deploy); err != nil {
 						t.Fatalf("Deployment: %v", err)
+					}
+					pod = &deploy.Spec.Template
+				case "DaemonSet":
+					ds := &appsv1.DaemonSet{}
+					if err := sigsyaml.UnmarshalStrict(doc, ds); err != nil {
+						t.Fatalf("DaemonSet: %v", err)
+					}
+					if pod == nil {
+						pod = &ds.Spec.Template
 					}
 				}
 				if meta.Kind != "ServiceMonitor" {
@@ -151,10 +189,10 @@ func TestChart(t *testing.T) {
 					t.Errorf("%s rendered, want none", k)
 				}
 			}
-			if deploy == nil {
-				t.Fatal("no Deployment rendered")
+			if pod == nil {
+				t.Fatal("no Deployment or DaemonSet rendered")
 			}
-			c := deploy.Spec.Template.Spec.Containers[0]
+			c := pod.Spec.Containers[0]
 			for _, want := range vs.wantArgs {
 				if !slices.Contains(c.Args, want) {
 					t.Errorf("controller args %v lack %s", c.Args, want)
@@ -178,10 +216,10 @@ func TestChart(t *testing.T) {
 			if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 				t.Errorf("probes: readiness %+v, liveness %+v", c.ReadinessProbe, c.LivenessProbe)
 			}
-			if sc := deploy.Spec.Template.Spec.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 101 {
+			if sc := pod.Spec.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 101 {
 				t.Errorf("pod security context %+v, want uid 101", sc)
 			}
-			if len(deploy.Spec.Template.Spec.TopologySpreadConstraints) == 0 {
+			if deploy != nil && len(deploy.Spec.Template.Spec.TopologySpreadConstraints) == 0 {
 				t.Error("no topology spread constraints")
 			}
 			if vs.serviceMonitored && !bytes.Contains(out, []byte("honorLabels: true")) {
