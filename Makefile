@@ -10,7 +10,7 @@ LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -
 # of skipping when these are set, so a missing install step cannot hide.
 TEST_ENV := CAUSEWAY_REQUIRE_NGINX=1 CAUSEWAY_REQUIRE_TESTENV=1 CAUSEWAY_REQUIRE_NETNS=1 CAUSEWAY_REQUIRE_IMAGE=1
 
-.PHONY: bench-dynamic bench-scale all build deps demo image test test-image test-unit test-integration test-integration-angie test-e2e test-netns lint clean kube-apiserver testenv angie helm controller-gen generate
+.PHONY: bench-dynamic bench-scale all build deps demo image test test-image test-unit test-integration test-integration-angie test-e2e test-netns test-cluster lint clean kube-apiserver testenv angie helm controller-gen generate cluster-images cluster-up cluster-down
 
 all: build
 
@@ -64,8 +64,42 @@ test-image: deps image
 	@hack/install-deps.sh podman runc
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./test/image/...
 
-test: deps lint test-unit test-integration test-integration-angie test-e2e test-netns test-image
+# Tier 5: a real single-node cluster (test/cluster) built here: the chart
+# and image installed with helm as users do, real Pods behind real
+# Services, churn and upgrades under load (needs root; test/node).
+test-cluster: deps kube-apiserver helm cluster-images image
+	@hack/install-deps.sh $(CLUSTER_PACKAGES)
+	@rm -f bin/tier5-report.txt
+	$(TEST_ENV) CAUSEWAY_REQUIRE_CLUSTER=1 CAUSEWAY_TIER5_REPORT=$(CURDIR)/bin/tier5-report.txt \
+		$(GO) test -race -count=1 -timeout 30m ./test/cluster/... ./test/node/...
+	@cat bin/tier5-report.txt
+
+test: deps lint test-unit test-integration test-integration-angie test-e2e test-netns test-image test-cluster
 	@echo "all test tiers passed"
+
+# The single-node cluster of tier 5, for use by hand (docs/testenv.md):
+# cluster-up starts it in the background with Causeway's image, the echo
+# backend's and the sandbox image imported, and prints a kubeconfig;
+# cluster-down stops it and removes everything it made on the host.
+CLUSTER_PACKAGES := containerd runc containernetworking-plugins conntrack iptables iproute2
+cluster-up: deps kube-apiserver helm cluster-images image
+	@hack/install-deps.sh $(CLUSTER_PACKAGES)
+	@$(GO) build -o bin/cluster ./hack/cluster
+	@bin/cluster up -image bin/echo-image.tar -image bin/causeway-image.tar
+
+cluster-down:
+	@$(GO) build -o bin/cluster ./hack/cluster
+	@bin/cluster down
+
+# The images the cluster runs besides Causeway's: its sandbox (hack/pause)
+# and the echo backend (hack/echo), static binaries in scratch images
+# (hack/scratchimage), since no registry is reachable.
+cluster-images:
+	@mkdir -p bin
+	@CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/pause ./hack/pause
+	@CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/echo-static ./hack/echo
+	@$(GO) run ./hack/scratchimage -o bin/pause-image.tar -ref causeway.test/pause:1 -entrypoint /pause bin/pause=/pause >/dev/null
+	@$(GO) run ./hack/scratchimage -o bin/echo-image.tar -ref causeway.test/echo:1 -entrypoint /echo -port 8080/tcp bin/echo-static=/echo >/dev/null
 
 # The pinned kube-apiserver for end-to-end tests, built from the Go module
 # proxy into .cache/bin (skipped when the cached binary matches).

@@ -1,0 +1,92 @@
+package node
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// proc is a process of a Pod as the node sees it in /proc.
+type proc struct {
+	PID     int
+	Cmdline string
+	// From /proc/PID/status.
+	UIDs, CapEff, CapPrm, CapBnd, NoNewPrivs, Seccomp string
+}
+
+// podProcesses lists the processes in a Pod's cgroup (every container,
+// the sandbox's pause included), found through /proc/PID/cgroup.
+func podProcesses(podUID string) ([]proc, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	marker := "/pod" + podUID + "/"
+	var procs []proc
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err != nil || !bytes.Contains(cg, []byte(marker)) {
+			continue
+		}
+		p := proc{PID: pid}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		p.Cmdline = strings.TrimSpace(string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			v = strings.TrimSpace(v)
+			switch k {
+			case "Uid":
+				p.UIDs = v
+			case "CapEff":
+				p.CapEff = v
+			case "CapPrm":
+				p.CapPrm = v
+			case "CapBnd":
+				p.CapBnd = v
+			case "NoNewPrivs":
+				p.NoNewPrivs = v
+			case "Seccomp":
+				p.Seccomp = v
+			}
+		}
+		procs = append(procs, p)
+	}
+	if len(procs) == 0 {
+		return nil, fmt.Errorf("no process in the cgroup of pod %s", podUID)
+	}
+	return procs, nil
+}
+
+// capNetBindService is CAP_NET_BIND_SERVICE's bit in a /proc capability
+// mask.
+const capNetBindService = 1 << 10
+
+func capMask(hex string) uint64 {
+	v, _ := strconv.ParseUint(hex, 16, 64)
+	return v
+}
+
+func syscallKill(pid int) error {
+	if pid <= 0 {
+		return fmt.Errorf("no pid")
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
