@@ -182,6 +182,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	}
 	b.configSnippets()
 	b.globalDefault = b.defaultBackendService()
+	b.defaultErrorsProblem()
 	b.model.DefaultCertificate = b.defaultSSLCertificate()
 
 	classes := ingress.NewClassFilter(opts.Class, snap.IngressClasses)
@@ -332,7 +333,7 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 		b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
 		return
 	}
-	t, problems, err := ingress.Translate(ing, b.opts.AnnotationsPrefix)
+	t, problems, err := ingress.Translate(ing, b.opts.AnnotationsPrefix, &b.model.Config.Defaults)
 	b.problems = append(b.problems, problems...)
 	if err != nil {
 		b.problem(ref, model.ReasonInvalid, true, "%v", err)
@@ -474,7 +475,11 @@ func (b *builder) location(t *ingress.Translation, ib *networkingv1.IngressBacke
 		return loc
 	}
 	if t.Annotations.ServiceUpstream {
-		be = b.clusterIPBackend(t.Ref, be, "annotation "+b.opts.AnnotationsPrefix+"/service-upstream")
+		what := "annotation " + b.opts.AnnotationsPrefix + "/service-upstream"
+		if slices.Contains(t.Annotations.Defaulted, "service-upstream") {
+			what = "the ConfigMap's service-upstream"
+		}
+		be = b.clusterIPBackend(t.Ref, be, what)
 	}
 	be = b.addBackend(be)
 	b.ingressBalance(t, be)
@@ -625,7 +630,8 @@ func (b *builder) finish() {
 	switch {
 	case global != nil:
 	case b.globalDefault != "":
-		global = &model.Location{Match: model.Match{Type: model.Prefix, Path: "/"}, Action: model.ProxyTo(b.globalDefault)}
+		global = &model.Location{Match: model.Match{Type: model.Prefix, Path: "/"}, Action: model.ProxyTo(b.globalDefault),
+			Policy: b.defaultBackendPolicy()}
 	default:
 		global = &model.Location{Match: model.Match{Type: model.Prefix, Path: "/"}, Action: model.ReturnStatus(404)}
 	}

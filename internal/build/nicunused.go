@@ -34,7 +34,7 @@ func (b *builder) reportUnused(snap *source.Snapshot) {
 		}
 		ref := nic.VSRRef(vsr)
 		// Checked on its own: its subroutes need no parent prefix yet.
-		_, problems, err := nic.TranslateVirtualServerRoute(vsr, vsr.Spec.Host)
+		_, problems, err := nic.TranslateVirtualServerRoute(vsr, vsr.Spec.Host, &b.model.Config.Defaults)
 		b.problems = append(b.problems, problems...)
 		if err != nil {
 			b.problem(ref, model.ReasonInvalid, true, "%v", err)

@@ -43,6 +43,8 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 			errs.Backend = fallback
 		case b.globalDefault != "":
 			errs.Backend = b.globalDefault
+		case slices.Contains(a.Defaulted, "custom-http-errors"):
+			// The ConfigMap's, reported there once (defaultErrorsProblem).
 		default:
 			b.problem(t.Ref, model.ReasonUnsupportedAnnotation, false,
 				"annotation %s/custom-http-errors needs a default backend (the default-backend annotation or the --default-backend-service flag); ignored",

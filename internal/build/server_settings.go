@@ -83,16 +83,25 @@ func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 		// host, as ingress-nginx's "_" server does.
 		b.clientTLS(srv, hs.set.ClientTLS, hs.owner["auth-tls-*"])
 	}
-	if hs == nil || srv.Host == "" {
+	if srv.Host == "" {
 		return
 	}
+	if hs == nil {
+		// A host of spec.tls alone: no annotations, but the defaults.
+		hs = &hostSettings{}
+	}
 	s := hs.set
-	p := &model.ServerPolicy{}
+	// The ConfigMap's force-ssl-redirect and preserve-trailing-slash are
+	// what a host's annotations start from.
+	d := b.model.Config.Defaults
+	p := &model.ServerPolicy{ForceSSLRedirect: d.ForceSSLRedirect, PreserveTrailingSlash: d.PreserveTrailingSlash}
 	if s.SSLRedirect != nil {
 		srv.SSLRedirect = *s.SSLRedirect && srv.TLS != nil
 	}
-	if s.ForceSSLRedirect != nil && *s.ForceSSLRedirect {
-		p.ForceSSLRedirect = true
+	if s.ForceSSLRedirect != nil {
+		p.ForceSSLRedirect = *s.ForceSSLRedirect
+	}
+	if p.ForceSSLRedirect {
 		srv.SSLRedirect = true
 	}
 	if s.PreserveTrailingSlash != nil {

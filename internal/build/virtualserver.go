@@ -104,7 +104,7 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 		b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
 		return
 	}
-	t, problems, err := nic.TranslateVirtualServer(vs)
+	t, problems, err := nic.TranslateVirtualServer(vs, &b.model.Config.Defaults)
 	b.problems = append(b.problems, problems...)
 	if err != nil {
 		b.problem(ref, model.ReasonInvalid, true, "%v", err)

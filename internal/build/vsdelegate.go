@@ -68,7 +68,7 @@ func (b *builder) namedDelegate(r nic.Route, host string, paths ...model.Match) 
 	case b.vsrUsed[r.Delegate] != "":
 		return nil, "is already used by the route " + b.vsrUsed[r.Delegate]
 	}
-	t, problems, err := nic.TranslateVirtualServerRoute(vsr, host, paths...)
+	t, problems, err := nic.TranslateVirtualServerRoute(vsr, host, &b.model.Config.Defaults, paths...)
 	b.problems = append(b.problems, problems...)
 	if err != nil {
 		b.problem(nic.VSRRef(vsr), model.ReasonInvalid, true, "%v", err)
@@ -184,7 +184,7 @@ func (b *builder) delegateSelected(srv *model.Server, outer []string, vsRef mode
 				r.Match.Path, key, used)
 			continue
 		}
-		t, problems, err := nic.TranslateVirtualServerRoute(vsr, host, r.Match)
+		t, problems, err := nic.TranslateVirtualServerRoute(vsr, host, &b.model.Config.Defaults, r.Match)
 		b.problems = append(b.problems, problems...)
 		if err != nil {
 			// Invalid for this route; another route may select it.

@@ -199,14 +199,21 @@ func Check(objs Objects, opts Options) Report {
 		},
 	}
 	allowSnippets := false
+	// The Ingresses start from the defaults of the first ConfigMap by
+	// namespace, whatever the order of objs.
+	var defaults *model.Defaults
+	defaultsFrom := ""
 	for _, cm := range objs.ConfigMaps {
 		if opts.ConfigMapName == "" && cm.Name == DefaultConfigMapName || cm.Namespace == opts.ConfigMapNamespace && cm.Name == opts.ConfigMapName {
 			c, _ := configmap.Parse(cm)
 			allowSnippets = allowSnippets || c.AllowSnippetAnnotations
+			if defaults == nil || cm.Namespace < defaultsFrom {
+				defaults, defaultsFrom = &c.Defaults, cm.Namespace
+			}
 		}
 	}
 	for _, ing := range objs.Ingresses {
-		r.Ingresses = append(r.Ingresses, checkIngress(ing, prefix, allowSnippets))
+		r.Ingresses = append(r.Ingresses, checkIngress(ing, prefix, allowSnippets, defaults))
 	}
 	sort.Slice(r.Ingresses, func(i, j int) bool {
 		a, b := r.Ingresses[i], r.Ingresses[j]
@@ -267,7 +274,7 @@ func zeroCounts(vs []Verdict) map[Verdict]int {
 // ParseIngress reports about a supported one (a bad value, a value or
 // combination without effect, a security setting that cannot be applied)
 // override it.
-func checkIngress(ing *networkingv1.Ingress, prefix string, allowSnippets bool) IngressReport {
+func checkIngress(ing *networkingv1.Ingress, prefix string, allowSnippets bool, defaults *model.Defaults) IngressReport {
 	r := IngressReport{Namespace: ing.Namespace, Name: ing.Name, Annotations: []Entry{}}
 	switch {
 	case ing.Spec.IngressClassName != nil:
@@ -277,7 +284,7 @@ func checkIngress(ing *networkingv1.Ingress, prefix string, allowSnippets bool) 
 	}
 
 	ref := ingress.Ref(ing)
-	res, problems := annotations.ParseIngress(ref, ing.Annotations, prefix)
+	res, problems := annotations.ParseIngress(ref, ing.Annotations, prefix, defaults)
 	problems = append(problems, res.GateSnippets(ref, allowSnippets)...)
 	var keys []string
 	for k := range ing.Annotations {
@@ -301,7 +308,7 @@ func checkIngress(ing *networkingv1.Ingress, prefix string, allowSnippets bool) 
 		r.Ready = r.Ready && !e.Verdict.NeedsAttention()
 		r.Annotations = append(r.Annotations, e)
 	}
-	if _, _, err := ingress.Translate(ing, prefix); err != nil {
+	if _, _, err := ingress.Translate(ing, prefix, defaults); err != nil {
 		r.Rejected = err.Error()
 		r.Ready = false
 	}

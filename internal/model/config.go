@@ -203,6 +203,12 @@ type Config struct {
 	// http-snippets after it, into ServerSnippet, ahead of its own
 	// directives: the renderer sees ServerSnippet only.
 	HTTPSnippet *Snippet
+
+	// --- Defaults of per-location annotations (proxy-buffering,
+	// custom-http-errors, force-ssl-redirect, ...; defaults.go) ---
+
+	// Defaults apply wherever the annotation of the same name is not set.
+	Defaults Defaults
 }
 
 // HSTS is the Strict-Transport-Security policy sent on HTTPS responses.

@@ -127,10 +127,14 @@ func own(name, def, note string) Key {
 	return Key{Name: name, Status: KeyCausewayOnly, Default: def, Note: note}
 }
 
-// perIngress is a global default for an annotation Causeway supports per
-// Ingress: what Causeway uses meanwhile, and the annotation to set.
-func perIngress(name, nginxDefault, causeway string) Key {
-	return notYet(name, nginxDefault, fmt.Sprintf("Causeway uses %s; set the %s annotation on the Ingresses that need another value", causeway, name))
+// annotationDefault is a key that sets the default of the annotation of
+// the same name (annotationKeys); an Ingress's annotation overrides it.
+// difference is "" when Causeway reads it as ingress-nginx does.
+func annotationDefault(name, nginxDefault, def, difference string) Key {
+	if difference == "" {
+		return supported(name, nginxDefault, def)
+	}
+	return different(name, nginxDefault, def, difference)
 }
 
 // sameAsDefault is a key whose ingress-nginx default is what Causeway
@@ -356,30 +360,50 @@ var keyTable = []Key{
 	sameAsDefault("proxy-headers-hash-max-size", "512", "nginx's default (512) applies"),
 	sameAsDefault("proxy-headers-hash-bucket-size", "64", "nginx's default (64) applies"),
 
-	// Proxying: the global defaults of annotations Causeway reads per Ingress.
-	perIngress("client-body-buffer-size", "8k", "8k, which is ingress-nginx's default"),
-	perIngress("proxy-buffers-number", "4", "4, which is ingress-nginx's default"),
-	perIngress("proxy-buffer-size", "4k", "4k, which is ingress-nginx's default"),
-	perIngress("proxy-buffering", "off", "off, which is ingress-nginx's default"),
-	perIngress("proxy-request-buffering", "on", "on, which is ingress-nginx's default"),
-	perIngress("proxy-http-version", "1.1", "1.1, which is ingress-nginx's default"),
-	perIngress("proxy-max-temp-file-size", "1024m", "nginx's default (1024m), which is ingress-nginx's"),
-	perIngress("proxy-next-upstream", "error timeout", "error timeout, which is ingress-nginx's default"),
-	perIngress("proxy-next-upstream-timeout", "0", "no time limit, which is ingress-nginx's default"),
+	// Proxying: the defaults of annotations of the same name (defaults.go).
+	annotationDefault("client-body-buffer-size", "8k", "8k", "more than 0 and at most 1g"),
+	annotationDefault("proxy-buffers-number", "4", "4",
+		"a whole number from 3 to 64 (nginx refuses fewer than 3 beside the default busy buffers size)"),
+	annotationDefault("proxy-buffer-size", "4k", "4k",
+		"more than 0 and at most 1g; the unit b is refused"),
+	annotationDefault("proxy-buffering", "off", "off", ""),
+	annotationDefault("proxy-request-buffering", "on", "on", ""),
+	annotationDefault("proxy-http-version", "1.1", "1.1", ""),
+	annotationDefault("proxy-max-temp-file-size", "1024m", "1024m",
+		"0 or at least proxy-buffer-size, as nginx requires; where an Ingress's buffer annotations or a VirtualServer upstream's "+
+			"buffers are larger, nginx's default applies there instead, with a Problem (ingress-nginx's configuration would fail)"),
+	annotationDefault("proxy-next-upstream", "error timeout", "error timeout",
+		"commas are accepted too, off must stand alone, and duplicates are dropped"),
+	annotationDefault("proxy-next-upstream-timeout", "0", "0",
+		"seconds or a duration with one unit ms, s, m or h, up to 24h"),
 	notYet("proxy-next-upstream-tries", "3",
 		"a failed request tries one other endpoint by default; set causeway.io/proxy-next-upstream-tries on the Service, "+
 			"or the proxy-next-upstream-tries annotation on the Ingresses that need another value"),
-	perIngress("proxy-cookie-domain", "off", "off, which is ingress-nginx's default"),
-	perIngress("proxy-cookie-path", "off", "off, which is ingress-nginx's default"),
-	notYet("proxy-redirect-from", "off",
-		"nginx's default (default) applies; it rewrites only Location headers naming Causeway's internal upstream, which backends do not send, "+
-			"so in effect nothing is rewritten, as with off; set the proxy-redirect-from annotation on the Ingresses that need rewriting"),
-	perIngress("proxy-redirect-to", "off", "nothing"),
-	perIngress("proxy-busy-buffers-size", "", "nginx's default (twice the buffer size)"),
-	perIngress("custom-http-errors", "", "no error pages"),
-	perIngress("force-ssl-redirect", "false", "false, which is ingress-nginx's default"),
-	perIngress("preserve-trailing-slash", "false", "false, which is ingress-nginx's default"),
-	perIngress("service-upstream", "false", "false, which is ingress-nginx's default"),
+	annotationDefault("proxy-cookie-domain", "off", "off",
+		"off or two lower-case domain names; regular expressions (~), variables and IP addresses are refused"),
+	annotationDefault("proxy-cookie-path", "off", "off",
+		"off or exactly two plain paths; regular expressions (~), variables, ? and & are refused"),
+	annotationDefault("proxy-redirect-from", "off", "default",
+		"Causeway's default is nginx's (default), which rewrites only Location headers naming Causeway's internal upstream, which backends do not send: "+
+			"in effect nothing is rewritten, as with ingress-nginx's off. A URL or path must be an absolute http or https URL or a plain path "+
+			"(bare host names, variables and regular expressions are refused) and needs proxy-redirect-to"),
+	annotationDefault("proxy-redirect-to", "off", "off",
+		"an absolute http or https URL or a plain path (bare host names and variables are refused)"),
+	annotationDefault("proxy-busy-buffers-size", "", "nginx's default (twice the buffer size)",
+		"must fit the buffers (at least proxy-buffer-size, at most all proxy-buffers-number buffers but one), as nginx requires; where an Ingress's "+
+			"buffer annotations or a VirtualServer upstream's buffers no longer fit it, nginx's default applies there instead, with a Problem "+
+			"(ingress-nginx's configuration would fail)"),
+	annotationDefault("custom-http-errors", "", "none",
+		"status codes from 400 to 599 (ingress-nginx also takes 300 to 399); an Ingress's default-backend annotation, when set, renders "+
+			"its errors (ingress-nginx always asks the default backend); without --default-backend-service the key applies only to Ingresses "+
+			"with a default-backend annotation"),
+	annotationDefault("force-ssl-redirect", "false", "false",
+		"applies to every Ingress host, TLS or not, as in ingress-nginx, but not to the catch-all server that serves Ingress rules without a host "+
+			"(ingress-nginx redirects those paths too)"),
+	annotationDefault("preserve-trailing-slash", "false", "false",
+		"applies to every Ingress host's HTTPS redirect, but not to the catch-all server"),
+	annotationDefault("service-upstream", "false", "false",
+		"an annotation decides per Ingress (ingress-nginx lets the first Ingress of a Service decide for every Ingress using it)"),
 	notYet("upstream-keepalive-time", "1h", "nginx's default (1h) applies, which is ingress-nginx's"),
 	different("upstream-keepalive-timeout", "60", "60s", "whole seconds or a duration with a unit ms, s, m or h, more than 0 and up to 24h (ingress-nginx: whole seconds only)"),
 	different("upstream-keepalive-requests", "10000", "10000", "an integer from 1 to 1073741824 (ingress-nginx accepts any number)"),

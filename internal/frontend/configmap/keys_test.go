@@ -70,6 +70,8 @@ func TestKeyRows(t *testing.T) {
 		"worker-connections":        KeyCausewayOnly,
 		"max-worker-connections":    KeyDifferent,
 		"jaeger-endpoint":           KeyNotApplicable,
+		"proxy-buffering":           KeySupported,
+		"custom-http-errors":        KeyDifferent,
 	} {
 		if k, ok := LookupKey(name); !ok || k.Status != want {
 			t.Errorf("%s: status %q, want %q", name, k.Status, want)

@@ -52,12 +52,13 @@ func Ref(ing *networkingv1.Ingress) model.ObjectRef {
 	return model.ObjectRef{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, UID: string(ing.UID)}
 }
 
-// Translate checks an Ingress and its annotations. An error rejects the
-// whole Ingress: a half-applied spec would be harder to reason about than a
-// rejected one. Annotation problems never reject it; they drop the setting.
-func Translate(ing *networkingv1.Ingress, prefix string) (*Translation, []model.Problem, error) {
+// Translate checks an Ingress and its annotations, which start from the
+// ConfigMap's defaults (nil for none). An error rejects the whole Ingress:
+// a half-applied spec would be harder to reason about than a rejected one.
+// Annotation problems never reject it; they drop the setting.
+func Translate(ing *networkingv1.Ingress, prefix string, defaults *model.Defaults) (*Translation, []model.Problem, error) {
 	ref := Ref(ing)
-	ann, problems := annotations.ParseIngress(ref, ing.Annotations, prefix)
+	ann, problems := annotations.ParseIngress(ref, ing.Annotations, prefix, defaults)
 	if err := check(ing, ann.UseRegex, ann.Canary != nil); err != nil {
 		return nil, problems, err
 	}

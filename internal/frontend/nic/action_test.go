@@ -58,7 +58,7 @@ func TestTranslateActions(t *testing.T) {
 	s := baseSpec()
 	s.Routes[0].Action = ret(nicv1.ActionReturn{Body: "x", Type: "text/html; charset=utf-8",
 		Headers: []nicv1.Header{{Name: "X-Ok", Value: "1"}, {Name: "X-Bad", Value: "${host}"}}})
-	out, problems, err := TranslateVirtualServer(vs(s))
+	out, problems, err := TranslateVirtualServer(vs(s), nil)
 	if err != nil || len(problems) != 2 || len(out.Routes) != 1 {
 		t.Fatalf("err %v problems %v routes %+v", err, problems, out.Routes)
 	}
@@ -108,7 +108,7 @@ func TestTranslateProxy(t *testing.T) {
 				s := baseSpec()
 				s.Upstreams = []nicv1.Upstream{{Name: "a", Service: "a", Port: 80}}
 				s.Routes = []nicv1.Route{{Path: tc.path, Action: &nicv1.Action{Proxy: &p}}}
-				out, problems, err := TranslateVirtualServer(vs(s))
+				out, problems, err := TranslateVirtualServer(vs(s), nil)
 				if err != nil || len(problems) != tc.dropped || len(out.Routes) != 1 || !reflect.DeepEqual(out.Routes[0].Action.Policy, tc.want) {
 					t.Fatalf("err %v problems %v routes %+v", err, problems, out.Routes)
 				}
@@ -160,7 +160,7 @@ func TestTranslateErrorPages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := baseSpec()
 			s.Routes[0].ErrorPages = tc.pages
-			out, problems, err := TranslateVirtualServer(vs(s))
+			out, problems, err := TranslateVirtualServer(vs(s), nil)
 			switch {
 			case tc.err != "":
 				if err == nil || !strings.Contains(err.Error(), tc.err) {

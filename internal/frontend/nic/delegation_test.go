@@ -53,7 +53,7 @@ func TestTranslateVirtualServerRoute(t *testing.T) {
 		{"regex: a case-sensitive subroute", vsr("cafe.test", passTo("~*^/tea$"), passTo("~ ^/coffee/[0-9]+")), regex, 0, "no subroute has the regex path ~*^/coffee"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _, err := TranslateVirtualServerRoute(tc.in, "cafe.test", tc.parents...)
+			out, _, err := TranslateVirtualServerRoute(tc.in, "cafe.test", nil, tc.parents...)
 			switch {
 			case tc.err == "" && (err != nil || len(out.Routes) != tc.routes):
 				t.Errorf("err %v, routes %+v", err, out)

@@ -16,7 +16,7 @@ func translateRoute(t *testing.T, r nicv1.Route, wantErr, wantProblem string) *R
 	s := baseSpec()
 	s.Upstreams = []nicv1.Upstream{{Name: "a", Service: "a", Port: 80}, {Name: "b", Service: "b", Port: 80}, {Name: "c", Service: "c", Port: 80}}
 	s.Routes = []nicv1.Route{r}
-	out, problems, err := TranslateVirtualServer(vs(s))
+	out, problems, err := TranslateVirtualServer(vs(s), nil)
 	switch {
 	case wantErr != "":
 		if err == nil || !strings.Contains(err.Error(), wantErr) {

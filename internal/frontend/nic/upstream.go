@@ -143,19 +143,21 @@ func (t *translator) invalid(field, v string, err error) {
 }
 
 // upstreamPolicy reads the proxy settings of every route passing to the
-// upstream. Only an unknown type rejects the VirtualServer, as in NGINX
-// Ingress Controller.
+// upstream, starting from the ConfigMap's defaults (t.defaults): a field
+// the upstream sets replaces its default alone. Only an unknown type
+// rejects the VirtualServer, as in NGINX Ingress Controller.
 func (t *translator) upstreamPolicy(field string, u *nicv1.Upstream) (model.Policy, error) {
-	var pol model.Policy
-	duration := func(name, v string, parse func(string) (time.Duration, error)) time.Duration {
+	pol := t.defaults
+	duration := func(name, v string, parse func(string) (time.Duration, error), dst *time.Duration) {
 		if v == "" {
-			return 0
+			return
 		}
 		d, err := parse(v)
 		if err != nil {
 			t.invalid(field+"."+name, v, err)
+			return
 		}
-		return d
+		*dst = d
 	}
 	size := func(name, v string, lo, hi int64) *model.Size {
 		if v == "" {
@@ -175,11 +177,13 @@ func (t *translator) upstreamPolicy(field string, u *nicv1.Upstream) (model.Poli
 		s := model.Size(n)
 		return &s
 	}
-	pol.Timeouts.Connect = duration("connect-timeout", u.ConnectTimeout, model.ParseTimeout)
-	pol.Timeouts.Read = duration("read-timeout", u.ReadTimeout, model.ParseTimeout)
-	pol.Timeouts.Send = duration("send-timeout", u.SendTimeout, model.ParseTimeout)
+	duration("connect-timeout", u.ConnectTimeout, model.ParseTimeout, &pol.Timeouts.Connect)
+	duration("read-timeout", u.ReadTimeout, model.ParseTimeout, &pol.Timeouts.Read)
+	duration("send-timeout", u.SendTimeout, model.ParseTimeout, &pol.Timeouts.Send)
 	pol.Buffering.BodySize = size("client-max-body-size", u.ClientMaxBodySize, 0, 0)
-	pol.Buffering.ClientBodyBuffer = size("client-body-buffer-size", u.ClientBodyBufferSize, 1, maxUpstreamBuffer)
+	if s := size("client-body-buffer-size", u.ClientBodyBufferSize, 1, maxUpstreamBuffer); s != nil {
+		pol.Buffering.ClientBodyBuffer = s
+	}
 	if u.Buffering != nil {
 		b := *u.Buffering
 		pol.Buffering.Response = &b
@@ -192,10 +196,12 @@ func (t *translator) upstreamPolicy(field string, u *nicv1.Upstream) (model.Poli
 		on, err := model.ParseNextUpstream(v)
 		if err != nil {
 			t.invalid(field+".next-upstream", v, err)
+		} else {
+			pol.Retry.On = on
 		}
-		pol.Retry.On = on
 	}
-	pol.Retry.Timeout = duration("next-upstream-timeout", u.NextUpstreamTimeout, model.ParseSeconds)
+	duration("next-upstream-timeout", u.NextUpstreamTimeout, model.ParseSeconds, &pol.Retry.Timeout)
+	t.dropUnfit(field, &pol.Buffering)
 	switch u.Type {
 	case "", "http":
 	case "grpc":
@@ -213,23 +219,36 @@ func (t *translator) upstreamPolicy(field string, u *nicv1.Upstream) (model.Poli
 	return pol, nil
 }
 
+// dropUnfit reports and removes the ConfigMap's busy buffers size or
+// largest temporary file when the upstream's own buffers no longer fit
+// them (model.Buffering.DropUnfit).
+func (t *translator) dropUnfit(field string, b *model.Buffering) {
+	for _, what := range b.DropUnfit() {
+		t.unsupported(field, fmt.Sprintf("the ConfigMap's %s does not fit the upstream's buffers; nginx's default applies to its routes instead", what))
+	}
+}
+
 // buffers reads buffers and buffer-size. The model has one size for
 // proxy_buffer_size and each of proxy_buffers' buffers (as the annotations
 // proxy-buffer-size and proxy-buffers-number): buffer-size, else
 // buffers.size, sets both; a buffers.size that differs from buffer-size
-// is reported.
+// is reported. What the upstream does not set keeps the ConfigMap's.
 func (t *translator) buffers(field string, u *nicv1.Upstream, b *model.Buffering,
 	size func(name, v string, lo, hi int64) *model.Size) {
-	b.BufferSize = size("buffer-size", u.BufferSize, 1, maxUpstreamBuffer)
+	own := size("buffer-size", u.BufferSize, 1, maxUpstreamBuffer)
 	if bs := u.Buffers; bs != nil {
-		t.bufferCount(field, bs, b, size)
+		own = t.bufferCount(field, bs, own, b, size)
+	}
+	if own != nil {
+		b.BufferSize = own
 	}
 	t.busyBuffers(field, u.BusyBuffersSize, b, size)
 }
 
-// bufferCount reads buffers' number and size.
-func (t *translator) bufferCount(field string, bs *nicv1.UpstreamBuffers, b *model.Buffering,
-	size func(name, v string, lo, hi int64) *model.Size) {
+// bufferCount reads buffers' number and size, and returns the upstream's
+// buffer size: own (buffer-size), else buffers.size.
+func (t *translator) bufferCount(field string, bs *nicv1.UpstreamBuffers, own *model.Size, b *model.Buffering,
+	size func(name, v string, lo, hi int64) *model.Size) *model.Size {
 	if bs.Number < minUpstreamBuffers || bs.Number > maxUpstreamBuffers {
 		t.invalid(field+".buffers.number", fmt.Sprint(bs.Number),
 			fmt.Errorf("want %d to %d buffers", minUpstreamBuffers, maxUpstreamBuffers))
@@ -239,12 +258,13 @@ func (t *translator) bufferCount(field string, bs *nicv1.UpstreamBuffers, b *mod
 	each := size("buffers.size", bs.Size, 1, maxUpstreamBuffer)
 	switch {
 	case each == nil:
-	case b.BufferSize == nil:
-		b.BufferSize = each
-	case *b.BufferSize != *each:
+	case own == nil:
+		return each
+	case *own != *each:
 		t.unsupported(field+".buffers.size", fmt.Sprintf("each buffer has buffer-size's size, %s (one size for both, as proxy-buffer-size)",
-			model.FormatSize(int64(*b.BufferSize))))
+			model.FormatSize(int64(*own))))
 	}
+	return own
 }
 
 // busyBuffers reads busy-buffers-size, which must fit the upstream's

@@ -162,7 +162,7 @@ func TestUpstreamFields(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := baseSpec()
 			tc.set(&s.Upstreams[0])
-			out, problems, err := TranslateVirtualServer(vs(s))
+			out, problems, err := TranslateVirtualServer(vs(s), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

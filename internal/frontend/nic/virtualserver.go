@@ -120,6 +120,9 @@ func Ref(vs *nicv1.VirtualServer) model.ObjectRef {
 type translator struct {
 	ref      model.ObjectRef
 	problems []model.Problem
+	// defaults are the ConfigMap's proxy settings every upstream starts
+	// from (model.Defaults.UpstreamProxy).
+	defaults model.Policy
 	// path is the route being translated (a rewritePath depends on it).
 	path model.Match
 }
@@ -149,11 +152,12 @@ func (t *translator) plus(field string) {
 	t.unsupported(field, "needs NGINX Plus in NGINX Ingress Controller and is not supported by Causeway")
 }
 
-// TranslateVirtualServer checks a VirtualServer. An error rejects it as a
+// TranslateVirtualServer checks a VirtualServer, whose upstreams start
+// from the ConfigMap's defaults (nil for none). An error rejects it as a
 // whole (NGINX Ingress Controller's Invalid); Problems report what is left
 // out.
-func TranslateVirtualServer(vs *nicv1.VirtualServer) (*VirtualServer, []model.Problem, error) {
-	t := &translator{ref: Ref(vs)}
+func TranslateVirtualServer(vs *nicv1.VirtualServer, defaults *model.Defaults) (*VirtualServer, []model.Problem, error) {
+	t := &translator{ref: Ref(vs), defaults: defaults.UpstreamProxy()}
 	out := &VirtualServer{Ref: t.ref, Namespace: vs.Namespace, Host: vs.Spec.Host, Upstreams: map[string]*Upstream{}}
 	s := &vs.Spec
 	if s.Host == "" {
@@ -240,10 +244,10 @@ func VSRRef(vsr *nicv1.VirtualServerRoute) model.ObjectRef {
 
 // TranslateVirtualServerRoute checks a VirtualServerRoute for the
 // VirtualServer routes of host and paths that delegate to it (see
-// subroutes; none checks it on its own). An error makes it invalid for
-// them.
-func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host string, parents ...model.Match) (*VirtualServerRoute, []model.Problem, error) {
-	t := &translator{ref: VSRRef(vsr)}
+// subroutes; none checks it on its own), whose upstreams start from the
+// ConfigMap's defaults (nil for none). An error makes it invalid for them.
+func TranslateVirtualServerRoute(vsr *nicv1.VirtualServerRoute, host string, defaults *model.Defaults, parents ...model.Match) (*VirtualServerRoute, []model.Problem, error) {
+	t := &translator{ref: VSRRef(vsr), defaults: defaults.UpstreamProxy()}
 	if vsr.Spec.Host != host {
 		return nil, nil, fmt.Errorf("spec.host %q is not the host %q of the VirtualServer that delegates to it", model.Truncate(vsr.Spec.Host), host)
 	}

@@ -267,7 +267,7 @@ func TestTranslateVirtualServer(t *testing.T) {
 // problems, in any order.
 func translates(t *testing.T, s nicv1.VirtualServerSpec, err string, problems []string) *VirtualServer {
 	t.Helper()
-	out, got, e := TranslateVirtualServer(vs(s))
+	out, got, e := TranslateVirtualServer(vs(s), nil)
 	if err != "" {
 		if e == nil || !strings.Contains(e.Error(), err) {
 			t.Fatalf("err %v, want one with %q", e, err)

@@ -11,7 +11,7 @@ import (
 var errorsGroup = Group{
 	Name: "errors",
 	Annotations: supported("errors",
-		Annotation{Name: "custom-http-errors", Scope: ScopeLocation, Default: "none",
+		Annotation{Name: "custom-http-errors", Scope: ScopeLocation, Default: "the ConfigMap's custom-http-errors, else none",
 			Grammar:    "a comma-separated list of up to 50 status codes from 400 to 599",
 			Difference: "an invalid list drops the setting instead of rejecting the Ingress"},
 		Annotation{Name: "default-backend", Scope: ScopeLocation, Default: "none: the controller's default backend",

@@ -34,7 +34,7 @@ func FuzzParseIngress(f *testing.F) {
 			DefaultPrefix + "/use-regex":   "true",
 			DefaultPrefix + "/" + name:     value,
 		}
-		res, _ := ParseIngress(testRef, values, DefaultPrefix)
+		res, _ := ParseIngress(testRef, values, DefaultPrefix, nil)
 		if m := res.Location.Mirror; m != nil {
 			c := *m
 			c.URL = strings.TrimSuffix(c.URL, "$request_uri")
@@ -62,6 +62,37 @@ func FuzzParseIngress(f *testing.F) {
 		res.Location.Snippet, res.Server.Snippet, res.Snippets = nil, nil, SnippetSettings{}
 		if why := unsafeStrings(reflect.ValueOf(res)); why != "" {
 			t.Fatalf("%s=%q: the Result %s", name, value, why)
+		}
+	})
+}
+
+// FuzzParseDefaults reads two fuzzed ConfigMap keys of DefaultKeys (chosen
+// by which) and then an Ingress that sets the first key's annotation to a
+// third fuzzed value. Parsing must never panic; no string in the defaults
+// or the Result may change nginx.conf's structure once quoted; and the
+// buffers the Ingress ends with must be ones nginx accepts.
+func FuzzParseDefaults(f *testing.F) {
+	keys := DefaultKeys()
+	for i, v := range testcorpus.Injection {
+		f.Add(uint16(i), v, "8k", "16k")
+	}
+	f.Add(uint16(6), "8k", "12k", "16k")
+	f.Add(uint16(13), "http://a.example/", "/b", "off")
+	f.Fuzz(func(t *testing.T, which uint16, first, second, annotation string) {
+		k1, k2 := keys[int(which)%len(keys)], keys[int(which>>8)%len(keys)]
+		d := &model.Defaults{}
+		_ = ParseDefault(d, k1.Name, first)
+		_ = ParseDefault(d, k2.Name, second)
+		if why := unsafeStrings(reflect.ValueOf(*d)); why != "" {
+			t.Fatalf("%s=%q, %s=%q: the defaults %s", k1.Name, first, k2.Name, second, why)
+		}
+		res, _ := ParseIngress(testRef, map[string]string{DefaultPrefix + "/" + k1.Name: annotation}, DefaultPrefix, d)
+		if why := unsafeStrings(reflect.ValueOf(res)); why != "" {
+			t.Fatalf("%s=%q, %s=%q, annotation %q: the Result %s", k1.Name, first, k2.Name, second, annotation, why)
+		}
+		b := res.Location.Buffering
+		if unfit := b.DropUnfit(); len(unfit) > 0 {
+			t.Fatalf("%s=%q, %s=%q, annotation %q: buffers nginx refuses: %+v", k1.Name, first, k2.Name, second, annotation, res.Location.Buffering)
 		}
 	})
 }

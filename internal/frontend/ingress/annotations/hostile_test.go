@@ -59,7 +59,7 @@ func parseNames(ann map[string]string) (Result, []model.Problem) {
 	for k, v := range ann {
 		full[DefaultPrefix+"/"+k] = v
 	}
-	return ParseIngress(testRef, full, DefaultPrefix)
+	return ParseIngress(testRef, full, DefaultPrefix, nil)
 }
 
 // key is the full key of an annotation name.

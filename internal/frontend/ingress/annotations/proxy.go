@@ -16,7 +16,7 @@ var proxyGroup = Group{
 		Annotation{Name: "proxy-body-size", Scope: ScopeLocation, Default: "1m (the ConfigMap's proxy-body-size)",
 			Grammar:    sizeGrammar + "; 0 means unlimited",
 			Difference: "the unit b is refused (ingress-nginx accepts 1b but then renders nothing)"},
-		Annotation{Name: "client-body-buffer-size", Scope: ScopeLocation, Default: "8k",
+		Annotation{Name: "client-body-buffer-size", Scope: ScopeLocation, Default: "8k (the ConfigMap's client-body-buffer-size)",
 			Grammar:    sizeGrammar + "; more than 0 and at most 1g",
 			Difference: "an invalid value drops the setting instead of rejecting the Ingress; the unit g is accepted (ingress-nginx renders nothing for it)"},
 		Annotation{Name: "proxy-connect-timeout", Scope: ScopeLocation, Default: "5 (the ConfigMap's proxy-connect-timeout)",
@@ -28,55 +28,55 @@ var proxyGroup = Group{
 		Annotation{Name: "proxy-read-timeout", Scope: ScopeLocation, Default: "60 (the ConfigMap's proxy-read-timeout)",
 			Grammar:    timeoutGrammar,
 			Difference: timeoutDifference},
-		Annotation{Name: "proxy-next-upstream", Scope: ScopeLocation, Default: "error timeout",
+		Annotation{Name: "proxy-next-upstream", Scope: ScopeLocation, Default: "error timeout (the ConfigMap's proxy-next-upstream)",
 			Grammar: fmt.Sprintf("at most %d of error, timeout, invalid_header, http_500, http_502, http_503, http_504, "+
 				"http_403, http_404, http_429, non_idempotent, separated by spaces or commas; or off alone", len(model.NextUpstreamConditions)-1),
 			Difference: "commas are accepted too, off must stand alone, and duplicates are dropped"},
-		Annotation{Name: "proxy-next-upstream-timeout", Scope: ScopeLocation, Default: "0: no limit",
+		Annotation{Name: "proxy-next-upstream-timeout", Scope: ScopeLocation, Default: "0: no limit (the ConfigMap's proxy-next-upstream-timeout)",
 			Grammar:    "a number of seconds from 0 to 86400, or a duration with one unit ms, s, m or h up to 24h; 0 means no limit",
 			Difference: "nginx units are accepted too; negative values and more than 24h are refused"},
 		Annotation{Name: "proxy-next-upstream-tries", Scope: ScopeLocation, Default: "the backend's retries (causeway.io/proxy-next-upstream-tries on the Service, 1)",
 			Grammar:    fmt.Sprintf("a whole number from 1 to %d", maxTries),
 			Difference: fmt.Sprintf("0 (no limit) is refused, as are more than %d and negative numbers", maxTries)},
-		Annotation{Name: "proxy-request-buffering", Scope: ScopeLocation, Default: "on",
+		Annotation{Name: "proxy-request-buffering", Scope: ScopeLocation, Default: "on (the ConfigMap's proxy-request-buffering)",
 			Grammar: "on or off"},
-		Annotation{Name: "proxy-buffering", Scope: ScopeLocation, Default: "off",
+		Annotation{Name: "proxy-buffering", Scope: ScopeLocation, Default: "off (the ConfigMap's proxy-buffering)",
 			Grammar: "on or off"},
-		Annotation{Name: "proxy-buffers-number", Scope: ScopeLocation, Default: "4",
+		Annotation{Name: "proxy-buffers-number", Scope: ScopeLocation, Default: "4 (the ConfigMap's proxy-buffers-number)",
 			Grammar: fmt.Sprintf("a whole number from %d to %d", minBuffers, maxBuffers),
 			Difference: fmt.Sprintf("1, 2 and more than %d are refused: with proxy_busy_buffers_size at its default of two buffers, "+
 				"nginx refuses a configuration with fewer than 3", maxBuffers)},
-		Annotation{Name: "proxy-buffer-size", Scope: ScopeLocation, Default: "4k",
+		Annotation{Name: "proxy-buffer-size", Scope: ScopeLocation, Default: "4k (the ConfigMap's proxy-buffer-size)",
 			Grammar:    sizeGrammar + "; more than 0 and at most 1g; also the size of each of the proxy-buffers-number buffers",
 			Difference: "0 and the unit b are refused"},
-		Annotation{Name: "proxy-busy-buffers-size", Scope: ScopeLocation, Default: "twice proxy-buffer-size (nginx's default)",
+		Annotation{Name: "proxy-busy-buffers-size", Scope: ScopeLocation, Default: "the ConfigMap's proxy-busy-buffers-size, else twice proxy-buffer-size (nginx's default)",
 			Grammar: sizeGrammar + "; at least proxy-buffer-size and at most all proxy-buffers-number buffers but one " +
 				"(4k and 4 when they are not set), as nginx requires",
 			Difference: "a value nginx would refuse is refused here instead of failing the reload"},
-		Annotation{Name: "proxy-max-temp-file-size", Scope: ScopeLocation, Default: "1024m",
+		Annotation{Name: "proxy-max-temp-file-size", Scope: ScopeLocation, Default: "1024m (the ConfigMap's proxy-max-temp-file-size)",
 			Grammar: sizeGrammar + "; 0 turns temporary files off; anything else must be at least proxy-buffer-size " +
 				"(4k when that is not set), as nginx requires",
 			Difference: "a value nginx would refuse (more than 0 but less than the buffer size) is refused here instead of failing the reload"},
-		Annotation{Name: "proxy-http-version", Scope: ScopeLocation, Default: "1.1",
+		Annotation{Name: "proxy-http-version", Scope: ScopeLocation, Default: "1.1 (the ConfigMap's proxy-http-version)",
 			Grammar: "1.0 or 1.1"},
-		Annotation{Name: "proxy-cookie-domain", Scope: ScopeLocation, Default: "off",
+		Annotation{Name: "proxy-cookie-domain", Scope: ScopeLocation, Default: "off (the ConfigMap's proxy-cookie-domain)",
 			Grammar: "off, or two domains separated by spaces: the Set-Cookie domain to replace and its replacement; each a lower-case " +
 				"DNS name, optionally after one leading .",
 			Difference: "regular expressions (~), variables, IP addresses and upper-case letters are refused"},
-		Annotation{Name: "proxy-cookie-path", Scope: ScopeLocation, Default: "off",
+		Annotation{Name: "proxy-cookie-path", Scope: ScopeLocation, Default: "off (the ConfigMap's proxy-cookie-path)",
 			Grammar: "off, or two paths separated by spaces: the Set-Cookie path to replace and its replacement; each as an Ingress " +
 				"path is written (starts with /, letters, digits and - . _ ~ ! * ( ) + , = : @ & /, no // or . and .. segments)",
 			Difference: "exactly two paths are required; regular expressions (~), variables, ? and & are refused"},
-		Annotation{Name: "proxy-redirect-from", Scope: ScopeLocation, Default: "nginx's proxy_redirect default",
+		Annotation{Name: "proxy-redirect-from", Scope: ScopeLocation, Default: "the ConfigMap's proxy-redirect-from, else nginx's proxy_redirect default",
 			Grammar: "off, default, or the start of upstream Location and Refresh headers to replace: an absolute http or https URL " +
 				"(as permanent-redirect) or a path as an Ingress path is written; default keeps nginx's own rewriting and sets nothing; " +
 				"a URL or path needs proxy-redirect-to",
 			Difference: "bare host names such as example.com, variables and regular expressions are refused"},
-		Annotation{Name: "proxy-redirect-to", Scope: ScopeLocation, Default: "off",
+		Annotation{Name: "proxy-redirect-to", Scope: ScopeLocation, Default: "off (the ConfigMap's proxy-redirect-to)",
 			Grammar: "off, or the replacement for proxy-redirect-from: an absolute http or https URL (as permanent-redirect) or a path " +
 				"as an Ingress path is written; only used with a URL or path in proxy-redirect-from",
 			Difference: "bare host names such as example.com and variables are refused; set without proxy-redirect-from it is reported as ignored"},
-		Annotation{Name: "service-upstream", Scope: ScopeLocation, Default: "false",
+		Annotation{Name: "service-upstream", Scope: ScopeLocation, Default: "false (the ConfigMap's service-upstream)",
 			Grammar:    "a boolean: true, false, 1, 0, t, f (any case); proxies to the Service's cluster IP instead of its endpoints",
 			Difference: "applies to the Ingress's own paths; ingress-nginx lets the first Ingress of a Service decide for every Ingress using it"},
 	),
@@ -104,51 +104,140 @@ func parseProxy(r *Reader, res *Result) {
 	p := &res.Location
 	b := &p.Buffering
 	SetPtr(r, "proxy-body-size", &b.BodySize, parseSize(0, -1))
-	SetPtr(r, "client-body-buffer-size", &b.ClientBodyBuffer, parseSize(1, maxBufferSize))
 	Set(r, "proxy-connect-timeout", &p.Timeouts.Connect, model.ParseTimeout)
 	Set(r, "proxy-send-timeout", &p.Timeouts.Send, model.ParseTimeout)
 	Set(r, "proxy-read-timeout", &p.Timeouts.Read, model.ParseTimeout)
-
-	Set(r, "proxy-next-upstream", &p.Retry.On, model.ParseNextUpstream)
-	Set(r, "proxy-next-upstream-timeout", &p.Retry.Timeout, model.ParseSeconds)
 	Set(r, "proxy-next-upstream-tries", &p.Retry.Tries, func(s string) (int, error) { return parseInt(s, 1, maxTries) })
-
-	SetPtr(r, "proxy-request-buffering", &b.Request, parseOnOff)
-	SetPtr(r, "proxy-buffering", &b.Response, parseOnOff)
-	Set(r, "proxy-buffers-number", &b.Buffers, func(s string) (int, error) { return parseInt(s, minBuffers, maxBuffers) })
-	SetPtr(r, "proxy-buffer-size", &b.BufferSize, parseSize(1, maxBufferSize))
-	bufSize := model.DefaultProxyBufferSize
-	if b.BufferSize != nil {
-		bufSize = *b.BufferSize
+	for _, k := range policyKeys {
+		if v, ok := r.Get(k.name); ok {
+			if err := k.set(p, v); err != nil {
+				r.Invalid(k.name, v, err)
+			}
+		}
 	}
-	SetPtr(r, "proxy-busy-buffers-size", &b.BusyBuffers, func(s string) (model.Size, error) {
-		n, err := parseSize(1, maxBufferSize)(s)
-		if err == nil {
-			err = model.BusyBuffersFit(n, b.Buffers, bufSize)
-		}
-		return n, err
-	})
-	SetPtr(r, "proxy-max-temp-file-size", &b.MaxTempFile, func(s string) (model.Size, error) {
-		n, err := parseSize(0, -1)(s)
-		if err == nil && n != 0 && n < bufSize {
-			return 0, fmt.Errorf("want 0 or at least the proxy buffer size, %s", model.FormatSize(int64(bufSize)))
-		}
-		return n, err
-	})
-
-	Set(r, "proxy-http-version", &p.HTTPVersion, func(s string) (string, error) {
-		if s != "1.0" && s != "1.1" {
-			return "", errors.New("want 1.0 or 1.1")
-		}
-		return s, nil
-	})
-	SetPtr(r, "proxy-cookie-domain", &p.CookieDomain, parseCookieDomain)
-	SetPtr(r, "proxy-cookie-path", &p.CookiePath, parseCookiePath)
+	r.dropUnfit(b)
 	parseProxyRedirect(r, res)
 
 	if v, ok := Parse(r, "service-upstream", model.ParseBool); ok {
 		res.ServiceUpstream = v
 	}
+}
+
+// policyKey is an annotation of the proxy group that sets a field of a
+// location's policy, and whose ConfigMap key of the same name sets its
+// default (defaults.go).
+type policyKey struct {
+	name string
+	// set reads v into p, an Ingress's policy (which starts from the
+	// ConfigMap's defaults) or the defaults themselves. Sizes are checked
+	// against the buffers p sets so far; an invalid v leaves p unchanged.
+	set func(p *model.Policy, v string) error
+	// builtin is the value that applies where neither sets one.
+	builtin string
+	// upstream: the ConfigMap's key applies to VirtualServer upstreams
+	// too (model.Defaults.UpstreamProxy).
+	upstream bool
+}
+
+// policyKeys are read in this order: the buffers before the sizes that
+// must fit them.
+var policyKeys = []policyKey{
+	{"client-body-buffer-size", sizeField(func(p *model.Policy) **model.Size { return &p.Buffering.ClientBodyBuffer }, 1, maxBufferSize), "8k", true},
+	{"proxy-request-buffering", boolField(func(p *model.Policy) **bool { return &p.Buffering.Request }), "on", false},
+	{"proxy-buffering", boolField(func(p *model.Policy) **bool { return &p.Buffering.Response }), "off", true},
+	{"proxy-buffers-number", func(p *model.Policy, v string) error {
+		n, err := parseInt(v, minBuffers, maxBuffers)
+		if err == nil {
+			p.Buffering.Buffers = n
+		}
+		return err
+	}, "4", true},
+	{"proxy-buffer-size", sizeField(func(p *model.Policy) **model.Size { return &p.Buffering.BufferSize }, 1, maxBufferSize), "4k", true},
+	{"proxy-busy-buffers-size", func(p *model.Policy, v string) error {
+		b := &p.Buffering
+		n, err := parseSize(1, maxBufferSize)(v)
+		if err == nil {
+			err = model.BusyBuffersFit(n, b.Buffers, bufferSize(b))
+		}
+		if err == nil {
+			b.BusyBuffers = &n
+		}
+		return err
+	}, "", true},
+	{"proxy-max-temp-file-size", func(p *model.Policy, v string) error {
+		b := &p.Buffering
+		n, err := parseSize(0, -1)(v)
+		if size := bufferSize(b); err == nil && n != 0 && n < size {
+			err = fmt.Errorf("want 0 or at least the proxy buffer size, %s", model.FormatSize(int64(size)))
+		}
+		if err == nil {
+			b.MaxTempFile = &n
+		}
+		return err
+	}, "1024m", true},
+	{"proxy-http-version", func(p *model.Policy, v string) error {
+		if v != "1.0" && v != "1.1" {
+			return errors.New("want 1.0 or 1.1")
+		}
+		p.HTTPVersion = v
+		return nil
+	}, "1.1", false},
+	{"proxy-next-upstream", func(p *model.Policy, v string) error {
+		on, err := model.ParseNextUpstream(v)
+		if err == nil {
+			p.Retry.On = on
+		}
+		return err
+	}, "error timeout", true},
+	{"proxy-next-upstream-timeout", func(p *model.Policy, v string) error {
+		d, err := model.ParseSeconds(v)
+		if err == nil {
+			p.Retry.Timeout = d
+		}
+		return err
+	}, "0", true},
+	{"proxy-cookie-domain", replaceField(func(p *model.Policy) **model.Replace { return &p.CookieDomain }, parseCookieDomain), "off", false},
+	{"proxy-cookie-path", replaceField(func(p *model.Policy) **model.Replace { return &p.CookiePath }, parseCookiePath), "off", false},
+}
+
+// sizeField, boolField and replaceField are policyKey setters of one
+// field.
+func sizeField(field func(*model.Policy) **model.Size, lo, hi int64) func(*model.Policy, string) error {
+	return func(p *model.Policy, v string) error {
+		n, err := parseSize(lo, hi)(v)
+		if err == nil {
+			*field(p) = &n
+		}
+		return err
+	}
+}
+
+func boolField(field func(*model.Policy) **bool) func(*model.Policy, string) error {
+	return func(p *model.Policy, v string) error {
+		on, err := parseOnOff(v)
+		if err == nil {
+			*field(p) = &on
+		}
+		return err
+	}
+}
+
+func replaceField(field func(*model.Policy) **model.Replace, parse func(string) (model.Replace, error)) func(*model.Policy, string) error {
+	return func(p *model.Policy, v string) error {
+		r, err := parse(v)
+		if err == nil {
+			*field(p) = &r
+		}
+		return err
+	}
+}
+
+// bufferSize is the size of each proxy buffer b sets, or the http level's.
+func bufferSize(b *model.Buffering) model.Size {
+	if b.BufferSize != nil {
+		return *b.BufferSize
+	}
+	return model.DefaultProxyBufferSize
 }
 
 // parseSize returns a parser of sizes from lo to hi bytes (hi < 0: no
@@ -235,44 +324,92 @@ func parseRedirectPlace(s string) (string, error) {
 	return u, nil
 }
 
-// parseProxyRedirect reads proxy-redirect-from and proxy-redirect-to as
-// ingress-nginx combines them: from off or default stands alone; a URL
-// or path needs a to that is not off.
-func parseProxyRedirect(r *Reader, res *Result) {
-	from, hasFrom := r.Get("proxy-redirect-from")
-	to, hasTo := r.Get("proxy-redirect-to")
-	if !hasFrom {
-		if hasTo {
-			r.Ignored("proxy-redirect-to", "only applies together with proxy-redirect-from")
-		}
-		return
+// parseRedirectFrom parses proxy-redirect-from: off, default, or a
+// place (parseRedirectPlace).
+func parseRedirectFrom(s string) (string, error) {
+	if s == "off" || s == "default" {
+		return s, nil
 	}
+	return parseRedirectPlace(s)
+}
+
+// parseRedirectTo parses proxy-redirect-to: off or a place.
+func parseRedirectTo(s string) (string, error) {
+	if s == "off" {
+		return s, nil
+	}
+	return parseRedirectPlace(s)
+}
+
+// combineRedirect is what proxy-redirect-from and proxy-redirect-to (each
+// "" when not set) make together, as ingress-nginx combines them: from off
+// stands alone (proxy_redirect off), from default or unset keeps nginx's
+// default (nil), and a URL or path needs a to that is not off. unused
+// names the one of the two that has no effect, with why.
+func combineRedirect(from, to string) (rw *model.Replace, unused, why string) {
 	switch from {
-	case "off":
-		res.Location.RedirectRewrite = &model.Replace{Off: true}
-		if hasTo {
-			r.Ignored("proxy-redirect-to", "has no effect when proxy-redirect-from is off")
+	case "":
+		if to != "" {
+			return nil, "proxy-redirect-to", "only applies together with proxy-redirect-from"
 		}
-		return
-	case "default":
-		// nginx's own default rewriting: nothing to set.
-		if hasTo {
-			r.Ignored("proxy-redirect-to", "has no effect when proxy-redirect-from is default")
+		return nil, "", ""
+	case "default", "off":
+		if from == "off" {
+			rw = &model.Replace{Off: true}
 		}
-		return
+		if to != "" {
+			return rw, "proxy-redirect-to", "has no effect when proxy-redirect-from is " + from
+		}
+		return rw, "", ""
 	}
-	f, fromOK := Parse(r, "proxy-redirect-from", parseRedirectPlace)
-	var t string
-	toOK := false
-	if hasTo && to != "off" {
-		t, toOK = Parse(r, "proxy-redirect-to", parseRedirectPlace)
+	if to == "" || to == "off" {
+		return nil, "proxy-redirect-from", "only applies together with a proxy-redirect-to that is not off"
 	}
+	return &model.Replace{From: from, To: to}, "", ""
+}
+
+// parseProxyRedirect reads proxy-redirect-from and proxy-redirect-to. Each
+// replaces the ConfigMap's key of the same name alone, as in ingress-nginx;
+// what has no effect is reported only when an annotation set it.
+func parseProxyRedirect(r *Reader, res *Result) {
+	hasFrom := r.Has("proxy-redirect-from")
+	rawTo, hasTo := r.Get("proxy-redirect-to")
+	if !hasFrom && !hasTo {
+		return // the ConfigMap's, if any, stands
+	}
+	d := r.defaults
+	if d == nil {
+		d = &model.Defaults{}
+	}
+	from, fromOK := d.RedirectFrom, true
+	if hasFrom {
+		var f string
+		if f, fromOK = Parse(r, "proxy-redirect-from", parseRedirectFrom); fromOK {
+			from = f
+		}
+	}
+	to, toOK := d.RedirectTo, true
 	switch {
-	case !fromOK || hasTo && to != "off" && !toOK:
-		// Reported by Parse.
-	case !hasTo || to == "off":
-		r.Ignored("proxy-redirect-from", "only applies together with a proxy-redirect-to that is not off")
+	case !hasTo:
+	case from == "" || from == "off" || from == "default":
+		if !hasFrom || fromOK {
+			// Not used: reported below without checking it.
+			to = rawTo
+			break
+		}
+		fallthrough
 	default:
-		res.Location.RedirectRewrite = &model.Replace{From: f, To: t}
+		var t string
+		if t, toOK = Parse(r, "proxy-redirect-to", parseRedirectTo); toOK {
+			to = t
+		}
+	}
+	rw, unused, why := combineRedirect(from, to)
+	res.Location.RedirectRewrite = rw
+	switch {
+	case !fromOK || !toOK:
+		// Reported by Parse.
+	case unused == "proxy-redirect-from" && hasFrom, unused == "proxy-redirect-to" && hasTo:
+		r.Ignored(unused, why)
 	}
 }

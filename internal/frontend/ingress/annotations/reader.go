@@ -22,6 +22,11 @@ type Reader struct {
 	problems []model.Problem
 	// closed collects security settings that could not be applied.
 	closed []string
+	// refused are the names of the annotations reported Invalid.
+	refused []string
+	// defaults are the ConfigMap's defaults the Ingress starts from; nil
+	// for none.
+	defaults *model.Defaults
 }
 
 // newReader keeps the annotations under prefix.
@@ -54,6 +59,7 @@ func (r *Reader) Has(name string) bool {
 // Invalid reports a value that cannot be used; the setting keeps its
 // default.
 func (r *Reader) Invalid(name, value string, err error) {
+	r.refused = append(r.refused, name)
 	r.problems = append(r.problems, model.Problem{Object: r.ref, Reason: model.ReasonInvalidAnnotation,
 		Message: fmt.Sprintf("annotation %s: value %q: %v; the setting is ignored", r.Key(name), model.Truncate(value), err)})
 }

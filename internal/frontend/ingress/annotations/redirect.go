@@ -37,10 +37,10 @@ var redirectGroup = Group{
 			Grammar: "a boolean: true, false, 1, 0, t, f (any case); redirects plain HTTP to HTTPS (308) for hosts with TLS",
 			Difference: "applies to the whole host, and the oldest Ingress that sets it wins a disagreement (ingress-nginx decides per location); " +
 				"the redirect is answered before permanent/temporal redirects and CORS preflights, which ingress-nginx serves over plain HTTP"},
-		Annotation{Name: "force-ssl-redirect", Scope: ScopeServer, Default: "false",
+		Annotation{Name: "force-ssl-redirect", Scope: ScopeServer, Default: "false (the ConfigMap's force-ssl-redirect)",
 			Grammar:    "a boolean: true, false, 1, 0, t, f (any case); redirects plain HTTP to HTTPS even without TLS for the host",
 			Difference: "applies to the whole host, and the oldest Ingress that sets it wins a disagreement (ingress-nginx decides per location)"},
-		Annotation{Name: "preserve-trailing-slash", Scope: ScopeServer, Default: "false",
+		Annotation{Name: "preserve-trailing-slash", Scope: ScopeServer, Default: "false (the ConfigMap's preserve-trailing-slash)",
 			Grammar:    "a boolean: true, false, 1, 0, t, f (any case); keeps a trailing / in the HTTPS redirect",
 			Difference: "applies to the whole host, and the oldest Ingress that sets it wins a disagreement (ingress-nginx decides per location)"},
 		Annotation{Name: "from-to-www-redirect", Scope: ScopeServer, Default: "false",

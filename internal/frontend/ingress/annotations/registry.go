@@ -320,13 +320,17 @@ func Check(ref model.ObjectRef, annotations map[string]string, prefix string) Ch
 }
 
 // ParseIngress checks every annotation of ours on an Ingress and runs the
-// parser of each implemented group that has one set. A value a parser
-// cannot use is a Problem and drops that setting only.
-func ParseIngress(ref model.ObjectRef, values map[string]string, prefix string) (Result, []model.Problem) {
+// parser of each implemented group that has one set, starting from the
+// ConfigMap's defaults (nil for none; defaults.go). A value a parser
+// cannot use is a Problem and drops that setting only: the default
+// stands.
+func ParseIngress(ref model.ObjectRef, values map[string]string, prefix string, defaults *model.Defaults) (Result, []model.Problem) {
 	c := Check(ref, values, prefix)
 	res := Result{FailClosed: c.FailClosed}
+	res.startFrom(defaults)
 	problems := c.Problems
 	r := newReader(ref, prefix, values)
+	r.defaults = defaults
 	canary := isCanary(r)
 	if canary {
 		// A canary borrows its main Ingress's locations: only its own
@@ -351,5 +355,6 @@ func ParseIngress(ref model.ObjectRef, values map[string]string, prefix string) 
 	}
 	res.FailClosed = append(res.FailClosed, r.closed...)
 	sort.Strings(res.FailClosed)
+	res.Defaulted = r.defaulted(defaults)
 	return res, append(problems, r.problems...)
 }

@@ -56,6 +56,10 @@ type Result struct {
 	// FailClosed lists the full keys of security annotations that cannot
 	// be enforced: every path of the Ingress answers 503.
 	FailClosed []string
+	// Defaulted are the ConfigMap keys (model.Defaults.Keys) whose values
+	// the Ingress uses, since it sets no valid annotation of the same
+	// name: a Problem about such a setting names the key.
+	Defaulted []string
 
 	// --- snippets ---
 
