@@ -21,7 +21,7 @@ import (
 // integration tier sends the same requests to nginx.
 func TestAnnotationTable(t *testing.T) {
 	ports := spec.Ports{HTTP: 8080, HTTPS: 8443}
-	for _, tc := range slices.Concat(spec.AnnotationTable, spec.ConfigAccessTable, spec.AuthTable, spec.CanaryTable, spec.ExtAuthTable, spec.SnippetTable, spec.SnippetDefaultTable, spec.SnippetConfigTable) {
+	for _, tc := range slices.Concat(spec.AnnotationTable, spec.ConfigAccessTable, spec.AuthTable, spec.CanaryTable, spec.ExtAuthTable, spec.SnippetTable, spec.SnippetDefaultTable, spec.SnippetConfigTable, spec.ConfigDefaultsTable) {
 		t.Run(tc.Name, func(t *testing.T) {
 			eps := map[string]spec.Endpoint{}
 			for i, svc := range tc.Services() {
