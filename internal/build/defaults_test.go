@@ -60,7 +60,9 @@ func TestConfigDefaultsPrecedence(t *testing.T) {
 		p := server(m, "web.test").Policy
 		return p != nil && p.PreserveTrailingSlash
 	}
-	clusterIP := func(m *model.Model) any { return strings.HasSuffix(onlyLocationOf(m, "web.test").Backend(), clusterIPSuffix) }
+	clusterIP := func(m *model.Model) any {
+		return strings.HasSuffix(onlyLocationOf(m, "web.test").Backend(), clusterIPSuffix)
+	}
 	errs := func(m *model.Model) any {
 		if p := onlyLocationOf(m, "web.test").Policy; p != nil && p.Errors != nil {
 			return p.Errors.Codes
