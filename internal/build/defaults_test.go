@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
@@ -279,4 +280,26 @@ func equalPolicy(a, b model.Policy) bool {
 		ptrEq(a.Buffering.MaxTempFile, b.Buffering.MaxTempFile) && a.Buffering.Buffers == b.Buffering.Buffers &&
 		slices.Equal(a.Retry.On, b.Retry.On) && a.Retry.Timeout == b.Retry.Timeout && a.HTTPVersion == b.HTTPVersion &&
 		a.CookiePath == nil && b.CookiePath == nil && a.Errors == nil && b.Errors == nil
+}
+
+// TestConfigDefaultsDefaultBackend: each key marked DefaultBackend, and
+// no other, gives the --default-backend-service's location a policy.
+func TestConfigDefaultsDefaultBackend(t *testing.T) {
+	opts := testOpts
+	opts.DefaultBackendService = "default/" + svcName(1)
+	pair := map[string]string{"proxy-redirect-from": "proxy-redirect-to", "proxy-redirect-to": "proxy-redirect-from"}
+	examples := map[string]string{}
+	for _, k := range annotations.DefaultKeys() {
+		examples[k.Name] = k.Example
+	}
+	for _, k := range annotations.DefaultKeys() {
+		keys := map[string]string{k.Name: k.Example}
+		if other := pair[k.Name]; other != "" {
+			keys[other] = examples[other]
+		}
+		m, _ := Build(defaultsWorld(keys, nil), opts)
+		if got := server(m, "").Default.Policy != nil; got != k.DefaultBackend {
+			t.Errorf("%s %q: the default backend has a policy: %v, want %v", k.Name, k.Example, got, k.DefaultBackend)
+		}
+	}
 }

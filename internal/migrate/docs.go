@@ -65,6 +65,31 @@ func code(v string) string {
 	return "`" + v + "`"
 }
 
+// AnnotationDefaultsMarkdown is the table of docs/configuration.md's
+// "Defaults of per-location annotations": each ConfigMap key that sets the
+// default of the annotation of the same name, where it applies, and the
+// values its annotation's grammar accepts.
+func AnnotationDefaultsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| key | default | example | applies to | accepted values |\n|---|---|---|---|---|\n")
+	for _, d := range annotations.DefaultKeys() {
+		k, _ := configmap.LookupKey(d.Name)
+		a, _ := annotations.Lookup(annotations.FamilyIngressNginx, d.Name)
+		where := "Ingress hosts"
+		if d.Scope == annotations.ScopeLocation {
+			where = "Ingress paths"
+			if d.DefaultBackend {
+				where += ", the default backend"
+			}
+			if d.VirtualServers {
+				where += ", VirtualServer routes"
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s |\n", d.Name, code(k.Default), d.Example, where, mdText(a.Grammar))
+	}
+	return b.String()
+}
+
 // mdText escapes what Markdown would read as markup in registry prose:
 // table pipes, emphasis stars and underscores, and a leading or bare
 // asterisk.

@@ -10,15 +10,20 @@ import (
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 )
 
-const migrationDoc = "../../docs/migrating-from-ingress-nginx.md"
+const (
+	migrationDoc     = "../../docs/migrating-from-ingress-nginx.md"
+	configurationDoc = "../../docs/configuration.md"
+)
 
-// generated are the sections of migrationDoc made from the registries.
+// generated are the sections of the documentation made from the
+// registries.
 var generated = []struct {
-	name string
-	text func() string
+	doc, name string
+	text      func() string
 }{
-	{"differences", DifferencesMarkdown},
-	{"configmap-keys", ConfigMapKeysMarkdown},
+	{migrationDoc, "differences", DifferencesMarkdown},
+	{migrationDoc, "configmap-keys", ConfigMapKeysMarkdown},
+	{configurationDoc, "annotation-defaults", AnnotationDefaultsMarkdown},
 }
 
 func markers(name string) (begin, end string) {
@@ -26,43 +31,71 @@ func markers(name string) (begin, end string) {
 		fmt.Sprintf("<!-- END GENERATED %s -->\n", name)
 }
 
-// section returns the text between a section's markers, and where it is.
-func section(t *testing.T, doc, name string) (text string, from, to int) {
+// section returns the text between a section's markers in doc (the file
+// path), and where it is.
+func section(t *testing.T, path, doc, name string) (text string, from, to int) {
 	t.Helper()
 	begin, end := markers(name)
 	i := strings.Index(doc, begin)
 	j := strings.Index(doc, end)
 	if i < 0 || j < i {
-		t.Fatalf("%s has no generated section %q (between %q and %q)", migrationDoc, name, strings.TrimSpace(begin), strings.TrimSpace(end))
+		t.Fatalf("%s has no generated section %q (between %q and %q)", path, name, strings.TrimSpace(begin), strings.TrimSpace(end))
 	}
 	from = i + len(begin)
 	return doc[from:j], from, j
 }
 
 // TestGeneratedDocs keeps the generated sections of the migration guide
-// equal to the registries, so the guide cannot drift from the code.
+// and the configuration reference equal to the registries, so they cannot
+// drift from the code.
 func TestGeneratedDocs(t *testing.T) {
-	data, err := os.ReadFile(migrationDoc)
+	for _, path := range []string{migrationDoc, configurationDoc} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := string(data)
+		for _, g := range generated {
+			if g.doc != path {
+				continue
+			}
+			got, from, to := section(t, path, doc, g.name)
+			want := "\n" + g.text() + "\n"
+			if got == want {
+				continue
+			}
+			if *update {
+				doc = doc[:from] + want + doc[to:]
+				continue
+			}
+			t.Errorf("the %q section of %s is out of date with the registries: run go test ./internal/migrate -update", g.name, path)
+		}
+		if *update {
+			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestConfigurationDocsEveryKey: docs/configuration.md documents every
+// ConfigMap key Causeway parses.
+func TestConfigurationDocsEveryKey(t *testing.T) {
+	data, err := os.ReadFile(configurationDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := string(data)
-	for _, g := range generated {
-		got, from, to := section(t, doc, g.name)
-		want := "\n" + g.text() + "\n"
-		if got == want {
-			continue
+	n := 0
+	for _, k := range configmap.Keys() {
+		if k.Status.Parsed() {
+			n++
+			if !strings.Contains(string(data), "`"+k.Name+"`") {
+				t.Errorf("%s does not document the ConfigMap key `%s`", configurationDoc, k.Name)
+			}
 		}
-		if *update {
-			doc = doc[:from] + want + doc[to:]
-			continue
-		}
-		t.Errorf("the %q section of %s is out of date with the registries: run go test ./internal/migrate -update", g.name, migrationDoc)
 	}
-	if *update {
-		if err := os.WriteFile(migrationDoc, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if n == 0 {
+		t.Fatal("no key is parsed: the test checks nothing")
 	}
 }
 

@@ -205,6 +205,15 @@ func TestKeyVerdicts(t *testing.T) {
 		{"enable-modsecurity", "yes please", FailOpen, ""},
 		{"allow-snippet-annotations", "true", SupportedWithDifference, ""},
 		{"use-forwarded-header", "true", Unknown, "use-forwarded-headers"},
+		// The defaults of per-location annotations.
+		{"proxy-buffering", "on", Supported, ""},
+		{"proxy-buffering", "yes", Invalid, ""},
+		{"proxy-buffer-size", "16k", SupportedWithDifference, ""},
+		{"proxy-buffer-size", "0", Invalid, ""},
+		{"custom-http-errors", "404,503", SupportedWithDifference, ""},
+		{"force-ssl-redirect", "true", SupportedWithDifference, ""},
+		{"service-upstream", "true", SupportedWithDifference, ""},
+		{"proxy-redirect-to", "/app/", Invalid, ""},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			r := Check(Objects{ConfigMaps: []*corev1.ConfigMap{mkConfigMap("ingress-nginx", DefaultConfigMapName, map[string]string{tc.key: tc.value})}}, Options{})

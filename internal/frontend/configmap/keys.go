@@ -384,8 +384,8 @@ var keyTable = []Key{
 	annotationDefault("proxy-cookie-path", "off", "off",
 		"off or exactly two plain paths; regular expressions (~), variables, ? and & are refused"),
 	annotationDefault("proxy-redirect-from", "off", "default",
-		"Causeway's default is nginx's (default), which rewrites only Location headers naming Causeway's internal upstream, which backends do not send: "+
-			"in effect nothing is rewritten, as with ingress-nginx's off. A URL or path must be an absolute http or https URL or a plain path "+
+		"the default is nginx's, which rewrites only Location headers that name Causeway's internal upstream (backends send none): in effect "+
+			"nothing is rewritten, as with ingress-nginx's off. A URL or path must be an absolute http or https URL or a plain path "+
 			"(bare host names, variables and regular expressions are refused) and needs proxy-redirect-to"),
 	annotationDefault("proxy-redirect-to", "off", "off",
 		"an absolute http or https URL or a plain path (bare host names and variables are refused)"),

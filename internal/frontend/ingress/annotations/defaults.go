@@ -24,10 +24,15 @@ type DefaultKey struct {
 	// http level of the configuration, or nginx, applies. A ConfigMap value
 	// that means the same is left unset ("" when no value does).
 	Builtin string
+	// Example is a value that sets something, for the documentation.
+	Example string
 	// VirtualServers says that the key applies to the routes of
 	// VirtualServers and VirtualServerRoutes too (model.Defaults.
 	// UpstreamProxy).
 	VirtualServers bool
+	// DefaultBackend says that the key applies to the location of the
+	// --default-backend-service too, as to ingress-nginx's default server.
+	DefaultBackend bool
 	// Scope is where the annotation, and so the key, applies.
 	Scope Scope
 	set   func(d *model.Defaults, v string) error
@@ -37,35 +42,35 @@ type DefaultKey struct {
 var defaultKeys = func() []DefaultKey {
 	var out []DefaultKey
 	for _, k := range policyKeys {
-		out = append(out, DefaultKey{Name: k.name, Builtin: k.builtin, VirtualServers: k.upstream, Scope: ScopeLocation,
+		out = append(out, DefaultKey{Name: k.name, Builtin: k.builtin, Example: k.example, VirtualServers: k.upstream, DefaultBackend: true, Scope: ScopeLocation,
 			set: func(d *model.Defaults, v string) error { return k.set(&d.Proxy, v) }})
 	}
 	return append(out,
-		DefaultKey{Name: "proxy-redirect-from", Builtin: "default", Scope: ScopeLocation, set: func(d *model.Defaults, v string) (err error) {
+		DefaultKey{Name: "proxy-redirect-from", Builtin: "default", Example: "http://svc.internal/", DefaultBackend: true, Scope: ScopeLocation, set: func(d *model.Defaults, v string) (err error) {
 			if d.RedirectFrom, err = parseRedirectFrom(v); err == nil {
 				d.Proxy.RedirectRewrite, _, _ = combineRedirect(d.RedirectFrom, d.RedirectTo)
 			}
 			return err
 		}},
-		DefaultKey{Name: "proxy-redirect-to", Builtin: "off", Scope: ScopeLocation, set: func(d *model.Defaults, v string) (err error) {
+		DefaultKey{Name: "proxy-redirect-to", Builtin: "off", Example: "https://example.com/", DefaultBackend: true, Scope: ScopeLocation, set: func(d *model.Defaults, v string) (err error) {
 			if d.RedirectTo, err = parseRedirectTo(v); err == nil {
 				d.Proxy.RedirectRewrite, _, _ = combineRedirect(d.RedirectFrom, d.RedirectTo)
 			}
 			return err
 		}},
-		DefaultKey{Name: "custom-http-errors", Scope: ScopeLocation, set: func(d *model.Defaults, v string) (err error) {
+		DefaultKey{Name: "custom-http-errors", Example: "404,503", DefaultBackend: true, Scope: ScopeLocation, set: func(d *model.Defaults, v string) (err error) {
 			d.ErrorCodes, err = model.ParseStatusCodes(v)
 			return err
 		}},
-		DefaultKey{Name: "service-upstream", Builtin: "false", Scope: ScopeLocation, set: func(d *model.Defaults, v string) (err error) {
+		DefaultKey{Name: "service-upstream", Builtin: "false", Example: "true", Scope: ScopeLocation, set: func(d *model.Defaults, v string) (err error) {
 			d.ServiceUpstream, err = model.ParseBool(v)
 			return err
 		}},
-		DefaultKey{Name: "force-ssl-redirect", Builtin: "false", Scope: ScopeServer, set: func(d *model.Defaults, v string) (err error) {
+		DefaultKey{Name: "force-ssl-redirect", Builtin: "false", Example: "true", Scope: ScopeServer, set: func(d *model.Defaults, v string) (err error) {
 			d.ForceSSLRedirect, err = model.ParseBool(v)
 			return err
 		}},
-		DefaultKey{Name: "preserve-trailing-slash", Builtin: "false", Scope: ScopeServer, set: func(d *model.Defaults, v string) (err error) {
+		DefaultKey{Name: "preserve-trailing-slash", Builtin: "false", Example: "true", Scope: ScopeServer, set: func(d *model.Defaults, v string) (err error) {
 			d.PreserveTrailingSlash, err = model.ParseBool(v)
 			return err
 		}},

@@ -225,19 +225,9 @@ func TestDefaultKeysShareGrammar(t *testing.T) {
 }
 
 // TestDefaultKeysBuiltins: each key's builtin value is valid and sets
-// nothing, and a key applies to VirtualServer upstreams exactly when
-// model.Defaults.UpstreamProxy passes it on.
+// nothing, its example sets something, and a key applies to VirtualServer
+// upstreams exactly when model.Defaults.UpstreamProxy passes it on.
 func TestDefaultKeysBuiltins(t *testing.T) {
-	good := map[string]string{
-		"client-body-buffer-size": "64k", "proxy-request-buffering": "off", "proxy-buffering": "on", "proxy-buffers-number": "8",
-		"proxy-buffer-size": "8k", "proxy-busy-buffers-size": "8k", "proxy-max-temp-file-size": "0", "proxy-http-version": "1.0",
-		"proxy-next-upstream": "off", "proxy-next-upstream-timeout": "5", "proxy-cookie-domain": "a.internal a.example",
-		"proxy-cookie-path": "/a /", "proxy-redirect-from": "off", "proxy-redirect-to": "/b", "custom-http-errors": "404",
-		"service-upstream": "true", "force-ssl-redirect": "true", "preserve-trailing-slash": "true",
-	}
-	if got := len(DefaultKeys()); got != len(good) {
-		t.Fatalf("%d default keys, %d tested", got, len(good))
-	}
 	for _, k := range DefaultKeys() {
 		if k.Builtin != "" {
 			d := &model.Defaults{}
@@ -245,15 +235,16 @@ func TestDefaultKeysBuiltins(t *testing.T) {
 				t.Errorf("%s: builtin %q: %v, %+v; want valid and setting nothing", k.Name, k.Builtin, err, *d)
 			}
 		}
-		v, ok := good[k.Name]
-		if !ok {
-			t.Fatalf("%s: no good value to test", k.Name)
+		d := defaultsOf(t, map[string]string{k.Name: k.Example})
+		if !slices.Equal(d.Keys, []string{k.Name}) {
+			t.Errorf("%s: example %q sets nothing", k.Name, k.Example)
 		}
-		d := defaultsOf(t, map[string]string{k.Name: v})
-		up := d.UpstreamProxy()
-		if passed := !reflect.DeepEqual(up, model.Policy{}); passed != k.VirtualServers {
-			t.Errorf("%s %q: passed to VirtualServer upstreams = %v, want %v", k.Name, v, passed, k.VirtualServers)
+		if passed := !reflect.DeepEqual(d.UpstreamProxy(), model.Policy{}); passed != k.VirtualServers {
+			t.Errorf("%s %q: passed to VirtualServer upstreams = %v, want %v", k.Name, k.Example, passed, k.VirtualServers)
 		}
+	}
+	if n := len(DefaultKeys()); n != 18 {
+		t.Errorf("%d default keys, want ingress-nginx's 18 per-location keys", n)
 	}
 }
 

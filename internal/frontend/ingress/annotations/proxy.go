@@ -132,8 +132,9 @@ type policyKey struct {
 	// ConfigMap's defaults) or the defaults themselves. Sizes are checked
 	// against the buffers p sets so far; an invalid v leaves p unchanged.
 	set func(p *model.Policy, v string) error
-	// builtin is the value that applies where neither sets one.
-	builtin string
+	// builtin is the value that applies where neither sets one; example
+	// another, for the documentation.
+	builtin, example string
 	// upstream: the ConfigMap's key applies to VirtualServer upstreams
 	// too (model.Defaults.UpstreamProxy).
 	upstream bool
@@ -142,17 +143,17 @@ type policyKey struct {
 // policyKeys are read in this order: the buffers before the sizes that
 // must fit them.
 var policyKeys = []policyKey{
-	{"client-body-buffer-size", sizeField(func(p *model.Policy) **model.Size { return &p.Buffering.ClientBodyBuffer }, 1, maxBufferSize), "8k", true},
-	{"proxy-request-buffering", boolField(func(p *model.Policy) **bool { return &p.Buffering.Request }), "on", false},
-	{"proxy-buffering", boolField(func(p *model.Policy) **bool { return &p.Buffering.Response }), "off", true},
+	{"client-body-buffer-size", sizeField(func(p *model.Policy) **model.Size { return &p.Buffering.ClientBodyBuffer }, 1, maxBufferSize), "8k", "64k", true},
+	{"proxy-request-buffering", boolField(func(p *model.Policy) **bool { return &p.Buffering.Request }), "on", "off", false},
+	{"proxy-buffering", boolField(func(p *model.Policy) **bool { return &p.Buffering.Response }), "off", "on", true},
 	{"proxy-buffers-number", func(p *model.Policy, v string) error {
 		n, err := parseInt(v, minBuffers, maxBuffers)
 		if err == nil {
 			p.Buffering.Buffers = n
 		}
 		return err
-	}, "4", true},
-	{"proxy-buffer-size", sizeField(func(p *model.Policy) **model.Size { return &p.Buffering.BufferSize }, 1, maxBufferSize), "4k", true},
+	}, "4", "8", true},
+	{"proxy-buffer-size", sizeField(func(p *model.Policy) **model.Size { return &p.Buffering.BufferSize }, 1, maxBufferSize), "4k", "16k", true},
 	{"proxy-busy-buffers-size", func(p *model.Policy, v string) error {
 		b := &p.Buffering
 		n, err := parseSize(1, maxBufferSize)(v)
@@ -163,7 +164,7 @@ var policyKeys = []policyKey{
 			b.BusyBuffers = &n
 		}
 		return err
-	}, "", true},
+	}, "", "8k", true},
 	{"proxy-max-temp-file-size", func(p *model.Policy, v string) error {
 		b := &p.Buffering
 		n, err := parseSize(0, -1)(v)
@@ -174,30 +175,30 @@ var policyKeys = []policyKey{
 			b.MaxTempFile = &n
 		}
 		return err
-	}, "1024m", true},
+	}, "1024m", "0", true},
 	{"proxy-http-version", func(p *model.Policy, v string) error {
 		if v != "1.0" && v != "1.1" {
 			return errors.New("want 1.0 or 1.1")
 		}
 		p.HTTPVersion = v
 		return nil
-	}, "1.1", false},
+	}, "1.1", "1.0", false},
 	{"proxy-next-upstream", func(p *model.Policy, v string) error {
 		on, err := model.ParseNextUpstream(v)
 		if err == nil {
 			p.Retry.On = on
 		}
 		return err
-	}, "error timeout", true},
+	}, "error timeout", "error timeout http_502", true},
 	{"proxy-next-upstream-timeout", func(p *model.Policy, v string) error {
 		d, err := model.ParseSeconds(v)
 		if err == nil {
 			p.Retry.Timeout = d
 		}
 		return err
-	}, "0", true},
-	{"proxy-cookie-domain", replaceField(func(p *model.Policy) **model.Replace { return &p.CookieDomain }, parseCookieDomain), "off", false},
-	{"proxy-cookie-path", replaceField(func(p *model.Policy) **model.Replace { return &p.CookiePath }, parseCookiePath), "off", false},
+	}, "0", "10s", true},
+	{"proxy-cookie-domain", replaceField(func(p *model.Policy) **model.Replace { return &p.CookieDomain }, parseCookieDomain), "off", "svc.internal example.com", false},
+	{"proxy-cookie-path", replaceField(func(p *model.Policy) **model.Replace { return &p.CookiePath }, parseCookiePath), "off", "/app/ /", false},
 }
 
 // sizeField, boolField and replaceField are policyKey setters of one
