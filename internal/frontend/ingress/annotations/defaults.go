@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/causeway/causeway/internal/model"
 )
@@ -80,12 +81,7 @@ var defaultKeys = func() []DefaultKey {
 // DefaultKeys returns the keys, sorted by name.
 func DefaultKeys() []DefaultKey {
 	out := slices.Clone(defaultKeys)
-	slices.SortFunc(out, func(a, b DefaultKey) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(out, func(a, b DefaultKey) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
