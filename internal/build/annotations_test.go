@@ -80,10 +80,10 @@ func TestIngressAnnotations(t *testing.T) {
 		{name: "an empty source address list fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/whitelist-source-range": ""},
 			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "whitelist-source-range"},
 		{name: "custom prefix: security annotation fails closed", prefix: "corp.example.com",
-			annotations: map[string]string{"corp.example.com/auth-url": "http://$host/auth"},
+			annotations: map[string]string{"corp.example.com/auth-url": "http://$remote_addr/auth"},
 			closed:      true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "corp.example.com/auth-url"},
 		{name: "custom prefix: the default prefix is no longer ours", prefix: "corp.example.com",
-			annotations: map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://$host/auth"}},
+			annotations: map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://$remote_addr/auth"}},
 	}
 	// Implemented security annotations: a value they cannot use closes.
 	for _, name := range []string{"auth-type", "auth-secret", "satisfy", "auth-url"} {
@@ -143,7 +143,7 @@ func TestIngressAnnotations(t *testing.T) {
 func TestFailClosedKeepsClaims(t *testing.T) {
 	s := world(2)
 	guarded := mkIngress("default", "guarded", 0, rule("a.com", path("/admin", "Prefix", svcName(0), 80)))
-	guarded.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://$host/auth"}
+	guarded.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://$remote_addr/auth"}
 	s.Ingresses = append(s.Ingresses, guarded,
 		mkIngress("default", "open", 1, rule("a.com", path("/admin", "Prefix", svcName(1), 80))))
 	m, problems := Build(s, testOpts)

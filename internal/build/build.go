@@ -170,6 +170,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	}
 	if cm != nil {
 		b.resolveConfigRefs(cm)
+		b.luaGlobalAuth(configMapObject(cm))
 	}
 	if b.model.Config.Brotli.Enabled && !opts.BrotliAvailable {
 		b.model.Config.Brotli.Enabled = false
@@ -359,15 +360,20 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 	// So does a security key of the ConfigMap that cannot be used (the
 	// Problem is on the ConfigMap).
 	closed := len(t.Annotations.FailClosed) > 0 || refused || len(b.model.Config.FailClosed) > 0
-	locate := func(ib *networkingv1.IngressBackend, m model.Match) *model.Location {
+	reported := false
+	locate := func(ib *networkingv1.IngressBackend, m model.Match, host string) *model.Location {
 		switch {
 		case closed:
 			return &model.Location{Match: m, Source: ref, Action: model.ReturnStatus(503)}
 		case t.Annotations.Redirect != nil:
 			return &model.Location{Match: m, Source: ref, Action: model.Action{Redirect: t.Annotations.Redirect}, Policy: policy}
 		}
+		pol := b.globalAuth(t, policy, m)
+		if host == "" && b.catchAllSelfAuth(t, pol, &reported) {
+			return &model.Location{Match: m, Source: ref, Action: model.ReturnStatus(503)}
+		}
 		loc := b.location(t, ib, m)
-		loc.Policy = b.globalAuth(t, policy, m)
+		loc.Policy = pol
 		if loc.Action.Proxy != nil {
 			loc.Action.Proxy.Fallback = fallback
 		}
@@ -400,7 +406,7 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 			}
 			b.claims[ck] = ref
 			srv := b.server(r.Host)
-			loc := locate(p.Backend, p.Match)
+			loc := locate(p.Backend, p.Match, r.Host)
 			b.written[loc] = p.Written
 			b.locs[ck] = loc
 			srv.Locations = append(srv.Locations, loc)
@@ -408,8 +414,14 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 	}
 	if d := t.Default; d != nil {
 		hosts[""] = true // the default backend also answers unknown hosts
-		loc := locate(d, model.Match{Type: model.Prefix, Path: "/"})
+		m := model.Match{Type: model.Prefix, Path: "/"}
+		loc := locate(d, m, "-")
 		for h := range hosts {
+			if h == "" && selfAuth(loc.Policy) {
+				// The catch-all server cannot ask the request's host.
+				b.setDefault(h, locate(d, m, h), ref)
+				continue
+			}
 			b.setDefault(h, loc, ref)
 		}
 	}

@@ -34,7 +34,7 @@ func TestGlobalAuth(t *testing.T) {
 		{"own no-auth-locations", map[string]string{"global-auth-url": global, "no-auth-locations": "/public, /health"}, nil, "/public/x", "", false},
 		{"own no-auth-locations replace the default", map[string]string{"global-auth-url": global, "no-auth-locations": "/public"}, nil,
 			"/.well-known/acme-challenge", global, true},
-		{"invalid global-auth-url closes", map[string]string{"global-auth-url": "http://$host/auth"}, nil, "/", "503", false},
+		{"invalid global-auth-url closes", map[string]string{"global-auth-url": "http://$host:8080/auth"}, nil, "/", "503", false},
 		{"invalid global-auth-method closes", map[string]string{"global-auth-url": global, "global-auth-method": "get"}, nil, "/", "503", false},
 		{"companions alone do nothing", map[string]string{"global-auth-method": "GET"}, nil, "/", "", false},
 	} {

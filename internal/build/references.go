@@ -108,6 +108,9 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 		ext.ProxySetHeaders = headers
 		pol.ExternalAuth = &ext
 	}
+	if b.luaAuthTemplates(t, &pol) {
+		return nil, "", true
+	}
 	if pol.UpstreamTLS != nil && pol.UpstreamTLS.Verify && !b.hasCA(pol.UpstreamTLS.Secret) {
 		b.problem(t.Ref, model.ReasonInvalidSecret, false,
 			"annotation %s/proxy-ssl-verify is on but proxy-ssl-secret holds no ca.crt to verify against; every path of this Ingress answers 503",

@@ -165,6 +165,13 @@ func (d Dir) NoEndpointsSocket() string { return d.Path(WorkerSocketsDir, "no-en
 // connects to it.
 func (d Dir) HTTPSSocket() string { return d.Path(WorkerSocketsDir, "https.sock") }
 
+// AuthLoopSocket is where the servers whose external authentication
+// asks the request's own host ($host) also listen, for scheme "http" or
+// "https": only nginx's workers connect to it.
+func (d Dir) AuthLoopSocket(scheme string) string {
+	return d.Path(WorkerSocketsDir, "auth-"+scheme+".sock")
+}
+
 // PassthroughSocket is the socket of the stream server that passes one
 // host's TLS connections to its upstream, named by a digest of the host.
 func (d Dir) PassthroughSocket(host string) string {

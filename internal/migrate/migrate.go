@@ -302,9 +302,16 @@ func checkIngress(ing *networkingv1.Ingress, prefix string, allowSnippets bool, 
 		}
 	}
 
+	closed := res.FailClosed
+	if k := prefix + "/auth-url"; selfAuthWithoutHost(ing, res.Location.ExternalAuth) {
+		// As the build does: $host there is whatever the client sends.
+		byKey[k] = append(byKey[k], model.Problem{Message: "annotation " + k + " names $host, which in a rule without host (or a defaultBackend) " +
+			"is whatever host the client sends; those paths answer 503"})
+		closed = append(slices.Clone(closed), k)
+	}
 	r.Ready = true
 	for _, k := range keys {
-		e := annotationEntry(k, ing.Annotations[k], prefix, byKey[k], slices.Contains(res.FailClosed, k))
+		e := annotationEntry(k, ing.Annotations[k], prefix, byKey[k], slices.Contains(closed, k))
 		r.Ready = r.Ready && !e.Verdict.NeedsAttention()
 		r.Annotations = append(r.Annotations, e)
 	}
@@ -313,6 +320,19 @@ func checkIngress(ing *networkingv1.Ingress, prefix string, allowSnippets bool, 
 		r.Ready = false
 	}
 	return r
+}
+
+// selfAuthWithoutHost reports whether an Ingress with a rule without
+// host, or a defaultBackend, has an auth-url naming $host.
+func selfAuthWithoutHost(ing *networkingv1.Ingress, a *model.ExternalAuth) bool {
+	if a == nil {
+		return false
+	}
+	t, err := model.AuthURLTemplate(a.URL)
+	if err != nil || !t.SelfHost() {
+		return false
+	}
+	return ing.Spec.DefaultBackend != nil || slices.ContainsFunc(ing.Spec.Rules, func(r networkingv1.IngressRule) bool { return r.Host == "" })
 }
 
 // annotationEntry is the verdict on one annotation; problems are those

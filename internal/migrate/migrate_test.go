@@ -77,7 +77,10 @@ func TestAnnotationVerdicts(t *testing.T) {
 		{"supported but without effect", map[string]string{p + "cors-max-age": "60"}, p + "cors-max-age", Unsupported, "only applies with enable-cors"},
 		{"supported but an unsupported value", map[string]string{p + "backend-protocol": "AUTO_HTTP"}, p + "backend-protocol", Unsupported, "not supported"},
 		{"Service annotation on an Ingress", map[string]string{"causeway.io/load-balance": "ewma"}, "causeway.io/load-balance", Unsupported, "read from Services"},
-		{"security annotation", map[string]string{p + "auth-url": "https://$host/oauth2/auth"}, p + "auth-url", FailClosed, "answers 503"},
+		{"security annotation", map[string]string{p + "auth-url": "https://$remote_addr/oauth2/auth"}, p + "auth-url", FailClosed, "answers 503"},
+		{"oauth2-proxy's auth-url", map[string]string{p + "auth-url": "https://$host/oauth2/auth"}, p + "auth-url", SupportedWithDifference, ""},
+		{"oauth2-proxy's auth-signin", map[string]string{p + "auth-url": "https://$host/oauth2/auth",
+			p + "auth-signin": "https://$host/oauth2/start?rd=$escaped_request_uri"}, p + "auth-signin", SupportedWithDifference, ""},
 		{"basic auth", map[string]string{p + "auth-type": "basic", p + "auth-secret": "htpasswd"}, p + "auth-type", SupportedWithDifference, ""},
 		{"digest auth", map[string]string{p + "auth-type": "digest", p + "auth-secret": "htpasswd"}, p + "auth-type", SupportedWithDifference, ""},
 		{"satisfy", map[string]string{p + "satisfy": "any"}, p + "satisfy", SupportedWithDifference, ""},
@@ -446,5 +449,17 @@ func TestSnippetVerdicts(t *testing.T) {
 		if e.Verdict != tc.want || tc.message != "" && !slices.ContainsFunc(e.Messages, func(m string) bool { return strings.Contains(m, tc.message) }) {
 			t.Errorf("%q: verdict %q, messages %q; want %q with %q", tc.value, e.Verdict, e.Messages, tc.want, tc.message)
 		}
+	}
+}
+
+// TestSelfAuthWithoutHost: an auth-url naming $host in an Ingress with a
+// rule without host is reported as the build treats it: those paths
+// answer 503.
+func TestSelfAuthWithoutHost(t *testing.T) {
+	ing := mkIngress("default", "web", "", map[string]string{p + "auth-url": "https://$host/oauth2/auth"})
+	ing.Spec.Rules[0].Host = ""
+	e := entry(t, Check(Objects{Ingresses: []*networkingv1.Ingress{ing}}, Options{}), p+"auth-url")
+	if e.Verdict != FailClosed || len(e.Messages) != 1 || !strings.Contains(e.Messages[0], "names $host") {
+		t.Fatalf("entry %+v, want fail-closed naming $host", e)
 	}
 }

@@ -16,12 +16,14 @@ import (
 // a 2xx lets the request through, 401 and 403 are answered to the client,
 // anything else is a 500. The service's URL was how CVE-2025-24514
 // injected configuration into ingress-nginx, so every string here has a
-// grammar without "$" and is rebuilt from its parsed parts.
+// grammar and is rebuilt from its parsed parts: the URLs may name nginx
+// variables only as URL templates (urltemplate.go) allow.
 
 // ExternalAuth is one location's external authentication.
 type ExternalAuth struct {
 	// URL is the service's absolute http or https URL, as ParseAuthURL
-	// rebuilt it (never empty path); "" when Backend is set.
+	// rebuilt it (never empty path), possibly a template with variables
+	// (AuthURLTemplate); "" when Backend is set.
 	URL string
 	// Backend, when set, is the key of the Backend the subrequest is
 	// balanced over, as any proxied location's (NGINX Ingress
@@ -38,14 +40,15 @@ type ExternalAuth struct {
 	// ValidatePath accepts.
 	SigninURI string
 	// Host is the Host header of the subrequest: the URL's host without
-	// port, as ingress-nginx sends it.
+	// port, as ingress-nginx sends it; "" when the URL's host is the
+	// request's own ($host).
 	Host HeaderValue
 	// Method, when set, is the subrequest's method (auth-method); "" keeps
 	// the client's.
 	Method string
 	// SigninURL, when set, turns a 401 into a 302 to it, carrying the
 	// original URL in the query parameter RedirectParam (unless the URL
-	// already has that parameter). A URL that ParseRedirectURL accepted.
+	// already has that parameter). A URL that ParseSigninURL accepted.
 	SigninURL string
 	// RedirectParam is the query parameter name (default "rd").
 	RedirectParam string
@@ -117,12 +120,19 @@ const (
 var DefaultNoAuthLocations = []string{"/.well-known/acme-challenge"}
 
 // ParseAuthURL checks auth-url and global-auth-url: an absolute http or
-// https URL as ParseRedirectURL accepts it (so no "$", quotes, spaces,
-// ";", braces, user information or fragment), rebuilt from its parts,
-// with "/" for an empty path. It also returns the host for the Host
-// header. Unlike ingress-nginx, nginx variables are refused: the host is
-// resolved once, when nginx loads the configuration.
+// https URL as ParseRedirectURL accepts it (so no quotes, spaces, ";",
+// braces, user information or fragment), rebuilt from its parts, with "/"
+// for an empty path; or a template with variables (AuthURLTemplate). It
+// also returns the host for the Host header, "" when the host is the
+// request's own.
 func ParseAuthURL(s string) (string, HeaderValue, error) {
+	if strings.Contains(s, "$") {
+		t, err := AuthURLTemplate(s)
+		if err != nil {
+			return "", "", err
+		}
+		return t.String(), HeaderValue(t.Host), nil
+	}
 	out, err := parseHTTPURL(s, "auth URL")
 	if err != nil {
 		return "", "", err
@@ -143,6 +153,37 @@ func ParseAuthURL(s string) (string, HeaderValue, error) {
 		host = "[" + host + "]"
 	}
 	return out, HeaderValue(host), nil
+}
+
+// AuthURLTemplate parses an auth URL with variables: a template as
+// ParseURLTemplate accepts it, with "/" for an empty path, and either
+//   - the request's own host ($host or $best_http_host), with no port or
+//     $server_port: the subrequest goes back to this nginx, to the same
+//     server (render's loop), as the host's DNS name would lead it; or
+//   - a literal host and port with a literal scheme, resolved when nginx
+//     loads the configuration as for a URL without variables.
+func AuthURLTemplate(s string) (URLTemplate, error) {
+	t, err := parseURLTemplate(s, "auth URL")
+	if err != nil {
+		return t, err
+	}
+	switch {
+	case t.SelfHost() && t.Port != 0:
+		return t, errors.New("auth URL: a port with $host would leave this nginx for another server on that host; " +
+			"write no port (or $server_port), or name the service")
+	case !t.SelfHost() && (t.Scheme == "" || t.PortVar):
+		return t, errors.New("auth URL: $scheme and $server_port need the host to be $host or $best_http_host")
+	}
+	switch {
+	case len(t.Rest) == 0:
+		t.Rest = []URLPart{{Literal: "/"}}
+	case t.Rest[0].Var == "" && strings.HasPrefix(t.Rest[0].Literal, "?"):
+		t.Rest[0].Literal = "/" + t.Rest[0].Literal
+	}
+	if out := t.String(); len(out) > maxURLLen {
+		return t, fmt.Errorf("auth URL is %d bytes long, more than %d", len(out), maxURLLen)
+	}
+	return t, nil
 }
 
 // authMethods are the methods ingress-nginx's auth-method accepts.

@@ -25,8 +25,36 @@ func TestParseAuthURL(t *testing.T) {
 		{"", "", "", "absolute"},
 		{"/oauth2/auth", "", "", "absolute"},
 		{"ftp://a.example/", "", "", "http or https"},
-		{"http://$host/oauth2/auth", "", "", "'$'"},
-		{"https://a.example/auth?rd=$escaped_request_uri", "", "", "'$'"},
+		// Templates (oauth2-proxy's recipe): the request's own host, or a
+		// literal host with variables in the query.
+		{"http://$host/oauth2/auth", "http://${host}/oauth2/auth", "", ""},
+		{"https://${HOST}", "https://${host}/", "", ""},
+		{"$scheme://$best_http_host:$server_port?x=1", "${scheme}://${best_http_host}:${server_port}/?x=1", "", ""},
+		{"https://a.example/auth?rd=$escaped_request_uri", "https://a.example/auth?rd=${escaped_request_uri}", "a.example", ""},
+		{"http://auth.svc:8080$request_uri", "http://auth.svc:8080${request_uri}", "auth.svc", ""},
+		{"http://a.example/$host/check?u=$http_x_user&a=$arg_a", "http://a.example/${host}/check?u=${http_x_user}&a=${arg_a}", "a.example", ""},
+		{"http://$host:4180/oauth2/auth", "", "", "a port with $host"},
+		{"$scheme://a.example/", "", "", "need the host to be $host"},
+		{"http://a.example:$server_port/", "", "", "need the host to be $host"},
+		{"http://$remote_addr/", "", "", "host may only be"},
+		{"http://auth.$host/", "", "", "as a whole"},
+		{"http://$host/$http_x_tenant/check", "", "", "only stand in the query"},
+		{"http://$host/$arg_x", "", "", "only stand in the query"},
+		{"http://$host/?x=$request_body", "", "", "not allowed"},
+		{"http://$host/?x=$http_", "", "", "not allowed"},
+		{"http://$host/?x=${http_x", "", "", "closing"},
+		{"http://$host/?x=${a b}", "", "", "not a name"},
+		{"http://$host/?x=$", "", "", "names no variable"},
+		{"http://$host/?x=$http_x\"", "", "", "must not contain"},
+		{"http://$host/?x=$http_x;return", "", "", "must not contain"},
+		{"http://$host/?x=$http_x}", "", "", "must not contain"},
+		{"http://$host/?x=$http_x#f", "", "", "fragment"},
+		{"http://$host/a b", "", "", "must not contain"},
+		{"http://$host$http_x", "", "", "want /, ? or $request_uri"},
+		{"ftp://$host/", "", "", "http, https or $scheme"},
+		{"$host://a.example/", "", "", "scheme may only be"},
+		{"http://u@$host/", "", "", "as a whole"},
+		{"http://u@a.example/?$host", "", "", "user name"},
 		{"http://u:p@a.example/", "", "", "user name"},
 		{"http://a.example/#x", "", "", "fragment"},
 		{"http://a.example/\"; }", "", "", "must not contain"},
@@ -158,20 +186,78 @@ func TestExtAuthSmallGrammars(t *testing.T) {
 }
 
 func FuzzParseAuthURL(f *testing.F) {
-	seedValues(f, "ParseAuthURL", "https://auth.example.com/check", "HTTP://A.Example:8080", "http://[2001:db8::1]:4180/oauth2/auth?x=%2F", "http://a.example?")
+	seedValues(f, "ParseAuthURL", "https://auth.example.com/check", "HTTP://A.Example:8080", "http://[2001:db8::1]:4180/oauth2/auth?x=%2F", "http://a.example?",
+		"https://$host/oauth2/auth", "$scheme://${best_http_host}:$server_port?rd=$escaped_request_uri", "http://auth.svc$request_uri", "http://a.example/x?u=$http_x_user&a=$arg_a")
 	f.Fuzz(func(t *testing.T, s string) {
 		out, host, err := ParseAuthURL(s)
 		if err != nil {
 			return
 		}
 		checkFuzzOutput(t, "ParseAuthURL", s, out)
-		if _, err := ParseHeaderValue(string(host)); err != nil || host == "" || !strings.Contains(out, "://"+string(host)) {
+		if host == "" {
+			// The request's own host.
+			if !strings.Contains(out, "://${host}") && !strings.Contains(out, "://${best_http_host}") {
+				t.Fatalf("ParseAuthURL(%q) gave no host for %q", s, out)
+			}
+		} else if _, err := ParseHeaderValue(string(host)); err != nil || !strings.Contains(out, "://"+string(host)) {
 			t.Fatalf("ParseAuthURL(%q) gave host %q for %q", s, host, out)
 		}
-		if !strings.Contains(strings.SplitN(out, "://", 2)[1], "/") {
+		if rest := strings.SplitN(out, "://", 2)[1]; !strings.Contains(rest, "/") && !strings.Contains(rest, "${request_uri}") {
 			t.Fatalf("ParseAuthURL(%q) = %q, without a path", s, out)
 		}
+		if strings.Contains(out, "$") {
+			checkTemplate(t, s, out, true)
+		}
 	})
+}
+
+// FuzzParseSigninURL: what ParseSigninURL accepts is a URL or a template
+// that parses to itself.
+func FuzzParseSigninURL(f *testing.F) {
+	seedValues(f, "ParseSigninURL", "https://login.example.com/start", "https://$host/oauth2/start?rd=$escaped_request_uri",
+		"$scheme://$best_http_host/start?rd=$scheme://$host$request_uri", "https://a.example$request_uri", "https://$host:$server_port/s?x=$arg_x&h=$http_x_h")
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := ParseSigninURL(s)
+		if err != nil {
+			return
+		}
+		checkFuzzOutput(t, "ParseSigninURL", s, out)
+		if strings.Contains(out, "$") {
+			checkTemplate(t, s, out, false)
+		}
+	})
+}
+
+// checkTemplate checks a template a parser returned: it parses to a
+// template that prints as out, its variables are allowlisted, and those
+// a client controls freely stand in the query only.
+func checkTemplate(t *testing.T, in, out string, auth bool) {
+	t.Helper()
+	tm, err := ParseURLTemplate(out)
+	if err != nil || tm.String() != out {
+		t.Fatalf("%q gave %q, which parses as %q, %v", in, out, tm.String(), err)
+	}
+	if auth {
+		if a, err := AuthURLTemplate(out); err != nil || a.String() != out {
+			t.Fatalf("%q gave %q, which AuthURLTemplate reads as %q, %v", in, out, a.String(), err)
+		}
+	}
+	inQuery := false
+	for _, p := range tm.Rest {
+		switch {
+		case p.Var == "":
+			if strings.ContainsAny(p.Literal, `${}\"' ;#`) {
+				t.Fatalf("%q gave literal %q", in, p.Literal)
+			}
+			inQuery = inQuery || strings.Contains(p.Literal, "?")
+		case !URLTemplateVar(p.Var):
+			t.Fatalf("%q gave variable %q", in, p.Var)
+		case !inQuery && !pathVar(p.Var):
+			t.Fatalf("%q gave $%s in the path of %q", in, p.Var, out)
+		case p.Var == URLVarRequestURI:
+			inQuery = true
+		}
+	}
 }
 
 func FuzzParseAuthCacheKey(f *testing.F) {

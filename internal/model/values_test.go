@@ -91,6 +91,7 @@ var corpusParsers = map[string]func(string) (string, error){
 	"ParseRedirectURL":   ParseRedirectURL,
 	"ParseMirrorURL":     ParseMirrorURL,
 	"ParseAuthURL":       parseAuthURLOnly,
+	"ParseSigninURL":     ParseSigninURL,
 	"ParseCORSOrigin":    ParseCORSOrigin,
 	"ParseCipherList":    ParseCipherList,
 	"ParseRegex":         ParseRegex,
@@ -120,6 +121,12 @@ var harmlessCorpus = map[string]map[string]string{
 		"/../../etc/passwd": "a regex matching request paths; nginx opens no file named by it",
 		"//evil.example":    "a regex matching request paths, never a URL",
 		"/$host":            "$ is an end anchor here; nginx expands no variables in location regexes",
+	},
+	"ParseAuthURL": {
+		"https://a.example/$host": "an allowlisted variable in the path, printed braced inside the quoted proxy_pass URL; nginx expands it per request and a value cannot leave the quotes",
+	},
+	"ParseSigninURL": {
+		"https://a.example/$host": "an allowlisted variable in the path, printed braced inside the quoted return URL; nginx expands it per request and a value cannot leave the quotes",
 	},
 	"ParseCipherList": {
 		"..": "only bytes of OpenSSL's cipher grammar; OpenSSL refuses a list naming no cipher, which nginx -t reports",
@@ -156,7 +163,8 @@ var corpusTemplates = map[string][]string{
 	"ParseRewriteTarget": {"/a/%s", "/a?q=%s", "/a%s"},
 	"ParseRedirectURL":   {"https://a.example/%s", "https://a.example/?q=%s", "https://%s.example/", "https://a.example%s", "https://a.example:%s/"},
 	"ParseMirrorURL":     {"https://a.example/%s", "https://a.example/?q=%s", "https://%s.example/", "https://a.example%s", "https://a.example/x%s$request_uri"},
-	"ParseAuthURL":       {"https://a.example/%s", "https://a.example/?q=%s", "https://%s.example/", "https://a.example%s", "http://a.example:%s/"},
+	"ParseAuthURL":       {"https://a.example/%s", "https://a.example/?q=%s", "https://%s.example/", "https://a.example%s", "http://a.example:%s/", "https://$host/?q=%s"},
+	"ParseSigninURL":     {"https://$host/start?rd=%s", "https://$host/%s", "https://%s.example/", "$scheme://$host%s", "https://a.example:%s/"},
 	"ParseCORSOrigin":    {"https://%s.example", "https://a.example:%s", "https://a.example%s"},
 	"ParseCipherList":    {"HIGH:%s", "%s:HIGH"},
 	"ParseRegex":         {"/%s", "/(%s)", "/[%s]", "/a%s"},
@@ -241,10 +249,22 @@ func unsafeOutput(parser, out string) string {
 				return "holds a $ that is no capture reference"
 			}
 		}
-	case "ParseRedirectURL", "ParseMirrorURL", "ParseAuthURL":
+	case "ParseRedirectURL", "ParseMirrorURL", "ParseAuthURL", "ParseSigninURL":
 		base := out
-		if parser == "ParseMirrorURL" {
+		switch parser {
+		case "ParseMirrorURL":
 			base = strings.TrimSuffix(out, requestURI)
+		case "ParseAuthURL", "ParseSigninURL":
+			// Only braced, allowlisted variables; the rest is a URL.
+			if b, ok := strings.CutPrefix(base, "${scheme}://"); ok {
+				base = "http://" + b
+			}
+			base = bracedVar.ReplaceAllStringFunc(base, func(v string) string {
+				if URLTemplateVar(v[2 : len(v)-1]) {
+					return "v"
+				}
+				return v
+			})
 		}
 		if len(out) > maxURLLen {
 			return "longer than the bound"
@@ -268,6 +288,8 @@ func unsafeOutput(parser, out string) string {
 			again = ParseMirrorURL
 		case "ParseAuthURL":
 			again = parseAuthURLOnly
+		case "ParseSigninURL":
+			again = ParseSigninURL
 		}
 		if o, err := again(out); err != nil || o != out {
 			return "does not parse to itself"
@@ -296,6 +318,9 @@ func unsafeOutput(parser, out string) string {
 	}
 	return ""
 }
+
+// bracedVar is a URL template's variable as its parsers print it.
+var bracedVar = regexp.MustCompile(`\$\{[a-z0-9_]*\}`)
 
 // repeatBraces is a repeat count in a regex.
 var repeatBraces = regexp.MustCompile(`\{[0-9]+(,[0-9]*)?\}`)

@@ -41,11 +41,18 @@ type authLocationView struct {
 	// fixed token; "" means not set.
 	URI, PassURL, Host, Method, RequestRedirect string
 	HTTPS                                       bool
-	// Keepalive, when above 0, is 1 + the index of the server's
-	// AuthUpstreams the subrequest goes through; SSLName is then the
-	// quoted TLS server name (extauth_keepalive.go).
-	Keepalive int    `json:",omitempty"`
+	// Upstream, when above 0, is 1 + the index of the server's
+	// AuthUpstreams the subrequest goes through, Keepalive whether it
+	// keeps connections; SSLName is the quoted (or $host) TLS server
+	// name (extauth_keepalive.go).
+	Upstream  int    `json:",omitempty"`
+	Keepalive bool   `json:",omitempty"`
 	SSLName   string `json:",omitempty"`
+	// Loop sends the subrequest back to this nginx (the URL's host is
+	// $host), marked so that it cannot loop again; EscapedURI computes
+	// $causeway_escaped_request_uri (extauth_template.go).
+	Loop       bool `json:",omitempty"`
+	EscapedURI bool `json:",omitempty"`
 	// AuthBackend is the quoted backend key of a Service in the Lua data
 	// plane; SSL the TLS client towards it; Return 503 a Service without
 	// endpoints in plain mode (extauth_backend.go).
@@ -71,7 +78,10 @@ type authLocationView struct {
 type signinLocationView struct {
 	Name, Return string
 	RD           bool
-	Headers      []headerLine
+	// EscapedURI computes $causeway_escaped_request_uri, which the URL
+	// names (extauth_template.go).
+	EscapedURI bool `json:",omitempty"`
+	Headers    []headerLine
 }
 
 // authCacheZone names the http level's proxy_cache_path zone.
@@ -94,6 +104,17 @@ func (v *mainView) planGlobalAuth(m *model.Model) error {
 	}
 	if u, _, err := model.ParseAuthURL(a.URL); err != nil || u != a.URL {
 		return fmt.Errorf("global auth URL %q is not one ParseAuthURL returns", a.URL)
+	}
+	if strings.Contains(a.URL, "$") {
+		// $host names no host to resolve; a literal host is resolved
+		// here as for a URL without variables.
+		if t, err := model.AuthURLTemplate(a.URL); err == nil && !t.SelfHost() {
+			v.GlobalAuthServer = t.Host + ":" + map[string]string{"http": "80", "https": "443"}[t.Scheme]
+			if t.Port != 0 {
+				v.GlobalAuthServer = fmt.Sprintf("%s:%d", t.Host, t.Port)
+			}
+		}
+		return nil
 	}
 	u, err := url.Parse(a.URL)
 	if err != nil {
@@ -257,8 +278,12 @@ func (sp *serverPlan) signinLocation(a *model.ExternalAuth, scope headerScope) (
 	if _, err := model.ParseQueryParam(a.RedirectParam); err != nil {
 		return s, err
 	}
-	if v, err := model.ParseRedirectURL(a.SigninURL); err != nil || v != a.SigninURL {
-		return s, fmt.Errorf("sign-in URL %q is not one ParseRedirectURL returns", a.SigninURL)
+	s.Headers = sp.inherited(scope, nil, true) // it adds Set-Cookie
+	if strings.Contains(a.SigninURL, "$") {
+		return s, sp.signinTemplate(&s, a)
+	}
+	if v, err := model.ParseSigninURL(a.SigninURL); err != nil || v != a.SigninURL {
+		return s, fmt.Errorf("sign-in URL %q is not one ParseSigninURL returns", a.SigninURL)
 	}
 	u, err := url.Parse(a.SigninURL)
 	if err != nil {
@@ -285,7 +310,6 @@ func (sp *serverPlan) signinLocation(a *model.ExternalAuth, scope headerScope) (
 		// the URL, so it is the only one.
 		s.Return = strings.TrimSuffix(s.Return, `"`) + `${causeway_auth_rd}"`
 	}
-	s.Headers = sp.inherited(scope, nil, true) // it adds Set-Cookie
 	return s, nil
 }
 

@@ -21,6 +21,9 @@ import (
 // planAuthTarget fills where the internal location sends the subrequest:
 // the URL of auth-url, or the backend of externalAuth.
 func (sp *serverPlan) planAuthTarget(lv *authLocationView, a *model.ExternalAuth) error {
+	if a.Backend == "" && strings.Contains(a.URL, "$") {
+		return sp.planAuthTemplate(lv, a)
+	}
 	if a.Backend == "" {
 		lv.HTTPS = strings.HasPrefix(a.URL, "https://")
 		// The model's grammars are checked again: a URL they would not

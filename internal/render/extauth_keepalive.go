@@ -9,33 +9,33 @@ import (
 	"github.com/causeway/causeway/internal/model"
 )
 
-// External authentication with a keepalive pool (auth-keepalive): the
-// service's host and port become an upstream of the server's file, ahead
-// of its server block, with keepalive, keepalive_requests and
-// keepalive_timeout; the internal location proxies to it over HTTP/1.1
-// with an empty Connection header, as nginx's keepalive needs. The
-// upstream sits in the server's file so that nginx blames a host it
-// cannot resolve on the objects of that file, as for a literal URL. It is
-// named once the file is known (serverView.name), like the maps.
+// External authentication through an upstream of the server's file: with
+// a keepalive pool (auth-keepalive), and for an auth URL with variables
+// and a literal host (extauth_template.go), whose proxy_pass names
+// variables: nginx would resolve a literal host per request then, which
+// needs a resolver, while an upstream's host is resolved when nginx loads
+// the file. The upstream sits ahead of the server block, so that nginx
+// blames a host it cannot resolve on the objects of that file, as for a
+// literal URL. It is named once the file is known (serverView.name), like
+// the maps. With keepalive, the internal location proxies to it over
+// HTTP/1.1 with an empty Connection header, as nginx's keepalive needs.
 
-// authUpstreamView is one keepalive upstream towards a service.
+// authUpstreamView is one upstream towards a service.
 type authUpstreamView struct {
 	// Name is set by nameAuthUpstreams; Server is host:port.
 	Name, Server string
-	Keepalive    int
-	Requests     int
-	Timeout      string
-	// Scheme and Path (with the query) are the rest of the URL asked.
+	// Keepalive, Requests and Timeout are the pool's; 0 for none.
+	Keepalive int
+	Requests  int    `json:",omitempty"`
+	Timeout   string `json:",omitempty"`
+	// Scheme and Path (with the query, and braced variables) are the
+	// rest of the URL asked; Path needs no escaping inside quotes.
 	Scheme, Path string
 }
 
-// planAuthKeepalive makes the location's subrequest go through a new
-// upstream; PassURL is then filled by nameAuthUpstreams.
+// planAuthKeepalive makes the location's subrequest to a literal URL go
+// through a new upstream with a pool.
 func (sp *serverPlan) planAuthKeepalive(lv *authLocationView, a *model.ExternalAuth) error {
-	k := a.Keepalive
-	if err := k.Validate(); err != nil {
-		return err
-	}
 	u, err := url.Parse(a.URL)
 	if err != nil {
 		return err
@@ -49,11 +49,29 @@ func (sp *serverPlan) planAuthKeepalive(lv *authLocationView, a *model.ExternalA
 	if !ok || !strings.HasPrefix(rest, "/") {
 		return fmt.Errorf("auth URL %q has no path after its host", a.URL)
 	}
-	up := authUpstreamView{Server: authHostPort(u), Keepalive: k.Connections, Requests: k.Requests, Scheme: u.Scheme, Path: rest}
-	if up.Timeout, err = nginxTime(k.Timeout); err != nil {
-		return err
+	return sp.planAuthUpstream(lv, a.Keepalive, u.Scheme, authHostPort(u), rest)
+}
+
+// planAuthUpstream makes the location's subrequest go through a new
+// upstream towards server, with k's pool (nil for none); PassURL is then
+// filled by nameAuthUpstreams. path is printed as is inside quotes.
+func (sp *serverPlan) planAuthUpstream(lv *authLocationView, k *model.AuthKeepalive, scheme, server, path string) error {
+	if scheme != "http" && scheme != "https" {
+		return fmt.Errorf("auth upstream scheme %q", scheme)
 	}
-	lv.Keepalive = len(sp.v.AuthUpstreams) + 1
+	up := authUpstreamView{Server: server, Scheme: scheme, Path: path}
+	if k != nil {
+		if err := k.Validate(); err != nil {
+			return err
+		}
+		up.Keepalive, up.Requests = k.Connections, k.Requests
+		var err error
+		if up.Timeout, err = nginxTime(k.Timeout); err != nil {
+			return err
+		}
+		lv.Keepalive = true
+	}
+	lv.Upstream = len(sp.v.AuthUpstreams) + 1
 	lv.PassURL = ""
 	if lv.HTTPS {
 		// The upstream's name would be the TLS server name otherwise.
@@ -77,9 +95,9 @@ func authHostPort(u *url.URL) string {
 	return host + ":" + port
 }
 
-// nameAuthUpstreams names the server's keepalive upstreams after id and
-// points their locations at them. The views are copied: a shared file's
-// view shares its slices with its first member's.
+// nameAuthUpstreams names the server's upstreams after id and points
+// their locations at them. The views are copied: a shared file's view
+// shares its slices with its first member's.
 func (v *serverView) nameAuthUpstreams(id string) {
 	if len(v.AuthUpstreams) == 0 {
 		return
@@ -91,10 +109,10 @@ func (v *serverView) nameAuthUpstreams(id string) {
 	}
 	locs := make([]authLocationView, len(v.AuthLocations))
 	for i, lv := range v.AuthLocations {
-		if lv.Keepalive > 0 {
+		if lv.Upstream > 0 {
 			// The name is of a fixed grammar, the rest needed no
-			// escaping (planAuthKeepalive).
-			up := ups[lv.Keepalive-1]
+			// escaping (planAuthUpstream's callers).
+			up := ups[lv.Upstream-1]
 			lv.PassURL = `"` + up.Scheme + "://" + up.Name + up.Path + `"`
 		}
 		locs[i] = lv

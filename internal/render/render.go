@@ -220,6 +220,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		return nil, "", nil, nil, err
 	}
 	main.planAuthBalancer(m)
+	if err := main.planMainAuthTemplates(m, p); err != nil {
+		return nil, "", nil, nil, err
+	}
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -325,6 +328,10 @@ type mainView struct {
 	// AuthBalancer names the upstream balancing the subrequests to
 	// authentication Services, when one asks one (extauth_backend.go).
 	AuthBalancer string
+	// AuthLoop are the loop's sockets, when an auth URL names $host;
+	// BestHTTPHost declares $causeway_best_http_host (extauth_template.go).
+	AuthLoop     *authLoopView
+	BestHTTPHost bool
 
 	// moreSnippets says that a snippet uses the headers-more module.
 	moreSnippets bool

@@ -74,8 +74,11 @@ type serverView struct {
 	Answers []answerView `json:",omitempty"`
 	// AuthLocations and SigninLocations serve external authentication.
 	AuthLocations []authLocationView `json:",omitempty"`
-	// AuthUpstreams are their keepalive pools (extauth_keepalive.go).
-	AuthUpstreams   []authUpstreamView   `json:",omitempty"`
+	// AuthUpstreams are their upstreams (extauth_keepalive.go).
+	AuthUpstreams []authUpstreamView `json:",omitempty"`
+	// AuthLoop, when set, are the sockets the server also listens on, for
+	// the subrequests of auth URLs naming $host (extauth_template.go).
+	AuthLoop        *authLoopView        `json:",omitempty"`
 	SigninLocations []signinLocationView `json:",omitempty"`
 	// CORSMaps match request origins for CORS locations (see cors.go).
 	CORSMaps []corsMapView
@@ -159,6 +162,9 @@ type renderCtx struct {
 	addHeaders, setHeaders []headerLine
 	// hstsOverridden: some server has HSTS of its own (hsts.go).
 	hstsOverridden bool
+	// authLoop is the loop's sockets, once a server asks it
+	// (extauth_template.go).
+	authLoop *authLoopView
 	// accessLog are the access log's access_log arguments, "" when off;
 	// metricsLog the metrics log's (metrics.go).
 	accessLog, metricsLog string

@@ -35,7 +35,7 @@ var SeenHeaders = []string{
 	// Client certificate authentication's (auth-tls-*).
 	"Ssl-Client-Verify", "Ssl-Client-Subject-Dn", "Ssl-Client-Cert",
 	// External authentication's answer headers (auth-response-headers).
-	"X-Auth-User", "X-Auth-Groups",
+	"X-Auth-User", "X-Auth-Groups", "X-Auth-Request-User", "X-Auth-Request-Email",
 	// Snippets' proxy_set_header (test/spec/snippets.go).
 	"X-Tenant",
 }

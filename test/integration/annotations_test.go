@@ -69,12 +69,15 @@ func writeRow(t *testing.T, m *strings.Builder, tc spec.AnnotationCase, ns strin
 	row := tc.In(ns)
 	fmt.Fprintf(m, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
 	eps := map[string]spec.Endpoint{}
-	for _, svc := range row.Services() {
-		b := startBackend(t, svc)
-		eps[svc] = spec.Endpoint{IP: b.IP, Port: b.Port}
-	}
 	if row.UsesAuthService() {
 		eps[spec.AuthService] = startSpecAuthService(t)
+	}
+	for _, svc := range row.Services() {
+		if svc == spec.AuthService {
+			continue
+		}
+		b := startBackend(t, svc)
+		eps[svc] = spec.Endpoint{IP: b.IP, Port: b.Port}
 	}
 	m.WriteString(row.Manifests("nginx.ingress.kubernetes.io", eps))
 	return row

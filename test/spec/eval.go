@@ -150,7 +150,11 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	var authHeaders map[string]string
 	if a := lp.ExternalAuth; a != nil {
 		var code int
-		if code, authHeaders = externalAuth(a, r, &out); code != 0 {
+		port := p.HTTP
+		if r.Scheme == "https" {
+			port = p.HTTPS
+		}
+		if code, authHeaders = externalAuth(a, r, port, &out); code != 0 {
 			out.Status = code
 			return out
 		}

@@ -1,9 +1,11 @@
 package spec
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,8 +28,12 @@ const authPlaceholder = "spec-auth-service.invalid"
 // AuthURL is an auth-url pointing at the table's service.
 func AuthURL(path string) string { return "http://" + authPlaceholder + path }
 
-// UsesAuthService reports whether a row needs the service running.
+// UsesAuthService reports whether a row needs the service running: an
+// annotation names AuthURL, or a path AuthService itself.
 func (c AnnotationCase) UsesAuthService() bool {
+	if slices.Contains(c.Services(), AuthService) {
+		return true
+	}
 	for _, ing := range c.Ingresses {
 		for _, v := range ing.Annotations {
 			if strings.Contains(v, authPlaceholder) {
@@ -72,7 +78,7 @@ func AuthHandler() http.Handler {
 
 // externalAuth is auth_request: 0 lets the request in with the headers
 // the backend gets; otherwise the answer to send.
-func externalAuth(a *model.ExternalAuth, r Request, out *Response) (int, map[string]string) {
+func externalAuth(a *model.ExternalAuth, r Request, port int, out *Response) (int, map[string]string) {
 	status, headers := AuthDecision(r.Header["Authorization"])
 	switch {
 	case status/100 == 2:
@@ -84,9 +90,22 @@ func externalAuth(a *model.ExternalAuth, r Request, out *Response) (int, map[str
 		}
 		return 0, up
 	case status == 401 && a.SigninURL != "":
+		out.Location = a.SigninURL
+		if t, err := model.ParseURLTemplate(a.SigninURL); err == nil && t.HasVars() {
+			// nginx fills the variables in; the parameter is added as
+			// for a literal URL where the query is known.
+			out.Location = expand(t, r, port)
+			if !t.QueryHas(a.RedirectParam) && !t.RequestURIInPath() {
+				sep := "?"
+				if t.QueryKnown() {
+					sep = "&"
+				}
+				out.Location += sep + a.RedirectParam + "=" + escapeURI(r.Scheme+"://"+r.Host+r.Path)
+			}
+			return 302, nil
+		}
 		// The plain data plane cannot encode the original URL; the rows
 		// use a sign-in URL that carries its own parameter.
-		out.Location = a.SigninURL
 		if u, err := url.Parse(a.SigninURL); err == nil && !u.Query().Has(a.RedirectParam) {
 			sep := "?"
 			if u.RawQuery != "" {
@@ -99,6 +118,72 @@ func externalAuth(a *model.ExternalAuth, r Request, out *Response) (int, map[str
 		return status, nil
 	}
 	return 500, nil
+}
+
+// expand is what nginx makes of a URL template for the request r that
+// came in on port.
+func expand(t model.URLTemplate, r Request, port int) string {
+	_, query, _ := strings.Cut(r.Path, "?")
+	host := strings.ToLower(r.Host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	val := func(name string) string {
+		switch name {
+		case model.URLVarHost:
+			return host
+		case model.URLVarBestHTTPHost:
+			return r.Host
+		case model.URLVarScheme:
+			return r.Scheme
+		case model.URLVarServerPort:
+			return strconv.Itoa(port)
+		case model.URLVarRequestURI:
+			return r.Path
+		case model.URLVarEscapedRequestURI:
+			return escapeURI(r.Path)
+		}
+		if h, ok := strings.CutPrefix(name, "http_"); ok {
+			for k, v := range r.Header {
+				if strings.ReplaceAll(strings.ToLower(k), "-", "_") == h {
+					return v
+				}
+			}
+			return ""
+		}
+		if a, ok := strings.CutPrefix(name, "arg_"); ok {
+			for kv := range strings.SplitSeq(query, "&") {
+				if k, v, _ := strings.Cut(kv, "="); strings.EqualFold(k, a) {
+					return v
+				}
+			}
+		}
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range t.Parts() {
+		if p.Var != "" {
+			b.WriteString(val(p.Var))
+		} else {
+			b.WriteString(p.Literal)
+		}
+	}
+	return b.String()
+}
+
+// escapeURI encodes all but letters, digits and -._~, as the Lua data
+// plane's ngx.escape_uri (and ingress-nginx's set_escape_uri) do.
+func escapeURI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
 }
 
 var (
@@ -143,11 +228,33 @@ var ExtAuthTable = []AnnotationCase{
 		Ingresses: extOne(extAuth("auth-signin", "https://login.example.com/start?rd=https://app.example.com/")),
 		Request:   extAuthFrom("/x", ""),
 		Want:      Response{Status: 302, Location: "https://login.example.com/start?rd=https://app.example.com/"}},
+	{Name: "external auth: oauth2-proxy's sign-in template, with the escaped request URI",
+		Ingresses: extOne(extAuth("auth-signin", "https://$host/oauth2/start?rd=$escaped_request_uri")),
+		Request:   extAuthFrom("/a/b?x=1&y=2", ""),
+		Want:      Response{Status: 302, Location: "https://ext.test/oauth2/start?rd=%2Fa%2Fb%3Fx%3D1%26y%3D2"}},
+	{Name: "external auth: a sign-in template without the parameter gets the original URL added",
+		Ingresses: extOne(extAuth("auth-signin", "$scheme://login.test:$server_port/start?from=$host")),
+		Request:   extAuthFrom("/x?a=1", ""),
+		Want:      Response{Status: 302, Location: "http://login.test:{http}/start?from=ext.test&rd=http%3A%2F%2Fext.test%2Fx%3Fa%3D1"}},
+	{Name: "external auth: $host in auth-url asks this nginx's server for the host, through another Ingress's path",
+		Ingresses: []Ingress{
+			{Name: "web", Host: "ext.test", Paths: []Route{{"/", "Prefix", "app"}},
+				Annotations: ann("auth-url", "http://$host/auth/check", "auth-response-headers", "X-Auth-User")},
+			{Name: "auth", Host: "ext.test", Paths: []Route{{"/auth", "Prefix", AuthService}}},
+		},
+		Request: extAuthFrom("/", "Bearer good"),
+		Want:    Response{Status: 200, Service: "app", Upstream: map[string]string{"X-Auth-User": "alice"}}},
+	{Name: "external auth: $host in auth-url, refused by the service",
+		Ingresses: []Ingress{
+			{Name: "web", Host: "ext.test", Paths: []Route{{"/", "Prefix", "app"}}, Annotations: ann("auth-url", "http://$host/auth/check")},
+			{Name: "auth", Host: "ext.test", Paths: []Route{{"/auth", "Prefix", AuthService}}},
+		},
+		Request: extAuthFrom("/", "Bearer banned"), Want: Response{Status: 403}},
 	{Name: "external auth: auth-signin leaves a 403 alone",
 		Ingresses: extOne(extAuth("auth-signin", "https://login.example.com/start")),
 		Request:   extAuthFrom("/", "Bearer banned"), Want: Response{Status: 403}},
 	{Name: "external auth: an invalid sign-in URL is dropped, the 401 stays",
-		Ingresses: extOne(extAuth("auth-signin", "https://$host/oauth2/start")),
+		Ingresses: extOne(extAuth("auth-signin", "https://$http_x_host/oauth2/start")),
 		Request:   extAuthFrom("/", ""), Want: Response{Status: 401}, Problems: closed},
 	{Name: "external auth: CVE-2025-24514, a URL closing the block, fails closed",
 		Ingresses: extOne(ann("auth-url", "http://a.com/#;}}}location /pwned { return 200; } #")),
@@ -155,8 +262,11 @@ var ExtAuthTable = []AnnotationCase{
 	{Name: "external auth: a URL with a quote and a newline fails closed",
 		Ingresses: extOne(ann("auth-url", "http://a.com/\"\nproxy_pass http://evil;")),
 		Request:   extAuthFrom("/", "Bearer good"), Want: Response{Status: 503}, Problems: closed},
-	{Name: "external auth: a URL with a variable fails closed",
-		Ingresses: extOne(ann("auth-url", "http://$host/auth")),
+	{Name: "external auth: a URL with a variable outside the allowlist fails closed",
+		Ingresses: extOne(ann("auth-url", "http://$remote_addr/auth")),
+		Request:   extAuthFrom("/", "Bearer good"), Want: Response{Status: 503}, Problems: closed},
+	{Name: "external auth: a client-sent variable in the URL's path fails closed",
+		Ingresses: extOne(ann("auth-url", "http://$host/$http_x_tenant/auth")),
 		Request:   extAuthFrom("/", "Bearer good"), Want: Response{Status: 503}, Problems: closed},
 	{Name: "external auth: an invalid auth-method fails closed",
 		Ingresses: extOne(extAuth("auth-method", "GET;")),

@@ -45,7 +45,7 @@ var extAuthKeys = keyParsers{
 		if v == "" {
 			return nil
 		}
-		globalAuth(c).SigninURL, err = model.ParseRedirectURL(v)
+		globalAuth(c).SigninURL, err = model.ParseSigninURL(v)
 		return err
 	},
 	"global-auth-signin-redirect-param": func(c *model.Config, v string) (err error) {

@@ -222,9 +222,10 @@ var keyTable = []Key{
 	guard("enable-owasp-modsecurity-crs", "false", "Causeway has no web application firewall yet: requests the OWASP rules would refuse are let through"),
 	notYet("modsecurity-snippet", "", "Causeway has no web application firewall yet"),
 	different("global-auth-url", "", "none",
-		"the auth-url grammar: nginx variables are refused and the host is resolved when nginx loads the configuration; an invalid URL makes every path of every Ingress answer 503"),
+		"the auth-url grammar: nginx variables only as its URL templates allow ($host sends the subrequest back to this nginx, and is refused with a Problem, 503, in rules without host), "+
+			"and a literal host is resolved when nginx loads the configuration; an invalid URL makes every path of every Ingress answer 503"),
 	different("global-auth-method", "", "the client's method", "an invalid method makes every path of every Ingress answer 503"),
-	different("global-auth-signin", "", "none", "the auth-signin grammar: nginx variables are refused; the whole original URL is URL-encoded"),
+	different("global-auth-signin", "", "none", "the auth-signin grammar: nginx variables only as its URL templates allow ($escaped_request_uri needs the Lua data plane); the whole original URL is URL-encoded"),
 	supported("global-auth-signin-redirect-param", "rd", "rd"),
 	different("global-auth-response-headers", "", "none", "an invalid list makes every path of every Ingress answer 503"),
 	supported("global-auth-request-redirect", "", "the request URI"),

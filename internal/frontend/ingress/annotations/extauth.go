@@ -16,17 +16,27 @@ var extAuthGroup = Group{
 		Annotation{Name: "auth-url", Scope: ScopeLocation, Default: "none: no external authentication",
 			Grammar: "an absolute http or https URL of up to 2048 bytes: host a DNS name or IP address, optional port, path and query " +
 				"of letters, digits, %XX escapes and -._~!*()+,=:@&/?; rebuilt from its parts (an empty path becomes /). " +
+				"It may name nginx variables as a URL template: host $host or $best_http_host (with $scheme or http/https, " +
+				"no port or $server_port), sending the subrequest back to this nginx's server for that host; " +
+				"in the path $host, $scheme, $server_port and $request_uri; in the query also $best_http_host, $escaped_request_uri, " +
+				"$http_<name> and $arg_<name>. " +
 				"A 2xx answer lets the request through, 401 and 403 are answered to the client, anything else is 500; " +
-				"the host is resolved when nginx loads the configuration",
-			Difference: "nginx variables ($host, ...) are refused, as are user information, fragments, quotes, spaces and control bytes; " +
+				"a literal host is resolved when nginx loads the configuration",
+			Difference: "other variables, variables a client controls in the path, a literal host with $scheme or $server_port, " +
+				"a port with $host, user information, fragments, quotes, spaces and control bytes are refused; " +
+				"$host is not looked up in DNS: the subrequest goes to this nginx over a private socket, and is refused (503) " +
+				"in a rule without host, where $host is whatever the client sent; $escaped_request_uri needs the Lua data plane; " +
 				"an invalid URL, or a host nginx cannot resolve, fails closed (the Ingress is left out until it changes)"},
 		Annotation{Name: "auth-method", Scope: ScopeLocation, Default: "the client's method",
 			Grammar:    "GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS or TRACE; also sends X-Original-URI and X-Scheme",
 			Difference: "any other value fails closed"},
 		Annotation{Name: "auth-signin", Scope: ScopeLocation, Default: "none: a 401 is answered as is",
-			Grammar: "an absolute http or https URL as for auth-url; a 401 from the service becomes a 302 to it, with the original URL " +
+			Grammar: "an absolute http or https URL as for auth-url, with the same variables anywhere auth-url allows them " +
+				"(also $scheme, $server_port and a literal port with any host), such as https://$host/oauth2/start?rd=$escaped_request_uri; " +
+				"a 401 from the service becomes a 302 to it, with the original URL " +
 				"(scheme, Host and request URI, URL-encoded) added in the auth-signin-redirect-param query parameter unless the URL has it already",
-			Difference: "nginx variables are refused (ingress-nginx allows them, e.g. $escaped_request_uri); the whole original URL " +
+			Difference: "variables as for auth-url; $escaped_request_uri needs the Lua data plane (without it the sign-in is dropped " +
+				"with a Problem), and so does the added original URL (without it the redirect carries none); the whole original URL " +
 				"is URL-encoded; an invalid value is dropped with a Problem and the 401 is answered"},
 		Annotation{Name: "auth-signin-redirect-param", Scope: ScopeLocation, Default: "rd",
 			Grammar: "1 to 64 letters, digits, -, _ or ."},
@@ -109,7 +119,7 @@ func parseExtAuth(r *Reader, res *Result) {
 		res.AuthProxySetHeaders = nil
 		return
 	}
-	Set(r, "auth-signin", &a.SigninURL, model.ParseRedirectURL)
+	Set(r, "auth-signin", &a.SigninURL, model.ParseSigninURL)
 	Set(r, "auth-signin-redirect-param", &a.RedirectParam, model.ParseQueryParam)
 	Set(r, "auth-request-redirect", &a.RequestRedirect, model.ParseHeaderValue)
 	Set(r, "auth-always-set-cookie", &a.AlwaysSetCookie, model.ParseBool)

@@ -55,5 +55,10 @@ func parseAuthKeepalive(r *Reader, a *model.ExternalAuth) {
 	}
 	Set(r, "auth-keepalive-requests", &k.Requests, requests)
 	Set(r, "auth-keepalive-timeout", &k.Timeout, model.ParseAuthKeepaliveTimeout)
+	if a.Host == "" {
+		// As ingress-nginx, which turns keepalive off for a host with "$".
+		r.Ignored("auth-keepalive", "does not apply when auth-url's host is $host or $best_http_host: the subrequest goes back to this nginx")
+		return
+	}
 	a.Keepalive = k
 }

@@ -62,6 +62,17 @@ func TestExtAuth(t *testing.T) {
 				a.Cache = &model.AuthCache{Key: []model.AuthCacheKeyPart{{Var: "cookie_session"}, {Literal: "|"}, {Var: "host"}},
 					Valid: []model.AuthCacheValid{{Codes: []int{200, 202}, Duration: 10 * time.Minute}, {Codes: []int{401}, Duration: 30 * time.Second}}}
 			}), false, nil},
+		// oauth2-proxy's recipe: URL templates with variables.
+		{"oauth2-proxy on the same host", map[string]string{"auth-url": "https://$host/oauth2/auth",
+			"auth-signin": "https://$host/oauth2/start?rd=$escaped_request_uri", "auth-response-headers": "X-Auth-Request-User"},
+			&model.ExternalAuth{URL: "https://${host}/oauth2/auth", RedirectParam: "rd",
+				SigninURL: "https://${host}/oauth2/start?rd=${escaped_request_uri}", ResponseHeaders: []string{"X-Auth-Request-User"}}, false, nil},
+		{"literal host with variables in the query", ext("auth-url", "http://auth.example.com/check?uri=$escaped_request_uri&t=$http_x_tenant"),
+			want(func(a *model.ExternalAuth) {
+				a.URL = "http://auth.example.com/check?uri=${escaped_request_uri}&t=${http_x_tenant}"
+			}), false, nil},
+		{"keepalive with $host is reported", map[string]string{"auth-url": "http://$host/oauth2/auth", "auth-keepalive": "8"},
+			&model.ExternalAuth{URL: "http://${host}/oauth2/auth", RedirectParam: "rd"}, false, []problem{ignored("auth-keepalive")}},
 		{"global auth off", map[string]string{"enable-global-auth": "false"}, nil, true, nil},
 		{"global auth on", map[string]string{"enable-global-auth": "true"}, nil, false, nil},
 
@@ -74,7 +85,10 @@ func TestExtAuth(t *testing.T) {
 		{"empty url", ext("auth-url", ""), nil, false, []problem{closes("auth-url")}},
 		{"relative url", ext("auth-url", "/auth"), nil, false, []problem{closes("auth-url")}},
 		{"ftp url", ext("auth-url", "ftp://auth.example.com/"), nil, false, []problem{closes("auth-url")}},
-		{"variable host", ext("auth-url", "http://$host/auth"), nil, false, []problem{closes("auth-url")}},
+		{"variable host refused in part", ext("auth-url", "http://auth.$host/auth"), nil, false, []problem{closes("auth-url")}},
+		{"variable in the path a client controls", ext("auth-url", "http://$host/$http_x_tenant/auth"), nil, false, []problem{closes("auth-url")}},
+		{"variable not allowed", ext("auth-url", "http://$host/auth?a=$remote_addr"), nil, false, []problem{closes("auth-url")}},
+		{"port with $host", ext("auth-url", "http://$host:4180/oauth2/auth"), nil, false, []problem{closes("auth-url")}},
 		{"user info", ext("auth-url", "http://u:p@auth.example.com/"), nil, false, []problem{closes("auth-url")}},
 		{"CVE-2025-24514: a quote and a directive", ext("auth-url", `http://a.com/#;}}}location /x { return 200; } #`), nil, false, []problem{closes("auth-url")}},
 		{"newline", ext("auth-url", "http://a.com/\nproxy_pass http://evil;"), nil, false, []problem{closes("auth-url")}},
@@ -85,7 +99,7 @@ func TestExtAuth(t *testing.T) {
 		{"header variable", ext("auth-response-headers", "X-User,$x"), nil, false, []problem{closes("auth-response-headers")}},
 
 		// bad, shaping only: dropped
-		{"signin with a variable", ext("auth-signin", "https://$host/oauth2/start?rd=$escaped_request_uri"), want(nil), false, []problem{invalid("auth-signin")}},
+		{"signin with a variable the grammar refuses", ext("auth-signin", "https://$host/oauth2/start?rd=$uri"), want(nil), false, []problem{invalid("auth-signin")}},
 		{"bad redirect param", ext("auth-signin-redirect-param", "r&d"), want(nil), false, []problem{invalid("auth-signin-redirect-param")}},
 		{"request redirect variable", ext("auth-request-redirect", "$request_uri"), want(nil), false, []problem{invalid("auth-request-redirect")}},
 		{"bad always set cookie", ext("auth-always-set-cookie", "yes"), want(nil), false, []problem{invalid("auth-always-set-cookie")}},
