@@ -146,7 +146,7 @@ func sameAsDefault(name, nginxDefault, what string) Key {
 // Shared notes.
 const (
 	noteLogsStderr = "nginx's logs go to the controller's stderr; collect them from the Pod's log"
-	noteStream     = "TCP and UDP services are not supported yet"
+	noteStream     = "not read yet: the stream servers of the tcp-services and udp-services ConfigMaps and of TransportServers (docs/layer4.md) use ingress-nginx's default stream settings"
 	noteLimitKey   = "limits always count per client address ($binary_remote_addr after the real-IP settings) and per Ingress"
 	noteTracing    = "tracing is not supported yet"
 	noteNoEffect   = "it has no effect in ingress-nginx either"

@@ -191,7 +191,7 @@ var pending = concat(
 var insteadOf = map[string]string{
 	"upstream-hash-by-subset": "use upstream-hash-by alone, which hashes over every endpoint",
 	"global-rate-limit":       "limit-rps and limit-rpm limit per replica, without memcached",
-	"stream-snippet":          "Causeway has no TCP or UDP (stream) services to apply it to",
+	"stream-snippet":          "the stream servers (tcp-services, udp-services and TransportServers, docs/layer4.md) take no raw configuration; their settings are ingress-nginx's defaults",
 }
 
 // plural names a kind in the plural: "Ingresses", "Services".
