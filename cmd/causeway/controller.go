@@ -161,11 +161,10 @@ func (f *controllerFlags) validate() error {
 			return fmt.Errorf("--default-backend-service: %w", err)
 		}
 	}
-	for name, v := range map[string]string{"--default-ssl-certificate": f.defaultSSLCert, "--global-configuration": f.globalConfig,
-		"--tcp-services-configmap": f.tcpServices, "--udp-services-configmap": f.udpServices} {
-		if v != "" {
-			if err := checkObjectRef(v); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+	for _, r := range f.objectRefs() {
+		if r.value != "" {
+			if err := checkObjectRef(r.kind, r.value); err != nil {
+				return fmt.Errorf("%s: %w", r.flag, err)
 			}
 		}
 	}
@@ -531,23 +530,37 @@ func workerUser(flag string) string {
 	return "nobody"
 }
 
-// checkServiceRef checks NAMESPACE/NAME[:PORT].
-// checkObjectRef checks the NAMESPACE/NAME of a namespaced object (a
-// Secret, a ConfigMap, a GlobalConfiguration).
-func checkObjectRef(v string) error {
+// flagRef is a flag naming a namespaced object of kind.
+type flagRef struct{ flag, kind, value string }
+
+// objectRefs are the flags that name an object as NAMESPACE/NAME.
+func (f *controllerFlags) objectRefs() []flagRef {
+	return []flagRef{
+		{"--configmap", "ConfigMap", f.configMap},
+		{"--default-ssl-certificate", "Secret", f.defaultSSLCert},
+		{"--global-configuration", "GlobalConfiguration", f.globalConfig},
+		{"--tcp-services-configmap", "ConfigMap", f.tcpServices},
+		{"--udp-services-configmap", "ConfigMap", f.udpServices},
+	}
+}
+
+// checkObjectRef checks the NAMESPACE/NAME of a namespaced object of
+// kind, which its messages name.
+func checkObjectRef(kind, v string) error {
 	ns, name, ok := strings.Cut(v, "/")
 	if !ok {
-		return fmt.Errorf("%q is not NAMESPACE/NAME", v)
+		return fmt.Errorf("%q is not NAMESPACE/NAME of a %s", v, kind)
 	}
 	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 		return fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
 	}
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("name %q: %s", name, strings.Join(errs, "; "))
+		return fmt.Errorf("%s name %q: %s", kind, name, strings.Join(errs, "; "))
 	}
 	return nil
 }
 
+// checkServiceRef checks NAMESPACE/NAME[:PORT].
 func checkServiceRef(v string) error {
 	ns, rest, ok := strings.Cut(v, "/")
 	if !ok {

@@ -71,3 +71,27 @@ func TestEndpointPortsWithoutService(t *testing.T) {
 		t.Errorf("ports %q, want [8080,8443]", got)
 	}
 }
+
+// TestControllerObjectRefs: each flag naming an object is checked, and
+// its messages name the object's kind (a ConfigMap is no Secret).
+func TestControllerObjectRefs(t *testing.T) {
+	f := &controllerFlags{}
+	for _, r := range f.objectRefs() {
+		if got := checkObjectRef(r.kind, "ns/Bad_Name"); got == nil || !strings.Contains(got.Error(), r.kind+` name "Bad_Name"`) {
+			t.Errorf("%s: %v, want an error naming the %s", r.flag, got, r.kind)
+		}
+		if got := checkObjectRef(r.kind, "bad"); got == nil || !strings.Contains(got.Error(), "NAMESPACE/NAME of a "+r.kind) {
+			t.Errorf("%s: %v, want an error naming the %s", r.flag, got, r.kind)
+		}
+	}
+	kinds := map[string]string{}
+	for _, r := range f.objectRefs() {
+		kinds[r.flag] = r.kind
+	}
+	for flag, kind := range map[string]string{"--configmap": "ConfigMap", "--tcp-services-configmap": "ConfigMap",
+		"--udp-services-configmap": "ConfigMap", "--default-ssl-certificate": "Secret", "--global-configuration": "GlobalConfiguration"} {
+		if kinds[flag] != kind {
+			t.Errorf("%s is checked as a %q, want a %s", flag, kinds[flag], kind)
+		}
+	}
+}

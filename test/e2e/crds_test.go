@@ -99,7 +99,9 @@ func readFile(t *testing.T, p string) []byte {
 }
 
 // CRDs are cluster-scoped and the tests share one API server, so they are
-// installed once, by TestCRDsInstall and TestCRDsWatchedByController.
+// installed once, by whichever test needs them first (TestCRDsInstall,
+// TestVirtualServerStatus, TestTransportServerStatus and the others that
+// call installCRDs).
 // Controllers of other tests may start before or after: with or without
 // the CRDs, they must run.
 var (
