@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestGeneratedCRDsAreCurrent runs controller-gen into a temporary
@@ -118,9 +119,17 @@ func installCRDs(t *testing.T, kubectl string) {
 			installCRDsErr = "kubectl apply -k deploy/crds: " + err.Error() + "\n" + string(out)
 			return
 		}
-		out, err = exec.Command(kubectl, append(kc, "wait", "--for", "condition=Established", "--timeout", waitFor.String(),
-			"crd/virtualservers.k8s.nginx.org", "crd/virtualserverroutes.k8s.nginx.org", "crd/transportservers.k8s.nginx.org",
-			"crd/policies.k8s.nginx.org", "crd/globalconfigurations.k8s.nginx.org")...).CombinedOutput()
+		// kubectl wait fails at once on a CRD whose status the API server
+		// has not written yet ("<nil> is of the type <nil>"): ask again.
+		for range 20 {
+			out, err = exec.Command(kubectl, append(kc, "wait", "--for", "condition=Established", "--timeout", waitFor.String(),
+				"crd/virtualservers.k8s.nginx.org", "crd/virtualserverroutes.k8s.nginx.org", "crd/transportservers.k8s.nginx.org",
+				"crd/policies.k8s.nginx.org", "crd/globalconfigurations.k8s.nginx.org")...).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "accessor error") {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		if err != nil {
 			installCRDsErr = "kubectl wait for Established: " + err.Error() + "\n" + string(out)
 		}
