@@ -6,7 +6,17 @@
 set -euo pipefail
 
 packages=(nginx libnginx-mod-http-lua lua-resty-core libnginx-mod-stream libnginx-mod-http-brotli-filter libnginx-mod-http-headers-more-filter etcd-server iptables iproute2 curl ca-certificates procps)
-if [ $# -gt 0 ]; then
+# What the later tiers add: Angie's build (hack/build-angie.sh), the image
+# (hack/build-image.sh) and podman to run it, the single-node cluster.
+# `install-deps.sh all` installs everything at once, as make test does
+# first, so that no tier's own install runs apt while another build runs.
+angie_build=(build-essential libluajit2-5.1-dev libpcre2-dev libssl-dev zlib1g-dev)
+image_build=(mmdebstrap umoci libcap2-bin)
+image_run=(podman runc)
+cluster=(containerd runc containernetworking-plugins conntrack iptables iproute2)
+if [ "${1:-}" = all ]; then
+  packages+=("${angie_build[@]}" "${image_build[@]}" "${image_run[@]}" "${cluster[@]}")
+elif [ $# -gt 0 ]; then
   packages=("$@")
 fi
 

@@ -56,8 +56,13 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binary = filepath.Join(dir, "causeway")
-	// The controller under test is built with the race detector too.
-	build := exec.Command("go", "build", "-race", "-o", binary, "github.com/causeway/causeway/cmd/causeway")
+	// The controller under test is built as the tests are: with the race
+	// detector, or without it.
+	args := []string{"build", "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "github.com/causeway/causeway/cmd/causeway")...)
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build causeway:", err)

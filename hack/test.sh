@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test.sh is `make test`: every tier, in order, while the tools the later
+# tiers need are built in the background, at a lower priority, from the
+# first minute (the Kubernetes binaries, helm, controller-gen, Angie, the
+# images). On a machine that has built them before nothing is built again:
+# they live in the machine's cache (.cache links to it; see the Makefile).
+#
+#   1  lint, then the package tests                     (tier 1)
+#   2  the integration tier on nginx, then on Angie     (tier 2)
+#   3  the package tests that need kube-apiserver, the end-to-end tier
+#   4  the tunnel across network namespaces
+#   5  the image in podman, then the single-node cluster
+#
+# A tier waits only for the tools it needs; a failed build fails the tier
+# that waits for it, with the end of its log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+make="${MAKE:-make} --no-print-directory"
+
+logs=.cache/logs/test
+mkdir -p "${logs}"
+rm -f "${logs}"/*.rc
+start=${SECONDS}
+say() { printf '\n=== test.sh %dm%02ds: %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*"; }
+
+# Every Debian package first, in one apt run: afterwards no build calls apt
+# beside another.
+say "installing what is missing"
+hack/install-deps.sh all
+
+jobs=()
+background() {
+	local name=$1
+	shift
+	(
+		set +e
+		nice -n 10 "$@" >"${logs}/${name}.log" 2>&1
+		echo $? >"${logs}/${name}.rc"
+	) &
+	jobs+=($!)
+}
+await() {
+	local name=$1
+	while [[ ! -f "${logs}/${name}.rc" ]]; do sleep 1; done
+	if [[ "$(cat "${logs}/${name}.rc")" != 0 ]]; then
+		tail -n 40 "${logs}/${name}.log" >&2
+		say "building ${name} failed (${logs}/${name}.log)"
+		exit 1
+	fi
+}
+cleanup() {
+	for j in "${jobs[@]}"; do kill "${j}" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+say "building the tools in the background (logs in ${logs})"
+background kube bash -c 'hack/build-kube-apiserver.sh && hack/build-helm.sh && hack/build-controller-gen.sh'
+background angie hack/build-angie.sh
+background images ${make} cluster-images image
+
+say "tier 1: lint and package tests"
+${make} lint
+${make} test-unit-local
+
+say "tier 2: integration on nginx"
+${make} test-integration
+
+await angie
+say "tier 2: integration on Angie"
+${make} test-integration-angie
+
+await kube
+say "tier 1: package tests that need kube-apiserver"
+${make} test-unit-kube
+say "tier 3: end-to-end"
+${make} test-e2e
+say "tier 4: network namespaces"
+${make} test-netns
+
+await images
+say "the image"
+${make} test-image
+say "tier 5: a real node"
+${make} test-cluster
+
+say "all test tiers passed"
