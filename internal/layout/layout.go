@@ -31,6 +31,12 @@ const (
 	// state: only the controller and nginx's master may enter it, since
 	// whoever can connect to the dynamic socket can reroute traffic.
 	RunDir = "run"
+	// ModSecurityDir holds the ModSecurity rules files render writes:
+	// nginx's master reads them when it loads the configuration.
+	ModSecurityDir = "modsecurity"
+	// ModSecurityMain is the rules file of nginx's http level: the base
+	// configuration, the ConfigMap's rules and the Core Rule Set.
+	ModSecurityMain = ModSecurityDir + "/main.conf"
 	// WorkerSocketsDir holds the sockets nginx's workers connect to
 	// themselves (the 503 server); workers may enter it, nobody else.
 	WorkerSocketsDir = "sockets"
@@ -125,6 +131,13 @@ func IsDHParamFile(rel string) bool {
 func IsProxySecretFile(rel string) bool {
 	return strings.HasPrefix(rel, SecretsDir+"/") &&
 		(strings.HasSuffix(rel, "_proxy.pem") || strings.HasSuffix(rel, "_ca.pem") || strings.HasSuffix(rel, "_crl.pem"))
+}
+
+// ModSecurityLocationFile is the relative path of the rules a location
+// adds to the http level's; id is a hex digest of its content, so
+// locations with the same rules share one file.
+func ModSecurityLocationFile(id string) string {
+	return filepath.Join(ModSecurityDir, "location-"+id+".conf")
 }
 
 // StreamFile is the relative path of a stream listener's server (a

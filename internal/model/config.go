@@ -11,6 +11,9 @@ import (
 // Every field is a parsed, typed value; the renderer never sees the raw
 // ConfigMap strings.
 type Config struct {
+	// ModSecurity is the ConfigMap's web application firewall
+	// (enable-modsecurity and its companions; modsecurity.go).
+	ModSecurity ModSecurityConfig
 	// SSLRedirect redirects HTTP to HTTPS (308) for hosts listed in TLS.
 	SSLRedirect bool
 	// WorkerProcesses is 0 for "auto".

@@ -80,6 +80,10 @@ type Policy struct {
 	// (SatisfyAll, the default) or either (SatisfyAny).
 	Satisfy Satisfy
 
+	// ModSecurity runs the web application firewall on the location's
+	// requests (modsecurity.go); nil runs none.
+	ModSecurity *ModSecurity
+
 	// --- snippets (configuration-snippet) ---
 
 	// Snippet is what an accepted configuration-snippet adds; nil for
@@ -142,17 +146,17 @@ type AccessList struct {
 }
 
 // ChecksClient reports whether p checks the client before a request is
-// answered: access lists, authentication, request or connection limits
-// (nginx's preaccess and access phases). A location that answers by
-// itself (a return or redirect) and checks the client answers only
-// after the checks pass.
+// answered: access lists, authentication, request or connection limits,
+// ModSecurity (nginx's preaccess and access phases). A location that
+// answers by itself (a return or redirect) and checks the client answers
+// only after the checks pass.
 func (p *Policy) ChecksClient() bool {
 	if p == nil {
 		return false
 	}
 	a, l := p.Access, p.Limits
 	return (a != nil && len(a.Deny)+len(a.Allow) > 0) || p.BasicAuth != nil || p.ExternalAuth != nil ||
-		(l != nil && l.RPS+l.RPM+l.Connections > 0)
+		(l != nil && l.RPS+l.RPM+l.Connections > 0) || p.ModSecurity != nil
 }
 
 // Allows reports whether a client address gets through, as nginx's

@@ -44,12 +44,12 @@ func (sp *serverPlan) deferAnswer(lv *locationView, l *model.Location) {
 
 // withoutChecks is p without nginx's client checks (access lists, basic,
 // digest and external authentication, limits), for a named location
-// that answers once they passed.
+// that answers once they passed (ModSecurity too: it ran in the location).
 func withoutChecks(p *policyView) *policyView {
 	pol := *p
 	pol.Deny, pol.Allow, pol.SatisfyAny = nil, nil, false
 	pol.AuthRealm, pol.AuthFile, pol.DigestRealm, pol.DigestFile = "", "", "", ""
-	pol.ExtAuth, pol.Limits = nil, nil
+	pol.ExtAuth, pol.Limits, pol.ModSecurity = nil, nil, nil
 	pol.LimitRate, pol.LimitRateAfter = "", ""
 	return &pol
 }

@@ -43,7 +43,7 @@ type mapEntry struct{ Host, Backend string }
 
 // serverFiles renders every server of m: a file per host, or in dynamic
 // mode a shared file per shape that more than one exact host has.
-func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool) (Files, map[string][]model.ObjectRef, hashStats, map[string]balancer.SeriesLabels, error) {
+func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool, waf *modsecPlan) (Files, map[string][]model.ObjectRef, hashStats, map[string]balancer.SeriesLabels, error) {
 	files := Files{}
 	sources := map[string][]model.ObjectRef{}
 	refs := map[*serverView][]model.ObjectRef{}
@@ -52,7 +52,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	var sh shaper
 	var order []string
 	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m),
-		accessLog: accessLogArgs(m.Config)}
+		accessLog: accessLogArgs(m.Config), waf: waf}
 	if p.Metrics != nil {
 		q, err := Quote(p.StateDir.MetricsLog())
 		if err != nil {

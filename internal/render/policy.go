@@ -92,6 +92,9 @@ type policyView struct {
 	Limits                    *locationLimits
 	LimitRate, LimitRateAfter string
 
+	// ModSecurity runs the web application firewall (modsecurity.go).
+	ModSecurity *modsecView `json:",omitempty"`
+
 	// --- snippets ---
 
 	// Snippet is what the location prints of its own and its server's
@@ -213,6 +216,11 @@ func (sp *serverPlan) planPolicy(lv *locationView, l *model.Location) error {
 		v.Allow = accessLines(a.Allow)
 	}
 	v.SatisfyAny = pol.Satisfy == model.SatisfyAny
+	if ms := pol.ModSecurity; ms != nil {
+		if v.ModSecurity, err = sp.rc.waf.location(ms, sp.rc.p.StateDir); err != nil {
+			return err
+		}
+	}
 	if a := pol.BasicAuth; a != nil {
 		if err := sp.planBasicAuth(v, a); err != nil {
 			return err

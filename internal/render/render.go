@@ -86,6 +86,10 @@ type Params struct {
 	// Metrics, when set, counts requests per location (metrics.go), in
 	// either data plane.
 	Metrics *Metrics
+	// ModSecurity is the ModSecurity module and rules nginx can load
+	// (modsecurity.go); nil when it cannot. The module is loaded only
+	// when a location runs ModSecurity.
+	ModSecurity *ModSecurity
 }
 
 // Dynamic configures the Lua-balanced data plane: one upstream whose peers
@@ -154,11 +158,19 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	for _, b := range m.Backends {
 		backends[b.Key] = b
 	}
-	servers, sources, hashes, series, err := serverFiles(m, backends, p, lua != nil)
+	waf, err := planModSecurity(m, p)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	servers, sources, hashes, series, err := serverFiles(m, backends, p, lua != nil, waf)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
 	maps.Copy(files, servers)
+	if waf != nil {
+		// The locations' rules files joined the plan as they were planned.
+		maps.Copy(files, waf.files)
+	}
 	streams, streamSources, err := streamFiles(m, p)
 	if err != nil {
 		return nil, "", nil, nil, err
@@ -199,6 +211,10 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			return nil, "", nil, nil, fmt.Errorf("module path: %w", err)
 		}
 		main.LoadModules = append(main.LoadModules, q)
+	}
+	if waf != nil {
+		main.LoadModules = append(main.LoadModules, waf.load)
+		main.ModSecurityRules = waf.mainRules
 	}
 	main.moreSnippets = usesHeadersMore(m)
 	if main.ListenerDefaults, err = listenerDefaults(m, p); err != nil {
@@ -332,6 +348,9 @@ type mainView struct {
 	// BestHTTPHost declares $causeway_best_http_host (extauth_template.go).
 	AuthLoop     *authLoopView
 	BestHTTPHost bool
+	// ModSecurityRules is the quoted path of the http level's ModSecurity
+	// rules, "" when no location runs ModSecurity (modsecurity.go).
+	ModSecurityRules string
 
 	// moreSnippets says that a snippet uses the headers-more module.
 	moreSnippets bool

@@ -168,6 +168,9 @@ type renderCtx struct {
 	// accessLog are the access log's access_log arguments, "" when off;
 	// metricsLog the metrics log's (metrics.go).
 	accessLog, metricsLog string
+	// waf is ModSecurity's plan, which collects the locations' rules
+	// files (modsecurity.go); nil when no location runs it.
+	waf *modsecPlan
 }
 
 type regexCheck struct {

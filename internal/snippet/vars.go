@@ -152,3 +152,11 @@ func (sc *scope) parseTemplate(s string) (model.Template, error) {
 	flush()
 	return t, nil
 }
+
+// Value reads a value outside a snippet (modsecurity-transaction-id, say)
+// into literals and variable references: the variables any snippet value
+// may read, no regex group and no variable a snippet set.
+func Value(s string) (model.Template, error) {
+	sc := scope{}
+	return sc.parseTemplate(s)
+}
