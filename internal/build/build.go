@@ -82,6 +82,13 @@ type Options struct {
 	// GunzipAvailable says that nginx has the gunzip filter, which a
 	// VirtualServer's spec.gunzip needs.
 	GunzipAvailable bool
+	// ModSecurityAvailable says that nginx can load the ModSecurity module
+	// (ModSecurityMissing says why not, for Problems); CRSAvailable that
+	// the OWASP Core Rule Set is installed. Without them, the paths that
+	// ask for them answer 503 (modsecurity.go).
+	ModSecurityAvailable bool
+	ModSecurityMissing   string
+	CRSAvailable         bool
 	// CertManager says that the leader writes the cert-manager
 	// Certificates VirtualServers ask for (--enable-cert-manager).
 	CertManager bool
@@ -182,6 +189,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		})
 	}
 	b.configSnippets()
+	b.modSecurityGlobal()
 	b.globalDefault = b.defaultBackendService()
 	b.defaultErrorsProblem()
 	b.model.DefaultCertificate = b.defaultSSLCertificate()

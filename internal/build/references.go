@@ -117,6 +117,11 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 			b.opts.AnnotationsPrefix)
 		return nil, "", true
 	}
+	ms, closed := b.modSecurity(t)
+	if closed {
+		return nil, "", true
+	}
+	pol.ModSecurity = ms
 	if isZeroPolicy(&pol) {
 		return nil, fallback, false
 	}

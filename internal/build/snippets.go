@@ -25,7 +25,7 @@ const (
 // out whole; the Ingress is served without it.
 func (b *builder) snippets(t *ingress.Translation) {
 	s := &t.Annotations.Snippets
-	if len(s.Keys) == 0 {
+	if len(s.Keys) == 0 && t.Annotations.ModSecurity == nil {
 		return
 	}
 	a := &t.Annotations

@@ -112,7 +112,8 @@ func notYet(name, nginxDefault, note string) Key {
 	return Key{Name: name, Status: KeyNotYetSupported, NginxDefault: nginxDefault, Note: note}
 }
 
-// guard is a security key not supported yet.
+// guard is a security key not supported yet (none since ModSecurity
+// arrived; the mechanism stays for the next one).
 func guard(name, nginxDefault, note string) Key {
 	k := notYet(name, nginxDefault, note)
 	k.Security = true
@@ -218,9 +219,18 @@ var keyTable = []Key{
 		"entries follow a strict grammar: strings of visible ASCII, or ~regex and ~*regex in the regex grammar of path regexes (no $, no lookaround); an invalid entry makes every path of every Ingress and every VirtualServer route answer 503 instead of failing nginx's configuration test"),
 	different("block-referers", "", "none",
 		"as block-user-agents"),
-	guard("enable-modsecurity", "false", "Causeway has no web application firewall yet: requests ModSecurity would refuse are let through"),
-	guard("enable-owasp-modsecurity-crs", "false", "Causeway has no web application firewall yet: requests the OWASP rules would refuse are let through"),
-	notYet("modsecurity-snippet", "", "Causeway has no web application firewall yet"),
+	different("enable-modsecurity", "false", "false",
+		"runs ModSecurity (DetectionOnly until SecRuleEngine On) on every path of every Ingress, not on VirtualServer routes; an Ingress's enable-modsecurity wins. "+
+			"An invalid value, or ModSecurity missing from nginx (Angie always), makes every path of every Ingress answer 503. The audit log is one JSON line "+
+			"per relevant transaction on nginx's output, without bodies (ingress-nginx: files under /var/log/audit)"),
+	different("enable-owasp-modsecurity-crs", "false", "false",
+		"with enable-modsecurity, runs Debian's OWASP Core Rule Set (3.3; ingress-nginx ships 4.x) wherever ModSecurity runs; an invalid value, "+
+			"or the rules missing, makes every path of every Ingress answer 503 when enable-modsecurity is true"),
+	different("modsecurity-snippet", "", "none",
+		"with enable-modsecurity, read into typed directives under the allowlist of the modsecurity-snippet annotation (docs/security.md, \"ModSecurity\"), "+
+			"not gated by allow-snippet-annotations; as in ingress-nginx it replaces the base configuration unless it includes "+
+			"/etc/nginx/modsecurity/modsecurity.conf, and including /etc/nginx/owasp-modsecurity-crs/nginx-modsecurity.conf runs the CRS; a refused snippet makes "+
+			"every path of every Ingress answer 503 when enable-modsecurity is true; without it the snippet is unused (a Problem says so)"),
 	different("global-auth-url", "", "none",
 		"the auth-url grammar: nginx variables only as its URL templates allow ($host sends the subrequest back to this nginx, and is refused with a Problem, 503, in rules without host), "+
 			"and a literal host is resolved when nginx loads the configuration; an invalid URL makes every path of every Ingress answer 503"),

@@ -97,7 +97,7 @@ func TestCanaryIgnoresOtherAnnotations(t *testing.T) {
 		"rewrite-target": "/x", "auth-url": "http://auth.example/", "auth-type": "basic",
 		"load-balance": "ewma", "enable-modsecurity": "true",
 	})
-	checkProblems(t, problems, []problem{ignored("enable-modsecurity"), ignored("auth-type"), ignored("auth-url"), ignored("rewrite-target")})
+	checkProblems(t, problems, []problem{ignored("auth-type"), ignored("auth-url"), ignored("enable-modsecurity"), ignored("rewrite-target")})
 	if len(res.FailClosed) != 0 || res.Location.Rewrite != nil || res.Location.BasicAuth != nil || res.UseRegex {
 		t.Fatalf("a canary's other annotations reached the Result: %+v", res)
 	}

@@ -96,7 +96,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup, passthroughGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup, passthroughGroup, wafGroup}
 
 // groupsOf gives each annotation name the indexes in groups of the groups
 // that list it: an Ingress's few annotations find their parsers without
@@ -178,8 +178,6 @@ var pending = concat(
 	ingressNginx("server", AnnotationNotYetSupported,
 		"ssl-ciphers", "ssl-prefer-server-ciphers", "http2-push-preload"),
 	ingressNginx("snippets", AnnotationNotYetSupported, "stream-snippet"),
-	ingressNginx("waf", AnnotationNotYetSupported,
-		"enable-modsecurity", "enable-owasp-core-rules", "modsecurity-transaction-id", "modsecurity-snippet"),
 	ingressNginx("observability", AnnotationNotYetSupported,
 		"enable-opentelemetry", "opentelemetry-trust-incoming-span", "enable-opentracing",
 		"opentracing-trust-incoming-span", "enable-influxdb", "influxdb-measurement", "influxdb-port",

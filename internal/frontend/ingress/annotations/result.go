@@ -60,6 +60,9 @@ type Result struct {
 	// the Ingress uses, since it sets no valid annotation of the same
 	// name: a Problem about such a setting names the key.
 	Defaulted []string
+	// ModSecurity is what the ModSecurity annotations say (modsecurity.go);
+	// nil when none is set.
+	ModSecurity *ModSecuritySettings
 
 	// --- snippets ---
 

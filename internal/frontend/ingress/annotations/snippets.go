@@ -98,9 +98,17 @@ func parseSnippets(r *Reader, res *Result) {
 // closes the Ingress's paths: serving them without it would let in the
 // clients it keeps out. Any other refused snippet is left out.
 func (res *Result) GateSnippets(ref model.ObjectRef, allow bool) []model.Problem {
+	var out []model.Problem
+	if ms := res.ModSecurity; ms != nil {
+		if !allow {
+			ms.gate(ref)
+		}
+		// Reported here, with the other snippets' Problems, once.
+		out, ms.Problems = ms.Problems, nil
+	}
 	if allow {
 		res.FailClosed = append(res.FailClosed, res.Snippets.failed...)
-		return res.Snippets.Problems
+		return append(out, res.Snippets.Problems...)
 	}
 	res.Location.Snippet, res.Server.Snippet = nil, nil
 	if a := res.Location.ExternalAuth; a != nil && a.Snippet != nil {
@@ -108,7 +116,6 @@ func (res *Result) GateSnippets(ref model.ObjectRef, allow bool) []model.Problem
 		cp.Snippet = nil
 		res.Location.ExternalAuth = &cp
 	}
-	var out []model.Problem
 	for _, k := range res.Snippets.Keys {
 		denies := slices.Contains(res.Snippets.Denying, k)
 		if denies {
