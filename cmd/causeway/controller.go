@@ -69,6 +69,7 @@ type controllerFlags struct {
 	logLevel          string
 	dataplane         string
 	modulesDir        string
+	crsDir            string
 	luaPackagePath    string
 	nginxUser         string
 	syncQuiet         time.Duration
@@ -123,7 +124,8 @@ func newControllerCommand() *cobra.Command {
 	fl.DurationVar(&f.syncQuiet, "sync-quiet-period", 10*time.Millisecond, "after a change, wait this long for more changes before applying")
 	fl.DurationVar(&f.syncMaxDelay, "sync-max-delay", 500*time.Millisecond, "apply at most this long after the first of a stream of changes")
 	fl.StringVar(&f.nginxUser, "nginx-user", "", "user nginx workers run as when the controller runs as root (default www-data, else nobody)")
-	fl.StringVar(&f.modulesDir, "nginx-modules-dir", "/usr/lib/nginx/modules", "directory holding ndk_http_module.so, ngx_http_lua_module.so, ngx_http_brotli_filter_module.so and ngx_http_headers_more_filter_module.so")
+	fl.StringVar(&f.modulesDir, "nginx-modules-dir", "/usr/lib/nginx/modules", "directory holding ndk_http_module.so, ngx_http_lua_module.so, ngx_http_brotli_filter_module.so, ngx_http_headers_more_filter_module.so and ngx_http_modsecurity_module.so")
+	fl.StringVar(&f.crsDir, "modsecurity-crs-dir", runtime.DefaultCRSDir, "directory of the OWASP Core Rule Set, whose rules/*.conf ModSecurity loads for enable-owasp-core-rules (Debian's modsecurity-crs)")
 	fl.StringVar(&f.luaPackagePath, "lua-package-path", render.DefaultLuaPackagePath, "where the Lua balancer finds lua-resty-core and lua-resty-lrucache: lua_package_path templates (absolute paths with \"?\") separated by \";\", ending in \";;\" to search LuaJIT's default path after them; the default, \";;\", finds Debian's packages")
 	fl.StringVar(&f.annotationsPrefix, "annotations-prefix", annotations.DefaultPrefix, "prefix of the ingress-nginx annotations read from Ingresses")
 	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
@@ -177,6 +179,9 @@ func (f *controllerFlags) validate() error {
 	f.stateDir = abs
 	if f.modulesDir, err = filepath.Abs(f.modulesDir); err != nil {
 		return fmt.Errorf("--nginx-modules-dir: %w", err)
+	}
+	if f.crsDir, err = filepath.Abs(f.crsDir); err != nil {
+		return fmt.Errorf("--modsecurity-crs-dir: %w", err)
 	}
 	if f.luaPackagePath, err = render.ParseLuaPackagePath(f.luaPackagePath); err != nil {
 		return fmt.Errorf("--lua-package-path %q: %w", f.luaPackagePath, err)
@@ -260,6 +265,19 @@ func runController(ctx context.Context, f *controllerFlags) error {
 	} else {
 		params.HeadersMoreModule = mod
 	}
+	// ModSecurity is loaded only when a path runs it; without the module
+	// (Angie cannot load Debian's), such paths answer 503.
+	modsecMissing, crsAvailable := "", false
+	if ms, crsErr, err := runtime.DetectModSecurity(ctx, f.nginxBinary, f.modulesDir, f.crsDir, dir); err != nil {
+		modsecMissing = modSecurityMissing(flav, err)
+		log.Info("ModSecurity unavailable: paths that ask for it answer 503", "reason", err)
+	} else {
+		params.ModSecurity = ms
+		crsAvailable = crsErr == nil
+		if crsErr != nil {
+			log.Info("OWASP Core Rule Set unavailable: paths that ask for it answer 503", "reason", crsErr)
+		}
+	}
 	// The stream module serves TransportServers; it is loaded only when
 	// one is served, and not at all where it is compiled in (Angie).
 	streamAvailable := true
@@ -336,6 +354,9 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		TLSPassthrough:        passthrough,
 		StreamRealIPAvailable: params.StreamRealIP,
 		GunzipAvailable:       gunzip,
+		ModSecurityAvailable:  params.ModSecurity != nil,
+		ModSecurityMissing:    modsecMissing,
+		CRSAvailable:          crsAvailable,
 		CertManager:           f.certManager && f.customResources && f.manifests == "",
 		ExternalDNS:           f.externalDNS && f.customResources && f.manifests == "",
 		NoPublishedAddress:    !f.kube.publishes(),
@@ -605,4 +626,14 @@ func (g *gracePeriod) Set(v string) error {
 	}
 	*g = gracePeriod(d)
 	return nil
+}
+
+// modSecurityMissing says, for Problems, why the data plane cannot run
+// ModSecurity: Angie's build cannot load Debian's module (another binary
+// interface) and the vendored sources have no connector.
+func modSecurityMissing(flav flavour.Flavour, err error) string {
+	if flav.Name == flavour.Angie {
+		return "the data plane is Angie, which has no ModSecurity module (Debian's ngx_http_modsecurity_module.so is built for Debian's nginx)"
+	}
+	return fmt.Sprintf("nginx cannot load ModSecurity (Debian's libnginx-mod-http-modsecurity): %v", err)
 }

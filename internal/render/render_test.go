@@ -84,6 +84,10 @@ func goldenCase(t *testing.T, name string) (*model.Model, Params) {
 	if strings.HasPrefix(name, "passthrough-pass") { // a stream module with pass
 		params.Flavour = flavour.Flavour{Name: flavour.Nginx, Version: []int{1, 26, 3}}
 	}
+	if strings.Contains(name, "modsecurity") { // nginx with ModSecurity and the CRS
+		opts.ModSecurityAvailable, opts.CRSAvailable = true, true
+		params.ModSecurity = &goldenModSecurity
+	}
 	m, _ := build.Build(snap, opts)
 	if strings.HasPrefix(name, "lua") { // the Lua-balanced data plane
 		params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
@@ -93,6 +97,11 @@ func goldenCase(t *testing.T, name string) (*model.Model, Params) {
 	}
 	return m, params
 }
+
+// goldenModSecurity is Debian's ModSecurity, with two of the CRS's files.
+var goldenModSecurity = ModSecurity{Module: "/usr/lib/nginx/modules/ngx_http_modsecurity_module.so",
+	CRS: []string{"/usr/share/modsecurity-crs/rules/REQUEST-901-INITIALIZATION.conf", "/usr/share/modsecurity-crs/rules/REQUEST-942-APPLICATION-ATTACK-SQLI.conf"},
+	UnicodeMapping: "/etc/nginx/unicode.mapping"}
 
 func TestRenderIsDeterministic(t *testing.T) {
 	snap, err := files.Load("testdata/basic/input.yaml")

@@ -68,6 +68,9 @@ func (a access) dirs() []dirSpec {
 	return []dirSpec{
 		{"", shared, sharedOwner},
 		{layout.ServersDir, 0o700, a.self},
+		// nginx's master reads ModSecurity's rules as it loads the
+		// configuration; workers never do.
+		{layout.ModSecurityDir, 0o700, a.self},
 		{layout.RunDir, 0o700, a.self},
 		{layout.WorkerSocketsDir, shared, sharedOwner},
 		{layout.TempDir, shared, sharedOwner},

@@ -273,6 +273,7 @@ func prepareStateDir(dir layout.Dir, a access) error {
 		dir.Path(layout.ServersDir, "*"),
 		dir.Path(layout.SecretsDir, "*"),
 		dir.Path(layout.LuaDir, "*"),
+		dir.Path(layout.ModSecurityDir, "*"),
 	} {
 		matches, _ := filepath.Glob(pattern)
 		for _, m := range matches {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -127,4 +128,42 @@ func probeBlock(ctx context.Context, binary, module, block, body string, dir lay
 		return err
 	}
 	return exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", path, "-t", "-q").Run()
+}
+
+// ModSecurityModule is the file of the ModSecurity connector (Debian's
+// libnginx-mod-http-modsecurity, which brings libmodsecurity3).
+const ModSecurityModule = "ngx_http_modsecurity_module.so"
+
+// DefaultCRSDir is where Debian's modsecurity-crs installs the OWASP Core
+// Rule Set: its rules are rules/*.conf.
+const DefaultCRSDir = "/usr/share/modsecurity-crs"
+
+// unicodeMappings are where Debian's libnginx-mod-http-modsecurity puts
+// ModSecurity's unicode.mapping, in the order tried.
+var unicodeMappings = []string{"/etc/nginx/unicode.mapping", "/usr/share/nginx/docs/modsecurity/unicode.mapping"}
+
+// DetectModSecurity reports what nginx can run of ModSecurity: the module
+// (loaded in a throw-away configuration, as DetectModule does), the Core
+// Rule Set's rules files under crsDir (nil when there are none, with
+// crsErr saying why) and unicode.mapping ("" when missing). The module
+// is loaded only when a location runs ModSecurity.
+func DetectModSecurity(ctx context.Context, binary, modulesDir, crsDir string, dir layout.Dir) (ms *render.ModSecurity, crsErr, err error) {
+	mod, err := DetectModule(ctx, binary, modulesDir, ModSecurityModule, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms = &render.ModSecurity{Module: mod}
+	rules, _ := filepath.Glob(filepath.Join(crsDir, "rules", "*.conf"))
+	sort.Strings(rules) // the CRS's files are numbered in their order
+	if len(rules) == 0 {
+		crsErr = fmt.Errorf("no rules in %s", filepath.Join(crsDir, "rules"))
+	}
+	ms.CRS = rules
+	for _, p := range unicodeMappings {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			ms.UnicodeMapping = p
+			break
+		}
+	}
+	return ms, crsErr, nil
 }

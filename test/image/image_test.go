@@ -560,3 +560,22 @@ func privilegedPort(t *testing.T, ip string, not int) int {
 	t.Fatalf("no free port in 600-1023 on %s", ip)
 	return 0
 }
+
+// TestImageCarriesModSecurity: the image holds ModSecurity's module,
+// Debian's OWASP Core Rule Set and unicode.mapping, where the controller
+// looks for them (--nginx-modules-dir, --modsecurity-crs-dir, render's
+// base configuration).
+func TestImageCarriesModSecurity(t *testing.T) {
+	require(t, true)
+	info := loadImage(t)
+	for _, p := range []string{
+		"/usr/lib/nginx/modules/ngx_http_modsecurity_module.so",
+		"/usr/share/modsecurity-crs/rules/REQUEST-942-APPLICATION-ATTACK-SQLI.conf",
+		"/usr/share/modsecurity-crs/rules/REQUEST-949-BLOCKING-EVALUATION.conf",
+		"/etc/nginx/unicode.mapping",
+	} {
+		if out, err := podman("run", "--rm", "--entrypoint", "/usr/bin/test", info.Tag, "-s", p); err != nil {
+			t.Errorf("%s is missing from the image: %v %s", p, err, out)
+		}
+	}
+}
