@@ -100,7 +100,7 @@ func goldenCase(t *testing.T, name string) (*model.Model, Params) {
 
 // goldenModSecurity is Debian's ModSecurity, with two of the CRS's files.
 var goldenModSecurity = ModSecurity{Module: "/usr/lib/nginx/modules/ngx_http_modsecurity_module.so",
-	CRS: []string{"/usr/share/modsecurity-crs/rules/REQUEST-901-INITIALIZATION.conf", "/usr/share/modsecurity-crs/rules/REQUEST-942-APPLICATION-ATTACK-SQLI.conf"},
+	CRS:            []string{"/usr/share/modsecurity-crs/rules/REQUEST-901-INITIALIZATION.conf", "/usr/share/modsecurity-crs/rules/REQUEST-942-APPLICATION-ATTACK-SQLI.conf"},
 	UnicodeMapping: "/etc/nginx/unicode.mapping"}
 
 func TestRenderIsDeterministic(t *testing.T) {
