@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/internal/flavour"
 	"github.com/causeway/causeway/internal/runtime"
 )
 
@@ -140,6 +141,32 @@ func TestModSecurityFailsClosedWithoutModule(t *testing.T) {
 	eventually(t, 10*time.Second, func() error {
 		if r := c.Get("plain.test", cleanQuery); r.Status != 503 {
 			return fmt.Errorf("plain.test with the ConfigMap's enable-modsecurity: status %d, want 503", r.Status)
+		}
+		return nil
+	})
+}
+
+// TestModSecurityOnAngie: Angie cannot load Debian's module and the
+// vendored build has no connector, so on Angie, with its own modules
+// directory, the paths asking for ModSecurity answer 503 with a Problem
+// that names Angie, and the others are served.
+func TestModSecurityOnAngie(t *testing.T) {
+	if dataPlaneFlavour.Name != flavour.Angie {
+		t.Skip("Angie only: nginx runs ModSecurity (TestModSecurityAgainstNginx)")
+	}
+	be := startBackend(t, "web")
+	c := startController(t, map[string]string{"app.yaml": ingressClass + serviceYAML("default", "web", 80, be) +
+		wafIngress("guarded", "guarded.test", map[string]string{"enable-modsecurity": "true", "enable-owasp-core-rules": "true"}) +
+		wafIngress("plain", "plain.test", nil)})
+	if r := c.Get("guarded.test", cleanQuery); r.Status != 503 {
+		t.Errorf("guarded.test: status %d, want 503", r.Status)
+	}
+	if r := c.Get("plain.test", cleanQuery); r.Status != 200 {
+		t.Errorf("plain.test: status %d, want 200", r.Status)
+	}
+	eventually(t, 10*time.Second, func() error {
+		if log := c.log.String(); !strings.Contains(log, "the data plane is Angie") || !strings.Contains(log, "default/guarded") {
+			return fmt.Errorf("no Problem naming Angie on default/guarded in the controller log")
 		}
 		return nil
 	})
