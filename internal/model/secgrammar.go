@@ -231,10 +231,12 @@ func toSet(names ...string) map[string]bool {
 	return out
 }
 
-// CheckSecVariable checks a rule's target. A key is a name (letters,
-// digits and ._-:*/ as in XML:/* or REQUEST_HEADERS:Content-Type) or a
-// regular expression between slashes; it is printed unquoted, so it holds
-// no space, "|", ",", quote, or control character.
+// CheckSecVariable checks a rule's target. A key is a name of letters,
+// digits and _ . : * / [ ] $ - (REQUEST_HEADERS:Content-Type, XML:/*,
+// ARGS:user[name]), or a regular expression between slashes that may
+// also hold ^ ( ) ? + \ { } and commas (REQUEST_COOKIES:/^session_/).
+// Keys are printed unquoted; ModSecurity 3.0.9 reads nothing else there
+// ("|" would split the targets, a "}" outside a regular expression fails).
 func CheckSecVariable(v SecVariable) error {
 	if !SecVariables[v.Name] {
 		return fmt.Errorf("variable %q is not one a rule may inspect", Truncate(v.Name))
@@ -245,16 +247,30 @@ func CheckSecVariable(v SecVariable) error {
 	if len(v.Key) > 256 {
 		return fmt.Errorf("%s: key of %d bytes is longer than 256", v.Name, len(v.Key))
 	}
-	for i := 0; i < len(v.Key); i++ {
-		c := v.Key[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`|,"'`, c) >= 0 {
-			return fmt.Errorf("%s: key %q holds %q", v.Name, Truncate(v.Key), c)
+	if secKeyIn(v.Key, secLiteralKey) {
+		return nil
+	}
+	inner, ok := strings.CutPrefix(v.Key, "/")
+	if inner, ok2 := strings.CutSuffix(inner, "/"); ok && ok2 && inner != "" && secKeyIn(inner, secLiteralKey+secRegexKey) {
+		return nil
+	}
+	return fmt.Errorf("%s: key %q: want a name of letters, digits and _.:*/[]$-, or a regular expression between slashes", v.Name, Truncate(v.Key))
+}
+
+// The bytes of a target's key besides letters and digits: a name's, and
+// what a regular expression's may hold more.
+const (
+	secLiteralKey = "_.:*/[]$-"
+	secRegexKey   = `^()?+\{},`
+)
+
+func secKeyIn(key, extra string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(extra, c) >= 0) {
+			return false
 		}
 	}
-	if strings.HasPrefix(v.Key, "/") && v.Name != "XML" && (len(v.Key) < 2 || !strings.HasSuffix(v.Key, "/")) {
-		return fmt.Errorf("%s: key %q starts a regular expression it does not end with /", v.Name, Truncate(v.Key))
-	}
-	return nil
+	return true
 }
 
 // SecOperators are the operators a rule may use, with whether they take
@@ -446,8 +462,9 @@ func checkCtl(v string) error {
 		}
 		if err == nil {
 			var t SecVariable
-			if t, err = ParseSecVariable(target); err == nil {
-				err = CheckSecVariable(t)
+			if t, err = ParseSecVariable(target); err == nil && !secKeyIn(t.Key, secLiteralKey) {
+				// ModSecurity 3.0.9 reads no regular expression here.
+				err = fmt.Errorf("%q: the target's key must be a name", Truncate(target))
 			}
 		}
 	default:

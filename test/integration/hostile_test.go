@@ -291,7 +291,14 @@ func skeleton(t *testing.T, files render.Files) string {
 		if strings.HasPrefix(name, "servers/") {
 			label = "servers/*" // host names differ by design
 		}
+		if strings.HasPrefix(name, "modsecurity/location-") {
+			label = "modsecurity/location-*" // named by a digest of their content
+		}
 		fmt.Fprintf(&b, "== %s\n", label)
+		if strings.HasPrefix(name, "modsecurity/") {
+			b.WriteString(secDirectives(string(files[name])))
+			continue
+		}
 		for _, d := range directives(string(files[name])) {
 			b.WriteString(d + "\n")
 		}
@@ -359,7 +366,7 @@ func nginxTest(t *testing.T, out render.Files, m *model.Model) {
 	dir := layout.Dir(t.TempDir())
 	// Paths in the files point at the fixed render state dir; rewrite them
 	// to this test's directory.
-	for _, sub := range []string{"servers", "secrets", "run", "sockets", "tmp"} {
+	for _, sub := range []string{"servers", "secrets", "run", "sockets", "tmp", "modsecurity"} {
 		os.MkdirAll(dir.Path(sub), 0o755)
 	}
 	if err := runtime.EnsureDefaultCert(dir, time.Now()); err != nil {
