@@ -1,6 +1,8 @@
 package modsec_test
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -29,6 +31,9 @@ var seeds = []string{
 // two or spill into another directive.
 func FuzzParse(f *testing.F) {
 	for _, s := range seeds {
+		f.Add(s)
+	}
+	for _, s := range corpus(f) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -60,4 +65,31 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q printed as %q reads as\n%+v, want\n%+v", src, lines, again.Directives, kept)
 		}
 	})
+}
+
+// corpus reads testdata/corpus: snippets people write, each of which must
+// be accepted (the integration tier has nginx load each with ModSecurity).
+func corpus(t testing.TB) map[string]string {
+	paths, err := filepath.Glob("testdata/corpus/*.conf")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no corpus in testdata/corpus: %v", err)
+	}
+	out := map[string]string{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = string(data)
+	}
+	return out
+}
+
+// TestCorpus: every snippet of the corpus is accepted.
+func TestCorpus(t *testing.T) {
+	for name, src := range corpus(t) {
+		if _, err := modsec.Parse(src, modsec.Options{}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }

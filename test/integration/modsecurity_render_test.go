@@ -2,10 +2,13 @@ package integration
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/modsec"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/runtime"
 )
@@ -102,4 +105,48 @@ func secDirectives(conf string) string {
 		b.WriteString(name + "\n")
 	}
 	return b.String()
+}
+
+// TestModSecurityCorpusLoads: every snippet of internal/modsec's corpus
+// (what people write: exclusions, rules of their own, ingress-nginx's
+// documented ConfigMap snippet) renders into rules that nginx -t, loading
+// ModSecurity and Debian's CRS, accepts: a location's as a location's
+// own rules, configmap-*.conf as the ConfigMap's.
+func TestModSecurityCorpusLoads(t *testing.T) {
+	requireModule(t, runtime.ModSecurityModule)
+	crs, _ := filepath.Glob(filepath.Join(runtime.DefaultCRSDir, "rules", "*.conf"))
+	if len(crs) == 0 {
+		t.Fatalf("no CRS in %s; run hack/install-deps.sh", runtime.DefaultCRSDir)
+	}
+	paths, err := filepath.Glob("../../internal/modsec/testdata/corpus/*.conf")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no corpus: %v", err)
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			src, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules, err := modsec.Parse(string(src), modsec.Options{Reserved: []model.SecIDRange{model.SecCRSIDs}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := baseModel(t)
+			ms := &model.ModSecurity{CRS: true}
+			if strings.HasPrefix(filepath.Base(p), "configmap-") {
+				m.Config.ModSecurity = model.ModSecurityConfig{Enabled: true, Rules: rules}
+			} else {
+				ms.Rules = rules
+			}
+			m.Servers[1].Locations[0].Policy = &model.Policy{ModSecurity: ms}
+			params := modsecParams("plain")
+			params.ModSecurity.CRS = crs
+			res, err := render.Render(m, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nginxTest(t, res.Files, m)
+		})
+	}
 }
