@@ -62,10 +62,18 @@ func (b *builder) modSecurity(t *ingress.Translation) (ms *model.ModSecurity, cl
 	}
 	key := func(name string) string { return b.opts.AnnotationsPrefix + "/" + name }
 	if !on {
-		if a != nil && len(a.Keys) > 0 && (a.Enable == nil || len(a.Keys) > 1) {
+		var others []string
+		if a != nil {
+			others = slices.DeleteFunc(slices.Clone(a.Keys), func(k string) bool { return k == key("enable-modsecurity") })
+		}
+		if len(others) > 0 {
+			what := "annotation " + others[0] + " has"
+			if len(others) > 1 {
+				what = "annotations " + strings.Join(others, ", ") + " have"
+			}
 			b.problem(t.Ref, model.ReasonUnsupportedAnnotation, false,
-				"annotations %s have no effect: ModSecurity does not run for this Ingress (%s is not true, nor the ConfigMap's enable-modsecurity); ignored",
-				strings.Join(slices.DeleteFunc(slices.Clone(a.Keys), func(k string) bool { return k == key("enable-modsecurity") }), ", "), key("enable-modsecurity"))
+				"%s no effect: ModSecurity does not run for this Ingress (%s is not true, nor the ConfigMap's enable-modsecurity); ignored",
+				what, key("enable-modsecurity"))
 		}
 		return nil, false
 	}

@@ -318,6 +318,17 @@ var AnnotationTable = []AnnotationCase{
 	{Name: "proxy-ssl-verify without a CA closes the paths",
 		Ingresses: one("sec.test", "/", "Prefix", "app", ann("backend-protocol", "HTTPS", "proxy-ssl-verify", "on")),
 		Request:   get("sec.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidAnnotation"}},
+	// ModSecurity: rows that hold with or without the module (Angie has
+	// none); test/integration/modsecurity_test.go has the rest.
+	{Name: "an invalid enable-modsecurity closes the paths",
+		Ingresses: one("waf.test", "/", "Prefix", "app", ann("enable-modsecurity", "yes please")),
+		Request:   get("waf.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidAnnotation"}},
+	{Name: "enable-owasp-core-rules without enable-modsecurity has no effect",
+		Ingresses: one("waf.test", "/", "Prefix", "app", ann("enable-owasp-core-rules", "true")),
+		Request:   get("waf.test", "/"), Want: Response{Status: 200, Service: "app"}, Problems: []string{"UnsupportedAnnotation"}},
+	{Name: "enable-modsecurity false runs none",
+		Ingresses: one("waf.test", "/", "Prefix", "app", ann("enable-modsecurity", "false")),
+		Request:   get("waf.test", "/?id=1%27%20OR%20%271%27%3D%271"), Want: Response{Status: 200, Service: "app"}},
 }
 
 // ConfigAccessTable are rows whose ConfigMap keys would change every other
