@@ -164,7 +164,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		if reason, ok := opts.Excluded[ref.Key()]; ok {
 			// nginx refused what these settings render (an OpenSSL cipher
 			// name it does not know, say): the defaults serve instead.
-			global := b.model.Config.GlobalAuth != nil
+			global, waf := b.model.Config.GlobalAuth != nil, b.model.Config.ModSecurity.Enabled
 			b.model.Config, b.problems = configmap.Parse(nil)
 			b.problem(ref, model.ReasonExcluded, false, "the defaults are used instead of this ConfigMap: %s", reason)
 			if global {
@@ -172,6 +172,11 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 				// them would let every request through unasked.
 				b.model.Config.FailClosed = append(b.model.Config.FailClosed, "global-auth-url")
 				b.problem(ref, model.ReasonExcluded, false, `key "global-auth-url" is left out with the ConfigMap; every path of every Ingress answers 503 rather than being served without it`)
+			}
+			if waf {
+				// Nor ModSecurity (its snippet may be what nginx refused).
+				b.model.Config.FailClosed = append(b.model.Config.FailClosed, "enable-modsecurity")
+				b.problem(ref, model.ReasonExcluded, false, `key "enable-modsecurity" is left out with the ConfigMap; every path of every Ingress answers 503 rather than being served uninspected`)
 			}
 		}
 	}

@@ -128,3 +128,24 @@ func TestModSecurity(t *testing.T) {
 		})
 	}
 }
+
+// TestModSecurityConfigMapExcluded: when nginx refuses what the ConfigMap
+// renders (a regular expression of its modsecurity-snippet that PCRE
+// cannot compile, say) and the controller falls back to the defaults,
+// every path closes instead of losing ModSecurity.
+func TestModSecurityConfigMapExcluded(t *testing.T) {
+	s := world(1)
+	s.Ingresses = append(s.Ingresses, mkIngress("default", "web", 0, rule("a.com", path("/", "Prefix", svcName(0), 80))))
+	s.ConfigMaps = append(s.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config", UID: "cm"},
+		Data: map[string]string{"enable-modsecurity": "true", "modsecurity-snippet": `SecRule ARGS "@rx (" "id:1,phase:2,deny"`}})
+	opts := testOpts
+	opts.ModSecurityAvailable, opts.CRSAvailable = true, true
+	opts.Excluded = map[string]string{model.ObjectRef{Kind: "ConfigMap", Namespace: "causeway", Name: "config", UID: "cm"}.Key(): "nginx refused it"}
+	m, problems := Build(s, opts)
+	if l := server(m, "a.com").Match("/"); l.Action.Return == nil || l.Action.Return.Status != 503 {
+		t.Fatalf("location %+v, want 503", l)
+	}
+	if len(problems) == 0 || !strings.Contains(problems[len(problems)-1].Message, `"enable-modsecurity" is left out with the ConfigMap`) {
+		t.Fatalf("problems %v, want one naming enable-modsecurity", problems)
+	}
+}

@@ -262,7 +262,18 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			break
 		}
 		secrets, objects := culprits(cfgErr.Output, c.opts.Render.StateDir, out, m, snap)
-		if len(secrets)+len(objects) == 0 {
+		switch {
+		case len(secrets)+len(objects) > 0:
+		case modSecurityMainRefused(cfgErr.Output, c.opts.Render.StateDir):
+			// The http level's ModSecurity rules: of them only the
+			// ConfigMap's snippet is anyone's text (the base
+			// configuration is ours, the CRS the distribution's), and
+			// leaving out an Ingress would only move the refusal on.
+			c.opts.Log.Warn("nginx refused the http level's ModSecurity rules; trying without the ConfigMap", "err", err)
+			if key := c.blameConfigMap(ctx, snap); key != "" {
+				objects = []string{key}
+			}
+		default:
 			c.opts.Log.Warn("nginx refused the configuration without naming an object's file; bisecting the changed objects", "err", err)
 			if key := c.bisect(ctx, snap); key != "" {
 				objects = []string{key}

@@ -94,6 +94,13 @@ func culprits(output string, dir layout.Dir, out *render.Output, m *model.Model,
 	return nil, objects
 }
 
+// modSecurityMainRefused reports whether nginx's output blames the http
+// level's ModSecurity rules (render/modsecurity.go): their file, not a
+// server file, is named first.
+func modSecurityMainRefused(output string, dir layout.Dir) bool {
+	return strings.Contains(output, "File: "+dir.Path(layout.ModSecurityMain)+".")
+}
+
 // listenerOwners names, for each port nginx could not bind (another
 // process holds it, say), the objects whose listeners are on it: nginx -t
 // never binds, so only the reload finds out, and its message names the

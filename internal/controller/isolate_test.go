@@ -116,3 +116,22 @@ func TestExclusionsLapseWhenTheObjectChanges(t *testing.T) {
 		t.Fatalf("a changed object must be retried: %v", got)
 	}
 }
+
+// TestModSecurityMainRefused: nginx's complaint about the http level's
+// ModSecurity rules names their file first, then nginx.conf's line.
+func TestModSecurityMainRefused(t *testing.T) {
+	dir := layout.Dir("/var/lib/causeway")
+	for _, tc := range []struct {
+		out  string
+		want bool
+	}{
+		{`nginx: [emerg] "modsecurity_rules_file" directive Rules error. File: /var/lib/causeway/modsecurity/main.conf. Line: 4. Column: 12.  in /var/lib/causeway/nginx.conf:40`, true},
+		// A location's own rules: the server file is to blame.
+		{`nginx: [emerg] "modsecurity_rules_file" directive Rules error. File: /var/lib/causeway/modsecurity/location-0123456789abcdef.conf. Line: 2. in /var/lib/causeway/servers/a.com-1.conf:12`, false},
+		{`nginx: [emerg] unknown directive "x" in /var/lib/causeway/nginx.conf:3`, false},
+	} {
+		if got := modSecurityMainRefused(tc.out, dir); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.out, got, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -299,6 +300,17 @@ func CheckSecOperator(o SecOperator) error {
 	case o.Arg != "":
 		if err := CheckSecText(o.Arg); err != nil {
 			return fmt.Errorf("operator @%s: %w", o.Name, err)
+		}
+	}
+	if o.Name == "ipMatch" {
+		// ModSecurity refuses the rules at load otherwise.
+		for _, a := range strings.Split(o.Arg, ",") {
+			a = strings.TrimSpace(a)
+			if _, err := netip.ParsePrefix(a); err != nil {
+				if _, err := netip.ParseAddr(a); err != nil {
+					return fmt.Errorf("operator @ipMatch: %q is no address or CIDR", Truncate(a))
+				}
+			}
 		}
 	}
 	return nil

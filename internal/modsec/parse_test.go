@@ -101,6 +101,7 @@ func TestParseRefuses(t *testing.T) {
 		{"a brace in a key (ModSecurity fails on it)", `SecRuleUpdateTargetById 1 "!ARGS:a}"`, "want a name"},
 		{"a variable in a key", `SecRule ARGS:${host} "@rx x" "id:1,phase:2,deny"`, "want a name"},
 		{"a regular expression in a ctl target (ModSecurity 3.0.9 fails on it)", `SecAction "id:1,phase:1,pass,ctl:ruleRemoveTargetById=942100;ARGS:/^a/"`, "must be a name"},
+		{"ipMatch of no address", `SecRule REMOTE_ADDR "@ipMatch nonsense" "id:1,phase:1,deny"`, "is no address or CIDR"},
 		{"ctl debug log", `SecAction "id:1,phase:1,ctl:debugLogLevel=9"`, `ctl option "debugLogLevel" is not allowed`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

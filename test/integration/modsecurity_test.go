@@ -171,3 +171,28 @@ func TestModSecurityOnAngie(t *testing.T) {
 		return nil
 	})
 }
+
+// TestModSecurityRefusedConfigMapSnippetClosesEveryPath: a ConfigMap
+// snippet that passes Causeway's grammar and that ModSecurity refuses at
+// load (@verifyCC's regular expression that PCRE cannot compile; a bad
+// @rx is accepted and matches nothing) must not freeze the
+// controller, nor leave the Ingresses uninspected: the ConfigMap's
+// defaults are used and, since it ran ModSecurity, every path answers 503.
+func TestModSecurityRefusedConfigMapSnippetClosesEveryPath(t *testing.T) {
+	requireModule(t, runtime.ModSecurityModule)
+	be := startBackend(t, "web")
+	c := startController(t, map[string]string{
+		"config.yaml": configMapYAML(map[string]string{"enable-modsecurity": "true",
+			"modsecurity-snippet": `SecRule ARGS "@verifyCC (" "id:1,phase:2,deny"`}),
+		"app.yaml": ingressClass + serviceYAML("default", "web", 80, be) + wafIngress("guarded", "guarded.test", nil),
+	})
+	eventually(t, 15*time.Second, func() error {
+		if r := c.Get("guarded.test", cleanQuery); r.Status != 503 {
+			return fmt.Errorf("guarded.test: status %d, want 503", r.Status)
+		}
+		if !strings.Contains(c.log.String(), `enable-modsecurity\" is left out with the ConfigMap`) {
+			return fmt.Errorf("no Problem saying enable-modsecurity is left out with the ConfigMap")
+		}
+		return nil
+	})
+}
