@@ -50,7 +50,7 @@ test-unit-kube: deps kube-apiserver
 
 # Tier 2: the real causeway binary, real nginx, echo backends on 127.0.0.x.
 test-integration: deps
-	$(TEST_ENV) $(GO) test -race -count=1 -timeout 15m ./test/integration/...
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 25m ./test/integration/...
 
 # Tier 2 again, on Angie built from ../shared/vendor (make angie): the same
 # tests, with the binary, its modules and its lua-resty-core from the
@@ -62,7 +62,7 @@ ANGIE := $(CURDIR)/.cache/angie
 test-integration-angie: deps angie
 	$(TEST_ENV) CAUSEWAY_NGINX=$(ANGIE)/sbin/angie CAUSEWAY_NGINX_MODULES=$(ANGIE)/modules \
 		CAUSEWAY_LUA_PACKAGE_PATH='$(ANGIE)/lualib/?.lua;;' \
-		$(GO) test -count=1 -timeout 15m ./internal/balancer/ ./test/integration/...
+		$(GO) test -count=1 -timeout 25m ./internal/balancer/ ./test/integration/...
 
 # Tier 3: a real etcd and kube-apiserver; the controller runs as deploy/'s
 # ServiceAccount with real nginx; backends live in a network namespace

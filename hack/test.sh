@@ -17,7 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 make="${MAKE:-make} --no-print-directory"
 
-logs=.cache/logs/test
+# Per clone (bin/ is git-ignored): .cache is shared by every clone.
+logs=bin/test-logs
 mkdir -p "${logs}"
 rm -f "${logs}"/*.rc
 start=${SECONDS}

@@ -8,14 +8,15 @@ import (
 )
 
 // TestSecurityAnnotationFailsClosed: an Ingress asking for external
-// authentication at a URL Causeway refuses (a variable, as in
-// CVE-2025-24514's payloads) must not be served to everyone. Its paths answer 503
+// authentication at a URL Causeway refuses (a fragment carrying a
+// directive, as CVE-2025-24514's payloads do) must not be served to
+// everyone. Its paths answer 503
 // through real nginx, a sibling Ingress on the same host and another host
 // keep answering 200, and the log names the annotation. Dropping the
 // annotation opens the paths again without a restart.
 func TestSecurityAnnotationFailsClosed(t *testing.T) {
 	guarded, open := startBackend(t, "guarded"), startBackend(t, "open")
-	const auth = "    nginx.ingress.kubernetes.io/auth-url: https://$host/oauth2/auth\n"
+	const auth = "    nginx.ingress.kubernetes.io/auth-url: 'http://auth.test/#;load_module /tmp/x.so;'\n"
 	guardedIngress := func(annotations string) string {
 		return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
 kind: Ingress
