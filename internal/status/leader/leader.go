@@ -39,6 +39,10 @@ type Options struct {
 	// with false when it stops. Calls are serialised.
 	OnChange func(leading bool)
 	Log      *slog.Logger
+	// Disabled holds no election: the replica leads from Run's start to
+	// its end, whatever the others do (ingress-nginx's
+	// --disable-leader-election). No Lease is read or written.
+	Disabled bool
 }
 
 // Elector runs the election for one replica.
@@ -66,6 +70,9 @@ func Identity() string {
 func New(opts Options) (*Elector, error) {
 	if opts.Identity == "" {
 		opts.Identity = Identity()
+	}
+	if opts.Disabled {
+		return &Elector{opts: opts}, nil
 	}
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, opts.Namespace, opts.Name,
 		opts.Client.CoreV1(), opts.Client.CoordinationV1(),
@@ -113,6 +120,13 @@ func (e *Elector) IsLeader() bool {
 // Run stands for election until ctx is done, again after every lost
 // Lease. On return the Lease has been released if this replica held it.
 func (e *Elector) Run(ctx context.Context) {
+	if e.opts.Disabled {
+		e.opts.Log.Info("leader election disabled: this replica writes status and events, as every other does", "identity", e.opts.Identity)
+		e.set(ctx, true)
+		<-ctx.Done()
+		e.set(nil, false)
+		return
+	}
 	e.opts.Log.Info("standing for leader election", "lease", e.opts.Namespace+"/"+e.opts.Name, "identity", e.opts.Identity)
 	for ctx.Err() == nil {
 		// Run returns when the Lease is lost or ctx is done.

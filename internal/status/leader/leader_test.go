@@ -96,3 +96,42 @@ func TestIdentityIsUnique(t *testing.T) {
 		t.Error("two identities are equal")
 	}
 }
+
+// TestDisabled: without an election (--disable-leader-election) every
+// replica leads while it runs, and no Lease is touched.
+func TestDisabled(t *testing.T) {
+	client := fake.NewClientset()
+	var electors []*Elector
+	var changes [2][]bool
+	var mu sync.Mutex
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range 2 {
+		e, err := New(Options{Client: client, Namespace: "ns", Name: "lease", Disabled: true,
+			OnChange: func(leading bool) {
+				mu.Lock()
+				changes[i] = append(changes[i], leading)
+				mu.Unlock()
+			},
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		electors = append(electors, e)
+		wg.Go(func() { e.Run(ctx) })
+	}
+	waitUntil(t, "both lead", func() bool { return electors[0].IsLeader() && electors[1].IsLeader() })
+	cancel()
+	wg.Wait()
+	for i, e := range electors {
+		if e.IsLeader() {
+			t.Errorf("replica %d still leads after Run returned", i)
+		}
+		if got := changes[i]; len(got) != 2 || !got[0] || got[1] {
+			t.Errorf("replica %d: OnChange calls %v, want [true false]", i, got)
+		}
+	}
+	if len(client.Actions()) != 0 {
+		t.Errorf("the API was called: %v", client.Actions())
+	}
+}
