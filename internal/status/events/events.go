@@ -59,6 +59,9 @@ type Options struct {
 	// IsLeader gates writing; transitions are tracked either way.
 	IsLeader func() bool
 	Log      *slog.Logger
+	// WarningsOnly writes no Normal Events (AddedOrUpdated), only the
+	// Warnings: ingress-nginx's --disable-sync-events.
+	WarningsOnly bool
 }
 
 // Reporter turns successive Outcomes into Events.
@@ -141,6 +144,10 @@ func (r *Reporter) Observe(o status.Outcome) {
 
 func (r *Reporter) emit(ing *networkingv1.Ingress, ev Event, leading bool) {
 	key := ing.Namespace + "/" + ing.Name
+	if r.opts.WarningsOnly && ev.Type == corev1.EventTypeNormal {
+		r.opts.Log.Debug("event not written: --disable-sync-events", "ingress", key, "reason", ev.Reason)
+		return
+	}
 	if !leading {
 		r.opts.Log.Debug("event not written: another replica leads", "ingress", key, "type", ev.Type, "reason", ev.Reason, "message", ev.Message)
 		return

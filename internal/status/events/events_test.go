@@ -252,3 +252,17 @@ func TestOtherObjectProblems(t *testing.T) {
 		t.Errorf("events:\n got %v\nwant %v", rec.got, want)
 	}
 }
+
+// TestWarningsOnly: with --disable-sync-events no Normal AddedOrUpdated
+// Event is written; a Warning still is.
+func TestWarningsOnly(t *testing.T) {
+	rec := &fakeRecorder{}
+	r := New(Options{Recorder: rec, IsLeader: func() bool { return true }, WarningsOnly: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r.Observe(applied())
+	r.Observe(applied(ours(ing("a", "uid-a", 1))))
+	r.Observe(applied(ours(ing("a", "uid-a", 2), problem("a", model.ReasonMissingSecret, "gone", false))))
+	want := []recorded{warning("a", ReasonRejected, model.ReasonMissingSecret+": gone")}
+	if !reflect.DeepEqual(rec.got, want) {
+		t.Errorf("events %v, want %v", rec.got, want)
+	}
+}
