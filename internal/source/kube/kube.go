@@ -22,6 +22,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -38,6 +39,10 @@ type Options struct {
 	Client kubernetes.Interface
 	// Namespaces to watch; empty means all.
 	Namespaces []string
+	// NamespaceSelector, when not empty, keeps the served objects to the
+	// namespaces whose labels it matches (namespaces.go); it needs list
+	// and watch on namespaces.
+	NamespaceSelector labels.Selector
 	// ConfigMap is the controller's "namespace/name". Besides it, only
 	// the ConfigMaps that Ingress annotations reference are cached.
 	ConfigMap string
@@ -84,6 +89,9 @@ type Source struct {
 	// custom holds the custom resources' informers once Run has
 	// discovered which exist; nil before, or without CustomResources.
 	custom atomic.Pointer[customInformers]
+	// selected caches the namespaces NamespaceSelector selects; nil
+	// without one.
+	selected cache.SharedIndexInformer
 	// discover asks discovery for a group version's resources.
 	discover func(groupVersion string) (*metav1.APIResourceList, error)
 }
@@ -127,6 +135,7 @@ func New(opts Options) (*Source, error) {
 	}
 	cluster := informers.NewSharedInformerFactory(opts.Client, 0)
 	s.factories = append(s.factories, cluster)
+	s.watchNamespaceSelector()
 	s.classes = append(s.classes, s.watch(cluster.Networking().V1().IngressClasses().Informer()))
 	if ns, name, ok := strings.Cut(opts.ConfigMap, "/"); ok {
 		cf := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns),
@@ -417,6 +426,9 @@ func (s *Source) Run(ctx context.Context) error {
 		s.custom.Store(custom)
 		all = append(all, custom.synced()...)
 	}
+	if s.selected != nil {
+		all = append(all, s.selected.HasSynced)
+	}
 	for _, group := range [][]cache.SharedIndexInformer{s.ingresses, s.classes, s.services, s.slices, s.secrets, s.configMaps, s.pods} {
 		for _, inf := range group {
 			all = append(all, inf.HasSynced)
@@ -464,6 +476,7 @@ func (s *Source) Snapshot() *source.Snapshot {
 	snap.Secrets = merge(list[*corev1.Secret](s.secrets), refSecrets)
 	snap.ConfigMaps = merge(list[*corev1.ConfigMap](s.configMaps), refConfigMaps)
 	s.custom.Load().snapshot(snap)
+	s.selectNamespaces(snap)
 	return snap
 }
 

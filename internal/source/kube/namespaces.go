@@ -1,0 +1,69 @@
+package kube
+
+import (
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/causeway/causeway/internal/source"
+)
+
+// watchNamespaceSelector caches the namespaces that NamespaceSelector
+// selects, selected by the API server (which sends a namespace gaining or
+// losing a matching label as an add or a delete). Nothing happens without
+// a selector.
+func (s *Source) watchNamespaceSelector() {
+	sel := s.opts.NamespaceSelector
+	if sel == nil || sel.Empty() {
+		return
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(s.opts.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel.String() }))
+	s.factories = append(s.factories, f)
+	inf := f.Core().V1().Namespaces().Informer()
+	setTrim(inf)
+	notify := func(any) { s.notifier.Notify() }
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: notify, DeleteFunc: notify,
+		UpdateFunc: func(old, obj any) {
+			a, okA := old.(*corev1.Namespace)
+			b, okB := obj.(*corev1.Namespace)
+			if !okA || !okB || !maps.Equal(a.Labels, b.Labels) {
+				s.notifier.Notify()
+			}
+		}})
+	s.selected = inf
+}
+
+// selectNamespaces keeps, of what a snapshot serves, the objects in the
+// namespaces NamespaceSelector selects: Ingresses and NGINX Ingress
+// Controller's VirtualServers, VirtualServerRoutes, TransportServers and
+// Policies, as ingress-nginx's --watch-namespace-selector does for
+// Ingresses. The objects they reference (Services, Secrets, ConfigMaps)
+// are in their namespaces anyway, and the ones flags name (the default
+// certificate, the GlobalConfiguration) stay wherever they are.
+func (s *Source) selectNamespaces(snap *source.Snapshot) {
+	if s.selected == nil {
+		return
+	}
+	store, sel := s.selected.GetStore(), s.opts.NamespaceSelector
+	in := func(o metav1.Object) bool {
+		obj, ok, err := store.GetByKey(o.GetNamespace())
+		ns, isNS := obj.(*corev1.Namespace)
+		return ok && err == nil && isNS && sel.Matches(labels.Set(ns.Labels))
+	}
+	snap.Ingresses = keep(snap.Ingresses, in)
+	snap.VirtualServers = keep(snap.VirtualServers, in)
+	snap.VirtualServerRoutes = keep(snap.VirtualServerRoutes, in)
+	snap.TransportServers = keep(snap.TransportServers, in)
+	snap.Policies = keep(snap.Policies, in)
+}
+
+// keep returns the objects for which in is true, in their order.
+func keep[T metav1.Object](objs []T, in func(metav1.Object) bool) []T {
+	return slices.DeleteFunc(objs, func(o T) bool { return !in(o) })
+}
