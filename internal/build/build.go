@@ -43,6 +43,9 @@ type Options struct {
 	// controller's own 404, and renders custom-http-errors for Ingresses
 	// without a default-backend annotation.
 	DefaultBackendService string
+	// DisableCatchAll refuses Ingresses with a spec.defaultBackend, each
+	// with a Problem (ingress-nginx's --disable-catch-all).
+	DisableCatchAll bool
 	// DefaultSSLCertificate is "namespace/name" of a kubernetes.io/tls
 	// Secret presented instead of the self-generated default certificate
 	// (--default-ssl-certificate); "" means the self-generated one.
@@ -345,6 +348,11 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 	ref := ingress.Ref(ing)
 	if reason, ok := b.opts.Excluded[ref.Key()]; ok {
 		b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
+		return
+	}
+	if b.opts.DisableCatchAll && ing.Spec.DefaultBackend != nil {
+		b.problem(ref, model.ReasonUnsupported, true, "spec.defaultBackend makes the Ingress a catch-all, which --disable-catch-all refuses: "+
+			"the Ingress is not served; remove spec.defaultBackend to serve its rules")
 		return
 	}
 	t, problems, err := ingress.Translate(ing, b.opts.AnnotationsPrefix, &b.model.Config.Defaults)

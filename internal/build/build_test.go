@@ -256,6 +256,30 @@ func TestDefaultBackends(t *testing.T) {
 	}
 }
 
+// TestDisableCatchAll: with --disable-catch-all an Ingress with a
+// spec.defaultBackend is refused whole with a Problem, the others served.
+func TestDisableCatchAll(t *testing.T) {
+	s := world(2)
+	catchAll := mkIngress("default", "catch-all", 0, rule("a.com", path("/app", "Prefix", svcName(0), 80)))
+	catchAll.Spec.DefaultBackend = svcBackend(svcName(1), 80)
+	s.Ingresses = append(s.Ingresses, catchAll, mkIngress("default", "web", 1, rule("b.com", path("/", "Prefix", svcName(0), 80))))
+	opts := testOpts
+	opts.DisableCatchAll = true
+	m, problems := Build(s, opts)
+	if len(problems) != 1 || !problems[0].Rejected || problems[0].Object.Name != "catch-all" || !strings.Contains(problems[0].Message, "--disable-catch-all") {
+		t.Fatalf("problems = %v, want catch-all rejected", problems)
+	}
+	if server(m, "a.com") != nil {
+		t.Error("a.com is served")
+	}
+	if d := server(m, "").Default; d.Backend() != "" {
+		t.Errorf("catch-all default = %+v, want the controller's own", d)
+	}
+	if server(m, "b.com").Match("/").Backend() != "default/svc-a/80" {
+		t.Error("b.com is not served")
+	}
+}
+
 func TestHostlessRulesServeEveryHost(t *testing.T) {
 	s := world(2)
 	s.Ingresses = append(s.Ingresses,
