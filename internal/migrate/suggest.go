@@ -29,17 +29,27 @@ func suggestAnnotation(family annotations.AnnotationFamily, name, prefix string)
 
 // suggestKey returns the known ConfigMap key closest to an unknown one.
 func suggestKey(name string) string {
+	keys := configmap.Keys()
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name
+	}
+	return Closest(name, names)
+}
+
+// Closest returns the first of names closest to name, or "" when none is
+// within maxTypo edits: the known name an unknown one is taken to
+// misspell.
+func Closest(name string, names []string) string {
 	best, bestD := "", maxTypo+1
-	for _, k := range configmap.Keys() {
-		if d := distance(name, k.Name); d < bestD {
-			best, bestD = k.Name, d
+	for _, n := range names {
+		if d := distance(name, n); d < bestD {
+			best, bestD = n, d
 		}
 	}
 	return best
 }
 
-// distance is the Levenshtein distance between a and b, counted in bytes
-// (names are ASCII), giving up early past maxTypo.
 func distance(a, b string) int {
 	if d := len(a) - len(b); d > maxTypo || -d > maxTypo {
 		return maxTypo + 1
