@@ -15,19 +15,17 @@ import (
 	"os/user"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
@@ -47,17 +45,22 @@ import (
 type controllerFlags struct {
 	manifests         string
 	kubeconfig        string
+	apiserverHost     string
+	rootCAFile        string
 	listenAddress     string
 	httpPort          int
 	httpsPort         int
 	healthPort        int
 	metricsPort       int
+	healthzPort       int
+	healthzHost       string
 	stateDir          string
 	nginxBinary       string
 	controllerName    string
 	ingressClass      string
 	watchWithoutClass bool
 	watchNamespaces   []string
+	namespaceSelector string
 	customResources   bool
 	certManager       bool
 	externalDNS       bool
@@ -67,6 +70,8 @@ type controllerFlags struct {
 	shutdownTimeout   time.Duration
 	shutdownGrace     time.Duration
 	logLevel          string
+	verbosity         int
+	version           bool
 	dataplane         string
 	modulesDir        string
 	crsDir            string
@@ -76,6 +81,7 @@ type controllerFlags struct {
 	syncMaxDelay      time.Duration
 	annotationsPrefix string
 	defaultBackend    string
+	disableCatchAll   bool
 	defaultSSLCert    string
 	globalConfig      string
 	tlsPassthrough    bool
@@ -88,6 +94,12 @@ type controllerFlags struct {
 }
 
 func newControllerCommand() *cobra.Command {
+	cmd, _ := controllerCommand()
+	return cmd
+}
+
+// controllerCommand is `causeway controller` and the flags it fills.
+func controllerCommand() (*cobra.Command, *controllerFlags) {
 	f := &controllerFlags{}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -95,22 +107,37 @@ func newControllerCommand() *cobra.Command {
 		Long: `Run the Ingress controller. Objects come from a directory of manifests
 (--manifests) or from the Kubernetes API (--kubeconfig, or in-cluster config).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runController(cmd.Context(), f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.resolve(cmd.Flags()); err != nil {
+				return err
+			}
+			if f.version {
+				printVersion(cmd)
+				return nil
+			}
+			return runController(cmd.Context(), f, cmd.Flags())
+		},
 	}
+	cmd.SetFlagErrorFunc(unknownFlagError)
 	fl := cmd.Flags()
 	fl.StringVar(&f.manifests, "manifests", "", "directory of YAML manifests to serve, watched for changes; no API server is contacted")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
+	fl.StringVar(&f.apiserverHost, "apiserver-host", "", "URL of the API server (https://HOST:PORT), instead of the one the kubeconfig or the in-cluster configuration names")
+	fl.StringVar(&f.rootCAFile, "certificate-authority", "", "CA certificate file that the --apiserver-host's certificate is checked with")
 	fl.StringVar(&f.listenAddress, "listen-address", "", "address nginx listens on for traffic (default all addresses)")
 	fl.IntVar(&f.httpPort, "http-port", 80, "HTTP port")
 	fl.IntVar(&f.httpsPort, "https-port", 443, "HTTPS port")
 	fl.IntVar(&f.healthPort, "health-port", 8081, "port for /healthz and /readyz")
-	fl.IntVar(&f.metricsPort, "metrics-port", 9113, "port for Prometheus /metrics")
+	fl.IntVar(&f.metricsPort, "metrics-port", 9113, "port for Prometheus /metrics; the same port as --health-port serves all three paths")
+	fl.IntVar(&f.healthzPort, "healthz-port", 0, "ingress-nginx's layout: serve /healthz, /readyz and /metrics together on this port (ingress-nginx's is 10254), instead of --health-port and --metrics-port")
+	fl.StringVar(&f.healthzHost, "healthz-host", "", "address the health and metrics ports listen on (default all addresses)")
 	fl.StringVar(&f.stateDir, "state-dir", "/var/lib/causeway", "directory for rendered configuration, secrets and sockets")
 	fl.StringVar(&f.nginxBinary, "nginx-binary", "nginx", "nginx or angie executable")
 	fl.StringVar(&f.controllerName, "controller-name", "causeway.io/ingress-controller", "IngressClass spec.controller value this controller serves")
 	fl.StringVar(&f.ingressClass, "ingress-class", "causeway", "IngressClass name served even without an IngressClass object")
 	fl.BoolVar(&f.watchWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
 	fl.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "namespace to watch (repeatable; default all)")
+	fl.StringVar(&f.namespaceSelector, "watch-namespace-selector", "", "label selector of the namespaces whose Ingresses and custom resources are served (instead of --watch-namespace); needs list and watch on namespaces")
 	fl.BoolVar(&f.customResources, "enable-custom-resources", true, "read NGINX Ingress Controller's k8s.nginx.org/v1 resources (VirtualServer and the others) whose CRDs are installed when the controller starts")
 	fl.BoolVar(&f.certManager, "enable-cert-manager", false, "have the leader write the cert-manager Certificates that VirtualServers ask for in spec.tls.cert-manager (needs the custom resources and RBAC for cert-manager.io certificates)")
 	fl.BoolVar(&f.externalDNS, "enable-external-dns", false, "have the leader write the externaldns.nginx.org DNSEndpoints that VirtualServers ask for in spec.externalDNS, for external-dns's CRD source (needs the custom resources, --publish-service or --publish-address, and RBAC for dnsendpoints)")
@@ -120,6 +147,8 @@ func newControllerCommand() *cobra.Command {
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long nginx may take to finish requests on shutdown")
 	fl.Var((*gracePeriod)(&f.shutdownGrace), "shutdown-grace-period", "after SIGTERM, how long to keep serving while /readyz fails, so that Services stop sending new connections before nginx stops accepting them; seconds (ingress-nginx's form) or a duration such as 5s")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.IntVarP(&f.verbosity, "v", "v", 0, "ingress-nginx's (klog's) verbosity: 3 or more is --log-level=debug, unless --log-level is given")
+	fl.BoolVar(&f.version, "version", false, "print the version and commit, and exit")
 	fl.StringVar(&f.dataplane, "dataplane", "auto", "lua (endpoint changes without reloads), plain (reload on endpoint changes), or auto (lua when nginx can load it)")
 	fl.DurationVar(&f.syncQuiet, "sync-quiet-period", 10*time.Millisecond, "after a change, wait this long for more changes before applying")
 	fl.DurationVar(&f.syncMaxDelay, "sync-max-delay", 500*time.Millisecond, "apply at most this long after the first of a stream of changes")
@@ -129,6 +158,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.luaPackagePath, "lua-package-path", render.DefaultLuaPackagePath, "where the Lua balancer finds lua-resty-core and lua-resty-lrucache: lua_package_path templates (absolute paths with \"?\") separated by \";\", ending in \";;\" to search LuaJIT's default path after them; the default, \";;\", finds Debian's packages")
 	fl.StringVar(&f.annotationsPrefix, "annotations-prefix", annotations.DefaultPrefix, "prefix of the ingress-nginx annotations read from Ingresses")
 	fl.StringVar(&f.defaultBackend, "default-backend-service", "", "NAMESPACE/NAME[:PORT] of a Service that answers requests no rule matches (instead of a 404) and renders custom-http-errors")
+	fl.BoolVar(&f.disableCatchAll, "disable-catch-all", false, "refuse Ingresses with a spec.defaultBackend (a catch-all), each with a Problem, as ingress-nginx's flag does")
 	fl.StringVar(&f.defaultSSLCert, "default-ssl-certificate", "", "NAMESPACE/NAME of a kubernetes.io/tls Secret presented for unknown server names and hosts without a certificate of their own, instead of the self-generated one")
 	fl.StringVar(&f.globalConfig, "global-configuration", "", "NAMESPACE/NAME of the GlobalConfiguration whose TCP and UDP listeners TransportServers use; the listeners are bound on --listen-address")
 	fl.BoolVar(&f.tlsPassthrough, "enable-tls-passthrough", false, "serve TLS passthrough by server name on the HTTPS port: tls-passthrough TransportServers and ssl-passthrough Ingresses; the HTTPS listener then sits behind nginx's stream module (NGINX Ingress Controller's flag; the same as --enable-ssl-passthrough)")
@@ -138,7 +168,8 @@ func newControllerCommand() *cobra.Command {
 	f.kube.register(fl)
 	f.metrics.register(fl)
 	f.webhook.register(fl)
-	return cmd
+	registerIngressNginxFlags(fl)
+	return cmd, f
 }
 
 func (f *controllerFlags) validate() error {
@@ -157,6 +188,14 @@ func (f *controllerFlags) validate() error {
 	}
 	if errs := validation.IsDNS1123Subdomain(f.annotationsPrefix); len(errs) > 0 {
 		return fmt.Errorf("--annotations-prefix %q: %s", f.annotationsPrefix, strings.Join(errs, "; "))
+	}
+	if f.namespaceSelector != "" {
+		if len(f.watchNamespaces) > 0 {
+			return fmt.Errorf("--watch-namespace and --watch-namespace-selector exclude each other")
+		}
+		if _, err := labels.Parse(f.namespaceSelector); err != nil {
+			return fmt.Errorf("--watch-namespace-selector %q: %w", f.namespaceSelector, err)
+		}
 	}
 	if f.defaultBackend != "" {
 		if err := checkServiceRef(f.defaultBackend); err != nil {
@@ -205,7 +244,7 @@ func (f *controllerFlags) validate() error {
 	return nil
 }
 
-func runController(ctx context.Context, f *controllerFlags) error {
+func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
@@ -237,6 +276,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		return err
 	}
 	met := metrics.NewWith(metrics.Options{Identity: metrics.IdentityFromEnv(f.ingressClass), Log: log.With("component", "metrics")})
+	reportIngressNginxFlags(fl, log, met.Registry)
 	met.WatchNginx(mgr.MasterPID)
 	met.ScrapeStubStatus(dir.StatusSocket())
 	requests, err := f.metrics.collector(log, met)
@@ -343,6 +383,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		ConfigMap:             f.configMap,
 		AnnotationsPrefix:     f.annotationsPrefix,
 		DefaultBackendService: f.defaultBackend,
+		DisableCatchAll:       f.disableCatchAll,
 		DefaultSSLCertificate: f.defaultSSLCert,
 		BrotliAvailable:       params.BrotliModule != "",
 		HeadersMoreAvailable:  params.HeadersMoreModule != "",
@@ -386,10 +427,7 @@ func runController(ctx context.Context, f *controllerFlags) error {
 		MaxDelay:  f.syncMaxDelay,
 	})
 
-	servers := []*http.Server{
-		{Addr: net.JoinHostPort("", strconv.Itoa(f.healthPort)), Handler: ctl.HealthHandler(), ReadHeaderTimeout: 5 * time.Second},
-		{Addr: net.JoinHostPort("", strconv.Itoa(f.metricsPort)), Handler: metricsHandler(met), ReadHeaderTimeout: 5 * time.Second},
-	}
+	servers := f.statusServers(ctl.HealthHandler(), metricsHandler(met))
 	errc := make(chan error, 6)
 	for _, s := range servers {
 		ln, err := net.Listen("tcp", s.Addr)
@@ -457,9 +495,12 @@ func runController(ctx context.Context, f *controllerFlags) error {
 func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 	if f.manifests != "" {
 		log.Info("serving manifests from a directory; no API server is contacted", "dir", f.manifests)
+		if f.namespaceSelector != "" || len(f.watchNamespaces) > 0 {
+			log.Warn("--watch-namespace and --watch-namespace-selector apply to the API server: every manifest of the directory is read")
+		}
 		return files.New(f.manifests, log.With("component", "files")), nil
 	}
-	cfg, err := kubeConfig(f.kubeconfig)
+	cfg, err := f.restConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -467,7 +508,9 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	opts := kube.Options{Client: client, Namespaces: f.watchNamespaces, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix,
+	// validate parsed it.
+	selector, _ := labels.Parse(f.namespaceSelector)
+	opts := kube.Options{Client: client, Namespaces: f.watchNamespaces, NamespaceSelector: selector, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix,
 		ServiceConfigMaps: []string{f.tcpServices, f.udpServices},
 		CustomResources:   f.customResources, Log: log.With("component", "kube")}
 	if f.customResources {
@@ -484,37 +527,6 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 		log.Info("custom resources disabled (--enable-custom-resources=false)")
 	}
 	return kube.New(opts)
-}
-
-// kubeConfig is the configuration of the API server that kubeconfig (or
-// the in-cluster configuration) names.
-func kubeConfig(kubeconfig string) (*rest.Config, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client config: %w", err)
-	}
-	cfg.UserAgent = "causeway/" + version.Version
-	return cfg, nil
-}
-
-// kubeClient is a client of the API server that kubeconfig (or the
-// in-cluster configuration) names.
-func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
-	cfg, err := kubeConfig(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	return client, nil
-}
-
-func metricsHandler(m *metrics.Metrics) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
-	return mux
 }
 
 // luaFiles are the Lua modules as files under the state directory's Lua
@@ -549,83 +561,6 @@ func workerUser(flag string) string {
 		return "www-data"
 	}
 	return "nobody"
-}
-
-// flagRef is a flag naming a namespaced object of kind.
-type flagRef struct{ flag, kind, value string }
-
-// objectRefs are the flags that name an object as NAMESPACE/NAME.
-func (f *controllerFlags) objectRefs() []flagRef {
-	return []flagRef{
-		{"--configmap", "ConfigMap", f.configMap},
-		{"--default-ssl-certificate", "Secret", f.defaultSSLCert},
-		{"--global-configuration", "GlobalConfiguration", f.globalConfig},
-		{"--tcp-services-configmap", "ConfigMap", f.tcpServices},
-		{"--udp-services-configmap", "ConfigMap", f.udpServices},
-	}
-}
-
-// checkObjectRef checks the NAMESPACE/NAME of a namespaced object of
-// kind, which its messages name.
-func checkObjectRef(kind, v string) error {
-	ns, name, ok := strings.Cut(v, "/")
-	if !ok {
-		return fmt.Errorf("%q is not NAMESPACE/NAME of a %s", v, kind)
-	}
-	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-		return fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
-	}
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("%s name %q: %s", kind, name, strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-// checkServiceRef checks NAMESPACE/NAME[:PORT].
-func checkServiceRef(v string) error {
-	ns, rest, ok := strings.Cut(v, "/")
-	if !ok {
-		return fmt.Errorf("%q is not NAMESPACE/NAME[:PORT]", v)
-	}
-	name, port, hasPort := strings.Cut(rest, ":")
-	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-		return fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
-	}
-	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
-		return fmt.Errorf("service %q: %s", name, strings.Join(errs, "; "))
-	}
-	if hasPort {
-		if n, err := strconv.Atoi(port); err == nil {
-			if n < 1 || n > 65535 {
-				return fmt.Errorf("port %d is out of range", n)
-			}
-		} else if errs := validation.IsValidPortName(port); len(errs) > 0 {
-			return fmt.Errorf("port %q: %s", port, strings.Join(errs, "; "))
-		}
-	}
-	return nil
-}
-
-// gracePeriod is --shutdown-grace-period: whole seconds, as
-// ingress-nginx's flag of the same name takes, or a Go duration.
-type gracePeriod time.Duration
-
-func (g *gracePeriod) String() string { return time.Duration(*g).String() }
-func (g *gracePeriod) Type() string   { return "duration" }
-func (g *gracePeriod) Set(v string) error {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		n, nerr := strconv.Atoi(v)
-		if nerr != nil {
-			return fmt.Errorf("%q is neither seconds nor a duration", v)
-		}
-		d = time.Duration(n) * time.Second
-	}
-	if d < 0 {
-		return fmt.Errorf("%q is negative", v)
-	}
-	*g = gracePeriod(d)
-	return nil
 }
 
 // modSecurityMissing says, for Problems, why the data plane cannot run

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -34,7 +33,6 @@ import (
 	"github.com/causeway/causeway/internal/status/address"
 	"github.com/causeway/causeway/internal/status/events"
 	"github.com/causeway/causeway/internal/status/leader"
-	"github.com/causeway/causeway/internal/version"
 )
 
 // kubeFlags are the flags for what the controller owes the API: Ingress
@@ -47,6 +45,11 @@ type kubeFlags struct {
 	leaseDuration     time.Duration
 	renewDeadline     time.Duration
 	retryPeriod       time.Duration
+	electionTTL       time.Duration
+	// noElection: every replica writes, as if it led.
+	noElection   bool
+	updateStatus bool
+	noSyncEvents bool
 }
 
 // Client-side rate limits for status and event writes. The API server's
@@ -65,6 +68,10 @@ func (k *kubeFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&k.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a leader's Lease lasts without renewal: the longest a dead leader delays its successor")
 	fl.DurationVar(&k.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it stops writing")
 	fl.DurationVar(&k.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between attempts to acquire or renew the Lease")
+	fl.DurationVar(&k.electionTTL, "election-ttl", 0, "ingress-nginx's form of the --leader-election-* timings: the lease duration, with half of it the renew deadline and a quarter the retry period")
+	fl.BoolVar(&k.noElection, "disable-leader-election", false, "hold no Lease: every replica writes Ingress status and Events, as the leader would")
+	fl.BoolVar(&k.updateStatus, "update-status", true, "write the published addresses into the status of the Ingresses served (needs --publish-service or --publish-address)")
+	fl.BoolVar(&k.noSyncEvents, "disable-sync-events", false, "write no Normal AddedOrUpdated Events (the Warning Events about Problems stay)")
 }
 
 // validate checks the flags before anything connects, so that a mistake
@@ -164,18 +171,20 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		return nil, nil
 	}
 	k := &f.kube
-	leaseNS, err := k.leaseNamespace(f.configMap)
-	if err != nil {
-		return nil, err
+	leaseNS := ""
+	if !k.noElection {
+		var err error
+		if leaseNS, err = k.leaseNamespace(f.configMap); err != nil {
+			return nil, err
+		}
 	}
 	// client-go logs through klog; route it into our structured log.
 	klog.SetSlogLogger(log.With("component", "client-go"))
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	cfg, err := f.restConfig()
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client config: %w", err)
+		return nil, err
 	}
-	cfg.UserAgent = "causeway/" + version.Version
 	writeCfg := rest.CopyConfig(cfg)
 	writeCfg.QPS, writeCfg.Burst = statusQPS, statusBurst
 	writeClient, err := kubernetes.NewForConfig(writeCfg)
@@ -212,6 +221,7 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		Client:    leaseClient,
 		Namespace: leaseNS, Name: k.electionID,
 		Identity:      identity,
+		Disabled:      k.noElection,
 		LeaseDuration: k.leaseDuration, RenewDeadline: k.renewDeadline, RetryPeriod: k.retryPeriod,
 		Recorder: recorder,
 		OnChange: func(leading bool) {
@@ -232,13 +242,17 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		Name: "causeway_ingress_status_writes_total",
 		Help: "Ingress status writes by the leader, by result (success, conflict: retried on a newer version, failure).",
 	}, []string{"result"})
-	if src != nil {
+	switch {
+	case src != nil && !k.updateStatus:
+		r.watcher = watcher
+		r.log.Info("--update-status=false: Ingress status is not written")
+	case src != nil:
 		r.watcher = watcher
 		r.writer = status.NewWriter(status.WriterOptions{
 			Client: writeClient, Addresses: src, IsLeader: r.elector.IsLeader, Log: r.log,
 			OnWrite: countWrite(writes),
 		})
-	} else {
+	default:
 		r.log.Info("neither --publish-service nor --publish-address is set: Ingress status is not written")
 	}
 	if f.customResources {
@@ -273,7 +287,7 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 	} else if f.certManager || f.externalDNS {
 		log.Warn("--enable-cert-manager and --enable-external-dns need the custom resources (--enable-custom-resources): nothing is written")
 	}
-	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, Log: r.log})
+	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, WarningsOnly: k.noSyncEvents, Log: r.log})
 	met.Registry.MustRegister(writes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "causeway_leader",
 		Help: "1 while this replica holds the leader Lease and writes Ingress status and events.",

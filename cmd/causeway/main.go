@@ -36,8 +36,10 @@ func newVersionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version and commit",
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "causeway %s (commit %s)\n", version.Version, version.Commit)
-		},
+		Run:   func(cmd *cobra.Command, _ []string) { printVersion(cmd) },
 	}
+}
+
+func printVersion(cmd *cobra.Command) {
+	fmt.Fprintf(cmd.OutOrStdout(), "causeway %s (commit %s)\n", version.Version, version.Commit)
 }

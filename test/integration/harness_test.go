@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -232,15 +233,22 @@ func launchController(t *testing.T, manifests map[string]string, how launch, ext
 	for name, body := range manifests {
 		c.WriteManifest(name, body)
 	}
-	args := []string{"controller",
+	statusPorts := []string{"--health-port", strconv.Itoa(c.HealthPort), "--metrics-port", strconv.Itoa(c.MetricsPort)}
+	// ingress-nginx's --healthz-port stands for both.
+	if i := slices.Index(extraArgs, "--healthz-port"); i >= 0 && i+1 < len(extraArgs) {
+		c.HealthPort, _ = strconv.Atoi(extraArgs[i+1])
+		c.MetricsPort, statusPorts = c.HealthPort, nil
+	}
+	args := append([]string{"controller",
 		"--manifests", c.Manifests, "--state-dir", c.StateDir,
 		"--listen-address", c.IP,
-		"--http-port", strconv.Itoa(c.HTTPPort), "--https-port", strconv.Itoa(c.HTTPSPort),
-		"--health-port", strconv.Itoa(c.HealthPort), "--metrics-port", strconv.Itoa(c.MetricsPort),
+		"--http-port", strconv.Itoa(c.HTTPPort), "--https-port", strconv.Itoa(c.HTTPSPort)},
+		statusPorts...)
+	args = append(args,
 		// nginx quits in about a second; Angie 1.12 lingers on each idle
 		// keep-alive client connection for lingering_timeout (5 s) first,
 		// so a longer timeout would only make every Angie test 5 s longer.
-		"--configmap", "causeway/config", "--shutdown-timeout", "2s"}
+		"--configmap", "causeway/config", "--shutdown-timeout", "2s")
 	args = append(args, dataPlaneArgs()...)
 	c.cmd = exec.Command(binary, append(args, extraArgs...)...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
