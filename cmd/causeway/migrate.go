@@ -74,17 +74,18 @@ func newMigrateCheckCommand() *cobra.Command {
 	f := &migrateCheckFlags{}
 	cmd := &cobra.Command{
 		Use:   "check [DIR]",
-		Short: "Report what Causeway makes of your ingress-nginx Ingresses and ConfigMap",
-		Long: `Check Ingresses and the ingress-nginx controller's ConfigMap against what
-Causeway supports, and give every annotation and ConfigMap key a verdict:
-supported, supported-with-difference, unsupported, fail-closed (the paths
-answer 503), fail-open (a global protection that is ignored),
-not-applicable, unknown or invalid.
+		Short: "Report what Causeway makes of your ingress-nginx Ingresses, ConfigMap and controller flags",
+		Long: `Check Ingresses, the ingress-nginx controller's ConfigMap and its flags
+against what Causeway supports, and give every annotation, ConfigMap key
+and flag a verdict: supported, supported-with-difference, unsupported,
+fail-closed (the paths answer 503), fail-open (a global protection that is
+ignored), not-applicable, unknown or invalid.
 
 With DIR, the manifests below it are read (*.yaml, *.yml and *.json,
 recursively, several documents a file); DIR may also be one file. Without
-it, the Ingresses and the ConfigMap are listed from the cluster of the
-current kubeconfig context; nothing is written.
+it, the Ingresses, the ConfigMap, and the Deployments and DaemonSets (for
+the controller's flags) are listed from the cluster of the current
+kubeconfig context; nothing is written.
 
 The ConfigMap checked is --configmap, or else every ConfigMap named
 ingress-nginx-controller.

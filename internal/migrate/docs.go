@@ -6,6 +6,7 @@ import (
 
 	"github.com/causeway/causeway/internal/frontend/configmap"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/nginxflags"
 )
 
 // The generated sections of docs/migrating-from-ingress-nginx.md. Each sits
@@ -29,6 +30,40 @@ func DifferencesMarkdown() string {
 			fmt.Fprintf(&b, "- `%s`: %s.\n", k.Name, mdText(k.Difference))
 		}
 	}
+	b.WriteString("\n#### Controller flags\n\n")
+	for _, f := range nginxflags.All() {
+		if f.Difference != "" {
+			fmt.Fprintf(&b, "- `--%s`: %s.\n", f.Name, mdText(f.Difference))
+		}
+	}
+	return b.String()
+}
+
+// FlagsMarkdown is the table of ingress-nginx's controller flags: its
+// default, the status, the Causeway flag that takes it, and the
+// difference or what to use instead. klog's logging flags, all
+// not-applicable but -v, share one row.
+func FlagsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| ingress-nginx flag | ingress-nginx default | status | Causeway flag | notes |\n|---|---|---|---|---|\n")
+	var klog []string
+	klogNote := ""
+	for _, f := range nginxflags.All() {
+		if f.Klog && f.Status == nginxflags.NotApplicable {
+			klog = append(klog, "`--"+f.Name+"`")
+			klogNote = f.Instead
+			continue
+		}
+		causeway, note := "", f.Instead
+		if f.Status.Taken() {
+			causeway, note = "`--"+f.Causeway+"`", f.Difference
+		}
+		if f.Status == nginxflags.Unsupported && f.Harmless != "" {
+			note += "; " + code(f.Harmless) + " asks for nothing Causeway lacks"
+		}
+		fmt.Fprintf(&b, "| `--%s` | %s | %s | %s | %s |\n", f.Name, code(f.Default), f.Status, causeway, mdText(note))
+	}
+	fmt.Fprintf(&b, "| %s (klog's) | | %s | | %s |\n", strings.Join(klog, ", "), nginxflags.NotApplicable, mdText(klogNote))
 	return b.String()
 }
 

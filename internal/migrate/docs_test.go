@@ -23,6 +23,7 @@ var generated = []struct {
 }{
 	{migrationDoc, "differences", DifferencesMarkdown},
 	{migrationDoc, "configmap-keys", ConfigMapKeysMarkdown},
+	{migrationDoc, "controller-flags", FlagsMarkdown},
 	{configurationDoc, "annotation-defaults", AnnotationDefaultsMarkdown},
 }
 

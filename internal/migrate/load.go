@@ -6,9 +6,11 @@ import (
 	"os"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/causeway/causeway/internal/source/files"
@@ -16,18 +18,25 @@ import (
 
 // FromDir reads the Ingresses and ConfigMaps of the manifests below dir
 // (or in the one file dir names) with the files source's loader:
-// *.yaml, *.yml and *.json, recursively, several documents a file.
+// *.yaml, *.yml and *.json, recursively, several documents a file, and
+// the ingress-nginx controllers of its Deployments and DaemonSets.
 // Documents that cannot be decoded are ReadProblems; other kinds are
 // skipped.
 func FromDir(dir string) (Objects, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return Objects{}, err
 	}
-	snap, err := files.Load(dir)
+	var workloads []runtime.Object
+	snap, err := files.LoadEach(dir, func(o runtime.Object) {
+		switch o.(type) {
+		case *appsv1.Deployment, *appsv1.DaemonSet:
+			workloads = append(workloads, o)
+		}
+	})
 	if err != nil {
 		return Objects{}, err
 	}
-	objs := Objects{Ingresses: snap.Ingresses, ConfigMaps: snap.ConfigMaps}
+	objs := Objects{Ingresses: snap.Ingresses, ConfigMaps: snap.ConfigMaps, Controllers: ControllersIn(workloads)}
 	for _, p := range snap.Problems {
 		// The files source explains how it ranks Ingresses without a
 		// creationTimestamp, which manifests seldom have; that concerns
@@ -43,11 +52,20 @@ func FromDir(dir string) (Objects, error) {
 // listPage is how many objects one list call asks for.
 const listPage = 500
 
-// FromCluster lists every Ingress of the cluster, and the ConfigMap
-// opts names (or every ConfigMap named DefaultConfigMapName). It only
-// lists and gets: nothing is written.
+// FromCluster lists every Ingress of the cluster, the ingress-nginx
+// controllers of its Deployments and DaemonSets, and the ConfigMap opts
+// names (or every ConfigMap named DefaultConfigMapName). It only lists and
+// gets: nothing is written.
 func FromCluster(ctx context.Context, client kubernetes.Interface, opts Options) (Objects, error) {
 	var objs Objects
+	workloads, err := listWorkloads(ctx, client)
+	switch {
+	case apierrors.IsForbidden(err):
+		objs.Notes = append(objs.Notes, "the controllers' flags are not checked: "+err.Error())
+	case err != nil:
+		return Objects{}, err
+	}
+	objs.Controllers = ControllersIn(workloads)
 	list := metav1.ListOptions{Limit: listPage}
 	for {
 		page, err := client.NetworkingV1().Ingresses(metav1.NamespaceAll).List(ctx, list)
@@ -85,4 +103,37 @@ func FromCluster(ctx context.Context, client kubernetes.Interface, opts Options)
 		objs.ConfigMaps = append(objs.ConfigMaps, &cms.Items[i])
 	}
 	return objs, nil
+}
+
+// listWorkloads lists the cluster's Deployments and DaemonSets, where an
+// ingress-nginx controller runs.
+func listWorkloads(ctx context.Context, client kubernetes.Interface) ([]runtime.Object, error) {
+	var out []runtime.Object
+	list := metav1.ListOptions{Limit: listPage}
+	for {
+		page, err := client.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, list)
+		if err != nil {
+			return nil, fmt.Errorf("list Deployments: %w", err)
+		}
+		for i := range page.Items {
+			out = append(out, &page.Items[i])
+		}
+		if list.Continue = page.Continue; list.Continue == "" {
+			break
+		}
+	}
+	list = metav1.ListOptions{Limit: listPage}
+	for {
+		page, err := client.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, list)
+		if err != nil {
+			return nil, fmt.Errorf("list DaemonSets: %w", err)
+		}
+		for i := range page.Items {
+			out = append(out, &page.Items[i])
+		}
+		if list.Continue = page.Continue; list.Continue == "" {
+			break
+		}
+	}
+	return out, nil
 }

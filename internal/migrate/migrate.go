@@ -1,11 +1,13 @@
-// Package migrate checks Ingresses and the controller ConfigMap written for
-// ingress-nginx against what Causeway supports. It reads the same
-// registries the controller does (the annotation table and parsers, the
-// ConfigMap key table), so its verdicts are the Problems Causeway would
-// report, gathered before the switch instead of after it.
+// Package migrate checks Ingresses, the controller ConfigMap and the
+// controller's flags written for ingress-nginx against what Causeway
+// supports. It reads the same registries the controller does (the
+// annotation table and parsers, the ConfigMap key table, the flag table),
+// so its verdicts are the Problems Causeway would report, gathered before
+// the switch instead of after it.
 package migrate
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +20,7 @@ import (
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/nginxflags"
 )
 
 // DefaultConfigMapName is the name ingress-nginx's install manifests and
@@ -28,9 +31,13 @@ const DefaultConfigMapName = "ingress-nginx-controller"
 type Objects struct {
 	Ingresses  []*networkingv1.Ingress
 	ConfigMaps []*corev1.ConfigMap
+	// Controllers are the ingress-nginx controller containers found.
+	Controllers []Controller
 	// ReadProblems are documents that could not be read; Check copies
 	// them into the Report, which is then incomplete.
 	ReadProblems []ReadProblem
+	// Notes are what reading left out (objects it may not list, say).
+	Notes []string
 }
 
 // ReadProblem is a manifest that could not be decoded.
@@ -108,6 +115,9 @@ type Report struct {
 	Ingresses []IngressReport `json:"ingresses"`
 	// ConfigMaps are the controller ConfigMaps found, sorted.
 	ConfigMaps []ConfigMapReport `json:"configMaps"`
+	// Controllers are the ingress-nginx controllers found, with their
+	// flags, sorted by namespace, name and container.
+	Controllers []ControllerReport `json:"controllers"`
 	// ConfigMapNotFound is "namespace/name" of a ConfigMap asked for but
 	// not found.
 	ConfigMapNotFound string `json:"configMapNotFound,omitempty"`
@@ -126,6 +136,8 @@ type Summary struct {
 	// verdict of AnnotationVerdicts (KeyVerdicts) is present.
 	Annotations   map[Verdict]int `json:"annotations"`
 	ConfigMapKeys map[Verdict]int `json:"configMapKeys"`
+	// Flags counts the controllers' flags per verdict (FlagVerdicts).
+	Flags map[Verdict]int `json:"flags"`
 }
 
 // IngressReport is one Ingress.
@@ -174,6 +186,9 @@ type Entry struct {
 	// Instead says what to use in Causeway today, when the registry
 	// says.
 	Instead string `json:"instead,omitempty"`
+	// Causeway is, for a controller flag Causeway takes, the Causeway
+	// flag that takes it.
+	Causeway string `json:"causeway,omitempty"`
 	// Suggestion is the known name an unknown one is closest to.
 	Suggestion string `json:"suggestion,omitempty"`
 	// Messages are the Problems the controller would report about this
@@ -192,10 +207,12 @@ func Check(objs Objects, opts Options) Report {
 		AnnotationsPrefix: prefix,
 		Ingresses:         []IngressReport{},
 		ConfigMaps:        []ConfigMapReport{},
+		Controllers:       []ControllerReport{},
 		ReadProblems:      objs.ReadProblems,
 		Summary: Summary{
 			Annotations:   zeroCounts(AnnotationVerdicts),
 			ConfigMapKeys: zeroCounts(KeyVerdicts),
+			Flags:         zeroCounts(FlagVerdicts),
 		},
 	}
 	allowSnippets := false
@@ -239,6 +256,14 @@ func Check(objs Objects, opts Options) Report {
 		r.ConfigMapNotFound = opts.ConfigMapNamespace + "/" + opts.ConfigMapName
 	}
 
+	for _, c := range objs.Controllers {
+		r.Controllers = append(r.Controllers, checkController(c))
+	}
+	sort.Slice(r.Controllers, func(i, j int) bool {
+		a, b := r.Controllers[i], r.Controllers[j]
+		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && (a.Name < b.Name || a.Name == b.Name && a.Container < b.Container)
+	})
+
 	s := &r.Summary
 	s.Ingresses = len(r.Ingresses)
 	for _, ing := range r.Ingresses {
@@ -256,8 +281,15 @@ func Check(objs Objects, opts Options) Report {
 			keysReady = keysReady && !e.Verdict.NeedsAttention()
 		}
 	}
-	r.Ready = s.ReadyIngresses == s.Ingresses && keysReady && len(r.ReadProblems) == 0
-	r.Notes = notes(objs, prefix)
+	flagsReady := true
+	for _, c := range r.Controllers {
+		for _, e := range c.Flags {
+			s.Flags[e.Verdict]++
+			flagsReady = flagsReady && !e.Verdict.NeedsAttention()
+		}
+	}
+	r.Ready = s.ReadyIngresses == s.Ingresses && keysReady && flagsReady && len(r.ReadProblems) == 0
+	r.Notes = append(notes(objs, prefix, opts), objs.Notes...)
 	return r
 }
 
@@ -461,10 +493,24 @@ func guards(k configmap.Key, value string) bool {
 }
 
 // notes are advice about the objects as a whole.
-func notes(objs Objects, prefix string) []string {
+func notes(objs Objects, prefix string, opts Options) []string {
 	var out []string
 	if len(objs.Ingresses) == 0 {
 		out = append(out, "no Ingresses found")
+	}
+	// What the controllers read that this check did not.
+	for _, c := range objs.Controllers {
+		where := fmt.Sprintf("%s %s/%s", c.Kind, c.Namespace, c.Name)
+		for _, a := range nginxflags.ParseArgs(c.Args) {
+			v := strings.ReplaceAll(a.Value, "$(POD_NAMESPACE)", c.Namespace)
+			switch {
+			case a.Name == "annotations-prefix" && v != prefix:
+				out = append(out, fmt.Sprintf("%s runs with --annotations-prefix=%s: check again with --annotations-prefix %s", where, v, v))
+			case a.Name == "configmap" && v != opts.ConfigMapNamespace+"/"+opts.ConfigMapName &&
+				(opts.ConfigMapName != "" || !strings.HasSuffix(v, "/"+DefaultConfigMapName)):
+				out = append(out, fmt.Sprintf("%s reads the ConfigMap %s (--configmap): check it with --configmap %s", where, v, v))
+			}
+		}
 	}
 	return out
 }

@@ -54,6 +54,14 @@ func WriteText(w io.Writer, r Report) error {
 		p.table(cm.Keys)
 		p.printf("\n")
 	}
+	for _, c := range r.Controllers {
+		p.printf("%s %s/%s, container %s: ingress-nginx's controller\n", c.Kind, c.Namespace, c.Name, c.Container)
+		if len(c.Flags) == 0 {
+			p.printf("  no flags\n")
+		}
+		p.table(c.Flags)
+		p.printf("\n")
+	}
 	if r.ConfigMapNotFound != "" {
 		p.printf("ConfigMap %s was not found.\n\n", r.ConfigMapNotFound)
 	} else if len(r.ConfigMaps) == 0 {
@@ -73,6 +81,9 @@ func WriteText(w io.Writer, r Report) error {
 	p.printf("  annotations:    %s\n", counts(s.Annotations, AnnotationVerdicts))
 	if len(r.ConfigMaps) > 0 {
 		p.printf("  ConfigMap keys: %s\n", counts(s.ConfigMapKeys, KeyVerdicts))
+	}
+	if len(r.Controllers) > 0 {
+		p.printf("  flags:          %s\n", counts(s.Flags, FlagVerdicts))
 	}
 	for _, n := range r.Notes {
 		p.printf("note: %s\n", n)
@@ -96,6 +107,12 @@ func verdictLine(r Report) string {
 	}
 	if n := s.ConfigMapKeys[Invalid]; n > 0 {
 		why = append(why, plural(n, "ConfigMap key has an invalid value", "ConfigMap keys have invalid values"))
+	}
+	if n := s.Flags[Unsupported]; n > 0 {
+		why = append(why, plural(n, "controller flag asks", "controller flags ask")+" for what Causeway does not do")
+	}
+	if n := s.Flags[Unknown]; n > 0 {
+		why = append(why, plural(n, "controller flag is", "controller flags are")+" unknown")
 	}
 	if n := len(r.ReadProblems); n > 0 {
 		why = append(why, plural(n, "manifest could not be read", "manifests could not be read"))
@@ -181,9 +198,10 @@ func showValue(v string) string {
 }
 
 // differences lists, once each, the documented differences of the
-// supported entries in the report: annotations, then ConfigMap keys.
+// supported entries in the report: annotations, ConfigMap keys, then
+// controller flags.
 func (p *printer) differences(r Report) {
-	annotations, keys := map[string]string{}, map[string]string{}
+	annotations, keys, flags := map[string]string{}, map[string]string{}, map[string]string{}
 	add := func(m map[string]string, e Entry) {
 		if e.Difference != "" && (e.Verdict == SupportedWithDifference || e.Verdict == Invalid) {
 			m[e.Key] = e.Difference
@@ -199,14 +217,19 @@ func (p *printer) differences(r Report) {
 			add(keys, e)
 		}
 	}
-	if len(annotations)+len(keys) == 0 {
+	for _, c := range r.Controllers {
+		for _, e := range c.Flags {
+			add(flags, e)
+		}
+	}
+	if len(annotations)+len(keys)+len(flags) == 0 {
 		return
 	}
 	p.printf("Differences from ingress-nginx that apply here\n")
 	for _, set := range []struct {
 		m    map[string]string
 		name string
-	}{{annotations, "%s"}, {keys, "ConfigMap key %s"}} {
+	}{{annotations, "%s"}, {keys, "ConfigMap key %s"}, {flags, "flag %s"}} {
 		names := make([]string, 0, len(set.m))
 		for n := range set.m {
 			names = append(names, n)

@@ -125,7 +125,7 @@ func (s *Source) Run(ctx context.Context) error {
 // reload reads every file and (re)adds watches on every directory, so new
 // sub-directories are watched too.
 func (s *Source) reload(w *fsnotify.Watcher) error {
-	snap, dirs, err := load(s.dir)
+	snap, dirs, err := load(s.dir, nil)
 	if err != nil {
 		return err
 	}
@@ -144,11 +144,18 @@ func (s *Source) reload(w *fsnotify.Watcher) error {
 // Load reads every *.yaml, *.yml and *.json file below dir into a Snapshot.
 // A file that cannot be parsed becomes a Problem; the others still load.
 func Load(dir string) (*source.Snapshot, error) {
-	snap, _, err := load(dir)
+	return LoadEach(dir, nil)
+}
+
+// LoadEach is Load that also hands each object decoded, of whatever kind,
+// to each (when not nil), which may keep the kinds a Snapshot has no
+// place for.
+func LoadEach(dir string, each func(runtime.Object)) (*source.Snapshot, error) {
+	snap, _, err := load(dir, each)
 	return snap, err
 }
 
-func load(dir string) (*source.Snapshot, []string, error) {
+func load(dir string, each func(runtime.Object)) (*source.Snapshot, []string, error) {
 	snap := &source.Snapshot{}
 	var dirs, paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -181,6 +188,9 @@ func load(dir string) (*source.Snapshot, []string, error) {
 		objs, problems := Parse(data, p)
 		snap.Problems = append(snap.Problems, problems...)
 		for _, o := range objs {
+			if each != nil {
+				each(o)
+			}
 			add(snap, o)
 			if ing, ok := o.(*networkingv1.Ingress); ok && ing.CreationTimestamp.IsZero() {
 				snap.Problems = append(snap.Problems, source.Problem{Where: p, Message: noTimestamp(ing)})
