@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -64,6 +65,8 @@ var chartValueSets = []struct {
 	// wantText and noText are looked for in the whole rendering.
 	wantText, noText []string
 	serviceMonitored bool
+	// probePort is the port the probes name; "" means health.
+	probePort string
 }{
 	{name: "defaults", noArgs: []string{"--enable-cert-manager=true", "--enable-external-dns=true", "--nginx-binary=/usr/sbin/nginx-net-bind-service"},
 		wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true",
@@ -121,6 +124,35 @@ var chartValueSets = []struct {
 			"controller.lifecycle.preStop.sleep.seconds=3", "imagePullSecrets[0].name=regcred", "controller.publishService.enabled=false"},
 		noArgs:   []string{"--publish-service=causeway-chart/causeway"},
 		wantText: []string{"name: GODEBUG", "mountPath: /etc/geoip", "medium: Memory", "preStop:", "seconds: 3", "name: regcred"}},
+	// ingress-nginx's layout: probes, scrape annotations and ServiceMonitors
+	// written for its port 10254 keep working.
+	{name: "ingress-nginx's health and metrics port", sets: []string{"controller.ingressNginxLayout=true", "controller.metrics.serviceMonitor.enabled=true"},
+		wantArgs: []string{"--healthz-port=10254"}, noArgs: []string{"--health-port=8081", "--metrics-port=9113"},
+		wantText: []string{"containerPort: 10254", "port: 10254\n      targetPort: metrics"}, noText: []string{"containerPort: 8081", "name: health"},
+		probePort: "metrics", serviceMonitored: true},
+	{name: "equal health and metrics ports", sets: []string{"controller.healthPort=9113"},
+		wantArgs: []string{"--healthz-port=9113"}, noArgs: []string{"--metrics-port=9113"}, probePort: "metrics"},
+	{name: "default backend", sets: []string{"defaultBackend.enabled=true", "defaultBackend.replicaCount=2", "defaultBackend.extraArgs.v=1"},
+		wantArgs: []string{"--default-backend-service=causeway-chart/causeway-defaultbackend"},
+		wantText: []string{"image: registry.k8s.io/defaultbackend-amd64:1.5", "name: causeway-defaultbackend", "app.kubernetes.io/component: default-backend",
+			"- --v=1", "runAsUser: 65534"}},
+	{name: "default backend image by repository and digest", sets: []string{"defaultBackend.enabled=true", "defaultBackend.image.repository=mirror.example.com/defaultbackend",
+		"defaultBackend.image.digest=sha256:0000000000000000000000000000000000000000000000000000000000000000"},
+		wantText: []string{"image: mirror.example.com/defaultbackend@sha256:0000000000000000000000000000000000000000000000000000000000000000"}},
+	{name: "tcp and udp services", sets: []string{"tcp.9000=default/example-tcp:9000", "tcp.5432=db/postgres:5432:PROXY", "udp.53=kube-system/kube-dns:53"},
+		wantArgs: []string{"--tcp-services-configmap=causeway-chart/causeway-tcp", "--udp-services-configmap=causeway-chart/causeway-udp",
+			"--nginx-binary=/usr/sbin/nginx-net-bind-service"},
+		wantText: []string{`"9000": "default/example-tcp:9000"`, `"5432": "db/postgres:5432:PROXY"`, `"53": "kube-system/kube-dns:53"`,
+			"name: 9000-tcp", "targetPort: 53-udp", "protocol: UDP", `resourceNames: ["causeway", "causeway-tcp", "causeway-udp"]`}},
+	{name: "tcp service without privileged ports", sets: []string{"tcp.9000=default/example-tcp:9000"},
+		wantArgs: []string{"--tcp-services-configmap=causeway-chart/causeway-tcp"}, noArgs: []string{"--nginx-binary=/usr/sbin/nginx-net-bind-service",
+			"--udp-services-configmap=causeway-chart/causeway-udp"}},
+	// controller.scope: one namespace, and RBAC narrowed to it.
+	{name: "scope", sets: []string{"controller.scope.enabled=true"},
+		wantArgs: []string{"--watch-namespace=causeway-chart"}, wantText: []string{"name: causeway-watch", `resources: ["ingressclasses"]`},
+		noText: []string{`resources: ["ingresses", "ingressclasses"]`}},
+	{name: "namespace selector", sets: []string{"controller.scope.namespaceSelector=team=web"},
+		wantArgs: []string{"--watch-namespace-selector=team=web"}, wantText: []string{`resources: ["namespaces"]`}, noText: []string{"causeway-watch"}},
 }
 
 // TestChart lints and renders charts/causeway with several value sets,
@@ -161,11 +193,14 @@ func TestChart(t *testing.T) {
 				kinds[meta.Kind]++
 				switch meta.Kind {
 				case "Deployment":
-					deploy = &appsv1.Deployment{}
-					if err := sigsyaml.UnmarshalStrict(doc, deploy); err != nil {
+					d := &appsv1.Deployment{}
+					if err := sigsyaml.UnmarshalStrict(doc, d); err != nil {
 						t.Fatalf("Deployment: %v", err)
 					}
-					pod = &deploy.Spec.Template
+					if d.Name != "causeway" {
+						break // the default backend's
+					}
+					deploy, pod = d, &d.Spec.Template
 				case "DaemonSet":
 					ds := &appsv1.DaemonSet{}
 					if err := sigsyaml.UnmarshalStrict(doc, ds); err != nil {
@@ -215,6 +250,12 @@ func TestChart(t *testing.T) {
 			}
 			if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 				t.Errorf("probes: readiness %+v, liveness %+v", c.ReadinessProbe, c.LivenessProbe)
+			}
+			probePort := cmp.Or(vs.probePort, "health")
+			for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+				if p == nil || p.HTTPGet.Port.String() != probePort || !slices.ContainsFunc(c.Ports, func(cp corev1.ContainerPort) bool { return cp.Name == probePort }) {
+					t.Errorf("probe %+v: want port %s, a port of the container %v", p, probePort, c.Ports)
+				}
 			}
 			if sc := pod.Spec.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 101 {
 				t.Errorf("pod security context %+v, want uid 101", sc)

@@ -38,3 +38,17 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- printf "%s:%s" $img.repository (default .Chart.AppVersion $img.tag) -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The default backend's Deployment and Service (defaultBackend). */}}
+{{- define "causeway.defaultBackend.fullname" -}}
+{{- printf "%s-%s" (include "causeway.fullname" .) .Values.defaultBackend.name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels that select the default backend's pods: not the controller's
+(another app.kubernetes.io/name), so the controller's Service never
+selects them. */}}
+{{- define "causeway.defaultBackend.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Values.defaultBackend.name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: default-backend
+{{- end -}}

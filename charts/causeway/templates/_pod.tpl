@@ -3,6 +3,7 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
 {{- define "causeway.podTemplate" -}}
 {{- $c := .Values.controller }}
 {{- $ports := include "causeway.ports" . | fromYaml }}
+{{- $status := include "causeway.statusPorts" . | fromYaml }}
     metadata:
       labels:
         {{- include "causeway.selectorLabels" . | nindent 8 }}
@@ -72,6 +73,20 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
             {{- if $c.watchIngressWithoutClass }}
             - --watch-ingress-without-class=true
             {{- end }}
+            {{- if $c.scope.enabled }}
+            - --watch-namespace={{ default .Release.Namespace $c.scope.namespace }}
+            {{- else if $c.scope.namespaceSelector }}
+            - --watch-namespace-selector={{ $c.scope.namespaceSelector }}
+            {{- end }}
+            {{- if .Values.tcp }}
+            - --tcp-services-configmap={{ .Release.Namespace }}/{{ include "causeway.fullname" . }}-tcp
+            {{- end }}
+            {{- if .Values.udp }}
+            - --udp-services-configmap={{ .Release.Namespace }}/{{ include "causeway.fullname" . }}-udp
+            {{- end }}
+            {{- if .Values.defaultBackend.enabled }}
+            - --default-backend-service={{ .Release.Namespace }}/{{ include "causeway.defaultBackend.fullname" . }}
+            {{- end }}
             {{- if $c.certManager.enabled }}
             - --enable-cert-manager=true
             {{- end }}
@@ -85,8 +100,13 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
             # the file capability cap_net_bind_service (docs/install.md).
             - --nginx-binary=/usr/sbin/nginx-net-bind-service
             {{- end }}
-            - --health-port={{ $c.healthPort }}
-            - --metrics-port={{ $c.metrics.port }}
+            {{- if $status.one }}
+            # /healthz, /readyz and /metrics on one port, as in ingress-nginx.
+            - --healthz-port={{ $status.health }}
+            {{- else }}
+            - --health-port={{ $status.health }}
+            - --metrics-port={{ $status.metrics }}
+            {{- end }}
             - --enable-metrics={{ $c.metrics.enabled }}
             # A directory of its own in the volume: the volume itself is
             # the kubelet's (root, 0777), and the state directory must be
@@ -130,10 +150,22 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
               {{- if $c.hostPort.enabled }}
               hostPort: {{ $c.hostPort.ports.https }}
               {{- end }}
+            {{- if not $status.one }}
             - name: health
-              containerPort: {{ $c.healthPort }}
+              containerPort: {{ $status.health }}
+            {{- end }}
             - name: metrics
-              containerPort: {{ $c.metrics.port }}
+              containerPort: {{ $status.metrics }}
+            {{- range $proto, $services := dict "tcp" .Values.tcp "udp" .Values.udp }}
+            {{- range $port, $_ := $services }}
+            - name: {{ $port }}-{{ $proto }}
+              containerPort: {{ $port }}
+              protocol: {{ upper $proto }}
+              {{- if $c.hostPort.enabled }}
+              hostPort: {{ $port }}
+              {{- end }}
+            {{- end }}
+            {{- end }}
             {{- if $c.admissionWebhooks.enabled }}
             - name: webhook
               containerPort: {{ $c.admissionWebhooks.port }}
@@ -143,7 +175,7 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
           livenessProbe:
             httpGet:
               path: /healthz
-              port: health
+              port: {{ $status.probePort }}
             periodSeconds: 10
             failureThreshold: 3
           # Ready once caches have synced and a configuration is live; not
@@ -152,13 +184,13 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
           readinessProbe:
             httpGet:
               path: /readyz
-              port: health
+              port: {{ $status.probePort }}
             periodSeconds: 2
             failureThreshold: 2
           startupProbe:
             httpGet:
               path: /healthz
-              port: health
+              port: {{ $status.probePort }}
             periodSeconds: 2
             failureThreshold: 30
           {{- with $c.lifecycle }}
@@ -211,9 +243,31 @@ node's ports 80 and 443), and whether one is below 1024. */}}
 {{- $http = int $c.hostPort.ports.http -}}
 {{- $https = int $c.hostPort.ports.https -}}
 {{- end -}}
+{{- $privileged := or (lt $http 1024) (lt $https 1024) -}}
+{{- range $port, $_ := merge (dict) .Values.tcp .Values.udp -}}
+{{- if lt (int $port) 1024 }}{{ $privileged = true }}{{ end -}}
+{{- end -}}
 http: {{ $http }}
 https: {{ $https }}
-privileged: {{ or (lt $http 1024) (lt $https 1024) }}
+privileged: {{ $privileged }}
+{{- end -}}
+
+{{/* The ports of /healthz and /readyz (health) and /metrics, and the one
+the probes use: one port, named metrics, with ingress-nginx's layout
+(controller.ingressNginxLayout, 10254) or equal healthPort and
+metrics.port. */}}
+{{- define "causeway.statusPorts" -}}
+{{- $c := .Values.controller -}}
+{{- $health := int $c.healthPort -}}
+{{- $metrics := int $c.metrics.port -}}
+{{- if $c.ingressNginxLayout -}}
+{{- $health = 10254 -}}
+{{- $metrics = 10254 -}}
+{{- end -}}
+health: {{ $health }}
+metrics: {{ $metrics }}
+one: {{ eq $health $metrics }}
+probePort: {{ if eq $health $metrics }}metrics{{ else }}health{{ end }}
 {{- end -}}
 
 {{/* Whether Ingress status publishes the Service's addresses:
