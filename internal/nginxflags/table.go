@@ -5,6 +5,7 @@ const (
 	noProfiler = "Causeway serves no Go profiler"
 	klogHow    = "Causeway logs structured lines to standard error; --log-level (debug, info, warn, error) sets how much"
 	noPort     = "Causeway talks to nginx over unix sockets in --state-dir; no port is opened for it"
+	noGeoIP2   = "Causeway downloads no GeoIP2 database and has no GeoIP2 variables yet (the ConfigMap's use-geoip2)"
 )
 
 // table is every flag of ingress-nginx's controller (pkg/flags, v1.15),
@@ -71,12 +72,10 @@ var table = []Flag{
 	{Name: "logtostderr", Bool: true, Default: "true", Status: NotApplicable, Klog: true, Instead: klogHow},
 	{Name: "max-buckets", Default: "100", Status: NotApplicable,
 		Instead: "bounds native histograms (--bucket-factor), which Causeway does not have"},
-	{Name: "maxmind-edition-ids", Default: "GeoLite2-City,GeoLite2-ASN", Status: Unsupported, Harmless: "GeoLite2-City,GeoLite2-ASN",
-		Instead: "Causeway downloads no GeoIP2 database and has no GeoIP2 variables yet (the ConfigMap's use-geoip2)"},
-	{Name: "maxmind-license-key", Status: Unsupported, Harmless: "",
-		Instead: "Causeway downloads no GeoIP2 database and has no GeoIP2 variables yet (the ConfigMap's use-geoip2)"},
-	{Name: "maxmind-mirror", Status: Unsupported, Harmless: "",
-		Instead: "Causeway downloads no GeoIP2 database and has no GeoIP2 variables yet (the ConfigMap's use-geoip2)"},
+	{Name: "maxmind-edition-ids", Default: "GeoLite2-City,GeoLite2-ASN", Status: NotApplicable,
+		Instead: "names the databases --maxmind-license-key or --maxmind-mirror download"},
+	{Name: "maxmind-license-key", Status: Unsupported, Instead: noGeoIP2},
+	{Name: "maxmind-mirror", Status: Unsupported, Instead: noGeoIP2},
 	{Name: "maxmind-retries-count", Default: "1", Status: NotApplicable,
 		Instead: "Causeway downloads no GeoIP2 database"},
 	{Name: "maxmind-retries-timeout", Default: "0s", Status: NotApplicable,
