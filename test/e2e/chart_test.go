@@ -149,7 +149,8 @@ var chartValueSets = []struct {
 			"--udp-services-configmap=causeway-chart/causeway-udp"}},
 	// controller.scope: one namespace, and RBAC narrowed to it.
 	{name: "scope", sets: []string{"controller.scope.enabled=true"},
-		wantArgs: []string{"--watch-namespace=causeway-chart"}, wantText: []string{"name: causeway-watch", `resources: ["ingressclasses"]`},
+		wantArgs: []string{"--watch-namespace=causeway-chart"}, wantText: []string{"name: causeway-watch", `resources: ["ingressclasses"]`,
+			"kubernetes.io/metadata.name: causeway-chart"},
 		noText: []string{`resources: ["ingresses", "ingressclasses"]`}},
 	{name: "namespace selector", sets: []string{"controller.scope.namespaceSelector=team=web"},
 		wantArgs: []string{"--watch-namespace-selector=team=web"}, wantText: []string{`resources: ["namespaces"]`}, noText: []string{"causeway-watch"}},
