@@ -30,7 +30,7 @@ type webhookFlags struct {
 }
 
 func (w *webhookFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&w.address, "validating-webhook-address", "", "HOST:PORT to serve validating admission reviews on (HTTPS, path "+admission.Path+"); empty turns the webhook off")
+	fl.StringVar(&w.address, "validating-webhook-address", "", "HOST:PORT to serve validating admission reviews on (HTTPS, path "+admission.Path+", and ingress-nginx's "+admission.IngressNginxPath+"); empty turns the webhook off")
 	fl.StringVar(&w.configuration, "validating-webhook-configuration", "", "name of the ValidatingWebhookConfiguration whose caBundle the controller keeps current with the CA of the serving certificate it generates and rotates itself")
 	fl.StringVar(&w.mode, "validating-webhook-mode", string(admission.Deny), "deny: refuse an object that would raise a Problem; warn: admit it and return the Problems as warnings")
 	fl.StringVar(&w.certFile, "validating-webhook-certificate", "", "serving certificate file (reloaded when it changes) instead of a generated one; the caBundle is then yours to set")
@@ -109,8 +109,7 @@ func newWebhook(f *controllerFlags, opts build.Options, src source.Source, log *
 	if err := reg.Register(reviews); err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle(admission.Path, &admission.Handler{Reviewer: wh.reviewer, Mode: mode, Log: log.With("component", "webhook"),
+	mux := webhookMux(&admission.Handler{Reviewer: wh.reviewer, Mode: mode, Log: log.With("component", "webhook"),
 		Observe: func(outcome string, d time.Duration) { reviews.WithLabelValues(outcome).Observe(d.Seconds()) }})
 	ln, err := net.Listen("tcp", w.address)
 	if err != nil {
@@ -122,6 +121,14 @@ func newWebhook(f *controllerFlags, opts build.Options, src source.Source, log *
 	log.Info("validating admission webhook", "address", ln.Addr().String(), "path", admission.Path, "mode", mode,
 		"configuration", w.configuration)
 	return wh, nil
+}
+
+// webhookMux serves reviews at Causeway's path and at ingress-nginx's.
+func webhookMux(reviews http.Handler) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle(admission.Path, reviews)
+	mux.Handle(admission.IngressNginxPath, reviews)
+	return mux
 }
 
 // start serves reviews and keeps the certificate until ctx ends; fatal

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -34,5 +36,18 @@ func TestWebhookFlags(t *testing.T) {
 				t.Errorf("error %v, want one with %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// TestWebhookPaths: reviews are served at Causeway's path and at
+// ingress-nginx's, so its chart's ValidatingWebhookConfiguration works.
+func TestWebhookPaths(t *testing.T) {
+	mux := webhookMux(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for path, want := range map[string]int{"/validate": http.StatusTeapot, "/networking/v1/ingresses": http.StatusTeapot, "/other": http.StatusNotFound} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("POST", path, nil))
+		if rec.Code != want {
+			t.Errorf("POST %s: %d, want %d", path, rec.Code, want)
+		}
 	}
 }

@@ -24,6 +24,11 @@ import (
 // Path is where reviews are served, for every kind.
 const Path = "/validate"
 
+// IngressNginxPath is where ingress-nginx serves its reviews; they are
+// served there too, so that a ValidatingWebhookConfiguration written for
+// ingress-nginx (its chart's) works as it is.
+const IngressNginxPath = "/networking/v1/ingresses"
+
 // Mode says what a review does with Problems.
 type Mode string
 
