@@ -102,8 +102,12 @@ func newControllerCommand() *cobra.Command {
 func controllerCommand() (*cobra.Command, *controllerFlags) {
 	f := &controllerFlags{}
 	cmd := &cobra.Command{
-		Use:   "controller",
-		Short: "Run the Ingress controller and the nginx it drives",
+		Use: "controller",
+		// ingress-nginx's Deployments run "/nginx-ingress-controller
+		// --flags...": with Causeway's image those args come after
+		// causeway, and name this command.
+		Aliases: []string{ingressNginxBinary},
+		Short:   "Run the Ingress controller and the nginx it drives",
 		Long: `Run the Ingress controller. Objects come from a directory of manifests
 (--manifests) or from the Kubernetes API (--kubeconfig, or in-cluster config).`,
 		Args: cobra.NoArgs,

@@ -18,6 +18,10 @@ import (
 // flagsDoc is where the table of ingress-nginx's flags is documented.
 const flagsDoc = "docs/migrating-from-ingress-nginx.md#controller-flags"
 
+// ingressNginxBinary is the path of ingress-nginx's controller in its
+// image, the first of its Deployments' args.
+const ingressNginxBinary = "/nginx-ingress-controller"
+
 // registerIngressNginxFlags makes every flag of ingress-nginx's controller
 // a flag of `causeway controller`, after Causeway's own are registered:
 //   - a flag Causeway has under the same name is left as it is;

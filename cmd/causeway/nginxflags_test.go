@@ -248,3 +248,18 @@ func TestStatusServers(t *testing.T) {
 		t.Fatalf("servers %+v, want :8081 and :9113", servers)
 	}
 }
+
+// TestIngressNginxDeploymentArgs: the args of an ingress-nginx Deployment,
+// its binary first, run the controller when Causeway's image takes them
+// (its entrypoint is causeway).
+func TestIngressNginxDeploymentArgs(t *testing.T) {
+	root := &cobra.Command{Use: "causeway", SilenceErrors: true, SilenceUsage: true}
+	root.AddCommand(newControllerCommand())
+	cmd, rest, err := root.Find(append([]string{"/nginx-ingress-controller"}, ingressNginxChartArgs...))
+	if err != nil || cmd.Name() != "controller" {
+		t.Fatalf("found %v (%v), want the controller command", cmd, err)
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		t.Fatal(err)
+	}
+}
