@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 
 	"github.com/causeway/causeway/internal/balancer"
@@ -504,13 +503,9 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 		}
 		return files.New(f.manifests, log.With("component", "files")), nil
 	}
-	cfg, err := f.restConfig()
+	client, cfg, err := f.kubeClient()
 	if err != nil {
 		return nil, err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	// validate parsed it.
 	selector, _ := labels.Parse(f.namespaceSelector)

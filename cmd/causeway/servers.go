@@ -31,17 +31,18 @@ func (f *controllerFlags) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-// kubeClient is a client of the API server restConfig names.
-func (f *controllerFlags) kubeClient() (kubernetes.Interface, error) {
+// kubeClient is a client of the API server restConfig names, and that
+// configuration, for other clients.
+func (f *controllerFlags) kubeClient() (kubernetes.Interface, *rest.Config, error) {
 	cfg, err := f.restConfig()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
+		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	return client, nil
+	return client, cfg, nil
 }
 
 func metricsHandler(m *metrics.Metrics) http.Handler {

@@ -90,7 +90,7 @@ func newWebhook(f *controllerFlags, opts build.Options, src source.Source, log *
 		}
 		tlsConfig.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return kp.Get() }
 	} else {
-		client, err := f.kubeClient()
+		client, _, err := f.kubeClient()
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
 
 	"github.com/causeway/causeway/internal/source/files"
 )
@@ -109,30 +110,25 @@ func FromCluster(ctx context.Context, client kubernetes.Interface, opts Options)
 // ingress-nginx controller runs.
 func listWorkloads(ctx context.Context, client kubernetes.Interface) ([]runtime.Object, error) {
 	var out []runtime.Object
-	list := metav1.ListOptions{Limit: listPage}
-	for {
-		page, err := client.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, list)
+	for _, l := range []struct {
+		kind string
+		list func(metav1.ListOptions) (runtime.Object, error)
+	}{
+		{"Deployments", func(o metav1.ListOptions) (runtime.Object, error) {
+			return client.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, o)
+		}},
+		{"DaemonSets", func(o metav1.ListOptions) (runtime.Object, error) {
+			return client.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, o)
+		}},
+	} {
+		p := pager.New(pager.SimplePageFunc(l.list))
+		p.PageSize = listPage
+		err := p.EachListItem(ctx, metav1.ListOptions{}, func(o runtime.Object) error {
+			out = append(out, o)
+			return nil
+		})
 		if err != nil {
-			return nil, fmt.Errorf("list Deployments: %w", err)
-		}
-		for i := range page.Items {
-			out = append(out, &page.Items[i])
-		}
-		if list.Continue = page.Continue; list.Continue == "" {
-			break
-		}
-	}
-	list = metav1.ListOptions{Limit: listPage}
-	for {
-		page, err := client.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, list)
-		if err != nil {
-			return nil, fmt.Errorf("list DaemonSets: %w", err)
-		}
-		for i := range page.Items {
-			out = append(out, &page.Items[i])
-		}
-		if list.Continue = page.Continue; list.Continue == "" {
-			break
+			return nil, fmt.Errorf("list %s: %w", l.kind, err)
 		}
 	}
 	return out, nil
