@@ -283,7 +283,10 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 	if t == nil {
 		return false
 	}
-	srv.SSLRedirect = t.TLS != nil && t.TLS.Redirect
+	if srv.SSLRedirect = t.TLS != nil && t.TLS.Redirect != nil; srv.SSLRedirect {
+		r := *t.TLS.Redirect
+		srv.HTTPSRedirect = &r
+	}
 	b.vsClientTLS(srv, t)
 	b.vsServerSnippet(srv, t)
 	b.vsHTTPSnippet(srv, t)
@@ -302,11 +305,6 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 		b.problem(t.Ref, model.ReasonUnsupported, false,
 			"spec.externalDNS: the controller publishes no address (--publish-service or --publish-address), "+
 				"so a DNSEndpoint would have no record; none is written")
-	}
-	if srv.SSLRedirect && t.TLS.Code != 0 && t.TLS.Code != b.model.Config.HTTPRedirectCode {
-		b.problem(t.Ref, model.ReasonUnsupported, false,
-			"spec.tls.redirect.code %d: HTTPS redirects answer the ConfigMap's http-redirect-code, %d; a code per VirtualServer is not supported yet",
-			t.TLS.Code, b.model.Config.HTTPRedirectCode)
 	}
 	return true
 }

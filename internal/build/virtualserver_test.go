@@ -191,12 +191,14 @@ func TestVirtualServerBuild(t *testing.T) {
 				t.Errorf("tls %+v redirect %v", srv.TLS, srv.SSLRedirect)
 			}
 		}},
-		{name: "a redirect code other than the ConfigMap's is reported", change: func(s *source.Snapshot) {
-			s.VirtualServers[0].Spec.TLS = &nicv1.TLS{Redirect: &nicv1.TLSRedirect{Enable: true, Code: new(int)}}
-			*s.VirtualServers[0].Spec.TLS.Redirect.Code = 301
+		{name: "a redirect has its own code, whatever http-redirect-code says", change: func(s *source.Snapshot) {
+			s.VirtualServers[0].Spec.TLS = &nicv1.TLS{Redirect: &nicv1.TLSRedirect{Enable: true, Code: new(int), BasedOn: "x-forwarded-proto"}}
+			*s.VirtualServers[0].Spec.TLS.Redirect.Code = 307
 		}, check: func(t *testing.T, m *model.Model, ps []model.Problem) {
-			if r := reasonsOf(ps, "VirtualServer", "cafe"); !slices.Equal(r, []string{model.ReasonUnsupported}) {
-				t.Errorf("reasons %v (%v)", r, ps)
+			srv := server(m, "cafe.test")
+			want := model.HTTPSRedirect{Code: 307, BasedOn: model.RedirectOnForwardedProto}
+			if !srv.SSLRedirect || srv.HTTPSRedirect == nil || *srv.HTTPSRedirect != want || len(ps) != 0 {
+				t.Errorf("redirect %v %+v problems %v", srv.SSLRedirect, srv.HTTPSRedirect, ps)
 			}
 		}},
 	} {

@@ -133,7 +133,57 @@ type Limits struct {
 	// Exempt are client addresses never counted by RPS, RPM and
 	// Connections.
 	Exempt []netip.Prefix
+
+	// --- NGINX Ingress Controller's rateLimit Policy (request limits) ---
+
+	// Key, when set, is what requests are counted per in place of the
+	// client's address (RateLimitKeyVariables); requests whose key is
+	// empty are not counted.
+	Key Template
+	// Pacing is how requests within the burst are served.
+	Pacing BurstPacing
+	// RejectCode answers refused requests in place of the ConfigMap's
+	// limit-req-status-code; 0 keeps it.
+	RejectCode int
+	// DryRun counts requests and logs those over the limit without
+	// refusing them.
+	DryRun bool
+	// LogLevel is the level refused requests are logged at; "" is nginx's
+	// (error).
+	LogLevel LogLevel
+	// ZoneSize, when set, is the size of the counters' zone, in place of
+	// the shared zones' budget.
+	ZoneSize *Size
+	// Policy, when set, is the rateLimit Policy these limits come from:
+	// its counts are its own within each Location.Source, as NGINX
+	// Ingress Controller keeps a zone per Policy and VirtualServer.
+	Policy ObjectRef
 }
+
+// BurstPacing says how requests within the burst are served. The zero
+// value serves them at once (nginx's nodelay, ingress-nginx's behaviour).
+type BurstPacing struct {
+	// Spaced delays requests within the burst to the rate, after the
+	// first Delay of them (nginx's delay=).
+	Spaced bool
+	Delay  int
+}
+
+// RateLimitKeyVariables are the variables of a rateLimit key (NGINX
+// Ingress Controller's list, less the jwt_claim_ and apikey_ families of
+// NGINX Plus and its API key policy).
+var RateLimitKeyVariables = VariableSet{Names: setOf("binary_remote_addr", "remote_addr", "request_uri", "uri", "args",
+	"request_method"), Prefixes: []string{"arg_", "http_", "cookie_"}}
+
+// Bounds of a Limits.ZoneSize: nginx refuses a zone under 32k, and one
+// zone past 128m holds a million clients' counters.
+const (
+	MinLimitZoneSize Size = 32 << 10
+	MaxLimitZoneSize Size = 128 << 20
+)
+
+// LimitLogLevels are the levels of Limits.LogLevel.
+var LimitLogLevels = []LogLevel{LogInfo, LogNotice, LogWarn, LogError}
 
 // AccessList is ingress-nginx's denylist-source-range and
 // allowlist-source-range: nginx's access module checks the client's

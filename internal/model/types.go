@@ -60,6 +60,10 @@ type Server struct {
 	TLS *ServerTLS
 	// SSLRedirect makes plain-HTTP requests redirect to HTTPS (308).
 	SSLRedirect bool
+	// HTTPSRedirect, when set with SSLRedirect, is how the redirect is
+	// made in place of the ConfigMap's shape (a VirtualServer's
+	// tls.redirect).
+	HTTPSRedirect *HTTPSRedirect
 	// Sources are the objects that contributed to this server (sorted).
 	Sources []ObjectRef
 	// Regex makes every location a case-insensitive regular expression
@@ -368,3 +372,29 @@ const (
 	// does not delegate to (NGINX Ingress Controller's reason).
 	ReasonIgnored = "Ignored"
 )
+
+// HTTPSRedirect is NGINX Ingress Controller's redirect of plain HTTP to
+// HTTPS: to the request's host and URI as sent, on the standard HTTPS
+// port (or the server's own HTTPS listener's).
+type HTTPSRedirect struct {
+	// Code is the redirect's status: 301, 302, 307 or 308.
+	Code int
+	// BasedOn says which requests came over plain HTTP.
+	BasedOn RedirectBasis
+}
+
+// RedirectBasis says what makes a request one to redirect to HTTPS.
+type RedirectBasis string
+
+const (
+	// RedirectOnScheme redirects requests whose scheme is http: the
+	// connection's, or a trusted peer's X-Forwarded-Proto
+	// (use-forwarded-headers).
+	RedirectOnScheme RedirectBasis = "scheme"
+	// RedirectOnForwardedProto redirects requests whose X-Forwarded-Proto
+	// header is http, whoever sent it.
+	RedirectOnForwardedProto RedirectBasis = "x-forwarded-proto"
+)
+
+// RedirectCodes are the statuses of an HTTPS redirect.
+var RedirectCodes = []int{301, 302, 307, 308}

@@ -3,6 +3,7 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -70,12 +71,33 @@ type locationLimits struct {
 	Req      []string
 	Conn     int
 	ConnZone string
+	// Status, DryRun and LogLevel are the location's own
+	// limit_req_status, limit_req_dry_run and limit_req_log_level; zero
+	// values inherit.
+	Status   int
+	DryRun   bool
+	LogLevel model.LogLevel
 }
 
 // reqZone names the limit_req zone of a rate: n requests per unit ("s" or
-// "m").
-func reqZone(n int, unit string) string {
-	return "causeway_req_" + strconv.Itoa(n) + "r_" + unit
+// "m"), in a zone of the shared budget or, when size is set, of its own
+// size.
+func reqZone(n int, unit string, size *model.Size) string {
+	name := "causeway_req_" + strconv.Itoa(n) + "r_" + unit
+	if size != nil {
+		name += "_" + model.FormatSize(int64(*size))
+	}
+	return name
+}
+
+func limitZoneSize(s model.Size) bool {
+	return s >= model.MinLimitZoneSize && s <= model.MaxLimitZoneSize
+}
+
+// sizedZone is a limit_req zone of a size of its own.
+type sizedZone struct {
+	rate string
+	size model.Size
 }
 
 // exemptID names the geo of an exempt list: a digest of its sorted CIDRs.
@@ -91,9 +113,14 @@ func exemptID(cidrs []netip.Prefix) (string, []string) {
 }
 
 // limitScope is the prefix of a location's keys: 12 hex digits of the
-// digest of the object it came from.
-func limitScope(ref model.ObjectRef) string {
-	sum := sha256.Sum256([]byte(ref.Key()))
+// digest of the object it came from and, for a Policy's limits, of the
+// Policy.
+func limitScope(ref, policy model.ObjectRef) string {
+	key := ref.Key()
+	if policy != (model.ObjectRef{}) {
+		key += "\x00" + policy.Key()
+	}
+	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:6])
 }
 
@@ -111,6 +138,7 @@ func zoneSize(n int) int64 {
 // nil when no location has limits.
 func planLimitZones(m *model.Model, h *hashStats) *limitsView {
 	rates := map[string]string{} // zone name -> rate
+	sized := map[string]sizedZone{}
 	exempt := map[string][]string{}
 	conn := false
 	for _, srv := range m.Servers {
@@ -119,11 +147,22 @@ func planLimitZones(m *model.Model, h *hashStats) *limitsView {
 				continue
 			}
 			lim := l.Policy.Limits
-			if lim.RPS > 0 {
-				rates[reqZone(lim.RPS, "s")] = strconv.Itoa(lim.RPS) + "r/s"
-			}
-			if lim.RPM > 0 {
-				rates[reqZone(lim.RPM, "m")] = strconv.Itoa(lim.RPM) + "r/m"
+			for _, r := range []struct {
+				n    int
+				unit string
+			}{{lim.RPS, "s"}, {lim.RPM, "m"}} {
+				switch rate := strconv.Itoa(r.n) + "r/" + r.unit; {
+				case r.n <= 0:
+				case lim.ZoneSize != nil:
+					// planLimits refuses the location of a size out of
+					// bounds, so its zone is not declared.
+					if !limitZoneSize(*lim.ZoneSize) {
+						continue
+					}
+					sized[reqZone(r.n, r.unit, lim.ZoneSize)] = sizedZone{rate, *lim.ZoneSize}
+				default:
+					rates[reqZone(r.n, r.unit, nil)] = rate
+				}
 			}
 			conn = conn || lim.Connections > 0
 			if len(lim.Exempt) > 0 && (lim.RPS > 0 || lim.RPM > 0 || lim.Connections > 0) {
@@ -132,7 +171,7 @@ func planLimitZones(m *model.Model, h *hashStats) *limitsView {
 			}
 		}
 	}
-	if len(rates) == 0 && !conn {
+	if len(rates) == 0 && len(sized) == 0 && !conn {
 		return nil
 	}
 	c := m.Config
@@ -144,6 +183,10 @@ func planLimitZones(m *model.Model, h *hashStats) *limitsView {
 	size := model.FormatSize(zoneSize(n))
 	for _, name := range sortedKeys(rates) {
 		v.ReqZones = append(v.ReqZones, fmt.Sprintf("zone=%s:%s rate=%s", name, size, rates[name]))
+	}
+	for _, name := range sortedKeys(sized) {
+		z := sized[name]
+		v.ReqZones = append(v.ReqZones, fmt.Sprintf("zone=%s:%s rate=%s", name, model.FormatSize(int64(z.size)), z.rate))
 	}
 	if conn {
 		v.ConnZone = "zone=" + connZone + ":" + size
@@ -177,19 +220,40 @@ func planLimits(v *policyView, l *model.Location) error {
 		}
 	}
 	if lim.RPS > 0 || lim.RPM > 0 || lim.Connections > 0 {
-		ll := &locationLimits{Scope: limitScope(l.Source), Addr: "$binary_remote_addr", Conn: lim.Connections, ConnZone: connZone}
-		if len(lim.Exempt) > 0 {
+		ll := &locationLimits{Scope: limitScope(l.Source, lim.Policy), Addr: "$binary_remote_addr", Conn: lim.Connections, ConnZone: connZone,
+			DryRun: lim.DryRun}
+		switch {
+		case len(lim.Key) > 0 && len(lim.Exempt) > 0:
+			return errors.New("a limit key and an exempt list together")
+		case len(lim.Key) > 0:
+			key, err := quoteTemplate(lim.Key)
+			if err != nil {
+				return fmt.Errorf("limit key: %w", err)
+			}
+			ll.Addr = key
+		case len(lim.Exempt) > 0:
 			id, _ := exemptID(lim.Exempt)
 			ll.Addr = "$causeway_limit_addr_" + id
 		}
-		// nodelay: requests within the burst are served at once, not
-		// spaced out to the rate, as ingress-nginx does.
-		// nginx refuses burst=0: without a burst, none is printed.
+		if c := lim.RejectCode; c != 0 && (c < 400 || c > 599) {
+			return fmt.Errorf("limit reject code %d", c)
+		}
+		ll.Status = lim.RejectCode
+		if lim.LogLevel != "" && !slices.Contains(model.LimitLogLevels, lim.LogLevel) {
+			return fmt.Errorf("limit log level %q", lim.LogLevel)
+		}
+		ll.LogLevel = lim.LogLevel
+		if lim.ZoneSize != nil && !limitZoneSize(*lim.ZoneSize) {
+			return fmt.Errorf("limit zone size %d out of bounds", *lim.ZoneSize)
+		}
+		if lim.Pacing.Delay < 0 {
+			return fmt.Errorf("negative limit delay %d", lim.Pacing.Delay)
+		}
 		if lim.RPS > 0 {
-			ll.Req = append(ll.Req, limitReq(reqZone(lim.RPS, "s"), lim.BurstRPS))
+			ll.Req = append(ll.Req, limitReq(reqZone(lim.RPS, "s", lim.ZoneSize), lim.BurstRPS, lim.Pacing))
 		}
 		if lim.RPM > 0 {
-			ll.Req = append(ll.Req, limitReq(reqZone(lim.RPM, "m"), lim.BurstRPM))
+			ll.Req = append(ll.Req, limitReq(reqZone(lim.RPM, "m", lim.ZoneSize), lim.BurstRPM, lim.Pacing))
 		}
 		v.Limits = ll
 	}
@@ -209,10 +273,19 @@ func planLimits(v *policyView, l *model.Location) error {
 }
 
 // limitReq is a limit_req's arguments: the zone, the burst when there is
-// one, nodelay.
-func limitReq(zone string, burst int) string {
-	if burst == 0 {
-		return "zone=" + zone + " nodelay"
+// one (nginx refuses burst=0), then nodelay (requests within the burst
+// served at once, as ingress-nginx does) or, when they are spaced to the
+// rate, delay= for the first ones served at once.
+func limitReq(zone string, burst int, p model.BurstPacing) string {
+	out := "zone=" + zone
+	if burst > 0 {
+		out += " burst=" + strconv.Itoa(burst)
 	}
-	return fmt.Sprintf("zone=%s burst=%d nodelay", zone, burst)
+	switch {
+	case !p.Spaced:
+		out += " nodelay"
+	case p.Delay > 0 && burst > 0:
+		out += " delay=" + strconv.Itoa(p.Delay)
+	}
+	return out
 }

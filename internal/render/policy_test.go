@@ -221,6 +221,19 @@ var policyCases = []struct {
 		m.Config.LimitRate, m.Config.LimitRateAfter = 1<<20, 512<<10
 		return m
 	}},
+	{"nic-rate-limit", []string{"plain"}, func() *model.Model {
+		size := model.Size(10 << 20)
+		key := model.Template{{Variable: "http_x_api_key"}, {Literal: ":"}, {Variable: "uri"}}
+		m := policyModel(&model.Server{Host: "limits.example.com", Locations: []*model.Location{
+			// NIC's defaults: excess requests within the burst are spaced.
+			loc(model.StringPrefix, "/", &model.Policy{Limits: &model.Limits{RPS: 10, BurstRPS: 5, Pacing: model.BurstPacing{Spaced: true}}}),
+			// Its own zone, key, status, dry run and log level.
+			loc(model.StringPrefix, "/api", &model.Policy{Limits: &model.Limits{RPS: 10, BurstRPS: 20, Key: key, Policy: model.ObjectRef{Kind: "Policy", Namespace: "shop", Name: "api"},
+				Pacing: model.BurstPacing{Spaced: true, Delay: 8}, RejectCode: 429, DryRun: true, LogLevel: model.LogWarn, ZoneSize: &size}}),
+			loc(model.StringPrefix, "/min", &model.Policy{Limits: &model.Limits{RPM: 60, ZoneSize: &size}}),
+		}})
+		return m
+	}},
 	{"access", []string{"plain", "lua"}, func() *model.Model {
 		access := func(deny, allow string) *model.AccessList {
 			a := &model.AccessList{}
@@ -583,6 +596,12 @@ func TestPolicyRefusals(t *testing.T) {
 		"digest without Lua":     {BasicAuth: &model.BasicAuth{File: "default/users/htdigest", Digest: true}},
 		"digest file for basic":  {BasicAuth: &model.BasicAuth{File: "default/users/htdigest"}},
 		"digest realm with a \"": {BasicAuth: &model.BasicAuth{File: "default/users/auth", Realm: `a"b`}},
+		"limit reject code":      {Limits: &model.Limits{RPS: 1, RejectCode: 200}},
+		"limit log level":        {Limits: &model.Limits{RPS: 1, LogLevel: "debug; evil"}},
+		"limit zone size":        {Limits: &model.Limits{RPS: 1, ZoneSize: ptr(model.Size(1 << 10))}},
+		"limit key variable":     {Limits: &model.Limits{RPS: 1, Key: model.Template{{Variable: "host;"}}}},
+		"limit key and exempt":   {Limits: &model.Limits{RPS: 1, Key: model.Template{{Variable: "uri"}}, Exempt: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}},
+		"negative limit delay":   {Limits: &model.Limits{RPS: 1, BurstRPS: 2, Pacing: model.BurstPacing{Spaced: true, Delay: -1}}},
 	} {
 		m := policyModel(&model.Server{Host: "h.example.com", Locations: []*model.Location{loc(model.Prefix, "/", pol)}})
 		m.AuthFiles = []*model.AuthFile{{Namespace: "default", Name: "users", Digest: true, Data: []byte("a::" + strings.Repeat("0", 32) + "\n")},

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,13 @@ type serverView struct {
 	Headers      *headersView   `json:",omitempty"`
 	Redirect     bool
 	RedirectPort string
+	// RedirectProto is the variable that is "http" for requests to
+	// redirect to HTTPS; RedirectCode their status.
+	RedirectProto string
+	RedirectCode  int
+	// RedirectKeepsURI keeps the request URI as is in the HTTPS redirect
+	// (NGINX Ingress Controller's redirect).
+	RedirectKeepsURI bool
 	// HTTPRedirectCode is the status of the HTTPS redirect and of the
 	// twins' redirects (http-redirect-code).
 	HTTPRedirectCode int
@@ -279,8 +287,11 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		if port = srv.Listeners.HTTPS.Port; port != 443 {
 			v.RedirectPort = ":" + strconv.Itoa(port)
 		}
-	} else if port != 443 {
+	} else if port != 443 && srv.HTTPSRedirect == nil {
 		v.RedirectPort = ":" + strconv.Itoa(port)
+	}
+	if err := planHTTPSRedirect(v, srv.HTTPSRedirect); err != nil {
+		return nil, err
 	}
 	if err := planServerPolicy(v, srv, p, rc.names); err != nil {
 		return nil, err
@@ -599,4 +610,28 @@ func isKindName(s string) bool {
 		}
 	}
 	return true
+}
+
+// planHTTPSRedirect says how plain HTTP is redirected: by default as the
+// ConfigMap says; a VirtualServer's tls.redirect (r) as NGINX Ingress
+// Controller does, with its own code and basis, to the request URI as
+// sent and, on the controller's listeners, to the standard HTTPS port
+// (the caller left RedirectPort empty).
+func planHTTPSRedirect(v *serverView, r *model.HTTPSRedirect) error {
+	v.RedirectProto, v.RedirectCode = "$causeway_forwarded_proto", v.HTTPRedirectCode
+	if r == nil {
+		return nil
+	}
+	if !slices.Contains(model.RedirectCodes, r.Code) {
+		return fmt.Errorf("https redirect code %d", r.Code)
+	}
+	switch r.BasedOn {
+	case model.RedirectOnScheme:
+	case model.RedirectOnForwardedProto:
+		v.RedirectProto = "$http_x_forwarded_proto"
+	default:
+		return fmt.Errorf("https redirect based on %q", r.BasedOn)
+	}
+	v.RedirectCode, v.RedirectKeepsURI = r.Code, true
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,18 +158,30 @@ func basicAuth(b *nicv1.BasicAuth) (*BasicAuth, error) {
 }
 
 // clientAddressKeys are the rateLimit keys that count per client address,
-// which is what the model's limits count.
+// which is the model's default key; the unbraced spellings are accepted
+// as Causeway always has.
 var clientAddressKeys = map[string]bool{"${binary_remote_addr}": true, "$binary_remote_addr": true,
 	"${remote_addr}": true, "$remote_addr": true}
 
+// rateLimit translates a rateLimit Policy into the model's request limits,
+// with NGINX Ingress Controller's defaults: excess requests within the
+// burst are delayed unless noDelay, refused ones answer 503 (the
+// ConfigMap's limit-req-status-code unless rejectCode) and are logged at
+// error.
 func (t *translator) rateLimit(r *nicv1.RateLimit) (*model.Limits, error) {
 	n, unit, ok := strings.Cut(r.Rate, "r/")
 	rate, err := strconv.Atoi(n)
 	if !ok || err != nil || rate < 1 || rate > 1_000_000 || (unit != "s" && unit != "m") {
 		return nil, fmt.Errorf("spec.rateLimit.rate %q: want a rate such as 10r/s or 60r/m", model.Truncate(r.Rate))
 	}
+	l := &model.Limits{Policy: t.ref}
 	if !clientAddressKeys[r.Key] {
-		return nil, fmt.Errorf("spec.rateLimit.key %q: Causeway counts per client address only (${binary_remote_addr})", model.Truncate(r.Key))
+		if l.Key, err = model.ParseVariableTemplate(r.Key, model.RateLimitKeyVariables); err != nil {
+			return nil, fmt.Errorf("spec.rateLimit.key %q: %v", model.Truncate(r.Key), err)
+		}
+		if len(l.Key) == 0 {
+			return nil, errors.New("spec.rateLimit.key is required")
+		}
 	}
 	burst := 0
 	if r.Burst != nil {
@@ -177,26 +190,49 @@ func (t *translator) rateLimit(r *nicv1.RateLimit) (*model.Limits, error) {
 		}
 		burst = *r.Burst
 	}
-	l := &model.Limits{}
 	if unit == "s" {
 		l.RPS, l.BurstRPS = rate, burst
 	} else {
 		l.RPM, l.BurstRPM = rate, burst
 	}
-	if burst > 0 && (r.NoDelay == nil || !*r.NoDelay) {
-		t.unsupported("spec.rateLimit.noDelay", "requests within the burst are served at once (nodelay), not delayed")
-	}
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{
-		{"delay", r.Delay != nil}, {"zoneSize (zones are sized by Causeway)", r.ZoneSize != ""}, {"dryRun", r.DryRun != nil && *r.DryRun},
-		{"logLevel", r.LogLevel != ""}, {"rejectCode (the ConfigMap's limit-req-status-code applies)", r.RejectCode != nil},
-		{"scale", r.Scale}, {"condition", r.Condition != nil},
-	} {
-		if f.set {
-			t.notYet("spec.rateLimit." + f.name)
+	switch {
+	case r.NoDelay != nil && *r.NoDelay:
+		if r.Delay != nil {
+			t.unsupported("spec.rateLimit.delay", "noDelay serves every request within the burst at once")
 		}
+	case r.Delay != nil:
+		if *r.Delay < 0 || *r.Delay > 1_000_000 {
+			return nil, fmt.Errorf("spec.rateLimit.delay %d: want 0 to 1000000", *r.Delay)
+		}
+		l.Pacing = model.BurstPacing{Spaced: true, Delay: *r.Delay}
+	default:
+		l.Pacing = model.BurstPacing{Spaced: true}
+	}
+	if r.RejectCode != nil {
+		if c := *r.RejectCode; c < 400 || c > 599 {
+			return nil, fmt.Errorf("spec.rateLimit.rejectCode %d: want 400 to 599", c)
+		}
+		l.RejectCode = *r.RejectCode
+	}
+	l.DryRun = r.DryRun != nil && *r.DryRun
+	if r.LogLevel != "" {
+		if l.LogLevel = model.LogLevel(r.LogLevel); !slices.Contains(model.LimitLogLevels, l.LogLevel) {
+			return nil, fmt.Errorf("spec.rateLimit.logLevel %q: want info, notice, warn or error", model.Truncate(r.LogLevel))
+		}
+	}
+	if r.ZoneSize != "" {
+		n, err := model.ParseSize(r.ZoneSize)
+		if size := model.Size(n); err != nil || size < model.MinLimitZoneSize || size > model.MaxLimitZoneSize {
+			return nil, fmt.Errorf("spec.rateLimit.zoneSize %q: want a size from 32k to 128m", model.Truncate(r.ZoneSize))
+		}
+		size := model.Size(n)
+		l.ZoneSize = &size
+	}
+	if r.Scale {
+		t.unsupported("spec.rateLimit.scale", "Causeway does not count its replicas, so each replica allows the whole rate")
+	}
+	if r.Condition != nil {
+		t.notYet("spec.rateLimit.condition")
 	}
 	return l, nil
 }

@@ -2,6 +2,7 @@ package nic
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,10 +61,62 @@ func TestTranslatePolicy(t *testing.T) {
 					t.Errorf("limits %+v", p.Limits)
 				}
 			}},
-		{name: "a burst without nodelay says how it differs", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
-			Burst: ptr.To(5), ZoneSize: "10M", RejectCode: ptr.To(429)}}, problems: []string{"noDelay", "zoneSize", "rejectCode"}},
-		{name: "a key other than the client address", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${http_x_user}"}},
-			err: "per client address"},
+		{name: "a burst without nodelay or delay delays every excess request", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: "${binary_remote_addr}", Burst: ptr.To(5)}}, check: func(t *testing.T, p *Policy) {
+			if p.Limits.Pacing != (model.BurstPacing{Spaced: true}) || p.Limits.Key != nil {
+				t.Errorf("limits %+v", p.Limits)
+			}
+		}},
+		{name: "delay serves the first excess requests at once", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: "${binary_remote_addr}", Burst: ptr.To(5), Delay: ptr.To(3)}}, check: func(t *testing.T, p *Policy) {
+			if p.Limits.Pacing != (model.BurstPacing{Spaced: true, Delay: 3}) {
+				t.Errorf("pacing %+v", p.Limits.Pacing)
+			}
+		}},
+		{name: "noDelay wins over delay, as in NIC", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: "${binary_remote_addr}", Burst: ptr.To(5), Delay: ptr.To(3), NoDelay: ptr.To(true)}}, problems: []string{"spec.rateLimit.delay"},
+			check: func(t *testing.T, p *Policy) {
+				if p.Limits.Pacing != (model.BurstPacing{}) {
+					t.Errorf("pacing %+v", p.Limits.Pacing)
+				}
+			}},
+		{name: "a negative delay", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
+			Delay: ptr.To(-1)}}, err: "spec.rateLimit.delay"},
+		{name: "reject code, dry run, log level and zone size", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: "${binary_remote_addr}", RejectCode: ptr.To(429), DryRun: ptr.To(true), LogLevel: "warn", ZoneSize: "10M"}},
+			check: func(t *testing.T, p *Policy) {
+				l := p.Limits
+				if l.RejectCode != 429 || !l.DryRun || l.LogLevel != model.LogWarn || l.ZoneSize == nil || *l.ZoneSize != 10<<20 {
+					t.Errorf("limits %+v", l)
+				}
+			}},
+		{name: "a reject code that is not an error", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
+			RejectCode: ptr.To(302)}}, err: "spec.rateLimit.rejectCode 302"},
+		{name: "a log level nginx's limit_req does not take", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: "${binary_remote_addr}", LogLevel: "debug"}}, err: "spec.rateLimit.logLevel"},
+		{name: "a zone under 32k", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
+			ZoneSize: "31k"}}, err: "spec.rateLimit.zoneSize"},
+		{name: "a zone over 128m", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
+			ZoneSize: "1g"}}, err: "spec.rateLimit.zoneSize"},
+		{name: "a zone size that is not a size", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
+			ZoneSize: "10MB"}}, err: "spec.rateLimit.zoneSize"},
+		{name: "scale is reported", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
+			Scale: true}}, problems: []string{"spec.rateLimit.scale: Causeway does not count its replicas"}},
+		{name: "a key of a header and the URI", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: "${http_x_api_key}:${uri}"}}, check: func(t *testing.T, p *Policy) {
+			want := model.Template{{Variable: "http_x_api_key"}, {Literal: ":"}, {Variable: "uri"}}
+			if !slices.Equal(p.Limits.Key, want) {
+				t.Errorf("key %+v, want %+v", p.Limits.Key, want)
+			}
+		}},
+		{name: "a key of a variable outside the list", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: "${host}"}}, err: "${host} is not a variable allowed here"},
+		{name: "a key of an unbraced variable", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: "$http_x_user"}}, err: "${name}"},
+		{name: "a key that would close the quote", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: `a"; return 200 "x`}}, err: "spec.rateLimit.key"},
+		{name: "a condition is reported", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
+			Condition: &nicv1.RateLimitCondition{Default: true}}}, problems: []string{"spec.rateLimit.condition"}},
 		{name: "a bad rate", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/h", Key: "${binary_remote_addr}"}}, err: "spec.rateLimit.rate"},
 		{name: "jwt needs Plus", spec: nicv1.PolicySpec{JWT: &nicv1.JWTAuth{Secret: "jwk"}}, err: "needs NGINX Plus"},
 		{name: "oidc needs Plus", spec: nicv1.PolicySpec{OIDC: &nicv1.OIDC{}}, err: "needs NGINX Plus"},

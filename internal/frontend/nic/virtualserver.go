@@ -14,6 +14,7 @@ package nic
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -58,10 +59,8 @@ type TLS struct {
 	// Secret is the name of a kubernetes.io/tls Secret in the namespace;
 	// "" serves the default certificate.
 	Secret string
-	// Redirect sends plain-HTTP requests to HTTPS.
-	Redirect bool
-	// Code is spec.tls.redirect.code; 0 when not set.
-	Code int
+	// Redirect, when set, sends plain-HTTP requests to HTTPS.
+	Redirect *model.HTTPSRedirect
 	// CertManager says that spec.tls.cert-manager asks cert-manager for
 	// Secret's certificate, validly (package certmanager writes it).
 	CertManager bool
@@ -295,13 +294,28 @@ func (t *translator) tls(in *nicv1.TLS) *TLS {
 		}
 	}
 	if r := in.Redirect; r != nil && r.Enable {
-		out.Redirect = true
-		if r.Code != nil {
+		out.Redirect = t.tlsRedirect(r)
+	}
+	return out
+}
+
+// tlsRedirect reads spec.tls.redirect with NGINX Ingress Controller's
+// defaults: 301, based on the scheme.
+func (t *translator) tlsRedirect(r *nicv1.TLSRedirect) *model.HTTPSRedirect {
+	out := &model.HTTPSRedirect{Code: 301, BasedOn: model.RedirectOnScheme}
+	if r.Code != nil {
+		if slices.Contains(model.RedirectCodes, *r.Code) {
 			out.Code = *r.Code
+		} else {
+			t.dropped(fmt.Sprintf("spec.tls.redirect.code %d: want 301, 302, 307 or 308; 301 is used", *r.Code))
 		}
-		if r.BasedOn != "" && r.BasedOn != "scheme" {
-			t.notYet("spec.tls.redirect.basedOn " + r.BasedOn + " (the redirect is based on the scheme)")
-		}
+	}
+	switch b := model.RedirectBasis(r.BasedOn); b {
+	case "", model.RedirectOnScheme:
+	case model.RedirectOnForwardedProto:
+		out.BasedOn = b
+	default:
+		t.dropped(fmt.Sprintf("spec.tls.redirect.basedOn %q: want scheme or x-forwarded-proto; scheme is used", model.Truncate(r.BasedOn)))
 	}
 	return out
 }

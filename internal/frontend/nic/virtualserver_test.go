@@ -241,8 +241,37 @@ func TestTranslateVirtualServer(t *testing.T) {
 		{name: "TLS with a redirect", change: func(s *nicv1.VirtualServerSpec) {
 			s.TLS = &nicv1.TLS{Secret: "cafe-tls", Redirect: &nicv1.TLSRedirect{Enable: true, Code: ptr.To(308)}}
 		}, check: func(t *testing.T, v *VirtualServer) {
-			if v.TLS == nil || v.TLS.Secret != "cafe-tls" || !v.TLS.Redirect || v.TLS.Code != 308 {
+			if v.TLS == nil || v.TLS.Secret != "cafe-tls" || v.TLS.Redirect == nil ||
+				*v.TLS.Redirect != (model.HTTPSRedirect{Code: 308, BasedOn: model.RedirectOnScheme}) {
 				t.Errorf("tls %+v", v.TLS)
+			}
+		}},
+		{name: "a redirect is 301 on the scheme unless it says otherwise, as in NIC", change: func(s *nicv1.VirtualServerSpec) {
+			s.TLS = &nicv1.TLS{Secret: "cafe-tls", Redirect: &nicv1.TLSRedirect{Enable: true}}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if r := v.TLS.Redirect; r == nil || *r != (model.HTTPSRedirect{Code: 301, BasedOn: model.RedirectOnScheme}) {
+				t.Errorf("redirect %+v", r)
+			}
+		}},
+		{name: "a redirect based on X-Forwarded-Proto", change: func(s *nicv1.VirtualServerSpec) {
+			s.TLS = &nicv1.TLS{Secret: "cafe-tls", Redirect: &nicv1.TLSRedirect{Enable: true, BasedOn: "x-forwarded-proto", Code: ptr.To(302)}}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if r := v.TLS.Redirect; r == nil || *r != (model.HTTPSRedirect{Code: 302, BasedOn: model.RedirectOnForwardedProto}) {
+				t.Errorf("redirect %+v", r)
+			}
+		}},
+		{name: "a disabled redirect", change: func(s *nicv1.VirtualServerSpec) {
+			s.TLS = &nicv1.TLS{Secret: "cafe-tls", Redirect: &nicv1.TLSRedirect{Code: ptr.To(302)}}
+		}, check: func(t *testing.T, v *VirtualServer) {
+			if v.TLS.Redirect != nil {
+				t.Errorf("redirect %+v", v.TLS.Redirect)
+			}
+		}},
+		{name: "a redirect code or basis the CRD refuses is reported, and NIC's default used", change: func(s *nicv1.VirtualServerSpec) {
+			s.TLS = &nicv1.TLS{Secret: "cafe-tls", Redirect: &nicv1.TLSRedirect{Enable: true, Code: ptr.To(200), BasedOn: "header"}}
+		}, problems: []string{"spec.tls.redirect.code 200", `spec.tls.redirect.basedOn "header"`}, check: func(t *testing.T, v *VirtualServer) {
+			if r := v.TLS.Redirect; r == nil || *r != (model.HTTPSRedirect{Code: 301, BasedOn: model.RedirectOnScheme}) {
+				t.Errorf("redirect %+v", r)
 			}
 		}},
 	} {
