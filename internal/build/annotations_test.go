@@ -9,22 +9,24 @@ import (
 	"testing"
 )
 
-// securityAnnotations are the ingress-nginx annotations that must fail
-// closed until Causeway implements them (none since external
-// authentication arrived). Listed here by hand so that relaxing one is a
-// deliberate change to this test too.
-var securityAnnotations = []string{}
+// securityAnnotations are the annotations that must fail closed until
+// Causeway implements them: no ingress-nginx one since external
+// authentication arrived; NGINX Ingress Controller's basic
+// authentication and Policies. Listed here by hand so that relaxing one
+// is a deliberate change to this test too.
+var securityAnnotations = []string{"nginx.org/basic-auth-realm", "nginx.org/basic-auth-secret", "nginx.org/policies"}
 
 func TestSecurityAnnotationsFailClosedInTable(t *testing.T) {
 	var got []string
 	for _, a := range annotations.Known() {
 		if a.Status == annotations.AnnotationFailClosed {
-			got = append(got, a.Name)
-			if a.Kind != "Ingress" || a.Family != annotations.FamilyIngressNginx {
-				t.Errorf("%s: fail-closed annotations are ingress-nginx Ingress annotations", a.Name)
+			got = append(got, a.Key(annotations.DefaultPrefix))
+			if a.Kind != "Ingress" || (a.Family != annotations.FamilyIngressNginx && a.Family != annotations.FamilyNIC) {
+				t.Errorf("%s: fail-closed annotations are ingress-nginx or NIC Ingress annotations", a.Name)
 			}
 		}
 	}
+	sort.Strings(got)
 	want := append([]string(nil), securityAnnotations...)
 	sort.Strings(want)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
@@ -79,6 +81,18 @@ func TestIngressAnnotations(t *testing.T) {
 			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: `"10.0.0.1/8"`},
 		{name: "an empty source address list fails closed", annotations: map[string]string{"nginx.ingress.kubernetes.io/whitelist-source-range": ""},
 			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "whitelist-source-range"},
+		{name: "unknown nginx.org annotation", annotations: map[string]string{"nginx.org/no-such-thing": "1"},
+			reasons: []string{model.ReasonUnknownAnnotation}, naming: "nginx.org/no-such-thing"},
+		{name: "nginx.org annotation not yet supported", annotations: map[string]string{"nginx.org/proxy-hide-headers": "X-A"},
+			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "nginx.org/proxy-hide-headers"},
+		{name: "a valid nginx.org annotation", annotations: map[string]string{"nginx.org/proxy-read-timeout": "30s"}},
+		{name: "an invalid nginx.org annotation", annotations: map[string]string{"nginx.org/proxy-read-timeout": "forever"},
+			reasons: []string{model.ReasonInvalidAnnotation}, naming: "nginx.org/proxy-read-timeout"},
+		{name: "both spellings of one setting: ingress-nginx's wins", annotations: map[string]string{"nginx.org/proxy-read-timeout": "30s",
+			"nginx.ingress.kubernetes.io/proxy-read-timeout": "20"},
+			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "nginx.ingress.kubernetes.io/proxy-read-timeout"},
+		{name: "an nginx.org Service list naming a Service no path routes to", annotations: map[string]string{"nginx.org/ssl-services": "svc-a,nope"},
+			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: `"nope"`},
 		{name: "custom prefix: security annotation fails closed", prefix: "corp.example.com",
 			annotations: map[string]string{"corp.example.com/auth-url": "http://$remote_addr/auth"},
 			closed:      true, reasons: []string{model.ReasonInvalidAnnotation}, naming: "corp.example.com/auth-url"},
@@ -91,9 +105,8 @@ func TestIngressAnnotations(t *testing.T) {
 		rows = append(rows, row{name: "invalid " + name, annotations: map[string]string{k: "x"},
 			closed: true, reasons: []string{model.ReasonInvalidAnnotation}, naming: k})
 	}
-	for _, name := range securityAnnotations {
-		k := annotations.DefaultPrefix + "/" + name
-		rows = append(rows, row{name: "security annotation " + name, annotations: map[string]string{k: "x"},
+	for _, k := range securityAnnotations {
+		rows = append(rows, row{name: "security annotation " + k, annotations: map[string]string{k: "x"},
 			closed: true, reasons: []string{model.ReasonSecurityAnnotation}, naming: k})
 	}
 	for _, tc := range rows {

@@ -215,7 +215,9 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	b.server("") // the catch-all always exists
 	b.initPassthrough()
 	b.readGlobalConfiguration(snap)
-	for _, o := range rankObjects(ours, ourVirtualServers(classes, snap.VirtualServers), b.passthroughTransportServers(snap.TransportServers)) {
+	ranked := rankObjects(ours, ourVirtualServers(classes, snap.VirtualServers), b.passthroughTransportServers(snap.TransportServers))
+	b.findMasters(ranked)
+	for _, o := range ranked {
 		switch {
 		case o.ing != nil:
 			b.addIngress(o.ing)
@@ -326,6 +328,9 @@ type builder struct {
 	// VirtualServer is served on.
 	gc       globalConfiguration
 	httpUsed map[string]*model.HTTPListener
+	// masters are the master Ingresses (nginx.org/mergeable-ingress-type)
+	// served, by host: the oldest of each host.
+	masters map[string]*networkingv1.Ingress
 	// passthroughWhy says why TLS passthrough is not served (model.
 	// Passthrough is nil then), for the objects asking for it.
 	passthroughWhy string
@@ -355,11 +360,18 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 			"the Ingress is not served; remove spec.defaultBackend to serve its rules")
 		return
 	}
+	ing, mergeable, ok := b.mergeable(ing, ref)
+	if !ok {
+		return
+	}
 	t, problems, err := ingress.Translate(ing, b.opts.AnnotationsPrefix, &b.model.Config.Defaults)
 	b.problems = append(b.problems, problems...)
 	if err != nil {
 		b.problem(ref, model.ReasonInvalid, true, "%v", err)
 		return
+	}
+	if mergeable == annotations.MergeableMinion {
+		b.minionServerSettings(t)
 	}
 	b.created[ref] = ing.CreationTimestamp
 	if t.Annotations.Canary != nil {
@@ -367,6 +379,7 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 		return
 	}
 	b.snippets(t)
+	b.unroutedServices(t)
 	b.addTranslation(t)
 	b.addTLS(ing, ref)
 }
@@ -394,7 +407,7 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 			return &model.Location{Match: m, Source: ref, Action: model.ReturnStatus(503)}
 		}
 		loc := b.location(t, ib, m)
-		loc.Policy = pol
+		loc.Policy = servicePolicy(t, ib, pol)
 		if loc.Action.Proxy != nil {
 			loc.Action.Proxy.Fallback = fallback
 		}
@@ -516,6 +529,9 @@ func (b *builder) location(t *ingress.Translation, ib *networkingv1.IngressBacke
 	}
 	be = b.addBackend(be)
 	b.ingressBalance(t, be)
+	if l := t.Annotations.PeerLimits; l != nil {
+		b.claimLimits(t.Ref, "annotations nginx.org/max-fails and fail-timeout", be, *l)
+	}
 	loc.Action = model.ProxyTo(be.Key)
 	return loc
 }

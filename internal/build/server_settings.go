@@ -38,6 +38,18 @@ var serverSettings = []serverSetting{
 	// against one CA, as one Ingress configured it.
 	{"auth-tls-*", func(s *annotations.ServerSettings) any { return &s.ClientTLS }},
 	{"server-snippet", func(s *annotations.ServerSettings) any { return &s.Snippet }},
+	// NGINX Ingress Controller's, named by their full keys.
+	{"nginx.org/redirect-to-https", func(s *annotations.ServerSettings) any { return &s.HTTPSRedirect }},
+	{"nginx.org/server-tokens", func(s *annotations.ServerSettings) any { return &s.ServerTokens }},
+	{"nginx.org/hsts", func(s *annotations.ServerSettings) any { return &s.HSTS }},
+}
+
+// settingKey is the full key of a serverSettings annotation.
+func (b *builder) settingKey(annotation string) string {
+	if strings.Contains(annotation, "/") {
+		return annotation
+	}
+	return b.opts.AnnotationsPrefix + "/" + annotation
 }
 
 // offerServerSettings applies an Ingress's server-level annotations to
@@ -63,8 +75,8 @@ func (b *builder) offerServerSettings(host string, ref model.ObjectRef, offered 
 			have.Set(want)
 			hs.owner[s.annotation] = ref
 		case owner != ref && !reflect.DeepEqual(have.Interface(), want.Interface()):
-			b.problem(ref, model.ReasonCollision, false, "annotation %s/%s for host %q is already set differently by %s, %s; ignored here",
-				b.opts.AnnotationsPrefix, s.annotation, displayHost(host), owner, b.whyFirst(owner, ref))
+			b.problem(ref, model.ReasonCollision, false, "annotation %s for host %q is already set differently by %s, %s; ignored here",
+				b.settingKey(s.annotation), displayHost(host), owner, b.whyFirst(owner, ref))
 		}
 	}
 }
@@ -103,6 +115,19 @@ func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 	}
 	if p.ForceSSLRedirect {
 		srv.SSLRedirect = true
+	}
+	if r := s.HTTPSRedirect; r != nil {
+		// nginx.org/redirect-to-https: NIC's redirect, TLS or not.
+		cp := *r
+		srv.SSLRedirect, srv.HTTPSRedirect = true, &cp
+	}
+	p.HSTS = s.HSTS
+	if v := s.ServerTokens; v != nil && *v && !b.model.Config.ServerTokens {
+		b.problem(hs.owner["nginx.org/server-tokens"], model.ReasonUnsupportedAnnotation, false,
+			"annotation nginx.org/server-tokens for host %q: the ConfigMap's server-tokens is false, which removes the Server header "+
+				"on every host; ignored", srv.Host)
+	} else {
+		p.ServerTokens = v
 	}
 	if s.PreserveTrailingSlash != nil {
 		p.PreserveTrailingSlash = *s.PreserveTrailingSlash

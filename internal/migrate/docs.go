@@ -20,7 +20,9 @@ func DifferencesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("#### Annotations\n\n")
 	for _, a := range annotations.Known() {
-		if a.Difference != "" {
+		// nginx.org annotations differ from NGINX Ingress Controller's,
+		// which docs/annotations.md lists.
+		if a.Difference != "" && a.Family != annotations.FamilyNIC {
 			fmt.Fprintf(&b, "- `%s`: %s.\n", a.Key(annotations.DefaultPrefix), mdText(a.Difference))
 		}
 	}

@@ -92,6 +92,14 @@ func TestAnnotationVerdicts(t *testing.T) {
 		{"the protocol beside a closed verification", map[string]string{p + "backend-protocol": "HTTPS", p + "proxy-ssl-verify": "on"}, p + "backend-protocol", SupportedWithDifference, ""},
 		{"unknown", map[string]string{p + "no-such-thing": "1"}, p + "no-such-thing", Unknown, "unknown"},
 		{"unknown of Causeway's", map[string]string{"causeway.io/no-such-thing": "1"}, "causeway.io/no-such-thing", Unknown, "unknown"},
+		{"NIC's, supported", map[string]string{"nginx.org/client-max-body-size": "8m"}, "nginx.org/client-max-body-size", Supported, ""},
+		{"NIC's, with a difference from NIC", map[string]string{"nginx.org/lb-method": "least_conn"}, "nginx.org/lb-method", SupportedWithDifference, ""},
+		{"NIC's, invalid", map[string]string{"nginx.org/proxy-read-timeout": "forever"}, "nginx.org/proxy-read-timeout", Invalid, "value \"forever\""},
+		{"NIC's, not yet supported", map[string]string{"nginx.org/proxy-hide-headers": "X-A"}, "nginx.org/proxy-hide-headers", Unsupported, "not supported yet"},
+		{"NIC's basic authentication", map[string]string{"nginx.org/basic-auth-secret": "users"}, "nginx.org/basic-auth-secret", FailClosed, "answers 503"},
+		{"NIC's, unknown", map[string]string{"nginx.org/no-such-thing": "1"}, "nginx.org/no-such-thing", Unknown, "unknown"},
+		{"NIC's beside ingress-nginx's", map[string]string{"nginx.org/proxy-read-timeout": "30s", p + "proxy-read-timeout": "20"},
+			"nginx.org/proxy-read-timeout", Unsupported, "which wins"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Check(Objects{Ingresses: []*networkingv1.Ingress{mkIngress("default", "web", "", tc.ann)}}, Options{})

@@ -38,7 +38,7 @@ func WriteText(w io.Writer, r Report) error {
 			p.printf("  rejected: %s\n", ing.Rejected)
 		}
 		if len(ing.Annotations) == 0 {
-			p.printf("  no annotations under %s/ or causeway.io/\n", r.AnnotationsPrefix)
+			p.printf("  no annotations under %s/, nginx.org/ or causeway.io/\n", r.AnnotationsPrefix)
 		}
 		p.table(ing.Annotations)
 		for _, m := range ing.Problems {

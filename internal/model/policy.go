@@ -423,6 +423,9 @@ type ServerPolicy struct {
 	// Gunzip decompresses gzipped backend responses for clients that do
 	// not accept gzip (a VirtualServer's spec.gunzip).
 	Gunzip bool
+	// ServerTokens, when set, replaces the ConfigMap's server-tokens for
+	// this host (nginx.org/server-tokens).
+	ServerTokens *bool
 	// HeaderInherit is how the host's locations inherit the http level's
 	// response headers (a VirtualServer's spec.add-header-inherit).
 	HeaderInherit HeaderInherit

@@ -65,6 +65,9 @@ type serverView struct {
 	HSTS *hstsView `json:",omitempty"`
 	// Gunzip decompresses gzipped responses for clients without gzip.
 	Gunzip bool `json:",omitempty"`
+	// ServerTokens is the host's own server_tokens ("on" or "off"), or
+	// "" to inherit the http level's.
+	ServerTokens string `json:",omitempty"`
 	// HiddenHeaders repeat the http level's hidden headers with
 	// Strict-Transport-Security, for a server whose own HSTS is on while
 	// the ConfigMap's is off (hsts.go).
@@ -311,6 +314,9 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		}
 	}
 	v.Gunzip = srv.Policy != nil && srv.Policy.Gunzip
+	if srv.Policy != nil && srv.Policy.ServerTokens != nil {
+		v.ServerTokens = map[bool]string{true: "on", false: "off"}[*srv.Policy.ServerTokens]
+	}
 	ownSTS := srv.Policy != nil && srv.Policy.HSTS != nil && srv.Policy.HSTS.Enabled
 	hidden := hiddenHeaders(&m.Config, m.Config.HSTS.Enabled || ownSTS)
 	if ownSTS && !m.Config.HSTS.Enabled {

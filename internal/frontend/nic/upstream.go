@@ -301,7 +301,42 @@ const (
 // would take an endpoint out for no time). A bad value drops the
 // setting, with a Problem.
 func (t *translator) peerLimits(field string, u *nicv1.Upstream) *model.PeerLimits {
-	if u.MaxFails == nil && u.FailTimeout == "" && u.MaxConns == nil {
+	return peerLimits(u.MaxFails, u.FailTimeout, u.MaxConns, func(name, v string, err error) {
+		t.invalid(field+"."+name, v, err)
+	})
+}
+
+// PeerLimitProblem is a max-fails or fail-timeout that cannot be used.
+type PeerLimitProblem struct {
+	Name, Value string
+	Err         error
+}
+
+// ParsePeerLimits reads max-fails and fail-timeout as NGINX Ingress
+// Controller's Ingress annotations write them ("" when not set), with a
+// VirtualServer upstream's rules.
+func ParsePeerLimits(maxFails, failTimeout string) (*model.PeerLimits, []PeerLimitProblem) {
+	var problems []PeerLimitProblem
+	bad := func(name, v string, err error) { problems = append(problems, PeerLimitProblem{name, v, err}) }
+	var fails *int
+	if maxFails != "" {
+		n, err := strconv.Atoi(maxFails)
+		if err != nil {
+			bad("max-fails", maxFails, fmt.Errorf("want 0 to %d", model.MaxPeerFails))
+		} else {
+			fails = &n
+		}
+	}
+	if fails == nil && failTimeout == "" {
+		return nil, problems
+	}
+	return peerLimits(fails, failTimeout, nil, bad), problems
+}
+
+// peerLimits reads max-fails, fail-timeout and max-conns; bad reports a
+// value that is dropped.
+func peerLimits(maxFails *int, failTimeout string, maxConns *int, bad func(name, v string, err error)) *model.PeerLimits {
+	if maxFails == nil && failTimeout == "" && maxConns == nil {
 		return nil
 	}
 	var l model.PeerLimits
@@ -310,24 +345,24 @@ func (t *translator) peerLimits(field string, u *nicv1.Upstream) *model.PeerLimi
 			return -1
 		}
 		if *v < 0 || *v > hi {
-			t.invalid(field+"."+name, fmt.Sprint(*v), fmt.Errorf("want 0 to %d", hi))
+			bad(name, fmt.Sprint(*v), fmt.Errorf("want 0 to %d", hi))
 			return -1
 		}
 		return *v
 	}
-	if u.MaxFails != nil || u.FailTimeout != "" {
+	if maxFails != nil || failTimeout != "" {
 		l.MaxFails, l.FailTimeout = defaultUpstreamMaxFails, defaultUpstreamFailTimeout
-		if n := count("max-fails", u.MaxFails, model.MaxPeerFails); n >= 0 {
+		if n := count("max-fails", maxFails, model.MaxPeerFails); n >= 0 {
 			l.MaxFails = n
 		}
-		if v := u.FailTimeout; v != "" {
+		if v := failTimeout; v != "" {
 			d, err := model.ParseSeconds(v)
 			if err == nil && (d > model.MaxPeerFailTimeout || d%time.Second != 0) {
 				err = fmt.Errorf("want whole seconds (nginx's fail_timeout has no finer unit) up to %v", model.MaxPeerFailTimeout)
 			}
 			switch {
 			case err != nil:
-				t.invalid(field+".fail-timeout", v, err)
+				bad("fail-timeout", v, err)
 			case d == 0:
 				l.MaxFails = 0
 			default:
@@ -338,7 +373,7 @@ func (t *translator) peerLimits(field string, u *nicv1.Upstream) *model.PeerLimi
 			l.FailTimeout = 0
 		}
 	}
-	if n := count("max-conns", u.MaxConns, model.MaxPeerConns); n >= 0 {
+	if n := count("max-conns", maxConns, model.MaxPeerConns); n >= 0 {
 		l.MaxConns = n
 	}
 	if l == (model.PeerLimits{}) {

@@ -32,6 +32,7 @@ const (
 	blockCauseway        = "causeway"
 	blockNotYetSupported = "not yet supported"
 	blockFailClosed      = "fail closed"
+	blockNIC             = "nginx.org"
 )
 
 // groupBlock names the table of an implemented group.
@@ -47,6 +48,8 @@ func docTables() map[string]string {
 	for _, a := range Known() {
 		var name string
 		switch {
+		case a.Family == FamilyNIC:
+			name = blockNIC
 		case a.Status == AnnotationFailClosed:
 			name = blockFailClosed
 		case a.Status == AnnotationNotYetSupported:
@@ -63,6 +66,8 @@ func docTables() map[string]string {
 		switch name {
 		case blockCauseway:
 			out[name] = causewayTable(rows)
+		case blockNIC:
+			out[name] = nicTable(rows)
 		case blockNotYetSupported:
 			out[name] = notYetSupportedTable(byGroup(rows))
 		case blockFailClosed:
@@ -116,6 +121,21 @@ func groupTable(rows []Annotation) string {
 			orDash(a.Grammar, "—"), orDash(a.Difference, "none")}
 	}
 	return table([]string{"annotation", "scope", "default", "accepted values", "difference from ingress-nginx"}, cells)
+}
+
+// nicTable lists NGINX Ingress Controller's annotations, supported or
+// not, with the ingress-nginx annotation that sets the same value.
+func nicTable(rows []Annotation) string {
+	cells := make([][]string, len(rows))
+	for i, a := range rows {
+		same := "—"
+		if a.SameAs != "" {
+			same = mdCode(DefaultPrefix + "/" + a.SameAs)
+		}
+		cells[i] = []string{mdCode(a.Key(DefaultPrefix)), mdText(string(a.Status)), orDash(string(a.Scope), "—"), same,
+			orDash(a.Default, "—"), orDash(a.Grammar, "—"), orDash(a.Difference, "none")}
+	}
+	return table([]string{"annotation", "status", "scope", "same value as", "default", "accepted values", "difference from NIC"}, cells)
 }
 
 func causewayTable(rows []Annotation) string {

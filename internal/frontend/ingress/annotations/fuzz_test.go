@@ -18,8 +18,8 @@ import (
 func FuzzParseIngress(f *testing.F) {
 	var names []string
 	for _, a := range Known() {
-		if a.Status == AnnotationSupported && a.Family == FamilyIngressNginx {
-			names = append(names, a.Name)
+		if a.Status == AnnotationSupported && (a.Family == FamilyIngressNginx || a.Family == FamilyNIC) {
+			names = append(names, a.Key(DefaultPrefix))
 		}
 	}
 	for i, v := range testcorpus.Injection {
@@ -27,12 +27,13 @@ func FuzzParseIngress(f *testing.F) {
 	}
 	f.Add(uint16(0), "/$1")
 	f.Add(uint16(1), "https://a.example$request_uri")
+	f.Add(uint16(2), "serviceName=svc rewrite=/x;serviceName=b rewrite=/")
 	f.Fuzz(func(t *testing.T, which uint16, value string) {
 		name := names[int(which)%len(names)]
 		values := map[string]string{
 			DefaultPrefix + "/enable-cors": "true",
 			DefaultPrefix + "/use-regex":   "true",
-			DefaultPrefix + "/" + name:     value,
+			name:                           value,
 		}
 		res, _ := ParseIngress(testRef, values, DefaultPrefix, nil)
 		if m := res.Location.Mirror; m != nil {

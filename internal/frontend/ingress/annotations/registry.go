@@ -69,8 +69,12 @@ type Annotation struct {
 	Scope Scope
 	// Default, Grammar and Difference document a supported annotation:
 	// its value when absent, the values it accepts, and how Causeway's
-	// behaviour differs from ingress-nginx's ("" for none).
+	// behaviour differs from ingress-nginx's (from NGINX Ingress
+	// Controller's for an nginx.org one; "" for none).
 	Default, Grammar, Difference string
+	// SameAs, for an nginx.org annotation, is the ingress-nginx
+	// annotation that sets the same value; it wins when both are set.
+	SameAs string
 }
 
 // Scope says where an annotation applies.
@@ -123,8 +127,11 @@ func supported(group string, rows ...Annotation) []Annotation {
 
 // Key is the full annotation key under the given ingress-nginx prefix.
 func (a Annotation) Key(prefix string) string {
-	if a.Family == FamilyCauseway {
+	switch a.Family {
+	case FamilyCauseway:
 		return CausewayPrefix + "/" + a.Name
+	case FamilyNIC:
+		return NICPrefix + "/" + a.Name
 	}
 	return prefix + "/" + a.Name
 }
@@ -145,7 +152,7 @@ func ingressNginx(group string, st AnnotationStatus, names ...string) []Annotati
 // annotationTable is every known annotation. The ingress-nginx names are
 // those of its annotation reference; security ones are listed under
 // "auth" with AnnotationFailClosed.
-var annotationTable = concat(append([][]Annotation{pending}, groupRows()...)...)
+var annotationTable = concat(append([][]Annotation{pending, nicRows}, groupRows()...)...)
 
 func groupRows() [][]Annotation {
 	out := make([][]Annotation, len(groups))
@@ -288,6 +295,8 @@ func Check(ref model.ObjectRef, annotations map[string]string, prefix string) Ch
 			id = annotationID{FamilyIngressNginx, k[len(prefix)+1:]}
 		case strings.HasPrefix(k, CausewayPrefix+"/"):
 			id = annotationID{FamilyCauseway, k[len(CausewayPrefix)+1:]}
+		case strings.HasPrefix(k, NICPrefix+"/") && ref.Kind == "Ingress":
+			id = annotationID{FamilyNIC, k[len(NICPrefix)+1:]}
 		default:
 			continue // not ours
 		}
@@ -350,6 +359,15 @@ func ParseIngress(ref model.ObjectRef, values map[string]string, prefix string, 
 			continue
 		}
 		g.Parse(r, &res)
+	}
+	if nr := newReader(ref, NICPrefix, values); len(nr.values) > 0 {
+		if canary {
+			ignoredOnCanaryNIC(nr)
+		} else {
+			parseNIC(r, nr, &res)
+		}
+		res.FailClosed = append(res.FailClosed, nr.closed...)
+		problems = append(problems, nr.problems...)
 	}
 	res.FailClosed = append(res.FailClosed, r.closed...)
 	sort.Strings(res.FailClosed)

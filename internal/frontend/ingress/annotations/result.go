@@ -50,6 +50,13 @@ type Result struct {
 	// external authentication service (auth-proxy-set-headers); the
 	// builder reads it into Location.ExternalAuth.ProxySetHeaders.
 	AuthProxySetHeaders *ObjectName
+	// Services are what NGINX Ingress Controller's per-Service
+	// annotations (nginx.org/ssl-services, grpc-services, rewrites) add to
+	// the paths routing to each Service, by its name.
+	Services map[string]*ServicePolicy
+	// PeerLimits are the backends' passive health checks
+	// (nginx.org/max-fails, fail-timeout); nil when not set.
+	PeerLimits *model.PeerLimits
 	// NoGlobalAuth exempts the Ingress's paths from the ConfigMap's
 	// global-auth-url (enable-global-auth "false").
 	NoGlobalAuth bool
@@ -100,6 +107,14 @@ type ServerSettings struct {
 	PreserveTrailingSlash *bool
 	// ClientTLS is client certificate authentication (auth-tls-*).
 	ClientTLS *ClientTLSSettings
+	// HTTPSRedirect is NGINX Ingress Controller's redirect of plain HTTP
+	// (nginx.org/redirect-to-https).
+	HTTPSRedirect *model.HTTPSRedirect
+	// ServerTokens sends nginx's version (nginx.org/server-tokens).
+	ServerTokens *bool
+	// HSTS replaces the ConfigMap's Strict-Transport-Security
+	// (nginx.org/hsts*).
+	HSTS *model.ServerHSTS
 	// Snippet is what server-snippet parsed into.
 	Snippet *model.Snippet
 	// Keys are the full annotation keys that set the fields, sorted, for
