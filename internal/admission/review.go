@@ -881,7 +881,7 @@ func (x *index) routeTargets(vs *nicv1.VirtualServer, r *nicv1.Route) []string {
 	case r.RouteSelector != nil:
 		var out []string
 		for _, vsr := range x.snap.VirtualServerRoutes {
-			if vsr.Spec.Host == vs.Spec.Host && nic.SelectsLabels(r.RouteSelector.MatchLabels, vsr.Labels) {
+			if vsr.Spec.Host == vs.Spec.Host && nic.SelectorSelects(r.RouteSelector, vsr.Labels) {
 				out = append(out, vsr.Namespace+"/"+vsr.Name)
 			}
 		}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/frontend/nic"
@@ -234,14 +235,8 @@ func (b *builder) selected(r nic.Route, host string) []*nicv1.VirtualServerRoute
 	return out
 }
 
-// selectorString is matchLabels as a label selector, "k=v,k2=v2".
-func selectorString(sel map[string]string) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(sel)) {
-		parts = append(parts, k+"="+sel[k])
-	}
-	return strings.Join(parts, ",")
-}
+// selectorString is a routeSelector as a label selector, "k=v,k2 in (a,b)".
+func selectorString(sel labels.Selector) string { return sel.String() }
 
 // inheritRoutePolicies gives the policies and errorPages of a delegating
 // route r to the subroutes that have none of their own, as NGINX Ingress

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
@@ -59,12 +60,14 @@ func (t *translator) delegation(field string, r *nicv1.Route, m model.Match) (Ro
 	return out, true, nil
 }
 
-// selector reads a routeSelector as NGINX Ingress Controller does: its
-// matchLabels, at least one, each a valid label with a value that is not
-// empty. matchExpressions are not read (reported).
-func (t *translator) selector(field string, s *metav1.LabelSelector) (map[string]string, error) {
-	if len(s.MatchLabels) == 0 {
-		return nil, fmt.Errorf("%s.matchLabels must name at least one label", field)
+// selector reads a routeSelector: NGINX Ingress Controller's rules for
+// matchLabels (valid labels, values not empty) and, beyond NIC, which
+// reads matchLabels alone, Kubernetes' matchExpressions (In, NotIn,
+// Exists, DoesNotExist). It must select by something: at least one label
+// or expression.
+func (t *translator) selector(field string, s *metav1.LabelSelector) (labels.Selector, error) {
+	if len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0 {
+		return nil, fmt.Errorf("%s must name at least one label in matchLabels or matchExpressions", field)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.MatchLabels)) {
 		v := s.MatchLabels[k]
@@ -78,28 +81,34 @@ func (t *translator) selector(field string, s *metav1.LabelSelector) (map[string
 			return nil, fmt.Errorf("%s.matchLabels[%s] %q: %s", field, k, model.Truncate(v), strings.Join(errs, "; "))
 		}
 	}
-	if len(s.MatchExpressions) > 0 {
-		t.unsupported(field+".matchExpressions", "NGINX Ingress Controller selects by matchLabels only, and so does Causeway")
+	if len(s.MatchExpressions) > maxSelectorExpressions {
+		return nil, fmt.Errorf("%s.matchExpressions: %d expressions, more than %d", field, len(s.MatchExpressions), maxSelectorExpressions)
 	}
-	return maps.Clone(s.MatchLabels), nil
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", field, model.Truncate(err.Error()))
+	}
+	return sel, nil
 }
+
+// SelectorSelects reports whether a routeSelector selects a
+// VirtualServerRoute with these labels; an invalid or empty one selects
+// none.
+func SelectorSelects(s *metav1.LabelSelector, l map[string]string) bool {
+	if s == nil || len(s.MatchLabels)+len(s.MatchExpressions) == 0 {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	return err == nil && sel.Matches(labels.Set(l))
+}
+
+// maxSelectorExpressions bounds a routeSelector's matchExpressions.
+const maxSelectorExpressions = 32
 
 // Selects reports whether a routeSelector route selects a
 // VirtualServerRoute with these labels.
-func (r *Route) Selects(labels map[string]string) bool { return SelectsLabels(r.Selector, labels) }
-
-// SelectsLabels reports whether a routeSelector's matchLabels select an
-// object with these labels; empty matchLabels select nothing.
-func SelectsLabels(matchLabels, labels map[string]string) bool {
-	if len(matchLabels) == 0 {
-		return false
-	}
-	for k, v := range matchLabels {
-		if have, ok := labels[k]; !ok || have != v {
-			return false
-		}
-	}
-	return true
+func (r *Route) Selects(l map[string]string) bool {
+	return r.Selector != nil && !r.Selector.Empty() && r.Selector.Matches(labels.Set(l))
 }
 
 // modifier is NGINX Ingress Controller's kind of a route path.

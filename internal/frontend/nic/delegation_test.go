@@ -88,19 +88,48 @@ func TestDelegatingRoutes(t *testing.T) {
 		{name: "a routeSelector",
 			routes: []nicv1.Route{{Path: "/coffee", RouteSelector: sel(map[string]string{"app": "coffee", "example.com/tier": "a"})}},
 			check: func(t *testing.T, r []Route) {
-				if len(r) != 2 || r[1].Delegate != "" || len(r[1].Selector) != 2 ||
+				if len(r) != 2 || r[1].Delegate != "" || r[1].Selector.String() != "app=coffee,example.com/tier=a" ||
 					!r[1].Selects(map[string]string{"app": "coffee", "example.com/tier": "a", "x": "y"}) ||
 					r[1].Selects(map[string]string{"app": "coffee"}) || r[1].Selects(map[string]string{"app": "coffee", "example.com/tier": "b"}) ||
 					r[0].Selects(map[string]string{}) {
 					t.Errorf("routes %+v", r)
 				}
 			}},
-		{name: "matchExpressions are reported",
+		{name: "matchExpressions select with Kubernetes' semantics",
 			routes: []nicv1.Route{{Path: "/coffee", RouteSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "coffee"},
-				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x", Operator: metav1.LabelSelectorOpExists}}}}},
-			problems: []string{"spec.routes[1] (path /coffee).routeSelector.matchExpressions: NGINX Ingress Controller selects by matchLabels only"}},
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
+					{Key: "canary", Operator: metav1.LabelSelectorOpDoesNotExist}}}}},
+			check: func(t *testing.T, r []Route) {
+				for _, tc := range []struct {
+					labels map[string]string
+					want   bool
+				}{
+					{map[string]string{"app": "coffee", "tier": "a"}, true},
+					{map[string]string{"app": "coffee", "tier": "b", "x": "y"}, true},
+					{map[string]string{"app": "coffee", "tier": "c"}, false},
+					{map[string]string{"app": "coffee"}, false},
+					{map[string]string{"app": "coffee", "tier": "a", "canary": "1"}, false},
+					{map[string]string{"app": "tea", "tier": "a"}, false},
+				} {
+					if got := r[1].Selects(tc.labels); got != tc.want {
+						t.Errorf("%v: selected %v, want %v", tc.labels, got, tc.want)
+					}
+				}
+			}},
+		{name: "matchExpressions alone",
+			routes: []nicv1.Route{{Path: "/coffee", RouteSelector: &metav1.LabelSelector{
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpExists}}}}},
+			check: func(t *testing.T, r []Route) {
+				if !r[1].Selects(map[string]string{"app": "x"}) || r[1].Selects(map[string]string{"b": "x"}) {
+					t.Errorf("selector %v", r[1].Selector)
+				}
+			}},
+		{name: "an unknown operator", routes: []nicv1.Route{{Path: "/coffee", RouteSelector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}}}}, err: "routeSelector"},
+		{name: "In without values", routes: []nicv1.Route{{Path: "/coffee", RouteSelector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn}}}}}, err: "routeSelector"},
 		{name: "a routeSelector without labels", routes: []nicv1.Route{{Path: "/coffee", RouteSelector: sel(nil)}},
-			err: "routeSelector.matchLabels must name at least one label"},
+			err: "routeSelector must name at least one label in matchLabels or matchExpressions"},
 		{name: "an empty label value", routes: []nicv1.Route{{Path: "/coffee", RouteSelector: sel(map[string]string{"app": ""})}},
 			err: "matchLabels[app]: the value must not be empty"},
 		{name: "a bad label name", routes: []nicv1.Route{{Path: "/coffee", RouteSelector: sel(map[string]string{"a b": "c"})}},

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
@@ -76,10 +77,10 @@ type Route struct {
 	// Delegate, when set, is the VirtualServerRoute "namespace/name"
 	// whose subroutes serve this path; Action is then empty.
 	Delegate string
-	// Selector, when set, is routeSelector.matchLabels: every
-	// VirtualServerRoute of the host carrying these labels serves this
-	// path; Action is then empty.
-	Selector map[string]string
+	// Selector, when set, is routeSelector: every VirtualServerRoute of
+	// the host whose labels it selects serves this path; Action is then
+	// empty.
+	Selector labels.Selector
 	// ErrorPages replace the route's responses of some statuses; on a
 	// delegating route, those of the subroutes without their own. Not nil
 	// when errorPages is set, even to an empty list (which, as in NGINX
