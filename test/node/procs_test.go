@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // proc is a process of a Pod as the node sees it in /proc.
@@ -89,4 +92,14 @@ func syscallKill(pid int) error {
 		return err
 	}
 	return p.Kill()
+}
+
+// procsOf is podProcesses for a test.
+func procsOf(t *testing.T, pod corev1.Pod) []proc {
+	t.Helper()
+	procs, err := podProcesses(string(pod.UID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return procs
 }

@@ -674,7 +674,11 @@ func TestDaemonSetHostNetwork(t *testing.T) {
 	start := time.Now()
 	cw, err := c.InstallCauseway(ctx, cluster.InstallOptions{Set: []string{
 		"controller.kind=DaemonSet", "controller.hostNetwork=true", "controller.hostPort.enabled=true",
-		"controller.dnsPolicy=ClusterFirstWithHostNet"}})
+		"controller.dnsPolicy=ClusterFirstWithHostNet",
+		// ingress-nginx's values for more environment and volumes.
+		"controller.extraEnvs[0].name=CAUSEWAY_TIER5", "controller.extraEnvs[0].value=extra-env",
+		"controller.extraVolumes[0].name=extra", "controller.extraVolumes[0].emptyDir.medium=Memory",
+		"controller.extraVolumeMounts[0].name=extra", "controller.extraVolumeMounts[0].mountPath=/etc/causeway-extra"}})
 	if err != nil {
 		t.Fatalf("helm install: %v\n%s", err, logsOnFailure(c))
 	}
@@ -699,6 +703,18 @@ func TestDaemonSetHostNetwork(t *testing.T) {
 		})
 		if err != nil {
 			t.Errorf("%s://%s%s on the node's port %s: never 200", r.scheme, r.host, r.path, r.port)
+		}
+	}
+	// The extra environment and volume reach the controller.
+	for _, p := range procsOf(t, pods[0]) {
+		if !strings.Contains(p.Cmdline, "causeway controller") || strings.HasPrefix(p.Cmdline, "/usr/bin/tini") {
+			continue
+		}
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID))
+		mounts, _ := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", p.PID))
+		if !strings.Contains(string(env), "CAUSEWAY_TIER5=extra-env\x00") || !strings.Contains(string(mounts), " /etc/causeway-extra ") {
+			t.Errorf("controller %d: extraEnvs or extraVolumeMounts missing (environment has CAUSEWAY_TIER5: %v, /etc/causeway-extra mounted: %v)",
+				p.PID, strings.Contains(string(env), "CAUSEWAY_TIER5="), strings.Contains(string(mounts), " /etc/causeway-extra "))
 		}
 	}
 	// Only nginx (its master, and the workers it forks) holds a
