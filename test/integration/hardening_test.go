@@ -297,7 +297,7 @@ func TestNginxQuitsWhenTheControllerIsKilled(t *testing.T) {
 	c.cmd.Process.Signal(syscall.SIGKILL)
 	<-c.done
 	eventually(t, 10*time.Second, func() error {
-		if syscall.Kill(-pid, 0) == nil {
+		if groupRunning(pid) {
 			return fmt.Errorf("nginx process group %d still running", pid)
 		}
 		return nil

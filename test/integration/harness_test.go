@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -285,11 +286,11 @@ func (c *controller) Stop() {
 		if code := c.cmd.ProcessState.ExitCode(); code != 0 {
 			c.t.Errorf("controller exited with %d after SIGTERM, want 0", code)
 		}
-		// Killed workers may take a moment to be reaped.
-		for i := 0; i < 20 && nginxPID > 0 && syscall.Kill(-nginxPID, 0) == nil; i++ {
+		// Killed workers may take a moment to exit.
+		for i := 0; i < 20 && nginxPID > 0 && groupRunning(nginxPID); i++ {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if nginxPID > 0 && syscall.Kill(-nginxPID, 0) == nil {
+		if nginxPID > 0 && groupRunning(nginxPID) {
 			out, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,stat,cmd").CombinedOutput()
 			c.t.Errorf("nginx (process group %d) still running after the controller stopped:\n%s", nginxPID, out)
 		}
@@ -401,4 +402,31 @@ func (c *controller) nginxMasterPID() int {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	return pid
+}
+
+// groupRunning reports whether a process of process group pgid is still
+// running. Zombies do not count: an nginx process whose parent exited
+// first is reaped by PID 1, which in some sandboxes takes its time.
+func groupRunning(pgid int) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces and
+		// parentheses, so read after the last ")".
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
 }
