@@ -212,6 +212,10 @@ type Config struct {
 
 	// Defaults apply wherever the annotation of the same name is not set.
 	Defaults Defaults
+
+	// Tracing is OpenTelemetry tracing (enable-opentelemetry, otel-*,
+	// otlp-*; tracing.go).
+	Tracing Tracing
 }
 
 // HSTS is the Strict-Transport-Security policy sent on HTTPS responses.
@@ -355,6 +359,8 @@ func DefaultConfig() Config {
 		UpstreamKeepaliveTimeout:  60 * time.Second,
 		UpstreamKeepaliveRequests: 10000,
 		ErrorLogLevel:             LogNotice,
+
+		Tracing: DefaultTracing(),
 	}
 }
 

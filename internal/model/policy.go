@@ -76,6 +76,9 @@ type Policy struct {
 	APIKey *APIKeyAuth
 	// Cache keeps the backends' responses (cache.go); nil keeps none.
 	Cache *ResponseCache
+	// Tracing overrides the ConfigMap's tracing for the location
+	// (tracing.go); nil keeps it.
+	Tracing *TracingPolicy
 	// Satisfy says whether a request must pass Access and BasicAuth both
 	// (SatisfyAll, the default) or either (SatisfyAny).
 	Satisfy Satisfy

@@ -149,7 +149,6 @@ const (
 	noteLogsStderr = "nginx's logs go to the controller's stderr; collect them from the Pod's log"
 	noteStream     = "not read yet: the stream servers of the tcp-services and udp-services ConfigMaps and of TransportServers (docs/layer4.md) use ingress-nginx's default stream settings"
 	noteLimitKey   = "limits always count per client address ($binary_remote_addr after the real-IP settings) and per Ingress"
-	noteTracing    = "tracing is not supported yet"
 	noteNoEffect   = "it has no effect in ingress-nginx either"
 	noteSized      = "Causeway sizes nginx's hash tables from the configuration (the longest host, the number of hosts and maps)"
 	noteHSTS       = "the header is sent on every HTTPS response, including those of hosts served with the default certificate " +
@@ -476,19 +475,31 @@ var keyTable = []Key{
 			"a return or redirecting rewrite is refused; anything outside the allowlist refuses the whole key with a Problem"),
 
 	// Tracing.
-	notYet("enable-opentelemetry", "false", noteTracing),
-	notYet("opentelemetry-trust-incoming-span", "true", noteTracing),
-	notYet("opentelemetry-operation-name", "", noteTracing),
-	notYet("opentelemetry-config", "/etc/ingress-controller/telemetry/opentelemetry.toml", noteTracing),
-	notYet("otlp-collector-host", "", noteTracing),
-	notYet("otlp-collector-port", "4317", noteTracing),
-	notYet("otel-max-queuesize", "2048", noteTracing),
-	notYet("otel-schedule-delay-millis", "5000", noteTracing),
-	notYet("otel-max-export-batch-size", "512", noteTracing),
-	notYet("otel-service-name", "nginx", noteTracing),
-	notYet("otel-sampler", "AlwaysOn", noteTracing),
-	notYet("otel-sampler-parent-based", "true", noteTracing),
-	notYet("otel-sampler-ratio", "0.01", noteTracing),
+	different("enable-opentelemetry", "false", "false",
+		"no nginx module: nginx starts or continues the W3C trace context and logs each span, and the controller exports the spans, "+
+			"a second or two after the request; it applies to VirtualServer routes and the controller's own 404 too (docs/tracing.md)"),
+	different("opentelemetry-trust-incoming-span", "true", "true",
+		"only the W3C traceparent and tracestate headers are read; an Ingress's annotation applies whether or not it sets enable-opentelemetry "+
+			"(ingress-nginx reads it only next to enable-opentelemetry \"true\")"),
+	different("opentelemetry-operation-name", "", "the Ingress path",
+		"variables are limited to $request_method, $uri, $request_uri, $host, $scheme, $server_name, $server_port, $server_protocol, $status, "+
+			"$namespace, $ingress_name, $service_name, $service_port, $location_path and $proxy_upstream_name, filled in by the controller; "+
+			"without it a span is named after the Ingress path (ingress-nginx: after nginx's location, such as \"/api/\")"),
+	notApplicable("opentelemetry-config", "/etc/ingress-controller/telemetry/opentelemetry.toml",
+		"no nginx module reads a configuration file: the otlp-* and otel-* keys configure the controller's exporter"),
+	different("otlp-collector-host", "", "none: no span is exported",
+		"a DNS name or IP address, without a scheme or port; the controller sends the spans, in plain text as ingress-nginx's module does"),
+	supported("otlp-collector-port", "4317", "4317 (4318 with otlp-collector-protocol http/protobuf)"),
+	own("otlp-collector-protocol", "grpc", "how spans are sent: OTLP over gRPC (grpc, ingress-nginx's only protocol) or over HTTP with protobuf bodies to /v1/traces (http/protobuf)"),
+	supported("otel-max-queuesize", "2048", "2048"),
+	supported("otel-schedule-delay-millis", "5000", "5000"),
+	supported("otel-max-export-batch-size", "512", "512"),
+	supported("otel-service-name", "nginx", "nginx"),
+	different("otel-sampler", "AlwaysOn", "AlwaysOn",
+		"decided in nginx, so the sampled flag sent upstream is the decision; TraceIdRatioBased reads the trace ID's last 8 bytes "+
+			"as OpenTelemetry's Go SDK does (the C++ SDK of ingress-nginx's module reads the first 8), and remote is refused"),
+	supported("otel-sampler-ratio", "0.01", "0.01"),
+	supported("otel-sampler-parent-based", "true", "true"),
 	notApplicable("jaeger-collector-host", "", noteJaeger),
 	notApplicable("jaeger-collector-port", "6831", noteJaeger),
 	notApplicable("jaeger-endpoint", "", noteJaeger),

@@ -100,7 +100,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup, passthroughGroup, wafGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup, passthroughGroup, wafGroup, tracingGroup}
 
 // groupsOf gives each annotation name the indexes in groups of the groups
 // that list it: an Ingress's few annotations find their parsers without
@@ -186,7 +186,7 @@ var pending = concat(
 		"ssl-ciphers", "ssl-prefer-server-ciphers", "http2-push-preload"),
 	ingressNginx("snippets", AnnotationNotYetSupported, "stream-snippet"),
 	ingressNginx("observability", AnnotationNotYetSupported,
-		"enable-opentelemetry", "opentelemetry-trust-incoming-span", "enable-opentracing",
+		"enable-opentracing",
 		"opentracing-trust-incoming-span", "enable-influxdb", "influxdb-measurement", "influxdb-port",
 		"influxdb-host", "influxdb-server-name"),
 )
