@@ -197,6 +197,11 @@ func (d Dir) PassthroughSocket(host string) string {
 // it, so it stays in the directory only the controller's user reaches.
 func (d Dir) MetricsLog() string { return d.Path(RunDir, "metrics.log") }
 
+// SpanLog is where nginx's workers write a line per sampled traced
+// request and the controller reads them (package tracing); like the
+// metrics log, nginx's master opens it.
+func (d Dir) SpanLog() string { return d.Path(RunDir, "spans.log") }
+
 // DynamicState holds the last full endpoint state pushed to nginx; the Lua
 // side loads it at start so a restarted nginx never serves empty backends.
 func (d Dir) DynamicState() string { return d.Path(RunDir, "dynamic-state.json") }

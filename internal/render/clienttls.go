@@ -95,5 +95,5 @@ func (sp *serverPlan) clientHeaders(h *headersView) *headersView {
 		h.ClientInfo = true
 		h.ClientCert = c.PassCertificate
 	}
-	return h
+	return sp.rc.traceHeaders(h)
 }

@@ -60,6 +60,9 @@ func (sp *serverPlan) planErrors(v *policyView, lv *locationView, l *model.Locat
 	if sp.rc.p.Metrics != nil {
 		target.AccessLogs = sp.rc.metricsAccessLogs(false)
 	}
+	if sp.rc.tracing {
+		sp.rc.withSpanLog(&target)
+	}
 	key := fmt.Sprintf("%q %q", quoted, e.Backend)
 	group, ok := sp.errs[key]
 	if !ok {

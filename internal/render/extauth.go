@@ -70,6 +70,10 @@ type authLocationView struct {
 	SnippetSet     []stepView
 	SnippetHeaders []addHeaderView
 	SnippetHide    []string
+	// Trace sends the request's trace context (tracing.go): the
+	// subrequest shares the request's variables, so its parent is the
+	// request's span.
+	Trace bool `json:",omitempty"`
 }
 
 // signinLocationView is the named location answering a 401 with a
@@ -206,6 +210,7 @@ func (sp *serverPlan) planExtAuth(l *model.Location) (*authUse, error) {
 			lv.CacheValid[len(lv.CacheValid)-1] += t
 		}
 	}
+	lv.Trace = sp.rc.tracing
 	sp.v.AuthLocations = append(sp.v.AuthLocations, lv)
 	u := &authUse{URI: lv.URI, AlwaysSetCookie: a.AlwaysSetCookie}
 	for i, h := range a.ResponseHeaders {

@@ -13,6 +13,7 @@ import (
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/spanlog"
 )
 
 // Shared servers. nginx pays for every server block at each reload: its
@@ -43,7 +44,7 @@ type mapEntry struct{ Host, Backend string }
 
 // serverFiles renders every server of m: a file per host, or in dynamic
 // mode a shared file per shape that more than one exact host has.
-func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool, waf *modsecPlan) (Files, map[string][]model.ObjectRef, hashStats, map[string]balancer.SeriesLabels, error) {
+func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool, waf *modsecPlan) (Files, map[string][]model.ObjectRef, hashStats, *keyed, error) {
 	files := Files{}
 	sources := map[string][]model.ObjectRef{}
 	refs := map[*serverView][]model.ObjectRef{}
@@ -59,6 +60,13 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			return nil, nil, hashStats{}, nil, fmt.Errorf("metrics log: %w", err)
 		}
 		rc.metricsLog = q + " " + metricsLogFormat + " " + metricsLogBuffer
+	}
+	if rc.tracing = tracingInUse(m); rc.tracing {
+		q, err := Quote(p.StateDir.SpanLog())
+		if err != nil {
+			return nil, nil, hashStats{}, nil, fmt.Errorf("span log: %w", err)
+		}
+		rc.spanLog = q + " " + spanLogFormat + " " + spanLogBuffer
 	}
 	var err error
 	if rc.addHeaders, err = headerLines(m.Config.AddHeaders); err != nil {
@@ -86,6 +94,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			name := layout.ServerFile(srv.Host)
 			v.name(hostID(srv.Host), &hashes)
 			rc.useSeries(v)
+			rc.useSpans(v)
 			if files[name], err = execute("server.conf.tmpl", v); err != nil {
 				return nil, nil, hashes, nil, err
 			}
@@ -122,6 +131,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		}
 		v.name(id, &hashes)
 		rc.useSeries(v)
+		rc.useSpans(v)
 		out, err := execute("server.conf.tmpl", v)
 		if err != nil {
 			return nil, nil, hashes, nil, err
@@ -133,7 +143,19 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		}
 		sources[name] = model.SortRefs(all)
 	}
-	return files, sources, hashes, rc.series, nil
+	if rc.tracing {
+		countTracingVariables(&hashes)
+	}
+	return files, sources, hashes, &keyed{series: rc.series, spans: rc.spans, tracing: rc.tracing}, nil
+}
+
+// keyed are the keys the rendered locations set for the controller's
+// collectors, with what they stand for.
+type keyed struct {
+	series map[string]balancer.SeriesLabels
+	spans  map[string]spanlog.Labels
+	// tracing: some location is traced.
+	tracing bool
 }
 
 // hostID names the maps of a host's own server: the catch-all's, or a
@@ -318,6 +340,14 @@ func shareLogVars(v *serverView, id string, i int, members []*serverView, variab
 				}
 			}
 			q, err := Quote(key)
+			if err != nil {
+				return err
+			}
+			out[j].Value = q
+			continue
+		}
+		if lv.Name == spanlog.Variable {
+			q, err := rc.shareSpanKey(id, i, members, j)
 			if err != nil {
 				return err
 			}

@@ -120,6 +120,10 @@ type headersView struct {
 	// subject and issuer; ClientCert the certificate itself (auth-tls-*).
 	ClientInfo bool `json:",omitempty"`
 	ClientCert bool `json:",omitempty"`
+	// TraceParent and TraceState are the values of traceparent and
+	// tracestate while some location is traced, "" otherwise (tracing.go).
+	TraceParent string `json:",omitempty"`
+	TraceState  string `json:",omitempty"`
 }
 
 type replaceView struct {

@@ -23,6 +23,7 @@ import (
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/spanlog"
 )
 
 //go:embed templates/*.tmpl
@@ -130,19 +131,22 @@ type Output struct {
 	// Series maps the metrics series key of each counted location to
 	// its labels (dynamic mode with metrics on; see metrics.go).
 	Series map[string]balancer.SeriesLabels
+	// Spans maps the span key of each traced location to its labels
+	// (tracing.go); nil when nothing is traced.
+	Spans map[string]spanlog.Labels
 }
 
 // Render produces nginx.conf, upstreams.conf and one file per server (or
 // per shape of servers shared by several hosts).
 func Render(m *model.Model, p Params) (*Output, error) {
-	files, version, sources, series, err := render(m, p)
+	files, version, sources, keys, err := render(m, p)
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Files: files, Version: version, Sources: sources, Series: series}, nil
+	return &Output{Files: files, Version: version, Sources: sources, Series: keys.series, Spans: keys.spans}, nil
 }
 
-func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectRef, map[string]balancer.SeriesLabels, error) {
+func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectRef, *keyed, error) {
 	files := Files{}
 	lua, err := luaSnippets(m, p)
 	if err != nil {
@@ -162,7 +166,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
-	servers, sources, hashes, series, err := serverFiles(m, backends, p, lua != nil, waf)
+	servers, sources, hashes, keys, err := serverFiles(m, backends, p, lua != nil, waf)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -202,6 +206,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		}
 	}
 	main.metrics = p.Metrics
+	main.tracing = keys.tracing
 	main.passthrough = m.Passthrough != nil
 	main.passthroughPass = main.passthrough && p.Flavour.StreamPass()
 	main.httpsPort = p.HTTPSPort
@@ -276,7 +281,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", nil, nil, err
 	}
-	return files, version, sources, series, nil
+	return files, version, sources, keys, nil
 }
 
 func execute(name string, data any) ([]byte, error) {
@@ -326,6 +331,8 @@ type mainView struct {
 	lua                      *Snippets
 	// metrics is set when locations write the metrics log (metrics.go).
 	metrics *Metrics
+	// tracing: some location is traced (tracing.go).
+	tracing bool
 	// hstsOverridden: some server has HSTS of its own (hsts.go).
 	hstsOverridden bool
 	// defaultCert is the file of the default certificate.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/spanlog"
 )
 
 type serverView struct {
@@ -177,11 +178,16 @@ type renderCtx struct {
 	// (extauth_template.go).
 	authLoop *authLoopView
 	// accessLog are the access log's access_log arguments, "" when off;
-	// metricsLog the metrics log's (metrics.go).
-	accessLog, metricsLog string
+	// metricsLog the metrics log's (metrics.go), spanLog the span log's.
+	accessLog, metricsLog, spanLog string
 	// waf is ModSecurity's plan, which collects the locations' rules
 	// files (modsecurity.go); nil when no location runs it.
 	waf *modsecPlan
+	// tracing: some location is traced (tracing.go); tracePlanned are
+	// the span keys of the locations planned, with their labels, and
+	// spans those the rendered servers use.
+	tracing             bool
+	tracePlanned, spans map[string]spanlog.Labels
 }
 
 type regexCheck struct {
@@ -403,6 +409,9 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 			return err
 		}
 		if err := sp.planMetrics(&lv, l); err != nil {
+			return err
+		}
+		if err := sp.planTracing(&lv, l); err != nil {
 			return err
 		}
 		sp.deferAnswer(&lv, l)
