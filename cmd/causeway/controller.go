@@ -38,6 +38,7 @@ import (
 	"github.com/causeway/causeway/internal/source"
 	"github.com/causeway/causeway/internal/source/files"
 	"github.com/causeway/causeway/internal/source/kube"
+	"github.com/causeway/causeway/internal/tracing"
 	"github.com/causeway/causeway/internal/version"
 )
 
@@ -365,18 +366,36 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 			log.Info("Lua balancer enabled: endpoint and certificate changes apply without reloads")
 		}
 	}
+	var reqLog *metrics.RequestLog
 	if requests != nil {
 		params.Metrics = f.metrics.render(requests)
-		reqLog, err := metrics.OpenRequestLog(dir.MetricsLog(), requests, log)
-		if err != nil {
+		if reqLog, err = metrics.OpenRequestLog(dir.MetricsLog(), requests, log); err != nil {
 			return err
 		}
 		defer reqLog.Close()
 		reqLog.RotateAfter = f.metrics.logRotateSize
-		mgr.SetBeforeOpen(reqLog.Rotate)
 		go reqLog.Run(ctx, time.Second)
 		log.Info("per-request metrics enabled", "log", dir.MetricsLog())
 	}
+	// Tracing is the ConfigMap's and the Ingresses' to turn on: the span
+	// log is always read, and written only where a location is traced.
+	spans, err := tracing.New(tracing.Options{Log: log.With("component", "tracing"), Registry: met.Registry})
+	if err != nil {
+		return err
+	}
+	spanLog, err := metrics.OpenRequestLog(dir.SpanLog(), spans, log)
+	if err != nil {
+		return err
+	}
+	defer spanLog.Close()
+	spanLog.Name, spanLog.MaxLine, spanLog.RotateAfter = "span log", spanLogMaxLine, f.metrics.logRotateSize
+	go spanLog.Run(ctx, time.Second)
+	mgr.SetBeforeOpen(func() {
+		if reqLog != nil {
+			reqLog.Rotate()
+		}
+		spanLog.Rotate()
+	})
 	reporter, err := newKubeReporter(f, log, met)
 	if err != nil {
 		return err
@@ -419,6 +438,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 		Log:      log,
 		Metrics:  met,
 		Requests: requests,
+		Spans:    spans,
 		OnSync: func(res controller.SyncResult) {
 			wh.update(res.Snapshot)
 			reporter.onSync(res)
@@ -486,6 +506,11 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 	if err := mgr.Stop(shutdownCtx); err != nil {
 		log.Error("nginx shutdown", "err", err)
 	}
+	// The spans of the last requests, written as the workers quit.
+	spanLog.Read()
+	if err := spans.Close(shutdownCtx); err != nil {
+		log.Warn("tracing: spans not sent at shutdown", "err", err)
+	}
 	for _, s := range servers {
 		s.Shutdown(shutdownCtx)
 	}
@@ -494,6 +519,10 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 	log.Info("stopped")
 	return runErr
 }
+
+// spanLogMaxLine bounds a span log line: a request line and headers of
+// up to large-client-header-buffers, JSON-escaped.
+const spanLogMaxLine = 256 << 10
 
 func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 	if f.manifests != "" {

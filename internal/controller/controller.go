@@ -23,11 +23,18 @@ import (
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/runtime"
 	"github.com/causeway/causeway/internal/source"
+	"github.com/causeway/causeway/internal/spanlog"
 )
 
 // Applier makes rendered files live; *runtime.Manager implements it.
 type Applier interface {
 	Apply(ctx context.Context, files render.Files, version string) (runtime.ApplyResult, error)
+}
+
+// Spans exports the spans nginx logs: Configure gets each
+// configuration's span keys (render.Output's Spans) and tracing settings.
+type Spans interface {
+	Configure(t model.Tracing, spans map[string]spanlog.Labels, oldWorkers time.Duration)
 }
 
 // Options configure a Controller.
@@ -41,6 +48,9 @@ type Options struct {
 	// Requests, when set, receives each configuration's metrics series
 	// before it goes live.
 	Requests *metrics.Requests
+	// Spans, when set, receives each configuration's span keys and
+	// tracing settings before it goes live (package tracing).
+	Spans Spans
 	// Quiet is how long the controller waits for more events after one
 	// arrives; MaxDelay caps the total wait under a steady stream.
 	Quiet, MaxDelay time.Duration
@@ -231,6 +241,9 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 		}
 		if c.opts.Requests != nil {
 			c.opts.Requests.SetSeries(out.Series, m.Config.WorkerShutdownTimeout)
+		}
+		if c.opts.Spans != nil {
+			c.opts.Spans.Configure(m.Config.Tracing, out.Spans, m.Config.WorkerShutdownTimeout)
 		}
 		result, err := c.opts.Applier.Apply(ctx, out.Files, out.Version)
 		if err == nil {

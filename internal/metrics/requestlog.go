@@ -15,11 +15,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RequestLog reads the metrics log: nginx's workers append a line per
-// counted request (render writes the log_format), through a buffer each
-// flushes once a second, and RequestLog hands the complete lines to
-// Requests.Count. No worker waits for the controller: a worker writes to
-// a file, and the controller reads what is there when it comes.
+// RequestLog reads a log nginx writes for the controller, the metrics log
+// or the span log: nginx's workers append a line per request (render
+// writes the log_format), through a buffer each flushes once a second,
+// and RequestLog hands the complete lines to its Lines (Requests.Count
+// for the metrics log). No worker waits for the controller: a worker
+// writes to a file, and the controller reads what is there when it comes.
 //
 // The file is never truncated under the workers, which append to it
 // through descriptors nginx's master opened: the space of what was read
@@ -30,8 +31,13 @@ import (
 // and flush their buffers when they exit), then removed.
 type RequestLog struct {
 	path     string
-	requests *Requests
+	requests Lines
 	log      *slog.Logger
+	// Name is the log's name in messages ("metrics log").
+	Name string
+	// MaxLine bounds a line (8 KiB): a longer one is not a line of the
+	// format, and is handed on as "overlong line" to be dropped.
+	MaxLine int
 	// RotateAfter is the size past which Rotate starts a new file;
 	// Drain how long a renamed file is read after it last grew.
 	RotateAfter int64
@@ -60,28 +66,35 @@ type logFile struct {
 	grew    time.Time
 }
 
-// maxLine bounds a line: far above what the format writes (about 100
-// bytes, plus a Host); a longer one is not a line of this format.
+// Lines reads a log's lines: Count gets complete lines, OldWorkers says
+// how long old workers may still write after a reload.
+type Lines interface {
+	Count(data []byte)
+	OldWorkers() time.Duration
+}
+
+// maxLine bounds a line of the metrics log: far above what the format
+// writes (about 100 bytes, plus a Host).
 const maxLine = 8 << 10
 
 // punchEvery is how much read data is given back at a time.
 const punchEvery = 1 << 20
 
-// OpenRequestLog starts the metrics log at path, empty and readable by
-// its owner only, before nginx opens it; r counts its lines. Renamed
-// files a previous run left are removed: no nginx writes them any more.
-func OpenRequestLog(path string, r *Requests, log *slog.Logger) (*RequestLog, error) {
+// OpenRequestLog starts the log at path, empty and readable by its owner
+// only, before nginx opens it; r reads its lines. Renamed files a
+// previous run left are removed: no nginx writes them any more.
+func OpenRequestLog(path string, r Lines, log *slog.Logger) (*RequestLog, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	stale, _ := filepath.Glob(path + ".*")
 	for _, p := range stale {
 		if err := os.Remove(p); err != nil {
-			return nil, fmt.Errorf("metrics log: %w", err)
+			return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 		}
 	}
-	l := &RequestLog{path: path, requests: r, log: log, RotateAfter: 256 << 20, Drain: 5 * time.Minute,
-		buf: make([]byte, 256<<10), now: time.Now}
+	l := &RequestLog{path: path, requests: r, log: log, Name: "metrics log", MaxLine: maxLine, RotateAfter: 256 << 20,
+		Drain: 5 * time.Minute, buf: make([]byte, 256<<10), now: time.Now}
 	f, err := l.create()
 	if err != nil {
 		return nil, err
@@ -93,11 +106,11 @@ func OpenRequestLog(path string, r *Requests, log *slog.Logger) (*RequestLog, er
 func (l *RequestLog) create() (*logFile, error) {
 	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("metrics log: %w", err)
+		return nil, fmt.Errorf("%s: %w", l.Name, err)
 	}
 	if err := f.Chmod(0o600); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("metrics log: %w", err)
+		return nil, fmt.Errorf("%s: %w", l.Name, err)
 	}
 	return &logFile{f: f, name: l.path, grew: l.now()}, nil
 }
@@ -166,7 +179,7 @@ func (l *RequestLog) follow(now time.Time) {
 		l.readError(l.cur, err)
 		return
 	}
-	l.log.Warn("metrics log: the file was removed or replaced; reading the new one, and the old one until it stops growing", "file", l.path)
+	l.log.Warn(l.Name+": the file was removed or replaced; reading the new one, and the old one until it stops growing", "file", l.path)
 	l.cur.name = "" // gone from the directory: nothing to remove
 	l.cur.grew = now
 	l.old = append(l.old, l.cur)
@@ -217,7 +230,7 @@ func (l *RequestLog) count(f *logFile, data []byte) {
 // keepPartial appends the start of an unfinished line, counting a line
 // longer than maxLine as dropped rather than growing without bound.
 func (l *RequestLog) keepPartial(partial, more []byte) []byte {
-	if len(partial)+len(more) > maxLine {
+	if len(partial)+len(more) > l.MaxLine {
 		l.requests.Count([]byte("overlong line\n"))
 		return partial[:0]
 	}
@@ -257,7 +270,7 @@ func (l *RequestLog) punch(f *logFile) {
 			// EINVAL too: the range is a MiB multiple short of the end,
 			// so the file system cannot do it for this file.
 			l.noCollapse = true
-			l.log.Info("metrics log: the file system cannot remove what was read from the file's start; punching holes instead, so its apparent size grows until it is rotated at a reload past --metrics-log-rotate-size",
+			l.log.Info(l.Name+": the file system cannot remove what was read from the file's start; punching holes instead, so its apparent size grows until it is rotated at a reload past --metrics-log-rotate-size",
 				"file", f.name, "err", err)
 		default:
 			l.readError(f, err)
@@ -269,7 +282,7 @@ func (l *RequestLog) punch(f *logFile) {
 		if errors.Is(err, unix.EOPNOTSUPP) {
 			if !l.noPunch {
 				l.noPunch = true
-				l.log.Warn("metrics log: the file system cannot give read space back; the log's disk use grows until it is rotated at a reload past --metrics-log-rotate-size",
+				l.log.Warn(l.Name+": the file system cannot give read space back; the log's disk use grows until it is rotated at a reload past --metrics-log-rotate-size",
 					"file", f.name)
 			}
 		} else {
@@ -284,7 +297,7 @@ func (l *RequestLog) punch(f *logFile) {
 func (l *RequestLog) readError(f *logFile, err error) {
 	l.errs++
 	if l.errs == 1 || l.errs%1000 == 0 {
-		l.log.Warn("metrics log: cannot read", "file", f.name, "err", err, "errors", l.errs)
+		l.log.Warn(l.Name+": cannot read", "file", f.name, "err", err, "errors", l.errs)
 	}
 }
 
@@ -298,7 +311,7 @@ func (l *RequestLog) retire(f *logFile) {
 		return
 	}
 	if err := os.Remove(f.name); err != nil && !errors.Is(err, os.ErrNotExist) {
-		l.log.Warn("metrics log: cannot remove a drained file", "file", f.name, "err", err)
+		l.log.Warn(l.Name+": cannot remove a drained file", "file", f.name, "err", err)
 	}
 }
 
@@ -314,14 +327,14 @@ func (l *RequestLog) Rotate() {
 	}
 	old := fmt.Sprintf("%s.%d", l.path, l.now().UnixNano())
 	if err := os.Rename(l.path, old); err != nil {
-		l.log.Warn("metrics log: cannot rotate", "err", err)
+		l.log.Warn(l.Name+": cannot rotate", "err", err)
 		return
 	}
 	f, err := l.create()
 	if err != nil {
 		// Back to the old file: nginx opens it again under its name.
 		if rerr := os.Rename(old, l.path); rerr != nil {
-			l.log.Error("metrics log: cannot rotate", "err", err, "and", rerr)
+			l.log.Error(l.Name+": cannot rotate", "err", err, "and", rerr)
 		}
 		return
 	}

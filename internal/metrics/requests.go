@@ -89,7 +89,7 @@ type Requests struct {
 	oldWorkers time.Duration
 
 	mu     sync.Mutex
-	keys   map[string]*knownKey
+	keys   Keys[balancer.SeriesLabels]
 	series map[seriesID]*seriesCounts
 	now    func() time.Time
 }
@@ -98,14 +98,6 @@ type histogramSpec struct {
 	name   string
 	bounds []float64
 	desc   *prometheus.Desc
-}
-
-// knownKey is a series key the configuration names (or named until
-// expires, when not zero).
-type knownKey struct {
-	key     string // the map's key, shared by its series
-	labels  balancer.SeriesLabels
-	expires time.Time
 }
 
 type seriesID struct {
@@ -144,7 +136,7 @@ func NewRequests(opts RequestOptions, reg prometheus.Registerer) (*Requests, err
 		}
 		excluded[n] = true
 	}
-	r := &Requests{opts: opts, connectAt: -1, keys: map[string]*knownKey{}, series: map[seriesID]*seriesCounts{}, now: time.Now}
+	r := &Requests{opts: opts, connectAt: -1, series: map[seriesID]*seriesCounts{}, now: time.Now}
 	r.labelNames = []string{"status", "method", "path", "namespace", "ingress", "service", "canary"}
 	if opts.PerHost {
 		r.labelNames = append(r.labelNames, "host")
@@ -235,29 +227,13 @@ func (r *Requests) SetSeries(keys map[string]balancer.SeriesLabels, oldWorkers t
 	r.oldWorkers = oldWorkers
 	grace := max(r.opts.Grace, oldWorkers+oldWorkerSlack)
 	now := r.now()
-	for k, l := range keys {
-		r.keys[k] = &knownKey{key: k, labels: l}
-	}
-	for k, kk := range r.keys {
-		if _, ok := keys[k]; ok {
-			continue
-		}
-		if kk.expires.IsZero() {
-			kk.expires = now.Add(grace)
-		}
-	}
+	r.keys.Set(keys, now, grace)
 	r.expire(now)
 }
 
 // expire forgets keys past their grace and their series; r.mu is held.
 func (r *Requests) expire(now time.Time) {
-	gone := map[string]bool{}
-	for k, kk := range r.keys {
-		if !kk.expires.IsZero() && now.After(kk.expires) {
-			delete(r.keys, k)
-			gone[k] = true
-		}
-	}
+	gone := r.keys.Expire(now)
 	if len(gone) == 0 {
 		return
 	}
@@ -331,7 +307,7 @@ func (r *Requests) countLine(line []byte) error {
 		r.entry = balancer.AppendSharedSeriesEntry(r.entry[:0], key, field[n-1])
 		key = r.entry
 	}
-	kk, known := r.keys[string(key)]
+	kk, known := r.keys.GetBytes(key)
 	if !known {
 		if !balancer.ValidSeriesKey(string(field[0])) {
 			return fmt.Errorf("series key %q is malformed", field[0])
@@ -354,13 +330,13 @@ func (r *Requests) countLine(line []byte) error {
 		vals[i] = parseObserved(field[3+i])
 	}
 	host := ""
-	if r.withHost && kk.labels.HostFromRequest {
+	if r.withHost && kk.Labels.HostFromRequest {
 		host = "invalid"
 		if requestHostRe.Match(field[n-1]) {
 			host = string(field[n-1])
 		}
 	}
-	id := seriesID{key: kk.key, status: status, method: method, host: host}
+	id := seriesID{key: kk.Name, status: status, method: method, host: host}
 	s := r.series[id]
 	if s == nil {
 		if len(r.series) >= MaxSeries {
@@ -456,7 +432,8 @@ func (r *Requests) Collect(ch chan<- prometheus.Metric) {
 	type latencyKey struct{ ingress, namespace, service, canary string }
 	latency := map[latencyKey]*histCounts{}
 	for id, s := range r.series {
-		l := r.keys[id.key].labels
+		kk, _ := r.keys.Get(id.key)
+		l := kk.Labels
 		status := fmt.Sprintf("%03d", id.status) // 000: no response (nginx's $status)
 		if r.opts.StatusClasses {
 			status = status[:1] + "xx"
