@@ -31,13 +31,17 @@ const Variable = "causeway_trace"
 // as "<trace-id>-<parent-id>-<flags>", "" otherwise (render's maps).
 const ParentVariable = "causeway_trace_parent"
 
+// RandomVariable holds the request's 16 random bytes, as 32 lower-case
+// hex digits: a new trace's ID, and the span ID's source (render's maps).
+const RandomVariable = "causeway_trace_random"
+
 // Separator separates the fields of a line: escape=json writes a tab in a
 // value as \t, so only the format's own tabs are raw.
 const Separator = '\t'
 
 // Fields are the nginx variables (without '$') of a line, in order.
 var Fields = []string{
-	Variable, "request_id", ParentVariable, "msec", "request_time", "status", "request_method",
+	Variable, RandomVariable, ParentVariable, "msec", "request_time", "status", "request_method",
 	"server_protocol", "scheme", "server_port", "remote_addr", "remote_port", "upstream_addr",
 	"upstream_status", "host", "http_host", "uri", "request_uri", "http_user_agent",
 }
@@ -108,7 +112,7 @@ const TrustPattern = "^t"
 
 // Record is one line read back: the values of Fields, unescaped.
 type Record struct {
-	Key, RequestID, Parent              string
+	Key, Random, Parent                 string
 	Msec, RequestTime                   string
 	Status, Method, Protocol, Scheme    string
 	ServerPort, RemoteAddr, RemotePort  string
@@ -148,7 +152,7 @@ func Parse(line []byte) (Record, error) {
 		line = line[i+1:]
 	}
 	return Record{
-		Key: f[0], RequestID: f[1], Parent: f[2], Msec: f[3], RequestTime: f[4], Status: f[5], Method: f[6],
+		Key: f[0], Random: f[1], Parent: f[2], Msec: f[3], RequestTime: f[4], Status: f[5], Method: f[6],
 		Protocol: f[7], Scheme: f[8], ServerPort: f[9], RemoteAddr: f[10], RemotePort: f[11],
 		UpstreamAddr: f[12], UpstreamStatus: f[13], Host: f[14], HTTPHost: f[15], URI: f[16],
 		RequestURI: f[17], UA: f[18],

@@ -40,9 +40,9 @@ type spanTimes struct {
 // and status.
 func build(r spanlog.Record) (*spanTimes, error) {
 	var s spanTimes
-	rid, err := hexBytes(r.RequestID, 16)
+	rid, err := hexBytes(r.Random, 16)
 	if err != nil {
-		return nil, fmt.Errorf("request_id: %w", err)
+		return nil, fmt.Errorf("%s: %w", spanlog.RandomVariable, err)
 	}
 	copy(s.trace[:], rid)
 	copy(s.span[:], rid[:8])

@@ -28,7 +28,7 @@ const (
 // /cart?x=1 answered 200 by shop/cart.
 func line(change map[string]string) string {
 	v := map[string]string{
-		spanlog.Variable: "td0123456789abcdef", "request_id": requestID, spanlog.ParentVariable: "",
+		spanlog.Variable: "td0123456789abcdef", spanlog.RandomVariable: requestID, spanlog.ParentVariable: "",
 		"msec": "1700000000.250", "request_time": "0.125", "status": "200", "request_method": "GET",
 		"server_protocol": "HTTP/1.1", "scheme": "https", "server_port": "443", "remote_addr": "192.0.2.7",
 		"remote_port": "51234", "upstream_addr": "10.0.0.5:8080", "upstream_status": "200",
@@ -96,10 +96,10 @@ func TestSpanFromLine(t *testing.T) {
 	}
 	s := spans[0]
 	if got := s.SpanContext.TraceID().String(); got != requestID {
-		t.Errorf("trace %s, want $request_id %s", got, requestID)
+		t.Errorf("trace %s, want the random bytes %s", got, requestID)
 	}
 	if got := s.SpanContext.SpanID().String(); got != requestID[:16] {
-		t.Errorf("span %s, want the first half of $request_id", got)
+		t.Errorf("span %s, want the first half of the random bytes", got)
 	}
 	if s.Parent.IsValid() {
 		t.Errorf("parent %v on a new trace", s.Parent)
@@ -222,8 +222,8 @@ func TestDroppedLines(t *testing.T) {
 	e, mem, reg := newTestExporter(t, map[string]spanlog.Labels{"td0123456789abcdef": cartLabels})
 	bad := []string{
 		"overlong line\n",
-		line(map[string]string{"request_id": "not-hex"}),
-		line(map[string]string{"request_id": strings.ToUpper(requestID)}),
+		line(map[string]string{spanlog.RandomVariable: "not-hex"}),
+		line(map[string]string{spanlog.RandomVariable: strings.ToUpper(requestID)}),
 		line(map[string]string{spanlog.ParentVariable: inTrace + "-" + inParent}),
 		line(map[string]string{spanlog.ParentVariable: strings.Repeat("0", 32) + "-" + inParent + "-01"}),
 		line(map[string]string{"msec": "1700000000"}),

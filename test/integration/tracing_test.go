@@ -138,11 +138,12 @@ func (r *receiver) count() int {
 }
 
 // traceBackend answers with the status its path names (/status/503) and
-// reports the trace context it received in X-Seen-Traceparent and
-// X-Seen-Tracestate ("none" for no header).
+// reports the trace context and request ID it received in
+// X-Seen-Traceparent, X-Seen-Tracestate and X-Seen-X-Request-Id ("none"
+// for no header).
 func traceBackend(t *testing.T, service string) *backend {
 	return startHandlerBackend(t, service, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, h := range []string{"Traceparent", "Tracestate"} {
+		for _, h := range []string{"Traceparent", "Tracestate", "X-Request-Id"} {
 			v := strings.Join(r.Header.Values(h), " | ")
 			if v == "" {
 				v = "none"
@@ -233,6 +234,10 @@ func TestTracingOverGRPC(t *testing.T) {
 	freshTrace, freshSpan, freshFlags := seenParent(t, fresh)
 	if freshFlags != "01" || fresh.Header.Get("X-Seen-Tracestate") != "none" {
 		t.Errorf("a new trace: flags %s, tracestate %q", freshFlags, fresh.Header.Get("X-Seen-Tracestate"))
+	}
+	// A new trace's ID is the X-Request-ID nginx generated.
+	if got := fresh.Header.Get("X-Seen-X-Request-Id"); got != freshTrace {
+		t.Errorf("a new trace %s, X-Request-ID %s", freshTrace, got)
 	}
 	contTrace, contSpan, contFlags := seenParent(t, continued)
 	if contTrace != clientTrace || contSpan == clientParent || contFlags != "01" || continued.Header.Get("X-Seen-Tracestate") != "vendor=a1" {
@@ -357,6 +362,9 @@ func TestTracingOverHTTP(t *testing.T) {
 		path := fmt.Sprintf("/r/%d", i)
 		res := c.do(harness.Request{Method: "GET", Host: "trace.test", Path: path})
 		tr, span, flags := seenParent(t, res)
+		if got := res.Header.Get("X-Seen-X-Request-Id"); got != tr {
+			t.Errorf("%s: a new trace %s, X-Request-ID %s", path, tr, got)
+		}
 		if flags == "01" {
 			sampled[path] = tr + "-" + span
 		}
