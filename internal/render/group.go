@@ -144,7 +144,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		sources[name] = model.SortRefs(all)
 	}
 	if rc.tracing {
-		countTracingVariables(&hashes)
+		countTracingVariables(&hashes, len(rc.spans))
 	}
 	return files, sources, hashes, &keyed{series: rc.series, spans: rc.spans, tracing: rc.tracing}, nil
 }

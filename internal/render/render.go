@@ -206,7 +206,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		}
 	}
 	main.metrics = p.Metrics
-	main.tracing = keys.tracing
+	main.tracing, main.spans = keys.tracing, keys.spans
 	main.passthrough = m.Passthrough != nil
 	main.passthroughPass = main.passthrough && p.Flavour.StreamPass()
 	main.httpsPort = p.HTTPSPort
@@ -331,8 +331,10 @@ type mainView struct {
 	lua                      *Snippets
 	// metrics is set when locations write the metrics log (metrics.go).
 	metrics *Metrics
-	// tracing: some location is traced (tracing.go).
+	// tracing: some location is traced (tracing.go); spans are the span
+	// keys the servers set.
 	tracing bool
+	spans   map[string]spanlog.Labels
 	// hstsOverridden: some server has HSTS of its own (hsts.go).
 	hstsOverridden bool
 	// defaultCert is the file of the default certificate.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,15 +22,25 @@ import (
 //   - the span ID is the first 8 of those bytes: for a new trace they are
 //     also the first half of its trace ID, which no tracer reads
 //     anything from; span IDs stay unique per request;
-//   - the sampled flag is decided here (ratioPattern reads the trace ID
-//     as OpenTelemetry's Go SDK does), so what the backend receives in
-//     traceparent is the decision, and only sampled requests are logged.
+//   - the sampled flag is decided here, by the regex that makes the
+//     context (ratioTail reads the trace ID as OpenTelemetry's Go SDK
+//     does), so what the backend receives in traceparent is the
+//     decision, and only sampled requests are logged.
+//
+// Each regex costs nginx's PCRE interpreter tens of instructions per byte
+// (nginx does not turn PCRE's JIT on), so a new trace runs one (that cuts
+// the span ID from the random bytes), two with the ratio sampler; a
+// continued one runs the one that checks the incoming traceparent and
+// makes the context, and one that reads its sampled flag. A location's
+// trust is a hash lookup of its key, and a request without a traceparent
+// runs none on it.
 //
 // The backend receives traceparent naming nginx's span as its parent,
 // and the incoming tracestate where the incoming traceparent was used.
-// Each sampled request writes a line to the span log (spanlog.Fields),
-// which the controller reads and exports (package tracing). Where no
-// location is traced, nothing of this is rendered.
+// Each sampled request writes a line to the span log (spanlog.Fields):
+// nginx's context and the incoming traceparent as it came, which the
+// controller reads back the parent from where the key trusts (package
+// tracing). Where no location is traced, nothing of this is rendered.
 
 // spanLogFormat is the span log's log_format name and spanLogBuffer its
 // buffer, as the metrics log's.
@@ -58,16 +69,42 @@ func tracingInUse(m *model.Model) bool {
 type tracingView struct {
 	// LogFormat is the span log's log_format line.
 	LogFormat string
-	// ParentBased follows a trusted parent's sampled flag.
-	ParentBased bool
-	// Sampled is the root sampler's flag when it is constant ("01" or
-	// "00"); otherwise RatioPattern is the quoted regex of the trace IDs
-	// it samples.
-	Sampled, RatioPattern string
 	// LuaRandom takes the random bytes from the X-Request-ID the servers
 	// generate with Lua, where the client sent none (requestid.go).
 	LuaRandom bool
+	// NewFlag is the root sampler's decision: "1" or "0" when it is
+	// constant, else $causeway_trace_new_flag, which RatioPattern, the
+	// quoted regex of the random bytes it samples, sets.
+	NewFlag, RatioPattern string
+	// Child are the patterns of a continued trace's context, on the
+	// incoming traceparent, a space and the random bytes: the first that
+	// matches gives the sampled flag.
+	Child []contextPattern
+	// TrustDefault is where a key not in TrustKeys takes its context
+	// from: the incoming traceparent ($causeway_trace_incoming) or none
+	// (""); TrustKeys are the quoted keys of the other kind, the fewer.
+	TrustDefault string
+	TrustKeys    []mapKey
 }
+
+// contextPattern is a quoted regex and the flags the context gets when it
+// matches ("01" or "00").
+type contextPattern struct{ Pattern, Flags string }
+
+// mapKey is a quoted map key and its value.
+type mapKey struct{ Key, Value string }
+
+// The regexes of a traceparent (W3C Trace Context): version 00 of exactly
+// four fields, or a later one (not ff) with more after a "-"; lower-case
+// hex; IDs not all zeros. The capture is the trace ID. "\z" ends a
+// string: Quote refuses "$".
+const (
+	traceparent00    = `00-(?!0{32}-)%s([0-9a-f]{32})-(?!0{16}-)[0-9a-f]{16}-%s`
+	traceparentLater = `(?:0[1-9a-f]|[1-9a-e][0-9a-f]|f[0-9a-e])-(?!0{32}-)%s([0-9a-f]{32})-(?!0{16}-)[0-9a-f]{16}-%s(?:-[^ ]*)?`
+	randomSpan       = ` ([0-9a-f]{16})[0-9a-f]{16}\z`
+	flagsSampled     = `[0-9a-f][13579bdf]`
+	flagsAny         = `[0-9a-f]{2}`
+)
 
 // Tracing is nil when no location is traced.
 func (v *mainView) Tracing() (*tracingView, error) {
@@ -75,32 +112,91 @@ func (v *mainView) Tracing() (*tracingView, error) {
 		return nil, nil
 	}
 	t := v.Config.Tracing
-	out := &tracingView{ParentBased: t.ParentBased, LuaRandom: v.LuaRequestID()}
+	out := &tracingView{LuaRandom: v.LuaRequestID()}
 	fields := make([]string, len(spanlog.Fields))
 	for i, f := range spanlog.Fields {
 		fields[i] = "$" + f
 	}
 	out.LogFormat = "log_format " + spanLogFormat + " escape=json '" + strings.Join(fields, `\t`) + "';"
+	// The root sampler, on a trace ID's last 16 hex digits: "" samples
+	// all, "-" none, else the digits' test.
+	root := "-"
 	switch {
 	case t.Sampler == model.SamplerAlwaysOn, t.Sampler == model.SamplerRatio && t.Ratio >= 1:
-		out.Sampled = `"01"`
-	case t.Sampler == model.SamplerAlwaysOff, ratioBound(t.Ratio) == 0:
-		out.Sampled = `"00"`
+		root = ""
+	case t.Sampler == model.SamplerRatio && ratioBound(t.Ratio) > 0:
+		root = ratioTail(ratioBound(t.Ratio))
+	}
+	switch root {
+	case "":
+		out.NewFlag = "1"
+	case "-":
+		out.NewFlag = "0"
 	default:
-		q, err := Quote("~" + ratioPattern(ratioBound(t.Ratio)))
+		q, err := Quote("~^[0-9a-f]{16}" + root)
 		if err != nil {
 			return nil, err
 		}
-		out.RatioPattern = q
+		out.NewFlag, out.RatioPattern = "$causeway_trace_new_flag", q
 	}
+	var childRows [][3]string // pattern, flags, trace ID lookahead
+	switch {
+	case t.ParentBased:
+		childRows = [][3]string{{flagsSampled, "01"}, {flagsAny, "00"}}
+	case root == "":
+		childRows = [][3]string{{flagsAny, "01"}}
+	case root == "-":
+		childRows = [][3]string{{flagsAny, "00"}}
+	default:
+		childRows = [][3]string{{flagsAny, "01", "(?=[0-9a-f]{16}" + root + ")"}, {flagsAny, "00"}}
+	}
+	for _, version := range []string{traceparent00, traceparentLater} {
+		for _, r := range childRows {
+			q, err := Quote("~^" + fmt.Sprintf(version, r[2], r[0]) + randomSpan)
+			if err != nil {
+				return nil, err
+			}
+			out.Child = append(out.Child, contextPattern{Pattern: q, Flags: r[1]})
+		}
+	}
+	out.TrustDefault, out.TrustKeys = v.trustKeys()
 	return out, nil
+}
+
+// trustKeys lists the rendered span keys of the kind there are fewer of,
+// trusting or not, and the default for the others.
+func (v *mainView) trustKeys() (string, []mapKey) {
+	var trusting, distrusting []string
+	seen := map[string]bool{}
+	for entry := range v.spans {
+		key, _, _ := strings.Cut(entry, "\x00")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if spanlog.Trusts(key) {
+			trusting = append(trusting, key)
+		} else {
+			distrusting = append(distrusting, key)
+		}
+	}
+	def, keys, value := "$causeway_trace_incoming", distrusting, `""`
+	if len(trusting) < len(distrusting) {
+		def, keys, value = `""`, trusting, "$causeway_trace_incoming"
+	}
+	slices.Sort(keys)
+	out := make([]mapKey, len(keys))
+	for i, k := range keys {
+		out[i] = mapKey{Key: `"` + k + `"`, Value: value} // keys are hex: nothing to escape
+	}
+	return def, out
 }
 
 // ratioBound is what the last 16 hex digits of a trace ID, as a number,
 // must be below for OpenTelemetry's TraceIDRatioBased(ratio) to sample it
-// (0 <= ratio < 1; 0 samples nothing): the Go SDK samples when the ID's last 8 bytes, as a
-// big-endian number shifted right by one, are below ratio×2^63, that is
-// when they are below twice that.
+// (0 <= ratio < 1; 0 samples nothing): the Go SDK samples when the ID's
+// last 8 bytes, as a big-endian number shifted right by one, are below
+// ratio×2^63, that is when they are below twice that.
 func ratioBound(ratio float64) uint64 {
 	if ratio <= 0 || ratio >= 1 {
 		return 0
@@ -108,16 +204,14 @@ func ratioBound(ratio float64) uint64 {
 	return uint64(ratio*(1<<63)) * 2
 }
 
-// ratioPattern is a regex matching the 32 lower-case hex digits of the
-// trace IDs whose last 16 digits, as a number, are below bound (not 0):
-// it tests them digit by digit.
-func ratioPattern(bound uint64) string {
+// ratioTail is a regex matching, at the start of a string, 16 hex
+// digits whose value is below bound (not 0): it tests them digit by digit.
+func ratioTail(bound uint64) string {
 	digits := fmt.Sprintf("%016x", bound)
 	// Trailing zeros of the bound add no branch: equal digits there
 	// never make the number smaller.
 	last := len(strings.TrimRight(digits, "0")) - 1
 	var b strings.Builder
-	b.WriteString("^[0-9a-f]{16}")
 	for i := 0; i <= last; i++ {
 		d, _ := strconv.ParseUint(digits[i:i+1], 16, 8)
 		below := hexBelow(int(d))
@@ -160,7 +254,7 @@ func hexBelow(d int) string {
 // at all when the location passes no client header.
 func (rc *renderCtx) traceHeaders(h *headersView) *headersView {
 	if rc.tracing {
-		h.TraceParent, h.TraceState = "$causeway_traceparent", "$causeway_tracestate"
+		h.TraceParent, h.TraceState = "$"+spanlog.ContextVariable, "$causeway_tracestate"
 	}
 	return h
 }
@@ -260,7 +354,7 @@ func (rc *renderCtx) useSpans(v *serverView) {
 // every member, and maps each member's hosts to its own labels.
 func (rc *renderCtx) shareSpanKey(id string, i int, members []*serverView, j int) (string, error) {
 	first := unquoteName(members[0].Locations[i].LogVars[j].Value)
-	key := spanlog.SharedKey(strings.HasPrefix(first, "t"), id, i)
+	key := spanlog.SharedKey(spanlog.Trusts(first), id, i)
 	for _, m := range members {
 		own := unquoteName(m.Locations[i].LogVars[j].Value)
 		if own[0] != first[0] {
@@ -277,11 +371,13 @@ func (rc *renderCtx) shareSpanKey(id string, i int, members []*serverView, j int
 	return Quote(key)
 }
 
-// countTracingVariables adds nginx.conf's tracing maps to the hash sizes.
-func countTracingVariables(h *hashStats) {
-	for _, n := range []string{spanlog.Variable, spanlog.ParentVariable, spanlog.RandomVariable, "causeway_trace_id", "causeway_span_id",
-		"causeway_trace_flags", "causeway_trace_root", "causeway_trace_sampled", "causeway_trace_flag_sampled",
-		"causeway_traceparent", "causeway_tracestate", "causeway_trace_state"} {
-		h.mapped(n, 2)
+// countTracingVariables adds nginx.conf's tracing maps to the hash sizes:
+// at most one entry per span key in $causeway_trace_continued.
+func countTracingVariables(h *hashStats, spans int) {
+	for _, n := range []string{spanlog.Variable, spanlog.RandomVariable, spanlog.ContextVariable, "causeway_trace_new",
+		"causeway_trace_new_flag", "causeway_trace_incoming", "causeway_trace_child", "causeway_tracestate",
+		"causeway_trace_sampled", "causeway_trace_child_flag"} {
+		h.mapped(n, 3)
 	}
+	h.mapped("causeway_trace_continued", spans+1)
 }

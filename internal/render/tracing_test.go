@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -26,7 +27,7 @@ func TestRatioPatternIsGoSDKs(t *testing.T) {
 		if bound == 0 {
 			t.Fatalf("ratio %v: bound 0", ratio)
 		}
-		re := regexp.MustCompile(ratioPattern(bound))
+		re := regexp.MustCompile("^[0-9a-f]{16}" + ratioTail(bound))
 		sampler := sdktrace.TraceIDRatioBased(ratio)
 		check := func(id trace.TraceID) {
 			t.Helper()
@@ -128,105 +129,72 @@ func TestTracingSpans(t *testing.T) {
 	}
 }
 
-// tracingMap evaluates a map block of nginx.conf as nginx does for these:
-// the first regex that matches, else the default; $1 is the capture.
-func tracingMap(t *testing.T, conf, header, in string) string {
-	t.Helper()
-	start := strings.Index(conf, header+" {\n")
-	if start < 0 {
-		t.Fatalf("no map %q", header)
-	}
-	block := conf[start+len(header)+3:]
-	block = block[:strings.Index(block, "\n    }")]
-	def := ""
-	line := regexp.MustCompile(`^\s*(?:"~([^"]*)"|default) (.*);$`)
-	for _, l := range strings.Split(block, "\n") {
-		m := line.FindStringSubmatch(l)
-		if m == nil {
-			t.Fatalf("map line %q", l)
-		}
-		if m[1] == "" {
-			def = m[2]
-			continue
-		}
-		if c := regexp.MustCompile(m[1]).FindStringSubmatch(in); c != nil {
-			return strings.ReplaceAll(strings.Trim(m[2], `"`), "$1", c[len(c)-1])
-		}
-	}
-	return strings.Trim(def, `"`)
-}
-
-// TestTracingParentMap: a trusting location continues a traceparent W3C
-// Trace Context calls valid and nothing else; a distrusting one never.
-func TestTracingParentMap(t *testing.T) {
+// TestTracingTrust: the keys of the fewer kind, trusting or not, are
+// listed; the others take the default.
+func TestTracingTrust(t *testing.T) {
 	out, _ := renderTracing(t)
 	conf := string(out.Files["nginx.conf"])
-	const (
-		trace  = "4bf92f3577b34da6a3ce929d0e0e4736"
-		parent = "00f067aa0ba902b7"
-	)
-	header := `map "$causeway_trace:$http_traceparent" $causeway_trace_parent`
-	for _, tc := range []struct{ key, traceparent, want string }{
-		{"td0123456789abcdef", "00-" + trace + "-" + parent + "-01", trace + "-" + parent + "-01"},
-		{"ts0123456789abcdef", "00-" + trace + "-" + parent + "-00", trace + "-" + parent + "-00"},
-		{"ud0123456789abcdef", "00-" + trace + "-" + parent + "-01", ""},
-		{"", "00-" + trace + "-" + parent + "-01", ""},
-		// A later version may add fields after a "-".
-		{"td0123456789abcdef", "01-" + trace + "-" + parent + "-01-what-comes", trace + "-" + parent + "-01"},
-		{"td0123456789abcdef", "00-" + trace + "-" + parent + "-01-extra", ""},
-		{"td0123456789abcdef", "ff-" + trace + "-" + parent + "-01", ""},
-		{"td0123456789abcdef", "00-" + strings.Repeat("0", 32) + "-" + parent + "-01", ""},
-		{"td0123456789abcdef", "00-" + trace + "-" + strings.Repeat("0", 16) + "-01", ""},
-		{"td0123456789abcdef", "00-" + strings.ToUpper(trace) + "-" + parent + "-01", ""},
-		{"td0123456789abcdef", "00-" + trace[1:] + "-" + parent + "-01", ""},
-		{"td0123456789abcdef", "00-" + trace + "-" + parent + "-1", ""},
-		{"td0123456789abcdef", " 00-" + trace + "-" + parent + "-01", ""},
-		{"td0123456789abcdef", "00-" + trace + "-" + parent + "-01, 00-" + trace + "-" + parent + "-01", ""},
-	} {
-		if got := tracingMap(t, conf, header, tc.key+":"+tc.traceparent); got != tc.want {
-			t.Errorf("key %q, traceparent %q: parent %q, want %q", tc.key, tc.traceparent, got, tc.want)
-		}
+	block := conf[strings.Index(conf, "map $causeway_trace $causeway_trace_continued {"):]
+	block = block[:strings.Index(block, "\n    }")]
+	// Every Ingress trusts but edge.
+	if !strings.Contains(block, "default $causeway_trace_incoming;") || strings.Count(block, `" "";`) != 1 || !strings.Contains(block, `"ud`) {
+		t.Errorf("trust map:\n%s", block)
 	}
-	// Parent-based: a parent's sampled flag wins over the ratio.
-	flags := `map $causeway_trace_parent $causeway_trace_flags`
-	for in, want := range map[string]string{
-		trace + "-" + parent + "-01": "01", trace + "-" + parent + "-03": "01",
-		trace + "-" + parent + "-00": "00", trace + "-" + parent + "-02": "00",
-		"": "$causeway_trace_root",
-	} {
-		if got := tracingMap(t, conf, flags, in); got != want {
-			t.Errorf("parent %q: flags %q, want %q", in, got, want)
-		}
+	m, p := goldenCase(t, "lua-tracing-metrics")
+	m.Config.Tracing.TrustIncoming = false
+	out, err := Render(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf = string(out.Files["nginx.conf"])
+	block = conf[strings.Index(conf, "map $causeway_trace $causeway_trace_continued {"):]
+	block = block[:strings.Index(block, "\n    }")]
+	if !strings.Contains(block, `default "";`) || strings.Contains(block, `"td`) || strings.Contains(block, `"ts`) {
+		t.Errorf("trust map with the ConfigMap distrusting:\n%s", block)
 	}
 }
 
-// TestTracingSamplers: each otel-sampler setting renders its root
-// sampler.
+// TestTracingSamplers: each otel-sampler setting renders its decision: a
+// new trace's flag or pattern on the random bytes, a continued one's
+// patterns on the incoming traceparent.
 func TestTracingSamplers(t *testing.T) {
+	type row struct{ fragment, flags string }
 	for _, tc := range []struct {
-		sampler model.Sampler
-		ratio   float64
-		parent  bool
-		want    string
+		sampler          model.Sampler
+		ratio            float64
+		parent           bool
+		newFlag, pattern string
+		childs           []row
 	}{
-		{model.SamplerAlwaysOn, 0.01, true, "map $causeway_trace $causeway_trace_root {\n        default \"01\";"},
-		{model.SamplerAlwaysOff, 0.01, false, "map $causeway_trace $causeway_trace_root {\n        default \"00\";"},
-		{model.SamplerRatio, 0, true, "map $causeway_trace $causeway_trace_root {\n        default \"00\";"},
-		{model.SamplerRatio, 1, true, "map $causeway_trace $causeway_trace_root {\n        default \"01\";"},
-		{model.SamplerRatio, 0.5, false, "\"~^[0-9a-f]{16}[0-7]\" \"01\";"},
+		{model.SamplerAlwaysOn, 0.01, true, "1", "", []row{{"-[0-9a-f][13579bdf]", "01"}, {"-[0-9a-f]{2}", "00"}}},
+		{model.SamplerAlwaysOn, 0.01, false, "1", "", []row{{"-[0-9a-f]{2}", "01"}}},
+		{model.SamplerAlwaysOff, 0.01, false, "0", "", []row{{"-[0-9a-f]{2}", "00"}}},
+		{model.SamplerRatio, 0, true, "0", "", []row{{"-[0-9a-f][13579bdf]", "01"}, {"-[0-9a-f]{2}", "00"}}},
+		{model.SamplerRatio, 1, false, "1", "", []row{{"-[0-9a-f]{2}", "01"}}},
+		{model.SamplerRatio, 0.5, false, "$causeway_trace_new_flag", `"~^[0-9a-f]{16}[0-7]"`,
+			[]row{{"(?=[0-9a-f]{16}[0-7])([0-9a-f]{32})", "01"}, {"-(?!0{32}-)([0-9a-f]{32})", "00"}}},
 	} {
 		m, p := goldenCase(t, "tracing")
 		m.Config.Tracing.Sampler, m.Config.Tracing.Ratio, m.Config.Tracing.ParentBased = tc.sampler, tc.ratio, tc.parent
-		out, err := Render(m, p)
+		main := mainView{Config: m.Config, tracing: true}
+		v, err := main.Tracing()
 		if err != nil {
 			t.Fatal(err)
 		}
-		conf := string(out.Files["nginx.conf"])
-		if !strings.Contains(conf, tc.want) {
-			t.Errorf("%s %v: no %q in\n%s", tc.sampler, tc.ratio, tc.want, conf)
+		name := fmt.Sprintf("%s %v parent-based %v", tc.sampler, tc.ratio, tc.parent)
+		if v.NewFlag != tc.newFlag || v.RatioPattern != tc.pattern || len(v.Child) != 2*len(tc.childs) {
+			t.Errorf("%s: new %q %s, child %v", name, v.NewFlag, v.RatioPattern, v.Child)
+			continue
 		}
-		if got := strings.Contains(conf, `"~[13579bdf]$" "01";`); got != tc.parent {
-			t.Errorf("%s %v: parent-based %v, want %v", tc.sampler, tc.ratio, got, tc.parent)
+		for i, want := range tc.childs {
+			for _, got := range []contextPattern{v.Child[i], v.Child[len(tc.childs)+i]} { // version 00, then later ones
+				if !strings.Contains(got.Pattern, want.fragment) || got.Flags != want.flags {
+					t.Errorf("%s: child row %v, want %v", name, got, want)
+				}
+			}
+		}
+		if _, err := Render(m, p); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

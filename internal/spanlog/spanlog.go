@@ -27,13 +27,14 @@ import (
 // location names its span key; "" where nothing is traced.
 const Variable = "causeway_trace"
 
-// ParentVariable holds a trusting location's valid incoming traceparent
-// as "<trace-id>-<parent-id>-<flags>", "" otherwise (render's maps).
-const ParentVariable = "causeway_trace_parent"
-
 // RandomVariable holds the request's 16 random bytes, as 32 lower-case
 // hex digits: a new trace's ID, and the span ID's source (render's maps).
 const RandomVariable = "causeway_trace_random"
+
+// ContextVariable holds the traceparent the backend receives: a traced
+// request's own, "00-<trace-id>-<span-id>-<flags>" (the client's where
+// the location is not traced).
+const ContextVariable = "causeway_traceparent"
 
 // Separator separates the fields of a line: escape=json writes a tab in a
 // value as \t, so only the format's own tabs are raw.
@@ -41,7 +42,7 @@ const Separator = '\t'
 
 // Fields are the nginx variables (without '$') of a line, in order.
 var Fields = []string{
-	Variable, RandomVariable, ParentVariable, "msec", "request_time", "status", "request_method",
+	Variable, ContextVariable, "http_traceparent", "msec", "request_time", "status", "request_method",
 	"server_protocol", "scheme", "server_port", "remote_addr", "remote_port", "upstream_addr",
 	"upstream_status", "host", "http_host", "uri", "request_uri", "http_user_agent",
 }
@@ -106,13 +107,15 @@ var keyRe = regexp.MustCompile(`^[tu][ds][0-9a-f]{16}$`)
 // ValidKey reports whether k has Key's or SharedKey's form.
 func ValidKey(k string) bool { return keyRe.MatchString(k) }
 
-// TrustPattern is the start of a key of a trusting location, as an nginx
-// regex.
-const TrustPattern = "^t"
+// Trusts reports whether key k's location continues a valid incoming
+// traceparent.
+func Trusts(k string) bool { return len(k) > 0 && k[0] == 't' }
 
 // Record is one line read back: the values of Fields, unescaped.
 type Record struct {
-	Key, Random, Parent                 string
+	// Context is ContextVariable's value; Incoming the request's
+	// traceparent header as it came, whatever it holds.
+	Key, Context, Incoming              string
 	Msec, RequestTime                   string
 	Status, Method, Protocol, Scheme    string
 	ServerPort, RemoteAddr, RemotePort  string
@@ -152,7 +155,7 @@ func Parse(line []byte) (Record, error) {
 		line = line[i+1:]
 	}
 	return Record{
-		Key: f[0], Random: f[1], Parent: f[2], Msec: f[3], RequestTime: f[4], Status: f[5], Method: f[6],
+		Key: f[0], Context: f[1], Incoming: f[2], Msec: f[3], RequestTime: f[4], Status: f[5], Method: f[6],
 		Protocol: f[7], Scheme: f[8], ServerPort: f[9], RemoteAddr: f[10], RemotePort: f[11],
 		UpstreamAddr: f[12], UpstreamStatus: f[13], Host: f[14], HTTPHost: f[15], URI: f[16],
 		RequestURI: f[17], UA: f[18],

@@ -57,7 +57,7 @@ func TestParseRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Key != "v0" || r.Random != "v1" || r.Parent != "v2" || r.Host != "v14" || r.URI != "v16" {
+	if r.Key != "v0" || r.Context != "v1" || r.Incoming != "v2" || r.Host != "v14" || r.URI != "v16" {
 		t.Errorf("record %+v", r)
 	}
 	if r.RequestURI != values[17] {
@@ -130,7 +130,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, v := range []string{r.Key, r.Random, r.Parent, r.Msec, r.RequestTime, r.Status, r.Method, r.Protocol,
+		for _, v := range []string{r.Key, r.Context, r.Incoming, r.Msec, r.RequestTime, r.Status, r.Method, r.Protocol,
 			r.Scheme, r.ServerPort, r.RemoteAddr, r.RemotePort, r.UpstreamAddr, r.UpstreamStatus, r.Host, r.HTTPHost,
 			r.URI, r.RequestURI, r.UA} {
 			if !utf8.ValidString(v) {

@@ -37,22 +37,19 @@ type spanTimes struct {
 }
 
 // build checks what nginx logged for a request and reads its IDs, times
-// and status.
+// and status. The parent is the incoming traceparent's where the
+// location trusts it and nginx continued its trace.
 func build(r spanlog.Record) (*spanTimes, error) {
 	var s spanTimes
-	rid, err := hexBytes(r.Random, 16)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", spanlog.RandomVariable, err)
+	own, err := parseTraceparent(r.Context)
+	if err != nil || r.Context[:3] != "00-" || len(r.Context) != 55 {
+		return nil, fmt.Errorf("%s %q: %v", spanlog.ContextVariable, r.Context, err)
 	}
-	copy(s.trace[:], rid)
-	copy(s.span[:], rid[:8])
-	if r.Parent != "" {
-		parent, err := parseParent(r.Parent)
-		if err != nil {
-			return nil, fmt.Errorf("traceparent: %w", err)
+	s.trace, s.span = own.TraceID(), own.SpanID()
+	if spanlog.Trusts(r.Key) && r.Incoming != "" {
+		if in, err := parseTraceparent(r.Incoming); err == nil && in.TraceID() == s.trace {
+			s.parent = in
 		}
-		s.parent = parent
-		s.trace = parent.TraceID()
 	}
 	if s.end, err = parseMsec(r.Msec); err != nil {
 		return nil, fmt.Errorf("msec: %w", err)
@@ -71,22 +68,32 @@ func build(r spanlog.Record) (*spanTimes, error) {
 	return &s, nil
 }
 
-// parseParent reads render's "<trace-id>-<parent-id>-<flags>": what a
-// valid incoming traceparent held.
-func parseParent(s string) (trace.SpanContext, error) {
-	parts := strings.Split(s, "-")
-	if len(parts) != 3 {
-		return trace.SpanContext{}, errors.New("want trace-parent-flags")
+// parseTraceparent reads a W3C traceparent as Trace Context level 1
+// says a receiver does, and as render's maps do: version 00 of exactly
+// four fields, or a later one (not ff) whose four fields may be followed
+// by "-" and more; lower-case hex; IDs not all zeros.
+func parseTraceparent(s string) (trace.SpanContext, error) {
+	if len(s) < 55 {
+		return trace.SpanContext{}, errors.New("too short")
 	}
-	tid, err := hexBytes(parts[0], 16)
+	version, err := hexBytes(s[:2], 1)
+	switch {
+	case err != nil || version[0] == 0xff:
+		return trace.SpanContext{}, errors.New("bad version")
+	case version[0] == 0 && len(s) != 55, len(s) > 55 && s[55] != '-':
+		return trace.SpanContext{}, errors.New("trailing data")
+	case s[2] != '-' || s[35] != '-' || s[52] != '-':
+		return trace.SpanContext{}, errors.New("want version-trace-parent-flags")
+	}
+	tid, err := hexBytes(s[3:35], 16)
 	if err != nil {
 		return trace.SpanContext{}, err
 	}
-	sid, err := hexBytes(parts[1], 8)
+	sid, err := hexBytes(s[36:52], 8)
 	if err != nil {
 		return trace.SpanContext{}, err
 	}
-	flags, err := hexBytes(parts[2], 1)
+	flags, err := hexBytes(s[53:55], 1)
 	if err != nil {
 		return trace.SpanContext{}, err
 	}

@@ -22,13 +22,19 @@ const (
 	requestID = "0af7651916cd43dd8448eb211c80319c"
 	inTrace   = "4bf92f3577b34da6a3ce929d0e0e4736"
 	inParent  = "00f067aa0ba902b7"
+	// newContext is the traceparent nginx gave a new trace: the random
+	// bytes, their first 8 the span.
+	newContext = "00-" + requestID + "-" + "0af7651916cd43dd" + "-01"
+	// childContext is nginx's span continuing inTrace.
+	childContext = "00-" + inTrace + "-" + "0af7651916cd43dd" + "-01"
+	incoming     = "00-" + inTrace + "-" + inParent + "-01"
 )
 
 // line is a span log line with these fields changed from a GET of
 // /cart?x=1 answered 200 by shop/cart.
 func line(change map[string]string) string {
 	v := map[string]string{
-		spanlog.Variable: "td0123456789abcdef", spanlog.RandomVariable: requestID, spanlog.ParentVariable: "",
+		spanlog.Variable: "td0123456789abcdef", spanlog.ContextVariable: newContext, "http_traceparent": "",
 		"msec": "1700000000.250", "request_time": "0.125", "status": "200", "request_method": "GET",
 		"server_protocol": "HTTP/1.1", "scheme": "https", "server_port": "443", "remote_addr": "192.0.2.7",
 		"remote_port": "51234", "upstream_addr": "10.0.0.5:8080", "upstream_status": "200",
@@ -150,7 +156,7 @@ func TestSpanRows(t *testing.T) {
 		change map[string]string
 		check  func(t *testing.T, s tracetest.SpanStub)
 	}{
-		{"a trusted parent continues its trace", map[string]string{spanlog.ParentVariable: inTrace + "-" + inParent + "-01"}, func(t *testing.T, s tracetest.SpanStub) {
+		{"a trusted parent continues its trace", map[string]string{spanlog.ContextVariable: childContext, "http_traceparent": incoming}, func(t *testing.T, s tracetest.SpanStub) {
 			if s.SpanContext.TraceID().String() != inTrace || s.Parent.SpanID().String() != inParent || !s.Parent.IsRemote() {
 				t.Errorf("trace %s parent %s", s.SpanContext.TraceID(), s.Parent.SpanID())
 			}
@@ -158,9 +164,29 @@ func TestSpanRows(t *testing.T) {
 				t.Errorf("span %s", s.SpanContext.SpanID())
 			}
 		}},
-		{"an unsampled parent's span, sampled by nginx's sampler", map[string]string{spanlog.ParentVariable: inTrace + "-" + inParent + "-00"}, func(t *testing.T, s tracetest.SpanStub) {
-			if !s.SpanContext.IsSampled() || s.Parent.IsSampled() {
-				t.Errorf("span sampled %v, parent %v", s.SpanContext.IsSampled(), s.Parent.IsSampled())
+		{"an unsampled parent's span, sampled by nginx's sampler", map[string]string{spanlog.ContextVariable: childContext, "http_traceparent": "00-" + inTrace + "-" + inParent + "-00"}, func(t *testing.T, s tracetest.SpanStub) {
+			if !s.SpanContext.IsSampled() || !s.Parent.IsValid() || s.Parent.IsSampled() {
+				t.Errorf("span sampled %v, parent %v", s.SpanContext.IsSampled(), s.Parent)
+			}
+		}},
+		{"a later version's traceparent", map[string]string{spanlog.ContextVariable: childContext, "http_traceparent": "01-" + inTrace + "-" + inParent + "-01-more"}, func(t *testing.T, s tracetest.SpanStub) {
+			if s.Parent.SpanID().String() != inParent {
+				t.Errorf("parent %v", s.Parent)
+			}
+		}},
+		{"a distrusting location's new trace, whatever came", map[string]string{spanlog.Variable: "ud0123456789abcdef", "http_traceparent": incoming}, func(t *testing.T, s tracetest.SpanStub) {
+			if s.Parent.IsValid() || s.SpanContext.TraceID().String() != requestID {
+				t.Errorf("trace %s, parent %v", s.SpanContext.TraceID(), s.Parent)
+			}
+		}},
+		{"a traceparent nginx did not continue (another trace)", map[string]string{"http_traceparent": incoming}, func(t *testing.T, s tracetest.SpanStub) {
+			if s.Parent.IsValid() || s.SpanContext.TraceID().String() != requestID {
+				t.Errorf("trace %s, parent %v", s.SpanContext.TraceID(), s.Parent)
+			}
+		}},
+		{"an invalid traceparent", map[string]string{spanlog.ContextVariable: childContext, "http_traceparent": "00-" + inTrace + "-" + inParent + "-01-x"}, func(t *testing.T, s tracetest.SpanStub) {
+			if s.Parent.IsValid() {
+				t.Errorf("parent %v", s.Parent)
 			}
 		}},
 		{"5xx is an error", map[string]string{"status": "502"}, func(t *testing.T, s tracetest.SpanStub) {
@@ -222,10 +248,11 @@ func TestDroppedLines(t *testing.T) {
 	e, mem, reg := newTestExporter(t, map[string]spanlog.Labels{"td0123456789abcdef": cartLabels})
 	bad := []string{
 		"overlong line\n",
-		line(map[string]string{spanlog.RandomVariable: "not-hex"}),
-		line(map[string]string{spanlog.RandomVariable: strings.ToUpper(requestID)}),
-		line(map[string]string{spanlog.ParentVariable: inTrace + "-" + inParent}),
-		line(map[string]string{spanlog.ParentVariable: strings.Repeat("0", 32) + "-" + inParent + "-01"}),
+		line(map[string]string{spanlog.ContextVariable: "not-hex"}),
+		line(map[string]string{spanlog.ContextVariable: strings.ToUpper(newContext)}),
+		line(map[string]string{spanlog.ContextVariable: newContext + "-x"}),
+		line(map[string]string{spanlog.ContextVariable: "01" + newContext[2:]}),
+		line(map[string]string{spanlog.ContextVariable: "00-" + strings.Repeat("0", 32) + "-" + inParent + "-01"}),
 		line(map[string]string{"msec": "1700000000"}),
 		line(map[string]string{"status": "20"}),
 		line(map[string]string{"request_time": "-0.001"}),

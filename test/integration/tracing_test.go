@@ -427,3 +427,59 @@ func TestTracingOff(t *testing.T) {
 		t.Errorf("causeway_trace_log_lines_total = %v", got)
 	}
 }
+
+// TestTracingIncomingTraceparents: a trusting location continues exactly
+// the traceparents W3C Trace Context calls valid, and follows their
+// sampled flag (parent-based); real nginx runs the maps' regexes, whose
+// lookaheads Go's regexp cannot.
+func TestTracingIncomingTraceparents(t *testing.T) {
+	rcv := startGRPCReceiver(t)
+	app := traceBackend(t, "app")
+	c := startController(t, tracingManifests(t, app, map[string]string{
+		"enable-opentelemetry": "true", "otlp-collector-host": "127.0.0.1", "otlp-collector-port": strconv.Itoa(rcv.Port),
+		"otel-schedule-delay-millis": "100",
+	}))
+	const tr, parent = clientTrace, clientParent
+	for _, tc := range []struct {
+		name, header string
+		continued    bool
+		flags        string
+	}{
+		{"version 00, sampled", "00-" + tr + "-" + parent + "-01", true, "01"},
+		{"version 00, not sampled", "00-" + tr + "-" + parent + "-00", true, "00"},
+		{"other flags, sampled", "00-" + tr + "-" + parent + "-03", true, "01"},
+		{"other flags, not sampled", "00-" + tr + "-" + parent + "-fe", true, "00"},
+		{"a later version with more", "01-" + tr + "-" + parent + "-01-what-comes", true, "01"},
+		{"a later version alone", "cc-" + tr + "-" + parent + "-01", true, "01"},
+		{"version 00 with more", "00-" + tr + "-" + parent + "-01-more", false, "01"},
+		{"version ff", "ff-" + tr + "-" + parent + "-01", false, "01"},
+		{"all-zero trace", "00-" + strings.Repeat("0", 32) + "-" + parent + "-01", false, "01"},
+		{"all-zero parent", "00-" + tr + "-" + strings.Repeat("0", 16) + "-01", false, "01"},
+		{"upper case", "00-" + strings.ToUpper(tr) + "-" + parent + "-01", false, "01"},
+		{"short trace", "00-" + tr[1:] + "-" + parent + "-01", false, "01"},
+		{"one-digit flags", "00-" + tr + "-" + parent + "-1", false, "01"},
+		{"a span ID of the client's after a space", "00-" + tr + "-" + parent + "-00 " + strings.Repeat("a", 32), false, "01"},
+		{"two in one header", "00-" + tr + "-" + parent + "-01,00-" + tr + "-" + parent + "-01", false, "01"},
+	} {
+		res := c.do(harness.Request{Method: "GET", Host: "trace.test", Path: "/in", Header: map[string]string{"traceparent": tc.header, "tracestate": "k=v"}})
+		gotTrace, span, flags := seenParent(t, res)
+		if continued := gotTrace == tr; continued != tc.continued || flags != tc.flags {
+			t.Errorf("%s: the backend saw %q; want continued %v, flags %s", tc.name, res.Header.Get("X-Seen-Traceparent"), tc.continued, tc.flags)
+		}
+		if span == parent || span == strings.Repeat("a", 16) {
+			t.Errorf("%s: span %s is the client's", tc.name, span)
+		}
+		wantState := "none"
+		if tc.continued {
+			wantState = "k=v"
+		}
+		if got := res.Header.Get("X-Seen-Tracestate"); got != wantState {
+			t.Errorf("%s: tracestate %q, want %q", tc.name, got, wantState)
+		}
+	}
+	// The distrusting Ingress starts a new trace from a valid one.
+	res := c.do(harness.Request{Method: "GET", Host: "distrust.test", Path: "/in", Header: map[string]string{"traceparent": "00-" + tr + "-" + parent + "-01"}})
+	if gotTrace, _, _ := seenParent(t, res); gotTrace == tr {
+		t.Errorf("a distrusting Ingress continued %q", res.Header.Get("X-Seen-Traceparent"))
+	}
+}
