@@ -21,6 +21,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
@@ -383,13 +384,14 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 	if err != nil {
 		return err
 	}
+	otel.SetErrorHandler(tracing.ErrorHandler(log.With("component", "tracing")))
 	spanLog, err := metrics.OpenRequestLog(dir.SpanLog(), spans, log)
 	if err != nil {
 		return err
 	}
 	defer spanLog.Close()
 	spanLog.Name, spanLog.MaxLine, spanLog.RotateAfter = "span log", spanLogMaxLine, f.metrics.logRotateSize
-	go spanLog.Run(ctx, time.Second)
+	go spanLog.Run(ctx, tracing.ReadEvery)
 	mgr.SetBeforeOpen(func() {
 		if reqLog != nil {
 			reqLog.Rotate()

@@ -33,18 +33,19 @@ func (m *requestMetricsFlags) register(fl *pflag.FlagSet) {
 	fl.Float64SliceVar(&m.timeBuckets, "time-buckets", prometheus.DefBuckets, "upper bounds of the duration histograms, in seconds")
 	fl.Float64SliceVar(&m.lengthBuckets, "length-buckets", prometheus.LinearBuckets(10, 10, 10), "upper bounds of the request_size and response_size histograms, in bytes")
 	fl.Float64SliceVar(&m.sizeBuckets, "size-buckets", prometheus.ExponentialBuckets(10, 10, 7), "upper bounds of the bytes_sent histogram, in bytes")
-	fl.Int64Var(&m.logRotateSize, "metrics-log-rotate-size", 256<<20, "apparent size in bytes of the metrics log (a line per counted request) past which it is renamed and started again at the next reload; reached only where the file system cannot remove what was read from the file's start")
+	fl.Int64Var(&m.logRotateSize, "metrics-log-rotate-size", 256<<20, "apparent size in bytes of the metrics log (a line per counted request), and of the span log (a line per sampled traced request), past which it is renamed and started again at the next reload; reached only where the file system cannot remove what was read from the file's start")
 	fl.StringSliceVar(&m.exclude, "exclude-socket-metrics", nil, "request metrics not to collect, e.g. nginx_ingress_controller_bytes_sent,nginx_ingress_controller_connect_duration_seconds")
 }
 
 // collector returns the per-request metrics' collector, registered on
 // met's registry; nil when --enable-metrics=false.
 func (m *requestMetricsFlags) collector(log *slog.Logger, met *metrics.Metrics) (*metrics.Requests, error) {
-	if !m.enabled {
-		return nil, nil
-	}
+	// The span log rotates at the same size, with metrics on or off.
 	if m.logRotateSize <= 0 {
 		return nil, fmt.Errorf("--metrics-log-rotate-size %d: want a positive number of bytes", m.logRotateSize)
+	}
+	if !m.enabled {
+		return nil, nil
 	}
 	return metrics.NewRequests(metrics.RequestOptions{
 		TimeBuckets: m.timeBuckets, LengthBuckets: m.lengthBuckets, SizeBuckets: m.sizeBuckets,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -64,8 +65,8 @@ type Exporter struct {
 	now        func() time.Time
 	lastErr    time.Time
 
-	lines, exportErrors prometheus.Counter
-	dropped             *prometheus.CounterVec
+	lines, exported, exportErrors prometheus.Counter
+	dropped                       *prometheus.CounterVec
 }
 
 // exportConfig is what a change of rebuilds the SDK's pipeline.
@@ -94,6 +95,10 @@ func New(opts Options) (*Exporter, error) {
 		Name: "causeway_trace_dropped_spans_total",
 		Help: "Spans nginx logged that were not handed to the exporter, by reason: malformed (a line the controller cannot read), unknown (a span key no recent configuration names), no_collector (otlp-collector-host is not set).",
 	}, []string{"reason"})
+	e.exported = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "causeway_trace_exported_spans_total",
+		Help: "Spans the collector accepted. Lines read minus spans dropped minus these are in the batch queue, or were dropped by it when full.",
+	})
 	e.exportErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "causeway_trace_export_errors_total",
 		Help: "Batches of spans the collector did not accept (or could not be reached for).",
@@ -102,7 +107,7 @@ func New(opts Options) (*Exporter, error) {
 		e.dropped.WithLabelValues(r)
 	}
 	if opts.Registry != nil {
-		for _, c := range []prometheus.Collector{e.lines, e.dropped, e.exportErrors} {
+		for _, c := range []prometheus.Collector{e.lines, e.dropped, e.exported, e.exportErrors} {
 			if err := opts.Registry.Register(c); err != nil {
 				return nil, err
 			}
@@ -110,6 +115,21 @@ func New(opts Options) (*Exporter, error) {
 	}
 	return e, nil
 }
+
+// ErrorHandler routes the errors the OpenTelemetry SDK reports globally
+// (a failed export, once per batch) to log at debug level: the Exporter
+// counts them and logs them at most once a minute, while the SDK's
+// default prints every one to stderr. Install it with
+// otel.SetErrorHandler.
+func ErrorHandler(log *slog.Logger) otel.ErrorHandler {
+	return otel.ErrorHandlerFunc(func(err error) { log.Debug("tracing: OpenTelemetry SDK error", "err", err) })
+}
+
+// ReadEvery is how often the span log should be read: the lines of a
+// read reach the batch processor at once, and its queue
+// (otel-max-queuesize, 2048 by default) must hold them, so a read takes
+// a quarter of a second's spans rather than a second's.
+const ReadEvery = 250 * time.Millisecond
 
 // oldWorkerSlack is what a line of an old worker may take beyond its
 // last request: the buffer's flush (1 s) and a read (1 s), with room.
@@ -197,7 +217,9 @@ type countingExporter struct {
 
 func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := c.SpanExporter.ExportSpans(ctx, spans)
-	if err != nil {
+	if err == nil {
+		c.e.exported.Add(float64(len(spans)))
+	} else {
 		c.e.exportErrors.Inc()
 		c.e.mu.Lock()
 		now := c.e.now()

@@ -314,8 +314,8 @@ func TestConfigure(t *testing.T) {
 	now = now.Add(3*time.Minute + 29*time.Second) // within old workers + slack
 	e.Count([]byte(line(nil)))
 	flush(t, e)
-	if n := len(mem.GetSpans()); n != 1 {
-		t.Errorf("%d spans within the grace", n)
+	if n := len(mem.GetSpans()); n != 1 || testutil.ToFloat64(e.exported) != 1 {
+		t.Errorf("%d spans within the grace, %v counted exported", n, testutil.ToFloat64(e.exported))
 	}
 	now = now.Add(2 * time.Second)
 	e.Configure(cfg, nil, 3*time.Minute)
