@@ -340,6 +340,12 @@ func TestTracingOverGRPC(t *testing.T) {
 	if got := c.Metric("causeway_trace_log_lines_total"); got != 5 {
 		t.Errorf("causeway_trace_log_lines_total = %v, want 5", got)
 	}
+	eventually(t, 5*time.Second, func() error {
+		if got := c.Metric("causeway_trace_exported_spans_total"); got != 5 {
+			return fmt.Errorf("causeway_trace_exported_spans_total = %v, want 5", got)
+		}
+		return nil
+	})
 	if got := c.Metric("causeway_trace_dropped_spans_total"); got != 0 {
 		t.Errorf("causeway_trace_dropped_spans_total = %v", got)
 	}
@@ -481,5 +487,47 @@ func TestTracingIncomingTraceparents(t *testing.T) {
 	res := c.do(harness.Request{Method: "GET", Host: "distrust.test", Path: "/in", Header: map[string]string{"traceparent": "00-" + tr + "-" + parent + "-01"}})
 	if gotTrace, _, _ := seenParent(t, res); gotTrace == tr {
 		t.Errorf("a distrusting Ingress continued %q", res.Header.Get("X-Seen-Traceparent"))
+	}
+}
+
+// TestTracingSubrequests: the external authentication service and a
+// mirror receive the request's traceparent (the subrequests share its
+// variables), so they appear as children of nginx's span too.
+func TestTracingSubrequests(t *testing.T) {
+	rcv := startGRPCReceiver(t)
+	app := traceBackend(t, "app")
+	var mu sync.Mutex
+	seen := map[string]string{}
+	record := func(who string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen[who] = r.Header.Get("Traceparent")
+			mu.Unlock()
+		})
+	}
+	auth, mirror := startHandlerBackend(t, "auth", record("auth")), startHandlerBackend(t, "mirror", record("mirror"))
+	c := startController(t, map[string]string{"app.yaml": ingressClass + serviceYAML("default", "app", 80, app) +
+		annotatedIngressYAML("authed", "authed.test", "app", "auth-url", "http://"+net.JoinHostPort(auth.IP, strconv.Itoa(auth.Port))+"/check",
+			"mirror-target", "http://"+net.JoinHostPort(mirror.IP, strconv.Itoa(mirror.Port))+"/copy") +
+		configMapYAML(map[string]string{"enable-opentelemetry": "true", "otlp-collector-host": "127.0.0.1",
+			"otlp-collector-port": strconv.Itoa(rcv.Port), "otel-schedule-delay-millis": "100"})})
+	res := c.do(harness.Request{Method: "GET", Host: "authed.test", Path: "/"})
+	if res.Status != 200 {
+		t.Fatalf("status %d", res.Status)
+	}
+	want := res.Header.Get("X-Seen-Traceparent")
+	seenParent(t, res)
+	eventually(t, 5*time.Second, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, who := range []string{"auth", "mirror"} {
+			if seen[who] != want {
+				return fmt.Errorf("%s saw traceparent %q, the backend %q", who, seen[who], want)
+			}
+		}
+		return nil
+	})
+	if spans := rcv.wait(t, 1); len(spans) != 1 {
+		t.Errorf("%d spans for one request", len(spans))
 	}
 }
