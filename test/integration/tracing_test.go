@@ -190,6 +190,16 @@ func seenParent(t *testing.T, res result) (trace, parent, flags string) {
 	return f[1], f[2], f[3]
 }
 
+// collectorConfig is the ConfigMap's data sending spans to rcv within a
+// tenth of a second, with more keys and values.
+func collectorConfig(rcv *receiver, kv ...string) map[string]string {
+	out := map[string]string{"otlp-collector-host": "127.0.0.1", "otlp-collector-port": strconv.Itoa(rcv.Port), "otel-schedule-delay-millis": "100"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
 const (
 	clientTrace  = "4bf92f3577b34da6a3ce929d0e0e4736"
 	clientParent = "00f067aa0ba902b7"
@@ -211,10 +221,7 @@ func tracingManifests(t *testing.T, app *backend, cm map[string]string) map[stri
 func TestTracingOverGRPC(t *testing.T) {
 	rcv := startGRPCReceiver(t)
 	app := traceBackend(t, "app")
-	c := startController(t, tracingManifests(t, app, map[string]string{
-		"enable-opentelemetry": "true", "otlp-collector-host": "127.0.0.1", "otlp-collector-port": strconv.Itoa(rcv.Port),
-		"otel-schedule-delay-millis": "100", "otel-service-name": "edge-proxy",
-	}))
+	c := startController(t, tracingManifests(t, app, collectorConfig(rcv, "enable-opentelemetry", "true", "otel-service-name", "edge-proxy")))
 	send := func(host, path string, header map[string]string) result {
 		t.Helper()
 		return c.do(harness.Request{Method: "GET", Host: host, Path: path, Header: header, From: "127.0.0.1"})
@@ -357,11 +364,8 @@ func TestTracingOverGRPC(t *testing.T) {
 func TestTracingOverHTTP(t *testing.T) {
 	rcv := startHTTPReceiver(t)
 	app := traceBackend(t, "app")
-	c := startController(t, tracingManifests(t, app, map[string]string{
-		"enable-opentelemetry": "true", "otlp-collector-host": "127.0.0.1", "otlp-collector-port": strconv.Itoa(rcv.Port),
-		"otlp-collector-protocol": "http/protobuf", "otel-schedule-delay-millis": "100",
-		"otel-sampler": "TraceIdRatioBased", "otel-sampler-ratio": "0.5",
-	}), "--dataplane", "plain")
+	c := startController(t, tracingManifests(t, app, collectorConfig(rcv, "enable-opentelemetry", "true", "otlp-collector-protocol", "http/protobuf",
+		"otel-sampler", "TraceIdRatioBased", "otel-sampler-ratio", "0.5")), "--dataplane", "plain")
 	sampled := map[string]string{}
 	const n = 40
 	for i := range n {
@@ -416,7 +420,7 @@ func TestTracingOff(t *testing.T) {
 	app := traceBackend(t, "app")
 	c := startController(t, map[string]string{"app.yaml": ingressClass + serviceYAML("default", "app", 80, app) +
 		ingressYAML("default", "plain", "plain.test", "Prefix / app") +
-		configMapYAML(map[string]string{"otlp-collector-host": "127.0.0.1", "otlp-collector-port": strconv.Itoa(rcv.Port), "otel-schedule-delay-millis": "100"})})
+		configMapYAML(collectorConfig(rcv))})
 	if res := c.do(harness.Request{Method: "GET", Host: "plain.test", Path: "/"}); res.Header.Get("X-Seen-Traceparent") != "none" {
 		t.Errorf("traceparent %q added", res.Header.Get("X-Seen-Traceparent"))
 	}
@@ -441,10 +445,7 @@ func TestTracingOff(t *testing.T) {
 func TestTracingIncomingTraceparents(t *testing.T) {
 	rcv := startGRPCReceiver(t)
 	app := traceBackend(t, "app")
-	c := startController(t, tracingManifests(t, app, map[string]string{
-		"enable-opentelemetry": "true", "otlp-collector-host": "127.0.0.1", "otlp-collector-port": strconv.Itoa(rcv.Port),
-		"otel-schedule-delay-millis": "100",
-	}))
+	c := startController(t, tracingManifests(t, app, collectorConfig(rcv, "enable-opentelemetry", "true")))
 	const tr, parent = clientTrace, clientParent
 	for _, tc := range []struct {
 		name, header string
@@ -509,8 +510,7 @@ func TestTracingSubrequests(t *testing.T) {
 	c := startController(t, map[string]string{"app.yaml": ingressClass + serviceYAML("default", "app", 80, app) +
 		annotatedIngressYAML("authed", "authed.test", "app", "auth-url", "http://"+net.JoinHostPort(auth.IP, strconv.Itoa(auth.Port))+"/check",
 			"mirror-target", "http://"+net.JoinHostPort(mirror.IP, strconv.Itoa(mirror.Port))+"/copy") +
-		configMapYAML(map[string]string{"enable-opentelemetry": "true", "otlp-collector-host": "127.0.0.1",
-			"otlp-collector-port": strconv.Itoa(rcv.Port), "otel-schedule-delay-millis": "100"})})
+		configMapYAML(collectorConfig(rcv, "enable-opentelemetry", "true"))})
 	res := c.do(harness.Request{Method: "GET", Host: "authed.test", Path: "/"})
 	if res.Status != 200 {
 		t.Fatalf("status %d", res.Status)
