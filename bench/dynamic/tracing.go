@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Section (n): what OpenTelemetry tracing costs per request. One
+// Section (o): what OpenTelemetry tracing costs per request. One
 // controller (one worker, access log off, metrics on) serves a host that
 // is not traced and one that is (the enable-opentelemetry annotation);
 // the traced host is loaded twice: as it comes (AlwaysOn: a trace
@@ -58,7 +58,7 @@ func startSpanSink() (*spanSink, error) {
 	return s, nil
 }
 
-// runTracing runs section (n).
+// runTracing runs section (o).
 func runTracing(ctx context.Context, e *env, c *config, rep *report) error {
 	p, bs, err := twoBackends(e)
 	if err != nil {
@@ -111,7 +111,7 @@ func runTracing(ctx context.Context, e *env, c *config, rep *report) error {
 		}
 		return s, err
 	}
-	fmt.Fprintf(os.Stderr, "(n) tracing cost: %s, %d rounds of %s per location ...\n", loader, c.rounds, c.tputDuration)
+	fmt.Fprintf(os.Stderr, "(o) tracing cost: %s, %d rounds of %s per location ...\n", loader, c.rounds, c.tputDuration)
 	res, err := abRounds(ctx, c.rounds, sides, time.Second, c.tputDuration, load)
 	if err != nil {
 		return err
@@ -124,15 +124,15 @@ func runTracing(ctx context.Context, e *env, c *config, rep *report) error {
 	}
 	dropped, _ := ctl.Metric("causeway_trace_dropped_spans_total")
 	exported, _ := ctl.Metric("causeway_trace_exported_spans_total")
-	t := &table{title: "(n) OpenTelemetry tracing: nginx CPU per request, traced vs not traced", header: []string{"location"}}
+	t := &table{title: "(o) OpenTelemetry tracing: nginx CPU per request, traced vs not traced", header: []string{"location"}}
 	_, cpu := compareTable(t, "req", sides, res, 0, func(int) []string { return nil })
 	t.note("One controller, ConfigMap `worker-processes: \"1\"`, `disable-access-log: \"true\"`, metrics on, `otlp-collector-host` a receiver in this process (OTLP/gRPC, counting spans); ingress-nginx's defaults otherwise: a queue of 2048 spans, batches of 512, sampler AlwaysOn, parent-based. The traced host has `enable-opentelemetry: \"true\"`; the parent-not-sampled rows send `traceparent: 00-…-00`. Go echo backends; %s with %d keep-alive connections, %d rounds of %s per location, each round every location in turn.", loader, c.conns, c.rounds, c.tputDuration)
 	t.note("Spans received: %d of %d sampled requests sent (warm-up and readiness polls included; fewer is the batch queue overflowing); the controller counted %v exported and %v dropped. Controller CPU per request: %s.", sink.spans.Load(), sampledSent.Load(), num(exported), num(dropped), ctlCPUNote(sides, res))
 	t.note("%s", failureNote(res))
 	rep.addTable(t)
-	rep.target("(n) tracing: nginx CPU per request, traced and sampled / not traced", "informational", fmt.Sprintf("%.2f×", cpu[1]), nil)
-	rep.target("(n) tracing: nginx CPU per request, traced, parent not sampled / not traced", "informational", fmt.Sprintf("%.2f×", cpu[2]), nil)
+	rep.target("(o) tracing: nginx CPU per request, traced and sampled / not traced", "informational", fmt.Sprintf("%.2f×", cpu[1]), nil)
+	rep.target("(o) tracing: nginx CPU per request, traced, parent not sampled / not traced", "informational", fmt.Sprintf("%.2f×", cpu[2]), nil)
 	ctlOn, ctlOff := medianPer(res[1], sample.ctlCPUPer), medianPer(res[0], sample.ctlCPUPer)
-	rep.target("(n) tracing: controller CPU per exported span (traced and sampled minus not traced)", "informational", us(ctlOn-ctlOff), nil)
+	rep.target("(o) tracing: controller CPU per exported span (traced and sampled minus not traced)", "informational", us(ctlOn-ctlOff), nil)
 	return nil
 }
