@@ -69,7 +69,7 @@ func TestAnnotationVerdicts(t *testing.T) {
 		{"supported with a documented difference", map[string]string{p + "proxy-body-size": "8m"}, p + "proxy-body-size", SupportedWithDifference, ""},
 		{"invalid value", map[string]string{p + "proxy-body-size": "8mb"}, p + "proxy-body-size", Invalid, "value \"8mb\""},
 		{"relative redirect", map[string]string{p + "permanent-redirect": "/new"}, p + "permanent-redirect", Invalid, "absolute"},
-		{"not yet supported", map[string]string{p + "enable-opentelemetry": "true"}, p + "enable-opentelemetry", Unsupported, "not supported yet"},
+		{"not yet supported", map[string]string{p + "global-rate-limit": "100"}, p + "global-rate-limit", Unsupported, "not supported yet"},
 		{"modsecurity", map[string]string{p + "enable-modsecurity": "true"}, p + "enable-modsecurity", SupportedWithDifference, ""},
 		{"canary", map[string]string{p + "canary": "true", p + "canary-weight": "10"}, p + "canary", SupportedWithDifference, ""},
 		{"an annotation ignored on a canary", map[string]string{p + "canary": "true", p + "proxy-buffering": "on"}, p + "proxy-buffering", Unsupported, "has no effect on a canary Ingress"},
