@@ -273,21 +273,26 @@ func stateDir(t *testing.T) string {
 	return dir
 }
 
+// ulimits are podman options for limits this machine's sandbox lets a
+// process set: podman's defaults are above the hard limits it may raise
+// them to, and every container fails to start with them.
+func ulimits(t *testing.T) []string {
+	t.Helper()
+	var nofile syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--ulimit", fmt.Sprintf("nofile=%d:%d", nofile.Cur, nofile.Max),
+		"--ulimit", "nproc=4096:4096"}
+}
+
 // run starts the image detached with the podman options opts and the
 // controller's args, and removes the container when the test ends (its
 // log is printed if the test failed).
 func run(t *testing.T, tag string, opts, args []string) string {
 	t.Helper()
 	name := fmt.Sprintf("causeway-image-test-%d-%d", os.Getpid(), rand.IntN(1<<30))
-	var nofile syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile); err != nil {
-		t.Fatal(err)
-	}
-	// podman's default limits are above what this machine's sandbox lets
-	// a process raise them to: pass limits it can set.
-	base := []string{"run", "-d", "--name", name, "--network", "host",
-		"--ulimit", fmt.Sprintf("nofile=%d:%d", nofile.Cur, nofile.Max),
-		"--ulimit", "nproc=4096:4096"}
+	base := append([]string{"run", "-d", "--name", name, "--network", "host"}, ulimits(t)...)
 	cmd := append(append(append(base, opts...), tag), args...)
 	if _, err := podman(cmd...); err != nil {
 		t.Fatal(err)
@@ -574,7 +579,8 @@ func TestImageCarriesModSecurity(t *testing.T) {
 		"/usr/share/modsecurity-crs/rules/REQUEST-949-BLOCKING-EVALUATION.conf",
 		"/etc/nginx/unicode.mapping",
 	} {
-		if out, err := podman("run", "--rm", "--entrypoint", "/usr/bin/test", info.Tag, "-s", p); err != nil {
+		args := append(append([]string{"run", "--rm"}, ulimits(t)...), "--entrypoint", "/usr/bin/test", info.Tag, "-s", p)
+		if out, err := podman(args...); err != nil {
 			t.Errorf("%s is missing from the image: %v %s", p, err, out)
 		}
 	}
