@@ -467,6 +467,9 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 			// certificates apply to the catch-all server.
 			b.offerServerSettings(h, ref, &annotations.ServerSettings{ClientTLS: t.Annotations.Server.ClientTLS})
 		}
+		if h == "" {
+			b.catchAllTLS(ref, &t.Annotations.Server)
+		}
 		if h != "" {
 			b.offerServerSettings(h, ref, &t.Annotations.Server)
 		}

@@ -38,6 +38,8 @@ var serverSettings = []serverSetting{
 	// against one CA, as one Ingress configured it.
 	{"auth-tls-*", func(s *annotations.ServerSettings) any { return &s.ClientTLS }},
 	{"server-snippet", func(s *annotations.ServerSettings) any { return &s.Snippet }},
+	{"ssl-ciphers", func(s *annotations.ServerSettings) any { return &s.SSLCiphers }},
+	{"ssl-prefer-server-ciphers", func(s *annotations.ServerSettings) any { return &s.PreferServerCiphers }},
 	// NGINX Ingress Controller's, named by their full keys.
 	{"nginx.org/redirect-to-https", func(s *annotations.ServerSettings) any { return &s.HTTPSRedirect }},
 	{"nginx.org/server-tokens", func(s *annotations.ServerSettings) any { return &s.ServerTokens }},
@@ -172,10 +174,26 @@ func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 		}
 	}
 	slices.Sort(p.Aliases)
+	p.SSLCiphers, p.PreferServerCiphers = s.SSLCiphers, s.PreferServerCiphers
 	p.Snippet = b.serverSnippet(srv, s.Snippet, hs.owner["server-snippet"], "annotation "+b.opts.AnnotationsPrefix+"/server-snippet", model.ReasonInvalidAnnotation)
 	if !reflect.DeepEqual(*p, model.ServerPolicy{}) {
 		p.Source = hs.owner[firstOwned(hs)]
 		srv.Policy = p
+	}
+}
+
+// catchAllTLS refuses the cipher annotations of an Ingress's rules
+// without a host: the catch-all server's ciphers would be those of every
+// name no host serves.
+func (b *builder) catchAllTLS(ref model.ObjectRef, s *annotations.ServerSettings) {
+	for _, c := range []struct {
+		name string
+		set  bool
+	}{{"ssl-ciphers", s.SSLCiphers != ""}, {"ssl-prefer-server-ciphers", s.PreferServerCiphers != nil}} {
+		if name := c.name; c.set {
+			b.problem(ref, model.ReasonUnsupportedAnnotation, false,
+				"annotation %s/%s does not apply to Ingress rules without a host (the catch-all server); ignored there", b.opts.AnnotationsPrefix, name)
+		}
 	}
 }
 

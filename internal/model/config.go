@@ -91,6 +91,10 @@ type Config struct {
 	SSLSessionTimeout   time.Duration
 	// SSLSessionTickets enables TLS session tickets.
 	SSLSessionTickets bool
+	// SSLRejectHandshake refuses the TLS handshake of a server name no
+	// host serves (and of a client sending none) instead of answering
+	// with the default certificate (ssl-reject-handshake).
+	SSLRejectHandshake bool
 	// HSTS is the Strict-Transport-Security header of HTTPS responses.
 	HSTS HSTS
 
@@ -137,6 +141,9 @@ type Config struct {
 	// KeepAliveRequests is the number of requests one client connection
 	// may carry.
 	KeepAliveRequests int
+	// UnderscoresInHeaders accepts request header names with underscores
+	// (enable-underscores-in-headers); nginx drops them otherwise.
+	UnderscoresInHeaders bool
 	// LimitReqStatus and LimitConnStatus answer requests refused by a rate
 	// or connection limit (400 to 599).
 	LimitReqStatus, LimitConnStatus int

@@ -432,6 +432,11 @@ type ServerPolicy struct {
 	// HeaderInherit is how the host's locations inherit the http level's
 	// response headers (a VirtualServer's spec.add-header-inherit).
 	HeaderInherit HeaderInherit
+	// SSLCiphers replaces the ConfigMap's cipher list for the host's
+	// HTTPS connections (ParseServerCiphers; "" keeps it), and
+	// PreferServerCiphers its server preference (nil keeps it).
+	SSLCiphers          string
+	PreferServerCiphers *bool
 	// Source is the object whose settings these are.
 	Source ObjectRef
 

@@ -1104,6 +1104,28 @@ func ParseCipherList(s string) (string, error) {
 	return s, nil
 }
 
+// cipherItem is one item of an OpenSSL cipher list: a cipher or alias
+// name (joined by '+' for an intersection), optionally after !, - or +,
+// or a @SECLEVEL or @STRENGTH command.
+var cipherItem = regexp.MustCompile(`^([!+-]?[A-Za-z0-9][A-Za-z0-9._=-]*(\+[A-Za-z0-9][A-Za-z0-9._=-]*)*|@SECLEVEL=[0-5]|@STRENGTH)$`)
+
+// ParseServerCiphers checks the cipher list of the HTTPS listeners
+// (ssl-ciphers, as a ConfigMap key or an annotation): ParseCipherList,
+// and each ':'-separated item a cipher or alias name, a !, - or + of one,
+// or @SECLEVEL=0..5 or @STRENGTH.
+func ParseServerCiphers(s string) (string, error) {
+	list, err := ParseCipherList(s)
+	if err != nil {
+		return "", err
+	}
+	for _, item := range strings.Split(list, ":") {
+		if !cipherItem.MatchString(item) {
+			return "", fmt.Errorf("%q is not a cipher name, an alias such as HIGH, a !, - or + of one, or @SECLEVEL=0..5", Truncate(item))
+		}
+	}
+	return list, nil
+}
+
 // ParseBool parses a boolean as ingress-nginx does: whatever
 // strconv.ParseBool accepts (1, t, T, TRUE, true, True, 0, f, F, FALSE,
 // false, False), and "true" and "false" in any case.

@@ -175,3 +175,22 @@ func FuzzParseAccessLogParams(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseServerCiphers(f *testing.F) {
+	seedValues(f, "ParseServerCiphers", "HIGH:!aNULL:!MD5", "ECDHE+AESGCM:@SECLEVEL=0", "+RSA:-DHE:@STRENGTH")
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := ParseServerCiphers(s)
+		if err != nil {
+			return
+		}
+		if out != s {
+			t.Fatalf("ParseServerCiphers(%q) = %q, want it unchanged", s, out)
+		}
+		checkFuzzOutput(t, "ParseServerCiphers", s, out)
+		for _, item := range strings.Split(out, ":") {
+			if item == "" || strings.HasSuffix(item, "+") {
+				t.Fatalf("ParseServerCiphers accepted %q with an empty item or a trailing +", s)
+			}
+		}
+	})
+}

@@ -94,6 +94,7 @@ var corpusParsers = map[string]func(string) (string, error){
 	"ParseSigninURL":     ParseSigninURL,
 	"ParseCORSOrigin":    ParseCORSOrigin,
 	"ParseCipherList":    ParseCipherList,
+	"ParseServerCiphers": ParseServerCiphers,
 	"ParseRegex":         ParseRegex,
 }
 
@@ -167,6 +168,7 @@ var corpusTemplates = map[string][]string{
 	"ParseSigninURL":     {"https://$host/start?rd=%s", "https://$host/%s", "https://%s.example/", "$scheme://$host%s", "https://a.example:%s/"},
 	"ParseCORSOrigin":    {"https://%s.example", "https://a.example:%s", "https://a.example%s"},
 	"ParseCipherList":    {"HIGH:%s", "%s:HIGH"},
+	"ParseServerCiphers": {"HIGH:%s", "%s:HIGH"},
 	"ParseRegex":         {"/%s", "/(%s)", "/[%s]", "/a%s"},
 }
 
@@ -307,7 +309,7 @@ func unsafeOutput(parser, out string) string {
 		if o, err := ParseCORSOrigin(out); err != nil || o != out {
 			return "does not parse to itself"
 		}
-	case "ParseCipherList":
+	case "ParseCipherList", "ParseServerCiphers":
 		for i := 0; i < len(out); i++ {
 			if !cipherChars[out[i]] {
 				return "holds a byte outside the cipher grammar"
@@ -724,6 +726,13 @@ func TestParseStatusCodes(t *testing.T) {
 		"", " ", ",", "399", "600", "200", "4040", "0404", "+404", "-404", "404,", ",404", " ,404", "40a", "4 04",
 		"404;", "404 503", "\uff14\uff10\uff14", strings.Join(fifty, ",")+",450",
 	)...))
+}
+
+func TestParseServerCiphers(t *testing.T) {
+	cases := accepted("HIGH:!aNULL:!MD5", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE+AESGCM:@SECLEVEL=1", "+RSA:-DHE:@STRENGTH", long("A", maxCipherListLen))
+	cases = append(cases, refused[string]("", "..", "HIGH::MEDIUM", "HIGH:", "!", "@SECLEVEL=9", "@FOO", "HIGH+", "+", "HIGH MEDIUM", "HIGH;",
+		`HIGH"`, long("A", maxCipherListLen+1), "HIGH\n", "-.x")...)
+	checkValues(t, ParseServerCiphers, cases)
 }
 
 func TestParseCipherList(t *testing.T) {

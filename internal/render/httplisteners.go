@@ -16,6 +16,9 @@ import (
 type listenerDefaultView struct {
 	Listen []string
 	SSL    bool
+	// Reject refuses every TLS handshake (ssl-reject-handshake): the
+	// listener's hosts all have servers of their own.
+	Reject bool `json:",omitempty"`
 }
 
 // listenLines are the listen addresses of an HTTP listener: its ipv4 and
@@ -88,7 +91,7 @@ func listenerDefaults(m *model.Model, p Params) ([]listenerDefaultView, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, listenerDefaultView{Listen: lines, SSL: l.SSL})
+		out = append(out, listenerDefaultView{Listen: lines, SSL: l.SSL, Reject: l.SSL && m.Config.SSLRejectHandshake})
 	}
 	return out, nil
 }

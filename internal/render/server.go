@@ -39,6 +39,14 @@ type serverView struct {
 	Block   []string `json:",omitempty"`
 	Cert    string
 	CertLua string
+	// RejectHandshake refuses TLS handshakes the catch-all server would
+	// answer (ssl-reject-handshake).
+	RejectHandshake bool `json:",omitempty"`
+	// TLSCiphers is the host's quoted cipher list and PreferServerCiphers
+	// on or off ("" for the http level's): ssl-ciphers and
+	// ssl-prefer-server-ciphers.
+	TLSCiphers          string `json:",omitempty"`
+	PreferServerCiphers string `json:",omitempty"`
 	// ClientTLS is client certificate authentication, nil for none;
 	// Headers then replaces the http level's request headers, adding the
 	// client certificate's.
@@ -250,6 +258,7 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		}
 	}
 	v.DefaultServer = srv.Host == ""
+	v.RejectHandshake = v.DefaultServer && m.Config.SSLRejectHandshake
 	v.RequestID = luaRequestID(m.Config.GenerateRequestID, lua)
 	maps, err := blockMaps(m.Config)
 	if err != nil {

@@ -48,6 +48,14 @@ func planServerPolicy(v *serverView, srv *model.Server, p Params, names map[stri
 		}
 	}
 	var err error
+	if pol.SSLCiphers != "" {
+		if v.TLSCiphers, err = ciphers(pol.SSLCiphers); err != nil {
+			return err
+		}
+	}
+	if pol.PreferServerCiphers != nil {
+		v.PreferServerCiphers = onoff(*pol.PreferServerCiphers)
+	}
 	if pol.AppRoot != "" {
 		if v.AppRoot, err = appRootURL(pol.AppRoot); err != nil {
 			return err

@@ -39,10 +39,11 @@ var requestKeys = keyParsers{
 		}
 		return fmt.Errorf("want 301, 302, 307 or 308")
 	},
-	"server-tokens":               boolKey(func(c *model.Config) *bool { return &c.ServerTokens }),
-	"generate-request-id":         boolKey(func(c *model.Config) *bool { return &c.GenerateRequestID }),
-	"upstream-keepalive-timeout":  timeoutKey(func(c *model.Config) *time.Duration { return &c.UpstreamKeepaliveTimeout }),
-	"upstream-keepalive-requests": intKey(func(c *model.Config) *int { return &c.UpstreamKeepaliveRequests }, 1, 1<<30),
+	"server-tokens":                 boolKey(func(c *model.Config) *bool { return &c.ServerTokens }),
+	"enable-underscores-in-headers": boolKey(func(c *model.Config) *bool { return &c.UnderscoresInHeaders }),
+	"generate-request-id":           boolKey(func(c *model.Config) *bool { return &c.GenerateRequestID }),
+	"upstream-keepalive-timeout":    timeoutKey(func(c *model.Config) *time.Duration { return &c.UpstreamKeepaliveTimeout }),
+	"upstream-keepalive-requests":   intKey(func(c *model.Config) *int { return &c.UpstreamKeepaliveRequests }, 1, 1<<30),
 	// ingress-nginx's name for worker-connections. Keys are applied in
 	// sorted order, so worker-connections wins when both are set. 0 means
 	// three quarters of the worker open files limit, as in ingress-nginx.

@@ -3,7 +3,6 @@ package configmap
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,11 +27,6 @@ const (
 	maxHSTSAge = 1<<31 - 1
 )
 
-// cipherItem is one item of an OpenSSL cipher list: a cipher or alias
-// name (joined by '+' for an intersection), optionally after !, - or +,
-// or a @SECLEVEL or @STRENGTH command.
-var cipherItem = regexp.MustCompile(`^([!+-]?[A-Za-z0-9][A-Za-z0-9._=-]*(\+[A-Za-z0-9][A-Za-z0-9._=-]*)*|@SECLEVEL=[0-5]|@STRENGTH)$`)
-
 var listenerTLSKeys = keyParsers{
 	"use-http2": func(c *model.Config, v string) (err error) {
 		c.HTTP2, err = model.ParseBool(v)
@@ -46,18 +40,9 @@ var listenerTLSKeys = keyParsers{
 		c.SSLProtocols, err = model.ParseTokenList(v, model.TLSProtocols, maxTLSProtocols)
 		return err
 	},
-	"ssl-ciphers": func(c *model.Config, v string) error {
-		list, err := model.ParseCipherList(v)
-		if err != nil {
-			return err
-		}
-		for _, item := range strings.Split(list, ":") {
-			if !cipherItem.MatchString(item) {
-				return fmt.Errorf("%q is not a cipher name, an alias such as HIGH, a !, - or + of one, or @SECLEVEL=0..5", model.Truncate(item))
-			}
-		}
-		c.SSLCiphers = list
-		return nil
+	"ssl-ciphers": func(c *model.Config, v string) (err error) {
+		c.SSLCiphers, err = model.ParseServerCiphers(v)
+		return err
 	},
 	"ssl-ecdh-curve": func(c *model.Config, v string) (err error) {
 		c.SSLECDHCurves, err = parseCurves(v)
@@ -85,6 +70,10 @@ var listenerTLSKeys = keyParsers{
 		}
 		c.SSLSessionTimeout = d
 		return nil
+	},
+	"ssl-reject-handshake": func(c *model.Config, v string) (err error) {
+		c.SSLRejectHandshake, err = model.ParseBool(v)
+		return err
 	},
 	"ssl-session-tickets": func(c *model.Config, v string) (err error) {
 		c.SSLSessionTickets, err = model.ParseBool(v)

@@ -45,6 +45,12 @@ func TestListenerTLSKeys(t *testing.T) {
 				strings.Repeat("A", 1024):     strings.Repeat("A", 1024),
 			},
 			[]string{"", "..", "HIGH::MEDIUM", "HIGH:", "!", "@SECLEVEL=9", "@FOO", "HIGH+", "HIGH MEDIUM", "HIGH'", `HIGH"`, "HIGH;", strings.Repeat("A", 1025), "HIGH\n"}},
+		{"ssl-reject-handshake", func(c model.Config) any { return c.SSLRejectHandshake },
+			map[string]any{"true": true, "false": false, "TRUE": true, "0": false},
+			[]string{"", "on", "yes", "true "}},
+		{"enable-underscores-in-headers", func(c model.Config) any { return c.UnderscoresInHeaders },
+			map[string]any{"true": true, "false": false, "1": true},
+			[]string{"", "on", "yes"}},
 		{"ssl-ecdh-curve", func(c model.Config) any { return c.SSLECDHCurves },
 			map[string]any{
 				"auto":                    []string(nil),

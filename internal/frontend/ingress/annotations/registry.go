@@ -100,7 +100,7 @@ type Group struct {
 }
 
 // groups are the implemented annotation groups, one file each.
-var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup, passthroughGroup, wafGroup, tracingGroup}
+var groups = []Group{rewriteGroup, redirectGroup, proxyGroup, headersGroup, corsGroup, backendGroup, balanceGroup, errorsGroup, mirrorGroup, limitsGroup, accessGroup, authGroup, authTLSGroup, canaryGroup, extAuthGroup, snippetsGroup, passthroughGroup, wafGroup, tracingGroup, serverTLSGroup}
 
 // groupsOf gives each annotation name the indexes in groups of the groups
 // that list it: an Ingress's few annotations find their parsers without
@@ -182,8 +182,7 @@ var pending = concat(
 		"upstream-hash-by-subset", "upstream-hash-by-subset-size", "affinity-canary-behavior",
 		"session-cookie-domain", "session-cookie-conditional-samesite-none"),
 	ingressNginx("errors", AnnotationNotYetSupported, "disable-proxy-intercept-errors"),
-	ingressNginx("server", AnnotationNotYetSupported,
-		"ssl-ciphers", "ssl-prefer-server-ciphers", "http2-push-preload"),
+	ingressNginx("server", AnnotationNotYetSupported, "http2-push-preload"),
 	ingressNginx("snippets", AnnotationNotYetSupported, "stream-snippet"),
 	ingressNginx("observability", AnnotationNotYetSupported,
 		"enable-opentracing",

@@ -117,6 +117,10 @@ type ServerSettings struct {
 	HSTS *model.ServerHSTS
 	// Snippet is what server-snippet parsed into.
 	Snippet *model.Snippet
+	// SSLCiphers and PreferServerCiphers are the host's HTTPS cipher
+	// list and preference (ssl-ciphers, ssl-prefer-server-ciphers).
+	SSLCiphers          string
+	PreferServerCiphers *bool
 	// Keys are the full annotation keys that set the fields, sorted, for
 	// Problems when Ingresses of one host disagree.
 	Keys []string
