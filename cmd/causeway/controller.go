@@ -30,6 +30,7 @@ import (
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/controller"
+	"github.com/causeway/causeway/internal/externalname"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/layout"
@@ -89,6 +90,7 @@ type controllerFlags struct {
 	sslPassthrough    bool
 	tcpServices       string
 	udpServices       string
+	noExternalName    bool
 	kube              kubeFlags
 	metrics           requestMetricsFlags
 	webhook           webhookFlags
@@ -170,6 +172,7 @@ func controllerCommand() (*cobra.Command, *controllerFlags) {
 	fl.BoolVar(&f.sslPassthrough, "enable-ssl-passthrough", false, "the same as --enable-tls-passthrough (ingress-nginx's flag)")
 	fl.StringVar(&f.tcpServices, "tcp-services-configmap", "", "NAMESPACE/NAME of ingress-nginx's tcp-services ConfigMap: \"PORT\": \"NAMESPACE/SERVICE:PORT[:PROXY[:PROXY]]\" entries served as TCP listeners on --listen-address")
 	fl.StringVar(&f.udpServices, "udp-services-configmap", "", "NAMESPACE/NAME of ingress-nginx's udp-services ConfigMap: \"PORT\": \"NAMESPACE/SERVICE:PORT\" entries served as UDP listeners on --listen-address")
+	fl.BoolVar(&f.noExternalName, "disable-svc-external-name", false, "refuse Services of type ExternalName as backends (ingress-nginx's flag): their paths answer 503 with a Problem")
 	f.kube.register(fl)
 	f.metrics.register(fl)
 	f.webhook.register(fl)
@@ -425,9 +428,12 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 		CertManager:           f.certManager && f.customResources && f.manifests == "",
 		ExternalDNS:           f.externalDNS && f.customResources && f.manifests == "",
 		NoPublishedAddress:    !f.kube.publishes(),
+		NoExternalName:        f.noExternalName,
 		HTTPPort:              f.httpPort,
 		HTTPSPort:             f.httpsPort,
 	}
+	names := externalname.New(externalname.Options{Log: log.With("component", "externalname")})
+	go names.Run(ctx)
 	wh, err := newWebhook(f, modelOpts, src, log, met.Registry)
 	if err != nil {
 		return err
@@ -446,6 +452,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 			reporter.onSync(res)
 		},
 		Dynamic:   pusher,
+		Names:     names,
 		Restarted: mgr.Respawned,
 		Health:    mgr.Health,
 		Quiet:     f.syncQuiet,

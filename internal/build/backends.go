@@ -26,6 +26,9 @@ type serviceIndex struct {
 	// dropped collects, per Service key, the addresses endpoints left out
 	// because they cannot be used as written.
 	dropped map[string]map[droppedAddress]bool
+	// noExternal refuses ExternalName Services
+	// (--disable-svc-external-name).
+	noExternal bool
 }
 
 // droppedAddress is an EndpointSlice address that cannot be used as
@@ -39,9 +42,9 @@ func (d droppedAddress) String() string {
 	return fmt.Sprintf("%q in EndpointSlice %s (%s)", model.Truncate(d.address), model.Truncate(d.slice), d.why)
 }
 
-func newServiceIndex(services []*corev1.Service, slices []*discoveryv1.EndpointSlice, pods []*corev1.Pod) *serviceIndex {
+func newServiceIndex(services []*corev1.Service, slices []*discoveryv1.EndpointSlice, pods []*corev1.Pod, noExternal bool) *serviceIndex {
 	idx := &serviceIndex{services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
-		pods: map[string]map[string]string{}, dropped: map[string]map[droppedAddress]bool{}}
+		pods: map[string]map[string]string{}, dropped: map[string]map[droppedAddress]bool{}, noExternal: noExternal}
 	for _, p := range pods {
 		idx.pods[p.Namespace+"/"+p.Name] = p.Labels
 	}
@@ -69,13 +72,19 @@ func backendKey(ns string, b *networkingv1.IngressServiceBackend) string {
 }
 
 // resolve builds the Backend for a validated reference, or explains why the
-// reference cannot serve (the location then answers 503).
+// reference cannot serve (the location then answers 503). An ExternalName
+// Service is an HTTP backend whose endpoints the controller resolves
+// (externalname.go).
 func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBackend) (*model.Backend, error) {
+	if svc := idx.services[ns+"/"+ref.Name]; svc != nil && svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return idx.externalBackend(svc, ref)
+	}
 	return idx.resolveProtocol(ns, ref, corev1.ProtocolTCP)
 }
 
 // resolveProtocol is resolve for a Service port of protocol proto (a
-// Service may have a TCP and a UDP port of the same number).
+// Service may have a TCP and a UDP port of the same number), for the
+// stream servers: without ExternalName Services.
 func (idx *serviceIndex) resolveProtocol(ns string, ref *networkingv1.IngressServiceBackend, proto corev1.Protocol) (*model.Backend, error) {
 	return idx.resolveWhere(ns, ref, proto, nil)
 }
@@ -114,7 +123,7 @@ func (idx *serviceIndex) resolveWhere(ns string, ref *networkingv1.IngressServic
 		return nil, fmt.Errorf("service %s/%s not found", ns, ref.Name)
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return nil, fmt.Errorf("service %s/%s is of type ExternalName, which is not supported", ns, ref.Name)
+		return nil, fmt.Errorf("service %s/%s is of type ExternalName, which only HTTP backends without a subselector may be", ns, ref.Name)
 	}
 	var sp *corev1.ServicePort
 	for i := range svc.Spec.Ports {

@@ -102,6 +102,9 @@ type Options struct {
 	// (--publish-service and --publish-address unset), so no DNSEndpoint
 	// can have a record.
 	NoPublishedAddress bool
+	// NoExternalName refuses ExternalName Services as backends
+	// (--disable-svc-external-name, ingress-nginx's flag).
+	NoExternalName bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -122,7 +125,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	}
 	b := &builder{
 		opts:           opts,
-		idx:            newServiceIndex(snap.Services, snap.EndpointSlices, snap.Pods),
+		idx:            newServiceIndex(snap.Services, snap.EndpointSlices, snap.Pods, opts.NoExternalName),
 		servers:        make(map[string]*model.Server, len(snap.Ingresses)+len(snap.VirtualServers)),
 		claims:         make(map[claimKey]model.ObjectRef, paths),
 		backends:       map[string]*model.Backend{},

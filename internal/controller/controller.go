@@ -63,6 +63,10 @@ type Options struct {
 	// Restarted signals that nginx was restarted after a crash, so the
 	// dynamic state is pushed again.
 	Restarted <-chan struct{}
+	// Names, when set, resolves the names of ExternalName Services into
+	// their backends' endpoints (externalname.go); without it their paths
+	// answer 503.
+	Names NameResolver
 	// Health, when set, says why the data plane cannot be kept up to date
 	// (the state directory is damaged beyond repair, or nginx's workers
 	// cannot reach their files); the controller is not ready meanwhile.
@@ -189,6 +193,8 @@ func (c *Controller) Run(ctx context.Context) error {
 			eventAt = time.Now()
 			continue
 		case <-src.Changed():
+			eventAt = time.Now()
+		case <-c.namesChanged():
 			eventAt = time.Now()
 		}
 		c.coalesce(ctx, eventAt)
@@ -327,6 +333,7 @@ func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model
 	}
 	opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
 	m, problems := build.Build(snap, opts)
+	problems = append(problems, c.fillExternalNames(m, snap, extra == nil)...)
 	out, err := c.memo.Render(m, c.opts.Render)
 	if err != nil {
 		return m, problems, nil, err

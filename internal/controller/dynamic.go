@@ -339,6 +339,14 @@ func blame(err error, backends []balancer.Backend) (int, string, string) {
 // its Service, and on every Ingress routing to it (so that Events carry
 // it). Its paths answer 503, as for a Service without endpoints.
 func report(res *SyncResult, key, reason, msg string) {
+	reportBackend(res, key, reason, fmt.Sprintf("backend %s is left out of the endpoint state, so its paths answer 503: %s", key, msg), msg)
+}
+
+// reportBackend adds a Problem with svcMsg on the Service behind backend
+// key and, when locMsg is set, one on each object whose locations route
+// to it, saying that it answers 503 for locMsg. A key that names no
+// Service's backend is a split's (reportSplit).
+func reportBackend(res *SyncResult, key, reason, svcMsg, locMsg string) {
 	if res == nil || res.Model == nil {
 		return
 	}
@@ -350,7 +358,7 @@ func report(res *SyncResult, key, reason, msg string) {
 		}
 	}
 	if svc.Name == "" {
-		reportSplit(res, key, reason, msg)
+		reportSplit(res, key, reason, locMsg)
 		return
 	}
 	if res.Snapshot != nil {
@@ -360,8 +368,10 @@ func report(res *SyncResult, key, reason, msg string) {
 			}
 		}
 	}
-	res.Problems = append(res.Problems, model.Problem{Object: svc, Reason: reason,
-		Message: fmt.Sprintf("backend %s is left out of the endpoint state, so its paths answer 503: %s", key, msg)})
+	res.Problems = append(res.Problems, model.Problem{Object: svc, Reason: reason, Message: svcMsg})
+	if locMsg == "" {
+		return
+	}
 	seen := map[model.ObjectRef]bool{}
 	for _, srv := range res.Model.Servers {
 		locs := srv.Locations
@@ -374,7 +384,7 @@ func report(res *SyncResult, key, reason, msg string) {
 			}
 			seen[l.Source] = true
 			res.Problems = append(res.Problems, model.Problem{Object: l.Source, Reason: reason,
-				Message: fmt.Sprintf("Service %s/%s (backend %s) answers 503: %s", svc.Namespace, svc.Name, key, msg)})
+				Message: fmt.Sprintf("Service %s/%s (backend %s) answers 503: %s", svc.Namespace, svc.Name, key, locMsg)})
 		}
 	}
 }

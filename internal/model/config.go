@@ -141,6 +141,11 @@ type Config struct {
 	// KeepAliveRequests is the number of requests one client connection
 	// may carry.
 	KeepAliveRequests int
+	// Resolvers are the DNS servers that resolve ExternalName Services
+	// (resolver-addresses); empty means resolv.conf's. NoIPv6DNS never asks
+	// them for AAAA records (disable-ipv6-dns).
+	Resolvers []netip.AddrPort
+	NoIPv6DNS bool
 	// UnderscoresInHeaders accepts request header names with underscores
 	// (enable-underscores-in-headers); nginx drops them otherwise.
 	UnderscoresInHeaders bool

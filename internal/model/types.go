@@ -281,6 +281,10 @@ type Backend struct {
 	Port      string
 	// Endpoints are the ready, non-terminating endpoints, sorted.
 	Endpoints []Endpoint
+	// External is set for an ExternalName Service: the controller resolves
+	// its name and fills Endpoints with the addresses (the build never
+	// resolves a name; it only fills them for an IP address).
+	External *ExternalName
 	// Balance is how requests are spread over Endpoints.
 	Balance Balance
 	// Limits bound the use of each endpoint (passive health checks and
@@ -289,6 +293,15 @@ type Backend struct {
 	// Keepalive, when set, sizes the backend's own pool of idle
 	// connections; else the ConfigMap's pool serves it.
 	Keepalive Keepalive
+}
+
+// ExternalName is an ExternalName Service's name and the port its
+// backend reaches it on.
+type ExternalName struct {
+	// Host is a lower-case DNS name (with a trailing dot when it is
+	// absolute), or an IPv4 address (ParseExternalName).
+	Host string
+	Port int32
 }
 
 // Endpoint is one address a backend can send traffic to.

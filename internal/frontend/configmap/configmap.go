@@ -25,7 +25,7 @@ var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 // parse keeps the default and raises a model.Problem; so does a key without
 // a parser. keys.go lists every key with its status. Each area's parsers
 // live in a map of their own, merged here.
-var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys, headerKeys, limitKeys, accessKeys, extAuthKeys, snippetKeys, tracingKeys, annotationKeys, modSecurityKeys)
+var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys, headerKeys, limitKeys, accessKeys, extAuthKeys, snippetKeys, tracingKeys, annotationKeys, modSecurityKeys, resolverKeys)
 
 // keyParsers maps ConfigMap keys to their parsers.
 type keyParsers = map[string]func(*model.Config, string) error

@@ -349,7 +349,11 @@ var keyTable = []Key{
 	// Listeners and workers.
 	notYet("bind-address", "", "use the controller's --listen-address flag"),
 	notYet("disable-ipv6", "false", "use the controller's --listen-address flag"),
-	notApplicable("disable-ipv6-dns", "false", "Causeway resolves no names at request time (ExternalName Services are not supported)"),
+	different("disable-ipv6-dns", "false", "false",
+		"applies to the controller's lookups of ExternalName Services (nginx resolves no names at request time): true never asks for AAAA records"),
+	own("resolver-addresses", "resolv.conf's nameservers",
+		"comma-separated IPv4 or IPv6 addresses of DNS servers, each with an optional port (53 by default), at most 8, that resolve ExternalName "+
+			"Services; names are then looked up as written, without resolv.conf's search domains. ingress-nginx always uses resolv.conf's (NGINX Ingress Controller's key of this name serves the same purpose)"),
 	notYet("reuse-port", "true", "listeners are opened without reuseport"),
 	different("max-worker-connections", "16384", "16384",
 		"0 or an integer from 64 to 1048576; Causeway's worker-connections sets the same value and wins when both are set"),
