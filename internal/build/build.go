@@ -465,6 +465,7 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 	for h := range hosts {
 		srv := b.server(h)
 		srv.Sources = append(srv.Sources, ref)
+		closeSnippetLocations(srv, t.Annotations.Server.Closed)
 		if h == "" && t.Annotations.Server.ClientTLS != nil {
 			// Rules without a host: of the server settings only client
 			// certificates apply to the catch-all server.
@@ -733,6 +734,7 @@ func (b *builder) finish() {
 		b.model.Servers = append(b.model.Servers, srv)
 	}
 	sort.Slice(b.model.Servers, func(i, j int) bool { return b.model.Servers[i].Host < b.model.Servers[j].Host })
+	b.globalSnippetAccess()
 	aliased := map[string]string{}
 	for _, srv := range b.model.Servers {
 		b.serverPolicy(srv, aliased)

@@ -33,6 +33,7 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 	a := &t.Annotations
 	pol := a.Location
 	pol.Access = defaultAccess(pol.Access, b.model.Config.DefaultAccess)
+	withSnippetAccess(&pol)
 	if d := a.DefaultBackend; d != nil {
 		fallback = b.serviceBackend(t.Ref, t.Namespace, d, "default-backend")
 	}

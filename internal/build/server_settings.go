@@ -176,6 +176,9 @@ func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
 	slices.Sort(p.Aliases)
 	p.SSLCiphers, p.PreferServerCiphers = s.SSLCiphers, s.PreferServerCiphers
 	p.Snippet = b.serverSnippet(srv, s.Snippet, hs.owner["server-snippet"], "annotation "+b.opts.AnnotationsPrefix+"/server-snippet", model.ReasonInvalidAnnotation)
+	if p.Snippet != nil {
+		b.restrictServer(srv, p.Snippet.Access, "the host's server-snippet")
+	}
 	if !reflect.DeepEqual(*p, model.ServerPolicy{}) {
 		p.Source = hs.owner[firstOwned(hs)]
 		srv.Policy = p

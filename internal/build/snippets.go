@@ -107,6 +107,8 @@ func (b *builder) configSnippets() {
 		switch sn := *s.dst; {
 		case sn == nil:
 			continue
+		case s.key != "http-snippet" && c.HTTPSnippet == nil && sn.Reads(c.Defaults.SnippetVariables) != "":
+			why = "it reads $" + sn.Reads(c.Defaults.SnippetVariables) + ", which the refused http-snippet's map defines"
 		case !c.AllowSnippetAnnotations:
 			why = "allow-snippet-annotations is false (the default)"
 		case sn.UsesHeadersMore() && !b.opts.HeadersMoreAvailable:
@@ -126,6 +128,11 @@ func (b *builder) configSnippets() {
 			b.problem(ref, model.ReasonInvalidConfig, false, "key %q is refused: %s; nothing of it is applied", s.key, why)
 		}
 		*s.dst = nil
+	}
+	if c.HTTPSnippet == nil {
+		// The http-snippet's maps are gone: no Ingress's snippet may read
+		// them (Ingresses are read after this).
+		c.Defaults.SnippetVariables = nil
 	}
 }
 

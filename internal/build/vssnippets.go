@@ -69,7 +69,9 @@ func (b *builder) routeSnippet(loc *model.Location, s *nic.Snippet) {
 	guarded := protectedPolicy(loc.Policy) || len(b.model.Config.BlockCIDRs) > 0
 	switch {
 	case b.vsSnippet(s, guarded, "the route is served without it", "the route answers 503"):
-		ownPolicy(loc).Snippet = s.Snippet
+		p := ownPolicy(loc)
+		p.Snippet = s.Snippet
+		withSnippetAccess(p)
 	case s.Denies:
 		*loc = model.Location{Match: loc.Match, Source: loc.Source, Action: model.ReturnStatus(503)}
 	}
@@ -79,6 +81,11 @@ func (b *builder) routeSnippet(loc *model.Location, s *nic.Snippet) {
 // for every host (foldHTTPSnippets), or refuses it: a refused one that
 // denies closes the VirtualServer's own routes, not every host's.
 func (b *builder) vsHTTPSnippet(srv *model.Server, t *nic.VirtualServer) {
+	if s := t.HTTPSnippet; s != nil && s.Snippet != nil && len(s.Snippet.Maps) > 0 {
+		b.problem(s.Object, model.ReasonInvalid, false, "%s: map is read only in the ConfigMap's http-snippet; the whole snippet is refused and %s",
+			s.Field, "the VirtualServer is served without it")
+		return
+	}
 	if s := t.HTTPSnippet; b.vsHostSnippet(srv, s) {
 		b.httpSnippets = append(b.httpSnippets, s)
 	}
@@ -125,6 +132,7 @@ func (b *builder) vsServerSnippet(srv *model.Server, t *nic.VirtualServer) {
 	}
 	if sn := b.serverSnippet(srv, s.Snippet, s.Object, s.Field, model.ReasonInvalid); sn != nil {
 		srv.Policy = &model.ServerPolicy{Snippet: sn, Source: s.Object}
+		b.restrictServer(srv, sn.Access, "the VirtualServer's server-snippets")
 	}
 }
 

@@ -141,6 +141,10 @@ type Config struct {
 	// KeepAliveRequests is the number of requests one client connection
 	// may carry.
 	KeepAliveRequests int
+	// ClosedLocations are the deny-only location blocks of a refused
+	// server-snippet key: every server answers the requests they match
+	// with 503.
+	ClosedLocations []ClosedLocation
 	// Resolvers are the DNS servers that resolve ExternalName Services
 	// (resolver-addresses); empty means resolv.conf's. NoIPv6DNS never asks
 	// them for AAAA records (disable-ipv6-dns).

@@ -33,6 +33,10 @@ type Defaults struct {
 	ServiceUpstream bool
 	// Keys are the ConfigMap keys read into these, in the order read.
 	Keys []string
+	// SnippetVariables are the variables the ConfigMap's http-snippet
+	// defines with map, which the snippets of Ingresses (and the
+	// ConfigMap's others) may read.
+	SnippetVariables []string
 }
 
 // UpstreamProxy is the part of Proxy that a VirtualServer upstream starts

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 )
 
@@ -210,6 +211,55 @@ func (p *Policy) ChecksClient() bool {
 	a, l := p.Access, p.Limits
 	return (a != nil && len(a.Deny)+len(a.Allow) > 0) || p.BasicAuth != nil || p.ExternalAuth != nil ||
 		(l != nil && l.RPS+l.RPM+l.Connections > 0) || p.ModSecurity != nil
+}
+
+// And returns the list that lets a client in only when both a and b do:
+// their Deny prefixes together, and the addresses both Allow lists hold
+// (two prefixes either nest, giving the narrower, or are apart). Either
+// may be nil; a result that lets nobody in denies every address.
+func And(a, b *AccessList) *AccessList {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	out := &AccessList{Deny: appendNew(slices.Clone(a.Deny), b.Deny...)}
+	switch {
+	case len(a.Allow) == 0:
+		out.Allow = slices.Clone(b.Allow)
+	case len(b.Allow) == 0:
+		out.Allow = slices.Clone(a.Allow)
+	default:
+		for _, x := range a.Allow {
+			for _, y := range b.Allow {
+				if x.Overlaps(y) {
+					out.Allow = appendNew(out.Allow, narrower(x, y))
+				}
+			}
+		}
+		if len(out.Allow) == 0 {
+			out.Deny = appendNew(out.Deny, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))
+		}
+	}
+	return out
+}
+
+func narrower(x, y netip.Prefix) netip.Prefix {
+	if x.Bits() >= y.Bits() {
+		return x
+	}
+	return y
+}
+
+// appendNew appends the prefixes list does not hold yet.
+func appendNew(list []netip.Prefix, ps ...netip.Prefix) []netip.Prefix {
+	for _, p := range ps {
+		if !slices.Contains(list, p) {
+			list = append(list, p)
+		}
+	}
+	return list
 }
 
 // Allows reports whether a client address gets through, as nginx's

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,14 @@ type Snippet struct {
 	ProxyHideHeaders []string
 	// Expires is the expires directive; nil when not set.
 	Expires *Expires
+	// Maps are an http snippet's map blocks, each defining a variable
+	// that the snippets of every host may read.
+	Maps []SnippetMap
+	// Access are the allow and deny directives, as the address lists
+	// they mean (nil for none); the builder adds them to the policy of
+	// every location the snippet applies to (And), so render prints
+	// them as it prints any address list.
+	Access *AccessList
 }
 
 // Join returns a snippet that applies a, then b: their directives in that
@@ -46,11 +55,69 @@ func Join(a, b *Snippet) *Snippet {
 		ProxySetHeaders:  slices.Concat(a.ProxySetHeaders, b.ProxySetHeaders),
 		ProxyHideHeaders: slices.Concat(a.ProxyHideHeaders, b.ProxyHideHeaders),
 		Expires:          a.Expires,
+		Access:           And(a.Access, b.Access),
+		Maps:             slices.Concat(a.Maps, b.Maps),
 	}
 	if b.Expires != nil {
 		out.Expires = b.Expires
 	}
 	return out
+}
+
+// Reads returns the first of names that the snippet reads (in a value,
+// a condition, a map's source), "" when it reads none.
+func (s *Snippet) Reads(names []string) string {
+	if s == nil || len(names) == 0 {
+		return ""
+	}
+	var ts []Template
+	var ifVars []string
+	var steps func([]SnippetStep)
+	steps = func(ss []SnippetStep) {
+		for _, st := range ss {
+			switch {
+			case st.Set != nil:
+				ts = append(ts, st.Set.Value)
+			case st.Rewrite != nil:
+				ts = append(ts, st.Rewrite.Replacement)
+			case st.Return != nil:
+				ts = append(ts, st.Return.Text)
+			case st.If != nil:
+				ifVars = append(ifVars, st.If.Variable)
+				steps(st.If.Then)
+			}
+		}
+	}
+	steps(s.Steps)
+	for _, hs := range [][]TemplateHeader{s.AddHeaders, s.ProxySetHeaders} {
+		for _, h := range hs {
+			ts = append(ts, h.Value)
+		}
+	}
+	for _, m := range s.MoreSet {
+		for _, h := range m.Headers {
+			ts = append(ts, h.Value)
+		}
+	}
+	for _, m := range s.Maps {
+		ts = append(ts, m.Source, m.Default)
+		for _, e := range m.Entries {
+			ts = append(ts, e.Value)
+		}
+	}
+	for _, n := range names {
+		if slices.Contains(ifVars, n) {
+			return n
+		}
+		for _, t := range ts {
+			for _, p := range t {
+				if p.Variable == n {
+					return n
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // UsesHeadersMore reports whether the snippet needs the headers-more
@@ -70,12 +137,49 @@ func (s *Snippet) Answers() bool {
 }
 
 func answers(steps []SnippetStep) bool {
+	return answersWith(steps, func(*SnippetReturn) bool { return true })
+}
+
+// Serves reports whether the snippet can answer a request with something
+// other than a refusal: a return of a status below 400, or a redirect.
+// Ahead of an address list, such an answer would reach the clients the
+// list keeps out.
+func (s *Snippet) Serves() bool {
+	return s != nil && answersWith(s.Steps, func(r *SnippetReturn) bool { return r.Code < 400 })
+}
+
+// answersWith reports whether steps can answer with a return that
+// counts, or a redirecting rewrite.
+func answersWith(steps []SnippetStep, counts func(*SnippetReturn) bool) bool {
 	for _, st := range steps {
-		if st.Return != nil || st.Rewrite != nil && st.Rewrite.Redirects() || st.If != nil && answers(st.If.Then) {
+		if st.Return != nil && counts(st.Return) || st.Rewrite != nil && st.Rewrite.Redirects() || st.If != nil && answersWith(st.If.Then, counts) {
 			return true
 		}
 	}
 	return false
+}
+
+// SnippetMap is nginx's map: Variable gets the Value of the first entry
+// whose key Source matches (literal keys before regexes, as nginx tries
+// them), else Default.
+type SnippetMap struct {
+	// Source is the value matched: text and variables a snippet may read.
+	Source Template
+	// Variable is the new variable's name without "$" (snippet.VariableName).
+	Variable string
+	Default  Template
+	// HasDefault tells a default of "" from none (also "").
+	HasDefault bool
+	Entries    []MapEntry
+}
+
+// MapEntry is one key of a map and its value.
+type MapEntry struct {
+	// Op is "" for a literal Key (text ParseHeaderValue accepts, without
+	// "$"), or "~" or "~*" for a Key that is a regex ParseHeaderRegex
+	// accepts, case-sensitive or not.
+	Op, Key string
+	Value   Template
 }
 
 // SnippetStep is one rewrite-module directive: exactly one field is set.
@@ -207,4 +311,34 @@ func (t Template) String() string {
 		}
 	}
 	return b.String()
+}
+
+// ClosedLocation is a location block of a refused server snippet that
+// only refuses requests (location ~ /\.git { deny all; }): instead of
+// closing every path of the snippet's objects, the requests it matches
+// answer 503, and the rest are served (snippet.DenyingLocations).
+type ClosedLocation struct {
+	// Modifier is nginx's: "" or "^~" (a prefix), "=" (exact), "~" or
+	// "~*" (a regex, case-sensitive or not).
+	Modifier string
+	// Path is a path ValidatePath accepts for a prefix or exact match, or
+	// a regex ValidateClosedRegex accepts.
+	Path string
+	// Source is the object whose snippet it is.
+	Source ObjectRef
+}
+
+// ValidateClosedRegex checks the regex of a closed location: as nginx
+// reads a location regex, unanchored, but in the grammar of path regexes
+// (ParseRegex, which wants a leading "/"), so PCRE and Go agree on it.
+func ValidateClosedRegex(re string) error {
+	check := re
+	if !strings.HasPrefix(check, "/") {
+		check = "/" + strings.TrimPrefix(check, "^")
+	}
+	if strings.HasPrefix(re, "^") && !strings.HasPrefix(re, "^/") {
+		return errors.New("an anchored location regex must start with ^/")
+	}
+	_, err := ParseRegex(check)
+	return err
 }

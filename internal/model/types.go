@@ -78,6 +78,9 @@ type Server struct {
 	// Listeners, when set, replace the controller's HTTP and HTTPS ports
 	// (a VirtualServer's spec.listener).
 	Listeners *ServerListeners
+	// Closed are the deny-only location blocks of refused server
+	// snippets: the requests they match answer 503.
+	Closed []ClosedLocation
 }
 
 // Wildcard reports whether the host is "*.suffix".

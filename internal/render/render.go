@@ -222,6 +222,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		main.ModSecurityRules = waf.mainRules
 	}
 	main.moreSnippets = usesHeadersMore(m)
+	if main.SnippetMaps, err = planSnippetMaps(m.Config.HTTPSnippet, m.Config.ServerSnippet); err != nil {
+		return nil, "", nil, nil, err
+	}
 	if main.ListenerDefaults, err = listenerDefaults(m, p); err != nil {
 		return nil, "", nil, nil, fmt.Errorf("GlobalConfiguration listeners: %w", err)
 	}
@@ -308,10 +311,12 @@ type mainView struct {
 	// ListenerDefaults are the default servers of the GlobalConfiguration
 	// HTTP listeners in use (httplisteners.go).
 	ListenerDefaults []listenerDefaultView
-	Version          string
-	User             string
-	LoadModules      []string
-	Hashes           hashView
+	// SnippetMaps are the http-snippet's maps (snippetmap.go).
+	SnippetMaps []snippetMapView
+	Version     string
+	User        string
+	LoadModules []string
+	Hashes      hashView
 	// Limits are the zones of rate and connection limits (limits.go).
 	Limits *limitsView
 	// Compression and request handling (requests.go).

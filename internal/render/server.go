@@ -82,6 +82,9 @@ type serverView struct {
 	// the ConfigMap's is off (hsts.go).
 	HiddenHeaders []string `json:",omitempty"`
 	Locations     []locationView
+	// Closed are refused server snippets' deny-only locations, which
+	// answer 503 (closed.go).
+	Closed []closedLocationView `json:",omitempty"`
 	// ErrorLocations and MirrorLocations are the named and internal
 	// locations the server's locations send errors and mirrored requests
 	// to.
@@ -348,6 +351,9 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		v.Headers = sp.clientHeaders(&headersView{Module: "proxy", Custom: rc.setHeaders})
 	}
 	if v.Locations, err = sp.locations(); err != nil {
+		return nil, err
+	}
+	if err := planClosed(v, srv); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -51,6 +51,8 @@ func snippetModel(t testing.TB) *model.Model {
 			loc2("/id", "if ($request_id = \"x\") { return 404; }\nadd_header X-Id \"id-$request_id\";"),
 			grpc,
 			loc(model.Prefix, "/plain", nil),
+			// The http-snippet's map variable, read by a location.
+			loc(model.Prefix, "/bots", &model.Policy{Snippet: mustSnippetReading(t, "if ($is_bot) { return 403; }\nadd_header X-Bot $is_bot;", "is_bot")}),
 		}})
 	m.Config.AddHeaders = []model.Header{{Name: "X-Global", Value: "g"}}
 	m.Config.ProxySetHeaders = []model.Header{{Name: "X-Tenant", Value: "default"}, {Name: "X-Env", Value: "prod"}}
@@ -59,7 +61,25 @@ func snippetModel(t testing.TB) *model.Model {
 	// of the Ingresses' own.
 	m.Config.ServerSnippet = mustSnippet(t, "rewrite ^/legacy$ /api last;\nproxy_hide_header X-Backend;", snippet.Server)
 	m.Config.LocationSnippet = mustSnippet(t, "add_header X-Config \"c\";", snippet.Location)
+	// A refused server-snippet's deny-only locations: one of its own, and
+	// two that nginx would read as duplicates of /plain's, which close
+	// those instead.
+	srv := m.Servers[len(m.Servers)-1]
+	srv.Closed = []model.ClosedLocation{{Modifier: "~", Path: `/\.git`}, {Modifier: "=", Path: "/plain"}, {Modifier: "^~", Path: "/plain/"},
+		{Modifier: "~*", Path: `\.(bak|sql)$`}}
+	m.Config.HTTPSnippet = mustSnippet(t, "map \"$http_user_agent:$arg_bot\" $is_bot {\n  default 0;\n  \"\" 0;\n  \"curl/8.0:\" \"curl ${host}\";\n"+
+		"  ~*(bot|crawl) 1;\n  ~:yes 1;\n}", snippet.HTTP)
 	return m
+}
+
+// mustSnippetReading parses a location snippet that may read known.
+func mustSnippetReading(t testing.TB, src string, known ...string) *model.Snippet {
+	t.Helper()
+	s, err := snippet.ParseReading(src, snippet.Location, known)
+	if err != nil {
+		t.Fatalf("snippet %q: %v", src, err)
+	}
+	return s
 }
 
 // TestSnippetGolden renders snippets into testdata/policy-snippets
@@ -125,6 +145,27 @@ func TestSnippetRenderRefuses(t *testing.T) {
 			}
 		})
 	}
+	src := model.Template{{Variable: "http_user_agent"}}
+	one := model.Template{{Literal: "1"}}
+	for _, tc := range []struct {
+		name string
+		m    model.SnippetMap
+	}{
+		{"Causeway's variable", model.SnippetMap{Source: src, Variable: "causeway_backend"}},
+		{"a bad variable name", model.SnippetMap{Source: src, Variable: "a b"}},
+		{"a literal key with ~", model.SnippetMap{Source: src, Variable: "v", Entries: []model.MapEntry{{Key: "~x", Value: one}}}},
+		{"a literal key with \\", model.SnippetMap{Source: src, Variable: "v", Entries: []model.MapEntry{{Key: `\x`, Value: one}}}},
+		{"a literal key default", model.SnippetMap{Source: src, Variable: "v", Entries: []model.MapEntry{{Key: "default", Value: one}}}},
+		{"a regex key with $", model.SnippetMap{Source: src, Variable: "v", Entries: []model.MapEntry{{Op: "~", Key: "a$", Value: one}}}},
+		{"a bad operator", model.SnippetMap{Source: src, Variable: "v", Entries: []model.MapEntry{{Op: "=", Key: "a", Value: one}}}},
+		{"a value with $ in a literal", model.SnippetMap{Source: src, Variable: "v", Entries: []model.MapEntry{{Key: "a", Value: model.Template{{Literal: "$x"}}}}}},
+	} {
+		t.Run("map: "+tc.name, func(t *testing.T) {
+			if _, err := planSnippetMaps(&model.Snippet{Maps: []model.SnippetMap{tc.m}}); err == nil {
+				t.Fatal("planSnippetMaps accepted it")
+			}
+		})
+	}
 }
 
 // renderSnippet prints a snippet's directives as a location would, in
@@ -155,6 +196,19 @@ func renderSnippet(s *model.Snippet) (string, error) {
 		}
 	}
 	steps(v.Steps)
+	if a := s.Access; a != nil {
+		// Printed by the location's policy (templates/server.conf.tmpl,
+		// "The access module"), in its order.
+		for _, d := range accessLines(a.Deny) {
+			b.WriteString("deny " + d + ";\n")
+		}
+		for _, d := range accessLines(a.Allow) {
+			b.WriteString("allow " + d + ";\n")
+		}
+		if len(a.Allow) > 0 {
+			b.WriteString("deny all;\n")
+		}
+	}
 	for _, h := range v.AddHeaders {
 		always := ""
 		if h.Always {

@@ -86,6 +86,7 @@ func FuzzParse(f *testing.F) {
 	for _, src := range corpus(f) {
 		f.Add(src)
 	}
+	f.Add("map \"$http_user_agent:$arg_x\" $is_bot {\n  default 0;\n  \"\" 0;\n  friendly 0;\n  ~*(bot|crawl) 1;\n}\nadd_header X-Bot $is_bot;\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		for _, ctx := range []Context{Location, Auth, HTTP} {
 			s, err := Parse(src, ctx)
@@ -107,6 +108,30 @@ func FuzzParse(f *testing.F) {
 				if st.Set != nil {
 					if err := VariableName(st.Set.Name); err != nil {
 						t.Fatalf("%q: set %v", src, err)
+					}
+				}
+			}
+			if a := s.Access; a != nil {
+				for _, p := range append(a.Deny, a.Allow...) {
+					if !p.IsValid() || p != p.Masked() || p.Addr().Zone() != "" {
+						t.Fatalf("%q: access prefix %v", src, p)
+					}
+				}
+				if s.Serves() {
+					t.Fatalf("%q: an access list beside an answer", src)
+				}
+			}
+			for _, m := range s.Maps {
+				if err := VariableName(m.Variable); err != nil {
+					t.Fatalf("%q: map %v", src, err)
+				}
+				for _, e := range m.Entries {
+					check("map key", e.Key)
+					if e.Op == "" && (strings.HasPrefix(e.Key, "~") || strings.HasPrefix(e.Key, `\`) || mapWords[e.Key]) {
+						t.Fatalf("%q: literal map key %q", src, e.Key)
+					}
+					for _, p := range e.Value {
+						check("literal", p.Literal)
 					}
 				}
 			}

@@ -40,6 +40,7 @@ var allowlists = map[Context]map[string]directive{
 		"add_header": parseAddHeader, "more_set_headers": parseMoreSet, "more_clear_headers": parseMoreClear,
 		"proxy_set_header": parseProxySetHeader, "proxy_hide_header": parseProxyHideHeader,
 		"return": parseReturn, "rewrite": parseRewrite, "expires": parseExpires, "set": parseSet,
+		"allow": parseAllow, "deny": parseDeny,
 	},
 	Auth: {
 		"proxy_set_header": parseProxySetHeader, "proxy_hide_header": parseProxyHideHeader, "set": parseSet,
@@ -47,6 +48,7 @@ var allowlists = map[Context]map[string]directive{
 	HTTP: {
 		"add_header": parseAddHeader, "more_set_headers": parseMoreSet, "more_clear_headers": parseMoreClear,
 		"proxy_set_header": parseProxySetHeader, "proxy_hide_header": parseProxyHideHeader, "expires": parseExpires,
+		"allow": parseAllow, "deny": parseDeny,
 	},
 }
 
@@ -63,13 +65,19 @@ type parser struct {
 	sc  scope
 	// n counts the directives read.
 	n int
+	// rules are the allow and deny directives, in order (access.go).
+	rules []accessRule
 }
 
 // Parse reads a snippet of the given context into typed values. It
 // refuses the whole snippet at the first thing it cannot read: a
 // directive outside the allowlist (named in the error), a block, a value
 // outside its grammar, a variable a snippet may not read.
-func Parse(src string, ctx Context) (*model.Snippet, error) {
+func Parse(src string, ctx Context) (*model.Snippet, error) { return ParseReading(src, ctx, nil) }
+
+// ParseReading is Parse for a snippet that may also read the variables
+// known defines elsewhere (the maps of the ConfigMap's http-snippet).
+func ParseReading(src string, ctx Context, known []string) (*model.Snippet, error) {
 	allowed, ok := allowlists[ctx]
 	if !ok {
 		return nil, fmt.Errorf("no snippet is accepted in the %s context", ctx)
@@ -81,7 +89,10 @@ func Parse(src string, ctx Context) (*model.Snippet, error) {
 		}
 		return nil, err
 	}
-	p := &parser{ctx: ctx, sc: scope{set: map[string]bool{}}}
+	p := &parser{ctx: ctx, sc: scope{set: map[string]bool{}, known: map[string]bool{}}}
+	for _, k := range known {
+		p.sc.known[k] = true
+	}
 	i, err := p.statements(toks, 0, allowed, false)
 	switch {
 	case err != nil:
@@ -90,6 +101,13 @@ func Parse(src string, ctx Context) (*model.Snippet, error) {
 		return nil, fmt.Errorf("line %d: a \"}\" would close the enclosing %s block", toks[i].Line, ctx)
 	case p.n == 0:
 		return nil, ErrEmpty
+	}
+	if p.out.Access, err = accessList(p.rules); err != nil {
+		return nil, err
+	}
+	if p.out.Access != nil && p.out.Serves() {
+		return nil, errors.New("it both lets clients in by address (allow, deny) and answers (a return below 400, a redirect), " +
+			"and nginx answers before it checks the address: every client would get the answer")
 	}
 	return &p.out, nil
 }
@@ -118,6 +136,14 @@ func (p *parser) statements(toks []Token, i int, allowed map[string]directive, i
 		}
 		if p.n++; p.n > MaxDirectives {
 			return 0, fmt.Errorf("snippet has more than %d directives", MaxDirectives)
+		}
+		if toks[j].Kind == OpenBrace && t.Text == "map" && p.ctx == HTTP {
+			end, err := p.mapBlock(toks, i, j)
+			if err != nil {
+				return 0, fmt.Errorf("line %d: directive \"map\": %w", t.Line, err)
+			}
+			i = end + 1
+			continue
 		}
 		if toks[j].Kind == OpenBrace {
 			if t.Text != "if" || inIf || p.ctx == Auth {

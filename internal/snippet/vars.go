@@ -66,8 +66,9 @@ func VariableName(name string) error {
 
 // scope is what variables a value may read at a point of a snippet.
 type scope struct {
-	// set are the variables the snippet set so far.
-	set map[string]bool
+	// set are the variables the snippet set (or mapped) so far; known
+	// those defined elsewhere that it may read (the http-snippet's maps).
+	set, known map[string]bool
 	// groups allows $1..$9 (a rewrite's replacement).
 	groups bool
 }
@@ -75,7 +76,7 @@ type scope struct {
 // readable checks a variable reference.
 func (sc *scope) readable(name string) error {
 	switch {
-	case allowedVariables[name], sc.set[name]:
+	case allowedVariables[name], sc.set[name], sc.known[name]:
 		return nil
 	case len(name) == 1 && name[0] >= '1' && name[0] <= '9':
 		if sc.groups {

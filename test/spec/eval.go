@@ -45,6 +45,9 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	path, query, _ := strings.Cut(r.Path, "?")
 	host := strings.ToLower(r.Host)
 	st := newSnippetState(r, host, path, query)
+	if sn := m.Config.ServerSnippet; sn != nil {
+		st.maps = sn.Maps
+	}
 	srv, twinOf := selectServer(m, host)
 	if twinOf != nil {
 		return Response{Status: 308, Location: r.Scheme + "://" + twinOf.Host + ":" + port(r.Scheme, p) + redirectURI(r.Path, twinOf.Policy.PreserveTrailingSlash)}

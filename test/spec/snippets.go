@@ -19,6 +19,10 @@ var (
 	snipGet       = func(path string) Request { return get("snip.test", path) }
 )
 
+// botMap is an http-snippet map: bots by User-Agent, a friendly one let
+// through by its exact name, nothing by default.
+const botMap = "map $http_user_agent $is_bot {\n  friendly-crawler 0;\n  ~*(bot|crawl|spider) 1;\n}"
+
 // SnippetTable is one row per snippet behaviour.
 var SnippetTable = []AnnotationCase{
 	{Name: "snippets: add_header",
@@ -122,7 +126,34 @@ var SnippetTable = []AnnotationCase{
 		Request: authFrom("", BasicCredentials("bob", "builder")), Want: Response{Status: 503},
 		Problems: []string{model.ReasonInvalidAnnotation}},
 	{Name: "snippets: a refused snippet that denies closes the paths",
-		Ingresses: one("snip.test", "/", "Prefix", "app", snip("deny 192.0.2.0/24;\nadd_header X-Snippet on;")), Config: allowSnippets,
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("limit_req zone=one;\nadd_header X-Snippet on;")), Config: allowSnippets,
+		Request: snipGet("/"), Want: Response{Status: 503},
+		Problems: []string{model.ReasonInvalidAnnotation}},
+	{Name: "snippets: deny refuses the address",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("deny 127.0.0.5;\nadd_header X-Snippet on;")), Config: allowSnippets,
+		Request: Request{Host: "snip.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 403}},
+	{Name: "snippets: deny lets other addresses in",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("deny 127.0.0.5;\nadd_header X-Snippet on;")), Config: allowSnippets,
+		Request: Request{Host: "snip.test", Path: "/", From: "127.0.0.6"}, Want: Response{Status: 200, Service: "app", Header: map[string]string{"X-Snippet": "on"}}},
+	{Name: "snippets: allow then deny all lets a listed client in",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("allow 127.0.0.0/24;\ndeny all;")), Config: allowSnippets,
+		Request: snipGet("/"), Want: Response{Status: 200, Service: "app"}},
+	{Name: "snippets: allow then deny all refuses another client",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("allow 127.0.0.0/24;\ndeny all;")), Config: allowSnippets,
+		Request: Request{Host: "snip.test", Path: "/", From: "127.0.1.5"}, Want: Response{Status: 403}},
+	{Name: "snippets: a snippet's allow list narrows allowlist-source-range (both must let the client in)",
+		Ingresses: one("snip.test", "/", "Prefix", "app", ann("configuration-snippet", "allow 127.0.0.0/16;\ndeny all;", "allowlist-source-range", "127.0.0.5, 127.0.1.0/24")),
+		Config:    allowSnippets,
+		Request:   Request{Host: "snip.test", Path: "/", From: "127.0.1.9"}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "snippets: a snippet's deny adds to allowlist-source-range",
+		Ingresses: one("snip.test", "/", "Prefix", "app", ann("configuration-snippet", "deny 127.0.1.9;", "allowlist-source-range", "127.0.1.0/24")),
+		Config:    allowSnippets,
+		Request:   Request{Host: "snip.test", Path: "/", From: "127.0.1.9"}, Want: Response{Status: 403}},
+	{Name: "snippets: server-snippet deny applies to every path of the host",
+		Ingresses: one("snip.test", "/", "Prefix", "app", ann("server-snippet", "deny 127.0.0.5;")), Config: allowSnippets,
+		Request: Request{Host: "snip.test", Path: "/any", From: "127.0.0.5"}, Want: Response{Status: 403}},
+	{Name: "snippets: allow lines out of nginx's order are refused, and close the paths",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("allow 127.0.0.0/8;\ndeny 127.0.0.5;\ndeny all;")), Config: allowSnippets,
 		Request: snipGet("/"), Want: Response{Status: 503},
 		Problems: []string{model.ReasonInvalidAnnotation}},
 	{Name: "snippets: server-snippet rewrite runs before the location",
@@ -161,6 +192,40 @@ var SnippetConfigTable = []AnnotationCase{
 		Config:    map[string]string{"location-snippet": "add_header X-Loc loc;"},
 		Request:   snipGet("/"), Want: Response{Status: 200, Service: "app", Absent: []string{"X-Loc"}},
 		Problems: []string{model.ReasonInvalidConfig}},
+	{Name: "snippets: the ConfigMap's http-snippet deny applies to every path",
+		Ingresses: one("snip.test", "/", "Prefix", "app", ann("allowlist-source-range", "127.0.0.0/8")),
+		Config:    map[string]string{"allow-snippet-annotations": "true", "http-snippet": "deny 127.0.0.5;"},
+		Request:   Request{Host: "snip.test", Path: "/", From: "127.0.0.5"}, Want: Response{Status: 403}},
+	{Name: "snippets: the ConfigMap's http-snippet deny lets other clients in",
+		Ingresses: one("snip.test", "/", "Prefix", "app", nil),
+		Config:    map[string]string{"allow-snippet-annotations": "true", "http-snippet": "deny 127.0.0.5;"},
+		Request:   Request{Host: "snip.test", Path: "/", From: "127.0.0.6"}, Want: Response{Status: 200, Service: "app"}},
+	{Name: "snippets: a path whose snippet answers closes under a server-snippet allow list",
+		Ingresses: []Ingress{
+			{Name: "web", Host: "snip.test", Paths: []Route{{"/", "Prefix", "app"}}, Annotations: map[string]string{"server-snippet": "allow 127.0.0.0/24;\ndeny all;"}},
+			{Name: "ok", Host: "snip.test", Paths: []Route{{"/ok", "Prefix", "app"}}, Annotations: map[string]string{"configuration-snippet": `return 200 "ok";`}},
+		},
+		Config:  allowSnippets,
+		Request: snipGet("/ok"), Want: Response{Status: 503},
+		Problems: []string{model.ReasonInvalidAnnotation}},
+	{Name: "snippets: an http-snippet map read by a configuration-snippet (a regex key)",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("if ($is_bot) { return 429; }")),
+		Config:    map[string]string{"allow-snippet-annotations": "true", "http-snippet": botMap},
+		Request:   Request{Host: "snip.test", Path: "/", Header: map[string]string{"User-Agent": "Mozilla/5.0 Googlebot/2.1"}}, Want: Response{Status: 429}},
+	{Name: "snippets: an http-snippet map read by a configuration-snippet (a literal key)",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("if ($is_bot) { return 429; }\nadd_header X-Bot \"b=$is_bot\";")),
+		Config:    map[string]string{"allow-snippet-annotations": "true", "http-snippet": botMap},
+		Request:   Request{Host: "snip.test", Path: "/", Header: map[string]string{"User-Agent": "friendly-crawler"}},
+		Want:      Response{Status: 200, Service: "app", Header: map[string]string{"X-Bot": "b=0"}}},
+	{Name: "snippets: an http-snippet map's default",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("add_header X-Bot \"b=$is_bot\";")),
+		Config:    map[string]string{"allow-snippet-annotations": "true", "http-snippet": botMap},
+		Request:   snipGet("/"), Want: Response{Status: 200, Service: "app", Header: map[string]string{"X-Bot": "b="}}},
+	{Name: "snippets: a snippet reading a variable no map defines is refused",
+		Ingresses: one("snip.test", "/", "Prefix", "app", snip("add_header X-Bot $is_bot;")),
+		Config:    allowSnippets,
+		Request:   snipGet("/"), Want: Response{Status: 200, Service: "app", Absent: []string{"X-Bot"}},
+		Problems: []string{model.ReasonInvalidAnnotation}},
 	{Name: "snippets: the ConfigMap's location-snippet may not answer",
 		Ingresses: one("snip.test", "/", "Prefix", "app", nil),
 		Config:    map[string]string{"allow-snippet-annotations": "true", "location-snippet": "return 200;"},
@@ -178,6 +243,8 @@ type snippetState struct {
 	groups      []string
 	// rewritten says that a rewrite changed the URI.
 	rewritten bool
+	// maps are the http-snippet's, read when their variable is.
+	maps []model.SnippetMap
 }
 
 func newSnippetState(r Request, host, path, query string) *snippetState {
@@ -213,6 +280,11 @@ func (s *snippetState) variable(name string) string {
 	if v, ok := s.set[name]; ok {
 		return v
 	}
+	for _, m := range s.maps {
+		if m.Variable == name {
+			return s.mapped(m)
+		}
+	}
 	if h, ok := strings.CutPrefix(name, "http_"); ok {
 		for k, v := range s.r.Header {
 			if strings.EqualFold(strings.ReplaceAll(k, "-", "_"), h) {
@@ -228,6 +300,27 @@ func (s *snippetState) variable(name string) string {
 		}
 	}
 	return ""
+}
+
+// mapped is a map's value as nginx finds it: a literal key equal to the
+// source, else the first regex that matches, else the default.
+func (s *snippetState) mapped(m model.SnippetMap) string {
+	src := s.expand(m.Source)
+	for _, e := range m.Entries {
+		if e.Op == "" && e.Key == src {
+			return s.expand(e.Value)
+		}
+	}
+	for _, e := range m.Entries {
+		re := e.Key
+		if e.Op == "~*" {
+			re = "(?i)" + re
+		}
+		if e.Op != "" && regexp.MustCompile(re).MatchString(src) {
+			return s.expand(e.Value)
+		}
+	}
+	return s.expand(m.Default)
 }
 
 func (s *snippetState) expand(t model.Template) string {

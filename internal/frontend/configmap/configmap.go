@@ -5,6 +5,7 @@
 package configmap
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -164,6 +165,10 @@ func Parse(cm *corev1.ConfigMap) (model.Config, []model.Problem) {
 				Message: fmt.Sprintf("key %q: value %q: %v; every path of every %s answers 503 rather than being served without it", k, model.Truncate(cm.Data[k]), err, closedScope(k))})
 			continue
 		} else if err != nil {
+			var closed closedLocations
+			if errors.As(err, &closed) {
+				cfg.ClosedLocations = closed.locs
+			}
 			problems = append(problems, model.Problem{Object: ref, Reason: model.ReasonInvalidConfig,
 				Message: fmt.Sprintf("key %q: value %q: %v; the default is used", k, model.Truncate(cm.Data[k]), err)})
 			continue

@@ -467,12 +467,16 @@ var keyTable = []Key{
 	notYet("main-snippet", "", noteSnippet),
 	different("http-snippet", "", "none",
 		"read into typed directives under an allowlist of the header directives nginx allows at the http level (add_header, more_set_headers, "+
-			"more_clear_headers, proxy_set_header, proxy_hide_header, expires) and applied to every host, ahead of server-snippet, only with "+
+			"more_clear_headers, proxy_set_header, proxy_hide_header, expires), allow and deny (added to every location's address lists), and map "+
+			"(a source of variables a snippet may read, a new variable, literal or regex keys, no hostnames, include or volatile), whose "+
+			"variables the snippets of Ingresses may read; applied to every host, ahead of server-snippet, only with "+
 			"allow-snippet-annotations; a host's or location's own directive of the same kind adds to them rather than replacing them; "+
-			"anything else (map, limit_req_zone, upstream, server blocks ...) refuses the whole key with a Problem"),
+			"anything else (limit_req_zone, upstream, server blocks ...) refuses the whole key with a Problem"),
 	different("server-snippet", "", "none",
 		"read like the server-snippet annotation and applied to every host, ahead of its own, only with allow-snippet-annotations; "+
-			"a return or redirecting rewrite is refused (it would answer ahead of every path's access checks); anything outside the allowlist refuses the whole key with a Problem"),
+			"a return or redirecting rewrite is refused (it would answer ahead of every path's access checks); anything outside the allowlist refuses the whole key with a Problem, "+
+			"and every path answers 503 when it refuses requests, unless its refusals are all location blocks that only refuse (location ~ /\\.git { deny all; }): "+
+			"then only the requests they match answer 503"),
 	notYet("stream-snippet", "", noteSnippet),
 	different("location-snippet", "", "none",
 		"read like configuration-snippet and applied to every location, ahead of the Ingress's own, only with allow-snippet-annotations; "+

@@ -94,6 +94,10 @@ type SnippetSettings struct {
 	Denying []string
 	// failed are the denying keys that did not parse.
 	failed []string
+	// closed are the locations of a refused server-snippet whose denying
+	// lines all sit in location blocks that only refuse
+	// (snippet.DenyingLocations): refused, it closes only those.
+	closed []model.ClosedLocation
 }
 
 // ServerSettings are the host-level annotations. A nil field is not set by
@@ -121,6 +125,9 @@ type ServerSettings struct {
 	// list and preference (ssl-ciphers, ssl-prefer-server-ciphers).
 	SSLCiphers          string
 	PreferServerCiphers *bool
+	// Closed are the locations of a refused server-snippet that only
+	// refuse requests, which answer 503 on every host of the Ingress.
+	Closed []model.ClosedLocation
 	// Keys are the full annotation keys that set the fields, sorted, for
 	// Problems when Ingresses of one host disagree.
 	Keys []string

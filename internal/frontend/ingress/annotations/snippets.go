@@ -19,7 +19,8 @@ var snippetsGroup = Group{
 		Annotation{Name: "configuration-snippet", Scope: ScopeLocation,
 			Default: "none; refused with a Problem unless the ConfigMap's allow-snippet-annotations is true",
 			Grammar: "nginx directives, each ending with \";\", from an allowlist: add_header, more_set_headers, more_clear_headers, " +
-				"proxy_set_header, proxy_hide_header, return, rewrite, expires, set of a new variable, and if (one condition on a variable) around return, set and rewrite " +
+				"proxy_set_header, proxy_hide_header, return, rewrite, expires, set of a new variable, allow and deny (deny lines, then allow lines, then deny all), " +
+				"and if (one condition on a variable) around return, set and rewrite; values may read the variables of the ConfigMap's http-snippet maps " +
 				"(docs/security.md, \"Snippets\")",
 			Difference: "anything else (other directives, blocks such as location or an if in an if, file paths, variables outside the allowlist) refuses the whole snippet with a Problem " +
 				"naming it, and the Ingress is served without it, or, when the refused snippet denies (deny, auth, limits, if, a return of 400 or more), every path answers 503; " +
@@ -33,7 +34,9 @@ var snippetsGroup = Group{
 			Default: "none; refused with a Problem unless the ConfigMap's allow-snippet-annotations is true",
 			Grammar: "as configuration-snippet; set, rewrite and return run at the server level, the header directives apply to every path of the host",
 			Difference: "as configuration-snippet; a return or redirecting rewrite is refused when any path of the host has auth, allowlists or limits, " +
-				"or the ConfigMap sets block-cidrs"},
+				"or the ConfigMap sets block-cidrs; allow and deny apply to every path of the host; location blocks are refused, and when every refusal " +
+				"of the snippet sits in location blocks that only refuse (location ~ /\\.git { deny all; }), only the requests they match answer 503, " +
+				"not every path of the Ingress"},
 	),
 	Parse: parseSnippets,
 }
@@ -54,15 +57,31 @@ func parseSnippets(r *Reader, res *Result) {
 		denies := snippet.Denies(v)
 		if denies {
 			res.Snippets.Denying = append(res.Snippets.Denying, key)
+			if s.ctx == snippet.Server {
+				if locs, ok := snippet.DenyingLocations(v); ok {
+					for i := range locs {
+						locs[i].Source = r.ref
+					}
+					res.Snippets.closed = locs
+				}
+			}
 		}
-		parsed, err := snippet.Parse(v, s.ctx)
+		var known []string
+		if r.defaults != nil {
+			known = r.defaults.SnippetVariables
+		}
+		parsed, err := snippet.ParseReading(v, s.ctx, known)
 		if err != nil {
+			narrowed := s.ctx == snippet.Server && res.Snippets.closed != nil
 			res.Snippets.Problems = append(res.Snippets.Problems, model.Problem{Object: r.ref, Reason: model.ReasonInvalidAnnotation,
-				Message: fmt.Sprintf("annotation %s: %v; the whole snippet is refused and %s", key, err, RefusedSnippet(denies))})
-			if denies {
+				Message: fmt.Sprintf("annotation %s: %v; the whole snippet is refused and %s", key, err, refusedSnippet(denies, narrowed))})
+			if denies && !narrowed {
 				res.Snippets.failed = append(res.Snippets.failed, key)
 			}
 			continue
+		}
+		if s.ctx == snippet.Server {
+			res.Snippets.closed = nil // parsed: it holds no location block
 		}
 		*s.dst = parsed
 		if s.ctx == snippet.Server {
@@ -98,6 +117,7 @@ func parseSnippets(r *Reader, res *Result) {
 // closes the Ingress's paths: serving them without it would let in the
 // clients it keeps out. Any other refused snippet is left out.
 func (res *Result) GateSnippets(ref model.ObjectRef, allow bool) []model.Problem {
+	res.Server.Closed = res.Snippets.closed
 	var out []model.Problem
 	if ms := res.ModSecurity; ms != nil {
 		if !allow {
@@ -118,14 +138,24 @@ func (res *Result) GateSnippets(ref model.ObjectRef, allow bool) []model.Problem
 	}
 	for _, k := range res.Snippets.Keys {
 		denies := slices.Contains(res.Snippets.Denying, k)
-		if denies {
+		narrowed := strings.HasSuffix(k, "/server-snippet") && res.Snippets.closed != nil
+		if denies && !narrowed {
 			res.FailClosed = append(res.FailClosed, k)
 		}
 		out = append(out, model.Problem{Object: ref, Reason: model.ReasonUnsupportedAnnotation, Message: fmt.Sprintf(
-			"annotation %s is refused: the ConfigMap's allow-snippet-annotations is false (the default); %s", k, RefusedSnippet(denies))})
+			"annotation %s is refused: the ConfigMap's allow-snippet-annotations is false (the default); %s", k, refusedSnippet(denies, narrowed))})
 	}
 	slices.Sort(res.FailClosed)
 	return out
+}
+
+// refusedSnippet is RefusedSnippet, or, narrowed, what becomes of a
+// refused server-snippet whose refusals are all deny-only location blocks.
+func refusedSnippet(denies, narrowed bool) string {
+	if narrowed {
+		return "its location blocks only refuse requests, so the requests they match answer 503 on the Ingress's hosts, and the rest are served without it"
+	}
+	return RefusedSnippet(denies)
 }
 
 // RefusedSnippet says what becomes of an Ingress whose snippet is refused.
