@@ -62,6 +62,7 @@ func (b *builder) resolveConfigRefs(cm *corev1.ConfigMap) {
 	if n := c.SSLDHParamFrom; n != nil {
 		b.model.DHParam = b.dhParam(ref, *n)
 	}
+	b.model.TicketKeys = b.ticketKeys(ref)
 	if c.AllowBackendServerHeader && !c.ServerTokens {
 		b.problem(ref, model.ReasonInvalidConfig, false,
 			`key "allow-backend-server-header": has no effect while server-tokens is false (as in ingress-nginx): `+
@@ -127,4 +128,49 @@ func (b *builder) dhParam(ref model.ObjectRef, n model.ObjectName) *model.DHPara
 		return nil
 	}
 	return &model.DHParam{Namespace: n.Namespace, Name: n.Name, PEM: pemData}
+}
+
+// ticketKeys resolves the session ticket keys: the Secret that
+// ssl-session-ticket-key-secret names (tickets.key, then
+// tickets.previous.key), else ssl-session-ticket-key's. A Secret that
+// cannot be used leaves nginx its own keys: resumption across replicas
+// stops, nothing else does.
+func (b *builder) ticketKeys(ref model.ObjectRef) [][]byte {
+	c := &b.model.Config
+	var keys [][]byte
+	switch n := c.SSLSessionTicketKeyFrom; {
+	case n != nil:
+		if c.SSLSessionTicketKey != nil {
+			b.problem(ref, model.ReasonInvalidConfig, false, `key "ssl-session-ticket-key" is ignored: ssl-session-ticket-key-secret names the keys`)
+		}
+		s := b.secretsIn[n.String()]
+		if s == nil {
+			b.problem(ref, model.ReasonInvalidConfig, false, `key "ssl-session-ticket-key-secret": Secret %s not found; nginx makes its own ticket keys, which replicas do not share`, n)
+			return nil
+		}
+		for _, k := range []string{"tickets.key", "tickets.previous.key"} {
+			data, ok := s.Data[k]
+			if !ok {
+				if k == "tickets.key" {
+					b.problem(ref, model.ReasonInvalidConfig, false, `key "ssl-session-ticket-key-secret": Secret %s has no key tickets.key; nginx makes its own ticket keys, which replicas do not share`, n)
+					return nil
+				}
+				continue
+			}
+			key, err := model.ParseTicketKey(data)
+			if err != nil {
+				b.problem(ref, model.ReasonInvalidConfig, false, `key "ssl-session-ticket-key-secret": Secret %s %s: %v; nginx makes its own ticket keys, which replicas do not share`, n, k, err)
+				return nil
+			}
+			keys = append(keys, key)
+		}
+	case c.SSLSessionTicketKey != nil:
+		keys = [][]byte{c.SSLSessionTicketKey}
+	default:
+		return nil
+	}
+	if !c.SSLSessionTickets {
+		b.problem(ref, model.ReasonInvalidConfig, false, `the session ticket keys have no effect while ssl-session-tickets is false (the default, as in ingress-nginx)`)
+	}
+	return keys
 }

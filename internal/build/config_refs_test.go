@@ -1,6 +1,10 @@
 package build
 
 import (
+	"bytes"
+	"encoding/base64"
+	"maps"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -97,5 +101,58 @@ func TestBackendServerHeaderNeedsServerTokens(t *testing.T) {
 		if got := len(problemsNaming(problems, `key "allow-backend-server-header"`)); got != tc.want {
 			t.Errorf("server-tokens %s: %d problems, want %d: %v", tc.tokens, got, tc.want, problems)
 		}
+	}
+}
+
+// TestTicketKeys: the session ticket keys come from the Secret that
+// ssl-session-ticket-key-secret names (tickets.key, then
+// tickets.previous.key; raw or base64), which wins over
+// ssl-session-ticket-key; one that cannot be used leaves nginx its own,
+// with a Problem.
+func TestTicketKeys(t *testing.T) {
+	k48, k80 := bytes.Repeat([]byte{1}, 48), bytes.Repeat([]byte{2}, 80)
+	b64 := base64.StdEncoding.EncodeToString
+	secret := func(data map[string][]byte) []*corev1.Secret {
+		return []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "tickets"}, Data: data}}
+	}
+	for _, tc := range []struct {
+		name     string
+		config   map[string]string
+		secrets  []*corev1.Secret
+		want     [][]byte
+		problems []string
+	}{
+		{"the ConfigMap's key", map[string]string{"ssl-session-ticket-key": b64(k80)}, nil, [][]byte{k80}, nil},
+		{"the Secret's keys, raw and base64", map[string]string{"ssl-session-ticket-key-secret": "causeway/tickets"},
+			secret(map[string][]byte{"tickets.key": k48, "tickets.previous.key": []byte(b64(k80) + "\n")}), [][]byte{k48, k80}, nil},
+		{"the Secret wins", map[string]string{"ssl-session-ticket-key-secret": "causeway/tickets", "ssl-session-ticket-key": b64(k80)},
+			secret(map[string][]byte{"tickets.key": k48}), [][]byte{k48}, []string{`"ssl-session-ticket-key" is ignored`}},
+		{"a missing Secret", map[string]string{"ssl-session-ticket-key-secret": "causeway/tickets", "ssl-session-ticket-key": b64(k80)},
+			nil, nil, []string{`"ssl-session-ticket-key" is ignored`, "Secret causeway/tickets not found"}},
+		{"no tickets.key", map[string]string{"ssl-session-ticket-key-secret": "causeway/tickets"},
+			secret(map[string][]byte{"tickets.previous.key": k48}), nil, []string{"has no key tickets.key"}},
+		{"a key of another length", map[string]string{"ssl-session-ticket-key-secret": "causeway/tickets"},
+			secret(map[string][]byte{"tickets.key": k48[:32]}), nil, []string{"tickets.key: want 48 or 80 bytes"}},
+		{"base64 of another length", map[string]string{"ssl-session-ticket-key-secret": "causeway/tickets"},
+			secret(map[string][]byte{"tickets.key": []byte(b64(k48[:32]))}), nil, []string{"tickets.key: holds 32 bytes"}},
+		{"tickets off", map[string]string{"ssl-session-tickets": "false", "ssl-session-ticket-key": b64(k48)}, nil, [][]byte{k48},
+			[]string{"no effect while ssl-session-tickets is false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := map[string]string{"ssl-session-tickets": "true"}
+			maps.Copy(data, tc.config)
+			m, problems := Build(&source.Snapshot{ConfigMaps: []*corev1.ConfigMap{configMap("causeway", "config", data)}, Secrets: tc.secrets}, testOpts)
+			if !reflect.DeepEqual(m.TicketKeys, tc.want) {
+				t.Errorf("keys %x, want %x", m.TicketKeys, tc.want)
+			}
+			if len(problems) != len(tc.problems) {
+				t.Fatalf("problems %v, want %q", problems, tc.problems)
+			}
+			for i, p := range problems {
+				if !strings.Contains(p.Message, tc.problems[i]) {
+					t.Errorf("problem %q, want %q", p.Message, tc.problems[i])
+				}
+			}
+		})
 	}
 }

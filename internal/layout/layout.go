@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -117,6 +118,18 @@ func AuthFile(namespace, name, kind string) string {
 // certificate.
 func IsAuthFile(rel string) bool {
 	return strings.HasPrefix(rel, SecretsDir+"/") && strings.HasSuffix(rel, ".htpasswd")
+}
+
+// TicketKeyFile is the relative path of the i-th TLS session ticket key;
+// without "_", it never names another secret's file.
+func TicketKeyFile(i int) string {
+	return filepath.Join(SecretsDir, "session-ticket-"+strconv.Itoa(i)+".key")
+}
+
+// IsTicketKeyFile reports whether rel is a TicketKeyFile: nginx reads it
+// at reload only.
+func IsTicketKeyFile(rel string) bool {
+	return strings.HasPrefix(rel, SecretsDir+"/session-ticket-") && strings.HasSuffix(rel, ".key")
 }
 
 // IsDHParamFile reports whether rel is a DHParamFile: nginx reads it at

@@ -206,6 +206,12 @@ type Config struct {
 	// parameters of DHE cipher suites; the build validates it into
 	// Model.DHParam.
 	SSLDHParamFrom *ObjectName
+	// SSLSessionTicketKey is ssl-session-ticket-key's key (48 or 80
+	// bytes, ParseTicketKey); SSLSessionTicketKeyFrom names the Secret
+	// whose keys replace it (ssl-session-ticket-key-secret). The build
+	// resolves them into Model.TicketKeys.
+	SSLSessionTicketKey     []byte
+	SSLSessionTicketKeyFrom *ObjectName
 
 	// --- Snippets (allow-snippet-annotations) ---
 

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/asn1"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -88,4 +89,21 @@ func ParseDHParams(data []byte) ([]byte, error) {
 		return nil, errors.New("p is not a prime")
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: block.Bytes}), nil
+}
+
+// ParseTicketKey checks a TLS session ticket key as nginx's
+// ssl_session_ticket_key reads it: 48 bytes (AES-128) or 80 bytes
+// (AES-256), raw or base64-encoded (openssl rand 80 | base64).
+func ParseTicketKey(data []byte) ([]byte, error) {
+	if n := len(data); n == 48 || n == 80 {
+		return data, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(data)))
+	if err != nil {
+		return nil, errors.New("want 48 or 80 bytes, raw or base64-encoded (openssl rand 80 | base64 -w0)")
+	}
+	if n := len(raw); n != 48 && n != 80 {
+		return nil, fmt.Errorf("holds %d bytes; want 48 or 80 (openssl rand 80 | base64 -w0)", n)
+	}
+	return raw, nil
 }

@@ -25,6 +25,11 @@ type Model struct {
 	// DHParam is the validated DH parameters Secret that ssl-dh-param
 	// names; nil leaves DHE cipher suites off.
 	DHParam *DHParam
+	// TicketKeys are the TLS session ticket keys every replica shares
+	// (ssl-session-ticket-key, ssl-session-ticket-key-secret), each 48 or
+	// 80 bytes: the first encrypts new tickets, the others only decrypt.
+	// Empty: nginx makes its own at each start.
+	TicketKeys [][]byte
 	// AuthFiles are the password files of basic authentication
 	// (BasicAuth.File), sorted by key.
 	AuthFiles []*AuthFile

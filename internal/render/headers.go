@@ -53,6 +53,16 @@ func (v *mainView) planHeaders(m *model.Model) error {
 			return fmt.Errorf("ssl-dh-param: %w", err)
 		}
 	}
+	for i, k := range m.TicketKeys {
+		if len(k) != 48 && len(k) != 80 {
+			return fmt.Errorf("session ticket key %d: %d bytes, want 48 or 80", i, len(k))
+		}
+		f, err := Quote(v.dir.Path(layout.TicketKeyFile(i)))
+		if err != nil {
+			return fmt.Errorf("session ticket key: %w", err)
+		}
+		v.TicketKeyFiles = append(v.TicketKeyFiles, f)
+	}
 	return nil
 }
 

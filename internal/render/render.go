@@ -272,6 +272,10 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if d := m.DHParam; d != nil {
 		hashed["dhparam:"+d.Key()] = d.PEM
 	}
+	// And the session ticket keys.
+	for i, k := range m.TicketKeys {
+		hashed["ticket-key:"+strconv.Itoa(i)] = k
+	}
 	// Not the files of basic, digest and API key authentication: nginx
 	// reads auth_basic_user_file at every request and causeway.authfile
 	// reads the others again within a second, so a changed Secret applies
@@ -349,6 +353,9 @@ type mainView struct {
 	HiddenHeaders                       []string
 	PassServerHeader                    bool
 	DHParamFile                         string
+	// TicketKeyFiles are the session ticket keys' files, the one that
+	// encrypts first.
+	TicketKeyFiles []string
 	// AuthCache is the cache of external authentication, GlobalAuthServer
 	// global-auth-url's host:port (extauth.go).
 	AuthCache *authCacheView

@@ -312,11 +312,12 @@ func (m *Manager) heal() error {
 func secretFiles(names []string) []string {
 	var out []string
 	for _, n := range names {
-		// Certificates for backends and DH parameters are read at reload
-		// only; the version covers their content, so a change reloads.
+		// Certificates for backends, DH parameters and session ticket
+		// keys are read at reload only; the version covers their content, so a change reloads.
 		// Password and API key files are no certificates: read per
 		// request, they change without a reload or a probe.
-		if strings.HasPrefix(n, layout.SecretsDir+"/") && !layout.IsProxySecretFile(n) && !layout.IsDHParamFile(n) && !layout.IsAuthFile(n) {
+		if strings.HasPrefix(n, layout.SecretsDir+"/") && !layout.IsProxySecretFile(n) && !layout.IsDHParamFile(n) && !layout.IsAuthFile(n) &&
+			!layout.IsTicketKeyFile(n) {
 			out = append(out, n)
 		}
 	}

@@ -46,6 +46,9 @@ func SecretFiles(m *model.Model) render.Files {
 	if d := m.DHParam; d != nil {
 		out[layout.DHParamFile(d.Namespace, d.Name)] = d.PEM
 	}
+	for i, k := range m.TicketKeys {
+		out[layout.TicketKeyFile(i)] = k
+	}
 	for _, f := range m.AuthFiles {
 		out[layout.AuthFile(f.Namespace, f.Name, f.Kind())] = f.Data
 	}

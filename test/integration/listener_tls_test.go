@@ -260,25 +260,10 @@ func TestDefaultSSLCertificate(t *testing.T) {
 func (c *controller) resumes(host string, version uint16) (bool, error) {
 	cfg := &tls.Config{ServerName: host, InsecureSkipVerify: true, MinVersion: version, MaxVersion: version,
 		ClientSessionCache: tls.NewLRUClientSessionCache(4)}
-	var resumed bool
-	for i := 0; i < 2; i++ {
-		conn, err := tls.Dial("tcp", net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPSPort)), cfg)
-		if err != nil {
-			return false, err
-		}
-		// Reading the response also reads TLS 1.3's NewSessionTicket.
-		conn.SetDeadline(time.Now().Add(5 * time.Second))
-		fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", host)
-		buf := make([]byte, 4096)
-		for {
-			if _, err := conn.Read(buf); err != nil {
-				break
-			}
-		}
-		resumed = conn.ConnectionState().DidResume
-		conn.Close()
+	if _, err := c.session(host, cfg); err != nil {
+		return false, err
 	}
-	return resumed, nil
+	return c.session(host, cfg)
 }
 
 // TestTLSSessionsAndCurves: TLS 1.2 sessions resume only with

@@ -1,6 +1,8 @@
 package configmap
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,8 +10,9 @@ import (
 	"github.com/causeway/causeway/internal/model"
 )
 
-// Headers between clients and backends, and the listeners' DH parameters.
-// add-headers, proxy-set-headers and ssl-dh-param name other objects; the
+// Headers between clients and backends, and the listeners' DH parameters
+// and session ticket keys. add-headers, proxy-set-headers, ssl-dh-param
+// and ssl-session-ticket-key-secret name other objects; the
 // build reads and checks those (build/config_refs.go), and the kube source
 // watches them (source/kube/refs.go, ConfigMapKeys and SecretKeys).
 
@@ -28,9 +31,19 @@ var headerKeys = keyParsers{
 		}
 		return err
 	},
-	"add-headers":                 objectKey(kindAddHeaders, func(c *model.Config) **model.ObjectName { return &c.AddHeadersFrom }),
-	"proxy-set-headers":           objectKey(kindProxySetHeaders, func(c *model.Config) **model.ObjectName { return &c.ProxySetHeadersFrom }),
-	"ssl-dh-param":                objectKey(kindSSLDHParam, func(c *model.Config) **model.ObjectName { return &c.SSLDHParamFrom }),
+	"add-headers":                   objectKey(kindAddHeaders, func(c *model.Config) **model.ObjectName { return &c.AddHeadersFrom }),
+	"proxy-set-headers":             objectKey(kindProxySetHeaders, func(c *model.Config) **model.ObjectName { return &c.ProxySetHeadersFrom }),
+	"ssl-dh-param":                  objectKey(kindSSLDHParam, func(c *model.Config) **model.ObjectName { return &c.SSLDHParamFrom }),
+	"ssl-session-ticket-key-secret": objectKey(kindTicketKey, func(c *model.Config) **model.ObjectName { return &c.SSLSessionTicketKeyFrom }),
+	// ingress-nginx's: base64 of the key, never raw bytes.
+	"ssl-session-ticket-key": func(c *model.Config, v string) error {
+		raw, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(raw) != 48 && len(raw) != 80 {
+			return errors.New("want the base64 of 48 or 80 bytes (openssl rand 80 | base64 -w0)")
+		}
+		c.SSLSessionTicketKey = raw
+		return nil
+	},
 	"allow-backend-server-header": boolKey(func(c *model.Config) *bool { return &c.AllowBackendServerHeader }),
 }
 
@@ -39,6 +52,7 @@ const (
 	kindAddHeaders      = "ConfigMap"
 	kindProxySetHeaders = "ConfigMap"
 	kindSSLDHParam      = "Secret"
+	kindTicketKey       = "Secret"
 )
 
 // parseHeaderNames parses a comma-separated list of at most max header
@@ -82,6 +96,7 @@ func References(data map[string]string) (configMaps, secrets []model.ObjectName)
 		{"add-headers", kindAddHeaders, &configMaps},
 		{"proxy-set-headers", kindProxySetHeaders, &configMaps},
 		{"ssl-dh-param", kindSSLDHParam, &secrets},
+		{"ssl-session-ticket-key-secret", kindTicketKey, &secrets},
 	} {
 		if v := data[k.key]; v != "" {
 			if n, err := model.ParseObjectName(k.kind, v); err == nil {

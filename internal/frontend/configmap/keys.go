@@ -307,7 +307,13 @@ var keyTable = []Key{
 	different("ssl-session-cache-size", "10m", "10m", "a size from 64k to 1g in nginx's syntax (k, m, g)"),
 	different("ssl-session-timeout", "10m", "10m", "a time from 1s to 24h: whole seconds or a number with ms, s, m or h"),
 	supported("ssl-session-tickets", "false", "false"),
-	notYet("ssl-session-ticket-key", "randomly generated", "nginx makes its own ticket keys at each start; replicas do not share them"),
+	different("ssl-session-ticket-key", "randomly generated", "none: nginx makes its own at each start",
+		"the base64 of 48 or 80 bytes, as in ingress-nginx; it is a secret kept in a ConfigMap, readable by whoever may read ConfigMaps: "+
+			"prefer ssl-session-ticket-key-secret. It applies only with ssl-session-tickets (a Problem says so otherwise), and a change reloads nginx"),
+	own("ssl-session-ticket-key-secret", "none",
+		"namespace/name of a Secret whose tickets.key holds the TLS session ticket key every replica shares (48 or 80 bytes, raw or base64), and optionally "+
+			"tickets.previous.key a key still accepted for tickets made before a rotation; it wins over ssl-session-ticket-key. The keys are written 0600 under the state "+
+			"directory's secrets/, and a change reloads nginx (nginx reads ticket keys at reload only)"),
 	notYet("ssl-buffer-size", "4k", "nginx's default (16k) applies"),
 	notYet("ssl-early-data", "false", "TLS 1.3 early data stays off"),
 	supported("ssl-reject-handshake", "false", "false"),
