@@ -5,7 +5,7 @@
 # hack/build-angie.sh does for its build dependencies).
 set -euo pipefail
 
-packages=(nginx libnginx-mod-http-lua lua-resty-core libnginx-mod-stream libnginx-mod-http-brotli-filter libnginx-mod-http-headers-more-filter libnginx-mod-http-modsecurity modsecurity-crs etcd-server iptables iproute2 curl ca-certificates procps)
+packages=(nginx libnginx-mod-http-lua lua-resty-core libnginx-mod-stream libnginx-mod-http-brotli-filter libnginx-mod-http-headers-more-filter libnginx-mod-http-geoip2 libnginx-mod-http-modsecurity modsecurity-crs etcd-server iptables iproute2 curl ca-certificates procps)
 # What the later tiers add: Angie's build (hack/build-angie.sh), the image
 # (hack/build-image.sh) and podman to run it, the single-node cluster.
 # `install-deps.sh all` installs everything at once, as make test does

@@ -35,6 +35,7 @@ import (
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
+	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/runtime"
 	"github.com/causeway/causeway/internal/source"
@@ -91,6 +92,8 @@ type controllerFlags struct {
 	tcpServices       string
 	udpServices       string
 	noExternalName    bool
+	geoIP2Dir         string
+	maxmindEditions   []string
 	kube              kubeFlags
 	metrics           requestMetricsFlags
 	webhook           webhookFlags
@@ -172,6 +175,8 @@ func controllerCommand() (*cobra.Command, *controllerFlags) {
 	fl.BoolVar(&f.sslPassthrough, "enable-ssl-passthrough", false, "the same as --enable-tls-passthrough (ingress-nginx's flag)")
 	fl.StringVar(&f.tcpServices, "tcp-services-configmap", "", "NAMESPACE/NAME of ingress-nginx's tcp-services ConfigMap: \"PORT\": \"NAMESPACE/SERVICE:PORT[:PROXY[:PROXY]]\" entries served as TCP listeners on --listen-address")
 	fl.StringVar(&f.udpServices, "udp-services-configmap", "", "NAMESPACE/NAME of ingress-nginx's udp-services ConfigMap: \"PORT\": \"NAMESPACE/SERVICE:PORT\" entries served as UDP listeners on --listen-address")
+	fl.StringVar(&f.geoIP2Dir, "geoip2-dir", "/etc/ingress-controller/geoip", "directory of the MaxMind databases (<edition>.mmdb) that the ConfigMap's use-geoip2 reads, mounted from a volume (Causeway downloads none)")
+	fl.StringSliceVar(&f.maxmindEditions, "maxmind-edition-ids", []string{"GeoLite2-City", "GeoLite2-ASN"}, "MaxMind editions read from --geoip2-dir with use-geoip2 (ingress-nginx's flag): GeoLite2-Country, GeoIP2-Country, GeoLite2-City, GeoIP2-City, GeoLite2-ASN, GeoIP2-ASN, GeoIP2-ISP, GeoIP2-Connection-Type, GeoIP2-Anonymous-IP")
 	fl.BoolVar(&f.noExternalName, "disable-svc-external-name", false, "refuse Services of type ExternalName as backends (ingress-nginx's flag): their paths answer 503 with a Problem")
 	f.kube.register(fl)
 	f.metrics.register(fl)
@@ -229,6 +234,14 @@ func (f *controllerFlags) validate() error {
 	}
 	if f.crsDir, err = filepath.Abs(f.crsDir); err != nil {
 		return fmt.Errorf("--modsecurity-crs-dir: %w", err)
+	}
+	if f.geoIP2Dir, err = filepath.Abs(f.geoIP2Dir); err != nil {
+		return fmt.Errorf("--geoip2-dir: %w", err)
+	}
+	for _, e := range f.maxmindEditions {
+		if _, ok := model.LookupGeoIP2Edition(e); !ok {
+			return fmt.Errorf("--maxmind-edition-ids: %q is not an edition Causeway reads", e)
+		}
 	}
 	if f.luaPackagePath, err = render.ParseLuaPackagePath(f.luaPackagePath); err != nil {
 		return fmt.Errorf("--lua-package-path %q: %w", f.luaPackagePath, err)
@@ -326,6 +339,17 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 			log.Info("OWASP Core Rule Set unavailable: paths that ask for it answer 503", "reason", crsErr)
 		}
 	}
+	// use-geoip2 reads the databases mounted in --geoip2-dir.
+	if mod, err := runtime.DetectModule(ctx, f.nginxBinary, f.modulesDir, runtime.GeoIP2Module, dir); err != nil {
+		log.Info("geoip2 module unavailable: with use-geoip2, the $geoip2_* variables are empty", "reason", err)
+	} else {
+		params.GeoIP2Module = mod
+	}
+	dbs, dbErrs := runtime.FindGeoIP2Databases(f.geoIP2Dir, f.maxmindEditions)
+	for _, err := range dbErrs {
+		log.Info("GeoIP2 database not used", "reason", err)
+	}
+	params.GeoIP2Databases = dbs
 	// The stream module serves TransportServers; it is loaded only when
 	// one is served, and not at all where it is compiled in (Angie).
 	streamAvailable := true
@@ -429,6 +453,8 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 		ExternalDNS:           f.externalDNS && f.customResources && f.manifests == "",
 		NoPublishedAddress:    !f.kube.publishes(),
 		NoExternalName:        f.noExternalName,
+		GeoIP2Available:       params.GeoIP2Module != "",
+		GeoIP2Databases:       geoIP2Editions(dbs),
 		HTTPPort:              f.httpPort,
 		HTTPSPort:             f.httpsPort,
 	}
@@ -608,4 +634,13 @@ func modSecurityMissing(flav flavour.Flavour, err error) string {
 		return "the data plane is Angie, which has no ModSecurity module (Debian's ngx_http_modsecurity_module.so is built for Debian's nginx)"
 	}
 	return fmt.Sprintf("nginx cannot load ModSecurity (Debian's libnginx-mod-http-modsecurity): %v", err)
+}
+
+// geoIP2Editions are the editions of the databases found.
+func geoIP2Editions(dbs []render.GeoIP2Database) []string {
+	out := make([]string, len(dbs))
+	for i, d := range dbs {
+		out[i] = d.Edition
+	}
+	return out
 }

@@ -102,6 +102,12 @@ type Options struct {
 	// (--publish-service and --publish-address unset), so no DNSEndpoint
 	// can have a record.
 	NoPublishedAddress bool
+	// GeoIP2Available says that nginx can load its geoip2 module;
+	// GeoIP2Databases are the editions whose databases the controller
+	// found in --geoip2-dir. Without either, use-geoip2's variables are
+	// empty, with a Problem.
+	GeoIP2Available bool
+	GeoIP2Databases []string
 	// NoExternalName refuses ExternalName Services as backends
 	// (--disable-svc-external-name, ingress-nginx's flag).
 	NoExternalName bool
@@ -201,6 +207,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	}
 	b.configSnippets()
 	b.modSecurityGlobal()
+	b.geoIP2Problems()
 	b.globalDefault = b.defaultBackendService()
 	b.defaultErrorsProblem()
 	b.model.DefaultCertificate = b.defaultSSLCertificate()

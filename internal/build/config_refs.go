@@ -174,3 +174,19 @@ func (b *builder) ticketKeys(ref model.ObjectRef) [][]byte {
 	}
 	return keys
 }
+
+// geoIP2Problems says why use-geoip2's variables stay empty: nginx has no
+// geoip2 module, or the controller found no database.
+func (b *builder) geoIP2Problems() {
+	if !b.model.Config.GeoIP2.Enabled {
+		return
+	}
+	switch {
+	case !b.opts.GeoIP2Available:
+		b.problem(b.configMapRef(), model.ReasonInvalidConfig, false, `key "use-geoip2": nginx's geoip2 module (ngx_http_geoip2_module.so, `+
+			`Debian's libnginx-mod-http-geoip2) is not installed in the nginx modules directory; the $geoip2_* variables are empty`)
+	case len(b.opts.GeoIP2Databases) == 0:
+		b.problem(b.configMapRef(), model.ReasonInvalidConfig, false, `key "use-geoip2": no database of --maxmind-edition-ids was found in --geoip2-dir `+
+			`(mount <edition>.mmdb there; Causeway downloads none); the $geoip2_* variables are empty`)
+	}
+}

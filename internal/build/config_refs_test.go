@@ -156,3 +156,26 @@ func TestTicketKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestGeoIP2Problems: use-geoip2 says why its variables stay empty: no
+// module, or no database found.
+func TestGeoIP2Problems(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		module bool
+		dbs    []string
+		want   string
+	}{
+		{"module and a database", true, []string{"GeoLite2-City"}, ""},
+		{"no module", false, []string{"GeoLite2-City"}, "geoip2 module"},
+		{"no database", true, nil, "no database of --maxmind-edition-ids"},
+	} {
+		opts := testOpts
+		opts.GeoIP2Available, opts.GeoIP2Databases = tc.module, tc.dbs
+		_, problems := Build(&source.Snapshot{ConfigMaps: []*corev1.ConfigMap{configMap("causeway", "config", map[string]string{"use-geoip2": "true"})}}, opts)
+		got := problemsNaming(problems, `key "use-geoip2"`)
+		if want := problemsNaming(problems, tc.want); tc.want == "" && len(got) != 0 || tc.want != "" && (len(got) != 1 || len(want) != 1) {
+			t.Errorf("%s: problems %v, want one naming %q", tc.name, problems, tc.want)
+		}
+	}
+}

@@ -99,6 +99,9 @@ func (b *builder) configSnippets() {
 		return
 	}
 	ref := configMapObject(cm)
+	// gone are the variables of the http-snippet's maps once it is
+	// refused: no other snippet may read them.
+	var gone []string
 	for _, s := range []struct {
 		key string
 		dst **model.Snippet
@@ -107,8 +110,8 @@ func (b *builder) configSnippets() {
 		switch sn := *s.dst; {
 		case sn == nil:
 			continue
-		case s.key != "http-snippet" && c.HTTPSnippet == nil && sn.Reads(c.Defaults.SnippetVariables) != "":
-			why = "it reads $" + sn.Reads(c.Defaults.SnippetVariables) + ", which the refused http-snippet's map defines"
+		case sn.Reads(gone) != "":
+			why = "it reads $" + sn.Reads(gone) + ", which the refused http-snippet's map defines"
 		case !c.AllowSnippetAnnotations:
 			why = "allow-snippet-annotations is false (the default)"
 		case sn.UsesHeadersMore() && !b.opts.HeadersMoreAvailable:
@@ -127,13 +130,15 @@ func (b *builder) configSnippets() {
 		} else {
 			b.problem(ref, model.ReasonInvalidConfig, false, "key %q is refused: %s; nothing of it is applied", s.key, why)
 		}
+		if s.key == "http-snippet" {
+			for _, m := range (*s.dst).Maps {
+				gone = append(gone, m.Variable)
+			}
+		}
 		*s.dst = nil
 	}
-	if c.HTTPSnippet == nil {
-		// The http-snippet's maps are gone: no Ingress's snippet may read
-		// them (Ingresses are read after this).
-		c.Defaults.SnippetVariables = nil
-	}
+	// Nor may an Ingress's (Ingresses are read after this).
+	c.Defaults.SnippetVariables = slices.DeleteFunc(c.Defaults.SnippetVariables, func(v string) bool { return slices.Contains(gone, v) })
 }
 
 // configSnippetKeys are the ConfigMap's snippets, which apply to

@@ -17,7 +17,19 @@ const DefaultLogFormat = `$remote_addr - $remote_user [$time_local] "$request" $
 // LogVariables are the variables a log format may use: nginx's own, and
 // the ones ingress-nginx defines for its logs (marked true), which the
 // renderer defines in every configuration.
-var LogVariables = map[string]bool{
+var LogVariables = func() map[string]bool {
+	m := map[string]bool{}
+	for k, v := range baseLogVariables {
+		m[k] = v
+	}
+	// ingress-nginx's GeoIP2 variables: empty without use-geoip2.
+	for _, n := range GeoIP2VariableNames() {
+		m[n] = true
+	}
+	return m
+}()
+
+var baseLogVariables = map[string]bool{
 	"remote_addr": false, "remote_user": false, "time_local": false, "time_iso8601": false,
 	"request": false, "request_method": false, "request_uri": false, "uri": false, "args": false,
 	"server_protocol": false, "status": false, "body_bytes_sent": false, "bytes_sent": false,

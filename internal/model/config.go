@@ -141,6 +141,8 @@ type Config struct {
 	// KeepAliveRequests is the number of requests one client connection
 	// may carry.
 	KeepAliveRequests int
+	// GeoIP2 is use-geoip2 and its settings.
+	GeoIP2 GeoIP2Config
 	// ClosedLocations are the deny-only location blocks of a refused
 	// server-snippet key: every server answers the requests they match
 	// with 503.

@@ -64,6 +64,12 @@ type Params struct {
 	// or "" when nginx cannot load it. It is loaded only when the
 	// ConfigMap enables brotli.
 	BrotliModule string
+	// GeoIP2Module is the absolute path of nginx's geoip2 module
+	// (Debian's libnginx-mod-http-geoip2), or "" when nginx cannot load
+	// it; GeoIP2Databases the databases found in --geoip2-dir. Loaded
+	// only when the ConfigMap's use-geoip2 is on.
+	GeoIP2Module    string
+	GeoIP2Databases []GeoIP2Database
 	// HeadersMoreModule is the absolute path of the headers-more filter
 	// module, or "" when nginx cannot load it. It is loaded only when
 	// server-tokens is false, to remove the Server header.
@@ -225,6 +231,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if main.SnippetMaps, err = planSnippetMaps(m.Config.HTTPSnippet, m.Config.ServerSnippet); err != nil {
 		return nil, "", nil, nil, err
 	}
+	if err := main.planGeoIP2(p); err != nil {
+		return nil, "", nil, nil, err
+	}
 	if main.ListenerDefaults, err = listenerDefaults(m, p); err != nil {
 		return nil, "", nil, nil, fmt.Errorf("GlobalConfiguration listeners: %w", err)
 	}
@@ -317,6 +326,9 @@ type mainView struct {
 	ListenerDefaults []listenerDefaultView
 	// SnippetMaps are the http-snippet's maps (snippetmap.go).
 	SnippetMaps []snippetMapView
+	// GeoIP2 defines the $geoip2_* variables (geoip2.go); nil when
+	// nothing reads them.
+	GeoIP2      *geoIP2View
 	Version     string
 	User        string
 	LoadModules []string

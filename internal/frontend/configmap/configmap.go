@@ -26,7 +26,7 @@ var sizeRE = regexp.MustCompile(`^([0-9]{1,9})([kKmMgG]?)$`)
 // parse keeps the default and raises a model.Problem; so does a key without
 // a parser. keys.go lists every key with its status. Each area's parsers
 // live in a map of their own, merged here.
-var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys, headerKeys, limitKeys, accessKeys, extAuthKeys, snippetKeys, tracingKeys, annotationKeys, modSecurityKeys, resolverKeys)
+var configKeys = mergeKeys(coreKeys, accessLogKeys, listenerTLSKeys, realIPKeys, compressionKeys, requestKeys, headerKeys, limitKeys, accessKeys, extAuthKeys, snippetKeys, tracingKeys, annotationKeys, modSecurityKeys, resolverKeys, geoIP2Keys)
 
 // keyParsers maps ConfigMap keys to their parsers.
 type keyParsers = map[string]func(*model.Config, string) error
@@ -150,6 +150,7 @@ func Parse(cm *corev1.ConfigMap) (model.Config, []model.Problem) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	geoIP2Readable(&cfg, cm.Data)
 	var problems []model.Problem
 	for _, k := range keys {
 		parse, ok := configKeys[k]

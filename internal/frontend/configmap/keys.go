@@ -459,8 +459,12 @@ var keyTable = []Key{
 
 	// GeoIP.
 	notApplicable("use-geoip", "true", noteJaeger),
-	notYet("use-geoip2", "false", "GeoIP2 variables are not supported yet"),
-	notYet("geoip2-autoreload-in-minutes", "0", "GeoIP2 variables are not supported yet"),
+	different("use-geoip2", "false", "false",
+		"the databases are never downloaded: mount them (<edition>.mmdb, as geoipupdate writes them) in the directory of --geoip2-dir "+
+			"(/etc/ingress-controller/geoip, ingress-nginx's), and choose them with --maxmind-edition-ids; ingress-nginx's variables are defined, "+
+			"empty where no database sets them, and snippets and log-format-upstream may read them. Needs nginx's geoip2 module "+
+			"(Debian's libnginx-mod-http-geoip2); without it, or without a database, the variables are empty, with a Problem"),
+	supported("geoip2-autoreload-in-minutes", "0", "0"),
 
 	// TCP and UDP services.
 	notYet("proxy-stream-timeout", "600s", noteStream),
