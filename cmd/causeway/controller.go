@@ -41,6 +41,7 @@ import (
 	"github.com/causeway/causeway/internal/source"
 	"github.com/causeway/causeway/internal/source/files"
 	"github.com/causeway/causeway/internal/source/kube"
+	"github.com/causeway/causeway/internal/stapling"
 	"github.com/causeway/causeway/internal/tracing"
 	"github.com/causeway/causeway/internal/version"
 )
@@ -81,6 +82,7 @@ type controllerFlags struct {
 	luaPackagePath    string
 	nginxUser         string
 	syncQuiet         time.Duration
+	ocspMinRefresh    time.Duration
 	syncMaxDelay      time.Duration
 	annotationsPrefix string
 	defaultBackend    string
@@ -177,6 +179,7 @@ func controllerCommand() (*cobra.Command, *controllerFlags) {
 	fl.StringVar(&f.udpServices, "udp-services-configmap", "", "NAMESPACE/NAME of ingress-nginx's udp-services ConfigMap: \"PORT\": \"NAMESPACE/SERVICE:PORT\" entries served as UDP listeners on --listen-address")
 	fl.StringVar(&f.geoIP2Dir, "geoip2-dir", "/etc/ingress-controller/geoip", "directory of the MaxMind databases (<edition>.mmdb) that the ConfigMap's use-geoip2 reads, mounted from a volume (Causeway downloads none)")
 	fl.StringSliceVar(&f.maxmindEditions, "maxmind-edition-ids", []string{"GeoLite2-City", "GeoLite2-ASN"}, "MaxMind editions read from --geoip2-dir with use-geoip2 (ingress-nginx's flag): GeoLite2-Country, GeoIP2-Country, GeoLite2-City, GeoIP2-City, GeoLite2-ASN, GeoIP2-ASN, GeoIP2-ISP, GeoIP2-Connection-Type, GeoIP2-Anonymous-IP")
+	fl.DurationVar(&f.ocspMinRefresh, "ocsp-min-refresh", time.Minute, "enable-ocsp: the shortest time before a stapled OCSP response is fetched again (normally halfway to its nextUpdate) and before a failed fetch is retried")
 	fl.BoolVar(&f.noExternalName, "disable-svc-external-name", false, "refuse Services of type ExternalName as backends (ingress-nginx's flag): their paths answer 503 with a Problem")
 	f.kube.register(fl)
 	f.metrics.register(fl)
@@ -198,6 +201,9 @@ func (f *controllerFlags) validate() error {
 	}
 	if f.healInterval <= 0 {
 		return fmt.Errorf("--heal-interval %s must be positive", f.healInterval)
+	}
+	if f.ocspMinRefresh < time.Second {
+		return fmt.Errorf("--ocsp-min-refresh %s must be at least 1s", f.ocspMinRefresh)
 	}
 	if errs := validation.IsDNS1123Subdomain(f.annotationsPrefix); len(errs) > 0 {
 		return fmt.Errorf("--annotations-prefix %q: %s", f.annotationsPrefix, strings.Join(errs, "; "))
@@ -460,6 +466,8 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 	}
 	names := externalname.New(externalname.Options{Log: log.With("component", "externalname")})
 	go names.Run(ctx)
+	staples := stapling.New(stapling.Options{Log: log.With("component", "ocsp"), MinRefresh: f.ocspMinRefresh, Retry: f.ocspMinRefresh})
+	go staples.Run(ctx)
 	wh, err := newWebhook(f, modelOpts, src, log, met.Registry)
 	if err != nil {
 		return err
@@ -479,6 +487,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 		},
 		Dynamic:   pusher,
 		Names:     names,
+		Staples:   staples,
 		Restarted: mgr.Respawned,
 		Health:    mgr.Health,
 		Quiet:     f.syncQuiet,

@@ -208,6 +208,10 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	b.configSnippets()
 	b.modSecurityGlobal()
 	b.geoIP2Problems()
+	if c := b.model.Config; c.EnableOCSP && c.ReloadFreeCertificates && !opts.LuaAvailable {
+		b.problem(b.configMapRef(), model.ReasonInvalidConfig, false, `key "enable-ocsp": without the Lua data plane, certificates read at each `+
+			`handshake cannot carry an OCSP response; set reload-free-certificates to false to staple them (each new response then reloads)`)
+	}
 	b.globalDefault = b.defaultBackendService()
 	b.defaultErrorsProblem()
 	b.model.DefaultCertificate = b.defaultSSLCertificate()

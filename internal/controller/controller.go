@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,9 @@ type Options struct {
 	// their backends' endpoints (externalname.go); without it their paths
 	// answer 503.
 	Names NameResolver
+	// Staples, when set, fetches the OCSP responses stapled to the
+	// hosts' certificates (stapling.go, enable-ocsp).
+	Staples Stapler
 	// Health, when set, says why the data plane cannot be kept up to date
 	// (the state directory is damaged beyond repair, or nginx's workers
 	// cannot reach their files); the controller is not ready meanwhile.
@@ -195,6 +199,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-src.Changed():
 			eventAt = time.Now()
 		case <-c.namesChanged():
+			eventAt = time.Now()
+		case <-c.staplesChanged():
 			eventAt = time.Now()
 		}
 		c.coalesce(ctx, eventAt)
@@ -334,6 +340,7 @@ func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model
 	opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
 	m, problems := build.Build(snap, opts)
 	problems = append(problems, c.fillExternalNames(m, snap, extra == nil)...)
+	problems = append(problems, c.fillOCSP(m, snap, extra == nil)...)
 	out, err := c.memo.Render(m, c.opts.Render)
 	if err != nil {
 		return m, problems, nil, err
@@ -380,12 +387,14 @@ func reloadReason(started bool, changed []string) string {
 }
 
 // certificatesChanged tells the Lua data plane that certificate files were
-// rewritten without a reload, so workers re-read them.
+// rewritten or removed without a reload, so workers re-read them.
 func (c *Controller) certificatesChanged(ctx context.Context, r runtime.ApplyResult) error {
 	if c.opts.Dynamic == nil || r.Reloaded {
 		return nil
 	}
-	for _, f := range r.Changed {
+	// A removed file counts too: an OCSP response withdrawn after a
+	// revocation must stop being stapled.
+	for _, f := range slices.Concat(r.Changed, r.Removed) {
 		if strings.HasPrefix(f, layout.SecretsDir+"/") {
 			return c.opts.Dynamic.CertificatesChanged(ctx)
 		}

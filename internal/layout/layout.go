@@ -120,6 +120,18 @@ func IsAuthFile(rel string) bool {
 	return strings.HasPrefix(rel, SecretsDir+"/") && strings.HasSuffix(rel, ".htpasswd")
 }
 
+// OCSPFile is the relative path of the OCSP response stapled to a TLS
+// secret's certificate (SecretFile's), read with it.
+func OCSPFile(namespace, name string) string {
+	return filepath.Join(SecretsDir, namespace+"_"+name+".ocsp")
+}
+
+// IsOCSPFile reports whether rel is an OCSPFile: a DER response, no
+// certificate.
+func IsOCSPFile(rel string) bool {
+	return strings.HasPrefix(rel, SecretsDir+"/") && strings.HasSuffix(rel, ".ocsp")
+}
+
 // TicketKeyFile is the relative path of the i-th TLS session ticket key;
 // without "_", it never names another secret's file.
 func TicketKeyFile(i int) string {

@@ -91,6 +91,9 @@ type Config struct {
 	SSLSessionTimeout   time.Duration
 	// SSLSessionTickets enables TLS session tickets.
 	SSLSessionTickets bool
+	// EnableOCSP staples OCSP responses to the hosts' certificates
+	// (enable-ocsp).
+	EnableOCSP bool
 	// SSLRejectHandshake refuses the TLS handshake of a server name no
 	// host serves (and of a client sending none) instead of answering
 	// with the default certificate (ssl-reject-handshake).

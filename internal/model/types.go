@@ -211,6 +211,9 @@ type TLSSecret struct {
 	Namespace, Name string
 	// PEM is the certificate chain followed by the private key.
 	PEM []byte
+	// OCSP is the DER OCSP response stapled to the certificate
+	// (enable-ocsp); the controller fetches it, the build never does.
+	OCSP []byte
 }
 
 // Key is "namespace/name".

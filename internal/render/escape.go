@@ -144,6 +144,13 @@ const (
 // Lua string cannot be quoted, so it must need no quoting at all
 // (quotedPathBody refuses anything else).
 func certDirectives(dir layout.Dir, key string, mode certMode) (cert, lua string, err error) {
+	return certDirectivesOCSP(dir, key, mode, false)
+}
+
+// certDirectivesOCSP is certDirectives; with ocsp, the Lua line also
+// names the secret's OCSP response file (layout.OCSPFile), which
+// causeway.certs staples when it exists.
+func certDirectivesOCSP(dir layout.Dir, key string, mode certMode, ocsp bool) (cert, lua string, err error) {
 	ns, name, err := secretParts(key)
 	if err != nil {
 		return "", "", err
@@ -159,6 +166,13 @@ func certDirectives(dir layout.Dir, key string, mode certMode) (cert, lua string
 	}
 	if mode == certPerHandshake {
 		return plain + "$" + CertReloadVariable, "", nil
+	}
+	if ocsp {
+		staple, err := quotedPathBody(dir.Path(layout.OCSPFile(ns, name)))
+		if err != nil {
+			return "", "", err
+		}
+		return plain, `ssl_certificate_by_lua_block { require("causeway.certs").serve("` + plain + `", "` + staple + `") }`, nil
 	}
 	return plain, `ssl_certificate_by_lua_block { require("causeway.certs").serve("` + plain + `") }`, nil
 }
@@ -649,4 +663,16 @@ func rewriteRegex(re string) (string, error) {
 		return "", err
 	}
 	return Quote("^" + out)
+}
+
+// staplingFile is the quoted OCSP response file of secret key when the
+// model holds a response for it, "" otherwise: nginx's ssl_stapling_file
+// must exist when it loads the configuration.
+func staplingFile(m *model.Model, dir layout.Dir, key string) (string, error) {
+	for _, s := range m.Secrets {
+		if s.Key() == key && len(s.OCSP) > 0 {
+			return Quote(dir.Path(layout.OCSPFile(s.Namespace, s.Name)))
+		}
+	}
+	return "", nil
 }

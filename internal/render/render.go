@@ -265,7 +265,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		// Certificates are read at reload only, so a renewed one must
 		// change the version and cause a reload.
 		for _, s := range m.Secrets {
-			hashed["secret:"+s.Key()] = s.PEM
+			hashed["secret:"+s.Key()] = slices.Concat(s.PEM, []byte{0}, s.OCSP)
 		}
 	}
 	// So are the certificates and CAs for TLS to backends, always.

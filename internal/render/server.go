@@ -39,6 +39,9 @@ type serverView struct {
 	Block   []string `json:",omitempty"`
 	Cert    string
 	CertLua string
+	// StaplingFile is the quoted OCSP response nginx staples itself
+	// (enable-ocsp, certificates loaded at reload); "" for none.
+	StaplingFile string `json:",omitempty"`
 	// RejectHandshake refuses TLS handshakes the catch-all server would
 	// answer (ssl-reject-handshake).
 	RejectHandshake bool `json:",omitempty"`
@@ -294,8 +297,13 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		case m.Config.ReloadFreeCertificates:
 			mode = certPerHandshake
 		}
-		if v.Cert, v.CertLua, err = certDirectives(p.StateDir, srv.TLS.Secret, mode); err != nil {
+		if v.Cert, v.CertLua, err = certDirectivesOCSP(p.StateDir, srv.TLS.Secret, mode, m.Config.EnableOCSP); err != nil {
 			return nil, err
+		}
+		if mode == certAtReload && m.Config.EnableOCSP {
+			if v.StaplingFile, err = staplingFile(m, p.StateDir, srv.TLS.Secret); err != nil {
+				return nil, err
+			}
 		}
 	}
 	v.Redirect = srv.SSLRedirect

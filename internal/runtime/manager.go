@@ -315,9 +315,10 @@ func secretFiles(names []string) []string {
 		// Certificates for backends, DH parameters and session ticket
 		// keys are read at reload only; the version covers their content, so a change reloads.
 		// Password and API key files are no certificates: read per
-		// request, they change without a reload or a probe.
+		// request, they change without a reload or a probe. Nor are OCSP
+		// responses, read beside their certificate.
 		if strings.HasPrefix(n, layout.SecretsDir+"/") && !layout.IsProxySecretFile(n) && !layout.IsDHParamFile(n) && !layout.IsAuthFile(n) &&
-			!layout.IsTicketKeyFile(n) {
+			!layout.IsTicketKeyFile(n) && !layout.IsOCSPFile(n) {
 			out = append(out, n)
 		}
 	}

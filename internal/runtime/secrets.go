@@ -31,6 +31,9 @@ func SecretFiles(m *model.Model) render.Files {
 	out := render.Files{}
 	for _, s := range m.Secrets {
 		out[layout.SecretFile(s.Namespace, s.Name)] = s.PEM
+		if len(s.OCSP) > 0 {
+			out[layout.OCSPFile(s.Namespace, s.Name)] = s.OCSP
+		}
 	}
 	for _, s := range m.ProxySecrets {
 		if len(s.Cert) > 0 {

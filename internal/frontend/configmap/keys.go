@@ -317,7 +317,11 @@ var keyTable = []Key{
 	notYet("ssl-buffer-size", "4k", "nginx's default (16k) applies"),
 	notYet("ssl-early-data", "false", "TLS 1.3 early data stays off"),
 	supported("ssl-reject-handshake", "false", "false"),
-	notYet("enable-ocsp", "false", "OCSP stapling is not supported yet"),
+	different("enable-ocsp", "false", "false",
+		"the controller, not nginx, asks each host certificate's OCSP responder (the issuer must follow the certificate in tls.crt), checks "+
+			"the answer and staples only a good one, fetched again halfway to its nextUpdate; a revoked certificate is stapled nothing, with a Problem. "+
+			"Stapling needs the Lua data plane (renewed answers apply without a reload) or reload-free-certificates false (each answer reloads); "+
+			"with neither it is a Problem. The default certificate is not stapled"),
 	different("hsts", "true", "true", noteHSTS),
 	supported("hsts-include-subdomains", "true", "true"),
 	different("hsts-max-age", "31536000", "31536000", "whole seconds from 0 to 2147483647"),

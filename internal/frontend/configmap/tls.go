@@ -71,6 +71,10 @@ var listenerTLSKeys = keyParsers{
 		c.SSLSessionTimeout = d
 		return nil
 	},
+	"enable-ocsp": func(c *model.Config, v string) (err error) {
+		c.EnableOCSP, err = model.ParseBool(v)
+		return err
+	},
 	"ssl-reject-handshake": func(c *model.Config, v string) (err error) {
 		c.SSLRejectHandshake, err = model.ParseBool(v)
 		return err
