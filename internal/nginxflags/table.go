@@ -5,7 +5,7 @@ const (
 	noProfiler = "Causeway serves no Go profiler"
 	klogHow    = "Causeway logs structured lines to standard error; --log-level (debug, info, warn, error) sets how much"
 	noPort     = "Causeway talks to nginx over unix sockets in --state-dir; no port is opened for it"
-	noGeoIP2   = "Causeway downloads no GeoIP2 database and has no GeoIP2 variables yet (the ConfigMap's use-geoip2)"
+	noGeoIP2   = "Causeway downloads no GeoIP2 database: mount the databases in --geoip2-dir (the ConfigMap's use-geoip2 reads them)"
 )
 
 // table is every flag of ingress-nginx's controller (pkg/flags, v1.15),
@@ -72,8 +72,8 @@ var table = []Flag{
 	{Name: "logtostderr", Bool: true, Default: "true", Status: NotApplicable, Klog: true, Instead: klogHow},
 	{Name: "max-buckets", Default: "100", Status: NotApplicable,
 		Instead: "bounds native histograms (--bucket-factor), which Causeway does not have"},
-	{Name: "maxmind-edition-ids", Default: "GeoLite2-City,GeoLite2-ASN", Status: NotApplicable,
-		Instead: "names the databases --maxmind-license-key or --maxmind-mirror download"},
+	{Name: "maxmind-edition-ids", Default: "GeoLite2-City,GeoLite2-ASN", Status: SupportedWithDifference, Causeway: "maxmind-edition-ids",
+		Difference: "the editions are read as <edition>.mmdb from --geoip2-dir, a mounted volume, never downloaded; an edition Causeway does not read stops the start"},
 	{Name: "maxmind-license-key", Status: Unsupported, Instead: noGeoIP2},
 	{Name: "maxmind-mirror", Status: Unsupported, Instead: noGeoIP2},
 	{Name: "maxmind-retries-count", Default: "1", Status: NotApplicable,

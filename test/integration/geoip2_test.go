@@ -65,3 +65,26 @@ func TestGeoIP2(t *testing.T) {
 		return nil
 	})
 }
+
+// TestGeoIP2WithoutModule: where nginx cannot load the geoip2 module (an
+// empty modules directory here; Angie's vendored build always), use-geoip2
+// still defines the variables, empty, so the snippets reading them are
+// served, and a Problem on the ConfigMap says why.
+func TestGeoIP2WithoutModule(t *testing.T) {
+	web := startBackend(t, "web")
+	ing := annotatedIngressYAML("web", "geo.test", "web", "configuration-snippet",
+		"add_header X-Country \"$geoip2_city_country_code/$geoip2_city\" always;")
+	c := startController(t, map[string]string{
+		"app.yaml":    ingressClass + serviceYAML("default", "web", 80, web) + ing,
+		"config.yaml": configMapYAML(map[string]string{"use-geoip2": "true", "allow-snippet-annotations": "true"}),
+	}, "--nginx-modules-dir", t.TempDir(), "--geoip2-dir", t.TempDir())
+	if r := c.Get("geo.test", "/"); r.Status != 200 || r.Header.Get("X-Country") != "/" || r.Reply.Service != "web" {
+		t.Fatalf("%d, X-Country %q; want 200 with empty values", r.Status, r.Header.Get("X-Country"))
+	}
+	eventually(t, 10*time.Second, func() error {
+		if !strings.Contains(c.log.String(), "geoip2 module (ngx_http_geoip2_module.so") {
+			return fmt.Errorf("no Problem names the missing module")
+		}
+		return nil
+	})
+}
