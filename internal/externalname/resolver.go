@@ -24,6 +24,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/causeway/causeway/internal/due"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -84,9 +85,8 @@ type Resolver struct {
 }
 
 type entry struct {
-	ans  Answer
-	next time.Time
-	busy bool
+	due.Task
+	ans Answer
 }
 
 // New returns a Resolver; nothing is looked up before Run.
@@ -129,9 +129,9 @@ func (r *Resolver) Configure(s Settings) {
 	}
 	r.settings = Settings{Servers: slices.Clone(s.Servers), NoIPv6: s.NoIPv6}
 	for _, e := range r.entries {
-		e.next = time.Time{}
+		e.Next = time.Time{}
 	}
-	signal(r.wake)
+	due.Signal(r.wake)
 }
 
 // Keep makes names the set resolved: new ones are looked up at once,
@@ -154,7 +154,7 @@ func (r *Resolver) Keep(names []string) {
 		}
 	}
 	if added {
-		signal(r.wake)
+		due.Signal(r.wake)
 	}
 }
 
@@ -171,58 +171,16 @@ func (r *Resolver) Lookup(name string) Answer {
 
 // Run resolves the kept names when they are due, until ctx is done.
 func (r *Resolver) Run(ctx context.Context) {
-	sem := make(chan struct{}, r.opts.Parallel)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		next := r.startDue(ctx, sem, &wg)
-		if !next.IsZero() {
-			timer.Reset(max(next.Sub(r.now()), time.Millisecond))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.wake:
-		case <-timer.C:
-		}
-	}
-}
-
-// startDue starts the lookups that are due (as far as sem allows) and
-// returns when the next one is.
-func (r *Resolver) startDue(ctx context.Context, sem chan struct{}, wg *sync.WaitGroup) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.now()
-	var next time.Time
-	for name, e := range r.entries {
-		if e.busy {
-			continue
-		}
-		if e.next.After(now) {
-			if next.IsZero() || e.next.Before(next) {
-				next = e.next
+	due.Loop[string]{Lock: &r.mu, Parallel: r.opts.Parallel, Wake: r.wake, Now: r.now,
+		Tasks: due.In(r.entries, func(e *entry) *due.Task { return &e.Task }),
+		Begin: func(name string) func() {
+			settings := r.settings
+			return func() {
+				addrs, ttl, err := r.resolve(ctx, name, settings)
+				r.store(name, settings, addrs, ttl, err)
 			}
-			continue
-		}
-		select {
-		case sem <- struct{}{}:
-		default:
-			continue // a lookup ending wakes the loop
-		}
-		e.busy = true
-		settings := r.settings
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			addrs, ttl, err := r.resolve(ctx, name, settings)
-			<-sem
-			r.store(name, settings, addrs, ttl, err)
-		}()
-	}
-	return next
+		},
+	}.Run(ctx)
 }
 
 // store records a lookup's result and tells the controller when it
@@ -230,14 +188,12 @@ func (r *Resolver) startDue(ctx context.Context, sem chan struct{}, wg *sync.Wai
 func (r *Resolver) store(name string, settings Settings, addrs []netip.Addr, ttl time.Duration, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	defer signal(r.wake)
 	e := r.entries[name]
 	if e == nil {
 		return // forgotten meanwhile
 	}
-	e.busy = false
 	if !slices.Equal(settings.Servers, r.settings.Servers) || settings.NoIPv6 != r.settings.NoIPv6 {
-		e.next = time.Time{} // asked the old servers: ask again
+		e.Finish(time.Time{}) // asked the old servers: ask again
 		return
 	}
 	old := e.ans
@@ -246,35 +202,21 @@ func (r *Resolver) store(name string, settings Settings, addrs []netip.Addr, ttl
 	switch {
 	case errors.As(err, &gone):
 		ans = Answer{Err: err, Gone: true, Resolved: true}
-		e.next = r.now().Add(r.opts.Retry)
+		e.Finish(r.now().Add(r.opts.Retry))
 	case err != nil:
 		ans = Answer{Addrs: old.Addrs, Err: err, Resolved: true}
-		e.next = r.now().Add(r.opts.Retry)
+		e.Finish(r.now().Add(r.opts.Retry))
 	default:
-		e.next = r.now().Add(min(max(ttl, r.opts.MinTTL), r.opts.MaxTTL))
+		e.Finish(r.now().Add(min(max(ttl, r.opts.MinTTL), r.opts.MaxTTL)))
 	}
 	e.ans = ans
-	if !slices.Equal(old.Addrs, ans.Addrs) || errText(old.Err) != errText(ans.Err) || !old.Resolved {
+	if !slices.Equal(old.Addrs, ans.Addrs) || due.ErrText(old.Err) != due.ErrText(ans.Err) || !old.Resolved {
 		if err != nil {
 			r.opts.Log.Warn("an ExternalName could not be resolved", "name", name, "err", err, "addresses kept", len(ans.Addrs))
 		} else {
 			r.opts.Log.Info("an ExternalName resolved", "name", name, "addresses", ans.Addrs)
 		}
-		signal(r.changed)
-	}
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
+		due.Signal(r.changed)
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 
 	"golang.org/x/crypto/ocsp"
 
+	"github.com/causeway/causeway/internal/due"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -77,11 +78,11 @@ type Stapler struct {
 }
 
 type entry struct {
+	due.Task
 	cert   Cert
 	staple Staple
-	// nextUpdate is the kept response's; next is when to fetch again.
-	nextUpdate, next time.Time
-	busy             bool
+	// nextUpdate is the kept response's.
+	nextUpdate time.Time
 }
 
 // New returns a Stapler; nothing is fetched before Run.
@@ -151,7 +152,7 @@ func (s *Stapler) Keep(certs []Cert) {
 		}
 	}
 	if added {
-		signal(s.wake)
+		due.Signal(s.wake)
 	}
 }
 
@@ -173,67 +174,26 @@ func (s *Stapler) Lookup(key string) Staple {
 
 // Run fetches the responses when they are due, until ctx is done.
 func (s *Stapler) Run(ctx context.Context) {
-	sem := make(chan struct{}, s.opts.Parallel)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		if next := s.startDue(ctx, sem, &wg); !next.IsZero() {
-			timer.Reset(max(next.Sub(s.now()), time.Millisecond))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.wake:
-		case <-timer.C:
-		}
-	}
-}
-
-func (s *Stapler) startDue(ctx context.Context, sem chan struct{}, wg *sync.WaitGroup) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	var next time.Time
-	for key, e := range s.entries {
-		if e.busy {
-			continue
-		}
-		if e.next.After(now) {
-			if next.IsZero() || e.next.Before(next) {
-				next = e.next
+	due.Loop[string]{Lock: &s.mu, Parallel: s.opts.Parallel, Wake: s.wake, Now: s.now,
+		Tasks: due.In(s.entries, func(e *entry) *due.Task { return &e.Task }),
+		Begin: func(key string) func() {
+			c := s.entries[key].cert
+			return func() {
+				der, resp, err := s.fetch(ctx, c)
+				s.store(key, der, resp, err)
 			}
-			continue
-		}
-		select {
-		case sem <- struct{}{}:
-		default:
-			continue // a fetch ending wakes the loop
-		}
-		e.busy = true
-		c := e.cert
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			der, resp, err := s.fetch(ctx, c)
-			<-sem
-			s.store(key, der, resp, err)
-		}()
-	}
-	return next
+		},
+	}.Run(ctx)
 }
 
 // store records a fetch's result and signals a changed staple.
 func (s *Stapler) store(key string, der []byte, resp *ocsp.Response, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer signal(s.wake)
 	e := s.entries[key]
 	if e == nil {
-		return
+		return // forgotten meanwhile
 	}
-	e.busy = false
 	old := e.staple
 	now := s.now()
 	if err != nil {
@@ -241,7 +201,7 @@ func (s *Stapler) store(key string, der []byte, resp *ocsp.Response, err error) 
 		if errors.Is(err, errRevoked) {
 			e.staple.DER = nil // never staple a good answer after a revocation
 		}
-		e.next = now.Add(s.opts.Retry)
+		e.Finish(now.Add(s.opts.Retry))
 		s.opts.Log.Warn("no OCSP response to staple", "certificate", key, "err", err)
 	} else {
 		e.staple = Staple{DER: der, Fetched: true}
@@ -250,10 +210,10 @@ func (s *Stapler) store(key string, der []byte, resp *ocsp.Response, err error) 
 		if !resp.NextUpdate.IsZero() {
 			half = resp.NextUpdate.Sub(now) / 2
 		}
-		e.next = now.Add(min(max(half, s.opts.MinRefresh), s.opts.MaxRefresh))
+		e.Finish(now.Add(min(max(half, s.opts.MinRefresh), s.opts.MaxRefresh)))
 	}
-	if !bytes.Equal(old.DER, e.staple.DER) || errText(old.Err) != errText(e.staple.Err) || !old.Fetched {
-		signal(s.changed)
+	if !bytes.Equal(old.DER, e.staple.DER) || due.ErrText(old.Err) != due.ErrText(e.staple.Err) || !old.Fetched {
+		due.Signal(s.changed)
 	}
 }
 
@@ -315,18 +275,4 @@ func (s *Stapler) fetch(ctx context.Context, c Cert) ([]byte, *ocsp.Response, er
 		return nil, nil, errors.New("the OCSP response has expired")
 	}
 	return der, resp, nil
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
 }
