@@ -132,3 +132,24 @@ func In[K comparable, E any](m map[K]E, task func(E) *Task) func() iter.Seq2[K, 
 		}
 	}
 }
+
+// Keep makes m hold exactly the entries of items, keyed by key: an item
+// whose key m lacks gets newEntry(item), the entries of keys no item has are
+// dropped. It reports whether any was added (new entries are due now).
+func Keep[K comparable, E, I any](m map[K]E, items []I, key func(I) K, newEntry func(I) E) (added bool) {
+	want := make(map[K]bool, len(items))
+	for _, it := range items {
+		k := key(it)
+		want[k] = true
+		if _, ok := m[k]; !ok {
+			m[k] = newEntry(it)
+			added = true
+		}
+	}
+	for k := range m {
+		if !want[k] {
+			delete(m, k)
+		}
+	}
+	return added
+}

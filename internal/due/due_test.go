@@ -65,3 +65,16 @@ func TestLoop(t *testing.T) {
 		t.Fatalf("%d ran at once; Parallel is 3", m)
 	}
 }
+
+// TestKeep: new keys get entries, kept ones keep theirs, the rest go.
+func TestKeep(t *testing.T) {
+	old := &entry{runs: 7}
+	m := map[string]*entry{"a": old, "b": {}}
+	added := Keep(m, []string{"a", "c"}, func(s string) string { return s }, func(string) *entry { return &entry{} })
+	if !added || len(m) != 2 || m["a"] != old || m["c"] == nil || m["b"] != nil {
+		t.Fatalf("added %v, %v", added, m)
+	}
+	if Keep(m, []string{"a", "c"}, func(s string) string { return s }, func(string) *entry { return &entry{} }) {
+		t.Fatal("nothing new, yet added")
+	}
+}

@@ -139,20 +139,7 @@ func (r *Resolver) Configure(s Settings) {
 func (r *Resolver) Keep(names []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	want := make(map[string]bool, len(names))
-	added := false
-	for _, n := range names {
-		want[n] = true
-		if r.entries[n] == nil {
-			r.entries[n] = &entry{}
-			added = true
-		}
-	}
-	for n := range r.entries {
-		if !want[n] {
-			delete(r.entries, n)
-		}
-	}
+	added := due.Keep(r.entries, names, func(n string) string { return n }, func(string) *entry { return &entry{} })
 	if added {
 		due.Signal(r.wake)
 	}

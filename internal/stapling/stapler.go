@@ -137,20 +137,7 @@ func (s *Stapler) Changed() <-chan struct{} { return s.changed }
 func (s *Stapler) Keep(certs []Cert) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	want := map[string]bool{}
-	added := false
-	for _, c := range certs {
-		want[c.Key] = true
-		if s.entries[c.Key] == nil {
-			s.entries[c.Key] = &entry{cert: c}
-			added = true
-		}
-	}
-	for k := range s.entries {
-		if !want[k] {
-			delete(s.entries, k)
-		}
-	}
+	added := due.Keep(s.entries, certs, func(c Cert) string { return c.Key }, func(c Cert) *entry { return &entry{cert: c} })
 	if added {
 		due.Signal(s.wake)
 	}
