@@ -2,9 +2,7 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -16,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/causeway/causeway/test/cluster"
-	"github.com/causeway/causeway/test/echo"
+	"github.com/causeway/causeway/test/harness"
 	"github.com/causeway/causeway/test/testcert"
 )
 
@@ -186,42 +184,20 @@ func readyEndpoints(ctx context.Context, cw *cluster.Causeway) ([]string, error)
 	return ready, nil
 }
 
-// get sends one request for host and path to addr and decodes the echo's
-// reply.
-func get(c *http.Client, scheme, host, path string) (*http.Response, echo.Reply, error) {
-	var reply echo.Reply
-	resp, err := c.Get(scheme + "://" + host + path)
-	if err != nil {
-		return nil, reply, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp, reply, err
-	}
-	if resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(body, &reply); err != nil {
-			return resp, reply, fmt.Errorf("%s %s%s: %w: %s", scheme, host, path, err, body)
-		}
-	}
-	return resp, reply, nil
-}
-
 // endpointsAnswering sends requests until every one of want echo Pods has
 // answered through addr, or fails after 60 requests.
 func endpointsAnswering(t *testing.T, addr, scheme, host, path string, want int) map[string]int {
 	t.Helper()
-	c := client(addr)
 	seen := map[string]int{}
 	for i := 0; i < 60 && len(seen) < want; i++ {
-		resp, reply, err := get(c, scheme, host, path)
+		r, err := harness.Get(scheme, addr, host, path)
 		if err != nil {
 			t.Fatalf("%s %s via %s: %v", scheme, host, addr, err)
 		}
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s %s%s via %s: %s", scheme, host, path, addr, resp.Status)
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s %s%s via %s: %d", scheme, host, path, addr, r.Status)
 		}
-		seen[reply.Endpoint]++
+		seen[r.Reply.Endpoint]++
 	}
 	if len(seen) != want {
 		t.Fatalf("%s://%s%s via %s: answered by %v, want %d distinct pods", scheme, host, path, addr, seen, want)

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -161,43 +159,4 @@ func (l *load) result() (sent, failed int, summary string) {
 		summary += "; slow: " + strings.Join(l.slow, "; ")
 	}
 	return l.sent, failed, summary
-}
-
-// scrape reads the Prometheus text exposition at url and returns the sum
-// of every sample of metric (all label sets), and whether it was there.
-func scrape(ctx context.Context, url, metric string) (float64, bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, false, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, false, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	var sum float64
-	found := false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		name, rest, _ := strings.Cut(line, " ")
-		if i := strings.IndexByte(line, '{'); i >= 0 && i < len(name) {
-			name = line[:i]
-			rest = line[strings.LastIndexByte(line, '}')+1:]
-		}
-		if name != metric {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("%s: %q: %w", url, line, err)
-		}
-		sum += v
-		found = true
-	}
-	return sum, found, sc.Err()
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/causeway/causeway/test/cluster"
+	"github.com/causeway/causeway/test/harness"
 )
 
 // TestInstall: helm install of the chart with only the image values
@@ -88,9 +89,8 @@ spec:
 	// Metrics are scraped from the Pods' metrics port.
 	for _, p := range pods {
 		url := "http://" + net.JoinHostPort(p.Status.PodIP, "9113") + "/metrics"
-		v, ok, err := scrape(ctx, url, "nginx_ingress_controller_config_last_reload_successful")
-		if err != nil || !ok || v != 1 {
-			t.Errorf("pod %s: nginx_ingress_controller_config_last_reload_successful = %v (present %v, %v), want 1", p.Name, v, ok, err)
+		if v, err := harness.Metric(url, "nginx_ingress_controller_config_last_reload_successful"); err != nil || v != 1 {
+			t.Errorf("pod %s: nginx_ingress_controller_config_last_reload_successful = %v (%v), want 1", p.Name, v, err)
 		}
 	}
 
@@ -160,8 +160,8 @@ func TestBackends(t *testing.T) {
 			var seen map[string]int
 			// The controller applies the new objects within a sync.
 			err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-				resp, _, err := get(client(r.addr), r.scheme, r.host, r.path)
-				return err == nil && resp.StatusCode == http.StatusOK, nil
+				r, err := harness.Get(r.scheme, r.addr, r.host, r.path)
+				return err == nil && r.Status == http.StatusOK, nil
 			})
 			if err != nil {
 				t.Fatalf("%s://%s%s via %s never answered 200", r.scheme, r.host, r.path, r.addr)
@@ -176,29 +176,27 @@ func TestBackends(t *testing.T) {
 	}
 
 	// The annotations: the rewrite, CORS and the body size limit.
-	https := client(net.JoinHostPort(cw.NodeIP, strconv.Itoa(httpsPort)))
-	resp, reply, err := get(https, "https", echoHost, "/api/hello?x=1")
+	httpsAddr := net.JoinHostPort(cw.NodeIP, strconv.Itoa(httpsPort))
+	r, err := harness.Get("https", httpsAddr, echoHost, "/api/hello?x=1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reply.Path != "/hello" {
-		t.Errorf("rewrite-target: the backend saw path %q, want /hello", reply.Path)
+	if r.Reply.Path != "/hello" {
+		t.Errorf("rewrite-target: the backend saw path %q, want /hello", r.Reply.Path)
 	}
-	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "*" {
+	if got := r.Header.Get("Access-Control-Allow-Origin"); got != "*" {
 		t.Errorf("enable-cors: Access-Control-Allow-Origin %q, want *", got)
 	}
-	big, err := https.Post("https://"+echoHost+"/api/upload", "text/plain", strings.NewReader(strings.Repeat("x", 4096)))
+	big, err := harness.Do(httpsAddr, harness.Request{Method: http.MethodPost, Scheme: "https", Host: echoHost, Path: "/api/upload", Body: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
-	big.Body.Close()
-	if big.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("proxy-body-size 1k: a 4 KiB body got %s, want 413", big.Status)
+	if big.Status != http.StatusRequestEntityTooLarge {
+		t.Errorf("proxy-body-size 1k: a 4 KiB body got %d, want 413", big.Status)
 	}
 	// Plain HTTP to the TLS host is redirected, as ssl-redirect defaults.
-	plain := client(net.JoinHostPort(cw.NodeIP, strconv.Itoa(httpPort)))
-	if resp, _, err := get(plain, "http", echoHost, "/api/hello"); err != nil || resp.StatusCode != http.StatusPermanentRedirect {
-		t.Errorf("http://%s/api/hello: %v %v, want 308 to https", echoHost, resp, err)
+	if r, err := harness.Get("http", net.JoinHostPort(cw.NodeIP, strconv.Itoa(httpPort)), echoHost, "/api/hello"); err != nil || r.Status != http.StatusPermanentRedirect {
+		t.Errorf("http://%s/api/hello: %d %v, want 308 to https", echoHost, r.Status, err)
 	}
 }
 
@@ -228,7 +226,7 @@ func reloads(t *testing.T, cw *cluster.Causeway) (float64, map[string]float64) {
 		if p.DeletionTimestamp != nil || p.Status.PodIP == "" {
 			continue
 		}
-		v, _, err := scrape(t.Context(), "http://"+net.JoinHostPort(p.Status.PodIP, "9113")+"/metrics", "nginx_ingress_controller_success")
+		v, err := harness.Metric("http://"+net.JoinHostPort(p.Status.PodIP, "9113")+"/metrics", "nginx_ingress_controller_success")
 		if err != nil {
 			t.Fatalf("pod %s: %v", p.Name, err)
 		}
@@ -291,12 +289,11 @@ func TestChurnUnderLoad(t *testing.T) {
 	if err := scaleEcho(ctx, cw, 0); err != nil {
 		t.Fatal(err)
 	}
-	hc := client(addr)
 	var status int
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		resp, _, err := get(hc, "http", echoVSHost, "/empty")
+		r, err := harness.Get("http", addr, echoVSHost, "/empty")
 		if err == nil {
-			status = resp.StatusCode
+			status = r.Status
 		}
 		return status == http.StatusServiceUnavailable, nil
 	})
@@ -324,8 +321,8 @@ func TestChurnUnderLoad(t *testing.T) {
 	}
 	var servedAt time.Time
 	for time.Since(readyAt) < 10*time.Second {
-		resp, _, err := get(hc, "http", echoVSHost, "/back")
-		if err == nil && resp.StatusCode == http.StatusOK {
+		r, err := harness.Get("http", addr, echoVSHost, "/back")
+		if err == nil && r.Status == http.StatusOK {
 			servedAt = time.Now()
 			break
 		}
@@ -405,10 +402,8 @@ func sampleLeaders(t *testing.T, cw *cluster.Causeway, electionID string) *leade
 				if p.Status.PodIP == "" {
 					continue
 				}
-				sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-				v, ok, err := scrape(sctx, "http://"+net.JoinHostPort(p.Status.PodIP, "9113")+"/metrics", "causeway_leader")
-				cancel()
-				if err == nil && ok && v == 1 {
+				v, err := harness.Metric("http://"+net.JoinHostPort(p.Status.PodIP, "9113")+"/metrics", "causeway_leader")
+				if err == nil && v == 1 {
 					leaders++
 				}
 			}
@@ -469,12 +464,12 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	if err := cw.Upgrade(ctx, "controller.config.hsts-max-age=12345"); err != nil {
 		t.Fatal(err)
 	}
-	https := client(net.JoinHostPort(cw.NodeIP, strconv.Itoa(httpsPort)))
+	httpsAddr := net.JoinHostPort(cw.NodeIP, strconv.Itoa(httpsPort))
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		// Both replicas must have applied it: ten answers in a row.
 		for range 10 {
-			resp, _, err := get(https, "https", echoHost, "/api/hsts")
-			if err != nil || !strings.Contains(resp.Header.Get("Strict-Transport-Security"), "max-age=12345") {
+			r, err := harness.Get("https", httpsAddr, echoHost, "/api/hsts")
+			if err != nil || !strings.Contains(r.Header.Get("Strict-Transport-Security"), "max-age=12345") {
 				return false, nil
 			}
 		}
@@ -620,8 +615,8 @@ done`
 		if again == 0 {
 			return false, nil
 		}
-		resp, _, err := get(client(podAddr), "http", echoVSHost, "/respawned")
-		return err == nil && resp.StatusCode == http.StatusOK, nil
+		r, err := harness.Get("http", podAddr, echoVSHost, "/respawned")
+		return err == nil && r.Status == http.StatusOK, nil
 	})
 	if err != nil {
 		t.Fatalf("nginx was not respawned and serving within a minute of SIGKILL to its master (%d)", master)
@@ -650,8 +645,8 @@ done`
 		if p.Name == pod.Name {
 			t.Fatalf("pod %s still exists", pod.Name)
 		}
-		if resp, _, err := get(client(net.JoinHostPort(p.Status.PodIP, "8080")), "http", echoVSHost, "/replaced"); err != nil || resp.StatusCode != http.StatusOK {
-			t.Errorf("pod %s: %v %v", p.Name, resp, err)
+		if r, err := harness.Get("http", net.JoinHostPort(p.Status.PodIP, "8080"), echoVSHost, "/replaced"); err != nil || r.Status != http.StatusOK {
+			t.Errorf("pod %s: %d %v", p.Name, r.Status, err)
 		}
 	}
 }
@@ -698,8 +693,8 @@ func TestDaemonSetHostNetwork(t *testing.T) {
 	} {
 		addr := net.JoinHostPort(cw.NodeIP, r.port)
 		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			resp, _, err := get(client(addr), r.scheme, r.host, r.path)
-			return err == nil && resp.StatusCode == http.StatusOK, nil
+			res, err := harness.Get(r.scheme, addr, r.host, r.path)
+			return err == nil && res.Status == http.StatusOK, nil
 		})
 		if err != nil {
 			t.Errorf("%s://%s%s on the node's port %s: never 200", r.scheme, r.host, r.path, r.port)
