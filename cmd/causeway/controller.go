@@ -468,6 +468,13 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 	go names.Run(ctx)
 	staples := stapling.New(stapling.Options{Log: log.With("component", "ocsp"), MinRefresh: f.ocspMinRefresh, Retry: f.ocspMinRefresh})
 	go staples.Run(ctx)
+	counter, runCounter, err := newReplicaCounter(f, log)
+	if err != nil {
+		return err
+	}
+	if runCounter != nil {
+		go runCounter(ctx)
+	}
 	wh, err := newWebhook(f, modelOpts, src, log, met.Registry)
 	if err != nil {
 		return err
@@ -488,6 +495,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 		Dynamic:   pusher,
 		Names:     names,
 		Staples:   staples,
+		Replicas:  counter,
 		Restarted: mgr.Respawned,
 		Health:    mgr.Health,
 		Quiet:     f.syncQuiet,

@@ -29,6 +29,7 @@ import (
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/owned"
+	"github.com/causeway/causeway/internal/replicas"
 	"github.com/causeway/causeway/internal/status"
 	"github.com/causeway/causeway/internal/status/address"
 	"github.com/causeway/causeway/internal/status/events"
@@ -423,4 +424,23 @@ func endpointPorts(w *address.ServiceWatcher, httpPort, httpsPort int) func() st
 		}
 		return own
 	}
+}
+
+// newReplicaCounter counts the ready endpoints of --publish-service, the
+// replicas a scaled rateLimit divides its rate among; nil with
+// --manifests or without the flag (the count is then unknown).
+func newReplicaCounter(f *controllerFlags, log *slog.Logger) (controller.ReplicaCounter, func(context.Context), error) {
+	if f.manifests != "" || f.kube.publishService == "" {
+		return nil, nil, nil
+	}
+	client, _, err := f.kubeClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, name, _ := strings.Cut(f.kube.publishService, "/")
+	c, err := replicas.New(client, ns, name, log.With("component", "replicas"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, c.Run, nil
 }

@@ -260,7 +260,8 @@ func (r *Reviewer) ReviewPolicy(_ context.Context, p *nicv1.Policy) (problems []
 	if c := p.Spec.IngressClass; c != "" && !idx.classes.IsOursName(c) {
 		return nil, false, nil
 	}
-	_, problems, err = nic.TranslatePolicy(p)
+	// As one replica would: the count only divides a scaled rate.
+	_, problems, err = nic.TranslatePolicy(p, 1)
 	if err != nil {
 		problems = append(problems, model.Problem{Object: nic.PolicyRef(p), Reason: model.ReasonInvalid, Message: err.Error(), Rejected: true})
 	}

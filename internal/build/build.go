@@ -108,6 +108,10 @@ type Options struct {
 	// empty, with a Problem.
 	GeoIP2Available bool
 	GeoIP2Databases []string
+	// Replicas is the number of the controller's replicas serving traffic
+	// (the ready endpoints of --publish-service), which divides the rate
+	// of a rateLimit Policy with scale; 0 when not known.
+	Replicas int
 	// NoExternalName refuses ExternalName Services as backends
 	// (--disable-svc-external-name, ingress-nginx's flag).
 	NoExternalName bool

@@ -355,7 +355,7 @@ func (b *builder) nicPolicy(key string) (*nic.Policy, string) {
 	case p.Spec.IngressClass != "" && !b.classes.IsOursName(p.Spec.IngressClass):
 		st.why = "is of another ingressClassName (" + p.Spec.IngressClass + ")"
 	default:
-		pol, problems, err := nic.TranslatePolicy(p)
+		pol, problems, err := nic.TranslatePolicy(p, b.opts.Replicas)
 		b.problems = append(b.problems, problems...)
 		if err != nil {
 			b.problem(nic.PolicyRef(p), model.ReasonInvalid, true, "%v", err)

@@ -71,6 +71,9 @@ type Options struct {
 	// Staples, when set, fetches the OCSP responses stapled to the
 	// hosts' certificates (stapling.go, enable-ocsp).
 	Staples Stapler
+	// Replicas, when set, counts the replicas serving traffic, which
+	// divides the rate of a rateLimit Policy with scale (replicas.go).
+	Replicas ReplicaCounter
 	// Health, when set, says why the data plane cannot be kept up to date
 	// (the state directory is damaged beyond repair, or nginx's workers
 	// cannot reach their files); the controller is not ready meanwhile.
@@ -201,6 +204,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-c.namesChanged():
 			eventAt = time.Now()
 		case <-c.staplesChanged():
+			eventAt = time.Now()
+		case <-c.replicasChanged():
 			eventAt = time.Now()
 		}
 		c.coalesce(ctx, eventAt)
@@ -338,6 +343,7 @@ func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model
 		opts.Excluded[key] = "bisecting"
 	}
 	opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
+	opts.Replicas = c.replicas()
 	m, problems := build.Build(snap, opts)
 	problems = append(problems, c.fillExternalNames(m, snap, extra == nil)...)
 	problems = append(problems, c.fillOCSP(m, snap, extra == nil)...)

@@ -63,8 +63,11 @@ const maxAccessEntries = 1000
 // TranslatePolicy checks a Policy. An error makes it invalid: the routes
 // that reference it answer 500, as NGINX Ingress Controller's do. Problems
 // report fields that are not used.
-func TranslatePolicy(p *nicv1.Policy) (*Policy, []model.Problem, error) {
-	t := &translator{ref: PolicyRef(p)}
+//
+// replicas is the number of the controller's replicas serving traffic,
+// which a rateLimit with scale divides its rate by; 0 when unknown.
+func TranslatePolicy(p *nicv1.Policy, replicas int) (*Policy, []model.Problem, error) {
+	t := &translator{ref: PolicyRef(p), replicas: replicas}
 	s := &p.Spec
 	var kinds []string
 	for _, k := range []struct {
@@ -157,6 +160,23 @@ func basicAuth(b *nicv1.BasicAuth) (*BasicAuth, error) {
 	return &BasicAuth{Secret: b.Secret, Realm: r}, nil
 }
 
+// scaleRate divides l's rate among replicas as NGINX Ingress Controller
+// does: per second while a whole request per second remains, else per
+// minute, rounded down, but never below 1r/m (where NIC would write an
+// invalid 0r/m). The burst is not divided, as in NIC.
+func scaleRate(l *model.Limits, replicas int) {
+	if l.RPS > 0 {
+		if l.RPS >= replicas {
+			l.RPS /= replicas
+			return
+		}
+		l.RPM, l.BurstRPM = max(l.RPS*60/replicas, 1), l.BurstRPS
+		l.RPS, l.BurstRPS = 0, 0
+		return
+	}
+	l.RPM = max(l.RPM/replicas, 1)
+}
+
 // clientAddressKeys are the rateLimit keys that count per client address,
 // which is the model's default key; the unbraced spellings are accepted
 // as Causeway always has.
@@ -229,7 +249,12 @@ func (t *translator) rateLimit(r *nicv1.RateLimit) (*model.Limits, error) {
 		l.ZoneSize = &size
 	}
 	if r.Scale {
-		t.unsupported("spec.rateLimit.scale", "Causeway does not count its replicas, so each replica allows the whole rate")
+		if t.replicas < 1 {
+			t.unsupported("spec.rateLimit.scale", "the number of replicas is not known (the controller counts the ready endpoints of "+
+				"--publish-service, which is unset or has none), so each replica allows the whole rate")
+		} else {
+			scaleRate(l, t.replicas)
+		}
 	}
 	if r.Condition != nil {
 		t.notYet("spec.rateLimit.condition")

@@ -1,7 +1,9 @@
 package nic
 
 import (
+	"fmt"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -100,8 +102,13 @@ func TestTranslatePolicy(t *testing.T) {
 			ZoneSize: "1g"}}, err: "spec.rateLimit.zoneSize"},
 		{name: "a zone size that is not a size", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
 			ZoneSize: "10MB"}}, err: "spec.rateLimit.zoneSize"},
-		{name: "scale is reported", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s", Key: "${binary_remote_addr}",
-			Scale: true}}, problems: []string{"spec.rateLimit.scale: Causeway does not count its replicas"}},
+		{name: "scale without a known number of replicas is reported", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
+			Key: "${binary_remote_addr}", Scale: true}}, problems: []string{"spec.rateLimit.scale: the number of replicas is not known"},
+			check: func(t *testing.T, p *Policy) {
+				if p.Limits.RPS != 10 {
+					t.Errorf("rate %d r/s, want the whole 10", p.Limits.RPS)
+				}
+			}},
 		{name: "a key of a header and the URI", spec: nicv1.PolicySpec{RateLimit: &nicv1.RateLimit{Rate: "10r/s",
 			Key: "${http_x_api_key}:${uri}"}}, check: func(t *testing.T, p *Policy) {
 			want := model.Template{{Variable: "http_x_api_key"}, {Literal: ":"}, {Variable: "uri"}}
@@ -137,7 +144,7 @@ func TestTranslatePolicy(t *testing.T) {
 func translatePolicyCase(t *testing.T, spec nicv1.PolicySpec, wantErr string, wantProblems []string) *Policy {
 	t.Helper()
 	p := &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pol"}, Spec: spec}
-	out, problems, err := TranslatePolicy(p)
+	out, problems, err := TranslatePolicy(p, 0)
 	if wantErr != "" {
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Fatalf("err %v, want one with %q", err, wantErr)
@@ -156,4 +163,40 @@ func translatePolicyCase(t *testing.T, spec nicv1.PolicySpec, wantErr string, wa
 		}
 	}
 	return out
+}
+
+// TestScaleRate: scale divides the rate by the replicas serving traffic,
+// per second while a whole request per second remains, else per minute,
+// rounded down and never below 1r/m; the burst is kept.
+func TestScaleRate(t *testing.T) {
+	for _, tc := range []struct {
+		rate     string
+		burst    int
+		replicas int
+		want     model.Limits
+	}{
+		{"10r/s", 5, 1, model.Limits{RPS: 10, BurstRPS: 5}},
+		{"10r/s", 5, 2, model.Limits{RPS: 5, BurstRPS: 5}},
+		{"10r/s", 5, 3, model.Limits{RPS: 3, BurstRPS: 5}},
+		{"10r/s", 5, 10, model.Limits{RPS: 1, BurstRPS: 5}},
+		{"10r/s", 5, 12, model.Limits{RPM: 50, BurstRPM: 5}},
+		{"1r/s", 0, 7, model.Limits{RPM: 8}},
+		{"90r/m", 4, 4, model.Limits{RPM: 22, BurstRPM: 4}},
+		{"1r/m", 0, 3, model.Limits{RPM: 1}},
+	} {
+		t.Run(fmt.Sprintf("%s over %d", tc.rate, tc.replicas), func(t *testing.T) {
+			burst := tc.burst
+			p := &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pol"}, Spec: nicv1.PolicySpec{
+				RateLimit: &nicv1.RateLimit{Rate: tc.rate, Key: "${binary_remote_addr}", Burst: &burst, Scale: true}}}
+			out, problems, err := TranslatePolicy(p, tc.replicas)
+			if err != nil || len(problems) > 0 {
+				t.Fatalf("%v %v", err, problems)
+			}
+			l := out.Limits
+			got := model.Limits{RPS: l.RPS, RPM: l.RPM, BurstRPS: l.BurstRPS, BurstRPM: l.BurstRPM}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("%+v, want %+v", got, tc.want)
+			}
+		})
+	}
 }

@@ -125,6 +125,8 @@ type translator struct {
 	defaults model.Policy
 	// path is the route being translated (a rewritePath depends on it).
 	path model.Match
+	// replicas divides a scaled rateLimit (TranslatePolicy).
+	replicas int
 }
 
 func (t *translator) unsupported(field, why string) {
