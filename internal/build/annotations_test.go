@@ -12,17 +12,20 @@ import (
 // securityAnnotations are the annotations that must fail closed until
 // Causeway implements them: no ingress-nginx one since external
 // authentication arrived; NGINX Ingress Controller's basic
-// authentication and Policies. Listed here by hand so that relaxing one
-// is a deliberate change to this test too.
-var securityAnnotations = []string{"nginx.org/basic-auth-realm", "nginx.org/basic-auth-secret", "nginx.org/policies"}
+// authentication and Policies, and NGINX Plus's JWT validation. Listed
+// here by hand so that relaxing one is a deliberate change to this test
+// too.
+var securityAnnotations = []string{"nginx.org/basic-auth-realm", "nginx.org/basic-auth-secret", "nginx.org/policies",
+	"nginx.com/jwt-key", "nginx.com/jwt-realm", "nginx.com/jwt-token", "nginx.com/jwt-login-url"}
 
 func TestSecurityAnnotationsFailClosedInTable(t *testing.T) {
 	var got []string
 	for _, a := range annotations.Known() {
 		if a.Status == annotations.AnnotationFailClosed {
 			got = append(got, a.Key(annotations.DefaultPrefix))
-			if a.Kind != "Ingress" || (a.Family != annotations.FamilyIngressNginx && a.Family != annotations.FamilyNIC) {
-				t.Errorf("%s: fail-closed annotations are ingress-nginx or NIC Ingress annotations", a.Name)
+			if a.Kind != "Ingress" || (a.Family != annotations.FamilyIngressNginx && a.Family != annotations.FamilyNIC &&
+				a.Family != annotations.FamilyNICPlus) {
+				t.Errorf("%s: fail-closed annotations are ingress-nginx, NIC or NGINX Plus Ingress annotations", a.Name)
 			}
 		}
 	}
@@ -86,6 +89,12 @@ func TestIngressAnnotations(t *testing.T) {
 		{name: "nginx.org annotation not yet supported", annotations: map[string]string{"nginx.org/proxy-hide-headers": "X-A"},
 			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "nginx.org/proxy-hide-headers"},
 		{name: "a valid nginx.org annotation", annotations: map[string]string{"nginx.org/proxy-read-timeout": "30s"}},
+		{name: "NGINX Plus's JWT fails closed", annotations: map[string]string{"nginx.com/jwt-key": "jwk-secret", "nginx.com/jwt-realm": "api"},
+			closed: true, reasons: []string{model.ReasonSecurityAnnotation, model.ReasonSecurityAnnotation}, naming: "JWT validation needs NGINX Plus"},
+		{name: "NGINX Plus's health checks are reported", annotations: map[string]string{"nginx.com/health-checks": "true"},
+			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "active health checks need NGINX Plus"},
+		{name: "unknown nginx.com annotation", annotations: map[string]string{"nginx.com/no-such-thing": "1"},
+			reasons: []string{model.ReasonUnknownAnnotation}, naming: "nginx.com/no-such-thing"},
 		{name: "an invalid nginx.org annotation", annotations: map[string]string{"nginx.org/proxy-read-timeout": "forever"},
 			reasons: []string{model.ReasonInvalidAnnotation}, naming: "nginx.org/proxy-read-timeout"},
 		{name: "both spellings of one setting: ingress-nginx's wins", annotations: map[string]string{"nginx.org/proxy-read-timeout": "30s",

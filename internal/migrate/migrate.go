@@ -320,7 +320,7 @@ func checkIngress(ing *networkingv1.Ingress, prefix string, allowSnippets bool, 
 	problems = append(problems, res.GateSnippets(ref, allowSnippets)...)
 	var keys []string
 	for k := range ing.Annotations {
-		if strings.HasPrefix(k, prefix+"/") || strings.HasPrefix(k, annotations.CausewayPrefix+"/") || strings.HasPrefix(k, annotations.NICPrefix+"/") {
+		if _, _, ours := annotations.Split(k, prefix, "Ingress"); ours {
 			keys = append(keys, k)
 		}
 	}
@@ -375,13 +375,7 @@ func annotationEntry(key, value, prefix string, problems []model.Problem, closed
 	for _, p := range problems {
 		e.Messages = append(e.Messages, p.Message)
 	}
-	family, name := annotations.FamilyIngressNginx, strings.TrimPrefix(key, prefix+"/")
-	switch {
-	case strings.HasPrefix(key, annotations.CausewayPrefix+"/"):
-		family, name = annotations.FamilyCauseway, strings.TrimPrefix(key, annotations.CausewayPrefix+"/")
-	case strings.HasPrefix(key, annotations.NICPrefix+"/"):
-		family, name = annotations.FamilyNIC, strings.TrimPrefix(key, annotations.NICPrefix+"/")
-	}
+	family, name, _ := annotations.Split(key, prefix, "Ingress")
 	a, known := annotations.Lookup(family, name)
 	if !known {
 		e.Verdict = Unknown

@@ -97,6 +97,8 @@ func TestAnnotationVerdicts(t *testing.T) {
 		{"NIC's, invalid", map[string]string{"nginx.org/proxy-read-timeout": "forever"}, "nginx.org/proxy-read-timeout", Invalid, "value \"forever\""},
 		{"NIC's, not yet supported", map[string]string{"nginx.org/proxy-hide-headers": "X-A"}, "nginx.org/proxy-hide-headers", Unsupported, "not supported yet"},
 		{"NIC's basic authentication", map[string]string{"nginx.org/basic-auth-secret": "users"}, "nginx.org/basic-auth-secret", FailClosed, "answers 503"},
+		{"NGINX Plus's JWT", map[string]string{"nginx.com/jwt-key": "jwk"}, "nginx.com/jwt-key", FailClosed, "needs NGINX Plus"},
+		{"NGINX Plus's health checks", map[string]string{"nginx.com/health-checks": "true"}, "nginx.com/health-checks", Unsupported, "need NGINX Plus"},
 		{"NIC's, unknown", map[string]string{"nginx.org/no-such-thing": "1"}, "nginx.org/no-such-thing", Unknown, "unknown"},
 		{"NIC's beside ingress-nginx's", map[string]string{"nginx.org/proxy-read-timeout": "30s", p + "proxy-read-timeout": "20"},
 			"nginx.org/proxy-read-timeout", Unsupported, "which wins"},

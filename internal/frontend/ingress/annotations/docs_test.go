@@ -1,6 +1,7 @@
 package annotations
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -48,7 +49,7 @@ func docTables() map[string]string {
 	for _, a := range Known() {
 		var name string
 		switch {
-		case a.Family == FamilyNIC:
+		case a.Family == FamilyNIC || a.Family == FamilyNICPlus:
 			name = blockNIC
 		case a.Status == AnnotationFailClosed:
 			name = blockFailClosed
@@ -133,7 +134,7 @@ func nicTable(rows []Annotation) string {
 			same = mdCode(DefaultPrefix + "/" + a.SameAs)
 		}
 		cells[i] = []string{mdCode(a.Key(DefaultPrefix)), mdText(string(a.Status)), orDash(string(a.Scope), "—"), same,
-			orDash(a.Default, "—"), orDash(a.Grammar, "—"), orDash(a.Difference, "none")}
+			orDash(a.Default, "—"), orDash(a.Grammar, "—"), orDash(cmp.Or(a.Difference, a.Instead), "none")}
 	}
 	return table([]string{"annotation", "status", "scope", "same value as", "default", "accepted values", "difference from NIC"}, cells)
 }

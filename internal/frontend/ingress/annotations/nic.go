@@ -100,6 +100,31 @@ var (
 	nicFailClosed = []string{"basic-auth-secret", "basic-auth-realm", "policies"}
 )
 
+// NGINX Plus's Ingress annotations (nginx.com/), which NIC reads only with
+// NGINX Plus. Causeway has none of them; they are reported, and the JWT
+// ones, which protect paths, close every path of the Ingress.
+const (
+	NICPlusPrefix                  = "nginx.com"
+	FamilyNICPlus AnnotationFamily = "nginx-plus"
+)
+
+// nicPlusRows are every nginx.com row of the registry.
+var nicPlusRows = concat(
+	nicPlus(AnnotationNotYetSupported, "health", "active health checks need NGINX Plus; the Lua balancer's passive checks "+
+		"(max-fails, fail-timeout) take endpoints out", "health-checks", "health-checks-mandatory", "health-checks-mandatory-queue"),
+	nicPlus(AnnotationNotYetSupported, "balance", "needs NGINX Plus", "slow-start"),
+	nicPlus(AnnotationNotYetSupported, "balance", "NGINX Plus's sticky cookie: use the affinity annotations (affinity: cookie)", "sticky-cookie-services"),
+	nicPlus(AnnotationFailClosed, "auth", "JWT validation needs NGINX Plus", "jwt-key", "jwt-realm", "jwt-token", "jwt-login-url"),
+)
+
+func nicPlus(st AnnotationStatus, group, instead string, names ...string) []Annotation {
+	out := rows(FamilyNICPlus, "Ingress", group, st, names...)
+	for i := range out {
+		out[i].Instead = instead
+	}
+	return out
+}
+
 // nicRows are every nginx.org row of the registry.
 var nicRows = concat(nicSupported, rows(FamilyNIC, "Ingress", "nginx.org", AnnotationNotYetSupported, nicNotYet...),
 	rows(FamilyNIC, "Ingress", "auth", AnnotationFailClosed, nicFailClosed...))

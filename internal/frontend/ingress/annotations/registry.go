@@ -132,8 +132,29 @@ func (a Annotation) Key(prefix string) string {
 		return CausewayPrefix + "/" + a.Name
 	case FamilyNIC:
 		return NICPrefix + "/" + a.Name
+	case FamilyNICPlus:
+		return NICPlusPrefix + "/" + a.Name
 	}
 	return prefix + "/" + a.Name
+}
+
+// Split says which family of ours an annotation key of an object of kind
+// belongs to, and its name there; ok is false for a key that is not ours.
+// NGINX Ingress Controller's families are read from Ingresses only.
+func Split(key, prefix, kind string) (f AnnotationFamily, name string, ok bool) {
+	for _, c := range []struct {
+		prefix  string
+		family  AnnotationFamily
+		ingress bool
+	}{
+		{prefix, FamilyIngressNginx, false}, {CausewayPrefix, FamilyCauseway, false},
+		{NICPrefix, FamilyNIC, true}, {NICPlusPrefix, FamilyNICPlus, true},
+	} {
+		if name, found := strings.CutPrefix(key, c.prefix+"/"); found && (!c.ingress || kind == "Ingress") {
+			return c.family, name, true
+		}
+	}
+	return "", "", false
 }
 
 // rows builds table rows that share family, kind, group and status.
@@ -152,7 +173,7 @@ func ingressNginx(group string, st AnnotationStatus, names ...string) []Annotati
 // annotationTable is every known annotation. The ingress-nginx names are
 // those of its annotation reference; security ones are listed under
 // "auth" with AnnotationFailClosed.
-var annotationTable = concat(append([][]Annotation{pending, nicRows}, groupRows()...)...)
+var annotationTable = concat(append([][]Annotation{pending, nicRows, nicPlusRows}, groupRows()...)...)
 
 func groupRows() [][]Annotation {
 	out := make([][]Annotation, len(groups))
@@ -288,17 +309,11 @@ func Check(ref model.ObjectRef, annotations map[string]string, prefix string) Ch
 		c.Problems = append(c.Problems, model.Problem{Object: ref, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
 	for _, k := range keys {
-		var id annotationID
-		switch {
-		case strings.HasPrefix(k, prefix+"/"):
-			id = annotationID{FamilyIngressNginx, k[len(prefix)+1:]}
-		case strings.HasPrefix(k, CausewayPrefix+"/"):
-			id = annotationID{FamilyCauseway, k[len(CausewayPrefix)+1:]}
-		case strings.HasPrefix(k, NICPrefix+"/") && ref.Kind == "Ingress":
-			id = annotationID{FamilyNIC, k[len(NICPrefix)+1:]}
-		default:
-			continue // not ours
+		family, name, ours := Split(k, prefix, ref.Kind)
+		if !ours {
+			continue
 		}
+		id := annotationID{family, name}
 		a, known := annotationIndex[id]
 		switch {
 		case !known:
@@ -308,8 +323,12 @@ func Check(ref model.ObjectRef, annotations map[string]string, prefix string) Ch
 		case a.Status == AnnotationFailClosed:
 			c.FailClosed = append(c.FailClosed, k)
 			// Always reported: it explains why paths answer 503.
+			why := "is not supported yet"
+			if a.Instead != "" {
+				why = "is not supported (" + a.Instead + ")"
+			}
 			c.Problems = append(c.Problems, model.Problem{Object: ref, Reason: model.ReasonSecurityAnnotation, Message: fmt.Sprintf(
-				"security annotation %s is not supported yet; every path of this Ingress answers 503 rather than being served without it", k)})
+				"security annotation %s %s; every path of this Ingress answers 503 rather than being served without it", k, why)})
 		case a.Status == AnnotationNotYetSupported:
 			msg := fmt.Sprintf("annotation %s is not supported yet and is ignored", k)
 			if a.Instead != "" {
