@@ -12,6 +12,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/causeway/causeway/test/cluster"
 	"github.com/causeway/causeway/test/harness"
@@ -123,17 +124,24 @@ func ensureBackends(t *testing.T, cw *cluster.Causeway) {
 // scaleEcho scales the echo Deployment and waits until exactly n ready
 // endpoints are in its EndpointSlices and no other Pod is left.
 func scaleEcho(ctx context.Context, cw *cluster.Causeway, n int) error {
-	s, err := cw.Client.AppsV1().Deployments(echoNS).GetScale(ctx, "echo", metav1.GetOptions{})
-	if err != nil {
+	if err := setEchoReplicas(ctx, cw, n); err != nil {
 		return err
 	}
-	if s.Spec.Replicas != int32(n) {
-		s.Spec.Replicas = int32(n)
-		if _, err := cw.Client.AppsV1().Deployments(echoNS).UpdateScale(ctx, "echo", s, metav1.UpdateOptions{}); err != nil {
+	return waitEcho(ctx, cw, n)
+}
+
+// setEchoReplicas asks for n replicas of echo, reading the scale again
+// when the Deployment's controller wrote it in between (a conflict).
+func setEchoReplicas(ctx context.Context, cw *cluster.Causeway, n int) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := cw.Client.AppsV1().Deployments(echoNS).GetScale(ctx, "echo", metav1.GetOptions{})
+		if err != nil || s.Spec.Replicas == int32(n) {
 			return err
 		}
-	}
-	return waitEcho(ctx, cw, n)
+		s.Spec.Replicas = int32(n)
+		_, err = cw.Client.AppsV1().Deployments(echoNS).UpdateScale(ctx, "echo", s, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // waitEcho waits for the Deployment's rollout to finish with n ready

@@ -302,12 +302,7 @@ func TestChurnUnderLoad(t *testing.T) {
 	}
 	// And back: the time from the first ready endpoint (as the test sees
 	// it in the EndpointSlice) to the first 2xx.
-	s, err := cw.Client.AppsV1().Deployments(echoNS).GetScale(ctx, "echo", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Spec.Replicas = 1
-	if _, err := cw.Client.AppsV1().Deployments(echoNS).UpdateScale(ctx, "echo", s, metav1.UpdateOptions{}); err != nil {
+	if err := setEchoReplicas(ctx, cw, 1); err != nil {
 		t.Fatal(err)
 	}
 	var readyAt time.Time
