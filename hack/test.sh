@@ -9,6 +9,7 @@
 #   2  the integration tier on nginx, then on Angie     (tier 2)
 #   3  the package tests that need kube-apiserver, the end-to-end tier
 #   4  the tunnel across network namespaces
+#      (the Angie tier runs beside 3 and 4)
 #   5  the image in podman, then the single-node cluster
 #
 # A tier waits only for the tools it needs; a failed build fails the tier
@@ -49,6 +50,28 @@ await() {
 		exit 1
 	fi
 }
+# tier_in_background runs a test tier beside the next ones, at normal
+# priority; await_tier prints its output and fails when it failed.
+tier_in_background() {
+	local name=$1
+	shift
+	(
+		set +e
+		"$@" >"${logs}/${name}.log" 2>&1
+		echo $? >"${logs}/${name}.rc"
+	) &
+	jobs+=($!)
+}
+await_tier() {
+	local name=$1 what=$2
+	while [[ ! -f "${logs}/${name}.rc" ]]; do sleep 1; done
+	say "${what}: its output"
+	cat "${logs}/${name}.log"
+	if [[ "$(cat "${logs}/${name}.rc")" != 0 ]]; then
+		say "${what} failed"
+		exit 1
+	fi
+}
 cleanup() {
 	for j in "${jobs[@]}"; do kill "${j}" 2>/dev/null || true; done
 }
@@ -66,9 +89,12 @@ ${make} test-unit-local
 say "tier 2: integration on nginx"
 ${make} test-integration
 
+# The Angie tier waits on nginx and backends far more than it computes:
+# it runs beside tiers 1 (kube-apiserver), 3 and 4, and its output is
+# printed whole when it ends.
 await angie
-say "tier 2: integration on Angie"
-${make} test-integration-angie
+say "tier 2: integration on Angie, in the background (${logs}/angie-tier.log)"
+tier_in_background angie-tier ${make} test-integration-angie
 
 await kube
 say "tier 1: package tests that need kube-apiserver"
@@ -77,6 +103,8 @@ say "tier 3: end-to-end"
 ${make} test-e2e
 say "tier 4: network namespaces"
 ${make} test-netns
+
+await_tier angie-tier "tier 2: integration on Angie"
 
 await images
 say "the image"
