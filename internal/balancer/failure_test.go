@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A dead endpoint (connection refused) is retried on a different
@@ -151,7 +152,13 @@ func TestDynamicSocketNotOnTCP(t *testing.T) {
 	}
 
 	// The processes: the master and its workers, and the sockets they hold.
+	// The master forks its workers after it is up: on a busy machine the
+	// second one may come a moment later.
 	pids := append([]int{n.cmd.Process.Pid}, n.workerPIDs()...)
+	for deadline := time.Now().Add(10 * time.Second); len(pids) < 3 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		pids = append([]int{n.cmd.Process.Pid}, n.workerPIDs()...)
+	}
 	if len(pids) < 3 {
 		t.Fatalf("found nginx processes %v, want a master and 2 workers", pids)
 	}
