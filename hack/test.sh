@@ -9,7 +9,7 @@
 #   2  the integration tier on nginx, then on Angie     (tier 2)
 #   3  the package tests that need kube-apiserver, the end-to-end tier
 #   4  the tunnel across network namespaces
-#      (the Angie tier runs beside 3 and 4)
+#      (the Angie tier runs beside the nginx tier, 3 and 4)
 #   5  the image in podman, then the single-node cluster
 #
 # A tier waits only for the tools it needs; a failed build fails the tier
@@ -86,15 +86,16 @@ say "tier 1: lint and package tests"
 ${make} lint
 ${make} test-unit-local
 
+# The integration tiers wait on nginx and backends far more than they
+# compute: the Angie one runs beside the nginx one (once Angie is built)
+# and the kube-apiserver, end-to-end and netns tiers, and its output is
+# printed whole when it ends.
+say "tier 2: integration on Angie, in the background once Angie is built (${logs}/angie-tier.log)"
+tier_in_background angie-tier bash -c "while [[ ! -f ${logs}/angie.rc ]]; do sleep 1; done
+	if [[ \$(cat ${logs}/angie.rc) != 0 ]]; then tail -n 40 ${logs}/angie.log; echo 'building angie failed'; exit 1; fi
+	exec ${make} test-integration-angie"
 say "tier 2: integration on nginx"
 ${make} test-integration
-
-# The Angie tier waits on nginx and backends far more than it computes:
-# it runs beside tiers 1 (kube-apiserver), 3 and 4, and its output is
-# printed whole when it ends.
-await angie
-say "tier 2: integration on Angie, in the background (${logs}/angie-tier.log)"
-tier_in_background angie-tier ${make} test-integration-angie
 
 await kube
 say "tier 1: package tests that need kube-apiserver"
