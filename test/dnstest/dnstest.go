@@ -29,15 +29,23 @@ type Server struct {
 func Start(t testing.TB, ip string) *Server {
 	t.Helper()
 	s := &Server{records: map[string][]string{}, rcodes: map[string]int{}, asked: map[string]int{}}
-	pc, err := net.ListenPacket("udp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Addr = netip.MustParseAddrPort(pc.LocalAddr().String())
-	ln, err := net.Listen("tcp", s.Addr.String())
-	if err != nil {
+	// The UDP port the kernel picks may be taken for TCP by another
+	// process: try other ports until both are free.
+	var pc net.PacketConn
+	var ln net.Listener
+	for attempt := 0; ; attempt++ {
+		var err error
+		if pc, err = net.ListenPacket("udp", net.JoinHostPort(ip, "0")); err != nil {
+			t.Fatal(err)
+		}
+		s.Addr = netip.MustParseAddrPort(pc.LocalAddr().String())
+		if ln, err = net.Listen("tcp", s.Addr.String()); err == nil {
+			break
+		}
 		pc.Close()
-		t.Fatal(err)
+		if attempt == 20 {
+			t.Fatal(err)
+		}
 	}
 	udp := &dns.Server{PacketConn: pc, Handler: s.handler(true)}
 	tcp := &dns.Server{Listener: ln, Handler: s.handler(false)}
