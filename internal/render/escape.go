@@ -142,15 +142,10 @@ const (
 // Both parts of the key are re-checked (a DNS label and a DNS subdomain)
 // because they become a path. A path joined to a variable or placed in a
 // Lua string cannot be quoted, so it must need no quoting at all
-// (quotedPathBody refuses anything else).
-func certDirectives(dir layout.Dir, key string, mode certMode) (cert, lua string, err error) {
-	return certDirectivesOCSP(dir, key, mode, false)
-}
-
-// certDirectivesOCSP is certDirectives; with ocsp, the Lua line also
+// (quotedPathBody refuses anything else). With ocsp, the Lua line also
 // names the secret's OCSP response file (layout.OCSPFile), which
 // causeway.certs staples when it exists.
-func certDirectivesOCSP(dir layout.Dir, key string, mode certMode, ocsp bool) (cert, lua string, err error) {
+func certDirectives(dir layout.Dir, key string, mode certMode, ocsp bool) (cert, lua string, err error) {
 	ns, name, err := secretParts(key)
 	if err != nil {
 		return "", "", err

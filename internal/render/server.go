@@ -297,7 +297,7 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		case m.Config.ReloadFreeCertificates:
 			mode = certPerHandshake
 		}
-		if v.Cert, v.CertLua, err = certDirectivesOCSP(p.StateDir, srv.TLS.Secret, mode, m.Config.EnableOCSP); err != nil {
+		if v.Cert, v.CertLua, err = certDirectives(p.StateDir, srv.TLS.Secret, mode, m.Config.EnableOCSP); err != nil {
 			return nil, err
 		}
 		if mode == certAtReload && m.Config.EnableOCSP {

@@ -79,7 +79,7 @@ func streamTLS(v *streamView, m *model.Model, key string, p Params) error {
 		if s.Key() != key {
 			continue
 		}
-		cert, _, err := certDirectives(p.StateDir, key, certAtReload)
+		cert, _, err := certDirectives(p.StateDir, key, certAtReload, false)
 		if err != nil {
 			return err
 		}
