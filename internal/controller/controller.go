@@ -102,6 +102,9 @@ type Controller struct {
 	started   bool
 	badObject map[string]exclusion
 	badSecret map[string]exclusion
+	// chains are the certificate chains fillOCSP parsed, by the SHA-256
+	// of their Secret's PEM; only the last kept build's.
+	chains map[[32]byte]parsedChain
 	// lastLive is the snapshot whose configuration last went live:
 	// bisection suspects only the Ingresses that changed since.
 	lastLive    *source.Snapshot

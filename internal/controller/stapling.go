@@ -44,8 +44,16 @@ func (c *Controller) fillOCSP(m *model.Model, snap *source.Snapshot, keep bool) 
 	var problems []model.Problem
 	var certs []stapling.Cert
 	keys := map[*model.TLSSecret]string{}
+	parsed := make(map[[32]byte]parsedChain, len(m.Secrets))
 	for _, s := range m.Secrets {
-		leaf, issuer := chain(s.PEM)
+		// Every build sees every Secret: parse a chain once, not per build.
+		sum := sha256.Sum256(s.PEM)
+		pc, ok := c.chains[sum]
+		if !ok {
+			pc.leaf, pc.issuer = chain(s.PEM)
+		}
+		parsed[sum] = pc
+		leaf, issuer := pc.leaf, pc.issuer
 		if leaf == nil || len(leaf.OCSPServer) == 0 {
 			continue // nothing to ask
 		}
@@ -54,13 +62,14 @@ func (c *Controller) fillOCSP(m *model.Model, snap *source.Snapshot, keep bool) 
 				"certificate after it, which the request needs; nothing is stapled"))
 			continue
 		}
-		sum := sha256.Sum256(leaf.Raw)
-		key := s.Key() + "@" + hex.EncodeToString(sum[:8])
+		leafSum := sha256.Sum256(leaf.Raw)
+		key := s.Key() + "@" + hex.EncodeToString(leafSum[:8])
 		keys[s] = key
 		certs = append(certs, stapling.Cert{Key: key, Leaf: leaf, Issuer: issuer})
 	}
 	if keep {
 		st.Keep(certs)
+		c.chains = parsed
 	}
 	for _, s := range m.Secrets {
 		key, ok := keys[s]
@@ -79,6 +88,9 @@ func (c *Controller) fillOCSP(m *model.Model, snap *source.Snapshot, keep bool) 
 	}
 	return problems
 }
+
+// parsedChain is a Secret's chain as fillOCSP parsed it.
+type parsedChain struct{ leaf, issuer *x509.Certificate }
 
 // chain is a PEM chain's first certificate and the one after it.
 func chain(data []byte) (leaf, issuer *x509.Certificate) {
