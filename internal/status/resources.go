@@ -18,6 +18,7 @@ import (
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/status/address"
+	"github.com/causeway/causeway/internal/writequeue"
 )
 
 // Kind is one of NGINX Ingress Controller's kinds whose status the
@@ -204,21 +205,12 @@ type ResourceWriterOptions struct {
 // dropped.
 type ResourceWriter struct {
 	opts  ResourceWriterOptions
-	queue writeQueue
+	queue *writequeue.Queue[resourceTarget] // by "Kind/namespace/name"
 
-	mu      sync.Mutex
-	last    *Outcome
-	targets map[string]resourceTarget // by "Kind/namespace/name"
-	seq     uint64
-	// written remembers our last write to each object until snapshots
-	// catch up with it (see Writer.written).
-	written map[string]resourceWritten
-}
-
-type resourceWritten struct {
-	uid           types.UID
-	before, after string
-	status        ResourceStatus
+	mu   sync.Mutex
+	last *Outcome
+	// written holds our writes until snapshots catch up with them.
+	written writequeue.Written[ResourceStatus]
 }
 
 type resourceTarget struct {
@@ -226,7 +218,6 @@ type resourceTarget struct {
 	obj  metav1.Object
 	rv   string
 	want ResourceStatus
-	seq  uint64
 }
 
 // NewResourceWriter returns a ResourceWriter; Run starts its workers.
@@ -234,12 +225,9 @@ func NewResourceWriter(opts ResourceWriterOptions) *ResourceWriter {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
 	}
-	return &ResourceWriter{
-		opts:    opts,
-		queue:   newWriteQueue(opts.Workers, opts.Log, "object"),
-		targets: map[string]resourceTarget{},
-		written: map[string]resourceWritten{},
-	}
+	w := &ResourceWriter{opts: opts}
+	w.queue = newQueue(opts.Workers, opts.IsLeader, opts.Log, "object", w.write)
+	return w
 }
 
 // Observe takes a sync's Outcome; it never blocks on the API.
@@ -281,7 +269,7 @@ func (w *ResourceWriter) planLocked() {
 			endpoints = append(endpoints, nicv1.ExternalEndpoint{IP: a.IP, Hostname: a.Hostname, Ports: ports})
 		}
 	}
-	targets := make(map[string]resourceTarget, len(w.targets))
+	targets := make(map[string]resourceTarget)
 	present := make(map[types.UID]bool, len(o.Resources))
 	for _, v := range o.Resources {
 		if v.Kind.Endpoints && !known {
@@ -289,40 +277,21 @@ func (w *ResourceWriter) planLocked() {
 		}
 		key := v.Kind.Name + "/" + v.Key()
 		present[v.Object.GetUID()] = true
-		have, rv := v.Status, v.Object.GetResourceVersion()
-		if wr, ok := w.written[key]; ok {
-			if wr.uid == v.Object.GetUID() && rv == wr.before {
-				have, rv = wr.status, wr.after // the snapshot predates our write
-			} else {
-				delete(w.written, key)
-			}
-		}
+		have, rv := w.written.Current(key, v.Object.GetUID(), v.Object.GetResourceVersion(), v.Status)
 		want := WantStatus(v, endpoints)
 		if have.equal(want) {
 			continue
 		}
-		w.seq++
-		targets[key] = resourceTarget{kind: v.Kind, obj: v.Object, rv: rv, want: want, seq: w.seq}
-		w.queue.add(key)
+		targets[key] = resourceTarget{kind: v.Kind, obj: v.Object, rv: rv, want: want}
 	}
-	for key, wr := range w.written {
-		if !present[wr.uid] {
-			delete(w.written, key)
-		}
-	}
-	w.targets = targets
+	w.written.Keep(present)
+	w.queue.Set(targets)
 }
 
 // Run writes until ctx is done.
-func (w *ResourceWriter) Run(ctx context.Context) { w.queue.run(ctx, w.write) }
+func (w *ResourceWriter) Run(ctx context.Context) { w.queue.Run(ctx) }
 
-func (w *ResourceWriter) write(ctx context.Context, key string) error {
-	w.mu.Lock()
-	t, ok := w.targets[key]
-	w.mu.Unlock()
-	if !ok || !w.opts.IsLeader() {
-		return nil
-	}
+func (w *ResourceWriter) write(ctx context.Context, key string, t resourceTarget) error {
 	patch, err := resourcePatch(t.kind, t.rv, t.want)
 	if err != nil {
 		return err
@@ -336,35 +305,19 @@ func (w *ResourceWriter) write(ctx context.Context, key string) error {
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		w.forget(key, t)
 		return nil
 	case err != nil:
 		return fmt.Errorf("patch %s status: %w", t.kind.Name, err)
 	}
-	w.mu.Lock()
-	if updated != nil && updated.GetResourceVersion() != "" {
-		w.written[key] = resourceWritten{uid: t.obj.GetUID(), before: t.rv, after: updated.GetResourceVersion(), status: t.want}
+	if updated != nil {
+		w.written.Record(key, t.obj.GetUID(), t.rv, updated.GetResourceVersion(), t.want)
 	}
-	w.mu.Unlock()
-	w.forget(key, t)
 	w.opts.Log.Debug("status written", "object", key, "state", t.want.State)
 	return nil
 }
 
-func (w *ResourceWriter) forget(key string, t resourceTarget) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if cur, ok := w.targets[key]; ok && cur.seq == t.seq {
-		delete(w.targets, key)
-	}
-}
-
 // Pending is the number of writes still to do (for tests).
-func (w *ResourceWriter) Pending() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.targets)
-}
+func (w *ResourceWriter) Pending() int { return w.queue.Pending() }
 
 // resourcePatch is the merge patch that makes an object's status want. Every
 // field of the kind is spelled out, an empty one as null, so that the

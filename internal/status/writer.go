@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/causeway/causeway/internal/status/address"
+	"github.com/causeway/causeway/internal/writequeue"
 )
 
 // FieldManager names the controller in managedFields of what it writes.
@@ -50,24 +51,13 @@ type WriterOptions struct {
 // arrived.
 type Writer struct {
 	opts  WriterOptions
-	queue writeQueue
+	queue *writequeue.Queue[target]
 
 	mu      sync.Mutex
-	last    *Outcome          // the latest Outcome, nil before the first
-	targets map[string]target // writes still to do, by Ingress key
+	last    *Outcome // the latest Outcome, nil before the first
 	cleared map[types.UID]bool
-	seq     uint64 // numbers targets, so a finished write never drops a newer one
-	// written remembers our last write to each Ingress until snapshots
-	// catch up with it: a snapshot taken before the write lands shows the
-	// old status and must not cause a second, conflicting write.
-	written map[string]written
-}
-
-// written is one successful write.
-type written struct {
-	uid           types.UID
-	before, after string // resourceVersions around the write
-	status        []networkingv1.IngressLoadBalancerIngress
+	// written holds our writes until snapshots catch up with them.
+	written writequeue.Written[[]networkingv1.IngressLoadBalancerIngress]
 }
 
 // target is one write to do.
@@ -76,7 +66,6 @@ type target struct {
 	rv    string                // its resourceVersion, the write's precondition
 	want  []networkingv1.IngressLoadBalancerIngress
 	clear bool // clearing an Ingress that is no longer ours
-	seq   uint64
 }
 
 // NewWriter returns a Writer; Run starts its workers.
@@ -84,13 +73,9 @@ func NewWriter(opts WriterOptions) *Writer {
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
-	return &Writer{
-		opts:    opts,
-		queue:   newWriteQueue(opts.Workers, opts.Log, "ingress"),
-		targets: map[string]target{},
-		cleared: map[types.UID]bool{},
-		written: map[string]written{},
-	}
+	w := &Writer{opts: opts, cleared: map[types.UID]bool{}}
+	w.queue = newQueue(opts.Workers, opts.IsLeader, opts.Log, "ingress", w.write)
+	return w
 }
 
 // Observe takes a sync's Outcome. It is cheap and never blocks on the API,
@@ -120,20 +105,12 @@ func (w *Writer) planLocked() {
 		return // never clear what we cannot yet compare
 	}
 	o := *w.last
-	targets := make(map[string]target, len(w.targets))
+	targets := make(map[string]target)
 	present := make(map[types.UID]bool, len(o.Ingresses))
 	for _, v := range o.Ingresses {
 		ing := v.Ingress
 		present[ing.UID] = true
-		have, rv := ing.Status.LoadBalancer.Ingress, ing.ResourceVersion
-		if wr, ok := w.written[v.Key()]; ok {
-			switch {
-			case wr.uid == ing.UID && rv == wr.before:
-				have, rv = wr.status, wr.after // the snapshot predates our write
-			default:
-				delete(w.written, v.Key()) // caught up, or changed since
-			}
-		}
+		have, rv := w.written.Current(v.Key(), ing.UID, ing.ResourceVersion, ing.Status.LoadBalancer.Ingress)
 		var t target
 		switch {
 		case v.Ours && !o.Applied:
@@ -154,35 +131,22 @@ func (w *Writer) planLocked() {
 			continue
 		}
 		t.rv = rv
-		w.seq++
-		t.seq = w.seq
 		targets[v.Key()] = t
-		w.queue.add(v.Key())
 	}
 	for uid := range w.cleared {
 		if !present[uid] {
 			delete(w.cleared, uid)
 		}
 	}
-	for key, wr := range w.written {
-		if !present[wr.uid] {
-			delete(w.written, key)
-		}
-	}
-	w.targets = targets
+	w.written.Keep(present)
+	w.queue.Set(targets)
 }
 
 // Run writes until ctx is done.
-func (w *Writer) Run(ctx context.Context) { w.queue.run(ctx, w.write) }
+func (w *Writer) Run(ctx context.Context) { w.queue.Run(ctx) }
 
-// write applies the target for key, if there still is one.
-func (w *Writer) write(ctx context.Context, key string) error {
-	w.mu.Lock()
-	t, ok := w.targets[key]
-	w.mu.Unlock()
-	if !ok || !w.opts.IsLeader() {
-		return nil
-	}
+// write applies t, the target for key.
+func (w *Writer) write(ctx context.Context, key string, t target) error {
 	patch, err := statusPatch(t.rv, t.want)
 	if err != nil {
 		return err
@@ -199,7 +163,6 @@ func (w *Writer) write(ctx context.Context, key string) error {
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		w.forget(key, t)
 		return nil
 	case err != nil:
 		return fmt.Errorf("patch status: %w", err)
@@ -208,30 +171,16 @@ func (w *Writer) write(ctx context.Context, key string) error {
 	if t.clear {
 		w.cleared[t.ing.UID] = true
 	}
-	if updated != nil && updated.ResourceVersion != "" {
-		w.written[key] = written{uid: t.ing.UID, before: t.rv, after: updated.ResourceVersion, status: t.want}
+	if updated != nil {
+		w.written.Record(key, t.ing.UID, t.rv, updated.ResourceVersion, t.want)
 	}
 	w.mu.Unlock()
-	w.forget(key, t)
 	w.opts.Log.Debug("Ingress status written", "ingress", key, "addresses", describe(t.want))
 	return nil
 }
 
-// forget drops the target for key unless a newer plan replaced it.
-func (w *Writer) forget(key string, t target) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if cur, ok := w.targets[key]; ok && cur.seq == t.seq {
-		delete(w.targets, key)
-	}
-}
-
 // Pending is the number of writes still to do (for tests and benchmarks).
-func (w *Writer) Pending() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.targets)
-}
+func (w *Writer) Pending() int { return w.queue.Pending() }
 
 func statusPatch(resourceVersion string, want []networkingv1.IngressLoadBalancerIngress) ([]byte, error) {
 	type loadBalancer struct {
