@@ -22,9 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/writequeue"
 )
 
 // Kind is one kind of object VirtualServers ask for.
@@ -63,7 +63,7 @@ type Options struct {
 // garbage collection of what it controls.
 type Writer struct {
 	opts  Options
-	queue workqueue.TypedRateLimitingInterface[string]
+	queue *writequeue.Queue[wanted] // by VirtualServer
 
 	mu sync.Mutex
 	// served are the VirtualServers of the last Observe.
@@ -94,10 +94,15 @@ func NewWriter(opts Options) *Writer {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Writer{opts: opts, want: map[string]wanted{}, done: map[string]wanted{}, asked: map[string]answer{},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, time.Minute),
-			workqueue.TypedRateLimitingQueueConfig[string]{})}
+	w := &Writer{opts: opts, want: map[string]wanted{}, done: map[string]wanted{}, asked: map[string]answer{}}
+	w.queue = writequeue.New(writequeue.Options{
+		BaseDelay: 500 * time.Millisecond, MaxDelay: time.Minute,
+		IsLeader: opts.IsLeader, // Resync queues everything again on becoming leader
+		OnRetry: func(key string, err error) {
+			opts.Log.Warn(strings.ToLower(opts.Kind.Name)+" not written; retrying", "virtualserver", key, "err", err)
+		},
+	}, w.write)
+	return w
 }
 
 // Observe takes the VirtualServers served by a sync (ours, not
@@ -137,46 +142,22 @@ func (w *Writer) planLocked() {
 		next[key] = wanted{vs: vs, obj: a.obj}
 	}
 	w.want, w.asked = next, asked
+	targets := make(map[string]wanted)
 	for key, want := range w.want {
 		if done, ok := w.done[key]; ok && done.vs.UID == want.vs.UID &&
 			(done.obj == want.obj || !w.opts.Kind.Differs(done.obj, want.obj) && done.obj.GetName() == want.obj.GetName()) {
 			continue
 		}
-		w.queue.Add(key)
+		targets[key] = want
 	}
+	w.queue.Set(targets)
 }
 
 // Run writes the queued VirtualServers' objects until ctx is done.
-func (w *Writer) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		w.queue.ShutDown()
-	}()
-	for {
-		key, shutdown := w.queue.Get()
-		if shutdown {
-			return
-		}
-		if err := w.write(ctx, key); err != nil && ctx.Err() == nil {
-			w.opts.Log.Warn(strings.ToLower(w.opts.Kind.Name)+" not written; retrying", "virtualserver", key, "err", err)
-			w.queue.AddRateLimited(key)
-		} else {
-			w.queue.Forget(key)
-		}
-		w.queue.Done(key)
-	}
-}
+func (w *Writer) Run(ctx context.Context) { w.queue.Run(ctx) }
 
-func (w *Writer) write(ctx context.Context, key string) error {
-	if !w.opts.IsLeader() {
-		return nil // Resync queues everything again on becoming leader
-	}
-	w.mu.Lock()
-	want, ok := w.want[key]
-	w.mu.Unlock()
-	if !ok {
-		return nil
-	}
+// write makes the object of the VirtualServer key what it wants.
+func (w *Writer) write(ctx context.Context, key string, want wanted) error {
 	k, vs, obj := w.opts.Kind, want.vs, want.obj
 	objs := w.opts.Client.Resource(k.Resource).Namespace(vs.Namespace)
 	have, err := objs.Get(ctx, obj.GetName(), metav1.GetOptions{})
