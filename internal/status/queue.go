@@ -1,7 +1,9 @@
 package status
 
 import (
+	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -9,16 +11,69 @@ import (
 	"github.com/causeway/causeway/internal/writequeue"
 )
 
-// newQueue is the leader's write queue as every status writer uses it:
-// what names the objects in log lines ("ingress", "object").
-func newQueue[T any](workers int, isLeader func() bool, log *slog.Logger, what string, write writequeue.Write[T]) *writequeue.Queue[T] {
-	return writequeue.New(writequeue.Options{
-		Workers:   workers,
-		BaseDelay: 200 * time.Millisecond, MaxDelay: 30 * time.Second,
-		IsLeader: isLeader,
-		OnRetry:  logRetry(log, what),
-	}, write)
+// statusQueue is what every status writer shares: it keeps the latest
+// Outcome, plans the writes it asks for while this replica leads (at every
+// sync and on Resync), and writes them through the leader's write queue.
+// A writer adds what it writes: the plan, by key, and the write of one
+// key.
+type statusQueue[T any] struct {
+	queue    *writequeue.Queue[T]
+	isLeader func() bool
+	// plan returns the writes o asks for, or false to keep the last
+	// plan's. It runs with mu held.
+	plan func(o Outcome) (map[string]T, bool)
+
+	mu   sync.Mutex
+	last *Outcome // the latest Outcome, nil before the first
 }
+
+// newStatusQueue returns a statusQueue with the backoff every status
+// writer uses; what names its objects in log lines ("ingress", "object").
+func newStatusQueue[T any](workers int, isLeader func() bool, log *slog.Logger, what string,
+	plan func(Outcome) (map[string]T, bool), write writequeue.Write[T]) *statusQueue[T] {
+	return &statusQueue[T]{
+		queue: writequeue.New(writequeue.Options{
+			Workers:   workers,
+			BaseDelay: 200 * time.Millisecond, MaxDelay: 30 * time.Second,
+			IsLeader: isLeader,
+			OnRetry:  logRetry(log, what),
+		}, write),
+		isLeader: isLeader,
+		plan:     plan,
+	}
+}
+
+// Observe takes a sync's Outcome. It is cheap and never blocks on the API,
+// so it may be called from the controller's sync.
+func (q *statusQueue[T]) Observe(o Outcome) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.last = &o
+	q.planLocked()
+}
+
+// Resync re-plans from the latest Outcome; call it when this replica starts
+// leading or the published addresses change.
+func (q *statusQueue[T]) Resync() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.planLocked()
+}
+
+func (q *statusQueue[T]) planLocked() {
+	if q.last == nil || !q.isLeader() {
+		return
+	}
+	if targets, ok := q.plan(*q.last); ok {
+		q.queue.Set(targets)
+	}
+}
+
+// Run writes until ctx is done.
+func (q *statusQueue[T]) Run(ctx context.Context) { q.queue.Run(ctx) }
+
+// Pending is the number of writes still to do (for tests and benchmarks).
+func (q *statusQueue[T]) Pending() int { return q.queue.Pending() }
 
 // logRetry logs a status write that failed. A conflict (the object
 // changed since the snapshot) is retried quietly: by then a newer

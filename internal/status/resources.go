@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -204,11 +203,10 @@ type ResourceWriterOptions struct {
 // retried once a newer snapshot decides, and an object gone meanwhile is
 // dropped.
 type ResourceWriter struct {
-	opts  ResourceWriterOptions
-	queue *writequeue.Queue[resourceTarget] // by "Kind/namespace/name"
+	*statusQueue[resourceTarget] // keys are "Kind/namespace/name"
 
-	mu   sync.Mutex
-	last *Outcome
+	opts ResourceWriterOptions
+
 	// written holds our writes until snapshots catch up with them.
 	written writequeue.Written[ResourceStatus]
 }
@@ -226,35 +224,16 @@ func NewResourceWriter(opts ResourceWriterOptions) *ResourceWriter {
 		opts.Workers = 2
 	}
 	w := &ResourceWriter{opts: opts}
-	w.queue = newQueue(opts.Workers, opts.IsLeader, opts.Log, "object", w.write)
+	w.statusQueue = newStatusQueue(opts.Workers, opts.IsLeader, opts.Log, "object", w.plan, w.write)
 	return w
 }
 
-// Observe takes a sync's Outcome; it never blocks on the API.
-func (w *ResourceWriter) Observe(o Outcome) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.last = &o
-	w.planLocked()
-}
-
-// Resync re-plans from the latest Outcome; call it when this replica starts
-// leading or the published addresses change.
-func (w *ResourceWriter) Resync() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.planLocked()
-}
-
-func (w *ResourceWriter) planLocked() {
-	if w.last == nil || !w.opts.IsLeader() {
-		return
-	}
-	o := *w.last
+// plan computes the writes o asks for.
+func (w *ResourceWriter) plan(o Outcome) (map[string]resourceTarget, bool) {
 	if !o.Applied {
 		// nginx still serves what it served; so does the status. Targets
 		// planned from an earlier, applied Outcome stay: they describe it.
-		return
+		return nil, false
 	}
 	var endpoints []nicv1.ExternalEndpoint
 	known := true
@@ -285,11 +264,8 @@ func (w *ResourceWriter) planLocked() {
 		targets[key] = resourceTarget{kind: v.Kind, obj: v.Object, rv: rv, want: want}
 	}
 	w.written.Keep(present)
-	w.queue.Set(targets)
+	return targets, true
 }
-
-// Run writes until ctx is done.
-func (w *ResourceWriter) Run(ctx context.Context) { w.queue.Run(ctx) }
 
 func (w *ResourceWriter) write(ctx context.Context, key string, t resourceTarget) error {
 	patch, err := resourcePatch(t.kind, t.rv, t.want)
@@ -315,9 +291,6 @@ func (w *ResourceWriter) write(ctx context.Context, key string, t resourceTarget
 	w.opts.Log.Debug("status written", "object", key, "state", t.want.State)
 	return nil
 }
-
-// Pending is the number of writes still to do (for tests).
-func (w *ResourceWriter) Pending() int { return w.queue.Pending() }
 
 // resourcePatch is the merge patch that makes an object's status want. Every
 // field of the kind is spelled out, an empty one as null, so that the

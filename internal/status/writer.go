@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,11 +49,10 @@ type WriterOptions struct {
 // since the snapshot) is retried with backoff once a newer snapshot has
 // arrived.
 type Writer struct {
-	opts  WriterOptions
-	queue *writequeue.Queue[target]
+	*statusQueue[target] // keys are "namespace/name"
 
-	mu      sync.Mutex
-	last    *Outcome // the latest Outcome, nil before the first
+	opts WriterOptions
+	// cleared is guarded by mu, which is held while planning.
 	cleared map[types.UID]bool
 	// written holds our writes until snapshots catch up with them.
 	written writequeue.Written[[]networkingv1.IngressLoadBalancerIngress]
@@ -74,37 +72,16 @@ func NewWriter(opts WriterOptions) *Writer {
 		opts.Workers = 4
 	}
 	w := &Writer{opts: opts, cleared: map[types.UID]bool{}}
-	w.queue = newQueue(opts.Workers, opts.IsLeader, opts.Log, "ingress", w.write)
+	w.statusQueue = newStatusQueue(opts.Workers, opts.IsLeader, opts.Log, "ingress", w.plan, w.write)
 	return w
 }
 
-// Observe takes a sync's Outcome. It is cheap and never blocks on the API,
-// so it may be called from the controller's sync.
-func (w *Writer) Observe(o Outcome) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.last = &o
-	w.planLocked()
-}
-
-// Resync re-plans from the latest Outcome; call it when this replica starts
-// leading or the published addresses change.
-func (w *Writer) Resync() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.planLocked()
-}
-
-// planLocked recomputes the writes to do and queues them. w.mu is held.
-func (w *Writer) planLocked() {
-	if w.last == nil || !w.opts.IsLeader() {
-		return
-	}
+// plan computes the writes o asks for. w.mu is held.
+func (w *Writer) plan(o Outcome) (map[string]target, bool) {
 	addrs, known := w.opts.Addresses.Addresses()
 	if !known {
-		return // never clear what we cannot yet compare
+		return nil, false // never clear what we cannot yet compare
 	}
-	o := *w.last
 	targets := make(map[string]target)
 	present := make(map[types.UID]bool, len(o.Ingresses))
 	for _, v := range o.Ingresses {
@@ -139,11 +116,8 @@ func (w *Writer) planLocked() {
 		}
 	}
 	w.written.Keep(present)
-	w.queue.Set(targets)
+	return targets, true
 }
-
-// Run writes until ctx is done.
-func (w *Writer) Run(ctx context.Context) { w.queue.Run(ctx) }
 
 // write applies t, the target for key.
 func (w *Writer) write(ctx context.Context, key string, t target) error {
@@ -178,9 +152,6 @@ func (w *Writer) write(ctx context.Context, key string, t target) error {
 	w.opts.Log.Debug("Ingress status written", "ingress", key, "addresses", describe(t.want))
 	return nil
 }
-
-// Pending is the number of writes still to do (for tests and benchmarks).
-func (w *Writer) Pending() int { return w.queue.Pending() }
 
 func statusPatch(resourceVersion string, want []networkingv1.IngressLoadBalancerIngress) ([]byte, error) {
 	type loadBalancer struct {
