@@ -200,10 +200,13 @@ func (w *Writer) write(ctx context.Context, key string, want wanted) error {
 		}
 	}
 	w.mu.Lock()
-	if cur, ok := w.want[key]; ok && cur.obj == obj {
-		w.done[key] = want
+	defer w.mu.Unlock()
+	w.done[key] = want
+	if cur, ok := w.want[key]; ok && cur.obj != obj {
+		// The VirtualServer changed while this write ran, perhaps back to
+		// what was written before it: plan again against this write.
+		w.planLocked()
 	}
-	w.mu.Unlock()
 	return nil
 }
 

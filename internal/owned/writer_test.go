@@ -220,3 +220,41 @@ func TestWriterAsksOncePerResourceVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterChangeBackDuringWrite: a VirtualServer that changes A → B → A
+// while B is being written ends with A written, not B: what it wants is
+// compared with what was written last, not with an older write.
+func TestWriterChangeBackDuringWrite(t *testing.T) {
+	e := newWriterEnv(t)
+	a := cafe(&nicv1.CertManager{ClusterIssuer: "le"})
+	e.w.Observe([]*nicv1.VirtualServer{a})
+	e.certificate(t, "cafe-tls", func(c *unstructured.Unstructured) bool { return issuer(c) == "le" })
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	e.client.PrependReactor("update", "certificates", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if once.CompareAndSwap(false, true) {
+			close(entered)
+			<-release
+		}
+		return false, nil, nil // then the tracker writes it
+	})
+	b := cafe(&nicv1.CertManager{ClusterIssuer: "staging"})
+	e.w.Observe([]*nicv1.VirtualServer{b})
+	<-entered
+	e.w.Observe([]*nicv1.VirtualServer{cafe(&nicv1.CertManager{ClusterIssuer: "le"})})
+	close(release)
+	// B's update, then A's again.
+	e.certificate(t, "cafe-tls", func(c *unstructured.Unstructured) bool { return issuer(c) == "le" && e.updates() == 2 })
+}
+
+// updates counts the update requests the writer made.
+func (e *writerEnv) updates() int {
+	n := 0
+	for _, a := range e.client.Actions() {
+		if a.GetVerb() == "update" {
+			n++
+		}
+	}
+	return n
+}
