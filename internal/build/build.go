@@ -369,29 +369,25 @@ func (b *builder) server(host string) *model.Server {
 
 func (b *builder) addIngress(ing *networkingv1.Ingress) {
 	ref := ingress.Ref(ing)
-	if reason, ok := b.opts.Excluded[ref.Key()]; ok {
-		b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
-		return
-	}
-	if b.opts.DisableCatchAll && ing.Spec.DefaultBackend != nil {
-		b.problem(ref, model.ReasonUnsupported, true, "spec.defaultBackend makes the Ingress a catch-all, which --disable-catch-all refuses: "+
-			"the Ingress is not served; remove spec.defaultBackend to serve its rules")
-		return
-	}
-	ing, mergeable, ok := b.mergeable(ing, ref)
+	var mergeable string
+	t, ok := intake(b, ref, ing, func() (*ingress.Translation, []model.Problem, error) {
+		if b.opts.DisableCatchAll && ing.Spec.DefaultBackend != nil {
+			b.problem(ref, model.ReasonUnsupported, true, "spec.defaultBackend makes the Ingress a catch-all, which --disable-catch-all refuses: "+
+				"the Ingress is not served; remove spec.defaultBackend to serve its rules")
+			return nil, nil, errReported
+		}
+		var ok bool
+		if ing, mergeable, ok = b.mergeable(ing, ref); !ok {
+			return nil, nil, errReported
+		}
+		return ingress.Translate(ing, b.opts.AnnotationsPrefix, &b.model.Config.Defaults)
+	})
 	if !ok {
-		return
-	}
-	t, problems, err := ingress.Translate(ing, b.opts.AnnotationsPrefix, &b.model.Config.Defaults)
-	b.problems = append(b.problems, problems...)
-	if err != nil {
-		b.problem(ref, model.ReasonInvalid, true, "%v", err)
 		return
 	}
 	if mergeable == annotations.MergeableMinion {
 		b.minionServerSettings(t)
 	}
-	b.created[ref] = ing.CreationTimestamp
 	if t.Annotations.Canary != nil {
 		b.canaries = append(b.canaries, t)
 		return

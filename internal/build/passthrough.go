@@ -78,17 +78,10 @@ func (b *builder) passthroughTransportServers(tss []*nicv1.TransportServer) []*n
 // addPassthroughTransportServer serves one tls-passthrough TransportServer.
 func (b *builder) addPassthroughTransportServer(ts *nicv1.TransportServer) {
 	ref := nic.TSRef(ts)
-	if reason, ok := b.opts.Excluded[ref.Key()]; ok {
-		b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
+	t, ok := intake(b, ref, ts, func() (*nic.TransportServer, []model.Problem, error) { return nic.TranslateTransportServer(ts) })
+	if !ok {
 		return
 	}
-	t, problems, err := nic.TranslateTransportServer(ts)
-	b.problems = append(b.problems, problems...)
-	if err != nil {
-		b.problem(ref, model.ReasonInvalid, true, "%v", err)
-		return
-	}
-	b.created[ref] = ts.CreationTimestamp
 	if b.model.Passthrough == nil {
 		b.problem(ref, model.ReasonInvalid, true, "listener %q: %s; the TransportServer is not served", t.Listener, b.passthroughWhy)
 		return

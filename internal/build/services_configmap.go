@@ -47,9 +47,8 @@ func (b *builder) addServicesConfigMaps() {
 			continue
 		}
 		ref.UID = string(cm.UID)
-		if reason, ok := b.opts.Excluded[ref.Key()]; ok {
+		if b.excluded(ref) {
 			// nginx refused what it renders: the rest keeps serving.
-			b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
 			continue
 		}
 		if !b.opts.StreamAvailable {

@@ -153,17 +153,10 @@ func (b *builder) addTransportServers(snap *source.Snapshot) {
 			continue // with the hosts (passthrough.go)
 		}
 		ref := nic.TSRef(ts)
-		if reason, ok := b.opts.Excluded[ref.Key()]; ok {
-			b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
+		t, ok := intake(b, ref, ts, func() (*nic.TransportServer, []model.Problem, error) { return nic.TranslateTransportServer(ts) })
+		if !ok {
 			continue
 		}
-		t, problems, err := nic.TranslateTransportServer(ts)
-		b.problems = append(b.problems, problems...)
-		if err != nil {
-			b.problem(ref, model.ReasonInvalid, true, "%v", err)
-			continue
-		}
-		b.created[ref] = ts.CreationTimestamp
 		if !b.opts.StreamAvailable {
 			b.problem(ref, model.ReasonUnsupported, true, "nginx has no stream module (ngx_stream_module.so, Debian's libnginx-mod-stream, is not installed in the nginx modules directory); the TransportServer is not served")
 			continue

@@ -100,17 +100,12 @@ func (b *builder) hostTaken(ref model.ObjectRef, host string, byVirtualServer bo
 
 func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 	ref := nic.Ref(vs)
-	if reason, ok := b.opts.Excluded[ref.Key()]; ok {
-		b.problem(ref, model.ReasonExcluded, true, "excluded: %s", reason)
+	t, ok := intake(b, ref, vs, func() (*nic.VirtualServer, []model.Problem, error) {
+		return nic.TranslateVirtualServer(vs, &b.model.Config.Defaults)
+	})
+	if !ok {
 		return
 	}
-	t, problems, err := nic.TranslateVirtualServer(vs, &b.model.Config.Defaults)
-	b.problems = append(b.problems, problems...)
-	if err != nil {
-		b.problem(ref, model.ReasonInvalid, true, "%v", err)
-		return
-	}
-	b.created[ref] = vs.CreationTimestamp
 	if b.hostTaken(ref, t.Host, true) {
 		return
 	}
