@@ -137,7 +137,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		opts:           opts,
 		idx:            newServiceIndex(snap.Services, snap.EndpointSlices, snap.Pods, opts.NoExternalName),
 		servers:        make(map[string]*model.Server, len(snap.Ingresses)+len(snap.VirtualServers)),
-		claims:         make(map[claimKey]model.ObjectRef, paths),
+		claims:         make(owners[claimKey], paths),
 		backends:       map[string]*model.Backend{},
 		secrets:        map[string]*model.TLSSecret{},
 		secretsIn:      map[string]*corev1.Secret{},
@@ -153,8 +153,8 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		keepaliveOwner: map[string]model.ObjectRef{},
 		keepalivePools: map[string]bool{},
 		locs:           make(map[claimKey]*model.Location, paths),
-		hostOwner:      map[string]model.ObjectRef{},
-		ingressHost:    make(map[string]model.ObjectRef, len(snap.Ingresses)),
+		hostOwner:      owners[string]{},
+		ingressHost:    make(owners[string], len(snap.Ingresses)),
 		vsServers:      map[string]*nic.VirtualServer{},
 		nicPolicies:    map[string]*policyState{},
 		policiesIn:     map[string]*nicv1.Policy{},
@@ -255,11 +255,6 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	return &b.model, b.problems
 }
 
-type claimKey struct {
-	host, path string
-	typ        model.PathType
-}
-
 type builder struct {
 	// signinBases are the sign-in paths of externalAuth Policies
 	// (vspolicy_auth.go).
@@ -269,7 +264,7 @@ type builder struct {
 	model       model.Model
 	problems    []model.Problem
 	servers     map[string]*model.Server
-	claims      map[claimKey]model.ObjectRef
+	claims      owners[claimKey]
 	backends    map[string]*model.Backend
 	secrets     map[string]*model.TLSSecret
 	secretsIn   map[string]*corev1.Secret
@@ -314,7 +309,7 @@ type builder struct {
 	canaries []*ingress.Translation
 	// hostOwner is the VirtualServer that owns each of its hosts;
 	// ingressHost the oldest Ingress with a rule for each host.
-	hostOwner, ingressHost map[string]model.ObjectRef
+	hostOwner, ingressHost owners[string]
 	// vsServers are the translated VirtualServers by host.
 	vsServers map[string]*nic.VirtualServer
 	// httpSnippets are the served VirtualServers' http-snippets, which
@@ -435,9 +430,7 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 		if b.passthroughIngress(t, r.Host) {
 			b.addIngressPassthrough(t, r)
 		}
-		if _, seen := b.ingressHost[r.Host]; !seen {
-			b.ingressHost[r.Host] = ref
-		}
+		b.ingressHost.claim(r.Host, ref)
 		hosts[r.Host] = true
 		if !r.HTTP {
 			b.server(r.Host)
@@ -445,14 +438,12 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 		}
 		for _, p := range r.Paths {
 			ck := claimKey{host: r.Host, path: p.Match.Path, typ: p.Match.Type}
-			if owner, taken := b.claims[ck]; taken {
+			if owner, fresh := b.claims.claim(ck, ref); !fresh {
 				if owner != ref {
-					b.problem(ref, model.ReasonCollision, false,
-						"host %q path %q (%s) is already served by %s, %s", displayHost(r.Host), p.Match.Path, p.Match.Type, owner, b.whyFirst(owner, ref))
+					b.lost(ref, owner, false, "host %q path %q (%s) is already served by %s", displayHost(r.Host), p.Match.Path, p.Match.Type, owner)
 				}
 				continue
 			}
-			b.claims[ck] = ref
 			srv := b.server(r.Host)
 			loc := locate(p.Backend, p.Match, r.Host)
 			b.written[loc] = p.Written
@@ -494,25 +485,6 @@ func (b *builder) addTranslation(t *ingress.Translation) {
 // isZeroPolicy reports whether p sets nothing.
 func isZeroPolicy(p *model.Policy) bool { return reflect.ValueOf(p).Elem().IsZero() }
 
-// whyFirst explains why winner's claim beat loser's (see ranksFirst).
-func (b *builder) whyFirst(winner, loser model.ObjectRef) string {
-	tw, tl := b.created[winner], b.created[loser]
-	if !tw.Equal(&tl) {
-		return "which is older"
-	}
-	if tw.IsZero() {
-		return "which ranks first: neither has a creationTimestamp, so the greater namespace/name wins"
-	}
-	return "which ranks first: both have the same creationTimestamp, so the greater namespace/name wins, as in ingress-nginx"
-}
-
-func displayHost(h string) string {
-	if h == "" {
-		return "*"
-	}
-	return h
-}
-
 // setDefault records an Ingress's defaultBackend as a host's fallback; the
 // oldest Ingress keeps it.
 func (b *builder) setDefault(host string, loc *model.Location, ref model.ObjectRef) {
@@ -521,8 +493,7 @@ func (b *builder) setDefault(host string, loc *model.Location, ref model.ObjectR
 	}
 	if prev, ok := b.defaults[host]; ok {
 		if prev.Source != ref && host == "" {
-			b.problem(ref, model.ReasonCollision, false,
-				"defaultBackend for unmatched hosts is already provided by %s, %s", prev.Source, b.whyFirst(prev.Source, ref))
+			b.lost(ref, prev.Source, false, "defaultBackend for unmatched hosts is already provided by %s", prev.Source)
 		}
 		return
 	}

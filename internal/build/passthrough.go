@@ -86,11 +86,10 @@ func (b *builder) addPassthroughTransportServer(ts *nicv1.TransportServer) {
 		b.problem(ref, model.ReasonInvalid, true, "listener %q: %s; the TransportServer is not served", t.Listener, b.passthroughWhy)
 		return
 	}
-	if b.hostTaken(ref, t.Host, true) {
+	if !b.claimHost(ref, t.Host) {
 		// A Collision, as for a VirtualServer's host: Warning status.
 		return
 	}
-	b.hostOwner[t.Host] = ref
 	route := &model.PassthroughRoute{Host: t.Host, Upstream: t.Upstream.Settings, Proxy: t.Proxy, Source: ref}
 	be, err := b.idx.resolveProtocol(t.Namespace, &networkingv1.IngressServiceBackend{Name: t.Upstream.Service,
 		Port: networkingv1.ServiceBackendPort{Number: t.Upstream.Port}}, corev1.ProtocolTCP)

@@ -147,7 +147,7 @@ func (b *builder) ourTransportServers(tss []*nicv1.TransportServer) []*nicv1.Tra
 func (b *builder) addTransportServers(snap *source.Snapshot) {
 	tss := b.ourTransportServers(snap.TransportServers)
 	listeners, why := b.gc.stream, b.gc.why
-	owner := map[string]model.ObjectRef{}
+	owner := owners[string]{}
 	for _, ts := range tss {
 		if nic.IsPassthroughListener(ts.Spec.Listener) {
 			continue // with the hosts (passthrough.go)
@@ -174,11 +174,10 @@ func (b *builder) addTransportServers(snap *source.Snapshot) {
 			b.problem(ref, model.ReasonInvalid, true, "listener %q is %s, not %s", t.Listener, l.proto, t.Protocol)
 			continue
 		}
-		if o, taken := owner[l.name]; taken {
-			b.problem(ref, model.ReasonCollision, true, "listener %q belongs to %s, %s", l.name, o, b.whyFirst(o, ref))
+		if o, fresh := owner.claim(l.name, ref); !fresh {
+			b.lost(ref, o, true, "listener %q belongs to %s", l.name, o)
 			continue
 		}
-		owner[l.name] = ref
 		srv := &model.StreamServer{Listener: l.name, Port: l.port, IPv4: l.ipv4, IPv6: l.ipv6, Protocol: l.proto, Upstream: t.Upstream.Settings, Proxy: t.Proxy, Source: ref}
 		proto := corev1.ProtocolTCP
 		if l.proto == model.StreamUDP {

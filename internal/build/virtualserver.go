@@ -48,23 +48,6 @@ func rankObjects(ings []*networkingv1.Ingress, vss []*nicv1.VirtualServer, tss [
 	return out
 }
 
-// ranksFirst says whether a's claims come before b's: the older first
-// (creationTimestamp, whole seconds), and between two of the same second
-// the greater namespace/name, as ingress-nginx ranks Ingresses, so that
-// objects applied together have the same winner in every cluster (a UID
-// is random). The UID settles the rest: objects of different kinds with
-// the same namespace and name.
-func ranksFirst(a, b metav1.Object) bool {
-	ta, tb := a.GetCreationTimestamp().Time, b.GetCreationTimestamp().Time
-	if !ta.Equal(tb) {
-		return ta.Before(tb)
-	}
-	if na, nb := a.GetNamespace()+"/"+a.GetName(), b.GetNamespace()+"/"+b.GetName(); na != nb {
-		return na > nb
-	}
-	return a.GetUID() < b.GetUID()
-}
-
 // ourVirtualServers are those of our classes; a VirtualServer naming no
 // class is ours.
 func ourVirtualServers(classes *ingress.ClassFilter, vss []*nicv1.VirtualServer) []*nicv1.VirtualServer {
@@ -77,27 +60,6 @@ func ourVirtualServers(classes *ingress.ClassFilter, vss []*nicv1.VirtualServer)
 	return out
 }
 
-// hostTaken reports, with a Problem on ref, whether host belongs to
-// someone else: a VirtualServer, a passthrough TransportServer or
-// ssl-passthrough Ingress, or (for a VirtualServer or a passthrough
-// TransportServer, byVirtualServer) an Ingress.
-func (b *builder) hostTaken(ref model.ObjectRef, host string, byVirtualServer bool) bool {
-	owner, ok := b.hostOwner[host]
-	switch {
-	case ok && owner != ref:
-		b.problem(ref, model.ReasonCollision, false, "host %q belongs to %s, %s", displayHost(host), owner, b.whyFirst(owner, ref))
-		return true
-	case ok:
-		return false
-	case byVirtualServer:
-		if ing, used := b.ingressHost[host]; used {
-			b.problem(ref, model.ReasonCollision, false, "host %q belongs to %s, %s", displayHost(host), ing, b.whyFirst(ing, ref))
-			return true
-		}
-	}
-	return false
-}
-
 func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 	ref := nic.Ref(vs)
 	t, ok := intake(b, ref, vs, func() (*nic.VirtualServer, []model.Problem, error) {
@@ -106,10 +68,9 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 	if !ok {
 		return
 	}
-	if b.hostTaken(ref, t.Host, true) {
+	if !b.claimHost(ref, t.Host) {
 		return
 	}
-	b.hostOwner[t.Host] = ref
 	srv := b.server(t.Host)
 	srv.Sources = append(srv.Sources, ref)
 	b.vsListeners(srv, t)
