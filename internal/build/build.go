@@ -220,35 +220,16 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	b.defaultErrorsProblem()
 	b.model.DefaultCertificate = b.defaultSSLCertificate()
 
-	classes := ingress.NewClassFilter(opts.Class, snap.IngressClasses)
-	b.classes = classes
-	var ours []*networkingv1.Ingress
-	for _, ing := range snap.Ingresses {
-		if classes.IsOurs(ing) {
-			ours = append(ours, ing)
-		}
-	}
-	// Oldest first, UID breaking ties: the first claim on anything wins,
-	// whatever the kind.
+	b.classes = ingress.NewClassFilter(opts.Class, snap.IngressClasses)
 	b.server("") // the catch-all always exists
+	// Shared by kinds: TLS passthrough (Ingresses, TransportServers) and
+	// the GlobalConfiguration's listeners (VirtualServers,
+	// TransportServers).
 	b.initPassthrough()
 	b.readGlobalConfiguration(snap)
-	ranked := rankObjects(ours, ourVirtualServers(classes, snap.VirtualServers), b.passthroughTransportServers(snap.TransportServers))
-	b.findMasters(ranked)
-	for _, o := range ranked {
-		switch {
-		case o.ing != nil:
-			b.addIngress(o.ing)
-		case o.vs != nil:
-			b.addVirtualServer(o.vs)
-		default:
-			b.addPassthroughTransportServer(o.ts)
-		}
-	}
-	b.addCanaries()
-	b.reportUnused(snap)
-	b.addTransportServers(snap)
-	b.addServicesConfigMaps()
+	// Oldest first, UID breaking ties: the first claim on anything wins,
+	// whatever the kind.
+	b.process(snap, b.newProcessors())
 	b.finishPassthrough()
 	b.finish()
 	b.model.HTTPListeners = b.usedHTTPListeners()

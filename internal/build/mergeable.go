@@ -28,18 +28,15 @@ func mergeableHost(ing *networkingv1.Ingress) (string, bool) {
 	return ing.Spec.Rules[0].Host, true
 }
 
-// findMasters records the oldest valid master of each host, from objects
-// ranked oldest first.
-func (b *builder) findMasters(ranked []object) {
-	for _, o := range ranked {
-		if o.ing == nil {
+// findMasters records the oldest valid master of each host, from
+// Ingresses ranked oldest first.
+func (b *builder) findMasters(ranked []*networkingv1.Ingress) {
+	for _, ing := range ranked {
+		if _, excluded := b.opts.Excluded[ingress.Ref(ing).Key()]; excluded {
 			continue
 		}
-		if _, excluded := b.opts.Excluded[ingress.Ref(o.ing).Key()]; excluded {
-			continue
-		}
-		kind, err := annotations.MergeableType(o.ing.Annotations)
-		host, ok := mergeableHost(o.ing)
+		kind, err := annotations.MergeableType(ing.Annotations)
+		host, ok := mergeableHost(ing)
 		if err != nil || kind != annotations.MergeableMaster || !ok {
 			continue
 		}
@@ -47,7 +44,7 @@ func (b *builder) findMasters(ranked []object) {
 			b.masters = map[string]*networkingv1.Ingress{}
 		}
 		if _, taken := b.masters[host]; !taken {
-			b.masters[host] = o.ing
+			b.masters[host] = ing
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
 )
 
 // This file reads ingress-nginx's tcp-services and udp-services
@@ -153,3 +154,14 @@ func (b *builder) addServicesEntry(ref model.ObjectRef, proto model.StreamProtoc
 	}
 	b.model.Streams = append(b.model.Streams, srv)
 }
+
+// servicesConfigMapProcessor adds the stream servers of the tcp-services
+// and udp-services ConfigMaps, after the TransportServers, whose
+// listeners' ports they cannot take.
+type servicesConfigMapProcessor struct {
+	*builder
+}
+
+func (b *servicesConfigMapProcessor) objects(*source.Snapshot) []object { return nil }
+
+func (b *servicesConfigMapProcessor) after(*source.Snapshot) { b.addServicesConfigMaps() }

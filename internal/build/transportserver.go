@@ -206,3 +206,21 @@ func (b *builder) addTransportServers(snap *source.Snapshot) {
 	}
 	slices.SortFunc(b.model.Streams, func(x, y *model.StreamServer) int { return strings.Compare(x.Listener, y.Listener) })
 }
+
+// transportServerProcessor adds the TransportServers of our classes:
+// those of the tls-passthrough listener claim hosts with the other kinds
+// (passthrough.go); those of TCP and UDP listeners become stream servers
+// once the hosts are settled.
+type transportServerProcessor struct {
+	*builder
+}
+
+func (b *transportServerProcessor) objects(snap *source.Snapshot) []object {
+	var out []object
+	for _, ts := range b.passthroughTransportServers(snap.TransportServers) {
+		out = append(out, object{meta: ts, add: func() { b.addPassthroughTransportServer(ts) }})
+	}
+	return out
+}
+
+func (b *transportServerProcessor) after(snap *source.Snapshot) { b.addTransportServers(snap) }

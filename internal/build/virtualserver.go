@@ -3,15 +3,12 @@ package build
 import (
 	"fmt"
 	"reflect"
-	"sort"
-
-	networkingv1 "k8s.io/api/networking/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/nic"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
 )
 
 // This file adds NGINX Ingress Controller's VirtualServers. A
@@ -21,32 +18,6 @@ import (
 // server keeps nginx's own location order (routes as written, string
 // prefixes, regexes tried in order) and takes no paths from Ingress rules
 // without a host.
-
-// object is an Ingress, a VirtualServer or a tls-passthrough
-// TransportServer, ranked for claims on hosts.
-type object struct {
-	meta metav1.Object
-	ing  *networkingv1.Ingress
-	vs   *nicv1.VirtualServer
-	ts   *nicv1.TransportServer
-}
-
-// rankObjects orders Ingresses, VirtualServers and tls-passthrough
-// TransportServers together, oldest first.
-func rankObjects(ings []*networkingv1.Ingress, vss []*nicv1.VirtualServer, tss []*nicv1.TransportServer) []object {
-	out := make([]object, 0, len(ings)+len(vss)+len(tss))
-	for _, i := range ings {
-		out = append(out, object{meta: i, ing: i})
-	}
-	for _, v := range vss {
-		out = append(out, object{meta: v, vs: v})
-	}
-	for _, t := range tss {
-		out = append(out, object{meta: t, ts: t})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return ranksFirst(out[i].meta, out[j].meta) })
-	return out
-}
 
 // ourVirtualServers are those of our classes; a VirtualServer naming no
 // class is ours.
@@ -352,3 +323,20 @@ func (b *builder) htpasswdFile(f *model.AuthFile) (string, error) {
 	b.authFiles[key] = f
 	return key, nil
 }
+
+// virtualServerProcessor adds the VirtualServers of our classes, which
+// claim whole hosts, with the VirtualServerRoutes they delegate to and
+// the Policies they apply; then it checks those no VirtualServer used.
+type virtualServerProcessor struct {
+	*builder
+}
+
+func (b *virtualServerProcessor) objects(snap *source.Snapshot) []object {
+	var out []object
+	for _, vs := range ourVirtualServers(b.classes, snap.VirtualServers) {
+		out = append(out, object{meta: vs, add: func() { b.addVirtualServer(vs) }})
+	}
+	return out
+}
+
+func (b *virtualServerProcessor) after(snap *source.Snapshot) { b.reportUnused(snap) }
