@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/causeway/causeway/internal/source"
@@ -123,16 +122,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	if opts.AnnotationsPrefix == "" {
 		opts.AnnotationsPrefix = annotations.DefaultPrefix
 	}
-	// Sized up front: grown one Ingress at a time, these maps were a
-	// tenth of a build's garbage at 10,000 Ingresses.
-	paths := 0
-	for _, ing := range snap.Ingresses {
-		for _, r := range ing.Spec.Rules {
-			if r.HTTP != nil {
-				paths += len(r.HTTP.Paths)
-			}
-		}
-	}
+	paths := ingressPaths(snap.Ingresses)
 	b := &builder{
 		opts:           opts,
 		idx:            newServiceIndex(snap.Services, snap.EndpointSlices, snap.Pods, opts.NoExternalName),
@@ -144,7 +134,6 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		reported:       map[string]bool{},
 		created:        make(map[model.ObjectRef]metav1.Time, len(snap.Ingresses)),
 		tlsOwner:       map[string]model.ObjectRef{},
-		written:        make(map[*model.Location]string, paths),
 		configMaps:     map[string]*corev1.ConfigMap{},
 		proxySecrets:   map[string]*model.ProxySecret{},
 		authFiles:      map[string]*model.AuthFile{},
@@ -152,7 +141,6 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		limitsOwner:    map[string]model.ObjectRef{},
 		keepaliveOwner: map[string]model.ObjectRef{},
 		keepalivePools: map[string]bool{},
-		locs:           make(map[claimKey]*model.Location, paths),
 		hostOwner:      owners[string]{},
 		ingressHost:    make(owners[string], len(snap.Ingresses)),
 		vsServers:      map[string]*nic.VirtualServer{},
@@ -249,8 +237,6 @@ type builder struct {
 	backends    map[string]*model.Backend
 	secrets     map[string]*model.TLSSecret
 	secretsIn   map[string]*corev1.Secret
-	// defaults holds each host's default backend location, first claim wins.
-	defaults map[string]*model.Location
 	// reported de-duplicates problems raised once per object.
 	reported map[string]bool
 	// created holds each served Ingress's creationTimestamp, to explain
@@ -258,11 +244,6 @@ type builder struct {
 	created map[model.ObjectRef]metav1.Time
 	// tlsOwner is the Ingress whose spec.tls configured each host.
 	tlsOwner map[string]model.ObjectRef
-	// hostSettings are the server-level annotations won per host.
-	hostSettings map[string]*hostSettings
-	// written is each location's path as written in its Ingress, for
-	// hosts that turn into regex mode.
-	written map[*model.Location]string
 	// configMaps are the snapshot's ConfigMaps by "namespace/name".
 	configMaps map[string]*corev1.ConfigMap
 	// proxySecrets are the validated Secrets for TLS to backends.
@@ -283,11 +264,6 @@ type builder struct {
 	keepaliveTotal int
 	// globalDefault is the key of the --default-backend-service backend.
 	globalDefault string
-	// locs are the main locations by claim, which canaries split.
-	locs map[claimKey]*model.Location
-	// canaries are the canary Ingresses, oldest first, applied once
-	// every main Ingress has claimed its paths.
-	canaries []*ingress.Translation
 	// hostOwner is the VirtualServer that owns each of its hosts;
 	// ingressHost the oldest Ingress with a rule for each host.
 	hostOwner, ingressHost owners[string]
@@ -322,9 +298,10 @@ type builder struct {
 	// VirtualServer is served on.
 	gc       globalConfiguration
 	httpUsed map[string]*model.HTTPListener
-	// masters are the master Ingresses (nginx.org/mergeable-ingress-type)
-	// served, by host: the oldest of each host.
-	masters map[string]*networkingv1.Ingress
+	// ing is the Ingress processor: finish makes the servers no other
+	// processor owns as Ingress rules do (host-less paths, regex mode,
+	// defaultBackend, server annotations).
+	ing *ingressProcessor
 	// passthroughWhy says why TLS passthrough is not served (model.
 	// Passthrough is nil then), for the objects asking for it.
 	passthroughWhy string
@@ -343,168 +320,8 @@ func (b *builder) server(host string) *model.Server {
 	return s
 }
 
-func (b *builder) addIngress(ing *networkingv1.Ingress) {
-	ref := ingress.Ref(ing)
-	var mergeable string
-	t, ok := intake(b, ref, ing, func() (*ingress.Translation, []model.Problem, error) {
-		if b.opts.DisableCatchAll && ing.Spec.DefaultBackend != nil {
-			b.problem(ref, model.ReasonUnsupported, true, "spec.defaultBackend makes the Ingress a catch-all, which --disable-catch-all refuses: "+
-				"the Ingress is not served; remove spec.defaultBackend to serve its rules")
-			return nil, nil, errReported
-		}
-		var ok bool
-		if ing, mergeable, ok = b.mergeable(ing, ref); !ok {
-			return nil, nil, errReported
-		}
-		return ingress.Translate(ing, b.opts.AnnotationsPrefix, &b.model.Config.Defaults)
-	})
-	if !ok {
-		return
-	}
-	if mergeable == annotations.MergeableMinion {
-		b.minionServerSettings(t)
-	}
-	if t.Annotations.Canary != nil {
-		b.canaries = append(b.canaries, t)
-		return
-	}
-	b.snippets(t)
-	b.unroutedServices(t)
-	b.addTranslation(t)
-	b.addTLS(ing, ref)
-}
-
-// addTranslation claims the paths of a translated Ingress.
-func (b *builder) addTranslation(t *ingress.Translation) {
-	ref := t.Ref
-	// A security annotation Causeway cannot enforce closes every path the
-	// Ingress contributes: it keeps its claims, so no other Ingress serves
-	// them unprotected, and answers 503.
-	policy, fallback, refused := b.resolvePolicy(t)
-	// So does a security key of the ConfigMap that cannot be used (the
-	// Problem is on the ConfigMap).
-	closed := len(t.Annotations.FailClosed) > 0 || refused || len(b.model.Config.FailClosed) > 0
-	reported := false
-	locate := func(ib *networkingv1.IngressBackend, m model.Match, host string) *model.Location {
-		switch {
-		case closed:
-			return &model.Location{Match: m, Source: ref, Action: model.ReturnStatus(503)}
-		case t.Annotations.Redirect != nil:
-			return &model.Location{Match: m, Source: ref, Action: model.Action{Redirect: t.Annotations.Redirect}, Policy: policy}
-		}
-		pol := b.globalAuth(t, policy, m)
-		if host == "" && b.catchAllSelfAuth(t, pol, &reported) {
-			return &model.Location{Match: m, Source: ref, Action: model.ReturnStatus(503)}
-		}
-		loc := b.location(t, ib, m)
-		loc.Policy = servicePolicy(t, ib, pol)
-		if loc.Action.Proxy != nil {
-			loc.Action.Proxy.Fallback = fallback
-		}
-		return loc
-	}
-	hosts := map[string]bool{}
-	for _, r := range t.Rules {
-		if r.Host != "" && b.hostTaken(ref, r.Host, false) {
-			continue
-		}
-		if b.passthroughIngress(t, r.Host) {
-			b.addIngressPassthrough(t, r)
-		}
-		b.ingressHost.claim(r.Host, ref)
-		hosts[r.Host] = true
-		if !r.HTTP {
-			b.server(r.Host)
-			continue
-		}
-		for _, p := range r.Paths {
-			ck := claimKey{host: r.Host, path: p.Match.Path, typ: p.Match.Type}
-			if owner, fresh := b.claims.claim(ck, ref); !fresh {
-				if owner != ref {
-					b.lost(ref, owner, false, "host %q path %q (%s) is already served by %s", displayHost(r.Host), p.Match.Path, p.Match.Type, owner)
-				}
-				continue
-			}
-			srv := b.server(r.Host)
-			loc := locate(p.Backend, p.Match, r.Host)
-			b.written[loc] = p.Written
-			b.locs[ck] = loc
-			srv.Locations = append(srv.Locations, loc)
-		}
-	}
-	if d := t.Default; d != nil {
-		hosts[""] = true // the default backend also answers unknown hosts
-		m := model.Match{Type: model.Prefix, Path: "/"}
-		loc := locate(d, m, "-")
-		for h := range hosts {
-			if h == "" && selfAuth(loc.Policy) {
-				// The catch-all server cannot ask the request's host.
-				b.setDefault(h, locate(d, m, h), ref)
-				continue
-			}
-			b.setDefault(h, loc, ref)
-		}
-	}
-	for h := range hosts {
-		srv := b.server(h)
-		srv.Sources = append(srv.Sources, ref)
-		closeSnippetLocations(srv, t.Annotations.Server.Closed)
-		if h == "" && t.Annotations.Server.ClientTLS != nil {
-			// Rules without a host: of the server settings only client
-			// certificates apply to the catch-all server.
-			b.offerServerSettings(h, ref, &annotations.ServerSettings{ClientTLS: t.Annotations.Server.ClientTLS})
-		}
-		if h == "" {
-			b.catchAllTLS(ref, &t.Annotations.Server)
-		}
-		if h != "" {
-			b.offerServerSettings(h, ref, &t.Annotations.Server)
-		}
-	}
-}
-
 // isZeroPolicy reports whether p sets nothing.
 func isZeroPolicy(p *model.Policy) bool { return reflect.ValueOf(p).Elem().IsZero() }
-
-// setDefault records an Ingress's defaultBackend as a host's fallback; the
-// oldest Ingress keeps it.
-func (b *builder) setDefault(host string, loc *model.Location, ref model.ObjectRef) {
-	if b.defaults == nil {
-		b.defaults = map[string]*model.Location{}
-	}
-	if prev, ok := b.defaults[host]; ok {
-		if prev.Source != ref && host == "" {
-			b.lost(ref, prev.Source, false, "defaultBackend for unmatched hosts is already provided by %s", prev.Source)
-		}
-		return
-	}
-	b.defaults[host] = loc
-}
-
-// location resolves a backend reference into a Location.
-func (b *builder) location(t *ingress.Translation, ib *networkingv1.IngressBackend, m model.Match) *model.Location {
-	loc := &model.Location{Match: m, Source: t.Ref}
-	be, err := b.idx.resolve(t.Namespace, ib.Service)
-	if err != nil {
-		b.problem(t.Ref, model.ReasonMissingService, false, "%v; requests for %q answer 503", err, m.Path)
-		loc.Action = model.ReturnStatus(503)
-		return loc
-	}
-	if t.Annotations.ServiceUpstream {
-		what := "annotation " + b.opts.AnnotationsPrefix + "/service-upstream"
-		if slices.Contains(t.Annotations.Defaulted, "service-upstream") {
-			what = "the ConfigMap's service-upstream"
-		}
-		be = b.clusterIPBackend(t.Ref, be, what)
-	}
-	be = b.addBackend(be)
-	b.ingressBalance(t, be)
-	if l := t.Annotations.PeerLimits; l != nil {
-		b.claimLimits(t.Ref, "annotations nginx.org/max-fails and fail-timeout", be, *l)
-	}
-	loc.Action = model.ProxyTo(be.Key)
-	return loc
-}
 
 // addBackend registers a resolved backend once, with its Service's
 // balancing, and returns the registered one.
@@ -542,41 +359,6 @@ func (b *builder) setBalance(be *model.Backend) {
 
 func serviceRef(svc *corev1.Service) model.ObjectRef {
 	return model.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
-}
-
-// addTLS claims TLS for the Ingress's hosts; the oldest Ingress's secret
-// wins for a host. A missing or invalid secret leaves the host on the
-// default certificate.
-func (b *builder) addTLS(ing *networkingv1.Ingress, ref model.ObjectRef) {
-	for _, t := range ing.Spec.TLS {
-		hosts := t.Hosts
-		if len(hosts) == 0 {
-			hosts = []string{""} // no hosts: the certificate for unmatched hosts
-		}
-		secretKey := ""
-		if t.SecretName != "" {
-			secretKey = b.tlsSecret(ref, ing.Namespace, t.SecretName)
-		}
-		for _, h := range hosts {
-			if _, vs := b.hostOwner[h]; vs {
-				continue // reported with the host's rules
-			}
-			srv := b.server(h)
-			if srv.TLS != nil {
-				if owner := b.tlsOwner[h]; srv.TLS.Secret != secretKey {
-					by := "an earlier spec.tls entry of this Ingress"
-					if owner != ref {
-						by = owner.String() + ", " + b.whyFirst(owner, ref)
-					}
-					b.problem(ref, model.ReasonCollision, false,
-						"TLS for host %q is already configured by %s; secret %q is not used for it", displayHost(h), by, t.SecretName)
-				}
-				continue
-			}
-			srv.TLS = &model.ServerTLS{Secret: secretKey}
-			b.tlsOwner[h] = ref
-		}
-	}
 }
 
 // tlsSecret validates a referenced secret and returns its key, or "" (use
@@ -645,7 +427,7 @@ func (b *builder) defaultSSLCertificate() string {
 // redirects, keeps only referenced backends and secrets, and sorts.
 func (b *builder) finish() {
 	catchAll := b.servers[""]
-	global := b.defaults[""]
+	global := b.ing.defaults[""]
 	switch {
 	case global != nil:
 	case b.globalDefault != "":
@@ -676,13 +458,13 @@ func (b *builder) finish() {
 	for _, host := range hosts {
 		srv := b.servers[host]
 		srv.Default = global
-		if d, ok := b.defaults[host]; ok {
+		if d, ok := b.ing.defaults[host]; ok {
 			srv.Default = d
 		}
 		if b.vsServers[host] != nil {
 			// A VirtualServer's routes stay as written: nginx tries its
 			// regexes in that order.
-		} else if b.toRegex(srv); srv.Regex {
+		} else if b.ing.toRegex(srv); srv.Regex {
 			sortRegex(srv.Locations)
 		} else {
 			sort.Slice(srv.Locations, func(i, j int) bool {
@@ -700,7 +482,7 @@ func (b *builder) finish() {
 	b.globalSnippetAccess()
 	aliased := map[string]string{}
 	for _, srv := range b.model.Servers {
-		b.serverPolicy(srv, aliased)
+		b.ing.serverPolicy(srv, aliased)
 	}
 	b.foldHTTPSnippets()
 	b.model.CacheZones = b.usedCacheZones()

@@ -19,13 +19,13 @@ const ReasonCanary = "CanaryNotApplied"
 
 // addCanaries splits the main locations by the canary Ingresses, oldest
 // first.
-func (b *builder) addCanaries() {
+func (b *ingressProcessor) addCanaries() {
 	for _, t := range b.canaries {
 		b.addCanary(t)
 	}
 }
 
-func (b *builder) addCanary(t *ingress.Translation) {
+func (b *ingressProcessor) addCanary(t *ingress.Translation) {
 	ref := t.Ref
 	if t.Default != nil {
 		b.problem(ref, ReasonCanary, false, "spec.defaultBackend of a canary Ingress is not supported; ignored")
@@ -48,7 +48,7 @@ func (b *builder) addCanary(t *ingress.Translation) {
 
 // splitLocation attaches the canary of path p to the main location of
 // host and path, and reports whether it did.
-func (b *builder) splitLocation(t *ingress.Translation, host string, p ingress.Path, rule model.CanaryRule) bool {
+func (b *ingressProcessor) splitLocation(t *ingress.Translation, host string, p ingress.Path, rule model.CanaryRule) bool {
 	ref := t.Ref
 	where := func() string {
 		return "host " + quoteHost(host) + " path " + quotePath(p.Match.Path) + " (" + string(p.Match.Type) + ")"

@@ -30,7 +30,7 @@ func mergeableHost(ing *networkingv1.Ingress) (string, bool) {
 
 // findMasters records the oldest valid master of each host, from
 // Ingresses ranked oldest first.
-func (b *builder) findMasters(ranked []*networkingv1.Ingress) {
+func (b *ingressProcessor) findMasters(ranked []*networkingv1.Ingress) {
 	for _, ing := range ranked {
 		if _, excluded := b.opts.Excluded[ingress.Ref(ing).Key()]; excluded {
 			continue
@@ -53,7 +53,7 @@ func (b *builder) findMasters(ranked []*networkingv1.Ingress) {
 // Ingress to translate (a master without its paths; a minion without its
 // TLS, with the annotations it inherits), its type, and false when it is
 // not served (with a Problem).
-func (b *builder) mergeable(ing *networkingv1.Ingress, ref model.ObjectRef) (*networkingv1.Ingress, string, bool) {
+func (b *ingressProcessor) mergeable(ing *networkingv1.Ingress, ref model.ObjectRef) (*networkingv1.Ingress, string, bool) {
 	kind, err := annotations.MergeableType(ing.Annotations)
 	if err != nil {
 		b.problem(ref, model.ReasonInvalidAnnotation, true, "%v; the Ingress is not served, as in NGINX Ingress Controller", err)

@@ -43,8 +43,9 @@ type object struct {
 // order of their objects among equals (neither ranks first) and of
 // their after rounds is this list's.
 func (b *builder) newProcessors() []processor {
+	b.ing = &ingressProcessor{builder: b}
 	return []processor{
-		&ingressProcessor{builder: b},
+		b.ing,
 		&virtualServerProcessor{builder: b},
 		&transportServerProcessor{builder: b},
 		&servicesConfigMapProcessor{builder: b},

@@ -18,7 +18,7 @@ import (
 // A path that is not a valid regular expression (a Prefix "/a(" from an
 // Ingress without use-regex) is left out with a Problem; two locations
 // that become the same regex keep the older claim.
-func (b *builder) toRegex(srv *model.Server) {
+func (b *ingressProcessor) toRegex(srv *model.Server) {
 	if !slices.ContainsFunc(srv.Locations, func(l *model.Location) bool { return l.Match.Type == model.Regex }) {
 		return
 	}

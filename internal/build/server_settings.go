@@ -56,7 +56,7 @@ func (b *builder) settingKey(annotation string) string {
 
 // offerServerSettings applies an Ingress's server-level annotations to
 // host, oldest Ingress first.
-func (b *builder) offerServerSettings(host string, ref model.ObjectRef, offered *annotations.ServerSettings) {
+func (b *ingressProcessor) offerServerSettings(host string, ref model.ObjectRef, offered *annotations.ServerSettings) {
 	if b.hostSettings == nil {
 		b.hostSettings = map[string]*hostSettings{}
 	}
@@ -86,7 +86,7 @@ func (b *builder) offerServerSettings(host string, ref model.ObjectRef, offered 
 // serverPolicy turns the settings won for a host into the server's
 // policy, and decides its HTTPS redirect. Aliases that name another
 // server, or that an older host already aliases, are left out.
-func (b *builder) serverPolicy(srv *model.Server, aliased map[string]string) {
+func (b *ingressProcessor) serverPolicy(srv *model.Server, aliased map[string]string) {
 	if b.virtualServerPolicy(srv) {
 		return
 	}
