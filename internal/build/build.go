@@ -8,7 +8,6 @@ import (
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/frontend/nic"
 
-	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/model"
 	"maps"
 	"reflect"
@@ -143,17 +142,6 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 		keepalivePools: map[string]bool{},
 		hostOwner:      owners[string]{},
 		ingressHost:    make(owners[string], len(snap.Ingresses)),
-		vsServers:      map[string]*nic.VirtualServer{},
-		nicPolicies:    map[string]*policyState{},
-		policiesIn:     map[string]*nicv1.Policy{},
-		vsrsIn:         map[string]*nicv1.VirtualServerRoute{},
-		vsrUsed:        map[string]string{},
-	}
-	for _, r := range snap.VirtualServerRoutes {
-		b.vsrsIn[r.Namespace+"/"+r.Name] = r
-	}
-	for _, p := range snap.Policies {
-		b.policiesIn[p.Namespace+"/"+p.Name] = p
 	}
 	for _, s := range snap.Secrets {
 		b.secretsIn[s.Namespace+"/"+s.Name] = s
@@ -217,26 +205,23 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	b.readGlobalConfiguration(snap)
 	// Oldest first, UID breaking ties: the first claim on anything wins,
 	// whatever the kind.
-	b.process(snap, b.newProcessors())
+	b.procs = b.newProcessors()
+	b.process(snap, b.procs)
 	b.finishPassthrough()
 	b.finish()
-	b.model.HTTPListeners = b.usedHTTPListeners()
 	return &b.model, b.problems
 }
 
 type builder struct {
-	// signinBases are the sign-in paths of externalAuth Policies
-	// (vspolicy_auth.go).
-	signinBases map[*model.ExternalAuth]string
-	opts        Options
-	idx         *serviceIndex
-	model       model.Model
-	problems    []model.Problem
-	servers     map[string]*model.Server
-	claims      owners[claimKey]
-	backends    map[string]*model.Backend
-	secrets     map[string]*model.TLSSecret
-	secretsIn   map[string]*corev1.Secret
+	opts      Options
+	idx       *serviceIndex
+	model     model.Model
+	problems  []model.Problem
+	servers   map[string]*model.Server
+	claims    owners[claimKey]
+	backends  map[string]*model.Backend
+	secrets   map[string]*model.TLSSecret
+	secretsIn map[string]*corev1.Secret
 	// reported de-duplicates problems raised once per object.
 	reported map[string]bool
 	// created holds each served Ingress's creationTimestamp, to explain
@@ -267,37 +252,17 @@ type builder struct {
 	// hostOwner is the VirtualServer that owns each of its hosts;
 	// ingressHost the oldest Ingress with a rule for each host.
 	hostOwner, ingressHost owners[string]
-	// vsServers are the translated VirtualServers by host.
-	vsServers map[string]*nic.VirtualServer
 	// httpSnippets are the served VirtualServers' http-snippets, which
 	// foldHTTPSnippets applies to every host.
 	httpSnippets []*nic.Snippet
-	// cacheZones are the zones of cache Policies by name
-	// (vspolicy_cache.go).
-	cacheZones map[string]*model.CacheZone
-	// cacheZonesSize is the sum of their keys zones' sizes.
-	cacheZonesSize model.Size
-	// policiesIn are the snapshot's Policies by "namespace/name";
-	// nicPolicies what the build made of those referenced.
-	policiesIn  map[string]*nicv1.Policy
-	nicPolicies map[string]*policyState
-	// vsrsIn are the snapshot's VirtualServerRoutes by "namespace/name";
-	// vsrUsed the host and path of the route each serves (one each).
-	vsrsIn  map[string]*nicv1.VirtualServerRoute
-	vsrUsed map[string]string
-	// vsrsByHost are vsrsIn by spec.host, each ordered by
-	// "namespace/name": what routeSelector routes choose from, built on
-	// first use (see selected).
-	vsrsByHost map[string][]*nicv1.VirtualServerRoute
-	// vsrRegex: a VirtualServerRoute that regex routes delegate to, by
-	// host and "namespace/name", checked once for all their paths.
-	vsrRegex map[string]*delegated
 	// classes decides which objects are ours.
 	classes *ingress.ClassFilter
-	// gc is the GlobalConfiguration's listeners; httpUsed the HTTP ones a
-	// VirtualServer is served on.
-	gc       globalConfiguration
-	httpUsed map[string]*model.HTTPListener
+	// gc is the GlobalConfiguration's listeners, which VirtualServers and
+	// TransportServers use.
+	gc globalConfiguration
+	// procs are the processors, in the order Build runs them (see
+	// newProcessors).
+	procs []processor
 	// ing is the Ingress processor: finish makes the servers no other
 	// processor owns as Ingress rules do (host-less paths, regex mode,
 	// defaultBackend, server annotations).
@@ -438,7 +403,7 @@ func (b *builder) finish() {
 	}
 	hosts := slices.Sorted(maps.Keys(b.servers))
 	for _, host := range hosts {
-		if srv := b.servers[host]; host != "" && b.vsServers[host] == nil {
+		if srv := b.servers[host]; host != "" && b.ownedServer(host) == nil {
 			// A rule without a host applies to all traffic, so host-less
 			// paths also serve every named host unless the host has the
 			// same path and type itself. They are copied before any
@@ -461,7 +426,7 @@ func (b *builder) finish() {
 		if d, ok := b.ing.defaults[host]; ok {
 			srv.Default = d
 		}
-		if b.vsServers[host] != nil {
+		if b.ownedServer(host) != nil {
 			// A VirtualServer's routes stay as written: nginx tries its
 			// regexes in that order.
 		} else if b.ing.toRegex(srv); srv.Regex {
@@ -482,10 +447,18 @@ func (b *builder) finish() {
 	b.globalSnippetAccess()
 	aliased := map[string]string{}
 	for _, srv := range b.model.Servers {
+		if o := b.ownedServer(srv.Host); o != nil {
+			o.serverPolicy(srv)
+			continue
+		}
 		b.ing.serverPolicy(srv, aliased)
 	}
 	b.foldHTTPSnippets()
-	b.model.CacheZones = b.usedCacheZones()
+	for _, p := range b.procs {
+		if f, ok := p.(finisher); ok {
+			f.finishModel()
+		}
+	}
 
 	used := map[string]bool{}
 	usedSecrets := map[string]bool{}

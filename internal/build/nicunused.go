@@ -17,7 +17,7 @@ import (
 // reasons: no served VirtualServer has its host (NoVirtualServerFound), or
 // the one that has does not delegate to it (Ignored). An unused Policy is
 // no problem (it may be referenced later); an invalid one is.
-func (b *builder) reportUnused(snap *source.Snapshot) {
+func (b *virtualServerProcessor) reportUnused(snap *source.Snapshot) {
 	// A VirtualServerRoute a route delegated to but found invalid has
 	// been reported already.
 	rejected := map[model.ObjectRef]bool{}

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -30,6 +31,38 @@ type processor interface {
 	// split the paths won, references no object used, listeners of its
 	// own).
 	after(snap *source.Snapshot)
+}
+
+// A serverOwner is a processor whose objects own whole servers, as a
+// VirtualServer owns its host. finish leaves the locations of such a
+// server in the order the processor added them, adds no Ingress path
+// without a host to it, and lets the processor set its server-level
+// policy. The servers no processor owns are made as Ingress rules make
+// them (ingressProcessor).
+type serverOwner interface {
+	processor
+	// ownsServer reports whether the server of host is the processor's.
+	ownsServer(host string) bool
+	// serverPolicy sets the server-level policy of a server the
+	// processor owns, once every server has its locations.
+	serverPolicy(srv *model.Server)
+}
+
+// ownedServer is the processor that owns the server of host, or nil.
+func (b *builder) ownedServer(host string) serverOwner {
+	for _, p := range b.procs {
+		if o, ok := p.(serverOwner); ok && o.ownsServer(host) {
+			return o
+		}
+	}
+	return nil
+}
+
+// A finisher is a processor with work of its own once every server is
+// final: model-wide values that follow from what the servers use.
+type finisher interface {
+	processor
+	finishModel()
 }
 
 // object is a processor's object that claims hosts or paths, ranked with

@@ -87,9 +87,6 @@ func (b *ingressProcessor) offerServerSettings(host string, ref model.ObjectRef,
 // policy, and decides its HTTPS redirect. Aliases that name another
 // server, or that an older host already aliases, are left out.
 func (b *ingressProcessor) serverPolicy(srv *model.Server, aliased map[string]string) {
-	if b.virtualServerPolicy(srv) {
-		return
-	}
 	srv.SSLRedirect = b.model.Config.SSLRedirect && srv.TLS != nil
 	hs := b.hostSettings[srv.Host]
 	if hs != nil && hs.set.ClientTLS != nil {

@@ -31,9 +31,9 @@ func ourVirtualServers(classes *ingress.ClassFilter, vss []*nicv1.VirtualServer)
 	return out
 }
 
-func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
+func (b *virtualServerProcessor) addVirtualServer(vs *nicv1.VirtualServer) {
 	ref := nic.Ref(vs)
-	t, ok := intake(b, ref, vs, func() (*nic.VirtualServer, []model.Problem, error) {
+	t, ok := intake(b.builder, ref, vs, func() (*nic.VirtualServer, []model.Problem, error) {
 		return nic.TranslateVirtualServer(vs, &b.model.Config.Defaults)
 	})
 	if !ok {
@@ -61,7 +61,7 @@ func (b *builder) addVirtualServer(vs *nicv1.VirtualServer) {
 // VirtualServerRoute's subroutes) of owner to srv. outer are the
 // VirtualServer's Policies, which every route applies unless it has its
 // own of the same kind.
-func (b *builder) routeLocations(srv *model.Server, outer []string, owner model.ObjectRef, ns string,
+func (b *virtualServerProcessor) routeLocations(srv *model.Server, outer []string, owner model.ObjectRef, ns string,
 	upstreams map[string]*nic.Upstream, routes []nic.Route, host string) {
 	backends := b.vsBackends(owner, ns, upstreams)
 	for _, r := range routes {
@@ -205,7 +205,7 @@ func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[
 
 // virtualServerPolicy sets what a VirtualServer says about its host's
 // HTTPS redirect, in place of the ConfigMap's ssl-redirect.
-func (b *builder) virtualServerPolicy(srv *model.Server) bool {
+func (b *virtualServerProcessor) virtualServerPolicy(srv *model.Server) bool {
 	t := b.vsServers[srv.Host]
 	if t == nil {
 		return false
@@ -240,7 +240,7 @@ func (b *builder) virtualServerPolicy(srv *model.Server) bool {
 // VirtualServer's, each replaced by a route's own of the same kind. It
 // returns false (with a Problem on the VirtualServer) when a referenced
 // Policy is missing, of another class or invalid; nil when none applies.
-func (b *builder) routePolicies(ref model.ObjectRef, outer []string, r nic.Route) (*model.Policy, bool) {
+func (b *virtualServerProcessor) routePolicies(ref model.ObjectRef, outer []string, r nic.Route) (*model.Policy, bool) {
 	byKind := map[string]*nic.Policy{}
 	own := map[string]bool{}
 	for i, refs := range [][]string{outer, r.Policies} {
@@ -269,7 +269,7 @@ func (b *builder) routePolicies(ref model.ObjectRef, outer []string, r nic.Route
 
 // nicPolicy translates the Policy "namespace/name" once per build, with
 // its Problems on the Policy; why says why it cannot be used.
-func (b *builder) nicPolicy(key string) (*nic.Policy, string) {
+func (b *virtualServerProcessor) nicPolicy(key string) (*nic.Policy, string) {
 	if st, ok := b.nicPolicies[key]; ok {
 		return st.policy, st.why
 	}
@@ -329,9 +329,45 @@ func (b *builder) htpasswdFile(f *model.AuthFile) (string, error) {
 // the Policies they apply; then it checks those no VirtualServer used.
 type virtualServerProcessor struct {
 	*builder
+	// vsServers are the translated VirtualServers by host.
+	vsServers map[string]*nic.VirtualServer
+	// signinBases are the sign-in paths of externalAuth Policies
+	// (vspolicy_auth.go).
+	signinBases map[*model.ExternalAuth]string
+	// cacheZones are the zones of cache Policies by name
+	// (vspolicy_cache.go).
+	cacheZones map[string]*model.CacheZone
+	// cacheZonesSize is the sum of their keys zones' sizes.
+	cacheZonesSize model.Size
+	// policiesIn are the snapshot's Policies by "namespace/name";
+	// nicPolicies what the build made of those referenced.
+	policiesIn  map[string]*nicv1.Policy
+	nicPolicies map[string]*policyState
+	// vsrsIn are the snapshot's VirtualServerRoutes by "namespace/name";
+	// vsrUsed the host and path of the route each serves (one each).
+	vsrsIn  map[string]*nicv1.VirtualServerRoute
+	vsrUsed map[string]string
+	// vsrsByHost are vsrsIn by spec.host, each ordered by
+	// "namespace/name": what routeSelector routes choose from, built on
+	// first use (see selected).
+	vsrsByHost map[string][]*nicv1.VirtualServerRoute
+	// vsrRegex: a VirtualServerRoute that regex routes delegate to, by
+	// host and "namespace/name", checked once for all their paths.
+	vsrRegex map[string]*delegated
+	// httpUsed are the GlobalConfiguration's HTTP listeners a
+	// VirtualServer is served on.
+	httpUsed map[string]*model.HTTPListener
 }
 
 func (b *virtualServerProcessor) objects(snap *source.Snapshot) []object {
+	b.vsServers, b.nicPolicies = map[string]*nic.VirtualServer{}, map[string]*policyState{}
+	b.policiesIn, b.vsrsIn, b.vsrUsed = map[string]*nicv1.Policy{}, map[string]*nicv1.VirtualServerRoute{}, map[string]string{}
+	for _, r := range snap.VirtualServerRoutes {
+		b.vsrsIn[r.Namespace+"/"+r.Name] = r
+	}
+	for _, p := range snap.Policies {
+		b.policiesIn[p.Namespace+"/"+p.Name] = p
+	}
 	var out []object
 	for _, vs := range ourVirtualServers(b.classes, snap.VirtualServers) {
 		out = append(out, object{meta: vs, add: func() { b.addVirtualServer(vs) }})
@@ -340,3 +376,12 @@ func (b *virtualServerProcessor) objects(snap *source.Snapshot) []object {
 }
 
 func (b *virtualServerProcessor) after(snap *source.Snapshot) { b.reportUnused(snap) }
+
+func (b *virtualServerProcessor) ownsServer(host string) bool { return b.vsServers[host] != nil }
+
+func (b *virtualServerProcessor) serverPolicy(srv *model.Server) { b.virtualServerPolicy(srv) }
+
+func (b *virtualServerProcessor) finishModel() {
+	b.model.CacheZones = b.usedCacheZones()
+	b.model.HTTPListeners = b.usedHTTPListeners()
+}

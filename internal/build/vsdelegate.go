@@ -29,7 +29,7 @@ type delegated struct {
 // are routes. A named VirtualServerRoute that is missing, foreign or
 // invalid makes the path answer 404 (as in NGINX Ingress Controller),
 // with a Problem on the VirtualServer.
-func (b *builder) delegate(srv *model.Server, outer []string, vsRef model.ObjectRef, r nic.Route, host string, routes []nic.Route) {
+func (b *virtualServerProcessor) delegate(srv *model.Server, outer []string, vsRef model.ObjectRef, r nic.Route, host string, routes []nic.Route) {
 	if r.Selector != nil {
 		b.delegateSelected(srv, outer, vsRef, r, host, routes)
 		return
@@ -59,7 +59,7 @@ func (b *builder) delegate(srv *model.Server, outer []string, vsRef model.Object
 
 // namedDelegate checks the VirtualServerRoute a route names for the
 // paths delegated to it.
-func (b *builder) namedDelegate(r nic.Route, host string, paths ...model.Match) (*nic.VirtualServerRoute, string) {
+func (b *virtualServerProcessor) namedDelegate(r nic.Route, host string, paths ...model.Match) (*nic.VirtualServerRoute, string) {
 	vsr := b.vsrsIn[r.Delegate]
 	switch {
 	case vsr == nil:
@@ -81,7 +81,7 @@ func (b *builder) namedDelegate(r nic.Route, host string, paths ...model.Match) 
 
 // regexDelegate checks, once, the VirtualServerRoute that regex routes
 // name against all their paths, as NGINX Ingress Controller does.
-func (b *builder) regexDelegate(r nic.Route, host string, routes []nic.Route) (*nic.VirtualServerRoute, string) {
+func (b *virtualServerProcessor) regexDelegate(r nic.Route, host string, routes []nic.Route) (*nic.VirtualServerRoute, string) {
 	key := host + " " + r.Delegate
 	if d := b.vsrRegex[key]; d != nil {
 		return d.t, d.why
@@ -160,7 +160,7 @@ func (b *builder) answer404(srv *model.Server, vsRef model.ObjectRef, m model.Ma
 }
 
 // serveDelegated adds the locations of a VirtualServerRoute's subroutes.
-func (b *builder) serveDelegated(srv *model.Server, outer []string, vsRef model.ObjectRef, r nic.Route, t *nic.VirtualServerRoute, subs []nic.Route, host string) {
+func (b *virtualServerProcessor) serveDelegated(srv *model.Server, outer []string, vsRef model.ObjectRef, r nic.Route, t *nic.VirtualServerRoute, subs []nic.Route, host string) {
 	inheritSnippet(subs, r.Snippet)
 	b.inheritRoutePolicies(vsRef, r, t, subs)
 	if !slices.Contains(srv.Sources, t.Ref) {
@@ -175,7 +175,7 @@ func (b *builder) serveDelegated(srv *model.Server, outer []string, vsRef model.
 // invalid for it, already used or whose subroutes take a path already
 // served is left out, with a Problem; when none is left, the path answers
 // 404.
-func (b *builder) delegateSelected(srv *model.Server, outer []string, vsRef model.ObjectRef, r nic.Route, host string, routes []nic.Route) {
+func (b *virtualServerProcessor) delegateSelected(srv *model.Server, outer []string, vsRef model.ObjectRef, r nic.Route, host string, routes []nic.Route) {
 	served := 0
 	for _, vsr := range b.selected(r, host) {
 		key := vsr.Namespace + "/" + vsr.Name
@@ -217,7 +217,7 @@ func (b *builder) delegateSelected(srv *model.Server, outer []string, vsRef mode
 // The VirtualServerRoutes are indexed by host once per build, so that
 // many selector routes over many VirtualServerRoutes cost what their own
 // host holds, not every VirtualServerRoute each.
-func (b *builder) selected(r nic.Route, host string) []*nicv1.VirtualServerRoute {
+func (b *virtualServerProcessor) selected(r nic.Route, host string) []*nicv1.VirtualServerRoute {
 	if b.vsrsByHost == nil {
 		b.vsrsByHost = map[string][]*nicv1.VirtualServerRoute{}
 		for _, key := range slices.Sorted(maps.Keys(b.vsrsIn)) {
@@ -245,7 +245,7 @@ func selectorString(sel labels.Selector) string { return sel.String() }
 // with some; errorPages likewise. A route's Policy that is missing or
 // invalid is also a Problem on the VirtualServer (the subroutes taking it
 // answer 500), and a field no subroute takes is one too.
-func (b *builder) inheritRoutePolicies(vsRef model.ObjectRef, r nic.Route, t *nic.VirtualServerRoute, subs []nic.Route) {
+func (b *virtualServerProcessor) inheritRoutePolicies(vsRef model.ObjectRef, r nic.Route, t *nic.VirtualServerRoute, subs []nic.Route) {
 	var policies, pages int
 	for i := range subs {
 		if len(r.Policies) > 0 && len(subs[i].Policies) == 0 {

@@ -58,7 +58,7 @@ func listenerAddress(field, s string, ok func(netip.Addr) bool) (netip.Addr, err
 // names instead of the controller's ports. A name the GlobalConfiguration
 // lacks, or of the wrong kind, is a Problem, and the VirtualServer is not
 // served over that protocol: never on a port it did not ask for.
-func (b *builder) vsListeners(srv *model.Server, t *nic.VirtualServer) {
+func (b *virtualServerProcessor) vsListeners(srv *model.Server, t *nic.VirtualServer) {
 	l := t.Listener
 	if l == nil {
 		return
@@ -101,7 +101,7 @@ func (b *builder) vsListeners(srv *model.Server, t *nic.VirtualServer) {
 
 // usedHTTPListeners are the HTTP listeners some server is served on,
 // sorted by name.
-func (b *builder) usedHTTPListeners() []*model.HTTPListener {
+func (b *virtualServerProcessor) usedHTTPListeners() []*model.HTTPListener {
 	var out []*model.HTTPListener
 	for _, n := range slices.Sorted(maps.Keys(b.httpUsed)) {
 		out = append(out, b.httpUsed[n])

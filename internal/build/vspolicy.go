@@ -40,7 +40,7 @@ func policyReason(err error) string {
 // routePolicy adds one Policy's values to out. own is whether the route
 // names the Policy itself (not through the VirtualServer's). An error
 // makes the route answer 500.
-func (b *builder) routePolicy(owner model.ObjectRef, p *nic.Policy, out *model.Policy, own bool) error {
+func (b *virtualServerProcessor) routePolicy(owner model.ObjectRef, p *nic.Policy, out *model.Policy, own bool) error {
 	switch {
 	case p.Cache != nil:
 		out.Cache = b.responseCache(owner, p)
@@ -175,7 +175,7 @@ func failRoutes(srv *model.Server) {
 // VirtualServer to have TLS; without it, or when the CA Secret cannot be
 // used, every route answers 500. A missing or invalid Policy already makes
 // every route answer 500 (routePolicies).
-func (b *builder) vsClientTLS(srv *model.Server, t *nic.VirtualServer) {
+func (b *virtualServerProcessor) vsClientTLS(srv *model.Server, t *nic.VirtualServer) {
 	var m *nic.Policy
 	for _, key := range t.Policies {
 		if p, why := b.nicPolicy(key); why == "" && p.IngressMTLS != nil {

@@ -21,7 +21,7 @@ var errNoService = errors.New("cannot be asked")
 
 // externalAuth resolves an externalAuth Policy into the model's
 // external authentication.
-func (b *builder) externalAuth(p *nic.Policy) (*model.ExternalAuth, error) {
+func (b *virtualServerProcessor) externalAuth(p *nic.Policy) (*model.ExternalAuth, error) {
 	e := p.ExternalAuth
 	ns := p.Ref.Namespace
 	be, err := b.idx.resolve(ns, &networkingv1.IngressServiceBackend{Name: e.Service,
@@ -54,7 +54,7 @@ func (b *builder) externalAuth(p *nic.Policy) (*model.ExternalAuth, error) {
 // a prefix of the server proxied to the authentication Service without
 // authentication, as NGINX Ingress Controller does. A route of the same
 // path keeps it, with a Problem.
-func (b *builder) signinLocation(srv *model.Server, owner model.ObjectRef, loc *model.Location) {
+func (b *virtualServerProcessor) signinLocation(srv *model.Server, owner model.ObjectRef, loc *model.Location) {
 	if loc.Policy == nil || loc.Policy.ExternalAuth == nil {
 		return
 	}

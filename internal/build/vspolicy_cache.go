@@ -18,7 +18,7 @@ import (
 // model.MaxCacheZonesTotal is not made: the route is served without the
 // cache (nil), reported. Objects come oldest first, so the oldest keep
 // theirs.
-func (b *builder) responseCache(owner model.ObjectRef, p *nic.Policy) *model.ResponseCache {
+func (b *virtualServerProcessor) responseCache(owner model.ObjectRef, p *nic.Policy) *model.ResponseCache {
 	sum := sha256.Sum256([]byte(owner.Kind + "/" + owner.Key() + "|" + p.Ref.Key()))
 	name := "cw_" + hex.EncodeToString(sum[:6]) + "_" + p.Cache.Zone.Name
 	if b.cacheZones == nil {
@@ -45,7 +45,7 @@ func (b *builder) responseCache(owner model.ObjectRef, p *nic.Policy) *model.Res
 }
 
 // usedCacheZones are the zones the served locations use, by name.
-func (b *builder) usedCacheZones() []*model.CacheZone {
+func (b *virtualServerProcessor) usedCacheZones() []*model.CacheZone {
 	used := map[string]bool{}
 	for _, srv := range b.model.Servers {
 		for _, l := range srv.Locations {

@@ -43,7 +43,7 @@ func (b *builder) vsGunzip(srv *model.Server, t *nic.VirtualServer) {
 // its server, in place of the ConfigMap's HSTS. As in NGINX Ingress
 // Controller it needs spec.tls unless behindProxy is set; without, every
 // route answers 500.
-func (b *builder) vsHSTS(srv *model.Server, t *nic.VirtualServer) {
+func (b *virtualServerProcessor) vsHSTS(srv *model.Server, t *nic.VirtualServer) {
 	var h *nic.Policy
 	for _, key := range t.Policies {
 		if p, why := b.nicPolicy(key); why == "" && p.HSTS != nil {
