@@ -20,7 +20,7 @@ import (
 // and the Ingresses with ingress-nginx's ssl-passthrough annotation. A
 // passed-through host belongs to its object alone: one host, one Ingress,
 // VirtualServer or passthrough TransportServer, the oldest of any kind
-// (see rankObjects).
+// (see process, processor.go).
 
 // passthroughFlag is what the Problems tell users to turn on.
 const passthroughFlag = "--enable-tls-passthrough (or --enable-ssl-passthrough)"
@@ -63,7 +63,7 @@ func (b *builder) initPassthrough() {
 }
 
 // passthroughTransportServers are the TransportServers of ours on the
-// tls-passthrough listener, which rankObjects orders with the Ingresses
+// tls-passthrough listener, which process orders with the Ingresses
 // and VirtualServers.
 func (b *builder) passthroughTransportServers(tss []*nicv1.TransportServer) []*nicv1.TransportServer {
 	var out []*nicv1.TransportServer
