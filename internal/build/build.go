@@ -212,22 +212,27 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	return &b.model, b.problems
 }
 
+// builder is the state every processor shares, with its methods: the
+// servers, claims and host owners, backends and their settings, secrets,
+// Problems and creation times. The state of one kind is its processor's.
 type builder struct {
-	opts      Options
-	idx       *serviceIndex
-	model     model.Model
-	problems  []model.Problem
-	servers   map[string]*model.Server
+	opts     Options
+	idx      *serviceIndex
+	model    model.Model
+	problems []model.Problem
+	servers  map[string]*model.Server
+	// claims are the owners of hosts and paths (Ingress paths).
 	claims    owners[claimKey]
 	backends  map[string]*model.Backend
 	secrets   map[string]*model.TLSSecret
 	secretsIn map[string]*corev1.Secret
 	// reported de-duplicates problems raised once per object.
 	reported map[string]bool
-	// created holds each served Ingress's creationTimestamp, to explain
-	// why a claim was lost.
+	// created holds the creationTimestamp of each object past its intake,
+	// of any kind, to explain why a claim was lost (whyFirst).
 	created map[model.ObjectRef]metav1.Time
-	// tlsOwner is the Ingress whose spec.tls configured each host.
+	// tlsOwner is the Ingress (spec.tls) or VirtualServer that
+	// configured each host's TLS.
 	tlsOwner map[string]model.ObjectRef
 	// configMaps are the snapshot's ConfigMaps by "namespace/name".
 	configMaps map[string]*corev1.ConfigMap
@@ -249,8 +254,9 @@ type builder struct {
 	keepaliveTotal int
 	// globalDefault is the key of the --default-backend-service backend.
 	globalDefault string
-	// hostOwner is the VirtualServer that owns each of its hosts;
-	// ingressHost the oldest Ingress with a rule for each host.
+	// hostOwner is the object that owns each of its hosts alone (a
+	// VirtualServer, a tls-passthrough TransportServer, an ssl-passthrough
+	// Ingress); ingressHost the oldest Ingress with a rule for each host.
 	hostOwner, ingressHost owners[string]
 	// httpSnippets are the served VirtualServers' http-snippets, which
 	// foldHTTPSnippets applies to every host.
