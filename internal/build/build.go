@@ -258,6 +258,8 @@ type builder struct {
 	// VirtualServer, a tls-passthrough TransportServer, an ssl-passthrough
 	// Ingress); ingressHost the oldest Ingress with a rule for each host.
 	hostOwner, ingressHost owners[string]
+	// streamPorts are the ports the stream servers took (addStream).
+	streamPorts owners[streamPort]
 	// httpSnippets are the served VirtualServers' http-snippets, which
 	// foldHTTPSnippets applies to every host.
 	httpSnippets []*nic.Snippet

@@ -45,6 +45,24 @@ func (b *builder) claimHost(ref model.ObjectRef, host string) bool {
 	return true
 }
 
+// streamPort is what a stream server claims: a port of a transport.
+type streamPort struct {
+	port  int
+	proto model.StreamProtocol
+}
+
+// addStream adds a stream server, which claims its port for its source.
+// The GlobalConfiguration gives each listener its own port; a services
+// ConfigMap's entry comes after every TransportServer and loses a port
+// taken (addServicesEntry).
+func (b *builder) addStream(srv *model.StreamServer) {
+	if b.streamPorts == nil {
+		b.streamPorts = owners[streamPort]{}
+	}
+	b.streamPorts.claim(streamPort{srv.Port, srv.Protocol}, srv.Source)
+	b.model.Streams = append(b.model.Streams, srv)
+}
+
 // claimKey is what an Ingress path claims: a host, a path and its type.
 type claimKey struct {
 	host, path string

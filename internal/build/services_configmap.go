@@ -89,11 +89,9 @@ func (b *builder) addServicesEntry(ref model.ObjectRef, proto model.StreamProtoc
 		leftOut("port %d is the controller's HTTP or HTTPS port", port)
 		return
 	}
-	for _, s := range b.model.Streams {
-		if s.Port == port && s.Protocol == proto {
-			b.problem(ref, model.ReasonCollision, false, "key %q: %s port %d is already served for %s; left out", key, proto, port, s.Source)
-			return
-		}
+	if owner, taken := b.streamPorts[streamPort{port, proto}]; taken {
+		b.problem(ref, model.ReasonCollision, false, "key %q: %s port %d is already served for %s; left out", key, proto, port, owner)
+		return
 	}
 	svc, rest, ok := strings.Cut(value, ":")
 	ns, svcName, okNS := strings.Cut(svc, "/")
@@ -152,7 +150,7 @@ func (b *builder) addServicesEntry(ref model.ObjectRef, proto model.StreamProtoc
 	} else {
 		srv.Backend, srv.Endpoints = be.Key, be.Endpoints
 	}
-	b.model.Streams = append(b.model.Streams, srv)
+	b.addStream(srv)
 }
 
 // servicesConfigMapProcessor adds the stream servers of the tcp-services

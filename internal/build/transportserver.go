@@ -192,7 +192,7 @@ func (b *builder) addTransportServers(snap *source.Snapshot) {
 				// connections are closed until the Secret is usable.
 				b.problem(ref, reason, false, "spec.tls.secret: TLS secret %s/%s%s; connections to listener %q are closed",
 					t.Namespace, t.TLSSecret, why, l.name)
-				b.model.Streams = append(b.model.Streams, srv)
+				b.addStream(srv)
 				continue
 			}
 			srv.TLS = &model.StreamTLS{Secret: t.Namespace + "/" + t.TLSSecret}
@@ -202,7 +202,7 @@ func (b *builder) addTransportServers(snap *source.Snapshot) {
 		} else {
 			srv.Backend, srv.Endpoints = be.Key, be.Endpoints
 		}
-		b.model.Streams = append(b.model.Streams, srv)
+		b.addStream(srv)
 	}
 	slices.SortFunc(b.model.Streams, func(x, y *model.StreamServer) int { return strings.Compare(x.Listener, y.Listener) })
 }
