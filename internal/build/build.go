@@ -452,6 +452,15 @@ func (b *builder) finish() {
 		b.model.Servers = append(b.model.Servers, srv)
 	}
 	sort.Slice(b.model.Servers, func(i, j int) bool { return b.model.Servers[i].Host < b.model.Servers[j].Host })
+	// Snippets that apply to every host are collected from the servers
+	// that carry them before any host's policy, so that their address
+	// lists restrict every host and every host's own snippets are checked
+	// against them.
+	for _, srv := range b.model.Servers {
+		if o, ok := b.ownedServer(srv.Host).(globalSnippets); ok {
+			o.globalSnippets(srv)
+		}
+	}
 	b.globalSnippetAccess()
 	aliased := map[string]string{}
 	for _, srv := range b.model.Servers {

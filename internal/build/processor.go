@@ -48,6 +48,15 @@ type serverOwner interface {
 	serverPolicy(srv *model.Server)
 }
 
+// globalSnippets is a serverOwner whose servers may carry snippets for
+// every host (a VirtualServer's http-snippets).
+type globalSnippets interface {
+	serverOwner
+	// globalSnippets collects those of srv, one of its servers, before
+	// any server's policy is set.
+	globalSnippets(srv *model.Server)
+}
+
 // ownedServer is the processor that owns the server of host, or nil.
 func (b *builder) ownedServer(host string) serverOwner {
 	for _, p := range b.procs {

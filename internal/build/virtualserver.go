@@ -216,7 +216,6 @@ func (b *virtualServerProcessor) virtualServerPolicy(srv *model.Server) bool {
 	}
 	b.vsClientTLS(srv, t)
 	b.vsServerSnippet(srv, t)
-	b.vsHTTPSnippet(srv, t)
 	b.vsHSTS(srv, t)
 	b.vsGunzip(srv, t)
 	b.vsHeaderInherit(srv, t)

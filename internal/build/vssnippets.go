@@ -77,10 +77,15 @@ func (b *builder) routeSnippet(loc *model.Location, s *nic.Snippet) {
 	}
 }
 
-// vsHTTPSnippet keeps spec.http-snippets of the VirtualServer serving srv
-// for every host (foldHTTPSnippets), or refuses it: a refused one that
-// denies closes the VirtualServer's own routes, not every host's.
-func (b *builder) vsHTTPSnippet(srv *model.Server, t *nic.VirtualServer) {
+// globalSnippets keeps spec.http-snippets of the VirtualServer serving
+// srv for every host (globalSnippetAccess, foldHTTPSnippets), or refuses
+// it: a refused one that denies closes the VirtualServer's own routes,
+// not every host's.
+func (b *virtualServerProcessor) globalSnippets(srv *model.Server) {
+	t := b.vsServers[srv.Host]
+	if t == nil {
+		return
+	}
 	if s := t.HTTPSnippet; s != nil && s.Snippet != nil && len(s.Snippet.Maps) > 0 {
 		b.problem(s.Object, model.ReasonInvalid, false, "%s: map is read only in the ConfigMap's http-snippet; the whole snippet is refused and %s",
 			s.Field, "the VirtualServer is served without it")

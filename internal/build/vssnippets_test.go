@@ -1,6 +1,9 @@
 package build
 
 import (
+	"net/netip"
+
+	networkingv1 "k8s.io/api/networking/v1"
 	"strings"
 	"testing"
 
@@ -176,6 +179,40 @@ func TestVirtualServerRouteSnippets(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: X-From %q, want %q", path, got, want)
+		}
+	}
+}
+
+// TestHTTPSnippetsAccess: the allow and deny lines of a VirtualServer's
+// http-snippets restrict every host, as at nginx's http level: its own,
+// other VirtualServers' (before and after it by name) and the Ingresses'.
+func TestHTTPSnippetsAccess(t *testing.T) {
+	snap := world(2)
+	snap.ConfigMaps = []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "config"},
+		Data: map[string]string{"allow-snippet-annotations": "true"}}}
+	mid := mkVirtualServer("mid", "mid.test", 0, pass("/", "a"))
+	mid.Spec.HTTPSnippets = `deny 192.0.2.0/24;`
+	snap.VirtualServers = []*nicv1.VirtualServer{mkVirtualServer("alpha", "alpha.test", 1, pass("/", "a")), mid,
+		mkVirtualServer("zeta", "zeta.test", 2, pass("/", "b"))}
+	snap.Ingresses = []*networkingv1.Ingress{mkIngress("default", "shop", 3, rule("shop.test", path("/", "Prefix", "svc-a", 80)))}
+	m, problems := Build(snap, testOpts)
+	if len(problems) > 0 {
+		t.Fatalf("problems %v", problems)
+	}
+	bad, good := netip.MustParseAddr("192.0.2.7"), netip.MustParseAddr("198.51.100.7")
+	for _, host := range []string{"alpha.test", "mid.test", "zeta.test", "shop.test", ""} {
+		srv := server(m, host)
+		for _, l := range append(srv.Locations, srv.Default) {
+			if l.Action.Return != nil {
+				continue // the controller's own 404 checks nobody
+			}
+			var acc *model.AccessList
+			if l.Policy != nil {
+				acc = l.Policy.Access
+			}
+			if acc.Allows(bad) || !acc.Allows(good) {
+				t.Errorf("host %q path %q: access %+v, want 192.0.2.0/24 denied and others allowed", host, l.Match.Path, acc)
+			}
 		}
 	}
 }

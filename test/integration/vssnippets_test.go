@@ -113,3 +113,29 @@ func TestVirtualServerSnippetsAgainstNginx(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestVirtualServerHTTPSnippetsDenyEveryHost: the deny lines of a
+// VirtualServer's http-snippets close every host in real nginx, as at
+// nginx's http level: its own, another VirtualServer's (named before and
+// after it) and an Ingress's. They were once collected too late and
+// enforced on no host.
+func TestVirtualServerHTTPSnippetsDenyEveryHost(t *testing.T) {
+	tea := startBackend(t, "tea")
+	vs := func(name, host, snippets string) string {
+		return "apiVersion: k8s.nginx.org/v1\nkind: VirtualServer\nmetadata: {name: " + name + ", namespace: default}\nspec:\n  host: " + host + "\n" +
+			snippets + "  upstreams:\n  - {name: tea, service: tea, port: 80}\n  routes:\n  - path: /\n    action: {pass: tea}\n"
+	}
+	c := startController(t, map[string]string{
+		"class.yaml":    ingressClass,
+		"services.yaml": serviceYAML("default", "tea", 80, tea),
+		"config.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: config, namespace: causeway}\ndata:\n  allow-snippet-annotations: \"true\"\n",
+		"vs.yaml": vs("alpha", "alpha.test", "") + "---\n" + vs("mid", "mid.test", "  http-snippets: |\n    deny 127.0.0.0/8;\n") +
+			"---\n" + vs("zeta", "zeta.test", ""),
+		"plain.yaml": ingressYAML("default", "plain", "plain.test", "Prefix / tea"),
+	})
+	for _, host := range []string{"alpha.test", "mid.test", "zeta.test", "plain.test"} {
+		if r := c.Get(host, "/"); r.Status != 403 {
+			t.Errorf("%s: %d from %q, want 403 from the http-snippets' deny", host, r.Status, r.Reply.Service)
+		}
+	}
+}
