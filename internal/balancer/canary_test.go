@@ -6,7 +6,18 @@ import (
 	"testing"
 
 	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/model"
 )
+
+// canarySplit is the payload of the canary split of ns/main/80 by
+// ns/canary/80 under rule r, keyed key.
+func canarySplit(key string, r model.CanaryRule) balancer.Backend {
+	b := balancer.SplitOf(r.Split(model.ObjectRef{Kind: "Ingress", Namespace: "ns", Name: "c"}, "ns/main/80", "ns/canary/80"))
+	if b.Key != key {
+		panic("canarySplit: key " + b.Key + ", want " + key)
+	}
+	return b
+}
 
 // A split request that fails on a canary endpoint is retried within the
 // canary: its choice is kept, not drawn again. At weight 50, with the
@@ -21,7 +32,7 @@ func TestSplitKeepsItsChoiceOnRetry(t *testing.T) {
 		{Key: "ns/main/80", Endpoints: []balancer.Endpoint{main.endpoint()}},
 		// Round robin over [dead, live]: every other first attempt fails.
 		{Key: "ns/canary/80", Endpoints: []balancer.Endpoint{deadEndpoint(t, "127.0.0.4"), canary.endpoint()}},
-		{Key: split, Endpoints: []balancer.Endpoint{}, Split: &balancer.Split{Primary: "ns/main/80", Canary: "ns/canary/80", Weight: 50, WeightTotal: 100}},
+		canarySplit(split, model.CanaryRule{Weight: 50, WeightTotal: 100}),
 	}})
 	got := n.counts(t, n.url(0, "/"), total, 4, nil)
 	t.Logf("%v", got)
@@ -40,36 +51,35 @@ func TestSplitPrecedence(t *testing.T) {
 	n := startNginx(t, nginxOptions{keys: []string{split}})
 	main := startBackend(t, "127.0.0.2", "main")
 	canary := startBackend(t, "127.0.0.3", "canary")
-	push := func(gen int64, canaryEps []balancer.Endpoint, s balancer.Split) {
-		s.Primary, s.Canary = "ns/main/80", "ns/canary/80"
+	push := func(gen int64, canaryEps []balancer.Endpoint, r model.CanaryRule) {
 		n.replace(t, balancer.State{Generation: gen, Backends: []balancer.Backend{
 			{Key: "ns/main/80", Endpoints: []balancer.Endpoint{main.endpoint()}},
 			{Key: "ns/canary/80", Endpoints: canaryEps},
-			{Key: split, Endpoints: []balancer.Endpoint{}, Split: &s},
+			canarySplit(split, r),
 		}})
 	}
 	live := []balancer.Endpoint{canary.endpoint()}
 	for i, tc := range []struct {
-		name  string
-		eps   []balancer.Endpoint
-		split balancer.Split
-		hdr   map[string]string
-		want  string
+		name string
+		eps  []balancer.Endpoint
+		rule model.CanaryRule
+		hdr  map[string]string
+		want string
 	}{
-		{"header always", live, balancer.Split{Header: "X-Canary", WeightTotal: 100}, map[string]string{"X-Canary": "always"}, "canary"},
-		{"header never over cookie and weight", live, balancer.Split{Header: "X-Canary", Cookie: "c", Weight: 100, WeightTotal: 100},
+		{"header always", live, model.CanaryRule{Header: "X-Canary", WeightTotal: 100}, map[string]string{"X-Canary": "always"}, "canary"},
+		{"header never over cookie and weight", live, model.CanaryRule{Header: "X-Canary", Cookie: "c", Weight: 100, WeightTotal: 100},
 			map[string]string{"X-Canary": "never", "Cookie": "c=always"}, "main"},
-		{"other header value falls through to the cookie", live, balancer.Split{Header: "X-Canary", Cookie: "c", WeightTotal: 100},
+		{"other header value falls through to the cookie", live, model.CanaryRule{Header: "X-Canary", Cookie: "c", WeightTotal: 100},
 			map[string]string{"X-Canary": "maybe", "Cookie": "c=always"}, "canary"},
-		{"header value", live, balancer.Split{Header: "X-Canary", HeaderValue: "v2", WeightTotal: 100}, map[string]string{"X-Canary": "v2"}, "canary"},
-		{"header value: always is a value", live, balancer.Split{Header: "X-Canary", HeaderValue: "v2", WeightTotal: 100}, map[string]string{"X-Canary": "always"}, "main"},
-		{"header pattern", live, balancer.Split{Header: "X-Canary", HeaderPattern: `^v[2-3]\.`, WeightTotal: 100}, map[string]string{"X-Canary": "v3.1"}, "canary"},
-		{"header pattern, no match", live, balancer.Split{Header: "X-Canary", HeaderPattern: `^v[2-3]\.`, WeightTotal: 100}, map[string]string{"X-Canary": "v4.1"}, "main"},
-		{"cookie never over weight", live, balancer.Split{Cookie: "c", Weight: 100, WeightTotal: 100}, map[string]string{"Cookie": "a=b; c=never"}, "main"},
-		{"weight total", live, balancer.Split{Weight: 7, WeightTotal: 7}, nil, "canary"},
-		{"canary without endpoints", []balancer.Endpoint{}, balancer.Split{Header: "X-Canary", WeightTotal: 100}, map[string]string{"X-Canary": "always"}, "main"},
+		{"header value", live, model.CanaryRule{Header: "X-Canary", HeaderValue: "v2", WeightTotal: 100}, map[string]string{"X-Canary": "v2"}, "canary"},
+		{"header value: always is a value", live, model.CanaryRule{Header: "X-Canary", HeaderValue: "v2", WeightTotal: 100}, map[string]string{"X-Canary": "always"}, "main"},
+		{"header pattern", live, model.CanaryRule{Header: "X-Canary", HeaderPattern: `^v[2-3]\.`, WeightTotal: 100}, map[string]string{"X-Canary": "v3.1"}, "canary"},
+		{"header pattern, no match", live, model.CanaryRule{Header: "X-Canary", HeaderPattern: `^v[2-3]\.`, WeightTotal: 100}, map[string]string{"X-Canary": "v4.1"}, "main"},
+		{"cookie never over weight", live, model.CanaryRule{Cookie: "c", Weight: 100, WeightTotal: 100}, map[string]string{"Cookie": "a=b; c=never"}, "main"},
+		{"weight total", live, model.CanaryRule{Weight: 7, WeightTotal: 7}, nil, "canary"},
+		{"canary without endpoints", []balancer.Endpoint{}, model.CanaryRule{Header: "X-Canary", WeightTotal: 100}, map[string]string{"X-Canary": "always"}, "main"},
 	} {
-		push(int64(i+1), tc.eps, tc.split)
+		push(int64(i+1), tc.eps, tc.rule)
 		got := n.counts(t, n.url(0, "/"), 8, 2, func(int) map[string]string { return tc.hdr })
 		if got[tc.want] != 8 {
 			t.Errorf("%s: served %v, want all by %s", tc.name, got, tc.want)
@@ -91,7 +101,7 @@ func TestSplitKeepsAffinity(t *testing.T) {
 		n.replace(t, balancer.State{Generation: gen, Backends: []balancer.Backend{
 			{Key: "ns/main/80", Method: balancer.Sticky, Sticky: sticky, Endpoints: []balancer.Endpoint{main.endpoint()}},
 			{Key: "ns/canary/80", Method: balancer.Sticky, Sticky: sticky, Endpoints: []balancer.Endpoint{canary.endpoint()}},
-			{Key: split, Endpoints: []balancer.Endpoint{}, Split: &balancer.Split{Primary: "ns/main/80", Canary: "ns/canary/80", Header: header, Weight: weight, WeightTotal: 100}},
+			canarySplit(split, model.CanaryRule{Header: header, Weight: weight, WeightTotal: 100}),
 		}})
 	}
 	cookieOf := func(r reply) string {

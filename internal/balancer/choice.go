@@ -22,25 +22,17 @@ type Choice struct {
 
 // ChoiceMatch is one match of a Choice.
 type ChoiceMatch struct {
-	Conditions []Condition `json:"conditions"`
-	Targets    []Target    `json:"targets"`
+	Conditions []ChoiceCondition `json:"conditions"`
+	Targets    []Target          `json:"targets"`
 }
 
-// Condition compares one request attribute, ignoring ASCII case: kind is
-// header, cookie, argument or variable.
-type Condition struct {
+// ChoiceCondition compares one request attribute, ignoring ASCII case:
+// kind is header, cookie, argument or variable.
+type ChoiceCondition struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
 	Value  string `json:"value"`
 	Negate bool   `json:"negate,omitempty"`
-}
-
-// Target is a backend key, or an answer (1 to Choice.Answers), and its
-// weight out of model.ChoiceWeightTotal.
-type Target struct {
-	Backend string `json:"backend,omitempty"`
-	Answer  int    `json:"answer,omitempty"`
-	Weight  int    `json:"weight"`
 }
 
 // AnswerLocation is the named location that gives answer n (1-based) of
@@ -56,19 +48,11 @@ func ChoiceOf(c *model.Choice) Backend {
 	for _, m := range c.Matches {
 		cm := ChoiceMatch{Targets: targets(m.Targets)}
 		for _, cond := range m.Conditions {
-			cm.Conditions = append(cm.Conditions, Condition{Kind: string(cond.Kind), Name: cond.Name, Value: cond.Value, Negate: cond.Negate})
+			cm.Conditions = append(cm.Conditions, ChoiceCondition{Kind: string(cond.Kind), Name: cond.Name, Value: cond.Value, Negate: cond.Negate})
 		}
 		out.Matches = append(out.Matches, cm)
 	}
 	return Backend{Key: model.ChoiceKey(c), Endpoints: []Endpoint{}, Choice: out}
-}
-
-func targets(ts []model.Target) []Target {
-	out := make([]Target, len(ts))
-	for i, t := range ts {
-		out[i] = Target{Backend: t.Backend, Answer: t.Answer, Weight: t.Weight}
-	}
-	return out
 }
 
 // model is the choice as the model states it.
@@ -82,17 +66,9 @@ func (c *Choice) model() *model.Choice {
 	for _, m := range c.Matches {
 		mm := model.ChoiceMatch{Targets: modelTargets(m.Targets)}
 		for _, cond := range m.Conditions {
-			mm.Conditions = append(mm.Conditions, model.Condition{Kind: model.ConditionKind(cond.Kind), Name: cond.Name, Value: cond.Value, Negate: cond.Negate})
+			mm.Conditions = append(mm.Conditions, model.Condition{Kind: model.ConditionKind(cond.Kind), Name: cond.Name, Match: model.MatchCaseless, Value: cond.Value, Negate: cond.Negate})
 		}
 		out.Matches = append(out.Matches, mm)
-	}
-	return out
-}
-
-func modelTargets(ts []Target) []model.Target {
-	out := make([]model.Target, len(ts))
-	for i, t := range ts {
-		out[i] = model.Target{Backend: t.Backend, Answer: t.Answer, Weight: t.Weight}
 	}
 	return out
 }

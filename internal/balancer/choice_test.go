@@ -58,32 +58,32 @@ func TestChoiceMatches(t *testing.T) {
 		hdr     map[string]string
 		want    string
 	}{
-		{"header", []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "header", Name: "X-Version", Value: "v2"}}, Targets: to("one")}},
+		{"header", []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{{Kind: "header", Name: "X-Version", Value: "v2"}}, Targets: to("one")}},
 			"/", map[string]string{"X-Version": "V2"}, "one"},
-		{"header differs", []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "header", Name: "X-Version", Value: "v2"}}, Targets: to("one")}},
+		{"header differs", []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{{Kind: "header", Name: "X-Version", Value: "v2"}}, Targets: to("one")}},
 			"/", map[string]string{"X-Version": "v3"}, "def"},
-		{"negated header, absent", []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "header", Name: "X-Version", Value: "v2", Negate: true}}, Targets: to("one")}},
+		{"negated header, absent", []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{{Kind: "header", Name: "X-Version", Value: "v2", Negate: true}}, Targets: to("one")}},
 			"/", nil, "one"},
-		{"negated header, equal", []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "header", Name: "X-Version", Value: "v2", Negate: true}}, Targets: to("one")}},
+		{"negated header, equal", []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{{Kind: "header", Name: "X-Version", Value: "v2", Negate: true}}, Targets: to("one")}},
 			"/", map[string]string{"X-Version": "v2"}, "def"},
-		{"empty value matches an absent header", []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "header", Name: "X-None", Value: ""}}, Targets: to("one")}},
+		{"empty value matches an absent header", []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{{Kind: "header", Name: "X-None", Value: ""}}, Targets: to("one")}},
 			"/", nil, "one"},
-		{"cookie", []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "cookie", Name: "user", Value: "beta"}}, Targets: to("two")}},
+		{"cookie", []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{{Kind: "cookie", Name: "user", Value: "beta"}}, Targets: to("two")}},
 			"/", map[string]string{"Cookie": "a=b; user=beta"}, "two"},
-		{"argument", []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "argument", Name: "v", Value: "2"}}, Targets: to("two")}},
+		{"argument", []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{{Kind: "argument", Name: "v", Value: "2"}}, Targets: to("two")}},
 			"/?x=1&v=2", nil, "two"},
-		{"variable", []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "variable", Name: "request_method", Value: "get"}}, Targets: to("two")}},
+		{"variable", []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{{Kind: "variable", Name: "request_method", Value: "get"}}, Targets: to("two")}},
 			"/", nil, "two"},
-		{"every condition must hold", []balancer.ChoiceMatch{{Conditions: []balancer.Condition{
+		{"every condition must hold", []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{
 			{Kind: "header", Name: "X-Version", Value: "v2"}, {Kind: "argument", Name: "v", Value: "2"}}, Targets: to("one")}},
 			"/", map[string]string{"X-Version": "v2"}, "def"},
 		{"first match wins", []balancer.ChoiceMatch{
-			{Conditions: []balancer.Condition{{Kind: "header", Name: "X-Version", Value: "v2"}}, Targets: to("two")},
-			{Conditions: []balancer.Condition{{Kind: "variable", Name: "scheme", Value: "http"}}, Targets: to("one")}},
+			{Conditions: []balancer.ChoiceCondition{{Kind: "header", Name: "X-Version", Value: "v2"}}, Targets: to("two")},
+			{Conditions: []balancer.ChoiceCondition{{Kind: "variable", Name: "scheme", Value: "http"}}, Targets: to("one")}},
 			"/", map[string]string{"X-Version": "v2"}, "two"},
 		{"second match", []balancer.ChoiceMatch{
-			{Conditions: []balancer.Condition{{Kind: "header", Name: "X-Version", Value: "v2"}}, Targets: to("two")},
-			{Conditions: []balancer.Condition{{Kind: "variable", Name: "scheme", Value: "http"}}, Targets: to("one")}},
+			{Conditions: []balancer.ChoiceCondition{{Kind: "header", Name: "X-Version", Value: "v2"}}, Targets: to("two")},
+			{Conditions: []balancer.ChoiceCondition{{Kind: "variable", Name: "scheme", Value: "http"}}, Targets: to("one")}},
 			"/", nil, "one"},
 	} {
 		n.replace(t, balancer.State{Generation: int64(i + 1), Backends: append(append([]balancer.Backend{}, backends...),
@@ -124,7 +124,7 @@ func TestChoiceAnswers(t *testing.T) {
 	}
 
 	n.replace(t, state(2, &balancer.Choice{Answers: 1, Targets: []balancer.Target{{Backend: "ns/a/80", Weight: 100}},
-		Matches: []balancer.ChoiceMatch{{Conditions: []balancer.Condition{{Kind: "header", Name: "X-Tea", Value: "yes"}},
+		Matches: []balancer.ChoiceMatch{{Conditions: []balancer.ChoiceCondition{{Kind: "header", Name: "X-Tea", Value: "yes"}},
 			Targets: []balancer.Target{{Answer: 1, Weight: 100}}}}}))
 	if got := n.counts(t, n.url(0, "/"), 10, 2, func(int) map[string]string { return map[string]string{"X-Tea": "yes"} }); got["status 418"] != 10 {
 		t.Errorf("matching requests: served %v, want all 418", got)

@@ -55,10 +55,13 @@ var luaLimits = map[string]int64{
 	"MAX_FAIL_TIMEOUT_MS": model.MaxPeerFailTimeout.Milliseconds(),
 	"MAX_CONNS":           model.MaxPeerConns,
 
-	"MAX_CANARY_NAME_LEN":     model.MaxCanaryNameLen,
-	"MAX_CANARY_VALUE_LEN":    model.MaxCanaryHeaderValueLen,
-	"MAX_CANARY_PATTERN_LEN":  model.MaxCanaryPatternLen,
-	"MAX_CANARY_WEIGHT_TOTAL": model.MaxCanaryWeightTotal,
+	"MAX_SPLIT_RULES":         model.MaxSplitRules,
+	"MAX_SPLIT_CONDITIONS":    model.MaxSplitConditions,
+	"MAX_SPLIT_TARGETS":       model.MaxSplitTargets,
+	"MAX_SPLIT_WEIGHT":        model.MaxSplitWeight,
+	"MAX_SPLIT_ANSWERS":       model.MaxSplitAnswers,
+	"MAX_CONDITION_NAME_LEN":  model.MaxConditionNameLen,
+	"MAX_CONDITION_REGEX_LEN": model.MaxConditionRegexLen,
 
 	"MAX_CHOICE_MATCHES":    model.MaxChoiceMatches,
 	"MAX_CHOICE_CONDITIONS": model.MaxChoiceConditions,

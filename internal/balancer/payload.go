@@ -68,60 +68,14 @@ type Backend struct {
 	MaxConns      int `json:"max_conns,omitempty"`
 	// Endpoints may be empty: requests then get 503.
 	Endpoints []Endpoint `json:"endpoints"`
-	// Split, when set, makes this key a split instead of a backend: a
-	// location naming it is served by the Primary or Canary backend as
-	// the rule decides per request. A split has no endpoints, method or
-	// options of its own.
+	// Split, when set, makes this key a split (model.Split) instead of a
+	// backend: a location naming it is served by the backend (or answer)
+	// its rules and weights pick per request. A split has no endpoints,
+	// method or options of its own.
 	Split *Split `json:"split,omitempty"`
 	// Choice, when set, makes this key a choice (model.Choice) instead of
 	// a backend, like Split: matches, then weighted targets.
 	Choice *Choice `json:"choice,omitempty"`
-}
-
-// Split is a canary split (see model.CanaryRule for the rule's grammar
-// and precedence: header, then cookie, then weight).
-type Split struct {
-	Primary       string `json:"primary"`
-	Canary        string `json:"canary"`
-	Header        string `json:"header,omitempty"`
-	HeaderValue   string `json:"header_value,omitempty"`
-	HeaderPattern string `json:"header_pattern,omitempty"`
-	Cookie        string `json:"cookie,omitempty"`
-	Weight        int    `json:"weight"`
-	WeightTotal   int    `json:"weight_total"`
-}
-
-// Rule is the split's rule as the model states it.
-func (s *Split) Rule() model.CanaryRule {
-	return model.CanaryRule{Header: s.Header, HeaderValue: s.HeaderValue, HeaderPattern: s.HeaderPattern,
-		Cookie: s.Cookie, Weight: s.Weight, WeightTotal: s.WeightTotal}
-}
-
-// SplitOf is the payload of a location's canary split.
-func SplitOf(primary string, c *model.Canary) Backend {
-	r := c.Rule
-	return Backend{Key: model.SplitKey(primary, c), Endpoints: []Endpoint{}, Split: &Split{
-		Primary: primary, Canary: c.Backend, Header: r.Header, HeaderValue: r.HeaderValue,
-		HeaderPattern: r.HeaderPattern, Cookie: r.Cookie, Weight: r.Weight, WeightTotal: r.WeightTotal}}
-}
-
-func (s *Split) validate(key string) error {
-	for _, k := range []string{s.Primary, s.Canary} {
-		if err := ValidateKey(k); err != nil {
-			return fmt.Errorf("split: %w", err)
-		}
-		if k == key {
-			return errors.New("split: a split cannot name itself")
-		}
-	}
-	if s.Primary == s.Canary {
-		return errors.New("split: primary and canary are the same backend")
-	}
-	r := s.Rule()
-	if err := r.Validate(); err != nil {
-		return fmt.Errorf("split: %w", err)
-	}
-	return nil
 }
 
 // StickyOptions configures the affinity cookie.

@@ -115,61 +115,97 @@ func choiceAnswerCases() []validationCase {
 	}
 }
 
-// splitCases are canary splits (see model.CanaryRule).
+// splitCases are splits (model.Split): canaries made from their rule
+// (model.CanaryRule.Split), and rules of every kind of condition.
 func splitCases() []validationCase {
+	const key = "split@ns/c@ns/web/80@ns/web-canary/80"
 	none := []balancer.Endpoint{}
+	canary := func(f func(r *model.CanaryRule)) balancer.Backend {
+		r := model.CanaryRule{WeightTotal: 100}
+		f(&r)
+		b := balancer.SplitOf(r.Split(model.ObjectRef{Namespace: "ns", Name: "c"}, "ns/web/80", "ns/web-canary/80"))
+		b.Key = key
+		return b
+	}
 	sp := func(f func(s *balancer.Split)) balancer.Backend {
-		s := &balancer.Split{Primary: "ns/web/80", Canary: "ns/web-canary/80", WeightTotal: 100}
-		f(s)
-		return balancer.Backend{Key: "split@ns/c@ns/web/80@ns/web-canary/80", Endpoints: none, Split: s}
+		b := canary(func(r *model.CanaryRule) { r.Header, r.Cookie, r.Weight = "X-Canary", "c", 10 })
+		f(b.Split)
+		return b
+	}
+	cond := func(kind, name, match, value string) func(s *balancer.Split) {
+		return func(s *balancer.Split) {
+			s.Primary = ""
+			s.Rules = []balancer.Rule{{Conditions: []balancer.Condition{{Kind: kind, Name: name, Match: match, Value: value}},
+				Targets: []balancer.Target{{Backend: "ns/other/80", Weight: 1}}}}
+		}
 	}
 	with := func(b balancer.Backend, f func(b *balancer.Backend)) balancer.Backend { f(&b); return b }
-	ok := func(*balancer.Split) {}
+	ok := func(*model.CanaryRule) {}
 	return []validationCase{
-		{"split weight only", sp(ok), true},
-		{"split full", sp(func(s *balancer.Split) {
-			s.Header, s.HeaderValue, s.Cookie, s.Weight, s.WeightTotal = "X-Canary_1", "v2.1/b:c~d", "use.canary-1", 5, 1000
+		{"split canary weight only", canary(ok), true},
+		{"split canary full", canary(func(r *model.CanaryRule) {
+			r.Header, r.HeaderValue, r.Cookie, r.Weight, r.WeightTotal = "X-Canary_1", "v2.1/b:c~d", "use.canary-1", 5, 1000
 		}), true},
-		{"split pattern", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", "^(v2|v3) [a-z]+\\d{1,3}" }), true},
-		{"split weight all", sp(func(s *balancer.Split) { s.Weight = 100 }), true},
-		{"split weight over total", sp(func(s *balancer.Split) { s.Weight = 101 }), false},
-		{"split weight negative", sp(func(s *balancer.Split) { s.Weight = -1 }), false},
-		{"split total zero", sp(func(s *balancer.Split) { s.WeightTotal = 0 }), false},
-		{"split total too big", sp(func(s *balancer.Split) { s.WeightTotal = 1000001 }), false},
-		{"split same backends", sp(func(s *balancer.Split) { s.Canary = s.Primary }), false},
-		{"split names itself", sp(func(s *balancer.Split) { s.Canary = "split@ns/c@ns/web/80@ns/web-canary/80" }), false},
-		{"split bad primary", sp(func(s *balancer.Split) { s.Primary = "a b" }), false},
-		{"split no canary", sp(func(s *balancer.Split) { s.Canary = "" }), false},
-		{"split header with dot", sp(func(s *balancer.Split) { s.Header = "x.y" }), false},
-		{"split header too long", sp(func(s *balancer.Split) { s.Header = strings.Repeat("h", 65) }), false},
-		{"split value without header", sp(func(s *balancer.Split) { s.HeaderValue = "v" }), false},
-		{"split pattern without header", sp(func(s *balancer.Split) { s.HeaderPattern = "v" }), false},
-		{"split value with space", sp(func(s *balancer.Split) { s.Header, s.HeaderValue = "h", "a b" }), false},
-		{"split value with quote", sp(func(s *balancer.Split) { s.Header, s.HeaderValue = "h", `a"b` }), false},
-		{"split pattern with dollar", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", "a$" }), false},
-		{"split pattern optional paren", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", `\(?x` }), true},
-		{"split pattern with newline", sp(func(s *balancer.Split) { s.Header, s.HeaderPattern = "h", "a\nb" }), false},
-		{"split cookie with =", sp(func(s *balancer.Split) { s.Cookie = "a=b" }), false},
-		{"split with endpoints", with(sp(ok), func(b *balancer.Backend) { b.Endpoints = []balancer.Endpoint{{Address: "10.0.0.1", Port: 1}} }), false},
-		{"split with method", with(sp(ok), func(b *balancer.Backend) { b.Method = balancer.EWMA }), false},
-		{"split with retries", with(sp(ok), func(b *balancer.Backend) { b.Retries = new(1) }), false},
-		{"split with max_fails", with(sp(ok), func(b *balancer.Backend) { b.MaxFails, b.FailTimeoutMs = 1, 1000 }), false},
-		{"split with max_conns", with(sp(ok), func(b *balancer.Backend) { b.MaxConns = 1 }), false},
+		{"split canary pattern", canary(func(r *model.CanaryRule) { r.Header, r.HeaderPattern = "h", "^(v2|v3) [a-z]+\\d{1,3}" }), true},
+		{"split canary weight all", canary(func(r *model.CanaryRule) { r.Weight = 100 }), true},
+		{"split canary total at the bound", canary(func(r *model.CanaryRule) { r.Weight, r.WeightTotal = 1, model.MaxSplitWeight }), true},
+		{"split weight over the bound", sp(func(s *balancer.Split) { s.Targets[1].Weight = model.MaxSplitWeight + 1 }), false},
+		{"split weight negative", sp(func(s *balancer.Split) { s.Targets[0].Weight = -1 }), false},
+		{"split weights sum to 0", sp(func(s *balancer.Split) { s.Targets[0].Weight, s.Targets[1].Weight = 0, 0 }), false},
+		{"split without targets", sp(func(s *balancer.Split) { s.Targets = nil }), false},
+		{"split names itself", sp(func(s *balancer.Split) { s.Targets[0].Backend = key }), false},
+		{"split bad backend", sp(func(s *balancer.Split) { s.Targets[0].Backend = "a b" }), false},
+		{"split primary not among its backends", sp(func(s *balancer.Split) { s.Primary = "ns/other/80" }), false},
+		{"split primary bad key", sp(func(s *balancer.Split) { s.Primary = "a b" }), false},
+		{"split canary of three backends", sp(func(s *balancer.Split) {
+			s.Targets = append(s.Targets, balancer.Target{Backend: "ns/other/80", Weight: 1})
+		}), false},
+		{"split without primary", sp(func(s *balancer.Split) { s.Primary = "" }), true},
+		{"split rule without conditions", sp(func(s *balancer.Split) { s.Rules[0].Conditions = nil }), false},
+		{"split unknown match", sp(func(s *balancer.Split) { s.Rules[0].Conditions[0].Match = "prefix" }), false},
+		{"split no match", sp(func(s *balancer.Split) { s.Rules[0].Conditions[0].Match = "" }), false},
+		{"split header exact", sp(cond("header", "X-Version", "exact", "v2")), true},
+		{"split header caseless empty", sp(cond("header", "X-Version", "caseless", "")), true},
+		{"split header regex", sp(cond("header", "X-Version", "regex", `^v[2-3]\.`)), true},
+		{"split cookie with dot", sp(cond("cookie", "a.b", "exact", "always")), true},
+		{"split argument", sp(cond("argument", "v_1", "caseless", "2")), true},
+		{"split method", sp(cond("variable", "request_method", "exact", "GET")), true},
+		{"split unknown variable", sp(cond("variable", "host", "exact", "a")), false},
+		{"split unknown kind", sp(cond("path", "x", "exact", "a")), false},
+		{"split header with dot", sp(cond("header", "x.y", "exact", "a")), false},
+		{"split header too long", sp(cond("header", strings.Repeat("h", 65), "exact", "a")), false},
+		{"split argument with dash", sp(cond("argument", "a-b", "exact", "a")), false},
+		{"split cookie with =", sp(cond("cookie", "a=b", "exact", "a")), false},
+		{"split value with quote", sp(cond("header", "h", "exact", `a"b`)), false},
+		{"split value with backslash", sp(cond("header", "h", "caseless", `a\b`)), false},
+		{"split value too long", sp(cond("header", "h", "exact", strings.Repeat("v", 257))), false},
+		{"split empty regex", sp(cond("header", "h", "regex", "")), false},
+		{"split regex with dollar", sp(cond("header", "h", "regex", "a$")), false},
+		{"split regex optional paren", sp(cond("header", "h", "regex", `\(?x`)), true},
+		{"split regex with newline", sp(cond("header", "h", "regex", "a\nb")), false},
+		{"split with endpoints", with(canary(ok), func(b *balancer.Backend) { b.Endpoints = []balancer.Endpoint{{Address: "10.0.0.1", Port: 1}} }), false},
+		{"split with method", with(canary(ok), func(b *balancer.Backend) { b.Method = balancer.EWMA }), false},
+		{"split with retries", with(canary(ok), func(b *balancer.Backend) { b.Retries = new(1) }), false},
+		{"split with max_fails", with(canary(ok), func(b *balancer.Backend) { b.MaxFails, b.FailTimeoutMs = 1, 1000 }), false},
+		{"split with max_conns", with(canary(ok), func(b *balancer.Backend) { b.MaxConns = 1 }), false},
+		{"split of no endpoints", with(canary(ok), func(b *balancer.Backend) { b.Endpoints = none }), true},
 	}
 }
 
-// goOnlyCases are refused by Go alone: validate.lua checks a header
-// pattern's alphabet, and leaves its syntax, which PCRE and RE2 must read
-// alike, to the controller (model.ParseHeaderRegex).
+// goOnlyCases are refused by Go alone: validate.lua checks a regex's
+// alphabet, and leaves its syntax, which PCRE and RE2 must read alike,
+// to the controller (model.ParseHeaderRegex).
 func goOnlyCases() []validationCase {
 	sp := func(p string) balancer.Backend {
-		return balancer.Backend{Key: "s", Endpoints: []balancer.Endpoint{},
-			Split: &balancer.Split{Primary: "a", Canary: "b", Header: "h", HeaderPattern: p, WeightTotal: 100}}
+		return balancer.Backend{Key: "s", Endpoints: []balancer.Endpoint{}, Split: &balancer.Split{
+			Rules: []balancer.Rule{{Conditions: []balancer.Condition{{Kind: "header", Name: "h", Match: "regex", Value: p}},
+				Targets: []balancer.Target{{Backend: "b", Weight: 1}}}},
+			Targets: []balancer.Target{{Backend: "a", Weight: 1}}}}
 	}
 	return []validationCase{
-		{"split pattern with flags", sp("(?i)a"), false},
-		{"split pattern backreference", sp(`(a)\1`), false},
-		{"split pattern unbalanced", sp("(a"), false},
+		{"split regex with flags", sp("(?i)a"), false},
+		{"split regex backreference", sp(`(a)\1`), false},
+		{"split regex unbalanced", sp("(a"), false},
 	}
 }
 

@@ -487,8 +487,10 @@ func (b *builder) finish() {
 			if p := l.Action.Proxy; p != nil && p.Fallback != "" {
 				used[p.Fallback] = true
 			}
-			if p := l.Action.Proxy; p != nil && p.Canary != nil {
-				used[p.Canary.Backend] = true
+			if p := l.Action.Proxy; p != nil && p.Split != nil {
+				for _, key := range p.Split.Backends() {
+					used[key] = true
+				}
 			}
 			if p := l.Action.Proxy; p != nil && p.Choice != nil {
 				for _, key := range p.Choice.Backends() {

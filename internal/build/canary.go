@@ -66,8 +66,8 @@ func (b *ingressProcessor) splitLocation(t *ingress.Translation, host string, p 
 		b.problem(ref, ReasonCanary, false, "%s: the main Ingress %s answers it without proxying (a redirect or a fixed status), so this canary path does nothing",
 			where(), loc.Source)
 		return false
-	case loc.Action.Proxy.Canary != nil:
-		if c := loc.Action.Proxy.Canary; c.Source != ref {
+	case loc.Action.Proxy.Split != nil:
+		if c := loc.Action.Proxy.Split; c.Source != ref {
 			b.problem(ref, model.ReasonCollision, false, "%s already has the canary %s, %s; only one canary applies per path",
 				where(), c.Source, b.whyFirst(c.Source, ref))
 		}
@@ -91,7 +91,7 @@ func (b *ingressProcessor) splitLocation(t *ingress.Translation, host string, p 
 				"the split's connections are kept in the ConfigMap's pool (upstream-keepalive-connections)",
 			where(), pri.Key, be.Key)
 	}
-	loc.Action.Proxy.Canary = &model.Canary{Backend: be.Key, Rule: rule, Source: ref}
+	loc.Action.Proxy.Split = rule.Split(ref, loc.Action.Proxy.Backend, be.Key)
 	return true
 }
 

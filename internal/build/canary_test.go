@@ -63,11 +63,11 @@ func TestCanarySplitsTheMainLocation(t *testing.T) {
 					t.Fatal("no server a.com")
 				}
 			} else if l := srv.Match("/"); l != nil && l.Action.Proxy != nil {
-				c := l.Action.Proxy.Canary
+				c := l.Action.Proxy.Split
 				switch {
 				case tc.canary == "" && c != nil:
 					t.Fatalf("canary %+v, want none", c)
-				case tc.canary != "" && (c == nil || c.Backend != tc.canary || c.Source.Name != tc.source || c.Rule.Weight != 20):
+				case tc.canary != "" && (c == nil || c.Canary() != tc.canary || c.Source.Name != tc.source || c.Default[0].Weight != 20):
 					t.Fatalf("canary %+v, want %s from %s", c, tc.canary, tc.source)
 				}
 				if l.Backend() != "default/svc-a/80" || l.Source.Name != "main" {
@@ -131,7 +131,7 @@ func TestCanaryRuleIsNotInTheSplitKey(t *testing.T) {
 		s.Ingresses = append(s.Ingresses, mkIngress("default", "main", 0, rule("a.com", path("/", "Prefix", svcName(0), 80))), canaryIngress("c1", 1, ann))
 		m, _ := Build(s, testOpts)
 		p := server(m, "a.com").Match("/").Action.Proxy
-		keys[model.SplitKey(p.Backend, p.Canary)] = true
+		keys[p.Split.Key()] = true
 	}
 	if len(keys) != 1 {
 		t.Fatalf("split keys %v, want one", keys)
@@ -149,13 +149,13 @@ func TestCanaryOfRegexMain(t *testing.T) {
 		rule("a.com", path("/api/v[0-9]+", "ImplementationSpecific", svcName(1), 80))))
 	m, problems := Build(s, testOpts)
 	srv := server(m, "a.com")
-	var c *model.Canary
+	var c *model.Split
 	for _, l := range srv.Locations {
 		if l.Match.Type == model.Regex && l.Action.Proxy != nil {
-			c = l.Action.Proxy.Canary
+			c = l.Action.Proxy.Split
 		}
 	}
-	if c == nil || c.Backend != "default/svc-b/80" || len(problems) != 0 {
+	if c == nil || c.Canary() != "default/svc-b/80" || len(problems) != 0 {
 		t.Fatalf("canary %+v, problems %v", c, problems)
 	}
 }
@@ -237,7 +237,7 @@ func TestCanaryKeepaliveDiffers(t *testing.T) {
 			}
 			s.VirtualServers = []*nicv1.VirtualServer{vs}
 			m, problems := Build(s, testOpts)
-			if c := server(m, "a.com").Match("/").Action.Proxy.Canary; c == nil || c.Backend != "default/"+svcName(1)+"/80" {
+			if c := server(m, "a.com").Match("/").Action.Proxy.Split; c == nil || c.Canary() != "default/"+svcName(1)+"/80" {
 				t.Fatalf("canary %+v", c)
 			}
 			var found bool

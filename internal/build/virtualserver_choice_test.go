@@ -27,7 +27,7 @@ func TestVirtualServerChoice(t *testing.T) {
 			p := l.Action.Proxy
 			want := &model.Choice{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "default", Name: "cafe", UID: "uid-cafe"}, Route: "/",
 				Default: []model.Target{{Backend: key(0), Weight: 20}, {Backend: key(1), Weight: 30}, {Backend: key(2), Weight: 50}},
-				Matches: []model.ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Version", Value: "v1", Negate: true}},
+				Matches: []model.ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Version", Match: model.MatchCaseless, Value: "v1", Negate: true}},
 					Targets: []model.Target{{Backend: key(2), Weight: 100}}}}}
 			if p == nil || p.Backend != key(0) || !reflect.DeepEqual(p.Choice, want) || len(ps) != 0 {
 				t.Errorf("proxy %+v choice %+v problems %v", p, p.Choice, ps)

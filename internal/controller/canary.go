@@ -23,8 +23,8 @@ func splitsOf(m *model.Model) []balancer.Backend {
 			p := l.Action.Proxy
 			var b balancer.Backend
 			switch {
-			case p != nil && p.Canary != nil:
-				b = balancer.SplitOf(p.Backend, p.Canary)
+			case p != nil && p.Split != nil:
+				b = balancer.SplitOf(p.Split)
 			case p != nil && p.Choice != nil:
 				b = balancer.ChoiceOf(p.Choice)
 			default:
@@ -50,8 +50,8 @@ func reportPlainCanaries(res *SyncResult) {
 	for _, srv := range res.Model.Servers {
 		for _, l := range srv.Locations {
 			switch p := l.Action.Proxy; {
-			case p != nil && p.Canary != nil:
-				refs = append(refs, p.Canary.Source)
+			case p != nil && p.Split != nil:
+				refs = append(refs, p.Split.Source)
 			case p != nil && p.AnswersOnly():
 				answering = append(answering, p.Choice.Source)
 			case p != nil && p.Choice != nil:
@@ -80,8 +80,8 @@ func reportSplit(res *SyncResult, key, reason, msg string) {
 			var src model.ObjectRef
 			what := "the canary split"
 			switch {
-			case p != nil && p.Canary != nil && model.SplitKey(p.Backend, p.Canary) == key:
-				src = p.Canary.Source
+			case p != nil && p.Split != nil && p.Split.Key() == key:
+				src = p.Split.Source
 			case p != nil && p.Choice != nil && model.ChoiceKey(p.Choice) == key:
 				src, what = p.Choice.Source, "the route's splits and matches"
 			default:

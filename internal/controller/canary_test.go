@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -12,8 +13,8 @@ import (
 // key, from the canary Ingress ns/name.
 func withCanary(res *SyncResult, i int, key, name string, weight int) {
 	l := res.Model.Servers[0].Locations[i]
-	l.Action.Proxy.Canary = &model.Canary{Backend: key, Source: model.ObjectRef{Kind: "Ingress", Namespace: "ns", Name: name, UID: "uid-" + name},
-		Rule: model.CanaryRule{Weight: weight, WeightTotal: 100}}
+	rule := model.CanaryRule{Weight: weight, WeightTotal: 100}
+	l.Action.Proxy.Split = rule.Split(model.ObjectRef{Kind: "Ingress", Namespace: "ns", Name: name, UID: "uid-" + name}, l.Action.Proxy.Backend, key)
 }
 
 // TestDynamicBackendsCarrySplits: each split a location names is pushed
@@ -34,7 +35,8 @@ func TestDynamicBackendsCarrySplits(t *testing.T) {
 		t.Fatalf("backends %s", got)
 	}
 	s := backends[2].Split
-	if s == nil || s.Primary != "ns/a/80" || s.Canary != "ns/c/80" || s.Weight != 20 || s.WeightTotal != 100 || len(res.Problems) != 0 {
+	if s == nil || s.Primary != "ns/a/80" || len(s.Rules) != 0 || len(s.Targets) != 2 || s.Targets[0] != (balancer.Target{Backend: "ns/c/80", Weight: 20}) ||
+		s.Targets[1] != (balancer.Target{Backend: "ns/a/80", Weight: 80}) || len(res.Problems) != 0 {
 		t.Fatalf("split %+v, problems %v", s, res.Problems)
 	}
 	if err := backends[2].Validate(); err != nil {

@@ -1,28 +1,6 @@
 package model
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-)
-
-// Canary sends some of a location's requests to a second backend
-// (ingress-nginx's canary Ingress). The rule is applied by the Lua
-// balancer from the pushed state, so a change of Rule needs no reload;
-// the location only names the split (see SplitKey).
-type Canary struct {
-	// Backend is the key of the canary's Backend in Model.Backends.
-	Backend string
-	// Rule decides, per request, which backend serves it.
-	Rule CanaryRule
-	// Source is the canary Ingress, or the VirtualServer (Route)
-	// whose route splits.
-	Source ObjectRef
-	// Route, when set, is the route of Source the split belongs to: one
-	// object may split several routes between the same two backends by
-	// different rules (a VirtualServer's splits and matches).
-	Route string
-}
+import "fmt"
 
 // CanaryRule is ingress-nginx's precedence: the header, then the cookie,
 // then the weight. Every field is validated (see the Parse functions
@@ -67,18 +45,6 @@ var (
 	// requires of canary-by-header-value.
 	canaryValueChars = newCharSet("-._~/:")
 )
-
-func checkChars(s, what string, max int, set *charSet, allowed string) error {
-	if s == "" || len(s) > max {
-		return fmt.Errorf("want a %s of 1 to %d %s", what, max, allowed)
-	}
-	for i := 0; i < len(s); i++ {
-		if !set[s[i]] {
-			return fmt.Errorf("%s must hold only %s, not %s", what, allowed, describeByte(s[i]))
-		}
-	}
-	return nil
-}
 
 // ParseCanaryHeader checks canary-by-header: 1 to 64 ASCII letters,
 // digits, "-" and "_". The balancer reads it as nginx's $http_<name>
@@ -134,25 +100,30 @@ func (r *CanaryRule) Validate() error {
 	return nil
 }
 
-// maxSplitKeyLen is the balancer's limit on a backend key.
-const maxSplitKeyLen = 256
-
-// SplitKey names the split of a location whose requests go to primary or
-// to canary's backend: the key the location selects in the balancer, in
-// place of primary's. It depends on the canary Ingress and the two
-// backends only, never on the rule, so that a change of rule changes the
-// pushed state and not the nginx configuration. Readable when it fits
-// the balancer's key grammar, a digest otherwise.
-func SplitKey(primary string, c *Canary) string {
-	source := c.Source.Namespace + "/" + c.Source.Name
-	if c.Route != "" {
-		route := sha256.Sum256([]byte(c.Route))
-		source += "." + hex.EncodeToString(route[:4])
+// Split is the canary split of the location whose backend is primary,
+// by the canary Ingress source to the backend canary: ingress-nginx's
+// precedence (the header, then the cookie, then the weight) as the
+// split's rules in that order. The rule must Validate.
+func (r *CanaryRule) Split(source ObjectRef, primary, canary string) *Split {
+	to := func(b string) []Target { return []Target{{Backend: b, Weight: 1}} }
+	when := func(kind ConditionKind, name string, m MatchKind, value, b string) SplitRule {
+		return SplitRule{Conditions: []Condition{{Kind: kind, Name: name, Match: m, Value: value}}, Targets: to(b)}
 	}
-	k := fmt.Sprintf("split@%s@%s@%s", source, primary, c.Backend)
-	if len(k) <= maxSplitKeyLen {
-		return k
+	s := &Split{Source: source, Primary: primary,
+		Default: []Target{{Backend: canary, Weight: r.Weight}, {Backend: primary, Weight: r.WeightTotal - r.Weight}}}
+	switch {
+	case r.Header == "":
+	case r.HeaderValue != "":
+		s.Rules = append(s.Rules, when(ConditionHeader, r.Header, MatchExact, r.HeaderValue, canary))
+	case r.HeaderPattern != "":
+		s.Rules = append(s.Rules, when(ConditionHeader, r.Header, MatchRegex, r.HeaderPattern, canary))
+	default:
+		s.Rules = append(s.Rules, when(ConditionHeader, r.Header, MatchExact, "always", canary),
+			when(ConditionHeader, r.Header, MatchExact, "never", primary))
 	}
-	sum := sha256.Sum256([]byte(k))
-	return "split@" + hex.EncodeToString(sum[:16])
+	if r.Cookie != "" {
+		s.Rules = append(s.Rules, when(ConditionCookie, r.Cookie, MatchExact, "always", canary),
+			when(ConditionCookie, r.Cookie, MatchExact, "never", primary))
+	}
+	return s
 }

@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// luaCanaryAlphabet is what causeway/validate.lua checks of each field of
-// a split (it leaves the pattern's syntax to the controller): whatever
-// Validate accepts must pass it, or nginx would refuse the push.
+// luaCanaryAlphabet is what causeway/validate.lua checks of each field
+// of a canary rule, as its split's conditions (it leaves the pattern's
+// syntax to the controller): whatever Validate accepts must pass it, or
+// nginx would refuse the push.
 var luaCanaryAlphabet = map[string]*regexp.Regexp{
 	"header":  regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`),
 	"value":   regexp.MustCompile(`^[A-Za-z0-9._~/:-]{1,256}$`),
@@ -17,7 +18,8 @@ var luaCanaryAlphabet = map[string]*regexp.Regexp{
 
 // FuzzCanaryRule: a rule Validate accepts holds only what the Lua side
 // accepts, its pattern compiles (in Go; the grammar is shared with PCRE)
-// without "$", and its weight lies within its total. Run with
+// without "$", its weight lies within its total, and its split
+// validates. Run with
 //
 //	go test ./internal/model -run=XXX -fuzz=FuzzCanaryRule -fuzztime=60s
 func FuzzCanaryRule(f *testing.F) {
@@ -45,6 +47,9 @@ func FuzzCanaryRule(f *testing.F) {
 		}
 		if weight < 0 || weight > total || total < 1 || total > MaxCanaryWeightTotal {
 			t.Fatalf("Validate accepted weight %d of %d", weight, total)
+		}
+		if err := r.Split(ObjectRef{Namespace: "ns", Name: "c"}, "ns/main/80", "ns/canary/80").Validate(); err != nil {
+			t.Fatalf("rule %+v is valid, its split is not: %v", r, err)
 		}
 	})
 }

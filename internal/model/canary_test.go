@@ -57,24 +57,29 @@ func TestCanaryRuleValidate(t *testing.T) {
 // (balancer.ValidateKey).
 var splitKeyGrammar = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
 
+// canaryOf is the weight-only canary split of primary by source.
+func canaryOf(source ObjectRef, primary, canary string) *Split {
+	r := CanaryRule{WeightTotal: DefaultCanaryWeightTotal}
+	return r.Split(source, primary, canary)
+}
+
 func TestSplitKey(t *testing.T) {
-	c := &Canary{Backend: "shop/web-canary/80", Source: ObjectRef{Kind: "Ingress", Namespace: "shop", Name: "web-canary"}}
-	if got := SplitKey("shop/web/http", c); got != "split@shop/web-canary@shop/web/http@shop/web-canary/80" {
-		t.Fatalf("SplitKey = %q", got)
+	c := canaryOf(ObjectRef{Kind: "Ingress", Namespace: "shop", Name: "web-canary"}, "shop/web/http", "shop/web-canary/80")
+	if got := c.Key(); got != "split@shop/web-canary@shop/web/http@shop/web-canary/80" {
+		t.Fatalf("Key = %q", got)
 	}
-	long := &Canary{Backend: "ns/" + strings.Repeat("c", 63) + "/80", Source: ObjectRef{Namespace: "ns", Name: strings.Repeat("n", 253)}}
-	k1 := SplitKey("ns/"+strings.Repeat("p", 63)+"/80", long)
+	long := canaryOf(ObjectRef{Namespace: "ns", Name: strings.Repeat("n", 253)}, "ns/"+strings.Repeat("p", 63)+"/80", "ns/"+strings.Repeat("c", 63)+"/80")
+	k1 := long.Key()
 	if len(k1) > maxSplitKeyLen || !splitKeyGrammar.MatchString(k1) {
-		t.Fatalf("long SplitKey %q does not fit the key grammar", k1)
+		t.Fatalf("long Key %q does not fit the key grammar", k1)
 	}
-	long.Backend = "ns/other/80"
-	if k2 := SplitKey("ns/"+strings.Repeat("p", 63)+"/80", long); k2 == k1 {
+	long = canaryOf(long.Source, long.Primary, "ns/other/80")
+	if k2 := long.Key(); k2 == k1 {
 		t.Fatal("two different splits share a digest key")
 	}
 	// The rule is not part of the key.
-	c2 := *c
-	c2.Rule = CanaryRule{Header: "h", Weight: 50, WeightTotal: 100}
-	if SplitKey("shop/web/http", &c2) != SplitKey("shop/web/http", c) {
+	r := CanaryRule{Header: "h", Weight: 50, WeightTotal: 100}
+	if r.Split(c.Source, c.Primary, c.Canary()).Key() != c.Key() {
 		t.Fatal("the rule changed the split key")
 	}
 }
@@ -84,9 +89,13 @@ func TestSplitKey(t *testing.T) {
 // other in the balancer; an Ingress canary's key does not change.
 func TestSplitKeyPerRoute(t *testing.T) {
 	vs := ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"}
-	a := SplitKey("shop/tea/80", &Canary{Backend: "shop/coffee/80", Source: vs, Route: "/"})
-	b := SplitKey("shop/tea/80", &Canary{Backend: "shop/coffee/80", Source: vs, Route: "/v"})
-	ing := SplitKey("shop/tea/80", &Canary{Backend: "shop/coffee/80", Source: ObjectRef{Kind: "Ingress", Namespace: "shop", Name: "canary"}})
+	routed := func(route string) string {
+		s := canaryOf(vs, "shop/tea/80", "shop/coffee/80")
+		s.Route = route
+		return s.Key()
+	}
+	a, b := routed("/"), routed("/v")
+	ing := canaryOf(ObjectRef{Kind: "Ingress", Namespace: "shop", Name: "canary"}, "shop/tea/80", "shop/coffee/80").Key()
 	if a == b || ing != "split@shop/canary@shop/tea/80@shop/coffee/80" {
 		t.Errorf("keys %q, %q, %q", a, b, ing)
 	}

@@ -152,13 +152,13 @@ type Proxy struct {
 	// while Backend has no ready endpoint (ingress-nginx's
 	// default-backend annotation).
 	Fallback string
-	// Canary, when set, sends some requests to another backend instead
-	// (a canary Ingress on the same host and path).
-	Canary *Canary
+	// Split, when set, picks what serves each request (a canary
+	// Ingress on the same host and path); Backend is its Primary.
+	Split *Split
 	// Choice, when set, picks the backend per request among several (a
 	// VirtualServer route's splits and matches); Backend is then the one
 	// whose settings the location uses, "" when the choice picks only
-	// answers (AnswersOnly). Canary and Choice are exclusive.
+	// answers (AnswersOnly). Split and Choice are exclusive.
 	Choice *Choice
 }
 

@@ -7,24 +7,26 @@ import (
 	"github.com/causeway/causeway/internal/model"
 )
 
-// selectSplit makes a dynamic-mode location whose proxy has a canary name
-// the split instead of its primary backend: the balancer applies the
-// split's rule from the pushed state (see balancer.SplitOf), so the rule
-// never appears here and changing it needs no reload. The location gets
-// the Lua hooks either backend's method needs. Without the Lua balancer
-// the canary is not applied; the controller reports that.
+// selectSplit makes a dynamic-mode location whose proxy has a split
+// name the split instead of its backend: the balancer applies the rules
+// and weights from the pushed state (see balancer.SplitOf), so they never
+// appear here and changing them needs no reload. The location gets the
+// Lua hooks any target's method needs. Without the Lua balancer
+// Proxy.Backend serves every request; the controller reports that.
 func selectSplit(lv *locationView, p *model.Proxy, backends map[string]*model.Backend, lua bool) error {
-	if p.Canary == nil || !lua {
+	if p.Split == nil || !lua {
 		return nil
 	}
-	var canary locationView
-	if err := selectBackend(&canary, p.Canary.Backend, backends, true); err != nil {
-		return err
+	for _, key := range p.Split.Backends() {
+		var target locationView
+		if err := selectBackend(&target, key, backends, true); err != nil {
+			return err
+		}
+		lv.HeaderFilter = lv.HeaderFilter || target.HeaderFilter
+		lv.LogHook = lv.LogHook || target.LogHook
+		sharePool(lv, &target)
 	}
-	lv.HeaderFilter = lv.HeaderFilter || canary.HeaderFilter
-	lv.LogHook = lv.LogHook || canary.LogHook
-	sharePool(lv, &canary)
-	return nameKey(lv, model.SplitKey(p.Backend, p.Canary))
+	return nameKey(lv, p.Split.Key())
 }
 
 // sharePool makes a location whose backends keep idle connections
@@ -57,13 +59,14 @@ func nameKey(lv *locationView, key string) error {
 // knows the split's choice) picks the series, so the location gets it.
 func (sp *serverPlan) planCanaryMetrics(lv *locationView, l *model.Location, labels balancer.SeriesLabels) error {
 	p := l.Action.Proxy
-	if p == nil || p.Canary == nil || !sp.rc.lua {
+	if p == nil || p.Split == nil || p.Split.Primary == "" || !sp.rc.lua {
 		return nil
 	}
-	if b := sp.rc.backends[p.Canary.Backend]; b != nil {
+	canary := p.Split.Canary()
+	if b := sp.rc.backends[canary]; b != nil {
 		labels.Canary = b.Namespace + "-" + b.Service + "-" + b.Port
 	} else {
-		labels.Canary = strings.ReplaceAll(p.Canary.Backend, "/", "-")
+		labels.Canary = strings.ReplaceAll(canary, "/", "-")
 	}
 	key := balancer.SeriesKey(labels)
 	q, err := Quote(key)

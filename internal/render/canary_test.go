@@ -13,7 +13,8 @@ import (
 // the canary serves; a location without a canary has one series only.
 func TestCanaryMetricsSeries(t *testing.T) {
 	split := loc(model.Prefix, "/split", nil)
-	split.Action.Proxy.Canary = &model.Canary{Backend: "shop/grpc/grpc", Source: ingA, Rule: model.CanaryRule{Weight: 10, WeightTotal: 100}}
+	rule := model.CanaryRule{Weight: 10, WeightTotal: 100}
+	split.Action.Proxy.Split = rule.Split(ingA, split.Action.Proxy.Backend, "shop/grpc/grpc")
 	m := policyModel(&model.Server{Host: "canary.example.com", Locations: []*model.Location{split, loc(model.Prefix, "/main", nil)}})
 	p := goldenParams
 	mc := goldenMetrics

@@ -288,8 +288,8 @@ var policyCases = []struct {
 		// canary's side); /main has no canary. In plain mode both proxy
 		// to the main backend.
 		split := loc(model.Prefix, "/split", nil)
-		split.Action.Proxy.Canary = &model.Canary{Backend: "shop/grpc/grpc", Source: ingA,
-			Rule: model.CanaryRule{Header: "X-Canary", Weight: 10, WeightTotal: 100}}
+		rule := model.CanaryRule{Header: "X-Canary", Weight: 10, WeightTotal: 100}
+		split.Action.Proxy.Split = rule.Split(ingA, split.Action.Proxy.Backend, "shop/grpc/grpc")
 		m := policyModel(&model.Server{Host: "canary.example.com", Locations: []*model.Location{split, loc(model.Prefix, "/main", nil)}})
 		m.Backends[1].Balance.Method = model.EWMA
 		return m

@@ -75,45 +75,67 @@ var CanaryTable = []AnnotationCase{
 		Request: canaryGet(), Want: Response{Status: 404}, Problems: []string{"CanaryNotApplied"}},
 }
 
-// canaryChoice applies a location's canary rule as the Lua balancer does
-// and returns the key of the backend that serves r. Weights strictly
-// between 0 and the total are random; Eval takes the main backend then.
-func canaryChoice(p *model.Proxy, r Request) string {
-	c := p.Canary
-	if c == nil {
+// splitChoice applies a location's split as the Lua balancer does and
+// returns the key of the backend that serves r. Weights that do not give
+// one target every request are random; Eval takes the location's own
+// backend then.
+func splitChoice(p *model.Proxy, r Request) string {
+	s := p.Split
+	if s == nil {
 		return p.Backend
 	}
-	rule := c.Rule
-	if rule.Header != "" {
-		if h, ok := headerVar(r.Header, rule.Header); ok {
-			switch {
-			case rule.HeaderValue != "":
-				if h == rule.HeaderValue {
-					return c.Backend
-				}
-			case rule.HeaderPattern != "":
-				if regexp.MustCompile(rule.HeaderPattern).MatchString(h) {
-					return c.Backend
-				}
-			case h == "always":
-				return c.Backend
-			case h == "never":
-				return p.Backend
-			}
+	for _, rule := range s.Rules {
+		if holds(rule.Conditions, r) {
+			return certain(rule.Targets, p.Backend)
 		}
 	}
-	if rule.Cookie != "" {
-		switch cookie(r.Header["Cookie"], rule.Cookie) {
-		case "always":
-			return c.Backend
-		case "never":
-			return p.Backend
+	return certain(s.Default, p.Backend)
+}
+
+// holds reports whether every condition holds of r. Only the headers
+// and cookies the rows use are read.
+func holds(conds []model.Condition, r Request) bool {
+	for _, c := range conds {
+		var v string
+		var present bool
+		switch c.Kind {
+		case model.ConditionHeader:
+			v, present = headerVar(r.Header, c.Name)
+		case model.ConditionCookie:
+			v = cookie(r.Header["Cookie"], c.Name)
+			present = v != ""
+		default:
+			panic("spec: a split condition on " + string(c.Kind) + " is not evaluated")
+		}
+		var ok bool
+		switch c.Match {
+		case model.MatchRegex:
+			ok = present && regexp.MustCompile(c.Value).MatchString(v)
+		case model.MatchCaseless:
+			ok = strings.EqualFold(v, c.Value)
+		default:
+			ok = v == c.Value
+		}
+		if ok == c.Negate {
+			return false
 		}
 	}
-	if rule.Weight == rule.WeightTotal && rule.Weight > 0 {
-		return c.Backend
+	return true
+}
+
+// certain is the backend of the target that takes every request, else
+// def.
+func certain(ts []model.Target, def string) string {
+	sum := 0
+	for _, t := range ts {
+		sum += t.Weight
 	}
-	return p.Backend
+	for _, t := range ts {
+		if t.Weight == sum && t.Answer == 0 {
+			return t.Backend
+		}
+	}
+	return def
 }
 
 // headerVar reads a header as nginx's $http_<name>: case-insensitive, with

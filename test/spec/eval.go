@@ -174,7 +174,7 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	if rw := lp.Rewrite; rw != nil {
 		uri = rewrite(loc, srv.Regex, path, query, rw.Target)
 	}
-	be := backend(m, canaryChoice(a(loc), r))
+	be := backend(m, splitChoice(a(loc), r))
 	if !ready(be) {
 		be = backend(m, a(loc).Backend) // a canary without endpoints
 	}

@@ -162,7 +162,7 @@ func (t *translator) condition(field string, c nicv1.Condition) (model.Condition
 		t.notYet(fmt.Sprintf("%s.value %q (%v); the route is left out", field, model.Truncate(c.Value), err))
 		return model.Condition{}, false, nil
 	}
-	return model.Condition{Kind: kind, Name: parsed, Value: value, Negate: negate}, true, nil
+	return model.Condition{Kind: kind, Name: parsed, Match: model.MatchCaseless, Value: value, Negate: negate}, true, nil
 }
 
 // splits checks NGINX Ingress Controller's rules (at least two, weights

@@ -52,7 +52,7 @@ func TestTranslateChoice(t *testing.T) {
 			matches: []nicv1.Match{{Conditions: []nicv1.Condition{hdr("x-maintenance", "on")},
 				Action: &nicv1.Action{Return: &nicv1.ActionReturn{Code: 503}}}},
 			want: &Choice{Default: []Weighted{{Answer: &Action{Return: &model.Return{Status: 404}}, Weight: 100}},
-				Matches: []ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "x-maintenance", Value: "on"}},
+				Matches: []ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "x-maintenance", Match: model.MatchCaseless, Value: "on"}},
 					Targets: []Weighted{{Answer: &Action{Return: &model.Return{Status: 503}}, Weight: 100}}}}}},
 		{name: "header, cookie, argument and variable conditions; negation", action: pass("a"),
 			matches: []nicv1.Match{
@@ -61,15 +61,15 @@ func TestTranslateChoice(t *testing.T) {
 					Splits: []nicv1.Split{split(50, "b"), split(50, "c")}},
 			}, primary: "a",
 			want: &Choice{Default: to("a"), Matches: []ChoiceMatch{
-				{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Version", Value: "v2"},
-					{Kind: model.ConditionCookie, Name: "user", Value: "beta", Negate: true}}, Targets: to("b")},
-				{Conditions: []model.Condition{{Kind: model.ConditionArgument, Name: "v", Value: "3"},
-					{Kind: model.ConditionVariable, Name: "request_method", Value: "POST"}}, Targets: []Weighted{{Upstream: "b", Weight: 50}, {Upstream: "c", Weight: 50}}},
+				{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Version", Match: model.MatchCaseless, Value: "v2"},
+					{Kind: model.ConditionCookie, Name: "user", Match: model.MatchCaseless, Value: "beta", Negate: true}}, Targets: to("b")},
+				{Conditions: []model.Condition{{Kind: model.ConditionArgument, Name: "v", Match: model.MatchCaseless, Value: "3"},
+					{Kind: model.ConditionVariable, Name: "request_method", Match: model.MatchCaseless, Value: "POST"}}, Targets: []Weighted{{Upstream: "b", Weight: 50}, {Upstream: "c", Weight: 50}}},
 			}}},
 		{name: "matches beside splits", splits: []nicv1.Split{split(50, "a"), split(50, "b")},
 			matches: []nicv1.Match{{Conditions: []nicv1.Condition{hdr("x", "")}, Action: pass("c")}}, primary: "a",
 			want: &Choice{Default: []Weighted{{Upstream: "a", Weight: 50}, {Upstream: "b", Weight: 50}}, Matches: []ChoiceMatch{
-				{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "x"}}, Targets: to("c")}}}},
+				{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "x", Match: model.MatchCaseless}}, Targets: to("c")}}}},
 		{name: "a match without conditions", action: pass("a"), matches: []nicv1.Match{{Action: pass("b")}}, err: "at least one condition"},
 		{name: "a match with both action and splits", action: pass("a"),
 			matches: []nicv1.Match{{Conditions: []nicv1.Condition{hdr("x", "y")}, Action: pass("b"), Splits: []nicv1.Split{split(50, "a"), split(50, "b")}}},
@@ -97,13 +97,13 @@ func TestTranslateChoice(t *testing.T) {
 		{name: "a match answering a redirect", action: pass("a"),
 			matches: []nicv1.Match{{Conditions: []nicv1.Condition{hdr("x", "y")},
 				Action: &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://example.com/"}}}}, primary: "a",
-			want: &Choice{Default: to("a"), Matches: []ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "x", Value: "y"}},
+			want: &Choice{Default: to("a"), Matches: []ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "x", Match: model.MatchCaseless, Value: "y"}},
 				Targets: []Weighted{{Answer: &Action{Redirect: &model.Redirect{Code: 301, URL: "https://example.com/"}}, Weight: 100}}}}}},
 		{name: "a route redirect beside matches: the proxy settings are the match's",
 			action:  &nicv1.Action{Redirect: &nicv1.ActionRedirect{URL: "https://example.com/", Code: 302}},
 			matches: []nicv1.Match{{Conditions: []nicv1.Condition{hdr("x", "y")}, Action: pass("a")}}, primary: "a",
 			want: &Choice{Default: []Weighted{{Answer: &Action{Redirect: &model.Redirect{Code: 302, URL: "https://example.com/"}}, Weight: 100}},
-				Matches: []ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "x", Value: "y"}}, Targets: to("a")}}}},
+				Matches: []ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "x", Match: model.MatchCaseless, Value: "y"}}, Targets: to("a")}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := translateRoute(t, nicv1.Route{Path: "/", Action: tc.action, Splits: tc.splits, Matches: tc.matches}, tc.err, tc.problem)

@@ -15,43 +15,84 @@ _M.methods = {
     sticky = require("causeway.method.sticky"),
 }
 
--- new_split returns the instance of a canary split: the rule the
--- balancer applies (see causeway.balancer), with the nginx variables it
--- reads named once here rather than per request.
-local function new_split(def)
-    local s = def.split
-    return {
-        key = def.key, split = true, n = 0,
-        primary = s.primary, canary = s.canary,
-        header_var = s.header and ("http_" .. s.header:lower():gsub("-", "_")) or nil,
-        value = s.header_value, pattern = s.header_pattern,
-        cookie_var = s.cookie and ("cookie_" .. s.cookie) or nil,
-        weight = s.weight, total = s.weight_total,
-    }
-end
-
 -- VAR_PREFIX is the nginx variable family each condition kind reads.
 local VAR_PREFIX = { header = "http_", cookie = "cookie_", argument = "arg_", variable = "" }
 
--- new_choice returns the instance of a choice (model.Choice): the
--- variables its conditions read are named, and their values lowercased,
--- once here (nginx's map, which NGINX Ingress Controller uses, compares
--- strings ignoring case).
+-- condition names the variable a condition reads once here rather than
+-- per request ($http_<name> folds case and reads "-" as "_"), and
+-- lowercases a caseless value.
+local function condition(c)
+    local name = c.name
+    if c.kind == "header" then
+        name = (name:lower():gsub("-", "_"))
+    end
+    local value = c.value
+    if c.match == "caseless" then
+        value = value:lower()
+    end
+    return { var = VAR_PREFIX[c.kind] .. name, match = c.match, value = value, negate = c.negate }
+end
+
+-- weighted returns targets with the sum of their weights, which the
+-- balancer draws from.
+local function weighted(targets)
+    local sum = 0
+    for _, t in ipairs(targets) do
+        sum = sum + t.weight
+    end
+    targets.sum = sum
+    return targets
+end
+
+-- new_split returns the instance of a split (model.Split): its rules,
+-- with the variables their conditions read named once here, its default
+-- targets, and for a canary its primary and the backends whose affinity
+-- cookies keep a request (the primary first).
+local function new_split(key, s)
+    local rules = {}
+    for i, r in ipairs(s.rules) do
+        local conds = {}
+        for j, c in ipairs(r.conditions) do
+            conds[j] = condition(c)
+        end
+        rules[i] = { conditions = conds, targets = weighted(r.targets) }
+    end
+    local o = {
+        key = key, split = true, n = 0, rules = rules, targets = weighted(s.targets),
+        answers = s.answers, primary = s.primary,
+    }
+    if s.primary then
+        local affine, pinned = { s.primary }, { [s.primary] = { backend = s.primary } }
+        local function add(ts)
+            for _, t in ipairs(ts) do
+                if t.backend and not pinned[t.backend] then
+                    affine[#affine + 1] = t.backend
+                    pinned[t.backend] = { backend = t.backend }
+                end
+            end
+        end
+        for _, r in ipairs(rules) do
+            add(r.targets)
+        end
+        add(o.targets)
+        o.affine, o.pinned = affine, pinned
+    end
+    return o
+end
+
+-- new_choice returns a choice (the payload's older form of a split: its
+-- conditions compare ignoring case) as a split's instance.
 local function new_choice(def)
     local c = def.choice
-    local matches = {}
+    local rules = {}
     for i, m in ipairs(c.matches) do
         local conds = {}
         for j, cond in ipairs(m.conditions) do
-            local name = cond.name
-            if cond.kind == "header" then
-                name = (name:lower():gsub("-", "_"))
-            end
-            conds[j] = { var = VAR_PREFIX[cond.kind] .. name, value = cond.value:lower(), negate = cond.negate }
+            conds[j] = { kind = cond.kind, name = cond.name, match = "caseless", value = cond.value, negate = cond.negate }
         end
-        matches[i] = { conditions = conds, targets = m.targets }
+        rules[i] = { conditions = conds, targets = m.targets }
     end
-    return { key = def.key, choice = true, n = 0, matches = matches, targets = c.targets, answers = c.answers }
+    return new_split(def.key, { rules = rules, targets = c.targets, answers = c.answers })
 end
 
 -- new returns the balancer instance for def. Only ready endpoints become
@@ -59,7 +100,7 @@ end
 -- sends requests to the local server that answers 503.
 function _M.new(def)
     if def.split then
-        return new_split(def)
+        return new_split(def.key, def.split)
     end
     if def.choice then
         return new_choice(def)

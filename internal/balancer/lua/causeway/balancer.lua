@@ -4,7 +4,7 @@
 --   init_worker_by_lua    init_worker()   seed this worker's RNG
 --   balancer_by_lua       balance()       choose the peer (and on retries)
 --                         balance_auth()  the same for external auth's Services
---   access_by_lua         access()        a choice with answers: pick once,
+--   access_by_lua         access()        a split with answers: pick once,
 --                                         answer from a named location
 --   header_filter_by_lua  header_filter() sticky cookie
 --   log_by_lua            log()           in-flight and latency accounting
@@ -15,7 +15,7 @@
 -- and on retries. Only the balancer runs on every request (an access hook
 -- would cost a Lua coroutine per request): a backend without a ready
 -- endpoint is sent to a local server that answers 503, because a balancer
--- can pick a peer but not answer. The exception is a choice that may
+-- can pick a peer but not answer. The exception is a split that may
 -- pick an answer (a redirect or return) instead of a backend: only its
 -- locations have the access hook, which picks once.
 
@@ -149,82 +149,60 @@ local function tried_peers()
     return tried
 end
 
--- affinity returns true when the request's affinity cookie names a peer
--- of the canary, false when it names one of the primary, nil otherwise:
+-- affinity returns the backend of a canary split (model.Split.Primary)
+-- whose peer the request's affinity cookie names, nil otherwise:
 -- ingress-nginx keeps an affinitized request where it was, before any
--- rule. Only sticky backends have a cookie_var.
-local function affinity(p, c)
+-- rule. The primary is asked first. Only sticky backends have a
+-- cookie_var.
+local function affinity(s)
     local var = ngx.var
-    if p and p.cookie_var then
-        local v = var[p.cookie_var]
-        if v and p.by_cookie[v] then
-            return false
-        end
-    end
-    if c and c.cookie_var then
-        local v = var[c.cookie_var]
-        if v and c.by_cookie[v] then
-            return true
+    for _, key in ipairs(s.affine) do
+        local b = store.lookup_synced(key)
+        if b and b.cookie_var then
+            local v = var[b.cookie_var]
+            if v and b.by_cookie[v] then
+                return key
+            end
         end
     end
     return nil
 end
 
--- choose applies a canary split's rule (ingress-nginx's precedence:
--- header, then cookie, then weight) and returns true to send the request
--- to the canary.
-local function choose(s)
-    local var = ngx.var
-    if s.header_var then
-        local h = var[s.header_var]
-        if h then
-            if s.value then
-                if h == s.value then
-                    return true
-                end
-            elseif s.pattern then
-                local from, _, err = re_find(h, s.pattern, "jo")
-                if from then
-                    return true
-                elseif err then
-                    log(ERR, "causeway: ", s.key, ": header pattern: ", err)
-                    return false
-                end
-            elseif h == "always" then
-                return true
-            elseif h == "never" then
-                return false
-            end
-        end
-    end
-    if s.cookie_var then
-        local c = var[s.cookie_var]
-        if c == "always" then
-            return true
-        elseif c == "never" then
-            return false
-        end
-    end
-    return s.weight > 0 and random(s.total) <= s.weight
-end
-
--- holds reports whether every condition of a choice's match holds; an
--- absent variable reads as "".
-local function holds(conds)
+-- holds reports whether every condition of a split's rule holds: an
+-- absent variable reads as "" for an exact or caseless comparison and
+-- never matches a regex. nil: a regex failed to run (PCRE refused it;
+-- ingress-nginx then keeps the request on the main backend).
+local function holds(conds, key)
     local var = ngx.var
     for _, c in ipairs(conds) do
         local v = var[c.var]
-        if ((v and lower(v) or "") == c.value) == c.negate then
+        local ok
+        if c.match == "regex" then
+            ok = false
+            if v then
+                local from, _, err = re_find(v, c.value, "jo")
+                if err then
+                    log(ERR, "causeway: ", key, ": regex: ", err)
+                    return nil
+                end
+                ok = from ~= nil
+            end
+        elseif c.match == "caseless" then
+            ok = (v and lower(v) or "") == c.value
+        else
+            ok = (v or "") == c.value
+        end
+        if ok == c.negate then
             return false
         end
     end
     return true
 end
 
--- pick_target draws one of weighted targets (weights sum to 100): a
--- table with a backend or an answer.
+-- pick_target draws one of weighted targets (in proportion to their
+-- weights): a table with a backend or an answer.
 local function pick_target(targets)
-    local r = random(100)
+    local r = random(targets.sum)
     for _, t in ipairs(targets) do
         r = r - t.weight
         if r <= 0 then
@@ -234,32 +212,42 @@ local function pick_target(targets)
     return targets[#targets]
 end
 
--- decide applies a choice: the first match that holds, else the default
--- targets.
-local function decide(c)
-    for _, m in ipairs(c.matches) do
-        if holds(m.conditions) then
-            return pick_target(m.targets)
+-- decide applies a split: a canary's affinity, then the first rule that
+-- holds, else the default targets. A regex that fails to run sends a
+-- canary's request to its primary, and does not hold otherwise.
+local function decide(s)
+    if s.primary then
+        local b = affinity(s)
+        if b then
+            return s.pinned[b]
         end
     end
-    return pick_target(c.targets)
+    for _, r in ipairs(s.rules) do
+        local h = holds(r.conditions, s.key)
+        if h then
+            return pick_target(r.targets)
+        elseif h == nil and s.primary then
+            return s.pinned[s.primary]
+        end
+    end
+    return pick_target(s.targets)
 end
 
 -- selected returns the backend a location names and its instance, nil
 -- when it has no endpoint. A location may name a fallback backend
 -- ($causeway_fallback, ingress-nginx's default-backend annotation) that
 -- answers while its own backend has no endpoint. A location may also
--- name a canary split: affinity, then the rule, picks its primary or its
--- canary backend, and a canary without endpoints leaves the request to
--- the primary, as in ingress-nginx. The third result is nil without a
--- split, else whether the canary was chosen.
+-- name a split, which picks the backend per request (a canary's pick
+-- without endpoints goes to its primary, as in ingress-nginx). The third
+-- result is nil without a split, else whether a canary was picked.
 local function selected()
     local key = ngx.var.causeway_backend
     local inst = key and key ~= "" and store.lookup(key)
     local canary = nil
-    if inst and inst.choice then
-        -- A choice with answers was picked by the access hook (access).
-        local t = inst.answers > 0 and ngx.ctx.causeway_choice or decide(inst)
+    if inst and inst.split then
+        local s = inst
+        -- A split with answers was picked by the access hook (access).
+        local t = s.answers > 0 and ngx.ctx.causeway_choice or decide(s)
         if not t.backend then
             -- Only when the hook did not run (state newer than the
             -- configuration): there is no backend to pick.
@@ -268,21 +256,13 @@ local function selected()
         end
         key = t.backend
         inst = store.lookup_synced(key)
-        -- Keep the choice for retries, like a split's.
+        -- Keep the pick for retries (canary ~= nil).
         canary = false
-    elseif inst and inst.split then
-        local s = inst
-        local p, c = store.lookup_synced(s.primary), store.lookup_synced(s.canary)
-        if (p and p.cookie_var) or (c and c.cookie_var) then
-            canary = affinity(p, c)
-        end
-        if canary == nil then
-            canary = choose(s)
-        end
-        if canary and c and c.n > 0 then
-            key, inst = s.canary, c
-        else
-            key, inst, canary = s.primary, p, false
+        if s.primary then
+            if key ~= s.primary and not (inst and inst.n > 0) then
+                key, inst = s.primary, store.lookup_synced(s.primary)
+            end
+            canary = key ~= s.primary
         end
     end
     if inst and inst.n > 0 then
@@ -344,7 +324,7 @@ local function retry(state, code)
     return commit(key, inst, rc, inst:pick(rc, tried) or inst:pick(rc, nil), false)
 end
 
--- access runs in the access phase of a location whose choice may pick
+-- access runs in the access phase of a location whose split may pick
 -- an answer, after nginx's own checks (deny, auth_basic, auth_request)
 -- and the Lua ones before it in the same block: it picks once, answers
 -- from the answer's named location (balancer.AnswerLocation), or keeps a
@@ -352,7 +332,7 @@ end
 function _M.access()
     local key = ngx.var.causeway_backend
     local inst = key and key ~= "" and store.lookup(key)
-    if not (inst and inst.choice) then
+    if not (inst and inst.split) then
         return
     end
     local t = decide(inst)

@@ -40,10 +40,13 @@ local MAX_ZONE_LEN = 128
 local MAX_FAILS = 1000
 local MAX_FAIL_TIMEOUT_MS = 24 * 3600 * 1000
 local MAX_CONNS = 1000000
-local MAX_CANARY_NAME_LEN = 64
-local MAX_CANARY_VALUE_LEN = 256
-local MAX_CANARY_PATTERN_LEN = 256
-local MAX_CANARY_WEIGHT_TOTAL = 1000000
+local MAX_SPLIT_RULES = 32
+local MAX_SPLIT_CONDITIONS = 16
+local MAX_SPLIT_TARGETS = 16
+local MAX_SPLIT_WEIGHT = 1000000
+local MAX_SPLIT_ANSWERS = 16 * 33
+local MAX_CONDITION_NAME_LEN = 64
+local MAX_CONDITION_REGEX_LEN = 256
 local MAX_CHOICE_MATCHES = 32
 local MAX_CHOICE_CONDITIONS = 16
 local MAX_CHOICE_TARGETS = 16
@@ -454,9 +457,6 @@ local function sticky(v, path)
     return s
 end
 
-local SPLIT_FIELDS = set("primary", "canary", "header", "header_value", "header_pattern",
-    "cookie", "weight", "weight_total")
-
 -- want_chars checks an optional string against a Lua pattern class.
 local function want_chars(v, path, field, max, class, what)
     if v == nil then
@@ -468,38 +468,141 @@ local function want_chars(v, path, field, max, class, what)
     return v
 end
 
--- split validates a canary split (model.CanaryRule). The header pattern
--- is checked here for its alphabet only: its full grammar,
--- which PCRE and Go's RE2 read alike, is the controller's
--- (model.ParseHeaderRegex); a pattern PCRE still refuses counts as no
--- match, as in ingress-nginx.
+-- SPLIT_NAMES is the name grammar of each condition kind but variable
+-- (model.Condition.Validate): a Lua class and how to say it.
+local SPLIT_NAMES = {
+    header = { "%w_-", "[A-Za-z0-9_-]" },
+    cookie = { "%w_.-", "[A-Za-z0-9_.-]" },
+    argument = { "%w_", "[A-Za-z0-9_]" },
+}
+local SPLIT_VARS = set("args", "http2", "https", "remote_addr", "remote_port", "query_string",
+    "request", "request_body", "request_uri", "request_method", "scheme")
+local SPLIT_MATCHES = set("exact", "caseless", "regex")
+local SPLIT_CONDITION_FIELDS = set("kind", "name", "match", "value", "negate")
+local SPLIT_TARGET_FIELDS = set("backend", "answer", "weight")
+local SPLIT_RULE_FIELDS = set("conditions", "targets")
+local SPLIT_FIELDS = set("rules", "targets", "answers", "primary")
+
+-- split_condition validates a condition (model.Condition). A regex is
+-- checked here for its alphabet only: its full grammar, which PCRE and
+-- Go's RE2 read alike, is the controller's (model.ParseHeaderRegex).
+local function split_condition(v, path)
+    want_object(v, path)
+    only_fields(v, path, SPLIT_CONDITION_FIELDS)
+    local c = { kind = v.kind, match = v.match }
+    if v.kind == "variable" then
+        if not SPLIT_VARS[v.name] then
+            bad(path, "name", "must be a variable a condition may read, got %s", describe(v.name))
+        end
+        c.name = v.name
+    elseif SPLIT_NAMES[v.kind] then
+        local g = SPLIT_NAMES[v.kind]
+        c.name = want_chars(v.name, path, "name", MAX_CONDITION_NAME_LEN, g[1], g[2])
+        if c.name == nil then
+            bad(path, "name", "is required")
+        end
+    else
+        bad(path, "kind", "must be header, cookie, argument or variable, got %s", describe(v.kind))
+    end
+    if not SPLIT_MATCHES[v.match] then
+        bad(path, "match", "must be exact, caseless or regex, got %s", describe(v.match))
+    end
+    if v.match == "regex" then
+        c.value = want_chars(v.value, path, "value", MAX_CONDITION_REGEX_LEN,
+            "%w/._~!*()+,=:@&?|%[%]^\\{} -", "the header regex alphabet")
+        if c.value == nil then
+            bad(path, "value", "is required")
+        end
+    else
+        local val = want_string(v.value, path, "value")
+        if #val > MAX_MATCH_VALUE_LEN or find(val, '[^ -~]') or find(val, '["\\]') then
+            bad(path, "value", 'must be 0 to %d printable ASCII characters other than " and \\, got %s',
+                MAX_MATCH_VALUE_LEN, describe(val))
+        end
+        c.value = val
+    end
+    c.negate = v.negate ~= nil and want_bool(v.negate, path, "negate") or false
+    return c
+end
+
+-- split_targets validates weighted targets: each a backend key, or an
+-- answer (1 to answers) given by the named location
+-- @causeway-choice-<key>-<answer> (balancer.AnswerLocation). The weights
+-- sum to 1 or more; backends collects the backend keys.
+local function split_targets(v, key, path, answers, backends)
+    want_array(v, path, nil, MAX_SPLIT_TARGETS)
+    if #v == 0 then
+        bad(path, nil, "must have at least one target")
+    end
+    local out, sum = {}, 0
+    for i, tv in ipairs(v) do
+        local tpath = format("%s[%d]", path, i - 1)
+        want_object(tv, tpath)
+        only_fields(tv, tpath, SPLIT_TARGET_FIELDS)
+        local w = want_int(tv.weight, tpath, "weight", 0, MAX_SPLIT_WEIGHT)
+        sum = sum + w
+        if tv.answer ~= nil then
+            if tv.backend ~= nil then
+                bad(tpath, "answer", "a target is a backend or an answer, not both")
+            end
+            if answers == 0 then
+                bad(tpath, "answer", "the split has no answers")
+            end
+            out[i] = { answer = want_int(tv.answer, tpath, "answer", 1, answers), weight = w }
+        else
+            if not _M.valid_key(tv.backend) or tv.backend == key then
+                bad(tpath, "backend", "must be a backend key other than the split's, got %s", describe(tv.backend))
+            end
+            out[i] = { backend = tv.backend, weight = w }
+            backends[tv.backend] = true
+        end
+    end
+    if sum < 1 then
+        bad(path, nil, "weights must sum to at least 1, got %d", sum)
+    end
+    return out
+end
+
+-- split validates a split (model.Split): ordered rules of conditions,
+-- each with weighted targets, the default targets, how many answers, and
+-- a canary's primary backend.
 local function split(v, key, path)
     want_object(v, path)
     only_fields(v, path, SPLIT_FIELDS)
-    local s = {}
-    for _, f in ipairs({ "primary", "canary" }) do
-        if not _M.valid_key(v[f]) then
-            bad(path, f, "must be a backend key, got %s", describe(v[f]))
+    local s, backends = { rules = {}, answers = 0 }, {}
+    if v.answers ~= nil then
+        s.answers = want_int(v.answers, path, "answers", 0, MAX_SPLIT_ANSWERS)
+    end
+    if v.rules ~= nil then
+        want_array(v.rules, path, "rules", MAX_SPLIT_RULES)
+        for i, rv in ipairs(v.rules) do
+            local rpath = format("%s.rules[%d]", path, i - 1)
+            want_object(rv, rpath)
+            only_fields(rv, rpath, SPLIT_RULE_FIELDS)
+            want_array(rv.conditions, rpath, "conditions", MAX_SPLIT_CONDITIONS)
+            if #rv.conditions == 0 then
+                bad(rpath, "conditions", "must have at least one condition")
+            end
+            local conds = {}
+            for j, cv in ipairs(rv.conditions) do
+                conds[j] = split_condition(cv, format("%s.conditions[%d]", rpath, j - 1))
+            end
+            s.rules[i] = { conditions = conds,
+                targets = split_targets(rv.targets, key, rpath .. ".targets", s.answers, backends) }
         end
-        if v[f] == key then
-            bad(path, f, "must not name the split itself")
+    end
+    s.targets = split_targets(v.targets, key, path .. ".targets", s.answers, backends)
+    if v.primary ~= nil then
+        local n = 0
+        for _ in pairs(backends) do
+            n = n + 1
         end
-        s[f] = v[f]
+        if not _M.valid_key(v.primary) or not backends[v.primary] or n ~= 2 or s.answers > 0 then
+            bad(path, "primary", "must be one of the split's two backends, with no answers, got %s",
+                describe(v.primary))
+        end
+        s.primary = v.primary
     end
-    if s.primary == s.canary then
-        bad(path, "canary", "must differ from primary")
-    end
-    s.header = want_chars(v.header, path, "header", MAX_CANARY_NAME_LEN, "%w_-", "[A-Za-z0-9_-]")
-    s.header_value = want_chars(v.header_value, path, "header_value", MAX_CANARY_VALUE_LEN,
-        "%w._~/:-", "[A-Za-z0-9._~/:-]")
-    s.header_pattern = want_chars(v.header_pattern, path, "header_pattern", MAX_CANARY_PATTERN_LEN,
-        "%w/._~!*()+,=:@&?|%[%]^\\{} -", "the header regex alphabet")
-    if (s.header_value or s.header_pattern) and not s.header then
-        bad(path, "header", "is required with header_value or header_pattern")
-    end
-    s.cookie = want_chars(v.cookie, path, "cookie", MAX_CANARY_NAME_LEN, "%w_.-", "[A-Za-z0-9_.-]")
-    s.weight_total = want_int(v.weight_total, path, "weight_total", 1, MAX_CANARY_WEIGHT_TOTAL)
-    s.weight = want_int(v.weight, path, "weight", 0, s.weight_total)
     return s
 end
 
@@ -526,9 +629,9 @@ local function condition(v, path)
         end
         c.name = v.name
     elseif v.kind == "header" then
-        c.name = want_chars(v.name, path, "name", MAX_CANARY_NAME_LEN, "%w_-", "[A-Za-z0-9_-]")
+        c.name = want_chars(v.name, path, "name", MAX_CONDITION_NAME_LEN, "%w_-", "[A-Za-z0-9_-]")
     else
-        c.name = want_chars(v.name, path, "name", MAX_CANARY_NAME_LEN, "%w_", "[A-Za-z0-9_]")
+        c.name = want_chars(v.name, path, "name", MAX_CONDITION_NAME_LEN, "%w_", "[A-Za-z0-9_]")
     end
     if c.name == nil then
         bad(path, "name", "is required")
