@@ -62,12 +62,7 @@ var luaLimits = map[string]int64{
 	"MAX_SPLIT_ANSWERS":       model.MaxSplitAnswers,
 	"MAX_CONDITION_NAME_LEN":  model.MaxConditionNameLen,
 	"MAX_CONDITION_REGEX_LEN": model.MaxConditionRegexLen,
-
-	"MAX_CHOICE_MATCHES":    model.MaxChoiceMatches,
-	"MAX_CHOICE_CONDITIONS": model.MaxChoiceConditions,
-	"MAX_CHOICE_TARGETS":    model.MaxChoiceTargets,
-	"MAX_CHOICE_ANSWERS":    model.MaxChoiceAnswers,
-	"MAX_MATCH_VALUE_LEN":   model.MaxMatchValueLen,
+	"MAX_MATCH_VALUE_LEN":     model.MaxMatchValueLen,
 }
 
 // LimitError is a payload that is well formed but larger than a limit

@@ -73,9 +73,6 @@ type Backend struct {
 	// its rules and weights pick per request. A split has no endpoints,
 	// method or options of its own.
 	Split *Split `json:"split,omitempty"`
-	// Choice, when set, makes this key a choice (model.Choice) instead of
-	// a backend, like Split: matches, then weighted targets.
-	Choice *Choice `json:"choice,omitempty"`
 }
 
 // StickyOptions configures the affinity cookie.
@@ -138,15 +135,6 @@ func (b *Backend) Validate() error {
 }
 
 func (b *Backend) validate() error {
-	if b.Split != nil && b.Choice != nil {
-		return errors.New("a backend is a split or a choice, not both")
-	}
-	if b.Choice != nil {
-		if b.ownsPeers() {
-			return errors.New("a choice has no method, retries, hash_key, sticky, limits or endpoints of its own")
-		}
-		return b.Choice.validate(b.Key)
-	}
 	if b.Split != nil {
 		if b.ownsPeers() {
 			return errors.New("a split has no method, retries, hash_key, sticky, limits or endpoints of its own")

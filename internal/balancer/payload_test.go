@@ -91,15 +91,15 @@ func validationCases() []validationCase {
 		{"duplicate IPv6 spelled twice", balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "::1", Port: 1}, {Address: "0::0:1", Port: 1}}}, false},
 		{"same address other port", balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "10.0.0.1", Port: 1}, {Address: "10.0.0.1", Port: 2}}}, true},
 	}
-	return append(append(append(cases, splitCases()...), choiceAnswerCases()...), limitCases()...)
+	return append(append(append(cases, splitCases()...), answerCases()...), limitCases()...)
 }
 
-// choiceAnswerCases are choices whose targets may be answers (given by
-// named locations; the payload has only their number).
-func choiceAnswerCases() []validationCase {
+// answerCases are splits whose targets may be answers (given by named
+// locations; the payload has only their number).
+func answerCases() []validationCase {
 	ch := func(answers int, ts ...balancer.Target) balancer.Backend {
 		return balancer.Backend{Key: "choice@ns/vs.0123456789ab", Endpoints: []balancer.Endpoint{},
-			Choice: &balancer.Choice{Targets: ts, Answers: answers}}
+			Split: &balancer.Split{Targets: ts, Answers: answers}}
 	}
 	web := func(w int) balancer.Target { return balancer.Target{Backend: "ns/web/80", Weight: w} }
 	ans := func(n, w int) balancer.Target { return balancer.Target{Answer: n, Weight: w} }
@@ -111,7 +111,8 @@ func choiceAnswerCases() []validationCase {
 		{"choice answer 0 is no answer", ch(1, web(50), ans(0, 50)), false},
 		{"choice target both backend and answer", ch(1, balancer.Target{Backend: "ns/web/80", Answer: 1, Weight: 100}), false},
 		{"choice negative answers", ch(-1, web(100)), false},
-		{"choice too many answers", ch(model.MaxChoiceAnswers+1, web(100)), false},
+		{"choice too many answers", ch(model.MaxSplitAnswers+1, web(100)), false},
+		{"choice answers at the bound", ch(model.MaxSplitAnswers, web(100)), true},
 	}
 }
 

@@ -47,6 +47,13 @@ type Target struct {
 	Weight  int    `json:"weight"`
 }
 
+// AnswerLocation is the named location that gives answer n (1-based) of
+// the split key: the access hook (causeway.balancer.access) goes there.
+// key passed ValidateKey, whose characters need no quoting in nginx.
+func AnswerLocation(key string, n int) string {
+	return fmt.Sprintf("@causeway-choice-%s-%d", key, n)
+}
+
 // SplitOf is the payload of a location's split.
 func SplitOf(s *model.Split) Backend {
 	out := &Split{Targets: targets(s.Default), Answers: len(s.Answers), Primary: s.Primary}

@@ -492,11 +492,6 @@ func (b *builder) finish() {
 					used[key] = true
 				}
 			}
-			if p := l.Action.Proxy; p != nil && p.Choice != nil {
-				for _, key := range p.Choice.Backends() {
-					used[key] = true
-				}
-			}
 			if l.Policy != nil && l.Policy.Errors != nil {
 				used[l.Policy.Errors.Backend] = true
 			}

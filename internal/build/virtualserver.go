@@ -82,7 +82,7 @@ func (b *virtualServerProcessor) routeLocations(srv *model.Server, outer []strin
 		case r.Choice != nil && a.Upstream == "":
 			// Every action of the route's choice answers by itself: the
 			// location proxies to nothing.
-			loc.Action = model.Action{Proxy: &model.Proxy{Choice: b.routeChoice(owner, r, upstreams, backends)}}
+			loc.Action = model.Action{Proxy: &model.Proxy{Split: b.routeChoice(owner, r, upstreams, backends)}}
 		case r.Choice == nil && a.Redirect != nil:
 			loc.Action = model.Action{Redirect: a.Redirect}
 		case r.Choice == nil && a.Return != nil:
@@ -95,7 +95,7 @@ func (b *virtualServerProcessor) routeLocations(srv *model.Server, outer []strin
 		default:
 			loc.Action = model.ProxyTo(backends[a.Upstream])
 			if r.Choice != nil {
-				loc.Action.Proxy.Choice = b.routeChoice(owner, r, upstreams, backends)
+				loc.Action.Proxy.Split = b.routeChoice(owner, r, upstreams, backends)
 			}
 			if p := upstreams[a.Upstream].Policy; p != nil {
 				pol := *p
@@ -157,18 +157,19 @@ func matchTargets(c *nic.Choice) [][]nic.Weighted {
 	return out
 }
 
-// routeChoice is a route's splits and matches as the model's Choice, which
-// the Lua balancer applies without a reload. The proxy settings of the
+// routeChoice is a route's splits and matches as the model's Split (its
+// matches are rules, its splits weighted targets), which the Lua balancer
+// applies without a reload. The proxy settings of the
 // route's first upstream apply to every upstream it chooses; a Problem
 // names those whose settings differ.
-func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[string]*nic.Upstream, backends map[string]string) *model.Choice {
-	c := &model.Choice{Source: owner, Route: r.Match.Path}
+func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[string]*nic.Upstream, backends map[string]string) *model.Split {
+	c := &model.Split{Source: owner, Route: r.Match.Path}
 	targets := func(ws []nic.Weighted) []model.Target {
 		out := make([]model.Target, len(ws))
 		for i, w := range ws {
 			if a := w.Answer; a != nil {
 				out[i] = model.AnswerTarget(len(c.Answers), w.Weight)
-				c.Answers = append(c.Answers, model.ChoiceAnswer{Redirect: a.Redirect, Return: a.Return, Headers: a.Headers})
+				c.Answers = append(c.Answers, model.Answer{Redirect: a.Redirect, Return: a.Return, Headers: a.Headers})
 				continue
 			}
 			out[i] = model.Target{Backend: backends[w.Upstream], Weight: w.Weight}
@@ -177,7 +178,7 @@ func (b *builder) routeChoice(owner model.ObjectRef, r nic.Route, upstreams map[
 	}
 	c.Default = targets(r.Choice.Default)
 	for _, m := range r.Choice.Matches {
-		c.Matches = append(c.Matches, model.ChoiceMatch{Conditions: m.Conditions, Targets: targets(m.Targets)})
+		c.Rules = append(c.Rules, model.SplitRule{Conditions: m.Conditions, Targets: targets(m.Targets)})
 	}
 	primary := r.Action.Upstream // "" when every target answers
 	reported := map[string]bool{primary: true}

@@ -25,14 +25,14 @@ func TestVirtualServerChoice(t *testing.T) {
 	}{
 		{name: "splits and a match", check: func(t *testing.T, l *model.Location, ps []model.Problem) {
 			p := l.Action.Proxy
-			want := &model.Choice{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "default", Name: "cafe", UID: "uid-cafe"}, Route: "/",
+			want := &model.Split{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "default", Name: "cafe", UID: "uid-cafe"}, Route: "/",
 				Default: []model.Target{{Backend: key(0), Weight: 20}, {Backend: key(1), Weight: 30}, {Backend: key(2), Weight: 50}},
-				Matches: []model.ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Version", Match: model.MatchCaseless, Value: "v1", Negate: true}},
+				Rules: []model.SplitRule{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Version", Match: model.MatchCaseless, Value: "v1", Negate: true}},
 					Targets: []model.Target{{Backend: key(2), Weight: 100}}}}}
-			if p == nil || p.Backend != key(0) || !reflect.DeepEqual(p.Choice, want) || len(ps) != 0 {
-				t.Errorf("proxy %+v choice %+v problems %v", p, p.Choice, ps)
+			if p == nil || p.Backend != key(0) || !reflect.DeepEqual(p.Split, want) || len(ps) != 0 {
+				t.Errorf("proxy %+v choice %+v problems %v", p, p.Split, ps)
 			}
-			if err := p.Choice.Validate(); err != nil {
+			if err := p.Split.Validate(); err != nil {
 				t.Error(err)
 			}
 		}},
@@ -76,7 +76,7 @@ func TestVirtualServerChoice(t *testing.T) {
 			if p == nil || p.Backend != key(1) || len(ps) != 0 {
 				t.Fatalf("action %+v problems %v", l.Action, ps)
 			}
-			c := p.Choice
+			c := p.Split
 			want := []model.Target{model.AnswerTarget(0, 20), {Backend: key(1), Weight: 30}, {Backend: key(2), Weight: 50}}
 			if !reflect.DeepEqual(c.Default, want) || len(c.Answers) != 1 || c.Answers[0].Return == nil || c.Answers[0].Return.Status != 418 {
 				t.Errorf("choice %+v", c)
@@ -93,9 +93,9 @@ func TestVirtualServerChoice(t *testing.T) {
 			if p == nil || p.Backend != key(2) || len(ps) != 0 {
 				t.Fatalf("action %+v problems %v", l.Action, ps)
 			}
-			c := p.Choice
-			if !reflect.DeepEqual(c.Default, []model.Target{model.AnswerTarget(0, 100)}) || len(c.Matches) != 1 ||
-				!reflect.DeepEqual(c.Answers, []model.ChoiceAnswer{{Redirect: &model.Redirect{Code: 307, URL: "https://example.com/"}}}) {
+			c := p.Split
+			if !reflect.DeepEqual(c.Default, []model.Target{model.AnswerTarget(0, 100)}) || len(c.Rules) != 1 ||
+				!reflect.DeepEqual(c.Answers, []model.Answer{{Redirect: &model.Redirect{Code: 307, URL: "https://example.com/"}}}) {
 				t.Errorf("choice %+v", c)
 			}
 		}},

@@ -12,9 +12,9 @@ import (
 // which plain mode does not run; the main backend serves every request.
 const ReasonCanaryNeedsLua = "CanaryNotApplied"
 
-// splitsOf returns the canary splits and choices the Model's locations name, one per
-// split key, sorted: each is pushed as state, so that a change of rule
-// reaches nginx without a reload.
+// splitsOf returns the splits the Model's locations name, one per split
+// key, sorted: each is pushed as state, so that a change of rule or
+// weight reaches nginx without a reload.
 func splitsOf(m *model.Model) []balancer.Backend {
 	seen := map[string]bool{}
 	var out []balancer.Backend
@@ -25,8 +25,6 @@ func splitsOf(m *model.Model) []balancer.Backend {
 			switch {
 			case p != nil && p.Split != nil:
 				b = balancer.SplitOf(p.Split)
-			case p != nil && p.Choice != nil:
-				b = balancer.ChoiceOf(p.Choice)
 			default:
 				continue
 			}
@@ -50,12 +48,10 @@ func reportPlainCanaries(res *SyncResult) {
 	for _, srv := range res.Model.Servers {
 		for _, l := range srv.Locations {
 			switch p := l.Action.Proxy; {
+			case p != nil && p.AnswersOnly():
+				answering = append(answering, p.Split.Source)
 			case p != nil && p.Split != nil:
 				refs = append(refs, p.Split.Source)
-			case p != nil && p.AnswersOnly():
-				answering = append(answering, p.Choice.Source)
-			case p != nil && p.Choice != nil:
-				refs = append(refs, p.Choice.Source)
 			}
 		}
 	}
@@ -82,10 +78,11 @@ func reportSplit(res *SyncResult, key, reason, msg string) {
 			switch {
 			case p != nil && p.Split != nil && p.Split.Key() == key:
 				src = p.Split.Source
-			case p != nil && p.Choice != nil && model.ChoiceKey(p.Choice) == key:
-				src, what = p.Choice.Source, "the route's splits and matches"
 			default:
 				continue
+			}
+			if p.Split.Primary == "" {
+				what = "the route's splits and matches"
 			}
 			for _, ref := range []model.ObjectRef{src, l.Source} {
 				if !seen[ref] {

@@ -78,8 +78,8 @@ func TestPlainModeReportsAnsweringChoices(t *testing.T) {
 	c := &Controller{}
 	res := testModel(map[string]int{"a": 1, "big": 1})
 	vs := model.ObjectRef{Kind: "VirtualServer", Namespace: "ns", Name: "vs", UID: "uid-vs"}
-	res.Model.Servers[0].Locations[0].Action.Proxy = &model.Proxy{Choice: &model.Choice{Source: vs, Route: "/",
-		Default: []model.Target{model.AnswerTarget(0, 100)}, Answers: []model.ChoiceAnswer{{Return: &model.Return{Status: 204}}}}}
+	res.Model.Servers[0].Locations[0].Action.Proxy = &model.Proxy{Split: &model.Split{Source: vs, Route: "/",
+		Default: []model.Target{model.AnswerTarget(0, 100)}, Answers: []model.Answer{{Return: &model.Return{Status: 204}}}}}
 	if got := c.dynamicBackends(res); got != nil {
 		t.Fatalf("plain mode pushed %v", keysOf(got))
 	}

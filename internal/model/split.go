@@ -327,7 +327,7 @@ func (s *Split) HasAnswers() bool { return len(s.Answers) > 0 }
 
 // AnswersOnly reports whether p proxies to nothing: every target of its
 // split is an answer, so it names no backend.
-func (p *Proxy) AnswersOnly() bool { return p.Backend == "" && p.Choice != nil }
+func (p *Proxy) AnswersOnly() bool { return p.Backend == "" && p.Split != nil }
 
 // Backends lists every backend the split may pick, in order, once each
 // (answers are not backends).

@@ -195,6 +195,11 @@ func TestSplitValidate(t *testing.T) {
 		{"an answer out of range", Split{Default: []Target{{Backend: "a", Weight: 50}, AnswerTarget(1, 50)}, Answers: ret}, false},
 		{"a backend and an answer", Split{Default: []Target{{Backend: "a", Answer: 1, Weight: 100}}, Answers: ret}, false},
 		{"an empty answer", Split{Default: []Target{AnswerTarget(0, 100)}, Answers: []Answer{{}}}, false},
+		{"an answer without answers", Split{Default: []Target{{Backend: "a", Weight: 50}, AnswerTarget(0, 50)}}, false},
+		{"an answer both redirect and return", Split{Default: []Target{AnswerTarget(0, 100)},
+			Answers: []Answer{{Return: &Return{Status: 204}, Redirect: &Redirect{Code: 301, URL: "http://x/"}}}}, false},
+		{"a redirect with headers", Split{Default: []Target{AnswerTarget(0, 100)},
+			Answers: []Answer{{Redirect: &Redirect{Code: 301, URL: "http://x/"}, Headers: []Header{{Name: "X", Value: "y"}}}}}, false},
 		{"a canary", Split{Default: to, Primary: "b"}, true},
 		{"a canary of a backend it does not pick", Split{Default: to, Primary: "c"}, false},
 		{"a canary of three backends", Split{Default: append([]Target{{Backend: "c", Weight: 1}}, to...), Primary: "a"}, false},
@@ -239,5 +244,27 @@ func TestCanaryRuleSplit(t *testing.T) {
 			s.Primary != "main" || s.Canary() != "can" || s.Source != src {
 			t.Errorf("%s: split %+v", tc.name, s)
 		}
+	}
+}
+
+// Backends lists backends, never answers.
+func TestSplitBackendsSkipAnswers(t *testing.T) {
+	s := Split{Default: []Target{AnswerTarget(0, 50), {Backend: "a", Weight: 50}},
+		Rules:   []SplitRule{{Targets: []Target{{Backend: "b", Weight: 100}}}},
+		Answers: []Answer{{Return: &Return{Status: 204}}}}
+	if got := s.Backends(); strings.Join(got, ",") != "b,a" {
+		t.Fatalf("Backends() = %q, want [b a]", got)
+	}
+}
+
+// A route's split key depends on the route, not on what the route
+// picks.
+func TestSplitKeyOfRoute(t *testing.T) {
+	src := ObjectRef{Kind: "VirtualServer", Namespace: "ns", Name: "vs"}
+	a := (&Split{Source: src, Route: "/a", Default: []Target{{Backend: "x", Weight: 100}}}).Key()
+	b := (&Split{Source: src, Route: "/a", Default: []Target{{Backend: "y", Weight: 100}}}).Key()
+	c := (&Split{Source: src, Route: "/b"}).Key()
+	if a != b || a == c || !strings.HasPrefix(a, "choice@ns/vs.") {
+		t.Fatalf("keys %q %q %q", a, b, c)
 	}
 }

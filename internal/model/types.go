@@ -152,14 +152,12 @@ type Proxy struct {
 	// while Backend has no ready endpoint (ingress-nginx's
 	// default-backend annotation).
 	Fallback string
-	// Split, when set, picks what serves each request (a canary
-	// Ingress on the same host and path); Backend is its Primary.
+	// Split, when set, picks the backend (or answer) per request: a
+	// canary Ingress on the same host and path, a VirtualServer route's
+	// splits and matches. Backend is then the one whose settings the
+	// location uses (a canary's Primary), "" when the split picks only
+	// answers (AnswersOnly).
 	Split *Split
-	// Choice, when set, picks the backend per request among several (a
-	// VirtualServer route's splits and matches); Backend is then the one
-	// whose settings the location uses, "" when the choice picks only
-	// answers (AnswersOnly). Split and Choice are exclusive.
-	Choice *Choice
 }
 
 // Return is a fixed response.

@@ -36,7 +36,7 @@ type policyView struct {
 	// APIKey checks an API key (apikey.go); nil for none.
 	APIKey *apiKeyView `json:",omitempty"`
 	// ChoiceHook runs the balancer's access hook, after the checks
-	// above, for a choice that may answer (render/choice.go).
+	// above, for a split that may answer (render/split.go).
 	ChoiceHook bool `json:",omitempty"`
 	// ExtAuth asks an authentication service first (extauth.go).
 	ExtAuth      *authUse `json:",omitempty"`

@@ -299,8 +299,8 @@ var policyCases = []struct {
 		// one target's side); nothing of its matches or weights is
 		// printed. In plain mode it proxies to its first backend.
 		choose := loc(model.Prefix, "/choose", nil)
-		choose.Action.Proxy.Choice = &model.Choice{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"}, Route: "/choose",
-			Matches: []model.ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Version", Value: "v2"}},
+		choose.Action.Proxy.Split = &model.Split{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"}, Route: "/choose",
+			Rules: []model.SplitRule{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Version", Match: model.MatchCaseless, Value: "v2"}},
 				Targets: []model.Target{{Backend: "shop/grpc/grpc", Weight: 100}}}},
 			Default: []model.Target{{Backend: "shop/web/80", Weight: 60}, {Backend: "shop/errors/80", Weight: 40}}}
 		m := policyModel(&model.Server{Host: "choice.example.com", Locations: []*model.Location{choose, loc(model.Prefix, "/main", nil)}})
@@ -318,18 +318,18 @@ var policyCases = []struct {
 		answer := loc(model.Prefix, "/answer", &model.Policy{Access: &model.AccessList{Deny: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}},
 			BasicAuth:       &model.BasicAuth{Realm: "Staff", File: "default/users/htdigest", Digest: true},
 			ResponseHeaders: []model.Header{{Name: "X-Proxied", Value: "yes"}}})
-		answer.Action.Proxy.Choice = &model.Choice{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"}, Route: "/answer",
+		answer.Action.Proxy.Split = &model.Split{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"}, Route: "/answer",
 			Default: []model.Target{{Backend: "shop/web/80", Weight: 50}, model.AnswerTarget(0, 25), model.AnswerTarget(1, 25)},
-			Answers: []model.ChoiceAnswer{{Return: &model.Return{Status: 418, Body: model.Template{{Literal: "tea"}}},
+			Answers: []model.Answer{{Return: &model.Return{Status: 418, Body: model.Template{{Literal: "tea"}}},
 				Headers: []model.Header{{Name: "X-Tea", Value: "hot"}}},
 				{Redirect: &model.Redirect{Code: 302, URL: "https://example.com/elsewhere"}}}}
 		only := &model.Location{Match: model.Match{Type: model.StringPrefix, Path: "/only"}, Source: answer.Source,
-			Action: model.Action{Proxy: &model.Proxy{Choice: &model.Choice{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"},
+			Action: model.Action{Proxy: &model.Proxy{Split: &model.Split{Source: model.ObjectRef{Kind: "VirtualServer", Namespace: "shop", Name: "cafe"},
 				Route: "/only",
-				Matches: []model.ChoiceMatch{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Maintenance", Value: "on"}},
+				Rules: []model.SplitRule{{Conditions: []model.Condition{{Kind: model.ConditionHeader, Name: "X-Maintenance", Match: model.MatchCaseless, Value: "on"}},
 					Targets: []model.Target{model.AnswerTarget(1, 100)}}},
 				Default: []model.Target{model.AnswerTarget(0, 100)},
-				Answers: []model.ChoiceAnswer{{Redirect: &model.Redirect{Code: 301, URL: "https://example.com/"}},
+				Answers: []model.Answer{{Redirect: &model.Redirect{Code: 301, URL: "https://example.com/"}},
 					{Return: &model.Return{Status: 503, Body: model.Template{{Literal: "down"}}}}}}}}}
 		m := policyModel(&model.Server{Host: "answers.example.com", Locations: []*model.Location{answer, only}})
 		m.AuthFiles = []*model.AuthFile{{Namespace: "default", Name: "users", Digest: true, Data: []byte("a:Staff:" + strings.Repeat("0", 32) + "\n")}}

@@ -378,7 +378,7 @@ type serverPlan struct {
 	srv    *model.Server
 	errs   map[string]int  // error location content -> group
 	named  map[string]bool // error locations added
-	// choiceNamed are the choices' answer locations added (choice.go).
+	// choiceNamed are the splits' answer locations added (split.go).
 	choiceNamed map[string]bool
 	// mirrors maps mirror location content to its URI; mirrorNext
 	// numbers the next one.
@@ -438,7 +438,7 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 			return err
 		}
 		sp.deferAnswer(&lv, l)
-		if err := sp.choiceAnswers(&lv, l); err != nil {
+		if err := sp.splitAnswers(&lv, l); err != nil {
 			return err
 		}
 		out = append(out, lv)
@@ -571,9 +571,6 @@ func (sp *serverPlan) locationBody(lv *locationView, l *model.Location) error {
 		return err
 	}
 	if err := selectSplit(lv, p, sp.rc.backends, sp.rc.lua); err != nil {
-		return err
-	}
-	if err := selectChoice(lv, p, sp.rc.backends, sp.rc.lua); err != nil {
 		return err
 	}
 	if sp.rc.lua && p.Fallback != "" {

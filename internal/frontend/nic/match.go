@@ -172,8 +172,8 @@ func (t *translator) splits(field string, in []nicv1.Split, upstreams map[string
 	if len(in) < 2 {
 		return nil, nil, false, fmt.Errorf("%s must have at least 2 splits", field)
 	}
-	if len(in) > model.MaxChoiceTargets {
-		t.notYet(fmt.Sprintf("%s: more than %d splits; the route is left out", field, model.MaxChoiceTargets))
+	if len(in) > model.MaxSplitTargets {
+		t.notYet(fmt.Sprintf("%s: more than %d splits; the route is left out", field, model.MaxSplitTargets))
 		return nil, nil, false, nil
 	}
 	sum := 0

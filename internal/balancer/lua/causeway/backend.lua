@@ -80,30 +80,12 @@ local function new_split(key, s)
     return o
 end
 
--- new_choice returns a choice (the payload's older form of a split: its
--- conditions compare ignoring case) as a split's instance.
-local function new_choice(def)
-    local c = def.choice
-    local rules = {}
-    for i, m in ipairs(c.matches) do
-        local conds = {}
-        for j, cond in ipairs(m.conditions) do
-            conds[j] = { kind = cond.kind, name = cond.name, match = "caseless", value = cond.value, negate = cond.negate }
-        end
-        rules[i] = { conditions = conds, targets = m.targets }
-    end
-    return new_split(def.key, { rules = rules, targets = c.targets, answers = c.answers })
-end
-
 -- new returns the balancer instance for def. Only ready endpoints become
 -- peers, so a not-ready endpoint is never picked. An instance with n == 0
 -- sends requests to the local server that answers 503.
 function _M.new(def)
     if def.split then
         return new_split(def.key, def.split)
-    end
-    if def.choice then
-        return new_choice(def)
     end
     local peers, keep = {}, {}
     for _, e in ipairs(def.endpoints) do

@@ -47,12 +47,7 @@ local MAX_SPLIT_WEIGHT = 1000000
 local MAX_SPLIT_ANSWERS = 16 * 33
 local MAX_CONDITION_NAME_LEN = 64
 local MAX_CONDITION_REGEX_LEN = 256
-local MAX_CHOICE_MATCHES = 32
-local MAX_CHOICE_CONDITIONS = 16
-local MAX_CHOICE_TARGETS = 16
-local MAX_CHOICE_ANSWERS = 16 * 32 + 16
 local MAX_MATCH_VALUE_LEN = 256
-local CHOICE_WEIGHT_TOTAL = 100
 
 _M.METHODS = {
     round_robin = true, least_conn = true, ewma = true,
@@ -606,113 +601,7 @@ local function split(v, key, path)
     return s
 end
 
--- Condition kinds and the nginx variables a variable condition may read
--- (model.ConditionVariables).
-local CONDITION_KINDS = set("header", "cookie", "argument", "variable")
-local CONDITION_VARS = set("args", "http2", "https", "remote_addr", "remote_port", "query_string",
-    "request", "request_body", "request_uri", "request_method", "scheme")
-local CONDITION_FIELDS = set("kind", "name", "value", "negate")
-local TARGET_FIELDS = set("backend", "answer", "weight")
-local MATCH_FIELDS = set("conditions", "targets")
-local CHOICE_FIELDS = set("matches", "targets", "answers")
-
-local function condition(v, path)
-    want_object(v, path)
-    only_fields(v, path, CONDITION_FIELDS)
-    local c = { kind = v.kind }
-    if not CONDITION_KINDS[v.kind] then
-        bad(path, "kind", "must be header, cookie, argument or variable, got %s", describe(v.kind))
-    end
-    if v.kind == "variable" then
-        if not CONDITION_VARS[v.name] then
-            bad(path, "name", "must be a variable a condition may read, got %s", describe(v.name))
-        end
-        c.name = v.name
-    elseif v.kind == "header" then
-        c.name = want_chars(v.name, path, "name", MAX_CONDITION_NAME_LEN, "%w_-", "[A-Za-z0-9_-]")
-    else
-        c.name = want_chars(v.name, path, "name", MAX_CONDITION_NAME_LEN, "%w_", "[A-Za-z0-9_]")
-    end
-    if c.name == nil then
-        bad(path, "name", "is required")
-    end
-    local val = want_string(v.value, path, "value")
-    if #val > MAX_MATCH_VALUE_LEN or find(val, '[^ -~]') or find(val, '["\\]') then
-        bad(path, "value", 'must be 0 to %d printable ASCII characters other than " and \\, got %s',
-            MAX_MATCH_VALUE_LEN, describe(val))
-    end
-    c.value = val
-    c.negate = v.negate ~= nil and want_bool(v.negate, path, "negate") or false
-    return c
-end
-
--- targets validates weighted targets: each a backend key, or an answer
--- (1 to answers) given by the named location
--- @causeway-choice-<key>-<answer> (balancer.AnswerLocation).
-local function targets(v, key, path, answers)
-    want_array(v, path, nil, MAX_CHOICE_TARGETS)
-    if #v == 0 then
-        bad(path, nil, "must have at least one target")
-    end
-    local out, sum = {}, 0
-    for i, tv in ipairs(v) do
-        local tpath = format("%s[%d]", path, i - 1)
-        want_object(tv, tpath)
-        only_fields(tv, tpath, TARGET_FIELDS)
-        local w = want_int(tv.weight, tpath, "weight", 0, CHOICE_WEIGHT_TOTAL)
-        sum = sum + w
-        if tv.answer ~= nil then
-            if tv.backend ~= nil then
-                bad(tpath, "answer", "a target is a backend or an answer, not both")
-            end
-            if answers == 0 then
-                bad(tpath, "answer", "the choice has no answers")
-            end
-            out[i] = { answer = want_int(tv.answer, tpath, "answer", 1, answers), weight = w }
-        else
-            if not _M.valid_key(tv.backend) or tv.backend == key then
-                bad(tpath, "backend", "must be a backend key other than the choice's, got %s", describe(tv.backend))
-            end
-            out[i] = { backend = tv.backend, weight = w }
-        end
-    end
-    if sum ~= CHOICE_WEIGHT_TOTAL then
-        bad(path, nil, "weights must sum to %d, got %d", CHOICE_WEIGHT_TOTAL, sum)
-    end
-    return out
-end
-
--- choice validates a choice (model.Choice): ordered matches of
--- conditions, each with weighted targets, and the default targets.
-local function choice(v, key, path)
-    want_object(v, path)
-    only_fields(v, path, CHOICE_FIELDS)
-    local c = { matches = {}, answers = 0 }
-    if v.answers ~= nil then
-        c.answers = want_int(v.answers, path, "answers", 0, MAX_CHOICE_ANSWERS)
-    end
-    if v.matches ~= nil then
-        want_array(v.matches, path, "matches", MAX_CHOICE_MATCHES)
-        for i, mv in ipairs(v.matches) do
-            local mpath = format("%s.matches[%d]", path, i - 1)
-            want_object(mv, mpath)
-            only_fields(mv, mpath, MATCH_FIELDS)
-            want_array(mv.conditions, mpath, "conditions", MAX_CHOICE_CONDITIONS)
-            if #mv.conditions == 0 then
-                bad(mpath, "conditions", "must have at least one condition")
-            end
-            local conds = {}
-            for j, cv in ipairs(mv.conditions) do
-                conds[j] = condition(cv, format("%s.conditions[%d]", mpath, j - 1))
-            end
-            c.matches[i] = { conditions = conds, targets = targets(mv.targets, key, mpath .. ".targets", c.answers) }
-        end
-    end
-    c.targets = targets(v.targets, key, path .. ".targets", c.answers)
-    return c
-end
-
-local BACKEND_FIELDS = set("key", "method", "retries", "hash_key", "sticky", "endpoints", "split", "choice",
+local BACKEND_FIELDS = set("key", "method", "retries", "hash_key", "sticky", "endpoints", "split",
     "max_fails", "fail_timeout_ms", "max_conns")
 
 -- owns_peers reports whether v sets anything only a backend with
@@ -732,15 +621,6 @@ local function backend(v, path)
     if not _M.valid_key(v.key) then
         bad(path, "key", "must be 1 to %d of [A-Za-z0-9._:/@-] starting with a letter or digit, got %s",
             MAX_KEY_LEN, describe(v.key))
-    end
-    if v.split ~= nil and v.choice ~= nil then
-        bad(path, "choice", "a backend is a split or a choice, not both")
-    end
-    if v.choice ~= nil then
-        if owns_peers(v) then
-            bad(path, "choice", "a choice has no method, retries, hash_key, sticky, limits or endpoints of its own")
-        end
-        return { key = v.key, choice = choice(v.choice, v.key, path .. ".choice"), endpoints = {} }
     end
     if v.split ~= nil then
         if owns_peers(v) then

@@ -6,57 +6,6 @@ import (
 	"testing"
 )
 
-func TestChoiceValidate(t *testing.T) {
-	to := []Target{{Backend: "a", Weight: 60}, {Backend: "b", Weight: 40}}
-	ret := []ChoiceAnswer{{Return: &Return{Status: 204}}}
-	cond := []Condition{{Kind: ConditionHeader, Name: "X", Match: MatchCaseless, Value: "1"}}
-	for _, tc := range []struct {
-		name string
-		c    Choice
-		ok   bool
-	}{
-		{"weights", Choice{Default: to}, true},
-		{"a match", Choice{Matches: []ChoiceMatch{{Conditions: cond, Targets: to}}, Default: to}, true},
-		{"no default", Choice{}, false},
-		{"weights not 100", Choice{Default: []Target{{Backend: "a", Weight: 60}}}, false},
-		{"negative weight", Choice{Default: []Target{{Backend: "a", Weight: 101}, {Backend: "b", Weight: -1}}}, false},
-		{"match without conditions", Choice{Matches: []ChoiceMatch{{Targets: to}}, Default: to}, false},
-		{"bad variable", Choice{Matches: []ChoiceMatch{{Conditions: []Condition{{Kind: ConditionVariable, Name: "host"}}, Targets: to}}, Default: to}, false},
-		{"an answer", Choice{Default: []Target{{Backend: "a", Weight: 50}, AnswerTarget(0, 50)}, Answers: ret}, true},
-		{"an answer out of range", Choice{Default: []Target{{Backend: "a", Weight: 50}, AnswerTarget(1, 50)}, Answers: ret}, false},
-		{"an answer without answers", Choice{Default: []Target{{Backend: "a", Weight: 50}, AnswerTarget(0, 50)}}, false},
-		{"a backend and an answer", Choice{Default: []Target{{Backend: "a", Answer: 1, Weight: 100}}, Answers: ret}, false},
-		{"an answer both redirect and return", Choice{Default: []Target{AnswerTarget(0, 100)},
-			Answers: []ChoiceAnswer{{Return: &Return{Status: 204}, Redirect: &Redirect{Code: 301, URL: "http://x/"}}}}, false},
-		{"an empty answer", Choice{Default: []Target{AnswerTarget(0, 100)}, Answers: []ChoiceAnswer{{}}}, false},
-	} {
-		if err := tc.c.Validate(); (err == nil) != tc.ok {
-			t.Errorf("%s: Validate() = %v, want ok %v", tc.name, err, tc.ok)
-		}
-	}
-}
-
-// Backends lists backends, never answers.
-func TestChoiceBackendsSkipAnswers(t *testing.T) {
-	c := Choice{Default: []Target{AnswerTarget(0, 50), {Backend: "a", Weight: 50}},
-		Matches: []ChoiceMatch{{Targets: []Target{{Backend: "b", Weight: 100}}}},
-		Answers: []ChoiceAnswer{{Return: &Return{Status: 204}}}}
-	if got := c.Backends(); strings.Join(got, ",") != "b,a" {
-		t.Fatalf("Backends() = %q, want [b a]", got)
-	}
-}
-
-// ChoiceKey depends on the route, not on what the route chooses.
-func TestChoiceKey(t *testing.T) {
-	src := ObjectRef{Kind: "VirtualServer", Namespace: "ns", Name: "vs"}
-	a := ChoiceKey(&Choice{Source: src, Route: "/a", Default: []Target{{Backend: "x", Weight: 100}}})
-	b := ChoiceKey(&Choice{Source: src, Route: "/a", Default: []Target{{Backend: "y", Weight: 100}}})
-	c := ChoiceKey(&Choice{Source: src, Route: "/b"})
-	if a != b || a == c || !strings.HasPrefix(a, "choice@ns/vs.") {
-		t.Fatalf("keys %q %q %q", a, b, c)
-	}
-}
-
 func TestParseVariableTemplate(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

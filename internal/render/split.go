@@ -2,23 +2,23 @@ package render
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/model"
 )
 
-// selectChoice makes a dynamic-mode location whose proxy has a choice
-// (a VirtualServer route's splits and matches) name the choice instead of
-// its backend: the balancer applies the matches and weights from the
-// pushed state (see balancer.ChoiceOf), so they never appear here and
-// changing them needs no reload. The location gets the Lua hooks any
-// target's method needs. Without the Lua balancer Proxy.Backend serves
-// every request; the controller reports that.
-func selectChoice(lv *locationView, p *model.Proxy, backends map[string]*model.Backend, lua bool) error {
-	if p.Choice == nil || !lua {
+// selectSplit makes a dynamic-mode location whose proxy has a split
+// name the split instead of its backend: the balancer applies the rules
+// and weights from the pushed state (see balancer.SplitOf), so they never
+// appear here and changing them needs no reload. The location gets the
+// Lua hooks any target's method needs. Without the Lua balancer
+// Proxy.Backend serves every request; the controller reports that.
+func selectSplit(lv *locationView, p *model.Proxy, backends map[string]*model.Backend, lua bool) error {
+	if p.Split == nil || !lua {
 		return nil
 	}
-	for _, key := range p.Choice.Backends() {
+	for _, key := range p.Split.Backends() {
 		var target locationView
 		if err := selectBackend(&target, key, backends, true); err != nil {
 			return err
@@ -27,11 +27,61 @@ func selectChoice(lv *locationView, p *model.Proxy, backends map[string]*model.B
 		lv.LogHook = lv.LogHook || target.LogHook
 		sharePool(lv, &target)
 	}
-	return nameKey(lv, model.ChoiceKey(p.Choice))
+	return nameKey(lv, p.Split.Key())
 }
 
-// answersOnly plans a location whose choice picks only answers: in
-// dynamic mode it names the choice and proxies to the balancer, which
+// sharePool makes a location whose backends keep idle connections
+// differently (their own keepalive, or the ConfigMap's) keep its
+// connections in the shared pool: a location proxies to one upstream.
+// The controller reports it.
+func sharePool(lv, target *locationView) {
+	if target.PassURL != lv.PassURL {
+		lv.PassURL = "http://" + balancer.UpstreamName
+	}
+}
+
+// nameKey makes the location select key (a split or a choice) in the
+// balancer.
+func nameKey(lv *locationView, key string) error {
+	if err := balancer.ValidateKey(key); err != nil {
+		return err
+	}
+	q, err := Quote(key)
+	if err != nil {
+		return err
+	}
+	lv.Backend, lv.SelectKey = key, q
+	return nil
+}
+
+// planCanaryMetrics gives a counted split location a second series, for
+// the requests its canary serves: the location's labels with ingress-nginx's
+// canary label, the canary's upstream name. The balancer's log hook (which
+// knows the split's choice) picks the series, so the location gets it.
+func (sp *serverPlan) planCanaryMetrics(lv *locationView, l *model.Location, labels balancer.SeriesLabels) error {
+	p := l.Action.Proxy
+	if p == nil || p.Split == nil || p.Split.Primary == "" || !sp.rc.lua {
+		return nil
+	}
+	canary := p.Split.Canary()
+	if b := sp.rc.backends[canary]; b != nil {
+		labels.Canary = b.Namespace + "-" + b.Service + "-" + b.Port
+	} else {
+		labels.Canary = strings.ReplaceAll(canary, "/", "-")
+	}
+	key := balancer.SeriesKey(labels)
+	q, err := Quote(key)
+	if err != nil {
+		return err
+	}
+	lv.LogVars = append(lv.LogVars, logVar{Name: balancer.CanaryMetricsVariable, Value: q})
+	lv.LogHook = true
+	sp.rc.planned[key] = labels
+	return nil
+}
+
+// answersOnly plans a location whose split picks only answers: in
+// dynamic mode it names the split and proxies to the balancer, which
 // finds no backend to pick (503) should the access hook not have handed
 // the request to an answer; without the Lua balancer nothing can choose,
 // so it answers 503 (the controller reports that).
@@ -42,13 +92,13 @@ func (sp *serverPlan) answersOnly(lv *locationView, l *model.Location) error {
 		return sp.planPolicy(lv, l)
 	}
 	lv.Pass, lv.PassURL = "proxy_pass", "http://"+balancer.UpstreamName
-	if err := nameKey(lv, model.ChoiceKey(p.Choice)); err != nil {
+	if err := nameKey(lv, p.Split.Key()); err != nil {
 		return err
 	}
 	return sp.planPolicy(lv, l)
 }
 
-// A choice may pick an answer (a redirect or a return) instead of a
+// A split may pick an answer (a redirect or a return) instead of a
 // backend. A balancer can only pick a peer, so such a location also gets
 // the balancer's access hook (causeway.balancer.access): it runs at the
 // end of the access phase, after the location's checks (deny, basic,
@@ -61,27 +111,27 @@ func (sp *serverPlan) answersOnly(lv *locationView, l *model.Location) error {
 // the rest of the access phase, the hook included, once one check passes:
 // the two are refused together.
 
-// choiceAnswers adds the named locations of the answers of l's choice
+// splitAnswers adds the named locations of the answers of l's split
 // (once per server: a route can give several locations) and turns on
 // lv's access hook.
-func (sp *serverPlan) choiceAnswers(lv *locationView, l *model.Location) error {
+func (sp *serverPlan) splitAnswers(lv *locationView, l *model.Location) error {
 	p := l.Action.Proxy
-	if p == nil || p.Choice == nil || !p.Choice.HasAnswers() || !sp.rc.lua {
+	if p == nil || p.Split == nil || !p.Split.HasAnswers() || !sp.rc.lua {
 		return nil
 	}
 	if lv.Policy == nil {
 		lv.Policy = &policyView{}
 	}
 	if lv.Policy.SatisfyAny {
-		return fmt.Errorf("location %q: a choice that may answer cannot be checked with satisfy any, "+
+		return fmt.Errorf("location %q: a split that may answer cannot be checked with satisfy any, "+
 			"which would skip its access hook", l.Match.Path)
 	}
 	lv.Policy.ChoiceHook = true
-	key := model.ChoiceKey(p.Choice)
+	key := p.Split.Key()
 	if err := balancer.ValidateKey(key); err != nil {
 		return err
 	}
-	for i, a := range p.Choice.Answers {
+	for i, a := range p.Split.Answers {
 		name := balancer.AnswerLocation(key, i+1)
 		if sp.choiceNamed[name] {
 			continue
