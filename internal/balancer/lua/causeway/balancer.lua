@@ -168,6 +168,19 @@ local function affinity(s)
     return nil
 end
 
+-- last_var and last_value keep the variable a decision read last: a
+-- canary's rules read the same header (always, then never) and cookie
+-- twice in a row, and an nginx variable costs a lookup each time. decide
+-- forgets it first; nothing yields within a decision.
+local last_var, last_value
+
+local function read(var, name)
+    if name ~= last_var then
+        last_var, last_value = name, var[name]
+    end
+    return last_value
+end
+
 -- holds reports whether every condition of a split's rule holds: an
 -- absent variable reads as "" for an exact or caseless comparison and
 -- never matches a regex. nil: a regex failed to run (PCRE refused it;
@@ -175,7 +188,7 @@ end
 local function holds(conds, key)
     local var = ngx.var
     for _, c in ipairs(conds) do
-        local v = var[c.var]
+        local v = read(var, c.var)
         local ok
         if c.match == "regex" then
             ok = false
@@ -222,6 +235,7 @@ local function decide(s)
             return s.pinned[b]
         end
     end
+    last_var = nil
     for _, r in ipairs(s.rules) do
         local h = holds(r.conditions, s.key)
         if h then
