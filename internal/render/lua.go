@@ -119,33 +119,14 @@ func orDefault[T comparable](v, def T) T {
 	return v
 }
 
-// NginxSnippets returns the configuration fragments for the given paths.
-// It fails only on options that would produce an invalid or unsafe
-// configuration.
-func NginxSnippets(o SnippetOptions) (Snippets, error) {
+// planLua validates o and prepares the view the templates print.
+func planLua(o SnippetOptions) (*luaView, error) {
 	if err := checkPath("lua dir", o.LuaDir); err != nil {
-		return Snippets{}, err
+		return nil, err
 	}
 	extra, err := ParseLuaPackagePath(o.PackagePath)
 	if err != nil {
-		return Snippets{}, fmt.Errorf("lua package path: %w", err)
-	}
-	sockets := []struct{ what, path string }{{"socket path", o.SocketPath}, {"unavailable socket", o.UnavailableSocket},
-		{"no-live socket", o.NoLiveSocket}}
-	for _, sock := range sockets {
-		if err := checkPath(sock.what, sock.path); err != nil {
-			return Snippets{}, err
-		}
-		if len(sock.path) > maxSocketPath {
-			return Snippets{}, fmt.Errorf("%s %q is longer than %d bytes", sock.what, sock.path, maxSocketPath)
-		}
-	}
-	initArg := "nil"
-	if o.StateFile != "" {
-		if err := checkPath("state file", o.StateFile); err != nil {
-			return Snippets{}, err
-		}
-		initArg = fmt.Sprintf("%q", filepath.Clean(o.StateFile))
+		return nil, fmt.Errorf("lua package path: %w", err)
 	}
 	dictSize := orDefault(o.StateDictSize, "32m")
 	bodySize := orDefault(o.MaxBodySize, "32m")
@@ -154,71 +135,109 @@ func NginxSnippets(o SnippetOptions) (Snippets, error) {
 	requests := orDefault(o.KeepaliveRequests, 1000)
 	for _, s := range []struct{ name, v string }{{"state dict size", dictSize}, {"max body size", bodySize}} {
 		if !sizeRe.MatchString(s.v) {
-			return Snippets{}, fmt.Errorf("%s %q must look like 512k or 32m", s.name, s.v)
+			return nil, fmt.Errorf("%s %q must look like 512k or 32m", s.name, s.v)
 		}
 	}
 	if !timeRe.MatchString(timeout) {
-		return Snippets{}, fmt.Errorf("keepalive timeout %q must look like 60s", timeout)
+		return nil, fmt.Errorf("keepalive timeout %q must look like 60s", timeout)
 	}
 	if keepalive < 1 || requests < 1 {
-		return Snippets{}, fmt.Errorf("keepalive (%d) and keepalive requests (%d) must be positive", keepalive, requests)
+		return nil, fmt.Errorf("keepalive (%d) and keepalive requests (%d) must be positive", keepalive, requests)
 	}
 
-	workerHooks := ""
-
-	if o.RequestID {
-		workerHooks += ` require("causeway.requestid").init_worker()`
+	v := &luaView{StateDict: balancer.StateDict, DictSize: dictSize, StateFile: "nil", RequestID: o.RequestID, BodySize: bodySize,
+		Shared: luaUpstreamView{Name: balancer.UpstreamName, Keepalive: keepalive, Timeout: timeout, Requests: requests},
+		TLS:    luaUpstreamView{Name: balancer.UpstreamTLSName}}
+	if v.PackagePath, err = Quote(luaPackagePath(filepath.Clean(o.LuaDir), extra)); err != nil {
+		return nil, err
 	}
+	sockets := []struct {
+		what, path string
+		to         *string
+	}{{"socket path", o.SocketPath, &v.Socket}, {"unavailable socket", o.UnavailableSocket, &v.UnavailableSocket},
+		{"no-live socket", o.NoLiveSocket, &v.NoLiveSocket}}
+	for _, sock := range sockets {
+		if err := checkPath(sock.what, sock.path); err != nil {
+			return nil, err
+		}
+		if len(sock.path) > maxSocketPath {
+			return nil, fmt.Errorf("%s %q is longer than %d bytes", sock.what, sock.path, maxSocketPath)
+		}
+		if *sock.to, err = quotedPathBody(filepath.Clean(sock.path)); err != nil {
+			return nil, fmt.Errorf("%s: %w", sock.what, err)
+		}
+	}
+	if o.StateFile != "" {
+		if err := checkPath("state file", o.StateFile); err != nil {
+			return nil, err
+		}
+		// A Lua string: the path needs no escaping there either.
+		path, err := quotedPathBody(filepath.Clean(o.StateFile))
+		if err != nil {
+			return nil, fmt.Errorf("state file: %w", err)
+		}
+		v.StateFile = `"` + path + `"`
+	}
+	return v, nil
+}
 
+// luaView feeds templates/lua.conf.tmpl. Every string is validated or
+// quoted: paths need no quoting (quotedPathBody), sizes and times passed
+// sizeRe and timeRe.
+type luaView struct {
+	// PackagePath is lua_package_path's quoted value.
+	PackagePath         string
+	StateDict, DictSize string
+	// StateFile is the balancer's first argument in Lua: nil, or the
+	// state file as a Lua string.
+	StateFile string
+	// Socket, UnavailableSocket and NoLiveSocket are the unix sockets of
+	// the dynamic channel and of the 503 and 502 servers.
+	Socket, UnavailableSocket, NoLiveSocket string
+	// BodySize bounds one push on the dynamic channel.
+	BodySize string
+	// RequestID starts causeway.requestid in every worker.
+	RequestID bool
+	// Shared is the upstream every location proxies to; TLS its twin
+	// without keepalive for TLS backends.
+	Shared, TLS luaUpstreamView
+}
+
+// luaUpstreamView is an upstream whose every peer the Lua balancer
+// picks, keeping up to Keepalive idle connections per worker (none when
+// 0) for Timeout and Requests.
+type luaUpstreamView struct {
+	Name      string
+	Keepalive int
+	Timeout   string
+	Requests  int
+}
+
+// NginxSnippets returns the configuration fragments for the given paths.
+// It fails only on options that would produce an invalid or unsafe
+// configuration.
+func NginxSnippets(o SnippetOptions) (Snippets, error) {
+	v, err := planLua(o)
+	if err != nil {
+		return Snippets{}, err
+	}
+	return v.snippets()
+}
+
+// snippets prints the fragments of v.
+func (v *luaView) snippets() (Snippets, error) {
 	var s Snippets
-	s.HTTP = fmt.Sprintf(`lua_package_path "%s";
-lua_shared_dict %s %s;
-init_by_lua_block { require("causeway.balancer").init(%s, "unix:%s", "unix:%s") }
-init_worker_by_lua_block { require("causeway.balancer").init_worker()%s }
-`, luaPackagePath(filepath.Clean(o.LuaDir), extra), balancer.StateDict, dictSize, initArg,
-		filepath.Clean(o.UnavailableSocket), filepath.Clean(o.NoLiveSocket), workerHooks)
-
-	// keepalive must come after balancer_by_lua_block: nginx wraps the
-	// balancer defined before it, and in the other order no connection
-	// is ever reused.
-	s.Upstream = luaUpstreamBlock(balancer.UpstreamName, keepalive, timeout, requests) +
-		"# TLS backends: no keepalive, so no connection authenticated for one\n" +
-		"# location is reused by another.\n" +
-		luaUpstreamBlock(balancer.UpstreamTLSName, 0, "", 0)
-
-	s.Location = fmt.Sprintf(`header_filter_by_lua_block { require("causeway.balancer").header_filter() }
-log_by_lua_block { require("causeway.balancer").log() }
-proxy_pass http://%s;
-`, balancer.UpstreamName)
-
-	s.DynamicServer = fmt.Sprintf(`server {
-    listen unix:%s;
-    access_log off;
-    client_max_body_size %s;
-    client_body_buffer_size %s;
-    location /v1/ {
-        content_by_lua_block { require("causeway.api").serve() }
-    }
-    location / {
-        return 404;
-    }
-}
-`, o.SocketPath, bodySize, bodySize)
-	s.UnavailableServer = fmt.Sprintf(`server {
-    listen unix:%s;
-    access_log off;
-    location / {
-        return 503;
-    }
-}
-server {
-    listen unix:%s;
-    access_log off;
-    location / {
-        return 502;
-    }
-}
-`, o.UnavailableSocket, o.NoLiveSocket)
+	for _, part := range []struct {
+		to   *string
+		name string
+	}{{&s.HTTP, "luaHTTP"}, {&s.Upstream, "luaBalancerUpstreams"}, {&s.Location, "luaLocation"},
+		{&s.DynamicServer, "luaDynamicServer"}, {&s.UnavailableServer, "luaUnavailableServers"}} {
+		b, err := execute(part.name, v)
+		if err != nil {
+			return Snippets{}, err
+		}
+		*part.to = string(b)
+	}
 	return s, nil
 }
 
@@ -229,18 +248,10 @@ func BackendDirective(key string) (string, error) {
 	if err := balancer.ValidateKey(key); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("set $%s \"%s\";\n", balancer.BackendVariable, key), nil
-}
-
-// luaUpstreamBlock is an upstream whose every peer the Lua balancer
-// picks, keeping up to keepalive idle connections per worker (none when
-// 0).
-func luaUpstreamBlock(name string, keepalive int, timeout string, requests int) string {
-	out := "upstream " + name + " {\n" +
-		"    server 0.0.0.1:1; # placeholder: balancer_by_lua picks every peer\n" +
-		"    balancer_by_lua_block { require(\"causeway.balancer\").balance() }\n"
-	if keepalive > 0 {
-		out += fmt.Sprintf("    keepalive %d;\n    keepalive_timeout %s;\n    keepalive_requests %d;\n", keepalive, timeout, requests)
+	q, err := Quote(key)
+	if err != nil {
+		return "", err
 	}
-	return out + "}\n"
+	b, err := execute("backendDirective", q)
+	return string(b), err
 }

@@ -154,7 +154,7 @@ func Render(m *model.Model, p Params) (*Output, error) {
 
 func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectRef, *keyed, error) {
 	files := Files{}
-	lua, err := luaSnippets(m, p)
+	lua, err := planLuaMode(m, p)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -194,6 +194,11 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	limits := planLimitZones(m, &hashes)
 
 	main := mainView{Config: m.Config, dir: p.StateDir, Hashes: hashes.view(), lua: lua, Limits: limits, hstsOverridden: hstsOverridden(m)}
+	if lua != nil {
+		if main.luaHTTP, err = lua.httpLevel(); err != nil {
+			return nil, "", nil, nil, err
+		}
+	}
 	if main.defaultCert, err = defaultCertPath(m, p.StateDir); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -349,7 +354,8 @@ type mainView struct {
 	ClientHeaderTimeout      string
 	ClientBodyTimeout        string
 	dir                      layout.Dir
-	lua                      *Snippets
+	lua                      *luaView
+	luaHTTP                  string // Lua
 	// metrics is set when locations write the metrics log (metrics.go).
 	metrics *Metrics
 	// tracing: some location is traced (tracing.go); spans are the span
@@ -404,11 +410,15 @@ type mainView struct {
 // the http block; empty in plain mode. The header-filter and log hooks
 // cost time on every request, so only locations whose method needs them
 // carry them (see locationBody).
-func (v *mainView) Lua() string {
-	if v.lua == nil {
-		return ""
+func (v *mainView) Lua() string { return v.luaHTTP }
+
+// httpLevel is what Lua returns for v.
+func (v *luaView) httpLevel() (string, error) {
+	s, err := v.snippets()
+	if err != nil {
+		return "", err
 	}
-	return indent(v.lua.HTTP+"\n"+v.lua.DynamicServer+"\n"+v.lua.UnavailableServer, "    ")
+	return indent(s.HTTP+"\n"+s.DynamicServer+"\n"+s.UnavailableServer, "    "), nil
 }
 
 func indent(s, prefix string) string {

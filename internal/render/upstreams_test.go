@@ -34,13 +34,16 @@ func TestPeerParams(t *testing.T) {
 // TestUpstreamsKeepalive: a backend's own pool size, in both data planes;
 // one outside the model's bounds is refused rather than printed.
 func TestUpstreamsKeepalive(t *testing.T) {
-	lua := &Snippets{Upstream: "# shared\n"}
+	lua, err := planLua(SnippetOptions{LuaDir: "/lua", SocketPath: "/run/d.sock", UnavailableSocket: "/run/u.sock", NoLiveSocket: "/run/n.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		k         model.Keepalive
 		lua, want []string // substrings of upstreams.conf, Lua and plain
 		err       bool
 	}{
-		{k: model.Keepalive{}, lua: []string{"# shared\n"}, want: []string{"keepalive 320;"}},
+		{k: model.Keepalive{}, lua: []string{"upstream causeway_balancer {\n"}, want: []string{"keepalive 320;"}},
 		{k: model.Keepalive{Set: true, Idle: 8}, lua: []string{"upstream causeway_balancer_keepalive_8 {", "keepalive 8;"}, want: []string{"keepalive 8;"}},
 		{k: model.Keepalive{Set: true}, lua: []string{"upstream causeway_balancer_no_keepalive {\n    server 0.0.0.1:1;"}, want: []string{"max_fails=0;\n}"}},
 		{k: model.Keepalive{Set: true, Idle: model.MaxKeepalive + 1}, err: true},
@@ -50,7 +53,7 @@ func TestUpstreamsKeepalive(t *testing.T) {
 		m := &model.Model{Config: model.DefaultConfig(), Backends: []*model.Backend{{Key: "ns/svc/80", Namespace: "ns", Service: "svc", Port: "80",
 			Endpoints: []model.Endpoint{{Address: "10.0.0.1", Port: 8080}}, Keepalive: tc.k}}}
 		for _, mode := range []struct {
-			s    *Snippets
+			s    *luaView
 			want []string
 		}{{lua, tc.lua}, {nil, tc.want}} {
 			out, err := renderUpstreams(m, mode.s)
