@@ -4,19 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/render"
 )
-
-// probeHTTP goes first in the http block of every throw-away
-// configuration: the access log is off, so that no binary opens its
-// compiled-in default log (Angie's is relative to the prefix, which a probe
-// directory does not have).
-const probeHTTP = "access_log off;"
 
 // LuaModules are the dynamic modules the Lua data plane loads, in order.
 var luaModules = []string{"ndk_http_module.so", "ngx_http_lua_module.so"}
@@ -37,44 +29,9 @@ func DetectLua(ctx context.Context, binary, modulesDir, packagePath string, dir 
 		}
 		mods = append(mods, p)
 	}
-	probeDir := dir.Path("tmp", "lua-probe")
-	if err := os.MkdirAll(probeDir, 0o700); err != nil {
-		return nil, err
-	}
-	var conf strings.Builder
-	for _, m := range mods {
-		q, err := render.Quote(m)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&conf, "load_module %s;\n", q)
-	}
-	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
-	if err != nil {
-		return nil, err
-	}
-	path, err := render.ParseLuaPackagePath(packagePath)
-	if err != nil {
-		return nil, err
-	}
-	sock, err := render.Quote("unix:" + filepath.Join(probeDir, "probe.sock"))
-	if err != nil {
-		return nil, err
-	}
-	// The servers' X-Request-ID (render/requestid.go) needs set_by_lua,
-	// which the Lua module has only when built with the NDK; -t binds
-	// no socket.
-	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n  %s\n  lua_package_path \"%s\";\n  lua_shared_dict causeway_probe 64k;\n"+
-		"  init_by_lua_block { require(\"resty.core\"); require(\"ngx.balancer\") }\n"+
-		"  map $host $causeway_probe { default \"\"; }\n"+
-		"  server {\n    listen %s;\n    set_by_lua_block $causeway_probe { return \"x\" }\n  }\n}\n", pid, probeHTTP, path, sock)
-	confPath := filepath.Join(probeDir, "nginx.conf")
-	if err := writeAtomic(confPath, []byte(conf.String()), 0o600); err != nil {
-		return nil, err
-	}
-	out, err := exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", confPath, "-t", "-q").CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("nginx cannot run the Lua balancer: %s", strings.TrimSpace(string(out)))
+	probe := render.Probe{Dir: dir.Path("tmp", "lua-probe"), Check: render.ProbeLua, Modules: mods, LuaPackagePath: packagePath}
+	if err := runProbe(ctx, binary, probe); err != nil {
+		return nil, refusal(err, "nginx cannot run the Lua balancer")
 	}
 	return mods, nil
 }

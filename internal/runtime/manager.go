@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -344,42 +343,15 @@ func (m *Manager) probeCertificates(ctx context.Context, secrets []string) error
 	if len(secrets) == 0 {
 		return nil
 	}
-	var conf strings.Builder
-	probeDir := m.opts.StateDir.Path("tmp", "probe")
-	if err := os.MkdirAll(probeDir, 0o700); err != nil {
+	probe := render.Probe{Dir: m.opts.StateDir.Path("tmp", "probe"), Check: render.ProbeCertificates}
+	for _, rel := range secrets {
+		probe.Certificates = append(probe.Certificates, m.opts.StateDir.Path(rel))
+	}
+	err := runProbe(ctx, m.opts.Binary, probe)
+	if ce := (*ConfigError)(nil); err != nil && !errors.As(err, &ce) {
 		return fmt.Errorf("certificate probe: %w", err)
 	}
-	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(&conf, "pid %s;\nerror_log stderr;\nevents {}\nhttp {\n  %s\n", pid, probeHTTP)
-	for i, rel := range secrets {
-		path, err := render.Quote(m.opts.StateDir.Path(rel))
-		if err != nil {
-			return err
-		}
-		sock, err := render.Quote("unix:" + filepath.Join(probeDir, fmt.Sprintf("%d.sock", i)))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&conf, "  server {\n    listen %s ssl;\n    ssl_certificate %s;\n    ssl_certificate_key %s;\n  }\n", sock, path, path)
-	}
-	conf.WriteString("}\n")
-	confPath := filepath.Join(probeDir, "nginx.conf")
-	if err := writeAtomic(confPath, []byte(conf.String()), 0o600); err != nil {
-		return err
-	}
-	cmd := exec.CommandContext(ctx, m.opts.Binary, "-p", probeDir+"/", "-e", "stderr", "-c", confPath, "-t", "-q")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		msg := strings.TrimSpace(string(out))
-		if msg == "" {
-			msg = err.Error()
-		}
-		return &ConfigError{Output: msg}
-	}
-	return nil
+	return err
 }
 
 // restore puts the last good files back.

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,26 +33,9 @@ func DetectModule(ctx context.Context, binary, modulesDir, name string, dir layo
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("module %s not found", p)
 	}
-	probeDir := dir.Path("tmp", "module-probe")
-	if err := os.MkdirAll(probeDir, 0o700); err != nil {
-		return "", err
-	}
-	mod, err := render.Quote(p)
-	if err != nil {
-		return "", err
-	}
-	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
-	if err != nil {
-		return "", err
-	}
-	conf := fmt.Sprintf("load_module %s;\npid %s;\nerror_log stderr;\nevents {}\nhttp {\n  %s\n}\n", mod, pid, probeHTTP)
-	path := filepath.Join(probeDir, "nginx.conf")
-	if err := writeAtomic(path, []byte(conf), 0o600); err != nil {
-		return "", err
-	}
-	out, err := exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", path, "-t", "-q").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("nginx cannot load %s: %s", p, strings.TrimSpace(string(out)))
+	probe := render.Probe{Dir: dir.Path("tmp", "module-probe"), Check: render.ProbeLoad, Modules: []string{p}}
+	if err := runProbe(ctx, binary, probe); err != nil {
+		return "", refusal(err, "nginx cannot load "+p)
 	}
 	return p, nil
 }
@@ -76,7 +60,7 @@ const StreamModule = "ngx_stream_module.so"
 // compiled-in case is tried first: loading a module the binary already
 // has fails.
 func DetectStream(ctx context.Context, binary, modulesDir string, dir layout.Dir) (string, error) {
-	if probeStream(ctx, binary, "", "", dir) == nil {
+	if probe(ctx, binary, "stream-probe", render.ProbeStream, "", dir) == nil {
 		return "", nil
 	}
 	return DetectModule(ctx, binary, modulesDir, StreamModule, dir)
@@ -87,47 +71,61 @@ func DetectStream(ctx context.Context, binary, modulesDir string, dir layout.Dir
 // passthrough needs behind a load balancer sending the PROXY protocol.
 // Debian's has it; Angie's build does not.
 func DetectStreamRealIP(ctx context.Context, binary, module string, dir layout.Dir) bool {
-	return probeStream(ctx, binary, module, "set_real_ip_from 127.0.0.1;", dir) == nil
+	return probe(ctx, binary, "stream-probe", render.ProbeStreamRealIP, module, dir) == nil
 }
 
 // DetectGunzip reports whether nginx has the gunzip filter
 // (--with-http_gunzip_module), which a VirtualServer's spec.gunzip needs.
 // Debian's has it; Angie's vendored build does not.
 func DetectGunzip(ctx context.Context, binary string, dir layout.Dir) bool {
-	return probeBlock(ctx, binary, "", "http", "access_log off;\ngunzip on;", dir) == nil
+	return probe(ctx, binary, "http-probe", render.ProbeGunzip, "", dir) == nil
 }
 
-// probeStream runs nginx -t on a configuration with a stream block
-// holding body, loading module first when set.
-func probeStream(ctx context.Context, binary, module, body string, dir layout.Dir) error {
-	return probeBlock(ctx, binary, module, "stream", body, dir)
+// probe runs nginx -t on the probe configuration of check in directory
+// name of dir's tmp, loading module first when set.
+func probe(ctx context.Context, binary, name string, check render.ProbeCheck, module string, dir layout.Dir) error {
+	p := render.Probe{Dir: dir.Path("tmp", name), Check: check}
+	if module != "" {
+		p.Modules = []string{module}
+	}
+	return runProbe(ctx, binary, p)
 }
 
-// probeBlock runs nginx -t on a configuration with a block (stream or
-// http) holding body, loading module first when set.
-func probeBlock(ctx context.Context, binary, module, block, body string, dir layout.Dir) error {
-	probeDir := dir.Path("tmp", block+"-probe")
-	if err := os.MkdirAll(probeDir, 0o700); err != nil {
+// runProbe writes p's configuration (render.ProbeConfig) into p.Dir and
+// runs nginx -t on it. When nginx refuses it, the error is a *ConfigError
+// holding what nginx said.
+func runProbe(ctx context.Context, binary string, p render.Probe) error {
+	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return err
 	}
-	pid, err := render.Quote(filepath.Join(probeDir, "nginx.pid"))
+	conf, err := render.ProbeConfig(p)
 	if err != nil {
 		return err
 	}
-	load := ""
-	if module != "" {
-		q, err := render.Quote(module)
-		if err != nil {
-			return err
-		}
-		load = "load_module " + q + ";\n"
-	}
-	conf := fmt.Sprintf("%spid %s;\nerror_log stderr;\nevents {}\n%s {\n%s\n}\n", load, pid, block, body)
-	path := filepath.Join(probeDir, "nginx.conf")
-	if err := writeAtomic(path, []byte(conf), 0o600); err != nil {
+	path := filepath.Join(p.Dir, "nginx.conf")
+	if err := writeAtomic(path, conf, 0o600); err != nil {
 		return err
 	}
-	return exec.CommandContext(ctx, binary, "-p", probeDir+"/", "-e", "stderr", "-c", path, "-t", "-q").Run()
+	out, err := exec.CommandContext(ctx, binary, "-p", p.Dir+"/", "-e", "stderr", "-c", path, "-t", "-q").CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if msg == "" {
+			msg = err.Error()
+		}
+		return &ConfigError{Output: msg}
+	}
+	return nil
+}
+
+// refusal says what, with nginx's words, when err is nginx refusing a
+// probe; any other error (the probe could not be written) is returned as
+// it is.
+func refusal(err error, what string) error {
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%s: %s", what, ce.Output)
+	}
+	return err
 }
 
 // ModSecurityModule is the file of the ModSecurity connector (Debian's
