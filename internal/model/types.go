@@ -1,7 +1,15 @@
-// Package model turns a source.Snapshot into a proxy-neutral Model of
-// servers, locations and backends, plus the Problems found on the way. It
-// is pure: no filesystem, no API, no clock. Every user-supplied string that
-// survives into the Model has been validated against a strict grammar here.
+// Package model is the typed, proxy-neutral description of what the data
+// plane serves: servers and their locations (Match, Action, Policy),
+// backends, stream servers, the controller's Config, and the Problems
+// found on the objects they came from. The front-ends (internal/frontend)
+// translate their kinds into it, internal/build assembles one Model from a
+// source.Snapshot, and internal/render prints it.
+//
+// It holds parsed values, never raw user strings: the grammars that decide
+// what may reach nginx live here (values.go, validate.go and one file per
+// policy), and every user string in a Model has passed one of them. It is
+// pure (no filesystem, no API, no clock) and imports nothing of Causeway's,
+// so every other package can depend on it.
 package model
 
 import (
