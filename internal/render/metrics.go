@@ -44,17 +44,13 @@ func (m *Metrics) logFormat() (string, error) {
 	return "'" + strings.Join(fields, balancer.MetricsLogSeparator) + "'", nil
 }
 
-// MetricsLogFormat is the metrics log's log_format line, "" without
+// MetricsLogFormat is the metrics log's format (logFormat), "" without
 // metrics.
 func (v *mainView) MetricsLogFormat() (string, error) {
 	if v.metrics == nil {
 		return "", nil
 	}
-	f, err := v.metrics.logFormat()
-	if err != nil {
-		return "", err
-	}
-	return "log_format " + metricsLogFormat + " escape=none " + f + ";", nil
+	return v.metrics.logFormat()
 }
 
 // metricsAccessLogs are the access_log arguments of a counted location:

@@ -42,7 +42,10 @@ var templates = template.Must(template.New("").Option("missingkey=error").Funcs(
 	// backend to the Lua balancer.
 	"backendVariable": func() string { return balancer.BackendVariable },
 	"answerProbe":     func() string { return answerProbe },
-	"onoff":           onoff,
+	// The log formats' names (metrics.go, tracing.go).
+	"metricsLogFormat": func() string { return metricsLogFormat },
+	"spanLogFormat":    func() string { return spanLogFormat },
+	"onoff":            onoff,
 	// Sizes and durations the model parsed, in nginx's syntax.
 	"formatSize":     model.FormatSize,
 	"formatDuration": model.FormatDuration,

@@ -67,7 +67,7 @@ func tracingInUse(m *model.Model) bool {
 
 // tracingView feeds nginx.conf's tracing maps.
 type tracingView struct {
-	// LogFormat is the span log's log_format line.
+	// LogFormat is the span log's format: its fields, tab-separated.
 	LogFormat string
 	// LuaRandom takes the random bytes from the X-Request-ID the servers
 	// generate with Lua, where the client sent none (requestid.go).
@@ -117,7 +117,7 @@ func (v *mainView) Tracing() (*tracingView, error) {
 	for i, f := range spanlog.Fields {
 		fields[i] = "$" + f
 	}
-	out.LogFormat = "log_format " + spanLogFormat + " escape=json '" + strings.Join(fields, `\t`) + "';"
+	out.LogFormat = "'" + strings.Join(fields, `\t`) + "'"
 	// The root sampler, on a trace ID's last 16 hex digits: "" samples
 	// all, "-" none, else the digits' test.
 	root := "-"
