@@ -29,7 +29,7 @@ import (
 	"github.com/causeway/causeway/internal/admission"
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/build"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -41,7 +41,7 @@ func main() {
 	hostless := flag.Int("hostless", 0, "how many of the Ingresses also have a rule without a host (each such Ingress meets every other)")
 	flag.Parse()
 
-	opts := build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+	opts := build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
 		ConfigMap: "causeway-system/causeway", HeadersMoreAvailable: true, LuaAvailable: true}
 	snap := world(*n, *hostless)
 	r := admission.NewReviewer(opts, nil)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
-	ingressfe "github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/source"
@@ -27,7 +27,7 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 		snap.Services = append(snap.Services, service(i))
 		snap.EndpointSlices = append(snap.EndpointSlices, endpointSlice(i, "192.0.2.10", 8080))
 	}
-	opts := build.Options{Class: ingressfe.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+	opts := build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
 		AnnotationsPrefix: "nginx.ingress.kubernetes.io", LuaAvailable: true}
 	var hists []string
 	for _, h := range balancer.Histograms {

@@ -29,9 +29,9 @@ import (
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/controller"
 	"github.com/causeway/causeway/internal/externalname"
-	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
@@ -436,7 +436,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 		return err
 	}
 	modelOpts := build.Options{
-		Class:                 ingress.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+		Class:                 class.Options{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
 		ConfigMap:             f.configMap,
 		AnnotationsPrefix:     f.annotationsPrefix,
 		DefaultBackendService: f.defaultBackend,

@@ -24,9 +24,9 @@ import (
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/certmanager"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/controller"
 	"github.com/causeway/causeway/internal/externaldns"
-	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/owned"
 	"github.com/causeway/causeway/internal/replicas"
@@ -148,7 +148,7 @@ func (k *kubeFlags) publisher(client kubernetes.Interface, httpPort, httpsPort i
 // reporter, and feeds them every sync's outcome.
 type kubeReporter struct {
 	log     *slog.Logger
-	class   ingress.ClassOptions
+	class   class.Options
 	elector *leader.Elector
 	writer  *status.Writer // nil when no addresses are published
 	// crWriter writes the status of NGINX Ingress Controller's resources;
@@ -205,7 +205,7 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 	identity := leader.Identity()
 	r := &kubeReporter{
 		log:   log.With("component", "status"),
-		class: ingress.ClassOptions{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+		class: class.Options{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
 	}
 	r.broadcaster = record.NewBroadcaster()
 	r.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: writeClient.CoreV1().Events("")})

@@ -33,6 +33,7 @@ import (
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/frontend/nic"
@@ -87,7 +88,7 @@ func (r *Reviewer) Review(ctx context.Context, ing *networkingv1.Ingress) (probl
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if !idx.classes.IsOurs(ing) {
+	if !ingress.Class.IsOurs(idx.classes, ing) {
 		return nil, false, nil
 	}
 	cand := ing.DeepCopy()
@@ -124,7 +125,7 @@ func (r *Reviewer) ReviewVirtualServer(ctx context.Context, vs *nicv1.VirtualSer
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if c := vs.Spec.IngressClass; c != "" && !idx.classes.IsOursName(c) {
+	if !nic.VirtualServerClass.IsOurs(idx.classes, vs) {
 		return nil, false, nil
 	}
 	cand := vs.DeepCopy()
@@ -152,7 +153,7 @@ func (r *Reviewer) ReviewTransportServer(_ context.Context, ts *nicv1.TransportS
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if c := ts.Spec.IngressClass; c != "" && !idx.classes.IsOursName(c) {
+	if !nic.TransportServerClass.IsOurs(idx.classes, ts) {
 		return nil, false, nil
 	}
 	cand := ts.DeepCopy()
@@ -176,7 +177,7 @@ func (r *Reviewer) ReviewVirtualServerRoute(ctx context.Context, vsr *nicv1.Virt
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if c := vsr.Spec.IngressClass; c != "" && !idx.classes.IsOursName(c) {
+	if !nic.VirtualServerRouteClass.IsOurs(idx.classes, vsr) {
 		return nil, false, nil
 	}
 	key := vsr.Namespace + "/" + vsr.Name
@@ -257,7 +258,7 @@ func (r *Reviewer) ReviewPolicy(_ context.Context, p *nicv1.Policy) (problems []
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if c := p.Spec.IngressClass; c != "" && !idx.classes.IsOursName(c) {
+	if !nic.PolicyClass.IsOurs(idx.classes, p) {
 		return nil, false, nil
 	}
 	// As one replica would: the count only divides a scaled rate.
@@ -314,7 +315,7 @@ func addMissing[T metav1.Object](have, more []T) []T {
 type index struct {
 	snap    *source.Snapshot
 	opts    build.Options
-	classes *ingress.ClassFilter
+	classes *class.Filter
 	// byHost: Ingresses by every host their rules name ("" for rules
 	// without a host and for spec.defaultBackend).
 	byHost map[string][]*networkingv1.Ingress
@@ -363,7 +364,7 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 	x := &index{
 		snap:         snap,
 		opts:         opts,
-		classes:      ingress.NewClassFilter(opts.Class, snap.IngressClasses),
+		classes:      class.NewFilter(opts.Class, snap.IngressClasses),
 		byHost:       map[string][]*networkingv1.Ingress{},
 		byService:    map[string][]*networkingv1.Ingress{},
 		byName:       map[string][]*networkingv1.Ingress{},
@@ -382,7 +383,7 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		maps:         make(map[string]*corev1.ConfigMap, len(snap.ConfigMaps)),
 	}
 	for _, ing := range snap.Ingresses {
-		if !x.classes.IsOurs(ing) {
+		if !ingress.Class.IsOurs(x.classes, ing) {
 			continue
 		}
 		x.all = append(x.all, ing)

@@ -18,12 +18,12 @@ import (
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/build"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
 
-var testOpts = build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+var testOpts = build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
 	ConfigMap: "causeway/config", HeadersMoreAvailable: true, LuaAvailable: true, TLSPassthrough: true, StreamAvailable: true}
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

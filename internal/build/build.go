@@ -3,8 +3,8 @@ package build
 import (
 	"crypto/tls"
 	"fmt"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/frontend/configmap"
-	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/frontend/nic"
 
@@ -23,7 +23,7 @@ import (
 
 // Options parameterise a Build.
 type Options struct {
-	Class ingress.ClassOptions
+	Class class.Options
 	// ConfigMap is the "namespace/name" of the controller's ConfigMap.
 	ConfigMap string
 	// Excluded maps objects (by ObjectRef.Key) to a reason they must be
@@ -196,7 +196,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	b.defaultErrorsProblem()
 	b.model.DefaultCertificate = b.defaultSSLCertificate()
 
-	b.classes = ingress.NewClassFilter(opts.Class, snap.IngressClasses)
+	b.classes = class.NewFilter(opts.Class, snap.IngressClasses)
 	b.server("") // the catch-all always exists
 	// Shared by kinds: TLS passthrough (Ingresses, TransportServers) and
 	// the GlobalConfiguration's listeners (VirtualServers,
@@ -264,7 +264,7 @@ type builder struct {
 	// foldHTTPSnippets applies to every host.
 	httpSnippets []*nic.Snippet
 	// classes decides which objects are ours.
-	classes *ingress.ClassFilter
+	classes *class.Filter
 	// gc is the GlobalConfiguration's listeners, which VirtualServers and
 	// TransportServers use.
 	gc globalConfiguration

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/frontend/configmap"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/model"
@@ -68,16 +69,16 @@ func TestClassSelection(t *testing.T) {
 	ours := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "mine"},
 		Spec: networkingv1.IngressClassSpec{Controller: "causeway.io/ingress-controller"}}
 	oursDefault := ours.DeepCopy()
-	oursDefault.Annotations = map[string]string{ingress.DefaultClassAnnotation: "true"}
-	theirs := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Annotations: map[string]string{ingress.DefaultClassAnnotation: "true"}},
+	oursDefault.Annotations = map[string]string{class.DefaultAnnotation: "true"}
+	theirs := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Annotations: map[string]string{class.DefaultAnnotation: "true"}},
 		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}
-	opts := ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}
+	opts := class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}
 	withoutClass := opts
 	withoutClass.WatchWithoutClass = true
 
 	for _, tc := range []struct {
 		name      string
-		opts      ingress.ClassOptions
+		opts      class.Options
 		classes   []*networkingv1.IngressClass
 		className *string
 		legacy    string
@@ -101,8 +102,8 @@ func TestClassSelection(t *testing.T) {
 			if tc.legacy != "" {
 				ing.Annotations = map[string]string{ingress.LegacyClassAnnotation: tc.legacy}
 			}
-			if got := ingress.IsOurs(tc.opts, tc.classes, ing); got != tc.want {
-				t.Fatalf("ingress.IsOurs = %v, want %v", got, tc.want)
+			if got := ingress.Class.IsOurs(class.NewFilter(tc.opts, tc.classes), ing); got != tc.want {
+				t.Fatalf("ingress.Class.IsOurs = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -1,7 +1,7 @@
 package build
 
 import (
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/model"
 	"time"
 
@@ -15,7 +15,7 @@ import (
 	"github.com/causeway/causeway/internal/source"
 )
 
-var testOpts = Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}, ConfigMap: "causeway/config",
+var testOpts = Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}, ConfigMap: "causeway/config",
 	HeadersMoreAvailable: true, LuaAvailable: true}
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -52,7 +52,7 @@ func ingressPaths(ings []*networkingv1.Ingress) int {
 func (b *ingressProcessor) objects(snap *source.Snapshot) []object {
 	var ours []*networkingv1.Ingress
 	for _, ing := range snap.Ingresses {
-		if b.classes.IsOurs(ing) {
+		if ingress.Class.IsOurs(b.classes, ing) {
 			ours = append(ours, ing)
 		}
 	}

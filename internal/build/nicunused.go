@@ -29,7 +29,7 @@ func (b *virtualServerProcessor) reportUnused(snap *source.Snapshot) {
 	for _, vsr := range snap.VirtualServerRoutes {
 		key := vsr.Namespace + "/" + vsr.Name
 		if b.vsrUsed[key] != "" || rejected[nic.VSRRef(vsr)] ||
-			(vsr.Spec.IngressClass != "" && !b.classes.IsOursName(vsr.Spec.IngressClass)) {
+			!nic.VirtualServerRouteClass.IsOurs(b.classes, vsr) {
 			continue
 		}
 		ref := nic.VSRRef(vsr)
@@ -47,7 +47,7 @@ func (b *virtualServerProcessor) reportUnused(snap *source.Snapshot) {
 		}
 	}
 	for _, p := range snap.Policies {
-		if p.Spec.IngressClass != "" && !b.classes.IsOursName(p.Spec.IngressClass) {
+		if !nic.PolicyClass.IsOurs(b.classes, p) {
 			continue
 		}
 		b.nicPolicy(p.Namespace + "/" + p.Name) // translated once per build

@@ -135,7 +135,7 @@ func (b *builder) globalListeners(snap *source.Snapshot) (listeners map[string]s
 func (b *builder) ourTransportServers(tss []*nicv1.TransportServer) []*nicv1.TransportServer {
 	var out []*nicv1.TransportServer
 	for _, ts := range tss {
-		if ts.Spec.IngressClass == "" || b.classes.IsOursName(ts.Spec.IngressClass) {
+		if nic.TransportServerClass.IsOurs(b.classes, ts) {
 			out = append(out, ts)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"reflect"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/frontend/nic"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
@@ -21,10 +21,10 @@ import (
 
 // ourVirtualServers are those of our classes; a VirtualServer naming no
 // class is ours.
-func ourVirtualServers(classes *ingress.ClassFilter, vss []*nicv1.VirtualServer) []*nicv1.VirtualServer {
+func ourVirtualServers(classes *class.Filter, vss []*nicv1.VirtualServer) []*nicv1.VirtualServer {
 	var out []*nicv1.VirtualServer
 	for _, vs := range vss {
-		if vs.Spec.IngressClass == "" || classes.IsOursName(vs.Spec.IngressClass) {
+		if nic.VirtualServerClass.IsOurs(classes, vs) {
 			out = append(out, vs)
 		}
 	}
@@ -279,7 +279,7 @@ func (b *virtualServerProcessor) nicPolicy(key string) (*nic.Policy, string) {
 	switch {
 	case p == nil:
 		st.why = "does not exist"
-	case p.Spec.IngressClass != "" && !b.classes.IsOursName(p.Spec.IngressClass):
+	case !nic.PolicyClass.IsOurs(b.classes, p):
 		st.why = "is of another ingressClassName (" + p.Spec.IngressClass + ")"
 	default:
 		pol, problems, err := nic.TranslatePolicy(p, b.opts.Replicas)

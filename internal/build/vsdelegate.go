@@ -64,7 +64,7 @@ func (b *virtualServerProcessor) namedDelegate(r nic.Route, host string, paths .
 	switch {
 	case vsr == nil:
 		return nil, "does not exist"
-	case vsr.Spec.IngressClass != "" && !b.classes.IsOursName(vsr.Spec.IngressClass):
+	case !nic.VirtualServerRouteClass.IsOurs(b.classes, vsr):
 		return nil, "is of another ingressClassName (" + vsr.Spec.IngressClass + ")"
 	case b.vsrUsed[r.Delegate] != "":
 		return nil, "is already used by the route " + b.vsrUsed[r.Delegate]
@@ -228,7 +228,7 @@ func (b *virtualServerProcessor) selected(r nic.Route, host string) []*nicv1.Vir
 	var out []*nicv1.VirtualServerRoute
 	for _, vsr := range b.vsrsByHost[host] {
 		if r.Selects(vsr.Labels) &&
-			(vsr.Spec.IngressClass == "" || b.classes.IsOursName(vsr.Spec.IngressClass)) {
+			nic.VirtualServerRouteClass.IsOurs(b.classes, vsr) {
 			out = append(out, vsr)
 		}
 	}

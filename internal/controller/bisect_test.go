@@ -19,7 +19,7 @@ import (
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/build"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/render"
@@ -102,7 +102,7 @@ func TestBisectFindsTheIngressNginxRefusesWithoutNamingIt(t *testing.T) {
 			c := New(Options{
 				Source: &staticSource{snap: snap}, Applier: app, Metrics: metrics.New(),
 				Log:    slog.New(slog.NewTextHandler(io.MultiWriter(&logs), nil)),
-				Model:  build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
+				Model:  build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
 				Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443},
 			})
 			if err := c.Sync(context.Background(), time.Now()); err != nil {
@@ -137,7 +137,7 @@ func TestBisectBlamesNobodyWhenTheBaseIsRefused(t *testing.T) {
 	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{hostIngress("a", "a.test", 1)}}
 	app := &pickyApplier{poison: []string{"server_names_hash"}} // every nginx.conf has it
 	c := New(Options{Source: &staticSource{snap: snap}, Applier: app, Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler),
-		Model:  build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway", WatchWithoutClass: true}},
+		Model:  build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway", WatchWithoutClass: true}},
 		Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443}})
 	if err := c.Sync(context.Background(), time.Now()); err == nil {
 		t.Fatal("sync must fail")
@@ -161,7 +161,7 @@ func TestRefusedConfigMapFallsBackToDefaults(t *testing.T) {
 	var logs strings.Builder
 	src := &staticSource{snap: snap}
 	c := New(Options{Source: src, Applier: app, Metrics: metrics.New(), Log: slog.New(slog.NewTextHandler(&logs, nil)),
-		Model: build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway",
+		Model: build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway",
 			WatchWithoutClass: true}, ConfigMap: "causeway/config"},
 		Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443}})
 	if err := c.Sync(context.Background(), time.Now()); err != nil {
@@ -201,7 +201,7 @@ func TestBisectFindsAVirtualServer(t *testing.T) {
 	c := New(Options{
 		Source: &staticSource{snap: snap}, Applier: app, Metrics: metrics.New(),
 		Log:    slog.New(slog.NewTextHandler(&logs, nil)),
-		Model:  build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
+		Model:  build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
 		Render: render.Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443},
 	})
 	if err := c.Sync(context.Background(), time.Now()); err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/internal/build"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/render"
@@ -26,7 +26,7 @@ func TestDrainFailsReadiness(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := New(Options{Source: &staticSource{snap: snapshot(1)}, Applier: nopApplier{},
-		Model: build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
+		Model: build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
 		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
 		Render: render.Params{StateDir: dir, HTTPPort: 80, HTTPSPort: 443}})
 	if err := c.Sync(context.Background(), time.Now()); err != nil {

@@ -22,7 +22,7 @@ import (
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/model"
@@ -336,7 +336,7 @@ func TestSyncReportsServiceOverLimit(t *testing.T) {
 	p := &fakePusher{}
 	var results []SyncResult
 	c := New(Options{Source: src, Applier: nopApplier{},
-		Model: build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
+		Model: build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
 		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
 		Render:  render.Params{StateDir: dir, HTTPPort: 80, HTTPSPort: 443, Dynamic: &render.Dynamic{}},
 		Dynamic: p, OnSync: func(r SyncResult) { results = append(results, r) }})

@@ -16,7 +16,7 @@ import (
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/build"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/render"
@@ -63,7 +63,7 @@ func TestStreamEndpointChangeReloads(t *testing.T) {
 	src := &staticSource{snap: snap}
 	app, p := &recordingApplier{}, &fakePusher{}
 	c := New(Options{Source: src, Applier: app,
-		Model: build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+		Model: build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
 			GlobalConfiguration: "causeway/gc", StreamAvailable: true, HTTPPort: 80, HTTPSPort: 443},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
 		Render:  render.Params{StateDir: dir, HTTPPort: 80, HTTPSPort: 443, Dynamic: &render.Dynamic{}},

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/flavour"
-	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source/files"
@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite golden files from the current o
 var goldenParams = Params{StateDir: layout.Dir("/var/lib/causeway"), HTTPPort: 80, HTTPSPort: 443}
 
 var goldenOpts = build.Options{
-	Class:     ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+	Class:     class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
 	ConfigMap: "causeway/causeway",
 }
 

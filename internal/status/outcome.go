@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/frontend/nic"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
@@ -56,19 +58,6 @@ type Verdict struct {
 	Problems []model.Problem
 }
 
-// TransportServerIsOurs reports whether this controller serves ts, as
-// VirtualServerIsOurs does for VirtualServers.
-func TransportServerIsOurs(classes *ingress.ClassFilter, ts *nicv1.TransportServer) bool {
-	return ts.Spec.IngressClass == "" || classes.IsOursName(ts.Spec.IngressClass)
-}
-
-// VirtualServerIsOurs reports whether this controller serves vs: one that
-// names no class is everyone's (as in NIC), one that names a class is ours
-// when that class is. It decides as the configuration builder does.
-func VirtualServerIsOurs(classes *ingress.ClassFilter, vs *nicv1.VirtualServer) bool {
-	return vs.Spec.IngressClass == "" || classes.IsOursName(vs.Spec.IngressClass)
-}
-
 // Live reports whether the Ingress is served by the configuration that is
 // live in nginx (possibly degraded, see Problems).
 func (v Verdict) Live(o Outcome) bool { return o.Applied && v.Ours && !v.Rejected }
@@ -78,7 +67,7 @@ func (v Verdict) Key() string { return v.Ingress.Namespace + "/" + v.Ingress.Nam
 
 // NewOutcome joins a sync's snapshot, problems and apply error. A nil
 // snapshot yields an empty, unapplied Outcome.
-func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error, class ingress.ClassOptions) Outcome {
+func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error, classOpts class.Options) Outcome {
 	o := Outcome{Applied: applyErr == nil && snap != nil}
 	if applyErr != nil {
 		o.ApplyError = applyErr.Error()
@@ -98,9 +87,10 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 		}
 	}
 	o.Others = otherProblems(snap, others)
+	classes := class.NewFilter(classOpts, snap.IngressClasses)
 	o.Ingresses = make([]Verdict, 0, len(snap.Ingresses))
 	for _, ing := range snap.Ingresses {
-		v := Verdict{Ingress: ing, Ours: ingress.IsOurs(class, snap.IngressClasses, ing)}
+		v := Verdict{Ingress: ing, Ours: ingress.Class.IsOurs(classes, ing)}
 		if v.Ours {
 			for _, p := range byIngress[v.Key()] {
 				if p.Object.UID != "" && p.Object.UID != string(ing.UID) {
@@ -112,18 +102,17 @@ func NewOutcome(snap *source.Snapshot, problems []model.Problem, applyErr error,
 		}
 		o.Ingresses = append(o.Ingresses, v)
 	}
-	o.Resources = resourceVerdicts(snap, others, ingress.NewClassFilter(class, snap.IngressClasses))
+	o.Resources = resourceVerdicts(snap, others, classes)
 	return o
 }
 
 // resourceVerdicts are the verdicts on the objects of ours of the Kinds,
 // from their problems (which stay among Others too: those carry the
 // Events).
-func resourceVerdicts(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Problem, classes *ingress.ClassFilter) []ResourceVerdict {
-	ours := func(class string) bool { return class == "" || classes.IsOursName(class) }
+func resourceVerdicts(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Problem, classes *class.Filter) []ResourceVerdict {
 	var out []ResourceVerdict
-	add := func(kind Kind, obj metav1.Object, class string, st ResourceStatus) {
-		if !ours(class) {
+	add := func(kind Kind, obj metav1.Object, ours bool, st ResourceStatus) {
+		if !ours {
 			return
 		}
 		v := ResourceVerdict{Kind: kind, Object: obj, Status: st}
@@ -137,23 +126,23 @@ func resourceVerdicts(snap *source.Snapshot, byRef map[model.ObjectRef][]model.P
 		out = append(out, v)
 	}
 	for _, vs := range snap.VirtualServers {
-		add(VirtualServers, vs, vs.Spec.IngressClass, ResourceStatus{State: vs.Status.State, Reason: vs.Status.Reason,
+		add(VirtualServers, vs, nic.VirtualServerClass.IsOurs(classes, vs), ResourceStatus{State: vs.Status.State, Reason: vs.Status.Reason,
 			Message: vs.Status.Message, ExternalEndpoints: vs.Status.ExternalEndpoints})
 	}
 	users := vsrUsers(snap, out)
 	for _, r := range snap.VirtualServerRoutes {
 		n := len(out)
-		add(VirtualServerRoutes, r, r.Spec.IngressClass, ResourceStatus{State: r.Status.State, Reason: r.Status.Reason,
+		add(VirtualServerRoutes, r, nic.VirtualServerRouteClass.IsOurs(classes, r), ResourceStatus{State: r.Status.State, Reason: r.Status.Reason,
 			Message: r.Status.Message, ReferencedBy: r.Status.ReferencedBy, ExternalEndpoints: r.Status.ExternalEndpoints})
 		if len(out) > n && !out[n].Rejected {
 			out[n].ReferencedBy = users[r.Namespace+"/"+r.Name]
 		}
 	}
 	for _, ts := range snap.TransportServers {
-		add(TransportServers, ts, ts.Spec.IngressClass, ResourceStatus{State: ts.Status.State, Reason: ts.Status.Reason, Message: ts.Status.Message})
+		add(TransportServers, ts, nic.TransportServerClass.IsOurs(classes, ts), ResourceStatus{State: ts.Status.State, Reason: ts.Status.Reason, Message: ts.Status.Message})
 	}
 	for _, p := range snap.Policies {
-		add(Policies, p, p.Spec.IngressClass, ResourceStatus{State: p.Status.State, Reason: p.Status.Reason, Message: p.Status.Message})
+		add(Policies, p, nic.PolicyClass.IsOurs(classes, p), ResourceStatus{State: p.Status.State, Reason: p.Status.Reason, Message: p.Status.Message})
 	}
 	return out
 }

@@ -21,7 +21,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 	"github.com/causeway/causeway/internal/status/address"
@@ -370,7 +370,7 @@ func TestNewOutcomeResources(t *testing.T) {
 		problem(TransportServers, "tcp", model.ReasonMissingService, "no service", false),
 		{Object: model.ObjectRef{Kind: "GlobalConfiguration", Namespace: "ns", Name: "gc"}, Message: "listener left out"},
 	}
-	o := NewOutcome(snap, problems, nil, ingress.ClassOptions{ControllerName: "causeway.dev/ingress", IngressClass: "causeway"})
+	o := NewOutcome(snap, problems, nil, class.Options{ControllerName: "causeway.dev/ingress", IngressClass: "causeway"})
 	var got []string
 	for _, v := range o.Resources {
 		got = append(got, v.Kind.Name+" "+v.Key()+" rejected="+strconv.FormatBool(v.Rejected)+" problems="+strconv.Itoa(len(v.Problems))+

@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 	"github.com/causeway/causeway/internal/status/address"
@@ -245,7 +245,7 @@ func TestWriterRetriesConflicts(t *testing.T) {
 }
 
 func TestNewOutcome(t *testing.T) {
-	class := ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}
+	classOpts := class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}
 	ours, theirs := mkIngress("ours"), mkIngress("theirs")
 	ours.Spec.IngressClassName = ptr("causeway")
 	theirs.Spec.IngressClassName = ptr("other")
@@ -256,7 +256,7 @@ func TestNewOutcome(t *testing.T) {
 		{Object: model.ObjectRef{Kind: "ConfigMap", Namespace: "ns", Name: "gone"}, Reason: model.ReasonInvalidConfig},
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ours", UID: "uid-svc"}}
-	o := NewOutcome(&source.Snapshot{Ingresses: []*networkingv1.Ingress{ours, theirs}, Services: []*corev1.Service{svc}}, problems, nil, class)
+	o := NewOutcome(&source.Snapshot{Ingresses: []*networkingv1.Ingress{ours, theirs}, Services: []*corev1.Service{svc}}, problems, nil, classOpts)
 	if !o.Applied || len(o.Ingresses) != 2 {
 		t.Fatalf("outcome = %+v", o)
 	}

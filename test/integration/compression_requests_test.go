@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/internal/build"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/source/files"
 	"github.com/causeway/causeway/test/echo"
@@ -278,7 +278,7 @@ func TestCompressionAndRequestKeysAtTheirBounds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m, problems := build.Build(snap, build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller"},
+				m, problems := build.Build(snap, build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller"},
 					ConfigMap: "causeway/config", BrotliAvailable: true})
 				for _, p := range problems {
 					if p.Object.Kind == "ConfigMap" {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
-	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
@@ -64,7 +64,7 @@ func buildManifests(t *testing.T, manifests string) (*model.Model, []model.Probl
 	if err != nil {
 		t.Fatal(err)
 	}
-	return build.Build(snap, build.Options{Class: ingress.ClassOptions{ControllerName: "causeway.io/ingress-controller"}})
+	return build.Build(snap, build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller"}})
 }
 
 // mutations put a hostile value into every user-controlled string of a
@@ -252,7 +252,7 @@ func TestHostileManifestsAreRejected(t *testing.T) {
 				if len(snap.Ingresses) == 0 {
 					return // not even valid YAML: nothing reaches the model
 				}
-				m, problems := build.Build(snap, build.Options{Class: ingress.ClassOptions{IngressClass: "causeway"}})
+				m, problems := build.Build(snap, build.Options{Class: class.Options{IngressClass: "causeway"}})
 				if len(problems) != 1 || !problems[0].Rejected || problems[0].Object.Name != "evil" {
 					t.Fatalf("value %q as %s: problems %v, want the Ingress rejected", v, field, problems)
 				}
@@ -417,7 +417,7 @@ func TestHostileRegexPaths(t *testing.T) {
 		if len(snap.Ingresses) == 0 {
 			return nil, nil, false
 		}
-		m, problems := build.Build(snap, build.Options{Class: ingress.ClassOptions{IngressClass: "causeway"}})
+		m, problems := build.Build(snap, build.Options{Class: class.Options{IngressClass: "causeway"}})
 		return m, problems, true
 	}
 	benign, _, _ := buildFrom(t, manifest("/benign(/|$)(.*)"))
