@@ -17,6 +17,34 @@ type ObjectName struct{ Namespace, Name string }
 
 func (n ObjectName) String() string { return n.Namespace + "/" + n.Name }
 
+// Reference is an object that a setting of another object names. Each
+// front-end lists what its objects name (ingress.References,
+// configmap.References, nic.VirtualServerReferences ...): the kube source
+// caches those it watches by name, the admission review looks them up, and
+// the build resolves them. A Reference says what an object asks for, not
+// what the build will accept: a name the setting's grammar refuses may be
+// listed.
+type Reference struct {
+	// Kind is the referenced object's: KindSecret, KindConfigMap,
+	// KindService, KindPolicy or KindVirtualServerRoute.
+	Kind string
+	ObjectName
+	// From is what names it: an annotation key, a ConfigMap key, or a
+	// field's path such as "spec.tls[0].secretName".
+	From string
+}
+
+func (r Reference) String() string { return r.Kind + " " + r.ObjectName.String() + " (" + r.From + ")" }
+
+// The kinds of objects a Reference names.
+const (
+	KindSecret             = "Secret"
+	KindConfigMap          = "ConfigMap"
+	KindService            = "Service"
+	KindPolicy             = "Policy"
+	KindVirtualServerRoute = "VirtualServerRoute"
+)
+
 // ParseObjectName parses exactly "namespace/name" of an object of kind:
 // the namespace a DNS-1123 label and the name a DNS-1123 subdomain, as the
 // API server requires. A bare name is refused: nothing says which

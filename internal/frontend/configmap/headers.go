@@ -14,7 +14,7 @@ import (
 // and session ticket keys. add-headers, proxy-set-headers, ssl-dh-param
 // and ssl-session-ticket-key-secret name other objects; the
 // build reads and checks those (build/config_refs.go), and the kube source
-// watches them (source/kube/refs.go, ConfigMapKeys and SecretKeys).
+// watches them (source/kube/refs.go, through References).
 
 // maxHideHeaders bounds hide-headers' list.
 const maxHideHeaders = 100
@@ -31,10 +31,10 @@ var headerKeys = keyParsers{
 		}
 		return err
 	},
-	"add-headers":                   objectKey(kindAddHeaders, func(c *model.Config) **model.ObjectName { return &c.AddHeadersFrom }),
-	"proxy-set-headers":             objectKey(kindProxySetHeaders, func(c *model.Config) **model.ObjectName { return &c.ProxySetHeadersFrom }),
-	"ssl-dh-param":                  objectKey(kindSSLDHParam, func(c *model.Config) **model.ObjectName { return &c.SSLDHParamFrom }),
-	"ssl-session-ticket-key-secret": objectKey(kindTicketKey, func(c *model.Config) **model.ObjectName { return &c.SSLSessionTicketKeyFrom }),
+	"add-headers":                   objectKey("add-headers", func(c *model.Config) **model.ObjectName { return &c.AddHeadersFrom }),
+	"proxy-set-headers":             objectKey("proxy-set-headers", func(c *model.Config) **model.ObjectName { return &c.ProxySetHeadersFrom }),
+	"ssl-dh-param":                  objectKey("ssl-dh-param", func(c *model.Config) **model.ObjectName { return &c.SSLDHParamFrom }),
+	"ssl-session-ticket-key-secret": objectKey("ssl-session-ticket-key-secret", func(c *model.Config) **model.ObjectName { return &c.SSLSessionTicketKeyFrom }),
 	// ingress-nginx's: base64 of the key, never raw bytes.
 	"ssl-session-ticket-key": func(c *model.Config, v string) error {
 		raw, err := base64.StdEncoding.DecodeString(v)
@@ -47,13 +47,25 @@ var headerKeys = keyParsers{
 	"allow-backend-server-header": boolKey(func(c *model.Config) *bool { return &c.AllowBackendServerHeader }),
 }
 
-// The kinds of the objects the keys name.
-const (
-	kindAddHeaders      = "ConfigMap"
-	kindProxySetHeaders = "ConfigMap"
-	kindSSLDHParam      = "Secret"
-	kindTicketKey       = "Secret"
-)
+// referenceKeys are the keys whose value names another object, as
+// "namespace/name", by the kind of that object. Every key whose parser
+// names an object must be listed (TestReferencesDeclared).
+var referenceKeys = []struct{ key, kind string }{
+	{"add-headers", model.KindConfigMap},
+	{"proxy-set-headers", model.KindConfigMap},
+	{"ssl-dh-param", model.KindSecret},
+	{"ssl-session-ticket-key-secret", model.KindSecret},
+}
+
+// referenceKind is the kind of object a key of referenceKeys names.
+func referenceKind(key string) string {
+	for _, r := range referenceKeys {
+		if r.key == key {
+			return r.kind
+		}
+	}
+	panic("configmap: " + key + " is not in referenceKeys")
+}
 
 // parseHeaderNames parses a comma-separated list of at most max header
 // names (model.ParseHeaderNameList) without the "*" of CORS lists.
@@ -68,9 +80,10 @@ func parseHeaderNames(v string, max int) ([]string, error) {
 	return names, nil
 }
 
-// objectKey parses "namespace/name" of an object of kind; "" names none,
-// as in ingress-nginx.
-func objectKey(kind string, field func(*model.Config) **model.ObjectName) func(*model.Config, string) error {
+// objectKey parses "namespace/name" of an object of the kind that
+// referenceKeys gives key; "" names none, as in ingress-nginx.
+func objectKey(key string, field func(*model.Config) **model.ObjectName) func(*model.Config, string) error {
+	kind := referenceKind(key)
 	return func(c *model.Config, v string) error {
 		if v == "" {
 			*field(c) = nil
@@ -85,24 +98,18 @@ func objectKey(kind string, field func(*model.Config) **model.ObjectName) func(*
 }
 
 // References lists the objects that the controller's ConfigMap data
-// names, which the kube source watches: the ConfigMaps of add-headers and
-// proxy-set-headers and the Secret of ssl-dh-param. A value that does not
-// parse names nothing (Parse reports it).
-func References(data map[string]string) (configMaps, secrets []model.ObjectName) {
-	for _, k := range []struct {
-		key, kind string
-		into      *[]model.ObjectName
-	}{
-		{"add-headers", kindAddHeaders, &configMaps},
-		{"proxy-set-headers", kindProxySetHeaders, &configMaps},
-		{"ssl-dh-param", kindSSLDHParam, &secrets},
-		{"ssl-session-ticket-key-secret", kindTicketKey, &secrets},
-	} {
-		if v := data[k.key]; v != "" {
-			if n, err := model.ParseObjectName(k.kind, v); err == nil {
-				*k.into = append(*k.into, n)
+// names (referenceKeys), which the kube source watches: the ConfigMaps of
+// add-headers and proxy-set-headers, the Secrets of ssl-dh-param and
+// ssl-session-ticket-key-secret. A value that does not parse names nothing
+// (Parse reports it).
+func References(data map[string]string) []model.Reference {
+	var out []model.Reference
+	for _, r := range referenceKeys {
+		if v := data[r.key]; v != "" {
+			if n, err := model.ParseObjectName(r.kind, v); err == nil {
+				out = append(out, model.Reference{Kind: r.kind, ObjectName: n, From: r.key})
 			}
 		}
 	}
-	return configMaps, secrets
+	return out
 }

@@ -2,8 +2,11 @@ package configmap
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/testcorpus"
@@ -87,16 +90,69 @@ func TestHeaderKeysRefuseHostileValues(t *testing.T) {
 
 // TestReferences lists what the kube source must watch.
 func TestReferences(t *testing.T) {
-	cms, secrets := References(map[string]string{
+	got := References(map[string]string{
 		"add-headers": "a/add", "proxy-set-headers": "b/set", "ssl-dh-param": "c/dh", "custom-headers": "d/x",
 	})
-	if want := []model.ObjectName{{Namespace: "a", Name: "add"}, {Namespace: "b", Name: "set"}}; !reflect.DeepEqual(cms, want) {
-		t.Errorf("ConfigMaps %v, want %v", cms, want)
+	want := []model.Reference{
+		{Kind: model.KindConfigMap, ObjectName: model.ObjectName{Namespace: "a", Name: "add"}, From: "add-headers"},
+		{Kind: model.KindConfigMap, ObjectName: model.ObjectName{Namespace: "b", Name: "set"}, From: "proxy-set-headers"},
+		{Kind: model.KindSecret, ObjectName: model.ObjectName{Namespace: "c", Name: "dh"}, From: "ssl-dh-param"},
 	}
-	if want := []model.ObjectName{{Namespace: "c", Name: "dh"}}; !reflect.DeepEqual(secrets, want) {
-		t.Errorf("Secrets %v, want %v", secrets, want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("References %v, want %v", got, want)
 	}
-	if cms, secrets := References(map[string]string{"add-headers": "bare", "ssl-dh-param": "x/y/z"}); cms != nil || secrets != nil {
-		t.Errorf("invalid values name %v %v", cms, secrets)
+	if got := References(map[string]string{"add-headers": "bare", "ssl-dh-param": "x/y/z"}); got != nil {
+		t.Errorf("invalid values name %v", got)
 	}
+}
+
+// TestReferencesDeclared fails when a key's parser puts the name of an
+// object into the Config (a model.ObjectName, wherever it sits) and the
+// key is not in referenceKeys: the kube source would not watch that
+// object, nor the admission review look it up.
+func TestReferencesDeclared(t *testing.T) {
+	const ns, name = "refs", "ref-x"
+	for key := range configKeys {
+		data := map[string]string{key: ns + "/" + name}
+		cfg, _ := Parse(&corev1.ConfigMap{Data: data})
+		named := namesIn(reflect.ValueOf(cfg), name)
+		listed := slices.ContainsFunc(References(data), func(r model.Reference) bool {
+			return r.From == key && r.Namespace == ns && r.Name == name
+		})
+		if named != listed {
+			t.Errorf("key %s: the Config names the object: %v; References lists it: %v (declare it in referenceKeys)", key, named, listed)
+		}
+	}
+}
+
+var objectNameType = reflect.TypeFor[model.ObjectName]()
+
+// namesIn reports whether a model.ObjectName under v carries name.
+func namesIn(v reflect.Value, name string) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && namesIn(v.Elem(), name)
+	case reflect.Struct:
+		if v.Type() == objectNameType {
+			return v.FieldByName("Name").String() == name
+		}
+		for i := range v.NumField() {
+			if namesIn(v.Field(i), name) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if namesIn(v.Index(i), name) {
+				return true
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if namesIn(it.Value(), name) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -46,9 +46,9 @@ type Options struct {
 	// ConfigMap is the controller's "namespace/name". Besides it, only
 	// the ConfigMaps that Ingress annotations reference are cached.
 	ConfigMap string
-	// AnnotationsPrefix is the prefix of the ingress-nginx annotations
-	// that reference ConfigMaps and Secrets (ConfigMapAnnotations,
-	// SecretAnnotations); empty means DefaultAnnotationsPrefix.
+	// AnnotationsPrefix is the prefix of the ingress-nginx annotations,
+	// some of which name ConfigMaps and Secrets to watch
+	// (annotations.References); empty means DefaultAnnotationsPrefix.
 	AnnotationsPrefix string
 	// ServiceConfigMaps are further ConfigMaps ("namespace/name") watched
 	// by name: ingress-nginx's tcp-services and udp-services.

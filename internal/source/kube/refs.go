@@ -19,36 +19,24 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/causeway/causeway/internal/frontend/configmap"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
 )
 
 // This file watches the ConfigMaps and Secrets that Ingress annotations
 // name ("<namespace>/<name>", or "<name>" in the Ingress's namespace), and
-// those the controller's ConfigMap names (configmap.References), and only
-// those: each with an informer of its own that lists and watches
-// with fieldSelector metadata.name=<name> in its namespace, started when
-// the first Ingress (or the controller's ConfigMap) names the object and
-// stopped when the last one stops naming it. Other ConfigMaps and Secrets (service-account tokens, Helm
-// releases) never reach memory.
+// those the controller's ConfigMap names, and only those: each with an
+// informer of its own that lists and watches with fieldSelector
+// metadata.name=<name> in its namespace, started when the first Ingress
+// (or the controller's ConfigMap) names the object and stopped when the
+// last one stops naming it. Which annotations and keys name objects is the
+// front-ends' to say (annotations.References, configmap.References); this
+// file only watches. Other ConfigMaps and Secrets (service-account tokens,
+// Helm releases) never reach memory.
 
 // DefaultAnnotationsPrefix is the annotation prefix of ingress-nginx, which
 // Options.AnnotationsPrefix defaults to.
-const DefaultAnnotationsPrefix = "nginx.ingress.kubernetes.io"
-
-// ConfigMapAnnotations are the Ingress annotations, after the prefix and
-// "/", whose value names a ConfigMap to watch.
-var ConfigMapAnnotations = []string{
-	"custom-headers",
-	"auth-proxy-set-headers",
-}
-
-// SecretAnnotations are the Ingress annotations, after the prefix and "/",
-// whose value names a Secret to watch (of any type).
-var SecretAnnotations = []string{
-	"proxy-ssl-secret",
-	"auth-secret",
-	"auth-tls-secret",
-}
+const DefaultAnnotationsPrefix = annotations.DefaultPrefix
 
 // maxReferenced bounds how many objects Ingresses can have watched at
 // once: past it, further references are skipped with a warning. A variable
@@ -85,11 +73,6 @@ const (
 	refInvalid                 // not a valid name
 )
 
-type refAnnotation struct {
-	key  string // the full annotation key
-	kind refKind
-}
-
 // refInformer is the informer of one referenced object.
 type refInformer struct {
 	key    refKey
@@ -102,11 +85,11 @@ type refInformer struct {
 // informer for each. Ingress event handlers (one goroutine per namespace's
 // informer) call update concurrently; mu serializes them.
 type refs struct {
-	client      kubernetes.Interface
-	log         *slog.Logger
-	notify      func()
-	annotations []refAnnotation
-	namespaces  map[string]bool // nil: all are watched
+	client     kubernetes.Interface
+	log        *slog.Logger
+	notify     func()
+	prefix     string          // of the annotations
+	namespaces map[string]bool // nil: all are watched
 
 	mu        sync.Mutex
 	ctx       context.Context // Run's; nil before Run
@@ -125,14 +108,9 @@ func newRefs(opts Options, notify func()) *refs {
 		client:    opts.Client,
 		log:       opts.Log,
 		notify:    notify,
+		prefix:    prefix,
 		active:    map[refKey]*refInformer{},
 		byIngress: map[string]map[refKey]refState{},
-	}
-	for _, a := range ConfigMapAnnotations {
-		r.annotations = append(r.annotations, refAnnotation{prefix + "/" + a, kindConfigMap})
-	}
-	for _, a := range SecretAnnotations {
-		r.annotations = append(r.annotations, refAnnotation{prefix + "/" + a, kindSecret})
 	}
 	for _, ns := range opts.Namespaces {
 		if ns == metav1.NamespaceAll {
@@ -169,39 +147,40 @@ func (r *refs) close() {
 
 func (r *refs) wait() { r.wg.Wait() }
 
-// parse reads an annotation's value as ingress-nginx does: "namespace/name",
-// or "name" in the Ingress's namespace.
-func (r *refs) parse(kind refKind, ingressNamespace, value string) (refKey, refState) {
-	ns, name := ingressNamespace, value
-	if before, after, ok := strings.Cut(value, "/"); ok {
-		ns, name = before, after
-	}
-	k := refKey{kind, ns, name}
-	if len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+// watched maps the kinds of references this file watches by name. The
+// Services an Ingress names are all cached anyway, and so are the
+// kubernetes.io/tls Secrets of spec.tls.
+var watched = map[string]refKind{model.KindConfigMap: kindConfigMap, model.KindSecret: kindSecret}
+
+// check decides what becomes of a reference of an Ingress in
+// ingressNamespace.
+func (r *refs) check(kind refKind, ingressNamespace string, n model.ObjectName) (refKey, refState) {
+	k := refKey{kind, n.Namespace, n.Name}
+	if len(validation.IsDNS1123Label(n.Namespace)) > 0 || len(validation.IsDNS1123Subdomain(n.Name)) > 0 {
 		// The whole value, so that the key can never equal a valid one.
-		return refKey{kind, ingressNamespace, value}, refInvalid
+		return refKey{kind, ingressNamespace, n.String()}, refInvalid
 	}
-	if ns != ingressNamespace {
+	if n.Namespace != ingressNamespace {
 		// The annotations refuse objects of other namespaces: an Ingress
 		// author must not be able to have the controller read another
 		// namespace's Secrets. Never cached.
 		return k, refOutside
 	}
-	if r.namespaces != nil && !r.namespaces[ns] {
+	if r.namespaces != nil && !r.namespaces[n.Namespace] {
 		return k, refOutside
 	}
 	return k, refWanted
 }
 
-// wanted lists the references of an Ingress's annotations.
-func (r *refs) wanted(namespace string, annotations map[string]string) map[refKey]refState {
+// wanted lists the ConfigMaps and Secrets an Ingress's annotations name.
+func (r *refs) wanted(namespace string, values map[string]string) map[refKey]refState {
 	var out map[refKey]refState
-	for _, a := range r.annotations {
-		v, ok := annotations[a.key]
-		if !ok || v == "" {
+	for _, ref := range annotations.References(namespace, values, r.prefix) {
+		kind, ok := watched[ref.Kind]
+		if !ok {
 			continue
 		}
-		k, st := r.parse(a.kind, namespace, v)
+		k, st := r.check(kind, namespace, ref.ObjectName)
 		if out == nil {
 			out = map[refKey]refState{}
 		}
@@ -230,18 +209,16 @@ func configKey(namespaceName string) string { return "configmap:" + namespaceNam
 // update does for an Ingress. The cluster's operator writes that
 // ConfigMap, so its references may be in any namespace, watched or not.
 func (r *refs) updateConfig(namespaceName string, data map[string]string) (deferred bool) {
-	configMaps, secrets := configmap.References(data)
 	var wanted map[refKey]refState
-	for _, l := range []struct {
-		kind  refKind
-		names []model.ObjectName
-	}{{kindConfigMap, configMaps}, {kindSecret, secrets}} {
-		for _, n := range l.names {
-			if wanted == nil {
-				wanted = map[refKey]refState{}
-			}
-			wanted[refKey{l.kind, n.Namespace, n.Name}] = refWanted
+	for _, ref := range configmap.References(data) {
+		kind, ok := watched[ref.Kind]
+		if !ok {
+			continue
 		}
+		if wanted == nil {
+			wanted = map[refKey]refState{}
+		}
+		wanted[refKey{kind, ref.Namespace, ref.Name}] = refWanted
 	}
 	return r.apply(configKey(namespaceName), wanted)
 }

@@ -18,7 +18,7 @@ var authGroup = Group{
 			Difference: "digest is checked by Causeway's Lua data plane (Debian's nginx has no digest module) and fails closed without it; with digest, satisfy any is " +
 				"refused and all applies, and a nonce stays valid 5 minutes without tracking its count (no replay protection within that time); " +
 				"basic or digest without a usable auth-secret fails closed; ingress-nginx matches basic or digest anywhere in the value"},
-		Annotation{Name: "auth-secret", Scope: ScopeLocation, Default: "none; required by auth-type",
+		Annotation{Name: "auth-secret", Names: model.KindSecret, Scope: ScopeLocation, Default: "none; required by auth-type",
 			Grammar: "name or namespace/name of a Secret in the Ingress's own namespace; with auth-secret-type auth-file its key auth is an htpasswd file, " +
 				"one user:hash per line (blank and # lines skipped); hashes {SHA}, {SSHA}, $apr1$, $1$, $5$, $6$ (at most 100000 rounds) or bcrypt $2y$/$2b$/$2a$ (cost 04 to 12), " +
 				"at most 1000 users; with auth-type digest, an htdigest file, one user:realm:MD5 per line, some of them of auth-realm; a change to the Secret applies without a reload " +

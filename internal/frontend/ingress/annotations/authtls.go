@@ -19,7 +19,7 @@ import (
 var authTLSGroup = Group{
 	Name: "auth-tls",
 	Annotations: supported("auth-tls",
-		Annotation{Name: "auth-tls-secret", Scope: ScopeServer, Default: "none (no client certificate is asked for)",
+		Annotation{Name: "auth-tls-secret", Names: model.KindSecret, Scope: ScopeServer, Default: "none (no client certificate is asked for)",
 			Grammar: "namespace/name of a Secret in the Ingress's namespace holding ca.crt (PEM certificates) and optionally ca.crl (PEM CRLs); " +
 				"a missing or invalid Secret makes every path of the host answer 503",
 			Difference: "the Secret must be in the Ingress's own namespace; the other auth-tls annotations without this one close the paths instead of being ignored"},

@@ -21,7 +21,7 @@ var backendGroup = Group{
 			Difference: "HTTPS and GRPCS connections to the backend are not kept alive nor their TLS sessions resumed: each request opens and verifies its own, so no connection authenticated for one Ingress serves another; AUTO_HTTP and FCGI are not supported (an UnsupportedAnnotation Problem; HTTP is used); " +
 				"lower-case grpc gets the same gRPC headers and timeouts as GRPC; an invalid or unsupported value " +
 				"with proxy-ssl-verify: on fails closed (503) instead of falling back to plain HTTP"},
-		Annotation{Name: "proxy-ssl-secret", Scope: ScopeLocation, Default: "none: no client certificate, no CA",
+		Annotation{Name: "proxy-ssl-secret", Names: model.KindSecret, Scope: ScopeLocation, Default: "none: no client certificate, no CA",
 			Grammar: "namespace/name of a Secret in the Ingress's own namespace, holding tls.crt and tls.key, ca.crt, or all three",
 			Difference: "used without the other proxy-ssl-* (ingress-nginx reads them only with a secret); " +
 				"an invalid value drops the secret (fails closed with proxy-ssl-verify: on) instead of rejecting the Ingress"},

@@ -14,7 +14,7 @@ var errorsGroup = Group{
 		Annotation{Name: "custom-http-errors", Scope: ScopeLocation, Default: "the ConfigMap's custom-http-errors, else none",
 			Grammar:    "a comma-separated list of up to 50 status codes from 400 to 599",
 			Difference: "an invalid list drops the setting instead of rejecting the Ingress"},
-		Annotation{Name: "default-backend", Scope: ScopeLocation, Default: "none: the controller's default backend",
+		Annotation{Name: "default-backend", Names: model.KindService, Scope: ScopeLocation, Default: "none: the controller's default backend",
 			Grammar: "the name of a Service in the Ingress's namespace (a DNS-1035 label)",
 			Difference: "the Service's first port is used, as in ingress-nginx; the fallback receives the request as is, without the X-Code headers " +
 				"that custom-http-errors adds; an invalid name drops the setting instead of rejecting the Ingress"},

@@ -57,7 +57,7 @@ var extAuthGroup = Group{
 			Difference: "units d, w, M and y are refused"},
 		Annotation{Name: "auth-always-set-cookie", Scope: ScopeLocation, Default: "false",
 			Grammar: "a boolean; true sends the service's Set-Cookie on every answer, not only 2xx and 3xx"},
-		Annotation{Name: "auth-proxy-set-headers", Scope: ScopeLocation, Default: "none",
+		Annotation{Name: "auth-proxy-set-headers", Names: model.KindConfigMap, Scope: ScopeLocation, Default: "none",
 			Grammar: "namespace/name of a ConfigMap in the Ingress's own namespace, or just its name: each key is a header name " +
 				"(letters, digits, - _ .), each value its value (no $, quotes, backslashes or braces), sent to the service; " +
 				"the headers the subrequest sets itself (Host, X-Original-URL, X-Auth-Request-Redirect ...) cannot be replaced",

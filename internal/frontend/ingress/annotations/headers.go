@@ -15,7 +15,7 @@ import (
 var headersGroup = Group{
 	Name: "headers",
 	Annotations: supported("headers",
-		Annotation{Name: "custom-headers", Scope: ScopeLocation, Default: "none",
+		Annotation{Name: "custom-headers", Names: model.KindConfigMap, Scope: ScopeLocation, Default: "none",
 			Grammar: "namespace/name of a ConfigMap in the Ingress's own namespace, or just its name; " +
 				"its entries are added to every response; each header name must be listed in the controller ConfigMap's " +
 				"global-allowed-response-headers (none by default, as in ingress-nginx)",

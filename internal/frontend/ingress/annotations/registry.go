@@ -75,6 +75,12 @@ type Annotation struct {
 	// SameAs, for an nginx.org annotation, is the ingress-nginx
 	// annotation that sets the same value; it wins when both are set.
 	SameAs string
+	// Names is the kind of object the annotation's value names
+	// (model.KindSecret, KindConfigMap, KindService), "" for none. Every
+	// annotation whose parser names an object must say so here
+	// (TestReferencesDeclared): References lists them, the kube source
+	// watches them and the admission review looks them up.
+	Names string
 }
 
 // Scope says where an annotation applies.
