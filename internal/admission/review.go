@@ -11,8 +11,11 @@
 // server-level annotations, use-regex, canaries), its www twin and server
 // aliases, the catch-all server of default backends, and the Services
 // whose balancing several Ingresses set. Everything else a review needs —
-// Services, EndpointSlices, Secrets, ConfigMaps — is looked up by the
-// names the objects use. So a review costs the same with ten Ingresses in
+// Services, EndpointSlices, Secrets, ConfigMaps, Policies — is looked up by
+// the names the objects use. What an object shares and names is read
+// through its front-end, as the build reads it (links.go): an Ingress's
+// translation and the references each front-end lists, never raw
+// annotations. So a review costs the same with ten Ingresses in
 // the cluster as with ten thousand.
 package admission
 
@@ -69,7 +72,7 @@ func NewReviewer(opts build.Options, fetcher Fetcher) *Reviewer {
 // Update indexes a new snapshot; reviews use it from then on. The
 // controller calls it after every sync, with the snapshot it built.
 func (r *Reviewer) Update(snap *source.Snapshot) {
-	r.current.Store(newIndex(snap, r.opts))
+	r.current.Store(newIndex(snap, r.opts, r.current.Load()))
 }
 
 // Synced reports whether a snapshot was indexed: before that, a review
@@ -199,14 +202,9 @@ func (r *Reviewer) ReviewVirtualServerRoute(ctx context.Context, vsr *nicv1.Virt
 		snap = idx.whole(func(s *source.Snapshot) { s.VirtualServerRoutes = replaced(s.VirtualServerRoutes, vsr) })
 	}
 	// Its own upstreams' Services and Policies, as written now.
-	services, secrets := map[string]bool{}, map[string]bool{}
-	for _, u := range vsr.Spec.Upstreams {
-		services[vsr.Namespace+"/"+u.Service] = true
-	}
-	for _, s := range vsr.Spec.Subroutes {
-		idx.addPolicies(snap, vsr.Namespace, s.Policies, secrets)
-	}
-	idx.addReferenced(snap, services, secrets, map[string]bool{})
+	n := newNamed()
+	idx.add(snap, n, nic.VirtualServerRouteReferences(vsr))
+	idx.addReferenced(snap, n)
 	return r.problemsOf(snap, "VirtualServerRoute", vsr.Namespace, vsr.Name), true, nil
 }
 
@@ -349,8 +347,14 @@ type index struct {
 	// globalConfiguration is the one build.Options.GlobalConfiguration
 	// names, nil when there is none.
 	globalConfiguration *nicv1.GlobalConfiguration
-	// all are the Ingresses of ours.
-	all []*networkingv1.Ingress
+	// all are the Ingresses of ours, links what each shares with others
+	// (links.go).
+	all   []*networkingv1.Ingress
+	links map[*networkingv1.Ingress]*links
+	// configMap is the controller's, and defaults those the build
+	// translates Ingresses with.
+	configMap *corev1.ConfigMap
+	defaults  *model.Defaults
 	// byService: Ingresses by "namespace/service" of every Service they
 	// send traffic to.
 	byService map[string][]*networkingv1.Ingress
@@ -360,7 +364,9 @@ type index struct {
 	maps      map[string]*corev1.ConfigMap
 }
 
-func newIndex(snap *source.Snapshot, opts build.Options) *index {
+// newIndex indexes snap; prev, the index it replaces (nil for none), lends
+// the links of the Ingresses that did not change.
+func newIndex(snap *source.Snapshot, opts build.Options, prev *index) *index {
 	x := &index{
 		snap:         snap,
 		opts:         opts,
@@ -381,25 +387,6 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 		slices:       make(map[string][]*discoveryv1.EndpointSlice, len(snap.Services)),
 		secrets:      make(map[string]*corev1.Secret, len(snap.Secrets)),
 		maps:         make(map[string]*corev1.ConfigMap, len(snap.ConfigMaps)),
-	}
-	for _, ing := range snap.Ingresses {
-		if !ingress.Class.IsOurs(x.classes, ing) {
-			continue
-		}
-		x.all = append(x.all, ing)
-		regex := x.mayBeRegex(ing)
-		for h := range ownHosts(ing) {
-			x.byHost[h] = append(x.byHost[h], ing)
-			if regex {
-				x.regexHosts[h] = true
-			}
-		}
-		for s := range x.servicesOf(ing) {
-			x.byService[s] = append(x.byService[s], ing)
-		}
-		for n := range x.names(ing) {
-			x.byName[n] = append(x.byName[n], ing)
-		}
 	}
 	for _, p := range snap.Policies {
 		x.policies[p.Namespace+"/"+p.Name] = p
@@ -441,6 +428,28 @@ func newIndex(snap *source.Snapshot, opts build.Options) *index {
 	for _, c := range snap.ConfigMaps {
 		x.maps[c.Namespace+"/"+c.Name] = c
 	}
+	x.readConfig()
+	for _, ing := range snap.Ingresses {
+		if ingress.Class.IsOurs(x.classes, ing) {
+			x.all = append(x.all, ing)
+		}
+	}
+	x.translateAll(prev)
+	for _, ing := range x.all {
+		l := x.links[ing]
+		for h := range ownHosts(ing) {
+			x.byHost[h] = append(x.byHost[h], ing)
+			if l.regex {
+				x.regexHosts[h] = true
+			}
+		}
+		for _, s := range l.services {
+			x.byService[s] = append(x.byService[s], ing)
+		}
+		for n := range x.names(ing) {
+			x.byName[n] = append(x.byName[n], ing)
+		}
+	}
 	return x
 }
 
@@ -476,7 +485,7 @@ func (x *index) balancingShared(key, ns string, ups []nicv1.Upstream) bool {
 // balancing a VirtualServer or VirtualServerRoute claims (see
 // balancingShared).
 func (x *index) meetsBalancer(ing *networkingv1.Ingress) bool {
-	for s := range x.servicesOf(ing) {
+	for _, s := range x.servicesOf(ing) {
 		if len(x.balancers[s]) > 0 {
 			return true
 		}
@@ -514,12 +523,8 @@ func replaced[T metav1.Object](list []T, cand T) []T {
 	return append(out, cand)
 }
 
-// mayBeRegex reports whether an Ingress can turn its hosts to regex mode.
-func (x *index) mayBeRegex(ing *networkingv1.Ingress) bool {
-	_, regex := ing.Annotations[x.opts.AnnotationsPrefix+"/use-regex"]
-	_, rewrite := ing.Annotations[x.opts.AnnotationsPrefix+"/rewrite-target"]
-	return regex || rewrite
-}
+// mayBeRegex reports whether an Ingress turns its hosts to regex mode.
+func (x *index) mayBeRegex(ing *networkingv1.Ingress) bool { return x.linksOf(ing).regex }
 
 // hostless reports whether an Ingress has a rule without a host.
 func hostless(ing *networkingv1.Ingress) bool {
@@ -552,38 +557,15 @@ func (x *index) names(ing *networkingv1.Ingress) map[string]bool {
 			out["www."+h] = true
 		}
 	}
-	if v, ok := ing.Annotations[x.opts.AnnotationsPrefix+"/server-alias"]; ok {
-		for _, a := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
-			out[strings.ToLower(a)] = true
-		}
+	for _, a := range x.linksOf(ing).aliases {
+		out[a] = true
 	}
 	return out
 }
 
 // servicesOf are the "namespace/name" of the Services an Ingress names:
 // its backends and its default-backend annotation.
-func (x *index) servicesOf(ing *networkingv1.Ingress) map[string]bool {
-	out := map[string]bool{}
-	add := func(b *networkingv1.IngressBackend) {
-		if b != nil && b.Service != nil {
-			out[ing.Namespace+"/"+b.Service.Name] = true
-		}
-	}
-	add(ing.Spec.DefaultBackend)
-	for _, r := range ing.Spec.Rules {
-		if r.HTTP == nil {
-			continue
-		}
-		for i := range r.HTTP.Paths {
-			add(&r.HTTP.Paths[i].Backend)
-		}
-	}
-	if v := ing.Annotations[x.opts.AnnotationsPrefix+"/default-backend"]; v != "" {
-		name, _, _ := strings.Cut(v, ":")
-		out[ing.Namespace+"/"+name] = true
-	}
-	return out
-}
+func (x *index) servicesOf(ing *networkingv1.Ingress) []string { return x.linksOf(ing).services }
 
 // context is the snapshot a review builds: cand, the Ingresses it can
 // interact with (minus its own stored version), and the objects they all
@@ -621,7 +603,7 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 		meet(x.byHost[n])
 		meet(x.byName[n])
 	}
-	for s := range x.servicesOf(cand) {
+	for _, s := range x.servicesOf(cand) {
 		meet(x.byService[s])
 	}
 	// The paths of a rule without a host are copied into every host,
@@ -647,10 +629,10 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 	// A canary inherits the cookie affinity of the main it splits, which
 	// is the balancing of the main's Service, set by whichever Ingress
 	// sending to it won a claim first: those Ingresses meet a canary too.
-	if _, canary := cand.Annotations[x.opts.AnnotationsPrefix+"/canary"]; canary {
+	if x.linksOf(cand).canary {
 		for h := range ownHosts(cand) {
 			for _, main := range x.byHost[h] {
-				for s := range x.servicesOf(main) {
+				for _, s := range x.servicesOf(main) {
 					meet(x.byService[s])
 				}
 			}
@@ -687,29 +669,11 @@ func (x *index) context(cand *networkingv1.Ingress) *source.Snapshot {
 		}
 	}
 
-	services := map[string]bool{}
-	secrets := map[string]bool{}
-	maps := map[string]bool{}
-	// Names in annotation values are "name" in the Ingress's namespace or
-	// "namespace/name"; looking both up costs nothing and misses nothing.
-	names := func(ns, v string, into ...map[string]bool) {
-		for _, m := range into {
-			m[ns+"/"+v] = true
-			m[v] = true
-		}
-	}
+	n := newNamed()
 	for _, ing := range snap.Ingresses {
-		for s := range x.servicesOf(ing) {
-			services[s] = true
-		}
-		for _, t := range ing.Spec.TLS {
-			secrets[ing.Namespace+"/"+t.SecretName] = true
-		}
-		for _, v := range ing.Annotations {
-			names(ing.Namespace, v, secrets, maps)
-		}
+		x.add(snap, n, x.linksOf(ing).refs)
 	}
-	x.addReferenced(snap, services, secrets, maps)
+	x.addReferenced(snap, n)
 	return snap
 }
 
@@ -737,21 +701,10 @@ func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot
 		snap.Ingresses = slices.Clone(x.byHost[strings.ToLower(host)])
 	}
 	snap.TransportServers = slices.Clone(x.ptByHost[host])
-	services := map[string]bool{}
-	secrets := map[string]bool{}
-	maps := map[string]bool{}
-	for _, u := range cand.Spec.Upstreams {
-		services[cand.Namespace+"/"+u.Service] = true
-	}
-	if t := cand.Spec.TLS; t != nil && t.Secret != "" {
-		secrets[cand.Namespace+"/"+t.Secret] = true
-	}
-	// The Policies it and its VirtualServerRoutes name (with the Secrets
-	// of basicAuth), and those VirtualServerRoutes with their Services.
-	x.addPolicies(snap, cand.Namespace, cand.Spec.Policies, secrets)
-	for _, r := range cand.Spec.Routes {
-		x.addPolicies(snap, cand.Namespace, r.Policies, secrets)
-	}
+	// What it names (Services, its TLS Secret, Policies with what they
+	// name), and the VirtualServerRoutes it delegates to with theirs.
+	n := newNamed()
+	x.add(snap, n, nic.VirtualServerReferences(cand))
 	for _, key := range x.delegations(cand) {
 		vsr := x.vsrs[key]
 		if vsr == nil || slices.Contains(snap.VirtualServerRoutes, vsr) {
@@ -771,14 +724,9 @@ func (x *index) virtualServerContext(cand *nicv1.VirtualServer) *source.Snapshot
 				snap.Ingresses = addMissing(snap.Ingresses, x.byHost[strings.ToLower(other.Spec.Host)])
 			}
 		}
-		for _, u := range vsr.Spec.Upstreams {
-			services[vsr.Namespace+"/"+u.Service] = true
-		}
-		for _, s := range vsr.Spec.Subroutes {
-			x.addPolicies(snap, vsr.Namespace, s.Policies, secrets)
-		}
+		x.add(snap, n, nic.VirtualServerRouteReferences(vsr))
 	}
-	x.addReferenced(snap, services, secrets, maps)
+	x.addReferenced(snap, n)
 	return snap
 }
 
@@ -804,70 +752,10 @@ func (x *index) transportServerContext(cand *nicv1.TransportServer) *source.Snap
 		snap.Ingresses = slices.Clone(x.byHost[strings.ToLower(cand.Spec.Host)])
 		snap.VirtualServers = slices.Clone(x.vsByHost[cand.Spec.Host])
 	}
-	services := map[string]bool{}
-	for _, u := range cand.Spec.Upstreams {
-		services[cand.Namespace+"/"+u.Service] = true
-	}
-	x.addReferenced(snap, services, map[string]bool{}, map[string]bool{})
+	n := newNamed()
+	x.add(snap, n, nic.TransportServerReferences(cand))
+	x.addReferenced(snap, n)
 	return snap
-}
-
-// addPolicies adds to snap the Policies refs name (in ns unless they say
-// otherwise), and to secrets those of their basicAuth.
-func (x *index) addPolicies(snap *source.Snapshot, ns string, refs []nicv1.PolicyReference, secrets map[string]bool) {
-	for _, r := range refs {
-		pns := r.Namespace
-		if pns == "" {
-			pns = ns
-		}
-		if p := x.policies[pns+"/"+r.Name]; p != nil && !slices.Contains(snap.Policies, p) {
-			snap.Policies = append(snap.Policies, p)
-			if p.Spec.BasicAuth != nil {
-				secrets[p.Namespace+"/"+p.Spec.BasicAuth.Secret] = true
-			}
-		}
-	}
-}
-
-// addReferenced adds to snap the Services (with their EndpointSlices),
-// Secrets and ConfigMaps named by the keys of services, secrets and maps,
-// and those the controller's ConfigMap and flags name.
-func (x *index) addReferenced(snap *source.Snapshot, services, secrets, maps map[string]bool) {
-	names := func(ns, v string, into ...map[string]bool) {
-		for _, m := range into {
-			m[ns+"/"+v] = true
-			m[v] = true
-		}
-	}
-	maps[x.opts.ConfigMap] = true
-	if cm := x.maps[x.opts.ConfigMap]; cm != nil {
-		for _, v := range cm.Data {
-			names(cm.Namespace, v, secrets, maps)
-		}
-	}
-	if d := x.opts.DefaultBackendService; d != "" {
-		name, _, _ := strings.Cut(d, ":")
-		services[name] = true
-	}
-	if d := x.opts.DefaultSSLCertificate; d != "" {
-		secrets[d] = true
-	}
-	for k := range services {
-		if s := x.services[k]; s != nil {
-			snap.Services = append(snap.Services, s)
-			snap.EndpointSlices = append(snap.EndpointSlices, x.slices[k]...)
-		}
-	}
-	for k := range secrets {
-		if s := x.secrets[k]; s != nil {
-			snap.Secrets = append(snap.Secrets, s)
-		}
-	}
-	for k := range maps {
-		if c := x.maps[k]; c != nil {
-			snap.ConfigMaps = append(snap.ConfigMaps, c)
-		}
-	}
 }
 
 // routeTargets are the VirtualServerRoutes, "namespace/name", a route of
