@@ -22,9 +22,10 @@ watched namespace grants instead with controller.scope. */}}
     verbs: ["list", "watch"]
   # Every request selects: TLS certificates by fieldSelector
   # type=kubernetes.io/tls, and a Secret that an Ingress annotation names
-  # (proxy-ssl-secret, auth-secret, auth-tls-secret) or the controller's
-  # ConfigMap (ssl-dh-param) names by fieldSelector metadata.name=<name> in
-  # its namespace, only while something names it.
+  # (proxy-ssl-secret, auth-secret, auth-tls-secret), a Policy (basicAuth,
+  # apiKey, the CAs of ingressMTLS, egressMTLS, externalAuth) or the
+  # controller's ConfigMap (ssl-dh-param) names by fieldSelector
+  # metadata.name=<name> in its namespace, only while something names it.
   # RBAC cannot authorize by field selector, hence no resourceNames here.
   - apiGroups: [""]
     resources: ["secrets"]

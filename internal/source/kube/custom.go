@@ -43,7 +43,13 @@ type customInformers struct {
 	stop      context.CancelFunc
 	factories []dynamicinformer.DynamicSharedInformerFactory
 	byKind    map[string][]cache.SharedIndexInformer
+	// handlers are the Policy informers' handlers of references
+	// (policyrefs.go), which have seen every Policy once synced.
+	handlers []cache.ResourceEventHandlerRegistration
 }
+
+// policies is the resource whose objects name Secrets to watch.
+const policies = "policies"
 
 // discoverOnce asks the API server once which of customKinds it serves.
 // A missing group (the CRDs are not installed) is not an error: it
@@ -114,6 +120,9 @@ func (s *Source) startCustomResources(ctx context.Context, found []customKind) *
 		for _, k := range found {
 			inf := f.ForResource(nicv1.SchemeGroupVersion.WithResource(k.resource)).Informer()
 			crs.byKind[k.resource] = append(crs.byKind[k.resource], s.watchCustom(inf, k))
+			if k.resource == policies {
+				crs.handlers = append(crs.handlers, s.watchPolicies(inf))
+			}
 		}
 	}
 	ctx, crs.stop = context.WithCancel(ctx)
@@ -163,6 +172,9 @@ func (s *Source) rediscover(ctx context.Context) {
 		s.custom.Store(next)
 		s.notifier.Notify()
 		old.shutdown()
+		if !slices.Contains(next.kinds, policies) {
+			s.refs.dropPolicies()
+		}
 	}
 }
 
@@ -170,7 +182,9 @@ func (s *Source) rediscover(ctx context.Context) {
 // turns the unstructured objects of the dynamic client into typed ones,
 // so that the store holds what the Snapshot hands out.
 func (s *Source) watchCustom(inf cache.SharedIndexInformer, k customKind) cache.SharedIndexInformer {
-	s.handle(inf)
+	if k.resource != policies {
+		s.handle(inf) // a Policy's handler is watchPolicies'
+	}
 	if err := inf.SetTransform(func(obj any) (any, error) { return s.toTyped(obj, k), nil }); err != nil {
 		panic(fmt.Sprintf("set transform: %v", err)) // not started yet
 	}
@@ -223,6 +237,9 @@ func (c *customInformers) synced() []cache.InformerSynced {
 		for _, inf := range infs {
 			out = append(out, inf.HasSynced)
 		}
+	}
+	for _, reg := range c.handlers {
+		out = append(out, reg.HasSynced)
 	}
 	return out
 }
