@@ -8,6 +8,15 @@
 //	scratchimage -o bin/pause-image.tar -ref causeway.test/pause:1 \
 //	    -entrypoint /pause bin/pause=/pause
 //
+// One archive may name its image several times (-ref repeated), as the
+// Gateway API conformance suite's manifests name echo-basic under three
+// tags; -cap gives a file a capability (a security.capability extended
+// attribute in the layer, as setcap writes), so a non-root entrypoint can
+// bind a port below 1024 as the upstream CoreDNS image's does:
+//
+//	scratchimage -o bin/coredns-image.tar -ref registry.k8s.io/coredns/coredns:v1.12.2 \
+//	    -entrypoint /coredns -cap /coredns=net_bind_service .cache/bin/coredns=/coredns
+//
 // The archive is deterministic: the same files give the same digests, as
 // every time and owner in it is fixed.
 package main
@@ -17,6 +26,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -38,12 +48,15 @@ func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 func main() {
 	var (
 		out        = flag.String("o", "", "the OCI archive to write")
-		ref        = flag.String("ref", "", "the image name and tag, e.g. causeway.test/echo:1")
+		refs       list
+		caps       list
 		user       = flag.String("user", "65532:65532", "the user the image runs as")
 		entrypoint list
 		env        list
 		ports      list
 	)
+	flag.Var(&refs, "ref", "the image name and tag, e.g. causeway.test/echo:1 (repeatable: one image, several names)")
+	flag.Var(&caps, "cap", "DEST=CAPABILITY: the file DEST gets the capability, permitted and effective (repeatable; "+capNames()+")")
 	flag.Var(&entrypoint, "entrypoint", "an entrypoint argument (repeatable)")
 	flag.Var(&env, "env", "KEY=VALUE in the image's environment (repeatable)")
 	flag.Var(&ports, "port", "an exposed port, e.g. 8080/tcp (repeatable)")
@@ -52,7 +65,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if *out == "" || *ref == "" || flag.NArg() == 0 {
+	if *out == "" || len(refs) == 0 || flag.NArg() == 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -64,8 +77,17 @@ func main() {
 		}
 		files[dest] = src
 	}
-	img := image{ref: *ref, user: *user, entrypoint: entrypoint, env: env, ports: ports}
-	archive, err := img.build(files)
+	fileCaps := map[string]uint64{}
+	for _, c := range caps {
+		dest, name, _ := strings.Cut(c, "=")
+		bit, ok := capBits[name]
+		if _, isFile := files[dest]; !ok || !isFile {
+			fatalf("-cap %q: want DEST=CAPABILITY for a file of the image and one of %s", c, capNames())
+		}
+		fileCaps[dest] |= 1 << bit
+	}
+	img := image{refs: refs, user: *user, entrypoint: entrypoint, env: env, ports: ports}
+	archive, err := img.build(files, fileCaps)
 	if err != nil {
 		fatalf("%v", err)
 	}
@@ -76,7 +98,7 @@ func main() {
 	if err := os.Rename(tmp, *out); err != nil {
 		fatalf("%v", err)
 	}
-	fmt.Println(*ref)
+	fmt.Println(strings.Join(refs, "\n"))
 }
 
 func fatalf(format string, args ...any) {
@@ -88,8 +110,33 @@ func fatalf(format string, args ...any) {
 var epoch = time.Unix(0, 0).UTC()
 
 type image struct {
-	ref, user              string
-	entrypoint, env, ports []string
+	user                         string
+	refs, entrypoint, env, ports []string
+}
+
+// capBits are the capabilities -cap knows, by their number in
+// linux/capability.h.
+var capBits = map[string]uint{"net_bind_service": 10, "net_raw": 13}
+
+func capNames() string {
+	var names []string
+	for n := range capBits {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// capXattr is the value of security.capability for the capabilities in
+// mask, permitted and effective: struct vfs_cap_data revision 2 (magic and
+// the effective flag, then permitted and inheritable for the low and the
+// high 32 capabilities), little-endian.
+func capXattr(mask uint64) string {
+	var b [20]byte
+	binary.LittleEndian.PutUint32(b[0:], 0x02000000|0x1)
+	binary.LittleEndian.PutUint32(b[4:], uint32(mask))
+	binary.LittleEndian.PutUint32(b[12:], uint32(mask>>32))
+	return string(b[:])
 }
 
 // blob is one content-addressed file of the layout.
@@ -109,8 +156,8 @@ func (b blob) descriptor() map[string]any {
 
 // build returns the OCI archive of an image holding files (destination in
 // the image → source path here).
-func (img image) build(files map[string]string) ([]byte, error) {
-	layerTar, err := layer(files)
+func (img image) build(files map[string]string, caps map[string]uint64) ([]byte, error) {
+	layerTar, err := layer(files, caps)
 	if err != nil {
 		return nil, err
 	}
@@ -152,12 +199,18 @@ func (img image) build(files map[string]string) ([]byte, error) {
 		"layers":        []any{layerBlob.descriptor()},
 	}
 	manifestBlob := blob{"application/vnd.oci.image.manifest.v1+json", mustJSON(manifest)}
-	desc := manifestBlob.descriptor()
-	desc["annotations"] = map[string]string{"org.opencontainers.image.ref.name": img.ref}
+	// One descriptor per name, all of the one manifest: ctr images import
+	// creates an image for each.
+	var descs []any
+	for _, ref := range img.refs {
+		desc := manifestBlob.descriptor()
+		desc["annotations"] = map[string]string{"org.opencontainers.image.ref.name": ref}
+		descs = append(descs, desc)
+	}
 	index := map[string]any{
 		"schemaVersion": 2,
 		"mediaType":     "application/vnd.oci.image.index.v1+json",
-		"manifests":     []any{desc},
+		"manifests":     descs,
 	}
 
 	var buf bytes.Buffer
@@ -192,8 +245,9 @@ func (img image) build(files map[string]string) ([]byte, error) {
 }
 
 // layer is the uncompressed layer: the files, mode 0755 and owned by root,
-// under their parent directories, plus an empty /tmp.
-func layer(files map[string]string) ([]byte, error) {
+// under their parent directories, plus an empty /tmp; a file in caps has
+// those capabilities.
+func layer(files map[string]string, caps map[string]uint64) ([]byte, error) {
 	dirs := map[string]bool{"tmp/": true}
 	for dest := range files {
 		for d := path.Dir(dest); d != "/"; d = path.Dir(d) {
@@ -228,6 +282,9 @@ func layer(files map[string]string) ([]byte, error) {
 			return nil, err
 		}
 		h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o755, int64(len(data))
+		if mask := caps["/"+name]; mask != 0 {
+			h.PAXRecords = map[string]string{"SCHILY.xattr.security.capability": capXattr(mask)}
+		}
 		if err := tw.WriteHeader(h); err != nil {
 			return nil, err
 		}
