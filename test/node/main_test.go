@@ -3,6 +3,11 @@
 // used through kubectl as a user would. The tests run in order, sharing
 // the cluster and, where they can, one installed release:
 //
+//	TestGatewayConformanceBackends
+//	                         the Gateway API conformance suite's CRDs and
+//	                         backends (its base manifests, our images of
+//	                         echo-basic and CoreDNS) Ready and answering;
+//	                         needs no Causeway, removes what it made
 //	TestInstall              the chart as documented: probes, IngressClass,
 //	                         webhook, metrics, status
 //	TestBackends             real Pods behind a Service, through NodePort,
