@@ -5,7 +5,9 @@
 #
 #   .cache/bin/echo-basic   sigs.k8s.io/gateway-api/conformance/echo-basic,
 #                           from hack/gateway-api (the suite's own module)
-#   .cache/bin/coredns      github.com/coredns/coredns, from hack/coredns
+#   .cache/bin/coredns      CoreDNS (github.com/coredns/coredns's server) with
+#                           the plugins the suite's Corefile uses, from
+#                           hack/coredns (main.go says why not all of them)
 #
 #   bin/echo-basic-image.tar  one image under every registry.k8s.io/
 #                             gateway-api/echo-basic:TAG the pinned suite's
@@ -18,9 +20,8 @@
 # upstream images' entrypoint and user: /echo-basic and /coredns as 65532,
 # CoreDNS with cap_net_bind_service on its file as the upstream Dockerfile
 # sets with setcap. Each binary is rebuilt only when its stamp (the pinned
-# module files) changes; the images only when an archive is older than a
-# binary, the pinned modules or this script and hack/scratchimage (packing
-# CoreDNS's 76 MB with gzip's best compression takes half a minute).
+# module files, and a main.go of the tools module's own) changes; the images only when an archive is older than a
+# binary, the pinned modules or this script and hack/scratchimage.
 #
 # Usage: build-gateway-api.sh [echo-basic|coredns|images]...
 #   With no arguments, both binaries and both images.
@@ -40,7 +41,7 @@ build() {
 	local name="$1" module_dir="$2" pinned="$3" pkg="$4" ldflags="$5"
 	local out="${bin_dir}/${name}" version want_stamp start
 	version="$(cd "${module_dir}" && go list -m -f '{{.Version}}' "${pinned}")"
-	want_stamp="${pinned} ${version} modules-sha256=$(cat "${module_dir}/go.mod" "${module_dir}/go.sum" | sha256sum | cut -d' ' -f1) $(go env GOOS)/$(go env GOARCH)"
+	want_stamp="${pinned} ${version} modules-sha256=$(cat "${module_dir}/go.mod" "${module_dir}/go.sum" $(ls "${module_dir}/main.go" 2>/dev/null) | sha256sum | cut -d' ' -f1) $(go env GOOS)/$(go env GOARCH)"
 	if [[ "${FORCE:-0}" != 1 && -x "${out}" && -f "${out}.stamp" && "$(cat "${out}.stamp")" == "${want_stamp}" ]]; then
 		return 0
 	fi
@@ -62,7 +63,7 @@ images() {
 	local conformance refs=() coredns_refs coredns_version stale=0
 	for archive in "${repo_root}/bin/echo-basic-image.tar" "${repo_root}/bin/coredns-image.tar"; do
 		for input in "${bin_dir}/echo-basic" "${bin_dir}/coredns" "${repo_root}/hack/gateway-api/go.sum" \
-			"${repo_root}/hack/coredns/go.sum" "${BASH_SOURCE[0]}" "${repo_root}/hack/scratchimage/main.go"; do
+			"${repo_root}/hack/coredns/go.sum" "${repo_root}/hack/coredns/main.go" "${BASH_SOURCE[0]}" "${repo_root}/hack/scratchimage/main.go"; do
 			[[ -f "${archive}" && ! "${input}" -nt "${archive}" ]] || stale=1
 		done
 	done
@@ -106,7 +107,7 @@ for t in "${targets[@]}"; do
 		;;
 	coredns)
 		build coredns "${repo_root}/hack/coredns" github.com/coredns/coredns \
-			github.com/coredns/coredns "-s -w"
+			github.com/causeway/causeway/hack/coredns "-s -w"
 		;;
 	images) images ;;
 	*)

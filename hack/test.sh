@@ -80,7 +80,7 @@ trap cleanup EXIT
 say "building the tools in the background (logs in ${logs})"
 background kube bash -c 'hack/build-kube-apiserver.sh && hack/build-helm.sh && hack/build-controller-gen.sh'
 background angie hack/build-angie.sh
-background images ${make} cluster-images image
+background images ${make} cluster-images image gateway-api-images
 
 say "tier 1: lint and package tests"
 ${make} lint
