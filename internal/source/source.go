@@ -11,6 +11,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 )
@@ -36,6 +37,17 @@ type Snapshot struct {
 	Policies             []*nicv1.Policy
 	TransportServers     []*nicv1.TransportServer
 	GlobalConfigurations []*nicv1.GlobalConfiguration
+	// Gateway API's resources (gateway.networking.k8s.io/v1), the kinds
+	// of its standard channel v1.6.3.
+	GatewayClasses     []*gwv1.GatewayClass
+	Gateways           []*gwv1.Gateway
+	HTTPRoutes         []*gwv1.HTTPRoute
+	GRPCRoutes         []*gwv1.GRPCRoute
+	TLSRoutes          []*gwv1.TLSRoute
+	TCPRoutes          []*gwv1.TCPRoute
+	UDPRoutes          []*gwv1.UDPRoute
+	ReferenceGrants    []*gwv1.ReferenceGrant
+	BackendTLSPolicies []*gwv1.BackendTLSPolicy
 	// Problems are objects the source could not read (a malformed YAML
 	// file, say). They are reported like model problems.
 	Problems []Problem
