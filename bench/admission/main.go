@@ -44,7 +44,7 @@ func main() {
 	opts := build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
 		ConfigMap: "causeway-system/causeway", HeadersMoreAvailable: true, LuaAvailable: true}
 	snap := world(*n, *hostless)
-	r := admission.NewReviewer(opts, nil)
+	r := admission.NewReviewer(opts, nil, nil)
 	start := time.Now()
 	r.Update(snap)
 	indexed := time.Since(start)

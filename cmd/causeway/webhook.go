@@ -81,7 +81,8 @@ func newWebhook(f *controllerFlags, opts build.Options, src source.Source, log *
 	}
 	mode, _ := admission.ParseMode(w.mode)
 	fetcher, _ := src.(admission.Fetcher)
-	wh := &webhook{reviewer: admission.NewReviewer(opts, fetcher), pending: make(chan *source.Snapshot, 1)}
+	scope, _ := src.(admission.Scope) // the files source reads every namespace
+	wh := &webhook{reviewer: admission.NewReviewer(opts, fetcher, scope), pending: make(chan *source.Snapshot, 1)}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if w.certFile != "" {
 		kp, err := certs.NewKeyPair(w.certFile, w.keyFile)

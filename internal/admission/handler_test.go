@@ -34,7 +34,7 @@ func handlerWorld(mode Mode) *Handler {
 	}
 	opts := testOpts
 	opts.GlobalConfiguration, opts.StreamAvailable = "causeway/gc", true
-	r := NewReviewer(opts, nil)
+	r := NewReviewer(opts, nil, nil)
 	r.Update(snap)
 	return &Handler{Reviewer: r, Mode: mode}
 }
@@ -249,7 +249,7 @@ func TestHandlerRefusesMalformedRequests(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := handlerWorld(Deny)
 			if !tc.synced {
-				h.Reviewer = NewReviewer(testOpts, nil)
+				h.Reviewer = NewReviewer(testOpts, nil, nil)
 			}
 			req := httptest.NewRequest(tc.method, Path, strings.NewReader(tc.body))
 			req.Header.Set("Content-Type", tc.contentType)

@@ -52,21 +52,37 @@ type Fetcher interface {
 	Referenced(ctx context.Context, ing *networkingv1.Ingress) ([]*corev1.ConfigMap, []*corev1.Secret, error)
 }
 
+// Scope says which namespaces the controller serves
+// (--watch-namespace, --watch-namespace-selector).
+type Scope interface {
+	Watches(namespace string) bool
+}
+
 // Reviewer checks Ingresses and VirtualServers against the current
 // snapshot.
 type Reviewer struct {
 	opts    build.Options
 	fetcher Fetcher
+	scope   Scope
 	now     func() time.Time
 	current atomic.Pointer[index]
 }
 
-// NewReviewer returns a Reviewer that builds with opts; fetcher may be nil.
-func NewReviewer(opts build.Options, fetcher Fetcher) *Reviewer {
+// NewReviewer returns a Reviewer that builds with opts; fetcher may be
+// nil, and so may scope (every namespace is served).
+func NewReviewer(opts build.Options, fetcher Fetcher, scope Scope) *Reviewer {
 	if opts.AnnotationsPrefix == "" {
 		opts.AnnotationsPrefix = annotations.DefaultPrefix
 	}
-	return &Reviewer{opts: opts, fetcher: fetcher, now: time.Now}
+	return &Reviewer{opts: opts, fetcher: fetcher, scope: scope, now: time.Now}
+}
+
+// watches reports whether the controller serves the objects of namespace:
+// one it does not serve is another controller's to review, whatever its
+// class (two installations may share a class name, each scoped to its
+// own namespaces).
+func (r *Reviewer) watches(namespace string) bool {
+	return r.scope == nil || r.scope.Watches(namespace)
 }
 
 // Update indexes a new snapshot; reviews use it from then on. The
@@ -91,7 +107,7 @@ func (r *Reviewer) Review(ctx context.Context, ing *networkingv1.Ingress) (probl
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if !ingress.Class.IsOurs(idx.classes, ing) {
+	if !r.watches(ing.Namespace) || !ingress.Class.IsOurs(idx.classes, ing) {
 		return nil, false, nil
 	}
 	cand := ing.DeepCopy()
@@ -128,7 +144,7 @@ func (r *Reviewer) ReviewVirtualServer(ctx context.Context, vs *nicv1.VirtualSer
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if !nic.VirtualServerClass.IsOurs(idx.classes, vs) {
+	if !r.watches(vs.Namespace) || !nic.VirtualServerClass.IsOurs(idx.classes, vs) {
 		return nil, false, nil
 	}
 	cand := vs.DeepCopy()
@@ -156,7 +172,7 @@ func (r *Reviewer) ReviewTransportServer(_ context.Context, ts *nicv1.TransportS
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if !nic.TransportServerClass.IsOurs(idx.classes, ts) {
+	if !r.watches(ts.Namespace) || !nic.TransportServerClass.IsOurs(idx.classes, ts) {
 		return nil, false, nil
 	}
 	cand := ts.DeepCopy()
@@ -180,7 +196,7 @@ func (r *Reviewer) ReviewVirtualServerRoute(ctx context.Context, vsr *nicv1.Virt
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if !nic.VirtualServerRouteClass.IsOurs(idx.classes, vsr) {
+	if !r.watches(vsr.Namespace) || !nic.VirtualServerRouteClass.IsOurs(idx.classes, vsr) {
 		return nil, false, nil
 	}
 	key := vsr.Namespace + "/" + vsr.Name
@@ -256,7 +272,7 @@ func (r *Reviewer) ReviewPolicy(_ context.Context, p *nicv1.Policy) (problems []
 	if idx == nil {
 		return nil, false, ErrNotSynced
 	}
-	if !nic.PolicyClass.IsOurs(idx.classes, p) {
+	if !r.watches(p.Namespace) || !nic.PolicyClass.IsOurs(idx.classes, p) {
 		return nil, false, nil
 	}
 	// As one replica would: the count only divides a scaled rate.

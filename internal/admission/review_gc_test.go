@@ -59,7 +59,7 @@ func TestReviewGlobalConfiguration(t *testing.T) {
 				GlobalConfigurations: []*nicv1.GlobalConfiguration{gc("gc", tcp("tcp-a", 5000)), gc("other")},
 				Services:             []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{es},
 			}
-			r := NewReviewer(opts, nil)
+			r := NewReviewer(opts, nil, nil)
 			r.Update(world)
 			got, ours, err := r.ReviewGlobalConfiguration(context.Background(), tc.gc)
 			if err != nil || !ours {

@@ -58,7 +58,7 @@ func TestReviewSeesWhatTheFrontEndsList(t *testing.T) {
 	full.VirtualServers = []*nicv1.VirtualServer{vs}
 	full.TransportServers = []*nicv1.TransportServer{ts}
 	_, all := build.Build(&full, opts)
-	r := NewReviewer(opts, nil)
+	r := NewReviewer(opts, nil, nil)
 	r.Update(snap)
 	for _, c := range []struct {
 		kind, name string

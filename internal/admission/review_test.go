@@ -311,7 +311,7 @@ func TestReviewIsTheFullBuild(t *testing.T) {
 	for w := range worlds {
 		snap := randomWorld(rng)
 		_, all := build.Build(snap, testOpts)
-		r := NewReviewer(testOpts, nil)
+		r := NewReviewer(testOpts, nil, nil)
 		r.Update(snap)
 		for _, ing := range snap.Ingresses {
 			want := problemStrings(all, ing.Namespace, ing.Name)
@@ -409,7 +409,7 @@ func TestReviewContext(t *testing.T) {
 	foreign.Spec.IngressClassName = ptr.To("other")
 	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{older, other, foreign},
 		Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{es}}
-	r := NewReviewer(testOpts, nil)
+	r := NewReviewer(testOpts, nil, nil)
 	if _, _, err := r.Review(context.Background(), older); err != ErrNotSynced {
 		t.Fatalf("before the first snapshot: err %v, want ErrNotSynced", err)
 	}
@@ -471,7 +471,7 @@ func TestReviewFetchesReferences(t *testing.T) {
 		{"without a fetcher the Secret is missing", nil, 1},
 		{"with one it is read", fakeFetcher{[]*corev1.Secret{secret}}, 0},
 	} {
-		r := NewReviewer(testOpts, tc.fetcher)
+		r := NewReviewer(testOpts, tc.fetcher, nil)
 		r.Update(snap)
 		ps, _, err := r.Review(context.Background(), ing)
 		if err != nil || len(ps) != tc.want {
@@ -495,7 +495,7 @@ func TestReviewVirtualServer(t *testing.T) {
 	stored := mkVirtualServer("ns1", "stored", 1, "vs.test", pass)
 	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing}, VirtualServers: []*nicv1.VirtualServer{stored},
 		Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{es}}
-	r := NewReviewer(testOpts, nil)
+	r := NewReviewer(testOpts, nil, nil)
 	if _, _, err := r.ReviewVirtualServer(context.Background(), stored); err != ErrNotSynced {
 		t.Fatalf("before the first snapshot: err %v, want ErrNotSynced", err)
 	}
@@ -582,7 +582,7 @@ func TestReviewVirtualServerReadsItsPoliciesAndRoutes(t *testing.T) {
 	for _, p := range all {
 		want = append(want, p.Object.Kind+" "+p.Reason+": "+p.Message)
 	}
-	r := NewReviewer(testOpts, nil)
+	r := NewReviewer(testOpts, nil, nil)
 	r.Update(snap)
 	ps, ours, err := r.ReviewVirtualServer(context.Background(), vs)
 	got := []string{}
@@ -603,7 +603,7 @@ func TestReviewPolicyAndVirtualServerRoute(t *testing.T) {
 		VirtualServers: []*nicv1.VirtualServer{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "cafe"},
 			Spec: nicv1.VirtualServerSpec{Host: "cafe.test", Routes: []nicv1.Route{{Path: "/menu", Route: "menu"}}}}},
 		VirtualServerRoutes: []*nicv1.VirtualServerRoute{vsr}}
-	r := NewReviewer(testOpts, nil)
+	r := NewReviewer(testOpts, nil, nil)
 	r.Update(snap)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -720,7 +720,7 @@ func TestReviewTransportServerIsTheFullBuild(t *testing.T) {
 			if tc.world != nil {
 				tc.world(world)
 			}
-			r := NewReviewer(o, nil)
+			r := NewReviewer(o, nil, nil)
 			r.Update(world)
 			got, ours, err := r.ReviewTransportServer(context.Background(), tc.ts)
 			if err != nil {
@@ -759,8 +759,65 @@ func TestReviewTransportServerIsTheFullBuild(t *testing.T) {
 			}
 		})
 	}
-	r := NewReviewer(opts, nil)
+	r := NewReviewer(opts, nil, nil)
 	if _, _, err := r.ReviewTransportServer(context.Background(), owner); err != ErrNotSynced {
 		t.Fatalf("before the first snapshot: err %v, want ErrNotSynced", err)
+	}
+}
+
+// namespaces is a Scope serving the namespaces listed.
+type namespaces []string
+
+func (n namespaces) Watches(ns string) bool { return slices.Contains(n, ns) }
+
+// TestReviewScope: an object in a namespace the controller does not serve
+// (--watch-namespace, --watch-namespace-selector) is not ours to review,
+// whatever its class and however it would collide: another installation
+// of the same class serves it.
+func TestReviewScope(t *testing.T) {
+	svc, es := service("ns1", "svc-0")
+	older := mkIngress("ns1", "older", 0, nil, rule("a.test", path("/", "Prefix", "svc-0")))
+	snap := &source.Snapshot{Ingresses: []*networkingv1.Ingress{older},
+		Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{es}}
+	r := NewReviewer(testOpts, nil, namespaces{"ns1"})
+	r.Update(snap)
+	ctx := context.Background()
+	badPolicy := func(ns string) *nicv1.Policy {
+		return &nicv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}, Spec: nicv1.PolicySpec{AccessControl: &nicv1.AccessControl{}}}
+	}
+	badVS := func(ns string) *nicv1.VirtualServer {
+		return &nicv1.VirtualServer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cafe"},
+			Spec: nicv1.VirtualServerSpec{Host: "cafe.test", Routes: []nicv1.Route{{Path: "/", Action: &nicv1.Action{Pass: "nope"}}}}}
+	}
+	badTS := func(ns string) *nicv1.TransportServer {
+		return &nicv1.TransportServer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ts"},
+			Spec: nicv1.TransportServerSpec{Listener: nicv1.TransportServerListener{Name: "nope", Protocol: "TCP"}}}
+	}
+	badVSR := func(ns string) *nicv1.VirtualServerRoute {
+		return &nicv1.VirtualServerRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "menu"},
+			Spec: nicv1.VirtualServerRouteSpec{Host: "loose.test", Subroutes: []nicv1.Route{{Path: "/menu", Action: &nicv1.Action{Pass: "nope"}}}}}
+	}
+	for _, tc := range []struct {
+		kind   string
+		review func(ns string) ([]model.Problem, bool, error)
+	}{
+		{"Ingress", func(ns string) ([]model.Problem, bool, error) {
+			return r.Review(ctx, mkIngress(ns, "new", 5, nil, rule("a.test", path("/", "Prefix", "svc-0"))))
+		}},
+		{"VirtualServer", func(ns string) ([]model.Problem, bool, error) { return r.ReviewVirtualServer(ctx, badVS(ns)) }},
+		{"TransportServer", func(ns string) ([]model.Problem, bool, error) { return r.ReviewTransportServer(ctx, badTS(ns)) }},
+		{"VirtualServerRoute", func(ns string) ([]model.Problem, bool, error) { return r.ReviewVirtualServerRoute(ctx, badVSR(ns)) }},
+		{"Policy", func(ns string) ([]model.Problem, bool, error) { return r.ReviewPolicy(ctx, badPolicy(ns)) }},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			ps, ours, err := tc.review("ns1")
+			if err != nil || !ours || len(ps) == 0 {
+				t.Errorf("served namespace: ours %v, problems %v, err %v; want ours with problems", ours, ps, err)
+			}
+			ps, ours, err = tc.review("elsewhere")
+			if err != nil || ours || len(ps) > 0 {
+				t.Errorf("namespace not served: ours %v, problems %v, err %v; want not ours", ours, ps, err)
+			}
+		})
 	}
 }

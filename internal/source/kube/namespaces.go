@@ -50,17 +50,25 @@ func (s *Source) selectNamespaces(snap *source.Snapshot) {
 	if s.selected == nil {
 		return
 	}
-	store, sel := s.selected.GetStore(), s.opts.NamespaceSelector
-	in := func(o metav1.Object) bool {
-		obj, ok, err := store.GetByKey(o.GetNamespace())
-		ns, isNS := obj.(*corev1.Namespace)
-		return ok && err == nil && isNS && sel.Matches(labels.Set(ns.Labels))
-	}
+	in := func(o metav1.Object) bool { return s.Watches(o.GetNamespace()) }
 	snap.Ingresses = keep(snap.Ingresses, in)
 	snap.VirtualServers = keep(snap.VirtualServers, in)
 	snap.VirtualServerRoutes = keep(snap.VirtualServerRoutes, in)
 	snap.TransportServers = keep(snap.TransportServers, in)
 	snap.Policies = keep(snap.Policies, in)
+}
+
+// Watches reports whether the objects of namespace ns are served: every
+// namespace without --watch-namespace or --watch-namespace-selector, else
+// those listed, or selected now. The admission webhook asks it, so that it
+// leaves the objects of other namespaces to the controllers serving them.
+func (s *Source) Watches(ns string) bool {
+	if s.selected != nil {
+		obj, ok, err := s.selected.GetStore().GetByKey(ns)
+		n, isNS := obj.(*corev1.Namespace)
+		return ok && err == nil && isNS && s.opts.NamespaceSelector.Matches(labels.Set(n.Labels))
+	}
+	return len(s.opts.Namespaces) == 0 || slices.Contains(s.opts.Namespaces, ns)
 }
 
 // keep returns the objects for which in is true, in their order.

@@ -41,6 +41,9 @@ func TestNamespaceSelector(t *testing.T) {
 	if got := snapshotIngresses(s); !slices.Equal(got, []string{"shop/front"}) {
 		t.Fatalf("Ingresses %v, want only shop/front", got)
 	}
+	if !s.Watches("shop") || s.Watches("batch") || s.Watches("nowhere") {
+		t.Errorf("Watches shop %v, batch %v, nowhere %v; want only shop", s.Watches("shop"), s.Watches("batch"), s.Watches("nowhere"))
+	}
 	if _, err := api.CoreV1().Namespaces().Update(t.Context(), namespace("batch", map[string]string{"team": "web"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +56,25 @@ func TestNamespaceSelector(t *testing.T) {
 	eventually(t, "shop's Ingress left out once unlabelled", func() bool {
 		return slices.Equal(snapshotIngresses(s), []string{"batch/jobs"})
 	})
+	if s.Watches("shop") || !s.Watches("batch") {
+		t.Errorf("Watches shop %v, batch %v after the labels moved; want only batch", s.Watches("shop"), s.Watches("batch"))
+	}
+}
+
+// TestWatchesNamespaceList: with --watch-namespace the namespaces listed
+// are served, and without either flag every namespace is.
+func TestWatchesNamespaceList(t *testing.T) {
+	api := newFakeAPI(t)
+	listed, _ := startSource(t, api, Options{Namespaces: []string{"shop", "web"}})
+	all, _ := startSource(t, api, Options{})
+	for ns, want := range map[string]bool{"shop": true, "web": true, "batch": false, "": false} {
+		if got := listed.Watches(ns); got != want {
+			t.Errorf("--watch-namespace shop,web: Watches(%q) %v, want %v", ns, got, want)
+		}
+		if !all.Watches(ns) {
+			t.Errorf("no scope: Watches(%q) false, want every namespace", ns)
+		}
+	}
 }
 
 // TestNoNamespaceSelector: without a selector no namespace is read.
