@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,20 +13,22 @@ import (
 // securityAnnotations are the annotations that must fail closed until
 // Causeway implements them: no ingress-nginx one since external
 // authentication arrived; NGINX Ingress Controller's basic
-// authentication and Policies, and NGINX Plus's JWT validation. Listed
+// authentication and Policies, NGINX Plus's JWT validation, and NGINX App
+// Protect's WAF and DoS protection. Listed
 // here by hand so that relaxing one is a deliberate change to this test
 // too.
 var securityAnnotations = []string{"nginx.org/basic-auth-realm", "nginx.org/basic-auth-secret", "nginx.org/policies",
-	"nginx.com/jwt-key", "nginx.com/jwt-realm", "nginx.com/jwt-token", "nginx.com/jwt-login-url"}
+	"nginx.com/jwt-key", "nginx.com/jwt-realm", "nginx.com/jwt-token", "nginx.com/jwt-login-url",
+	"appprotect.f5.com/app-protect-enable", "appprotectdos.f5.com/app-protect-dos-resource"}
 
 func TestSecurityAnnotationsFailClosedInTable(t *testing.T) {
 	var got []string
 	for _, a := range annotations.Known() {
 		if a.Status == annotations.AnnotationFailClosed {
 			got = append(got, a.Key(annotations.DefaultPrefix))
-			if a.Kind != "Ingress" || (a.Family != annotations.FamilyIngressNginx && a.Family != annotations.FamilyNIC &&
-				a.Family != annotations.FamilyNICPlus) {
-				t.Errorf("%s: fail-closed annotations are ingress-nginx, NIC or NGINX Plus Ingress annotations", a.Name)
+			if a.Kind != "Ingress" || !slices.Contains([]annotations.AnnotationFamily{annotations.FamilyIngressNginx, annotations.FamilyNIC,
+				annotations.FamilyNICPlus, annotations.FamilyAppProtect, annotations.FamilyAppProtectDoS}, a.Family) {
+				t.Errorf("%s: fail-closed annotations are ingress-nginx, NIC, NGINX Plus or App Protect Ingress annotations", a.Name)
 			}
 		}
 	}
@@ -93,6 +96,18 @@ func TestIngressAnnotations(t *testing.T) {
 			closed: true, reasons: []string{model.ReasonSecurityAnnotation, model.ReasonSecurityAnnotation}, naming: "JWT validation needs NGINX Plus"},
 		{name: "NGINX Plus's health checks are reported", annotations: map[string]string{"nginx.com/health-checks": "true"},
 			reasons: []string{model.ReasonUnsupportedAnnotation}, naming: "active health checks need NGINX Plus"},
+		{name: "App Protect WAF enabled fails closed", annotations: map[string]string{"appprotect.f5.com/app-protect-enable": "True",
+			"appprotect.f5.com/app-protect-policy": "default/dataguard"},
+			closed: true, reasons: []string{model.ReasonSecurityAnnotation, model.ReasonUnsupportedAnnotation}, naming: "NGINX App Protect WAF"},
+		{name: "App Protect WAF with an unreadable switch fails closed", annotations: map[string]string{"appprotect.f5.com/app-protect-enable": "on"},
+			closed: true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "appprotect.f5.com/app-protect-enable"},
+		{name: "App Protect WAF switched off closes nothing", annotations: map[string]string{"appprotect.f5.com/app-protect-enable": "False",
+			"appprotect.f5.com/app-protect-security-log-enable": "True"},
+			reasons: []string{model.ReasonUnsupportedAnnotation, model.ReasonUnsupportedAnnotation}, naming: "asks for nothing"},
+		{name: "App Protect DoS fails closed", annotations: map[string]string{"appprotectdos.f5.com/app-protect-dos-resource": "default/dos-protected"},
+			closed: true, reasons: []string{model.ReasonSecurityAnnotation}, naming: "NGINX App Protect DoS"},
+		{name: "unknown appprotect.f5.com annotation", annotations: map[string]string{"appprotect.f5.com/no-such-thing": "1"},
+			reasons: []string{model.ReasonUnknownAnnotation}, naming: "appprotect.f5.com/no-such-thing"},
 		{name: "unknown nginx.com annotation", annotations: map[string]string{"nginx.com/no-such-thing": "1"},
 			reasons: []string{model.ReasonUnknownAnnotation}, naming: "nginx.com/no-such-thing"},
 		{name: "an invalid nginx.org annotation", annotations: map[string]string{"nginx.org/proxy-read-timeout": "forever"},

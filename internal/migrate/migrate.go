@@ -386,8 +386,10 @@ func annotationEntry(key, value, prefix string, problems []model.Problem, closed
 	switch {
 	case a.Kind != "Ingress":
 		e.Verdict = Unsupported
-	case a.Status == annotations.AnnotationFailClosed:
+	case a.Closes(value):
 		e.Verdict = FailClosed
+	case a.Status == annotations.AnnotationFailClosed:
+		e.Verdict = Unsupported // set to a value that asks for nothing
 	case a.Status == annotations.AnnotationNotYetSupported:
 		e.Verdict = Unsupported
 	case closed:

@@ -49,7 +49,7 @@ func docTables() map[string]string {
 	for _, a := range Known() {
 		var name string
 		switch {
-		case a.Family == FamilyNIC || a.Family == FamilyNICPlus:
+		case a.Family == FamilyNIC || a.Family == FamilyNICPlus || a.Family == FamilyAppProtect || a.Family == FamilyAppProtectDoS:
 			name = blockNIC
 		case a.Status == AnnotationFailClosed:
 			name = blockFailClosed

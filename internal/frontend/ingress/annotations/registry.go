@@ -65,6 +65,10 @@ type Annotation struct {
 	Status AnnotationStatus
 	// Instead, if set, says what to use in Causeway today.
 	Instead string
+	// Off, when set on a fail-closed row, reports whether a value asks
+	// for nothing (app-protect-enable: "False"): such a value is reported
+	// as ignored and closes nothing.
+	Off func(value string) bool `json:"-"`
 	// Scope is where a supported annotation applies.
 	Scope Scope
 	// Default, Grammar and Difference document a supported annotation:
@@ -131,6 +135,13 @@ func supported(group string, rows ...Annotation) []Annotation {
 	return rows
 }
 
+// Closes reports whether the annotation, set to value, closes the paths
+// of its Ingress: a fail-closed row, unless its Off says the value asks
+// for nothing.
+func (a Annotation) Closes(value string) bool {
+	return a.Status == AnnotationFailClosed && (a.Off == nil || !a.Off(value))
+}
+
 // Key is the full annotation key under the given ingress-nginx prefix.
 func (a Annotation) Key(prefix string) string {
 	switch a.Family {
@@ -140,6 +151,10 @@ func (a Annotation) Key(prefix string) string {
 		return NICPrefix + "/" + a.Name
 	case FamilyNICPlus:
 		return NICPlusPrefix + "/" + a.Name
+	case FamilyAppProtect:
+		return AppProtectPrefix + "/" + a.Name
+	case FamilyAppProtectDoS:
+		return AppProtectDoSPrefix + "/" + a.Name
 	}
 	return prefix + "/" + a.Name
 }
@@ -155,6 +170,7 @@ func Split(key, prefix, kind string) (f AnnotationFamily, name string, ok bool) 
 	}{
 		{prefix, FamilyIngressNginx, false}, {CausewayPrefix, FamilyCauseway, false},
 		{NICPrefix, FamilyNIC, true}, {NICPlusPrefix, FamilyNICPlus, true},
+		{AppProtectPrefix, FamilyAppProtect, true}, {AppProtectDoSPrefix, FamilyAppProtectDoS, true},
 	} {
 		if name, found := strings.CutPrefix(key, c.prefix+"/"); found && (!c.ingress || kind == "Ingress") {
 			return c.family, name, true
@@ -179,7 +195,7 @@ func ingressNginx(group string, st AnnotationStatus, names ...string) []Annotati
 // annotationTable is every known annotation. The ingress-nginx names are
 // those of its annotation reference; security ones are listed under
 // "auth" with AnnotationFailClosed.
-var annotationTable = concat(append([][]Annotation{pending, nicRows, nicPlusRows}, groupRows()...)...)
+var annotationTable = concat(append([][]Annotation{pending, nicRows, nicPlusRows, appProtectRows}, groupRows()...)...)
 
 func groupRows() [][]Annotation {
 	out := make([][]Annotation, len(groups))
@@ -326,6 +342,8 @@ func Check(ref model.ObjectRef, annotations map[string]string, prefix string) Ch
 			report(model.ReasonUnknownAnnotation, "annotation %q is unknown and ignored", model.Truncate(k))
 		case a.Kind != ref.Kind:
 			report(model.ReasonUnsupportedAnnotation, "annotation %s is read from %s, not from %s; ignored", k, plural(a.Kind), plural(ref.Kind))
+		case a.Status == AnnotationFailClosed && !a.Closes(annotations[k]):
+			report(model.ReasonUnsupportedAnnotation, "annotation %s is %q, which asks for nothing; ignored", k, model.Truncate(annotations[k]))
 		case a.Status == AnnotationFailClosed:
 			c.FailClosed = append(c.FailClosed, k)
 			// Always reported: it explains why paths answer 503.
