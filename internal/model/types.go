@@ -361,6 +361,33 @@ type Problem struct {
 	// false when it is live with a degradation (a missing Service, a
 	// default certificate in place of a missing secret).
 	Rejected bool
+	// Condition, when set, is the Gateway API status condition this
+	// Problem implies (Gateway API objects only), so that one list feeds
+	// logs, Events and the status writer. Reason then equals
+	// Condition.Reason.
+	Condition *StatusCondition
+}
+
+// StatusCondition is a Gateway API status condition a Problem implies: its
+// type, status and reason as the spec names them, and which part of the
+// object it is set on.
+type StatusCondition struct {
+	// Type is the condition type: "Accepted", "ResolvedRefs",
+	// "Programmed", "Conflicted", ...
+	Type string
+	// Status is "False" for a positive-polarity condition that failed,
+	// "True" for a negative-polarity one that holds (Conflicted).
+	Status string
+	// Reason is the spec's reason: "UnsupportedProtocol",
+	// "NotAllowedByListeners", ...
+	Reason string
+	// Listener names the Gateway listener the condition is on; empty for
+	// the Gateway's own conditions and for other kinds.
+	Listener string
+	// Parent is the 1-based position, in the route's spec.parentRefs, of
+	// the parent whose status entry the condition is on; 0 for the
+	// route's own conditions and for other kinds.
+	Parent int
 }
 
 func (p Problem) String() string {
