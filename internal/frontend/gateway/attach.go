@@ -1,0 +1,231 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+// Route is what attachment reads of a route of any kind.
+type Route interface {
+	metav1.Object
+	// RouteKind is the route's kind: HTTPRoute, GRPCRoute, TLSRoute,
+	// TCPRoute or UDPRoute.
+	RouteKind() string
+	// ParentRefs is spec.parentRefs.
+	ParentRefs() []gwv1.ParentReference
+	// Hostnames is spec.hostnames; nil for TCPRoute and UDPRoute.
+	Hostnames() []gwv1.Hostname
+}
+
+type httpRoute struct{ *gwv1.HTTPRoute }
+type grpcRoute struct{ *gwv1.GRPCRoute }
+type tlsRoute struct{ *gwv1.TLSRoute }
+type tcpRoute struct{ *gwv1.TCPRoute }
+type udpRoute struct{ *gwv1.UDPRoute }
+
+// HTTPRouteOf and its siblings make a route of each kind a Route.
+func HTTPRouteOf(r *gwv1.HTTPRoute) Route { return httpRoute{r} }
+func GRPCRouteOf(r *gwv1.GRPCRoute) Route { return grpcRoute{r} }
+func TLSRouteOf(r *gwv1.TLSRoute) Route   { return tlsRoute{r} }
+func TCPRouteOf(r *gwv1.TCPRoute) Route   { return tcpRoute{r} }
+func UDPRouteOf(r *gwv1.UDPRoute) Route   { return udpRoute{r} }
+
+func (r httpRoute) RouteKind() string                  { return kindHTTPRoute }
+func (r httpRoute) ParentRefs() []gwv1.ParentReference { return r.Spec.ParentRefs }
+func (r httpRoute) Hostnames() []gwv1.Hostname         { return r.Spec.Hostnames }
+func (r grpcRoute) RouteKind() string                  { return kindGRPCRoute }
+func (r grpcRoute) ParentRefs() []gwv1.ParentReference { return r.Spec.ParentRefs }
+func (r grpcRoute) Hostnames() []gwv1.Hostname         { return r.Spec.Hostnames }
+func (r tlsRoute) RouteKind() string                   { return kindTLSRoute }
+func (r tlsRoute) ParentRefs() []gwv1.ParentReference  { return r.Spec.ParentRefs }
+func (r tlsRoute) Hostnames() []gwv1.Hostname          { return r.Spec.Hostnames }
+func (r tcpRoute) RouteKind() string                   { return kindTCPRoute }
+func (r tcpRoute) ParentRefs() []gwv1.ParentReference  { return r.Spec.ParentRefs }
+func (r tcpRoute) Hostnames() []gwv1.Hostname          { return nil }
+func (r udpRoute) RouteKind() string                   { return kindUDPRoute }
+func (r udpRoute) ParentRefs() []gwv1.ParentReference  { return r.Spec.ParentRefs }
+func (r udpRoute) Hostnames() []gwv1.Hostname          { return nil }
+
+// Attachment is a route's attachment to the parent one of its parentRefs
+// names, when that parent is a Gateway Causeway serves.
+type Attachment struct {
+	// Index is the parentRef's position in spec.parentRefs.
+	Index int
+	// Gateway is the parent.
+	Gateway *Gateway
+	// Listeners are the parent's listeners the route attaches to, with
+	// the hostnames it serves on each; empty when it is not accepted.
+	Listeners []AttachedListener
+	// Status is the route's status entry for this parentRef: the
+	// parentRef as written, Causeway's controllerName and the Accepted
+	// condition. The route translation adds ResolvedRefs (and
+	// PartiallyInvalid).
+	Status gwv1.RouteParentStatus
+}
+
+// Accepted reports whether the route attaches to the parent.
+func (a *Attachment) Accepted() bool { return len(a.Listeners) > 0 }
+
+// AttachedListener is a listener a route attaches to.
+type AttachedListener struct {
+	Listener *Listener
+	// Hostnames are the route's hostnames on this listener
+	// (EffectiveHostnames); nil with All when it serves every hostname
+	// the listener does.
+	Hostnames []string
+	All       bool
+}
+
+// Attach attaches a route to the Gateways its parentRefs name. gateways
+// are the Gateways Causeway serves by "namespace/name"; a parentRef to
+// any other parent (another kind, a Gateway of another controller, or
+// none) gets no Attachment and no status from Causeway: only a parent's
+// controller writes its entry (RouteStatus.Parents).
+//
+// For a parentRef to a Gateway of Causeway's, the listeners it selects
+// (sectionName, port: all of both when unset) are narrowed to those that
+// admit the route's kind and namespace (allowedRoutes), then to those
+// whose hostname intersects the route's. The first step that leaves none
+// is the Accepted=False reason: NoMatchingParent, NotAllowedByListeners,
+// NoMatchingListenerHostname. A route hostname that is not a valid
+// Hostname is UnsupportedValue.
+func Attach(route Route, gateways map[string]*Gateway, in Inputs) ([]Attachment, []model.Problem) {
+	r := &reporter{obj: refOf(route.RouteKind(), route), gen: route.GetGeneration(), now: in.Now}
+	var hosts []string
+	var badHost error
+	for _, h := range route.Hostnames() {
+		if err := CheckHostname(string(h)); err != nil {
+			badHost = fmt.Errorf("hostname %q: %w", model.Truncate(string(h)), err)
+			break
+		}
+		hosts = append(hosts, string(h))
+	}
+	var out []Attachment
+	for i, ref := range route.ParentRefs() {
+		g := parentGateway(ref, route.GetNamespace(), gateways)
+		if g == nil {
+			continue
+		}
+		a := Attachment{Index: i, Gateway: g, Status: gwv1.RouteParentStatus{ParentRef: ref, ControllerName: ControllerName}}
+		at := where{parent: i + 1}
+		typ := string(gwv1.RouteConditionAccepted)
+		var cond metav1.Condition
+		if badHost != nil {
+			cond = r.bad(at, typ, metav1.ConditionFalse, string(gwv1.RouteReasonUnsupportedValue), badHost.Error())
+		} else {
+			var reason gwv1.RouteConditionReason
+			var msg string
+			a.Listeners, reason, msg = attachListeners(route, ref, g, hosts, in)
+			if reason != "" {
+				cond = r.bad(at, typ, metav1.ConditionFalse, string(reason), msg)
+			} else {
+				cond = r.ok(typ, metav1.ConditionTrue, string(gwv1.RouteReasonAccepted), "the route is attached to "+msg)
+			}
+		}
+		a.Status.Conditions = []metav1.Condition{cond}
+		out = append(out, a)
+	}
+	return out, r.problems
+}
+
+// parentGateway returns the Gateway of Causeway's a parentRef names, or
+// nil. Group and kind default to Gateway API's Gateway, the namespace to
+// the route's.
+func parentGateway(ref gwv1.ParentReference, routeNS string, gateways map[string]*Gateway) *Gateway {
+	if ref.Group != nil && *ref.Group != group || ref.Kind != nil && *ref.Kind != kindGateway {
+		return nil
+	}
+	ns := routeNS
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	return gateways[ns+"/"+string(ref.Name)]
+}
+
+// attachListeners returns the listeners of g a route attaches to through
+// ref, or why none.
+func attachListeners(route Route, ref gwv1.ParentReference, g *Gateway, hosts []string, in Inputs) ([]AttachedListener, gwv1.RouteConditionReason, string) {
+	var selected []*Listener
+	for _, l := range g.Listeners {
+		if ref.SectionName != nil && *ref.SectionName != "" && l.Name != *ref.SectionName {
+			continue
+		}
+		if ref.Port != nil && *ref.Port != 0 && l.Port != *ref.Port {
+			continue
+		}
+		selected = append(selected, l)
+	}
+	if len(selected) == 0 {
+		return nil, gwv1.RouteReasonNoMatchingParent, fmt.Sprintf("Gateway %s has no listener%s", g.Ref.Namespace+"/"+g.Ref.Name, selection(ref))
+	}
+	var allowed []*Listener
+	for _, l := range selected {
+		if l.allowsKind(route.RouteKind()) && l.allowsNamespace(g.Ref.Namespace, route.GetNamespace(), in.Namespaces) {
+			allowed = append(allowed, l)
+		}
+	}
+	if len(allowed) == 0 {
+		return nil, gwv1.RouteReasonNotAllowedByListeners, fmt.Sprintf("no listener%s of Gateway %s admits %ss from namespace %s",
+			selection(ref), g.Ref.Namespace+"/"+g.Ref.Name, route.RouteKind(), route.GetNamespace())
+	}
+	var out []AttachedListener
+	var names []string
+	for _, l := range allowed {
+		h, all, ok := EffectiveHostnames(l.Hostname, hosts)
+		if ok {
+			out = append(out, AttachedListener{Listener: l, Hostnames: h, All: all})
+			names = append(names, model.Truncate(string(l.Name)))
+		}
+	}
+	if len(out) == 0 {
+		return nil, gwv1.RouteReasonNoMatchingListenerHostname, fmt.Sprintf("no hostname of the route intersects the hostname of a listener%s of Gateway %s",
+			selection(ref), g.Ref.Namespace+"/"+g.Ref.Name)
+	}
+	return out, "", fmt.Sprintf("listeners %s of Gateway %s", listNames(names), g.Ref.Namespace+"/"+g.Ref.Name)
+}
+
+// selection says which listeners a parentRef selects, for messages.
+func selection(ref gwv1.ParentReference) string {
+	s := ""
+	if ref.SectionName != nil && *ref.SectionName != "" {
+		s += fmt.Sprintf(" named %q", model.Truncate(string(*ref.SectionName)))
+	}
+	if ref.Port != nil && *ref.Port != 0 {
+		s += fmt.Sprintf(" on port %d", *ref.Port)
+	}
+	return s
+}
+
+// SetAttachedRoutes sets each listener's status.attachedRoutes: the number
+// of routes attached to it with Accepted=True, whether or not the
+// listener itself is accepted (ListenerStatus.AttachedRoutes). A route
+// attached through several parentRefs counts once per listener.
+func SetAttachedRoutes(gateways []*Gateway, routes [][]Attachment) {
+	type key struct {
+		g *Gateway
+		l *Listener
+	}
+	count := map[key]int32{}
+	for _, attachments := range routes {
+		var seen []key
+		for _, a := range attachments {
+			for _, al := range a.Listeners {
+				k := key{a.Gateway, al.Listener}
+				if !slices.Contains(seen, k) {
+					seen = append(seen, k)
+					count[k]++
+				}
+			}
+		}
+	}
+	for _, g := range gateways {
+		for i, l := range g.Listeners {
+			g.Status.Listeners[i].AttachedRoutes = count[key{g, l}]
+		}
+	}
+}
