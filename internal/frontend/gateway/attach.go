@@ -74,11 +74,17 @@ func (a *Attachment) Accepted() bool { return len(a.Listeners) > 0 }
 // AttachedListener is a listener a route attaches to.
 type AttachedListener struct {
 	Listener *Listener
-	// Hostnames are the route's hostnames on this listener
-	// (EffectiveHostnames); nil with All when it serves every hostname
-	// the listener does.
+	// Hostnames are the hostnames the route serves on this listener: its
+	// hostnames intersected with the listener's (EffectiveHostnames),
+	// less Isolated. All (with Hostnames nil) when neither names one: the
+	// route serves every host no other listener of the port serves.
 	Hostnames []string
 	All       bool
+	// Isolated are the route's hostnames on this listener that a more
+	// specific listener of the same port and protocol serves instead
+	// (Listener Isolation: a request matches only its most specific
+	// listener). The route stays attached even when every hostname is.
+	Isolated []string
 }
 
 // Attach attaches a route to the Gateways its parentRefs name. gateways
@@ -178,7 +184,8 @@ func attachListeners(route Route, ref gwv1.ParentReference, g *Gateway, hosts []
 	for _, l := range allowed {
 		h, all, ok := EffectiveHostnames(l.Hostname, hosts)
 		if ok {
-			out = append(out, AttachedListener{Listener: l, Hostnames: h, All: all})
+			served, isolated := isolate(g, l, h)
+			out = append(out, AttachedListener{Listener: l, Hostnames: served, All: all, Isolated: isolated})
 			names = append(names, model.Truncate(string(l.Name)))
 		}
 	}
@@ -187,6 +194,41 @@ func attachListeners(route Route, ref gwv1.ParentReference, g *Gateway, hosts []
 			selection(ref), g.Ref.Namespace+"/"+g.Ref.Name)
 	}
 	return out, "", fmt.Sprintf("listeners %s of Gateway %s", listNames(names), g.Ref.Namespace+"/"+g.Ref.Name)
+}
+
+// isolate splits a route's hostnames on listener l into those it serves
+// and those a more specific ready listener of g on the same port and
+// protocol serves entirely (GatewaySpec.Listeners, "Listeners that are
+// distinct only by Hostname" and Listener Isolation): requests for those
+// match that listener, never l. A hostname the other listener covers only
+// in part stays: the data plane's server_name precedence (exact, then the
+// longest wildcard, then the catch-all) sends each request to the most
+// specific one, as the spec orders listeners.
+func isolate(g *Gateway, l *Listener, hosts []string) (served, isolated []string) {
+	var narrower []string
+	for _, o := range g.Listeners {
+		if o == l || o.Port != l.Port || o.Protocol != l.Protocol || !o.Ready() || o.Hostname == l.Hostname {
+			continue
+		}
+		if h, ok := IntersectHostnames(l.Hostname, o.Hostname); ok && h == o.Hostname {
+			narrower = append(narrower, o.Hostname)
+		}
+	}
+	if len(narrower) == 0 {
+		return hosts, nil
+	}
+	for _, h := range hosts {
+		covered := slices.ContainsFunc(narrower, func(n string) bool {
+			in, ok := IntersectHostnames(n, h)
+			return ok && in == h
+		})
+		if covered {
+			isolated = append(isolated, h)
+		} else {
+			served = append(served, h)
+		}
+	}
+	return served, isolated
 }
 
 // selection says which listeners a parentRef selects, for messages.

@@ -86,7 +86,8 @@ func httpRouteOf(ns string, hosts []string, refs ...string) Route {
 }
 
 // describe abbreviates attachments: "0 Accepted [http:*]" per parentRef
-// with a status, listeners with their effective hostnames ("*": all).
+// with a status, listeners with their effective hostnames ("*": all) and
+// the isolated ones ("-h").
 func describe(as []Attachment) string {
 	var out []string
 	for _, a := range as {
@@ -97,6 +98,9 @@ func describe(as []Attachment) string {
 				h := strings.Join(l.Hostnames, ",")
 				if l.All {
 					h = "*"
+				}
+				for _, i := range l.Isolated {
+					h += " -" + i
 				}
 				ls = append(ls, string(l.Listener.Name)+":"+h)
 			}
@@ -149,10 +153,10 @@ func TestAttach(t *testing.T) {
 			httpRouteOf(infra, nil, "two-ports"), "0 Accepted [http:* http-8080:* conflicted-a:* conflicted-b:*]"},
 		{"HTTPRoute.Hostnames: intersect each listener; non-matching listeners left out",
 			httpRouteOf(infra, []string{"*.wildcard.org"}, "same-namespace-with-https-listener"),
-			"0 Accepted [https:*.wildcard.org https-with-wildcard-hostname:*.wildcard.org https-with-hostname-matching-wildcard:fourth-example.wildcard.org]"},
-		{"HTTPRouteHTTPSListener: second-example.org on the listener of that name and the one without a hostname",
+			"0 Accepted [https: -*.wildcard.org https-with-wildcard-hostname:*.wildcard.org https-with-hostname-matching-wildcard:fourth-example.wildcard.org]"},
+		{"Listener isolation: second-example.org is served by the listener of that name, not the one without a hostname",
 			httpRouteOf(infra, []string{"second-example.org"}, "same-namespace-with-https-listener"),
-			"0 Accepted [https:second-example.org https-with-hostname:second-example.org]"},
+			"0 Accepted [https: -second-example.org https-with-hostname:second-example.org]"},
 		{"HTTPRouteHostnameIntersection: no intersection is NoMatchingListenerHostname",
 			httpRouteOf(infra, []string{"foo.example.com"}, "same-namespace-with-https-listener#https-with-wildcard-hostname"), "0 NoMatchingListenerHostname"},
 		{"HTTPRoute.Hostnames: an invalid hostname is UnsupportedValue",
@@ -270,5 +274,34 @@ func TestAttachManyListeners(t *testing.T) {
 	}
 	if h := as[0].Listeners[999].Hostnames; len(h) != 2 || h[0] != "x."+long || h[1] != "*."+long {
 		t.Errorf("effective hostnames %q", h)
+	}
+}
+
+// TestListenerIsolation is GatewayHTTPListenerIsolation's
+// with-hostname-intersection manifest: each route serves on its listener
+// only the hostnames no more specific listener of the port serves.
+func TestListenerIsolation(t *testing.T) {
+	gw := gateway("http-listener-isolation-with-hostname-intersection",
+		listener("empty-hostname", 80, "HTTP", from("All")),
+		listener("wildcard-example-com", 80, "HTTP", hostname("*.example.com"), from("All")),
+		listener("wildcard-foo-example-com", 80, "HTTP", hostname("*.foo.example.com"), from("All")),
+		listener("abc-foo-example-com", 80, "HTTP", hostname("abc.foo.example.com"), from("All")))
+	g, _ := CheckGateway(gw, ourClass, addresses, testInputs())
+	gws := map[string]*Gateway{infra + "/" + gw.Name: g}
+	hosts := []string{"bar.com", "*.example.com", "*.foo.example.com", "abc.foo.example.com"}
+	for _, tc := range []struct{ section, want string }{
+		{"empty-hostname", "0 Accepted [empty-hostname:bar.com -*.example.com -*.foo.example.com -abc.foo.example.com]"},
+		{"wildcard-example-com", "0 Accepted [wildcard-example-com:*.example.com -*.foo.example.com -abc.foo.example.com]"},
+		// "*.example.com" becomes "*.foo.example.com": no less specific
+		// than the listener.
+		{"wildcard-foo-example-com", "0 Accepted [wildcard-foo-example-com:*.foo.example.com -abc.foo.example.com]"},
+		{"abc-foo-example-com", "0 Accepted [abc-foo-example-com:abc.foo.example.com]"},
+	} {
+		t.Run(tc.section, func(t *testing.T) {
+			as, problems := Attach(httpRouteOf(infra, hosts, gw.Name+"#"+tc.section), gws, testInputs())
+			if got := describe(as); got != tc.want || len(problems) > 0 {
+				t.Errorf("got %s (%v)\nwant %s", got, problems, tc.want)
+			}
+		})
 	}
 }
