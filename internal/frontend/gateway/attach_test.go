@@ -30,6 +30,12 @@ func baseGateways(t *testing.T) map[string]*Gateway {
 		gateway("tls-passthrough", listener("tls-passthrough", 443, "TLS", from("Same"), mode("Passthrough"))),
 		gateway("tcp-mixed-protocol-gateway", listener("only-allow-http-routes", 5300, "HTTP", from("All"), kinds("HTTPRoute"))),
 		gateway("l4", listener("tcp", 5300, "TCP", from("All")), listener("udp", 5300, "UDP", from("All"))),
+		gateway("by-name", listener("http", 80, "HTTP", selector(map[string]string{"kubernetes.io/metadata.name": infra}))),
+		gateway("by-expression", listener("http", 80, "HTTP", func(l *gwv1.Listener) {
+			from(gwv1.NamespacesFromSelector)(l)
+			l.AllowedRoutes.Namespaces.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "gateway-conformance", Operator: metav1.LabelSelectorOpIn, Values: []string{"backend", "other"}}}}
+		})),
 		gateway("two-ports", listener("http", 80, "HTTP", from("All")), listener("http-8080", 8080, "HTTP", from("All")),
 			listener("conflicted-a", 8081, "HTTP", from("All")), listener("conflicted-b", 8081, "HTTP", from("All"))),
 	}
@@ -131,6 +137,12 @@ func TestAttach(t *testing.T) {
 			httpRouteOf(infra, nil, "backend-namespaces"), "0 NotAllowedByListeners"},
 		{"RouteNamespaces.Selector: a namespace not in the Snapshot",
 			httpRouteOf("unknown", nil, infra+"/backend-namespaces"), "0 NotAllowedByListeners"},
+		{"GatewayWithAttachedRoutes: selector on kubernetes.io/metadata.name, which every namespace has",
+			httpRouteOf(infra, nil, "by-name"), "0 Accepted [http:*]"},
+		{"RouteNamespaces.Selector: kubernetes.io/metadata.name of another namespace",
+			httpRouteOf(backend, nil, infra+"/by-name"), "0 NotAllowedByListeners"},
+		{"RouteNamespaces.Selector: matchExpressions",
+			httpRouteOf(backend, nil, infra+"/by-expression"), "0 Accepted [http:*]"},
 		{"ParentReference.Namespace: defaults to the route's (no such Gateway there: no status)",
 			httpRouteOf(backend, nil, "all-namespaces"), ""},
 		{"ParentReference.Group/Kind: explicit Gateway API Gateway",

@@ -25,7 +25,9 @@ type Inputs struct {
 	// resolves no certificate.
 	Secret func(namespace, name string) error
 	// Namespaces are the labels of each namespace by name, for listeners
-	// that admit routes from namespaces a label selector picks.
+	// that admit routes from namespaces a label selector picks. Every
+	// namespace also has kubernetes.io/metadata.name, whether listed or
+	// not.
 	Namespaces map[string]map[string]string
 }
 

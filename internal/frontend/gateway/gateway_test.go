@@ -147,6 +147,13 @@ func TestCheckGateway(t *testing.T) {
 			gw:        gateway("g", listener("http", 80, "HTTP", from("Selector"))),
 			gateway:   "Accepted=False/ListenersNotValid Programmed=False/Invalid",
 			listeners: []wantListener{{notAccepted("UnsupportedValue"), http}}},
+		{name: "RouteNamespaces.Selector: an invalid selector is UnsupportedValue",
+			gw: gateway("g", listener("http", 80, "HTTP", func(l *gwv1.Listener) {
+				from(gwv1.NamespacesFromSelector)(l)
+				l.AllowedRoutes.Namespaces.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Near"}}}
+			})),
+			gateway:   "Accepted=False/ListenersNotValid Programmed=False/Invalid",
+			listeners: []wantListener{{notAccepted("UnsupportedValue"), http}}},
 		{name: "RouteNamespaces.From: unknown value",
 			gw:        gateway("g", listener("http", 80, "HTTP", from("Elsewhere"))),
 			gateway:   "Accepted=False/ListenersNotValid Programmed=False/Invalid",

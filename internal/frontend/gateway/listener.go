@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -270,10 +272,19 @@ func (l *Listener) allowsNamespace(gatewayNS, ns string, nsLabels map[string]map
 	case gwv1.NamespacesFromSame:
 		return ns == gatewayNS
 	case gwv1.NamespacesFromSelector:
-		lbls, known := nsLabels[ns]
-		return known && l.selector.Matches(labels.Set(lbls))
+		return l.selector.Matches(namespaceLabels(ns, nsLabels[ns]))
 	}
 	return false
+}
+
+// namespaceLabels are a namespace's labels with the one the API server
+// sets on every namespace, kubernetes.io/metadata.name (immutable, equal
+// to its name), present even when the Snapshot has no labels for it.
+func namespaceLabels(ns string, lbls map[string]string) labels.Set {
+	set := make(labels.Set, len(lbls)+1)
+	maps.Copy(set, lbls)
+	set[corev1.LabelMetadataName] = ns
+	return set
 }
 
 // allowsKind reports whether routes of kind may attach.
