@@ -36,6 +36,7 @@ func baseGateways(t *testing.T) map[string]*Gateway {
 			l.AllowedRoutes.Namespaces.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 				{Key: "gateway-conformance", Operator: metav1.LabelSelectorOpIn, Values: []string{"backend", "other"}}}}
 		})),
+		gateway("unresolved-gateway-with-one-attached-unresolved-route", listener("tls", 443, "HTTPS", from("Same"), cert("does-not-exist"))),
 		gateway("two-ports", listener("http", 80, "HTTP", from("All")), listener("http-8080", 8080, "HTTP", from("All")),
 			listener("conflicted-a", 8081, "HTTP", from("All")), listener("conflicted-b", 8081, "HTTP", from("All"))),
 	}
@@ -243,6 +244,7 @@ func TestSetAttachedRoutes(t *testing.T) {
 		httpRouteOf(infra, nil, "two-ports#http", "two-ports#http-8080"),
 		httpRouteOf(infra, nil, "two-ports#nonexistent"),
 		httpRouteOf(infra, nil, "same-namespace"),
+		httpRouteOf(infra, nil, "unresolved-gateway-with-one-attached-unresolved-route#tls"),
 	} {
 		as, _ := Attach(r, gws, testInputs())
 		all = append(all, as)
@@ -264,6 +266,9 @@ func TestSetAttachedRoutes(t *testing.T) {
 	}
 	if g := got("same-namespace"); g != "http=1" {
 		t.Errorf("same-namespace: %s", g)
+	}
+	if g := got("unresolved-gateway-with-one-attached-unresolved-route"); g != "tls=1" {
+		t.Errorf("GatewayWithAttachedRoutes: attachedRoutes is set even when the listener has unresolved refs: %s", g)
 	}
 	if g := got("all-namespaces"); g != "http=0" {
 		t.Errorf("all-namespaces: %s", g)
