@@ -294,10 +294,12 @@ func (k *Keeper) configs() admissionclient.ValidatingWebhookConfigurationInterfa
 }
 
 // listWatch lists and watches the one configuration by name, so that RBAC
-// can limit list and watch to that resourceName.
-func (k *Keeper) listWatch() *cache.ListWatch {
+// can limit list and watch to that resourceName. It tells the reflector
+// whether the client can stream its list as a watch (client-go's
+// WatchListClient): a fake client of the tests cannot.
+func (k *Keeper) listWatch() cache.ListerWatcher {
 	selector := fields.OneTermEqualSelector("metadata.name", k.opts.Configuration).String()
-	return &cache.ListWatch{
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector
 			return k.configs().List(ctx, o)
@@ -306,7 +308,7 @@ func (k *Keeper) listWatch() *cache.ListWatch {
 			o.FieldSelector = selector
 			return k.configs().Watch(ctx, o)
 		},
-	}
+	}, k.opts.Client)
 }
 
 // observe wakes Run when the configuration, as the watch shows it, lacks
