@@ -66,6 +66,7 @@ type controllerFlags struct {
 	watchNamespaces   []string
 	namespaceSelector string
 	customResources   bool
+	gatewayAPI        bool
 	certManager       bool
 	externalDNS       bool
 	configMap         string
@@ -151,6 +152,7 @@ func controllerCommand() (*cobra.Command, *controllerFlags) {
 	fl.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "namespace to watch (repeatable; default all)")
 	fl.StringVar(&f.namespaceSelector, "watch-namespace-selector", "", "label selector of the namespaces whose Ingresses and custom resources are served (instead of --watch-namespace); needs list and watch on namespaces")
 	fl.BoolVar(&f.customResources, "enable-custom-resources", true, "read NGINX Ingress Controller's k8s.nginx.org/v1 resources (VirtualServer and the others) whose CRDs are installed when the controller starts")
+	fl.BoolVar(&f.gatewayAPI, "enable-gateway-api", true, "read Gateway API's gateway.networking.k8s.io/v1 resources (GatewayClass, Gateway, the routes, ReferenceGrant, BackendTLSPolicy) whose CRDs are installed (asked again every 30 s)")
 	fl.BoolVar(&f.certManager, "enable-cert-manager", false, "have the leader write the cert-manager Certificates that VirtualServers ask for in spec.tls.cert-manager (needs the custom resources and RBAC for cert-manager.io certificates)")
 	fl.BoolVar(&f.externalDNS, "enable-external-dns", false, "have the leader write the externaldns.nginx.org DNSEndpoints that VirtualServers ask for in spec.externalDNS, for external-dns's CRD source (needs the custom resources, --publish-service or --publish-address, and RBAC for dnsendpoints)")
 	fl.StringVar(&f.configMap, "configmap", "causeway-system/causeway", "NAMESPACE/NAME of the ConfigMap holding global settings")
@@ -592,13 +594,18 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 	selector, _ := labels.Parse(f.namespaceSelector)
 	opts := kube.Options{Client: client, Namespaces: f.watchNamespaces, NamespaceSelector: selector, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix,
 		ServiceConfigMaps: []string{f.tcpServices, f.udpServices},
-		CustomResources:   f.customResources, Log: log.With("component", "kube")}
-	if f.customResources {
-		// NIC's resources have no typed clientset: the source reads them
-		// through the dynamic client and converts them.
+		CustomResources:   f.customResources, GatewayAPI: f.gatewayAPI, Log: log.With("component", "kube")}
+	if f.customResources || f.gatewayAPI {
+		// NIC's resources have no typed clientset: the source reads them,
+		// and Gateway API's, through the dynamic client and converts them.
 		if opts.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 			return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 		}
+	}
+	if !f.gatewayAPI {
+		log.Info("Gateway API resources disabled (--enable-gateway-api=false)")
+	}
+	if f.customResources {
 		// Pods are read by their metadata alone (labels, for subselectors).
 		if opts.Metadata, err = metadata.NewForConfig(cfg); err != nil {
 			return nil, fmt.Errorf("kubernetes metadata client: %w", err)

@@ -11,51 +11,92 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/frontend/nic"
+	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
 
-// customKind is one of NGINX Ingress Controller's resources
-// (k8s.nginx.org/v1) that the source can watch.
+// customKind is one resource of a customGroup that the source can watch.
 type customKind struct {
 	resource string                // plural, as discovery and RBAC name it
 	kind     string                // for problems
 	new      func() runtime.Object // the typed object informers store
+	// cluster is set for a cluster-scoped kind: one informer for the
+	// whole cluster whatever the watched namespaces.
+	cluster bool
+	// references lists the Secrets and ConfigMaps an object names, which
+	// are watched by name (customrefs.go); nil when it names none.
+	references func(runtime.Object) []model.Reference
+	// crossNamespace lets references name objects of other (watched)
+	// namespaces: Gateway API's, which a ReferenceGrant may permit. The
+	// front-end decides whether one is; the source only caches it.
+	crossNamespace bool
 }
 
-var customKinds = []customKind{
-	{"virtualservers", "VirtualServer", func() runtime.Object { return &nicv1.VirtualServer{} }},
-	{"virtualserverroutes", "VirtualServerRoute", func() runtime.Object { return &nicv1.VirtualServerRoute{} }},
-	{"policies", "Policy", func() runtime.Object { return &nicv1.Policy{} }},
-	{"transportservers", "TransportServer", func() runtime.Object { return &nicv1.TransportServer{} }},
-	{"globalconfigurations", "GlobalConfiguration", func() runtime.Object { return &nicv1.GlobalConfiguration{} }},
+// customGroup is a group version of custom resources whose CRDs may be
+// installed, removed or absent: NGINX Ingress Controller's
+// (k8s.nginx.org/v1) and Gateway API's (gateway.networking.k8s.io/v1).
+type customGroup struct {
+	gv    schema.GroupVersion
+	kinds []customKind
+	// what names the resources in logs; install says how to install their
+	// CRDs.
+	what, install string
+	// snapshot fills the typed objects of c into snap.
+	snapshot func(c *customInformers, snap *source.Snapshot)
 }
 
-// customInformers are the informers of the custom resources discovery
-// found, by resource, one per watched namespace.
+// nicGroup is NGINX Ingress Controller's resources.
+var nicGroup = &customGroup{
+	gv: nicv1.SchemeGroupVersion,
+	kinds: []customKind{
+		{resource: "virtualservers", kind: "VirtualServer", new: func() runtime.Object { return &nicv1.VirtualServer{} }},
+		{resource: "virtualserverroutes", kind: "VirtualServerRoute", new: func() runtime.Object { return &nicv1.VirtualServerRoute{} }},
+		{resource: "policies", kind: "Policy", new: func() runtime.Object { return &nicv1.Policy{} },
+			references: func(o runtime.Object) []model.Reference { return nic.PolicyReferences(o.(*nicv1.Policy)) }},
+		{resource: "transportservers", kind: "TransportServer", new: func() runtime.Object { return &nicv1.TransportServer{} }},
+		{resource: "globalconfigurations", kind: "GlobalConfiguration", new: func() runtime.Object { return &nicv1.GlobalConfiguration{} }},
+	},
+	what:    "custom resources",
+	install: "kubectl apply -k deploy/crds",
+	snapshot: func(c *customInformers, snap *source.Snapshot) {
+		snap.VirtualServers = list[*nicv1.VirtualServer](c.byKind["virtualservers"])
+		snap.VirtualServerRoutes = list[*nicv1.VirtualServerRoute](c.byKind["virtualserverroutes"])
+		snap.Policies = list[*nicv1.Policy](c.byKind["policies"])
+		snap.TransportServers = list[*nicv1.TransportServer](c.byKind["transportservers"])
+		snap.GlobalConfigurations = list[*nicv1.GlobalConfiguration](c.byKind["globalconfigurations"])
+	},
+}
+
+// customKinds are NGINX Ingress Controller's resources.
+var customKinds = nicGroup.kinds
+
+// customInformers are the informers of one group's resources that
+// discovery found, by resource, one per watched namespace (one in all for
+// a cluster-scoped kind).
 type customInformers struct {
-	// kinds are the resources watched, in customKinds order.
+	group *customGroup
+	// kinds are the resources watched, in the group's order.
 	kinds []string
 	// stop ends the informers (before, or with, the source's context).
 	stop      context.CancelFunc
 	factories []dynamicinformer.DynamicSharedInformerFactory
 	byKind    map[string][]cache.SharedIndexInformer
-	// handlers are the Policy informers' handlers of references
-	// (policyrefs.go), which have seen every Policy once synced.
+	// handlers are the handlers of the kinds with references
+	// (customrefs.go), which have seen every object once synced.
 	handlers []cache.ResourceEventHandlerRegistration
 }
 
-// policies is the resource whose objects name Secrets to watch.
-const policies = "policies"
-
-// discoverOnce asks the API server once which of customKinds it serves.
-// A missing group (the CRDs are not installed) is not an error: it
-// returns none.
-func (s *Source) discoverOnce() ([]customKind, error) {
-	list, err := s.discover(nicv1.SchemeGroupVersion.String())
+// discoverOnce asks the API server once which of g's kinds it serves. A
+// missing group (the CRDs are not installed) is not an error: it returns
+// none.
+func (s *Source) discoverOnce(g *customGroup) ([]customKind, error) {
+	list, err := s.discover(g.gv.String())
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
@@ -63,7 +104,7 @@ func (s *Source) discoverOnce() ([]customKind, error) {
 		return nil, err
 	}
 	var found []customKind
-	for _, k := range customKinds {
+	for _, k := range g.kinds {
 		if slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == k.resource }) {
 			found = append(found, k)
 		}
@@ -74,14 +115,14 @@ func (s *Source) discoverOnce() ([]customKind, error) {
 // discoverCustomResources is discoverOnce, retried until ctx ends: a
 // snapshot taken without resources that do exist would withdraw their
 // routes.
-func (s *Source) discoverCustomResources(ctx context.Context) ([]customKind, bool) {
+func (s *Source) discoverCustomResources(ctx context.Context, g *customGroup) ([]customKind, bool) {
 	delay := time.Second
 	for {
-		found, err := s.discoverOnce()
+		found, err := s.discoverOnce(g)
 		if err == nil {
 			return found, true
 		}
-		s.opts.Log.Warn("discovering custom resources failed; retrying", "groupVersion", nicv1.SchemeGroupVersion.String(), "err", err, "retryIn", delay)
+		s.opts.Log.Warn("discovering "+g.what+" failed; retrying", "groupVersion", g.gv.String(), "err", err, "retryIn", delay)
 		select {
 		case <-ctx.Done():
 			return nil, false
@@ -91,40 +132,50 @@ func (s *Source) discoverCustomResources(ctx context.Context) ([]customKind, boo
 	}
 }
 
-// startCustomResources creates and starts the informers of the custom
-// resources found, and logs which are watched.
-func (s *Source) startCustomResources(ctx context.Context, found []customKind) *customInformers {
-	crs := &customInformers{byKind: map[string][]cache.SharedIndexInformer{}}
+// startCustomResources creates and starts the informers of g's resources
+// found, and logs which are watched.
+func (s *Source) startCustomResources(ctx context.Context, g *customGroup, found []customKind) *customInformers {
+	crs := &customInformers{group: g, byKind: map[string][]cache.SharedIndexInformer{}}
 	for _, k := range found {
 		crs.kinds = append(crs.kinds, k.resource)
 	}
 	if len(found) == 0 {
-		s.opts.Log.Info("custom resources off: the k8s.nginx.org CRDs are not installed (kubectl apply -k deploy/crds; they are noticed within " +
+		s.opts.Log.Info(g.what + " off: the " + g.gv.Group + " CRDs are not installed (" + g.install + "; they are noticed within " +
 			s.rediscoverEvery().String() + ")")
 		return crs
 	}
 	var missing []string
-	for _, k := range customKinds {
+	for _, k := range g.kinds {
 		if !slices.Contains(crs.kinds, k.resource) {
 			missing = append(missing, k.resource)
 		}
 	}
 	if len(missing) > 0 {
-		s.opts.Log.Info("watching custom resources", "resources", strings.Join(crs.kinds, ","), "notInstalled", strings.Join(missing, ","))
+		s.opts.Log.Info("watching "+g.what, "resources", strings.Join(crs.kinds, ","), "notInstalled", strings.Join(missing, ","))
 	} else {
-		s.opts.Log.Info("watching custom resources", "resources", strings.Join(crs.kinds, ","))
+		s.opts.Log.Info("watching "+g.what, "resources", strings.Join(crs.kinds, ","))
 	}
-	for _, ns := range s.namespaces() {
-		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.opts.Dynamic, 0, ns, nil)
-		crs.factories = append(crs.factories, f)
+	start := func(ns string, cluster bool) {
+		var f dynamicinformer.DynamicSharedInformerFactory
 		for _, k := range found {
-			inf := f.ForResource(nicv1.SchemeGroupVersion.WithResource(k.resource)).Informer()
+			if k.cluster != cluster {
+				continue
+			}
+			if f == nil {
+				f = dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.opts.Dynamic, 0, ns, nil)
+				crs.factories = append(crs.factories, f)
+			}
+			inf := f.ForResource(g.gv.WithResource(k.resource)).Informer()
 			crs.byKind[k.resource] = append(crs.byKind[k.resource], s.watchCustom(inf, k))
-			if k.resource == policies {
-				crs.handlers = append(crs.handlers, s.watchPolicies(inf))
+			if k.references != nil {
+				crs.handlers = append(crs.handlers, s.watchReferences(inf, g, k))
 			}
 		}
 	}
+	for _, ns := range s.namespaces() {
+		start(ns, false)
+	}
+	start(metav1.NamespaceAll, true)
 	ctx, crs.stop = context.WithCancel(ctx)
 	for _, f := range crs.factories {
 		f.Start(ctx.Done())
@@ -140,11 +191,11 @@ func (s *Source) rediscoverEvery() time.Duration {
 	return 30 * time.Second
 }
 
-// rediscover discovers the custom resources again every rediscoverEvery
-// until ctx ends. When the set changes (CRDs installed or removed), it
-// starts informers for the new set, waits until they have listed, puts
-// them in place of the old ones, signals a change and stops the old ones. A
-// failed discovery changes nothing.
+// rediscover discovers the groups' resources again every rediscoverEvery
+// until ctx ends. When a group's set changes (CRDs installed or removed),
+// it starts informers for the new set, waits until they have listed, puts
+// them in place of the old ones, signals a change and stops the old ones.
+// A failed discovery changes nothing.
 func (s *Source) rediscover(ctx context.Context) {
 	t := time.NewTicker(s.rediscoverEvery())
 	defer t.Stop()
@@ -154,36 +205,49 @@ func (s *Source) rediscover(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		found, err := s.discoverOnce()
-		if err != nil {
-			s.opts.Log.Debug("discovering custom resources failed; the watched set stays", "err", err)
-			continue
-		}
-		old := s.custom.Load()
-		if slices.EqualFunc(found, old.kinds, func(k customKind, r string) bool { return k.resource == r }) {
-			continue
-		}
-		s.opts.Log.Info("the k8s.nginx.org CRDs changed")
-		next := s.startCustomResources(ctx, found)
-		if !cache.WaitForCacheSync(ctx.Done(), next.synced()...) {
-			next.shutdown()
-			return
-		}
-		s.custom.Store(next)
-		s.notifier.Notify()
-		old.shutdown()
-		if !slices.Contains(next.kinds, policies) {
-			s.refs.dropPolicies()
+		for _, g := range s.customGroups() {
+			if !s.rediscoverGroup(ctx, g) {
+				return
+			}
 		}
 	}
+}
+
+// rediscoverGroup is one rediscovery of one group's resources. It returns
+// false when ctx ended.
+func (s *Source) rediscoverGroup(ctx context.Context, w watchedGroup) bool {
+	g, old := w.customGroup, w.held.Load()
+	found, err := s.discoverOnce(g)
+	if err != nil {
+		s.opts.Log.Debug("discovering "+g.what+" failed; the watched set stays", "err", err)
+		return true
+	}
+	if slices.EqualFunc(found, old.kinds, func(k customKind, r string) bool { return k.resource == r }) {
+		return true
+	}
+	s.opts.Log.Info("the " + g.gv.Group + " CRDs changed")
+	next := s.startCustomResources(ctx, g, found)
+	if !cache.WaitForCacheSync(ctx.Done(), next.synced()...) {
+		next.shutdown()
+		return false
+	}
+	w.held.Store(next)
+	s.notifier.Notify()
+	old.shutdown()
+	for _, k := range g.kinds {
+		if k.references != nil && !slices.Contains(next.kinds, k.resource) {
+			s.refs.dropKind(g, k)
+		}
+	}
+	return true
 }
 
 // watchCustom is watch for a custom resource's informer: its transform
 // turns the unstructured objects of the dynamic client into typed ones,
 // so that the store holds what the Snapshot hands out.
 func (s *Source) watchCustom(inf cache.SharedIndexInformer, k customKind) cache.SharedIndexInformer {
-	if k.resource != policies {
-		s.handle(inf) // a Policy's handler is watchPolicies'
+	if k.references == nil {
+		s.handle(inf) // otherwise watchReferences' handler signals
 	}
 	if err := inf.SetTransform(func(obj any) (any, error) { return s.toTyped(obj, k), nil }); err != nil {
 		panic(fmt.Sprintf("set transform: %v", err)) // not started yet
@@ -210,22 +274,23 @@ func (s *Source) toTyped(obj any, k customKind) any {
 	return typed
 }
 
-// snapshot fills the custom resources into snap.
+// snapshot fills the group's resources into snap, and a problem for each
+// object that could not be read as its kind.
 func (c *customInformers) snapshot(snap *source.Snapshot) {
 	if c == nil {
 		return
 	}
-	snap.VirtualServers = list[*nicv1.VirtualServer](c.byKind["virtualservers"])
-	snap.VirtualServerRoutes = list[*nicv1.VirtualServerRoute](c.byKind["virtualserverroutes"])
-	snap.Policies = list[*nicv1.Policy](c.byKind["policies"])
-	snap.TransportServers = list[*nicv1.TransportServer](c.byKind["transportservers"])
-	snap.GlobalConfigurations = list[*nicv1.GlobalConfiguration](c.byKind["globalconfigurations"])
-	for _, k := range customKinds {
+	c.group.snapshot(c, snap)
+	for _, k := range c.group.kinds {
 		for _, u := range list[*unstructured.Unstructured](c.byKind[k.resource]) {
 			err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), k.new())
+			where := fmt.Sprintf("%s/%s/%s", k.kind, u.GetNamespace(), u.GetName())
+			if k.cluster {
+				where = k.kind + "/" + u.GetName()
+			}
 			snap.Problems = append(snap.Problems, source.Problem{
-				Where:   fmt.Sprintf("%s/%s/%s", k.kind, u.GetNamespace(), u.GetName()),
-				Message: fmt.Sprintf("cannot be read as %s: %v", nicv1.SchemeGroupVersion.WithKind(k.kind), err),
+				Where:   where,
+				Message: fmt.Sprintf("cannot be read as %s: %v", c.group.gv.WithKind(k.kind), err),
 			})
 		}
 	}

@@ -35,12 +35,23 @@ type fakeDynamic struct {
 
 func newFakeDynamic(objs ...runtime.Object) *fakeDynamic {
 	listKinds := map[schema.GroupVersionResource]string{}
-	for _, k := range customKinds {
-		listKinds[nicv1.SchemeGroupVersion.WithResource(k.resource)] = k.kind + "List"
+	resources := map[schema.GroupVersionKind]schema.GroupVersionResource{}
+	for _, g := range []*customGroup{nicGroup, gatewayGroup} {
+		for _, k := range g.kinds {
+			listKinds[g.gv.WithResource(k.resource)] = k.kind + "List"
+			resources[g.gv.WithKind(k.kind)] = g.gv.WithResource(k.resource)
+		}
 	}
 	f := &fakeDynamic{
-		FakeDynamicClient: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, objs...),
+		FakeDynamicClient: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds),
 		watches:           map[string]int{},
+	}
+	// Added under their resources: the fake would guess "gatewaies".
+	for _, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		if err := f.Tracker().Create(resources[u.GroupVersionKind()], u, u.GetNamespace()); err != nil {
+			panic(err)
+		}
 	}
 	f.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
 		w, err := f.Tracker().Watch(action.GetResource(), action.GetNamespace())
@@ -255,10 +266,11 @@ func TestPodsFromMetadata(t *testing.T) {
 	})
 }
 
-// switchableDiscovery serves the k8s.nginx.org/v1 resources a test sets
-// while the source runs.
+// switchableDiscovery serves the k8s.nginx.org/v1 resources (or those of
+// gv when set) a test sets while the source runs.
 type switchableDiscovery struct {
 	*fakediscovery.FakeDiscovery
+	gv        schema.GroupVersion
 	mu        sync.Mutex
 	resources []string
 }
@@ -272,12 +284,16 @@ func (d *switchableDiscovery) set(resources ...string) {
 func (d *switchableDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if gv != nicv1.SchemeGroupVersion.String() || len(d.resources) == 0 {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Group: nicv1.GroupName}, "")
+	want := d.gv
+	if want.Empty() {
+		want = nicv1.SchemeGroupVersion
+	}
+	if gv != want.String() || len(d.resources) == 0 {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: want.Group}, "")
 	}
 	list := &metav1.APIResourceList{GroupVersion: gv}
 	for _, r := range d.resources {
-		list.APIResources = append(list.APIResources, metav1.APIResource{Name: r, Namespaced: true})
+		list.APIResources = append(list.APIResources, metav1.APIResource{Name: r, Namespaced: r != "gatewayclasses"})
 	}
 	return list, nil
 }

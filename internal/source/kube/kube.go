@@ -30,6 +30,8 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/source"
 )
@@ -57,14 +59,19 @@ type Options struct {
 	// (k8s.nginx.org/v1) through Dynamic, those of them whose CRDs the
 	// API server serves when Run starts (custom.go).
 	CustomResources bool
-	// Dynamic is the client for the custom resources; required with
-	// CustomResources.
+	// GatewayAPI watches Gateway API's resources
+	// (gateway.networking.k8s.io/v1) through Dynamic, those of them whose
+	// CRDs the API server serves (gateway.go), rediscovered as the custom
+	// resources are.
+	GatewayAPI bool
+	// Dynamic is the client for the custom resources and Gateway API's;
+	// required with CustomResources or GatewayAPI.
 	Dynamic dynamic.Interface
 	// Metadata is the client for objects read by their metadata alone:
 	// Pods, for subselectors; required with CustomResources.
 	Metadata metadata.Interface
 	// RediscoverEvery is how often discovery is asked again which custom
-	// resources exist, so that CRDs installed or removed while running
+	// resources (and Gateway API resources) exist, so that CRDs installed or removed while running
 	// are noticed. Zero means 30 seconds.
 	RediscoverEvery time.Duration
 	Log             *slog.Logger
@@ -89,6 +96,8 @@ type Source struct {
 	// custom holds the custom resources' informers once Run has
 	// discovered which exist; nil before, or without CustomResources.
 	custom atomic.Pointer[customInformers]
+	// gateway is custom for Gateway API's resources (GatewayAPI).
+	gateway atomic.Pointer[customInformers]
 	// selected caches the namespaces NamespaceSelector selects; nil
 	// without one.
 	selected cache.SharedIndexInformer
@@ -103,6 +112,9 @@ func New(opts Options) (*Source, error) {
 	}
 	if opts.CustomResources && (opts.Dynamic == nil || opts.Metadata == nil) {
 		return nil, fmt.Errorf("kube source: custom resources need a dynamic and a metadata client")
+	}
+	if opts.GatewayAPI && opts.Dynamic == nil {
+		return nil, fmt.Errorf("kube source: Gateway API resources need a dynamic client")
 	}
 	s := &Source{opts: opts, notifier: source.NewNotifier(), discover: opts.Client.Discovery().ServerResourcesForGroupVersion}
 	s.refs = newRefs(opts, s.notifier.Notify)
@@ -382,11 +394,13 @@ func statusOnly(old, obj any) bool {
 	}
 	var a, b metav1.Object
 	switch obj.(type) {
-	case *networkingv1.Ingress, *nicv1.VirtualServer, *nicv1.VirtualServerRoute, *nicv1.Policy, *nicv1.TransportServer:
+	case *networkingv1.Ingress, *nicv1.VirtualServer, *nicv1.VirtualServerRoute, *nicv1.Policy, *nicv1.TransportServer,
+		*gwv1.GatewayClass, *gwv1.Gateway, *gwv1.HTTPRoute, *gwv1.GRPCRoute, *gwv1.TLSRoute, *gwv1.TCPRoute, *gwv1.UDPRoute,
+		*gwv1.BackendTLSPolicy:
 		a, b = old.(metav1.Object), obj.(metav1.Object)
 	default:
-		// GlobalConfiguration has no status; Services, EndpointSlices,
-		// Secrets and ConfigMaps are read whole.
+		// GlobalConfiguration and ReferenceGrant have no status;
+		// Services, EndpointSlices, Secrets and ConfigMaps are read whole.
 		return false
 	}
 	return a.GetGeneration() == b.GetGeneration() && a.GetGeneration() != 0 &&
@@ -406,6 +420,7 @@ func (s *Source) Run(ctx context.Context) error {
 			f.Shutdown()
 		}
 		s.custom.Load().shutdown()
+		s.gateway.Load().shutdown()
 		s.refs.wait()
 	}()
 	for _, f := range s.factories {
@@ -415,15 +430,15 @@ func (s *Source) Run(ctx context.Context) error {
 		f.Start(ctx.Done())
 	}
 	var all []cache.InformerSynced
-	if s.opts.CustomResources {
+	for _, g := range s.customGroups() {
 		// Which custom resources exist is asked here, and then every
 		// RediscoverEvery (see rediscover).
-		found, ok := s.discoverCustomResources(ctx)
+		found, ok := s.discoverCustomResources(ctx, g.customGroup)
 		if !ok {
 			return nil // ctx ended
 		}
-		custom := s.startCustomResources(ctx, found)
-		s.custom.Store(custom)
+		custom := s.startCustomResources(ctx, g.customGroup, found)
+		g.held.Store(custom)
 		all = append(all, custom.synced()...)
 	}
 	if s.selected != nil {
@@ -449,11 +464,30 @@ func (s *Source) Run(ctx context.Context) error {
 	s.opts.Log.Info("informer caches synced", "took", time.Since(start).Round(time.Millisecond))
 	s.synced.Store(true)
 	s.notifier.Notify()
-	if s.opts.CustomResources {
+	if len(s.customGroups()) > 0 {
 		s.rediscover(ctx)
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// watchedGroup is a group of custom resources watched, and where its
+// current informers are held.
+type watchedGroup struct {
+	*customGroup
+	held *atomic.Pointer[customInformers]
+}
+
+// customGroups are the groups of custom resources watched.
+func (s *Source) customGroups() []watchedGroup {
+	var out []watchedGroup
+	if s.opts.CustomResources {
+		out = append(out, watchedGroup{nicGroup, &s.custom})
+	}
+	if s.opts.GatewayAPI {
+		out = append(out, watchedGroup{gatewayGroup, &s.gateway})
+	}
+	return out
 }
 
 // HasSynced reports whether every informer has listed once.
@@ -476,6 +510,7 @@ func (s *Source) Snapshot() *source.Snapshot {
 	snap.Secrets = merge(list[*corev1.Secret](s.secrets), refSecrets)
 	snap.ConfigMaps = merge(list[*corev1.ConfigMap](s.configMaps), refConfigMaps)
 	s.custom.Load().snapshot(snap)
+	s.gateway.Load().snapshot(snap)
 	s.selectNamespaces(snap)
 	return snap
 }

@@ -42,7 +42,8 @@ func (s *Source) watchNamespaceSelector() {
 // selectNamespaces keeps, of what a snapshot serves, the objects in the
 // namespaces NamespaceSelector selects: Ingresses and NGINX Ingress
 // Controller's VirtualServers, VirtualServerRoutes, TransportServers and
-// Policies, as ingress-nginx's --watch-namespace-selector does for
+// Policies, and Gateway API's namespaced kinds (GatewayClasses are
+// cluster-scoped), as ingress-nginx's --watch-namespace-selector does for
 // Ingresses. The objects they reference (Services, Secrets, ConfigMaps)
 // are in their namespaces anyway, and the ones flags name (the default
 // certificate, the GlobalConfiguration) stay wherever they are.
@@ -56,6 +57,14 @@ func (s *Source) selectNamespaces(snap *source.Snapshot) {
 	snap.VirtualServerRoutes = keep(snap.VirtualServerRoutes, in)
 	snap.TransportServers = keep(snap.TransportServers, in)
 	snap.Policies = keep(snap.Policies, in)
+	snap.Gateways = keep(snap.Gateways, in)
+	snap.HTTPRoutes = keep(snap.HTTPRoutes, in)
+	snap.GRPCRoutes = keep(snap.GRPCRoutes, in)
+	snap.TLSRoutes = keep(snap.TLSRoutes, in)
+	snap.TCPRoutes = keep(snap.TCPRoutes, in)
+	snap.UDPRoutes = keep(snap.UDPRoutes, in)
+	snap.ReferenceGrants = keep(snap.ReferenceGrants, in)
+	snap.BackendTLSPolicies = keep(snap.BackendTLSPolicies, in)
 }
 
 // Watches reports whether the objects of namespace ns are served: every

@@ -1,0 +1,49 @@
+package kube
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/causeway/causeway/internal/frontend/gateway"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// gatewayGroup is Gateway API's resources: the gateway.networking.k8s.io/v1
+// kinds of the standard channel of the pinned module (v1.6.3). Each is
+// watched when its CRD is installed, so a cluster without TCPRoutes, say,
+// serves the others. GatewayClass is cluster-scoped; the others are
+// watched per watched namespace. The routes name Services, all cached
+// anyway; the Secrets and ConfigMaps Gateways and BackendTLSPolicies name
+// are watched by name (customrefs.go).
+var gatewayGroup = &customGroup{
+	gv: gwv1.SchemeGroupVersion,
+	kinds: []customKind{
+		{resource: "gatewayclasses", kind: "GatewayClass", new: func() runtime.Object { return &gwv1.GatewayClass{} }, cluster: true},
+		{resource: "gateways", kind: "Gateway", new: func() runtime.Object { return &gwv1.Gateway{} }, crossNamespace: true,
+			references: func(o runtime.Object) []model.Reference { return gateway.GatewayReferences(o.(*gwv1.Gateway)) }},
+		{resource: "httproutes", kind: "HTTPRoute", new: func() runtime.Object { return &gwv1.HTTPRoute{} }},
+		{resource: "grpcroutes", kind: "GRPCRoute", new: func() runtime.Object { return &gwv1.GRPCRoute{} }},
+		{resource: "tlsroutes", kind: "TLSRoute", new: func() runtime.Object { return &gwv1.TLSRoute{} }},
+		{resource: "tcproutes", kind: "TCPRoute", new: func() runtime.Object { return &gwv1.TCPRoute{} }},
+		{resource: "udproutes", kind: "UDPRoute", new: func() runtime.Object { return &gwv1.UDPRoute{} }},
+		{resource: "referencegrants", kind: "ReferenceGrant", new: func() runtime.Object { return &gwv1.ReferenceGrant{} }},
+		{resource: "backendtlspolicies", kind: "BackendTLSPolicy", new: func() runtime.Object { return &gwv1.BackendTLSPolicy{} },
+			references: func(o runtime.Object) []model.Reference {
+				return gateway.BackendTLSPolicyReferences(o.(*gwv1.BackendTLSPolicy))
+			}},
+	},
+	what:    "Gateway API resources",
+	install: "kubectl apply --server-side -f the pinned module's config/crd/standard, see docs/gateway-api.md",
+	snapshot: func(c *customInformers, snap *source.Snapshot) {
+		snap.GatewayClasses = list[*gwv1.GatewayClass](c.byKind["gatewayclasses"])
+		snap.Gateways = list[*gwv1.Gateway](c.byKind["gateways"])
+		snap.HTTPRoutes = list[*gwv1.HTTPRoute](c.byKind["httproutes"])
+		snap.GRPCRoutes = list[*gwv1.GRPCRoute](c.byKind["grpcroutes"])
+		snap.TLSRoutes = list[*gwv1.TLSRoute](c.byKind["tlsroutes"])
+		snap.TCPRoutes = list[*gwv1.TCPRoute](c.byKind["tcproutes"])
+		snap.UDPRoutes = list[*gwv1.UDPRoute](c.byKind["udproutes"])
+		snap.ReferenceGrants = list[*gwv1.ReferenceGrant](c.byKind["referencegrants"])
+		snap.BackendTLSPolicies = list[*gwv1.BackendTLSPolicy](c.byKind["backendtlspolicies"])
+	},
+}
