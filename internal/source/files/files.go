@@ -31,18 +31,21 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/source"
 )
 
-// decoder knows client-go's built-in kinds and NGINX Ingress Controller's
-// (k8s.nginx.org/v1), which client-go's own scheme does not. Built once:
-// a scheme is safe for concurrent use once filled.
+// decoder knows client-go's built-in kinds, NGINX Ingress Controller's
+// (k8s.nginx.org/v1) and Gateway API's (gateway.networking.k8s.io/v1),
+// which client-go's own scheme does not. Built once: a scheme is safe for
+// concurrent use once filled.
 var decoder = func() runtime.Decoder {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(nicv1.AddToScheme(s))
+	utilruntime.Must(gwv1.Install(s))
 	return serializer.NewCodecFactory(s).UniversalDeserializer()
 }()
 
@@ -262,11 +265,14 @@ func isOnlyComments(doc []byte) bool {
 
 // add files an object into the snapshot, applying the defaults the API
 // server would: the "default" namespace (every kind read is namespaced but
-// IngressClass; NGINX Ingress Controller's are all namespaced,
-// GlobalConfiguration included), and Secret stringData merged into data.
+// IngressClass and GatewayClass; NGINX Ingress Controller's are all
+// namespaced, GlobalConfiguration included), and Secret stringData merged
+// into data.
 func add(snap *source.Snapshot, obj runtime.Object) {
 	if m, ok := obj.(metav1.Object); ok && m.GetNamespace() == "" {
-		if _, cluster := obj.(*networkingv1.IngressClass); !cluster {
+		switch obj.(type) {
+		case *networkingv1.IngressClass, *gwv1.GatewayClass:
+		default:
 			m.SetNamespace("default")
 		}
 	}
@@ -302,6 +308,8 @@ func add(snap *source.Snapshot, obj runtime.Object) {
 		snap.TransportServers = append(snap.TransportServers, o)
 	case *nicv1.GlobalConfiguration:
 		snap.GlobalConfigurations = append(snap.GlobalConfigurations, o)
+	default:
+		addGateway(snap, obj)
 	}
 	// Other kinds (Deployments next to the Ingress, say) are ignored.
 }
