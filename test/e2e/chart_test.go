@@ -68,15 +68,17 @@ var chartValueSets = []struct {
 	// probePort is the port the probes name; "" means health.
 	probePort string
 }{
-	{name: "defaults", noArgs: []string{"--enable-cert-manager=true", "--enable-external-dns=true", "--nginx-binary=/usr/sbin/nginx-net-bind-service"},
+	{name: "defaults", noArgs: []string{"--enable-cert-manager=true", "--enable-external-dns=true", "--nginx-binary=/usr/sbin/nginx-net-bind-service",
+		"--enable-gateway-api=false"},
 		wantArgs: []string{"--configmap=causeway-chart/causeway", "--publish-service=causeway-chart/causeway", "--enable-metrics=true",
 			"--validating-webhook-address=:8444", "--validating-webhook-configuration=causeway-admission", "--validating-webhook-mode=deny",
 			"--state-dir=/var/lib/causeway/state", "--shutdown-grace-period=5s", "--http-port=8080", "--https-port=8443"},
 		wantKinds: []string{"Deployment", "Service", "ConfigMap", "IngressClass", "ClusterRole", "Role", "ServiceAccount", "PodDisruptionBudget",
 			"ValidatingWebhookConfiguration", "Lease"},
-		noKinds:  []string{"DaemonSet", "HorizontalPodAutoscaler"},
-		wantText: []string{"allowPrivilegeEscalation: false", `drop: ["ALL"]`},
-		noText:   []string{"cert-manager.io", `apiGroups: ["externaldns.nginx.org"]`, "hostNetwork", "NET_BIND_SERVICE"}},
+		noKinds: []string{"DaemonSet", "HorizontalPodAutoscaler"},
+		wantText: []string{"allowPrivilegeEscalation: false", `drop: ["ALL"]`, `resources: ["gatewayclasses"]`,
+			`resources: ["gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants", "backendtlspolicies"]`},
+		noText: []string{"cert-manager.io", `apiGroups: ["externaldns.nginx.org"]`, "hostNetwork", "NET_BIND_SERVICE"}},
 	{name: "webhook in warn mode, failing open, for labelled namespaces",
 		sets: []string{"controller.admissionWebhooks.mode=warn", "controller.admissionWebhooks.failurePolicy=Ignore",
 			"controller.admissionWebhooks.namespaceSelector.matchLabels.team=shop", "controller.admissionWebhooks.port=9443"},
@@ -86,6 +88,13 @@ var chartValueSets = []struct {
 		wantArgs: []string{"--enable-cert-manager=true"}, wantText: []string{`apiGroups: ["cert-manager.io"]`}},
 	{name: "external-dns", sets: []string{"controller.externalDNS.enabled=true"},
 		wantArgs: []string{"--enable-external-dns=true"}, wantText: []string{`apiGroups: ["externaldns.nginx.org"]`}},
+	{name: "Gateway API off", sets: []string{"controller.gatewayAPI.enabled=false"},
+		wantArgs: []string{"--enable-gateway-api=false"}, noText: []string{"gateway.networking.k8s.io"}},
+	// Gateway API's namespaced kinds go with the other namespaced rules
+	// into the Role of the watched namespace; GatewayClasses stay in the
+	// ClusterRole.
+	{name: "Gateway API scoped", sets: []string{"controller.scope.enabled=true"},
+		wantText: []string{`resources: ["gatewayclasses"]`, `resources: ["gateways", "httproutes"`}},
 	{name: "webhook off", sets: []string{"controller.admissionWebhooks.enabled=false"},
 		noArgs: []string{"--validating-webhook-address=:8444"}, noKinds: []string{"ValidatingWebhookConfiguration"},
 		noText: []string{"validatingwebhookconfigurations"}},

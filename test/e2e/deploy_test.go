@@ -230,6 +230,18 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			{"k8s.nginx.org", "policies", "", "list,watch"},
 			{"k8s.nginx.org", "policies/status", "", "patch"},
 			{"k8s.nginx.org", "globalconfigurations", "", "list,watch"},
+			// Gateway API's resources: dynamic informers
+			// (--enable-gateway-api). No status subresource yet: nothing
+			// writes one.
+			{"gateway.networking.k8s.io", "gatewayclasses", "", "list,watch"},
+			{"gateway.networking.k8s.io", "gateways", "", "list,watch"},
+			{"gateway.networking.k8s.io", "httproutes", "", "list,watch"},
+			{"gateway.networking.k8s.io", "grpcroutes", "", "list,watch"},
+			{"gateway.networking.k8s.io", "tlsroutes", "", "list,watch"},
+			{"gateway.networking.k8s.io", "tcproutes", "", "list,watch"},
+			{"gateway.networking.k8s.io", "udproutes", "", "list,watch"},
+			{"gateway.networking.k8s.io", "referencegrants", "", "list,watch"},
+			{"gateway.networking.k8s.io", "backendtlspolicies", "", "list,watch"},
 			// the webhook's own configuration: names for its certificate,
 			// and its CA kept in caBundle (webhookcert)
 			{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "causeway-admission", "get,list,update,watch"},

@@ -87,6 +87,9 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
             {{- if .Values.defaultBackend.enabled }}
             - --default-backend-service={{ .Release.Namespace }}/{{ include "causeway.defaultBackend.fullname" . }}
             {{- end }}
+            {{- if not $c.gatewayAPI.enabled }}
+            - --enable-gateway-api=false
+            {{- end }}
             {{- if $c.certManager.enabled }}
             - --enable-cert-manager=true
             {{- end }}

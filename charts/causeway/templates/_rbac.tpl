@@ -52,6 +52,15 @@ watched namespace grants instead with controller.scope. */}}
   - apiGroups: ["k8s.nginx.org"]
     resources: ["virtualservers/status", "virtualserverroutes/status", "transportservers/status", "policies/status"]
     verbs: ["patch"]
+  {{- if .Values.controller.gatewayAPI.enabled }}
+  # Gateway API's namespaced resources (--enable-gateway-api): dynamic
+  # informers list and watch those whose CRDs discovery finds
+  # (gateway.networking.k8s.io/v1, the standard channel). GatewayClasses
+  # are cluster-scoped: the ClusterRole grants them.
+  - apiGroups: ["gateway.networking.k8s.io"]
+    resources: ["gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants", "backendtlspolicies"]
+    verbs: ["list", "watch"]
+  {{- end }}
   {{- if .Values.controller.certManager.enabled }}
   # --enable-cert-manager: the leader reads the Certificate a VirtualServer
   # asks for by name, creates or updates it, and lists the namespace's to
