@@ -34,7 +34,7 @@ var gatewayGroup = &customGroup{
 			}},
 	},
 	what:    "Gateway API resources",
-	install: "kubectl apply --server-side -f the pinned module's config/crd/standard, see docs/gateway-api.md",
+	install: "kubectl apply --server-side -f the standard channel's CRDs, see docs/kubernetes.md#gateway-api-crds",
 	snapshot: func(c *customInformers, snap *source.Snapshot) {
 		snap.GatewayClasses = list[*gwv1.GatewayClass](c.byKind["gatewayclasses"])
 		snap.Gateways = list[*gwv1.Gateway](c.byKind["gateways"])
