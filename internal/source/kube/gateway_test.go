@@ -179,3 +179,25 @@ func TestNewGatewayAPINeedsDynamicClient(t *testing.T) {
 		t.Fatal("Gateway API without a dynamic client must be refused")
 	}
 }
+
+// TestBackendTLSPolicyConfigMapWatched: the CA ConfigMap a
+// BackendTLSPolicy names is watched by name and in the first snapshot.
+func TestBackendTLSPolicyConfigMapWatched(t *testing.T) {
+	ca := configMap("web", "backend-ca", map[string]string{"ca.crt": "pem"})
+	api, d, client := newGatewayAPI(t, ca)
+	d.set("backendtlspolicies")
+	policy := toUnstructured(&gwv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "tls", Generation: 1},
+		Spec: gwv1.BackendTLSPolicySpec{
+			TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Kind: "Service", Name: "app"}}},
+			Validation: gwv1.BackendTLSPolicyValidation{CACertificateRefs: []gwv1.LocalObjectReference{{Kind: "ConfigMap", Name: "backend-ca"}}, Hostname: "app.internal"},
+		}}, "BackendTLSPolicy")
+	s, _ := startSource(t, api, Options{Client: client, GatewayAPI: true, Dynamic: newFakeDynamic(policy)})
+	snap := s.Snapshot()
+	if len(snap.BackendTLSPolicies) != 1 {
+		t.Fatalf("BackendTLSPolicies %+v", snap.BackendTLSPolicies)
+	}
+	if cm := findConfigMap(snap, "web", "backend-ca"); cm == nil || cm.Data["ca.crt"] != "pem" {
+		t.Fatalf("the first snapshot lacks the CA ConfigMap the BackendTLSPolicy names: %v", cm)
+	}
+	api.waitWatch(t, "configmaps", "web", "metadata.name=backend-ca")
+}

@@ -8,9 +8,11 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 )
@@ -60,6 +62,24 @@ func TestStatusOnly(t *testing.T) {
 	}
 	if statusOnly(&nicv1.GlobalConfiguration{ObjectMeta: meta}, &nicv1.GlobalConfiguration{ObjectMeta: meta}) {
 		t.Fatal("GlobalConfiguration has no status")
+	}
+	// So do Gateway API's, but ReferenceGrant, which has no status.
+	for _, pair := range [][2]runtime.Object{
+		{&gwv1.GatewayClass{ObjectMeta: meta}, &gwv1.GatewayClass{ObjectMeta: meta}},
+		{&gwv1.Gateway{ObjectMeta: meta}, &gwv1.Gateway{ObjectMeta: meta, Status: gwv1.GatewayStatus{Addresses: []gwv1.GatewayStatusAddress{{Value: "192.0.2.1"}}}}},
+		{&gwv1.HTTPRoute{ObjectMeta: meta}, &gwv1.HTTPRoute{ObjectMeta: meta}},
+		{&gwv1.GRPCRoute{ObjectMeta: meta}, &gwv1.GRPCRoute{ObjectMeta: meta}},
+		{&gwv1.TLSRoute{ObjectMeta: meta}, &gwv1.TLSRoute{ObjectMeta: meta}},
+		{&gwv1.TCPRoute{ObjectMeta: meta}, &gwv1.TCPRoute{ObjectMeta: meta}},
+		{&gwv1.UDPRoute{ObjectMeta: meta}, &gwv1.UDPRoute{ObjectMeta: meta}},
+		{&gwv1.BackendTLSPolicy{ObjectMeta: meta}, &gwv1.BackendTLSPolicy{ObjectMeta: meta}},
+	} {
+		if !statusOnly(pair[0], pair[1]) {
+			t.Fatalf("a %T status write must be status-only", pair[0])
+		}
+	}
+	if statusOnly(&gwv1.ReferenceGrant{ObjectMeta: meta}, &gwv1.ReferenceGrant{ObjectMeta: meta}) {
+		t.Fatal("ReferenceGrant has no status")
 	}
 	if statusOnly(&nicv1.Policy{ObjectMeta: meta}, &nicv1.VirtualServer{ObjectMeta: meta}) {
 		t.Fatal("objects of different kinds are not one update")
