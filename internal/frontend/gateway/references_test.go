@@ -11,7 +11,7 @@ import (
 	"github.com/causeway/causeway/internal/model"
 )
 
-func ref(kind, ns, name, from string) model.Reference {
+func wantRef(kind, ns, name, from string) model.Reference {
 	return model.Reference{Kind: kind, ObjectName: model.ObjectName{Namespace: ns, Name: name}, From: from}
 }
 
@@ -46,11 +46,11 @@ func TestReferences(t *testing.T) {
 				},
 			},
 		}}), []model.Reference{
-			ref("Secret", "app", "cert", "spec.listeners[1].tls.certificateRefs[0]"),
-			ref("Secret", "other", "shared", "spec.listeners[1].tls.certificateRefs[1]"),
-			ref("Secret", "app", "client", "spec.tls.backend.clientCertificateRef"),
-			ref("ConfigMap", "app", "ca", "spec.tls.frontend.default.validation.caCertificateRefs[0]"),
-			ref("Secret", "other", "ca2", "spec.tls.frontend.perPort[0].tls.validation.caCertificateRefs[0]"),
+			wantRef("Secret", "app", "cert", "spec.listeners[1].tls.certificateRefs[0]"),
+			wantRef("Secret", "other", "shared", "spec.listeners[1].tls.certificateRefs[1]"),
+			wantRef("Secret", "app", "client", "spec.tls.backend.clientCertificateRef"),
+			wantRef("ConfigMap", "app", "ca", "spec.tls.frontend.default.validation.caCertificateRefs[0]"),
+			wantRef("Secret", "other", "ca2", "spec.tls.frontend.perPort[0].tls.validation.caCertificateRefs[0]"),
 		}},
 		{"HTTPRoute", HTTPRouteReferences(&gwv1.HTTPRoute{ObjectMeta: meta, Spec: gwv1.HTTPRouteSpec{Rules: []gwv1.HTTPRouteRule{
 			{Filters: []gwv1.HTTPRouteFilter{mirror}, BackendRefs: []gwv1.HTTPBackendRef{
@@ -60,35 +60,35 @@ func TestReferences(t *testing.T) {
 			}},
 			{Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterExternalAuth, ExternalAuth: &gwv1.HTTPExternalAuthFilter{BackendRef: backend("auth", nil)}}}},
 		}}}), []model.Reference{
-			ref("Service", "app", "mirror", "spec.rules[0].filters[0].requestMirror.backendRef"),
-			ref("Service", "app", "web", "spec.rules[0].backendRefs[0]"),
-			ref("Service", "other", "web", "spec.rules[0].backendRefs[1]"),
-			ref("Service", "app", "mirror", "spec.rules[0].backendRefs[1].filters[0].requestMirror.backendRef"),
-			ref("Service", "app", "auth", "spec.rules[1].filters[0].externalAuth.backendRef"),
+			wantRef("Service", "app", "mirror", "spec.rules[0].filters[0].requestMirror.backendRef"),
+			wantRef("Service", "app", "web", "spec.rules[0].backendRefs[0]"),
+			wantRef("Service", "other", "web", "spec.rules[0].backendRefs[1]"),
+			wantRef("Service", "app", "mirror", "spec.rules[0].backendRefs[1].filters[0].requestMirror.backendRef"),
+			wantRef("Service", "app", "auth", "spec.rules[1].filters[0].externalAuth.backendRef"),
 		}},
 		{"GRPCRoute", GRPCRouteReferences(&gwv1.GRPCRoute{ObjectMeta: meta, Spec: gwv1.GRPCRouteSpec{Rules: []gwv1.GRPCRouteRule{{
 			Filters:     []gwv1.GRPCRouteFilter{{Type: gwv1.GRPCRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{BackendRef: backend("mirror", other)}}},
 			BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: backend("grpc", nil)}}},
 		}}}}), []model.Reference{
-			ref("Service", "other", "mirror", "spec.rules[0].filters[0].requestMirror.backendRef"),
-			ref("Service", "app", "grpc", "spec.rules[0].backendRefs[0]"),
+			wantRef("Service", "other", "mirror", "spec.rules[0].filters[0].requestMirror.backendRef"),
+			wantRef("Service", "app", "grpc", "spec.rules[0].backendRefs[0]"),
 		}},
 		{"TLSRoute", TLSRouteReferences(&gwv1.TLSRoute{ObjectMeta: meta, Spec: gwv1.TLSRouteSpec{Rules: []gwv1.TLSRouteRule{{
 			BackendRefs: []gwv1.BackendRef{{BackendObjectReference: backend("tls", nil)}}}}}}),
-			[]model.Reference{ref("Service", "app", "tls", "spec.rules[0].backendRefs[0]")}},
+			[]model.Reference{wantRef("Service", "app", "tls", "spec.rules[0].backendRefs[0]")}},
 		{"TCPRoute", TCPRouteReferences(&gwv1.TCPRoute{ObjectMeta: meta, Spec: gwv1.TCPRouteSpec{Rules: []gwv1.TCPRouteRule{{
 			BackendRefs: []gwv1.BackendRef{{BackendObjectReference: backend("tcp", other)}}}}}}),
-			[]model.Reference{ref("Service", "other", "tcp", "spec.rules[0].backendRefs[0]")}},
+			[]model.Reference{wantRef("Service", "other", "tcp", "spec.rules[0].backendRefs[0]")}},
 		{"UDPRoute", UDPRouteReferences(&gwv1.UDPRoute{ObjectMeta: meta, Spec: gwv1.UDPRouteSpec{Rules: []gwv1.UDPRouteRule{{
 			BackendRefs: []gwv1.BackendRef{{BackendObjectReference: backend("dns", nil)}}}}}}),
-			[]model.Reference{ref("Service", "app", "dns", "spec.rules[0].backendRefs[0]")}},
+			[]model.Reference{wantRef("Service", "app", "dns", "spec.rules[0].backendRefs[0]")}},
 		{"BackendTLSPolicy", BackendTLSPolicyReferences(&gwv1.BackendTLSPolicy{ObjectMeta: meta, Spec: gwv1.BackendTLSPolicySpec{
 			TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Kind: "Service", Name: "web"}}},
 			Validation: gwv1.BackendTLSPolicyValidation{CACertificateRefs: []gwv1.LocalObjectReference{{Kind: "ConfigMap", Name: "ca"}, {Kind: "Secret", Name: "ca-secret"}}},
 		}}), []model.Reference{
-			ref("Service", "app", "web", "spec.targetRefs[0]"),
-			ref("ConfigMap", "app", "ca", "spec.validation.caCertificateRefs[0]"),
-			ref("Secret", "app", "ca-secret", "spec.validation.caCertificateRefs[1]"),
+			wantRef("Service", "app", "web", "spec.targetRefs[0]"),
+			wantRef("ConfigMap", "app", "ca", "spec.validation.caCertificateRefs[0]"),
+			wantRef("Secret", "app", "ca-secret", "spec.validation.caCertificateRefs[1]"),
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
