@@ -13,14 +13,14 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// testEnv knows Services "infra-backend-v1".."v3" on port 8080 in every
-// namespace, and permits references to namespace "granted".
+// testEnv knows every Service but "nonexistent", with port 8080 only, in
+// every namespace, and permits references to namespace "granted".
 var testEnv = RouteEnv{
 	Permitted: func(from, to RefEnd) bool {
 		return to.Namespace == "granted" && from.Kind == "HTTPRoute" && to.Kind == "Service"
 	},
 	ServicePort: func(ns, name string, port int32) (bool, bool) {
-		if !strings.HasPrefix(name, "infra-backend-") {
+		if name == "nonexistent" {
 			return false, false
 		}
 		return true, port == 8080

@@ -1,0 +1,215 @@
+package gateway
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/causeway/causeway/internal/model"
+)
+
+func reqHeaders(h gwv1.HTTPHeaderFilter) gwv1.HTTPRouteFilter {
+	return gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &h}
+}
+
+func respHeaders(h gwv1.HTTPHeaderFilter) gwv1.HTTPRouteFilter {
+	return gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &h}
+}
+
+func redirect(r gwv1.HTTPRequestRedirectFilter) gwv1.HTTPRouteRule {
+	return gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &r}}}
+}
+
+func rewrite(match gwv1.HTTPRouteMatch, w gwv1.HTTPURLRewriteFilter) gwv1.HTTPRouteRule {
+	return withFilters(rule(match), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &w})
+}
+
+func lit(s string) model.Template { return model.Template{{Literal: s}} }
+
+// wantPolicy checks the one rule's policy.
+func wantPolicy(want *model.Policy) func(*testing.T, *Route, []model.Problem) {
+	return func(t *testing.T, r *Route, ps []model.Problem) {
+		t.Helper()
+		if len(ps) > 0 {
+			t.Errorf("problems: %v", ps)
+		}
+		if got := onlyRule(t, r).Policy; !reflect.DeepEqual(got, want) {
+			t.Errorf("policy\n got %#v\nwant %#v", got, want)
+			if got != nil && want != nil {
+				t.Errorf("snippet\n got %#v\nwant %#v", got.Snippet, want.Snippet)
+			}
+		}
+	}
+}
+
+func TestTranslateHeaderFilters(t *testing.T) {
+	hdr := func(n, v string) gwv1.HTTPHeader { return gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(n), Value: v} }
+	runRows(t, []routeRow{
+		// HTTPHeaderFilter.Set, Add, Remove on requests (httproute-request-header-modifier).
+		{"request", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{
+			Set: []gwv1.HTTPHeader{hdr("X-Header-Set", "set-overwrites-values")},
+			Add: []gwv1.HTTPHeader{hdr("X-Header-Add", "add-appends-values")}, Remove: []string{"X-Header-Remove"}}))),
+			wantPolicy(&model.Policy{Snippet: &model.Snippet{
+				Steps: []model.SnippetStep{
+					{Set: &model.SetVariable{Name: "gateway_add_0", Value: model.Template{{Variable: "http_x_header_add"}, {Literal: ","}, {Literal: "add-appends-values"}}}},
+					{If: &model.SnippetIf{Variable: "http_x_header_add", Op: "=", Then: []model.SnippetStep{
+						{Set: &model.SetVariable{Name: "gateway_add_0", Value: lit("add-appends-values")}}}}},
+				},
+				ProxySetHeaders: []model.TemplateHeader{{Name: "X-Header-Set", Value: lit("set-overwrites-values")},
+					{Name: "X-Header-Add", Value: model.Template{{Variable: "gateway_add_0"}}}, {Name: "X-Header-Remove", Value: model.Template{}}}}})},
+		// ... and on responses (httproute-response-header-modifier).
+		{"response", route("r", withFilters(rule(), respHeaders(gwv1.HTTPHeaderFilter{
+			Set: []gwv1.HTTPHeader{hdr("X-Header-Set", "set")}, Add: []gwv1.HTTPHeader{hdr("X-Header-Add", "add")}, Remove: []string{"X-Header-Remove"}}))),
+			wantPolicy(&model.Policy{Snippet: &model.Snippet{
+				AddHeaders:       []model.TemplateHeader{{Name: "X-Header-Set", Value: lit("set"), Always: true}, {Name: "X-Header-Add", Value: lit("add"), Always: true}},
+				ProxyHideHeaders: []string{"X-Header-Set", "X-Header-Remove"}}})},
+		// Hostile values never reach nginx text: CRLF, "$", quotes, braces.
+		{"value CRLF", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a\r\nInjected: 1")}}))), refused(ReasonUnsupportedValue, "set[0]")},
+		{"value dollar", route("r", withFilters(rule(), respHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "$remote_addr")}}))), refused(ReasonUnsupportedValue, "'$'")},
+		{"value brace", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "a;} location / {")}}))), refused(ReasonUnsupportedValue, "add[0]")},
+		// An RFC 9110 token the model's header names do not take.
+		{"name token", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{Remove: []string{"X#y"}}))), refused(ReasonUnsupportedValue, "remove[0]")},
+		// "Only one action for a given header name is permitted."
+		{"one action per name", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a")}, Remove: []string{"x"}}))),
+			refused(ReasonUnsupportedValue, "one action only")},
+		// HTTPRouteRule.Filters: RequestHeaderModifier cannot be repeated.
+		{"repeated", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{}), reqHeaders(gwv1.HTTPHeaderFilter{}))), refused(ReasonUnsupportedValue, "a second")},
+	})
+}
+
+func TestTranslateRedirect(t *testing.T) {
+	red := func(want Redirect) func(*testing.T, *Route, []model.Problem) {
+		return func(t *testing.T, r *Route, ps []model.Problem) {
+			if got := onlyRule(t, r).Redirect; got == nil || *got != want {
+				t.Errorf("redirect %+v, want %+v", got, want)
+			}
+		}
+	}
+	runRows(t, []routeRow{
+		// HTTPRequestRedirectFilter.StatusCode default 302; Hostname (httproute-redirect-host-and-status).
+		{"host", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Hostname: ptr(gwv1.PreciseHostname("example.org"))})), red(Redirect{Hostname: "example.org", Code: 302})},
+		// Scheme, Port, StatusCode 301/303/307/308 (httproute-redirect-port-and-scheme, -30x-redirect).
+		{"scheme port", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Scheme: ptr("https"), Port: ptr(gwv1.PortNumber(8443)), StatusCode: ptr(308)})),
+			red(Redirect{Scheme: "https", Port: 8443, Code: 308})},
+		// Path ReplaceFullPath (httproute-redirect-path).
+		{"full path", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/full")}})),
+			red(Redirect{FullPath: "/full", Code: 302})},
+		{"prefix path", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/p")}})),
+			refused(ReasonUnsupportedValue, "ReplacePrefixMatch in a redirect")},
+		{"status", route("r", redirect(gwv1.HTTPRequestRedirectFilter{StatusCode: ptr(304)})), refused(ReasonUnsupportedValue, "statusCode 304")},
+		{"scheme", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Scheme: ptr("ftp")})), refused(ReasonUnsupportedValue, `scheme "ftp"`)},
+		{"hostname", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Hostname: ptr(gwv1.PreciseHostname("a\r\nb"))})), refused(ReasonUnsupportedValue, "hostname")},
+		{"full path hostile", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/a;return 200")}})),
+			refused(ReasonUnsupportedValue, "replaceFullPath")},
+		// "RequestRedirect filter must not be used together with backendRefs".
+		{"with backendRefs", route("r", withFilters(rule(), redirect(gwv1.HTTPRequestRedirectFilter{}).Filters...)), refused(ReasonIncompatibleFilters, "no backendRefs")},
+	})
+}
+
+func TestRedirectModel(t *testing.T) {
+	v := func(n string) model.TemplatePart { return model.TemplatePart{Variable: n} }
+	l := func(s string) model.TemplatePart { return model.TemplatePart{Literal: s} }
+	for _, row := range []struct {
+		name  string
+		r     Redirect
+		port  int
+		https bool
+		want  model.Template
+	}{
+		{"request's all", Redirect{Code: 302}, 80, false, model.Template{v("scheme"), l("://"), v("host"), v("request_uri")}},
+		// "If redirect scheme is empty, the redirect port MUST be the Gateway Listener port."
+		{"listener port", Redirect{Code: 302}, 8080, false, model.Template{v("scheme"), l("://"), v("host"), l(":8080"), v("request_uri")}},
+		// "the redirect port MUST be the well-known port associated with the redirect scheme".
+		{"scheme's port", Redirect{Scheme: "https", Code: 302}, 8080, false, model.Template{l("https://"), v("host"), v("request_uri")}},
+		{"explicit port", Redirect{Scheme: "http", Hostname: "example.org", Port: 8080, Code: 302}, 80, false, model.Template{l("http://"), l("example.org"), l(":8080"), v("request_uri")}},
+		// "SHOULD NOT add the port number ... HTTPS and port 443".
+		{"https 443", Redirect{Port: 443, Code: 302}, 443, true, model.Template{v("scheme"), l("://"), v("host"), v("request_uri")}},
+		{"full path", Redirect{FullPath: "/f", Code: 301}, 80, false, model.Template{v("scheme"), l("://"), v("host"), l("/f"), v("is_args"), v("args")}},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			got := row.r.Model(row.port, row.https)
+			if got.Code != row.r.Code || !reflect.DeepEqual(got.Template, row.want) {
+				t.Errorf("got %d %v, want %v", got.Code, got.Template, row.want)
+			}
+		})
+	}
+}
+
+func TestTranslateURLRewrite(t *testing.T) {
+	host := model.HeaderValue("one.example.org")
+	prefix := pathMatch(gwv1.PathMatchPathPrefix, "/prefix/one/")
+	runRows(t, []routeRow{
+		// HTTPURLRewriteFilter.Hostname (httproute-rewrite-host).
+		{"hostname", route("r", rewrite(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Hostname: ptr(gwv1.PreciseHostname("one.example.org"))})),
+			wantPolicy(&model.Policy{UpstreamHost: &host})},
+		// ReplaceFullPath and ReplacePrefixMatch (httproute-rewrite-path).
+		{"full", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/one")}})),
+			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/one"}})},
+		{"prefix", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/one/")}})),
+			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/one", Prefix: true}})},
+		// Replacing with "/" needs an element-wise rewrite the model lacks.
+		{"prefix to root", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/")}})),
+			refused(ReasonUnsupportedValue, "not supported by Causeway yet")},
+		// "ReplacePrefixMatch is only compatible with a PathPrefix HTTPRouteMatch."
+		{"prefix of exact", route("r", rewrite(pathMatch(gwv1.PathMatchExact, "/a"), gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/b")}})),
+			refused(ReasonUnsupportedValue, "exactly one PathPrefix")},
+		{"hostile", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/a{b}")}})),
+			refused(ReasonUnsupportedValue, "replaceFullPath")},
+		// "May specify either httpRouteFilterRequestRedirect or httpRouteFilterRequestRewrite, but not both".
+		{"with redirect", route("r", gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{
+			{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{}},
+			{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{}}}}),
+			refused(ReasonIncompatibleFilters, "do not go together")},
+	})
+}
+
+func TestTranslateMirrorCORSExtension(t *testing.T) {
+	mirror := func(m gwv1.HTTPRequestMirrorFilter) gwv1.HTTPRouteFilter {
+		return gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &m}
+	}
+	to := func(name string) gwv1.BackendObjectReference { return backend(name).BackendObjectReference }
+	v2 := Backend{Namespace: "infra", Service: "infra-backend-v2", Port: 8080}
+	mirrors := func(want ...Mirror) func(*testing.T, *Route, []model.Problem) {
+		return func(t *testing.T, r *Route, ps []model.Problem) {
+			if got := onlyRule(t, r).Mirrors; !reflect.DeepEqual(got, want) {
+				t.Errorf("mirrors %+v, want %+v", got, want)
+			}
+		}
+	}
+	runRows(t, []routeRow{
+		// RequestMirror, several (httproute-request-mirror, -multiple-mirrors, -percentage-mirror).
+		{"mirrors", route("r", withFilters(rule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: to("infra-backend-v2")}),
+			mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: to("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: ptr(int32(4))}}))),
+			mirrors(Mirror{Backend: v2, Percent: 100}, Mirror{Backend: v2, Percent: 25})},
+		{"fraction", route("r", withFilters(rule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: to("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: ptr(int32(3))}}))),
+			refused(ReasonUnsupportedValue, "whole percentage")},
+		// A mirror whose backend is missing is dropped, the rule served.
+		{"missing", route("r", withFilters(rule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: to("nonexistent")}))),
+			func(t *testing.T, r *Route, ps []model.Problem) {
+				mirrors()(t, r, ps)
+				hasProblem(t, ps, CondResolvedRefs, ReasonBackendNotFound, "requestMirror.backendRef")
+			}},
+		// HTTPCORSFilter (httproute-cors).
+		{"cors", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+			AllowOrigins: []gwv1.CORSOrigin{"https://www.foo.com", "https://*.bar.com"}, AllowCredentials: ptr(true),
+			AllowMethods: []gwv1.HTTPMethodWithWildcard{"GET", "OPTIONS"}, AllowHeaders: []gwv1.HTTPHeaderName{"x-header-1"},
+			ExposeHeaders: []gwv1.HTTPHeaderName{"x-header-3"}, MaxAge: 3600}})),
+			wantPolicy(&model.Policy{CORS: &model.CORS{Origins: []string{"https://www.foo.com", "https://*.bar.com"}, Credentials: true,
+				Methods: []string{"GET", "OPTIONS"}, Headers: []string{"x-header-1"}, ExposeHeaders: []string{"x-header-3"}, MaxAge: time.Hour}})},
+		{"cors any", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+			AllowOrigins: []gwv1.CORSOrigin{"*"}, AllowMethods: []gwv1.HTTPMethodWithWildcard{"*"}}})),
+			wantPolicy(&model.Policy{CORS: &model.CORS{AllowAnyOrigin: true, MaxAge: 5 * time.Second,
+				Methods: []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}}})},
+		{"cors any credentials", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+			AllowOrigins: []gwv1.CORSOrigin{"*"}, AllowCredentials: ptr(true)}})), refused(ReasonUnsupportedValue, "allowCredentials")},
+		{"cors hostile origin", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+			AllowOrigins: []gwv1.CORSOrigin{"https://a.com\"; add_header X 1"}}})), refused(ReasonUnsupportedValue, "allowOrigins[0]")},
+		// "If a reference to a custom filter type cannot be resolved, the filter MUST NOT be skipped."
+		{"extension ref", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef, ExtensionRef: &gwv1.LocalObjectReference{Name: "x"}})),
+			refused(ReasonUnsupportedValue, "ExtensionRef")},
+		// HTTPRouteFilterType: unknown values are UnsupportedValue.
+		{"unknown filter", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: "Compress"})), refused(ReasonUnsupportedValue, `"Compress"`)},
+	})
+}
