@@ -12,7 +12,8 @@ import (
 // FuzzTranslateHTTPRoute feeds arbitrary strings to every field of a
 // route that reaches the model and checks that what comes out holds to
 // the model's grammars (so nothing a user writes reaches nginx text
-// unchecked), and that the locations' splits are valid.
+// unchecked), that the locations' splits are valid, and that render
+// accepts them.
 func FuzzTranslateHTTPRoute(f *testing.F) {
 	f.Add("/a", "PathPrefix", "x-h", "v", "q", "1", "X-Set", "val", "/full", "example.org")
 	f.Add("^/v[0-9]+", "RegularExpression", "h", "^a|b", "q", "v", "X", "a\r\nb", "/a;b", "a.b")
@@ -49,6 +50,7 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 				}
 			}
 		}
+		var locs []*model.Location
 		for _, pe := range Compose([]*Route{tr}) {
 			loc, _ := pe.Location(testListener)
 			if s := loc.Action.Proxy; s != nil && s.Split != nil {
@@ -56,6 +58,12 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 					t.Errorf("split: %v", err)
 				}
 			}
+			locs = append(locs, loc)
+		}
+		// Render, the only writer of nginx text, must take what the
+		// translation lets through.
+		if _, err := renderLocations(locs, tr.Ref); err != nil {
+			t.Errorf("render: %v", err)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -20,9 +21,9 @@ type Match struct {
 	// A RegularExpression is ParseRegex's safe grammar (what PCRE and
 	// RE2 read alike, printed into nginx inside quotes), not the header
 	// grammar: it becomes an nginx location, so it must start with "/" and
-	// may end with "$". It must match the whole path, as the spec's
-	// matches do: a leading "^" is dropped (the model anchors at the
-	// start) and "$" is added at the end. The model's regex locations are
+	// may hold "$" only as its final anchor. It must match the whole
+	// path, as the spec's matches do: a leading "^" is dropped (the model
+	// anchors at the start) and "$" is added at the end. The model's regex locations are
 	// case-insensitive (nginx's ~*), where the spec asks for case
 	// sensitivity: a documented difference of this implementation-specific
 	// match.
@@ -174,10 +175,15 @@ func translatePath(field string, in *gwv1.HTTPPathMatch) (model.Match, *ruleErro
 		return model.Match{Type: model.Prefix, Path: value}, nil
 	case gwv1.PathMatchRegularExpression:
 		re := strings.TrimPrefix(value, "^")
-		if !strings.HasSuffix(re, "$") || strings.HasSuffix(re, `\$`) {
-			re += "$"
+		_, err := model.ParseRegex(re)
+		if err == nil && (strings.Contains(strings.TrimSuffix(re, "$"), "$") || strings.Contains(re, `\$`)) {
+			err = errors.New(`"$" only as the final anchor`)
 		}
-		if _, err := model.ParseRegex(re); err != nil {
+		if err == nil {
+			re = strings.TrimSuffix(re, "$") + "$"
+			_, err = model.ParseRegex(re)
+		}
+		if err != nil {
 			return model.Match{}, unsupported("%s.value %q: %v", field, model.Truncate(value), err)
 		}
 		return model.Match{Type: model.Regex, Path: re}, nil

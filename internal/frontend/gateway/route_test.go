@@ -248,3 +248,13 @@ func TestTranslateUnsupportedFields(t *testing.T) {
 		{"session persistence", route("r", sp), refused(ReasonUnsupportedValue, "sessionPersistence")},
 	})
 }
+
+func TestTranslateRegexDollar(t *testing.T) {
+	runRows(t, []routeRow{
+		// A trailing "\" must not escape the added "$"; render refuses a "$" that is not the final anchor.
+		{"trailing backslash", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, `/a\`))), refused(ReasonUnsupportedValue, "path.value")},
+		{"escaped dollar", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, `/a\$`))), refused(ReasonUnsupportedValue, "final anchor")},
+		{"inner dollar", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, `/a$/b`))), refused(ReasonUnsupportedValue, "final anchor")},
+		{"class dollar", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, `/a[$]`))), refused(ReasonUnsupportedValue, "final anchor")},
+	})
+}
