@@ -295,6 +295,11 @@ type Rewrite struct {
 	// prefix or exact route); Target then has no "?" and no captures.
 	// Otherwise Target replaces the whole path.
 	Prefix bool
+	// Strip, with Prefix and Target "/", removes the location's path by
+	// path elements, as Gateway API's ReplacePrefixMatch "/" does:
+	// "/foo" and "/foo/" become "/", "/foo/bar" becomes "/bar" (a string
+	// prefix rewrite would give "//bar").
+	Strip bool
 }
 
 // BackendProtocol is the protocol spoken to a backend.

@@ -446,8 +446,12 @@ func (sp *serverPlan) planRewrite(v *policyView, l *model.Location) error {
 	if l.Policy.Rewrite.Prefix {
 		// The rest of the path after the location's, as the next group.
 		n := model.RegexGroups(re) + 1
-		if strings.ContainsAny(target, "?$") || n > 9 {
+		if strings.ContainsAny(target, "?$") || n > 9 || l.Policy.Rewrite.Strip && target != "/" {
 			return fmt.Errorf("prefix rewrite target %q after %d groups", target, n-1)
+		}
+		if l.Policy.Rewrite.Strip {
+			// The separating "/" is the target's, not the rest's.
+			re += "/?"
 		}
 		target += "$" + strconv.Itoa(n)
 		re += "(.*)"

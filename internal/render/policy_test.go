@@ -587,6 +587,7 @@ func TestPolicyRefusals(t *testing.T) {
 		"cors origin":           {CORS: &model.CORS{Origins: []string{"https://a.com/path"}}},
 		"cors method":           {CORS: &model.CORS{Methods: []string{"GET;"}}},
 		"rewrite target":        {Rewrite: &model.Rewrite{Target: "/$host"}},
+		"strip to a path":       {Rewrite: &model.Rewrite{Target: "/a", Prefix: true, Strip: true}},
 		"mirror URL":            {Mirror: &model.Mirror{URL: "http://a/$host"}},
 		"cookie without source": {CookieDomain: &model.Replace{To: "x"}},
 		"busy buffers over all buffers but one": {Buffering: model.Buffering{Buffers: 3, BufferSize: ptr(model.Size(8 << 10)),

@@ -367,12 +367,14 @@ func urlRewrite(field string, in *gwv1.HTTPURLRewriteFilter, matches []Match, po
 			return &ruleError{reason: ReasonUnsupportedValue, msg: field + ".path: ReplacePrefixMatch needs exactly one PathPrefix match"}
 		}
 		r := strings.TrimSuffix(*p.ReplacePrefixMatch, "/")
-		if r == "" || matches[0].Path.Path == "/" {
+		if matches[0].Path.Path == "/" {
 			// The model's prefix rewrite appends the rest of the path
-			// after the prefix as a string: replacing with "/" (or the
-			// root prefix) needs the element-wise rewrite it lacks.
-			return unsupported("%s.path: ReplacePrefixMatch %q of prefix %q is not supported by Causeway yet",
-				field, model.Truncate(*p.ReplacePrefixMatch), matches[0].Path.Path)
+			// after the prefix: after the root prefix it lacks its "/".
+			return unsupported("%s.path: ReplacePrefixMatch of the prefix / is not supported by Causeway yet", field)
+		}
+		if r == "" {
+			pol.get().Rewrite = &model.Rewrite{Target: "/", Prefix: true, Strip: true}
+			return nil
 		}
 		if err := model.ValidatePath(r); err != nil {
 			return unsupported("%s.path.replacePrefixMatch: %v", field, err)

@@ -149,9 +149,14 @@ func TestTranslateURLRewrite(t *testing.T) {
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/one"}})},
 		{"prefix", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/one/")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/one", Prefix: true}})},
-		// Replacing with "/" needs an element-wise rewrite the model lacks.
+		// Replacing with "/" (or "") strips the prefix by path elements.
 		{"prefix to root", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/")}})),
-			refused(ReasonUnsupportedValue, "not supported by Causeway yet")},
+			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true, Strip: true}})},
+		{"prefix to empty", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("")}})),
+			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true, Strip: true}})},
+		// The root prefix's rest lacks its "/".
+		{"root prefix", route("r", rewrite(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/a")}})),
+			refused(ReasonUnsupportedValue, "prefix / is not supported")},
 		// "ReplacePrefixMatch is only compatible with a PathPrefix HTTPRouteMatch."
 		{"prefix of exact", route("r", rewrite(pathMatch(gwv1.PathMatchExact, "/a"), gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/b")}})),
 			refused(ReasonUnsupportedValue, "exactly one PathPrefix")},

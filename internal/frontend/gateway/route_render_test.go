@@ -27,6 +27,8 @@ func TestRouteLocationsRender(t *testing.T) {
 		withFilters(rule(pathMatch(gwv1.PathMatchExact, "/headers")), reqHeaders(hdr), respHeaders(hdr)),
 		rewrite(prefix, gwv1.HTTPURLRewriteFilter{Hostname: ptr(gwv1.PreciseHostname("rewritten.example.org")),
 			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/one")}}),
+		rewrite(pathMatch(gwv1.PathMatchPathPrefix, "/strip"), gwv1.HTTPURLRewriteFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/")}}),
 		red,
 		gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{backend("infra-backend-v1", 3), backend("nonexistent", 1)}},
 		rule(pathMatch(gwv1.PathMatchRegularExpression, "/v[0-9]+/.*")),
@@ -56,6 +58,7 @@ func TestRouteLocationsRender(t *testing.T) {
 		`add_header "X-Set" "one; two" always;`,
 		`proxy_set_header Host "rewritten.example.org";`,
 		`rewrite "(?i)^/prefix/one(.*)" "/one$1" break;`,
+		`rewrite "(?i)^/strip/?(.*)" "/$1" break;`,
 		`location ~* "^/v[0-9]+/.*\\z" {`,
 		`return 301 "https://example.org${request_uri}";`,
 		`return 500;`,
