@@ -83,7 +83,7 @@ func gatewayRouteModel(t *testing.T, field, v string) *model.Model {
 		return nil
 	}
 	var locs []*model.Location
-	listener := gateway.Listener{Owner: model.ObjectRef{Kind: "Gateway", Namespace: "ns", Name: "gw"}, Name: "http", Host: "gw.test", Port: 80}
+	listener := gateway.RouteListener{Owner: model.ObjectRef{Kind: "Gateway", Namespace: "ns", Name: "gw"}, Name: "http", Host: "gw.test", Port: 80}
 	for _, pe := range gateway.Compose([]*gateway.Route{r}) {
 		l, ps := pe.Location(listener)
 		if len(ps) > 0 {

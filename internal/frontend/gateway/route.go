@@ -19,18 +19,18 @@ import (
 // each location its model.Split (route_compose.go).
 
 // The Gateway API condition types and reasons a route's Problems carry
-// (model.Problem.Condition and ConditionReason). PartiallyInvalid is
-// True when set; the others are False.
+// (model.Problem.Condition and ConditionReason): the API's own constants,
+// as strings. PartiallyInvalid is True when set; the others are False.
 const (
-	CondAccepted         = "Accepted"
-	CondResolvedRefs     = "ResolvedRefs"
-	CondPartiallyInvalid = "PartiallyInvalid"
+	routeCondAccepted         = string(gwv1.RouteConditionAccepted)
+	routeCondResolvedRefs     = string(gwv1.RouteConditionResolvedRefs)
+	routeCondPartiallyInvalid = string(gwv1.RouteConditionPartiallyInvalid)
 
-	ReasonUnsupportedValue    = "UnsupportedValue"
-	ReasonIncompatibleFilters = "IncompatibleFilters"
-	ReasonBackendNotFound     = "BackendNotFound"
-	ReasonInvalidKind         = "InvalidKind"
-	ReasonRefNotPermitted     = "RefNotPermitted"
+	routeReasonUnsupportedValue    = string(gwv1.RouteReasonUnsupportedValue)
+	routeReasonIncompatibleFilters = string(gwv1.RouteReasonIncompatibleFilters)
+	routeReasonBackendNotFound     = string(gwv1.RouteReasonBackendNotFound)
+	routeReasonInvalidKind         = string(gwv1.RouteReasonInvalidKind)
+	routeReasonRefNotPermitted     = string(gwv1.RouteReasonRefNotPermitted)
 )
 
 // RefEnd is one end of a reference across namespaces: the route that
@@ -146,8 +146,8 @@ type ruleError struct {
 
 func (e *ruleError) Error() string { return e.msg }
 
-func unsupported(format string, args ...any) *ruleError {
-	return &ruleError{reason: ReasonUnsupportedValue, msg: fmt.Sprintf(format, args...)}
+func ruleUnsupported(format string, args ...any) *ruleError {
+	return &ruleError{reason: routeReasonUnsupportedValue, msg: fmt.Sprintf(format, args...)}
 }
 
 // TranslateHTTPRoute checks an HTTPRoute's rules and translates those it
@@ -175,9 +175,9 @@ func TranslateHTTPRoute(r *gwv1.HTTPRoute, env RouteEnv) (*Route, []model.Proble
 	}
 	switch {
 	case len(rules) > maxRules:
-		dropped = append(dropped, unsupported("spec.rules: %d rules, at most %d", len(rules), maxRules))
+		dropped = append(dropped, ruleUnsupported("spec.rules: %d rules, at most %d", len(rules), maxRules))
 	case total > maxMatches:
-		dropped = append(dropped, unsupported("spec.rules: %d matches in all, at most %d", total, maxMatches))
+		dropped = append(dropped, ruleUnsupported("spec.rules: %d matches in all, at most %d", total, maxMatches))
 	default:
 		names := map[string]bool{}
 		for i := range rules {
@@ -192,12 +192,12 @@ func TranslateHTTPRoute(r *gwv1.HTTPRoute, env RouteEnv) (*Route, []model.Proble
 	if len(out.Rules) == 0 {
 		for _, e := range dropped {
 			t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: e.reason, Rejected: true,
-				Message: e.msg + "; no rule is left, the route is not served", Condition: CondAccepted, ConditionReason: e.reason})
+				Message: e.msg + "; no rule is left, the route is not served", Condition: routeCondAccepted, ConditionReason: e.reason})
 		}
 		return nil, t.problems
 	}
 	for _, e := range dropped {
-		t.problem(CondPartiallyInvalid, e.reason, e.msg+"; the rule is left out")
+		t.problem(routeCondPartiallyInvalid, e.reason, e.msg+"; the rule is left out")
 	}
 	return out, t.problems
 }
@@ -209,10 +209,10 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 	if in.Name != nil {
 		n := string(*in.Name)
 		if err := checkSectionName(n); err != nil {
-			return Rule{}, unsupported("%s.name %q: %v", field, model.Truncate(n), err)
+			return Rule{}, ruleUnsupported("%s.name %q: %v", field, model.Truncate(n), err)
 		}
 		if names[n] {
-			return Rule{}, unsupported("%s.name %q is another rule's", field, n)
+			return Rule{}, ruleUnsupported("%s.name %q is another rule's", field, n)
 		}
 		names[n] = true
 		out.Name = n
@@ -222,7 +222,7 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 		matches = []gwv1.HTTPRouteMatch{{}}
 	}
 	if len(matches) > maxRuleMatches {
-		return Rule{}, unsupported("%s.matches: %d matches, at most %d", field, len(matches), maxRuleMatches)
+		return Rule{}, ruleUnsupported("%s.matches: %d matches, at most %d", field, len(matches), maxRuleMatches)
 	}
 	for j := range matches {
 		m, err := translateMatch(fmt.Sprintf("%s.matches[%d]", field, j), &matches[j])
@@ -238,15 +238,15 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 	out.Redirect, out.Mirrors = f.redirect, f.mirrors
 	pol := f.policy
 	if in.Timeouts != nil {
-		if pol, err = timeouts(field+".timeouts", in.Timeouts, pol); err != nil {
+		if pol, err = ruleTimeouts(field+".timeouts", in.Timeouts, pol); err != nil {
 			return Rule{}, err
 		}
 	}
 	if in.Retry != nil {
-		return Rule{}, unsupported("%s.retry: not supported by Causeway yet", field)
+		return Rule{}, ruleUnsupported("%s.retry: not supported by Causeway yet", field)
 	}
 	if in.SessionPersistence != nil {
-		return Rule{}, unsupported("%s.sessionPersistence: not supported by Causeway yet "+
+		return Rule{}, ruleUnsupported("%s.sessionPersistence: not supported by Causeway yet "+
 			"(the balancer's sticky cookie is a Service's, not a rule's)", field)
 	}
 	if !pol.empty() {
@@ -254,7 +254,7 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 	}
 	if out.Redirect != nil {
 		if len(in.BackendRefs) > 0 {
-			return Rule{}, &ruleError{reason: ReasonIncompatibleFilters,
+			return Rule{}, &ruleError{reason: routeReasonIncompatibleFilters,
 				msg: field + ": a RequestRedirect filter goes with no backendRefs"}
 		}
 		return out, nil
@@ -281,7 +281,7 @@ func checkSectionName(s string) error {
 // 500 to every request; weights all 0 leave the rule answering 500 too.
 func (t *routeTranslator) backendRefs(field string, refs []gwv1.HTTPBackendRef) ([]Target, *ruleError) {
 	if len(refs) > maxBackendRefs {
-		return nil, unsupported("%s: %d backendRefs, at most %d", field, len(refs), maxBackendRefs)
+		return nil, ruleUnsupported("%s: %d backendRefs, at most %d", field, len(refs), maxBackendRefs)
 	}
 	if len(refs) == 0 {
 		return []Target{{Status: 500, Weight: 1}}, nil
@@ -296,10 +296,10 @@ func (t *routeTranslator) backendRefs(field string, refs []gwv1.HTTPBackendRef) 
 			w = int(*ref.Weight)
 		}
 		if w < 0 || w > model.MaxSplitWeight {
-			return nil, unsupported("%s.weight %d: want 0 to %d", f, w, model.MaxSplitWeight)
+			return nil, ruleUnsupported("%s.weight %d: want 0 to %d", f, w, model.MaxSplitWeight)
 		}
 		if len(ref.Filters) > 0 {
-			return nil, unsupported("%s.filters: filters of one backendRef are not supported by Causeway yet", f)
+			return nil, ruleUnsupported("%s.filters: filters of one backendRef are not supported by Causeway yet", f)
 		}
 		sum += w
 		if w == 0 {
@@ -338,34 +338,34 @@ func (t *routeTranslator) backend(field string, ref gwv1.BackendObjectReference)
 	}
 	name := string(ref.Name)
 	if (group != "" && group != "core") || kind != "Service" {
-		t.problem(CondResolvedRefs, ReasonInvalidKind, fmt.Sprintf("%s: kind %q of group %q: only core Services are backends; its share answers 500",
+		t.problem(routeCondResolvedRefs, routeReasonInvalidKind, fmt.Sprintf("%s: kind %q of group %q: only core Services are backends; its share answers 500",
 			field, model.Truncate(kind), model.Truncate(group)))
 		return Backend{}, false
 	}
 	if err := model.ValidateServiceName(name); err != nil {
-		t.problem(CondResolvedRefs, ReasonBackendNotFound, fmt.Sprintf("%s: %v; its share answers 500", field, err))
+		t.problem(routeCondResolvedRefs, routeReasonBackendNotFound, fmt.Sprintf("%s: %v; its share answers 500", field, err))
 		return Backend{}, false
 	}
 	if err := model.ValidateObjectName("namespace", ns); err != nil {
-		t.problem(CondResolvedRefs, ReasonBackendNotFound, fmt.Sprintf("%s: %v; its share answers 500", field, err))
+		t.problem(routeCondResolvedRefs, routeReasonBackendNotFound, fmt.Sprintf("%s: %v; its share answers 500", field, err))
 		return Backend{}, false
 	}
 	if ns != t.ref.Namespace {
 		from := RefEnd{Group: gwv1.GroupName, Kind: t.ref.Kind, Namespace: t.ref.Namespace}
 		to := RefEnd{Group: "", Kind: "Service", Namespace: ns, Name: name}
 		if t.env.Permitted == nil || !t.env.Permitted(from, to) {
-			t.problem(CondResolvedRefs, ReasonRefNotPermitted, fmt.Sprintf("%s: Service %s/%s is in another namespace, "+
+			t.problem(routeCondResolvedRefs, routeReasonRefNotPermitted, fmt.Sprintf("%s: Service %s/%s is in another namespace, "+
 				"and no ReferenceGrant there allows this route to refer to it; its share answers 500", field, ns, name))
 			return Backend{}, false
 		}
 	}
 	if ref.Port == nil {
-		t.problem(CondResolvedRefs, ReasonUnsupportedValue, fmt.Sprintf("%s: a Service backend needs a port; its share answers 500", field))
+		t.problem(routeCondResolvedRefs, routeReasonUnsupportedValue, fmt.Sprintf("%s: a Service backend needs a port; its share answers 500", field))
 		return Backend{}, false
 	}
 	port := int32(*ref.Port)
 	if port < 1 || port > 65535 {
-		t.problem(CondResolvedRefs, ReasonUnsupportedValue, fmt.Sprintf("%s.port %d: want 1 to 65535; its share answers 500", field, port))
+		t.problem(routeCondResolvedRefs, routeReasonUnsupportedValue, fmt.Sprintf("%s.port %d: want 1 to 65535; its share answers 500", field, port))
 		return Backend{}, false
 	}
 	exists, hasPort := false, false
@@ -374,10 +374,10 @@ func (t *routeTranslator) backend(field string, ref gwv1.BackendObjectReference)
 	}
 	switch {
 	case !exists:
-		t.problem(CondResolvedRefs, ReasonBackendNotFound, fmt.Sprintf("%s: Service %s/%s does not exist; its share answers 500", field, ns, name))
+		t.problem(routeCondResolvedRefs, routeReasonBackendNotFound, fmt.Sprintf("%s: Service %s/%s does not exist; its share answers 500", field, ns, name))
 		return Backend{}, false
 	case !hasPort:
-		t.problem(CondResolvedRefs, ReasonBackendNotFound, fmt.Sprintf("%s: Service %s/%s has no port %d; its share answers 500", field, ns, name, port))
+		t.problem(routeCondResolvedRefs, routeReasonBackendNotFound, fmt.Sprintf("%s: Service %s/%s has no port %d; its share answers 500", field, ns, name, port))
 		return Backend{}, false
 	}
 	return Backend{Namespace: ns, Service: name, Port: port}, true
@@ -428,20 +428,20 @@ func parseGatewayDuration(s string) (time.Duration, error) {
 // write to the backend (proxy_read_timeout, proxy_send_timeout), which is
 // what a backend that is slow to answer meets, and request bounds the
 // time spent retrying other endpoints (proxy_next_upstream_timeout).
-func timeouts(field string, in *gwv1.HTTPRouteTimeouts, pol routePolicy) (routePolicy, *ruleError) {
+func ruleTimeouts(field string, in *gwv1.HTTPRouteTimeouts, pol routePolicy) (routePolicy, *ruleError) {
 	var req, backend time.Duration
 	var err error
 	if in.Request != nil {
 		if req, err = parseGatewayDuration(string(*in.Request)); err != nil {
-			return pol, unsupported("%s.request: %v", field, err)
+			return pol, ruleUnsupported("%s.request: %v", field, err)
 		}
 	}
 	if in.BackendRequest != nil {
 		if backend, err = parseGatewayDuration(string(*in.BackendRequest)); err != nil {
-			return pol, unsupported("%s.backendRequest: %v", field, err)
+			return pol, ruleUnsupported("%s.backendRequest: %v", field, err)
 		}
 		if req != 0 && req != maxTimeout && backend > req {
-			return pol, unsupported("%s: backendRequest %s is longer than request %s", field, *in.BackendRequest, *in.Request)
+			return pol, ruleUnsupported("%s: backendRequest %s is longer than request %s", field, *in.BackendRequest, *in.Request)
 		}
 	}
 	if req == 0 && backend == 0 {

@@ -134,9 +134,9 @@ func Compose(routes []*Route) []PathEntries {
 	return out
 }
 
-// Listener is what a location's answers need of the listener that
+// RouteListener is what a location's answers need of the listener that
 // serves it.
-type Listener struct {
+type RouteListener struct {
 	// Owner names the split of each location with Host (model.Split's
 	// Source): the Gateway.
 	Owner model.ObjectRef
@@ -153,11 +153,11 @@ type Listener struct {
 // one policy to a location. The entries are the rules of the location's
 // split, in order, up to the first without conditions, which is its
 // default; without one, the default answers 404 (the spec: no match).
-func (pe PathEntries) Location(l Listener) (*model.Location, []model.Problem) {
+func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Problem) {
 	var problems []model.Problem
 	drop := func(e Entry, why string) {
-		problems = append(problems, model.Problem{Object: e.Route.Ref, Reason: ReasonUnsupportedValue,
-			Condition: CondPartiallyInvalid, ConditionReason: ReasonUnsupportedValue,
+		problems = append(problems, model.Problem{Object: e.Route.Ref, Reason: routeReasonUnsupportedValue,
+			Condition: routeCondPartiallyInvalid, ConditionReason: routeReasonUnsupportedValue,
 			Message: fmt.Sprintf("spec.rules[%d] on %s%s: %s; the match is left out there", e.Rule.Index, l.Host, pe.Path.Path, why)})
 	}
 	if len(pe.Entries) == 0 {
@@ -222,14 +222,14 @@ func (pe PathEntries) Location(l Listener) (*model.Location, []model.Problem) {
 		loc.Action = model.ReturnStatus(500)
 		return loc, problems
 	}
-	loc.Action = action(split)
+	loc.Action = splitAction(split)
 	return loc, problems
 }
 
 // action is the location's action for split: the plain action when the
 // split has no rule and one target, else a proxy through the split (its
 // first backend's settings; none when every target answers).
-func action(s *model.Split) model.Action {
+func splitAction(s *model.Split) model.Action {
 	if len(s.Rules) == 0 && len(s.Default) == 1 {
 		t := s.Default[0]
 		if t.Answer == 0 {

@@ -13,9 +13,9 @@ import (
 	"github.com/causeway/causeway/internal/model"
 )
 
-var testListener = Listener{Owner: model.ObjectRef{Kind: "Gateway", Namespace: "infra", Name: "same-namespace"}, Name: "http", Host: "example.com", Port: 80}
+var testListener = RouteListener{Owner: model.ObjectRef{Kind: "Gateway", Namespace: "infra", Name: "same-namespace"}, Name: "http", Host: "example.com", Port: 80}
 
-func translate(t *testing.T, rs ...*gwv1.HTTPRoute) []*Route {
+func translateRoutes(t *testing.T, rs ...*gwv1.HTTPRoute) []*Route {
 	t.Helper()
 	var out []*Route
 	for _, r := range rs {
@@ -28,15 +28,15 @@ func translate(t *testing.T, rs ...*gwv1.HTTPRoute) []*Route {
 	return out
 }
 
-func to(backend string, rule gwv1.HTTPRouteRule) gwv1.HTTPRouteRule {
+func toBackend(backend string, rule gwv1.HTTPRouteRule) gwv1.HTTPRouteRule {
 	rule.BackendRefs = []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{
-		Name: gwv1.ObjectName(backend), Port: ptr(gwv1.PortNumber(8080))}}}}
+		Name: gwv1.ObjectName(backend), Port: routePtr(gwv1.PortNumber(8080))}}}}
 	return rule
 }
 
 // pick is the backend key (or "status N", or "redirect") the location
 // gives a request whose conditions hold as holds says.
-func pick(loc *model.Location, holds func(model.Condition) bool) string {
+func pickTarget(loc *model.Location, holds func(model.Condition) bool) string {
 	target := func(ts []model.Target, s *model.Split) string {
 		t := ts[0]
 		if t.Answer == 0 {
@@ -71,7 +71,7 @@ func pick(loc *model.Location, holds func(model.Condition) bool) string {
 }
 
 // request holds the conditions of headers and method.
-func request(method string, headers ...string) func(model.Condition) bool {
+func requestHolds(method string, headers ...string) func(model.Condition) bool {
 	return func(c model.Condition) bool {
 		switch c.Kind {
 		case model.ConditionVariable:
@@ -90,16 +90,16 @@ func request(method string, headers ...string) func(model.Condition) bool {
 
 // serve is the server's answer for path: nginx's location choice (the
 // model's Server.Match), then the split.
-func serve(locs []*model.Location, path string, holds func(model.Condition) bool) string {
+func serveLocations(locs []*model.Location, path string, holds func(model.Condition) bool) string {
 	srv := &model.Server{Locations: locs}
 	l := srv.Match(path)
 	if l == nil {
 		return "no location"
 	}
-	return pick(l, holds)
+	return pickTarget(l, holds)
 }
 
-func locations(t *testing.T, routes []*Route) ([]*model.Location, []model.Problem) {
+func composeLocations(t *testing.T, routes []*Route) ([]*model.Location, []model.Problem) {
 	t.Helper()
 	var locs []*model.Location
 	var problems []model.Problem
@@ -114,26 +114,26 @@ func locations(t *testing.T, routes []*Route) ([]*model.Location, []model.Proble
 }
 
 func TestComposePrecedence(t *testing.T) {
-	p := func(typ gwv1.PathMatchType, v string) gwv1.HTTPRouteRule { return rule(pathMatch(typ, v)) }
+	p := func(typ gwv1.PathMatchType, v string) gwv1.HTTPRouteRule { return proxyRule(pathMatch(typ, v)) }
 	// httproute-path-match-order.yaml.
-	order := route("path-matching-order",
-		to("v1", p(gwv1.PathMatchExact, "/match")), to("v2", p(gwv1.PathMatchExact, "/match/exact")),
-		to("v3", p(gwv1.PathMatchExact, "/match/exact/one")), to("v3", p(gwv1.PathMatchPathPrefix, "/match/")),
-		to("v1", p(gwv1.PathMatchPathPrefix, "/match/prefix/")), to("v2", p(gwv1.PathMatchPathPrefix, "/match/prefix/one")))
+	order := httpRoute("path-matching-order",
+		toBackend("v1", p(gwv1.PathMatchExact, "/match")), toBackend("v2", p(gwv1.PathMatchExact, "/match/exact")),
+		toBackend("v3", p(gwv1.PathMatchExact, "/match/exact/one")), toBackend("v3", p(gwv1.PathMatchPathPrefix, "/match/")),
+		toBackend("v1", p(gwv1.PathMatchPathPrefix, "/match/prefix/")), toBackend("v2", p(gwv1.PathMatchPathPrefix, "/match/prefix/one")))
 	// httproute-matching-across-routes.yaml: matching-part1 and -part2.
-	part1 := route("matching-part1", to("v1", gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/"),
+	part1 := httpRoute("matching-part1", toBackend("v1", gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/"),
 		{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "one")}}}}))
-	part2 := route("matching-part2", to("v2", gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/v2"),
+	part2 := httpRoute("matching-part2", toBackend("v2", gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/v2"),
 		{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "two")}}}}))
 	// Method, then header count, then query count; then the oldest route.
-	method := route("method", to("post", rule(gwv1.HTTPRouteMatch{Method: ptr(gwv1.HTTPMethodPost)})),
-		to("one-header", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("a", "1")}})),
-		to("two-headers", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("a", "1"), headerMatch("b", "2")}})))
-	older := route("zz-older", to("older", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("c", "3")}})))
+	method := httpRoute("method", toBackend("post", proxyRule(gwv1.HTTPRouteMatch{Method: routePtr(gwv1.HTTPMethodPost)})),
+		toBackend("one-header", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("a", "1")}})),
+		toBackend("two-headers", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("a", "1"), headerMatch("b", "2")}})))
+	older := httpRoute("zz-older", toBackend("older", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("c", "3")}})))
 	older.CreationTimestamp = metav1.NewTime(time.Unix(10, 0))
-	newer := route("aa-newer", to("newer", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("c", "3")}})))
-	sameAge1 := route("b", to("b", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("d", "4")}})))
-	sameAge2 := route("a", to("a", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("d", "4")}})))
+	newer := httpRoute("aa-newer", toBackend("newer", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("c", "3")}})))
+	sameAge1 := httpRoute("b", toBackend("b", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("d", "4")}})))
+	sameAge2 := httpRoute("a", toBackend("a", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("d", "4")}})))
 
 	for _, row := range []struct {
 		name   string
@@ -142,30 +142,30 @@ func TestComposePrecedence(t *testing.T) {
 		holds  func(model.Condition) bool
 		want   string
 	}{
-		{"exact", []*gwv1.HTTPRoute{order}, "/match", request("GET"), "infra/v1/8080"},
-		{"exact deeper", []*gwv1.HTTPRoute{order}, "/match/exact", request("GET"), "infra/v2/8080"},
-		{"exact deepest", []*gwv1.HTTPRoute{order}, "/match/exact/one", request("GET"), "infra/v3/8080"},
-		{"prefix below exact", []*gwv1.HTTPRoute{order}, "/match/exact/two", request("GET"), "infra/v3/8080"},
-		{"longer prefix", []*gwv1.HTTPRoute{order}, "/match/prefix/one/x", request("GET"), "infra/v2/8080"},
-		{"prefix element-wise", []*gwv1.HTTPRoute{order}, "/match/prefix/onex", request("GET"), "infra/v1/8080"},
-		{"no match", []*gwv1.HTTPRoute{order}, "/other", request("GET"), "no location"},
-		{"across routes v2 path", []*gwv1.HTTPRoute{part1, part2}, "/v2/example", request("GET"), "infra/v2/8080"},
-		{"across routes v1", []*gwv1.HTTPRoute{part1, part2}, "/", request("GET"), "infra/v1/8080"},
-		{"across routes header", []*gwv1.HTTPRoute{part1, part2}, "/", request("GET", "version=two"), "infra/v2/8080"},
-		{"across routes header falls back", []*gwv1.HTTPRoute{part1, part2}, "/v2x", request("GET", "version=one"), "infra/v1/8080"},
-		{"method first", []*gwv1.HTTPRoute{method}, "/", request("POST", "a=1", "b=2"), "infra/post/8080"},
-		{"more headers", []*gwv1.HTTPRoute{method}, "/", request("GET", "a=1", "b=2"), "infra/two-headers/8080"},
-		{"fewer headers", []*gwv1.HTTPRoute{method}, "/", request("GET", "a=1"), "infra/one-header/8080"},
-		{"no rule holds: 404", []*gwv1.HTTPRoute{method}, "/", request("GET"), "status 404"},
-		{"oldest route", []*gwv1.HTTPRoute{newer, older}, "/", request("GET", "c=3"), "infra/older/8080"},
-		{"alphabetical", []*gwv1.HTTPRoute{sameAge1, sameAge2}, "/", request("GET", "d=4"), "infra/a/8080"},
+		{"exact", []*gwv1.HTTPRoute{order}, "/match", requestHolds("GET"), "infra/v1/8080"},
+		{"exact deeper", []*gwv1.HTTPRoute{order}, "/match/exact", requestHolds("GET"), "infra/v2/8080"},
+		{"exact deepest", []*gwv1.HTTPRoute{order}, "/match/exact/one", requestHolds("GET"), "infra/v3/8080"},
+		{"prefix below exact", []*gwv1.HTTPRoute{order}, "/match/exact/two", requestHolds("GET"), "infra/v3/8080"},
+		{"longer prefix", []*gwv1.HTTPRoute{order}, "/match/prefix/one/x", requestHolds("GET"), "infra/v2/8080"},
+		{"prefix element-wise", []*gwv1.HTTPRoute{order}, "/match/prefix/onex", requestHolds("GET"), "infra/v1/8080"},
+		{"no match", []*gwv1.HTTPRoute{order}, "/other", requestHolds("GET"), "no location"},
+		{"across routes v2 path", []*gwv1.HTTPRoute{part1, part2}, "/v2/example", requestHolds("GET"), "infra/v2/8080"},
+		{"across routes v1", []*gwv1.HTTPRoute{part1, part2}, "/", requestHolds("GET"), "infra/v1/8080"},
+		{"across routes header", []*gwv1.HTTPRoute{part1, part2}, "/", requestHolds("GET", "version=two"), "infra/v2/8080"},
+		{"across routes header falls back", []*gwv1.HTTPRoute{part1, part2}, "/v2x", requestHolds("GET", "version=one"), "infra/v1/8080"},
+		{"method first", []*gwv1.HTTPRoute{method}, "/", requestHolds("POST", "a=1", "b=2"), "infra/post/8080"},
+		{"more headers", []*gwv1.HTTPRoute{method}, "/", requestHolds("GET", "a=1", "b=2"), "infra/two-headers/8080"},
+		{"fewer headers", []*gwv1.HTTPRoute{method}, "/", requestHolds("GET", "a=1"), "infra/one-header/8080"},
+		{"no rule holds: 404", []*gwv1.HTTPRoute{method}, "/", requestHolds("GET"), "status 404"},
+		{"oldest route", []*gwv1.HTTPRoute{newer, older}, "/", requestHolds("GET", "c=3"), "infra/older/8080"},
+		{"alphabetical", []*gwv1.HTTPRoute{sameAge1, sameAge2}, "/", requestHolds("GET", "d=4"), "infra/a/8080"},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			locs, ps := locations(t, translate(t, row.routes...))
+			locs, ps := composeLocations(t, translateRoutes(t, row.routes...))
 			if len(ps) > 0 {
 				t.Errorf("problems: %v", ps)
 			}
-			if got := serve(locs, row.path, row.holds); got != row.want {
+			if got := serveLocations(locs, row.path, row.holds); got != row.want {
 				t.Errorf("%s: got %s, want %s", row.path, got, row.want)
 			}
 		})
@@ -177,25 +177,25 @@ func TestComposeAnswers(t *testing.T) {
 		return withFilters(r, reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName(name), Value: "v"}}}))
 	}
 	headerV2 := gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "two")}}
-	red := redirect(gwv1.HTTPRequestRedirectFilter{Hostname: ptr(gwv1.PreciseHostname("example.org"))})
+	red := redirectRule(gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname("example.org"))})
 	red.Matches = []gwv1.HTTPRouteMatch{headerV2}
 
 	t.Run("redirect rule", func(t *testing.T) {
-		locs, ps := locations(t, translate(t, route("r", red, to("v1", rule()))))
+		locs, ps := composeLocations(t, translateRoutes(t, httpRoute("r", red, toBackend("v1", proxyRule()))))
 		if len(ps) > 0 || len(locs) != 1 {
 			t.Fatalf("locations %v problems %v", locs, ps)
 		}
-		if got := pick(locs[0], request("GET", "version=two")); got != "redirect" {
+		if got := pickTarget(locs[0], requestHolds("GET", "version=two")); got != "redirect" {
 			t.Errorf("got %s", got)
 		}
-		if got := pick(locs[0], request("GET")); got != "infra/v1/8080" {
+		if got := pickTarget(locs[0], requestHolds("GET")); got != "infra/v1/8080" {
 			t.Errorf("got %s", got)
 		}
 	})
 	t.Run("invalid backend share", func(t *testing.T) {
-		r := route("r", gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{backend("infra-backend-v1"), backend("nonexistent")}})
+		r := httpRoute("r", gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{backendRef("infra-backend-v1"), backendRef("nonexistent")}})
 		tr, _ := TranslateHTTPRoute(r, testEnv)
-		locs, _ := locations(t, []*Route{tr})
+		locs, _ := composeLocations(t, []*Route{tr})
 		s := locs[0].Action.Proxy.Split
 		want := []model.Target{{Backend: "infra/infra-backend-v1/8080", Weight: 1}, model.AnswerTarget(0, 1)}
 		if !reflect.DeepEqual(s.Default, want) || s.Answers[0].Return.Status != 500 || locs[0].Action.Proxy.Backend != "infra/infra-backend-v1/8080" {
@@ -203,20 +203,20 @@ func TestComposeAnswers(t *testing.T) {
 		}
 	})
 	t.Run("no backend", func(t *testing.T) {
-		locs, _ := locations(t, translate(t, route("r")))
+		locs, _ := composeLocations(t, translateRoutes(t, httpRoute("r")))
 		if a := locs[0].Action; a.Return == nil || a.Return.Status != 500 {
 			t.Errorf("action %+v", a)
 		}
 	})
 	t.Run("filters differ", func(t *testing.T) {
-		locs, ps := locations(t, translate(t, route("r", rh(to("v2", rule(headerV2)), "X-A"), rh(to("v1", rule()), "X-B"))))
-		hasProblem(t, ps, CondPartiallyInvalid, ReasonUnsupportedValue, "filters or timeouts differ")
-		if got := pick(locs[0], request("GET")); got != "status 404" {
+		locs, ps := composeLocations(t, translateRoutes(t, httpRoute("r", rh(toBackend("v2", proxyRule(headerV2)), "X-A"), rh(toBackend("v1", proxyRule()), "X-B"))))
+		hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "filters or timeouts differ")
+		if got := pickTarget(locs[0], requestHolds("GET")); got != "status 404" {
 			t.Errorf("got %s", got)
 		}
 	})
 	t.Run("split key", func(t *testing.T) {
-		locs, _ := locations(t, translate(t, route("r", to("v2", rule(headerV2)), to("v1", rule()))))
+		locs, _ := composeLocations(t, translateRoutes(t, httpRoute("r", toBackend("v2", proxyRule(headerV2)), toBackend("v1", proxyRule()))))
 		s := locs[0].Action.Proxy.Split
 		if s.Source != testListener.Owner || s.Route != "http example.com Prefix /" {
 			t.Errorf("split %+v", s)
@@ -225,11 +225,11 @@ func TestComposeAnswers(t *testing.T) {
 	t.Run("too many rules", func(t *testing.T) {
 		var rules []gwv1.HTTPRouteRule
 		for i := range model.MaxSplitRules + 1 {
-			rules = append(rules, to("v1", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("h", fmt.Sprint(i))}})))
+			rules = append(rules, toBackend("v1", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("h", fmt.Sprint(i))}})))
 		}
-		rs := translate(t, route("r", rules[:16]...), route("s", rules[16:32]...), route("u", rules[32:]...))
-		locs, ps := locations(t, rs)
-		hasProblem(t, ps, CondPartiallyInvalid, ReasonUnsupportedValue, "more than 32")
+		rs := translateRoutes(t, httpRoute("r", rules[:16]...), httpRoute("s", rules[16:32]...), httpRoute("u", rules[32:]...))
+		locs, ps := composeLocations(t, rs)
+		hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "more than 32")
 		if n := len(locs[0].Action.Proxy.Split.Rules); n != model.MaxSplitRules {
 			t.Errorf("%d rules", n)
 		}

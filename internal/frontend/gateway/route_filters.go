@@ -25,41 +25,41 @@ type ruleFilters struct {
 func (t *routeTranslator) filters(field string, in []gwv1.HTTPRouteFilter, matches []Match) (ruleFilters, *ruleError) {
 	var out ruleFilters
 	if len(in) > maxFilters {
-		return out, unsupported("%s: %d filters, at most %d", field, len(in), maxFilters)
+		return out, ruleUnsupported("%s: %d filters, at most %d", field, len(in), maxFilters)
 	}
 	seen := map[gwv1.HTTPRouteFilterType]bool{}
 	for i := range in {
 		f := &in[i]
 		ff := fmt.Sprintf("%s[%d]", field, i)
 		if seen[f.Type] && f.Type != gwv1.HTTPRouteFilterRequestMirror {
-			return out, unsupported("%s: a second %s filter", ff, f.Type)
+			return out, ruleUnsupported("%s: a second %s filter", ff, f.Type)
 		}
 		seen[f.Type] = true
 		var err *ruleError
 		switch f.Type {
 		case gwv1.HTTPRouteFilterRequestHeaderModifier:
 			if f.RequestHeaderModifier == nil {
-				return out, unsupported("%s.requestHeaderModifier is required", ff)
+				return out, ruleUnsupported("%s.requestHeaderModifier is required", ff)
 			}
 			err = requestHeaders(ff+".requestHeaderModifier", f.RequestHeaderModifier, &out.policy)
 		case gwv1.HTTPRouteFilterResponseHeaderModifier:
 			if f.ResponseHeaderModifier == nil {
-				return out, unsupported("%s.responseHeaderModifier is required", ff)
+				return out, ruleUnsupported("%s.responseHeaderModifier is required", ff)
 			}
 			err = responseHeaders(ff+".responseHeaderModifier", f.ResponseHeaderModifier, &out.policy)
 		case gwv1.HTTPRouteFilterRequestRedirect:
 			if f.RequestRedirect == nil {
-				return out, unsupported("%s.requestRedirect is required", ff)
+				return out, ruleUnsupported("%s.requestRedirect is required", ff)
 			}
 			out.redirect, err = requestRedirect(ff+".requestRedirect", f.RequestRedirect)
 		case gwv1.HTTPRouteFilterURLRewrite:
 			if f.URLRewrite == nil {
-				return out, unsupported("%s.urlRewrite is required", ff)
+				return out, ruleUnsupported("%s.urlRewrite is required", ff)
 			}
 			err = urlRewrite(ff+".urlRewrite", f.URLRewrite, matches, &out.policy)
 		case gwv1.HTTPRouteFilterRequestMirror:
 			if f.RequestMirror == nil {
-				return out, unsupported("%s.requestMirror is required", ff)
+				return out, ruleUnsupported("%s.requestMirror is required", ff)
 			}
 			var m *Mirror
 			if m, err = t.requestMirror(ff+".requestMirror", f.RequestMirror); m != nil {
@@ -67,28 +67,28 @@ func (t *routeTranslator) filters(field string, in []gwv1.HTTPRouteFilter, match
 			}
 		case gwv1.HTTPRouteFilterCORS:
 			if f.CORS == nil {
-				return out, unsupported("%s.cors is required", ff)
+				return out, ruleUnsupported("%s.cors is required", ff)
 			}
 			var c *model.CORS
-			if c, err = cors(ff+".cors", f.CORS); err == nil {
+			if c, err = corsFilter(ff+".cors", f.CORS); err == nil {
 				out.policy.get().CORS = c
 			}
 		case gwv1.HTTPRouteFilterExtensionRef:
 			// The spec: a filter that cannot be resolved is never
 			// skipped; the rule is left out instead.
-			return out, unsupported("%s: ExtensionRef filters are not supported by Causeway", ff)
+			return out, ruleUnsupported("%s: ExtensionRef filters are not supported by Causeway", ff)
 		default:
-			return out, unsupported("%s.type %q is not supported by Causeway", ff, model.Truncate(string(f.Type)))
+			return out, ruleUnsupported("%s.type %q is not supported by Causeway", ff, model.Truncate(string(f.Type)))
 		}
 		if err != nil {
 			return out, err
 		}
 	}
 	if out.redirect != nil && seen[gwv1.HTTPRouteFilterURLRewrite] {
-		return out, &ruleError{reason: ReasonIncompatibleFilters, msg: field + ": RequestRedirect and URLRewrite do not go together"}
+		return out, &ruleError{reason: routeReasonIncompatibleFilters, msg: field + ": RequestRedirect and URLRewrite do not go together"}
 	}
 	if out.redirect != nil && !out.policy.empty() {
-		return out, &ruleError{reason: ReasonIncompatibleFilters, msg: field +
+		return out, &ruleError{reason: routeReasonIncompatibleFilters, msg: field +
 			": a RequestRedirect answers by itself; Causeway does not apply the rule's other filters to the redirect"}
 	}
 	return out, nil
@@ -101,11 +101,11 @@ func (t *routeTranslator) filters(field string, in []gwv1.HTTPRouteFilter, match
 func headerName(field, name string, seen map[string]bool) (string, *ruleError) {
 	n, err := model.ParseHeaderName(name)
 	if err != nil {
-		return "", unsupported("%s %q: %v", field, model.Truncate(name), err)
+		return "", ruleUnsupported("%s %q: %v", field, model.Truncate(name), err)
 	}
 	k := strings.ToLower(n)
 	if seen[k] {
-		return "", unsupported("%s %q: one header name may have one action only", field, model.Truncate(name))
+		return "", ruleUnsupported("%s %q: one header name may have one action only", field, model.Truncate(name))
 	}
 	seen[k] = true
 	return n, nil
@@ -116,7 +116,7 @@ func headerName(field, name string, seen map[string]bool) (string, *ruleError) {
 func headerValue(field, name, value string) (model.Template, *ruleError) {
 	v, err := model.ParseHeaderValue(value)
 	if err != nil {
-		return nil, unsupported("%s %q: %v", field, model.Truncate(name), err)
+		return nil, ruleUnsupported("%s %q: %v", field, model.Truncate(name), err)
 	}
 	if v == "" {
 		return model.Template{}, nil
@@ -126,7 +126,7 @@ func headerValue(field, name, value string) (model.Template, *ruleError) {
 
 // header checks a header a filter writes: its name (once per filter)
 // and value.
-func header(field string, h gwv1.HTTPHeader, seen map[string]bool) (string, model.Template, *ruleError) {
+func filterHeader(field string, h gwv1.HTTPHeader, seen map[string]bool) (string, model.Template, *ruleError) {
 	name, err := headerName(field, string(h.Name), seen)
 	if err != nil {
 		return "", nil, err
@@ -147,19 +147,19 @@ func headerVar(name string) string {
 // the client sent none).
 func requestHeaders(field string, in *gwv1.HTTPHeaderFilter, pol *routePolicy) *ruleError {
 	if len(in.Set) > 16 || len(in.Add) > 16 || len(in.Remove) > 16 {
-		return unsupported("%s: at most 16 headers each to set, add and remove", field)
+		return ruleUnsupported("%s: at most 16 headers each to set, add and remove", field)
 	}
 	var sn model.Snippet
 	seen := map[string]bool{}
 	for i, h := range in.Set {
-		name, v, err := header(fmt.Sprintf("%s.set[%d]", field, i), h, seen)
+		name, v, err := filterHeader(fmt.Sprintf("%s.set[%d]", field, i), h, seen)
 		if err != nil {
 			return err
 		}
 		sn.ProxySetHeaders = append(sn.ProxySetHeaders, model.TemplateHeader{Name: name, Value: v})
 	}
 	for i, h := range in.Add {
-		name, v, err := header(fmt.Sprintf("%s.add[%d]", field, i), h, seen)
+		name, v, err := filterHeader(fmt.Sprintf("%s.add[%d]", field, i), h, seen)
 		if err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func requestHeaders(field string, in *gwv1.HTTPHeaderFilter, pol *routePolicy) *
 // out on every status (add_header ... always).
 func responseHeaders(field string, in *gwv1.HTTPHeaderFilter, pol *routePolicy) *ruleError {
 	if len(in.Set) > 16 || len(in.Add) > 16 || len(in.Remove) > 16 {
-		return unsupported("%s: at most 16 headers each to set, add and remove", field)
+		return ruleUnsupported("%s: at most 16 headers each to set, add and remove", field)
 	}
 	var sn model.Snippet
 	seen := map[string]bool{}
@@ -200,7 +200,7 @@ func responseHeaders(field string, in *gwv1.HTTPHeaderFilter, pol *routePolicy) 
 		hide    bool
 	}{{"set", in.Set, true}, {"add", in.Add, false}} {
 		for i, h := range list.headers {
-			name, v, err := header(fmt.Sprintf("%s.%s[%d]", field, list.name, i), h, seen)
+			name, v, err := filterHeader(fmt.Sprintf("%s.%s[%d]", field, list.name, i), h, seen)
 			if err != nil {
 				return err
 			}
@@ -250,7 +250,7 @@ func requestRedirect(field string, in *gwv1.HTTPRequestRedirectFilter) (*Redirec
 	if in.StatusCode != nil {
 		out.Code = *in.StatusCode
 		if !slices.Contains(redirectCodes, out.Code) {
-			return nil, unsupported("%s.statusCode %d: want 301, 302, 303, 307 or 308", field, out.Code)
+			return nil, ruleUnsupported("%s.statusCode %d: want 301, 302, 303, 307 or 308", field, out.Code)
 		}
 	}
 	if in.Scheme != nil {
@@ -258,36 +258,36 @@ func requestRedirect(field string, in *gwv1.HTTPRequestRedirectFilter) (*Redirec
 		case "http", "https":
 			out.Scheme = s
 		default:
-			return nil, unsupported("%s.scheme %q: want http or https", field, model.Truncate(s))
+			return nil, ruleUnsupported("%s.scheme %q: want http or https", field, model.Truncate(s))
 		}
 	}
 	if in.Hostname != nil {
 		h := string(*in.Hostname)
 		if err := model.ValidateHost(h); err != nil || strings.HasPrefix(h, "*") {
-			return nil, unsupported("%s.hostname %q: want a DNS name", field, model.Truncate(h))
+			return nil, ruleUnsupported("%s.hostname %q: want a DNS name", field, model.Truncate(h))
 		}
 		out.Hostname = h
 	}
 	if in.Port != nil {
 		out.Port = int(*in.Port)
 		if out.Port < 1 || out.Port > 65535 {
-			return nil, unsupported("%s.port %d: want 1 to 65535", field, out.Port)
+			return nil, ruleUnsupported("%s.port %d: want 1 to 65535", field, out.Port)
 		}
 	}
 	if p := in.Path; p != nil {
 		switch p.Type {
 		case gwv1.FullPathHTTPPathModifier:
 			if p.ReplaceFullPath == nil {
-				return nil, unsupported("%s.path.replaceFullPath is required", field)
+				return nil, ruleUnsupported("%s.path.replaceFullPath is required", field)
 			}
 			if err := model.ValidatePath(*p.ReplaceFullPath); err != nil {
-				return nil, unsupported("%s.path.replaceFullPath: %v", field, err)
+				return nil, ruleUnsupported("%s.path.replaceFullPath: %v", field, err)
 			}
 			out.FullPath = *p.ReplaceFullPath
 		case gwv1.PrefixMatchHTTPPathModifier:
-			return nil, unsupported("%s.path: ReplacePrefixMatch in a redirect is not supported by Causeway yet", field)
+			return nil, ruleUnsupported("%s.path: ReplacePrefixMatch in a redirect is not supported by Causeway yet", field)
 		default:
-			return nil, unsupported("%s.path.type %q: want ReplaceFullPath or ReplacePrefixMatch", field, model.Truncate(string(p.Type)))
+			return nil, ruleUnsupported("%s.path.type %q: want ReplaceFullPath or ReplacePrefixMatch", field, model.Truncate(string(p.Type)))
 		}
 	}
 	return out, nil
@@ -341,7 +341,7 @@ func urlRewrite(field string, in *gwv1.HTTPURLRewriteFilter, matches []Match, po
 	if in.Hostname != nil {
 		h := string(*in.Hostname)
 		if err := model.ValidateHost(h); err != nil || strings.HasPrefix(h, "*") {
-			return unsupported("%s.hostname %q: want a DNS name", field, model.Truncate(h))
+			return ruleUnsupported("%s.hostname %q: want a DNS name", field, model.Truncate(h))
 		}
 		v := model.HeaderValue(h)
 		pol.get().UpstreamHost = &v
@@ -353,35 +353,35 @@ func urlRewrite(field string, in *gwv1.HTTPURLRewriteFilter, matches []Match, po
 	switch p.Type {
 	case gwv1.FullPathHTTPPathModifier:
 		if p.ReplaceFullPath == nil {
-			return unsupported("%s.path.replaceFullPath is required", field)
+			return ruleUnsupported("%s.path.replaceFullPath is required", field)
 		}
 		if err := model.ValidatePath(*p.ReplaceFullPath); err != nil {
-			return unsupported("%s.path.replaceFullPath: %v", field, err)
+			return ruleUnsupported("%s.path.replaceFullPath: %v", field, err)
 		}
 		pol.get().Rewrite = &model.Rewrite{Target: *p.ReplaceFullPath}
 	case gwv1.PrefixMatchHTTPPathModifier:
 		if p.ReplacePrefixMatch == nil {
-			return unsupported("%s.path.replacePrefixMatch is required", field)
+			return ruleUnsupported("%s.path.replacePrefixMatch is required", field)
 		}
 		if len(matches) != 1 || matches[0].Path.Type != model.Prefix {
-			return &ruleError{reason: ReasonUnsupportedValue, msg: field + ".path: ReplacePrefixMatch needs exactly one PathPrefix match"}
+			return &ruleError{reason: routeReasonUnsupportedValue, msg: field + ".path: ReplacePrefixMatch needs exactly one PathPrefix match"}
 		}
 		r := strings.TrimSuffix(*p.ReplacePrefixMatch, "/")
 		if matches[0].Path.Path == "/" {
 			// The model's prefix rewrite appends the rest of the path
 			// after the prefix: after the root prefix it lacks its "/".
-			return unsupported("%s.path: ReplacePrefixMatch of the prefix / is not supported by Causeway yet", field)
+			return ruleUnsupported("%s.path: ReplacePrefixMatch of the prefix / is not supported by Causeway yet", field)
 		}
 		if r == "" {
 			pol.get().Rewrite = &model.Rewrite{Target: "/", Prefix: true, Strip: true}
 			return nil
 		}
 		if err := model.ValidatePath(r); err != nil {
-			return unsupported("%s.path.replacePrefixMatch: %v", field, err)
+			return ruleUnsupported("%s.path.replacePrefixMatch: %v", field, err)
 		}
 		pol.get().Rewrite = &model.Rewrite{Target: r, Prefix: true}
 	default:
-		return unsupported("%s.path.type %q: want ReplaceFullPath or ReplacePrefixMatch", field, model.Truncate(string(p.Type)))
+		return ruleUnsupported("%s.path.type %q: want ReplaceFullPath or ReplacePrefixMatch", field, model.Truncate(string(p.Type)))
 	}
 	return nil
 }
@@ -392,7 +392,7 @@ func (t *routeTranslator) requestMirror(field string, in *gwv1.HTTPRequestMirror
 	percent := 100
 	switch {
 	case in.Percent != nil && in.Fraction != nil:
-		return nil, unsupported("%s: percent and fraction do not go together", field)
+		return nil, ruleUnsupported("%s: percent and fraction do not go together", field)
 	case in.Percent != nil:
 		percent = int(*in.Percent)
 	case in.Fraction != nil:
@@ -402,12 +402,12 @@ func (t *routeTranslator) requestMirror(field string, in *gwv1.HTTPRequestMirror
 		}
 		num := in.Fraction.Numerator
 		if den < 1 || num < 0 || num > den || (num*100)%den != 0 {
-			return nil, unsupported("%s.fraction %d/%d: want a whole percentage", field, num, den)
+			return nil, ruleUnsupported("%s.fraction %d/%d: want a whole percentage", field, num, den)
 		}
 		percent = int(num * 100 / den)
 	}
 	if percent < 0 || percent > 100 {
-		return nil, unsupported("%s.percent %d: want 0 to 100", field, percent)
+		return nil, ruleUnsupported("%s.percent %d: want 0 to 100", field, percent)
 	}
 	b, ok := t.backend(field+".backendRef", in.BackendRef)
 	if !ok {
@@ -424,11 +424,11 @@ const (
 )
 
 // cors translates the CORS filter into the model's CORS policy.
-func cors(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError) {
+func corsFilter(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError) {
 	out := &model.CORS{Credentials: in.AllowCredentials != nil && *in.AllowCredentials}
 	if len(in.AllowOrigins) > maxCORSItems || len(in.AllowMethods) > maxCORSItems ||
 		len(in.AllowHeaders) > maxCORSItems || len(in.ExposeHeaders) > maxCORSItems {
-		return nil, unsupported("%s: at most %d origins, methods and headers each", field, maxCORSItems)
+		return nil, ruleUnsupported("%s: at most %d origins, methods and headers each", field, maxCORSItems)
 	}
 	for i, o := range in.AllowOrigins {
 		if o == "*" {
@@ -437,7 +437,7 @@ func cors(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError) {
 		}
 		v, err := model.ParseCORSOrigin(string(o))
 		if err != nil {
-			return nil, unsupported("%s.allowOrigins[%d]: %v", field, i, err)
+			return nil, ruleUnsupported("%s.allowOrigins[%d]: %v", field, i, err)
 		}
 		out.Origins = append(out.Origins, v)
 	}
@@ -451,7 +451,7 @@ func cors(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError) {
 			break
 		}
 		if !httpMethods[string(m)] {
-			return nil, unsupported("%s.allowMethods[%d] %q: not an HTTP method", field, i, model.Truncate(string(m)))
+			return nil, ruleUnsupported("%s.allowMethods[%d] %q: not an HTTP method", field, i, model.Truncate(string(m)))
 		}
 		out.Methods = append(out.Methods, string(m))
 	}
@@ -467,14 +467,14 @@ func cors(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError) {
 		age = 5 // the API's default
 	}
 	if age < 1 || age > maxCORSMaxAge {
-		return nil, unsupported("%s.maxAge %d: want 1 to %d seconds", field, age, maxCORSMaxAge)
+		return nil, ruleUnsupported("%s.maxAge %d: want 1 to %d seconds", field, age, maxCORSMaxAge)
 	}
 	out.MaxAge = time.Duration(age) * time.Second
 	if out.Credentials && (out.AllowAnyOrigin || slices.Contains(out.Headers, "*") || slices.Contains(out.ExposeHeaders, "*")) {
 		// The spec then wants the request's origin and headers echoed,
 		// which the model's CORS does not do: browsers refuse "*" with
 		// credentials.
-		return nil, unsupported("%s: * with allowCredentials is not supported by Causeway yet", field)
+		return nil, ruleUnsupported("%s: * with allowCredentials is not supported by Causeway yet", field)
 	}
 	return out, nil
 }
@@ -485,12 +485,12 @@ func corsHeaders(field string, names []gwv1.HTTPHeaderName) ([]string, *ruleErro
 	for i, n := range names {
 		if n == "*" {
 			if len(names) > 1 {
-				return nil, unsupported("%s: * stands alone", field)
+				return nil, ruleUnsupported("%s: * stands alone", field)
 			}
 			return []string{"*"}, nil
 		}
 		if _, err := model.ParseHeaderName(string(n)); err != nil {
-			return nil, unsupported("%s[%d]: %v", field, i, err)
+			return nil, ruleUnsupported("%s[%d]: %v", field, i, err)
 		}
 		out = append(out, string(n))
 	}

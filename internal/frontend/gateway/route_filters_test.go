@@ -18,12 +18,12 @@ func respHeaders(h gwv1.HTTPHeaderFilter) gwv1.HTTPRouteFilter {
 	return gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &h}
 }
 
-func redirect(r gwv1.HTTPRequestRedirectFilter) gwv1.HTTPRouteRule {
+func redirectRule(r gwv1.HTTPRequestRedirectFilter) gwv1.HTTPRouteRule {
 	return gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &r}}}
 }
 
-func rewrite(match gwv1.HTTPRouteMatch, w gwv1.HTTPURLRewriteFilter) gwv1.HTTPRouteRule {
-	return withFilters(rule(match), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &w})
+func rewriteRule(match gwv1.HTTPRouteMatch, w gwv1.HTTPURLRewriteFilter) gwv1.HTTPRouteRule {
+	return withFilters(proxyRule(match), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &w})
 }
 
 func lit(s string) model.Template { return model.Template{{Literal: s}} }
@@ -48,7 +48,7 @@ func TestTranslateHeaderFilters(t *testing.T) {
 	hdr := func(n, v string) gwv1.HTTPHeader { return gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(n), Value: v} }
 	runRows(t, []routeRow{
 		// HTTPHeaderFilter.Set, Add, Remove on requests (httproute-request-header-modifier).
-		{"request", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{
+		{"request", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{
 			Set: []gwv1.HTTPHeader{hdr("X-Header-Set", "set-overwrites-values")},
 			Add: []gwv1.HTTPHeader{hdr("X-Header-Add", "add-appends-values")}, Remove: []string{"X-Header-Remove"}}))),
 			wantPolicy(&model.Policy{Snippet: &model.Snippet{
@@ -60,22 +60,22 @@ func TestTranslateHeaderFilters(t *testing.T) {
 				ProxySetHeaders: []model.TemplateHeader{{Name: "X-Header-Set", Value: lit("set-overwrites-values")},
 					{Name: "X-Header-Add", Value: model.Template{{Variable: "gateway_add_0"}}}, {Name: "X-Header-Remove", Value: model.Template{}}}}})},
 		// ... and on responses (httproute-response-header-modifier).
-		{"response", route("r", withFilters(rule(), respHeaders(gwv1.HTTPHeaderFilter{
+		{"response", httpRoute("r", withFilters(proxyRule(), respHeaders(gwv1.HTTPHeaderFilter{
 			Set: []gwv1.HTTPHeader{hdr("X-Header-Set", "set")}, Add: []gwv1.HTTPHeader{hdr("X-Header-Add", "add")}, Remove: []string{"X-Header-Remove"}}))),
 			wantPolicy(&model.Policy{Snippet: &model.Snippet{
 				AddHeaders:       []model.TemplateHeader{{Name: "X-Header-Set", Value: lit("set"), Always: true}, {Name: "X-Header-Add", Value: lit("add"), Always: true}},
 				ProxyHideHeaders: []string{"X-Header-Set", "X-Header-Remove"}}})},
 		// Hostile values never reach nginx text: CRLF, "$", quotes, braces.
-		{"value CRLF", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a\r\nInjected: 1")}}))), refused(ReasonUnsupportedValue, "set[0]")},
-		{"value dollar", route("r", withFilters(rule(), respHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "$remote_addr")}}))), refused(ReasonUnsupportedValue, "'$'")},
-		{"value brace", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "a;} location / {")}}))), refused(ReasonUnsupportedValue, "add[0]")},
+		{"value CRLF", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a\r\nInjected: 1")}}))), refused(routeReasonUnsupportedValue, "set[0]")},
+		{"value dollar", httpRoute("r", withFilters(proxyRule(), respHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "$remote_addr")}}))), refused(routeReasonUnsupportedValue, "'$'")},
+		{"value brace", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "a;} location / {")}}))), refused(routeReasonUnsupportedValue, "add[0]")},
 		// An RFC 9110 token the model's header names do not take.
-		{"name token", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{Remove: []string{"X#y"}}))), refused(ReasonUnsupportedValue, "remove[0]")},
+		{"name token", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Remove: []string{"X#y"}}))), refused(routeReasonUnsupportedValue, "remove[0]")},
 		// "Only one action for a given header name is permitted."
-		{"one action per name", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a")}, Remove: []string{"x"}}))),
-			refused(ReasonUnsupportedValue, "one action only")},
+		{"one action per name", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a")}, Remove: []string{"x"}}))),
+			refused(routeReasonUnsupportedValue, "one action only")},
 		// HTTPRouteRule.Filters: RequestHeaderModifier cannot be repeated.
-		{"repeated", route("r", withFilters(rule(), reqHeaders(gwv1.HTTPHeaderFilter{}), reqHeaders(gwv1.HTTPHeaderFilter{}))), refused(ReasonUnsupportedValue, "a second")},
+		{"repeated", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{}), reqHeaders(gwv1.HTTPHeaderFilter{}))), refused(routeReasonUnsupportedValue, "a second")},
 	})
 }
 
@@ -89,22 +89,22 @@ func TestTranslateRedirect(t *testing.T) {
 	}
 	runRows(t, []routeRow{
 		// HTTPRequestRedirectFilter.StatusCode default 302; Hostname (httproute-redirect-host-and-status).
-		{"host", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Hostname: ptr(gwv1.PreciseHostname("example.org"))})), red(Redirect{Hostname: "example.org", Code: 302})},
+		{"host", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname("example.org"))})), red(Redirect{Hostname: "example.org", Code: 302})},
 		// Scheme, Port, StatusCode 301/303/307/308 (httproute-redirect-port-and-scheme, -30x-redirect).
-		{"scheme port", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Scheme: ptr("https"), Port: ptr(gwv1.PortNumber(8443)), StatusCode: ptr(308)})),
+		{"scheme port", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Scheme: routePtr("https"), Port: routePtr(gwv1.PortNumber(8443)), StatusCode: routePtr(308)})),
 			red(Redirect{Scheme: "https", Port: 8443, Code: 308})},
 		// Path ReplaceFullPath (httproute-redirect-path).
-		{"full path", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/full")}})),
+		{"full path", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/full")}})),
 			red(Redirect{FullPath: "/full", Code: 302})},
-		{"prefix path", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/p")}})),
-			refused(ReasonUnsupportedValue, "ReplacePrefixMatch in a redirect")},
-		{"status", route("r", redirect(gwv1.HTTPRequestRedirectFilter{StatusCode: ptr(304)})), refused(ReasonUnsupportedValue, "statusCode 304")},
-		{"scheme", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Scheme: ptr("ftp")})), refused(ReasonUnsupportedValue, `scheme "ftp"`)},
-		{"hostname", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Hostname: ptr(gwv1.PreciseHostname("a\r\nb"))})), refused(ReasonUnsupportedValue, "hostname")},
-		{"full path hostile", route("r", redirect(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/a;return 200")}})),
-			refused(ReasonUnsupportedValue, "replaceFullPath")},
+		{"prefix path", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/p")}})),
+			refused(routeReasonUnsupportedValue, "ReplacePrefixMatch in a redirect")},
+		{"status", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{StatusCode: routePtr(304)})), refused(routeReasonUnsupportedValue, "statusCode 304")},
+		{"scheme", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Scheme: routePtr("ftp")})), refused(routeReasonUnsupportedValue, `scheme "ftp"`)},
+		{"hostname", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname("a\r\nb"))})), refused(routeReasonUnsupportedValue, "hostname")},
+		{"full path hostile", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/a;return 200")}})),
+			refused(routeReasonUnsupportedValue, "replaceFullPath")},
 		// "RequestRedirect filter must not be used together with backendRefs".
-		{"with backendRefs", route("r", withFilters(rule(), redirect(gwv1.HTTPRequestRedirectFilter{}).Filters...)), refused(ReasonIncompatibleFilters, "no backendRefs")},
+		{"with backendRefs", httpRoute("r", withFilters(proxyRule(), redirectRule(gwv1.HTTPRequestRedirectFilter{}).Filters...)), refused(routeReasonIncompatibleFilters, "no backendRefs")},
 	})
 }
 
@@ -119,7 +119,7 @@ func TestRedirectModel(t *testing.T) {
 		want  model.Template
 	}{
 		{"request's all", Redirect{Code: 302}, 80, false, model.Template{v("scheme"), l("://"), v("host"), v("request_uri")}},
-		// "If redirect scheme is empty, the redirect port MUST be the Gateway Listener port."
+		// "If redirect scheme is empty, the redirect port MUST be the Gateway RouteListener port."
 		{"listener port", Redirect{Code: 302}, 8080, false, model.Template{v("scheme"), l("://"), v("host"), l(":8080"), v("request_uri")}},
 		// "the redirect port MUST be the well-known port associated with the redirect scheme".
 		{"scheme's port", Redirect{Scheme: "https", Code: 302}, 8080, false, model.Template{l("https://"), v("host"), v("request_uri")}},
@@ -142,31 +142,31 @@ func TestTranslateURLRewrite(t *testing.T) {
 	prefix := pathMatch(gwv1.PathMatchPathPrefix, "/prefix/one/")
 	runRows(t, []routeRow{
 		// HTTPURLRewriteFilter.Hostname (httproute-rewrite-host).
-		{"hostname", route("r", rewrite(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Hostname: ptr(gwv1.PreciseHostname("one.example.org"))})),
+		{"hostname", httpRoute("r", rewriteRule(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Hostname: routePtr(gwv1.PreciseHostname("one.example.org"))})),
 			wantPolicy(&model.Policy{UpstreamHost: &host})},
 		// ReplaceFullPath and ReplacePrefixMatch (httproute-rewrite-path).
-		{"full", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/one")}})),
+		{"full", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/one")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/one"}})},
-		{"prefix", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/one/")}})),
+		{"prefix", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/one/")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/one", Prefix: true}})},
 		// Replacing with "/" (or "") strips the prefix by path elements.
-		{"prefix to root", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/")}})),
+		{"prefix to root", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true, Strip: true}})},
-		{"prefix to empty", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("")}})),
+		{"prefix to empty", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true, Strip: true}})},
 		// The root prefix's rest lacks its "/".
-		{"root prefix", route("r", rewrite(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/a")}})),
-			refused(ReasonUnsupportedValue, "prefix / is not supported")},
+		{"root prefix", httpRoute("r", rewriteRule(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/a")}})),
+			refused(routeReasonUnsupportedValue, "prefix / is not supported")},
 		// "ReplacePrefixMatch is only compatible with a PathPrefix HTTPRouteMatch."
-		{"prefix of exact", route("r", rewrite(pathMatch(gwv1.PathMatchExact, "/a"), gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/b")}})),
-			refused(ReasonUnsupportedValue, "exactly one PathPrefix")},
-		{"hostile", route("r", rewrite(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/a{b}")}})),
-			refused(ReasonUnsupportedValue, "replaceFullPath")},
+		{"prefix of exact", httpRoute("r", rewriteRule(pathMatch(gwv1.PathMatchExact, "/a"), gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/b")}})),
+			refused(routeReasonUnsupportedValue, "exactly one PathPrefix")},
+		{"hostile", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/a{b}")}})),
+			refused(routeReasonUnsupportedValue, "replaceFullPath")},
 		// "May specify either httpRouteFilterRequestRedirect or httpRouteFilterRequestRewrite, but not both".
-		{"with redirect", route("r", gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{
+		{"with redirect", httpRoute("r", gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{
 			{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{}},
 			{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{}}}}),
-			refused(ReasonIncompatibleFilters, "do not go together")},
+			refused(routeReasonIncompatibleFilters, "do not go together")},
 	})
 }
 
@@ -174,7 +174,7 @@ func TestTranslateMirrorCORSExtension(t *testing.T) {
 	mirror := func(m gwv1.HTTPRequestMirrorFilter) gwv1.HTTPRouteFilter {
 		return gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &m}
 	}
-	to := func(name string) gwv1.BackendObjectReference { return backend(name).BackendObjectReference }
+	toRef := func(name string) gwv1.BackendObjectReference { return backendRef(name).BackendObjectReference }
 	v2 := Backend{Namespace: "infra", Service: "infra-backend-v2", Port: 8080}
 	mirrors := func(want ...Mirror) func(*testing.T, *Route, []model.Problem) {
 		return func(t *testing.T, r *Route, ps []model.Problem) {
@@ -185,36 +185,36 @@ func TestTranslateMirrorCORSExtension(t *testing.T) {
 	}
 	runRows(t, []routeRow{
 		// RequestMirror, several (httproute-request-mirror, -multiple-mirrors, -percentage-mirror).
-		{"mirrors", route("r", withFilters(rule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: to("infra-backend-v2")}),
-			mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: to("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: ptr(int32(4))}}))),
+		{"mirrors", httpRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2")}),
+			mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: routePtr(int32(4))}}))),
 			mirrors(Mirror{Backend: v2, Percent: 100}, Mirror{Backend: v2, Percent: 25})},
-		{"fraction", route("r", withFilters(rule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: to("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: ptr(int32(3))}}))),
-			refused(ReasonUnsupportedValue, "whole percentage")},
+		{"fraction", httpRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: routePtr(int32(3))}}))),
+			refused(routeReasonUnsupportedValue, "whole percentage")},
 		// A mirror whose backend is missing is dropped, the rule served.
-		{"missing", route("r", withFilters(rule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: to("nonexistent")}))),
+		{"missing", httpRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("nonexistent")}))),
 			func(t *testing.T, r *Route, ps []model.Problem) {
 				mirrors()(t, r, ps)
-				hasProblem(t, ps, CondResolvedRefs, ReasonBackendNotFound, "requestMirror.backendRef")
+				hasProblem(t, ps, routeCondResolvedRefs, routeReasonBackendNotFound, "requestMirror.backendRef")
 			}},
 		// HTTPCORSFilter (httproute-cors).
-		{"cors", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
-			AllowOrigins: []gwv1.CORSOrigin{"https://www.foo.com", "https://*.bar.com"}, AllowCredentials: ptr(true),
+		{"cors", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+			AllowOrigins: []gwv1.CORSOrigin{"https://www.foo.com", "https://*.bar.com"}, AllowCredentials: routePtr(true),
 			AllowMethods: []gwv1.HTTPMethodWithWildcard{"GET", "OPTIONS"}, AllowHeaders: []gwv1.HTTPHeaderName{"x-header-1"},
 			ExposeHeaders: []gwv1.HTTPHeaderName{"x-header-3"}, MaxAge: 3600}})),
 			wantPolicy(&model.Policy{CORS: &model.CORS{Origins: []string{"https://www.foo.com", "https://*.bar.com"}, Credentials: true,
 				Methods: []string{"GET", "OPTIONS"}, Headers: []string{"x-header-1"}, ExposeHeaders: []string{"x-header-3"}, MaxAge: time.Hour}})},
-		{"cors any", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+		{"cors any", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{"*"}, AllowMethods: []gwv1.HTTPMethodWithWildcard{"*"}}})),
 			wantPolicy(&model.Policy{CORS: &model.CORS{AllowAnyOrigin: true, MaxAge: 5 * time.Second,
 				Methods: []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}}})},
-		{"cors any credentials", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
-			AllowOrigins: []gwv1.CORSOrigin{"*"}, AllowCredentials: ptr(true)}})), refused(ReasonUnsupportedValue, "allowCredentials")},
-		{"cors hostile origin", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
-			AllowOrigins: []gwv1.CORSOrigin{"https://a.com\"; add_header X 1"}}})), refused(ReasonUnsupportedValue, "allowOrigins[0]")},
+		{"cors any credentials", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+			AllowOrigins: []gwv1.CORSOrigin{"*"}, AllowCredentials: routePtr(true)}})), refused(routeReasonUnsupportedValue, "allowCredentials")},
+		{"cors hostile origin", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+			AllowOrigins: []gwv1.CORSOrigin{"https://a.com\"; add_header X 1"}}})), refused(routeReasonUnsupportedValue, "allowOrigins[0]")},
 		// "If a reference to a custom filter type cannot be resolved, the filter MUST NOT be skipped."
-		{"extension ref", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef, ExtensionRef: &gwv1.LocalObjectReference{Name: "x"}})),
-			refused(ReasonUnsupportedValue, "ExtensionRef")},
+		{"extension ref", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef, ExtensionRef: &gwv1.LocalObjectReference{Name: "x"}})),
+			refused(routeReasonUnsupportedValue, "ExtensionRef")},
 		// HTTPRouteFilterType: unknown values are UnsupportedValue.
-		{"unknown filter", route("r", withFilters(rule(), gwv1.HTTPRouteFilter{Type: "Compress"})), refused(ReasonUnsupportedValue, `"Compress"`)},
+		{"unknown filter", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: "Compress"})), refused(routeReasonUnsupportedValue, `"Compress"`)},
 	})
 }

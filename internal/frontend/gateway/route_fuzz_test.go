@@ -20,19 +20,19 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 	f.Add("/a{", "Exact", "h!", "a\"b", "q-1", "$x", "X#", "$host", "/a/../b", "*.x")
 	f.Fuzz(func(t *testing.T, path, pathType, hName, hValue, qName, qValue, setName, setValue, fullPath, host string) {
 		m := gwv1.HTTPRouteMatch{
-			Path:        &gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchType(pathType)), Value: ptr(path)},
-			Headers:     []gwv1.HTTPHeaderMatch{{Name: gwv1.HTTPHeaderName(hName), Value: hValue}, {Name: "r", Type: ptr(gwv1.HeaderMatchRegularExpression), Value: hValue}},
+			Path:        &gwv1.HTTPPathMatch{Type: routePtr(gwv1.PathMatchType(pathType)), Value: routePtr(path)},
+			Headers:     []gwv1.HTTPHeaderMatch{{Name: gwv1.HTTPHeaderName(hName), Value: hValue}, {Name: "r", Type: routePtr(gwv1.HeaderMatchRegularExpression), Value: hValue}},
 			QueryParams: []gwv1.HTTPQueryParamMatch{{Name: gwv1.HTTPHeaderName(qName), Value: qValue}},
 		}
 		hdr := gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName(setName), Value: setValue}},
 			Add: []gwv1.HTTPHeader{{Name: "A", Value: setValue}}}
-		r := route("r",
-			withFilters(rule(m), reqHeaders(hdr), respHeaders(hdr), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite,
-				URLRewrite: &gwv1.HTTPURLRewriteFilter{Hostname: ptr(gwv1.PreciseHostname(host)),
-					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(fullPath)}}}),
+		r := httpRoute("r",
+			withFilters(proxyRule(m), reqHeaders(hdr), respHeaders(hdr), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite,
+				URLRewrite: &gwv1.HTTPURLRewriteFilter{Hostname: routePtr(gwv1.PreciseHostname(host)),
+					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}}),
 			gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{m}, Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
-				RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Hostname: ptr(gwv1.PreciseHostname(host)),
-					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(fullPath)}}}}})
+				RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname(host)),
+					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}}}})
 		tr, _ := TranslateHTTPRoute(r, testEnv)
 		if tr == nil {
 			return

@@ -41,7 +41,7 @@ func TranslateGRPCRoute(g *gwv1.GRPCRoute, env RouteEnv) (*Route, []model.Proble
 			// translate, so the HTTPRoute logic reports it as any
 			// other left-out rule.
 			early = append(early, model.Problem{Object: ref, Reason: err.reason, Message: err.msg,
-				Condition: CondPartiallyInvalid, ConditionReason: err.reason})
+				Condition: routeCondPartiallyInvalid, ConditionReason: err.reason})
 			hr = gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: ptrTo(gwv1.PathMatchType("GRPCRefused"))}}}}
 		}
 		h.Spec.Rules = append(h.Spec.Rules, hr)
@@ -53,7 +53,7 @@ func TranslateGRPCRoute(g *gwv1.GRPCRoute, env RouteEnv) (*Route, []model.Proble
 	}
 	if out == nil {
 		for i := range early {
-			early[i].Condition, early[i].Rejected = CondAccepted, true
+			early[i].Condition, early[i].Rejected = routeCondAccepted, true
 		}
 		return nil, append(early, problems...)
 	}
@@ -136,10 +136,10 @@ func grpcMatch(field string, m *gwv1.GRPCRouteMatch) (gwv1.HTTPRouteMatch, *rule
 	switch typ {
 	case gwv1.GRPCMethodMatchExact:
 		if service != "" && !grpcService.MatchString(service) {
-			return out, unsupported("%s.method.service %q: not a gRPC service name", field, model.Truncate(service))
+			return out, ruleUnsupported("%s.method.service %q: not a gRPC service name", field, model.Truncate(service))
 		}
 		if method != "" && !grpcMethod.MatchString(method) {
-			return out, unsupported("%s.method.method %q: not a gRPC method name", field, model.Truncate(method))
+			return out, ruleUnsupported("%s.method.method %q: not a gRPC method name", field, model.Truncate(method))
 		}
 		switch {
 		case service != "" && method != "":
@@ -153,7 +153,7 @@ func grpcMatch(field string, m *gwv1.GRPCRouteMatch) (gwv1.HTTPRouteMatch, *rule
 		out.Path = &gwv1.HTTPPathMatch{Type: ptrTo(gwv1.PathMatchRegularExpression),
 			Value: ptrTo("/" + orDefault(service, "[^/]+") + "/" + orDefault(method, "[^/]+"))}
 	default:
-		return out, unsupported("%s.method.type %q: want Exact or RegularExpression", field, model.Truncate(string(typ)))
+		return out, ruleUnsupported("%s.method.type %q: want Exact or RegularExpression", field, model.Truncate(string(typ)))
 	}
 	return out, nil
 }

@@ -15,15 +15,15 @@ func grpcRoute(rules ...gwv1.GRPCRouteRule) *gwv1.GRPCRoute {
 }
 
 func grpcMethodRule(typ gwv1.GRPCMethodMatchType, service, method string) gwv1.GRPCRouteRule {
-	mm := &gwv1.GRPCMethodMatch{Type: ptr(typ)}
+	mm := &gwv1.GRPCMethodMatch{Type: routePtr(typ)}
 	if service != "" {
-		mm.Service = ptr(service)
+		mm.Service = routePtr(service)
 	}
 	if method != "" {
-		mm.Method = ptr(method)
+		mm.Method = routePtr(method)
 	}
 	return gwv1.GRPCRouteRule{Matches: []gwv1.GRPCRouteMatch{{Method: mm, Headers: []gwv1.GRPCHeaderMatch{{Name: "version", Value: "two"}}}},
-		BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: backend("grpc-infra-backend-v1").BackendRef}}}
+		BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: backendRef("grpc-infra-backend-v1").BackendRef}}}
 }
 
 // GRPCMethodMatch: Exact service and method, service alone, method alone,
@@ -56,7 +56,7 @@ func TestTranslateGRPCRoute(t *testing.T) {
 		if rule := onlyRule(t, r); rule.Index != 1 {
 			t.Errorf("rule %+v", rule)
 		}
-		hasProblem(t, ps, CondPartiallyInvalid, ReasonUnsupportedValue, "not a gRPC service name")
+		hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "not a gRPC service name")
 		if len(ps) != 1 || ps[0].Object.Kind != "GRPCRoute" {
 			t.Errorf("problems %v", ps)
 		}
@@ -66,19 +66,19 @@ func TestTranslateGRPCRoute(t *testing.T) {
 		if r != nil {
 			t.Errorf("served %+v", r)
 		}
-		hasProblem(t, ps, CondAccepted, ReasonUnsupportedValue, "path.value")
+		hasProblem(t, ps, routeCondAccepted, routeReasonUnsupportedValue, "path.value")
 	})
 }
 
 // TestGRPCRouteRender: render takes a GRPCRoute's locations, gRPC to the
 // backends, a split choosing on a header.
 func TestGRPCRouteRender(t *testing.T) {
-	catchAll := gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: backend("grpc-infra-backend-v2").BackendRef}}}
+	catchAll := gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: backendRef("grpc-infra-backend-v2").BackendRef}}}
 	r, ps := TranslateGRPCRoute(grpcRoute(grpcMethodRule(gwv1.GRPCMethodMatchExact, "a.B", ""), catchAll), testEnv)
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	locs, ps := locations(t, []*Route{r})
+	locs, ps := composeLocations(t, []*Route{r})
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}

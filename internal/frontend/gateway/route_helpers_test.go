@@ -11,7 +11,7 @@ import (
 	"github.com/causeway/causeway/internal/model"
 )
 
-func ptr[T any](v T) *T { return &v }
+func routePtr[T any](v T) *T { return &v }
 
 // testEnv knows every Service but "nonexistent", with port 8080 only, in
 // every namespace, and permits references to namespace "granted".
@@ -28,24 +28,24 @@ var testEnv = RouteEnv{
 }
 
 // route makes an HTTPRoute in namespace "infra" of the rules.
-func route(name string, rules ...gwv1.HTTPRouteRule) *gwv1.HTTPRoute {
+func httpRoute(name string, rules ...gwv1.HTTPRouteRule) *gwv1.HTTPRoute {
 	return &gwv1.HTTPRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: name, CreationTimestamp: metav1.NewTime(time.Unix(1000, 0))},
 		Spec:       gwv1.HTTPRouteSpec{Rules: rules},
 	}
 }
 
-func backend(name string, weight ...int32) gwv1.HTTPBackendRef {
+func backendRef(name string, weight ...int32) gwv1.HTTPBackendRef {
 	b := gwv1.HTTPBackendRef{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{
-		Name: gwv1.ObjectName(name), Port: ptr(gwv1.PortNumber(8080))}}}
+		Name: gwv1.ObjectName(name), Port: routePtr(gwv1.PortNumber(8080))}}}
 	if len(weight) > 0 {
-		b.Weight = ptr(weight[0])
+		b.Weight = routePtr(weight[0])
 	}
 	return b
 }
 
 func pathMatch(t gwv1.PathMatchType, v string) gwv1.HTTPRouteMatch {
-	return gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: ptr(t), Value: ptr(v)}}
+	return gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: routePtr(t), Value: routePtr(v)}}
 }
 
 func headerMatch(name, value string) gwv1.HTTPHeaderMatch {
@@ -53,8 +53,8 @@ func headerMatch(name, value string) gwv1.HTTPHeaderMatch {
 }
 
 // rule makes a rule of matches proxying to infra-backend-v1.
-func rule(matches ...gwv1.HTTPRouteMatch) gwv1.HTTPRouteRule {
-	return gwv1.HTTPRouteRule{Matches: matches, BackendRefs: []gwv1.HTTPBackendRef{backend("infra-backend-v1")}}
+func proxyRule(matches ...gwv1.HTTPRouteMatch) gwv1.HTTPRouteRule {
+	return gwv1.HTTPRouteRule{Matches: matches, BackendRefs: []gwv1.HTTPBackendRef{backendRef("infra-backend-v1")}}
 }
 
 func withFilters(r gwv1.HTTPRouteRule, fs ...gwv1.HTTPRouteFilter) gwv1.HTTPRouteRule {

@@ -112,13 +112,13 @@ func translateMatch(field string, in *gwv1.HTTPRouteMatch) (Match, *ruleError) {
 	if in.Method != nil {
 		m := string(*in.Method)
 		if !httpMethods[m] {
-			return Match{}, unsupported("%s.method %q: want GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE or PATCH", field, model.Truncate(m))
+			return Match{}, ruleUnsupported("%s.method %q: want GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE or PATCH", field, model.Truncate(m))
 		}
 		out.Conditions = append(out.Conditions, model.Condition{Kind: model.ConditionVariable, Name: "request_method", Match: model.MatchExact, Value: m})
 		out.Method = true
 	}
 	if len(out.Conditions) > model.MaxSplitConditions {
-		return Match{}, unsupported("%s: %d header, query parameter and method matches, at most %d", field, len(out.Conditions), model.MaxSplitConditions)
+		return Match{}, ruleUnsupported("%s: %d header, query parameter and method matches, at most %d", field, len(out.Conditions), model.MaxSplitConditions)
 	}
 	return out, nil
 }
@@ -134,17 +134,17 @@ func matchKind(field string, t *gwv1.HeaderMatchType) (model.MatchKind, *ruleErr
 	case gwv1.HeaderMatchRegularExpression:
 		return model.MatchRegex, nil
 	}
-	return "", unsupported("%s.type %q: want Exact or RegularExpression", field, model.Truncate(string(*t)))
+	return "", ruleUnsupported("%s.type %q: want Exact or RegularExpression", field, model.Truncate(string(*t)))
 }
 
 // checkCondition holds c to the model's grammar; Gateway API's values
 // are never empty.
 func checkCondition(field string, c *model.Condition) *ruleError {
 	if c.Value == "" {
-		return unsupported("%s.value is empty", field)
+		return ruleUnsupported("%s.value is empty", field)
 	}
 	if err := c.Validate(); err != nil {
-		return unsupported("%s (%s %q): %v", field, c.Kind, model.Truncate(c.Name), err)
+		return ruleUnsupported("%s (%s %q): %v", field, c.Kind, model.Truncate(c.Name), err)
 	}
 	return nil
 }
@@ -164,7 +164,7 @@ func translatePath(field string, in *gwv1.HTTPPathMatch) (model.Match, *ruleErro
 	switch typ {
 	case gwv1.PathMatchExact, gwv1.PathMatchPathPrefix:
 		if err := model.ValidatePath(value); err != nil {
-			return model.Match{}, unsupported("%s.value: %v", field, err)
+			return model.Match{}, ruleUnsupported("%s.value: %v", field, err)
 		}
 		if typ == gwv1.PathMatchExact {
 			return model.Match{Type: model.Exact, Path: value}, nil
@@ -184,9 +184,9 @@ func translatePath(field string, in *gwv1.HTTPPathMatch) (model.Match, *ruleErro
 			_, err = model.ParseRegex(re)
 		}
 		if err != nil {
-			return model.Match{}, unsupported("%s.value %q: %v", field, model.Truncate(value), err)
+			return model.Match{}, ruleUnsupported("%s.value %q: %v", field, model.Truncate(value), err)
 		}
 		return model.Match{Type: model.Regex, Path: re}, nil
 	}
-	return model.Match{}, unsupported("%s.type %q: want Exact, PathPrefix or RegularExpression", field, model.Truncate(string(typ)))
+	return model.Match{}, ruleUnsupported("%s.type %q: want Exact, PathPrefix or RegularExpression", field, model.Truncate(string(typ)))
 }

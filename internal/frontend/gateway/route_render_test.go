@@ -20,20 +20,20 @@ func TestRouteLocationsRender(t *testing.T) {
 		Add: []gwv1.HTTPHeader{{Name: "X-Add", Value: "added"}}, Remove: []string{"X-Remove"}}
 	prefix := pathMatch(gwv1.PathMatchPathPrefix, "/prefix/one")
 	headerV2 := gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "two")},
-		QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "animal", Value: "whale"}}, Method: ptr(gwv1.HTTPMethodGet)}
-	red := redirect(gwv1.HTTPRequestRedirectFilter{Scheme: ptr("https"), Hostname: ptr(gwv1.PreciseHostname("example.org")), StatusCode: ptr(301)})
+		QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "animal", Value: "whale"}}, Method: routePtr(gwv1.HTTPMethodGet)}
+	red := redirectRule(gwv1.HTTPRequestRedirectFilter{Scheme: routePtr("https"), Hostname: routePtr(gwv1.PreciseHostname("example.org")), StatusCode: routePtr(301)})
 	red.Matches = []gwv1.HTTPRouteMatch{headerV2}
-	routes := translate(t, route("r",
-		withFilters(rule(pathMatch(gwv1.PathMatchExact, "/headers")), reqHeaders(hdr), respHeaders(hdr)),
-		rewrite(prefix, gwv1.HTTPURLRewriteFilter{Hostname: ptr(gwv1.PreciseHostname("rewritten.example.org")),
-			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/one")}}),
-		rewrite(pathMatch(gwv1.PathMatchPathPrefix, "/strip"), gwv1.HTTPURLRewriteFilter{
-			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/")}}),
+	routes := translateRoutes(t, httpRoute("r",
+		withFilters(proxyRule(pathMatch(gwv1.PathMatchExact, "/headers")), reqHeaders(hdr), respHeaders(hdr)),
+		rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Hostname: routePtr(gwv1.PreciseHostname("rewritten.example.org")),
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/one")}}),
+		rewriteRule(pathMatch(gwv1.PathMatchPathPrefix, "/strip"), gwv1.HTTPURLRewriteFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/")}}),
 		red,
-		gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{backend("infra-backend-v1", 3), backend("nonexistent", 1)}},
-		rule(pathMatch(gwv1.PathMatchRegularExpression, "/v[0-9]+/.*")),
+		gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{backendRef("infra-backend-v1", 3), backendRef("nonexistent", 1)}},
+		proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/v[0-9]+/.*")),
 	))
-	locs, ps := locations(t, routes)
+	locs, ps := composeLocations(t, routes)
 	if len(ps) > 0 {
 		t.Fatalf("problems: %v", ps)
 	}

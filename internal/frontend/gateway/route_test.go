@@ -51,9 +51,9 @@ func refused(reason, msg string) func(*testing.T, *Route, []model.Problem) {
 		if r != nil {
 			t.Errorf("route served: %+v", r)
 		}
-		hasProblem(t, ps, CondAccepted, reason, msg)
+		hasProblem(t, ps, routeCondAccepted, reason, msg)
 		for _, p := range ps {
-			if p.Condition == CondAccepted && !p.Rejected {
+			if p.Condition == routeCondAccepted && !p.Rejected {
 				t.Errorf("Accepted Problem not Rejected: %v", p)
 			}
 		}
@@ -64,7 +64,7 @@ func TestTranslateMatches(t *testing.T) {
 	long := make([]gwv1.HTTPRouteMatch, 65)
 	var many []gwv1.HTTPRouteRule
 	for range 3 {
-		many = append(many, rule(long[:50]...))
+		many = append(many, proxyRule(long[:50]...))
 	}
 	var sixteenHeaders []gwv1.HTTPHeaderMatch
 	for i := range 16 {
@@ -73,81 +73,81 @@ func TestTranslateMatches(t *testing.T) {
 	runRows(t, []routeRow{
 		// HTTPRouteSpec.Rules default: one rule, PathPrefix "/", no
 		// backendRefs (so 500, HTTPRouteRule.BackendRefs).
-		{"rules default", route("r"), func(t *testing.T, r *Route, ps []model.Problem) {
+		{"rules default", httpRoute("r"), func(t *testing.T, r *Route, ps []model.Problem) {
 			rule := onlyRule(t, r)
 			if rule.Matches[0].Path != (model.Match{Type: model.Prefix, Path: "/"}) || !reflect.DeepEqual(rule.Targets, []Target{{Status: 500, Weight: 1}}) {
 				t.Errorf("got %+v", rule)
 			}
 		}},
 		// HTTPRouteRule.Matches default: PathPrefix "/".
-		{"matches default", route("r", rule()), wantPath(model.Match{Type: model.Prefix, Path: "/"})},
+		{"matches default", httpRoute("r", proxyRule()), wantPath(model.Match{Type: model.Prefix, Path: "/"})},
 		// HTTPRouteMatch.Path default (a match of headers only).
-		{"path default", route("r", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "one")}})),
+		{"path default", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "one")}})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionHeader, Name: "version", Match: model.MatchExact, Value: "one"})},
 		// PathMatchExact (httproute-exact-path-matching).
-		{"exact", route("r", rule(pathMatch(gwv1.PathMatchExact, "/exact"))), wantPath(model.Match{Type: model.Exact, Path: "/exact"})},
+		{"exact", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/exact"))), wantPath(model.Match{Type: model.Exact, Path: "/exact"})},
 		// PathMatchPathPrefix: a trailing "/" is ignored (httproute-path-match-order's /match/).
-		{"prefix trailing slash", route("r", rule(pathMatch(gwv1.PathMatchPathPrefix, "/match/"))), wantPath(model.Match{Type: model.Prefix, Path: "/match"})},
+		{"prefix trailing slash", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchPathPrefix, "/match/"))), wantPath(model.Match{Type: model.Prefix, Path: "/match"})},
 		// PathMatchRegularExpression: the whole path, ParseRegex's grammar.
-		{"regex", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, "^/v[0-9]+/.*"))), wantPath(model.Match{Type: model.Regex, Path: "/v[0-9]+/.*$"})},
-		{"regex anchored", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, "/a$"))), wantPath(model.Match{Type: model.Regex, Path: "/a$"})},
+		{"regex", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "^/v[0-9]+/.*"))), wantPath(model.Match{Type: model.Regex, Path: "/v[0-9]+/.*$"})},
+		{"regex anchored", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/a$"))), wantPath(model.Match{Type: model.Regex, Path: "/a$"})},
 		// HTTPPathMatch's character set allows ; $ ' and %XX, which the model's path grammar does not.
-		{"path semicolon", route("r", rule(pathMatch(gwv1.PathMatchPathPrefix, "/a;b"))), refused(ReasonUnsupportedValue, "matches[0].path.value")},
-		{"path dollar", route("r", rule(pathMatch(gwv1.PathMatchExact, "/a$host"))), refused(ReasonUnsupportedValue, "path.value")},
-		{"path percent", route("r", rule(pathMatch(gwv1.PathMatchExact, "/a%2e"))), refused(ReasonUnsupportedValue, "path.value")},
-		{"regex brace", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, "/a{"))), refused(ReasonUnsupportedValue, "path.value")},
-		{"regex block", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, "/a;} location / {"))), refused(ReasonUnsupportedValue, "path.value")},
-		{"regex lookahead", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, "/(?=a)"))), refused(ReasonUnsupportedValue, "path.value")},
+		{"path semicolon", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchPathPrefix, "/a;b"))), refused(routeReasonUnsupportedValue, "matches[0].path.value")},
+		{"path dollar", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/a$host"))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"path percent", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/a%2e"))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"regex brace", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/a{"))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"regex block", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/a;} location / {"))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"regex lookahead", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/(?=a)"))), refused(routeReasonUnsupportedValue, "path.value")},
 		// PathMatchType: unknown values are UnsupportedValue.
-		{"path type unknown", route("r", rule(pathMatch("Glob", "/a"))), refused(ReasonUnsupportedValue, `type "Glob"`)},
+		{"path type unknown", httpRoute("r", proxyRule(pathMatch("Glob", "/a"))), refused(routeReasonUnsupportedValue, `type "Glob"`)},
 		// HTTPHeaderMatch: Exact and RegularExpression (httproute-header-matching).
-		{"header regex", route("r", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "Version", Type: ptr(gwv1.HeaderMatchRegularExpression), Value: "^v[12]"}}})),
+		{"header regex", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "Version", Type: routePtr(gwv1.HeaderMatchRegularExpression), Value: "^v[12]"}}})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionHeader, Name: "Version", Match: model.MatchRegex, Value: "^v[12]"})},
 		// HTTPHeaderMatch.Name: only the first of equivalent names counts.
-		{"header duplicate", route("r", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("Version", "one"), headerMatch("version", "two")}})),
+		{"header duplicate", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("Version", "one"), headerMatch("version", "two")}})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionHeader, Name: "Version", Match: model.MatchExact, Value: "one"})},
 		// An RFC 9110 token name nginx drops (ignore_invalid_headers).
-		{"header name token", route("r", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x.y!", "v")}})), refused(ReasonUnsupportedValue, "headers[0]")},
-		{"header value CRLF", route("r", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", "a\r\nb: c")}})), refused(ReasonUnsupportedValue, "headers[0]")},
-		{"header value quote", route("r", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", `a"b`)}})), refused(ReasonUnsupportedValue, "headers[0]")},
-		{"header value long", route("r", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", strings.Repeat("a", 300))}})), refused(ReasonUnsupportedValue, "headers[0]")},
-		{"header regex dollar", route("r", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "x", Type: ptr(gwv1.HeaderMatchRegularExpression), Value: "a${x}"}}})), refused(ReasonUnsupportedValue, "headers[0]")},
-		{"header type unknown", route("r", rule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "x", Type: ptr(gwv1.HeaderMatchType("Prefix")), Value: "a"}}})), refused(ReasonUnsupportedValue, `type "Prefix"`)},
+		{"header name token", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x.y!", "v")}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header value CRLF", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", "a\r\nb: c")}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header value quote", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", `a"b`)}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header value long", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", strings.Repeat("a", 300))}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header regex dollar", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "x", Type: routePtr(gwv1.HeaderMatchRegularExpression), Value: "a${x}"}}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header type unknown", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "x", Type: routePtr(gwv1.HeaderMatchType("Prefix")), Value: "a"}}})), refused(routeReasonUnsupportedValue, `type "Prefix"`)},
 		// HTTPQueryParamMatch (httproute-query-param-matching); names are exact, so "a" and "A" are two.
-		{"query", route("r", rule(gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "animal", Value: "whale"}, {Name: "animal", Value: "dolphin"}}})),
+		{"query", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "animal", Value: "whale"}, {Name: "animal", Value: "dolphin"}}})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionArgument, Name: "animal", Match: model.MatchExact, Value: "whale"})},
-		{"query name dash", route("r", rule(gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "a-b", Value: "v"}}})), refused(ReasonUnsupportedValue, "queryParams[0]")},
+		{"query name dash", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "a-b", Value: "v"}}})), refused(routeReasonUnsupportedValue, "queryParams[0]")},
 		// HTTPRouteMatch.Method (httproute-method-matching).
-		{"method", route("r", rule(gwv1.HTTPRouteMatch{Method: ptr(gwv1.HTTPMethodPost)})),
+		{"method", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Method: routePtr(gwv1.HTTPMethodPost)})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionVariable, Name: "request_method", Match: model.MatchExact, Value: "POST"})},
-		{"method unknown", route("r", rule(gwv1.HTTPRouteMatch{Method: ptr(gwv1.HTTPMethod("BREW"))})), refused(ReasonUnsupportedValue, "method")},
+		{"method unknown", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Method: routePtr(gwv1.HTTPMethod("BREW"))})), refused(routeReasonUnsupportedValue, "method")},
 		// 16 headers, 16 query parameters and a method exceed one split rule's conditions.
-		{"too many conditions", route("r", rule(gwv1.HTTPRouteMatch{Headers: sixteenHeaders, Method: ptr(gwv1.HTTPMethodGet)})), refused(ReasonUnsupportedValue, "at most 16")},
+		{"too many conditions", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: sixteenHeaders, Method: routePtr(gwv1.HTTPMethodGet)})), refused(routeReasonUnsupportedValue, "at most 16")},
 		// HTTPRouteRule.Matches MaxItems=64; HTTPRouteSpec.Rules: at most 128 matches in all.
-		{"64 matches", route("r", rule(long...)), refused(ReasonUnsupportedValue, "at most 64")},
-		{"128 matches", route("r", many...), refused(ReasonUnsupportedValue, "at most 128")},
+		{"64 matches", httpRoute("r", proxyRule(long...)), refused(routeReasonUnsupportedValue, "at most 64")},
+		{"128 matches", httpRoute("r", many...), refused(routeReasonUnsupportedValue, "at most 128")},
 		// Some rules invalid: PartiallyInvalid, the others served.
-		{"partially invalid", route("r", rule(pathMatch(gwv1.PathMatchExact, "/ok")), rule(pathMatch(gwv1.PathMatchExact, "/a;b"))),
+		{"partially invalid", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/ok")), proxyRule(pathMatch(gwv1.PathMatchExact, "/a;b"))),
 			func(t *testing.T, r *Route, ps []model.Problem) {
 				if rule := onlyRule(t, r); rule.Index != 0 {
 					t.Errorf("served rule %d", rule.Index)
 				}
-				hasProblem(t, ps, CondPartiallyInvalid, ReasonUnsupportedValue, "spec.rules[1]")
+				hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "spec.rules[1]")
 			}},
 		// HTTPRouteRule.Name must be unique.
-		{"rule names", route("r", gwv1.HTTPRouteRule{Name: ptr(gwv1.SectionName("a"))}, gwv1.HTTPRouteRule{Name: ptr(gwv1.SectionName("a"))}),
+		{"rule names", httpRoute("r", gwv1.HTTPRouteRule{Name: routePtr(gwv1.SectionName("a"))}, gwv1.HTTPRouteRule{Name: routePtr(gwv1.SectionName("a"))}),
 			func(t *testing.T, r *Route, ps []model.Problem) {
 				if rule := onlyRule(t, r); rule.Name != "a" {
 					t.Errorf("rule %+v", rule)
 				}
-				hasProblem(t, ps, CondPartiallyInvalid, ReasonUnsupportedValue, "another rule's")
+				hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "another rule's")
 			}},
 	})
 }
 
 func TestTranslateBackendRefs(t *testing.T) {
 	withRefs := func(refs ...gwv1.HTTPBackendRef) *gwv1.HTTPRoute {
-		return route("r", gwv1.HTTPRouteRule{BackendRefs: refs})
+		return httpRoute("r", gwv1.HTTPRouteRule{BackendRefs: refs})
 	}
 	targets := func(want ...Target) func(*testing.T, *Route, []model.Problem) {
 		return func(t *testing.T, r *Route, ps []model.Problem) {
@@ -159,15 +159,15 @@ func TestTranslateBackendRefs(t *testing.T) {
 	}
 	v1 := &Backend{Namespace: "infra", Service: "infra-backend-v1", Port: 8080}
 	v2 := &Backend{Namespace: "infra", Service: "infra-backend-v2", Port: 8080}
-	other := backend("infra-backend-v1")
-	other.Namespace = ptr(gwv1.Namespace("other"))
-	granted := backend("infra-backend-v1")
-	granted.Namespace = ptr(gwv1.Namespace("granted"))
-	kind := backend("infra-backend-v1")
-	kind.Kind = ptr(gwv1.Kind("ServiceImport"))
-	kind.Group = ptr(gwv1.Group("multicluster.x-k8s.io"))
-	noPort := backend("infra-backend-v1")
-	noPort.Port = ptr(gwv1.PortNumber(9090))
+	other := backendRef("infra-backend-v1")
+	other.Namespace = routePtr(gwv1.Namespace("other"))
+	granted := backendRef("infra-backend-v1")
+	granted.Namespace = routePtr(gwv1.Namespace("granted"))
+	kind := backendRef("infra-backend-v1")
+	kind.Kind = routePtr(gwv1.Kind("ServiceImport"))
+	kind.Group = routePtr(gwv1.Group("multicluster.x-k8s.io"))
+	noPort := backendRef("infra-backend-v1")
+	noPort.Port = routePtr(gwv1.PortNumber(9090))
 	both := func(check ...func(*testing.T, *Route, []model.Problem)) func(*testing.T, *Route, []model.Problem) {
 		return func(t *testing.T, r *Route, ps []model.Problem) {
 			for _, c := range check {
@@ -180,42 +180,42 @@ func TestTranslateBackendRefs(t *testing.T) {
 	}
 	runRows(t, []routeRow{
 		// BackendRef.Weight default 1 (httproute-weight).
-		{"weights", withRefs(backend("infra-backend-v1", 70), backend("infra-backend-v2")), targets(Target{Backend: v1, Weight: 70}, Target{Backend: v2, Weight: 1})},
+		{"weights", withRefs(backendRef("infra-backend-v1", 70), backendRef("infra-backend-v2")), targets(Target{Backend: v1, Weight: 70}, Target{Backend: v2, Weight: 1})},
 		// Weight 0: never picked.
-		{"weight zero", withRefs(backend("infra-backend-v1", 0), backend("infra-backend-v2", 3)), targets(Target{Backend: v2, Weight: 3})},
+		{"weight zero", withRefs(backendRef("infra-backend-v1", 0), backendRef("infra-backend-v2", 3)), targets(Target{Backend: v2, Weight: 3})},
 		// All weights 0: 500.
-		{"all zero", withRefs(backend("infra-backend-v1", 0)), targets(Target{Status: 500, Weight: 1})},
+		{"all zero", withRefs(backendRef("infra-backend-v1", 0)), targets(Target{Status: 500, Weight: 1})},
 		// No backendRefs: 500 (httproute-omitted-backendrefs).
 		{"none", withRefs(), targets(Target{Status: 500, Weight: 1})},
 		// A missing Service: its share answers 500, BackendNotFound (httproute-invalid-nonexistent-backendref).
-		{"missing service", withRefs(backend("nonexistent", 1), backend("infra-backend-v2", 1)),
-			both(targets(Target{Status: 500, Weight: 1}, Target{Backend: v2, Weight: 1}), problem(CondResolvedRefs, ReasonBackendNotFound, "does not exist"))},
-		{"missing port", withRefs(noPort), both(targets(Target{Status: 500, Weight: 1}), problem(CondResolvedRefs, ReasonBackendNotFound, "no port 9090"))},
+		{"missing service", withRefs(backendRef("nonexistent", 1), backendRef("infra-backend-v2", 1)),
+			both(targets(Target{Status: 500, Weight: 1}, Target{Backend: v2, Weight: 1}), problem(routeCondResolvedRefs, routeReasonBackendNotFound, "does not exist"))},
+		{"missing port", withRefs(noPort), both(targets(Target{Status: 500, Weight: 1}), problem(routeCondResolvedRefs, routeReasonBackendNotFound, "no port 9090"))},
 		// Another kind: InvalidKind (httproute-invalid-backendref-unknown-kind).
-		{"kind", withRefs(kind), both(targets(Target{Status: 500, Weight: 1}), problem(CondResolvedRefs, ReasonInvalidKind, "ServiceImport"))},
+		{"kind", withRefs(kind), both(targets(Target{Status: 500, Weight: 1}), problem(routeCondResolvedRefs, routeReasonInvalidKind, "ServiceImport"))},
 		// Another namespace without a ReferenceGrant: RefNotPermitted (httproute-invalid-cross-namespace-backend-ref).
-		{"not permitted", withRefs(other), both(targets(Target{Status: 500, Weight: 1}), problem(CondResolvedRefs, ReasonRefNotPermitted, "ReferenceGrant"))},
+		{"not permitted", withRefs(other), both(targets(Target{Status: 500, Weight: 1}), problem(routeCondResolvedRefs, routeReasonRefNotPermitted, "ReferenceGrant"))},
 		// With one (httproute-reference-grant).
 		{"permitted", withRefs(granted), targets(Target{Backend: &Backend{Namespace: "granted", Service: "infra-backend-v1", Port: 8080}, Weight: 1})},
 		// HTTPBackendRef.Filters: implementation-specific, not supported.
-		{"backend filters", withRefs(gwv1.HTTPBackendRef{BackendRef: backend("infra-backend-v1").BackendRef,
-			Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier}}}), refused(ReasonUnsupportedValue, "filters of one backendRef")},
+		{"backend filters", withRefs(gwv1.HTTPBackendRef{BackendRef: backendRef("infra-backend-v1").BackendRef,
+			Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier}}}), refused(routeReasonUnsupportedValue, "filters of one backendRef")},
 		// BackendRef.Weight bound (1,000,000).
-		{"weight bound", withRefs(backend("infra-backend-v1", 1000001)), refused(ReasonUnsupportedValue, "weight")},
+		{"weight bound", withRefs(backendRef("infra-backend-v1", 1000001)), refused(routeReasonUnsupportedValue, "weight")},
 	})
 }
 
 func TestTranslateTimeouts(t *testing.T) {
-	to := func(req, be string) *gwv1.HTTPRoute {
-		r := rule()
+	withTimeouts := func(req, be string) *gwv1.HTTPRoute {
+		r := proxyRule()
 		r.Timeouts = &gwv1.HTTPRouteTimeouts{}
 		if req != "" {
-			r.Timeouts.Request = ptr(gwv1.Duration(req))
+			r.Timeouts.Request = routePtr(gwv1.Duration(req))
 		}
 		if be != "" {
-			r.Timeouts.BackendRequest = ptr(gwv1.Duration(be))
+			r.Timeouts.BackendRequest = routePtr(gwv1.Duration(be))
 		}
-		return route("r", r)
+		return httpRoute("r", r)
 	}
 	policy := func(read, retry time.Duration) func(*testing.T, *Route, []model.Problem) {
 		return func(t *testing.T, r *Route, ps []model.Problem) {
@@ -227,34 +227,34 @@ func TestTranslateTimeouts(t *testing.T) {
 	}
 	runRows(t, []routeRow{
 		// HTTPRouteTimeouts.Request (httproute-timeout-request).
-		{"request", to("500ms", ""), policy(500*time.Millisecond, 500*time.Millisecond)},
+		{"request", withTimeouts("500ms", ""), policy(500*time.Millisecond, 500*time.Millisecond)},
 		// HTTPRouteTimeouts.BackendRequest (httproute-timeout-backend-request).
-		{"backend request", to("10s", "1s"), policy(time.Second, 10*time.Second)},
+		{"backend request", withTimeouts("10s", "1s"), policy(time.Second, 10*time.Second)},
 		// "0s" disables: the longest the model holds.
-		{"zero", to("0s", ""), policy(maxTimeout, maxTimeout)},
-		{"backend longer", to("1s", "2s"), refused(ReasonUnsupportedValue, "longer than request")},
-		{"bad duration", to("1.5s", ""), refused(ReasonUnsupportedValue, "not a Gateway API duration")},
-		{"huge", to("99999h", ""), refused(ReasonUnsupportedValue, "longer than")},
+		{"zero", withTimeouts("0s", ""), policy(maxTimeout, maxTimeout)},
+		{"backend longer", withTimeouts("1s", "2s"), refused(routeReasonUnsupportedValue, "longer than request")},
+		{"bad duration", withTimeouts("1.5s", ""), refused(routeReasonUnsupportedValue, "not a Gateway API duration")},
+		{"huge", withTimeouts("99999h", ""), refused(routeReasonUnsupportedValue, "longer than")},
 	})
 }
 
 func TestTranslateUnsupportedFields(t *testing.T) {
-	retry := rule()
-	retry.Retry = &gwv1.HTTPRouteRetry{Attempts: ptr(2)}
-	sp := rule()
+	retry := proxyRule()
+	retry.Retry = &gwv1.HTTPRouteRetry{Attempts: routePtr(2)}
+	sp := proxyRule()
 	sp.SessionPersistence = &gwv1.SessionPersistence{}
 	runRows(t, []routeRow{
-		{"retry", route("r", retry), refused(ReasonUnsupportedValue, "retry")},
-		{"session persistence", route("r", sp), refused(ReasonUnsupportedValue, "sessionPersistence")},
+		{"retry", httpRoute("r", retry), refused(routeReasonUnsupportedValue, "retry")},
+		{"session persistence", httpRoute("r", sp), refused(routeReasonUnsupportedValue, "sessionPersistence")},
 	})
 }
 
 func TestTranslateRegexDollar(t *testing.T) {
 	runRows(t, []routeRow{
 		// A trailing "\" must not escape the added "$"; render refuses a "$" that is not the final anchor.
-		{"trailing backslash", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, `/a\`))), refused(ReasonUnsupportedValue, "path.value")},
-		{"escaped dollar", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, `/a\$`))), refused(ReasonUnsupportedValue, "final anchor")},
-		{"inner dollar", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, `/a$/b`))), refused(ReasonUnsupportedValue, "final anchor")},
-		{"class dollar", route("r", rule(pathMatch(gwv1.PathMatchRegularExpression, `/a[$]`))), refused(ReasonUnsupportedValue, "final anchor")},
+		{"trailing backslash", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a\`))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"escaped dollar", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a\$`))), refused(routeReasonUnsupportedValue, "final anchor")},
+		{"inner dollar", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a$/b`))), refused(routeReasonUnsupportedValue, "final anchor")},
+		{"class dollar", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a[$]`))), refused(routeReasonUnsupportedValue, "final anchor")},
 	})
 }
