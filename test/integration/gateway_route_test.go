@@ -84,7 +84,7 @@ func gatewayRouteModel(t *testing.T, field, v string) *model.Model {
 	}
 	var locs []*model.Location
 	listener := gateway.RouteListener{Owner: model.ObjectRef{Kind: "Gateway", Namespace: "ns", Name: "gw"}, Name: "http", Host: "gw.test", Port: 80}
-	for _, pe := range gateway.Compose([]*gateway.Route{r}) {
+	for _, pe := range gateway.Compose([]*gateway.RouteRules{r}) {
 		l, ps := pe.Location(listener)
 		if len(ps) > 0 {
 			return nil

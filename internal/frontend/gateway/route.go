@@ -14,13 +14,14 @@ import (
 
 // An HTTPRoute's rules, in the model's terms (route*.go). The translation
 // is pure: what it needs beyond the route (Services, ReferenceGrants) it
-// asks RouteEnv. Its output, Route, is per route; Compose then orders the
+// asks RouteEnv. Its output, RouteRules, is per route; Compose then orders the
 // matches of every route of one host in the spec's precedence and gives
 // each location its model.Split (route_compose.go).
 
 // The Gateway API condition types and reasons a route's Problems carry
-// (model.Problem.Condition and ConditionReason): the API's own constants,
-// as strings. PartiallyInvalid is True when set; the others are False.
+// (model.Problem.Condition, made by routeCondition): the API's own
+// constants, as strings. PartiallyInvalid is True when set; the others are
+// False.
 const (
 	routeCondAccepted         = string(gwv1.RouteConditionAccepted)
 	routeCondResolvedRefs     = string(gwv1.RouteConditionResolvedRefs)
@@ -50,8 +51,8 @@ type RouteEnv struct {
 	ServicePort func(namespace, name string, port int32) (exists, hasPort bool)
 }
 
-// Route is an HTTPRoute in the model's terms.
-type Route struct {
+// RouteRules is an HTTPRoute (or a GRPCRoute) in the model's terms.
+type RouteRules struct {
 	Ref model.ObjectRef
 	// Created and Ref order routes whose matches tie (oldest first, then
 	// "namespace/name").
@@ -125,6 +126,16 @@ const (
 	maxFilters     = 16
 )
 
+// routeCondition is the route's condition cond with reason, as a Problem
+// carries it: PartiallyInvalid True, the others False.
+func routeCondition(cond, reason string) *model.StatusCondition {
+	status := "False"
+	if cond == routeCondPartiallyInvalid {
+		status = "True"
+	}
+	return &model.StatusCondition{Type: cond, Status: status, Reason: reason}
+}
+
 // routeTranslator collects the Problems of one route.
 type routeTranslator struct {
 	ref      model.ObjectRef
@@ -135,7 +146,7 @@ type routeTranslator struct {
 // problem reports a Problem that sets condition with reason.
 func (t *routeTranslator) problem(cond, reason, msg string) {
 	t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: reason, Message: msg,
-		Condition: cond, ConditionReason: reason})
+		Condition: routeCondition(cond, reason)})
 }
 
 // ruleError is why a rule is left out: the reason it implies.
@@ -156,9 +167,9 @@ func ruleUnsupported(format string, args ...any) *ruleError {
 // are served, Accepted (False) with the rule's reason, the route rejected,
 // when none is. A backendRef that cannot be used answers 500 for its
 // share, with a ResolvedRefs Problem. The route is nil when rejected.
-func TranslateHTTPRoute(r *gwv1.HTTPRoute, env RouteEnv) (*Route, []model.Problem) {
+func TranslateHTTPRoute(r *gwv1.HTTPRoute, env RouteEnv) (*RouteRules, []model.Problem) {
 	t := &routeTranslator{ref: HTTPRouteRef(r), env: env}
-	out := &Route{Ref: t.ref, Created: r.CreationTimestamp.Time}
+	out := &RouteRules{Ref: t.ref, Created: r.CreationTimestamp.Time}
 	for _, h := range r.Spec.Hostnames {
 		out.Hostnames = append(out.Hostnames, string(h))
 	}
@@ -192,7 +203,7 @@ func TranslateHTTPRoute(r *gwv1.HTTPRoute, env RouteEnv) (*Route, []model.Proble
 	if len(out.Rules) == 0 {
 		for _, e := range dropped {
 			t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: e.reason, Rejected: true,
-				Message: e.msg + "; no rule is left, the route is not served", Condition: routeCondAccepted, ConditionReason: e.reason})
+				Message: e.msg + "; no rule is left, the route is not served", Condition: routeCondition(routeCondAccepted, e.reason)})
 		}
 		return nil, t.problems
 	}

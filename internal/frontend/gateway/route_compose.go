@@ -12,7 +12,7 @@ import (
 
 // Entry is one match of one rule of one route.
 type Entry struct {
-	Route *Route
+	Route *RouteRules
 	Rule  *Rule
 	Match *Match
 }
@@ -100,7 +100,7 @@ func covers(m, l model.Match) bool {
 // Compose gathers the matches of routes (those attached to one listener
 // and host) into locations: one per distinct path, each with every
 // match that may serve its requests in precedence order.
-func Compose(routes []*Route) []PathEntries {
+func Compose(routes []*RouteRules) []PathEntries {
 	var all []Entry
 	paths := map[model.Match]bool{}
 	var order []model.Match
@@ -157,8 +157,8 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 	var problems []model.Problem
 	drop := func(e Entry, why string) {
 		problems = append(problems, model.Problem{Object: e.Route.Ref, Reason: routeReasonUnsupportedValue,
-			Condition: routeCondPartiallyInvalid, ConditionReason: routeReasonUnsupportedValue,
-			Message: fmt.Sprintf("spec.rules[%d] on %s%s: %s; the match is left out there", e.Rule.Index, l.Host, pe.Path.Path, why)})
+			Condition: routeCondition(routeCondPartiallyInvalid, routeReasonUnsupportedValue),
+			Message:   fmt.Sprintf("spec.rules[%d] on %s%s: %s; the match is left out there", e.Rule.Index, l.Host, pe.Path.Path, why)})
 	}
 	if len(pe.Entries) == 0 {
 		return nil, nil

@@ -15,9 +15,9 @@ import (
 
 var testListener = RouteListener{Owner: model.ObjectRef{Kind: "Gateway", Namespace: "infra", Name: "same-namespace"}, Name: "http", Host: "example.com", Port: 80}
 
-func translateRoutes(t *testing.T, rs ...*gwv1.HTTPRoute) []*Route {
+func translateRoutes(t *testing.T, rs ...*gwv1.HTTPRoute) []*RouteRules {
 	t.Helper()
-	var out []*Route
+	var out []*RouteRules
 	for _, r := range rs {
 		tr, ps := TranslateHTTPRoute(r, testEnv)
 		if tr == nil {
@@ -99,7 +99,7 @@ func serveLocations(locs []*model.Location, path string, holds func(model.Condit
 	return pickTarget(l, holds)
 }
 
-func composeLocations(t *testing.T, routes []*Route) ([]*model.Location, []model.Problem) {
+func composeLocations(t *testing.T, routes []*RouteRules) ([]*model.Location, []model.Problem) {
 	t.Helper()
 	var locs []*model.Location
 	var problems []model.Problem
@@ -116,24 +116,24 @@ func composeLocations(t *testing.T, routes []*Route) ([]*model.Location, []model
 func TestComposePrecedence(t *testing.T) {
 	p := func(typ gwv1.PathMatchType, v string) gwv1.HTTPRouteRule { return proxyRule(pathMatch(typ, v)) }
 	// httproute-path-match-order.yaml.
-	order := httpRoute("path-matching-order",
+	order := newHTTPRoute("path-matching-order",
 		toBackend("v1", p(gwv1.PathMatchExact, "/match")), toBackend("v2", p(gwv1.PathMatchExact, "/match/exact")),
 		toBackend("v3", p(gwv1.PathMatchExact, "/match/exact/one")), toBackend("v3", p(gwv1.PathMatchPathPrefix, "/match/")),
 		toBackend("v1", p(gwv1.PathMatchPathPrefix, "/match/prefix/")), toBackend("v2", p(gwv1.PathMatchPathPrefix, "/match/prefix/one")))
 	// httproute-matching-across-routes.yaml: matching-part1 and -part2.
-	part1 := httpRoute("matching-part1", toBackend("v1", gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/"),
+	part1 := newHTTPRoute("matching-part1", toBackend("v1", gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/"),
 		{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "one")}}}}))
-	part2 := httpRoute("matching-part2", toBackend("v2", gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/v2"),
+	part2 := newHTTPRoute("matching-part2", toBackend("v2", gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/v2"),
 		{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "two")}}}}))
 	// Method, then header count, then query count; then the oldest route.
-	method := httpRoute("method", toBackend("post", proxyRule(gwv1.HTTPRouteMatch{Method: routePtr(gwv1.HTTPMethodPost)})),
+	method := newHTTPRoute("method", toBackend("post", proxyRule(gwv1.HTTPRouteMatch{Method: routePtr(gwv1.HTTPMethodPost)})),
 		toBackend("one-header", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("a", "1")}})),
 		toBackend("two-headers", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("a", "1"), headerMatch("b", "2")}})))
-	older := httpRoute("zz-older", toBackend("older", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("c", "3")}})))
+	older := newHTTPRoute("zz-older", toBackend("older", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("c", "3")}})))
 	older.CreationTimestamp = metav1.NewTime(time.Unix(10, 0))
-	newer := httpRoute("aa-newer", toBackend("newer", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("c", "3")}})))
-	sameAge1 := httpRoute("b", toBackend("b", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("d", "4")}})))
-	sameAge2 := httpRoute("a", toBackend("a", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("d", "4")}})))
+	newer := newHTTPRoute("aa-newer", toBackend("newer", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("c", "3")}})))
+	sameAge1 := newHTTPRoute("b", toBackend("b", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("d", "4")}})))
+	sameAge2 := newHTTPRoute("a", toBackend("a", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("d", "4")}})))
 
 	for _, row := range []struct {
 		name   string
@@ -181,7 +181,7 @@ func TestComposeAnswers(t *testing.T) {
 	red.Matches = []gwv1.HTTPRouteMatch{headerV2}
 
 	t.Run("redirect rule", func(t *testing.T) {
-		locs, ps := composeLocations(t, translateRoutes(t, httpRoute("r", red, toBackend("v1", proxyRule()))))
+		locs, ps := composeLocations(t, translateRoutes(t, newHTTPRoute("r", red, toBackend("v1", proxyRule()))))
 		if len(ps) > 0 || len(locs) != 1 {
 			t.Fatalf("locations %v problems %v", locs, ps)
 		}
@@ -193,9 +193,9 @@ func TestComposeAnswers(t *testing.T) {
 		}
 	})
 	t.Run("invalid backend share", func(t *testing.T) {
-		r := httpRoute("r", gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{backendRef("infra-backend-v1"), backendRef("nonexistent")}})
+		r := newHTTPRoute("r", gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{backendRef("infra-backend-v1"), backendRef("nonexistent")}})
 		tr, _ := TranslateHTTPRoute(r, testEnv)
-		locs, _ := composeLocations(t, []*Route{tr})
+		locs, _ := composeLocations(t, []*RouteRules{tr})
 		s := locs[0].Action.Proxy.Split
 		want := []model.Target{{Backend: "infra/infra-backend-v1/8080", Weight: 1}, model.AnswerTarget(0, 1)}
 		if !reflect.DeepEqual(s.Default, want) || s.Answers[0].Return.Status != 500 || locs[0].Action.Proxy.Backend != "infra/infra-backend-v1/8080" {
@@ -203,20 +203,20 @@ func TestComposeAnswers(t *testing.T) {
 		}
 	})
 	t.Run("no backend", func(t *testing.T) {
-		locs, _ := composeLocations(t, translateRoutes(t, httpRoute("r")))
+		locs, _ := composeLocations(t, translateRoutes(t, newHTTPRoute("r")))
 		if a := locs[0].Action; a.Return == nil || a.Return.Status != 500 {
 			t.Errorf("action %+v", a)
 		}
 	})
 	t.Run("filters differ", func(t *testing.T) {
-		locs, ps := composeLocations(t, translateRoutes(t, httpRoute("r", rh(toBackend("v2", proxyRule(headerV2)), "X-A"), rh(toBackend("v1", proxyRule()), "X-B"))))
+		locs, ps := composeLocations(t, translateRoutes(t, newHTTPRoute("r", rh(toBackend("v2", proxyRule(headerV2)), "X-A"), rh(toBackend("v1", proxyRule()), "X-B"))))
 		hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "filters or timeouts differ")
 		if got := pickTarget(locs[0], requestHolds("GET")); got != "status 404" {
 			t.Errorf("got %s", got)
 		}
 	})
 	t.Run("split key", func(t *testing.T) {
-		locs, _ := composeLocations(t, translateRoutes(t, httpRoute("r", toBackend("v2", proxyRule(headerV2)), toBackend("v1", proxyRule()))))
+		locs, _ := composeLocations(t, translateRoutes(t, newHTTPRoute("r", toBackend("v2", proxyRule(headerV2)), toBackend("v1", proxyRule()))))
 		s := locs[0].Action.Proxy.Split
 		if s.Source != testListener.Owner || s.Route != "http example.com Prefix /" {
 			t.Errorf("split %+v", s)
@@ -227,7 +227,7 @@ func TestComposeAnswers(t *testing.T) {
 		for i := range model.MaxSplitRules + 1 {
 			rules = append(rules, toBackend("v1", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("h", fmt.Sprint(i))}})))
 		}
-		rs := translateRoutes(t, httpRoute("r", rules[:16]...), httpRoute("s", rules[16:32]...), httpRoute("u", rules[32:]...))
+		rs := translateRoutes(t, newHTTPRoute("r", rules[:16]...), newHTTPRoute("s", rules[16:32]...), newHTTPRoute("u", rules[32:]...))
 		locs, ps := composeLocations(t, rs)
 		hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "more than 32")
 		if n := len(locs[0].Action.Proxy.Split.Rules); n != model.MaxSplitRules {

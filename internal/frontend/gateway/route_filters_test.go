@@ -29,8 +29,8 @@ func rewriteRule(match gwv1.HTTPRouteMatch, w gwv1.HTTPURLRewriteFilter) gwv1.HT
 func lit(s string) model.Template { return model.Template{{Literal: s}} }
 
 // wantPolicy checks the one rule's policy.
-func wantPolicy(want *model.Policy) func(*testing.T, *Route, []model.Problem) {
-	return func(t *testing.T, r *Route, ps []model.Problem) {
+func wantPolicy(want *model.Policy) func(*testing.T, *RouteRules, []model.Problem) {
+	return func(t *testing.T, r *RouteRules, ps []model.Problem) {
 		t.Helper()
 		if len(ps) > 0 {
 			t.Errorf("problems: %v", ps)
@@ -48,7 +48,7 @@ func TestTranslateHeaderFilters(t *testing.T) {
 	hdr := func(n, v string) gwv1.HTTPHeader { return gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(n), Value: v} }
 	runRows(t, []routeRow{
 		// HTTPHeaderFilter.Set, Add, Remove on requests (httproute-request-header-modifier).
-		{"request", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{
+		{"request", newHTTPRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{
 			Set: []gwv1.HTTPHeader{hdr("X-Header-Set", "set-overwrites-values")},
 			Add: []gwv1.HTTPHeader{hdr("X-Header-Add", "add-appends-values")}, Remove: []string{"X-Header-Remove"}}))),
 			wantPolicy(&model.Policy{Snippet: &model.Snippet{
@@ -60,28 +60,28 @@ func TestTranslateHeaderFilters(t *testing.T) {
 				ProxySetHeaders: []model.TemplateHeader{{Name: "X-Header-Set", Value: lit("set-overwrites-values")},
 					{Name: "X-Header-Add", Value: model.Template{{Variable: "gateway_add_0"}}}, {Name: "X-Header-Remove", Value: model.Template{}}}}})},
 		// ... and on responses (httproute-response-header-modifier).
-		{"response", httpRoute("r", withFilters(proxyRule(), respHeaders(gwv1.HTTPHeaderFilter{
+		{"response", newHTTPRoute("r", withFilters(proxyRule(), respHeaders(gwv1.HTTPHeaderFilter{
 			Set: []gwv1.HTTPHeader{hdr("X-Header-Set", "set")}, Add: []gwv1.HTTPHeader{hdr("X-Header-Add", "add")}, Remove: []string{"X-Header-Remove"}}))),
 			wantPolicy(&model.Policy{Snippet: &model.Snippet{
 				AddHeaders:       []model.TemplateHeader{{Name: "X-Header-Set", Value: lit("set"), Always: true}, {Name: "X-Header-Add", Value: lit("add"), Always: true}},
 				ProxyHideHeaders: []string{"X-Header-Set", "X-Header-Remove"}}})},
 		// Hostile values never reach nginx text: CRLF, "$", quotes, braces.
-		{"value CRLF", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a\r\nInjected: 1")}}))), refused(routeReasonUnsupportedValue, "set[0]")},
-		{"value dollar", httpRoute("r", withFilters(proxyRule(), respHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "$remote_addr")}}))), refused(routeReasonUnsupportedValue, "'$'")},
-		{"value brace", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "a;} location / {")}}))), refused(routeReasonUnsupportedValue, "add[0]")},
+		{"value CRLF", newHTTPRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a\r\nInjected: 1")}}))), refused(routeReasonUnsupportedValue, "set[0]")},
+		{"value dollar", newHTTPRoute("r", withFilters(proxyRule(), respHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "$remote_addr")}}))), refused(routeReasonUnsupportedValue, "'$'")},
+		{"value brace", newHTTPRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{hdr("X", "a;} location / {")}}))), refused(routeReasonUnsupportedValue, "add[0]")},
 		// An RFC 9110 token the model's header names do not take.
-		{"name token", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Remove: []string{"X#y"}}))), refused(routeReasonUnsupportedValue, "remove[0]")},
+		{"name token", newHTTPRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Remove: []string{"X#y"}}))), refused(routeReasonUnsupportedValue, "remove[0]")},
 		// "Only one action for a given header name is permitted."
-		{"one action per name", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a")}, Remove: []string{"x"}}))),
+		{"one action per name", newHTTPRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{hdr("X", "a")}, Remove: []string{"x"}}))),
 			refused(routeReasonUnsupportedValue, "one action only")},
 		// HTTPRouteRule.Filters: RequestHeaderModifier cannot be repeated.
-		{"repeated", httpRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{}), reqHeaders(gwv1.HTTPHeaderFilter{}))), refused(routeReasonUnsupportedValue, "a second")},
+		{"repeated", newHTTPRoute("r", withFilters(proxyRule(), reqHeaders(gwv1.HTTPHeaderFilter{}), reqHeaders(gwv1.HTTPHeaderFilter{}))), refused(routeReasonUnsupportedValue, "a second")},
 	})
 }
 
 func TestTranslateRedirect(t *testing.T) {
-	red := func(want Redirect) func(*testing.T, *Route, []model.Problem) {
-		return func(t *testing.T, r *Route, ps []model.Problem) {
+	red := func(want Redirect) func(*testing.T, *RouteRules, []model.Problem) {
+		return func(t *testing.T, r *RouteRules, ps []model.Problem) {
 			if got := onlyRule(t, r).Redirect; got == nil || *got != want {
 				t.Errorf("redirect %+v, want %+v", got, want)
 			}
@@ -89,22 +89,22 @@ func TestTranslateRedirect(t *testing.T) {
 	}
 	runRows(t, []routeRow{
 		// HTTPRequestRedirectFilter.StatusCode default 302; Hostname (httproute-redirect-host-and-status).
-		{"host", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname("example.org"))})), red(Redirect{Hostname: "example.org", Code: 302})},
+		{"host", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname("example.org"))})), red(Redirect{Hostname: "example.org", Code: 302})},
 		// Scheme, Port, StatusCode 301/303/307/308 (httproute-redirect-port-and-scheme, -30x-redirect).
-		{"scheme port", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Scheme: routePtr("https"), Port: routePtr(gwv1.PortNumber(8443)), StatusCode: routePtr(308)})),
+		{"scheme port", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Scheme: routePtr("https"), Port: routePtr(gwv1.PortNumber(8443)), StatusCode: routePtr(308)})),
 			red(Redirect{Scheme: "https", Port: 8443, Code: 308})},
 		// Path ReplaceFullPath (httproute-redirect-path).
-		{"full path", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/full")}})),
+		{"full path", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/full")}})),
 			red(Redirect{FullPath: "/full", Code: 302})},
-		{"prefix path", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/p")}})),
+		{"prefix path", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/p")}})),
 			refused(routeReasonUnsupportedValue, "ReplacePrefixMatch in a redirect")},
-		{"status", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{StatusCode: routePtr(304)})), refused(routeReasonUnsupportedValue, "statusCode 304")},
-		{"scheme", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Scheme: routePtr("ftp")})), refused(routeReasonUnsupportedValue, `scheme "ftp"`)},
-		{"hostname", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname("a\r\nb"))})), refused(routeReasonUnsupportedValue, "hostname")},
-		{"full path hostile", httpRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/a;return 200")}})),
+		{"status", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{StatusCode: routePtr(304)})), refused(routeReasonUnsupportedValue, "statusCode 304")},
+		{"scheme", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Scheme: routePtr("ftp")})), refused(routeReasonUnsupportedValue, `scheme "ftp"`)},
+		{"hostname", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname("a\r\nb"))})), refused(routeReasonUnsupportedValue, "hostname")},
+		{"full path hostile", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/a;return 200")}})),
 			refused(routeReasonUnsupportedValue, "replaceFullPath")},
 		// "RequestRedirect filter must not be used together with backendRefs".
-		{"with backendRefs", httpRoute("r", withFilters(proxyRule(), redirectRule(gwv1.HTTPRequestRedirectFilter{}).Filters...)), refused(routeReasonIncompatibleFilters, "no backendRefs")},
+		{"with backendRefs", newHTTPRoute("r", withFilters(proxyRule(), redirectRule(gwv1.HTTPRequestRedirectFilter{}).Filters...)), refused(routeReasonIncompatibleFilters, "no backendRefs")},
 	})
 }
 
@@ -142,28 +142,28 @@ func TestTranslateURLRewrite(t *testing.T) {
 	prefix := pathMatch(gwv1.PathMatchPathPrefix, "/prefix/one/")
 	runRows(t, []routeRow{
 		// HTTPURLRewriteFilter.Hostname (httproute-rewrite-host).
-		{"hostname", httpRoute("r", rewriteRule(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Hostname: routePtr(gwv1.PreciseHostname("one.example.org"))})),
+		{"hostname", newHTTPRoute("r", rewriteRule(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Hostname: routePtr(gwv1.PreciseHostname("one.example.org"))})),
 			wantPolicy(&model.Policy{UpstreamHost: &host})},
 		// ReplaceFullPath and ReplacePrefixMatch (httproute-rewrite-path).
-		{"full", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/one")}})),
+		{"full", newHTTPRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/one")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/one"}})},
-		{"prefix", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/one/")}})),
+		{"prefix", newHTTPRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/one/")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/one", Prefix: true}})},
 		// Replacing with "/" (or "") strips the prefix by path elements.
-		{"prefix to root", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/")}})),
+		{"prefix to root", newHTTPRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true, Strip: true}})},
-		{"prefix to empty", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("")}})),
+		{"prefix to empty", newHTTPRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true, Strip: true}})},
 		// The root prefix's rest lacks its "/".
-		{"root prefix", httpRoute("r", rewriteRule(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/a")}})),
+		{"root prefix", newHTTPRoute("r", rewriteRule(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/a")}})),
 			refused(routeReasonUnsupportedValue, "prefix / is not supported")},
 		// "ReplacePrefixMatch is only compatible with a PathPrefix HTTPRouteMatch."
-		{"prefix of exact", httpRoute("r", rewriteRule(pathMatch(gwv1.PathMatchExact, "/a"), gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/b")}})),
+		{"prefix of exact", newHTTPRoute("r", rewriteRule(pathMatch(gwv1.PathMatchExact, "/a"), gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/b")}})),
 			refused(routeReasonUnsupportedValue, "exactly one PathPrefix")},
-		{"hostile", httpRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/a{b}")}})),
+		{"hostile", newHTTPRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/a{b}")}})),
 			refused(routeReasonUnsupportedValue, "replaceFullPath")},
 		// "May specify either httpRouteFilterRequestRedirect or httpRouteFilterRequestRewrite, but not both".
-		{"with redirect", httpRoute("r", gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{
+		{"with redirect", newHTTPRoute("r", gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{
 			{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{}},
 			{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{}}}}),
 			refused(routeReasonIncompatibleFilters, "do not go together")},
@@ -176,8 +176,8 @@ func TestTranslateMirrorCORSExtension(t *testing.T) {
 	}
 	toRef := func(name string) gwv1.BackendObjectReference { return backendRef(name).BackendObjectReference }
 	v2 := Backend{Namespace: "infra", Service: "infra-backend-v2", Port: 8080}
-	mirrors := func(want ...Mirror) func(*testing.T, *Route, []model.Problem) {
-		return func(t *testing.T, r *Route, ps []model.Problem) {
+	mirrors := func(want ...Mirror) func(*testing.T, *RouteRules, []model.Problem) {
+		return func(t *testing.T, r *RouteRules, ps []model.Problem) {
 			if got := onlyRule(t, r).Mirrors; !reflect.DeepEqual(got, want) {
 				t.Errorf("mirrors %+v, want %+v", got, want)
 			}
@@ -185,36 +185,36 @@ func TestTranslateMirrorCORSExtension(t *testing.T) {
 	}
 	runRows(t, []routeRow{
 		// RequestMirror, several (httproute-request-mirror, -multiple-mirrors, -percentage-mirror).
-		{"mirrors", httpRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2")}),
+		{"mirrors", newHTTPRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2")}),
 			mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: routePtr(int32(4))}}))),
 			mirrors(Mirror{Backend: v2, Percent: 100}, Mirror{Backend: v2, Percent: 25})},
-		{"fraction", httpRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: routePtr(int32(3))}}))),
+		{"fraction", newHTTPRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: routePtr(int32(3))}}))),
 			refused(routeReasonUnsupportedValue, "whole percentage")},
 		// A mirror whose backend is missing is dropped, the rule served.
-		{"missing", httpRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("nonexistent")}))),
-			func(t *testing.T, r *Route, ps []model.Problem) {
+		{"missing", newHTTPRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("nonexistent")}))),
+			func(t *testing.T, r *RouteRules, ps []model.Problem) {
 				mirrors()(t, r, ps)
 				hasProblem(t, ps, routeCondResolvedRefs, routeReasonBackendNotFound, "requestMirror.backendRef")
 			}},
 		// HTTPCORSFilter (httproute-cors).
-		{"cors", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+		{"cors", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{"https://www.foo.com", "https://*.bar.com"}, AllowCredentials: routePtr(true),
 			AllowMethods: []gwv1.HTTPMethodWithWildcard{"GET", "OPTIONS"}, AllowHeaders: []gwv1.HTTPHeaderName{"x-header-1"},
 			ExposeHeaders: []gwv1.HTTPHeaderName{"x-header-3"}, MaxAge: 3600}})),
 			wantPolicy(&model.Policy{CORS: &model.CORS{Origins: []string{"https://www.foo.com", "https://*.bar.com"}, Credentials: true,
 				Methods: []string{"GET", "OPTIONS"}, Headers: []string{"x-header-1"}, ExposeHeaders: []string{"x-header-3"}, MaxAge: time.Hour}})},
-		{"cors any", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+		{"cors any", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{"*"}, AllowMethods: []gwv1.HTTPMethodWithWildcard{"*"}}})),
 			wantPolicy(&model.Policy{CORS: &model.CORS{AllowAnyOrigin: true, MaxAge: 5 * time.Second,
 				Methods: []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}}})},
-		{"cors any credentials", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+		{"cors any credentials", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{"*"}, AllowCredentials: routePtr(true)}})), refused(routeReasonUnsupportedValue, "allowCredentials")},
-		{"cors hostile origin", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
+		{"cors hostile origin", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{"https://a.com\"; add_header X 1"}}})), refused(routeReasonUnsupportedValue, "allowOrigins[0]")},
 		// "If a reference to a custom filter type cannot be resolved, the filter MUST NOT be skipped."
-		{"extension ref", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef, ExtensionRef: &gwv1.LocalObjectReference{Name: "x"}})),
+		{"extension ref", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef, ExtensionRef: &gwv1.LocalObjectReference{Name: "x"}})),
 			refused(routeReasonUnsupportedValue, "ExtensionRef")},
 		// HTTPRouteFilterType: unknown values are UnsupportedValue.
-		{"unknown filter", httpRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: "Compress"})), refused(routeReasonUnsupportedValue, `"Compress"`)},
+		{"unknown filter", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: "Compress"})), refused(routeReasonUnsupportedValue, `"Compress"`)},
 	})
 }

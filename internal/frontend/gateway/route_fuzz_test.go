@@ -26,7 +26,7 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 		}
 		hdr := gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName(setName), Value: setValue}},
 			Add: []gwv1.HTTPHeader{{Name: "A", Value: setValue}}}
-		r := httpRoute("r",
+		r := newHTTPRoute("r",
 			withFilters(proxyRule(m), reqHeaders(hdr), respHeaders(hdr), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite,
 				URLRewrite: &gwv1.HTTPURLRewriteFilter{Hostname: routePtr(gwv1.PreciseHostname(host)),
 					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}}),
@@ -51,7 +51,7 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 			}
 		}
 		var locs []*model.Location
-		for _, pe := range Compose([]*Route{tr}) {
+		for _, pe := range Compose([]*RouteRules{tr}) {
 			loc, _ := pe.Location(testListener)
 			if s := loc.Action.Proxy; s != nil && s.Split != nil {
 				if err := s.Split.Validate(); err != nil {

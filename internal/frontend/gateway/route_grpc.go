@@ -29,7 +29,7 @@ var (
 // longest path, then the most header matches), which orders a service
 // and method match before a service match, as the spec asks. Problems
 // name the HTTPRoute field each GRPCRoute field became.
-func TranslateGRPCRoute(g *gwv1.GRPCRoute, env RouteEnv) (*Route, []model.Problem) {
+func TranslateGRPCRoute(g *gwv1.GRPCRoute, env RouteEnv) (*RouteRules, []model.Problem) {
 	ref := GRPCRouteRef(g)
 	h := &gwv1.HTTPRoute{ObjectMeta: g.ObjectMeta}
 	h.Spec.Hostnames = g.Spec.Hostnames
@@ -41,7 +41,7 @@ func TranslateGRPCRoute(g *gwv1.GRPCRoute, env RouteEnv) (*Route, []model.Proble
 			// translate, so the HTTPRoute logic reports it as any
 			// other left-out rule.
 			early = append(early, model.Problem{Object: ref, Reason: err.reason, Message: err.msg,
-				Condition: routeCondPartiallyInvalid, ConditionReason: err.reason})
+				Condition: routeCondition(routeCondPartiallyInvalid, err.reason)})
 			hr = gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: ptrTo(gwv1.PathMatchType("GRPCRefused"))}}}}
 		}
 		h.Spec.Rules = append(h.Spec.Rules, hr)
@@ -53,7 +53,7 @@ func TranslateGRPCRoute(g *gwv1.GRPCRoute, env RouteEnv) (*Route, []model.Proble
 	}
 	if out == nil {
 		for i := range early {
-			early[i].Condition, early[i].Rejected = routeCondAccepted, true
+			early[i].Condition, early[i].Rejected = routeCondition(routeCondAccepted, early[i].Reason), true
 		}
 		return nil, append(early, problems...)
 	}

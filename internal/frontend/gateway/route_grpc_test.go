@@ -10,7 +10,7 @@ import (
 	"github.com/causeway/causeway/internal/model"
 )
 
-func grpcRoute(rules ...gwv1.GRPCRouteRule) *gwv1.GRPCRoute {
+func newGRPCRoute(rules ...gwv1.GRPCRouteRule) *gwv1.GRPCRoute {
 	return &gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "g"}, Spec: gwv1.GRPCRouteSpec{Rules: rules}}
 }
 
@@ -41,7 +41,7 @@ func TestTranslateGRPCRoute(t *testing.T) {
 		{"regex", grpcMethodRule(gwv1.GRPCMethodMatchRegularExpression, "a\\.[A-Z]+", ""), model.Match{Type: model.Regex, Path: "/a\\.[A-Z]+/[^/]+$"}},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			r, ps := TranslateGRPCRoute(grpcRoute(row.rule), testEnv)
+			r, ps := TranslateGRPCRoute(newGRPCRoute(row.rule), testEnv)
 			if len(ps) > 0 {
 				t.Fatalf("problems %v", ps)
 			}
@@ -52,7 +52,7 @@ func TestTranslateGRPCRoute(t *testing.T) {
 		})
 	}
 	t.Run("hostile service", func(t *testing.T) {
-		r, ps := TranslateGRPCRoute(grpcRoute(grpcMethodRule(gwv1.GRPCMethodMatchExact, "a;b", "Echo"), grpcMethodRule(gwv1.GRPCMethodMatchExact, "a", "B")), testEnv)
+		r, ps := TranslateGRPCRoute(newGRPCRoute(grpcMethodRule(gwv1.GRPCMethodMatchExact, "a;b", "Echo"), grpcMethodRule(gwv1.GRPCMethodMatchExact, "a", "B")), testEnv)
 		if rule := onlyRule(t, r); rule.Index != 1 {
 			t.Errorf("rule %+v", rule)
 		}
@@ -62,7 +62,7 @@ func TestTranslateGRPCRoute(t *testing.T) {
 		}
 	})
 	t.Run("all refused", func(t *testing.T) {
-		r, ps := TranslateGRPCRoute(grpcRoute(grpcMethodRule(gwv1.GRPCMethodMatchRegularExpression, "a{", "")), testEnv)
+		r, ps := TranslateGRPCRoute(newGRPCRoute(grpcMethodRule(gwv1.GRPCMethodMatchRegularExpression, "a{", "")), testEnv)
 		if r != nil {
 			t.Errorf("served %+v", r)
 		}
@@ -74,11 +74,11 @@ func TestTranslateGRPCRoute(t *testing.T) {
 // backends, a split choosing on a header.
 func TestGRPCRouteRender(t *testing.T) {
 	catchAll := gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: backendRef("grpc-infra-backend-v2").BackendRef}}}
-	r, ps := TranslateGRPCRoute(grpcRoute(grpcMethodRule(gwv1.GRPCMethodMatchExact, "a.B", ""), catchAll), testEnv)
+	r, ps := TranslateGRPCRoute(newGRPCRoute(grpcMethodRule(gwv1.GRPCMethodMatchExact, "a.B", ""), catchAll), testEnv)
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	locs, ps := composeLocations(t, []*Route{r})
+	locs, ps := composeLocations(t, []*RouteRules{r})
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}

@@ -28,7 +28,7 @@ var testEnv = RouteEnv{
 }
 
 // route makes an HTTPRoute in namespace "infra" of the rules.
-func httpRoute(name string, rules ...gwv1.HTTPRouteRule) *gwv1.HTTPRoute {
+func newHTTPRoute(name string, rules ...gwv1.HTTPRouteRule) *gwv1.HTTPRoute {
 	return &gwv1.HTTPRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: name, CreationTimestamp: metav1.NewTime(time.Unix(1000, 0))},
 		Spec:       gwv1.HTTPRouteSpec{Rules: rules},
@@ -67,7 +67,7 @@ func withFilters(r gwv1.HTTPRouteRule, fs ...gwv1.HTTPRouteFilter) gwv1.HTTPRout
 func hasProblem(t *testing.T, ps []model.Problem, cond, reason, msg string) {
 	t.Helper()
 	for _, p := range ps {
-		if p.Condition == cond && p.ConditionReason == reason && strings.Contains(p.Message, msg) {
+		if c := p.Condition; c != nil && c.Type == cond && c.Reason == reason && strings.Contains(p.Message, msg) {
 			return
 		}
 	}
@@ -75,7 +75,7 @@ func hasProblem(t *testing.T, ps []model.Problem, cond, reason, msg string) {
 }
 
 // onlyRule returns the route's one rule.
-func onlyRule(t *testing.T, r *Route) *Rule {
+func onlyRule(t *testing.T, r *RouteRules) *Rule {
 	t.Helper()
 	if r == nil || len(r.Rules) != 1 {
 		t.Fatalf("want one rule, got %+v", r)

@@ -23,7 +23,7 @@ func TestRouteLocationsRender(t *testing.T) {
 		QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "animal", Value: "whale"}}, Method: routePtr(gwv1.HTTPMethodGet)}
 	red := redirectRule(gwv1.HTTPRequestRedirectFilter{Scheme: routePtr("https"), Hostname: routePtr(gwv1.PreciseHostname("example.org")), StatusCode: routePtr(301)})
 	red.Matches = []gwv1.HTTPRouteMatch{headerV2}
-	routes := translateRoutes(t, httpRoute("r",
+	routes := translateRoutes(t, newHTTPRoute("r",
 		withFilters(proxyRule(pathMatch(gwv1.PathMatchExact, "/headers")), reqHeaders(hdr), respHeaders(hdr)),
 		rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Hostname: routePtr(gwv1.PreciseHostname("rewritten.example.org")),
 			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/one")}}),

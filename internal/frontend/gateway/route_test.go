@@ -16,7 +16,7 @@ import (
 type routeRow struct {
 	name  string
 	route *gwv1.HTTPRoute
-	check func(t *testing.T, r *Route, ps []model.Problem)
+	check func(t *testing.T, r *RouteRules, ps []model.Problem)
 }
 
 func runRows(t *testing.T, rows []routeRow) {
@@ -30,8 +30,8 @@ func runRows(t *testing.T, rows []routeRow) {
 }
 
 // wantPath checks the one rule's one match's path and conditions.
-func wantPath(want model.Match, conds ...model.Condition) func(*testing.T, *Route, []model.Problem) {
-	return func(t *testing.T, r *Route, ps []model.Problem) {
+func wantPath(want model.Match, conds ...model.Condition) func(*testing.T, *RouteRules, []model.Problem) {
+	return func(t *testing.T, r *RouteRules, ps []model.Problem) {
 		t.Helper()
 		if len(ps) > 0 {
 			t.Errorf("problems: %v", ps)
@@ -45,15 +45,15 @@ func wantPath(want model.Match, conds ...model.Condition) func(*testing.T, *Rout
 
 // refused checks that the route is not served, with an Accepted False
 // Problem of reason holding msg.
-func refused(reason, msg string) func(*testing.T, *Route, []model.Problem) {
-	return func(t *testing.T, r *Route, ps []model.Problem) {
+func refused(reason, msg string) func(*testing.T, *RouteRules, []model.Problem) {
+	return func(t *testing.T, r *RouteRules, ps []model.Problem) {
 		t.Helper()
 		if r != nil {
 			t.Errorf("route served: %+v", r)
 		}
 		hasProblem(t, ps, routeCondAccepted, reason, msg)
 		for _, p := range ps {
-			if p.Condition == routeCondAccepted && !p.Rejected {
+			if p.Condition != nil && p.Condition.Type == routeCondAccepted && !p.Rejected {
 				t.Errorf("Accepted Problem not Rejected: %v", p)
 			}
 		}
@@ -73,70 +73,70 @@ func TestTranslateMatches(t *testing.T) {
 	runRows(t, []routeRow{
 		// HTTPRouteSpec.Rules default: one rule, PathPrefix "/", no
 		// backendRefs (so 500, HTTPRouteRule.BackendRefs).
-		{"rules default", httpRoute("r"), func(t *testing.T, r *Route, ps []model.Problem) {
+		{"rules default", newHTTPRoute("r"), func(t *testing.T, r *RouteRules, ps []model.Problem) {
 			rule := onlyRule(t, r)
 			if rule.Matches[0].Path != (model.Match{Type: model.Prefix, Path: "/"}) || !reflect.DeepEqual(rule.Targets, []Target{{Status: 500, Weight: 1}}) {
 				t.Errorf("got %+v", rule)
 			}
 		}},
 		// HTTPRouteRule.Matches default: PathPrefix "/".
-		{"matches default", httpRoute("r", proxyRule()), wantPath(model.Match{Type: model.Prefix, Path: "/"})},
+		{"matches default", newHTTPRoute("r", proxyRule()), wantPath(model.Match{Type: model.Prefix, Path: "/"})},
 		// HTTPRouteMatch.Path default (a match of headers only).
-		{"path default", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "one")}})),
+		{"path default", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("version", "one")}})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionHeader, Name: "version", Match: model.MatchExact, Value: "one"})},
 		// PathMatchExact (httproute-exact-path-matching).
-		{"exact", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/exact"))), wantPath(model.Match{Type: model.Exact, Path: "/exact"})},
+		{"exact", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/exact"))), wantPath(model.Match{Type: model.Exact, Path: "/exact"})},
 		// PathMatchPathPrefix: a trailing "/" is ignored (httproute-path-match-order's /match/).
-		{"prefix trailing slash", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchPathPrefix, "/match/"))), wantPath(model.Match{Type: model.Prefix, Path: "/match"})},
+		{"prefix trailing slash", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchPathPrefix, "/match/"))), wantPath(model.Match{Type: model.Prefix, Path: "/match"})},
 		// PathMatchRegularExpression: the whole path, ParseRegex's grammar.
-		{"regex", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "^/v[0-9]+/.*"))), wantPath(model.Match{Type: model.Regex, Path: "/v[0-9]+/.*$"})},
-		{"regex anchored", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/a$"))), wantPath(model.Match{Type: model.Regex, Path: "/a$"})},
+		{"regex", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "^/v[0-9]+/.*"))), wantPath(model.Match{Type: model.Regex, Path: "/v[0-9]+/.*$"})},
+		{"regex anchored", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/a$"))), wantPath(model.Match{Type: model.Regex, Path: "/a$"})},
 		// HTTPPathMatch's character set allows ; $ ' and %XX, which the model's path grammar does not.
-		{"path semicolon", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchPathPrefix, "/a;b"))), refused(routeReasonUnsupportedValue, "matches[0].path.value")},
-		{"path dollar", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/a$host"))), refused(routeReasonUnsupportedValue, "path.value")},
-		{"path percent", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/a%2e"))), refused(routeReasonUnsupportedValue, "path.value")},
-		{"regex brace", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/a{"))), refused(routeReasonUnsupportedValue, "path.value")},
-		{"regex block", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/a;} location / {"))), refused(routeReasonUnsupportedValue, "path.value")},
-		{"regex lookahead", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/(?=a)"))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"path semicolon", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchPathPrefix, "/a;b"))), refused(routeReasonUnsupportedValue, "matches[0].path.value")},
+		{"path dollar", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/a$host"))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"path percent", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/a%2e"))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"regex brace", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/a{"))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"regex block", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/a;} location / {"))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"regex lookahead", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/(?=a)"))), refused(routeReasonUnsupportedValue, "path.value")},
 		// PathMatchType: unknown values are UnsupportedValue.
-		{"path type unknown", httpRoute("r", proxyRule(pathMatch("Glob", "/a"))), refused(routeReasonUnsupportedValue, `type "Glob"`)},
+		{"path type unknown", newHTTPRoute("r", proxyRule(pathMatch("Glob", "/a"))), refused(routeReasonUnsupportedValue, `type "Glob"`)},
 		// HTTPHeaderMatch: Exact and RegularExpression (httproute-header-matching).
-		{"header regex", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "Version", Type: routePtr(gwv1.HeaderMatchRegularExpression), Value: "^v[12]"}}})),
+		{"header regex", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "Version", Type: routePtr(gwv1.HeaderMatchRegularExpression), Value: "^v[12]"}}})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionHeader, Name: "Version", Match: model.MatchRegex, Value: "^v[12]"})},
 		// HTTPHeaderMatch.Name: only the first of equivalent names counts.
-		{"header duplicate", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("Version", "one"), headerMatch("version", "two")}})),
+		{"header duplicate", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("Version", "one"), headerMatch("version", "two")}})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionHeader, Name: "Version", Match: model.MatchExact, Value: "one"})},
 		// An RFC 9110 token name nginx drops (ignore_invalid_headers).
-		{"header name token", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x.y!", "v")}})), refused(routeReasonUnsupportedValue, "headers[0]")},
-		{"header value CRLF", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", "a\r\nb: c")}})), refused(routeReasonUnsupportedValue, "headers[0]")},
-		{"header value quote", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", `a"b`)}})), refused(routeReasonUnsupportedValue, "headers[0]")},
-		{"header value long", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", strings.Repeat("a", 300))}})), refused(routeReasonUnsupportedValue, "headers[0]")},
-		{"header regex dollar", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "x", Type: routePtr(gwv1.HeaderMatchRegularExpression), Value: "a${x}"}}})), refused(routeReasonUnsupportedValue, "headers[0]")},
-		{"header type unknown", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "x", Type: routePtr(gwv1.HeaderMatchType("Prefix")), Value: "a"}}})), refused(routeReasonUnsupportedValue, `type "Prefix"`)},
+		{"header name token", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x.y!", "v")}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header value CRLF", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", "a\r\nb: c")}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header value quote", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", `a"b`)}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header value long", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{headerMatch("x", strings.Repeat("a", 300))}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header regex dollar", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "x", Type: routePtr(gwv1.HeaderMatchRegularExpression), Value: "a${x}"}}})), refused(routeReasonUnsupportedValue, "headers[0]")},
+		{"header type unknown", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "x", Type: routePtr(gwv1.HeaderMatchType("Prefix")), Value: "a"}}})), refused(routeReasonUnsupportedValue, `type "Prefix"`)},
 		// HTTPQueryParamMatch (httproute-query-param-matching); names are exact, so "a" and "A" are two.
-		{"query", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "animal", Value: "whale"}, {Name: "animal", Value: "dolphin"}}})),
+		{"query", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "animal", Value: "whale"}, {Name: "animal", Value: "dolphin"}}})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionArgument, Name: "animal", Match: model.MatchExact, Value: "whale"})},
-		{"query name dash", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "a-b", Value: "v"}}})), refused(routeReasonUnsupportedValue, "queryParams[0]")},
+		{"query name dash", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "a-b", Value: "v"}}})), refused(routeReasonUnsupportedValue, "queryParams[0]")},
 		// HTTPRouteMatch.Method (httproute-method-matching).
-		{"method", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Method: routePtr(gwv1.HTTPMethodPost)})),
+		{"method", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Method: routePtr(gwv1.HTTPMethodPost)})),
 			wantPath(model.Match{Type: model.Prefix, Path: "/"}, model.Condition{Kind: model.ConditionVariable, Name: "request_method", Match: model.MatchExact, Value: "POST"})},
-		{"method unknown", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Method: routePtr(gwv1.HTTPMethod("BREW"))})), refused(routeReasonUnsupportedValue, "method")},
+		{"method unknown", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Method: routePtr(gwv1.HTTPMethod("BREW"))})), refused(routeReasonUnsupportedValue, "method")},
 		// 16 headers, 16 query parameters and a method exceed one split rule's conditions.
-		{"too many conditions", httpRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: sixteenHeaders, Method: routePtr(gwv1.HTTPMethodGet)})), refused(routeReasonUnsupportedValue, "at most 16")},
+		{"too many conditions", newHTTPRoute("r", proxyRule(gwv1.HTTPRouteMatch{Headers: sixteenHeaders, Method: routePtr(gwv1.HTTPMethodGet)})), refused(routeReasonUnsupportedValue, "at most 16")},
 		// HTTPRouteRule.Matches MaxItems=64; HTTPRouteSpec.Rules: at most 128 matches in all.
-		{"64 matches", httpRoute("r", proxyRule(long...)), refused(routeReasonUnsupportedValue, "at most 64")},
-		{"128 matches", httpRoute("r", many...), refused(routeReasonUnsupportedValue, "at most 128")},
+		{"64 matches", newHTTPRoute("r", proxyRule(long...)), refused(routeReasonUnsupportedValue, "at most 64")},
+		{"128 matches", newHTTPRoute("r", many...), refused(routeReasonUnsupportedValue, "at most 128")},
 		// Some rules invalid: PartiallyInvalid, the others served.
-		{"partially invalid", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/ok")), proxyRule(pathMatch(gwv1.PathMatchExact, "/a;b"))),
-			func(t *testing.T, r *Route, ps []model.Problem) {
+		{"partially invalid", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchExact, "/ok")), proxyRule(pathMatch(gwv1.PathMatchExact, "/a;b"))),
+			func(t *testing.T, r *RouteRules, ps []model.Problem) {
 				if rule := onlyRule(t, r); rule.Index != 0 {
 					t.Errorf("served rule %d", rule.Index)
 				}
 				hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "spec.rules[1]")
 			}},
 		// HTTPRouteRule.Name must be unique.
-		{"rule names", httpRoute("r", gwv1.HTTPRouteRule{Name: routePtr(gwv1.SectionName("a"))}, gwv1.HTTPRouteRule{Name: routePtr(gwv1.SectionName("a"))}),
-			func(t *testing.T, r *Route, ps []model.Problem) {
+		{"rule names", newHTTPRoute("r", gwv1.HTTPRouteRule{Name: routePtr(gwv1.SectionName("a"))}, gwv1.HTTPRouteRule{Name: routePtr(gwv1.SectionName("a"))}),
+			func(t *testing.T, r *RouteRules, ps []model.Problem) {
 				if rule := onlyRule(t, r); rule.Name != "a" {
 					t.Errorf("rule %+v", rule)
 				}
@@ -147,10 +147,10 @@ func TestTranslateMatches(t *testing.T) {
 
 func TestTranslateBackendRefs(t *testing.T) {
 	withRefs := func(refs ...gwv1.HTTPBackendRef) *gwv1.HTTPRoute {
-		return httpRoute("r", gwv1.HTTPRouteRule{BackendRefs: refs})
+		return newHTTPRoute("r", gwv1.HTTPRouteRule{BackendRefs: refs})
 	}
-	targets := func(want ...Target) func(*testing.T, *Route, []model.Problem) {
-		return func(t *testing.T, r *Route, ps []model.Problem) {
+	targets := func(want ...Target) func(*testing.T, *RouteRules, []model.Problem) {
+		return func(t *testing.T, r *RouteRules, ps []model.Problem) {
 			t.Helper()
 			if got := onlyRule(t, r).Targets; !reflect.DeepEqual(got, want) {
 				t.Errorf("targets %+v, want %+v", got, want)
@@ -168,15 +168,15 @@ func TestTranslateBackendRefs(t *testing.T) {
 	kind.Group = routePtr(gwv1.Group("multicluster.x-k8s.io"))
 	noPort := backendRef("infra-backend-v1")
 	noPort.Port = routePtr(gwv1.PortNumber(9090))
-	both := func(check ...func(*testing.T, *Route, []model.Problem)) func(*testing.T, *Route, []model.Problem) {
-		return func(t *testing.T, r *Route, ps []model.Problem) {
+	both := func(check ...func(*testing.T, *RouteRules, []model.Problem)) func(*testing.T, *RouteRules, []model.Problem) {
+		return func(t *testing.T, r *RouteRules, ps []model.Problem) {
 			for _, c := range check {
 				c(t, r, ps)
 			}
 		}
 	}
-	problem := func(cond, reason, msg string) func(*testing.T, *Route, []model.Problem) {
-		return func(t *testing.T, _ *Route, ps []model.Problem) { hasProblem(t, ps, cond, reason, msg) }
+	problem := func(cond, reason, msg string) func(*testing.T, *RouteRules, []model.Problem) {
+		return func(t *testing.T, _ *RouteRules, ps []model.Problem) { hasProblem(t, ps, cond, reason, msg) }
 	}
 	runRows(t, []routeRow{
 		// BackendRef.Weight default 1 (httproute-weight).
@@ -215,10 +215,10 @@ func TestTranslateTimeouts(t *testing.T) {
 		if be != "" {
 			r.Timeouts.BackendRequest = routePtr(gwv1.Duration(be))
 		}
-		return httpRoute("r", r)
+		return newHTTPRoute("r", r)
 	}
-	policy := func(read, retry time.Duration) func(*testing.T, *Route, []model.Problem) {
-		return func(t *testing.T, r *Route, ps []model.Problem) {
+	policy := func(read, retry time.Duration) func(*testing.T, *RouteRules, []model.Problem) {
+		return func(t *testing.T, r *RouteRules, ps []model.Problem) {
 			p := onlyRule(t, r).Policy
 			if p == nil || p.Timeouts.Read != read || p.Timeouts.Send != read || p.Retry.Timeout != retry {
 				t.Errorf("policy %+v, want read %s retry %s", p, read, retry)
@@ -244,17 +244,17 @@ func TestTranslateUnsupportedFields(t *testing.T) {
 	sp := proxyRule()
 	sp.SessionPersistence = &gwv1.SessionPersistence{}
 	runRows(t, []routeRow{
-		{"retry", httpRoute("r", retry), refused(routeReasonUnsupportedValue, "retry")},
-		{"session persistence", httpRoute("r", sp), refused(routeReasonUnsupportedValue, "sessionPersistence")},
+		{"retry", newHTTPRoute("r", retry), refused(routeReasonUnsupportedValue, "retry")},
+		{"session persistence", newHTTPRoute("r", sp), refused(routeReasonUnsupportedValue, "sessionPersistence")},
 	})
 }
 
 func TestTranslateRegexDollar(t *testing.T) {
 	runRows(t, []routeRow{
 		// A trailing "\" must not escape the added "$"; render refuses a "$" that is not the final anchor.
-		{"trailing backslash", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a\`))), refused(routeReasonUnsupportedValue, "path.value")},
-		{"escaped dollar", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a\$`))), refused(routeReasonUnsupportedValue, "final anchor")},
-		{"inner dollar", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a$/b`))), refused(routeReasonUnsupportedValue, "final anchor")},
-		{"class dollar", httpRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a[$]`))), refused(routeReasonUnsupportedValue, "final anchor")},
+		{"trailing backslash", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a\`))), refused(routeReasonUnsupportedValue, "path.value")},
+		{"escaped dollar", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a\$`))), refused(routeReasonUnsupportedValue, "final anchor")},
+		{"inner dollar", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a$/b`))), refused(routeReasonUnsupportedValue, "final anchor")},
+		{"class dollar", newHTTPRoute("r", proxyRule(pathMatch(gwv1.PathMatchRegularExpression, `/a[$]`))), refused(routeReasonUnsupportedValue, "final anchor")},
 	})
 }
