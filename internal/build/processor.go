@@ -91,6 +91,7 @@ func (b *builder) newProcessors() []processor {
 		&virtualServerProcessor{builder: b},
 		&transportServerProcessor{builder: b},
 		&servicesConfigMapProcessor{builder: b},
+		&gatewayProcessor{builder: b},
 	}
 }
 

@@ -216,5 +216,26 @@ func otherProblems(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Prob
 	for _, g := range snap.GlobalConfigurations {
 		add("GlobalConfiguration", g.Namespace, g.Name, g)
 	}
+	for _, g := range snap.GatewayClasses {
+		add("GatewayClass", g.Namespace, g.Name, g)
+	}
+	for _, g := range snap.Gateways {
+		add("Gateway", g.Namespace, g.Name, g)
+	}
+	for _, r := range snap.HTTPRoutes {
+		add("HTTPRoute", r.Namespace, r.Name, r)
+	}
+	for _, r := range snap.GRPCRoutes {
+		add("GRPCRoute", r.Namespace, r.Name, r)
+	}
+	for _, r := range snap.TLSRoutes {
+		add("TLSRoute", r.Namespace, r.Name, r)
+	}
+	for _, r := range snap.TCPRoutes {
+		add("TCPRoute", r.Namespace, r.Name, r)
+	}
+	for _, r := range snap.UDPRoutes {
+		add("UDPRoute", r.Namespace, r.Name, r)
+	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/class"
@@ -397,5 +398,39 @@ func TestNewOutcomeResources(t *testing.T) {
 		if !kinds[k] {
 			t.Errorf("Others %+v lack the %s problems", o.Others, k)
 		}
+	}
+}
+
+// TestGatewayAPIProblemsReachEvents: the Problems of Gateway API's kinds
+// find their objects, so that each becomes a Warning Event on it.
+func TestGatewayAPIProblemsReachEvents(t *testing.T) {
+	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+	snap := &source.Snapshot{
+		GatewayClasses: []*gwv1.GatewayClass{{ObjectMeta: meta("", "causeway")}},
+		Gateways:       []*gwv1.Gateway{{ObjectMeta: meta("ns", "gw")}},
+		HTTPRoutes:     []*gwv1.HTTPRoute{{ObjectMeta: meta("ns", "web")}},
+		GRPCRoutes:     []*gwv1.GRPCRoute{{ObjectMeta: meta("ns", "rpc")}},
+		TLSRoutes:      []*gwv1.TLSRoute{{ObjectMeta: meta("ns", "tls")}},
+		TCPRoutes:      []*gwv1.TCPRoute{{ObjectMeta: meta("ns", "tcp")}},
+		UDPRoutes:      []*gwv1.UDPRoute{{ObjectMeta: meta("ns", "udp")}},
+	}
+	var problems []model.Problem
+	for _, r := range []model.ObjectRef{{Kind: "GatewayClass", Name: "causeway"}, {Kind: "Gateway", Namespace: "ns", Name: "gw"},
+		{Kind: "HTTPRoute", Namespace: "ns", Name: "web"}, {Kind: "GRPCRoute", Namespace: "ns", Name: "rpc"},
+		{Kind: "TLSRoute", Namespace: "ns", Name: "tls"}, {Kind: "TCPRoute", Namespace: "ns", Name: "tcp"},
+		{Kind: "UDPRoute", Namespace: "ns", Name: "udp"}} {
+		r.UID = "uid"
+		problems = append(problems, model.Problem{Object: r, Reason: model.ReasonUnsupported, Message: "not served yet", Rejected: true})
+	}
+	o := NewOutcome(snap, problems, nil, class.Options{IngressClass: "causeway"})
+	var got []string
+	for _, op := range o.Others {
+		if op.Object == nil || len(op.Problems) != 1 {
+			t.Errorf("%s: object %v, problems %v", op.Ref, op.Object, op.Problems)
+		}
+		got = append(got, op.Ref.Kind)
+	}
+	if want := "GatewayClass Gateway HTTPRoute GRPCRoute TLSRoute TCPRoute UDPRoute"; strings.Join(got, " ") != want {
+		t.Errorf("Others for %q, want %q", strings.Join(got, " "), want)
 	}
 }
