@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/frontend/configmap"
+	"github.com/causeway/causeway/internal/frontend/gateway"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/frontend/nic"
 
@@ -115,9 +116,26 @@ type Options struct {
 	NoExternalName bool
 }
 
+// Result is what a build makes of a Snapshot.
+type Result struct {
+	Model    *model.Model
+	Problems []model.Problem
+	// Gateway is who attaches to what among Gateway API's objects of
+	// Causeway's classes, with the status each is given (the Problems
+	// carry the rest: model.Problem.Condition); nil when there are none.
+	Gateway *gateway.Resolution
+}
+
 // Build turns a Snapshot into a Model. It is deterministic: the same
 // snapshot always yields the same Model and Problems.
 func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) {
+	r := Run(snap, opts)
+	return r.Model, r.Problems
+}
+
+// Run is Build with everything it finds, for the controller's status
+// writers.
+func Run(snap *source.Snapshot, opts Options) *Result {
 	if opts.AnnotationsPrefix == "" {
 		opts.AnnotationsPrefix = annotations.DefaultPrefix
 	}
@@ -209,7 +227,7 @@ func Build(snap *source.Snapshot, opts Options) (*model.Model, []model.Problem) 
 	b.process(snap, b.procs)
 	b.finishPassthrough()
 	b.finish()
-	return &b.model, b.problems
+	return &Result{Model: &b.model, Problems: b.problems, Gateway: b.gatewayResolution}
 }
 
 // builder is the state every processor shares, with its methods: the
@@ -278,6 +296,8 @@ type builder struct {
 	// passthroughWhy says why TLS passthrough is not served (model.
 	// Passthrough is nil then), for the objects asking for it.
 	passthroughWhy string
+	// gatewayResolution is what the Gateway API processor resolved.
+	gatewayResolution *gateway.Resolution
 }
 
 func (b *builder) problem(ref model.ObjectRef, reason string, rejected bool, format string, args ...any) {

@@ -48,7 +48,7 @@ func (c *Controller) bisect(ctx context.Context, snap *source.Snapshot) string {
 		for _, k := range excluded {
 			extra[k] = true
 		}
-		_, _, out, err := c.build(snap, extra)
+		_, out, err := c.build(snap, extra)
 		if err != nil {
 			return true
 		}
@@ -147,7 +147,7 @@ func (c *Controller) blameConfigMap(ctx context.Context, snap *source.Snapshot) 
 	if _, bad := c.badObject[key]; bad {
 		return ""
 	}
-	_, _, out, err := c.build(snap, map[string]bool{key: true})
+	_, out, err := c.build(snap, map[string]bool{key: true})
 	if err != nil {
 		return ""
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/frontend/gateway"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/model"
@@ -85,6 +86,8 @@ type SyncResult struct {
 	Model    *model.Model
 	Problems []model.Problem
 	Snapshot *source.Snapshot
+	// Gateway is the build's Gateway API resolution (build.Result).
+	Gateway *gateway.Resolution
 	// Err is the apply error, if the configuration could not go live.
 	Err error
 }
@@ -246,8 +249,9 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 	c.logSourceProblems(snap.Problems)
 	var res SyncResult
 	for round := 0; ; round++ {
-		m, problems, out, err := c.build(snap, nil)
-		res = SyncResult{Model: m, Problems: problems, Snapshot: snap}
+		built, out, err := c.build(snap, nil)
+		m, problems := built.Model, built.Problems
+		res = SyncResult{Model: m, Problems: problems, Snapshot: snap, Gateway: built.Gateway}
 		if err != nil {
 			res.Err = err
 			break
@@ -339,7 +343,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 
 // build turns snap into a Model and its files, leaving out the objects
 // excluded so far and those in extra (keys as model.ObjectRef.Key).
-func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model.Model, []model.Problem, *render.Output, error) {
+func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*build.Result, *render.Output, error) {
 	opts := c.opts.Model
 	opts.Excluded = current(c.badObject, snap, objectFingerprint)
 	for key := range extra {
@@ -347,15 +351,16 @@ func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*model
 	}
 	opts.BadSecrets = current(c.badSecret, snap, secretFingerprint)
 	opts.Replicas = c.replicas()
-	m, problems := build.Build(snap, opts)
-	problems = append(problems, c.fillExternalNames(m, snap, extra == nil)...)
-	problems = append(problems, c.fillOCSP(m, snap, extra == nil)...)
+	r := build.Run(snap, opts)
+	m := r.Model
+	r.Problems = append(r.Problems, c.fillExternalNames(m, snap, extra == nil)...)
+	r.Problems = append(r.Problems, c.fillOCSP(m, snap, extra == nil)...)
 	out, err := c.memo.Render(m, c.opts.Render)
 	if err != nil {
-		return m, problems, nil, err
+		return r, nil, err
 	}
 	maps.Copy(out.Files, runtime.SecretFiles(m))
-	return m, problems, out, nil
+	return r, out, nil
 }
 
 // recordApply logs and counts what an Apply did: a reload (by reason) or a
