@@ -457,6 +457,8 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 		ModSecurityAvailable:  params.ModSecurity != nil,
 		ModSecurityMissing:    modsecMissing,
 		CRSAvailable:          crsAvailable,
+		GatewayServices:       f.manifests == "",
+		GatewayAddresses:      gatewayAddresses(f.listenAddress),
 		CertManager:           f.certManager && f.customResources && f.manifests == "",
 		ExternalDNS:           f.externalDNS && f.customResources && f.manifests == "",
 		NoPublishedAddress:    !f.kube.publishes(),
@@ -667,4 +669,15 @@ func geoIP2Editions(dbs []render.GeoIP2Database) []string {
 		out[i] = d.Edition
 	}
 	return out
+}
+
+// gatewayAddresses are every Gateway's status addresses when Gateways have
+// no Service of their own (the files source): --listen-address, else
+// none (all of the host's addresses, which nginx listens on, are no one
+// address to name).
+func gatewayAddresses(listen string) []string {
+	if listen == "" || listen == "0.0.0.0" || listen == "::" {
+		return nil
+	}
+	return []string{strings.Trim(listen, "[]")}
 }

@@ -111,6 +111,13 @@ type Options struct {
 	// (the ready endpoints of --publish-service), which divides the rate
 	// of a rateLimit Policy with scale; 0 when not known.
 	Replicas int
+	// GatewayServices says that each Gateway has a Service of its own
+	// (internal/gatewayservice) whose targetPorts are the nginx ports of
+	// its listeners and whose addresses are its addresses; without, a
+	// listener's port is the nginx port and GatewayAddresses are every
+	// Gateway's addresses (the files source).
+	GatewayServices  bool
+	GatewayAddresses []string
 	// NoExternalName refuses ExternalName Services as backends
 	// (--disable-svc-external-name, ingress-nginx's flag).
 	NoExternalName bool

@@ -1,72 +1,500 @@
 package build
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/causeway/causeway/internal/frontend/gateway"
+	"github.com/causeway/causeway/internal/gatewayservice"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
 
-// gatewayProcessor is where Gateway API's kinds become listeners,
-// servers and locations (internal/frontend/gateway translates them).
-// Until the data plane serves them, it reports every object that names a
-// GatewayClass of ours, directly or through a Gateway, so that nothing the
-// controller reads goes unsaid; other implementations' objects are not
-// ours to report.
-type gatewayProcessor struct{ *builder }
+// gatewayProcessor turns the Gateway API's objects of Causeway's classes
+// into servers: the front-end (internal/frontend/gateway) checks the
+// classes, Gateways and routes and translates each route's rules; here
+// they meet the data plane's ports.
+//
+// Each Gateway listener port is an nginx port of its own: the internal
+// port its Gateway's Service records (Options.GatewayServices), else the
+// listener port itself (the files source, where Gateways that share a
+// port share its servers). On one port, a request goes to the server of
+// its host, and there to the routes of the most specific listener whose
+// hostname matches it (listener isolation), most specific route
+// hostname first (gateway.RouteRules.Rank). Gateway servers are scoped
+// (model.Server.Scope) by their port: an Ingress and an HTTPRoute may
+// name one host without meeting, as they are served on other ports.
+type gatewayProcessor struct {
+	*builder
+	// ports are the Gateway ports served, by internal port.
+	ports map[int]*gatewayPort
+	// sets are the listener sets of the served listeners, by Gateway
+	// and listener name.
+	sets map[listenerKey]*listenerSet
+	// servers and listeners are what the ports make, in the order made.
+	servers   []*model.Server
+	listeners []*model.HTTPListener
+}
+
+type listenerKey struct {
+	gateway string
+	name    gwv1.SectionName
+}
+
+// gatewayPort is one nginx port of Gateway listeners.
+type gatewayPort struct {
+	port  int
+	https bool
+	// owner is the Gateway of the port's first listener (by Gateway
+	// age): the port's problems and splits are named after it.
+	owner model.ObjectRef
+	// sets are the port's listeners by hostname ("" for none).
+	sets     map[string]*listenerSet
+	listener *model.HTTPListener
+}
+
+// listenerSet is the listeners of one port and hostname (of several
+// Gateways only in the files source) with the routes attached to them.
+type listenerSet struct {
+	hostname string
+	// name and port are the first listener's: its sectionName and the
+	// port clients use, for redirects.
+	name  string
+	port  int
+	owner model.ObjectRef
+	// cert is the key of the first listener's first certificate (HTTPS).
+	cert string
+	// exact and wild are the routes by hostname served; all the routes
+	// that name none (of a listener without one).
+	exact, wild map[string][]*gateway.RouteRules
+	all         []*gateway.RouteRules
+	gateways    []model.ObjectRef
+}
+
+// GatewayFeatures are the features Causeway's GatewayClasses list in
+// status.supportedFeatures: those the data plane serves.
+var GatewayFeatures = []gwv1.FeatureName{
+	"Gateway", "HTTPRoute", "ReferenceGrant", "GRPCRoute",
+	"GatewayPort8080", "GatewayHTTPListenerIsolation",
+	"HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRoutePathRedirect", "HTTPRoutePortRedirect",
+	"HTTPRouteSchemeRedirect", "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode",
+	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
+	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
+	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule",
+}
 
 func (b *gatewayProcessor) objects(*source.Snapshot) []object { return nil }
 
-// notServed ends every Gateway API Problem until the kinds are served.
-const notServed = "Gateway API is read but not served yet by this version of Causeway; no traffic is routed for it and no status is written"
-
 func (b *gatewayProcessor) after(snap *source.Snapshot) {
-	classes := map[string]bool{}
-	for _, gc := range snap.GatewayClasses {
-		if gateway.OurClass(gc) {
-			classes[gc.Name] = true
-			b.problem(gatewayObject("GatewayClass", gc), model.ReasonUnsupported, true, "controllerName %s: %s", gateway.ControllerName, notServed)
+	if len(snap.GatewayClasses) == 0 {
+		return
+	}
+	owners := map[string]gatewayservice.Owner{}
+	for _, svc := range snap.GatewayServices {
+		if o, ok := gatewayservice.Parse(svc); ok {
+			owners[o.Key()] = o
 		}
 	}
-	gateways := map[string]bool{}
-	for _, gw := range snap.Gateways {
-		if classes[string(gw.Spec.GatewayClassName)] {
-			gateways[gw.Namespace+"/"+gw.Name] = true
-			b.problem(gatewayObject("Gateway", gw), model.ReasonUnsupported, true, "gatewayClassName %s: %s", gw.Spec.GatewayClassName, notServed)
+	in := gateway.Inputs{Grants: snap.ReferenceGrants, Secret: b.gatewaySecret, Namespaces: namespaceLabels(snap.Namespaces)}
+	addresses := func(ns, name string) []string {
+		if !b.opts.GatewayServices {
+			return b.opts.GatewayAddresses
 		}
+		return owners[ns+"/"+name].Addresses
 	}
-	report := func(kind string, obj metav1.Object, parents []gwv1.ParentReference) {
-		for _, p := range parents {
-			if (p.Group != nil && *p.Group != gwv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
-				continue
-			}
-			ns := obj.GetNamespace()
-			if p.Namespace != nil {
-				ns = string(*p.Namespace)
-			}
-			if gateways[ns+"/"+string(p.Name)] {
-				b.problem(gatewayObject(kind, obj), model.ReasonUnsupported, true, "parentRef Gateway %s/%s: %s", ns, p.Name, notServed)
-				return
-			}
-		}
-	}
+	var routes []gateway.Route
+	https := map[gateway.Route]*gwv1.HTTPRoute{}
+	grpcs := map[gateway.Route]*gwv1.GRPCRoute{}
 	for _, r := range snap.HTTPRoutes {
-		report("HTTPRoute", r, r.Spec.ParentRefs)
+		rt := gateway.HTTPRouteOf(r)
+		https[rt] = r
+		routes = append(routes, rt)
 	}
 	for _, r := range snap.GRPCRoutes {
-		report("GRPCRoute", r, r.Spec.ParentRefs)
+		rt := gateway.GRPCRouteOf(r)
+		grpcs[rt] = r
+		routes = append(routes, rt)
 	}
 	for _, r := range snap.TLSRoutes {
-		report("TLSRoute", r, r.Spec.ParentRefs)
+		routes = append(routes, gateway.TLSRouteOf(r))
 	}
 	for _, r := range snap.TCPRoutes {
-		report("TCPRoute", r, r.Spec.ParentRefs)
+		routes = append(routes, gateway.TCPRouteOf(r))
 	}
 	for _, r := range snap.UDPRoutes {
-		report("UDPRoute", r, r.Spec.ParentRefs)
+		routes = append(routes, gateway.UDPRouteOf(r))
 	}
+	res, problems := gateway.Resolve(snap.GatewayClasses, snap.Gateways, routes, GatewayFeatures, addresses, in)
+	b.problems = append(b.problems, problems...)
+	b.gatewayResolution = res
+	env := gateway.RouteEnv{
+		Permitted: func(from, to gateway.RefEnd) bool {
+			return gateway.Granted(snap.ReferenceGrants, gateway.GrantFrom{Group: from.Group, Kind: from.Kind, Namespace: from.Namespace},
+				gateway.GrantTo{Group: to.Group, Kind: to.Kind, Namespace: to.Namespace, Name: to.Name})
+		},
+		ServicePort: b.gatewayServicePort,
+	}
+	b.ports = map[int]*gatewayPort{}
+	b.sets = map[listenerKey]*listenerSet{}
+	gws := sortedGateways(res)
+	for _, g := range gws {
+		b.gatewayPorts(g, owners)
+	}
+	for _, at := range res.Routes {
+		rules := b.translateRoute(at, env, https[at.Route], grpcs[at.Route])
+		if rules == nil {
+			continue
+		}
+		for _, a := range at.Attachments {
+			for _, al := range a.Listeners {
+				b.attach(a.Gateway, al, rules)
+			}
+		}
+	}
+	for _, port := range slices.Sorted(maps.Keys(b.ports)) {
+		b.servePort(b.ports[port])
+	}
+}
+
+// sortedGateways are the resolution's Gateways, oldest first: the first
+// listener of a port (in the files source) is the oldest Gateway's.
+func sortedGateways(res *gateway.Resolution) []*gateway.Gateway {
+	out := make([]*gateway.Gateway, 0, len(res.Gateways))
+	for _, g := range res.Gateways {
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b *gateway.Gateway) int {
+		return cmp.Compare(a.Ref.Key(), b.Ref.Key())
+	})
+	return out
+}
+
+// gatewaySecret checks a listener's certificate Secret as Ingress TLS
+// Secrets are checked (gateway.Inputs.Secret).
+func (b *gatewayProcessor) gatewaySecret(ns, name string) error {
+	if reason, why := b.loadTLSSecret(ns, name); reason != "" {
+		return errors.New("Secret " + ns + "/" + name + why)
+	}
+	return nil
+}
+
+// gatewayServicePort reports whether a Service exists and has port
+// (gateway.RouteEnv.ServicePort).
+func (b *gatewayProcessor) gatewayServicePort(ns, name string, port int32) (exists, hasPort bool) {
+	svc := b.idx.services[ns+"/"+name]
+	if svc == nil {
+		return false, false
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return true, true
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Port == port {
+			return true, true
+		}
+	}
+	return true, false
+}
+
+// namespaceLabels are the namespaces' labels by name (gateway.Inputs).
+func namespaceLabels(nss []*corev1.Namespace) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(nss))
+	for _, ns := range nss {
+		out[ns.Name] = ns.Labels
+	}
+	return out
+}
+
+// gatewayPorts makes the nginx ports of g's ready HTTP and HTTPS
+// listeners.
+func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]gatewayservice.Owner) {
+	if !g.Accepted {
+		return
+	}
+	for _, l := range g.Listeners {
+		if !l.Ready() {
+			continue
+		}
+		https := false
+		switch l.Protocol {
+		case gwv1.HTTPProtocolType:
+		case gwv1.HTTPSProtocolType:
+			https = true
+		default:
+			b.problem(g.Ref, model.ReasonUnsupported, false, "listener %q: protocol %s is not served yet by this version of Causeway", l.Name, l.Protocol)
+			continue
+		}
+		port := int(l.Port)
+		if b.opts.GatewayServices {
+			o, ok := owners[g.Ref.Namespace+"/"+g.Ref.Name]
+			internal := o.Ports[int32(l.Port)]
+			if !ok || internal == 0 {
+				b.problem(g.Ref, model.ReasonUnsupported, false, "listener %q: its Service has no port %d yet; it is served once the leader has written it", l.Name, l.Port)
+				continue
+			}
+			port = int(internal)
+		} else if port == b.opts.HTTPPort || port == b.opts.HTTPSPort {
+			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is the controller's own HTTP or HTTPS port, which Ingresses use; it is not served", l.Name, port)
+			continue
+		}
+		p := b.ports[port]
+		if p == nil {
+			p = &gatewayPort{port: port, https: https, owner: g.Ref, sets: map[string]*listenerSet{},
+				listener: &model.HTTPListener{Name: "gateway-" + strconv.Itoa(port), Port: port, SSL: https}}
+			b.ports[port] = p
+		} else if p.https != https {
+			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d serves %s for Gateway %s; it is not served", l.Name, port,
+				map[bool]string{true: "HTTPS", false: "HTTP"}[p.https], p.owner)
+			continue
+		}
+		set := p.sets[l.Hostname]
+		if set == nil {
+			set = &listenerSet{hostname: l.Hostname, name: string(l.Name), port: int(l.Port), owner: g.Ref,
+				exact: map[string][]*gateway.RouteRules{}, wild: map[string][]*gateway.RouteRules{}}
+			if https && len(l.Certificates) > 0 {
+				c := l.Certificates[0]
+				set.cert = c.Namespace + "/" + c.Name
+			}
+			p.sets[l.Hostname] = set
+		}
+		if !slices.Contains(set.gateways, g.Ref) {
+			set.gateways = append(set.gateways, g.Ref)
+		}
+		b.sets[listenerKey{g.Ref.Key(), l.Name}] = set
+	}
+}
+
+// translateRoute translates an attached HTTPRoute or GRPCRoute; other
+// kinds are not served yet, with a Problem.
+func (b *gatewayProcessor) translateRoute(at gateway.Attached, env gateway.RouteEnv, h *gwv1.HTTPRoute, g *gwv1.GRPCRoute) *gateway.RouteRules {
+	accepted := slices.ContainsFunc(at.Attachments, func(a gateway.Attachment) bool { return a.Accepted() })
+	var rules *gateway.RouteRules
+	var problems []model.Problem
+	switch {
+	case h != nil:
+		rules, problems = gateway.TranslateHTTPRoute(h, env)
+	case g != nil:
+		rules, problems = gateway.TranslateGRPCRoute(g, env)
+	default:
+		if accepted {
+			b.problem(gatewayObject(at.Route.RouteKind(), at.Route), model.ReasonUnsupported, true,
+				"%ss are not served yet by this version of Causeway", at.Route.RouteKind())
+		}
+		return nil
+	}
+	b.problems = append(b.problems, problems...)
+	if rules == nil || !accepted {
+		return nil
+	}
+	for _, rule := range rules.Rules {
+		if len(rule.Mirrors) > 0 {
+			b.problems = append(b.problems, model.Problem{Object: rules.Ref, Reason: model.ReasonUnsupported,
+				Condition: &model.StatusCondition{Type: string(gwv1.RouteConditionPartiallyInvalid), Status: "True", Reason: string(gwv1.RouteReasonUnsupportedValue)},
+				Message:   fmt.Sprintf("spec.rules[%d]: RequestMirror is not served yet by this version of Causeway; requests are not mirrored", rule.Index)})
+		}
+		for _, t := range rule.Targets {
+			if t.Backend != nil {
+				b.gatewayBackend(rules.Ref, *t.Backend)
+			}
+		}
+	}
+	return rules
+}
+
+// gatewayBackend registers a route's backend as Ingress backends are.
+func (b *gatewayProcessor) gatewayBackend(ref model.ObjectRef, be gateway.Backend) {
+	if _, ok := b.backends[be.Key()]; ok {
+		return
+	}
+	m, err := b.idx.resolve(be.Namespace, &networkingv1.IngressServiceBackend{Name: be.Service,
+		Port: networkingv1.ServiceBackendPort{Number: be.Port}})
+	if err != nil {
+		// The translation found the Service and its port: what is left
+		// is what the Service itself cannot serve (an ExternalName refused).
+		b.problem(ref, model.ReasonInvalid, false, "backend %s: %v", be.Key(), err)
+		return
+	}
+	b.addBackend(m)
+}
+
+// attach adds a route to the set of the listener it attached to.
+func (b *gatewayProcessor) attach(g *gateway.Gateway, al gateway.AttachedListener, rules *gateway.RouteRules) {
+	set := b.sets[listenerKey{g.Ref.Key(), al.Listener.Name}]
+	if set == nil {
+		return
+	}
+	add := func(list []*gateway.RouteRules) []*gateway.RouteRules {
+		if slices.Contains(list, rules) {
+			return list
+		}
+		return append(list, rules)
+	}
+	if al.All {
+		set.all = add(set.all)
+		return
+	}
+	for _, h := range al.Hostnames {
+		if strings.HasPrefix(h, "*.") {
+			set.wild[h] = add(set.wild[h])
+		} else {
+			set.exact[h] = add(set.exact[h])
+		}
+	}
+}
+
+// servePort makes the servers of one port: one per hostname a listener or
+// a route names, and the port's default server when a listener without a
+// hostname has routes for every host.
+func (b *gatewayProcessor) servePort(p *gatewayPort) {
+	hosts := map[string]bool{}
+	for h, s := range p.sets {
+		if h != "" {
+			hosts[h] = true
+		}
+		for rh := range s.exact {
+			hosts[rh] = true
+		}
+		for rh := range s.wild {
+			hosts[rh] = true
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(hosts)) {
+		set := p.mostSpecific(h)
+		if set == nil {
+			continue
+		}
+		b.serve(p, set, h)
+	}
+	if s := p.sets[""]; s != nil && len(s.all) > 0 {
+		b.serve(p, s, "")
+	}
+	b.listeners = append(b.listeners, p.listener)
+}
+
+// mostSpecific is the set of the listener a request for host h goes to:
+// the listener of that hostname, else of the longest wildcard covering
+// it, else the one without a hostname.
+func (p *gatewayPort) mostSpecific(h string) *listenerSet {
+	if s := p.sets[h]; s != nil {
+		return s
+	}
+	var best *listenerSet
+	for name, s := range p.sets {
+		if name == "" || !strings.HasPrefix(name, "*.") {
+			continue
+		}
+		if in, ok := gateway.IntersectHostnames(name, h); ok && in == h && (best == nil || len(name) > len(best.hostname)) {
+			best = s
+		}
+	}
+	if best != nil {
+		return best
+	}
+	return p.sets[""]
+}
+
+// routesFor are the routes set serves host h with, ranked: those naming h,
+// then those of wildcards covering it, longest first, then those naming
+// no hostname.
+func (s *listenerSet) routesFor(h string) []*gateway.RouteRules {
+	var out []*gateway.RouteRules
+	rank := func(list []*gateway.RouteRules, r int) {
+		for _, rr := range list {
+			c := *rr
+			c.Rank = r
+			out = append(out, &c)
+		}
+	}
+	if h != "" && !strings.HasPrefix(h, "*.") {
+		rank(s.exact[h], 0)
+	}
+	wilds := slices.SortedFunc(maps.Keys(s.wild), func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b)) })
+	for _, w := range wilds {
+		if h == "" {
+			break
+		}
+		if in, ok := gateway.IntersectHostnames(w, h); ok && in == h {
+			rank(s.wild[w], 1+256-len(w))
+		}
+	}
+	rank(s.all, 1000)
+	return out
+}
+
+// serve makes the server of host h on port p from set's routes.
+func (b *gatewayProcessor) serve(p *gatewayPort, set *listenerSet, h string) {
+	srv := &model.Server{Host: h, Scope: "gateway port " + strconv.Itoa(p.port), AnyDepth: true}
+	if p.https {
+		srv.Listeners = &model.ServerListeners{HTTPS: p.listener}
+		if set.cert != "" {
+			srv.TLS = &model.ServerTLS{Secret: set.cert}
+		}
+	} else {
+		srv.Listeners = &model.ServerListeners{HTTP: p.listener}
+	}
+	srv.Sources = append(srv.Sources, set.gateways...)
+	routes := set.routesFor(h)
+	seen := map[model.ObjectRef]bool{}
+	for _, r := range routes {
+		if !seen[r.Ref] {
+			seen[r.Ref] = true
+			srv.Sources = append(srv.Sources, r.Ref)
+		}
+	}
+	rl := gateway.RouteListener{Owner: set.owner, Name: set.name, Host: h, Port: set.port, HTTPS: p.https}
+	for _, pe := range gateway.Compose(routes) {
+		loc, problems := pe.Location(rl)
+		b.problems = append(b.problems, problems...)
+		if loc != nil {
+			srv.Locations = append(srv.Locations, loc)
+		}
+	}
+	sortLocations(srv.Locations)
+	srv.Default = &model.Location{Match: model.Match{Type: model.Prefix, Path: "/"}, Action: model.ReturnStatus(404)}
+	model.SortRefs(srv.Sources)
+	b.servers = append(b.servers, srv)
+}
+
+// sortLocations orders locations by path, Exact before Prefix, as the
+// model keeps them.
+func sortLocations(locs []*model.Location) {
+	slices.SortStableFunc(locs, func(a, b *model.Location) int {
+		if c := strings.Compare(a.Match.Path, b.Match.Path); c != 0 {
+			return c
+		}
+		ae, be := a.Match.Type == model.Exact, b.Match.Type == model.Exact
+		switch {
+		case ae && !be:
+			return -1
+		case be && !ae:
+			return 1
+		}
+		return strings.Compare(string(a.Match.Type), string(b.Match.Type))
+	})
+}
+
+// finishModel adds the Gateway servers once the other kinds' servers have
+// their server-level policies, which are not theirs.
+func (b *gatewayProcessor) finishModel() {
+	if len(b.servers) == 0 && len(b.ports) == 0 {
+		return
+	}
+	b.model.Servers = append(b.model.Servers, b.servers...)
+	b.model.HTTPListeners = append(b.model.HTTPListeners, b.listeners...)
+	slices.SortStableFunc(b.model.Servers, func(x, y *model.Server) int {
+		return cmp.Or(strings.Compare(x.Host, y.Host), strings.Compare(x.Scope, y.Scope))
+	})
+	slices.SortFunc(b.model.HTTPListeners, func(x, y *model.HTTPListener) int { return strings.Compare(x.Name, y.Name) })
 }
 
 func gatewayObject(kind string, o metav1.Object) model.ObjectRef {

@@ -66,6 +66,21 @@ func ServerFile(host string) string {
 	return filepath.Join(ServersDir, name+"-"+hex.EncodeToString(sum[:6])+".conf")
 }
 
+// ScopedServerFile is the relative path of the server of host in scope
+// (model.Server.Scope): host's own name with the scope's hash, so that one
+// host may have a server in each scope.
+func ScopedServerFile(scope, host string) string {
+	sum := sha256.Sum256([]byte(scope + "\x00" + host))
+	name := strings.Replace(host, "*", "_wildcard", 1)
+	if host == "" {
+		name = "_default"
+	}
+	if len(name) > maxHostInName {
+		name = name[:maxHostInName]
+	}
+	return filepath.Join(ServersDir, "_scoped-"+name+"-"+hex.EncodeToString(sum[:6])+".conf")
+}
+
 // SharedServerFile is the relative path of a server that several hosts
 // share; id is hex. Hosts cannot start with "_", so it never names a host's
 // own file.

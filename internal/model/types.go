@@ -89,8 +89,17 @@ type Server struct {
 	// when the host does not.
 	ClientTLS *ClientTLS
 	// Listeners, when set, replace the controller's HTTP and HTTPS ports
-	// (a VirtualServer's spec.listener).
+	// (a VirtualServer's spec.listener, a Gateway's listener port).
 	Listeners *ServerListeners
+	// Scope tells apart servers of one Host on different Listeners (a
+	// Gateway's port, "" for every other server): Host and Scope together
+	// name a server. With Listeners, a Host "" server is the default
+	// server of its listeners, in place of their 404.
+	Scope string
+	// AnyDepth makes a wildcard Host match any number of labels before
+	// its suffix ("*.example.com" matches "a.b.example.com"), as Gateway
+	// API's hostnames do; Ingress wildcards match exactly one.
+	AnyDepth bool
 	// Closed are the deny-only location blocks of refused server
 	// snippets: the requests they match answer 503.
 	Closed []ClosedLocation

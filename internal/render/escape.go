@@ -65,6 +65,16 @@ func serverName(host string) (string, error) {
 	return hostMatch(host, "~")
 }
 
+// anyDepthName renders a wildcard host that matches any number of labels
+// (model.Server.AnyDepth) as nginx's own wildcard name, which does, and
+// which nginx prefers over shorter wildcards as Gateway API asks.
+func anyDepthName(host string) (string, error) {
+	if _, err := hostMatch(host, "~"); err != nil {
+		return "", err
+	}
+	return Quote(host)
+}
+
 // hostMatch renders a host as a quoted name, or for "*.suffix" as a
 // regular expression of operator op ("~", or "~*" to ignore case)
 // matching exactly one label before suffix.

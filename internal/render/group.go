@@ -90,9 +90,14 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		for _, n := range v.names {
 			hashes.host(n)
 		}
-		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") {
-			name := layout.ServerFile(srv.Host)
-			v.name(hostID(srv.Host), &hashes)
+		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") || srv.Scope != "" {
+			// A scoped server (a Gateway's) has a file of its own: its
+			// host may have servers in other scopes too.
+			name, id := layout.ServerFile(srv.Host), hostID(srv.Host)
+			if srv.Scope != "" {
+				name, id = layout.ScopedServerFile(srv.Scope, srv.Host), scopedID(srv.Scope, srv.Host)
+			}
+			v.name(id, &hashes)
 			rc.useSeries(v)
 			rc.useSpans(v)
 			if files[name], err = execute("server.conf.tmpl", v); err != nil {
@@ -166,6 +171,12 @@ func hostID(host string) string {
 	}
 	sum := sha256.Sum256([]byte(host))
 	return "h" + hex.EncodeToString(sum[:6])
+}
+
+// scopedID is hostID for a server of a scope (model.Server.Scope).
+func scopedID(scope, host string) string {
+	sum := sha256.Sum256([]byte(scope + "\x00" + host))
+	return "g" + hex.EncodeToString(sum[:6])
 }
 
 // name gives the server's maps their variables, which share one namespace

@@ -85,8 +85,19 @@ func planListeners(v *serverView, srv *model.Server, p Params, proxyProtocol boo
 
 // listenerDefaults are the default servers of the listeners in use.
 func listenerDefaults(m *model.Model, p Params) ([]listenerDefaultView, error) {
+	// A listener whose default server is a model server (a Gateway's
+	// routes for every host) gets no 404 server.
+	served := map[*model.HTTPListener]bool{}
+	for _, srv := range m.Servers {
+		if srv.Host == "" && srv.Listeners != nil {
+			served[srv.Listeners.HTTP], served[srv.Listeners.HTTPS] = true, true
+		}
+	}
 	var out []listenerDefaultView
 	for _, l := range m.HTTPListeners {
+		if served[l] {
+			continue
+		}
 		lines, err := listenLines(l, p, m.Config.RealIP.UseProxyProtocol)
 		if err != nil {
 			return nil, err

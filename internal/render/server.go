@@ -228,6 +228,9 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 	m, p, lua := rc.m, rc.p, rc.lua
 	v := &serverView{}
 	name, err := serverName(srv.Host)
+	if srv.AnyDepth && srv.Wildcard() {
+		name, err = anyDepthName(srv.Host)
+	}
 	if err != nil {
 		return nil, err
 	}

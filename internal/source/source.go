@@ -48,6 +48,12 @@ type Snapshot struct {
 	UDPRoutes          []*gwv1.UDPRoute
 	ReferenceGrants    []*gwv1.ReferenceGrant
 	BackendTLSPolicies []*gwv1.BackendTLSPolicy
+	// GatewayServices are the Services the leader keeps for Gateways
+	// (internal/gatewayservice), in the controller's namespace.
+	GatewayServices []*corev1.Service
+	// Namespaces carry their name and labels only, for Gateway listeners
+	// that admit routes from namespaces a label selector picks.
+	Namespaces []*corev1.Namespace
 	// Problems are objects the source could not read (a malformed YAML
 	// file, say). They are reported like model problems.
 	Problems []Problem

@@ -57,6 +57,12 @@ type RouteRules struct {
 	// Created and Ref order routes whose matches tie (oldest first, then
 	// "namespace/name").
 	Created time.Time
+	// Rank orders routes before any match does, lower first: how
+	// specific the hostname is by which a server has the route (an exact
+	// hostname, then the longest wildcard, then none; HTTPRouteSpec
+	// Hostnames). It is 0 in the translation's output; each server sets
+	// it on a copy.
+	Rank int
 	// Hostnames are spec.hostnames as written (checked by the
 	// attachment, which intersects them with the listeners').
 	Hostnames []string

@@ -17,8 +17,9 @@ type Entry struct {
 	Match *Match
 }
 
-// ComparePrecedence orders two matches by the spec's precedence
-// (HTTPRouteRule.Matches): an Exact path, then the longest prefix, then a
+// ComparePrecedence orders two matches by the spec's precedence: the
+// route's hostname first (RouteRules.Rank), then (HTTPRouteRule.Matches)
+// an Exact path, then the longest prefix, then a
 // method match, then the most header matches, then the most query
 // parameter matches; on a tie across routes the oldest route, then
 // "namespace/name"; within a route the first rule, then the first match.
@@ -36,6 +37,9 @@ func ComparePrecedence(a, b Entry) int {
 		return 2
 	}
 	am, bm := a.Match, b.Match
+	if c := cmp.Compare(a.Route.Rank, b.Route.Rank); c != 0 {
+		return c
+	}
 	if c := cmp.Compare(rank(am.Path.Type), rank(bm.Path.Type)); c != 0 {
 		return c
 	}

@@ -1,0 +1,163 @@
+package integration
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/test/harness"
+)
+
+// gatewayManifests are a GatewayClass of Causeway's, a Gateway with an
+// HTTP listener for every host on port %[1]d and one for isolated.test,
+// an HTTPS listener on port %[2]d, and routes that exercise hostnames,
+// precedence and filters.
+const gatewayManifests = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: causeway}
+spec: {controllerName: causeway.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: causeway
+  listeners:
+  - {name: http, port: %[1]d, protocol: HTTP}
+  - {name: isolated, port: %[1]d, protocol: HTTP, hostname: isolated.test}
+  - name: https
+    port: %[2]d
+    protocol: HTTPS
+    hostname: "*.secure.test"
+    tls: {certificateRefs: [{name: cert}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app, namespace: default}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  hostnames: [app.test]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /a}}]
+    backendRefs: [{name: tea, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: x-v, value: "2"}]}]
+    backendRefs: [{name: coffee, port: 80}]
+  - matches: [{path: {type: Exact, value: /juice}}]
+    backendRefs: [{name: juice, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /split}}]
+    backendRefs: [{name: tea, port: 80, weight: 0}, {name: juice, port: 80, weight: 1}]
+  - matches: [{path: {type: PathPrefix, value: /old}}]
+    filters:
+    - type: RequestRedirect
+      requestRedirect: {scheme: https, statusCode: 301}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: any-host, namespace: default}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /any}}]
+    backendRefs: [{name: tea, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wild, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: ["*.wild.test", "x.secure.test"]
+  rules:
+  - backendRefs: [{name: coffee, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: isolated, namespace: default}
+spec:
+  parentRefs: [{name: gw, sectionName: isolated}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /only}}]
+    backendRefs: [{name: juice, port: 80}]
+---
+`
+
+// TestGatewayAPIAgainstNginx: HTTPRoutes on a Gateway's listeners are
+// served on the listeners' ports, not the Ingress ports: hostnames exact,
+// wildcard (any depth) and none, the spec's precedence (hostname first,
+// then path, then headers), listener isolation, weights, redirects and
+// HTTPS with the listener's certificate; a host no listener serves is 404.
+func TestGatewayAPIAgainstNginx(t *testing.T) {
+	tea, coffee, juice := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "juice")
+	c := startController(t, map[string]string{
+		"services.yaml": serviceYAML("default", "tea", 80, tea) + serviceYAML("default", "coffee", 80, coffee) + serviceYAML("default", "juice", 80, juice),
+		"cert.yaml":     tlsSecretYAML(t, "default", "cert", "gateway.secure.test", 2048),
+	})
+	httpPort, httpsPort := freePort(t, c.IP), freePort(t, c.IP)
+	c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewayManifests, httpPort, httpsPort))
+	httpAddr := net.JoinHostPort(c.IP, strconv.Itoa(httpPort))
+	httpsAddr := net.JoinHostPort(c.IP, strconv.Itoa(httpsPort))
+	type row struct {
+		scheme, host, path string
+		header             map[string]string
+		status             int
+		service, location  string
+	}
+	rows := []row{
+		{"http", "app.test", "/a/b", nil, 200, "tea", ""},
+		{"http", "app.test", "/", map[string]string{"X-V": "2"}, 200, "coffee", ""},
+		// A header match on "/" is tried after the longer prefix /a.
+		{"http", "app.test", "/a", map[string]string{"X-V": "2"}, 200, "tea", ""},
+		{"http", "app.test", "/juice", nil, 200, "juice", ""},
+		{"http", "app.test", "/juice/x", nil, 404, "", ""},
+		{"http", "app.test", "/split", nil, 200, "juice", ""},
+		{"http", "app.test", "/old/x?q=1", nil, 301, "", "https://app.test/old/x?q=1"},
+		// A route without hostnames serves every host of its listener,
+		// after the routes naming the host.
+		{"http", "app.test", "/any", nil, 200, "tea", ""},
+		{"http", "other.test", "/any/thing", nil, 200, "tea", ""},
+		{"http", "other.test", "/", nil, 404, "", ""},
+		// Wildcards match any number of labels, never the suffix itself.
+		{"http", "a.wild.test", "/", nil, 200, "coffee", ""},
+		{"http", "a.b.wild.test", "/x", nil, 200, "coffee", ""},
+		{"http", "wild.test", "/", nil, 404, "", ""},
+		// isolated.test has a listener of its own: the routes of the
+		// listener without a hostname do not reach it (the wild route,
+		// without a sectionName, is attached to both).
+		{"http", "isolated.test", "/only", nil, 200, "juice", ""},
+		{"http", "isolated.test", "/any", nil, 404, "", ""},
+		// HTTPS: the route's x.secure.test is within the listener's
+		// *.secure.test; its other hostnames are not.
+		{"https", "x.secure.test", "/", nil, 200, "coffee", ""},
+		{"https", "y.secure.test", "/", nil, 404, "", ""},
+		{"https", "a.wild.test", "/", nil, 404, "", ""},
+	}
+	check := func(r row) error {
+		addr := httpAddr
+		if r.scheme == "https" {
+			addr = httpsAddr
+		}
+		got, err := harness.Do(addr, harness.Request{Scheme: r.scheme, Host: r.host, Path: r.path, Header: r.header})
+		if err != nil {
+			return err
+		}
+		if got.Status != r.status || got.Reply.Service != r.service || got.Location != r.location {
+			return fmt.Errorf("%s://%s%s %v: %d %q %q, want %d %q %q", r.scheme, r.host, r.path, r.header,
+				got.Status, got.Reply.Service, got.Location, r.status, r.service, r.location)
+		}
+		if r.scheme == "https" && r.status == 200 && got.PeerCN != "gateway.secure.test" {
+			return fmt.Errorf("https://%s: certificate %q, want the listener's", r.host, got.PeerCN)
+		}
+		return nil
+	}
+	eventually(t, 20*time.Second, func() error { return check(rows[0]) })
+	for _, r := range rows {
+		if err := check(r); err != nil {
+			t.Error(err)
+		}
+	}
+	// The Ingress ports know nothing of the Gateway's hosts.
+	if got := c.Get("app.test", "/a"); got.Status != 404 {
+		t.Errorf("app.test on the Ingress HTTP port: %d, want 404", got.Status)
+	}
+}
