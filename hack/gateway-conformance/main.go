@@ -111,6 +111,8 @@ func run(ctx context.Context, channel, report string, set, testArgs []string) (e
 	logf("Gateway API CRDs %s (%s channel) installed from the module cache", version, channel)
 
 	start := time.Now()
+	// The chart's GatewayClass, now that the CRDs are there.
+	set = append([]string{"controller.gatewayAPI.gatewayClass.create=true"}, set...)
 	cw, err := c.InstallCauseway(ctx, cluster.InstallOptions{ImageArchive: causewayImage, Set: set})
 	if err != nil {
 		return err
