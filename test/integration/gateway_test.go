@@ -47,7 +47,7 @@ spec:
   - matches: [{path: {type: Exact, value: /juice}}]
     backendRefs: [{name: juice, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /split}}]
-    backendRefs: [{name: tea, port: 80, weight: 0}, {name: juice, port: 80, weight: 1}]
+    backendRefs: [{name: tea, port: 80, weight: %[3]d}, {name: juice, port: 80, weight: %[4]d}]
   - matches: [{path: {type: PathPrefix, value: /old}}]
     filters:
     - type: RequestRedirect
@@ -94,7 +94,7 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 		"cert.yaml":     tlsSecretYAML(t, "default", "cert", "gateway.secure.test", 2048),
 	})
 	httpPort, httpsPort := freePort(t, c.IP), freePort(t, c.IP)
-	c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewayManifests, httpPort, httpsPort))
+	c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewayManifests, httpPort, httpsPort, 0, 1))
 	httpAddr := net.JoinHostPort(c.IP, strconv.Itoa(httpPort))
 	httpsAddr := net.JoinHostPort(c.IP, strconv.Itoa(httpsPort))
 	type row struct {
@@ -154,6 +154,25 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 	for _, r := range rows {
 		if err := check(r); err != nil {
 			t.Error(err)
+		}
+	}
+	// A new weight is pushed to the Lua balancer, without a reload.
+	if c.Metric("causeway_dataplane_mode", `mode="lua"`) == 1 {
+		// The start and the Gateway's arrival: counted once the reload
+		// is confirmed, which may be after the first requests are served.
+		eventually(t, 10*time.Second, func() error {
+			if got := c.Metric("causeway_nginx_reloads_total"); got < 2 {
+				return fmt.Errorf("%v reloads counted", got)
+			}
+			return nil
+		})
+		reloads := c.Metric("causeway_nginx_reloads_total")
+		c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewayManifests, httpPort, httpsPort, 1, 0))
+		eventually(t, 10*time.Second, func() error {
+			return check(row{"http", "app.test", "/split", nil, 200, "tea", ""})
+		})
+		if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
+			t.Errorf("an HTTPRoute weight change reloaded nginx: %v reloads, were %v", got, reloads)
 		}
 	}
 	// The Ingress ports know nothing of the Gateway's hosts.

@@ -319,14 +319,16 @@ func (t *routeTranslator) backendRefs(field string, refs []gwv1.HTTPBackendRef) 
 			return nil, ruleUnsupported("%s.filters: filters of one backendRef are not supported by Causeway yet", f)
 		}
 		sum += w
-		if w == 0 {
-			continue
-		}
 		b, ok := t.backend(f, ref.BackendObjectReference)
 		if !ok {
-			out = append(out, Target{Status: 500, Weight: w})
+			if w > 0 {
+				out = append(out, Target{Status: 500, Weight: w})
+			}
 			continue
 		}
+		// A backend of weight 0 gets no request but stays a target, so
+		// that giving it a weight later is a new weight in the balancer's
+		// state, not a new location (a reload).
 		out = append(out, Target{Backend: &b, Weight: w})
 	}
 	if sum == 0 {

@@ -182,7 +182,8 @@ func TestTranslateBackendRefs(t *testing.T) {
 		// BackendRef.Weight default 1 (httproute-weight).
 		{"weights", withRefs(backendRef("infra-backend-v1", 70), backendRef("infra-backend-v2")), targets(Target{Backend: v1, Weight: 70}, Target{Backend: v2, Weight: 1})},
 		// Weight 0: never picked.
-		{"weight zero", withRefs(backendRef("infra-backend-v1", 0), backendRef("infra-backend-v2", 3)), targets(Target{Backend: v2, Weight: 3})},
+		// A backend of weight 0 stays, with no share: a new weight is no new location.
+		{"weight zero", withRefs(backendRef("infra-backend-v1", 0), backendRef("infra-backend-v2", 3)), targets(Target{Backend: v1, Weight: 0}, Target{Backend: v2, Weight: 3})},
 		// All weights 0: 500.
 		{"all zero", withRefs(backendRef("infra-backend-v1", 0)), targets(Target{Status: 500, Weight: 1})},
 		// No backendRefs: 500 (httproute-omitted-backendrefs).
