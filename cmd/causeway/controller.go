@@ -458,6 +458,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 		ModSecurityMissing:    modsecMissing,
 		CRSAvailable:          crsAvailable,
 		GatewayServices:       f.manifests == "",
+		CleartextHTTP2Detect:  flav.HTTP2Directive(),
 		GatewayAddresses:      gatewayAddresses(f.listenAddress),
 		CertManager:           f.certManager && f.customResources && f.manifests == "",
 		ExternalDNS:           f.externalDNS && f.customResources && f.manifests == "",

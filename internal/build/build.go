@@ -118,6 +118,10 @@ type Options struct {
 	// Gateway's addresses (the files source).
 	GatewayServices  bool
 	GatewayAddresses []string
+	// CleartextHTTP2Detect says that the data plane tells HTTP/2 from
+	// HTTP/1 on one cleartext port (nginx 1.25.1 and later, Angie); without
+	// it a Gateway port serves GRPCRoutes only when no HTTPRoute shares it.
+	CleartextHTTP2Detect bool
 	// NoExternalName refuses ExternalName Services as backends
 	// (--disable-svc-external-name, ingress-nginx's flag).
 	NoExternalName bool

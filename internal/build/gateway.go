@@ -368,6 +368,7 @@ func (b *gatewayProcessor) servePort(p *gatewayPort) {
 			hosts[rh] = true
 		}
 	}
+	b.cleartextGRPC(p)
 	for _, h := range slices.Sorted(maps.Keys(hosts)) {
 		set := p.mostSpecific(h)
 		if set == nil {
@@ -379,6 +380,50 @@ func (b *gatewayProcessor) servePort(p *gatewayPort) {
 		b.serve(p, s, "")
 	}
 	b.listeners = append(b.listeners, p.listener)
+}
+
+// cleartextGRPC lets a cleartext port with GRPCRoutes speak HTTP/2 by
+// prior knowledge (h2c), as gRPC clients do without TLS; where the data
+// plane cannot also speak HTTP/1 on that port, only while no HTTPRoute
+// shares it, else each GRPCRoute on it is told.
+func (b *gatewayProcessor) cleartextGRPC(p *gatewayPort) {
+	if p.https {
+		return
+	}
+	var grpc []model.ObjectRef
+	http := false
+	for _, s := range p.sets {
+		for _, list := range append(append(slices.Collect(maps.Values(s.exact)), slices.Collect(maps.Values(s.wild))...), s.all) {
+			for _, r := range list {
+				if r.Ref.Kind == "GRPCRoute" {
+					if !slices.Contains(grpc, r.Ref) {
+						grpc = append(grpc, r.Ref)
+					}
+				} else {
+					http = true
+				}
+			}
+		}
+	}
+	if len(grpc) == 0 {
+		return
+	}
+	if !http || b.opts.CleartextHTTP2Detect {
+		p.listener.H2C = true
+		return
+	}
+	model.SortRefs(grpc)
+	for _, ref := range grpc {
+		b.problems = append(b.problems, model.Problem{Object: ref, Reason: model.ReasonUnsupported,
+			Condition: &model.StatusCondition{Type: string(gwv1.RouteConditionPartiallyInvalid), Status: "True", Reason: string(gwv1.RouteReasonUnsupportedValue)},
+			Message: fmt.Sprintf("Gateway %s port %d also serves HTTPRoutes without TLS, and this data plane (nginx before 1.25.1) cannot speak "+
+				"HTTP/1 and cleartext HTTP/2 on one port: gRPC clients are not served there (use an HTTPS listener, another port, or Angie)", p.owner, p.sets[firstSet(p)].port)})
+	}
+}
+
+// firstSet is the hostname of a set of p, the smallest.
+func firstSet(p *gatewayPort) string {
+	return slices.Sorted(maps.Keys(p.sets))[0]
 }
 
 // mostSpecific is the set of the listener a request for host h goes to:

@@ -10,6 +10,11 @@ type HTTPListener struct {
 	Port int
 	// SSL makes it an HTTPS listener.
 	SSL bool
+	// H2C serves HTTP/2 without TLS, by prior knowledge (a Gateway
+	// port with GRPCRoutes). Where the data plane cannot tell HTTP/2 from
+	// HTTP/1 on one cleartext port (nginx before 1.25.1), the port then
+	// speaks HTTP/2 only.
+	H2C bool
 	// IPv4 and IPv6 are the addresses it binds; when neither is valid it
 	// binds the controller's listen address, as the other ports do.
 	IPv4, IPv6 netip.Addr

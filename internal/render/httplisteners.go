@@ -19,6 +19,10 @@ type listenerDefaultView struct {
 	// Reject refuses every TLS handshake (ssl-reject-handshake): the
 	// listener's hosts all have servers of their own.
 	Reject bool `json:",omitempty"`
+	// HTTP2On is the http2 directive (use-http2, where the data plane
+	// has it): the default server of an address decides whether a
+	// cleartext connection may start with HTTP/2's preface.
+	HTTP2On bool `json:",omitempty"`
 }
 
 // listenLines are the listen addresses of an HTTP listener: its ipv4 and
@@ -28,9 +32,14 @@ func listenLines(l *model.HTTPListener, p Params, proxyProtocol bool) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	if proxyProtocol {
-		for i := range out {
+	for i := range out {
+		if proxyProtocol {
 			out[i] += " proxy_protocol"
+		}
+		if l.H2C && !l.SSL && !p.Flavour.HTTP2Directive() {
+			// Where the data plane has the http2 directive, the
+			// server's "http2 on" serves both on one port.
+			out[i] += " http2"
 		}
 	}
 	return out, nil
@@ -102,7 +111,8 @@ func listenerDefaults(m *model.Model, p Params) ([]listenerDefaultView, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, listenerDefaultView{Listen: lines, SSL: l.SSL, Reject: l.SSL && m.Config.SSLRejectHandshake})
+		out = append(out, listenerDefaultView{Listen: lines, SSL: l.SSL, Reject: l.SSL && m.Config.SSLRejectHandshake,
+			HTTP2On: m.Config.HTTP2 && p.Flavour.HTTP2Directive()})
 	}
 	return out, nil
 }
