@@ -44,6 +44,10 @@ type gatewayProcessor struct {
 	// servers and listeners are what the ports make, in the order made.
 	servers   []*model.Server
 	listeners []*model.HTTPListener
+	// streams and streamSets are the TLS, TCP and UDP listeners' ports
+	// (gateway_l4.go).
+	streams    map[int]*gatewayStreamPort
+	streamSets map[listenerKey]*streamSet
 }
 
 type listenerKey struct {
@@ -91,6 +95,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule",
+	"TLSRoute", "TCPRoute", "UDPRoute",
 }
 
 func (b *gatewayProcessor) objects(*source.Snapshot) []object { return nil }
@@ -146,11 +151,16 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 	}
 	b.ports = map[int]*gatewayPort{}
 	b.sets = map[listenerKey]*listenerSet{}
+	b.streams = map[int]*gatewayStreamPort{}
+	b.streamSets = map[listenerKey]*streamSet{}
 	gws := sortedGateways(res)
 	for _, g := range gws {
 		b.gatewayPorts(g, owners)
 	}
 	for _, at := range res.Routes {
+		if b.streamRoute(at, env, snap) {
+			continue
+		}
 		rules := b.translateRoute(at, env, https[at.Route], grpcs[at.Route])
 		if rules == nil {
 			continue
@@ -163,6 +173,9 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 	}
 	for _, port := range slices.Sorted(maps.Keys(b.ports)) {
 		b.servePort(b.ports[port])
+	}
+	for _, port := range slices.Sorted(maps.Keys(b.streams)) {
+		b.serveStream(b.streams[port])
 	}
 }
 
@@ -225,15 +238,6 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 		if !l.Ready() {
 			continue
 		}
-		https := false
-		switch l.Protocol {
-		case gwv1.HTTPProtocolType:
-		case gwv1.HTTPSProtocolType:
-			https = true
-		default:
-			b.problem(g.Ref, model.ReasonUnsupported, false, "listener %q: protocol %s is not served yet by this version of Causeway", l.Name, l.Protocol)
-			continue
-		}
 		port := int(l.Port)
 		if b.opts.GatewayServices {
 			o, ok := owners[g.Ref.Namespace+"/"+g.Ref.Name]
@@ -245,6 +249,19 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 			port = int(internal)
 		} else if port == b.opts.HTTPPort || port == b.opts.HTTPSPort {
 			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is the controller's own HTTP or HTTPS port, which Ingresses use; it is not served", l.Name, port)
+			continue
+		}
+		https := false
+		switch l.Protocol {
+		case gwv1.HTTPProtocolType:
+		case gwv1.HTTPSProtocolType:
+			https = true
+		default:
+			b.streamListener(g, l, port)
+			continue
+		}
+		if sp := b.streams[port]; sp != nil {
+			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is a %s listener's of Gateway %s; it is not served", l.Name, port, sp.protocol, sp.owner)
 			continue
 		}
 		p := b.ports[port]

@@ -135,6 +135,19 @@ type Passthrough struct {
 	Routes []*PassthroughRoute
 }
 
+// SNIListener passes TLS connections, still encrypted, by their server
+// name (a Gateway's TLS listener in Passthrough mode): a server name no
+// route has, or none, is closed.
+type SNIListener struct {
+	// Name is a DNS label, unique among the stream listeners' names.
+	Name string
+	Port int
+	// Routes are sorted by Host; a wildcard Host here matches any number
+	// of labels before its suffix, and the longest wins (Gateway API's
+	// hostnames).
+	Routes []*PassthroughRoute
+}
+
 // PassthroughRoute passes the TLS connections for one server name to a
 // Service's endpoints.
 type PassthroughRoute struct {

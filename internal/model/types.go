@@ -53,6 +53,9 @@ type Model struct {
 	// Passthrough is TLS passthrough on the HTTPS port; nil when it is
 	// off, and the HTTPS port is the http servers' own.
 	Passthrough *Passthrough
+	// SNIListeners are the ports that pass TLS connections by server
+	// name (Gateway TLS listeners), sorted by name.
+	SNIListeners []*SNIListener
 	// HTTPListeners are the GlobalConfiguration's HTTP listeners that a
 	// server uses, sorted by name; each answers hosts it does not serve
 	// with 404.

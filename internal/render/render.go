@@ -224,7 +224,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	main.passthrough = m.Passthrough != nil
 	main.passthroughPass = main.passthrough && p.Flavour.StreamPass()
 	main.httpsPort = p.HTTPSPort
-	if main.streams = len(m.Streams) > 0 || main.passthrough; main.streams && p.StreamModule != "" {
+	if main.streams = len(m.Streams) > 0 || main.passthrough || len(m.SNIListeners) > 0; main.streams && p.StreamModule != "" {
 		q, err := Quote(p.StreamModule)
 		if err != nil {
 			return nil, "", nil, nil, fmt.Errorf("module path: %w", err)

@@ -67,6 +67,9 @@ func streamFiles(m *model.Model, p Params) (Files, map[string][]model.ObjectRef,
 	if err := passthroughFiles(m, p, files, sources); err != nil {
 		return nil, nil, err
 	}
+	if err := sniFiles(m, p, files, sources); err != nil {
+		return nil, nil, err
+	}
 	return files, sources, nil
 }
 

@@ -1,0 +1,219 @@
+package build
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/causeway/causeway/internal/frontend/gateway"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// Gateway listeners of the stream kinds: a TLS listener in Passthrough
+// mode passes connections by server name to its TLSRoutes' backends
+// (model.SNIListener); a TCP or UDP listener proxies every connection to
+// its TCPRoute's or UDPRoute's backend (model.StreamServer). nginx's
+// stream module has no Lua balancer here: endpoints are written into the
+// file, and a change reloads, as for TransportServers.
+
+// gatewayStreamPort is one nginx port of stream listeners.
+type gatewayStreamPort struct {
+	port     int
+	protocol gwv1.ProtocolType
+	owner    model.ObjectRef
+	// sets are the port's listeners by hostname (TLS; TCP and UDP
+	// listeners have none, so one set).
+	sets map[string]*streamSet
+}
+
+// streamSet is the listeners of one port and hostname with their routes.
+type streamSet struct {
+	hostname string
+	// byHost are a TLS set's routes by the server name they serve, the
+	// oldest first; all those that name none. TCP and UDP sets have all.
+	byHost map[string][]*gateway.StreamRoute
+	all    []*gateway.StreamRoute
+}
+
+// streamListener makes the port of a ready TLS, TCP or UDP listener.
+func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listener, port int) {
+	switch {
+	case l.Protocol == gwv1.TLSProtocolType && l.TLSMode == gwv1.TLSModePassthrough:
+	case l.Protocol == gwv1.TCPProtocolType, l.Protocol == gwv1.UDPProtocolType:
+	default:
+		b.problem(g.Ref, model.ReasonUnsupported, false, "listener %q: protocol %s (TLS mode %q) is not served by this version of Causeway", l.Name, l.Protocol, l.TLSMode)
+		return
+	}
+	if !b.opts.StreamAvailable {
+		b.problem(g.Ref, model.ReasonUnsupported, false, "listener %q: nginx has no stream module (ngx_stream_module.so, Debian's libnginx-mod-stream); it is not served", l.Name)
+		return
+	}
+	if hp := b.ports[port]; hp != nil {
+		b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is an HTTP listener's of Gateway %s; it is not served", l.Name, port, hp.owner)
+		return
+	}
+	sp := b.streams[port]
+	if sp == nil {
+		sp = &gatewayStreamPort{port: port, protocol: l.Protocol, owner: g.Ref, sets: map[string]*streamSet{}}
+		b.streams[port] = sp
+	} else if sp.protocol != l.Protocol {
+		b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is a %s listener's of Gateway %s; it is not served", l.Name, port, sp.protocol, sp.owner)
+		return
+	}
+	set := sp.sets[l.Hostname]
+	if set == nil {
+		set = &streamSet{hostname: l.Hostname, byHost: map[string][]*gateway.StreamRoute{}}
+		sp.sets[l.Hostname] = set
+	}
+	b.streamSets[listenerKey{g.Ref.Key(), l.Name}] = set
+}
+
+// streamRoute translates and attaches a route of a stream kind; false for
+// the other kinds.
+func (b *gatewayProcessor) streamRoute(at gateway.Attached, env gateway.RouteEnv, snap *source.Snapshot) bool {
+	var r *gateway.StreamRoute
+	var problems []model.Problem
+	ns, name := at.Route.GetNamespace(), at.Route.GetName()
+	switch at.Route.RouteKind() {
+	case "TLSRoute":
+		i := slices.IndexFunc(snap.TLSRoutes, func(x *gwv1.TLSRoute) bool { return x.Namespace == ns && x.Name == name })
+		r, problems = gateway.TranslateTLSRoute(snap.TLSRoutes[i], env)
+	case "TCPRoute":
+		i := slices.IndexFunc(snap.TCPRoutes, func(x *gwv1.TCPRoute) bool { return x.Namespace == ns && x.Name == name })
+		r, problems = gateway.TranslateTCPRoute(snap.TCPRoutes[i], env)
+	case "UDPRoute":
+		i := slices.IndexFunc(snap.UDPRoutes, func(x *gwv1.UDPRoute) bool { return x.Namespace == ns && x.Name == name })
+		r, problems = gateway.TranslateUDPRoute(snap.UDPRoutes[i], env)
+	default:
+		return false
+	}
+	b.problems = append(b.problems, problems...)
+	for _, a := range at.Attachments {
+		for _, al := range a.Listeners {
+			set := b.streamSets[listenerKey{a.Gateway.Ref.Key(), al.Listener.Name}]
+			if set == nil {
+				continue
+			}
+			add := func(list []*gateway.StreamRoute) []*gateway.StreamRoute {
+				if slices.Contains(list, r) {
+					return list
+				}
+				return append(list, r)
+			}
+			if al.All || al.Listener.Protocol != gwv1.TLSProtocolType {
+				set.all = add(set.all)
+				continue
+			}
+			for _, h := range al.Hostnames {
+				set.byHost[h] = add(set.byHost[h])
+			}
+		}
+	}
+	return true
+}
+
+// oldestStream sorts routes oldest first, then by namespace/name.
+func oldestStream(routes []*gateway.StreamRoute) {
+	slices.SortStableFunc(routes, func(x, y *gateway.StreamRoute) int {
+		return cmp.Or(x.Created.Compare(y.Created), strings.Compare(x.Ref.Key(), y.Ref.Key()))
+	})
+}
+
+// serveStream makes the model of one stream port: an SNIListener of TLS
+// listeners, a StreamServer of a TCP or UDP one. A server name (or a TCP
+// or UDP listener) that several routes claim goes to the oldest; the
+// others are told.
+func (b *gatewayProcessor) serveStream(sp *gatewayStreamPort) {
+	name := "gw-" + strconv.Itoa(sp.port)
+	lost := func(r, winner *gateway.StreamRoute, what string) {
+		b.problems = append(b.problems, model.Problem{Object: r.Ref, Reason: model.ReasonCollision,
+			Condition: &model.StatusCondition{Type: string(gwv1.RouteConditionPartiallyInvalid), Status: "True", Reason: string(gwv1.RouteReasonUnsupportedValue)},
+			Message:   fmt.Sprintf("%s on port %d is served by %s, an older route: this route gets none of its connections", what, sp.port, winner.Ref)})
+	}
+	if sp.protocol != gwv1.TLSProtocolType {
+		set := sp.sets[""]
+		if set == nil || len(set.all) == 0 {
+			return
+		}
+		oldestStream(set.all)
+		for _, r := range set.all[1:] {
+			lost(r, set.all[0], "the listener")
+		}
+		r := set.all[0]
+		proto, kproto := model.StreamTCP, corev1.ProtocolTCP
+		if sp.protocol == gwv1.UDPProtocolType {
+			proto, kproto = model.StreamUDP, corev1.ProtocolUDP
+		}
+		srv := &model.StreamServer{Listener: name, Port: sp.port, Protocol: proto, Source: r.Ref,
+			Proxy: model.StreamProxy{ConnectTimeout: sniConnectTimeout, Timeout: sniTimeout}}
+		if r.Backend != nil {
+			if be := b.streamBackend(r, kproto); be != nil {
+				srv.Backend, srv.Endpoints = be.Key, be.Endpoints
+			}
+		}
+		b.addStream(srv)
+		slices.SortFunc(b.model.Streams, func(x, y *model.StreamServer) int { return strings.Compare(x.Listener, y.Listener) })
+		return
+	}
+	l := &model.SNIListener{Name: name, Port: sp.port}
+	seen := map[string]bool{}
+	for _, set := range sp.sets {
+		for h, routes := range set.byHost {
+			oldestStream(routes)
+			for _, r := range routes[1:] {
+				lost(r, routes[0], "server name "+h)
+			}
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+			l.Routes = append(l.Routes, b.sniRoute(h, routes[0]))
+		}
+		if len(set.all) > 0 {
+			b.problem(set.all[0].Ref, model.ReasonUnsupported, false, "a TLSRoute without hostnames on a listener without one: "+
+				"TLS connections are passed by server name, and this route names none; it gets no connection")
+		}
+	}
+	slices.SortFunc(l.Routes, func(x, y *model.PassthroughRoute) int { return strings.Compare(x.Host, y.Host) })
+	b.model.SNIListeners = append(b.model.SNIListeners, l)
+	slices.SortFunc(b.model.SNIListeners, func(x, y *model.SNIListener) int { return strings.Compare(x.Name, y.Name) })
+}
+
+// sniRoute is the passthrough route of server name h to r's backend.
+func (b *gatewayProcessor) sniRoute(h string, r *gateway.StreamRoute) *model.PassthroughRoute {
+	out := &model.PassthroughRoute{Host: h, Source: r.Ref,
+		Proxy: model.StreamProxy{ConnectTimeout: sniConnectTimeout, Timeout: sniTimeout}}
+	if r.Backend != nil {
+		if be := b.streamBackend(r, corev1.ProtocolTCP); be != nil {
+			out.Backend, out.Endpoints = be.Key, be.Endpoints
+		}
+	}
+	return out
+}
+
+// streamBackend resolves a stream route's backend, or says why not.
+func (b *gatewayProcessor) streamBackend(r *gateway.StreamRoute, proto corev1.Protocol) *model.Backend {
+	be, err := b.idx.resolveProtocol(r.Backend.Namespace, &networkingv1.IngressServiceBackend{Name: r.Backend.Service,
+		Port: networkingv1.ServiceBackendPort{Number: r.Backend.Port}}, proto)
+	if err != nil {
+		b.problem(r.Ref, model.ReasonMissingService, false, "backend %s: %v; connections are closed", r.Backend.Key(), err)
+		return nil
+	}
+	return be
+}
+
+// sniConnectTimeout and sniTimeout are a stream route's connect and idle
+// timeouts (Gateway API has no field for them): a TransportServer's
+// defaults.
+const (
+	sniConnectTimeout = time.Minute
+	sniTimeout        = 10 * time.Minute
+)

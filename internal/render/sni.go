@@ -1,0 +1,119 @@
+package render
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// SNI listeners (model.SNIListener): a stream server reads the TLS server
+// name (ssl_preread) and proxies the connection, still encrypted, to the
+// upstream its route names through a map; names no route has go to an
+// upstream that never connects. Unlike the HTTPS port's passthrough
+// (passthrough.go) there is no fallback to the http servers, so no inner
+// hop.
+
+// sniView feeds sni.stream.tmpl.
+type sniView struct {
+	Source                  string
+	Listen                  []string
+	AcceptProxy             bool
+	Trusted                 []string
+	Variable, Closed        string
+	NoEndpoints             string
+	ConnectTimeout, Timeout string
+	Routes                  []sniRouteView
+}
+
+type sniRouteView struct {
+	Key, Upstream, Method string
+	Servers               []string
+	Empty                 bool
+}
+
+// sniConnectTimeout and sniTimeout bound the connection to a backend and
+// its idle time, as a TransportServer's defaults do.
+const (
+	sniConnectTimeout = time.Minute
+	sniTimeout        = 10 * time.Minute
+)
+
+// sniFiles adds a stream file per SNI listener.
+func sniFiles(m *model.Model, p Params, files Files, sources map[string][]model.ObjectRef) error {
+	for _, l := range m.SNIListeners {
+		b, refs, err := sniFile(m, l, p)
+		if err != nil {
+			return fmt.Errorf("TLS listener %s: %w", l.Name, err)
+		}
+		name := layout.StreamFile("_sni-" + l.Name)
+		files[name] = b
+		sources[name] = refs
+	}
+	return nil
+}
+
+func sniFile(m *model.Model, l *model.SNIListener, p Params) ([]byte, []model.ObjectRef, error) {
+	id, err := streamName(l.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Variable and upstream names: the listener's name, "-" made "_".
+	id = strings.ReplaceAll(id[len("ts_"):], "-", "_")
+	v := &sniView{Source: "Gateway listener port " + strconv.Itoa(l.Port), Variable: "$causeway_sni_" + id,
+		Closed: "causeway_sni_closed_" + id, ConnectTimeout: model.FormatDuration(sniConnectTimeout),
+		Timeout: model.FormatDuration(sniTimeout), AcceptProxy: m.Config.RealIP.UseProxyProtocol}
+	if v.NoEndpoints, err = quotedPathBody(p.StateDir.NoEndpointsSocket()); err != nil {
+		return nil, nil, err
+	}
+	if v.Listen, err = listenerAddrs(netip.Addr{}, netip.Addr{}, l.Port, p); err != nil {
+		return nil, nil, err
+	}
+	if v.AcceptProxy {
+		for _, c := range m.Config.RealIP.TrustedCIDRs {
+			s, err := realIPCIDR(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			v.Trusted = append(v.Trusted, s)
+		}
+	}
+	var refs []model.ObjectRef
+	for i, r := range l.Routes {
+		key, err := sniKey(r.Host)
+		if err != nil {
+			return nil, nil, err
+		}
+		// newStreamView checks the settings and writes the endpoints.
+		sv, err := newStreamView(&model.StreamServer{Listener: l.Name, Port: l.Port, Protocol: model.StreamTCP,
+			Endpoints: r.Endpoints, Upstream: r.Upstream, Proxy: r.Proxy, Source: r.Source}, p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("host %s: %w", r.Host, err)
+		}
+		v.Routes = append(v.Routes, sniRouteView{Key: key, Upstream: "causeway_sni_" + id + "_" + strconv.Itoa(i),
+			Method: sv.Method, Servers: sv.Servers, Empty: sv.Empty})
+		refs = append(refs, r.Source)
+	}
+	b, err := execute("sni.stream.tmpl", v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, model.SortRefs(refs), nil
+}
+
+// sniKey is a host's key in a map with hostnames: the name quoted, a
+// wildcard as nginx's own "*.suffix", which matches any depth and loses to
+// longer ones.
+func sniKey(host string) (string, error) {
+	if host == "" {
+		return "", fmt.Errorf("a server name is required")
+	}
+	if _, err := hostMatch(host, "~*"); err != nil {
+		return "", err
+	}
+	return Quote(host)
+}
