@@ -298,7 +298,7 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		if err != nil {
 			return nil, err // validate checked them
 		}
-		r.gateways = gwservice.New(gwservice.Options{Client: writeClient, Service: opts, IsLeader: r.elector.IsLeader,
+		r.gateways = gwservice.New(gwservice.Options{Client: writeClient, Service: opts, ConfigMap: f.configMap, IsLeader: r.elector.IsLeader,
 			Recorder: recorder, Log: log.With("component", "gateway-service")})
 		r.log.Info("the leader keeps a Service per Gateway of Causeway's classes", "namespace", ns, "type", opts.Type,
 			"portRange", opts.Ports.String(), "selector", f.gateway.selector)

@@ -29,6 +29,11 @@ type Options struct {
 	// Ports is the range the internal ports (targetPorts) are taken
 	// from.
 	Ports PortRange
+	// Owner, when set, is an owner of every Service: an object of the
+	// controller's installation in Namespace (its ConfigMap), so that
+	// uninstalling the controller garbage-collects the Services. (A
+	// Gateway cannot own them: an owner is in its dependent's namespace.)
+	Owner *metav1.OwnerReference
 }
 
 // PortRange is an inclusive range of ports.
@@ -236,6 +241,9 @@ func build(gw *gwv1.Gateway, name string, ports []listenerPort, alloc map[int32]
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: opts.Namespace, Name: name, Labels: labels},
 		Spec:       corev1.ServiceSpec{Type: typ, Selector: maps.Clone(opts.Selector)},
+	}
+	if opts.Owner != nil {
+		s.OwnerReferences = []metav1.OwnerReference{*opts.Owner}
 	}
 	for _, lp := range ports {
 		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{

@@ -50,6 +50,11 @@ func TestGatewayServices(t *testing.T) {
 	installGatewayCRDs(t, kubectl)
 	ns := newNamespace(t)
 	createServiceObject(t, ns, "bystander")
+	// The controller's ConfigMap owns the Services.
+	cm, err := e2e.admin.CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "causeway"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := startController(t, controllerConfig{Namespace: ns, Args: []string{
 		"--gateway-service-type=ClusterIP", "--gateway-port-range=20000-20009"}})
 	manifest := func(bListeners string) string {
@@ -129,6 +134,9 @@ spec:
 	}
 	if p := udp.Spec.Ports[0]; p.Port != 53 || p.Protocol != corev1.ProtocolUDP || p.Name != "p53" {
 		t.Errorf("a's first port %+v, want p53 53/UDP", p)
+	}
+	if o := udp.OwnerReferences; len(o) != 1 || o[0].UID != cm.UID || o[0].Kind != "ConfigMap" {
+		t.Errorf("a's owners %+v, want the controller's ConfigMap", o)
 	}
 
 	// b gains a listener: its port 80 keeps its internal port.

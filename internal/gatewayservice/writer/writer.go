@@ -12,12 +12,14 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -32,6 +34,10 @@ import (
 type Options struct {
 	Client  kubernetes.Interface
 	Service gatewayservice.Options
+	// ConfigMap is the controller's ("namespace/name"): found in a
+	// snapshot, in the Services' namespace, it owns them (Service.Owner),
+	// so that they go with the installation.
+	ConfigMap string
 	// IsLeader gates writes and reports; nil means always.
 	IsLeader func() bool
 	// Recorder writes Warning Events on a Gateway whose Service cannot be
@@ -49,6 +55,7 @@ type Writer struct {
 	// gateways and have are the last Observe's input.
 	gateways []*gwv1.Gateway
 	have     []*corev1.Service
+	owner    *metav1.OwnerReference
 	// written remembers each write until snapshots catch up with it, so
 	// that a plan never gives out a port a Service just created holds.
 	written map[string]write
@@ -114,6 +121,7 @@ func (w *Writer) Observe(snap *source.Snapshot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.gateways, w.have = Gateways(snap), snap.GatewayServices
+	w.owner = w.ownerOf(snap)
 	w.planLocked()
 }
 
@@ -132,9 +140,26 @@ func (w *Writer) Run(ctx context.Context) { w.queue.Run(ctx) }
 // Pending is the number of writes still to do (for tests).
 func (w *Writer) Pending() int { return w.queue.Pending() }
 
+// ownerOf is the owner reference to the controller's ConfigMap in snap,
+// nil when it is not there or not in the Services' namespace.
+func (w *Writer) ownerOf(snap *source.Snapshot) *metav1.OwnerReference {
+	ns, name, _ := strings.Cut(w.opts.ConfigMap, "/")
+	if ns != w.opts.Service.Namespace {
+		return nil
+	}
+	for _, cm := range snap.ConfigMaps {
+		if cm.Namespace == ns && cm.Name == name && cm.UID != "" {
+			return &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: cm.UID}
+		}
+	}
+	return nil
+}
+
 func (w *Writer) planLocked() {
 	have := w.currentLocked()
-	plan := gatewayservice.Desired(w.gateways, have, w.opts.Service)
+	opts := w.opts.Service
+	opts.Owner = w.owner
+	plan := gatewayservice.Desired(w.gateways, have, opts)
 	w.reportLocked(plan)
 	byName := map[string]*corev1.Service{}
 	for _, s := range have {
@@ -290,11 +315,16 @@ func (w *Writer) failed(t target, verb string, err error) {
 }
 
 // Differs reports whether have, a Service of ours, lacks something want
-// sets: its labels, selector, type, or ports (by name, port, protocol and
-// targetPort; node ports are the API server's).
+// sets: its labels, owners, selector, type, or ports (by name, port,
+// protocol and targetPort; node ports are the API server's).
 func Differs(have, want *corev1.Service) bool {
 	for k, v := range want.Labels {
 		if have.Labels[k] != v {
+			return true
+		}
+	}
+	for _, o := range want.OwnerReferences {
+		if !hasOwner(have, o.UID) {
 			return true
 		}
 	}
@@ -313,6 +343,11 @@ func Apply(have, want *corev1.Service) {
 		have.Labels = map[string]string{}
 	}
 	maps.Copy(have.Labels, want.Labels)
+	for _, o := range want.OwnerReferences {
+		if !hasOwner(have, o.UID) {
+			have.OwnerReferences = append(have.OwnerReferences, o)
+		}
+	}
 	have.Spec.Selector = maps.Clone(want.Spec.Selector)
 	have.Spec.Type = want.Spec.Type
 	ports := slices.Clone(want.Spec.Ports)
@@ -324,6 +359,10 @@ func Apply(have, want *corev1.Service) {
 		}
 	}
 	have.Spec.Ports = ports
+}
+
+func hasOwner(s *corev1.Service, uid types.UID) bool {
+	return slices.ContainsFunc(s.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == uid })
 }
 
 func portList(s *corev1.Service) string {

@@ -291,12 +291,45 @@ func TestWriterFollower(t *testing.T) {
 	}
 }
 
+// TestWriterOwner: the controller's ConfigMap, in the Services'
+// namespace, owns them, so that they go with the installation; one that
+// appears later is added to the Services that exist.
+func TestWriterOwner(t *testing.T) {
+	h := newHarness(t)
+	h.w.opts.ConfigMap = ns + "/causeway"
+	a := gw("web", "a", "causeway", 80)
+	h.w.Observe(snap(nil, a))
+	h.settle()
+	if s := h.ours(); len(s) != 1 || len(s[0].OwnerReferences) != 0 {
+		t.Fatalf("without the ConfigMap: %+v", s)
+	}
+	cm := func(namespace string) *source.Snapshot {
+		sn := snap(h.ours(), a)
+		sn.ConfigMaps = []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "causeway", UID: "cm-uid"}}}
+		return sn
+	}
+	h.w.Observe(cm("elsewhere"))
+	h.settle()
+	if s := h.ours(); len(s[0].OwnerReferences) != 0 {
+		t.Fatalf("owned by a ConfigMap of another namespace: %+v", s[0].OwnerReferences)
+	}
+	h.w.Observe(cm(ns))
+	h.settle()
+	want := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "causeway", UID: "cm-uid"}
+	if s := h.ours(); len(s[0].OwnerReferences) != 1 || s[0].OwnerReferences[0] != want {
+		t.Fatalf("owners %+v, want %+v", s[0].OwnerReferences, want)
+	}
+}
+
 func TestDiffersApply(t *testing.T) {
-	want := gatewayservice.Desired([]*gwv1.Gateway{gw("web", "a", "causeway", 80)}, nil, opts).Want[gatewayservice.ServiceName("web", "a")]
+	o := opts
+	o.Owner = &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "causeway", UID: "cm-uid"}
+	want := gatewayservice.Desired([]*gwv1.Gateway{gw("web", "a", "causeway", 80)}, nil, o).Want[gatewayservice.ServiceName("web", "a")]
 	have := want.DeepCopy()
 	have.Labels["team"] = "x"
 	have.Spec.ClusterIP = "10.0.0.1"
 	have.Spec.Ports[0].NodePort = 31000
+	have.OwnerReferences = append(have.OwnerReferences, metav1.OwnerReference{Kind: "Other", UID: "other"})
 	if Differs(have, want) {
 		t.Error("extra labels, a cluster IP and node ports differ")
 	}
@@ -307,6 +340,7 @@ func TestDiffersApply(t *testing.T) {
 		"targetPort": func(s *corev1.Service) { s.Spec.Ports[0].TargetPort.IntVal = 1 },
 		"protocol":   func(s *corev1.Service) { s.Spec.Ports[0].Protocol = corev1.ProtocolUDP },
 		"ports":      func(s *corev1.Service) { s.Spec.Ports = nil },
+		"owner":      func(s *corev1.Service) { s.OwnerReferences = nil },
 	} {
 		h := have.DeepCopy()
 		change(h)
