@@ -137,6 +137,9 @@ func Desired(gateways []*gwv1.Gateway, have []*corev1.Service, opts Options) Pla
 				}
 			}
 		}
+		if len(p.ports) == 0 {
+			continue // a Service needs a port (the API requires a listener anyway)
+		}
 		todo = append(todo, p)
 	}
 	for _, p := range todo {
