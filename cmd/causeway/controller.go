@@ -100,6 +100,7 @@ type controllerFlags struct {
 	kube              kubeFlags
 	metrics           requestMetricsFlags
 	webhook           webhookFlags
+	gateway           gatewayFlags
 }
 
 func newControllerCommand() *cobra.Command {
@@ -186,6 +187,7 @@ func controllerCommand() (*cobra.Command, *controllerFlags) {
 	f.kube.register(fl)
 	f.metrics.register(fl)
 	f.webhook.register(fl)
+	f.gateway.register(fl)
 	registerIngressNginxFlags(fl)
 	return cmd, f
 }
@@ -259,6 +261,11 @@ func (f *controllerFlags) validate() error {
 	}
 	if err := f.webhook.validate(f.manifests); err != nil {
 		return err
+	}
+	if f.gatewayAPI {
+		if err := f.gateway.validate(f.ownPorts()); err != nil {
+			return err
+		}
 	}
 	switch f.dataplane {
 	case "auto", "lua", "plain":
@@ -598,6 +605,9 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 	opts := kube.Options{Client: client, Namespaces: f.watchNamespaces, NamespaceSelector: selector, ConfigMap: f.configMap, AnnotationsPrefix: f.annotationsPrefix,
 		ServiceConfigMaps: []string{f.tcpServices, f.udpServices},
 		CustomResources:   f.customResources, GatewayAPI: f.gatewayAPI, Log: log.With("component", "kube")}
+	if f.gatewayAPI {
+		opts.ControllerNamespace = controllerNamespace(f.configMap)
+	}
 	if f.customResources || f.gatewayAPI {
 		// NIC's resources have no typed clientset: the source reads them,
 		// and Gateway API's, through the dynamic client and converts them.

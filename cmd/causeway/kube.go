@@ -27,6 +27,7 @@ import (
 	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/controller"
 	"github.com/causeway/causeway/internal/externaldns"
+	gwservice "github.com/causeway/causeway/internal/gatewayservice/writer"
 	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/owned"
 	"github.com/causeway/causeway/internal/replicas"
@@ -159,7 +160,10 @@ type kubeReporter struct {
 	certs *owned.Writer
 	// dns writes the DNSEndpoints VirtualServers ask for; nil without
 	// --enable-external-dns.
-	dns         *owned.Writer
+	dns *owned.Writer
+	// gateways writes the Services of Gateways; nil without
+	// --enable-gateway-api.
+	gateways    *gwservice.Writer
 	watcher     *address.ServiceWatcher
 	events      *events.Reporter
 	broadcaster record.EventBroadcaster
@@ -288,6 +292,17 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 	} else if f.certManager || f.externalDNS {
 		log.Warn("--enable-cert-manager and --enable-external-dns need the custom resources (--enable-custom-resources): nothing is written")
 	}
+	if f.gatewayAPI {
+		ns := controllerNamespace(f.configMap)
+		opts, err := f.gateway.options(ns)
+		if err != nil {
+			return nil, err // validate checked them
+		}
+		r.gateways = gwservice.New(gwservice.Options{Client: writeClient, Service: opts, ConfigMap: f.configMap, IsLeader: r.elector.IsLeader,
+			Recorder: recorder, Log: log.With("component", "gateway-service")})
+		r.log.Info("the leader keeps a Service per Gateway of Causeway's classes", "namespace", ns, "type", opts.Type,
+			"portRange", opts.Ports.String(), "selector", f.gateway.selector)
+	}
 	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, WarningsOnly: k.noSyncEvents, Log: r.log})
 	met.Registry.MustRegister(writes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "causeway_leader",
@@ -333,6 +348,9 @@ func (r *kubeReporter) resync() {
 	if r.dns != nil {
 		r.dns.Resync()
 	}
+	if r.gateways != nil {
+		r.gateways.Resync()
+	}
 }
 
 // onSync hands a sync's outcome to the writer and the event reporter. It
@@ -349,6 +367,11 @@ func (r *kubeReporter) onSync(res controller.SyncResult) {
 	}
 	if r.crWriter != nil {
 		r.crWriter.Observe(o)
+	}
+	if r.gateways != nil && res.Snapshot != nil {
+		// Whether or not the configuration went live: the Services record
+		// the Gateways' internal ports, which the build reads back.
+		r.gateways.Observe(res.Snapshot)
 	}
 	if o.Applied {
 		for _, w := range []*owned.Writer{r.certs, r.dns} {
@@ -401,6 +424,9 @@ func (r *kubeReporter) start(ctx context.Context) <-chan struct{} {
 		if w != nil {
 			run(w.Run)
 		}
+	}
+	if r.gateways != nil {
+		run(r.gateways.Run)
 	}
 	run(r.elector.Run)
 	go func() {

@@ -48,11 +48,16 @@ type Snapshot struct {
 	UDPRoutes          []*gwv1.UDPRoute
 	ReferenceGrants    []*gwv1.ReferenceGrant
 	BackendTLSPolicies []*gwv1.BackendTLSPolicy
-	// GatewayServices are the Services the leader keeps for Gateways
-	// (internal/gatewayservice), in the controller's namespace.
+	// GatewayServices are the Services the leader keeps for the Gateways
+	// of Causeway's classes (package gatewayservice), in the controller's
+	// namespace: those labelled app.kubernetes.io/managed-by=
+	// causeway-gateway. The kube source lists them only with Gateway API
+	// enabled; the files source reads them from the manifests.
 	GatewayServices []*corev1.Service
-	// Namespaces carry their name and labels only, for Gateway listeners
-	// that admit routes from namespaces a label selector picks.
+	// Namespaces carry their name and labels only: a Gateway listener's
+	// allowedRoutes.namespaces.from=Selector selects the routes'
+	// namespaces by their labels. The kube source lists them only while
+	// Gateway API's CRDs are served.
 	Namespaces []*corev1.Namespace
 	// Problems are objects the source could not read (a malformed YAML
 	// file, say). They are reported like model problems.
@@ -101,6 +106,13 @@ func (n *Notifier) C() <-chan struct{} { return n.ch }
 func TrimPod(p *corev1.Pod) *corev1.Pod {
 	return &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: metav1.ObjectMeta{
 		Namespace: p.Namespace, Name: p.Name, UID: p.UID, ResourceVersion: p.ResourceVersion, Labels: p.Labels}}
+}
+
+// TrimNamespace returns what the model reads of a Namespace: its name and
+// labels.
+func TrimNamespace(n *corev1.Namespace) *corev1.Namespace {
+	return &corev1.Namespace{TypeMeta: n.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Labels: n.Labels}}
 }
 
 // TrimTargetRef returns what the model reads of an endpoint's targetRef:

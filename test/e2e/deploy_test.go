@@ -215,7 +215,8 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			{"", "secrets", "", "list,watch"},    // TLS secret informer (by type); referenced Secrets (by name)
 			{"", "services", "", "list,watch"},   // Service informer, --publish-service
 			{"discovery.k8s.io", "endpointslices", "", "list,watch"},
-			{"", "pods", "", "list,watch"}, // Pod informer (labels, for subselectors), with the custom resources
+			{"", "pods", "", "list,watch"},       // Pod informer (labels, for subselectors), with the custom resources
+			{"", "namespaces", "", "list,watch"}, // Namespace informer (labels, for allowedRoutes), with Gateway API's CRDs
 			{"networking.k8s.io", "ingressclasses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses", "", "list,watch"},
 			{"networking.k8s.io", "ingresses/status", "", "patch"}, // status writer's merge patch
@@ -249,6 +250,7 @@ func TestRBACLeastPrivilege(t *testing.T) {
 		{"Role", deployObject[*rbacv1.Role](t).Rules, []rule{
 			{"", "configmaps", "causeway", "list,watch"}, // ConfigMap informer, by name
 			{"coordination.k8s.io", "leases", "", "create"},
+			{"", "services", "", "create,delete,update"},                       // the Services of Gateways (gatewayservice/writer)
 			{"coordination.k8s.io", "leases", "causeway-leader", "get,update"}, // leader election
 		}},
 	} {

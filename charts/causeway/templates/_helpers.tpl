@@ -14,6 +14,15 @@ app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* The selector labels as KEY=VALUE,... (--gateway-service-selector). */}}
+{{- define "causeway.selectorFlag" -}}
+{{- $pairs := list }}
+{{- range $k, $v := include "causeway.selectorLabels" . | fromYaml }}
+{{- $pairs = append $pairs (printf "%s=%s" $k $v) }}
+{{- end }}
+{{- join "," $pairs }}
+{{- end -}}
+
 {{/* Labels of every object. */}}
 {{- define "causeway.labels" -}}
 {{ include "causeway.selectorLabels" . }}

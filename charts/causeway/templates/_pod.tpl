@@ -87,7 +87,13 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
             {{- if .Values.defaultBackend.enabled }}
             - --default-backend-service={{ .Release.Namespace }}/{{ include "causeway.defaultBackend.fullname" . }}
             {{- end }}
-            {{- if not $c.gatewayAPI.enabled }}
+            {{- if $c.gatewayAPI.enabled }}
+            - --gateway-service-type={{ $c.gatewayAPI.serviceType }}
+            - --gateway-port-range={{ $c.gatewayAPI.portRange }}
+            # The Gateways' Services select the Pods by the Deployment's
+            # own selector labels.
+            - --gateway-service-selector={{ include "causeway.selectorFlag" . }}
+            {{- else }}
             - --enable-gateway-api=false
             {{- end }}
             {{- if $c.certManager.enabled }}

@@ -34,6 +34,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
+	"github.com/causeway/causeway/internal/gatewayservice"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -265,13 +266,13 @@ func isOnlyComments(doc []byte) bool {
 
 // add files an object into the snapshot, applying the defaults the API
 // server would: the "default" namespace (every kind read is namespaced but
-// IngressClass and GatewayClass; NGINX Ingress Controller's are all
+// IngressClass, GatewayClass and Namespace; NGINX Ingress Controller's are all
 // namespaced, GlobalConfiguration included), and Secret stringData merged
 // into data.
 func add(snap *source.Snapshot, obj runtime.Object) {
 	if m, ok := obj.(metav1.Object); ok && m.GetNamespace() == "" {
 		switch obj.(type) {
-		case *networkingv1.IngressClass, *gwv1.GatewayClass:
+		case *networkingv1.IngressClass, *gwv1.GatewayClass, *corev1.Namespace:
 		default:
 			m.SetNamespace("default")
 		}
@@ -283,6 +284,13 @@ func add(snap *source.Snapshot, obj runtime.Object) {
 		snap.IngressClasses = append(snap.IngressClasses, o)
 	case *corev1.Service:
 		snap.Services = append(snap.Services, o)
+		if _, ok := gatewayservice.Parse(o); ok {
+			// A Gateway's Service, as the leader would keep it: the
+			// manifests fix its internal ports (nothing is written here).
+			snap.GatewayServices = append(snap.GatewayServices, o)
+		}
+	case *corev1.Namespace:
+		snap.Namespaces = append(snap.Namespaces, source.TrimNamespace(o))
 	case *discoveryv1.EndpointSlice:
 		snap.EndpointSlices = append(snap.EndpointSlices, o)
 	case *corev1.Secret:

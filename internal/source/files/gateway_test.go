@@ -147,3 +147,43 @@ spec: {}
 		t.Errorf("problems %+v: want the malformed HTTPRoute (10) and the v1alpha2 TCPRoute (11)", snap.Problems)
 	}
 }
+
+// Namespaces (cluster-scoped: no default namespace) come with their name
+// and labels only; a Service labelled as a Gateway's is a Gateway Service
+// as well as a Service.
+func TestNamespacesAndGatewayServices(t *testing.T) {
+	const manifest = `apiVersion: v1
+kind: Namespace
+metadata: {name: team, labels: {shared: "true"}, annotations: {note: dropped}}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: gw-default-gw-0123456789
+  namespace: causeway-system
+  labels: {app.kubernetes.io/managed-by: causeway-gateway, gateway.causeway.io/namespace: default, gateway.causeway.io/name: gw}
+spec:
+  ports: [{name: p80, port: 80, targetPort: 20000}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  ports: [{port: 80}]
+`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ns.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Namespaces) != 1 || snap.Namespaces[0].Name != "team" || snap.Namespaces[0].Namespace != "" ||
+		snap.Namespaces[0].Labels["shared"] != "true" || snap.Namespaces[0].Annotations != nil {
+		t.Errorf("Namespaces %+v", snap.Namespaces)
+	}
+	if len(snap.Services) != 2 || len(snap.GatewayServices) != 1 || snap.GatewayServices[0].Namespace != "causeway-system" {
+		t.Errorf("Services %d, GatewayServices %+v", len(snap.Services), snap.GatewayServices)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
@@ -49,6 +50,10 @@ type customGroup struct {
 	what, install string
 	// snapshot fills the typed objects of c into snap.
 	snapshot func(c *customInformers, snap *source.Snapshot)
+	// alongside, when set, adds to crs typed informers of f (of the
+	// clientset, cluster-wide) that run while any of the group's kinds is
+	// served, started and stopped with them.
+	alongside func(s *Source, f informers.SharedInformerFactory, crs *customInformers)
 }
 
 // nicGroup is NGINX Ingress Controller's resources.
@@ -86,7 +91,9 @@ type customInformers struct {
 	// stop ends the informers (before, or with, the source's context).
 	stop      context.CancelFunc
 	factories []dynamicinformer.DynamicSharedInformerFactory
-	byKind    map[string][]cache.SharedIndexInformer
+	// typed is the factory of the group's alongside informers.
+	typed  informers.SharedInformerFactory
+	byKind map[string][]cache.SharedIndexInformer
 	// handlers are the handlers of the kinds with references
 	// (customrefs.go), which have seen every object once synced.
 	handlers []cache.ResourceEventHandlerRegistration
@@ -176,9 +183,16 @@ func (s *Source) startCustomResources(ctx context.Context, g *customGroup, found
 		start(ns, false)
 	}
 	start(metav1.NamespaceAll, true)
+	if g.alongside != nil {
+		crs.typed = informers.NewSharedInformerFactory(s.opts.Client, 0)
+		g.alongside(s, crs.typed, crs)
+	}
 	ctx, crs.stop = context.WithCancel(ctx)
 	for _, f := range crs.factories {
 		f.Start(ctx.Done())
+	}
+	if crs.typed != nil {
+		crs.typed.Start(ctx.Done())
 	}
 	return crs
 }
@@ -318,5 +332,8 @@ func (c *customInformers) shutdown() {
 	}
 	for _, f := range c.factories {
 		f.Shutdown()
+	}
+	if c.typed != nil {
+		c.typed.Shutdown()
 	}
 }

@@ -1,10 +1,18 @@
 package kube
 
 import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/causeway/causeway/internal/frontend/gateway"
+	"github.com/causeway/causeway/internal/gatewayservice"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
@@ -45,5 +53,52 @@ var gatewayGroup = &customGroup{
 		snap.UDPRoutes = list[*gwv1.UDPRoute](c.byKind["udproutes"])
 		snap.ReferenceGrants = list[*gwv1.ReferenceGrant](c.byKind["referencegrants"])
 		snap.BackendTLSPolicies = list[*gwv1.BackendTLSPolicy](c.byKind["backendtlspolicies"])
+		snap.Namespaces = list[*corev1.Namespace](c.byKind[namespacesKind])
 	},
+	alongside: watchNamespaces,
+}
+
+// namespacesKind holds, among the Gateway API group's informers, the
+// Namespaces' (typed, not one of the group's kinds).
+const namespacesKind = "namespaces"
+
+// watchNamespaces caches every Namespace's name and labels while Gateway
+// API's CRDs are served: a listener's allowedRoutes.namespaces.from=
+// Selector selects the routes' namespaces by their labels. A change of
+// labels signals; nothing else of a Namespace does.
+func watchNamespaces(s *Source, f informers.SharedInformerFactory, crs *customInformers) {
+	inf := f.Core().V1().Namespaces().Informer()
+	if err := inf.SetTransform(func(obj any) (any, error) {
+		if n, ok := obj.(*corev1.Namespace); ok {
+			return source.TrimNamespace(n), nil
+		}
+		return obj, nil
+	}); err != nil {
+		panic("set transform: " + err.Error()) // not started yet
+	}
+	notify := func(any) { s.notifier.Notify() }
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: notify, DeleteFunc: notify,
+		UpdateFunc: func(old, obj any) {
+			a, okA := old.(*corev1.Namespace)
+			b, okB := obj.(*corev1.Namespace)
+			if !okA || !okB || !maps.Equal(a.Labels, b.Labels) {
+				s.notifier.Notify()
+			}
+		}})
+	crs.byKind[namespacesKind] = append(crs.byKind[namespacesKind], inf)
+}
+
+// watchGatewayServices caches the Services the leader keeps for Gateways,
+// in the controller's namespace, selected by their label on the server:
+// every replica listens on the internal ports they record.
+func (s *Source) watchGatewayServices() {
+	if !s.opts.GatewayAPI || s.opts.ControllerNamespace == "" {
+		return
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(s.opts.Client, 0, informers.WithNamespace(s.opts.ControllerNamespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = labels.SelectorFromSet(labels.Set{gatewayservice.LabelManagedBy: gatewayservice.ManagedBy}).String()
+		}))
+	s.factories = append(s.factories, f)
+	s.gatewayServices = append(s.gatewayServices, s.watch(f.Core().V1().Services().Informer()))
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/causeway/causeway/internal/gatewayservice"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -200,4 +201,64 @@ func TestBackendTLSPolicyConfigMapWatched(t *testing.T) {
 		t.Fatalf("the first snapshot lacks the CA ConfigMap the BackendTLSPolicy names: %v", cm)
 	}
 	api.waitWatch(t, "configmaps", "web", "metadata.name=backend-ca")
+}
+
+// TestGatewayServicesAndNamespaces: the Services of Gateways are those of
+// the controller's namespace with the label of ours; Namespaces (name and
+// labels only) are listed while Gateway API's CRDs are served, and a
+// change of their labels is seen.
+func TestGatewayServicesAndNamespaces(t *testing.T) {
+	gwSvc := func(ns, name string, ours bool) *corev1.Service {
+		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if ours {
+			s.Labels = gatewayservice.Labels("web", name)
+		}
+		return s
+	}
+	web := namespace("web", map[string]string{"team": "web"})
+	web.Annotations = map[string]string{"big": "annotation"}
+	web.Spec.Finalizers = []corev1.FinalizerName{"kubernetes"}
+	api, d, client := newGatewayAPI(t, web, namespace("shop", nil),
+		gwSvc("causeway-system", "gw-a", true), gwSvc("causeway-system", "causeway", false), gwSvc("web", "gw-b", true))
+	dyn := newFakeDynamic()
+	s, _ := startSource(t, api, Options{Client: client, GatewayAPI: true, Dynamic: dyn, ControllerNamespace: "causeway-system",
+		Namespaces: []string{"web"}, RediscoverEvery: 20 * time.Millisecond})
+	snap := s.Snapshot()
+	if len(snap.GatewayServices) != 1 || snap.GatewayServices[0].Name != "gw-a" {
+		t.Fatalf("GatewayServices %+v: want causeway-system/gw-a only", snap.GatewayServices)
+	}
+	if snap.Namespaces != nil {
+		t.Fatalf("Namespaces %+v without the CRDs", snap.Namespaces)
+	}
+	d.set("gateways")
+	waitSignal(t, s, "the Namespaces once the CRDs are served", func(snap *source.Snapshot) bool { return len(snap.Namespaces) == 2 })
+	for _, n := range s.Snapshot().Namespaces {
+		if n.Annotations != nil || n.Spec.Finalizers != nil {
+			t.Errorf("Namespace %s not trimmed: %+v", n.Name, n)
+		}
+	}
+	shop := namespace("shop", map[string]string{"team": "shop"})
+	if _, err := api.CoreV1().Namespaces().Update(context.Background(), shop, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, s, "the Namespace's new labels", func(snap *source.Snapshot) bool {
+		for _, n := range snap.Namespaces {
+			if n.Name == "shop" && n.Labels["team"] == "shop" {
+				return true
+			}
+		}
+		return false
+	})
+	d.set()
+	waitSignal(t, s, "no Namespaces once the CRDs are gone", func(snap *source.Snapshot) bool { return snap.Namespaces == nil })
+}
+
+// Without Gateway API, no Service of Gateways is listed.
+func TestGatewayServicesOff(t *testing.T) {
+	api := newFakeAPI(t, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway-system", Name: "gw-a",
+		Labels: gatewayservice.Labels("web", "a")}})
+	s, _ := startSource(t, api, Options{ControllerNamespace: "causeway-system", Namespaces: []string{"web"}})
+	if snap := s.Snapshot(); snap.GatewayServices != nil {
+		t.Fatalf("GatewayServices %+v with Gateway API off", snap.GatewayServices)
+	}
 }

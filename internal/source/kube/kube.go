@@ -64,6 +64,12 @@ type Options struct {
 	// CRDs the API server serves (gateway.go), rediscovered as the custom
 	// resources are.
 	GatewayAPI bool
+	// ControllerNamespace is the controller's namespace, where the leader
+	// keeps the Services of Gateways (package gatewayservice): with
+	// GatewayAPI, the Services there labelled
+	// app.kubernetes.io/managed-by=causeway-gateway are listed into
+	// Snapshot.GatewayServices. Empty lists none.
+	ControllerNamespace string
 	// Dynamic is the client for the custom resources and Gateway API's;
 	// required with CustomResources or GatewayAPI.
 	Dynamic dynamic.Interface
@@ -84,6 +90,9 @@ type Source struct {
 	synced                                                    atomic.Bool
 	factories                                                 []informers.SharedInformerFactory
 	ingresses, classes, services, slices, secrets, configMaps []cache.SharedIndexInformer
+	// gatewayServices are the Services of Gateways (GatewayAPI with
+	// ControllerNamespace).
+	gatewayServices []cache.SharedIndexInformer
 	// pods are watched with the custom resources only (subselector), by
 	// their metadata (metaFactories).
 	pods          []cache.SharedIndexInformer
@@ -145,6 +154,7 @@ func New(opts Options) (*Source, error) {
 		s.factories = append(s.factories, sf)
 		s.secrets = append(s.secrets, s.watch(sf.Core().V1().Secrets().Informer()))
 	}
+	s.watchGatewayServices()
 	cluster := informers.NewSharedInformerFactory(opts.Client, 0)
 	s.factories = append(s.factories, cluster)
 	s.watchNamespaceSelector()
@@ -444,7 +454,7 @@ func (s *Source) Run(ctx context.Context) error {
 	if s.selected != nil {
 		all = append(all, s.selected.HasSynced)
 	}
-	for _, group := range [][]cache.SharedIndexInformer{s.ingresses, s.classes, s.services, s.slices, s.secrets, s.configMaps, s.pods} {
+	for _, group := range [][]cache.SharedIndexInformer{s.ingresses, s.classes, s.services, s.slices, s.secrets, s.configMaps, s.pods, s.gatewayServices} {
 		for _, inf := range group {
 			all = append(all, inf.HasSynced)
 		}
@@ -504,6 +514,7 @@ func (s *Source) Snapshot() *source.Snapshot {
 	snap.Services = list[*corev1.Service](s.services)
 	snap.EndpointSlices = list[*discoveryv1.EndpointSlice](s.slices)
 	snap.Pods = list[*corev1.Pod](s.pods)
+	snap.GatewayServices = list[*corev1.Service](s.gatewayServices)
 	refConfigMaps, refSecrets := s.refs.lists()
 	// An object both cached for itself and referenced appears once: the
 	// referenced copy, whose Secret data is whole.
