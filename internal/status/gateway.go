@@ -108,7 +108,9 @@ func (w *GatewayWriter) write(ctx context.Context, key string, t gatewayTarget) 
 		}
 		switch {
 		case err == nil:
-			w.written.Record(key, obj.GetUID(), obj.GetResourceVersion(), updated.GetResourceVersion(), updated)
+			// Remembered against the version the plan saw: that is what a
+			// snapshot predating the write shows.
+			w.written.Record(key, obj.GetUID(), t.obj.GetResourceVersion(), updated.GetResourceVersion(), updated)
 			w.opts.Log.Debug("status written", "object", key)
 			return nil
 		case apierrors.IsNotFound(err):

@@ -101,6 +101,7 @@ spec:
   rules:
   - backendRefs: [{name: coffee, port: 80}]
 `, ns, theirController)
+	createServiceObject(t, ns, "coffee") // the route's backend: ResolvedRefs=True
 	eventually(t, waitFor, func() error {
 		if out, ok := kubectlApply(t, kubectl, manifest); !ok {
 			return fmt.Errorf("kubectl apply:\n%s", out)
