@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/certmanager"
@@ -34,6 +35,7 @@ import (
 	"github.com/causeway/causeway/internal/status"
 	"github.com/causeway/causeway/internal/status/address"
 	"github.com/causeway/causeway/internal/status/events"
+	"github.com/causeway/causeway/internal/status/gatewayapi"
 	"github.com/causeway/causeway/internal/status/leader"
 )
 
@@ -155,6 +157,9 @@ type kubeReporter struct {
 	// crWriter writes the status of NGINX Ingress Controller's resources;
 	// nil when custom resources are not read.
 	crWriter *status.ResourceWriter
+	// gwWriter writes the status of Gateway API's objects of Causeway's
+	// classes; nil with --enable-gateway-api=false.
+	gwWriter *status.GatewayWriter
 	// certs writes the cert-manager Certificates VirtualServers ask for;
 	// nil without --enable-cert-manager.
 	certs *owned.Writer
@@ -267,15 +272,11 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 		}
-		crWrites := prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "causeway_custom_resource_status_writes_total",
-			Help: "Status writes of NGINX Ingress Controller's resources by the leader, by kind and result (success, conflict: retried on a newer version, failure).",
-		}, []string{"kind", "result"})
-		met.Registry.MustRegister(crWrites)
 		r.crWriter = status.NewResourceWriter(status.ResourceWriterOptions{
 			Client: dyn, Addresses: src, IsLeader: r.elector.IsLeader, Log: r.log,
 			EndpointPorts: endpointPorts(watcher, f.httpPort, f.httpsPort),
-			OnWrite:       func(kind string, err error) { countWrite(crWrites.MustCurryWith(prometheus.Labels{"kind": kind}))(err) },
+			OnWrite: kindWrites(met.Registry, "causeway_custom_resource_status_writes_total",
+				"Status writes of NGINX Ingress Controller's resources by the leader, by kind and result (success, conflict: retried on a newer version, failure)."),
 		})
 		if f.externalDNS {
 			if src == nil {
@@ -302,6 +303,15 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 			Recorder: recorder, Log: log.With("component", "gateway-service")})
 		r.log.Info("the leader keeps a Service per Gateway of Causeway's classes", "namespace", ns, "type", opts.Type,
 			"portRange", opts.Ports.String(), "selector", f.gateway.selector)
+		gc, err := gatewayclient.NewForConfig(writeCfg)
+		if err != nil {
+			return nil, fmt.Errorf("gateway API client: %w", err)
+		}
+		r.gwWriter = status.NewGatewayWriter(status.GatewayWriterOptions{
+			Client: gc, IsLeader: r.elector.IsLeader, Log: r.log,
+			OnWrite: kindWrites(met.Registry, "causeway_gateway_api_status_writes_total",
+				"Status writes of Gateway API's objects by the leader, by kind and result (success, conflict: read again and retried, failure)."),
+		})
 	}
 	r.events = events.New(events.Options{Recorder: recorder, IsLeader: r.elector.IsLeader, WarningsOnly: k.noSyncEvents, Log: r.log})
 	met.Registry.MustRegister(writes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -333,6 +343,14 @@ func countWrite(writes *prometheus.CounterVec) func(error) {
 	}
 }
 
+// kindWrites registers a counter of status writes by kind and result,
+// and returns the OnWrite that counts into it.
+func kindWrites(reg prometheus.Registerer, name, help string) func(kind string, err error) {
+	writes := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"kind", "result"})
+	reg.MustRegister(writes)
+	return func(kind string, err error) { countWrite(writes.MustCurryWith(prometheus.Labels{"kind": kind}))(err) }
+}
+
 // resync re-plans the status writers: on becoming leader, or when the
 // published addresses change.
 func (r *kubeReporter) resync() {
@@ -341,6 +359,9 @@ func (r *kubeReporter) resync() {
 	}
 	if r.crWriter != nil {
 		r.crWriter.Resync()
+	}
+	if r.gwWriter != nil {
+		r.gwWriter.Resync()
 	}
 	if r.certs != nil {
 		r.certs.Resync()
@@ -372,6 +393,10 @@ func (r *kubeReporter) onSync(res controller.SyncResult) {
 		// Whether or not the configuration went live: the Services record
 		// the Gateways' internal ports, which the build reads back.
 		r.gateways.Observe(res.Snapshot)
+	}
+	if r.gwWriter != nil {
+		o.GatewayAPI = gatewayapi.Input{Snapshot: res.Snapshot, Resolution: res.Gateway, Problems: res.Problems}
+		r.gwWriter.Observe(o)
 	}
 	if o.Applied {
 		for _, w := range []*owned.Writer{r.certs, r.dns} {
@@ -419,6 +444,9 @@ func (r *kubeReporter) start(ctx context.Context) <-chan struct{} {
 	}
 	if r.crWriter != nil {
 		run(r.crWriter.Run)
+	}
+	if r.gwWriter != nil {
+		run(r.gwWriter.Run)
 	}
 	for _, w := range []*owned.Writer{r.certs, r.dns} {
 		if w != nil {

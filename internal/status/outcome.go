@@ -19,6 +19,7 @@ import (
 	"github.com/causeway/causeway/internal/frontend/nic"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
+	"github.com/causeway/causeway/internal/status/gatewayapi"
 )
 
 // Outcome is one sync's verdict on every Ingress in its snapshot.
@@ -32,6 +33,10 @@ type Outcome struct {
 	// Controller's Kinds, kind by kind in snapshot order; those of other
 	// classes are left out entirely.
 	Resources []ResourceVerdict
+	// GatewayAPI is what the GatewayWriter reads: the snapshot, the
+	// build's Gateway API Resolution and its Problems. NewOutcome leaves
+	// it empty; the caller, who has the Resolution, fills it.
+	GatewayAPI gatewayapi.Input
 	// Others are the problems of other objects (Services, Secrets, the
 	// ConfigMap), grouped by object, in snapshot order.
 	Others []ObjectProblems

@@ -232,9 +232,17 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			{"k8s.nginx.org", "policies/status", "", "patch"},
 			{"k8s.nginx.org", "globalconfigurations", "", "list,watch"},
 			// Gateway API's resources: dynamic informers
-			// (--enable-gateway-api). No status subresource yet: nothing
-			// writes one.
+			// (--enable-gateway-api), and the leader's status writer: an
+			// update of the status subresource, a get of it after a
+			// conflict (status.GatewayWriter).
 			{"gateway.networking.k8s.io", "gatewayclasses", "", "list,watch"},
+			{"gateway.networking.k8s.io", "gatewayclasses/status", "", "get,update"},
+			{"gateway.networking.k8s.io", "gateways/status", "", "get,update"},
+			{"gateway.networking.k8s.io", "httproutes/status", "", "get,update"},
+			{"gateway.networking.k8s.io", "grpcroutes/status", "", "get,update"},
+			{"gateway.networking.k8s.io", "tlsroutes/status", "", "get,update"},
+			{"gateway.networking.k8s.io", "tcproutes/status", "", "get,update"},
+			{"gateway.networking.k8s.io", "udproutes/status", "", "get,update"},
 			{"gateway.networking.k8s.io", "gateways", "", "list,watch"},
 			{"gateway.networking.k8s.io", "httproutes", "", "list,watch"},
 			{"gateway.networking.k8s.io", "grpcroutes", "", "list,watch"},

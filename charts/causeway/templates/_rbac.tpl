@@ -60,6 +60,15 @@ watched namespace grants instead with controller.scope. */}}
   - apiGroups: ["gateway.networking.k8s.io"]
     resources: ["gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants", "backendtlspolicies"]
     verbs: ["list", "watch"]
+  # The leader writes the status of the Gateways and routes of its
+  # classes (a route's entries of other controllers are kept): an update
+  # of the status subresource, which for a custom resource writes nothing
+  # but status, and after a conflict a get of it, to merge into the newer
+  # status. ReferenceGrant has no status; BackendTLSPolicy's is not
+  # written.
+  - apiGroups: ["gateway.networking.k8s.io"]
+    resources: ["gateways/status", "httproutes/status", "grpcroutes/status", "tlsroutes/status", "tcproutes/status", "udproutes/status"]
+    verbs: ["get", "update"]
   {{- end }}
   {{- if .Values.controller.certManager.enabled }}
   # --enable-cert-manager: the leader reads the Certificate a VirtualServer
