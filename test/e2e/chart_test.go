@@ -80,7 +80,7 @@ var chartValueSets = []struct {
 		noKinds: []string{"DaemonSet", "HorizontalPodAutoscaler"},
 		wantText: []string{"allowPrivilegeEscalation: false", `drop: ["ALL"]`, `resources: ["gatewayclasses"]`,
 			`resources: ["gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants", "backendtlspolicies"]`,
-			`resources: ["namespaces"]`, `verbs: ["create", "update", "delete"]`},
+			`resources: ["namespaces"]`, `verbs: ["create", "update", "delete"]`,
 			`resources: ["gatewayclasses/status"]`, `resources: ["gateways/status", "httproutes/status"`},
 		noText: []string{"cert-manager.io", `apiGroups: ["externaldns.nginx.org"]`, "hostNetwork", "NET_BIND_SERVICE"}},
 	{name: "webhook in warn mode, failing open, for labelled namespaces",
