@@ -1,0 +1,140 @@
+package build
+
+import (
+	"cmp"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/pkg/features"
+)
+
+var updateGatewayDocs = flag.Bool("update-gateway-docs", false, "rewrite docs/gateway-api.md's feature table")
+
+// featureNotes say why a feature of the pinned module is not supported,
+// or how a supported one differs; every unsupported Gateway feature has
+// one (Mesh features are another profile, not listed).
+var featureNotes = map[features.FeatureName]string{
+	"GatewayStaticAddresses":                                     "`spec.addresses` is refused (UnsupportedAddress): a Gateway's address is its Service's",
+	"GatewayAddressEmpty":                                        "as GatewayStaticAddresses",
+	"GatewayInfrastructure":                                      "`infrastructure.parametersRef` is refused; labels and annotations are not propagated yet",
+	"GatewayFrontendClientCertificateValidation":                 "not yet",
+	"GatewayFrontendClientCertificateValidationInsecureFallback": "not yet",
+	"ListenerSet":                                                "ListenerSets are not read yet",
+	"GatewayHTTPSListenerDetectMisdirectedRequests":              "not yet: a request whose Host differs from its SNI is not answered 421",
+	"GatewayBackendClientCertificate":                            "not yet (BackendTLSPolicy is not applied)",
+	"HTTPRouteDestinationPortMatching":                           "not yet",
+	"HTTPRouteBackendRequestHeaderModification":                  "backendRef filters are refused",
+	"HTTPRouteRequestMirror":                                     "not served yet: the rule is served without mirroring (PartiallyInvalid)",
+	"HTTPRouteRequestMultipleMirrors":                            "as HTTPRouteRequestMirror",
+	"HTTPRouteRequestPercentageMirror":                           "as HTTPRouteRequestMirror",
+	"HTTPRouteBackendProtocolH2C":                                "not yet (appProtocol is not read)",
+	"HTTPRouteBackendProtocolWebSocket":                          "not yet (appProtocol is not read); WebSocket upgrades are proxied as for Ingresses",
+	"HTTPRouteCORS":                                              "served, but `*` with `allowCredentials` is refused: not claimed until the conformance test passes",
+	"HTTPRouteRetry":                                             "`retry` is refused (the rule is left out)",
+	"HTTPRouteRetryBackendTimeout":                               "as HTTPRouteRetry",
+	"HTTPRouteRetryConnectionError":                              "as HTTPRouteRetry",
+	"GRPCRouteNamedRouteRule":                                    "not claimed until the conformance test passes",
+	"TLSRouteModeTerminate":                                      "TLS listeners in Terminate mode are not served",
+	"TLSRouteModeMixed":                                          "as TLSRouteModeTerminate",
+	"BackendTLSPolicy":                                           "read, not applied yet",
+	"BackendTLSPolicySANValidation":                              "as BackendTLSPolicy",
+	"GRPCRoute":                                                  "on nginx 1.22 a cleartext port serves gRPC only while no HTTPRoute shares it (Angie serves both)",
+	"TCPRoute":                                                   "one route and one backend per listener",
+	"UDPRoute":                                                   "one route and one backend per listener",
+	"TLSRoute":                                                   "Passthrough mode; one backend per route",
+	"HTTPRoutePathRewrite":                                       "ReplacePrefixMatch of `/` is refused",
+	"HTTPRoutePathRedirect":                                      "ReplaceFullPath only; ReplacePrefixMatch in a redirect is refused",
+}
+
+// coreFeatures are the Core features of the kinds Causeway serves.
+func coreFeatures() map[features.FeatureName]bool {
+	out := map[features.FeatureName]bool{}
+	for _, s := range []sets.Set[features.Feature]{features.GatewayCoreFeatures, features.HTTPRouteCoreFeatures,
+		features.ReferenceGrantCoreFeatures, features.GRPCRouteCoreFeatures, features.TLSRouteCoreFeatures} {
+		for f := range s {
+			out[f.Name] = true
+		}
+	}
+	return out
+}
+
+// featureTable is docs/gateway-api.md's feature table.
+func featureTable() string {
+	supported := map[gwv1.FeatureName]bool{}
+	for _, f := range GatewayFeatures {
+		supported[f] = true
+	}
+	core := coreFeatures()
+	var all []features.Feature
+	for f := range features.AllFeatures {
+		if !strings.HasPrefix(string(f.Name), "Mesh") {
+			all = append(all, f)
+		}
+	}
+	slices.SortFunc(all, func(a, b features.Feature) int { return cmp.Compare(a.Name, b.Name) })
+	var sb strings.Builder
+	sb.WriteString("| Feature | Level | Channel | Supported | Note |\n|---|---|---|---|---|\n")
+	for _, f := range all {
+		level, yes := "Extended", "no"
+		if core[f.Name] {
+			level = "Core"
+		}
+		if supported[gwv1.FeatureName(f.Name)] {
+			yes = "yes"
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s |\n", f.Name, level, f.Channel, yes, featureNotes[f.Name])
+	}
+	return sb.String()
+}
+
+// TestGatewayAPIFeaturesDoc: docs/gateway-api.md lists every Gateway API
+// feature of the pinned module with whether the GatewayClass claims it,
+// every unsupported one says why, and every claimed one exists.
+func TestGatewayAPIFeaturesDoc(t *testing.T) {
+	known := map[features.FeatureName]bool{}
+	for f := range features.AllFeatures {
+		known[f.Name] = true
+	}
+	for _, f := range GatewayFeatures {
+		if !known[features.FeatureName(f)] {
+			t.Errorf("GatewayFeatures claims %q, which the pinned module does not define", f)
+		}
+	}
+	claimed := map[features.FeatureName]bool{}
+	for _, f := range GatewayFeatures {
+		claimed[features.FeatureName(f)] = true
+	}
+	for f := range features.AllFeatures {
+		if !strings.HasPrefix(string(f.Name), "Mesh") && !claimed[f.Name] && featureNotes[f.Name] == "" {
+			t.Errorf("feature %s is not supported and featureNotes does not say why", f.Name)
+		}
+	}
+	path := filepath.Join("..", "..", "docs", "gateway-api.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- features:begin -->\n", "<!-- features:end -->"
+	i, j := strings.Index(string(doc), begin), strings.Index(string(doc), end)
+	if i < 0 || j < i {
+		t.Fatalf("%s: no %q ... %q block", path, begin, end)
+	}
+	want := featureTable()
+	if got := string(doc[i+len(begin) : j]); got != want {
+		if *updateGatewayDocs {
+			out := string(doc[:i+len(begin)]) + want + string(doc[j:])
+			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("%s's feature table is not GatewayFeatures' (go test ./internal/build -run TestGatewayAPIFeaturesDoc -update-gateway-docs):\n%s", path, want)
+	}
+}
