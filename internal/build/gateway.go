@@ -247,8 +247,8 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 				continue
 			}
 			port = int(internal)
-		} else if port == b.opts.HTTPPort || port == b.opts.HTTPSPort {
-			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is the controller's own HTTP or HTTPS port, which Ingresses use; it is not served", l.Name, port)
+		} else if why := b.directPortTaken(port, l.Protocol == gwv1.UDPProtocolType); why != "" {
+			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is %s; it is not served", l.Name, port, why)
 			continue
 		}
 		https := false
@@ -261,7 +261,7 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 			continue
 		}
 		if sp := b.streams[port]; sp != nil {
-			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is a %s listener's of Gateway %s; it is not served", l.Name, port, sp.protocol, sp.owner)
+			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
 			continue
 		}
 		p := b.ports[port]
@@ -270,7 +270,7 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 				listener: &model.HTTPListener{Name: "gateway-" + strconv.Itoa(port), Port: port, SSL: https}}
 			b.ports[port] = p
 		} else if p.https != https {
-			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d serves %s for Gateway %s; it is not served", l.Name, port,
+			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d serves %s for %s; it is not served", l.Name, port,
 				map[bool]string{true: "HTTPS", false: "HTTP"}[p.https], p.owner)
 			continue
 		}
@@ -561,4 +561,32 @@ func (b *gatewayProcessor) finishModel() {
 
 func gatewayObject(kind string, o metav1.Object) model.ObjectRef {
 	return model.ObjectRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName(), UID: string(o.GetUID())}
+}
+
+// directPortTaken says what else listens on port, where a Gateway
+// listener's port is nginx's own (the files source): the controller's
+// HTTP and HTTPS ports, a GlobalConfiguration listener's, a stream
+// server's (a TransportServer, tcp- or udp-services). "" when nothing.
+func (b *gatewayProcessor) directPortTaken(port int, udp bool) string {
+	if !udp && (port == b.opts.HTTPPort || port == b.opts.HTTPSPort) {
+		return "the controller's own HTTP or HTTPS port, which Ingresses use"
+	}
+	for _, l := range b.gc.http {
+		if !udp && l.Port == port {
+			return "GlobalConfiguration listener " + l.Name + "'s"
+		}
+	}
+	for _, l := range b.gc.stream {
+		if l.port == port && (l.proto == model.StreamUDP) == udp {
+			return "GlobalConfiguration listener " + l.name + "'s"
+		}
+	}
+	proto := model.StreamTCP
+	if udp {
+		proto = model.StreamUDP
+	}
+	if o, ok := b.streamPorts[streamPort{port, proto}]; ok {
+		return "a stream listener's of " + o.String()
+	}
+	return ""
 }

@@ -57,7 +57,7 @@ func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listene
 		return
 	}
 	if hp := b.ports[port]; hp != nil {
-		b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is an HTTP listener's of Gateway %s; it is not served", l.Name, port, hp.owner)
+		b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is an HTTP listener's of %s; it is not served", l.Name, port, hp.owner)
 		return
 	}
 	sp := b.streams[port]
@@ -65,7 +65,7 @@ func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listene
 		sp = &gatewayStreamPort{port: port, protocol: l.Protocol, owner: g.Ref, sets: map[string]*streamSet{}}
 		b.streams[port] = sp
 	} else if sp.protocol != l.Protocol {
-		b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is a %s listener's of Gateway %s; it is not served", l.Name, port, sp.protocol, sp.owner)
+		b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
 		return
 	}
 	set := sp.sets[l.Hostname]

@@ -1,6 +1,8 @@
 package build
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,5 +62,53 @@ func TestGatewayAPIOnlyOursIsReported(t *testing.T) {
 		if !got[want] {
 			t.Errorf("no Problem on %s; got %v", want, problems)
 		}
+	}
+}
+
+// TestGatewayPortsInFilesSource: where a listener's port is nginx's own,
+// a port that something else serves is refused with a Problem naming
+// it, two Gateways' HTTP listeners on one port share it, and an HTTPS
+// listener on an HTTP port is refused.
+func TestGatewayPortsInFilesSource(t *testing.T) {
+	opts := testOpts
+	opts.HTTPPort, opts.HTTPSPort, opts.StreamAvailable = 8080, 8443, true
+	gw := func(name string, ls ...gwv1.Listener) *gwv1.Gateway {
+		return &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: name}, Spec: gwv1.GatewaySpec{GatewayClassName: "causeway", Listeners: ls}}
+	}
+	listener := func(name string, port int, proto gwv1.ProtocolType) gwv1.Listener {
+		l := gwv1.Listener{Name: gwv1.SectionName(name), Port: gwv1.PortNumber(port), Protocol: proto}
+		return l
+	}
+	snap := &source.Snapshot{
+		GatewayClasses: []*gwv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "causeway"}, Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}},
+		Gateways: []*gwv1.Gateway{
+			gw("a", listener("ingress-port", 8080, gwv1.HTTPProtocolType), listener("web", 9000, gwv1.HTTPProtocolType)),
+			gw("b", listener("web", 9000, gwv1.HTTPProtocolType)),
+			gw("c", listener("tcp", 9000, gwv1.TCPProtocolType)),
+		},
+	}
+	m, problems := Build(snap, opts)
+	var msgs []string
+	for _, p := range problems {
+		msgs = append(msgs, p.Object.Name+": "+p.Message)
+	}
+	for _, want := range []string{
+		`a: listener "ingress-port": port 8080 is the controller's own HTTP or HTTPS port`,
+		`c: listener "tcp": port 9000 is an HTTP listener's of Gateway`,
+	} {
+		found := false
+		for _, m := range msgs {
+			found = found || strings.HasPrefix(m, want)
+		}
+		if !found {
+			t.Errorf("no Problem %q in %q", want, msgs)
+		}
+	}
+	var ports []int
+	for _, l := range m.HTTPListeners {
+		ports = append(ports, l.Port)
+	}
+	if !slices.Equal(ports, []int{9000}) {
+		t.Errorf("HTTP listeners on %v, want one shared on 9000", ports)
 	}
 }
