@@ -1,0 +1,441 @@
+// Package togateway converts Ingresses written for ingress-nginx, with
+// their annotations and the controller's ConfigMap, into Gateway API
+// objects: one Gateway, HTTPRoutes, GRPCRoutes and ReferenceGrants. It is
+// pure: objects in, typed objects and a report out. The report names,
+// per Ingress, every annotation and field it read and the Rule it applied
+// (rules.go), so nothing is dropped silently.
+//
+// Granularity: one HTTPRoute (or GRPCRoute) per Ingress and host, named
+// "<ingress>-<host>" ("*" spelled "wildcard"), in the Ingress's namespace.
+// A route per host, rather than per Ingress, is what lets a host with TLS
+// attach to its own HTTPS listener and, with ssl-redirect, leave the HTTP
+// listener to a redirecting twin ("<route>-redirect"), host by host, as
+// ingress-nginx decides it. Rules of the Ingress without a host go to
+// "<ingress>-any-host", spec.defaultBackend to "<ingress>-default-backend".
+//
+// The output stays typed (Output) so that a test can build Causeway's
+// model from an Ingress and from its conversion and compare them.
+package togateway
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/causeway/causeway/internal/frontend/configmap"
+	"github.com/causeway/causeway/internal/frontend/ingress"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// Defaults of Options.
+const (
+	DefaultGatewayClass     = "causeway"
+	DefaultGatewayName      = "causeway"
+	DefaultGatewayNamespace = "default"
+)
+
+// Input is what Convert reads.
+type Input struct {
+	Ingresses []*networkingv1.Ingress
+	// ConfigMaps are every ConfigMap read: custom-headers and the
+	// ConfigMap key proxy-set-headers name one of them.
+	ConfigMaps []*corev1.ConfigMap
+	// Controller is the ingress-nginx controller's ConfigMap (its
+	// defaults apply); nil for none.
+	Controller *corev1.ConfigMap
+}
+
+// Options say how to convert.
+type Options struct {
+	// AnnotationsPrefix is ingress-nginx's prefix; "" means
+	// annotations.DefaultPrefix.
+	AnnotationsPrefix string
+	// GatewayClass, GatewayName and GatewayNamespace name the Gateway
+	// written; "" means the defaults above.
+	GatewayClass, GatewayName, GatewayNamespace string
+	// IngressClasses, when not empty, are the classes converted;
+	// Ingresses naming another are skipped.
+	IngressClasses []string
+	// WithoutClass converts the Ingresses naming no class even when
+	// IngressClasses is set.
+	WithoutClass bool
+	// AllowInsecure writes the routes of Ingresses whose protection
+	// (authentication, address lists) cannot be converted.
+	AllowInsecure bool
+}
+
+// Output is the converted objects, sorted by namespace and name.
+type Output struct {
+	Gateways        []*gwv1.Gateway
+	HTTPRoutes      []*gwv1.HTTPRoute
+	GRPCRoutes      []*gwv1.GRPCRoute
+	ReferenceGrants []*gwv1.ReferenceGrant
+}
+
+// Report says what became of each Ingress. Its JSON form is what
+// `causeway migrate to-gateway --report-format json` writes.
+type Report struct {
+	// Gateway is "namespace/name" of the Gateway written.
+	Gateway string `json:"gateway"`
+	// Exact is true when every finding is Converted and no Ingress was
+	// rejected.
+	Exact bool `json:"exact"`
+	// Summary counts the findings per outcome (every Outcome present).
+	Summary map[Outcome]int `json:"summary"`
+	// Ingresses are sorted by namespace, then name.
+	Ingresses []IngressReport `json:"ingresses"`
+	// ConfigMap are the findings about the controller's ConfigMap.
+	ConfigMap []Finding `json:"configMap,omitempty"`
+	// Notes concern no single Ingress.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// IngressReport is one Ingress.
+type IngressReport struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Skipped says why the Ingress was not converted at all (its class).
+	Skipped string `json:"skipped,omitempty"`
+	// Rejected is why Causeway refuses the Ingress as a whole.
+	Rejected string `json:"rejected,omitempty"`
+	// Refused is true when its routes were not written for a protection
+	// that cannot be converted (see the Refused findings).
+	Refused bool `json:"refused,omitempty"`
+	// Insecure is true when its routes were written without such a
+	// protection (Options.AllowInsecure).
+	Insecure bool `json:"insecure,omitempty"`
+	// Routes are "Kind/name" of the routes written from it, in its
+	// namespace.
+	Routes []string `json:"routes,omitempty"`
+	// Findings are sorted by input, then rule.
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Finding is what one rule made of one input.
+type Finding struct {
+	Rule string `json:"rule"`
+	// Input is the full annotation key, an Ingress field path
+	// ("spec.rules[0].http.paths[1]"), or a ConfigMap key.
+	Input   string  `json:"input"`
+	Value   string  `json:"value,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	// Severity is SecuritySeverity for a Refused finding.
+	Severity string `json:"severity,omitempty"`
+	// Message says what was done, for this input.
+	Message string `json:"message,omitempty"`
+}
+
+// Convert converts the Ingresses. The result does not depend on the order
+// of in's slices.
+func Convert(in Input, opts Options) (Output, Report) {
+	opts = withDefaults(opts)
+	c := &converter{
+		opts:    opts,
+		cfg:     model.DefaultConfig(),
+		in:      in,
+		routes:  map[routeKey]*route{},
+		index:   map[pathKey][]ruleRef{},
+		secrets: map[string]tlsHost{},
+	}
+	if in.Controller != nil {
+		c.cfg, _ = configmap.Parse(in.Controller)
+		c.controllerFindings()
+	}
+	ings := slices.Clone(in.Ingresses)
+	slices.SortFunc(ings, func(a, b *networkingv1.Ingress) int {
+		if d := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); d != 0 {
+			return d
+		}
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+
+	var work []*ingressWork
+	for _, ing := range ings {
+		if w := c.prepare(ing); w != nil {
+			work = append(work, w)
+		}
+	}
+	// TLS first: whether a host has TLS decides where every route of it
+	// attaches, whichever Ingress names it.
+	for _, w := range work {
+		c.tls(w)
+	}
+	for _, w := range work {
+		if w.tr.Annotations.Canary == nil {
+			c.routesOf(w)
+		}
+	}
+	for _, w := range work {
+		if w.tr.Annotations.Canary != nil {
+			c.canary(w)
+		}
+	}
+	c.works = work
+	c.finish()
+	return c.out, c.report()
+}
+
+func withDefaults(o Options) Options {
+	o.AnnotationsPrefix = cmp.Or(o.AnnotationsPrefix, annotations.DefaultPrefix)
+	o.GatewayClass = cmp.Or(o.GatewayClass, DefaultGatewayClass)
+	o.GatewayName = cmp.Or(o.GatewayName, DefaultGatewayName)
+	o.GatewayNamespace = cmp.Or(o.GatewayNamespace, DefaultGatewayNamespace)
+	return o
+}
+
+// ControllerConfigMap picks the controller's ConfigMap among cms as
+// `causeway migrate check` does: the one named namespace/name, or (name
+// "") the first by namespace named defaultName.
+func ControllerConfigMap(cms []*corev1.ConfigMap, namespace, name, defaultName string) *corev1.ConfigMap {
+	var found *corev1.ConfigMap
+	for _, cm := range cms {
+		want := cm.Name == defaultName
+		if name != "" {
+			want = cm.Namespace == namespace && cm.Name == name
+		}
+		if want && (found == nil || cm.Namespace < found.Namespace) {
+			found = cm
+		}
+	}
+	return found
+}
+
+// converter holds one conversion's state.
+type converter struct {
+	opts Options
+	cfg  model.Config
+	in   Input
+	out  Output
+
+	reports []*IngressReport
+	// routes are the HTTPRoutes and GRPCRoutes by Ingress and host.
+	routes map[routeKey]*route
+	// index finds the HTTPRoute rules of a host and path, for canaries.
+	index map[pathKey][]ruleRef
+	// secrets are the TLS hosts, by host.
+	secrets map[string]tlsHost
+	// cmFindings are about the controller's ConfigMap.
+	cmFindings []Finding
+	notes      []string
+	// works are the Ingresses being converted.
+	works []*ingressWork
+}
+
+// ingressWork is one Ingress being converted.
+type ingressWork struct {
+	ing *networkingv1.Ingress
+	tr  *ingress.Translation
+	rep *IngressReport
+	// ann are its annotations under our families, by full key.
+	ann map[string]annotationKey
+	// handled are the full keys a rule has reported.
+	handled map[string]bool
+}
+
+// annotationKey is one annotation of ours.
+type annotationKey struct {
+	family annotations.AnnotationFamily
+	name   string
+}
+
+// className is the class an Ingress names, as migrate check reads it:
+// spec.ingressClassName, else the legacy annotation.
+func className(ing *networkingv1.Ingress) string {
+	if ing.Spec.IngressClassName != nil {
+		return *ing.Spec.IngressClassName
+	}
+	return ing.Annotations[ingress.LegacyClassAnnotation]
+}
+
+// prepare reads one Ingress: class, rejection, annotations. It returns
+// nil for an Ingress not converted.
+func (c *converter) prepare(ing *networkingv1.Ingress) *ingressWork {
+	rep := &IngressReport{Namespace: ing.Namespace, Name: ing.Name}
+	c.reports = append(c.reports, rep)
+	if len(c.opts.IngressClasses) > 0 {
+		class := className(ing)
+		switch {
+		case class == "" && !c.opts.WithoutClass:
+			rep.Skipped = "it names no class (convert those with --watch-ingress-without-class)"
+			return nil
+		case class != "" && !slices.Contains(c.opts.IngressClasses, class):
+			rep.Skipped = "its class " + class + " is not converted (--ingress-class)"
+			return nil
+		}
+	}
+	defaults := c.cfg.Defaults
+	tr, _, err := ingress.Translate(ing, c.opts.AnnotationsPrefix, &defaults)
+	if err != nil {
+		rep.Rejected = err.Error()
+		rep.Findings = append(rep.Findings, Finding{Rule: ruleRejected.ID, Input: "spec", Outcome: ruleRejected.Outcome, Message: err.Error()})
+		return nil
+	}
+	w := &ingressWork{ing: ing, tr: tr, rep: rep, ann: map[string]annotationKey{}, handled: map[string]bool{}}
+	for k := range ing.Annotations {
+		if f, name, ours := annotations.Split(k, c.opts.AnnotationsPrefix, "Ingress"); ours {
+			w.ann[k] = annotationKey{family: f, name: name}
+		}
+	}
+	if len(c.opts.IngressClasses) > 0 {
+		from := "spec.ingressClassName"
+		if ing.Spec.IngressClassName == nil {
+			from = ingress.LegacyClassAnnotation
+		}
+		w.find(ruleClass, from, className(ing), "")
+	}
+	if w.security() {
+		if c.opts.AllowInsecure {
+			rep.Insecure = true
+			return w
+		}
+		rep.Refused = true
+		w.rest()
+		return nil
+	}
+	return w
+}
+
+// key is the full key of an ingress-nginx annotation.
+func (c *converter) key(name string) string { return c.opts.AnnotationsPrefix + "/" + name }
+
+// find records a finding of rule about input.
+func (w *ingressWork) find(r *Rule, input, value, msg string) {
+	f := Finding{Rule: r.ID, Input: input, Value: value, Outcome: r.Outcome, Message: msg}
+	if r.Outcome == Refused {
+		f.Severity = SecuritySeverity
+	}
+	w.rep.Findings = append(w.rep.Findings, f)
+	w.handled[input] = true
+}
+
+// findKey records a finding about the ingress-nginx annotation name, if
+// the Ingress sets it.
+func (w *ingressWork) findKey(c *converter, r *Rule, name, msg string) {
+	k := c.key(name)
+	if v, ok := w.ing.Annotations[k]; ok {
+		w.find(r, k, v, msg)
+	}
+}
+
+// has reports whether the Ingress sets the ingress-nginx annotation name.
+func (w *ingressWork) has(c *converter, name string) bool {
+	_, ok := w.ing.Annotations[c.key(name)]
+	return ok
+}
+
+// security reports the protections that cannot be converted, and
+// whether there is one.
+func (w *ingressWork) security() bool {
+	closed := w.tr.Annotations.FailClosed
+	insecure := false
+	for _, k := range sortedKeys(w.ann) {
+		a := w.ann[k]
+		var r *Rule
+		switch {
+		case a.family != annotations.FamilyIngressNginx:
+			if slices.Contains(closed, k) {
+				r = ruleOtherSecurity
+			}
+		case strings.HasPrefix(a.name, "auth-") || a.name == "enable-global-auth" && !isFalse(w.ing.Annotations[k]):
+			r = ruleAuth
+		case slices.Contains([]string{"whitelist-source-range", "allowlist-source-range", "denylist-source-range"}, a.name):
+			r = ruleSourceRange
+		case a.name == "satisfy" || slices.Contains(closed, k):
+			r = ruleOtherSecurity
+		}
+		if r == nil {
+			continue
+		}
+		if w.tr.Annotations.Canary != nil && a.family == annotations.FamilyIngressNginx {
+			// A canary borrows its main Ingress's protection.
+			w.find(ruleNoEffect, k, w.ing.Annotations[k], "a canary takes its main Ingress's protection; this annotation is ignored on it, as in ingress-nginx")
+			continue
+		}
+		w.find(r, k, w.ing.Annotations[k], "not expressible in Gateway API core")
+		insecure = true
+	}
+	return insecure
+}
+
+// rest reports every annotation of ours no rule has reported.
+func (w *ingressWork) rest() {
+	for _, k := range sortedKeys(w.ann) {
+		if w.handled[k] {
+			continue
+		}
+		a := w.ann[k]
+		msg := ""
+		switch {
+		case w.rep.Refused:
+			msg = "not read: the Ingress's routes are not written"
+		case a.family != annotations.FamilyIngressNginx:
+			msg = "not an ingress-nginx annotation"
+		case a.name == "configuration-snippet" || a.name == "server-snippet":
+			w.find(ruleSnippet, k, w.ing.Annotations[k], "")
+			continue
+		case strings.HasPrefix(a.name, "limit-") || a.name == "global-rate-limit":
+			w.find(ruleLimits, k, w.ing.Annotations[k], "")
+			continue
+		}
+		w.find(ruleOther, k, w.ing.Annotations[k], msg)
+	}
+}
+
+func isFalse(v string) bool {
+	b, err := model.ParseBool(v)
+	return err == nil && !b
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// report assembles the Report.
+func (c *converter) report() Report {
+	r := Report{
+		Gateway:   c.opts.GatewayNamespace + "/" + c.opts.GatewayName,
+		Exact:     true,
+		Summary:   map[Outcome]int{},
+		Ingresses: []IngressReport{},
+		ConfigMap: c.cmFindings,
+		Notes:     c.notes,
+	}
+	for _, o := range Outcomes {
+		r.Summary[o] = 0
+	}
+	count := func(fs []Finding) {
+		for _, f := range fs {
+			r.Summary[f.Outcome]++
+			r.Exact = r.Exact && f.Outcome == Converted
+		}
+	}
+	count(c.cmFindings)
+	for _, rep := range c.reports {
+		slices.SortStableFunc(rep.Findings, func(a, b Finding) int {
+			return cmp.Or(cmp.Compare(a.Input, b.Input), cmp.Compare(a.Rule, b.Rule))
+		})
+		rep.Findings = slices.CompactFunc(rep.Findings, func(a, b Finding) bool { return a == b })
+		slices.Sort(rep.Routes)
+		rep.Routes = slices.Compact(rep.Routes)
+		count(rep.Findings)
+		r.Exact = r.Exact && rep.Rejected == ""
+		r.Ingresses = append(r.Ingresses, *rep)
+	}
+	slices.SortFunc(r.Ingresses, func(a, b IngressReport) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	if len(r.Ingresses) == 0 {
+		r.Notes = append(r.Notes, "no Ingresses found")
+	}
+	return r
+}

@@ -1,0 +1,191 @@
+package togateway
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// tlsHost is the certificate of a host: the Secret of the oldest Ingress
+// naming it in spec.tls.
+type tlsHost struct {
+	namespace, secret string
+}
+
+// tls reads an Ingress's spec.tls.
+func (c *converter) tls(w *ingressWork) {
+	for i, t := range w.ing.Spec.TLS {
+		field := fmt.Sprintf("spec.tls[%d]", i)
+		if t.SecretName == "" || len(t.Hosts) == 0 {
+			w.find(ruleTLSNoSecret, field, t.SecretName, "")
+			continue
+		}
+		for _, h := range t.Hosts {
+			want := tlsHost{w.ing.Namespace, t.SecretName}
+			if got, ok := c.secrets[h]; ok && got != want {
+				w.find(ruleTLSShadowed, field, t.SecretName, fmt.Sprintf("host %s uses %s/%s", h, got.namespace, got.secret))
+				continue
+			}
+			c.secrets[h] = want
+			w.find(ruleTLS, field, t.SecretName, "listener "+httpsListener(h))
+		}
+	}
+}
+
+// tlsListener is the HTTPS listener serving host: its own, else that of
+// the wildcard covering it; "" for none.
+func (c *converter) tlsListener(host string) string {
+	if host == "" {
+		return ""
+	}
+	if _, ok := c.secrets[host]; ok {
+		return httpsListener(host)
+	}
+	if _, parent, ok := strings.Cut(host, "."); ok && !strings.HasPrefix(host, "*.") {
+		if _, ok := c.secrets["*."+parent]; ok {
+			return httpsListener("*." + parent)
+		}
+	}
+	return ""
+}
+
+// finish writes the Gateway, the routes (with their ssl-redirect
+// twins) and the ReferenceGrants, sorted, and reports what no rule did.
+func (c *converter) finish() {
+	keys := make([]routeKey, 0, len(c.routes))
+	for k := range c.routes {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b routeKey) int {
+		return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(c.routes[a].name(), c.routes[b].name()))
+	})
+	for _, k := range keys {
+		rt := c.routes[k]
+		switch {
+		case rt.grpc != nil && len(rt.grpc.Spec.Rules) > 0:
+			c.out.GRPCRoutes = append(c.out.GRPCRoutes, rt.grpc)
+			rt.w.rep.Routes = append(rt.w.rep.Routes, "GRPCRoute/"+rt.grpc.Name)
+		case rt.http != nil && len(rt.http.Spec.Rules) > 0:
+			c.out.HTTPRoutes = append(c.out.HTTPRoutes, rt.http)
+			rt.w.rep.Routes = append(rt.w.rep.Routes, "HTTPRoute/"+rt.http.Name)
+			if rt.redirect {
+				twin := c.redirectTwin(rt)
+				c.out.HTTPRoutes = append(c.out.HTTPRoutes, twin)
+				rt.w.rep.Routes = append(rt.w.rep.Routes, "HTTPRoute/"+twin.Name)
+			}
+		}
+	}
+	for _, w := range c.works {
+		w.rest()
+	}
+	c.gateway()
+}
+
+func (rt *route) name() string {
+	if rt.grpc != nil {
+		return rt.grpc.Name
+	}
+	return rt.http.Name
+}
+
+// redirectTwin is the route answering a route's matches on the HTTP
+// listener with a redirect to HTTPS.
+func (c *converter) redirectTwin(rt *route) *gwv1.HTTPRoute {
+	twin := &gwv1.HTTPRoute{TypeMeta: rt.http.TypeMeta, ObjectMeta: metav1.ObjectMeta{Namespace: rt.http.Namespace, Name: rt.http.Name + "-redirect"},
+		Spec: gwv1.HTTPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{c.parentRef(rt.http.Namespace, httpListener)}},
+			Hostnames:       slices.Clone(rt.http.Spec.Hostnames),
+		}}
+	redirect := gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect,
+		RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: ptr("https"), StatusCode: ptr(c.cfg.HTTPRedirectCode)}}
+	for _, r := range rt.http.Spec.Rules {
+		var matches []gwv1.HTTPRouteMatch
+		for _, m := range r.Matches {
+			matches = append(matches, *m.DeepCopy())
+		}
+		twin.Spec.Rules = append(twin.Spec.Rules, gwv1.HTTPRouteRule{Matches: matches, Filters: []gwv1.HTTPRouteFilter{*redirect.DeepCopy()}})
+	}
+	return twin
+}
+
+// gateway writes the Gateway and the ReferenceGrants its certificates
+// need.
+func (c *converter) gateway() {
+	ns := c.opts.GatewayNamespace
+	all := &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr(gwv1.NamespacesFromAll)}}
+	gw := &gwv1.Gateway{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.opts.GatewayName},
+		Spec: gwv1.GatewaySpec{
+			GatewayClassName: gwv1.ObjectName(c.opts.GatewayClass),
+			Listeners:        []gwv1.Listener{{Name: httpListener, Port: 80, Protocol: gwv1.HTTPProtocolType, AllowedRoutes: all.DeepCopy()}},
+		},
+	}
+	grants := map[string][]string{} // namespace -> Secrets
+	for _, h := range sortedKeys(c.secrets) {
+		s := c.secrets[h]
+		ref := gwv1.SecretObjectReference{Name: gwv1.ObjectName(s.secret)}
+		if s.namespace != ns {
+			ref.Namespace = ptr(gwv1.Namespace(s.namespace))
+			grants[s.namespace] = append(grants[s.namespace], s.secret)
+		}
+		gw.Spec.Listeners = append(gw.Spec.Listeners, gwv1.Listener{
+			Name: gwv1.SectionName(httpsListener(h)), Hostname: ptr(gwv1.Hostname(h)), Port: 443, Protocol: gwv1.HTTPSProtocolType,
+			TLS:           &gwv1.ListenerTLSConfig{Mode: ptr(gwv1.TLSModeTerminate), CertificateRefs: []gwv1.SecretObjectReference{ref}},
+			AllowedRoutes: all.DeepCopy(),
+		})
+	}
+	c.out.Gateways = []*gwv1.Gateway{gw}
+	for _, gns := range sortedKeys(grants) {
+		secrets := grants[gns]
+		slices.Sort(secrets)
+		g := &gwv1.ReferenceGrant{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "ReferenceGrant"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: gns, Name: boundedName("gateway-"+ns+"-"+c.opts.GatewayName, "")},
+			Spec: gwv1.ReferenceGrantSpec{
+				From: []gwv1.ReferenceGrantFrom{{Group: gwv1.GroupName, Kind: "Gateway", Namespace: gwv1.Namespace(ns)}},
+			},
+		}
+		for _, s := range slices.Compact(secrets) {
+			g.Spec.To = append(g.Spec.To, gwv1.ReferenceGrantTo{Group: "", Kind: "Secret", Name: ptr(gwv1.ObjectName(s))})
+		}
+		c.out.ReferenceGrants = append(c.out.ReferenceGrants, g)
+	}
+}
+
+// maxName is the longest object name (a DNS subdomain).
+const maxName = 253
+
+// routeName is "<ingress>-<suffix>", unique in the namespace: a name two
+// Ingresses would share ("a" with host "b-c.example" and "a-b" with
+// "c.example") gets a hash of the pair.
+func (c *converter) routeName(namespace, ingress, suffix string) string {
+	name := boundedName(ingress+"-"+suffix, ingress+"\x00"+suffix)
+	for _, rt := range c.routes {
+		if rt.w.ing.Namespace == namespace && (rt.name() == name || rt.name() == name+"-redirect" || rt.name()+"-redirect" == name) {
+			return boundedName(ingress+"-"+suffix+"-"+hash(ingress+"\x00"+suffix), ingress+"\x00"+suffix)
+		}
+	}
+	return name
+}
+
+// boundedName is name, cut with a hash of seed when longer than an
+// object name may be (leaving room for "-redirect").
+func boundedName(name, seed string) string {
+	limit := maxName - len("-redirect")
+	if len(name) <= limit {
+		return name
+	}
+	return strings.TrimRight(name[:limit-9], "-.") + "-" + hash(cmp.Or(seed, name))
+}
+
+func hash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
+}
