@@ -73,7 +73,7 @@ func Rules() []Rule {
 var (
 	ruleClass = def(Rule{ID: "ingress-class", Input: "spec.ingressClassName, kubernetes.io/ingress.class", Outcome: Converted,
 		Becomes: "which Ingresses are converted",
-		Note:    "with --ingress-class, an Ingress naming another class is skipped (and listed as skipped); one naming none is converted only with --watch-ingress-without-class, as ingress-nginx serves it"})
+		Note:    "with --ingress-class, an Ingress naming another class is skipped (and listed as skipped); one naming none is converted only with --watch-ingress-without-class, as ingress-nginx's flag of that name serves it"})
 	ruleRejected = def(Rule{ID: "ingress-rejected", Input: "an Ingress Causeway rejects", Outcome: NotConverted,
 		Note: "an Ingress Causeway would refuse as a whole (an invalid path or name, a resource backend) is not converted; `causeway migrate check` says why"})
 
@@ -165,7 +165,7 @@ var (
 
 	ruleBackendGRPC = def(Rule{ID: "backend-protocol-grpc", Input: "backend-protocol: GRPC", Outcome: Converted,
 		Becomes: "a GRPCRoute instead of the HTTPRoute; path / matches every method, /pkg.Service or /pkg.Service/ a service, /pkg.Service/Method (Exact) a method",
-		Note:    "other paths cannot be expressed as gRPC matches and are not converted; filters other than headers, timeouts and redirects do not exist on a GRPCRoute"})
+		Note:    "other paths cannot be expressed as gRPC matches (grpc-path), nor the HTTP-only settings (grpc-filter)"})
 	ruleGRPCPath = def(Rule{ID: "grpc-path", Input: "a path of a GRPC Ingress that names no service or method", Outcome: NotConverted,
 		Note: "GRPCRoute matches a service and a method, not a path: the path is not converted"})
 	ruleGRPCFilter = def(Rule{ID: "grpc-filter", Input: "rewrite-target, redirects, app-root, CORS, upstream-vhost or timeouts on a GRPC Ingress", Outcome: NotConverted,
