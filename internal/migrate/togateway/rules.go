@@ -177,7 +177,8 @@ var (
 	ruleBackendHTTP = def(Rule{ID: "backend-protocol-http", Input: "backend-protocol: HTTP", Outcome: Converted,
 		Becomes: "nothing (the default)"})
 	ruleAffinity = def(Rule{ID: "affinity-cookie", Input: "affinity: cookie, session-cookie-name, session-cookie-max-age, session-cookie-expires", Outcome: Converted,
-		Becomes: "sessionPersistence type Cookie, sessionName, lifetimeType Permanent with absoluteTimeout = max-age (else Session)"})
+		Becomes: "sessionPersistence type Cookie, sessionName, lifetimeType Permanent with absoluteTimeout = max-age (else Session)",
+		Note:    "Causeway's Gateway API front-end does not serve a rule's sessionPersistence yet and refuses such rules: until it does, remove the field and keep the stickiness on the Service (causeway.io/sticky-cookie)"})
 	ruleAffinityDetail = def(Rule{ID: "affinity-detail", Input: "affinity-mode, session-cookie-path, session-cookie-samesite, session-cookie-secure, session-cookie-change-on-failure", Outcome: NotConverted,
 		Note: "session persistence does not name the cookie's attributes or the behaviour when the backend fails: the implementation's defaults apply"})
 
