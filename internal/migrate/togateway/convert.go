@@ -139,6 +139,7 @@ func Convert(in Input, opts Options) (Output, Report) {
 		cfg:     model.DefaultConfig(),
 		in:      in,
 		routes:  map[routeKey]*route{},
+		names:   map[string]bool{},
 		index:   map[pathKey][]ruleRef{},
 		secrets: map[string]tlsHost{},
 	}
@@ -215,6 +216,8 @@ type converter struct {
 	reports []*IngressReport
 	// routes are the HTTPRoutes and GRPCRoutes by Ingress and host.
 	routes map[routeKey]*route
+	// names are the route names taken, "namespace/name".
+	names map[string]bool
 	// index finds the HTTPRoute rules of a host and path, for canaries.
 	index map[pathKey][]ruleRef
 	// secrets are the TLS hosts, by host.

@@ -164,14 +164,15 @@ const maxName = 253
 
 // routeName is "<ingress>-<suffix>", unique in the namespace: a name two
 // Ingresses would share ("a" with host "b-c.example" and "a-b" with
-// "c.example") gets a hash of the pair.
+// "c.example") gets a hash of the pair. The name and its "-redirect"
+// twin's are taken.
 func (c *converter) routeName(namespace, ingress, suffix string) string {
-	name := boundedName(ingress+"-"+suffix, ingress+"\x00"+suffix)
-	for _, rt := range c.routes {
-		if rt.w.ing.Namespace == namespace && (rt.name() == name || rt.name() == name+"-redirect" || rt.name()+"-redirect" == name) {
-			return boundedName(ingress+"-"+suffix+"-"+hash(ingress+"\x00"+suffix), ingress+"\x00"+suffix)
-		}
+	seed := ingress + "\x00" + suffix
+	name := boundedName(ingress+"-"+suffix, seed)
+	if c.names[namespace+"/"+name] || c.names[namespace+"/"+name+"-redirect"] || strings.HasSuffix(name, "-redirect") && c.names[namespace+"/"+strings.TrimSuffix(name, "-redirect")] {
+		name = boundedName(ingress+"-"+suffix+"-"+hash(seed), seed)
 	}
+	c.names[namespace+"/"+name], c.names[namespace+"/"+name+"-redirect"] = true, true
 	return name
 }
 
