@@ -33,8 +33,8 @@ func newMigrateToGatewayCommand() *cobra.Command {
 		Use:   "to-gateway [DIR]",
 		Short: "Convert your ingress-nginx Ingresses into Gateway API objects, with a report of what cannot be expressed",
 		Long: `Convert Ingresses written for ingress-nginx, with their annotations and the
-controller's ConfigMap, into one Gateway, HTTPRoutes, GRPCRoutes and
-ReferenceGrants, written as YAML. A report lists every annotation and
+controller's ConfigMap, into one Gateway, HTTPRoutes, GRPCRoutes,
+TLSRoutes and ReferenceGrants, written as YAML. A report lists every annotation and
 field read, per Ingress, with what became of it: converted, approximated,
 not-converted, or refused.
 

@@ -69,6 +69,10 @@ func splitYAML(t *testing.T, text string) (out togateway.Output) {
 			r := &gwv1.GRPCRoute{}
 			err = yaml.UnmarshalStrict([]byte(doc), r)
 			out.GRPCRoutes = append(out.GRPCRoutes, r)
+		case "TLSRoute":
+			r := &gwv1.TLSRoute{}
+			err = yaml.UnmarshalStrict([]byte(doc), r)
+			out.TLSRoutes = append(out.TLSRoutes, r)
 		case "ReferenceGrant":
 			g := &gwv1.ReferenceGrant{}
 			err = yaml.UnmarshalStrict([]byte(doc), g)

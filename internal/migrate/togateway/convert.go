@@ -1,9 +1,12 @@
 // Package togateway converts Ingresses written for ingress-nginx, with
 // their annotations and the controller's ConfigMap, into Gateway API
-// objects: one Gateway, HTTPRoutes, GRPCRoutes and ReferenceGrants. It is
-// pure: objects in, typed objects and a report out. The report names,
-// per Ingress, every annotation and field it read and the Rule it applied
-// (rules.go), so nothing is dropped silently.
+// objects: one Gateway, HTTPRoutes, GRPCRoutes, TLSRoutes and
+// ReferenceGrants. It is pure: objects in, typed objects and a report
+// out. The report names, per Ingress, every annotation and field it read
+// and the Rule it applied (rules.go), so nothing is dropped silently.
+//
+// An ssl-passthrough Ingress adds a TLSRoute per host, on a TLS listener
+// of its own.
 //
 // Granularity: one HTTPRoute (or GRPCRoute) per Ingress and host, named
 // "<ingress>-<host>" ("*" spelled "wildcard"), in the Ingress's namespace.
@@ -74,6 +77,7 @@ type Output struct {
 	Gateways        []*gwv1.Gateway
 	HTTPRoutes      []*gwv1.HTTPRoute
 	GRPCRoutes      []*gwv1.GRPCRoute
+	TLSRoutes       []*gwv1.TLSRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 }
 
@@ -142,6 +146,9 @@ func Convert(in Input, opts Options) (Output, Report) {
 		names:   map[string]bool{},
 		index:   map[pathKey][]ruleRef{},
 		secrets: map[string]tlsHost{},
+
+		passthrough:      map[string]*gwv1.TLSRoute{},
+		passthroughOwner: map[string]string{},
 	}
 	if in.Controller != nil {
 		c.cfg, _ = configmap.Parse(in.Controller)
@@ -161,8 +168,13 @@ func Convert(in Input, opts Options) (Output, Report) {
 			work = append(work, w)
 		}
 	}
-	// TLS first: whether a host has TLS decides where every route of it
-	// attaches, whichever Ingress names it.
+	// Passthrough and TLS first: whether a host has TLS decides where
+	// every route of it attaches, whichever Ingress names it.
+	for _, w := range work {
+		if w.tr.Annotations.Canary == nil {
+			c.sslPassthrough(w)
+		}
+	}
 	for _, w := range work {
 		c.tls(w)
 	}
@@ -222,6 +234,10 @@ type converter struct {
 	index map[pathKey][]ruleRef
 	// secrets are the TLS hosts, by host.
 	secrets map[string]tlsHost
+	// passthrough are the TLSRoutes of the hosts passed through, and
+	// passthroughOwner the Ingress ("namespace/name") of each, by host.
+	passthrough      map[string]*gwv1.TLSRoute
+	passthroughOwner map[string]string
 	// cmFindings are about the controller's ConfigMap.
 	cmFindings []Finding
 	notes      []string

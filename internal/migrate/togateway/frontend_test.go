@@ -70,6 +70,15 @@ func TestOutputAcceptedByCauseway(t *testing.T) {
 				_, problems = gateway.TranslateHTTPRoute(r, env)
 				report(t, "HTTPRoute "+r.Name, problems)
 			}
+			for _, r := range out.TLSRoutes {
+				attached, problems := gateway.Attach(gateway.TLSRouteOf(r), gateways, inputs)
+				report(t, "TLSRoute "+r.Name+" attachment", problems)
+				for _, a := range attached {
+					if !a.Accepted() {
+						t.Errorf("TLSRoute %s/%s is not attached to parentRef %d", r.Namespace, r.Name, a.Index)
+					}
+				}
+			}
 			for _, r := range out.GRPCRoutes {
 				attached, problems := gateway.Attach(gateway.GRPCRouteOf(r), gateways, inputs)
 				report(t, "GRPCRoute "+r.Name+" attachment", problems)

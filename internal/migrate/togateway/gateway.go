@@ -27,6 +27,10 @@ func (c *converter) tls(w *ingressWork) {
 			continue
 		}
 		for _, h := range t.Hosts {
+			if p := c.passthrough[h]; p != nil {
+				w.find(ruleSSLPassthrough, field, t.SecretName, "host "+h+" is passed through (TLSRoute "+p.Namespace+"/"+p.Name+"): the certificate is the backend's")
+				continue
+			}
 			want := tlsHost{w.ing.Namespace, t.SecretName}
 			if got, ok := c.secrets[h]; ok && got != want {
 				w.find(ruleTLSShadowed, field, t.SecretName, fmt.Sprintf("host %s uses %s/%s", h, got.namespace, got.secret))
@@ -141,6 +145,17 @@ func (c *converter) gateway() {
 			AllowedRoutes: all.DeepCopy(),
 		})
 	}
+	for _, h := range sortedKeys(c.passthrough) {
+		gw.Spec.Listeners = append(gw.Spec.Listeners, gwv1.Listener{
+			Name: gwv1.SectionName(tlsListenerName(h)), Hostname: ptr(gwv1.Hostname(h)), Port: 443, Protocol: gwv1.TLSProtocolType,
+			TLS:           &gwv1.ListenerTLSConfig{Mode: ptr(gwv1.TLSModePassthrough)},
+			AllowedRoutes: all.DeepCopy(),
+		})
+		c.out.TLSRoutes = append(c.out.TLSRoutes, c.passthrough[h])
+	}
+	slices.SortFunc(c.out.TLSRoutes, func(a, b *gwv1.TLSRoute) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	c.out.Gateways = []*gwv1.Gateway{gw}
 	for _, gns := range sortedKeys(grants) {
 		secrets := grants[gns]
@@ -189,4 +204,70 @@ func boundedName(name, seed string) string {
 func hash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:4])
+}
+
+// tlsListenerName is the name of a passed-through host's listener.
+func tlsListenerName(host string) string {
+	return "tls-" + strings.ReplaceAll(host, "*", "wildcard")
+}
+
+// sslPassthrough claims the hosts of an ssl-passthrough Ingress and
+// writes their TLSRoutes.
+func (c *converter) sslPassthrough(w *ingressWork) {
+	key := c.key("ssl-passthrough")
+	if !w.tr.Annotations.SSLPassthrough {
+		switch v, set := w.ing.Annotations[key]; {
+		case !set:
+		case isFalse(v):
+			w.find(ruleNoEffect, key, v, "")
+		default:
+			c.invalid(w, "ssl-passthrough")
+		}
+		return
+	}
+	me := w.ing.Namespace + "/" + w.ing.Name
+	for i, r := range w.tr.Rules {
+		field := fmt.Sprintf("spec.rules[%d]", i)
+		b := w.ing.Spec.DefaultBackend
+		for _, p := range r.Paths {
+			if p.Written == "/" {
+				b = p.Backend
+				break
+			}
+		}
+		var why string
+		switch owner := c.passthroughOwner[r.Host]; {
+		case r.Host == "":
+			why = field + " has no host"
+		case owner == me:
+			continue // another rule of this Ingress
+		case owner != "":
+			why = "host " + r.Host + " is passed through by the older Ingress " + owner
+		case b == nil:
+			why = "host " + r.Host + ": the rule has no path / and the Ingress no spec.defaultBackend"
+		}
+		if why != "" {
+			w.find(ruleSSLPassthroughNot, key, w.ing.Annotations[key], why)
+			continue
+		}
+		ref, ok := backendRef(w, field, b)
+		if !ok {
+			continue
+		}
+		rt := &gwv1.TLSRoute{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "TLSRoute"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: w.ing.Namespace, Name: c.routeName(w.ing.Namespace, w.ing.Name, strings.ReplaceAll(r.Host, "*", "wildcard")+"-passthrough")},
+			Spec: gwv1.TLSRouteSpec{
+				CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{c.parentRef(w.ing.Namespace, tlsListenerName(r.Host))}},
+				Hostnames:       []gwv1.Hostname{gwv1.Hostname(r.Host)},
+				Rules:           []gwv1.TLSRouteRule{{BackendRefs: []gwv1.BackendRef{ref}}},
+			},
+		}
+		c.passthrough[r.Host], c.passthroughOwner[r.Host] = rt, me
+		w.rep.Routes = append(w.rep.Routes, "TLSRoute/"+rt.Name)
+		w.find(ruleSSLPassthrough, key, w.ing.Annotations[key], "host "+r.Host)
+	}
+	if !w.handled[key] {
+		w.find(ruleNoEffect, key, w.ing.Annotations[key], "no rule has a host")
+	}
 }

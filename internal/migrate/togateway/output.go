@@ -10,7 +10,8 @@ import (
 )
 
 // Objects are the output's objects in the order WriteYAML writes them:
-// the Gateway, the ReferenceGrants, the HTTPRoutes, the GRPCRoutes.
+// the Gateway, the ReferenceGrants, the HTTPRoutes, the GRPCRoutes, the
+// TLSRoutes.
 func (o Output) Objects() []any {
 	var out []any
 	for _, g := range o.Gateways {
@@ -23,6 +24,9 @@ func (o Output) Objects() []any {
 		out = append(out, r)
 	}
 	for _, r := range o.GRPCRoutes {
+		out = append(out, r)
+	}
+	for _, r := range o.TLSRoutes {
 		out = append(out, r)
 	}
 	return out

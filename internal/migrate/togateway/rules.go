@@ -197,6 +197,11 @@ var (
 	ruleTLSShadowed = def(Rule{ID: "tls-shadowed", Input: "spec.tls naming a host an older Ingress gave another Secret", Outcome: NotConverted,
 		Note: "one listener per host: the older Ingress's Secret is used"})
 
+	ruleSSLPassthrough = def(Rule{ID: "ssl-passthrough", Input: "ssl-passthrough", Outcome: Converted,
+		Becomes: "a TLSRoute `<ingress>-<host>-passthrough` per host, to the Service of the rule's / path (else spec.defaultBackend), on a Gateway listener `tls-<host>` (port 443, TLS, Passthrough) in place of the host's HTTPS listener",
+		Note:    "the host's spec.tls certificate is not used (the backend's is); its plain HTTP paths stay on the HTTP listener"})
+	ruleSSLPassthroughNot = def(Rule{ID: "ssl-passthrough-not-converted", Input: "ssl-passthrough on a rule without host, without a / path or spec.defaultBackend, or on a host an older Ingress passes through", Outcome: NotConverted,
+		Note: "TLS passthrough routes by server name to one Service: such a host is not passed through"})
 	ruleNoEffect = def(Rule{ID: "no-effect", Input: "an annotation whose value asks for nothing (use-regex: false ...)", Outcome: Converted,
 		Becomes: "nothing"})
 	ruleInvalid = def(Rule{ID: "invalid", Input: "an annotation with a value Causeway refuses", Outcome: NotConverted,
