@@ -139,13 +139,15 @@ type Finding struct {
 func Convert(in Input, opts Options) (Output, Report) {
 	opts = withDefaults(opts)
 	c := &converter{
-		opts:    opts,
-		cfg:     model.DefaultConfig(),
-		in:      in,
-		routes:  map[routeKey]*route{},
-		names:   map[string]bool{},
-		index:   map[pathKey][]ruleRef{},
-		secrets: map[string]tlsHost{},
+		opts:   opts,
+		cfg:    model.DefaultConfig(),
+		in:     in,
+		routes: map[routeKey]*route{},
+		names:  map[string]bool{},
+
+		regexHosts: map[string]bool{},
+		index:      map[pathKey][]ruleRef{},
+		secrets:    map[string]tlsHost{},
 
 		passthrough:      map[string]*gwv1.TLSRoute{},
 		passthroughOwner: map[string]string{},
@@ -177,6 +179,11 @@ func Convert(in Input, opts Options) (Output, Report) {
 	}
 	for _, w := range work {
 		c.tls(w)
+		if w.tr.Annotations.Canary == nil && w.tr.Annotations.UseRegex {
+			for _, r := range w.tr.Rules {
+				c.regexHosts[r.Host] = true
+			}
+		}
 	}
 	for _, w := range work {
 		if w.tr.Annotations.Canary == nil {
@@ -230,6 +237,9 @@ type converter struct {
 	routes map[routeKey]*route
 	// names are the route names taken, "namespace/name".
 	names map[string]bool
+	// regexHosts are the hosts in regex mode: some Ingress of the host
+	// sets use-regex (or rewrite-target).
+	regexHosts map[string]bool
 	// index finds the HTTPRoute rules of a host and path, for canaries.
 	index map[pathKey][]ruleRef
 	// secrets are the TLS hosts, by host.

@@ -179,7 +179,11 @@ func (c *converter) addPath(w *ingressWork, rt *route, p *policy, host, field st
 	var rewrite *gwv1.HTTPPathModifier
 	if path.Written != "" { // spec.defaultBackend has no path: no match
 		var m gwv1.HTTPPathMatch
-		m, rewrite = c.pathMatch(w, field, path, pt)
+		var left bool
+		m, rewrite, left = c.pathMatch(w, host, field, path, pt)
+		if left {
+			return
+		}
 		rule.Matches = []gwv1.HTTPRouteMatch{{Path: &m}}
 	}
 	rule.Filters = p.httpFilters(rewrite)
@@ -193,32 +197,42 @@ func (c *converter) addPath(w *ingressWork, rt *route, p *policy, host, field st
 	}
 }
 
-// pathMatch is the path match of one path, and its rewrite.
-func (c *converter) pathMatch(w *ingressWork, field string, path ingress.Path, pt *networkingv1.PathType) (gwv1.HTTPPathMatch, *gwv1.HTTPPathModifier) {
+// pathMatch is the path match of one path of host, and its rewrite;
+// left is true when the path is left out (its finding written).
+func (c *converter) pathMatch(w *ingressWork, host, field string, path ingress.Path, pt *networkingv1.PathType) (_ gwv1.HTTPPathMatch, _ *gwv1.HTTPPathModifier, left bool) {
 	m := path.Match
+	if m.Type != model.Regex && c.regexHosts[host] {
+		if _, err := model.ParseRegex(path.Written); err != nil {
+			w.find(ruleInvalid, field, path.Written, "the host is in regex mode (another Ingress sets use-regex) and the path is not a valid regular expression: "+err.Error()+"; left out, as Causeway does")
+			return gwv1.HTTPPathMatch{}, nil, true
+		}
+		v := wholePath(path.Written)
+		w.find(ruleRegexHost, field, path.Written, "host "+cmp.Or(host, "(any)")+": matched as "+v)
+		return gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchRegularExpression), Value: &v}, nil, false
+	}
 	switch m.Type {
 	case model.Exact:
 		w.find(rulePathExact, field, m.Path, "")
-		return gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchExact), Value: ptr(m.Path)}, nil
+		return gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchExact), Value: ptr(m.Path)}, nil, false
 	case model.Prefix:
 		r := rulePathPrefix
 		if pt == nil || *pt == networkingv1.PathTypeImplementationSpecific {
 			r = rulePathImplementationSpecific
 		}
 		w.find(r, field, path.Written, "")
-		return gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchPathPrefix), Value: ptr(m.Path)}, nil
+		return gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchPathPrefix), Value: ptr(m.Path)}, nil, false
 	}
 	regex := gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchRegularExpression), Value: ptr(wholePath(m.Path))}
 	rw := w.tr.Annotations.Location.Rewrite
 	key := c.key("rewrite-target")
 	if rw == nil {
 		w.find(ruleUseRegex, c.key("use-regex"), w.ing.Annotations[c.key("use-regex")], field+": "+m.Path+" becomes "+*regex.Value)
-		return regex, nil
+		return regex, nil, false
 	}
 	target := w.ing.Annotations[key]
 	if !strings.Contains(rw.Target, "$") {
 		w.find(ruleRewriteFull, key, target, field+": "+m.Path+" becomes "+*regex.Value)
-		return regex, &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(rw.Target)}
+		return regex, &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(rw.Target)}, false
 	}
 	if prefix, replace, exact, ok := prefixShape(m.Path, rw.Target); ok {
 		r := ruleRewritePrefix
@@ -227,10 +241,10 @@ func (c *converter) pathMatch(w *ingressWork, field string, path ingress.Path, p
 		}
 		w.find(r, key, target, fmt.Sprintf("%s: %s becomes PathPrefix %s, ReplacePrefixMatch %s", field, m.Path, prefix, replace))
 		return gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchPathPrefix), Value: ptr(prefix)},
-			&gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr(replace)}
+			&gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr(replace)}, false
 	}
 	w.find(ruleRewriteCaptures, key, target, field+": "+m.Path+" is matched as "+*regex.Value+" and not rewritten")
-	return regex, nil
+	return regex, nil, false
 }
 
 // wholePath turns an ingress-nginx path regex, matched from the start of

@@ -89,6 +89,9 @@ var (
 		Note: "ingress-nginx matches from the start of the path, case-insensitively, first match in configuration order; " +
 			"Gateway API matches the whole path, so the value gets a trailing \".*\" (unless it ends with \"$\"), and precedence follows the spec; " +
 			"Causeway keeps the match case-insensitive, other implementations may not. Every path of the Ingress becomes a regular expression, whatever its pathType"})
+	ruleRegexHost = def(Rule{ID: "regex-host", Input: "a path of a host another Ingress sets use-regex (or rewrite-target) on", Outcome: Approximated,
+		Becomes: "path match RegularExpression of the path as written",
+		Note:    "ingress-nginx, and Causeway after it, turn every path of such a host into the case-insensitive regular expression ^path, whichever Ingress it comes from (Exact and Prefix paths then match as string prefixes); the conversion does the same, with use-regex's differences"})
 	ruleRewriteFull = def(Rule{ID: "rewrite-target-full", Input: "rewrite-target without capture groups", Outcome: Converted,
 		Becomes: "URLRewrite ReplaceFullPath on a RegularExpression match",
 		Note:    "rewrite-target turns on use-regex, so the paths become regular expressions as there"})
