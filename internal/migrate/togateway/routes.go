@@ -52,6 +52,7 @@ func (c *converter) routesOf(w *ingressWork) {
 	p := c.policy(w)
 	for i, r := range w.tr.Rules {
 		if !r.HTTP {
+			w.find(ruleNoHTTP, fmt.Sprintf("spec.rules[%d]", i), r.Host, "")
 			continue
 		}
 		rt := c.route(w, r.Host, false, p)

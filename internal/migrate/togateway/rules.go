@@ -190,6 +190,9 @@ var (
 		Note:    "it answers requests no other route matches on HTTP; HTTPS would need a catch-all listener with a certificate"})
 	ruleHostless = def(Rule{ID: "rule-without-host", Input: "spec.rules[].host empty", Outcome: Converted,
 		Becomes: "an HTTPRoute `<ingress>-any-host` without hostnames, on the HTTP listener"})
+	ruleNoHTTP = def(Rule{ID: "rule-without-http", Input: "spec.rules[] with a host and no http", Outcome: Converted,
+		Becomes: "nothing",
+		Note:    "ingress-nginx answered the host from its default backend (404), as a Gateway answers a request no route matches"})
 	ruleNamedPort = def(Rule{ID: "named-port", Input: "service.port.name", Outcome: NotConverted,
 		Note: "a backendRef needs the port number, which only the Service knows: the path is not converted (write the number)"})
 	ruleTLS = def(Rule{ID: "tls", Input: "spec.tls", Outcome: Converted,
