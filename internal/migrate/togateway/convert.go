@@ -372,6 +372,11 @@ func (w *ingressWork) security() bool {
 			}
 		case strings.HasPrefix(a.name, "auth-") || a.name == "enable-global-auth" && !isFalse(w.ing.Annotations[k]):
 			r = ruleAuth
+		case (a.name == "whitelist-source-range" || a.name == "allowlist-source-range") && everyAddress(w.ing.Annotations[k]):
+			// cert-manager's HTTP-01 solver sets it so to open its
+			// Ingress past a global list: it refuses no one.
+			w.find(ruleNoEffect, k, w.ing.Annotations[k], "admits every address")
+			continue
 		case slices.Contains([]string{"whitelist-source-range", "allowlist-source-range", "denylist-source-range"}, a.name):
 			r = ruleSourceRange
 		case a.name == "satisfy" || slices.Contains(closed, k):
@@ -413,6 +418,21 @@ func (w *ingressWork) rest() {
 		}
 		w.find(ruleOther, k, w.ing.Annotations[k], msg)
 	}
+}
+
+// everyAddress reports whether an address list admits every IPv4 and
+// IPv6 address.
+func everyAddress(list string) bool {
+	var v4, v6 bool
+	for _, e := range strings.Split(list, ",") {
+		switch strings.TrimSpace(e) {
+		case "0.0.0.0/0":
+			v4 = true
+		case "::/0":
+			v6 = true
+		}
+	}
+	return v4 && v6
 }
 
 func isFalse(v string) bool {

@@ -259,8 +259,18 @@ func (c *converter) controllerFindings() {
 		_, fs := c.configMapHeaders(n.Namespace, n.Name, "proxy-set-headers", ruleProxySetHeaders)
 		c.cmFindings = append(c.cmFindings, fs...)
 	}
+	for _, k := range []string{"whitelist-source-range", "denylist-source-range", "global-auth-url"} {
+		v, set := c.in.Controller.Data[k]
+		applied := k == "global-auth-url" && c.cfg.GlobalAuth != nil ||
+			k == "whitelist-source-range" && len(c.cfg.DefaultAccess.Allow) > 0 ||
+			k == "denylist-source-range" && len(c.cfg.DefaultAccess.Deny) > 0
+		if set && applied {
+			c.cmFindings = append(c.cmFindings, Finding{Rule: ruleConfigMapSecurity.ID, Input: k, Value: v,
+				Outcome: ruleConfigMapSecurity.Outcome, Severity: SecuritySeverity})
+		}
+	}
 	c.notes = append(c.notes, "the other keys of the ConfigMap "+c.in.Controller.Namespace+"/"+c.in.Controller.Name+
-		" are global settings: Causeway's Gateway API front-end reads the same ConfigMap; causeway migrate check reports on them")
+		" are the controller's global settings, not the routes': causeway migrate check reports on them")
 }
 
 // timeouts reads the proxy-*-timeout annotations.

@@ -161,6 +161,8 @@ var (
 		Note: "Gateway API has no client address match: without --allow-insecure the Ingress's routes are not written"})
 	ruleOtherSecurity = def(Rule{ID: "other-security", Input: "satisfy, enable-modsecurity and the other settings Causeway closes the Ingress for", Outcome: Refused,
 		Note: "as auth: a protection Gateway API cannot express"})
+	ruleConfigMapSecurity = def(Rule{ID: "configmap-security", Input: "ConfigMap whitelist-source-range, denylist-source-range, global-auth-url", Outcome: NotConverted,
+		Note: "they protect every Ingress path; nothing in a route carries them, and whether Causeway's Gateway API front-end applies them to routes is not decided yet: until it is, treat the routes as unprotected"})
 	ruleLimits = def(Rule{ID: "limits", Input: "limit-rps, limit-rpm, limit-connections, limit-burst-multiplier, limit-rate, limit-rate-after, limit-allowlist", Outcome: NotConverted,
 		Note: "Gateway API has no rate or connection limits: the routes are written without them"})
 	ruleSnippet = def(Rule{ID: "snippet", Input: "configuration-snippet, server-snippet", Outcome: NotConverted,
