@@ -23,7 +23,6 @@ package togateway
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -79,59 +78,6 @@ type Output struct {
 	GRPCRoutes      []*gwv1.GRPCRoute
 	TLSRoutes       []*gwv1.TLSRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
-}
-
-// Report says what became of each Ingress. Its JSON form is what
-// `causeway migrate to-gateway --report-format json` writes.
-type Report struct {
-	// Gateway is "namespace/name" of the Gateway written.
-	Gateway string `json:"gateway"`
-	// Exact is true when every finding is Converted and no Ingress was
-	// rejected.
-	Exact bool `json:"exact"`
-	// Summary counts the findings per outcome (every Outcome present).
-	Summary map[Outcome]int `json:"summary"`
-	// Ingresses are sorted by namespace, then name.
-	Ingresses []IngressReport `json:"ingresses"`
-	// ConfigMap are the findings about the controller's ConfigMap.
-	ConfigMap []Finding `json:"configMap,omitempty"`
-	// Notes concern no single Ingress.
-	Notes []string `json:"notes,omitempty"`
-}
-
-// IngressReport is one Ingress.
-type IngressReport struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	// Skipped says why the Ingress was not converted at all (its class).
-	Skipped string `json:"skipped,omitempty"`
-	// Rejected is why Causeway refuses the Ingress as a whole.
-	Rejected string `json:"rejected,omitempty"`
-	// Refused is true when its routes were not written for a protection
-	// that cannot be converted (see the Refused findings).
-	Refused bool `json:"refused,omitempty"`
-	// Insecure is true when its routes were written without such a
-	// protection (Options.AllowInsecure).
-	Insecure bool `json:"insecure,omitempty"`
-	// Routes are "Kind/name" of the routes written from it, in its
-	// namespace.
-	Routes []string `json:"routes,omitempty"`
-	// Findings are sorted by input, then rule.
-	Findings []Finding `json:"findings,omitempty"`
-}
-
-// Finding is what one rule made of one input.
-type Finding struct {
-	Rule string `json:"rule"`
-	// Input is the full annotation key, an Ingress field path
-	// ("spec.rules[0].http.paths[1]"), or a ConfigMap key.
-	Input   string  `json:"input"`
-	Value   string  `json:"value,omitempty"`
-	Outcome Outcome `json:"outcome"`
-	// Severity is SecuritySeverity for a Refused finding.
-	Severity string `json:"severity,omitempty"`
-	// Message says what was done, for this input.
-	Message string `json:"message,omitempty"`
 }
 
 // Convert converts the Ingresses. The result does not depend on the order
@@ -332,107 +278,10 @@ func (c *converter) prepare(ing *networkingv1.Ingress) *ingressWork {
 // key is the full key of an ingress-nginx annotation.
 func (c *converter) key(name string) string { return c.opts.AnnotationsPrefix + "/" + name }
 
-// find records a finding of rule about input.
-func (w *ingressWork) find(r *Rule, input, value, msg string) {
-	f := Finding{Rule: r.ID, Input: input, Value: value, Outcome: r.Outcome, Message: msg}
-	if r.Outcome == Refused {
-		f.Severity = SecuritySeverity
-	}
-	w.rep.Findings = append(w.rep.Findings, f)
-	w.handled[input] = true
-}
-
-// findKey records a finding about the ingress-nginx annotation name, if
-// the Ingress sets it.
-func (w *ingressWork) findKey(c *converter, r *Rule, name, msg string) {
-	k := c.key(name)
-	if v, ok := w.ing.Annotations[k]; ok {
-		w.find(r, k, v, msg)
-	}
-}
-
 // has reports whether the Ingress sets the ingress-nginx annotation name.
 func (w *ingressWork) has(c *converter, name string) bool {
 	_, ok := w.ing.Annotations[c.key(name)]
 	return ok
-}
-
-// security reports the protections that cannot be converted, and
-// whether there is one.
-func (w *ingressWork) security() bool {
-	closed := w.tr.Annotations.FailClosed
-	insecure := false
-	for _, k := range sortedKeys(w.ann) {
-		a := w.ann[k]
-		var r *Rule
-		switch {
-		case a.family != annotations.FamilyIngressNginx:
-			if slices.Contains(closed, k) {
-				r = ruleOtherSecurity
-			}
-		case strings.HasPrefix(a.name, "auth-") || a.name == "enable-global-auth" && !isFalse(w.ing.Annotations[k]):
-			r = ruleAuth
-		case (a.name == "whitelist-source-range" || a.name == "allowlist-source-range") && everyAddress(w.ing.Annotations[k]):
-			// cert-manager's HTTP-01 solver sets it so to open its
-			// Ingress past a global list: it refuses no one.
-			w.find(ruleNoEffect, k, w.ing.Annotations[k], "admits every address")
-			continue
-		case slices.Contains([]string{"whitelist-source-range", "allowlist-source-range", "denylist-source-range"}, a.name):
-			r = ruleSourceRange
-		case a.name == "satisfy" || slices.Contains(closed, k):
-			r = ruleOtherSecurity
-		}
-		if r == nil {
-			continue
-		}
-		if w.tr.Annotations.Canary != nil && a.family == annotations.FamilyIngressNginx {
-			// A canary borrows its main Ingress's protection.
-			w.find(ruleNoEffect, k, w.ing.Annotations[k], "a canary takes its main Ingress's protection; this annotation is ignored on it, as in ingress-nginx")
-			continue
-		}
-		w.find(r, k, w.ing.Annotations[k], "not expressible in Gateway API core")
-		insecure = true
-	}
-	return insecure
-}
-
-// rest reports every annotation of ours no rule has reported.
-func (w *ingressWork) rest() {
-	for _, k := range sortedKeys(w.ann) {
-		if w.handled[k] {
-			continue
-		}
-		a := w.ann[k]
-		msg := ""
-		switch {
-		case w.rep.Refused:
-			msg = "not read: the Ingress's routes are not written"
-		case a.family != annotations.FamilyIngressNginx:
-			msg = "not an ingress-nginx annotation"
-		case a.name == "configuration-snippet" || a.name == "server-snippet":
-			w.find(ruleSnippet, k, w.ing.Annotations[k], "")
-			continue
-		case strings.HasPrefix(a.name, "limit-") || a.name == "global-rate-limit":
-			w.find(ruleLimits, k, w.ing.Annotations[k], "")
-			continue
-		}
-		w.find(ruleOther, k, w.ing.Annotations[k], msg)
-	}
-}
-
-// everyAddress reports whether an address list admits every IPv4 and
-// IPv6 address.
-func everyAddress(list string) bool {
-	var v4, v6 bool
-	for _, e := range strings.Split(list, ",") {
-		switch strings.TrimSpace(e) {
-		case "0.0.0.0/0":
-			v4 = true
-		case "::/0":
-			v6 = true
-		}
-	}
-	return v4 && v6
 }
 
 func isFalse(v string) bool {
@@ -447,44 +296,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// report assembles the Report.
-func (c *converter) report() Report {
-	r := Report{
-		Gateway:   c.opts.GatewayNamespace + "/" + c.opts.GatewayName,
-		Exact:     true,
-		Summary:   map[Outcome]int{},
-		Ingresses: []IngressReport{},
-		ConfigMap: c.cmFindings,
-		Notes:     c.notes,
-	}
-	for _, o := range Outcomes {
-		r.Summary[o] = 0
-	}
-	count := func(fs []Finding) {
-		for _, f := range fs {
-			r.Summary[f.Outcome]++
-			r.Exact = r.Exact && f.Outcome == Converted
-		}
-	}
-	count(c.cmFindings)
-	for _, rep := range c.reports {
-		slices.SortStableFunc(rep.Findings, func(a, b Finding) int {
-			return cmp.Or(cmp.Compare(a.Input, b.Input), cmp.Compare(a.Rule, b.Rule))
-		})
-		rep.Findings = slices.CompactFunc(rep.Findings, func(a, b Finding) bool { return a == b })
-		slices.Sort(rep.Routes)
-		rep.Routes = slices.Compact(rep.Routes)
-		count(rep.Findings)
-		r.Exact = r.Exact && rep.Rejected == ""
-		r.Ingresses = append(r.Ingresses, *rep)
-	}
-	slices.SortFunc(r.Ingresses, func(a, b IngressReport) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	if len(r.Ingresses) == 0 {
-		r.Notes = append(r.Notes, "no Ingresses found")
-	}
-	return r
 }
