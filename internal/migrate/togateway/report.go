@@ -131,6 +131,9 @@ func (w *ingressWork) rest() {
 		switch {
 		case w.rep.Refused:
 			msg = "not read: the Ingress's routes are not written"
+		case w.tr.Annotations.Canary != nil && a.family == annotations.FamilyIngressNginx && !canaryKeeps(a.name):
+			w.find(ruleNoEffect, k, w.ing.Annotations[k], "a canary takes its main Ingress's settings: ingress-nginx ignores this one too")
+			continue
 		case a.family != annotations.FamilyIngressNginx:
 			msg = "not an ingress-nginx annotation"
 		case a.name == "configuration-snippet" || a.name == "server-snippet":
@@ -142,4 +145,12 @@ func (w *ingressWork) rest() {
 		}
 		w.find(ruleOther, k, w.ing.Annotations[k], msg)
 	}
+}
+
+// canaryKeeps reports whether a canary Ingress keeps the ingress-nginx
+// annotation name (its balancing, as ingress-nginx does), rather than
+// taking its main Ingress's setting.
+func canaryKeeps(name string) bool {
+	a, known := annotations.Lookup(annotations.FamilyIngressNginx, name)
+	return !known || a.Group == "canary" || a.Group == "balance"
 }

@@ -125,8 +125,11 @@ func (c *converter) route(w *ingressWork, host string, defaultBackend bool, p *p
 			listeners = append(listeners, httpListener)
 			w.find(r, input, w.ing.Annotations[input], "host "+host+": ssl-redirect is off, the route attaches to HTTP and HTTPS")
 		}
-	} else if p.forceSSL && !defaultBackend {
-		w.findKey(c, ruleForceSSLNoTLS, "force-ssl-redirect", "host "+cmp.Or(host, "(any)"))
+	} else if !defaultBackend {
+		if p.forceSSL {
+			w.findKey(c, ruleForceSSLNoTLS, "force-ssl-redirect", "host "+cmp.Or(host, "(any)"))
+		}
+		w.findKey(c, ruleNoEffect, "ssl-redirect", "host "+cmp.Or(host, "(any)")+" has no TLS")
 	}
 	var parents []gwv1.ParentReference
 	for _, l := range listeners {
