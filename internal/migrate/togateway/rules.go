@@ -199,7 +199,7 @@ var (
 		Note: "a backendRef needs the port number, which only the Service knows: the path is not converted (write the number)"})
 	ruleTLS = def(Rule{ID: "tls", Input: "spec.tls", Outcome: Converted,
 		Becomes: "a Gateway listener `https-<host>` (port 443, HTTPS, hostname) per host with certificateRefs to the Secret; a ReferenceGrant in the Ingress's namespace when the Gateway lives in another",
-		Note:    "the oldest Ingress naming a host's certificate wins, as in Causeway"})
+		Note:    "the oldest Ingress naming a host's certificate wins"})
 	ruleTLSNoSecret = def(Rule{ID: "tls-without-secret", Input: "spec.tls without secretName, or without hosts", Outcome: NotConverted,
 		Note: "ingress-nginx used its default certificate, which a listener cannot name; a tls entry without hosts names no listener hostname"})
 	ruleTLSShadowed = def(Rule{ID: "tls-shadowed", Input: "spec.tls naming a host an older Ingress gave another Secret", Outcome: NotConverted,
