@@ -118,19 +118,19 @@ func (c *converter) redirectTwin(rt *route) *gwv1.HTTPRoute {
 	return twin
 }
 
-// gateway writes the Gateway and the ReferenceGrants its certificates
-// need.
+// maxListeners is how many listeners a Gateway may have.
+const maxListeners = 64
+
+// gateway writes the Gateways and the ReferenceGrants their certificates
+// need: one Gateway, or more when the hosts' listeners are more than one
+// may hold (each then holds the http listener and up to 63 hosts'), or
+// when there are both HTTPS and TLS passthrough listeners (a Gateway of
+// their own for the latter), and points the routes' parentRefs at the
+// Gateway of their host.
 func (c *converter) gateway() {
 	ns := c.opts.GatewayNamespace
 	all := &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr(gwv1.NamespacesFromAll)}}
-	gw := &gwv1.Gateway{
-		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.opts.GatewayName},
-		Spec: gwv1.GatewaySpec{
-			GatewayClassName: gwv1.ObjectName(c.opts.GatewayClass),
-			Listeners:        []gwv1.Listener{{Name: httpListener, Port: 80, Protocol: gwv1.HTTPProtocolType, AllowedRoutes: all.DeepCopy()}},
-		},
-	}
+	var hostListeners, passListeners []gwv1.Listener
 	grants := map[string][]string{} // namespace -> Secrets
 	for _, h := range sortedKeys(c.secrets) {
 		s := c.secrets[h]
@@ -139,14 +139,14 @@ func (c *converter) gateway() {
 			ref.Namespace = ptr(gwv1.Namespace(s.namespace))
 			grants[s.namespace] = append(grants[s.namespace], s.secret)
 		}
-		gw.Spec.Listeners = append(gw.Spec.Listeners, gwv1.Listener{
+		hostListeners = append(hostListeners, gwv1.Listener{
 			Name: gwv1.SectionName(httpsListener(h)), Hostname: ptr(gwv1.Hostname(h)), Port: 443, Protocol: gwv1.HTTPSProtocolType,
 			TLS:           &gwv1.ListenerTLSConfig{Mode: ptr(gwv1.TLSModeTerminate), CertificateRefs: []gwv1.SecretObjectReference{ref}},
 			AllowedRoutes: all.DeepCopy(),
 		})
 	}
 	for _, h := range sortedKeys(c.passthrough) {
-		gw.Spec.Listeners = append(gw.Spec.Listeners, gwv1.Listener{
+		passListeners = append(passListeners, gwv1.Listener{
 			Name: gwv1.SectionName(tlsListenerName(h)), Hostname: ptr(gwv1.Hostname(h)), Port: 443, Protocol: gwv1.TLSProtocolType,
 			TLS:           &gwv1.ListenerTLSConfig{Mode: ptr(gwv1.TLSModePassthrough)},
 			AllowedRoutes: all.DeepCopy(),
@@ -156,7 +156,54 @@ func (c *converter) gateway() {
 	slices.SortFunc(c.out.TLSRoutes, func(a, b *gwv1.TLSRoute) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	c.out.Gateways = []*gwv1.Gateway{gw}
+
+	newGateway := func() *gwv1.Gateway {
+		name := c.opts.GatewayName
+		if n := len(c.out.Gateways); n > 0 {
+			name = boundedName(fmt.Sprintf("%s-%d", name, n+1), "")
+		}
+		gw := &gwv1.Gateway{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: gwv1.GatewaySpec{
+				GatewayClassName: gwv1.ObjectName(c.opts.GatewayClass),
+				Listeners:        []gwv1.Listener{{Name: httpListener, Port: 80, Protocol: gwv1.HTTPProtocolType, AllowedRoutes: all.DeepCopy()}},
+			},
+		}
+		c.out.Gateways = append(c.out.Gateways, gw)
+		return gw
+	}
+	gw := newGateway()
+	gatewayOf := map[string]string{} // host listener -> Gateway name
+	add := func(ls []gwv1.Listener) {
+		for _, l := range ls {
+			if len(gw.Spec.Listeners) == maxListeners {
+				gw = newGateway()
+			}
+			gw.Spec.Listeners = append(gw.Spec.Listeners, l)
+			gatewayOf[string(l.Name)] = gw.Name
+		}
+	}
+	add(hostListeners)
+	if len(hostListeners) > 0 && len(passListeners) > 0 {
+		// Causeway serves one protocol per port of a Gateway: HTTPS
+		// and TLS passthrough on 443 need a Gateway each.
+		gw = newGateway()
+	}
+	add(passListeners)
+	if n := len(c.out.Gateways); n > 1 {
+		var why []string
+		if len(hostListeners) >= maxListeners || len(passListeners) >= maxListeners {
+			why = append(why, fmt.Sprintf("a Gateway holds at most %d listeners", maxListeners))
+		}
+		if len(hostListeners) > 0 && len(passListeners) > 0 {
+			why = append(why, "Causeway serves HTTPS and TLS passthrough on the port 443 of different Gateways")
+		}
+		c.notes = append(c.notes, fmt.Sprintf("%d Gateways are written (%s): each host's routes attach to the Gateway of its HTTPS or TLS listener, "+
+			"whose address (its own, in Causeway) the host's DNS must name", n, strings.Join(why, "; ")))
+	}
+	c.pointParents(gatewayOf)
+
 	for _, gns := range sortedKeys(grants) {
 		secrets := grants[gns]
 		slices.Sort(secrets)
@@ -171,6 +218,39 @@ func (c *converter) gateway() {
 			g.Spec.To = append(g.Spec.To, gwv1.ReferenceGrantTo{Group: "", Kind: "Secret", Name: ptr(gwv1.ObjectName(s))})
 		}
 		c.out.ReferenceGrants = append(c.out.ReferenceGrants, g)
+	}
+}
+
+// pointParents names, in each route's parentRefs, the Gateway holding the
+// listener: a host listener's own, and for the http listener that of the
+// route's host's HTTPS (or TLS) listener, else the first.
+func (c *converter) pointParents(gatewayOf map[string]string) {
+	if len(c.out.Gateways) == 1 {
+		return
+	}
+	point := func(refs []gwv1.ParentReference, hostnames []gwv1.Hostname) {
+		for i := range refs {
+			l := string(*refs[i].SectionName)
+			if l == httpListener && len(hostnames) > 0 {
+				h := string(hostnames[0])
+				l = c.tlsListener(h)
+				if c.passthrough[h] != nil {
+					l = tlsListenerName(h)
+				}
+			}
+			if name, ok := gatewayOf[l]; ok {
+				refs[i].Name = gwv1.ObjectName(name)
+			}
+		}
+	}
+	for _, r := range c.out.HTTPRoutes {
+		point(r.Spec.ParentRefs, r.Spec.Hostnames)
+	}
+	for _, r := range c.out.GRPCRoutes {
+		point(r.Spec.ParentRefs, r.Spec.Hostnames)
+	}
+	for _, r := range c.out.TLSRoutes {
+		point(r.Spec.ParentRefs, r.Spec.Hostnames)
 	}
 }
 
@@ -204,70 +284,4 @@ func boundedName(name, seed string) string {
 func hash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:4])
-}
-
-// tlsListenerName is the name of a passed-through host's listener.
-func tlsListenerName(host string) string {
-	return "tls-" + strings.ReplaceAll(host, "*", "wildcard")
-}
-
-// sslPassthrough claims the hosts of an ssl-passthrough Ingress and
-// writes their TLSRoutes.
-func (c *converter) sslPassthrough(w *ingressWork) {
-	key := c.key("ssl-passthrough")
-	if !w.tr.Annotations.SSLPassthrough {
-		switch v, set := w.ing.Annotations[key]; {
-		case !set:
-		case isFalse(v):
-			w.find(ruleNoEffect, key, v, "")
-		default:
-			c.invalid(w, "ssl-passthrough")
-		}
-		return
-	}
-	me := w.ing.Namespace + "/" + w.ing.Name
-	for i, r := range w.tr.Rules {
-		field := fmt.Sprintf("spec.rules[%d]", i)
-		b := w.ing.Spec.DefaultBackend
-		for _, p := range r.Paths {
-			if p.Written == "/" {
-				b = p.Backend
-				break
-			}
-		}
-		var why string
-		switch owner := c.passthroughOwner[r.Host]; {
-		case r.Host == "":
-			why = field + " has no host"
-		case owner == me:
-			continue // another rule of this Ingress
-		case owner != "":
-			why = "host " + r.Host + " is passed through by the older Ingress " + owner
-		case b == nil:
-			why = "host " + r.Host + ": the rule has no path / and the Ingress no spec.defaultBackend"
-		}
-		if why != "" {
-			w.find(ruleSSLPassthroughNot, key, w.ing.Annotations[key], why)
-			continue
-		}
-		ref, ok := backendRef(w, field, b)
-		if !ok {
-			continue
-		}
-		rt := &gwv1.TLSRoute{
-			TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "TLSRoute"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: w.ing.Namespace, Name: c.routeName(w.ing.Namespace, w.ing.Name, strings.ReplaceAll(r.Host, "*", "wildcard")+"-passthrough")},
-			Spec: gwv1.TLSRouteSpec{
-				CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{c.parentRef(w.ing.Namespace, tlsListenerName(r.Host))}},
-				Hostnames:       []gwv1.Hostname{gwv1.Hostname(r.Host)},
-				Rules:           []gwv1.TLSRouteRule{{BackendRefs: []gwv1.BackendRef{ref}}},
-			},
-		}
-		c.passthrough[r.Host], c.passthroughOwner[r.Host] = rt, me
-		w.rep.Routes = append(w.rep.Routes, "TLSRoute/"+rt.Name)
-		w.find(ruleSSLPassthrough, key, w.ing.Annotations[key], "host "+r.Host)
-	}
-	if !w.handled[key] {
-		w.find(ruleNoEffect, key, w.ing.Annotations[key], "no rule has a host")
-	}
 }
