@@ -37,6 +37,10 @@ func (c *converter) canary(w *ingressWork) {
 				continue
 			}
 			for _, m := range mains {
+				if len(m.r.http.Spec.Rules[m.i].BackendRefs) == 0 {
+					w.find(ruleCanaryNoMain, field, r.Host+path.Written, "the main path redirects: there is no traffic to split")
+					continue
+				}
 				c.split(m, ref, w)
 			}
 		}
@@ -51,9 +55,6 @@ func (c *converter) split(m ruleRef, canary gwv1.BackendRef, w *ingressWork) {
 	rule := w.tr.Annotations.Canary
 	rt := m.r.http
 	main := rt.Spec.Rules[m.i]
-	if len(main.BackendRefs) == 0 {
-		return // a redirect
-	}
 	w.rep.Routes = append(w.rep.Routes, "HTTPRoute/"+rt.Name)
 	mainRefs := make([]gwv1.HTTPBackendRef, len(main.BackendRefs))
 	for i := range main.BackendRefs {

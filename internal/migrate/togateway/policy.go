@@ -189,9 +189,11 @@ func redirectFilter(r *model.Redirect) (*gwv1.HTTPRequestRedirectFilter, string)
 // the ConfigMap's proxy-set-headers.
 func (c *converter) headers(w *ingressWork, p *policy) {
 	a := &w.tr.Annotations
-	if v := a.Location.XForwardedPrefix; v != nil && !p.grpc {
-		p.reqSet = append(p.reqSet, gwv1.HTTPHeader{Name: "X-Forwarded-Prefix", Value: string(*v)})
-		w.findKey(c, ruleXForwardedPrefix, "x-forwarded-prefix", "")
+	if v := a.Location.XForwardedPrefix; v != nil {
+		if c.httpOnly(w, p, "x-forwarded-prefix") {
+			p.reqSet = append(p.reqSet, gwv1.HTTPHeader{Name: "X-Forwarded-Prefix", Value: string(*v)})
+			w.findKey(c, ruleXForwardedPrefix, "x-forwarded-prefix", "")
+		}
 	} else if w.has(c, "x-forwarded-prefix") {
 		c.invalid(w, "x-forwarded-prefix")
 	}
