@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/causeway/causeway/internal/migrate"
@@ -133,6 +137,16 @@ func (f *migrateToGatewayFlags) run(ctx context.Context, args []string, stdout, 
 		ConfigMaps: objs.ConfigMaps,
 		Controller: togateway.ControllerConfigMap(objs.ConfigMaps, src.ConfigMapNamespace, src.ConfigMapName, migrate.DefaultConfigMapName),
 	}
+	if len(args) == 0 {
+		// From a cluster: get the ConfigMaps of headers too.
+		cms, notes, err := f.headerConfigMaps(ctx, togateway.HeaderConfigMaps(in, src.AnnotationsPrefix))
+		if err != nil {
+			fmt.Fprintf(stderr, "causeway migrate to-gateway: %v\n", err)
+			return exitUsage
+		}
+		in.ConfigMaps = append(in.ConfigMaps, cms...)
+		objs.Notes = append(objs.Notes, notes...)
+	}
 	out, report := togateway.Convert(in, opts)
 	report.Notes = append(report.Notes, objs.Notes...)
 	if src.ConfigMapName != "" && in.Controller == nil {
@@ -155,6 +169,36 @@ func (f *migrateToGatewayFlags) run(ctx context.Context, args []string, stdout, 
 		return exitAttention
 	}
 	return exitReady
+}
+
+// headerConfigMaps gets the ConfigMaps names ("namespace/name") from the
+// cluster; one not found, or not readable, is a note.
+func (f *migrateToGatewayFlags) headerConfigMaps(ctx context.Context, names []string) ([]*corev1.ConfigMap, []string, error) {
+	if len(names) == 0 {
+		return nil, nil, nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	client, err := newMigrateClient(f.kubeconfig, f.context)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*corev1.ConfigMap
+	var notes []string
+	for _, n := range names {
+		ns, name, _ := strings.Cut(n, "/")
+		cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+			notes = append(notes, "ConfigMap "+n+" of headers could not be read: "+err.Error())
+		case err != nil:
+			return nil, nil, fmt.Errorf("get ConfigMap %s: %w", n, err)
+		default:
+			out = append(out, cm)
+		}
+	}
+	return out, notes, nil
 }
 
 // writeTo writes to the file path, or to std when path is "-".

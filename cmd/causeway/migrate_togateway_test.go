@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
@@ -198,5 +203,51 @@ spec:
 	code, stdout, stderr = runToGateway(t, auth, "--allow-insecure")
 	if code != exitAttention || !strings.Contains(stdout, "kind: HTTPRoute") || !strings.Contains(stderr, "INSECURE") {
 		t.Fatalf("with --allow-insecure: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestMigrateToGatewayCluster: from a cluster, the ConfigMaps of headers
+// the Ingresses and the controller's ConfigMap name are read too, and
+// nothing is written.
+func TestMigrateToGatewayCluster(t *testing.T) {
+	prefix := networkingv1.PathTypePrefix
+	ing := func(name, headers string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Annotations: map[string]string{
+				"nginx.ingress.kubernetes.io/custom-headers": headers}},
+			Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: name + ".example.com",
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: "/", PathType: &prefix,
+					Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}},
+		}
+	}
+	cm := func(ns, name string, data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+	}
+	client := fake.NewSimpleClientset(
+		ing("web", "response-headers"), ing("gone", "shop/not-there"),
+		cm("ingress-nginx", "ingress-nginx-controller", map[string]string{"proxy-set-headers": "ingress-nginx/request-headers"}),
+		cm("ingress-nginx", "request-headers", map[string]string{"X-Team": "shop"}),
+		cm("shop", "response-headers", map[string]string{"X-Frame-Options": "DENY"}),
+	)
+	newMigrateClient = func(string, string) (kubernetes.Interface, error) { return client, nil }
+	defer func() { newMigrateClient = defaultMigrateClient }()
+
+	code, stdout, stderr := runToGateway(t)
+	if code != exitAttention {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"name: X-Team", "name: X-Frame-Options"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the YAML has no %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "ConfigMap shop/not-there of headers could not be read") {
+		t.Errorf("the report does not say shop/not-there could not be read:\n%s", stderr)
+	}
+	for _, a := range client.Actions() {
+		if v := a.GetVerb(); v != "list" && v != "get" {
+			t.Errorf("the conversion made a %s request; it must only read", v)
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/causeway/causeway/internal/frontend/configmap"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -433,4 +435,37 @@ func ruleByID(id string) *Rule {
 		}
 	}
 	panic("togateway: no rule " + id)
+}
+
+// HeaderConfigMaps are the ConfigMaps ("namespace/name") in's
+// custom-headers annotations and its controller ConfigMap's
+// proxy-set-headers name, that in.ConfigMaps lacks: what a reader of the
+// cluster should get before converting.
+func HeaderConfigMaps(in Input, prefix string) []string {
+	prefix = cmp.Or(prefix, annotations.DefaultPrefix)
+	have := map[string]bool{}
+	for _, cm := range in.ConfigMaps {
+		have[cm.Namespace+"/"+cm.Name] = true
+	}
+	want := map[string]bool{}
+	for _, ing := range in.Ingresses {
+		if v := strings.TrimSpace(ing.Annotations[prefix+"/custom-headers"]); v != "" {
+			if !strings.Contains(v, "/") {
+				v = ing.Namespace + "/" + v
+			}
+			want[v] = true
+		}
+	}
+	if in.Controller != nil {
+		if cfg, _ := configmap.Parse(in.Controller); cfg.ProxySetHeadersFrom != nil {
+			want[cfg.ProxySetHeadersFrom.String()] = true
+		}
+	}
+	var out []string
+	for _, n := range sortedKeys(want) {
+		if !have[n] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
