@@ -190,8 +190,9 @@ var (
 	ruleDefaultBackend = def(Rule{ID: "default-backend", Input: "spec.defaultBackend", Outcome: Approximated,
 		Becomes: "an HTTPRoute `<ingress>-default-backend` without hostnames, one rule without matches, on the HTTP listener",
 		Note:    "it answers requests no other route matches on HTTP; HTTPS would need a catch-all listener with a certificate"})
-	ruleHostless = def(Rule{ID: "rule-without-host", Input: "spec.rules[].host empty", Outcome: Converted,
-		Becomes: "an HTTPRoute `<ingress>-any-host` without hostnames, on the HTTP listener"})
+	ruleHostless = def(Rule{ID: "rule-without-host", Input: "spec.rules[].host empty", Outcome: Approximated,
+		Becomes: "an HTTPRoute `<ingress>-any-host` without hostnames, on the HTTP listener",
+		Note:    "ingress-nginx served these paths on HTTPS too, with its default certificate, which a listener cannot name"})
 	ruleNoHTTP = def(Rule{ID: "rule-without-http", Input: "spec.rules[] with a host and no http", Outcome: Converted,
 		Becomes: "nothing",
 		Note:    "ingress-nginx answered the host from its default backend (404), as a Gateway answers a request no route matches"})
