@@ -121,6 +121,9 @@ func (c *converter) route(w *ingressWork, host string, defaultBackend bool, p *p
 				rt.redirect = true
 				w.find(r, input, w.ing.Annotations[input], "host "+host+": HTTP answered by "+meta.Name+"-redirect")
 			}
+			if p.forceSSL {
+				w.findKey(c, ruleSSLRedirect, "ssl-redirect", "host "+host+": force-ssl-redirect decides")
+			}
 		default:
 			listeners = append(listeners, httpListener)
 			w.find(r, input, w.ing.Annotations[input], "host "+host+": ssl-redirect is off, the route attaches to HTTP and HTTPS")
