@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -38,4 +39,40 @@ func TestControllerFlagsDocumented(t *testing.T) {
 			t.Errorf("--%s is not in README.md's flags table (spelled whole, in backquotes)", f.Name)
 		}
 	})
+}
+
+// TestMigrateFlagsDocumented: every flag of `causeway migrate check` and
+// `causeway migrate to-gateway` is named in its section of
+// docs/migrating-from-ingress-nginx.md.
+func TestMigrateFlagsDocumented(t *testing.T) {
+	data, err := os.ReadFile("../../docs/migrating-from-ingress-nginx.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, tc := range []struct {
+		cmd            func() *cobra.Command
+		section, until string
+	}{
+		{newMigrateCheckCommand, "## 1. Check what you have", "## 2. "},
+		{newMigrateToGatewayCommand, "## To Gateway API", "### The conversion table"},
+	} {
+		cmd := tc.cmd()
+		start, end := strings.Index(doc, tc.section), strings.Index(doc, tc.until)
+		if start < 0 || end < start {
+			t.Fatalf("no section %q before %q", tc.section, tc.until)
+		}
+		text := doc[start:end]
+		n := 0
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			n++
+			named := regexp.MustCompile("--" + regexp.QuoteMeta(f.Name) + "([^a-z-]|$)")
+			if !named.MatchString(text) {
+				t.Errorf("causeway migrate %s: --%s is not in the section %q", cmd.Name(), f.Name, tc.section)
+			}
+		})
+		if n == 0 {
+			t.Errorf("causeway migrate %s has no flags: the test checks nothing", cmd.Name())
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -58,16 +59,30 @@ func newMigrateCommand() *cobra.Command {
 		Use:   "migrate",
 		Short: "Help move Ingresses from ingress-nginx to Causeway",
 	}
-	cmd.AddCommand(newMigrateCheckCommand())
+	cmd.AddCommand(newMigrateCheckCommand(), newMigrateToGatewayCommand())
 	return cmd
+}
+
+// migrateSource are the flags that say where `causeway migrate`'s
+// subcommands read Ingresses and the ConfigMap from.
+type migrateSource struct {
+	kubeconfig, context string
+	annotationsPrefix   string
+	configMap           string
+}
+
+// register adds the source flags to fl.
+func (s *migrateSource) register(fl *pflag.FlagSet) {
+	fl.StringVar(&s.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config, else in-cluster); only without DIR")
+	fl.StringVar(&s.context, "context", "", "kubeconfig context to use (default the current one); only without DIR")
+	fl.StringVar(&s.annotationsPrefix, "annotations-prefix", annotations.DefaultPrefix, "prefix of the ingress-nginx annotations, as given to ingress-nginx's --annotations-prefix")
+	fl.StringVar(&s.configMap, "configmap", "", "NAMESPACE/NAME of the ingress-nginx controller's ConfigMap (default every ConfigMap named "+migrate.DefaultConfigMapName+")")
 }
 
 // migrateCheckFlags are the flags of `causeway migrate check`.
 type migrateCheckFlags struct {
-	kubeconfig, context string
-	annotationsPrefix   string
-	configMap           string
-	output              string
+	migrateSource
+	output string
 }
 
 func newMigrateCheckCommand() *cobra.Command {
@@ -110,28 +125,35 @@ See docs/migrating-from-ingress-nginx.md.`,
 		return err
 	})
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config, else in-cluster); only without DIR")
-	fl.StringVar(&f.context, "context", "", "kubeconfig context to use (default the current one); only without DIR")
-	fl.StringVar(&f.annotationsPrefix, "annotations-prefix", annotations.DefaultPrefix, "prefix of the ingress-nginx annotations, as given to ingress-nginx's --annotations-prefix")
-	fl.StringVar(&f.configMap, "configmap", "", "NAMESPACE/NAME of the ingress-nginx controller's ConfigMap (default every ConfigMap named "+migrate.DefaultConfigMapName+")")
+	f.register(fl)
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
 
-func usageError(w io.Writer, err error) {
-	fmt.Fprintf(w, "causeway migrate check: %v\nRun 'causeway migrate check --help' for usage.\n", err)
+func usageError(w io.Writer, err error) { commandUsageError(w, "check", err) }
+
+// commandUsageError reports a usage error of `causeway migrate sub`.
+func commandUsageError(w io.Writer, sub string, err error) {
+	fmt.Fprintf(w, "causeway migrate %s: %v\nRun 'causeway migrate %s --help' for usage.\n", sub, err, sub)
 }
 
 // options checks the flags and arguments and returns the check's options.
 func (f *migrateCheckFlags) options(args []string) (migrate.Options, error) {
+	opts, err := f.migrateSource.options(args)
+	if err == nil && f.output != "text" && f.output != "json" {
+		err = fmt.Errorf("-o %q: want text or json", f.output)
+	}
+	return opts, err
+}
+
+// options checks the source flags and arguments.
+func (f *migrateSource) options(args []string) (migrate.Options, error) {
 	var opts migrate.Options
 	switch {
 	case len(args) > 1:
 		return opts, fmt.Errorf("want at most one DIR, got %d arguments", len(args))
 	case len(args) == 1 && (f.kubeconfig != "" || f.context != ""):
 		return opts, fmt.Errorf("--kubeconfig and --context read from a cluster; they do not go with DIR")
-	case f.output != "text" && f.output != "json":
-		return opts, fmt.Errorf("-o %q: want text or json", f.output)
 	}
 	if errs := validation.IsDNS1123Subdomain(f.annotationsPrefix); len(errs) > 0 {
 		return opts, fmt.Errorf("--annotations-prefix %q: %s", f.annotationsPrefix, strings.Join(errs, "; "))
@@ -154,18 +176,7 @@ func (f *migrateCheckFlags) run(ctx context.Context, args []string, stdout, stde
 		usageError(stderr, err)
 		return exitUsage
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	var objs migrate.Objects
-	if len(args) == 1 {
-		objs, err = migrate.FromDir(args[0])
-	} else {
-		var client kubernetes.Interface
-		if client, err = newMigrateClient(f.kubeconfig, f.context); err == nil {
-			objs, err = migrate.FromCluster(ctx, client, opts)
-		}
-	}
+	objs, err := f.read(ctx, args, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "causeway migrate check: %v\n", err)
 		return exitUsage
@@ -188,4 +199,19 @@ func (f *migrateCheckFlags) run(ctx context.Context, args []string, stdout, stde
 		return exitAttention
 	}
 	return exitReady
+}
+
+// read reads the objects from DIR, or from the cluster without it.
+func (f *migrateSource) read(ctx context.Context, args []string, opts migrate.Options) (migrate.Objects, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if len(args) == 1 {
+		return migrate.FromDir(args[0])
+	}
+	client, err := newMigrateClient(f.kubeconfig, f.context)
+	if err != nil {
+		return migrate.Objects{}, err
+	}
+	return migrate.FromCluster(ctx, client, opts)
 }

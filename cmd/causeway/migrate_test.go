@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -24,10 +25,15 @@ const migrateTestdata = "../../internal/migrate/testdata/ingress-nginx"
 // returns the exit status and output.
 func runMigrateCheck(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runMigrateCommand(t, newMigrateCheckCommand(), args...)
+}
+
+// runMigrateCommand runs a `causeway migrate` subcommand with ARGS.
+func runMigrateCommand(t *testing.T, cmd *cobra.Command, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	code = exitReady
 	exit = func(c int) { code = c }
 	t.Cleanup(func() { exit = os.Exit })
-	cmd := newMigrateCheckCommand()
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
