@@ -262,7 +262,9 @@ func (f *controllerFlags) validate() error {
 	if err := f.webhook.validate(f.manifests); err != nil {
 		return err
 	}
-	if f.gatewayAPI {
+	if f.gatewayAPI && f.manifests == "" {
+		// The port range is for the Gateways' Services, which only the
+		// kube source has: with --manifests a listener's port is nginx's.
 		if err := f.gateway.validate(f.ownPorts()); err != nil {
 			return err
 		}

@@ -23,9 +23,10 @@ var given struct {
 // controller's bind, any outgoing connection on the machine may be given
 // it as its local port, and the controller then fails with "address
 // already in use". Ports outside the range are only ever taken by
-// explicit binds.
+// explicit binds. 20000-20999 is left out too: it is the controller's
+// default --gateway-port-range, which may hold none of its own ports.
 const (
-	portLow  = 20000
+	portLow  = 21000
 	portHigh = 32767
 )
 

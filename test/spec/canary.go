@@ -92,6 +92,32 @@ func splitChoice(p *model.Proxy, r Request) string {
 	return certain(s.Default, p.Backend)
 }
 
+// splitAnswer is the answer a split picks for r, nil when it picks a
+// backend (or there is no split).
+func splitAnswer(p *model.Proxy, r Request) *model.Answer {
+	if p == nil || p.Split == nil {
+		return nil
+	}
+	s := p.Split
+	ts := s.Default
+	for _, rule := range s.Rules {
+		if holds(rule.Conditions, r) {
+			ts = rule.Targets
+			break
+		}
+	}
+	sum := 0
+	for _, t := range ts {
+		sum += t.Weight
+	}
+	for _, t := range ts {
+		if t.Weight == sum && t.Answer > 0 {
+			return &s.Answers[t.Answer-1]
+		}
+	}
+	return nil
+}
+
 // holds reports whether every condition holds of r. Only the headers
 // and cookies the rows use are read.
 func holds(conds []model.Condition, r Request) bool {
@@ -160,4 +186,32 @@ func cookie(header, name string) string {
 		}
 	}
 	return ""
+}
+
+// evalTemplate fills a redirect template's variables from r as nginx
+// would: scheme, host, request_uri, is_args and args; a literal URL is
+// returned as is.
+func evalTemplate(t model.Template, r Request, host, path, query string) string {
+	var b strings.Builder
+	for _, p := range t {
+		switch p.Variable {
+		case "":
+			b.WriteString(p.Literal)
+		case "scheme":
+			b.WriteString(r.Scheme)
+		case "host":
+			b.WriteString(host)
+		case "request_uri":
+			b.WriteString(r.Path)
+		case "is_args":
+			if query != "" {
+				b.WriteString("?")
+			}
+		case "args":
+			b.WriteString(query)
+		default:
+			panic("spec: a redirect variable $" + p.Variable + " is not evaluated")
+		}
+	}
+	return b.String()
 }

@@ -52,6 +52,11 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	if twinOf != nil {
 		return Response{Status: 308, Location: r.Scheme + "://" + twinOf.Host + ":" + port(r.Scheme, p) + redirectURI(r.Path, twinOf.Policy.PreserveTrailingSlash)}
 	}
+	if srv == nil {
+		// No server of the port has the host: its listener's default
+		// answers (a Gateway port without a route for every host).
+		return Response{Status: 404}
+	}
 	pol := srv.Policy
 	if pol == nil {
 		pol = &model.ServerPolicy{}
@@ -112,6 +117,9 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		switch a := loc.Action; {
 		case a.Redirect != nil:
 			out.Status, out.Location = a.Redirect.Code, a.Redirect.URL
+			if a.Redirect.URL == "" {
+				out.Location = evalTemplate(a.Redirect.Template, r, host, path, query)
+			}
 			return out, true
 		case a.Return != nil:
 			out.Status = a.Return.Status
@@ -172,7 +180,20 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		uri = st.uri()
 	}
 	if rw := lp.Rewrite; rw != nil {
-		uri = rewrite(loc, srv.Regex, path, query, rw.Target)
+		uri = rewrite(loc, srv.Regex, path, query, rw)
+	}
+	if ans := splitAnswer(a(loc), r); ans != nil {
+		// A Gateway API route's split answers by itself: a redirect,
+		// or a status (500 for an invalid backendRef, 404 for no match).
+		if ans.Redirect != nil {
+			out.Status, out.Location = ans.Redirect.Code, ans.Redirect.URL
+			if ans.Redirect.URL == "" {
+				out.Location = evalTemplate(ans.Redirect.Template, r, host, path, query)
+			}
+		} else {
+			out.Status = ans.Return.Status
+		}
+		return out
 	}
 	be := backend(m, splitChoice(a(loc), r))
 	if !ready(be) {
@@ -271,7 +292,11 @@ func selectServer(m *model.Model, host string) (srv, twinOf *model.Server) {
 			return nil, s
 		case s.Host == "":
 			catchAll = s
-		case s.Wildcard() && model.HostMatches(s.Host, host) && wildcard == nil:
+		case s.Wildcard() && s.AnyDepth && strings.HasSuffix(host, s.Host[1:]) && len(host) > len(s.Host)-1 &&
+			(wildcard == nil || !wildcard.AnyDepth || len(s.Host) > len(wildcard.Host)):
+			// nginx's own wildcard names: any depth, the longest wins.
+			wildcard = s
+		case s.Wildcard() && !s.AnyDepth && model.HostMatches(s.Host, host) && wildcard == nil:
 			wildcard = s
 		}
 	}
@@ -332,7 +357,23 @@ func addHeaders(out *Response, p *model.Policy) {
 // does: the location's regex (case-insensitive, anchored) replaces the
 // whole path with the target, $n naming its groups, and the query is
 // appended.
-func rewrite(loc *model.Location, regexServer bool, path, query, target string) string {
+func rewrite(loc *model.Location, regexServer bool, path, query string, rw *model.Rewrite) string {
+	target := rw.Target
+	if rw.Prefix && loc.Match.Type != model.Regex {
+		// The location's path replaced, the rest kept; Strip removes it
+		// by path elements.
+		rest := strings.TrimPrefix(path, strings.TrimSuffix(loc.Match.Path, "/"))
+		out := target + rest
+		if rw.Strip {
+			if out = rest; !strings.HasPrefix(out, "/") {
+				out = "/" + out
+			}
+		}
+		if query != "" {
+			out += "?" + query
+		}
+		return out
+	}
 	expr := loc.Match.Path
 	if !regexServer && loc.Match.Type != model.Regex {
 		expr = regexp.QuoteMeta(expr)
@@ -424,4 +465,19 @@ func toString(v any) string {
 		return strconv.Itoa(v)
 	}
 	return ""
+}
+
+// OnPort is the part of m served on an nginx port of Gateway listeners:
+// its servers whose Listeners are on port, for Eval, which knows one
+// listener at a time. The servers of the controller's own ports are left
+// out.
+func OnPort(m *model.Model, port int) *model.Model {
+	out := *m
+	out.Servers = nil
+	for _, s := range m.Servers {
+		if l := s.Listeners; l != nil && (l.HTTP != nil && l.HTTP.Port == port || l.HTTPS != nil && l.HTTPS.Port == port) {
+			out.Servers = append(out.Servers, s)
+		}
+	}
+	return &out
 }

@@ -420,7 +420,7 @@ func (t *routeTranslator) requestMirror(field string, in *gwv1.HTTPRequestMirror
 const (
 	maxCORSItems = 64
 	// maxCORSMaxAge is a day: browsers cap it lower anyway.
-	maxCORSMaxAge = 86400
+	maxCORSMaxAge = 365 * 24 * 3600 // as the cors-max-age annotation
 )
 
 // cors translates the CORS filter into the model's CORS policy.

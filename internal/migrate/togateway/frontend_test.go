@@ -17,9 +17,7 @@ import (
 // conversion writes it as Gateway API says; TestOutputAcceptedByCauseway
 // fails when one no longer occurs, so that it is taken off the list (and
 // the rule's note).
-var frontendGaps = []string{
-	"sessionPersistence: not supported by Causeway yet",
-}
+var frontendGaps = []string{}
 
 // checkAccepted checks out with Causeway's own Gateway API front-end: the
 // Gateways and their listeners without a Problem (the ReferenceGrants let

@@ -29,7 +29,6 @@ type policy struct {
 	// redirect replaces the backends (permanent-redirect ...).
 	redirect *gwv1.HTTPRequestRedirectFilter
 	timeouts *gwv1.HTTPRouteTimeouts
-	session  *gwv1.SessionPersistence
 	appRoot  string
 	// sslRedirect and forceSSL are the Ingress's ssl-redirect and
 	// force-ssl-redirect, the ConfigMap's where it sets none.
@@ -352,7 +351,10 @@ func (c *converter) cors(w *ingressWork, p *policy) {
 	for _, h := range cors.ExposeHeaders {
 		f.ExposeHeaders = append(f.ExposeHeaders, gwv1.HTTPHeaderName(h))
 	}
-	if cors.Credentials {
+	switch {
+	case cors.Credentials && slices.Contains(f.AllowOrigins, "*"):
+		w.find(ruleCORSAnyCredentials, c.key("cors-allow-credentials"), w.ing.Annotations[c.key("cors-allow-credentials")], "")
+	case cors.Credentials:
 		f.AllowCredentials = ptr(true)
 	}
 	p.cors = f
@@ -364,19 +366,16 @@ func (c *converter) affinity(w *ingressWork, p *policy) {
 	if b == nil || b.Sticky == nil {
 		return
 	}
+	// Causeway does not serve a rule's sessionPersistence yet (a rule
+	// with one would not be served at all): the Service's annotations
+	// give the same stickiness to every route of the Service.
 	s := b.Sticky
-	sp := &gwv1.SessionPersistence{
-		SessionName:  ptr(s.Name),
-		Type:         ptr(gwv1.CookieBasedSessionPersistence),
-		CookieConfig: &gwv1.CookieConfig{LifetimeType: ptr(gwv1.SessionCookieLifetimeType)},
-	}
+	msg := fmt.Sprintf("annotate the Service with causeway.io/load-balance: sticky, causeway.io/sticky-cookie: %s", s.Name)
 	if s.MaxAge > 0 {
-		sp.CookieConfig.LifetimeType = ptr(gwv1.PermanentCookieLifetimeType)
-		sp.AbsoluteTimeout = ptr(duration(time.Duration(s.MaxAge) * time.Second))
+		msg += fmt.Sprintf(", causeway.io/sticky-max-age: %q", strconv.Itoa(s.MaxAge))
 	}
-	p.session = sp
 	for _, n := range []string{"affinity", "session-cookie-name", "session-cookie-max-age", "session-cookie-expires"} {
-		w.findKey(c, ruleAffinity, n, "")
+		w.findKey(c, ruleAffinity, n, msg)
 	}
 	for _, n := range []string{"affinity-mode", "session-cookie-path", "session-cookie-samesite", "session-cookie-secure", "session-cookie-change-on-failure"} {
 		w.findKey(c, ruleAffinityDetail, n, "")

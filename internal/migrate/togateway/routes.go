@@ -182,7 +182,7 @@ func (c *converter) addPath(w *ingressWork, rt *route, p *policy, host, field st
 		c.addGRPCPath(w, rt, p, field, path, ref)
 		return
 	}
-	rule := gwv1.HTTPRouteRule{Timeouts: p.timeouts.DeepCopy(), SessionPersistence: p.session.DeepCopy()}
+	rule := gwv1.HTTPRouteRule{Timeouts: p.timeouts.DeepCopy()}
 	var rewrite *gwv1.HTTPPathModifier
 	if path.Written != "" { // spec.defaultBackend has no path: no match
 		var m gwv1.HTTPPathMatch
@@ -300,7 +300,7 @@ var (
 // "/pkg.Service" and "/pkg.Service/" (a service), or "/pkg.Service/Method"
 // (Exact: a method).
 func (c *converter) addGRPCPath(w *ingressWork, rt *route, p *policy, field string, path ingress.Path, ref gwv1.BackendRef) {
-	rule := gwv1.GRPCRouteRule{Filters: p.grpcFilters(), BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: ref}}, SessionPersistence: p.session.DeepCopy()}
+	rule := gwv1.GRPCRouteRule{Filters: p.grpcFilters(), BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: ref}}}
 	m := path.Match
 	service, method, _ := strings.Cut(strings.TrimPrefix(m.Path, "/"), "/")
 	switch {

@@ -125,8 +125,9 @@ var (
 	ruleForceSSLNoTLS = def(Rule{ID: "force-ssl-redirect-without-tls", Input: "force-ssl-redirect on a host not in spec.tls", Outcome: NotConverted,
 		Note: "ingress-nginx answered HTTPS with its default certificate, which the Gateway cannot name: the route stays on the HTTP listener, without the redirect"})
 
-	ruleCanaryWeight = def(Rule{ID: "canary-weight", Input: "canary, canary-weight, canary-weight-total", Outcome: Converted,
-		Becomes: "the canary's Service added to the main route's rules of the same host and path, weights total-weight and weight"})
+	ruleCanaryWeight = def(Rule{ID: "canary-weight", Input: "canary, canary-weight, canary-weight-total", Outcome: Approximated,
+		Becomes: "the canary's Service added to the main route's rules of the same host and path, weights total-weight and weight",
+		Note:    "while the canary's Service has no ready endpoint, ingress-nginx sends its share to the main Service; a Gateway API backendRef without endpoints answers its share with an error (503)"})
 	ruleCanaryHeader = def(Rule{ID: "canary-by-header", Input: "canary-by-header, canary-by-header-value, canary-by-header-pattern", Outcome: Converted,
 		Becomes: "rules of the same path with a header match (Exact always / never, Exact value, RegularExpression pattern) and only the canary (or only the main) backends",
 		Note:    "Gateway API ranks a rule with a header match above one without, as ingress-nginx's header check comes before the weight"})
@@ -141,6 +142,10 @@ var (
 			"the sum is the longest an answer can take to start, so a response that keeps streaming past it is cut where ingress-nginx let it run"})
 	ruleCORS = def(Rule{ID: "cors", Input: "enable-cors, cors-allow-origin, cors-allow-methods, cors-allow-headers, cors-expose-headers, cors-allow-credentials, cors-max-age", Outcome: Converted,
 		Becomes: "CORS filter, ingress-nginx's defaults written out"})
+	ruleCORSAnyCredentials = def(Rule{ID: "cors-any-origin-credentials", Input: "cors-allow-credentials: true with every origin allowed (cors-allow-origin * or unset)", Outcome: Approximated,
+		Becomes: "CORS filter with allowOrigins * and without allowCredentials",
+		Note: "ingress-nginx answers Access-Control-Allow-Origin: * with Access-Control-Allow-Credentials: true, which browsers refuse for a credentialed request; " +
+			"Causeway refuses that pair in a CORS filter, so the credentials header is left out: browsers behave the same, the header differs"})
 	ruleUpstreamVhost = def(Rule{ID: "upstream-vhost", Input: "upstream-vhost", Outcome: Converted,
 		Becomes: "URLRewrite hostname",
 		Note:    "a port in the value cannot be expressed and is dropped (the finding says so)"})
@@ -181,9 +186,9 @@ var (
 			"Write one per Service with the CA and the name its certificate holds: until then the route speaks plain HTTP to the backend"})
 	ruleBackendHTTP = def(Rule{ID: "backend-protocol-http", Input: "backend-protocol: HTTP", Outcome: Converted,
 		Becomes: "nothing (the default)"})
-	ruleAffinity = def(Rule{ID: "affinity-cookie", Input: "affinity: cookie, session-cookie-name, session-cookie-max-age, session-cookie-expires", Outcome: Converted,
-		Becomes: "sessionPersistence type Cookie, sessionName, lifetimeType Permanent with absoluteTimeout = max-age (else Session)",
-		Note:    "Causeway's Gateway API front-end does not serve a rule's sessionPersistence yet and refuses such rules: until it does, remove the field and keep the stickiness on the Service (causeway.io/sticky-cookie)"})
+	ruleAffinity = def(Rule{ID: "affinity-cookie", Input: "affinity: cookie, session-cookie-name, session-cookie-max-age, session-cookie-expires", Outcome: NotConverted,
+		Note: "Causeway's Gateway API front-end does not serve a rule's sessionPersistence yet (it refuses such rules), so none is written: " +
+			"the finding names the Service annotations (causeway.io/load-balance: sticky, causeway.io/sticky-cookie, causeway.io/sticky-max-age) that keep the stickiness for every route of the Service"})
 	ruleAffinityDetail = def(Rule{ID: "affinity-detail", Input: "affinity-mode, session-cookie-path, session-cookie-samesite, session-cookie-secure, session-cookie-change-on-failure", Outcome: NotConverted,
 		Note: "session persistence does not name the cookie's attributes or the behaviour when the backend fails: the implementation's defaults apply"})
 
