@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -243,12 +244,12 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 			o, ok := owners[g.Ref.Namespace+"/"+g.Ref.Name]
 			internal := o.Ports[int32(l.Port)]
 			if !ok || internal == 0 {
-				b.problem(g.Ref, model.ReasonUnsupported, false, "listener %q: its Service has no port %d yet; it is served once the leader has written it", l.Name, l.Port)
+				b.listenerNotServed(g, l, gwv1.ListenerReasonPending, "%q: its Service has no port %d yet; it is served once the leader has written it", l.Name, l.Port)
 				continue
 			}
 			port = int(internal)
 		} else if why := b.directPortTaken(port, l.Protocol == gwv1.UDPProtocolType); why != "" {
-			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is %s; it is not served", l.Name, port, why)
+			b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is %s; it is not served", l.Name, port, why)
 			continue
 		}
 		https := false
@@ -261,7 +262,7 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 			continue
 		}
 		if sp := b.streams[port]; sp != nil {
-			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
+			b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
 			continue
 		}
 		p := b.ports[port]
@@ -270,7 +271,7 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 				listener: &model.HTTPListener{Name: "gateway-" + strconv.Itoa(port), Port: port, SSL: https}}
 			b.ports[port] = p
 		} else if p.https != https {
-			b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d serves %s for %s; it is not served", l.Name, port,
+			b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d serves %s for %s; it is not served", l.Name, port,
 				map[bool]string{true: "HTTPS", false: "HTTP"}[p.https], p.owner)
 			continue
 		}
@@ -589,4 +590,19 @@ func (b *gatewayProcessor) directPortTaken(port int, udp bool) string {
 		return "a stream listener's of " + o.String()
 	}
 	return ""
+}
+
+// listenerNotServed reports that listener l of g is not served: a Problem
+// and the listener's Programmed condition False with reason (the
+// Resolution's status is what the status writer writes).
+func (b *gatewayProcessor) listenerNotServed(g *gateway.Gateway, l *gateway.Listener, reason gwv1.ListenerConditionReason, format string, args ...any) {
+	msg := "listener " + fmt.Sprintf(format, args...)
+	b.problems = append(b.problems, model.Problem{Object: g.Ref, Reason: string(reason), Message: msg,
+		Condition: &model.StatusCondition{Type: string(gwv1.ListenerConditionProgrammed), Status: "False", Reason: string(reason), Listener: string(l.Name)}})
+	for i, gl := range g.Listeners {
+		if gl == l && i < len(g.Status.Listeners) {
+			meta.SetStatusCondition(&g.Status.Listeners[i].Conditions, metav1.Condition{Type: string(gwv1.ListenerConditionProgrammed),
+				Status: metav1.ConditionFalse, Reason: string(reason), Message: model.Truncate(msg), ObservedGeneration: g.Generation})
+		}
+	}
 }

@@ -49,15 +49,15 @@ func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listene
 	case l.Protocol == gwv1.TLSProtocolType && l.TLSMode == gwv1.TLSModePassthrough:
 	case l.Protocol == gwv1.TCPProtocolType, l.Protocol == gwv1.UDPProtocolType:
 	default:
-		b.problem(g.Ref, model.ReasonUnsupported, false, "listener %q: protocol %s (TLS mode %q) is not served by this version of Causeway", l.Name, l.Protocol, l.TLSMode)
+		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: protocol %s (TLS mode %q) is not served by this version of Causeway", l.Name, l.Protocol, l.TLSMode)
 		return
 	}
 	if !b.opts.StreamAvailable {
-		b.problem(g.Ref, model.ReasonUnsupported, false, "listener %q: nginx has no stream module (ngx_stream_module.so, Debian's libnginx-mod-stream); it is not served", l.Name)
+		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: nginx has no stream module (ngx_stream_module.so, Debian's libnginx-mod-stream); it is not served", l.Name)
 		return
 	}
 	if hp := b.ports[port]; hp != nil {
-		b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is an HTTP listener's of %s; it is not served", l.Name, port, hp.owner)
+		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is an HTTP listener's of %s; it is not served", l.Name, port, hp.owner)
 		return
 	}
 	sp := b.streams[port]
@@ -65,7 +65,7 @@ func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listene
 		sp = &gatewayStreamPort{port: port, protocol: l.Protocol, owner: g.Ref, sets: map[string]*streamSet{}}
 		b.streams[port] = sp
 	} else if sp.protocol != l.Protocol {
-		b.problem(g.Ref, model.ReasonCollision, false, "listener %q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
+		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
 		return
 	}
 	set := sp.sets[l.Hostname]

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -103,6 +104,12 @@ func TestGatewayPortsInFilesSource(t *testing.T) {
 		if !found {
 			t.Errorf("no Problem %q in %q", want, msgs)
 		}
+	}
+	// The listener not served says so in its status.
+	res := Run(snap, opts).Gateway
+	c := meta.FindStatusCondition(res.Gateways["infra/a"].Status.Listeners[0].Conditions, "Programmed")
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "Invalid" {
+		t.Errorf("listener ingress-port's Programmed condition: %+v, want False Invalid", c)
 	}
 	var ports []int
 	for _, l := range m.HTTPListeners {
