@@ -17,6 +17,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/model"
 )
@@ -159,6 +161,17 @@ var (
 	policyKind        = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "Policy"}
 	tsKind            = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "TransportServer"}
 	gcKind            = metav1.GroupVersionKind{Group: nicv1.GroupName, Version: "v1", Kind: "GlobalConfiguration"}
+
+	// gatewayKinds are Gateway API's reviewed kinds, each with a new
+	// object to decode into; their Problems are warnings only.
+	gatewayKinds = map[metav1.GroupVersionKind]func() metav1.Object{
+		{Group: gwv1.GroupName, Version: "v1", Kind: "Gateway"}:   func() metav1.Object { return &gwv1.Gateway{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "HTTPRoute"}: func() metav1.Object { return &gwv1.HTTPRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "GRPCRoute"}: func() metav1.Object { return &gwv1.GRPCRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "TLSRoute"}:  func() metav1.Object { return &gwv1.TLSRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "TCPRoute"}:  func() metav1.Object { return &gwv1.TCPRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "UDPRoute"}:  func() metav1.Object { return &gwv1.UDPRoute{} },
+	}
 )
 
 // review answers one request, or fails with an HTTP status.
@@ -171,7 +184,16 @@ func (h *Handler) review(r *http.Request, req *admissionv1.AdmissionRequest) (*a
 		obj    metav1.Object
 		kind   string
 		review func(ctx context.Context) ([]model.Problem, bool, error)
+		// warnOnly: Problems are warnings whatever the mode.
+		warnOnly bool
 	)
+	switch newObj, gw := gatewayKinds[req.Kind]; {
+	case gw:
+		obj, kind, warnOnly = newObj(), req.Kind.Kind, true
+		review = func(ctx context.Context) ([]model.Problem, bool, error) {
+			return h.Reviewer.ReviewGatewayAPI(ctx, kind, obj)
+		}
+	}
 	switch req.Kind {
 	case ingressKind:
 		ing := &networkingv1.Ingress{}
@@ -208,7 +230,9 @@ func (h *Handler) review(r *http.Request, req *admissionv1.AdmissionRequest) (*a
 	default:
 		// Only these kinds have a front-end today; anything else sent
 		// here is not ours to judge.
-		return allowed, 0, nil
+		if review == nil {
+			return allowed, 0, nil
+		}
 	}
 	if err := json.Unmarshal(req.Object.Raw, obj); err != nil {
 		return &admissionv1.AdmissionResponse{Result: &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest,
@@ -236,7 +260,7 @@ func (h *Handler) review(r *http.Request, req *admissionv1.AdmissionRequest) (*a
 	var refuse, warn []string
 	for _, p := range problems {
 		line := p.Reason + ": " + p.Message
-		if h.Mode == Deny && !missing[p.Reason] {
+		if h.Mode == Deny && !missing[p.Reason] && !warnOnly {
 			refuse = append(refuse, line)
 		} else {
 			warn = append(warn, line)

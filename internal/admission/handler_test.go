@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/source"
 )
@@ -28,6 +30,10 @@ func handlerWorld(mode Mode) *Handler {
 		EndpointSlices: []*discoveryv1.EndpointSlice{es},
 		// Layer 4: listener tcp-a is owned, tcp-b is free.
 		TransportServers: []*nicv1.TransportServer{mkTransportServer("ns1", "owner", 0, "tcp-a", "svc-0")},
+		GatewayClasses: []*gwv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "causeway"},
+			Spec: gwv1.GatewayClassSpec{ControllerName: "causeway.io/gateway-controller"}}},
+		Gateways: []*gwv1.Gateway{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "gw"},
+			Spec: gwv1.GatewaySpec{GatewayClassName: "causeway", Listeners: []gwv1.Listener{{Name: "http", Port: 9080, Protocol: gwv1.HTTPProtocolType}}}}},
 		GlobalConfigurations: []*nicv1.GlobalConfiguration{{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "gc"},
 			Spec: nicv1.GlobalConfigurationSpec{Listeners: []nicv1.Listener{
 				{Name: "tcp-a", Protocol: "TCP", Port: 5000}, {Name: "tcp-b", Protocol: "TCP", Port: 5001}}}}},
@@ -190,6 +196,16 @@ func TestHandlerAnswers(t *testing.T) {
 			obj: newGC("gc", nicv1.Listener{Name: "tcp-a", Protocol: "TCP", Port: 5000}), allowed: true},
 		{name: "a GlobalConfiguration --global-configuration does not name is not read", mode: Deny, op: admissionv1.Create, kind: gcKind,
 			obj: newGC("other", nicv1.Listener{Name: "tcp-a", Protocol: "SCTP", Port: 5000}), allowed: true},
+		// Gateway API: Problems are warnings, whatever the mode (status
+		// conditions are the API's way to refuse).
+		{name: "an HTTPRoute's refused filter is a warning, never a refusal", mode: Deny, op: admissionv1.Create, kind: httpRouteKind,
+			obj: newRoute("gw", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef,
+				ExtensionRef: &gwv1.LocalObjectReference{Group: "x.io", Kind: "Y", Name: "z"}}),
+			allowed: true, warnings: []string{"ExtensionRef"}},
+		{name: "a valid HTTPRoute", mode: Deny, op: admissionv1.Create, kind: httpRouteKind, obj: newRoute("gw"), allowed: true},
+		{name: "an HTTPRoute of another controller's Gateway", mode: Deny, op: admissionv1.Create, kind: httpRouteKind,
+			obj: newRoute("theirs", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef,
+				ExtensionRef: &gwv1.LocalObjectReference{Group: "x.io", Kind: "Y", Name: "z"}}), allowed: true},
 		{name: "an object that is no Ingress is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: "a string",
 			message: []string{"not an Ingress"}},
 	} {
@@ -311,6 +327,18 @@ func FuzzHandler(f *testing.F) {
 			t.Fatalf("HTTP %d %q", rec.Code, rec.Body.String())
 		}
 	})
+}
+
+var httpRouteKind = metav1.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "HTTPRoute"}
+
+// newRoute is an HTTPRoute in ns1 of Gateway parent, to svc-0, with filters.
+func newRoute(parent string, filters ...gwv1.HTTPRouteFilter) *gwv1.HTTPRoute {
+	port := gwv1.PortNumber(80)
+	return &gwv1.HTTPRoute{TypeMeta: metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "HTTPRoute"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "route"},
+		Spec: gwv1.HTTPRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: gwv1.ObjectName(parent)}}},
+			Rules: []gwv1.HTTPRouteRule{{Filters: filters, BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{
+				BackendObjectReference: gwv1.BackendObjectReference{Name: "svc-0", Port: &port}}}}}}}}
 }
 
 func newGC(name string, ls ...nicv1.Listener) *nicv1.GlobalConfiguration {
