@@ -88,90 +88,40 @@ func runCanary(ctx context.Context, e *env, c *config, rep *report) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "(h) %d canary weight changes ...\n", c.latencyIterations)
-	client := httpClient(ctl.HTTPAddr(), c.latencyKeepAlive)
-	defer client.CloseIdleConnections()
-	if err := waitServedBy(ctx, client, main.Addr, 10*time.Second); err != nil {
-		return err
-	}
-	r := &latencyResult{workers: workers}
-	before, err := ctl.snapshot()
+	r, err := flipWeights(ctx, c, ctl, workers, ctl.HTTPAddr(), main, canary, func(weight int) (time.Time, error) {
+		return ctl.WriteManifest("canary.yaml", canaryIngressYAML(weight))
+	})
 	if err != nil {
 		return err
 	}
-	prev := before
-	for i := range c.latencyIterations {
-		weight, want := 100, canary.Addr
-		if i%2 == 1 {
-			weight, want = 0, main.Addr
-		}
-		at, err := ctl.WriteManifest("canary.yaml", canaryIngressYAML(weight))
-		if err != nil {
-			return err
-		}
-		took := time.Duration(-1)
-		for {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if ep, _ := r.poll(ctx, client); ep == want {
-				took = time.Since(at)
-				r.samples = append(r.samples, took)
-				break
-			}
-			if time.Since(at) > c.latencyTimeout {
-				r.timeouts++
-				break
-			}
-			if c.pollInterval > 0 {
-				time.Sleep(c.pollInterval)
-			}
-		}
-		for range staleChecks {
-			if ep, ok := poll(ctx, client); ok && ep != want {
-				r.stale++
-			}
-		}
-		now, err := ctl.snapshot()
-		if err != nil {
-			return err
-		}
-		if d := now.delta(prev); d.applyCount == 1 && took >= 0 {
-			apply := time.Duration(d.applySum * float64(time.Second))
-			r.apply, r.rest = append(r.apply, apply), append(r.rest, took-apply)
-		}
-		prev = now
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20*time.Millisecond + rand.N(40*time.Millisecond)):
-		}
-	}
-	after, err := ctl.snapshot()
-	if err != nil {
-		return err
-	}
-	r.counters = after.delta(before)
 	r.reportCanary(c, rep)
 	return measureCanaryCost(ctx, e, c, rep)
 }
 
 // reportCanary adds section (h)'s table and summary rows.
 func (r *latencyResult) reportCanary(c *config, rep *report) {
+	r.reportWeights(rep, "(h)", "Canary weight change", "canary",
+		"Each change rewrites the canary Ingress (temp file + rename), its canary-weight alternating between 100 and 0, so one response tells which weight served it; the time runs from the rename to the first response from the backend the new weight chooses.")
+}
+
+// reportWeights adds the table and summary rows of a weight-change
+// section: (h) a canary's, (p) an HTTPRoute's.
+func (r *latencyResult) reportWeights(rep *report, section, what, short, how string) {
 	s, rtt := sortedCopy(r.samples), sortedCopy(r.rtts)
 	a, rest := sortedCopy(r.apply), sortedCopy(r.rest)
-	t := &table{title: "(h) Canary weight change → traffic split visible", header: []string{"", "changes", "p50", "p90", "p99", "max", "not seen in time", "stale answers after", "failed polls"}}
+	t := &table{title: section + " " + what + " → traffic split visible", header: []string{"", "changes", "p50", "p90", "p99", "max", "not seen in time", "stale answers after", "failed polls"}}
 	t.add("**rename → first response from the backend the new weight chooses**", fmt.Sprint(len(s)+r.timeouts), ms(percentile(s, 50)), ms(percentile(s, 90)), ms(percentile(s, 99)), ms(percentile(s, 100)),
 		fmt.Sprint(r.timeouts), fmt.Sprintf("%d of %d", r.stale, (len(s)+r.timeouts)*staleChecks), fmt.Sprint(r.failed))
 	t.add("of which: controller, event → push returned", fmt.Sprint(len(a)), ms(percentile(a, 50)), ms(percentile(a, 90)), ms(percentile(a, 99)), ms(percentile(a, 100)), "", "", "")
 	t.add("of which: the rest (file event, files-source batching, poll)", fmt.Sprint(len(rest)), ms(percentile(rest, 50)), ms(percentile(rest, 90)), ms(percentile(rest, 99)), ms(percentile(rest, 100)), "", "", "")
-	t.note("Each change rewrites the canary Ingress (temp file + rename), its canary-weight alternating between 100 and 0, so one response tells which weight served it; the time runs from the rename to the first response from the backend the new weight chooses.")
+	t.note("%s", how)
 	t.note("nginx has %d workers; polls are a new connection each; a poll's round trip is %s p50, %s p99 (%d polls in all). After the first answer, %d more requests follow; \"stale answers\" counts those still served by the other backend.",
 		r.workers, ms(percentile(rtt, 50)), ms(percentile(rtt, 99)), r.polls, staleChecks)
 	t.note("nginx reloads over the run: %v; dynamic updates pushed: %v.", num(r.counters.reloads), num(r.counters.updates))
 	rep.addTable(t)
 	p99 := percentile(s, 99)
-	rep.target("(h) canary weight change → split visible p99", "≤ 50 ms", ms(p99), pass(r.timeouts == 0 && len(s) > 0 && p99 <= 50*time.Millisecond))
-	rep.target("(h) reloads during canary weight changes", "0", num(r.counters.reloads), pass(r.counters.reloads == 0))
+	rep.target(section+" "+short+" weight change → split visible p99", "≤ 50 ms", ms(p99), pass(r.timeouts == 0 && len(s) > 0 && p99 <= 50*time.Millisecond))
+	rep.target(section+" reloads during "+short+" weight changes", "0", num(r.counters.reloads), pass(r.counters.reloads == 0))
 }
 
 // measureCanaryCost compares nginx CPU per request on a location without
@@ -243,4 +193,76 @@ func (t hostTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Host = t.host
 	return t.next.RoundTrip(r)
+}
+
+// flipWeights changes a weight c.latencyIterations times through write
+// (100 sends every request to canary, 0 to main) and measures each
+// change until the first response, through addr, from the backend the
+// new weight chooses: sections (h) and (p).
+func flipWeights(ctx context.Context, c *config, ctl *controllerProc, workers int, addr string, main, canary *backend,
+	write func(weight int) (time.Time, error)) (*latencyResult, error) {
+	client := httpClient(addr, c.latencyKeepAlive)
+	defer client.CloseIdleConnections()
+	if err := waitServedBy(ctx, client, main.Addr, 10*time.Second); err != nil {
+		return nil, err
+	}
+	r := &latencyResult{workers: workers}
+	before, err := ctl.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	prev := before
+	for i := range c.latencyIterations {
+		weight, want := 100, canary.Addr
+		if i%2 == 1 {
+			weight, want = 0, main.Addr
+		}
+		at, err := write(weight)
+		if err != nil {
+			return nil, err
+		}
+		took := time.Duration(-1)
+		for {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if ep, _ := r.poll(ctx, client); ep == want {
+				took = time.Since(at)
+				r.samples = append(r.samples, took)
+				break
+			}
+			if time.Since(at) > c.latencyTimeout {
+				r.timeouts++
+				break
+			}
+			if c.pollInterval > 0 {
+				time.Sleep(c.pollInterval)
+			}
+		}
+		for range staleChecks {
+			if ep, ok := poll(ctx, client); ok && ep != want {
+				r.stale++
+			}
+		}
+		now, err := ctl.snapshot()
+		if err != nil {
+			return nil, err
+		}
+		if d := now.delta(prev); d.applyCount == 1 && took >= 0 {
+			apply := time.Duration(d.applySum * float64(time.Second))
+			r.apply, r.rest = append(r.apply, apply), append(r.rest, took-apply)
+		}
+		prev = now
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20*time.Millisecond + rand.N(40*time.Millisecond)):
+		}
+	}
+	after, err := ctl.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	r.counters = after.delta(before)
+	return r, nil
 }

@@ -101,7 +101,7 @@ func main() {
 	flag.StringVar(&c.plane.luaPath, "lua-package-path", "", "where the binary's lua-resty-core is, as the controller's --lua-package-path ('$PWD/.cache/angie/lualib/?.lua;;' for Angie)")
 	flag.StringVar(&c.bin, "causeway", "", "causeway binary to run (default: go build ./cmd/causeway)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, controller and nginx logs)")
-	flag.StringVar(&c.only, "only", "a,b,d,e,f,g,h,i,j,k,l,m,n,o", "comma-separated sections to run (a and b include their part of c)")
+	flag.StringVar(&c.only, "only", "a,b,d,e,f,g,h,i,j,k,l,m,n,o,p", "comma-separated sections to run (a and b include their part of c)")
 	flag.DurationVar(&c.syncQuiet, "sync-quiet-period", 5*time.Millisecond, "controller --sync-quiet-period")
 	flag.DurationVar(&c.syncMaxDelay, "sync-max-delay", 100*time.Millisecond, "controller --sync-max-delay")
 	flag.IntVar(&c.latencyIterations, "latency-iterations", 100, "(a) endpoint swaps measured")
@@ -200,8 +200,8 @@ func (c *config) validate() error {
 		return errors.New("-h2-conns (1-100) or -h2-streams (1-128, nginx's http2_max_concurrent_streams) out of range")
 	}
 	for _, s := range splitList(c.only) {
-		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o"}, s) {
-			return fmt.Errorf("-only: unknown section %q (want a to n)", s)
+		if !slices.Contains([]string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p"}, s) {
+			return fmt.Errorf("-only: unknown section %q (want a to p)", s)
 		}
 	}
 	switch c.loader {
@@ -265,6 +265,11 @@ func runSections(ctx context.Context, e *env, c *config, rep *report) error {
 	if c.section("h") {
 		if err := runCanary(ctx, e, c, rep); err != nil {
 			return fmt.Errorf("(h) canary weight change: %w", err)
+		}
+	}
+	if c.section("p") {
+		if err := runRouteWeight(ctx, e, c, rep); err != nil {
+			return fmt.Errorf("(p) HTTPRoute weight change: %w", err)
 		}
 	}
 	if c.section("d") || c.section("e") {
