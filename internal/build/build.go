@@ -561,6 +561,11 @@ func (b *builder) finish() {
 			usedSecrets[s.TLS.Secret] = true
 		}
 	}
+	for _, l := range b.model.HTTPListeners {
+		if l.Certificate != "" {
+			usedSecrets[l.Certificate] = true
+		}
+	}
 	for k, be := range b.backends {
 		if used[k] {
 			b.model.Backends = append(b.model.Backends, be)

@@ -91,7 +91,7 @@ type listenerSet struct {
 var GatewayFeatures = []gwv1.FeatureName{
 	"Gateway", "HTTPRoute", "ReferenceGrant", "GRPCRoute",
 	"GatewayPort8080", "GatewayHTTPListenerIsolation",
-	"HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRoutePathRedirect", "HTTPRoutePortRedirect",
+	"HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect",
 	"HTTPRouteSchemeRedirect", "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode",
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
@@ -396,6 +396,15 @@ func (b *gatewayProcessor) servePort(p *gatewayPort) {
 	}
 	if s := p.sets[""]; s != nil && len(s.all) > 0 {
 		b.serve(p, s, "")
+	}
+	// Server names no server of the port has get the certificate of its
+	// listener without a hostname, or of its only listener.
+	if s := p.sets[""]; s != nil && p.https {
+		p.listener.Certificate = s.cert
+	} else if len(p.sets) == 1 && p.https {
+		for _, s := range p.sets {
+			p.listener.Certificate = s.cert
+		}
 	}
 	b.listeners = append(b.listeners, p.listener)
 }

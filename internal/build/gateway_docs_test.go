@@ -50,7 +50,7 @@ var featureNotes = map[features.FeatureName]string{
 	"UDPRoute":                                                   "one route and one backend per listener",
 	"TLSRoute":                                                   "Passthrough mode; one backend per route",
 	"HTTPRoutePathRewrite":                                       "ReplacePrefixMatch of `/` is refused",
-	"HTTPRoutePathRedirect":                                      "ReplaceFullPath only; ReplacePrefixMatch in a redirect is refused",
+	"HTTPRoutePathRedirect":                                      "not claimed: ReplaceFullPath is served, ReplacePrefixMatch in a redirect is refused (the rule is left out)",
 }
 
 // coreFeatures are the Core features of the kinds Causeway serves.

@@ -10,6 +10,11 @@ type HTTPListener struct {
 	Port int
 	// SSL makes it an HTTPS listener.
 	SSL bool
+	// Certificate is the key of the TLSSecret (in Model.Secrets) its
+	// default server presents, for server names no server of the
+	// listener has; "" for the controller's default certificate. A
+	// Gateway's HTTPS listener without a hostname presents its own.
+	Certificate string
 	// H2C serves HTTP/2 without TLS, by prior knowledge (a Gateway
 	// port with GRPCRoutes). Where the data plane cannot tell HTTP/2 from
 	// HTTP/1 on one cleartext port (nginx before 1.25.1), the port then

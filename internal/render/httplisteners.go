@@ -23,6 +23,9 @@ type listenerDefaultView struct {
 	// has it): the default server of an address decides whether a
 	// cleartext connection may start with HTTP/2's preface.
 	HTTP2On bool `json:",omitempty"`
+	// Cert is the PEM bundle of the listener's own certificate, "" for
+	// the default one.
+	Cert string `json:",omitempty"`
 }
 
 // listenLines are the listen addresses of an HTTP listener: its ipv4 and
@@ -111,8 +114,15 @@ func listenerDefaults(m *model.Model, p Params) ([]listenerDefaultView, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, listenerDefaultView{Listen: lines, SSL: l.SSL, Reject: l.SSL && m.Config.SSLRejectHandshake,
-			HTTP2On: m.Config.HTTP2 && p.Flavour.HTTP2Directive()})
+		v := listenerDefaultView{Listen: lines, SSL: l.SSL, Reject: l.SSL && m.Config.SSLRejectHandshake,
+			HTTP2On: m.Config.HTTP2 && p.Flavour.HTTP2Directive()}
+		if l.SSL && l.Certificate != "" {
+			if v.Cert, _, err = certDirectives(p.StateDir, l.Certificate, certAtReload, false); err != nil {
+				return nil, err
+			}
+			v.Reject = false
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }
