@@ -75,6 +75,7 @@ func main() {
 	flag.StringVar(&plane.binary, "nginx", "", "the data plane binary, nginx or angie (default: the controller's, nginx)")
 	flag.StringVar(&plane.modulesDir, "nginx-modules-dir", "", "passed to the controller as --nginx-modules-dir (Angie: .cache/angie/modules)")
 	flag.StringVar(&plane.luaPackagePath, "lua-package-path", "", "passed to the controller as --lua-package-path (Angie: '.cache/angie/lualib/?.lua;;', absolute)")
+	gateways := flag.Int("gateways", 0, "with -in-process: also build n HTTPRoutes over this many Gateways beside n Ingresses, and compare (issue 34)")
 	inproc := flag.Int("in-process", 0, "instead of the real controller: time this many rounds of model build and render of the same objects in this process, one host changed per round")
 	flag.Parse()
 	if *shapes < 1 || *shapes > *n {
@@ -84,6 +85,13 @@ func main() {
 	if *annots < 0 || *annots > len(commonAnnotations) {
 		fmt.Fprintf(os.Stderr, "bench: -annotations %d: want 0 to %d\n", *annots, len(commonAnnotations))
 		os.Exit(2)
+	}
+	if *inproc > 0 && *gateways > 0 {
+		if err := inProcessGateway(*n, *shapes, *gateways, *inproc); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *inproc > 0 {
 		if err := inProcess(*n, *shapes, *annots, *inproc, *profile); err != nil {

@@ -48,6 +48,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	files := Files{}
 	sources := map[string][]model.ObjectRef{}
 	refs := map[*serverView][]model.ObjectRef{}
+	scopes := map[*serverView]string{}
 	var hashes hashStats
 	shapes := map[string][]*serverView{}
 	var sh shaper
@@ -90,9 +91,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		for _, n := range v.names {
 			hashes.host(n)
 		}
-		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") || srv.Scope != "" {
-			// A scoped server (a Gateway's) has a file of its own: its
-			// host may have servers in other scopes too.
+		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") {
 			name, id := layout.ServerFile(srv.Host), hostID(srv.Host)
 			if srv.Scope != "" {
 				name, id = layout.ScopedServerFile(srv.Scope, srv.Host), scopedID(srv.Scope, srv.Host)
@@ -107,6 +106,13 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			continue
 		}
 		refs[v] = srv.Sources
+		if srv.Scope != "" {
+			// A scoped server (a Gateway's) shares a file only with
+			// servers of its listeners (the listen lines are part of
+			// the shape); alone, its file and names are its scope's,
+			// as its host may have servers in other scopes too.
+			scopes[v] = srv.Scope
+		}
 		key, err := sh.shape(v)
 		if err != nil {
 			return nil, nil, hashes, nil, err
@@ -122,6 +128,9 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		name := layout.ServerFile(host)
 		v := members[0]
 		id := hostID(host)
+		if scope, ok := scopes[v]; ok {
+			name, id = layout.ScopedServerFile(scope, host), scopedID(scope, host)
+		}
 		if len(members) > 1 {
 			shared := hex.EncodeToString([]byte(key[:6])) // key is the shape's SHA-256
 			name = layout.SharedServerFile(shared)

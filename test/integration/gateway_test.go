@@ -73,6 +73,26 @@ spec:
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
+metadata: {name: one, namespace: default}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  hostnames: [one.test]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /x}}]
+    backendRefs: [{name: tea, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: two, namespace: default}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  hostnames: [two.test]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /x}}]
+    backendRefs: [{name: juice, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
 metadata: {name: isolated, namespace: default}
 spec:
   parentRefs: [{name: gw, sectionName: isolated}]
@@ -117,6 +137,11 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 		{"http", "app.test", "/any", nil, 200, "tea", ""},
 		{"http", "other.test", "/any/thing", nil, 200, "tea", ""},
 		{"http", "other.test", "/", nil, 404, "", ""},
+		// Hosts of one shape share a server (the Lua data plane), each
+		// with its own backends.
+		{"http", "one.test", "/x", nil, 200, "tea", ""},
+		{"http", "two.test", "/x", nil, 200, "juice", ""},
+		{"http", "two.test", "/y", nil, 404, "", ""},
 		// Wildcards match any number of labels, never the suffix itself.
 		{"http", "a.wild.test", "/", nil, 200, "coffee", ""},
 		{"http", "a.b.wild.test", "/x", nil, 200, "coffee", ""},
