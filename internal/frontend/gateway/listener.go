@@ -81,6 +81,9 @@ func checkListener(gw *gwv1.Gateway, spec gwv1.Listener, in Inputs) *Listener {
 	}
 	l.checkHostname(spec)
 	l.checkTLS(gw, spec, in)
+	if spec.Protocol == gwv1.TLSProtocolType && l.TLSMode == gwv1.TLSModeTerminate {
+		supported = nil
+	}
 	l.checkKinds(spec, supported)
 	l.checkNamespaces(spec)
 	return l
@@ -130,7 +133,12 @@ func (l *Listener) checkTLS(gw *gwv1.Gateway, spec gwv1.Listener, in Inputs) {
 			l.TLSMode = gwv1.TLSModePassthrough
 			return // certificateRefs are ignored in this mode
 		case gwv1.TLSModeTerminate:
+			// TLSRouteModeTerminate, an extended feature Causeway does
+			// not serve: the listener is not accepted and takes no
+			// route kind (the spec's rule for an unsupported mode).
 			l.TLSMode = gwv1.TLSModeTerminate
+			unsupported("tls mode Terminate for protocol TLS is not supported by Causeway: TLS listeners pass connections through (mode Passthrough)")
+			return
 		default:
 			unsupported(fmt.Sprintf("tls mode %q is neither Terminate nor Passthrough", model.Truncate(string(*tls.Mode))))
 			return
