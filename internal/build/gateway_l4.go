@@ -154,11 +154,7 @@ func (b *gatewayProcessor) serveStream(sp *gatewayStreamPort) {
 		}
 		srv := &model.StreamServer{Listener: name, Port: sp.port, Protocol: proto, Source: r.Ref,
 			Proxy: model.StreamProxy{ConnectTimeout: sniConnectTimeout, Timeout: sniTimeout}}
-		if r.Backend != nil {
-			if be := b.streamBackend(r, kproto); be != nil {
-				srv.Backend, srv.Endpoints = be.Key, be.Endpoints
-			}
-		}
+		b.weightedEndpoints(srv, r, kproto)
 		b.addStream(srv)
 		slices.SortFunc(b.model.Streams, func(x, y *model.StreamServer) int { return strings.Compare(x.Listener, y.Listener) })
 		return
@@ -191,20 +187,79 @@ func (b *gatewayProcessor) serveStream(sp *gatewayStreamPort) {
 func (b *gatewayProcessor) sniRoute(h string, r *gateway.StreamRoute) *model.PassthroughRoute {
 	out := &model.PassthroughRoute{Host: h, Source: r.Ref,
 		Proxy: model.StreamProxy{ConnectTimeout: sniConnectTimeout, Timeout: sniTimeout}}
-	if r.Backend != nil {
-		if be := b.streamBackend(r, corev1.ProtocolTCP); be != nil {
+	if len(r.Backends) > 0 {
+		if be := b.streamBackend(r, r.Backends[0].Backend, corev1.ProtocolTCP); be != nil {
 			out.Backend, out.Endpoints = be.Key, be.Endpoints
 		}
 	}
 	return out
 }
 
-// streamBackend resolves a stream route's backend, or says why not.
-func (b *gatewayProcessor) streamBackend(r *gateway.StreamRoute, proto corev1.Protocol) *model.Backend {
-	be, err := b.idx.resolveProtocol(r.Backend.Namespace, &networkingv1.IngressServiceBackend{Name: r.Backend.Service,
-		Port: networkingv1.ServiceBackendPort{Number: r.Backend.Port}}, proto)
+// weightedEndpoints gives srv the endpoints of r's backends, each
+// backend's weight spread over its endpoints: an endpoint of a backend of
+// weight w with n endpoints weighs w*L/n, L the least common multiple of
+// the backends' endpoint counts, so each backend's share is its weight's.
+// One backend needs no weights.
+func (b *gatewayProcessor) weightedEndpoints(srv *model.StreamServer, r *gateway.StreamRoute, proto corev1.Protocol) {
+	type resolved struct {
+		be *model.Backend
+		w  int
+	}
+	var all []resolved
+	l := 1
+	for _, sb := range r.Backends {
+		be := b.streamBackend(r, sb.Backend, proto)
+		if be == nil || len(be.Endpoints) == 0 {
+			continue
+		}
+		all = append(all, resolved{be, sb.Weight})
+		if l = lcm(l, len(be.Endpoints)); l > model.MaxSplitWeight {
+			l = model.MaxSplitWeight + 1 // weights beyond bounds: see below
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	srv.Backend = all[0].be.Key
+	for _, x := range all {
+		srv.Endpoints = append(srv.Endpoints, x.be.Endpoints...)
+	}
+	if len(all) == 1 {
+		return
+	}
+	g := 0
+	for _, x := range all {
+		g = gcd(g, x.w*l/len(x.be.Endpoints))
+	}
+	for _, x := range all {
+		w := x.w * l / len(x.be.Endpoints) / g
+		if w > model.MaxSplitWeight {
+			b.problem(r.Ref, model.ReasonUnsupported, false, "the backends' weights over their endpoints exceed nginx's bounds; connections are shared equally among the endpoints")
+			srv.Weights = nil
+			return
+		}
+		for range x.be.Endpoints {
+			srv.Weights = append(srv.Weights, w)
+		}
+	}
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func lcm(a, b int) int { return a / gcd(a, b) * b }
+
+// streamBackend resolves one of a stream route's backends, or says why
+// not.
+func (b *gatewayProcessor) streamBackend(r *gateway.StreamRoute, sb gateway.Backend, proto corev1.Protocol) *model.Backend {
+	be, err := b.idx.resolveProtocol(sb.Namespace, &networkingv1.IngressServiceBackend{Name: sb.Service,
+		Port: networkingv1.ServiceBackendPort{Number: sb.Port}}, proto)
 	if err != nil {
-		b.problem(r.Ref, model.ReasonMissingService, false, "backend %s: %v; connections are closed", r.Backend.Key(), err)
+		b.problem(r.Ref, model.ReasonMissingService, false, "backend %s: %v; its connections are closed", sb.Key(), err)
 		return nil
 	}
 	return be

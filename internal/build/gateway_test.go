@@ -1,12 +1,16 @@
 package build
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/causeway/causeway/internal/frontend/gateway"
@@ -117,5 +121,44 @@ func TestGatewayPortsInFilesSource(t *testing.T) {
 	}
 	if !slices.Equal(ports, []int{9000}) {
 		t.Errorf("HTTP listeners on %v, want one shared on 9000", ports)
+	}
+}
+
+// TestGatewayTCPRouteWeights: a TCPRoute's backends share its listener's
+// connections by weight, spread over their endpoints (2 and 3 endpoints,
+// weights 1 and 1: 3+3 against 2+2+2), and a backend of weight 0 gets
+// none.
+func TestGatewayTCPRouteWeights(t *testing.T) {
+	opts := testOpts
+	opts.StreamAvailable = true
+	ready := ptr.To(true)
+	snap := &source.Snapshot{
+		GatewayClasses: []*gwv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "causeway"}, Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}},
+		Gateways: []*gwv1.Gateway{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gw"},
+			Spec: gwv1.GatewaySpec{GatewayClassName: "causeway", Listeners: []gwv1.Listener{{Name: "tcp", Port: 9000, Protocol: gwv1.TCPProtocolType}}}}},
+		Services: []*corev1.Service{service("default", "a", 80, "p"), service("default", "b", 80, "p"), service("default", "c", 80, "p")},
+		EndpointSlices: []*discoveryv1.EndpointSlice{
+			slice("default", "a", "p", 8080, ep{addr: "10.0.0.1", ready: ready}, ep{addr: "10.0.0.2", ready: ready}),
+			slice("default", "b", "p", 8080, ep{addr: "10.0.1.1", ready: ready}, ep{addr: "10.0.1.2", ready: ready}, ep{addr: "10.0.1.3", ready: ready}),
+			slice("default", "c", "p", 8080, ep{addr: "10.0.2.1", ready: ready}),
+		},
+	}
+	ref := func(name string, w int32) gwv1.BackendRef {
+		return gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: gwv1.ObjectName(name), Port: ptr.To(gwv1.PortNumber(80))}, Weight: &w}
+	}
+	snap.TCPRoutes = []*gwv1.TCPRoute{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tcp"},
+		Spec: gwv1.TCPRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw"}}},
+			Rules: []gwv1.TCPRouteRule{{BackendRefs: []gwv1.BackendRef{ref("a", 1), ref("b", 1), ref("c", 0)}}}}}}
+	m, problems := Build(snap, opts)
+	if len(m.Streams) != 1 {
+		t.Fatalf("streams %v, problems %v", m.Streams, problems)
+	}
+	var got []string
+	for i, e := range m.Streams[0].Endpoints {
+		got = append(got, fmt.Sprintf("%s=%d", e.Address, m.Streams[0].Weights[i]))
+	}
+	want := []string{"10.0.0.1=3", "10.0.0.2=3", "10.0.1.1=2", "10.0.1.2=2", "10.0.1.3=2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("endpoints and weights %v, want %v", got, want)
 	}
 }

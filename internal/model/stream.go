@@ -75,8 +75,12 @@ type StreamServer struct {
 	// change needs a reload. Empty: connections are closed.
 	Backend   string
 	Endpoints []Endpoint
-	Upstream  StreamUpstream
-	Proxy     StreamProxy
+	// Weights, when set, are the endpoints' nginx weights, one each
+	// (several Services shared by weight: a Gateway TCPRoute's or
+	// UDPRoute's backendRefs); unset, every endpoint weighs 1.
+	Weights  []int
+	Upstream StreamUpstream
+	Proxy    StreamProxy
 	// TLS, when set, terminates TLS on the listener (TCP) with the
 	// TLSSecret of that key in Model.Secrets.
 	TLS *StreamTLS

@@ -107,6 +107,10 @@ func streamName(listener string) (string, error) {
 	return "ts_" + listener, nil
 }
 
+// maxStreamWeight bounds an upstream server's weight (the model's
+// split weights' bound).
+const maxStreamWeight = model.MaxSplitWeight
+
 func newStreamView(s *model.StreamServer, p Params) (*streamView, error) {
 	name, err := streamName(s.Listener)
 	if err != nil {
@@ -159,12 +163,22 @@ func newStreamView(s *model.StreamServer, p Params) (*streamView, error) {
 	}
 	params := " max_fails=" + strconv.Itoa(u.MaxFails) + " fail_timeout=" + model.FormatDuration(u.FailTimeout) +
 		" max_conns=" + strconv.Itoa(u.MaxConns)
-	for _, e := range s.Endpoints {
+	if len(s.Weights) > 0 && len(s.Weights) != len(s.Endpoints) {
+		return nil, fmt.Errorf("%d weights for %d endpoints", len(s.Weights), len(s.Endpoints))
+	}
+	for i, e := range s.Endpoints {
 		addr, err := listen(e.Address, int(e.Port))
 		if err != nil {
 			return nil, fmt.Errorf("endpoint: %w", err)
 		}
-		v.Servers = append(v.Servers, addr+params)
+		w := ""
+		if len(s.Weights) > 0 {
+			if s.Weights[i] < 1 || s.Weights[i] > maxStreamWeight {
+				return nil, fmt.Errorf("endpoint weight %d: want 1 to %d", s.Weights[i], maxStreamWeight)
+			}
+			w = " weight=" + strconv.Itoa(s.Weights[i])
+		}
+		v.Servers = append(v.Servers, addr+params+w)
 	}
 	if len(v.Servers) == 0 {
 		// nginx refuses an upstream without servers: list a socket that

@@ -50,7 +50,7 @@ kind: TCPRoute
 metadata: {name: tcp, namespace: default}
 spec:
   parentRefs: [{name: gw, sectionName: tcp}]
-  rules: [{backendRefs: [{name: tcp-echo, port: 9000}]}]
+  rules: [{backendRefs: [{name: tcp-echo, port: 9000, weight: 1}, {name: tcp-echo-b, port: 9000, weight: 1}, {name: tcp-echo-c, port: 9000, weight: 0}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: UDPRoute
@@ -70,10 +70,13 @@ func TestGatewayStreamRoutesAgainstNginx(t *testing.T) {
 	appIP, appPort := startTLSBackend(t, "tls-app", "secure.pass.test")
 	wildIP, wildPort := startTLSBackend(t, "wild-app", "wild.pass.test")
 	tcpIP, tcpPort := startTCPEcho(t, "tcp")
+	tcpIPb, tcpPortb := startTCPEcho(t, "tcpb")
+	tcpIPc, tcpPortc := startTCPEcho(t, "tcpc")
 	udpIP, udpPort := startUDPEcho(t, "udp")
 	c := startController(t, map[string]string{
 		"services.yaml": streamServiceYAML("tls-app", "TCP", 8443, appPort, appIP) + streamServiceYAML("wild-app", "TCP", 8443, wildPort, wildIP) +
-			streamServiceYAML("tcp-echo", "TCP", 9000, tcpPort, tcpIP) + streamServiceYAML("udp-echo", "UDP", 9001, udpPort, udpIP),
+			streamServiceYAML("tcp-echo", "TCP", 9000, tcpPort, tcpIP) + streamServiceYAML("tcp-echo-b", "TCP", 9000, tcpPortb, tcpIPb) +
+			streamServiceYAML("tcp-echo-c", "TCP", 9000, tcpPortc, tcpIPc) + streamServiceYAML("udp-echo", "UDP", 9001, udpPort, udpIP),
 	})
 	tlsPort, tcpGw, udpGw := freePort(t, c.IP), freePort(t, c.IP), freePort(t, c.IP)
 	c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewayL4Manifests, tlsPort, tcpGw, udpGw))
@@ -95,9 +98,22 @@ func TestGatewayStreamRoutesAgainstNginx(t *testing.T) {
 	if _, err := harness.Get("https", tlsAddr, "other.pass.test", "/"); err == nil {
 		t.Error("a server name no TLSRoute has was served")
 	}
-	waitReply(t, "TCPRoute", "tcp:hello", func() (string, error) {
-		return tcpRoundTrip(net.JoinHostPort(c.IP, strconv.Itoa(tcpGw)), "hello")
+	// The TCPRoute shares connections by weight: 1 and 1 (and 0).
+	seen := map[string]int{}
+	eventually(t, 20*time.Second, func() error {
+		got, err := tcpRoundTrip(net.JoinHostPort(c.IP, strconv.Itoa(tcpGw)), "hello")
+		if err != nil {
+			return err
+		}
+		seen[got]++
+		if seen["tcp:hello"] == 0 || seen["tcpb:hello"] == 0 {
+			return fmt.Errorf("replies so far %v; want both weighted backends", seen)
+		}
+		return nil
 	})
+	if seen["tcpc:hello"] > 0 {
+		t.Errorf("the backend of weight 0 got connections: %v", seen)
+	}
 	waitReply(t, "UDPRoute", "udp:ping", func() (string, error) {
 		return udpRoundTrip(net.JoinHostPort(c.IP, strconv.Itoa(udpGw)), "ping")
 	})
