@@ -108,10 +108,11 @@ func (c *Cluster) InstallCauseway(ctx context.Context, opts InstallOptions) (*Ca
 }
 
 // imageValues are the only values a user changes to install the chart on
-// this node: the imported image, never pulled.
+// this node: the imported image, never pulled. The tag is a string
+// even when a commit's short hash is all digits (helm would read a number).
 func (cw *Causeway) imageValues() []string {
-	return []string{"--set", "controller.image.repository=" + cw.ImageRepository,
-		"--set", "controller.image.tag=" + cw.ImageTag,
+	return []string{"--set-string", "controller.image.repository=" + cw.ImageRepository,
+		"--set-string", "controller.image.tag=" + cw.ImageTag,
 		"--set", "controller.image.pullPolicy=Never"}
 }
 
