@@ -130,9 +130,9 @@ gateway-api-images:
 
 # The Gateway API conformance suite (hack/gateway-api, v1.6.3) against
 # Causeway installed by its chart in tier 5's cluster (make cluster-up's
-# if one runs), with the pinned CRDs; the report goes to docs/conformance/.
-# CONFORMANCE_FLAGS: -channel standard, -set K=V, -- -run-test NAME.
-# Not part of make test until the Gateway API front-end exists.
+# if one runs), with the pinned CRDs; the report goes to docs/conformance/
+# (make test writes it to bin/test-logs/ instead, the tree stays clean).
+# CONFORMANCE_FLAGS: -channel standard, -set K=V, -report FILE, -- -run-test NAME.
 test-gateway-conformance: deps kube-apiserver helm cluster-images image gateway-api-images
 	@hack/install-deps.sh $(CLUSTER_PACKAGES)
 	$(GO) run ./hack/gateway-conformance $(CONFORMANCE_FLAGS)

@@ -112,5 +112,7 @@ say "the image"
 ${make} test-image
 say "tier 5: a real node"
 ${make} test-cluster
+say "tier 5: the Gateway API conformance suite"
+${make} test-gateway-conformance CONFORMANCE_FLAGS="-report ${logs}/gateway-api-conformance-report.yaml"
 
 say "all test tiers passed"
