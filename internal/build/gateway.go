@@ -156,9 +156,18 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 	b.streamSets = map[listenerKey]*streamSet{}
 	gws := sortedGateways(res)
 	for _, g := range gws {
+		// nginx refused what one of its servers rendered (the
+		// controller's bisection names the objects of a file): the
+		// Gateway is left out, the others go on.
+		if b.excluded(g.Ref) {
+			continue
+		}
 		b.gatewayPorts(g, owners)
 	}
 	for _, at := range res.Routes {
+		if b.excluded(gatewayObject(at.Route.RouteKind(), at.Route)) {
+			continue
+		}
 		if b.streamRoute(at, env, snap) {
 			continue
 		}

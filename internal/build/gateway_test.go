@@ -14,6 +14,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/causeway/causeway/internal/frontend/gateway"
+	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -160,5 +161,39 @@ func TestGatewayTCPRouteWeights(t *testing.T) {
 	want := []string{"10.0.0.1=3", "10.0.0.2=3", "10.0.1.1=2", "10.0.1.2=2", "10.0.1.3=2"}
 	if !slices.Equal(got, want) {
 		t.Errorf("endpoints and weights %v, want %v", got, want)
+	}
+}
+
+// TestGatewayExcluded: a route or Gateway the controller excludes (nginx
+// refused its configuration) is left out with a Problem; the others are
+// served.
+func TestGatewayExcluded(t *testing.T) {
+	opts := testOpts
+	opts.HTTPPort, opts.HTTPSPort = 8080, 8443
+	snap := world(1)
+	snap.GatewayClasses = []*gwv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "causeway"}, Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}}
+	snap.Gateways = []*gwv1.Gateway{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gw"},
+		Spec: gwv1.GatewaySpec{GatewayClassName: "causeway", Listeners: []gwv1.Listener{{Name: "http", Port: 9000, Protocol: gwv1.HTTPProtocolType}}}}}
+	route := func(name, host string) *gwv1.HTTPRoute {
+		return &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: gwv1.HTTPRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw"}}},
+				Hostnames: []gwv1.Hostname{gwv1.Hostname(host)},
+				Rules: []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{
+					BackendObjectReference: gwv1.BackendObjectReference{Name: gwv1.ObjectName(svcName(0)), Port: ptr.To(gwv1.PortNumber(80))}}}}}}}}
+	}
+	snap.HTTPRoutes = []*gwv1.HTTPRoute{route("bad", "bad.test"), route("good", "good.test")}
+	opts.Excluded = map[string]string{"HTTPRoute/default/bad": "nginx refused it"}
+	m, problems := Build(snap, opts)
+	var hosts []string
+	for _, s := range m.Servers {
+		if s.Scope != "" {
+			hosts = append(hosts, s.Host)
+		}
+	}
+	if !slices.Equal(hosts, []string{"good.test"}) {
+		t.Errorf("Gateway servers %v, want good.test only", hosts)
+	}
+	if !slices.ContainsFunc(problems, func(p model.Problem) bool { return p.Object.Name == "bad" && p.Reason == model.ReasonExcluded }) {
+		t.Errorf("no Excluded Problem on the route: %v", problems)
 	}
 }

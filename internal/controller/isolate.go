@@ -15,6 +15,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
@@ -199,6 +201,18 @@ func object(snap *source.Snapshot, key string) metav1.Object {
 		return named(snap.VirtualServers, rest)
 	case "ConfigMap":
 		return named(snap.ConfigMaps, rest)
+	case "Gateway":
+		return named(snap.Gateways, rest)
+	case "HTTPRoute":
+		return named(snap.HTTPRoutes, rest)
+	case "GRPCRoute":
+		return named(snap.GRPCRoutes, rest)
+	case "TLSRoute":
+		return named(snap.TLSRoutes, rest)
+	case "TCPRoute":
+		return named(snap.TCPRoutes, rest)
+	case "UDPRoute":
+		return named(snap.UDPRoutes, rest)
 	}
 	return nil
 }
@@ -238,6 +252,18 @@ func fingerprint(o metav1.Object) string {
 		return hashJSON(o.UID, o.Spec)
 	case *corev1.ConfigMap:
 		return hashJSON(o.UID, o.Data)
+	case *gwv1.Gateway:
+		return hashJSON(o.UID, o.Spec)
+	case *gwv1.HTTPRoute:
+		return hashJSON(o.UID, o.Spec)
+	case *gwv1.GRPCRoute:
+		return hashJSON(o.UID, o.Spec)
+	case *gwv1.TLSRoute:
+		return hashJSON(o.UID, o.Spec)
+	case *gwv1.TCPRoute:
+		return hashJSON(o.UID, o.Spec)
+	case *gwv1.UDPRoute:
+		return hashJSON(o.UID, o.Spec)
 	}
 	return ""
 }

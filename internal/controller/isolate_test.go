@@ -2,6 +2,7 @@ package controller
 
 import (
 	"reflect"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"testing"
 	"time"
 
@@ -133,5 +134,24 @@ func TestModSecurityMainRefused(t *testing.T) {
 		if got := modSecurityMainRefused(tc.out, dir); got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.out, got, tc.want)
 		}
+	}
+}
+
+// TestGatewayAPIExclusionsLapse: an excluded HTTPRoute stays excluded
+// while unchanged, and is retried once its spec changes or it is gone.
+func TestGatewayAPIExclusionsLapse(t *testing.T) {
+	rt := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "bad"}}
+	snap := &source.Snapshot{HTTPRoutes: []*gwv1.HTTPRoute{rt}}
+	const key = "HTTPRoute/a/bad"
+	excl := map[string]exclusion{key: {fingerprint: objectFingerprint(snap, key), reason: "nginx said no"}}
+	if excl[key].fingerprint == "" {
+		t.Fatal("an HTTPRoute has no fingerprint: its exclusion could never lapse")
+	}
+	if got := current(excl, snap, objectFingerprint); got[key] != "nginx said no" {
+		t.Fatalf("unchanged route must stay excluded: %v", got)
+	}
+	rt.Spec.Hostnames = []gwv1.Hostname{"fixed.test"}
+	if got := current(excl, snap, objectFingerprint); len(got) != 0 {
+		t.Fatalf("a changed route must be retried: %v", got)
 	}
 }
