@@ -45,8 +45,17 @@ spec:
 `, ns, port, httpHost, 100-w, canaryService, w, service)
 }
 
-// runRouteWeight runs section (p).
+// runRouteWeight runs section (p): the weight changes, then the
+// per-request cost.
 func runRouteWeight(ctx context.Context, e *env, c *config, rep *report) error {
+	if err := routeWeightLatency(ctx, e, c, rep); err != nil {
+		return err
+	}
+	return measureRouteCost(ctx, e, c, rep)
+}
+
+// routeWeightLatency times HTTPRoute weight changes.
+func routeWeightLatency(ctx context.Context, e *env, c *config, rep *report) error {
 	p, bs, err := twoBackends(e)
 	if err != nil {
 		return err
@@ -101,5 +110,102 @@ func runRouteWeight(ctx context.Context, e *env, c *config, rep *report) error {
 	}
 	r.reportWeights(rep, "(p)", "HTTPRoute weight change", "HTTPRoute",
 		"Each change rewrites the HTTPRoute (temp file + rename), its two backendRefs' weights alternating between 100/0 and 0/100, so one response tells which weights served it; the time runs from the rename to the first response from the backend the new weights choose.")
+	return nil
+}
+
+// routeHost is the HTTPRoute's host in the per-request cost comparison.
+const routeHost = "route.bench.test"
+
+// gatewayCostYAML is a Gateway with an HTTP listener on port and two
+// HTTPRoutes to the Ingress's Service: routeHost with one backendRef, and
+// split.bench.test with the canary's Service beside it at weight 0 (a
+// split location, the Lua balancer choosing).
+func gatewayCostYAML(port int) string {
+	return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: causeway}
+spec: {controllerName: causeway.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: %[1]s}
+spec:
+  gatewayClassName: causeway
+  listeners: [{name: http, port: %[2]d, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: plain, namespace: %[1]s}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [%[3]q]
+  rules: [{backendRefs: [{name: %[4]s, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: split, namespace: %[1]s}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [split.bench.test]
+  rules: [{backendRefs: [{name: %[4]s, port: 80, weight: 1}, {name: %[5]s, port: 80, weight: 0}]}]
+---
+`, ns, port, routeHost, service, canaryService)
+}
+
+// measureRouteCost compares nginx's CPU per request through an HTTPRoute
+// with the same request through an Ingress, same controller, same
+// backend, alternating rounds (issue 34: ≤ 1.05×).
+func measureRouteCost(ctx context.Context, e *env, c *config, rep *report) error {
+	p, bs, err := twoBackends(e)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	quiet := map[string]string{"worker-processes": "1", "disable-access-log": "true"}
+	ctl, err := e.startController(ctx, "route-cost", map[string]string{
+		"app.yaml":   ingressClassYAML + configMapYAML(quiet) + serviceYAML() + ingressYAML("web", httpHost) + canaryServiceYAML(p.port, bs[1].IP),
+		"slice.yaml": sliceYAML(p.port, bs[0].IP),
+	}, c)
+	if err != nil {
+		return err
+	}
+	defer ctl.stop()
+	port, err := freePort(ctl.IP)
+	if err != nil {
+		return err
+	}
+	if _, err := ctl.WriteManifest("gateway.yaml", gatewayCostYAML(port)); err != nil {
+		return err
+	}
+	gwAddr := net.JoinHostPort(ctl.IP, strconv.Itoa(port))
+	for _, s := range []struct{ addr, host string }{{ctl.HTTPAddr(), httpHost}, {gwAddr, routeHost}, {gwAddr, "split.bench.test"}} {
+		if err := waitServedBy(ctx, hostClient(s.addr, s.host), bs[0].Addr, 20*time.Second); err != nil {
+			return fmt.Errorf("%s: %w", s.host, err)
+		}
+	}
+	loader := c.resolvedLoader()
+	load := func(sd side, d time.Duration) (sample, error) {
+		if loader == "wrk" {
+			return wrkLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, nil, c.conns, d, -1)
+		}
+		return vegetaLoad(ctx, "http://"+sd.httpAddr+"/", sd.host, nil, c.conns, d)
+	}
+	sides := []side{
+		{name: "Ingress", httpAddr: ctl.HTTPAddr(), host: httpHost, master: ctl.nginxPID},
+		{name: "HTTPRoute, one backendRef", httpAddr: gwAddr, host: routeHost, master: ctl.nginxPID},
+		{name: "HTTPRoute, two backendRefs (weights 1 and 0: a split)", httpAddr: gwAddr, host: "split.bench.test", master: ctl.nginxPID},
+	}
+	fmt.Fprintf(os.Stderr, "(p) per-request cost: %s, %d rounds of %s per location ...\n", loader, c.rounds, c.tputDuration)
+	res, err := abRounds(ctx, c.rounds, sides, time.Second, c.tputDuration, load)
+	if err != nil {
+		return err
+	}
+	t := &table{title: "(p) nginx CPU per request: an HTTPRoute vs the same Ingress", header: []string{"location"}}
+	_, cpu := compareTable(t, "req", sides, res, 0, func(int) []string { return nil })
+	t.note("One controller, ConfigMap `worker-processes: \"1\"` and `disable-access-log: \"true\"`, metrics on; one Go echo backend behind both; %s with %d keep-alive connections, %d rounds of %s per location, each round every location in turn. The HTTPRoute is served on its Gateway's own port.", loader, c.conns, c.rounds, c.tputDuration)
+	t.note("%s", failureNote(res))
+	rep.addTable(t)
+	rep.target("(p) nginx CPU per request, HTTPRoute / Ingress", "≤ 1.05×", fmt.Sprintf("%.2f×", cpu[1]), pass(cpu[1] <= 1.05))
+	rep.target("(p) nginx CPU per request, HTTPRoute split / Ingress", "informational", fmt.Sprintf("%.2f×", cpu[2]), nil)
 	return nil
 }
