@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 	"github.com/causeway/causeway/internal/frontend/gateway"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
@@ -195,5 +196,41 @@ func TestGatewayExcluded(t *testing.T) {
 	}
 	if !slices.ContainsFunc(problems, func(p model.Problem) bool { return p.Object.Name == "bad" && p.Reason == model.ReasonExcluded }) {
 		t.Errorf("no Excluded Problem on the route: %v", problems)
+	}
+}
+
+// TestGatewayPortOfAnotherFrontEnd: with the files source, a Gateway
+// listener on a port a GlobalConfiguration listener (VirtualServers'
+// HTTP, TransportServers' TCP/UDP) or a TransportServer has is refused,
+// naming it; the other front-end keeps its port.
+func TestGatewayPortOfAnotherFrontEnd(t *testing.T) {
+	snap := streamWorld()
+	snap.GlobalConfigurations[0].Spec.Listeners = append(snap.GlobalConfigurations[0].Spec.Listeners,
+		nicv1.Listener{Name: "web", Port: 7000, Protocol: "HTTP"})
+	snap.TransportServers = []*nicv1.TransportServer{mkTransportServer("ts", 0, "tcp", "TCP", svcName(0))}
+	snap.GatewayClasses = []*gwv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "causeway"}, Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}}
+	snap.Gateways = []*gwv1.Gateway{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gw"},
+		Spec: gwv1.GatewaySpec{GatewayClassName: "causeway", Listeners: []gwv1.Listener{
+			{Name: "on-vs-listener", Port: 7000, Protocol: gwv1.HTTPProtocolType},
+			{Name: "on-ts-listener", Port: 5000, Protocol: gwv1.TCPProtocolType},
+			{Name: "on-udp-listener", Port: 5000, Protocol: gwv1.UDPProtocolType},
+			{Name: "free", Port: 7001, Protocol: gwv1.HTTPProtocolType}}}}}
+	m, problems := Build(snap, streamOpts)
+	msgs := messagesOf(problems, "Gateway")
+	for _, want := range []string{`"on-vs-listener": port 7000 is GlobalConfiguration listener web's`,
+		`"on-ts-listener": port 5000 is GlobalConfiguration listener tcp's`, `"on-udp-listener": port 5000 is GlobalConfiguration listener udp's`} {
+		if !strings.Contains(msgs, want) {
+			t.Errorf("no Problem %q in %s", want, msgs)
+		}
+	}
+	var ports []int
+	for _, l := range m.HTTPListeners {
+		ports = append(ports, l.Port)
+	}
+	if !slices.Equal(ports, []int{7001}) {
+		t.Errorf("Gateway HTTP listeners on %v, want 7001 only", ports)
+	}
+	if len(m.Streams) != 1 || m.Streams[0].Source.Name != "ts" {
+		t.Errorf("streams %v, want the TransportServer's only", m.Streams)
 	}
 }
