@@ -131,14 +131,29 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 		grpcs[rt] = r
 		routes = append(routes, rt)
 	}
+	// The stream kinds' translations, by route (a lookup per route, not
+	// a scan).
+	streams := map[gateway.Route]streamTranslation{}
 	for _, r := range snap.TLSRoutes {
-		routes = append(routes, gateway.TLSRouteOf(r))
+		rt := gateway.TLSRouteOf(r)
+		streams[rt] = func(env gateway.RouteEnv) (*gateway.StreamRoute, []model.Problem) {
+			return gateway.TranslateTLSRoute(r, env)
+		}
+		routes = append(routes, rt)
 	}
 	for _, r := range snap.TCPRoutes {
-		routes = append(routes, gateway.TCPRouteOf(r))
+		rt := gateway.TCPRouteOf(r)
+		streams[rt] = func(env gateway.RouteEnv) (*gateway.StreamRoute, []model.Problem) {
+			return gateway.TranslateTCPRoute(r, env)
+		}
+		routes = append(routes, rt)
 	}
 	for _, r := range snap.UDPRoutes {
-		routes = append(routes, gateway.UDPRouteOf(r))
+		rt := gateway.UDPRouteOf(r)
+		streams[rt] = func(env gateway.RouteEnv) (*gateway.StreamRoute, []model.Problem) {
+			return gateway.TranslateUDPRoute(r, env)
+		}
+		routes = append(routes, rt)
 	}
 	res, problems := gateway.Resolve(snap.GatewayClasses, snap.Gateways, routes, GatewayFeatures, addresses, in)
 	b.problems = append(b.problems, problems...)
@@ -168,7 +183,8 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 		if b.excluded(gatewayObject(at.Route.RouteKind(), at.Route)) {
 			continue
 		}
-		if b.streamRoute(at, env, snap) {
+		if translate, ok := streams[at.Route]; ok {
+			b.streamRoute(at, env, translate)
 			continue
 		}
 		rules := b.translateRoute(at, env, https[at.Route], grpcs[at.Route])

@@ -14,7 +14,6 @@ import (
 
 	"github.com/causeway/causeway/internal/frontend/gateway"
 	"github.com/causeway/causeway/internal/model"
-	"github.com/causeway/causeway/internal/source"
 )
 
 // Gateway listeners of the stream kinds: a TLS listener in Passthrough
@@ -76,25 +75,12 @@ func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listene
 	b.streamSets[listenerKey{g.Ref.Key(), l.Name}] = set
 }
 
-// streamRoute translates and attaches a route of a stream kind; false for
-// the other kinds.
-func (b *gatewayProcessor) streamRoute(at gateway.Attached, env gateway.RouteEnv, snap *source.Snapshot) bool {
-	var r *gateway.StreamRoute
-	var problems []model.Problem
-	ns, name := at.Route.GetNamespace(), at.Route.GetName()
-	switch at.Route.RouteKind() {
-	case "TLSRoute":
-		i := slices.IndexFunc(snap.TLSRoutes, func(x *gwv1.TLSRoute) bool { return x.Namespace == ns && x.Name == name })
-		r, problems = gateway.TranslateTLSRoute(snap.TLSRoutes[i], env)
-	case "TCPRoute":
-		i := slices.IndexFunc(snap.TCPRoutes, func(x *gwv1.TCPRoute) bool { return x.Namespace == ns && x.Name == name })
-		r, problems = gateway.TranslateTCPRoute(snap.TCPRoutes[i], env)
-	case "UDPRoute":
-		i := slices.IndexFunc(snap.UDPRoutes, func(x *gwv1.UDPRoute) bool { return x.Namespace == ns && x.Name == name })
-		r, problems = gateway.TranslateUDPRoute(snap.UDPRoutes[i], env)
-	default:
-		return false
-	}
+// streamTranslation translates one route of a stream kind.
+type streamTranslation func(gateway.RouteEnv) (*gateway.StreamRoute, []model.Problem)
+
+// streamRoute translates and attaches a route of a stream kind.
+func (b *gatewayProcessor) streamRoute(at gateway.Attached, env gateway.RouteEnv, translate streamTranslation) {
+	r, problems := translate(env)
 	b.problems = append(b.problems, problems...)
 	for _, a := range at.Attachments {
 		for _, al := range a.Listeners {
@@ -117,7 +103,6 @@ func (b *gatewayProcessor) streamRoute(at gateway.Attached, env gateway.RouteEnv
 			}
 		}
 	}
-	return true
 }
 
 // oldestStream sorts routes oldest first, then by namespace/name.
