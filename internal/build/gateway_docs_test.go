@@ -50,7 +50,7 @@ var featureNotes = map[features.FeatureName]string{
 	"UDPRoute":                                                   "one route per listener; its backends share datagrams by weight (nginx upstream weights)",
 	"TLSRoute":                                                   "Passthrough mode; one backend per route",
 	"HTTPRoutePathRewrite":                                       "ReplacePrefixMatch of `/` is refused",
-	"HTTPRoutePathRedirect":                                      "not claimed: ReplaceFullPath is served, ReplacePrefixMatch in a redirect is refused (the rule is left out)",
+	"HTTPRoutePathRedirect":                                      "ReplacePrefixMatch cuts the rest of the path from the raw request URI: one that spells the matched prefix with percent-escapes or doubled slashes gets 400",
 }
 
 // coreFeatures are the Core features of the kinds Causeway serves.

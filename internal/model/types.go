@@ -200,6 +200,17 @@ type Redirect struct {
 	// Template, when set instead of URL, is a URL with variables that
 	// passed ParseRedirectTemplate.
 	Template Template
+	// Prefix, when set with Template, is Gateway API's ReplacePrefixMatch:
+	// Template is the URL before its path, and the path is Prefix.With
+	// followed by the rest of the request's path after Prefix.Path, then
+	// the query.
+	Prefix *RedirectPrefix
+}
+
+// RedirectPrefix replaces the path prefix Path, matched element by
+// element, with With (both validated paths; With "/" leaves the rest).
+type RedirectPrefix struct {
+	Path, With string
 }
 
 // ProxyTo is a location action that proxies to backend key.

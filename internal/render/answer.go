@@ -38,7 +38,7 @@ func (sp *serverPlan) deferAnswer(lv *locationView, l *model.Location) {
 	answer.Modifier, answer.Path = "", ""
 	name := fmt.Sprintf("@causeway-answer-%d", len(sp.v.Answers))
 	sp.v.Answers = append(sp.v.Answers, answerView{Name: name, Loc: answer})
-	lv.Return, lv.ReturnText, lv.ReturnType, lv.RedirectCode, lv.RedirectURL = 0, "", "", 0, ""
+	lv.Return, lv.ReturnText, lv.ReturnType, lv.RedirectCode, lv.RedirectURL, lv.RedirectIf = 0, "", "", 0, "", ""
 	lv.Answer = name
 }
 

@@ -146,6 +146,10 @@ type locationView struct {
 	// RedirectCode and the quoted RedirectURL answer with a redirect.
 	RedirectCode int
 	RedirectURL  string
+	// RedirectIf, when set, is the quoted regex $request_uri must match
+	// for the redirect, whose URL names its groups; else the answer is
+	// 400 (planPrefixRedirect).
+	RedirectIf string `json:",omitempty"`
 	// Answer, when set, is the named location that answers in place of
 	// Return or a redirect once the location's checks passed (answer.go).
 	Answer string `json:",omitempty"`
@@ -517,6 +521,9 @@ func planRedirect(lv *locationView, r *model.Redirect) error {
 	default:
 		return fmt.Errorf("redirect code %d", r.Code)
 	}
+	if r.Prefix != nil {
+		return planPrefixRedirect(lv, r)
+	}
 	q, err := Quote(r.URL)
 	if r.Template != nil {
 		q, err = quoteTemplate(r.Template)
@@ -525,6 +532,50 @@ func planRedirect(lv *locationView, r *model.Redirect) error {
 		return err
 	}
 	lv.RedirectCode, lv.RedirectURL = r.Code, q
+	return nil
+}
+
+// planPrefixRedirect makes lv answer a redirect that replaces a path
+// prefix (model.RedirectPrefix). The rest of the path is cut from the
+// request URI as the client sent it ($request_uri), never from the
+// decoded $uri, whose %0D%0A would become a header break in Location.
+// A request whose raw URI does not spell the prefix the location matched
+// (percent-escaped letters, doubled slashes that nginx merged) gets 400:
+// its rest cannot be cut safely.
+func planPrefixRedirect(lv *locationView, r *model.Redirect) error {
+	p := r.Prefix
+	if r.Template == nil || r.URL != "" {
+		return fmt.Errorf("prefix redirect without a template")
+	}
+	for _, s := range []string{p.Path, p.With} {
+		if err := model.ValidatePath(s); err != nil {
+			return fmt.Errorf("prefix redirect: %v", err)
+		}
+	}
+	prefix, with := strings.TrimSuffix(p.Path, "/"), strings.TrimSuffix(p.With, "/")
+	// Group 1 is the rest of the path, group 2 the query with its "?".
+	rest := `(/[^?]*)?`
+	switch {
+	case prefix == "" && with == "":
+		rest = `(/[^?]*)`
+	case prefix == "":
+		// "/" becomes With itself, "/a" With+"/a".
+		rest = `(/[^?]+)?/?`
+	case with == "":
+		// The prefix and its "/" go: "/p" and "/p/" become "/".
+		rest, with = `/?([^?]*)`, "/"
+	}
+	re, err := Quote("^" + regexp.QuoteMeta(prefix) + rest + `(\?.*)?\z`)
+	if err != nil {
+		return err
+	}
+	t := append(slices.Clip(r.Template), model.TemplatePart{Literal: with},
+		model.TemplatePart{Variable: "1"}, model.TemplatePart{Variable: "2"})
+	q, err := quoteTemplate(t)
+	if err != nil {
+		return err
+	}
+	lv.RedirectCode, lv.RedirectURL, lv.RedirectIf = r.Code, q, re
 	return nil
 }
 

@@ -51,6 +51,12 @@ var gatewayRouteFields = map[string]func(r *gwv1.HTTPRouteRule, v string){
 			Hostname: gwPtr(gwv1.PreciseHostname(v + ".example.com")),
 			Path:     &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: gwPtr("/" + v)}}}}
 	},
+	"prefix redirect": func(r *gwv1.HTTPRouteRule, v string) {
+		r.BackendRefs = nil
+		r.Matches = []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: gwPtr(gwv1.PathMatchPathPrefix), Value: gwPtr("/" + v)}}}
+		r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: gwPtr("/" + v)}}}}
+	},
 	"cors": func(r *gwv1.HTTPRouteRule, v string) {
 		r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{gwv1.CORSOrigin("https://" + v + ".example.com")}, AllowHeaders: []gwv1.HTTPHeaderName{gwv1.HTTPHeaderName(v)}}}}

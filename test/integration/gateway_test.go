@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,14 @@ spec:
     filters:
     - type: RequestRedirect
       requestRedirect: {scheme: https, statusCode: 301}
+  - matches: [{path: {type: PathPrefix, value: /moved}}, {path: {type: PathPrefix, value: /went/away}}]
+    filters:
+    - type: RequestRedirect
+      requestRedirect: {statusCode: 308, path: {type: ReplacePrefixMatch, replacePrefixMatch: /new/}}
+  - matches: [{path: {type: PathPrefix, value: /strip}}]
+    filters:
+    - type: RequestRedirect
+      requestRedirect: {hostname: example.org, path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -132,6 +141,16 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 		{"http", "app.test", "/juice/x", nil, 404, "", ""},
 		{"http", "app.test", "/split", nil, 200, "juice", ""},
 		{"http", "app.test", "/old/x?q=1", nil, 301, "", "https://app.test/old/x?q=1"},
+		// ReplacePrefixMatch replaces each match's own prefix, element
+		// by element, and keeps the query.
+		{"http", "app.test", "/moved", nil, 308, "", "http://app.test:PORT/new"},
+		{"http", "app.test", "/moved/", nil, 308, "", "http://app.test:PORT/new/"},
+		{"http", "app.test", "/moved/a/b?q=1", nil, 308, "", "http://app.test:PORT/new/a/b?q=1"},
+		{"http", "app.test", "/went/away/x", nil, 308, "", "http://app.test:PORT/new/x"},
+		{"http", "app.test", "/strip", nil, 302, "", "http://example.org:PORT/"},
+		{"http", "app.test", "/strip/x%0D%0Ay?z", nil, 302, "", "http://example.org:PORT/x%0D%0Ay?z"},
+		// The raw URI must spell the prefix the location matched.
+		{"http", "app.test", "/mov%65d/x", nil, 400, "", ""},
 		// A route without hostnames serves every host of its listener,
 		// after the routes naming the host.
 		{"http", "app.test", "/any", nil, 200, "tea", ""},
@@ -166,9 +185,10 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if got.Status != r.status || got.Reply.Service != r.service || got.Location != r.location {
+		location := strings.ReplaceAll(r.location, "PORT", strconv.Itoa(httpPort))
+		if got.Status != r.status || got.Reply.Service != r.service || got.Location != location {
 			return fmt.Errorf("%s://%s%s %v: %d %q %q, want %d %q %q", r.scheme, r.host, r.path, r.header,
-				got.Status, got.Reply.Service, got.Location, r.status, r.service, r.location)
+				got.Status, got.Reply.Service, got.Location, r.status, r.service, location)
 		}
 		// Every name gets the listener's certificate, served or not:
 		// the port has that one listener.

@@ -174,7 +174,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 	answer := func(a model.Answer) int {
 		k := fmt.Sprintf("%#v %#v", a.Return, a.Redirect)
 		if a.Redirect != nil {
-			k = fmt.Sprintf("redirect %d %s", a.Redirect.Code, a.Redirect.Template.String())
+			k = fmt.Sprintf("redirect %d %s %v", a.Redirect.Code, a.Redirect.Template.String(), a.Redirect.Prefix)
 		}
 		if i, ok := answers[k]; ok {
 			return i
@@ -183,9 +183,10 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 		answers[k] = len(split.Answers) - 1
 		return answers[k]
 	}
-	targets := func(r *Rule) []model.Target {
+	targets := func(e Entry) []model.Target {
+		r := e.Rule
 		if r.Redirect != nil {
-			return []model.Target{model.AnswerTarget(answer(model.Answer{Redirect: r.Redirect.Model(l.Port, l.HTTPS)}), 1)}
+			return []model.Target{model.AnswerTarget(answer(model.Answer{Redirect: r.Redirect.Model(l.Port, l.HTTPS, e.Match.Path)}), 1)}
 		}
 		var ts []model.Target
 		for _, t := range r.Targets {
@@ -206,7 +207,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 			continue
 		}
 		if len(e.Match.Conditions) == 0 {
-			split.Default = targets(e.Rule)
+			split.Default = targets(e)
 			hasDefault = true
 			break
 		}
@@ -214,7 +215,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 			drop(e, fmt.Sprintf("more than %d matches with conditions share the path", model.MaxSplitRules))
 			continue
 		}
-		split.Rules = append(split.Rules, model.SplitRule{Conditions: e.Match.Conditions, Targets: targets(e.Rule)})
+		split.Rules = append(split.Rules, model.SplitRule{Conditions: e.Match.Conditions, Targets: targets(e)})
 	}
 	if !hasDefault {
 		split.Default = []model.Target{model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: 404}}), 1)}

@@ -51,7 +51,7 @@ func (t *routeTranslator) filters(field string, in []gwv1.HTTPRouteFilter, match
 			if f.RequestRedirect == nil {
 				return out, ruleUnsupported("%s.requestRedirect is required", ff)
 			}
-			out.redirect, err = requestRedirect(ff+".requestRedirect", f.RequestRedirect)
+			out.redirect, err = requestRedirect(ff+".requestRedirect", f.RequestRedirect, matches)
 		case gwv1.HTTPRouteFilterURLRewrite:
 			if f.URLRewrite == nil {
 				return out, ruleUnsupported("%s.urlRewrite is required", ff)
@@ -238,6 +238,10 @@ type Redirect struct {
 	// FullPath, when set, replaces the path; otherwise the path is the
 	// request's. The request's query is kept either way.
 	FullPath string
+	// PrefixWith, when ReplacePrefix, replaces the PathPrefix the request
+	// matched ("/" removes it).
+	PrefixWith    string
+	ReplacePrefix bool
 	// Code is 301, 302, 303, 307 or 308.
 	Code int
 }
@@ -245,7 +249,7 @@ type Redirect struct {
 // redirectCodes are RequestRedirect's status codes.
 var redirectCodes = []int{301, 302, 303, 307, 308}
 
-func requestRedirect(field string, in *gwv1.HTTPRequestRedirectFilter) (*Redirect, *ruleError) {
+func requestRedirect(field string, in *gwv1.HTTPRequestRedirectFilter, matches []Match) (*Redirect, *ruleError) {
 	out := &Redirect{Code: 302}
 	if in.StatusCode != nil {
 		out.Code = *in.StatusCode
@@ -285,7 +289,21 @@ func requestRedirect(field string, in *gwv1.HTTPRequestRedirectFilter) (*Redirec
 			}
 			out.FullPath = *p.ReplaceFullPath
 		case gwv1.PrefixMatchHTTPPathModifier:
-			return nil, ruleUnsupported("%s.path: ReplacePrefixMatch in a redirect is not supported by Causeway yet", field)
+			if p.ReplacePrefixMatch == nil {
+				return nil, ruleUnsupported("%s.path.replacePrefixMatch is required", field)
+			}
+			// Each match's own prefix is replaced, so several PathPrefix
+			// matches are fine; any other path type has no prefix.
+			for _, m := range matches {
+				if m.Path.Type != model.Prefix {
+					return nil, &ruleError{reason: routeReasonUnsupportedValue,
+						msg: field + ".path: ReplacePrefixMatch needs PathPrefix matches"}
+				}
+			}
+			if err := model.ValidatePath(*p.ReplacePrefixMatch); err != nil {
+				return nil, ruleUnsupported("%s.path.replacePrefixMatch: %v", field, err)
+			}
+			out.PrefixWith, out.ReplacePrefix = *p.ReplacePrefixMatch, true
 		default:
 			return nil, ruleUnsupported("%s.path.type %q: want ReplaceFullPath or ReplacePrefixMatch", field, model.Truncate(string(p.Type)))
 		}
@@ -296,8 +314,9 @@ func requestRedirect(field string, in *gwv1.HTTPRequestRedirectFilter) (*Redirec
 // Model is the redirect as the model's, for a listener on port of the
 // given scheme: the port is the one set, else the scheme's well-known
 // port when the scheme is set, else the listener's; it is left out of the
-// URL when it is the well-known port of the URL's scheme.
-func (r *Redirect) Model(listenerPort int, listenerHTTPS bool) *model.Redirect {
+// URL when it is the well-known port of the URL's scheme. match is the
+// path the request matched, whose prefix ReplacePrefix replaces.
+func (r *Redirect) Model(listenerPort int, listenerHTTPS bool, match model.Match) *model.Redirect {
 	var t model.Template
 	https := listenerHTTPS
 	if r.Scheme != "" {
@@ -325,9 +344,12 @@ func (r *Redirect) Model(listenerPort int, listenerHTTPS bool) *model.Redirect {
 	if !(https && port == 443 || !https && port == 80) {
 		t = append(t, model.TemplatePart{Literal: ":" + strconv.Itoa(port)})
 	}
-	if r.FullPath != "" {
+	switch {
+	case r.ReplacePrefix:
+		return &model.Redirect{Code: r.Code, Template: t, Prefix: &model.RedirectPrefix{Path: match.Path, With: r.PrefixWith}}
+	case r.FullPath != "":
 		t = append(t, model.TemplatePart{Literal: r.FullPath}, model.TemplatePart{Variable: "is_args"}, model.TemplatePart{Variable: "args"})
-	} else {
+	default:
 		t = append(t, model.TemplatePart{Variable: "request_uri"})
 	}
 	return &model.Redirect{Code: r.Code, Template: t}

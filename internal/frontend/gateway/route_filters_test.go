@@ -96,8 +96,15 @@ func TestTranslateRedirect(t *testing.T) {
 		// Path ReplaceFullPath (httproute-redirect-path).
 		{"full path", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr("/full")}})),
 			red(Redirect{FullPath: "/full", Code: 302})},
+		// Path ReplacePrefixMatch (httproute-redirect-path): each match's
+		// own prefix is replaced, so only PathPrefix matches may have it.
 		{"prefix path", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/p")}})),
-			refused(routeReasonUnsupportedValue, "ReplacePrefixMatch in a redirect")},
+			red(Redirect{PrefixWith: "/p", ReplacePrefix: true, Code: 302})},
+		{"prefix path of an exact match", newHTTPRoute("r", withMatches(redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/p")}}),
+			pathMatch(gwv1.PathMatchPathPrefix, "/a"), pathMatch(gwv1.PathMatchExact, "/b"))),
+			refused(routeReasonUnsupportedValue, "ReplacePrefixMatch needs PathPrefix matches")},
+		{"prefix path hostile", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/a$host")}})),
+			refused(routeReasonUnsupportedValue, "replacePrefixMatch")},
 		{"status", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{StatusCode: routePtr(304)})), refused(routeReasonUnsupportedValue, "statusCode 304")},
 		{"scheme", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Scheme: routePtr("ftp")})), refused(routeReasonUnsupportedValue, `scheme "ftp"`)},
 		{"hostname", newHTTPRoute("r", redirectRule(gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname("a\r\nb"))})), refused(routeReasonUnsupportedValue, "hostname")},
@@ -127,11 +134,19 @@ func TestRedirectModel(t *testing.T) {
 		// "SHOULD NOT add the port number ... HTTPS and port 443".
 		{"https 443", Redirect{Port: 443, Code: 302}, 443, true, model.Template{v("scheme"), l("://"), v("host"), v("request_uri")}},
 		{"full path", Redirect{FullPath: "/f", Code: 301}, 80, false, model.Template{v("scheme"), l("://"), v("host"), l("/f"), v("is_args"), v("args")}},
+		// ReplacePrefixMatch: the template stops before the path, which
+		// the model's Prefix makes of the matched prefix.
+		{"prefix path", Redirect{PrefixWith: "/new", ReplacePrefix: true, Code: 301}, 80, false, model.Template{v("scheme"), l("://"), v("host")}},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			got := row.r.Model(row.port, row.https)
+			match := model.Match{Type: model.Prefix, Path: "/old"}
+			got := row.r.Model(row.port, row.https, match)
 			if got.Code != row.r.Code || !reflect.DeepEqual(got.Template, row.want) {
 				t.Errorf("got %d %v, want %v", got.Code, got.Template, row.want)
+			}
+			if want := row.r.ReplacePrefix; (got.Prefix != nil) != want ||
+				want && *got.Prefix != (model.RedirectPrefix{Path: "/old", With: row.r.PrefixWith}) {
+				t.Errorf("prefix %+v", got.Prefix)
 			}
 		})
 	}
@@ -217,4 +232,10 @@ func TestTranslateMirrorCORSExtension(t *testing.T) {
 		// HTTPRouteFilterType: unknown values are UnsupportedValue.
 		{"unknown filter", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: "Compress"})), refused(routeReasonUnsupportedValue, `"Compress"`)},
 	})
+}
+
+// withMatches gives rule the matches ms.
+func withMatches(rule gwv1.HTTPRouteRule, ms ...gwv1.HTTPRouteMatch) gwv1.HTTPRouteRule {
+	rule.Matches = ms
+	return rule
 }

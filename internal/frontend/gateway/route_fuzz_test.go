@@ -32,7 +32,10 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}}),
 			gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{m}, Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
 				RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname(host)),
-					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}}}})
+					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}}}},
+			gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{m}, Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
+				RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+					Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr(fullPath)}}}}})
 		tr, _ := TranslateHTTPRoute(r, testEnv)
 		if tr == nil {
 			return
@@ -45,8 +48,15 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 				checkPolicy(t, p)
 			}
 			if rd := rule.Redirect; rd != nil {
-				for _, part := range rd.Model(80, false).Template {
-					checkLiteral(t, part.Literal)
+				for _, m := range rule.Matches {
+					md := rd.Model(80, false, m.Path)
+					for _, part := range md.Template {
+						checkLiteral(t, part.Literal)
+					}
+					if md.Prefix != nil {
+						checkLiteral(t, md.Prefix.Path)
+						checkLiteral(t, md.Prefix.With)
+					}
 				}
 			}
 		}

@@ -32,6 +32,12 @@ func TestRouteLocationsRender(t *testing.T) {
 		red,
 		gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{backendRef("infra-backend-v1", 3), backendRef("nonexistent", 1)}},
 		proxyRule(pathMatch(gwv1.PathMatchRegularExpression, "/v[0-9]+/.*")),
+		withMatches(redirectRule(gwv1.HTTPRequestRedirectFilter{StatusCode: routePtr(307),
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/new")}}),
+			pathMatch(gwv1.PathMatchPathPrefix, "/old")),
+		withMatches(redirectRule(gwv1.HTTPRequestRedirectFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/")}}),
+			pathMatch(gwv1.PathMatchPathPrefix, "/gone.v1")),
 	))
 	locs, ps := composeLocations(t, routes)
 	if len(ps) > 0 {
@@ -62,6 +68,12 @@ func TestRouteLocationsRender(t *testing.T) {
 		`location ~* "^/v[0-9]+/.*\\z" {`,
 		`return 301 "https://example.org${request_uri}";`,
 		`return 500;`,
+		// ReplacePrefixMatch: the rest is cut from the raw URI.
+		`if ($request_uri ~ "^/old(/[^?]*)?(\\?.*)?\\z") {`,
+		`return 307 "${scheme}://${host}/new$1$2";`,
+		`if ($request_uri ~ "^/gone\\.v1/?([^?]*)(\\?.*)?\\z") {`,
+		`return 302 "${scheme}://${host}/$1$2";`,
+		`return 400;`,
 	} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("no %q in\n%s", want, conf)
