@@ -92,7 +92,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"Gateway", "HTTPRoute", "ReferenceGrant", "GRPCRoute",
 	"GatewayPort8080", "GatewayHTTPListenerIsolation",
 	"HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect",
-	"HTTPRouteSchemeRedirect", "HTTPRoutePathRedirect", "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode",
+	"HTTPRouteSchemeRedirect", "HTTPRoutePathRedirect", "HTTPRouteCORS", "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode",
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule",

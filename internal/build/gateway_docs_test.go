@@ -36,7 +36,7 @@ var featureNotes = map[features.FeatureName]string{
 	"HTTPRouteRequestPercentageMirror":                           "as HTTPRouteRequestMirror",
 	"HTTPRouteBackendProtocolH2C":                                "not yet (appProtocol is not read)",
 	"HTTPRouteBackendProtocolWebSocket":                          "not yet (appProtocol is not read); WebSocket upgrades are proxied as for Ingresses",
-	"HTTPRouteCORS":                                              "served, but `*` with `allowCredentials` is refused: not claimed until the conformance test passes",
+	"HTTPRouteCORS":                                              "with `allowCredentials`, `*` answers with the request's origin, method and headers; `exposeHeaders: [\"*\"]` with `allowCredentials` is refused",
 	"HTTPRouteRetry":                                             "`retry` is refused (the rule is left out)",
 	"HTTPRouteRetryBackendTimeout":                               "as HTTPRouteRetry",
 	"HTTPRouteRetryConnectionError":                              "as HTTPRouteRetry",

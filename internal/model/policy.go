@@ -438,6 +438,11 @@ type CORS struct {
 	Credentials    bool
 	MaxAge         time.Duration
 	AllowAnyOrigin bool
+	// Echo answers the wildcards (AllowAnyOrigin, Methods ["*"], Headers
+	// ["*"]) with the request's own origin, requested method and requested
+	// headers instead of "*", which browsers refuse with credentials
+	// (Gateway API's rule for allowCredentials).
+	Echo bool
 }
 
 // ErrorPages sends upstream responses with these statuses to a backend

@@ -27,6 +27,9 @@ type corsView struct {
 	// variable that is "true" for an allowed origin.
 	Any      bool
 	Variable string
+	// Origin is what Any answers: "*", or the request's Origin
+	// (model.CORS.Echo).
+	Origin string
 	// Map is the index of that map in serverView.CORSMaps.
 	Map         int
 	Credentials bool
@@ -45,13 +48,26 @@ type corsMapView struct {
 }
 
 func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
-	v := &corsView{Credentials: c.Credentials}
+	v := &corsView{Credentials: c.Credentials, Origin: `"*"`}
 	var err error
-	if v.Methods, err = tokenList("CORS method", c.Methods, false); err != nil {
+	star := func(list []string) bool { return len(list) == 1 && list[0] == "*" }
+	if star(c.Methods) {
+		v.Methods = `"*"`
+	} else if v.Methods, err = tokenList("CORS method", c.Methods, false); err != nil {
 		return nil, err
 	}
 	if v.Headers, err = tokenList("CORS header", c.Headers, true); err != nil {
 		return nil, err
+	}
+	if c.Echo {
+		// The request's values, which nginx never lets hold a line break.
+		v.Origin = "$http_origin"
+		if star(c.Methods) {
+			v.Methods = "$http_access_control_request_method"
+		}
+		if star(c.Headers) {
+			v.Headers = "$http_access_control_request_headers"
+		}
 	}
 	if v.Expose, err = tokenList("CORS exposed header", c.ExposeHeaders, true); err != nil {
 		return nil, err

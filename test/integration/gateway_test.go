@@ -61,6 +61,16 @@ spec:
     filters:
     - type: RequestRedirect
       requestRedirect: {hostname: example.org, path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}
+  - matches: [{path: {type: PathPrefix, value: /cors-cred}}]
+    filters:
+    - type: CORS
+      cors: {allowOrigins: ["*"], allowMethods: ["*"], allowHeaders: ["*"], allowCredentials: true}
+    backendRefs: [{name: tea, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /cors-any}}]
+    filters:
+    - type: CORS
+      cors: {allowOrigins: ["*"], allowMethods: ["*"], allowHeaders: ["*"]}
+    backendRefs: [{name: tea, port: 80}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -201,6 +211,30 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 	for _, r := range rows {
 		if err := check(r); err != nil {
 			t.Error(err)
+		}
+	}
+	// CORS wildcards: "*" without credentials, the request's own
+	// values with them (browsers refuse "*" with credentials).
+	for _, c := range []struct {
+		path, method string
+		want         map[string]string
+	}{
+		{"/cors-cred", "OPTIONS", map[string]string{"Access-Control-Allow-Origin": "https://o.test", "Access-Control-Allow-Methods": "PUT",
+			"Access-Control-Allow-Headers": "x-a, x-b", "Access-Control-Allow-Credentials": "true"}},
+		{"/cors-cred", "GET", map[string]string{"Access-Control-Allow-Origin": "https://o.test", "Access-Control-Allow-Credentials": "true"}},
+		{"/cors-any", "OPTIONS", map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "*",
+			"Access-Control-Allow-Headers": "*", "Access-Control-Allow-Credentials": ""}},
+		{"/cors-any", "GET", map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Credentials": ""}},
+	} {
+		got, err := harness.Do(httpAddr, harness.Request{Method: c.method, Scheme: "http", Host: "app.test", Path: c.path,
+			Header: map[string]string{"Origin": "https://o.test", "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "x-a, x-b"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range c.want {
+			if v := got.Header.Get(name); v != want {
+				t.Errorf("%s %s: %s %q, want %q", c.method, c.path, name, v, want)
+			}
 		}
 	}
 	// A new weight is pushed to the Lua balancer, without a reload.

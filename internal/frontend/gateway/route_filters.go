@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -468,8 +467,8 @@ func corsFilter(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError)
 	}
 	for i, m := range in.AllowMethods {
 		if m == "*" {
-			// Every method, listed: the model's list is of tokens.
-			out.Methods = slices.Sorted(maps.Keys(httpMethods))
+			// Any method: "*", or with credentials the one asked.
+			out.Methods = []string{"*"}
 			break
 		}
 		if !httpMethods[string(m)] {
@@ -492,11 +491,15 @@ func corsFilter(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError)
 		return nil, ruleUnsupported("%s.maxAge %d: want 1 to %d seconds", field, age, maxCORSMaxAge)
 	}
 	out.MaxAge = time.Duration(age) * time.Second
-	if out.Credentials && (out.AllowAnyOrigin || slices.Contains(out.Headers, "*") || slices.Contains(out.ExposeHeaders, "*")) {
-		// The spec then wants the request's origin and headers echoed,
-		// which the model's CORS does not do: browsers refuse "*" with
-		// credentials.
-		return nil, ruleUnsupported("%s: * with allowCredentials is not supported by Causeway yet", field)
+	if out.Credentials {
+		// Browsers refuse "*" with credentials: the spec wants the
+		// request's own origin, method and headers echoed instead.
+		out.Echo = out.AllowAnyOrigin || slices.Contains(out.Methods, "*") || slices.Contains(out.Headers, "*")
+		if slices.Contains(out.ExposeHeaders, "*") {
+			// The response's header names cannot be echoed before the
+			// backend answers.
+			return nil, ruleUnsupported("%s: exposeHeaders * with allowCredentials is not supported by Causeway", field)
+		}
 	}
 	return out, nil
 }
