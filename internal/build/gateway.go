@@ -112,6 +112,11 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 		}
 	}
 	in := gateway.Inputs{Grants: snap.ReferenceGrants, Secret: b.gatewaySecret, Namespaces: namespaceLabels(snap.Namespaces)}
+	if !b.opts.GatewayServices {
+		// The files source: listeners are served on nginx's own ports,
+		// at the one address nginx listens on, if it is one.
+		in.NoAddress = "nginx listens on every address (no --listen-address), so there is no one address to report; the listeners are served on their ports all the same"
+	}
 	addresses := func(ns, name string) []string {
 		if !b.opts.GatewayServices {
 			return b.opts.GatewayAddresses

@@ -29,6 +29,9 @@ type Inputs struct {
 	// namespace also has kubernetes.io/metadata.name, whether listed or
 	// not.
 	Namespaces map[string]map[string]string
+	// NoAddress says why a Gateway without addresses has none ("" is
+	// the kube source's reason: its Service has none yet).
+	NoAddress string
 }
 
 // Gateway is a Gateway Causeway serves, checked.
@@ -97,8 +100,12 @@ func CheckGateway(gw *gwv1.Gateway, class *Class, addresses []string, in Inputs)
 	case !g.Accepted:
 		programmed = r.bad(where{}, typ, metav1.ConditionFalse, string(gwv1.GatewayReasonInvalid), "the Gateway is not accepted")
 	case len(addresses) == 0:
+		why := in.NoAddress
+		if why == "" {
+			why = "its Service has none"
+		}
 		programmed = r.bad(where{}, typ, metav1.ConditionFalse, string(gwv1.GatewayReasonAddressNotAssigned),
-			"the Gateway has no address yet: its Service has none")
+			"the Gateway has no address yet: "+why)
 	default:
 		programmed = r.ok(typ, metav1.ConditionTrue, string(gwv1.GatewayReasonProgrammed), "the data plane serves the Gateway")
 	}
