@@ -191,3 +191,26 @@ func FuzzSessionPersistence(f *testing.F) {
 		}
 	})
 }
+
+// A GRPCRoute rule's sessionPersistence is translated as an HTTPRoute
+// rule's: the cookie's Path is the method's path; the Header type is
+// refused there too.
+func TestTranslateGRPCSessionPersistence(t *testing.T) {
+	rule := grpcMethodRule(gwv1.GRPCMethodMatchExact, "pkg.Echo", "Say")
+	rule.SessionPersistence = &gwv1.SessionPersistence{SessionName: routePtr("g")}
+	r, ps := TranslateGRPCRoute(newGRPCRoute(rule), testEnv)
+	if len(ps) > 0 {
+		t.Fatalf("problems: %v", ps)
+	}
+	got := onlyRule(t, r)
+	want := model.StickyCookie{Name: "g", Path: "/pkg.Echo/Say", SameSite: "Lax"}
+	if got.Session == nil || *got.Session != want || got.Targets[0].Backend.Session != got.Session || got.Policy.Protocol != model.ProtocolGRPC {
+		t.Errorf("rule %+v session %+v, want %+v", got, got.Session, want)
+	}
+	rule.SessionPersistence = &gwv1.SessionPersistence{Type: routePtr(gwv1.HeaderBasedSessionPersistence)}
+	r, ps = TranslateGRPCRoute(newGRPCRoute(rule), testEnv)
+	if r != nil {
+		t.Errorf("Header type served: %+v", r)
+	}
+	hasProblem(t, ps, routeCondAccepted, routeReasonUnsupportedValue, "type Header")
+}
