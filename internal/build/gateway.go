@@ -368,7 +368,7 @@ func (b *gatewayProcessor) gatewayBackend(ref model.ObjectRef, be gateway.Backen
 		return
 	}
 	if be.Session != nil {
-		b.sessionBackend(m, be)
+		b.sessionBackend(ref, m, be)
 		return
 	}
 	b.addBackend(m)

@@ -18,6 +18,8 @@ import (
 // asking for another cookie) and a rule without persistence keep theirs,
 // with no collision; the Service's retries are kept, and its own
 // load-balance annotation gives way to the rule's cookie there only.
+// Without the Lua balancer the route is told that nothing keeps its
+// sessions.
 func TestGatewaySessionPersistence(t *testing.T) {
 	opts := testOpts
 	opts.HTTPPort, opts.HTTPSPort = 8080, 8443
@@ -81,5 +83,19 @@ func TestGatewaySessionPersistence(t *testing.T) {
 	}
 	if be := backends["default/svc-a/80"]; be != nil {
 		t.Errorf("svc-a's plain backend is not used: %+v", be)
+	}
+	// Without the Lua balancer nothing keeps a session: the route is
+	// told once (PartiallyInvalid), not once per backend.
+	opts.LuaAvailable = false
+	_, problems = Build(snap, opts)
+	n := 0
+	for _, p := range problems {
+		if p.Object.Kind == "HTTPRoute" && strings.Contains(p.Message, "sessionPersistence needs the Lua balancer") &&
+			p.Condition != nil && p.Condition.Type == string(gwv1.RouteConditionPartiallyInvalid) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d Problems of sessionPersistence without Lua, want 1: %v", n, problems)
 	}
 }
