@@ -153,6 +153,10 @@ func splitCases() []validationCase {
 		{"split weight over the bound", sp(func(s *balancer.Split) { s.Targets[1].Weight = model.MaxSplitWeight + 1 }), false},
 		{"split weight negative", sp(func(s *balancer.Split) { s.Targets[0].Weight = -1 }), false},
 		{"split weights sum to 0", sp(func(s *balancer.Split) { s.Targets[0].Weight, s.Targets[1].Weight = 0, 0 }), false},
+		{"split affinity of a rule and the default", sp(func(s *balancer.Split) {
+			cond("header", "x", "exact", "1")(s)
+			s.Rules[0].Affinity, s.Affinity = true, true
+		}), true},
 		{"split without targets", sp(func(s *balancer.Split) { s.Targets = nil }), false},
 		{"split names itself", sp(func(s *balancer.Split) { s.Targets[0].Backend = key }), false},
 		{"split bad backend", sp(func(s *balancer.Split) { s.Targets[0].Backend = "a b" }), false},

@@ -20,12 +20,16 @@ type Split struct {
 	Answers int `json:"answers,omitempty"`
 	// Primary is a canary's primary backend (model.Split.Primary).
 	Primary string `json:"primary,omitempty"`
+	// Affinity is model.Split.DefaultAffinity: for Targets.
+	Affinity bool `json:"affinity,omitempty"`
 }
 
 // Rule is one rule of a Split.
 type Rule struct {
 	Conditions []Condition `json:"conditions"`
 	Targets    []Target    `json:"targets"`
+	// Affinity is model.SplitRule.Affinity.
+	Affinity bool `json:"affinity,omitempty"`
 }
 
 // Condition compares one request attribute (model.Condition): kind is
@@ -56,9 +60,9 @@ func AnswerLocation(key string, n int) string {
 
 // SplitOf is the payload of a location's split.
 func SplitOf(s *model.Split) Backend {
-	out := &Split{Targets: targets(s.Default), Answers: len(s.Answers), Primary: s.Primary}
+	out := &Split{Targets: targets(s.Default), Answers: len(s.Answers), Primary: s.Primary, Affinity: s.DefaultAffinity}
 	for _, r := range s.Rules {
-		pr := Rule{Targets: targets(r.Targets)}
+		pr := Rule{Targets: targets(r.Targets), Affinity: r.Affinity}
 		for _, c := range r.Conditions {
 			pr.Conditions = append(pr.Conditions, Condition{Kind: string(c.Kind), Name: c.Name, Match: string(c.Match), Value: c.Value, Negate: c.Negate})
 		}
@@ -77,14 +81,14 @@ func targets(ts []model.Target) []Target {
 
 // model is the split as the model states it.
 func (s *Split) model() *model.Split {
-	out := &model.Split{Default: modelTargets(s.Targets), Primary: s.Primary}
+	out := &model.Split{Default: modelTargets(s.Targets), Primary: s.Primary, DefaultAffinity: s.Affinity}
 	// The payload has only the answers' number; what they answer is in
 	// the nginx configuration.
 	for range s.Answers {
 		out.Answers = append(out.Answers, model.Answer{Return: &model.Return{}})
 	}
 	for _, r := range s.Rules {
-		mr := model.SplitRule{Targets: modelTargets(r.Targets)}
+		mr := model.SplitRule{Targets: modelTargets(r.Targets), Affinity: r.Affinity}
 		for _, c := range r.Conditions {
 			mr.Conditions = append(mr.Conditions, model.Condition{Kind: model.ConditionKind(c.Kind), Name: c.Name,
 				Match: model.MatchKind(c.Match), Value: c.Value, Negate: c.Negate})

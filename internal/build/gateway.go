@@ -372,6 +372,10 @@ func (b *gatewayProcessor) gatewayBackend(ref model.ObjectRef, be gateway.Backen
 		b.problem(ref, model.ReasonInvalid, false, "backend %s: %v", be.Key(), err)
 		return
 	}
+	if be.Session != nil {
+		b.sessionBackend(ref, m, be)
+		return
+	}
 	b.addBackend(m)
 }
 

@@ -37,6 +37,8 @@ type Split struct {
 	Rules []SplitRule
 	// Default are the targets when no rule holds.
 	Default []Target
+	// DefaultAffinity is SplitRule.Affinity for the default targets.
+	DefaultAffinity bool
 	// Answers are what the targets that answer by themselves answer.
 	// Unlike weights, they are in the nginx configuration: a change of
 	// them reloads.
@@ -56,6 +58,12 @@ type Split struct {
 type SplitRule struct {
 	Conditions []Condition
 	Targets    []Target
+	// Affinity keeps a client on the target it was on: a request whose
+	// affinity cookie names a peer of one of the targets' (sticky)
+	// backends goes to that target whatever the weights, even 0 (Gateway
+	// API's session persistence over several backendRefs). Other
+	// requests are drawn by weight.
+	Affinity bool
 }
 
 // Answer is a redirect or a return a split may pick instead of a

@@ -89,17 +89,28 @@ type Rule struct {
 	// Mirrors are RequestMirror's backends; each gets a copy of every
 	// request (Percent of them when less than 100).
 	Mirrors []Mirror
+	// Session is the sticky cookie of sessionPersistence
+	// (route_session.go), also on each of Targets' backends; nil without.
+	Session *model.StickyCookie
 }
 
 // Backend is a Service port a rule proxies or mirrors to.
 type Backend struct {
 	Namespace, Service string
 	Port               int32
+	// Session, when set, makes the backend a persistent rule's own,
+	// balanced by this sticky cookie (route_session.go).
+	Session *model.StickyCookie
 }
 
-// Key is the model.Backend key: "namespace/service/port".
+// Key is the model.Backend key: "namespace/service/port", and for a
+// persistent rule's backend a suffix naming its cookie.
 func (b Backend) Key() string {
-	return b.Namespace + "/" + b.Service + "/" + strconv.Itoa(int(b.Port))
+	k := b.Namespace + "/" + b.Service + "/" + strconv.Itoa(int(b.Port))
+	if b.Session != nil {
+		k += sessionKey(b.Session)
+	}
+	return k
 }
 
 // Target is a backend, or a fixed answer (Status, 500 for an invalid
@@ -263,8 +274,13 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 		return Rule{}, ruleUnsupported("%s.retry: not supported by Causeway yet", field)
 	}
 	if in.SessionPersistence != nil {
-		return Rule{}, ruleUnsupported("%s.sessionPersistence: not supported by Causeway yet "+
-			"(the balancer's sticky cookie is a Service's, not a rule's)", field)
+		rule := strconv.Itoa(i)
+		if out.Name != "" {
+			rule = out.Name
+		}
+		if out.Session, err = sessionCookie(field+".sessionPersistence", t.ref, rule, out.Matches, in.SessionPersistence); err != nil {
+			return Rule{}, err
+		}
 	}
 	if !pol.empty() {
 		out.Policy = pol.Policy
@@ -274,10 +290,19 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 			return Rule{}, &ruleError{reason: routeReasonIncompatibleFilters,
 				msg: field + ": a RequestRedirect filter goes with no backendRefs"}
 		}
+		if out.Session != nil {
+			return Rule{}, &ruleError{reason: routeReasonIncompatibleFilters,
+				msg: field + ": sessionPersistence keeps a client on a backend, and a rule with a RequestRedirect filter has none"}
+		}
 		return out, nil
 	}
 	if out.Targets, err = t.backendRefs(field+".backendRefs", in.BackendRefs); err != nil {
 		return Rule{}, err
+	}
+	for _, tg := range out.Targets {
+		if tg.Backend != nil {
+			tg.Backend.Session = out.Session
+		}
 	}
 	return out, nil
 }
@@ -425,19 +450,28 @@ const maxTimeout = 24 * time.Hour
 // parseGatewayDuration reads a Gateway API Duration: 0 is maxTimeout,
 // and longer than it is refused.
 func parseGatewayDuration(s string) (time.Duration, error) {
-	if !gatewayDuration.MatchString(s) {
-		return 0, fmt.Errorf("%q is not a Gateway API duration such as 10s or 1m30s", model.Truncate(s))
-	}
-	d, err := time.ParseDuration(s)
+	d, err := readGatewayDuration(s)
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("%q: %v", s, err)
+		return 0, err
 	case d == 0:
 		return maxTimeout, nil
 	case d > maxTimeout:
 		return 0, fmt.Errorf("%s is longer than %s", s, maxTimeout)
 	case d < time.Millisecond:
 		return 0, fmt.Errorf("%s is shorter than 1ms", s)
+	}
+	return d, nil
+}
+
+// readGatewayDuration reads GEP-2257's Duration grammar.
+func readGatewayDuration(s string) (time.Duration, error) {
+	if !gatewayDuration.MatchString(s) {
+		return 0, fmt.Errorf("%q is not a Gateway API duration such as 10s or 1m30s", model.Truncate(s))
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %v", s, err)
 	}
 	return d, nil
 }

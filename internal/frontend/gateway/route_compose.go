@@ -207,7 +207,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 			continue
 		}
 		if len(e.Match.Conditions) == 0 {
-			split.Default = targets(e)
+			split.Default, split.DefaultAffinity = targets(e), e.Rule.Session != nil
 			hasDefault = true
 			break
 		}
@@ -215,7 +215,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 			drop(e, fmt.Sprintf("more than %d matches with conditions share the path", model.MaxSplitRules))
 			continue
 		}
-		split.Rules = append(split.Rules, model.SplitRule{Conditions: e.Match.Conditions, Targets: targets(e)})
+		split.Rules = append(split.Rules, model.SplitRule{Conditions: e.Match.Conditions, Targets: targets(e), Affinity: e.Rule.Session != nil})
 	}
 	if !hasDefault {
 		split.Default = []model.Target{model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: 404}}), 1)}

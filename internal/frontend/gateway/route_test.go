@@ -242,11 +242,8 @@ func TestTranslateTimeouts(t *testing.T) {
 func TestTranslateUnsupportedFields(t *testing.T) {
 	retry := proxyRule()
 	retry.Retry = &gwv1.HTTPRouteRetry{Attempts: routePtr(2)}
-	sp := proxyRule()
-	sp.SessionPersistence = &gwv1.SessionPersistence{}
 	runRows(t, []routeRow{
 		{"retry", newHTTPRoute("r", retry), refused(routeReasonUnsupportedValue, "retry")},
-		{"session persistence", newHTTPRoute("r", sp), refused(routeReasonUnsupportedValue, "sessionPersistence")},
 	})
 }
 

@@ -366,9 +366,10 @@ func (c *converter) affinity(w *ingressWork, p *policy) {
 	if b == nil || b.Sticky == nil {
 		return
 	}
-	// Causeway does not serve a rule's sessionPersistence yet (a rule
-	// with one would not be served at all): the Service's annotations
-	// give the same stickiness to every route of the Service.
+	// ingress-nginx's affinity is the Service's: the Service's
+	// annotations give the same stickiness to every route of the
+	// Service, where a rule's sessionPersistence would be the rule's
+	// own cookie (another name, another path).
 	s := b.Sticky
 	msg := fmt.Sprintf("annotate the Service with causeway.io/load-balance: sticky, causeway.io/sticky-cookie: %s", s.Name)
 	if s.MaxAge > 0 {

@@ -187,8 +187,9 @@ var (
 	ruleBackendHTTP = def(Rule{ID: "backend-protocol-http", Input: "backend-protocol: HTTP", Outcome: Converted,
 		Becomes: "nothing (the default)"})
 	ruleAffinity = def(Rule{ID: "affinity-cookie", Input: "affinity: cookie, session-cookie-name, session-cookie-max-age, session-cookie-expires", Outcome: NotConverted,
-		Note: "Causeway's Gateway API front-end does not serve a rule's sessionPersistence yet (it refuses such rules), so none is written: " +
-			"the finding names the Service annotations (causeway.io/load-balance: sticky, causeway.io/sticky-cookie, causeway.io/sticky-max-age) that keep the stickiness for every route of the Service"})
+		Note: "ingress-nginx's affinity is the Service's, one cookie for every path routed to it, where a rule's sessionPersistence (which Causeway serves) is a cookie of the rule's own, " +
+			"with the rule's path: none is written, and the finding names the Service annotations (causeway.io/load-balance: sticky, causeway.io/sticky-cookie, causeway.io/sticky-max-age) " +
+			"that keep the same stickiness for every route of the Service; write sessionPersistence on the rules instead for a session per rule"})
 	ruleAffinityDetail = def(Rule{ID: "affinity-detail", Input: "affinity-mode, session-cookie-path, session-cookie-samesite, session-cookie-secure, session-cookie-change-on-failure", Outcome: NotConverted,
 		Note: "session persistence does not name the cookie's attributes or the behaviour when the backend fails: the implementation's defaults apply"})
 

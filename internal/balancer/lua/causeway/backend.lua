@@ -34,13 +34,22 @@ local function condition(c)
 end
 
 -- weighted returns targets with the sum of their weights, which the
--- balancer draws from.
-local function weighted(targets)
+-- balancer draws from, and with affinity (model.SplitRule.Affinity)
+-- the targets that are backends, whose affinity cookies the balancer
+-- reads before drawing (whatever their weight, even 0).
+local function weighted(targets, affinity)
     local sum = 0
+    local affine = affinity and {} or nil
     for _, t in ipairs(targets) do
         sum = sum + t.weight
+        if affine and t.backend then
+            affine[#affine + 1] = t
+        end
     end
     targets.sum = sum
+    if affine and #affine > 0 then
+        targets.affine = affine
+    end
     return targets
 end
 
@@ -55,10 +64,10 @@ local function new_split(key, s)
         for j, c in ipairs(r.conditions) do
             conds[j] = condition(c)
         end
-        rules[i] = { conditions = conds, targets = weighted(r.targets) }
+        rules[i] = { conditions = conds, targets = weighted(r.targets, r.affinity) }
     end
     local o = {
-        key = key, split = true, n = 0, rules = rules, targets = weighted(s.targets),
+        key = key, split = true, n = 0, rules = rules, targets = weighted(s.targets, s.affinity),
         answers = s.answers, primary = s.primary,
     }
     if s.primary then

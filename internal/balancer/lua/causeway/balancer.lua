@@ -212,9 +212,33 @@ local function holds(conds, key)
     return true
 end
 
+-- affine_target returns the target of a list with affinity
+-- (model.SplitRule.Affinity) whose sticky backend has the peer the
+-- request's affinity cookie names, nil when none has.
+local function affine_target(affine)
+    local var = ngx.var
+    for _, t in ipairs(affine) do
+        local b = store.lookup_synced(t.backend)
+        if b and b.cookie_var then
+            local v = var[b.cookie_var]
+            if v and b.by_cookie[v] then
+                return t
+            end
+        end
+    end
+    return nil
+end
+
 -- pick_target draws one of weighted targets (in proportion to their
--- weights): a table with a backend or an answer.
+-- weights), unless the request's affinity cookie keeps it on one of
+-- them: a table with a backend or an answer.
 local function pick_target(targets)
+    if targets.affine then
+        local t = affine_target(targets.affine)
+        if t then
+            return t
+        end
+    end
     local r = random(targets.sum)
     for _, t in ipairs(targets) do
         r = r - t.weight

@@ -475,8 +475,8 @@ local SPLIT_VARS = set("args", "http2", "https", "remote_addr", "remote_port", "
 local SPLIT_MATCHES = set("exact", "caseless", "regex")
 local SPLIT_CONDITION_FIELDS = set("kind", "name", "match", "value", "negate")
 local SPLIT_TARGET_FIELDS = set("backend", "answer", "weight")
-local SPLIT_RULE_FIELDS = set("conditions", "targets")
-local SPLIT_FIELDS = set("rules", "targets", "answers", "primary")
+local SPLIT_RULE_FIELDS = set("conditions", "targets", "affinity")
+local SPLIT_FIELDS = set("rules", "targets", "answers", "primary", "affinity")
 
 -- split_condition validates a condition (model.Condition). A regex is
 -- checked here for its alphabet only: its full grammar, which PCRE and
@@ -584,9 +584,15 @@ local function split(v, key, path)
             end
             s.rules[i] = { conditions = conds,
                 targets = split_targets(rv.targets, key, rpath .. ".targets", s.answers, backends) }
+            if rv.affinity ~= nil then
+                s.rules[i].affinity = want_bool(rv.affinity, rpath, "affinity")
+            end
         end
     end
     s.targets = split_targets(v.targets, key, path .. ".targets", s.answers, backends)
+    if v.affinity ~= nil then
+        s.affinity = want_bool(v.affinity, path, "affinity")
+    end
     if v.primary ~= nil then
         local n = 0
         for _ in pairs(backends) do
