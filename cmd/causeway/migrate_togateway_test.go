@@ -226,7 +226,8 @@ func TestMigrateToGatewayCluster(t *testing.T) {
 	}
 	client := fake.NewSimpleClientset(
 		ing("web", "response-headers"), ing("gone", "shop/not-there"),
-		cm("ingress-nginx", "ingress-nginx-controller", map[string]string{"proxy-set-headers": "ingress-nginx/request-headers"}),
+		cm("ingress-nginx", "ingress-nginx-controller", map[string]string{"proxy-set-headers": "ingress-nginx/request-headers",
+			"global-allowed-response-headers": "X-Frame-Options"}),
 		cm("ingress-nginx", "request-headers", map[string]string{"X-Team": "shop"}),
 		cm("shop", "response-headers", map[string]string{"X-Frame-Options": "DENY"}),
 	)

@@ -106,6 +106,9 @@ func (c *converter) route(w *ingressWork, host string, defaultBackend bool, p *p
 	listeners := []string{httpListener}
 	if tl := c.tlsListener(host); tl != "" && !defaultBackend {
 		listeners = []string{tl}
+		if tl != httpsListener(host) {
+			w.find(ruleTLSWildcardHost, "spec.tls", host, "host "+host+" attaches to listener "+tl)
+		}
 		input, r := c.key("ssl-redirect"), ruleSSLRedirect
 		if p.forceSSL {
 			input, r = c.key("force-ssl-redirect"), ruleForceSSLRedirect
@@ -120,6 +123,7 @@ func (c *converter) route(w *ingressWork, host string, defaultBackend bool, p *p
 			} else {
 				rt.redirect = true
 				w.find(r, input, w.ing.Annotations[input], "host "+host+": HTTP answered by "+meta.Name+"-redirect")
+				c.trailingSlash(w, host)
 			}
 			if p.forceSSL {
 				w.findKey(c, ruleSSLRedirect, "ssl-redirect", "host "+host+": force-ssl-redirect decides")
@@ -314,4 +318,23 @@ func (c *converter) addGRPCPath(w *ingressWork, rt *route, p *policy, field stri
 		return
 	}
 	rt.grpc.Spec.Rules = append(rt.grpc.Spec.Rules, rule)
+}
+
+// trailingSlash reports how a host's HTTPS redirect treats a trailing
+// slash: ingress-nginx drops one unless preserve-trailing-slash.
+func (c *converter) trailingSlash(w *ingressWork, host string) {
+	preserve := c.cfg.Defaults.PreserveTrailingSlash
+	if v := w.tr.Annotations.Server.PreserveTrailingSlash; v != nil {
+		preserve = *v
+	}
+	k := c.key("preserve-trailing-slash")
+	input, value := k, w.ing.Annotations[k]
+	if _, set := w.ing.Annotations[k]; !set {
+		input, value = "spec.tls", ""
+	}
+	if preserve {
+		w.find(ruleSSLRedirect, input, value, "host "+host+": the redirect keeps a trailing slash, as ingress-nginx's with preserve-trailing-slash")
+		return
+	}
+	w.find(ruleRedirectSlash, input, value, "host "+host+": http://"+host+"/a/ redirects to https://"+host+"/a/, where ingress-nginx sent https://"+host+"/a")
 }
