@@ -20,11 +20,28 @@ type side struct {
 	// first looked up in exact.
 	servers map[string][]*model.Server
 	exact   map[string]map[string]*model.Server
+	// passthrough are the backends TLS is passed to, by server name: the
+	// HTTPS port's on the Ingress side, the TLS listeners' on the
+	// Gateway side.
+	passthrough map[string]string
 }
 
 func newSide(m *model.Model, gateway bool) *side {
 	s := &side{m: m, gateway: gateway, backends: map[string]*model.Backend{},
-		servers: map[string][]*model.Server{}, exact: map[string]map[string]*model.Server{"http": {}, "https": {}}}
+		servers: map[string][]*model.Server{}, exact: map[string]map[string]*model.Server{"http": {}, "https": {}},
+		passthrough: map[string]string{}}
+	var routes []*model.PassthroughRoute
+	if m.Passthrough != nil && !gateway {
+		routes = m.Passthrough.Routes
+	}
+	for _, l := range m.SNIListeners {
+		if gateway {
+			routes = append(routes, l.Routes...)
+		}
+	}
+	for _, r := range routes {
+		s.passthrough[r.Host] = r.Backend
+	}
 	for _, b := range m.Backends {
 		s.backends[b.Key] = b
 	}
@@ -92,8 +109,12 @@ type answer struct {
 }
 
 // answer answers a GET of path on host over scheme, in nginx's order:
-// the server's app-root and HTTPS redirects, then the location.
+// TLS passthrough, the server's app-root and HTTPS redirects, then the
+// location.
 func (s *side) answer(r request) answer {
+	if b, ok := s.passthrough[r.host]; ok && r.scheme == "https" {
+		return answer{what: "TLS passed through to " + b}
+	}
 	srv := s.server(r.scheme, r.host)
 	if srv == nil {
 		return answer{what: "no server for the host: 404"}

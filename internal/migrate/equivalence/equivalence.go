@@ -104,6 +104,8 @@ func Models(in togateway.Input, opts togateway.Options, out togateway.Output, re
 func models(in togateway.Input, opts togateway.Options, out togateway.Output, converted []*networkingv1.Ingress, world *source.Snapshot) (ing, gw *model.Model, problems []model.Problem) {
 	ingSnap, gwSnap := snapshots(in, opts, out, converted, world)
 	bopts := buildOptions(in, opts.AnnotationsPrefix)
+	// In the assumed world each Gateway has its Service, and its ports.
+	bopts.GatewayServices = world == nil
 	ing, _ = build.Build(ingSnap, bopts)
 	gw, problems = build.Build(gwSnap, bopts)
 	return ing, gw, problems
@@ -145,7 +147,7 @@ func (c *checker) compare(ing *networkingv1.Ingress, e *togateway.Equivalence) {
 				continue
 			}
 			d.Request, d.Requests = r.String(), 1
-			d.ExplainedBy = c.explain(d.Aspect, ref, d.sources)
+			d.ExplainedBy = c.explain(d.Aspect, r.host, ref, d.sources)
 			d.Unexpected = len(d.ExplainedBy) == 0
 			seen[key] = len(e.Differences)
 			e.Differences = append(e.Differences, d.Difference)
@@ -212,8 +214,11 @@ func (c *checker) requests(ing *networkingv1.Ingress) []request {
 // hasCertificate reports whether the Ingress side serves host over
 // HTTPS with a certificate of its own: only then is an HTTPS request
 // compared (ingress-nginx answered every host over HTTPS, with a default
-// certificate clients refuse).
+// certificate clients refuse), or passes its TLS through.
 func (c *checker) hasCertificate(host string) bool {
+	if _, ok := c.a.passthrough[host]; ok {
+		return true
+	}
 	srv := c.a.server("https", host)
 	return srv != nil && srv.TLS != nil && srv.TLS.Secret != "" && srv.Host != ""
 }

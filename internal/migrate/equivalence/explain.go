@@ -30,6 +30,7 @@ var covers = map[string][]string{
 	"canary-by-cookie":               {"route"},
 	"canary-without-main":            {"route"},
 	"ssl-redirect-trailing-slash":    {"route"},
+	"ssl-redirect-per-path":          {"route"},
 	"tls-wildcard-host":              {"route", "server.TLS"},
 	"upstream-vhost-port":            {"policy.RequestHeaders"},
 	"proxy-timeouts":                 {"policy.Timeouts"},
@@ -49,6 +50,7 @@ var covers = map[string][]string{
 	"affinity-detail":                {"backend.Balance"},
 	"default-backend":                {"route"},
 	"rule-without-host":              {"route"},
+	"path-shadowed":                  {"route"},
 	"named-port":                     {"route"},
 	"tls-without-secret":             {"route", "server.TLS"},
 	"tls-shadowed":                   {"server.TLS"},
@@ -76,13 +78,14 @@ func coversAspect(f togateway.Finding, aspect string) bool {
 }
 
 // explain lists the findings ("rule input") that explain a difference of
-// aspect in ing's requests: ing's own, those of the objects that made the
-// Ingress side's answer (a canary Ingress), and the ConfigMap's.
-func (c *checker) explain(aspect string, ing model.ObjectRef, sources []model.ObjectRef) []string {
+// aspect in ing's requests to host: ing's own, those of the objects that
+// made the Ingress side's answer (a canary Ingress), and the ConfigMap's;
+// a finding about another host (its message starts "host NAME") does not.
+func (c *checker) explain(aspect, host string, ing model.ObjectRef, sources []model.ObjectRef) []string {
 	var out []string
 	use := func(fs []togateway.Finding) {
 		for _, f := range fs {
-			if f.Outcome != togateway.Converted && coversAspect(f, aspect) {
+			if f.Outcome != togateway.Converted && coversAspect(f, aspect) && aboutHost(f, host) {
 				if s := f.Rule + " " + f.Input; !slices.Contains(out, s) {
 					out = append(out, s)
 				}
@@ -97,4 +100,23 @@ func (c *checker) explain(aspect string, ing model.ObjectRef, sources []model.Ob
 	}
 	use(c.global)
 	return out
+}
+
+// aboutHost reports whether a finding may concern requests to host (as
+// requests name it: "wildcard.<suffix>", anyHost): true unless its message
+// names another host, as the converter's do ("host NAME: ...").
+func aboutHost(f togateway.Finding, host string) bool {
+	rest, ok := strings.CutPrefix(f.Message, "host ")
+	if !ok {
+		return true
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	name = strings.TrimSuffix(name, ":")
+	switch {
+	case name == "(any)":
+		return host == anyHost
+	case strings.HasPrefix(name, "*."):
+		return host == "wildcard"+name[1:]
+	}
+	return name == host
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/frontend/gateway"
+	"github.com/causeway/causeway/internal/gatewayservice"
 	"github.com/causeway/causeway/internal/migrate/togateway"
 	"github.com/causeway/causeway/internal/source"
 )
@@ -38,14 +39,19 @@ import (
 const ingressClass = "causeway-equivalence"
 
 // buildOptions are the options of both builds: a controller with the
-// modules Debian's nginx has (Lua, headers-more), reading the
-// controller's ConfigMap the conversion read.
+// modules Debian's nginx has (Lua, headers-more, stream) and TLS
+// passthrough on (ingress-nginx's --enable-ssl-passthrough, which the
+// annotation needs), reading the controller's ConfigMap the conversion
+// read.
 func buildOptions(in togateway.Input, prefix string) build.Options {
 	o := build.Options{
-		Class:                class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: ingressClass},
-		AnnotationsPrefix:    prefix,
-		HeadersMoreAvailable: true,
-		LuaAvailable:         true,
+		Class:                 class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: ingressClass},
+		AnnotationsPrefix:     prefix,
+		HeadersMoreAvailable:  true,
+		LuaAvailable:          true,
+		TLSPassthrough:        true,
+		StreamAvailable:       true,
+		StreamRealIPAvailable: true,
 	}
 	if in.Controller != nil {
 		o.ConfigMap = in.Controller.Namespace + "/" + in.Controller.Name
@@ -54,14 +60,23 @@ func buildOptions(in togateway.Input, prefix string) build.Options {
 }
 
 // snapshots are the Ingress side's and the Gateway side's: world's
-// Services, EndpointSlices and Secrets, or (world nil) the assumed ones.
+// Services, EndpointSlices, Secrets and Gateway Services, or (world nil)
+// the assumed ones, among which the Services the leader would make for
+// the Gateways (each Gateway its own ports, as in a cluster: two Gateways
+// may both listen on 443).
 func snapshots(in togateway.Input, opts togateway.Options, out togateway.Output, converted []*networkingv1.Ingress, world *source.Snapshot) (ing, gw *source.Snapshot) {
 	common := source.Snapshot{ConfigMaps: in.ConfigMaps}
+	var gatewayServices []*corev1.Service
 	if world != nil {
 		common.Services, common.EndpointSlices, common.Secrets = world.Services, world.EndpointSlices, world.Secrets
+		gatewayServices = world.GatewayServices
 	} else {
 		assumeServices(&common, converted, opts.AnnotationsPrefix)
 		assumeSecrets(&common, converted)
+		plan := gatewayservice.Desired(out.Gateways, nil, gatewayservice.Options{Namespace: "causeway", Ports: gatewayservice.PortRange{First: 20000, Last: 29999}})
+		for _, name := range sortedKeys(plan.Want) {
+			gatewayServices = append(gatewayServices, plan.Want[name])
+		}
 	}
 
 	ing = new(source.Snapshot)
@@ -78,6 +93,7 @@ func snapshots(in togateway.Input, opts togateway.Options, out togateway.Output,
 		Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}}
 	gw.Gateways, gw.HTTPRoutes, gw.GRPCRoutes = out.Gateways, out.HTTPRoutes, out.GRPCRoutes
 	gw.TLSRoutes, gw.ReferenceGrants = out.TLSRoutes, out.ReferenceGrants
+	gw.GatewayServices = gatewayServices
 	return ing, gw
 }
 
@@ -184,4 +200,13 @@ func throwAwayCertificate() (crt, key []byte) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -3,7 +3,9 @@ package togateway
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -109,6 +111,7 @@ func (c *converter) route(w *ingressWork, host string, defaultBackend bool, p *p
 		if tl != httpsListener(host) {
 			w.find(ruleTLSWildcardHost, "spec.tls", host, "host "+host+" attaches to listener "+tl)
 		}
+		c.hostWide(w, host)
 		input, r := c.key("ssl-redirect"), ruleSSLRedirect
 		if p.forceSSL {
 			input, r = c.key("force-ssl-redirect"), ruleForceSSLRedirect
@@ -196,6 +199,11 @@ func (c *converter) addPath(w *ingressWork, rt *route, p *policy, host, field st
 			return
 		}
 		rule.Matches = []gwv1.HTTPRouteMatch{{Path: &m}}
+		if older := c.pathOwner(w, host, path.Written, m); older != nil {
+			w.find(rulePathShadowed, field, path.Written, "host "+cmp.Or(host, "(any)")+": the path is the older Ingress "+
+				older.ing.Namespace+"/"+older.ing.Name+"'s; this one's is not written")
+			return
+		}
 	}
 	rule.Filters = p.httpFilters(rewrite)
 	if p.redirect == nil {
@@ -337,4 +345,33 @@ func (c *converter) trailingSlash(w *ingressWork, host string) {
 		return
 	}
 	w.find(ruleRedirectSlash, input, value, "host "+host+": http://"+host+"/a/ redirects to https://"+host+"/a/, where ingress-nginx sent https://"+host+"/a")
+}
+
+// pathOwner is the older Ingress (converted before w, as ingress-nginx
+// orders them) whose route already has a rule of host with the same path
+// match, or nil.
+func (c *converter) pathOwner(w *ingressWork, host, written string, m gwv1.HTTPPathMatch) *ingressWork {
+	for _, ref := range c.index[pathKey{host, written}] {
+		if ref.r.w == w || ref.r.http == nil {
+			continue
+		}
+		for _, om := range ref.r.http.Spec.Rules[ref.i].Matches {
+			if om.Path != nil && reflect.DeepEqual(*om.Path, m) {
+				return ref.r.w
+			}
+		}
+	}
+	return nil
+}
+
+// hostWide reports the redirect settings of an Ingress on a host other
+// Ingresses share: ingress-nginx applies them per path, as the routes
+// do, where Causeway serving the Ingresses applies each to the whole host.
+func (c *converter) hostWide(w *ingressWork, host string) {
+	if c.hostIngresses[host] < 2 {
+		return
+	}
+	for _, name := range []string{"ssl-redirect", "force-ssl-redirect", "preserve-trailing-slash"} {
+		w.findKey(c, ruleRedirectHostWide, name, "host "+host+": "+strconv.Itoa(c.hostIngresses[host])+" Ingresses share it")
+	}
 }

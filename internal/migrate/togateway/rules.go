@@ -123,6 +123,9 @@ var (
 	ruleRedirectSlash = def(Rule{ID: "ssl-redirect-trailing-slash", Input: "ssl-redirect or force-ssl-redirect with preserve-trailing-slash false (the default)", Outcome: Approximated,
 		Becomes: "the `<route>-redirect` HTTPRoute keeps the path as it is",
 		Note:    "ingress-nginx drops one trailing slash from the path it redirects to (http://host/app/ goes to https://host/app), Gateway API's RequestRedirect keeps it; with preserve-trailing-slash: true the two agree"})
+	ruleRedirectHostWide = def(Rule{ID: "ssl-redirect-per-path", Input: "ssl-redirect, force-ssl-redirect or preserve-trailing-slash on a host other Ingresses share", Outcome: Approximated,
+		Becomes: "the redirect of this Ingress's paths only",
+		Note:    "ingress-nginx applies them per path, and so do the routes; Causeway serving the Ingresses applies each to the whole host, as the oldest Ingress setting it says"})
 	ruleForceSSLRedirect = def(Rule{ID: "force-ssl-redirect", Input: "force-ssl-redirect", Outcome: Converted,
 		Becomes: "the ssl-redirect HTTPRoute"})
 	ruleForceSSLNoTLS = def(Rule{ID: "force-ssl-redirect-without-tls", Input: "force-ssl-redirect on a host not in spec.tls", Outcome: NotConverted,
@@ -210,6 +213,8 @@ var (
 	ruleNoHTTP = def(Rule{ID: "rule-without-http", Input: "spec.rules[] with a host and no http", Outcome: Converted,
 		Becomes: "nothing",
 		Note:    "ingress-nginx answered the host from its default backend (404), as a Gateway answers a request no route matches"})
+	rulePathShadowed = def(Rule{ID: "path-shadowed", Input: "a path of a host an older Ingress has the same path of", Outcome: NotConverted,
+		Note: "ingress-nginx serves it from the oldest Ingress; Gateway API would rank two routes with the same match by their creation time, then their names, which a conversion cannot set: the younger Ingress's path is not written"})
 	ruleNamedPort = def(Rule{ID: "named-port", Input: "service.port.name", Outcome: NotConverted,
 		Note: "a backendRef needs the port number, which only the Service knows: the path is not converted (write the number)"})
 	ruleTLS = def(Rule{ID: "tls", Input: "spec.tls", Outcome: Converted,
