@@ -14,12 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/causeway/causeway/internal/migrate"
+	"github.com/causeway/causeway/internal/migrate/equivalence"
 	"github.com/causeway/causeway/internal/migrate/togateway"
 )
 
 // Exit statuses of `causeway migrate to-gateway`: exitReady when every
 // input converted as it was, exitAttention when a finding is not
-// "converted" (or an Ingress was rejected), exitUsage otherwise.
+// "converted" (or an Ingress was rejected), exitUnproven when the two
+// models differ in a way no finding reports, exitUsage otherwise.
+
+// exitUnproven: the conversion is not what its report says.
+const exitUnproven = 3
 
 // migrateToGatewayFlags are the flags of `causeway migrate to-gateway`.
 type migrateToGatewayFlags struct {
@@ -49,9 +54,17 @@ since they would be open, unless --allow-insecure.
 DIR and the cluster are read as by 'causeway migrate check'; nothing is
 written to the cluster.
 
+The conversion is then proven: Causeway builds its model from the
+Ingresses and from the objects written, answers the same requests from
+both, and the report says per Ingress "equivalent" or lists each
+difference with the findings that report it; a difference no finding
+reports is UNEXPECTED.
+
 Exit status: 0 when every input converted as it was, 1 when a finding
 needs reading (approximated, not-converted, refused, or an Ingress
-Causeway rejects), 2 on a usage error or when objects could not be read.
+Causeway rejects), 2 on a usage error or when objects could not be read,
+3 when the models differ in a way no finding reports (a converter bug:
+please report it).
 
 See docs/migrating-from-ingress-nginx.md, "To Gateway API".`,
 		Example: `  causeway migrate to-gateway ./manifests > gateway.yaml
@@ -148,6 +161,7 @@ func (f *migrateToGatewayFlags) run(ctx context.Context, args []string, stdout, 
 		objs.Notes = append(objs.Notes, notes...)
 	}
 	out, report := togateway.Convert(in, opts)
+	equivalence.Check(in, opts, out, &report, nil)
 	report.Notes = append(report.Notes, objs.Notes...)
 	if src.ConfigMapName != "" && in.Controller == nil {
 		report.Notes = append(report.Notes, "ConfigMap "+src.ConfigMapNamespace+"/"+src.ConfigMapName+" was not found: ingress-nginx's defaults were used")
@@ -165,7 +179,15 @@ func (f *migrateToGatewayFlags) run(ctx context.Context, args []string, stdout, 
 		fmt.Fprintf(stderr, "causeway migrate to-gateway: %v\n", err)
 		return exitUsage
 	}
-	if !report.Exact {
+	return toGatewayExit(report)
+}
+
+// toGatewayExit is the exit status a report asks for.
+func toGatewayExit(r togateway.Report) int {
+	switch {
+	case r.Equivalence != nil && r.Equivalence.Unexpected > 0:
+		return exitUnproven
+	case !r.Exact:
 		return exitAttention
 	}
 	return exitReady

@@ -226,7 +226,8 @@ func TestMigrateToGatewayCluster(t *testing.T) {
 	}
 	client := fake.NewSimpleClientset(
 		ing("web", "response-headers"), ing("gone", "shop/not-there"),
-		cm("ingress-nginx", "ingress-nginx-controller", map[string]string{"proxy-set-headers": "ingress-nginx/request-headers"}),
+		cm("ingress-nginx", "ingress-nginx-controller", map[string]string{"proxy-set-headers": "ingress-nginx/request-headers",
+			"global-allowed-response-headers": "X-Frame-Options"}),
 		cm("ingress-nginx", "request-headers", map[string]string{"X-Team": "shop"}),
 		cm("shop", "response-headers", map[string]string{"X-Frame-Options": "DENY"}),
 	)
@@ -248,6 +249,76 @@ func TestMigrateToGatewayCluster(t *testing.T) {
 	for _, a := range client.Actions() {
 		if v := a.GetVerb(); v != "list" && v != "get" {
 			t.Errorf("the conversion made a %s request; it must only read", v)
+		}
+	}
+}
+
+// TestMigrateToGatewayProof: the report proves each Ingress, and the exit
+// status follows: 0 for an equivalent conversion, 1 for a difference the
+// findings report (every-origin CORS with credentials), 3 for a
+// difference none reports.
+func TestMigrateToGatewayProof(t *testing.T) {
+	dir := t.TempDir()
+	ingress := func(name, annotations string) string {
+		p := filepath.Join(dir, name+".yaml")
+		text := `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: ` + name + `
+  namespace: shop
+  annotations: {` + annotations + `}
+spec:
+  rules:
+  - host: ` + name + `.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+`
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, annotations string
+		code              int
+		want              []string
+	}{
+		{"plain", "", exitReady, []string{
+			"Ingress shop/plain\n  writes HTTPRoute/plain-plain.example.com\n  converted     path-prefix                  spec.rules[0].http.paths[0] \"/\"\n  equivalence: equivalent (3 requests answered alike)\n",
+			"equivalence: 1 equivalent, 0 differ as reported, 0 differ UNEXPECTEDLY, 0 not compared\n"}},
+		{"cors", `nginx.ingress.kubernetes.io/enable-cors: "true"`, exitAttention, []string{
+			"  equivalence: 1 differences over 3 requests\n" +
+				"    differs policy.CORS at http://cors.example.com/ (and 2 more): reported by cors-any-origin-credentials nginx.ingress.kubernetes.io/cors-allow-credentials\n" +
+				"      Ingress: Credentials=true\n      Gateway: Credentials=false\n",
+			"equivalence: 0 equivalent, 1 differ as reported, 0 differ UNEXPECTEDLY, 0 not compared\n"}},
+		{"refused", `nginx.ingress.kubernetes.io/auth-url: "https://auth.example.com/"`, exitAttention, []string{
+			"  equivalence: not compared, its routes are not written (refused)\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runToGateway(t, ingress(tc.name, tc.annotations))
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("the report has no %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		r    togateway.Report
+		code int
+	}{
+		{"exact and equivalent", togateway.Report{Exact: true, Equivalence: &togateway.EquivalenceSummary{Equivalent: 1}}, exitReady},
+		{"explained", togateway.Report{Equivalence: &togateway.EquivalenceSummary{Explained: 1}}, exitAttention},
+		{"unexpected", togateway.Report{Equivalence: &togateway.EquivalenceSummary{Explained: 1, Unexpected: 1}}, exitUnproven},
+		{"unexpected though exact", togateway.Report{Exact: true, Equivalence: &togateway.EquivalenceSummary{Unexpected: 1}}, exitUnproven},
+	} {
+		if got := toGatewayExit(tc.r); got != tc.code {
+			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.code)
 		}
 	}
 }

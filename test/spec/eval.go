@@ -3,7 +3,6 @@ package spec
 import (
 	"maps"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,8 +178,8 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 	if st.rewritten {
 		uri = st.uri()
 	}
-	if rw := lp.Rewrite; rw != nil {
-		uri = rewrite(loc, srv.Regex, path, query, rw)
+	if lp.Rewrite != nil {
+		uri = loc.Rewritten(srv.Regex, path, query)
 	}
 	if ans := splitAnswer(a(loc), r); ans != nil {
 		// A Gateway API route's split answers by itself: a redirect,
@@ -351,58 +350,6 @@ func addHeaders(out *Response, p *model.Policy) {
 	for _, h := range p.ResponseHeaders {
 		out.Header[h.Name] = string(h.Value)
 	}
-}
-
-// rewrite applies a rewrite-target the way nginx's "rewrite ... break"
-// does: the location's regex (case-insensitive, anchored) replaces the
-// whole path with the target, $n naming its groups, and the query is
-// appended.
-func rewrite(loc *model.Location, regexServer bool, path, query string, rw *model.Rewrite) string {
-	target := rw.Target
-	if rw.Prefix && loc.Match.Type != model.Regex {
-		// The location's path replaced, the rest kept; Strip removes it
-		// by path elements.
-		rest := strings.TrimPrefix(path, strings.TrimSuffix(loc.Match.Path, "/"))
-		out := target + rest
-		if rw.Strip {
-			if out = rest; !strings.HasPrefix(out, "/") {
-				out = "/" + out
-			}
-		}
-		if query != "" {
-			out += "?" + query
-		}
-		return out
-	}
-	expr := loc.Match.Path
-	if !regexServer && loc.Match.Type != model.Regex {
-		expr = regexp.QuoteMeta(expr)
-	}
-	re := regexp.MustCompile("(?i)^(?:" + expr + ")")
-	m := re.FindStringSubmatch(path)
-	if m == nil {
-		return path
-	}
-	var b strings.Builder
-	for i := 0; i < len(target); i++ {
-		if target[i] == '$' && i+1 < len(target) && target[i+1] >= '1' && target[i+1] <= '9' {
-			if n := int(target[i+1] - '0'); n < len(m) {
-				b.WriteString(m[n])
-			}
-			i++
-			continue
-		}
-		b.WriteByte(target[i])
-	}
-	out := b.String()
-	if query != "" {
-		if strings.Contains(out, "?") {
-			out += "&" + query
-		} else {
-			out += "?" + query
-		}
-	}
-	return out
 }
 
 func backend(m *model.Model, key string) *model.Backend {

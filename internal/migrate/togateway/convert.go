@@ -91,9 +91,10 @@ func Convert(in Input, opts Options) (Output, Report) {
 		routes: map[routeKey]*route{},
 		names:  map[string]bool{},
 
-		regexHosts: map[string]bool{},
-		index:      map[pathKey][]ruleRef{},
-		secrets:    map[string]tlsHost{},
+		regexHosts:    map[string]bool{},
+		hostIngresses: map[string]int{},
+		index:         map[pathKey][]ruleRef{},
+		secrets:       map[string]tlsHost{},
 
 		passthrough:      map[string]*gwv1.TLSRoute{},
 		passthroughOwner: map[string]string{},
@@ -128,6 +129,11 @@ func Convert(in Input, opts Options) (Output, Report) {
 		if w.tr.Annotations.Canary == nil && w.tr.Annotations.UseRegex {
 			for _, r := range w.tr.Rules {
 				c.regexHosts[r.Host] = true
+			}
+		}
+		if w.tr.Annotations.Canary == nil {
+			for _, r := range w.tr.Rules {
+				c.hostIngresses[r.Host]++
 			}
 		}
 	}
@@ -186,6 +192,9 @@ type converter struct {
 	// regexHosts are the hosts in regex mode: some Ingress of the host
 	// sets use-regex (or rewrite-target).
 	regexHosts map[string]bool
+	// hostIngresses count the rules of a host, Ingress by Ingress (a
+	// canary's not counted).
+	hostIngresses map[string]int
 	// index finds the HTTPRoute rules of a host and path, for canaries.
 	index map[pathKey][]ruleRef
 	// secrets are the TLS hosts, by host.

@@ -138,3 +138,7 @@ func compareGolden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (run go test ./internal/migrate/togateway -update and review the diff):\n%s", path, got)
 	}
 }
+
+// ReadCase and CompareGolden serve proof_test.go (package
+// togateway_test), which proves each case with internal/migrate/equivalence.
+var ReadCase, CompareGolden = readCase, compareGolden

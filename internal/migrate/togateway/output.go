@@ -95,6 +95,7 @@ func WriteText(w io.Writer, r Report) error {
 		for _, f := range ing.Findings {
 			writeFinding(&b, f)
 		}
+		writeEquivalence(&b, ing.Equivalence)
 		b.WriteString("\n")
 	}
 	if len(r.ConfigMap) > 0 {
@@ -112,6 +113,7 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintf(&b, " %d %s", r.Summary[o], o)
 	}
 	b.WriteString("\n")
+	writeEquivalenceSummary(&b, r.Equivalence)
 	if r.Exact {
 		b.WriteString("every input converted as it was\n")
 	} else {

@@ -202,11 +202,11 @@ func (c *converter) headers(w *ingressWork, p *policy) {
 		if c.httpOnly(w, p, "upstream-vhost") {
 			host, port, hasPort := strings.Cut(string(*h), ":")
 			p.hostname = ptr(gwv1.PreciseHostname(host))
-			msg := ""
 			if hasPort {
-				msg = "the port :" + port + " cannot be expressed and is dropped"
+				w.findKey(c, ruleUpstreamVhostPort, "upstream-vhost", "the port :"+port+" cannot be expressed and is dropped")
+			} else {
+				w.findKey(c, ruleUpstreamVhost, "upstream-vhost", "")
 			}
-			w.findKey(c, ruleUpstreamVhost, "upstream-vhost", msg)
 		}
 	} else if w.has(c, "upstream-vhost") {
 		c.invalid(w, "upstream-vhost")
@@ -214,7 +214,14 @@ func (c *converter) headers(w *ingressWork, p *policy) {
 	if n := a.CustomHeaders; n != nil {
 		k := c.key("custom-headers")
 		set, fs := c.configMapHeaders(n.Namespace, n.Name, k, ruleCustomHeaders)
-		p.respSet = append(p.respSet, set...)
+		for _, h := range set {
+			if !slices.ContainsFunc(c.cfg.AllowedResponseHeaders, func(a string) bool { return strings.EqualFold(a, string(h.Name)) }) {
+				fs = append(fs, Finding{Rule: ruleCustomHeadersNotAllowed.ID, Input: k, Value: n.Namespace + "/" + n.Name, Outcome: ruleCustomHeadersNotAllowed.Outcome,
+					Message: "header " + string(h.Name) + " is not in the ConfigMap's global-allowed-response-headers: ingress-nginx does not set it"})
+				continue
+			}
+			p.respSet = append(p.respSet, h)
+		}
 		for _, f := range fs {
 			w.find(ruleByID(f.Rule), f.Input, f.Value, f.Message)
 		}

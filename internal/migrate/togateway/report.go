@@ -24,6 +24,9 @@ type Report struct {
 	ConfigMap []Finding `json:"configMap,omitempty"`
 	// Notes concern no single Ingress.
 	Notes []string `json:"notes,omitempty"`
+	// Equivalence counts the outcomes of the proof (equivalence.go);
+	// nil when it was not run.
+	Equivalence *EquivalenceSummary `json:"equivalence,omitempty"`
 }
 
 // IngressReport is one Ingress.
@@ -45,6 +48,8 @@ type IngressReport struct {
 	Routes []string `json:"routes,omitempty"`
 	// Findings are sorted by input, then rule.
 	Findings []Finding `json:"findings,omitempty"`
+	// Equivalence is the proof of its conversion; nil when not run.
+	Equivalence *Equivalence `json:"equivalence,omitempty"`
 }
 
 // Finding is what one rule made of one input.

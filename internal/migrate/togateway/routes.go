@@ -3,7 +3,9 @@ package togateway
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -106,6 +108,10 @@ func (c *converter) route(w *ingressWork, host string, defaultBackend bool, p *p
 	listeners := []string{httpListener}
 	if tl := c.tlsListener(host); tl != "" && !defaultBackend {
 		listeners = []string{tl}
+		if tl != httpsListener(host) {
+			w.find(ruleTLSWildcardHost, "spec.tls", host, "host "+host+" attaches to listener "+tl)
+		}
+		c.hostWide(w, host)
 		input, r := c.key("ssl-redirect"), ruleSSLRedirect
 		if p.forceSSL {
 			input, r = c.key("force-ssl-redirect"), ruleForceSSLRedirect
@@ -120,6 +126,7 @@ func (c *converter) route(w *ingressWork, host string, defaultBackend bool, p *p
 			} else {
 				rt.redirect = true
 				w.find(r, input, w.ing.Annotations[input], "host "+host+": HTTP answered by "+meta.Name+"-redirect")
+				c.trailingSlash(w, host)
 			}
 			if p.forceSSL {
 				w.findKey(c, ruleSSLRedirect, "ssl-redirect", "host "+host+": force-ssl-redirect decides")
@@ -192,6 +199,11 @@ func (c *converter) addPath(w *ingressWork, rt *route, p *policy, host, field st
 			return
 		}
 		rule.Matches = []gwv1.HTTPRouteMatch{{Path: &m}}
+		if older := c.pathOwner(w, host, path.Written, m); older != nil {
+			w.find(rulePathShadowed, field, path.Written, "host "+cmp.Or(host, "(any)")+": the path is the older Ingress "+
+				older.ing.Namespace+"/"+older.ing.Name+"'s; this one's is not written")
+			return
+		}
 	}
 	rule.Filters = p.httpFilters(rewrite)
 	if p.redirect == nil {
@@ -314,4 +326,52 @@ func (c *converter) addGRPCPath(w *ingressWork, rt *route, p *policy, field stri
 		return
 	}
 	rt.grpc.Spec.Rules = append(rt.grpc.Spec.Rules, rule)
+}
+
+// trailingSlash reports how a host's HTTPS redirect treats a trailing
+// slash: ingress-nginx drops one unless preserve-trailing-slash.
+func (c *converter) trailingSlash(w *ingressWork, host string) {
+	preserve := c.cfg.Defaults.PreserveTrailingSlash
+	if v := w.tr.Annotations.Server.PreserveTrailingSlash; v != nil {
+		preserve = *v
+	}
+	k := c.key("preserve-trailing-slash")
+	input, value := k, w.ing.Annotations[k]
+	if _, set := w.ing.Annotations[k]; !set {
+		input, value = "spec.tls", ""
+	}
+	if preserve {
+		w.find(ruleSSLRedirect, input, value, "host "+host+": the redirect keeps a trailing slash, as ingress-nginx's with preserve-trailing-slash")
+		return
+	}
+	w.find(ruleRedirectSlash, input, value, "host "+host+": http://"+host+"/a/ redirects to https://"+host+"/a/, where ingress-nginx sent https://"+host+"/a")
+}
+
+// pathOwner is the older Ingress (converted before w, as ingress-nginx
+// orders them) whose route already has a rule of host with the same path
+// match, or nil.
+func (c *converter) pathOwner(w *ingressWork, host, written string, m gwv1.HTTPPathMatch) *ingressWork {
+	for _, ref := range c.index[pathKey{host, written}] {
+		if ref.r.w == w || ref.r.http == nil {
+			continue
+		}
+		for _, om := range ref.r.http.Spec.Rules[ref.i].Matches {
+			if om.Path != nil && reflect.DeepEqual(*om.Path, m) {
+				return ref.r.w
+			}
+		}
+	}
+	return nil
+}
+
+// hostWide reports the redirect settings of an Ingress on a host other
+// Ingresses share: ingress-nginx applies them per path, as the routes
+// do, where Causeway serving the Ingresses applies each to the whole host.
+func (c *converter) hostWide(w *ingressWork, host string) {
+	if c.hostIngresses[host] < 2 {
+		return
+	}
+	for _, name := range []string{"ssl-redirect", "force-ssl-redirect", "preserve-trailing-slash"} {
+		w.findKey(c, ruleRedirectHostWide, name, "host "+host+": "+strconv.Itoa(c.hostIngresses[host])+" Ingresses share it")
+	}
 }

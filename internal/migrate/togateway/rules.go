@@ -120,6 +120,12 @@ var (
 	ruleSSLRedirect = def(Rule{ID: "ssl-redirect", Input: "ssl-redirect (ConfigMap ssl-redirect, default true) on a host in spec.tls", Outcome: Converted,
 		Becomes: "a second HTTPRoute `<route>-redirect` on the Gateway's HTTP listener with RequestRedirect scheme https (the ConfigMap's http-redirect-code, default 308); the route itself attaches to the host's HTTPS listener only",
 		Note:    "ssl-redirect false attaches the route to both listeners"})
+	ruleRedirectSlash = def(Rule{ID: "ssl-redirect-trailing-slash", Input: "ssl-redirect or force-ssl-redirect with preserve-trailing-slash false (the default)", Outcome: Approximated,
+		Becomes: "the `<route>-redirect` HTTPRoute keeps the path as it is",
+		Note:    "ingress-nginx drops one trailing slash from the path it redirects to (http://host/app/ goes to https://host/app), Gateway API's RequestRedirect keeps it; with preserve-trailing-slash: true the two agree"})
+	ruleRedirectHostWide = def(Rule{ID: "ssl-redirect-per-path", Input: "ssl-redirect, force-ssl-redirect or preserve-trailing-slash on a host other Ingresses share", Outcome: Approximated,
+		Becomes: "the redirect of this Ingress's paths only",
+		Note:    "ingress-nginx applies them per path, and so do the routes; Causeway serving the Ingresses applies each to the whole host, as the oldest Ingress setting it says"})
 	ruleForceSSLRedirect = def(Rule{ID: "force-ssl-redirect", Input: "force-ssl-redirect", Outcome: Converted,
 		Becomes: "the ssl-redirect HTTPRoute"})
 	ruleForceSSLNoTLS = def(Rule{ID: "force-ssl-redirect-without-tls", Input: "force-ssl-redirect on a host not in spec.tls", Outcome: NotConverted,
@@ -148,10 +154,16 @@ var (
 			"Causeway refuses that pair in a CORS filter, so the credentials header is left out: browsers behave the same, the header differs"})
 	ruleUpstreamVhost = def(Rule{ID: "upstream-vhost", Input: "upstream-vhost", Outcome: Converted,
 		Becomes: "URLRewrite hostname",
-		Note:    "a port in the value cannot be expressed and is dropped (the finding says so)"})
+		Note:    "a port in the value cannot be expressed (upstream-vhost-port)"})
+	ruleUpstreamVhostPort = def(Rule{ID: "upstream-vhost-port", Input: "upstream-vhost with a port", Outcome: Approximated,
+		Becomes: "URLRewrite hostname without the port",
+		Note:    "a hostname filter has no port: the backend sees the Host header without it"})
 	ruleCustomHeaders = def(Rule{ID: "custom-headers", Input: "custom-headers", Outcome: Converted,
 		Becomes: "ResponseHeaderModifier set, from the named ConfigMap's entries",
 		Note:    "the ConfigMap must be among the objects read; a value with an nginx variable is not converted"})
+	ruleCustomHeadersNotAllowed = def(Rule{ID: "custom-headers-not-allowed", Input: "a custom-headers entry the ConfigMap's global-allowed-response-headers does not name", Outcome: Converted,
+		Becomes: "nothing",
+		Note:    "ingress-nginx sets only the headers global-allowed-response-headers names (none by default), and so does the conversion"})
 	ruleProxySetHeaders = def(Rule{ID: "proxy-set-headers", Input: "ConfigMap proxy-set-headers", Outcome: Converted,
 		Becomes: "RequestHeaderModifier set on every HTTPRoute rule, from the named ConfigMap's entries",
 		Note:    "the ConfigMap must be among the objects read; a value with an nginx variable is not converted"})
@@ -202,6 +214,8 @@ var (
 	ruleNoHTTP = def(Rule{ID: "rule-without-http", Input: "spec.rules[] with a host and no http", Outcome: Converted,
 		Becomes: "nothing",
 		Note:    "ingress-nginx answered the host from its default backend (404), as a Gateway answers a request no route matches"})
+	rulePathShadowed = def(Rule{ID: "path-shadowed", Input: "a path of a host an older Ingress has the same path of", Outcome: NotConverted,
+		Note: "ingress-nginx serves it from the oldest Ingress; Gateway API would rank two routes with the same match by their creation time, then their names, which a conversion cannot set: the younger Ingress's path is not written"})
 	ruleNamedPort = def(Rule{ID: "named-port", Input: "service.port.name", Outcome: NotConverted,
 		Note: "a backendRef needs the port number, which only the Service knows: the path is not converted (write the number)"})
 	ruleTLS = def(Rule{ID: "tls", Input: "spec.tls", Outcome: Converted,
@@ -209,6 +223,10 @@ var (
 		Note:    "the oldest Ingress naming a host's certificate wins"})
 	ruleTLSNoSecret = def(Rule{ID: "tls-without-secret", Input: "spec.tls without secretName, or without hosts", Outcome: NotConverted,
 		Note: "ingress-nginx used its default certificate, which a listener cannot name; a tls entry without hosts names no listener hostname"})
+	ruleTLSWildcardHost = def(Rule{ID: "tls-wildcard-host", Input: "a rule host that spec.tls names only through a wildcard (*.example.com)", Outcome: Approximated,
+		Becomes: "the host's routes on the wildcard's HTTPS listener, with the ssl-redirect HTTPRoute",
+		Note: "ingress-nginx serves such a host with the wildcard's certificate when it covers the host, and so redirects it to HTTPS, as the Gateway does; " +
+			"Causeway serving the Ingress itself gives TLS only to the hosts spec.tls lists, so there the host has the default certificate and no redirect"})
 	ruleTLSShadowed = def(Rule{ID: "tls-shadowed", Input: "spec.tls naming a host an older Ingress gave another Secret", Outcome: NotConverted,
 		Note: "one listener per host: the older Ingress's Secret is used"})
 
