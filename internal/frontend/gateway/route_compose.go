@@ -183,15 +183,23 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 		answers[k] = len(split.Answers) - 1
 		return answers[k]
 	}
-	targets := func(r *Rule) []model.Target {
+	var lt locationTLS
+	targets := func(e Entry) []model.Target {
+		r := e.Rule
 		if r.Redirect != nil {
 			return []model.Target{model.AnswerTarget(answer(model.Answer{Redirect: r.Redirect.Model(l.Port, l.HTTPS)}), 1)}
 		}
 		var ts []model.Target
 		for _, t := range r.Targets {
 			if t.Backend != nil {
+				if why := lt.admit(t); why != "" {
+					problems = append(problems, model.Problem{Object: e.Route.Ref, Reason: model.ReasonInvalid,
+						Message: fmt.Sprintf("spec.rules[%d] on %s%s: %s", r.Index, l.Host, pe.Path.Path, why)})
+					ts = append(ts, model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: failClosedStatus}}), t.Weight))
+					continue
+				}
 				ts = append(ts, model.Target{Backend: t.Backend.Key(), Weight: t.Weight})
-			} else {
+			} else if t.Weight > 0 {
 				ts = append(ts, model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: t.Status}}), t.Weight))
 			}
 		}
@@ -206,7 +214,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 			continue
 		}
 		if len(e.Match.Conditions) == 0 {
-			split.Default = targets(e.Rule)
+			split.Default = targets(e)
 			hasDefault = true
 			break
 		}
@@ -214,7 +222,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 			drop(e, fmt.Sprintf("more than %d matches with conditions share the path", model.MaxSplitRules))
 			continue
 		}
-		split.Rules = append(split.Rules, model.SplitRule{Conditions: e.Match.Conditions, Targets: targets(e.Rule)})
+		split.Rules = append(split.Rules, model.SplitRule{Conditions: e.Match.Conditions, Targets: targets(e)})
 	}
 	if !hasDefault {
 		split.Default = []model.Target{model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: 404}}), 1)}
@@ -227,6 +235,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 		return loc, problems
 	}
 	loc.Action = splitAction(split)
+	loc.Policy = lt.policy(loc.Policy)
 	return loc, problems
 }
 
