@@ -276,3 +276,29 @@ func hasRouteProblem(t *testing.T, ps []model.Problem, msg string) {
 	}
 	t.Errorf("no route Problem holding %q in %v", msg, ps)
 }
+
+// A location's policy with its backends' TLS: HTTPS, or GRPCS for gRPC,
+// on a copy.
+func TestLocationTLSPolicy(t *testing.T) {
+	tls := &model.UpstreamTLS{SystemCAs: true, Verify: true, Name: "abc.example.com", ServerName: true}
+	for _, tc := range []struct {
+		in   *model.Policy
+		want model.BackendProtocol
+	}{
+		{nil, model.ProtocolHTTPS},
+		{&model.Policy{}, model.ProtocolHTTPS},
+		{&model.Policy{Protocol: model.ProtocolGRPC}, model.ProtocolGRPCS},
+	} {
+		lt := locationTLS{decided: true, tls: tls}
+		got := lt.policy(tc.in)
+		if got.Protocol != tc.want || !reflect.DeepEqual(got.UpstreamTLS, tls) {
+			t.Errorf("%+v: %+v; want %s with the TLS", tc.in, got, tc.want)
+		}
+		if tc.in != nil && (tc.in.UpstreamTLS != nil || tc.in.Protocol == tc.want) {
+			t.Errorf("the location's policy was changed: %+v", tc.in)
+		}
+	}
+	if (&locationTLS{decided: true}).policy(nil) != nil {
+		t.Errorf("without TLS, the policy is not left as it is")
+	}
+}
