@@ -100,7 +100,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule",
-	"TLSRoute", "TCPRoute", "UDPRoute",
+	"TLSRoute", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
 }
 
 func (b *gatewayProcessor) objects(*source.Snapshot) []object { return nil }

@@ -43,7 +43,7 @@ var featureNotes = map[features.FeatureName]string{
 	"GRPCRouteNamedRouteRule":                                    "not claimed until the conformance test passes",
 	"TLSRouteModeTerminate":                                      "TLS listeners in Terminate mode are not served",
 	"TLSRouteModeMixed":                                          "as TLSRouteModeTerminate",
-	"BackendTLSPolicy":                                           "applied (see BackendTLSPolicy above); not claimed until the conformance suite has run",
+	"BackendTLSPolicy":                                           "one caCertificateRef (a ConfigMap) or System; see BackendTLSPolicy above",
 	"BackendTLSPolicySANValidation":                              "nginx checks the backend against one name: subjectAltNames are honoured only when they are the hostname alone, else the policy is not accepted (its backends answer 503)",
 	"GRPCRoute":                                                  "on nginx 1.22 a cleartext port serves gRPC only while no HTTPRoute shares it (Angie serves both)",
 	"TCPRoute":                                                   "one route per listener; its backends share connections by weight (nginx upstream weights)",
