@@ -106,14 +106,14 @@ func TestGatewayBackendTLSPolicy(t *testing.T) {
 	for _, svc := range []string{"good", "wrong-host", "wrong-ca", "missing-ca", "secret-ca"} {
 		services += serviceYAML("default", svc, 443, secure.backend)
 	}
+	policies := backendTLSPolicyYAML("good", "ConfigMap", "backend-ca", "backend.internal") +
+		backendTLSPolicyYAML("wrong-host", "ConfigMap", "backend-ca", "other.internal") +
+		backendTLSPolicyYAML("wrong-ca", "ConfigMap", "other-ca", "backend.internal") +
+		backendTLSPolicyYAML("missing-ca", "ConfigMap", "no-such-configmap", "backend.internal") +
+		backendTLSPolicyYAML("secret-ca", "Secret", "backend-ca", "backend.internal")
 	c := startController(t, map[string]string{
 		"services.yaml": services,
-		"policies.yaml": caConfigMapYAML("backend-ca", secure.cert) + caConfigMapYAML("other-ca", otherCA) +
-			backendTLSPolicyYAML("good", "ConfigMap", "backend-ca", "backend.internal") +
-			backendTLSPolicyYAML("wrong-host", "ConfigMap", "backend-ca", "other.internal") +
-			backendTLSPolicyYAML("wrong-ca", "ConfigMap", "other-ca", "backend.internal") +
-			backendTLSPolicyYAML("missing-ca", "ConfigMap", "no-such-configmap", "backend.internal") +
-			backendTLSPolicyYAML("secret-ca", "Secret", "backend-ca", "backend.internal"),
+		"policies.yaml": caConfigMapYAML("backend-ca", secure.cert) + caConfigMapYAML("other-ca", otherCA) + policies,
 	})
 	port := freePort(t, c.IP)
 	var rules strings.Builder
@@ -179,4 +179,17 @@ spec:
 			}
 		}
 	}
+	// The ConfigMap other-ca now holds the backend's CA: nginx reads it
+	// again (a reload) and /wrong-ca is served.
+	c.WriteManifest("policies.yaml", caConfigMapYAML("backend-ca", secure.cert)+caConfigMapYAML("other-ca", secure.cert)+policies)
+	eventually(t, 20*time.Second, func() error {
+		r, err := get("/wrong-ca")
+		if err != nil {
+			return err
+		}
+		if r.Status != 200 || r.Reply.Service != "secure" {
+			return fmt.Errorf("/wrong-ca after its ConfigMap changed: %d from %q, want 200 from secure", r.Status, r.Reply.Service)
+		}
+		return nil
+	})
 }
