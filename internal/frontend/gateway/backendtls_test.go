@@ -302,3 +302,25 @@ func TestLocationTLSPolicy(t *testing.T) {
 		t.Errorf("without TLS, the policy is not left as it is")
 	}
 }
+
+// A refused backend of weight 0 leaves no target: the location proxies
+// to its other backend, with no split.
+func TestBackendTLSRefusedWeightZero(t *testing.T) {
+	bt, _ := CheckBackendTLSPolicies([]*gwv1.BackendTLSPolicy{btls("tls", 1000, "secure", "")}, testCA)
+	env := testEnv
+	env.BackendTLS = func(b Backend) *BackendTLSPolicy { return bt.For(b.Namespace, b.Service, "http") }
+	rr, ps := TranslateHTTPRoute(newHTTPRoute("r", gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchExact, "/x")},
+		BackendRefs: []gwv1.HTTPBackendRef{backendRef("plain", 1), backendRef("secure", 0)}}), env)
+	if rr == nil {
+		t.Fatalf("not served: %v", ps)
+	}
+	for _, pe := range Compose([]*RouteRules{rr}) {
+		l, _ := pe.Location(testListener)
+		if l.Action.Return != nil || l.Backend() != "infra/plain/8080" || l.Policy != nil {
+			t.Errorf("%+v %+v; want a cleartext proxy to infra/plain/8080", l.Action, l.Policy)
+		}
+		if s := l.Action.Proxy.Split; s != nil {
+			t.Errorf("split %+v; want the plain proxy of its one backend with a share", s)
+		}
+	}
+}

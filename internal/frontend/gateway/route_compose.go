@@ -195,7 +195,9 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 				if why := lt.admit(t); why != "" {
 					problems = append(problems, model.Problem{Object: e.Route.Ref, Reason: model.ReasonInvalid,
 						Message: fmt.Sprintf("spec.rules[%d] on %s%s: %s", r.Index, l.Host, pe.Path.Path, why)})
-					ts = append(ts, model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: failClosedStatus}}), t.Weight))
+					if t.Weight > 0 {
+						ts = append(ts, model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: failClosedStatus}}), t.Weight))
+					}
 					continue
 				}
 				ts = append(ts, model.Target{Backend: t.Backend.Key(), Weight: t.Weight})
