@@ -165,12 +165,13 @@ var (
 	// gatewayKinds are Gateway API's reviewed kinds, each with a new
 	// object to decode into; their Problems are warnings only.
 	gatewayKinds = map[metav1.GroupVersionKind]func() metav1.Object{
-		{Group: gwv1.GroupName, Version: "v1", Kind: "Gateway"}:   func() metav1.Object { return &gwv1.Gateway{} },
-		{Group: gwv1.GroupName, Version: "v1", Kind: "HTTPRoute"}: func() metav1.Object { return &gwv1.HTTPRoute{} },
-		{Group: gwv1.GroupName, Version: "v1", Kind: "GRPCRoute"}: func() metav1.Object { return &gwv1.GRPCRoute{} },
-		{Group: gwv1.GroupName, Version: "v1", Kind: "TLSRoute"}:  func() metav1.Object { return &gwv1.TLSRoute{} },
-		{Group: gwv1.GroupName, Version: "v1", Kind: "TCPRoute"}:  func() metav1.Object { return &gwv1.TCPRoute{} },
-		{Group: gwv1.GroupName, Version: "v1", Kind: "UDPRoute"}:  func() metav1.Object { return &gwv1.UDPRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "Gateway"}:          func() metav1.Object { return &gwv1.Gateway{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "HTTPRoute"}:        func() metav1.Object { return &gwv1.HTTPRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "GRPCRoute"}:        func() metav1.Object { return &gwv1.GRPCRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "TLSRoute"}:         func() metav1.Object { return &gwv1.TLSRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "TCPRoute"}:         func() metav1.Object { return &gwv1.TCPRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "UDPRoute"}:         func() metav1.Object { return &gwv1.UDPRoute{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "BackendTLSPolicy"}: func() metav1.Object { return &gwv1.BackendTLSPolicy{} },
 	}
 )
 

@@ -206,6 +206,9 @@ func TestHandlerAnswers(t *testing.T) {
 		{name: "an HTTPRoute of another controller's Gateway", mode: Deny, op: admissionv1.Create, kind: httpRouteKind,
 			obj: newRoute("theirs", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef,
 				ExtensionRef: &gwv1.LocalObjectReference{Group: "x.io", Kind: "Y", Name: "z"}}), allowed: true},
+		{name: "a BackendTLSPolicy Causeway cannot honour is a warning, never a refusal", mode: Deny, op: admissionv1.Create, kind: btlsKind,
+			obj: newBackendTLSPolicy("other.example.com"), allowed: true, warnings: []string{"subjectAltNames[0]"}},
+		{name: "a valid BackendTLSPolicy", mode: Deny, op: admissionv1.Create, kind: btlsKind, obj: newBackendTLSPolicy(), allowed: true},
 		{name: "an object that is no Ingress is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: "a string",
 			message: []string{"not an Ingress"}},
 	} {
@@ -344,4 +347,20 @@ func newRoute(parent string, filters ...gwv1.HTTPRouteFilter) *gwv1.HTTPRoute {
 func newGC(name string, ls ...nicv1.Listener) *nicv1.GlobalConfiguration {
 	return &nicv1.GlobalConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: name},
 		Spec: nicv1.GlobalConfigurationSpec{Listeners: ls}}
+}
+
+var btlsKind = metav1.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "BackendTLSPolicy"}
+
+// newBackendTLSPolicy is a BackendTLSPolicy in ns1 for svc-0, verified
+// by the system's CAs, with subject alternative names sans.
+func newBackendTLSPolicy(sans ...string) *gwv1.BackendTLSPolicy {
+	p := &gwv1.BackendTLSPolicy{TypeMeta: metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "BackendTLSPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "tls"},
+		Spec: gwv1.BackendTLSPolicySpec{
+			TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Kind: "Service", Name: "svc-0"}}},
+			Validation: gwv1.BackendTLSPolicyValidation{Hostname: "svc.internal", WellKnownCACertificates: new(gwv1.WellKnownCACertificatesSystem)}}}
+	for _, s := range sans {
+		p.Spec.Validation.SubjectAltNames = append(p.Spec.Validation.SubjectAltNames, gwv1.SubjectAltName{Type: gwv1.HostnameSubjectAltNameType, Hostname: gwv1.Hostname(s)})
+	}
+	return p
 }

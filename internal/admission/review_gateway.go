@@ -18,7 +18,8 @@ import (
 // the Problems the object would raise as warnings, so `kubectl apply`
 // shows them at once.
 
-// ReviewGatewayAPI returns the Problems a Gateway or route of kind would
+// ReviewGatewayAPI returns the Problems a Gateway, route or
+// BackendTLSPolicy of kind would
 // raise in the context of the current snapshot, where it replaces its
 // namesake. ours is false when it raises none: another controller's
 // object, or one of ours without a Problem.
@@ -50,6 +51,8 @@ func (r *Reviewer) ReviewGatewayAPI(_ context.Context, kind string, obj metav1.O
 			s.TCPRoutes = replaced(s.TCPRoutes, o)
 		case *gwv1.UDPRoute:
 			s.UDPRoutes = replaced(s.UDPRoutes, o)
+		case *gwv1.BackendTLSPolicy:
+			s.BackendTLSPolicies = replaced(s.BackendTLSPolicies, o)
 		}
 	})
 	problems = r.problemsOf(snap, kind, obj.GetNamespace(), obj.GetName())

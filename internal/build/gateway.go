@@ -49,6 +49,10 @@ type gatewayProcessor struct {
 	// (gateway_l4.go).
 	streams    map[int]*gatewayStreamPort
 	streamSets map[listenerKey]*streamSet
+	// backendTLS and proxyCAs are the BackendTLSPolicies and the CA
+	// bundles of the ConfigMaps they name (gateway_backendtls.go).
+	backendTLS *gateway.BackendTLS
+	proxyCAs   map[string]*model.ProxyCA
 }
 
 type listenerKey struct {
@@ -96,7 +100,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule",
-	"TLSRoute", "TCPRoute", "UDPRoute",
+	"TLSRoute", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
 }
 
 func (b *gatewayProcessor) objects(*source.Snapshot) []object { return nil }
@@ -169,6 +173,7 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 				gateway.GrantTo{Group: to.Group, Kind: to.Kind, Namespace: to.Namespace, Name: to.Name})
 		},
 		ServicePort: b.gatewayServicePort,
+		BackendTLS:  b.checkBackendTLS(snap),
 	}
 	b.ports = map[int]*gatewayPort{}
 	b.sets = map[listenerKey]*listenerSet{}
@@ -196,6 +201,7 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 		if rules == nil {
 			continue
 		}
+		b.backendTLSUsed(at, rules)
 		for _, a := range at.Attachments {
 			for _, al := range a.Listeners {
 				b.attach(a.Gateway, al, rules)
@@ -208,6 +214,7 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 	for _, port := range slices.Sorted(maps.Keys(b.streams)) {
 		b.serveStream(b.streams[port])
 	}
+	b.finishBackendTLS()
 }
 
 // sortedGateways are the resolution's Gateways, oldest first: the first
@@ -592,6 +599,7 @@ func sortLocations(locs []*model.Location) {
 // finishModel adds the Gateway servers once the other kinds' servers have
 // their server-level policies, which are not theirs.
 func (b *gatewayProcessor) finishModel() {
+	b.addProxyCAs()
 	if len(b.servers) == 0 && len(b.ports) == 0 {
 		return
 	}

@@ -110,6 +110,14 @@ func ProxyCAFile(namespace, name string) string {
 	return filepath.Join(SecretsDir, namespace+"_"+name+"_ca.pem")
 }
 
+// ProxyConfigMapCAFile is the relative path of a ConfigMap's CA bundle
+// (model.ProxyCA). Its suffix ends as ProxyCAFile's does, so
+// IsProxySecretFile knows it, and never names a Secret's file: names
+// hold no "_".
+func ProxyConfigMapCAFile(namespace, name string) string {
+	return filepath.Join(SecretsDir, namespace+"_"+name+"_configmap_ca.pem")
+}
+
 // ProxyCRLFile is the relative path of a proxy secret's ca.crl, which
 // client certificates are checked against (auth-tls-secret).
 func ProxyCRLFile(namespace, name string) string {

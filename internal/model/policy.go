@@ -329,6 +329,13 @@ type UpstreamTLS struct {
 	// Controller's egressMTLS names the client certificate and the CA in
 	// two Secrets.
 	CASecret string
+	// CAConfigMap, when set, is the key of a ProxyCA in Model.ProxyCAs (a
+	// ConfigMap's ca.crt) whose bundle verifies the backend: Gateway API's
+	// BackendTLSPolicy caCertificateRefs.
+	CAConfigMap string
+	// SystemCAs verifies the backend against the data plane's system CA
+	// bundle (BackendTLSPolicy wellKnownCACertificates: System).
+	SystemCAs bool
 	// Verify checks the backend certificate against the secret's CA.
 	Verify bool
 	// VerifyDepth is the longest chain accepted (default 1).

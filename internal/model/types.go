@@ -30,6 +30,9 @@ type Model struct {
 	// ProxySecrets are the client certificates and CA bundles for TLS to
 	// backends (UpstreamTLS.Secret), sorted by key.
 	ProxySecrets []*ProxySecret
+	// ProxyCAs are the CA bundles of ConfigMaps that verify backends
+	// (UpstreamTLS.CAConfigMap), sorted by key.
+	ProxyCAs []*ProxyCA
 	// DHParam is the validated DH parameters Secret that ssl-dh-param
 	// names; nil leaves DHE cipher suites off.
 	DHParam *DHParam
@@ -261,6 +264,16 @@ type ProxySecret struct {
 
 // Key is "namespace/name".
 func (s *ProxySecret) Key() string { return s.Namespace + "/" + s.Name }
+
+// ProxyCA is a ConfigMap's ca.crt: PEM certificates, and nothing else,
+// that verify backends.
+type ProxyCA struct {
+	Namespace, Name string
+	CA              []byte
+}
+
+// Key is "namespace/name".
+func (c *ProxyCA) Key() string { return c.Namespace + "/" + c.Name }
 
 // DHParam is a Secret's dhparam.pem: one PEM "DH PARAMETERS" block that
 // ParseDHParams accepted.

@@ -100,7 +100,15 @@ type Params struct {
 	// (modsecurity.go); nil when it cannot. The module is loaded only
 	// when a location runs ModSecurity.
 	ModSecurity *ModSecurity
+	// SystemCAFile is the data plane's bundle of well-known CAs, which
+	// verifies backends whose UpstreamTLS asks for SystemCAs; "" is
+	// DefaultSystemCAFile.
+	SystemCAFile string
 }
+
+// DefaultSystemCAFile is where Debian's ca-certificates (in the image)
+// keeps the bundle of well-known CAs.
+const DefaultSystemCAFile = "/etc/ssl/certs/ca-certificates.crt"
 
 // Dynamic configures the Lua-balanced data plane: one upstream whose peers
 // come from the dynamic channel, so endpoint changes never touch a file.
@@ -284,6 +292,10 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			h = slices.Concat(h, []byte{0}, s.CRL)
 		}
 		hashed["proxy-secret:"+s.Key()] = h
+	}
+	// And the CA bundles of ConfigMaps.
+	for _, c := range m.ProxyCAs {
+		hashed["proxy-ca:"+c.Key()] = c.CA
 	}
 	// And the DH parameters.
 	if d := m.DHParam; d != nil {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/causeway/causeway/internal/layout"
@@ -64,6 +65,9 @@ func (sp *serverPlan) planSSL(t *model.UpstreamTLS) (*sslView, error) {
 			return nil, err
 		}
 	}
+	if err := sp.planCA(t, v); err != nil {
+		return nil, err
+	}
 	if v.Verify && v.Trusted == "" {
 		// nginx refuses the whole configuration otherwise.
 		return nil, fmt.Errorf("backend certificate verification without a CA bundle")
@@ -79,4 +83,40 @@ func (sp *serverPlan) proxySecret(key string) *model.ProxySecret {
 		}
 	}
 	return sp.rc.proxySecrets[key]
+}
+
+// planCA prints the CA bundle of a ConfigMap (layout.ProxyConfigMapCAFile)
+// or the system's, either in place of a secret's.
+func (sp *serverPlan) planCA(t *model.UpstreamTLS, v *sslView) error {
+	var path string
+	switch {
+	case t.CAConfigMap != "" && t.SystemCAs:
+		return fmt.Errorf("both a ConfigMap's and the system's CA bundle")
+	case t.CAConfigMap != "":
+		c := sp.proxyCA(t.CAConfigMap)
+		if c == nil || len(c.CA) == 0 {
+			return fmt.Errorf("ConfigMap CA bundle %q is not in the model", t.CAConfigMap)
+		}
+		ns, name, err := secretParts(t.CAConfigMap)
+		if err != nil {
+			return err
+		}
+		path = sp.rc.p.StateDir.Path(layout.ProxyConfigMapCAFile(ns, name))
+	case t.SystemCAs:
+		path = cmp.Or(sp.rc.p.SystemCAFile, DefaultSystemCAFile)
+	default:
+		return nil
+	}
+	var err error
+	v.Trusted, err = Quote(path)
+	return err
+}
+
+func (sp *serverPlan) proxyCA(key string) *model.ProxyCA {
+	for _, c := range sp.rc.m.ProxyCAs {
+		if c.Key() == key {
+			return c
+		}
+	}
+	return nil
 }

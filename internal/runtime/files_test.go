@@ -21,7 +21,8 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 		{Namespace: "a", Name: "one", PEM: []byte("pem-one")},
 		{Namespace: "b", Name: "two.example", PEM: []byte("pem-two")},
 	}, AuthFiles: []*model.AuthFile{{Namespace: "a", Name: "users", Map: true, Data: []byte("u:{SHA}x\n")}},
-		ProxySecrets: []*model.ProxySecret{{Namespace: "c", Name: "client-ca", CA: []byte("ca"), CRL: []byte("crl")}}}
+		ProxySecrets: []*model.ProxySecret{{Namespace: "c", Name: "client-ca", CA: []byte("ca"), CRL: []byte("crl")}},
+		ProxyCAs:     []*model.ProxyCA{{Namespace: "c", Name: "client-ca", CA: []byte("configmap ca")}}}
 	want := SecretFiles(m)
 	want["nginx.conf"] = []byte("conf")
 	if _, err := fs.sync(want); err != nil {
@@ -36,6 +37,7 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 		{"secrets/a_users_authmap.htpasswd", 0o600},
 		{"secrets/c_client-ca_ca.pem", 0o600},
 		{"secrets/c_client-ca_crl.pem", 0o600},
+		{"secrets/c_client-ca_configmap_ca.pem", 0o600},
 		{"nginx.conf", 0o644},
 		{"secrets", 0o700 | os.ModeDir},
 	} {
@@ -50,14 +52,14 @@ func TestSecretStoreModesAndRemoval(t *testing.T) {
 
 	// A secret no longer referenced leaves the disk; nothing temporary is
 	// left behind.
-	m.Secrets, m.ProxySecrets = m.Secrets[:1], nil
+	m.Secrets, m.ProxySecrets, m.ProxyCAs = m.Secrets[:1], nil, nil
 	m.AuthFiles = nil
 	next := SecretFiles(m)
 	next["nginx.conf"] = []byte("conf")
 	if _, err := fs.sync(next); err != nil {
 		t.Fatal(err)
 	}
-	for _, gone := range []string{"secrets/b_two.example.pem", "secrets/a_users_authmap.htpasswd"} {
+	for _, gone := range []string{"secrets/b_two.example.pem", "secrets/a_users_authmap.htpasswd", "secrets/c_client-ca_configmap_ca.pem"} {
 		if _, err := os.Stat(dir.Path(gone)); !os.IsNotExist(err) {
 			t.Fatalf("unreferenced %s still on disk: %v", gone, err)
 		}

@@ -46,6 +46,9 @@ func SecretFiles(m *model.Model) render.Files {
 			out[layout.ProxyCRLFile(s.Namespace, s.Name)] = s.CRL
 		}
 	}
+	for _, c := range m.ProxyCAs {
+		out[layout.ProxyConfigMapCAFile(c.Namespace, c.Name)] = c.CA
+	}
 	if d := m.DHParam; d != nil {
 		out[layout.DHParamFile(d.Namespace, d.Name)] = d.PEM
 	}

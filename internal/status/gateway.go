@@ -154,6 +154,8 @@ func (w *GatewayWriter) update(ctx context.Context, obj gatewayapi.Object) (gate
 		out, err = nonNil(c.TCPRoutes(o.Namespace).UpdateStatus(ctx, o, opts))
 	case *gwv1.UDPRoute:
 		out, err = nonNil(c.UDPRoutes(o.Namespace).UpdateStatus(ctx, o, opts))
+	case *gwv1.BackendTLSPolicy:
+		out, err = nonNil(c.BackendTLSPolicies(o.Namespace).UpdateStatus(ctx, o, opts))
 	default:
 		return nil, fmt.Errorf("no status writer for %T", obj)
 	}
@@ -178,6 +180,7 @@ var resources = map[string]string{
 	gatewayapi.KindGatewayClass: "gatewayclasses", gatewayapi.KindGateway: "gateways",
 	gatewayapi.KindHTTPRoute: "httproutes", gatewayapi.KindGRPCRoute: "grpcroutes",
 	gatewayapi.KindTLSRoute: "tlsroutes", gatewayapi.KindTCPRoute: "tcproutes", gatewayapi.KindUDPRoute: "udproutes",
+	gatewayapi.KindBackendTLSPolicy: "backendtlspolicies",
 }
 
 // getStatus reads obj's status subresource (a get of status alone is all

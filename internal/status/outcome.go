@@ -242,5 +242,8 @@ func otherProblems(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Prob
 	for _, r := range snap.UDPRoutes {
 		add("UDPRoute", r.Namespace, r.Name, r)
 	}
+	for _, p := range snap.BackendTLSPolicies {
+		add("BackendTLSPolicy", p.Namespace, p.Name, p)
+	}
 	return out
 }

@@ -406,19 +406,20 @@ func TestNewOutcomeResources(t *testing.T) {
 func TestGatewayAPIProblemsReachEvents(t *testing.T) {
 	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 	snap := &source.Snapshot{
-		GatewayClasses: []*gwv1.GatewayClass{{ObjectMeta: meta("", "causeway")}},
-		Gateways:       []*gwv1.Gateway{{ObjectMeta: meta("ns", "gw")}},
-		HTTPRoutes:     []*gwv1.HTTPRoute{{ObjectMeta: meta("ns", "web")}},
-		GRPCRoutes:     []*gwv1.GRPCRoute{{ObjectMeta: meta("ns", "rpc")}},
-		TLSRoutes:      []*gwv1.TLSRoute{{ObjectMeta: meta("ns", "tls")}},
-		TCPRoutes:      []*gwv1.TCPRoute{{ObjectMeta: meta("ns", "tcp")}},
-		UDPRoutes:      []*gwv1.UDPRoute{{ObjectMeta: meta("ns", "udp")}},
+		GatewayClasses:     []*gwv1.GatewayClass{{ObjectMeta: meta("", "causeway")}},
+		Gateways:           []*gwv1.Gateway{{ObjectMeta: meta("ns", "gw")}},
+		HTTPRoutes:         []*gwv1.HTTPRoute{{ObjectMeta: meta("ns", "web")}},
+		GRPCRoutes:         []*gwv1.GRPCRoute{{ObjectMeta: meta("ns", "rpc")}},
+		TLSRoutes:          []*gwv1.TLSRoute{{ObjectMeta: meta("ns", "tls")}},
+		TCPRoutes:          []*gwv1.TCPRoute{{ObjectMeta: meta("ns", "tcp")}},
+		UDPRoutes:          []*gwv1.UDPRoute{{ObjectMeta: meta("ns", "udp")}},
+		BackendTLSPolicies: []*gwv1.BackendTLSPolicy{{ObjectMeta: meta("ns", "btls")}},
 	}
 	var problems []model.Problem
 	for _, r := range []model.ObjectRef{{Kind: "GatewayClass", Name: "causeway"}, {Kind: "Gateway", Namespace: "ns", Name: "gw"},
 		{Kind: "HTTPRoute", Namespace: "ns", Name: "web"}, {Kind: "GRPCRoute", Namespace: "ns", Name: "rpc"},
 		{Kind: "TLSRoute", Namespace: "ns", Name: "tls"}, {Kind: "TCPRoute", Namespace: "ns", Name: "tcp"},
-		{Kind: "UDPRoute", Namespace: "ns", Name: "udp"}} {
+		{Kind: "UDPRoute", Namespace: "ns", Name: "udp"}, {Kind: "BackendTLSPolicy", Namespace: "ns", Name: "btls"}} {
 		r.UID = "uid"
 		problems = append(problems, model.Problem{Object: r, Reason: model.ReasonUnsupported, Message: "not served yet", Rejected: true})
 	}
@@ -430,7 +431,7 @@ func TestGatewayAPIProblemsReachEvents(t *testing.T) {
 		}
 		got = append(got, op.Ref.Kind)
 	}
-	if want := "GatewayClass Gateway HTTPRoute GRPCRoute TLSRoute TCPRoute UDPRoute"; strings.Join(got, " ") != want {
+	if want := "GatewayClass Gateway HTTPRoute GRPCRoute TLSRoute TCPRoute UDPRoute BackendTLSPolicy"; strings.Join(got, " ") != want {
 		t.Errorf("Others for %q, want %q", strings.Join(got, " "), want)
 	}
 }

@@ -243,6 +243,7 @@ func TestRBACLeastPrivilege(t *testing.T) {
 			{"gateway.networking.k8s.io", "tlsroutes/status", "", "get,update"},
 			{"gateway.networking.k8s.io", "tcproutes/status", "", "get,update"},
 			{"gateway.networking.k8s.io", "udproutes/status", "", "get,update"},
+			{"gateway.networking.k8s.io", "backendtlspolicies/status", "", "get,update"},
 			{"gateway.networking.k8s.io", "gateways", "", "list,watch"},
 			{"gateway.networking.k8s.io", "httproutes", "", "list,watch"},
 			{"gateway.networking.k8s.io", "grpcroutes", "", "list,watch"},

@@ -64,10 +64,11 @@ watched namespace grants instead with controller.scope. */}}
   # classes (a route's entries of other controllers are kept): an update
   # of the status subresource, which for a custom resource writes nothing
   # but status, and after a conflict a get of it, to merge into the newer
-  # status. ReferenceGrant has no status; BackendTLSPolicy's is not
-  # written.
+  # status. ReferenceGrant has no status; a BackendTLSPolicy's entries
+  # of status.ancestors for Gateways of its classes are written the same
+  # way (other controllers' are kept).
   - apiGroups: ["gateway.networking.k8s.io"]
-    resources: ["gateways/status", "httproutes/status", "grpcroutes/status", "tlsroutes/status", "tcproutes/status", "udproutes/status"]
+    resources: ["gateways/status", "httproutes/status", "grpcroutes/status", "tlsroutes/status", "tcproutes/status", "udproutes/status", "backendtlspolicies/status"]
     verbs: ["get", "update"]
   {{- end }}
   {{- if .Values.controller.certManager.enabled }}

@@ -27,6 +27,9 @@ type Resolution struct {
 	// Routes are the routes with at least one status entry from
 	// Causeway, in the order given.
 	Routes []Attached
+	// BackendTLS are the BackendTLSPolicies, each with its conditions
+	// and ancestors (the build fills it: backendtls.go).
+	BackendTLS []*BackendTLSPolicy
 }
 
 // Resolve checks the GatewayClasses that name Causeway, the Gateways of

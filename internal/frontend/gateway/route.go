@@ -49,6 +49,9 @@ type RouteEnv struct {
 	// ServicePort reports whether Service namespace/name exists and
 	// whether it has port; nil knows no Service.
 	ServicePort func(namespace, name string, port int32) (exists, hasPort bool)
+	// BackendTLS is the BackendTLSPolicy that applies to a backend, nil
+	// when none does or it is nil (backendtls.go).
+	BackendTLS func(Backend) *BackendTLSPolicy
 }
 
 // RouteRules is an HTTPRoute (or a GRPCRoute) in the model's terms.
@@ -119,6 +122,9 @@ type Target struct {
 	Backend *Backend
 	Status  int
 	Weight  int
+	// TLS is the BackendTLSPolicy of the backend, nil when none applies;
+	// when it is not honoured, Backend is nil and Status 503.
+	TLS *BackendTLSPolicy
 }
 
 // Mirror is one RequestMirror filter.
@@ -354,7 +360,7 @@ func (t *routeTranslator) backendRefs(field string, refs []gwv1.HTTPBackendRef) 
 		// A backend of weight 0 gets no request but stays a target, so
 		// that giving it a weight later is a new weight in the balancer's
 		// state, not a new location (a reload).
-		out = append(out, Target{Backend: &b, Weight: w})
+		out = append(out, t.backendTarget(f, b, w))
 	}
 	if sum == 0 {
 		// Every weight is 0: no backend is picked, every request

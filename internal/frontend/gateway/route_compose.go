@@ -183,6 +183,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 		answers[k] = len(split.Answers) - 1
 		return answers[k]
 	}
+	var lt locationTLS
 	targets := func(e Entry) []model.Target {
 		r := e.Rule
 		if r.Redirect != nil {
@@ -191,8 +192,16 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 		var ts []model.Target
 		for _, t := range r.Targets {
 			if t.Backend != nil {
+				if why := lt.admit(t); why != "" {
+					problems = append(problems, model.Problem{Object: e.Route.Ref, Reason: model.ReasonInvalid,
+						Message: fmt.Sprintf("spec.rules[%d] on %s%s: %s", r.Index, l.Host, pe.Path.Path, why)})
+					if t.Weight > 0 {
+						ts = append(ts, model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: failClosedStatus}}), t.Weight))
+					}
+					continue
+				}
 				ts = append(ts, model.Target{Backend: t.Backend.Key(), Weight: t.Weight})
-			} else {
+			} else if t.Weight > 0 {
 				ts = append(ts, model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: t.Status}}), t.Weight))
 			}
 		}
@@ -228,6 +237,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 		return loc, problems
 	}
 	loc.Action = splitAction(split)
+	loc.Policy = lt.policy(loc.Policy)
 	return loc, problems
 }
 

@@ -40,6 +40,8 @@ func (w Want) Apply(obj Object) Object {
 		c := o.DeepCopy()
 		c.Status = st
 		return c
+	case *gwv1.BackendTLSPolicy:
+		return w.applyPolicy(o)
 	}
 	rs := routeStatus(obj)
 	if rs == nil {

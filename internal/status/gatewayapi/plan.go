@@ -37,7 +37,7 @@ const (
 
 // Kinds are the kinds whose status Causeway writes, in the order Plan
 // lists them.
-var Kinds = []string{KindGatewayClass, KindGateway, KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute}
+var Kinds = []string{KindGatewayClass, KindGateway, KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute, KindBackendTLSPolicy}
 
 // Object is a Gateway API object whose status Causeway writes: one of the
 // typed objects of Kinds (*gwv1.GatewayClass, *gwv1.Gateway,
@@ -77,6 +77,10 @@ type Want struct {
 	Class   *gwv1.GatewayClassStatus
 	Gateway *gwv1.GatewayStatus
 	Parents []gwv1.RouteParentStatus
+	// Policy says the Want is a BackendTLSPolicy's, Ancestors its
+	// entries of Causeway's (none removes them all; policy.go).
+	Policy    bool
+	Ancestors []gwv1.PolicyAncestorStatus
 	// Now stamps a condition that is new or changed status and has no
 	// time of its own.
 	Now metav1.Time
@@ -161,6 +165,7 @@ func Plan(in Input, now metav1.Time) []Target {
 	for _, r := range snap.UDPRoutes {
 		route(KindUDPRoute, r, r.Status.Parents)
 	}
+	planPolicies(in, res, add)
 	return out
 }
 
