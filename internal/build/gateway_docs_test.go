@@ -31,7 +31,7 @@ var featureNotes = map[features.FeatureName]string{
 	"GatewayBackendClientCertificate":                            "not yet (BackendTLSPolicy is not applied)",
 	"HTTPRouteDestinationPortMatching":                           "not yet",
 	"HTTPRouteBackendRequestHeaderModification":                  "backendRef filters are refused",
-	"HTTPRouteRequestMirror":                                     "not served yet: the rule is served without mirroring (PartiallyInvalid)",
+	"HTTPRouteRequestMirror":                                     "served (docs/gateway-api.md, RequestMirror), not claimed until the conformance suite has run it",
 	"HTTPRouteRequestMultipleMirrors":                            "as HTTPRouteRequestMirror",
 	"HTTPRouteRequestPercentageMirror":                           "as HTTPRouteRequestMirror",
 	"HTTPRouteBackendProtocolH2C":                                "not yet (appProtocol is not read)",
