@@ -17,6 +17,11 @@ const (
 	// it must not set BackendVariable.
 	AuthUpstreamName    = "causeway_auth_balancer"
 	AuthBackendVariable = "causeway_auth_backend"
+	// MirrorUpstreamName is the upstream copies of requests to a mirror
+	// backend go through; MirrorBackendVariable names its key there, for
+	// the same reason.
+	MirrorUpstreamName    = "causeway_mirror_balancer"
+	MirrorBackendVariable = "causeway_mirror_backend"
 	// StateDict is the lua_shared_dict holding the endpoint state.
 	StateDict = "causeway_state"
 )

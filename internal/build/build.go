@@ -526,6 +526,13 @@ func (b *builder) finish() {
 			if l.Policy != nil && l.Policy.Errors != nil {
 				used[l.Policy.Errors.Backend] = true
 			}
+			if l.Policy != nil {
+				for _, m := range l.Policy.Mirrors {
+					if m.Backend != "" {
+						used[m.Backend] = true
+					}
+				}
+			}
 			if l.Policy != nil && l.Policy.ExternalAuth != nil && l.Policy.ExternalAuth.Backend != "" {
 				used[l.Policy.ExternalAuth.Backend] = true
 				if t := l.Policy.ExternalAuth.TLS; t != nil && t.CASecret != "" {

@@ -100,6 +100,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule",
+	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",
 	"TLSRoute", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
 }
 
@@ -352,10 +353,8 @@ func (b *gatewayProcessor) translateRoute(at gateway.Attached, env gateway.Route
 		return nil
 	}
 	for _, rule := range rules.Rules {
-		if len(rule.Mirrors) > 0 {
-			b.problems = append(b.problems, model.Problem{Object: rules.Ref, Reason: model.ReasonUnsupported,
-				Condition: &model.StatusCondition{Type: string(gwv1.RouteConditionPartiallyInvalid), Status: "True", Reason: string(gwv1.RouteReasonUnsupportedValue)},
-				Message:   fmt.Sprintf("spec.rules[%d]: RequestMirror is not served yet by this version of Causeway; requests are not mirrored", rule.Index)})
+		for _, m := range rule.Mirrors {
+			b.gatewayBackend(rules.Ref, m.Backend)
 		}
 		for _, t := range rule.Targets {
 			if t.Backend != nil {

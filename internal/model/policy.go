@@ -62,8 +62,9 @@ type Policy struct {
 	// (NGINX Ingress Controller's errorPages); the first listing a status
 	// wins.
 	ResponsePages []ResponsePage
-	// Mirror copies requests to another URL.
-	Mirror *Mirror
+	// Mirrors copy requests to other URLs or backends; each gets its own
+	// copy, and their answers are ignored.
+	Mirrors []Mirror
 	// Limits bound the requests, connections and bandwidth of one client.
 	Limits *Limits
 	// Access limits the clients by address; nil lets every client in.
@@ -460,14 +461,41 @@ type ErrorPages struct {
 	Backend string
 }
 
-// Mirror sends a copy of every request to URL and ignores the answer.
+// Mirror sends a copy of requests to URL or to Backend and ignores the
+// answers.
 type Mirror struct {
-	// URL is a validated absolute URL (see ParseMirrorURL).
+	// URL is a validated absolute URL (see ParseMirrorURL), or "" when
+	// Backend is set (ingress-nginx's mirror-target).
 	URL string
-	// Host is the Host header of the mirrored request ("" = the URL's).
+	// Backend is the key of the Backend the copies go to, balanced like
+	// any location's backend (Gateway API's RequestMirror); "" when URL is
+	// set. The copies carry the headers the location sends its own
+	// backend.
+	Backend string
+	// Host is the Host header of a copy sent to URL ("" = the URL's host).
+	// A copy sent to Backend keeps the request's, as the location's own.
 	Host HeaderValue
 	// RequestBody mirrors the body too (default true).
 	RequestBody bool
+	// Percent of the requests are copied, 1 to 100 (every request), each
+	// request drawn at random on its own.
+	Percent int
+}
+
+// MaxMirrors bounds the mirrors of one location.
+const MaxMirrors = 16
+
+// Validate checks what Mirror's fields say of each other.
+func (m Mirror) Validate() error {
+	switch {
+	case (m.URL == "") == (m.Backend == ""):
+		return fmt.Errorf("mirror: want a URL or a backend, not both or neither")
+	case m.Backend != "" && m.Host != "":
+		return fmt.Errorf("mirror to backend %q: the Host header is the request's", m.Backend)
+	case m.Percent < 1 || m.Percent > 100:
+		return fmt.Errorf("mirror percent %d: want 1 to 100", m.Percent)
+	}
+	return nil
 }
 
 // Size is a byte count printed in nginx's size syntax.

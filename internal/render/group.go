@@ -54,7 +54,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	var sh shaper
 	var order []string
 	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m),
-		accessLog: accessLogArgs(m.Config), waf: waf}
+		accessLog: accessLogArgs(m.Config), waf: waf, mirrors: mirrorPlan{splits: map[string]mirrorSplitView{}}}
 	if p.Metrics != nil {
 		q, err := Quote(p.StateDir.MetricsLog())
 		if err != nil {
@@ -160,7 +160,10 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	if rc.tracing {
 		countTracingVariables(&hashes, len(rc.spans))
 	}
-	return files, sources, hashes, &keyed{series: rc.series, spans: rc.spans, tracing: rc.tracing}, nil
+	for name := range rc.mirrors.splits {
+		hashes.mapped(name, 0)
+	}
+	return files, sources, hashes, &keyed{series: rc.series, spans: rc.spans, tracing: rc.tracing, mirrors: rc.mirrors}, nil
 }
 
 // keyed are the keys the rendered locations set for the controller's
@@ -170,6 +173,8 @@ type keyed struct {
 	spans  map[string]spanlog.Labels
 	// tracing: some location is traced.
 	tracing bool
+	// mirrors is what the locations' mirrors need of nginx.conf.
+	mirrors mirrorPlan
 }
 
 // hostID names the maps of a host's own server: the catch-all's, or a

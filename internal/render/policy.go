@@ -422,8 +422,8 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 			return err
 		}
 	}
-	if pol.Mirror != nil {
-		if v.Mirror, err = sp.planMirror(pol.Mirror); err != nil {
+	if len(pol.Mirrors) > 0 {
+		if v.Mirror, err = sp.planMirrors(v, pol.Mirrors); err != nil {
 			return err
 		}
 	}

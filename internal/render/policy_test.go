@@ -179,12 +179,12 @@ var policyCases = []struct {
 		}})
 	}},
 	{"mirror", []string{"plain"}, func() *model.Model {
-		mirror := &model.Mirror{URL: "http://10.0.9.9:8080/mirror", RequestBody: true}
+		mirror := []model.Mirror{{URL: "http://10.0.9.9:8080/mirror", RequestBody: true, Percent: 100}}
 		return policyModel(&model.Server{Host: "mirror.example.com", Locations: []*model.Location{
-			loc(model.Prefix, "/", &model.Policy{Mirror: mirror}),
+			loc(model.Prefix, "/", &model.Policy{Mirrors: mirror}),
 			loc(model.Exact, "/_causeway_mirror_0", nil), // taken by a user: the mirror skips it
-			loc(model.Prefix, "/a", &model.Policy{Mirror: mirror}),
-			loc(model.Prefix, "/b", &model.Policy{Mirror: &model.Mirror{URL: "https://10.0.9.9$request_uri", Host: "mirror.internal"}}),
+			loc(model.Prefix, "/a", &model.Policy{Mirrors: mirror}),
+			loc(model.Prefix, "/b", &model.Policy{Mirrors: []model.Mirror{{URL: "https://10.0.9.9$request_uri", Host: "mirror.internal", Percent: 100}}}),
 		}})
 	}},
 	{"server-policy", []string{"plain", "lua"}, func() *model.Model {
@@ -588,7 +588,7 @@ func TestPolicyRefusals(t *testing.T) {
 		"cors method":           {CORS: &model.CORS{Methods: []string{"GET;"}}},
 		"rewrite target":        {Rewrite: &model.Rewrite{Target: "/$host"}},
 		"strip to a path":       {Rewrite: &model.Rewrite{Target: "/a", Prefix: true, Strip: true}},
-		"mirror URL":            {Mirror: &model.Mirror{URL: "http://a/$host"}},
+		"mirror URL":            {Mirrors: []model.Mirror{{URL: "http://a/$host", Percent: 100}}},
 		"cookie without source": {CookieDomain: &model.Replace{To: "x"}},
 		"busy buffers over all buffers but one": {Buffering: model.Buffering{Buffers: 3, BufferSize: ptr(model.Size(8 << 10)),
 			BusyBuffers: ptr(model.Size(24 << 10))}},

@@ -269,6 +269,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 		return nil, "", nil, nil, err
 	}
 	main.planAuthBalancer(m)
+	main.planMirrors(keys.mirrors)
 	if err := main.planMainAuthTemplates(m, p); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -398,6 +399,11 @@ type mainView struct {
 	// AuthBalancer names the upstream balancing the subrequests to
 	// authentication Services, when one asks one (extauth_backend.go).
 	AuthBalancer string
+	// MirrorBalancer names the upstream balancing the copies of requests
+	// to mirror backends, when a location has one; MirrorSplits pick the
+	// requests of mirrors of less than every request (mirror.go).
+	MirrorBalancer string
+	MirrorSplits   []mirrorSplitView
 	// AuthLoop are the loop's sockets, when an auth URL names $host;
 	// BestHTTPHost declares $causeway_best_http_host (extauth_template.go).
 	AuthLoop     *authLoopView

@@ -206,6 +206,8 @@ type renderCtx struct {
 	// spans those the rendered servers use.
 	tracing             bool
 	tracePlanned, spans map[string]spanlog.Labels
+	// mirrors is what the mirrors planned need of nginx.conf (mirror.go).
+	mirrors mirrorPlan
 }
 
 type regexCheck struct {

@@ -57,6 +57,10 @@ var gatewayRouteFields = map[string]func(r *gwv1.HTTPRouteRule, v string){
 		r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
 			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: gwPtr("/" + v)}}}}
 	},
+	"mirror": func(r *gwv1.HTTPRouteRule, v string) {
+		r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+			BackendRef: gwv1.BackendObjectReference{Name: gwv1.ObjectName(v), Port: gwPtr(gwv1.PortNumber(80))}, Percent: gwPtr(int32(35))}}}
+	},
 	"cors": func(r *gwv1.HTTPRouteRule, v string) {
 		r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{gwv1.CORSOrigin("https://" + v + ".example.com")}, AllowHeaders: []gwv1.HTTPHeaderName{gwv1.HTTPHeaderName(v)}}}}
@@ -86,6 +90,17 @@ func gatewayRouteModel(t *testing.T, field, v string) *model.Model {
 	env := gateway.RouteEnv{ServicePort: func(ns, name string, port int32) (bool, bool) { return true, port == 80 }}
 	r, _ := gateway.TranslateHTTPRoute(hr, env)
 	if r == nil || len(r.Rules) != 2 {
+		return nil
+	}
+	// A mirror whose backend is refused is left out of the rule served:
+	// refused too.
+	mirrors := 0
+	for _, f := range rule.Filters {
+		if f.Type == gwv1.HTTPRouteFilterRequestMirror {
+			mirrors++
+		}
+	}
+	if len(r.Rules[0].Mirrors) != mirrors {
 		return nil
 	}
 	var locs []*model.Location

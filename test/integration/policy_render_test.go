@@ -110,7 +110,7 @@ func policyModel(t *testing.T) *model.Model {
 			Headers: []string{"Content-Type"}, ExposeHeaders: []string{"X-Total"}, Credentials: true, MaxAge: time.Hour},
 		AccessLog: ptrTo(false),
 		Errors:    &model.ErrorPages{Codes: []int{404, 503}, Backend: "ns/svc2/80"},
-		Mirror:    &model.Mirror{URL: "http://127.0.0.1:9/mirror", Host: "mirror.safe.test", RequestBody: true},
+		Mirrors:   []model.Mirror{{URL: "http://127.0.0.1:9/mirror", Host: "mirror.safe.test", RequestBody: true, Percent: 100}},
 		Limits: &model.Limits{RPS: 5, BurstRPS: 25, RPM: 100, BurstRPM: 500, Connections: 4,
 			Rate: ptrTo(model.Size(100 << 10)), RateAfter: ptrTo(model.Size(1 << 20)),
 			Exempt: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}},
@@ -150,7 +150,7 @@ func policyModel(t *testing.T) *model.Model {
 	})
 	shared := &model.Policy{
 		CORS:            &model.CORS{Origins: []string{"https://*.twin.test"}},
-		Mirror:          &model.Mirror{URL: "http://127.0.0.1:9$request_uri"},
+		Mirrors:         []model.Mirror{{URL: "http://127.0.0.1:9$request_uri", Percent: 100}},
 		ResponseHeaders: []model.Header{{Name: "X-Twin", Value: "yes"}},
 		Protocol:        model.ProtocolGRPC,
 	}
@@ -260,9 +260,9 @@ var policyMutations = map[string]func(m *model.Model, v string){
 	"cors header":     func(m *model.Model, v string) { safePolicy(m).CORS.Headers[0] = v },
 	"cors expose":     func(m *model.Model, v string) { safePolicy(m).CORS.ExposeHeaders[0] = v },
 	"error backend":   func(m *model.Model, v string) { safePolicy(m).Errors.Backend = "ns/" + v + "/80" },
-	"mirror url":      func(m *model.Model, v string) { safePolicy(m).Mirror.URL = "http://127.0.0.1:9/" + v },
-	"mirror url host": func(m *model.Model, v string) { safePolicy(m).Mirror.URL = "http://" + v + "/m" },
-	"mirror host":     func(m *model.Model, v string) { safePolicy(m).Mirror.Host = model.HeaderValue(v) },
+	"mirror url":      func(m *model.Model, v string) { safePolicy(m).Mirrors[0].URL = "http://127.0.0.1:9/" + v },
+	"mirror url host": func(m *model.Model, v string) { safePolicy(m).Mirrors[0].URL = "http://" + v + "/m" },
+	"mirror host":     func(m *model.Model, v string) { safePolicy(m).Mirrors[0].Host = model.HeaderValue(v) },
 	"auth url":        func(m *model.Model, v string) { safePolicy(m).ExternalAuth.URL = "http://127.0.0.1:9/" + v },
 	"auth url host":   func(m *model.Model, v string) { safePolicy(m).ExternalAuth.URL = "http://" + v + "/a" },
 	"auth host":       func(m *model.Model, v string) { safePolicy(m).ExternalAuth.Host = model.HeaderValue(v) },
@@ -304,7 +304,7 @@ var policyMutations = map[string]func(m *model.Model, v string){
 	"app root 2":          func(m *model.Model, v string) { m.Servers[1].Policy.AppRoot = v },
 	// The alike hosts share a Policy: mutating it keeps them alike.
 	"shared cors origin": func(m *model.Model, v string) { m.Servers[2].Locations[0].Policy.CORS.Origins[0] = v },
-	"shared mirror url":  func(m *model.Model, v string) { m.Servers[2].Locations[0].Policy.Mirror.URL = v },
+	"shared mirror url":  func(m *model.Model, v string) { m.Servers[2].Locations[0].Policy.Mirrors[0].URL = v },
 	"shared header": func(m *model.Model, v string) {
 		m.Servers[2].Locations[0].Policy.ResponseHeaders[0].Value = model.HeaderValue(v)
 	},

@@ -63,6 +63,10 @@ func (t *routeTranslator) filters(field string, in []gwv1.HTTPRouteFilter, match
 			var m *Mirror
 			if m, err = t.requestMirror(ff+".requestMirror", f.RequestMirror); m != nil {
 				out.mirrors = append(out.mirrors, *m)
+				if m.Percent > 0 { // 0% copies nothing
+					p := out.policy.get()
+					p.Mirrors = append(p.Mirrors, m.Model())
+				}
 			}
 		case gwv1.HTTPRouteFilterCORS:
 			if f.CORS == nil {
@@ -432,9 +436,17 @@ func (t *routeTranslator) requestMirror(field string, in *gwv1.HTTPRequestMirror
 	}
 	b, ok := t.backend(field+".backendRef", in.BackendRef)
 	if !ok {
+		// The Problem backend added speaks of a backendRef's share.
+		last := &t.problems[len(t.problems)-1]
+		last.Message = strings.TrimSuffix(last.Message, "; its share answers 500") + "; the mirror is left out (requests are not copied there)"
 		return nil, nil
 	}
 	return &Mirror{Backend: b, Percent: percent}, nil
+}
+
+// Model is the model's mirror: the backend by key, the body too.
+func (m Mirror) Model() model.Mirror {
+	return model.Mirror{Backend: m.Backend.Key(), RequestBody: true, Percent: m.Percent}
 }
 
 // Bounds of a CORS filter, as the API's.

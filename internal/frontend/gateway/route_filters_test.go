@@ -193,8 +193,22 @@ func TestTranslateMirrorCORSExtension(t *testing.T) {
 	v2 := Backend{Namespace: "infra", Service: "infra-backend-v2", Port: 8080}
 	mirrors := func(want ...Mirror) func(*testing.T, *RouteRules, []model.Problem) {
 		return func(t *testing.T, r *RouteRules, ps []model.Problem) {
-			if got := onlyRule(t, r).Mirrors; !reflect.DeepEqual(got, want) {
+			rule := onlyRule(t, r)
+			if got := rule.Mirrors; !reflect.DeepEqual(got, want) {
 				t.Errorf("mirrors %+v, want %+v", got, want)
+			}
+			// The location's policy copies to each, but for 0%.
+			var wantModel, got []model.Mirror
+			for _, m := range want {
+				if m.Percent > 0 {
+					wantModel = append(wantModel, model.Mirror{Backend: m.Backend.Key(), RequestBody: true, Percent: m.Percent})
+				}
+			}
+			if rule.Policy != nil {
+				got = rule.Policy.Mirrors
+			}
+			if !reflect.DeepEqual(got, wantModel) {
+				t.Errorf("policy mirrors %+v, want %+v", got, wantModel)
 			}
 		}
 	}
@@ -203,6 +217,9 @@ func TestTranslateMirrorCORSExtension(t *testing.T) {
 		{"mirrors", newHTTPRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2")}),
 			mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: routePtr(int32(4))}}))),
 			mirrors(Mirror{Backend: v2, Percent: 100}, Mirror{Backend: v2, Percent: 25})},
+		{"percent 0", newHTTPRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2"), Percent: routePtr(int32(0))}),
+			mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2"), Percent: routePtr(int32(35))}))),
+			mirrors(Mirror{Backend: v2, Percent: 0}, Mirror{Backend: v2, Percent: 35})},
 		{"fraction", newHTTPRoute("r", withFilters(proxyRule(), mirror(gwv1.HTTPRequestMirrorFilter{BackendRef: toRef("infra-backend-v2"), Fraction: &gwv1.Fraction{Numerator: 1, Denominator: routePtr(int32(3))}}))),
 			refused(routeReasonUnsupportedValue, "whole percentage")},
 		// A mirror whose backend is missing is dropped, the rule served.
@@ -210,6 +227,7 @@ func TestTranslateMirrorCORSExtension(t *testing.T) {
 			func(t *testing.T, r *RouteRules, ps []model.Problem) {
 				mirrors()(t, r, ps)
 				hasProblem(t, ps, routeCondResolvedRefs, routeReasonBackendNotFound, "requestMirror.backendRef")
+				hasProblem(t, ps, routeCondResolvedRefs, routeReasonBackendNotFound, "the mirror is left out")
 			}},
 		// HTTPCORSFilter (httproute-cors).
 		{"cors", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{

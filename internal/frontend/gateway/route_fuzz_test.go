@@ -29,7 +29,9 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 		r := newHTTPRoute("r",
 			withFilters(proxyRule(m), reqHeaders(hdr), respHeaders(hdr), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite,
 				URLRewrite: &gwv1.HTTPURLRewriteFilter{Hostname: routePtr(gwv1.PreciseHostname(host)),
-					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}}),
+					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}},
+				gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+					BackendRef: gwv1.BackendObjectReference{Name: gwv1.ObjectName(qName), Port: routePtr(gwv1.PortNumber(80))}, Percent: routePtr(int32(len(qValue) % 101))}}),
 			gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{m}, Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
 				RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Hostname: routePtr(gwv1.PreciseHostname(host)),
 					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}}}},
@@ -99,6 +101,11 @@ func checkMatch(t *testing.T, m Match) {
 
 func checkPolicy(t *testing.T, p *model.Policy) {
 	t.Helper()
+	for _, m := range p.Mirrors {
+		if err := m.Validate(); err != nil || m.URL != "" {
+			t.Errorf("mirror %+v: %v", m, err)
+		}
+	}
 	if p.UpstreamHost != nil {
 		checkLiteral(t, string(*p.UpstreamHost))
 	}

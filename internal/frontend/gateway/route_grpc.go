@@ -64,6 +64,14 @@ func TranslateGRPCRoute(g *gwv1.GRPCRoute, env RouteEnv) (*RouteRules, []model.P
 			p = &model.Policy{}
 		}
 		p.Protocol = model.ProtocolGRPC
+		if len(out.Rules[i].Mirrors) > 0 {
+			// A copy of a gRPC request would need grpc_pass to the
+			// request's own path, which nginx's mirror does not give.
+			p.Mirrors, out.Rules[i].Mirrors = nil, nil
+			problems = append(problems, model.Problem{Object: ref, Reason: routeReasonUnsupportedValue,
+				Condition: routeCondition(routeCondPartiallyInvalid, routeReasonUnsupportedValue),
+				Message:   fmt.Sprintf("spec.rules[%d]: RequestMirror is not served for GRPCRoutes by this version of Causeway; requests are not mirrored", out.Rules[i].Index)})
+		}
 		out.Rules[i].Policy = p
 	}
 	return out, append(early, problems...)

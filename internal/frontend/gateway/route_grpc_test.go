@@ -61,6 +61,17 @@ func TestTranslateGRPCRoute(t *testing.T) {
 			t.Errorf("problems %v", ps)
 		}
 	})
+	// RequestMirror of a GRPCRoute: not served, the rule is.
+	t.Run("mirror", func(t *testing.T) {
+		rule := grpcMethodRule(gwv1.GRPCMethodMatchExact, "a.B", "")
+		rule.Filters = []gwv1.GRPCRouteFilter{{Type: gwv1.GRPCRouteFilterRequestMirror,
+			RequestMirror: &gwv1.HTTPRequestMirrorFilter{BackendRef: backendRef("grpc-infra-backend-v1").BackendObjectReference}}}
+		r, ps := TranslateGRPCRoute(newGRPCRoute(rule), testEnv)
+		if got := onlyRule(t, r); len(got.Mirrors) > 0 || len(got.Policy.Mirrors) > 0 || len(got.Targets) != 1 {
+			t.Errorf("rule %+v", got)
+		}
+		hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "RequestMirror is not served for GRPCRoutes")
+	})
 	t.Run("all refused", func(t *testing.T) {
 		r, ps := TranslateGRPCRoute(newGRPCRoute(grpcMethodRule(gwv1.GRPCMethodMatchRegularExpression, "a{", "")), testEnv)
 		if r != nil {

@@ -214,9 +214,9 @@ func (s *side) proxy(p *model.Proxy, r request) string {
 			for _, c := range rule.Conditions {
 				conds = append(conds, condition(c))
 			}
-			fmt.Fprintf(&b, "if %s: %s; ", strings.Join(conds, " and "), targets(sp, rule.Targets, r))
+			fmt.Fprintf(&b, "when %s: %s; ", strings.Join(conds, " and "), targets(sp, rule.Targets, r))
 		}
-		b.WriteString("else " + targets(sp, sp.Default, r))
+		b.WriteString("otherwise " + targets(sp, sp.Default, r))
 	} else {
 		b.WriteString(p.Backend)
 	}

@@ -412,15 +412,13 @@ function _M.balance()
     return commit(key, inst, rc, inst:pick(rc, nil), true)
 end
 
--- balance_auth picks the peer of an external authentication subrequest
--- to a Service (upstream causeway_auth_balancer). Its backend is in
--- $causeway_auth_backend: the subrequest shares the variables of the
--- request it authorizes, whose $causeway_backend must stay as it is. A
+-- balance_subrequest picks the peer of a subrequest to backend key, which
+-- the subrequest names in a variable of its own: it shares the variables
+-- of its parent request, whose $causeway_backend must stay as it is. A
 -- subrequest has no log phase, so nothing is counted in flight (least
 -- connections and latency methods pick on the counts of others), and no
 -- fallback or split applies. A retry avoids the peers tried.
-function _M.balance_auth()
-    local key = ngx.var.causeway_auth_backend
+local function balance_subrequest(key)
     local inst = key and key ~= "" and store.lookup(key)
     if not inst or inst.n == 0 then
         return unavailable_peer()
@@ -431,6 +429,21 @@ function _M.balance_auth()
         return commit(key, inst, nil, inst:pick(rc, nil), true)
     end
     return commit(key, inst, nil, inst:pick(rc, tried_peers()) or inst:pick(rc, nil), false)
+end
+
+-- balance_auth picks the peer of an external authentication subrequest
+-- to a Service (upstream causeway_auth_balancer), named in
+-- $causeway_auth_backend.
+function _M.balance_auth()
+    return balance_subrequest(ngx.var.causeway_auth_backend)
+end
+
+-- balance_mirror picks the peer of a mirror's copy of a request (upstream
+-- causeway_mirror_balancer), named in $causeway_mirror_backend. Its
+-- location tries once: a retry would read the variable again, which the
+-- request's next mirror may have set since.
+function _M.balance_mirror()
+    return balance_subrequest(ngx.var.causeway_mirror_backend)
 end
 
 function _M.header_filter()

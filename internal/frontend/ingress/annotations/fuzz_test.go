@@ -2,6 +2,7 @@ package annotations
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,10 +37,12 @@ func FuzzParseIngress(f *testing.F) {
 			name:                           value,
 		}
 		res, _ := ParseIngress(testRef, values, DefaultPrefix, nil)
-		if m := res.Location.Mirror; m != nil {
-			c := *m
-			c.URL = strings.TrimSuffix(c.URL, "$request_uri")
-			res.Location.Mirror = &c
+		if ms := res.Location.Mirrors; ms != nil {
+			c := slices.Clone(ms)
+			for i := range c {
+				c[i].URL = strings.TrimSuffix(c[i].URL, "$request_uri")
+			}
+			res.Location.Mirrors = c
 		}
 		// Header values may hold spaces and ';', which are inert inside
 		// quotes; check them on their own.

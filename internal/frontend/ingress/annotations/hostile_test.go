@@ -156,7 +156,7 @@ var (
 	balanceField  = func(r *Result) any { return r.Balance }
 	errorsField   = func(r *Result) any { return r.Location.Errors }
 	defaultField  = func(r *Result) any { return r.DefaultBackend }
-	mirrorField   = func(r *Result) any { return r.Location.Mirror }
+	mirrorField   = func(r *Result) any { return r.Location.Mirrors }
 	accessField   = func(r *Result) any { return r.Location.Access }
 	authField     = func(r *Result) any { return r.BasicAuthSecret }
 	satisfyField  = func(r *Result) any { return r.Location.Satisfy }

@@ -31,7 +31,7 @@ var mirrorGroup = Group{
 }
 
 func parseMirror(r *Reader, res *Result) {
-	m := &model.Mirror{RequestBody: true}
+	m := &model.Mirror{RequestBody: true, Percent: 100}
 	_, hasTarget := r.Get("mirror-target")
 	if !hasTarget {
 		for _, n := range []string{"mirror-host", "mirror-request-body"} {
@@ -45,7 +45,7 @@ func parseMirror(r *Reader, res *Result) {
 	Set(r, "mirror-host", &m.Host, parseMirrorHost)
 	Set(r, "mirror-request-body", &m.RequestBody, parseNginxSwitch)
 	if ok {
-		res.Location.Mirror = m
+		res.Location.Mirrors = []model.Mirror{*m}
 	}
 }
 

@@ -71,8 +71,15 @@ func TestMirror(t *testing.T) {
 			res, problems := parseNames(tc.ann)
 			checkProblems(t, problems, tc.problems)
 			checkClosed(t, res, tc.problems)
-			if !reflect.DeepEqual(res.Location.Mirror, tc.want) {
-				t.Fatalf("Mirror = %+v, want %+v", res.Location.Mirror, tc.want)
+			// One mirror at most, copying every request.
+			var want []model.Mirror
+			if tc.want != nil {
+				w := *tc.want
+				w.Percent = 100
+				want = []model.Mirror{w}
+			}
+			if !reflect.DeepEqual(res.Location.Mirrors, want) {
+				t.Fatalf("Mirrors = %+v, want %+v", res.Location.Mirrors, want)
 			}
 		})
 	}
