@@ -209,8 +209,12 @@ func run(o options) error {
 			return fmt.Errorf("%s: %w", set.plural(), err)
 		}
 		columns = append(columns, rows)
+		if len(sets) > 1 {
+			// Kept in the log, should a later set fail.
+			printTable(os.Stderr, o, []objectSet{set}, [][]row{rows})
+		}
 	}
-	printTable(o, sets, columns)
+	printTable(os.Stdout, o, sets, columns)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -239,13 +240,13 @@ func medianMax(ds []time.Duration) string {
 
 // printTable prints one column of results per set, and with two sets the
 // ratio of the second's to the first's.
-func printTable(o options, sets []objectSet, columns [][]row) {
+func printTable(w io.Writer, o options, sets []objectSet, columns [][]row) {
 	host, _ := os.Hostname()
 	var what []string
 	for _, s := range sets {
 		what = append(what, s.describe())
 	}
-	fmt.Printf("Causeway at scale: %s; data plane %s (%s, %s, %d CPUs)\n\n", strings.Join(what, "; then "),
+	fmt.Fprintf(w, "Causeway at scale: %s; data plane %s (%s, %s, %d CPUs)\n\n", strings.Join(what, "; then "),
 		filepath.Base(o.plane.nginx()), time.Now().Format(time.DateOnly), host, numCPU())
 	var kinds, plurals []string
 	for _, s := range sets {
@@ -265,18 +266,18 @@ func printTable(o options, sets []objectSet, columns [][]row) {
 		}
 	}
 	if len(columns) == 1 {
-		fmt.Println("| measurement | result | target |")
-		fmt.Println("|---|---|---|")
+		fmt.Fprintln(w, "| measurement | result | target |")
+		fmt.Fprintln(w, "|---|---|---|")
 	} else {
-		fmt.Printf("| measurement | %s | %s / %s | target |\n", strings.Join(plurals, " | "), plurals[1], plurals[0])
-		fmt.Printf("|---|%s---:|---|\n", strings.Repeat("---|", len(columns)))
+		fmt.Fprintf(w, "| measurement | %s | %s / %s | target |\n", strings.Join(plurals, " | "), plurals[1], plurals[0])
+		fmt.Fprintf(w, "|---|%s---:|---|\n", strings.Repeat("---|", len(columns)))
 	}
-	for _, w := range order {
-		cells := []string{label.Replace(w)}
+	for _, what := range order {
+		cells := []string{label.Replace(what)}
 		var target string
 		var verdicts []string
 		for k := range columns {
-			r, ok := byWhat[k][w]
+			r, ok := byWhat[k][what]
 			if !ok {
 				cells = append(cells, "–")
 				continue
@@ -288,7 +289,7 @@ func printTable(o options, sets []objectSet, columns [][]row) {
 			}
 		}
 		if len(columns) == 2 {
-			a, b := byWhat[0][w], byWhat[1][w]
+			a, b := byWhat[0][what], byWhat[1][what]
 			ratio := ""
 			if a.num > 0 && b.num > 0 {
 				ratio = fmt.Sprintf("%.2f×", b.num/a.num)
@@ -299,6 +300,6 @@ func printTable(o options, sets []objectSet, columns [][]row) {
 			target += " " + strings.Join(verdicts, " / ")
 		}
 		cells = append(cells, target)
-		fmt.Printf("| %s |\n", strings.Join(cells, " | "))
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
 }
