@@ -186,7 +186,7 @@ func measureSet(ctx context.Context, o options, set objectSet, client kubernetes
 	if err != nil {
 		return nil, err
 	}
-	rows = append(rows, row{what: "rendered configuration", value: fmt.Sprintf("%s in %d files", mib(size), files), num: float64(size)})
+	rows = append(rows, row{what: "rendered configuration", value: fmt.Sprintf("%.1f MiB in %d files", float64(size)/(1<<20), files), num: float64(size)})
 	testTime, testRSS, err := nginxTest(ctx, c.stateDir, o.plane)
 	if err != nil {
 		return nil, err
