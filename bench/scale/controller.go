@@ -65,7 +65,7 @@ func (d dataPlane) nginx() string {
 	return d.binary
 }
 
-func startController(ctx context.Context, bin, kubeconfig, stateDir string, plane dataPlane) (*controller, error) {
+func startController(ctx context.Context, bin, kubeconfig, stateDir string, plane dataPlane, args []string) (*controller, error) {
 	c := &controller{stateDir: stateDir, ip: "127.0.200.1", done: make(chan struct{})}
 	var err error
 	for _, p := range []*int{&c.httpPort, &c.health, &c.mport} {
@@ -83,9 +83,8 @@ func startController(ctx context.Context, bin, kubeconfig, stateDir string, plan
 	c.cmd = exec.Command(bin, "controller", "--kubeconfig", kubeconfig, "--state-dir", stateDir,
 		"--listen-address", c.ip, "--http-port", strconv.Itoa(c.httpPort), "--https-port", strconv.Itoa(httpsPort),
 		"--health-port", strconv.Itoa(c.health), "--metrics-port", strconv.Itoa(c.mport),
-		"--configmap", namespace+"/causeway", "--watch-namespace", namespace,
 		"--publish-address", publishAddress, "--shutdown-timeout", "10s")
-	c.cmd.Args = append(c.cmd.Args, plane.args()...)
+	c.cmd.Args = append(append(c.cmd.Args, args...), plane.args()...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	c.cmd.WaitDelay = time.Second
@@ -110,25 +109,37 @@ func (c *controller) stop() {
 }
 
 func (c *controller) waitReady(ctx context.Context, timeout time.Duration) (time.Duration, error) {
-	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: time.Second}
+	err := c.poll(ctx, time.Now().Add(timeout), func() bool {
+		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", c.health))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if err != nil {
+		return 0, fmt.Errorf("controller not ready: %w", err)
+	}
+	return time.Since(c.start), nil
+}
+
+// poll calls ok every 20 ms until it returns true (nil), or the
+// controller exits, ctx ends or deadline passes (an error).
+func (c *controller) poll(ctx context.Context, deadline time.Time, ok func() bool) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-c.done:
-			return 0, fmt.Errorf("controller exited; see %s", c.log.Name())
+			return fmt.Errorf("controller exited; see %s", c.log.Name())
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
-		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", c.health))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return time.Since(c.start), nil
-			}
+		if ok() {
+			return nil
 		}
 	}
-	return 0, fmt.Errorf("controller not ready within %s; see %s", timeout, c.log.Name())
+	return fmt.Errorf("timed out; see %s", c.log.Name())
 }
 
 // metric sums a metric's samples.
@@ -168,59 +179,64 @@ type changeTiming struct {
 	reloads int
 }
 
-// change moves Ingress i to a new host and times until nginx routes that
-// host to the backend. Its EndpointSlice is first pointed at this run's
-// backend, which matters when the objects come from an earlier run.
-func (c *controller) change(ctx context.Context, client kubernetes.Interface, i int, ip string, port int) (changeTiming, error) {
-	if err := pointSlice(ctx, client, i, ip, port); err != nil {
+// change moves object i of set to a new host and times until nginx routes
+// that host to the backend. Its EndpointSlice is first pointed at this
+// run's backend, which matters when the objects come from an earlier run.
+func (c *controller) change(ctx context.Context, client kubernetes.Interface, set objectSet, i int, ip string, port int) (changeTiming, error) {
+	if err := pointSlice(ctx, client, set.namespace(), i, ip, port); err != nil {
 		return changeTiming{}, err
 	}
 	newHost := fmt.Sprintf("changed-%d-%d.bench.test", i, time.Now().Unix())
-	ing, err := client.NetworkingV1().Ingresses(namespace).Get(ctx, name(i), metav1.GetOptions{})
+	addr, err := set.addr(ctx, c, i)
 	if err != nil {
 		return changeTiming{}, err
 	}
-	ing.Spec.Rules[0].Host = newHost
-	return c.timed(ctx, newHost, func(r *http.Response) bool { return r.StatusCode == http.StatusOK }, func() error {
-		_, err := client.NetworkingV1().Ingresses(namespace).Update(ctx, ing, metav1.UpdateOptions{})
-		return err
-	})
+	write, err := set.setHost(ctx, i, newHost)
+	if err != nil {
+		return changeTiming{}, err
+	}
+	return c.timed(ctx, addr, newHost, func(r *http.Response) bool { return r.StatusCode == http.StatusOK }, write)
 }
 
 // endpointChange moves Service i's one endpoint from port to another
 // port of the same backend address and times until nginx sends host(i)'s
 // traffic there: no reload, only the sync and the endpoint push.
-func (c *controller) endpointChange(ctx context.Context, client kubernetes.Interface, i int, ip string, from, to int) (changeTiming, error) {
-	if err := pointSlice(ctx, client, i, ip, from); err != nil {
+func (c *controller) endpointChange(ctx context.Context, client kubernetes.Interface, set objectSet, i int, ip string, from, to int) (changeTiming, error) {
+	ns := set.namespace()
+	if err := pointSlice(ctx, client, ns, i, ip, from); err != nil {
+		return changeTiming{}, err
+	}
+	addr, err := set.addr(ctx, c, i)
+	if err != nil {
 		return changeTiming{}, err
 	}
 	want := net.JoinHostPort(ip, strconv.Itoa(to))
-	return c.timed(ctx, host(i), func(r *http.Response) bool { return r.Header.Get("X-Echo-Endpoint") == want }, func() error {
-		return setSlicePort(ctx, client, i, ip, to)
+	return c.timed(ctx, addr, host(i), func(r *http.Response) bool { return r.Header.Get("X-Echo-Endpoint") == want }, func() error {
+		return setSlicePort(ctx, client, ns, i, ip, to)
 	})
 }
 
-// pointSlice points EndpointSlice i at ip:port unless it is there
+// pointSlice points EndpointSlice i of ns at ip:port unless it is there
 // already, then waits for nginx to have it: applied without a reload,
 // and kept out of the measurement that follows.
-func pointSlice(ctx context.Context, client kubernetes.Interface, i int, ip string, port int) error {
-	slice, err := client.DiscoveryV1().EndpointSlices(namespace).Get(ctx, name(i)+"-1", metav1.GetOptions{})
+func pointSlice(ctx context.Context, client kubernetes.Interface, ns string, i int, ip string, port int) error {
+	slice, err := client.DiscoveryV1().EndpointSlices(ns).Get(ctx, name(i)+"-1", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	if slice.Endpoints[0].Addresses[0] == ip && *slice.Ports[0].Port == int32(port) {
 		return nil
 	}
-	if err := setSlicePort(ctx, client, i, ip, port); err != nil {
+	if err := setSlicePort(ctx, client, ns, i, ip, port); err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second)
 	return nil
 }
 
-// setSlicePort writes EndpointSlice i's one endpoint as ip:port.
-func setSlicePort(ctx context.Context, client kubernetes.Interface, i int, ip string, port int) error {
-	slices := client.DiscoveryV1().EndpointSlices(namespace)
+// setSlicePort writes EndpointSlice i of ns's one endpoint as ip:port.
+func setSlicePort(ctx context.Context, client kubernetes.Interface, ns string, i int, ip string, port int) error {
+	slices := client.DiscoveryV1().EndpointSlices(ns)
 	slice, err := slices.Get(ctx, name(i)+"-1", metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -230,9 +246,9 @@ func setSlicePort(ctx context.Context, client kubernetes.Interface, i int, ip st
 	return err
 }
 
-// timed runs write, then polls host until done accepts an answer, and
-// reads the controller's share of the sync that did it.
-func (c *controller) timed(ctx context.Context, host string, done func(*http.Response) bool, write func() error) (changeTiming, error) {
+// timed runs write, then polls host at addr until done accepts an
+// answer, and reads the controller's share of the sync that did it.
+func (c *controller) timed(ctx context.Context, addr, host string, done func(*http.Response) bool, write func() error) (changeTiming, error) {
 	var t changeTiming
 	sum0, count0 := c.metric("causeway_config_apply_seconds_sum"), c.metric("causeway_config_apply_seconds_count")
 	reloads0 := c.metric("causeway_nginx_reloads_total")
@@ -242,7 +258,7 @@ func (c *controller) timed(ctx context.Context, host string, done func(*http.Res
 	}
 	httpc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for time.Since(start) < time.Minute {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/", c.ip, c.httpPort), nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
 		req.Host = host
 		if resp, err := httpc.Do(req); err == nil {
 			resp.Body.Close()
@@ -310,7 +326,9 @@ func (c *controller) profile(dir, phase string) (stop func()) {
 	}
 }
 
-func (c *controller) heapProfile(dir string) {
+// heapProfile writes the controller's heap profile to file in dir, if
+// dir is set and the controller serves /debug/pprof.
+func (c *controller) heapProfile(dir, file string) {
 	if dir == "" {
 		return
 	}
@@ -319,7 +337,7 @@ func (c *controller) heapProfile(dir string) {
 		return
 	}
 	defer resp.Body.Close()
-	if f, err := os.Create(filepath.Join(dir, "heap.pprof")); err == nil {
+	if f, err := os.Create(filepath.Join(dir, file)); err == nil {
 		io.Copy(f, resp.Body)
 		f.Close()
 	}

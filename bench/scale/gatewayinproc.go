@@ -26,8 +26,8 @@ import (
 func inProcessGateway(n, shapes, gateways, rounds int) error {
 	base := &source.Snapshot{}
 	for i := range n {
-		base.Services = append(base.Services, service(i))
-		base.EndpointSlices = append(base.EndpointSlices, endpointSlice(i, "192.0.2.10", 8080))
+		base.Services = append(base.Services, service(namespace, i))
+		base.EndpointSlices = append(base.EndpointSlices, endpointSlice(namespace, i, "192.0.2.10", 8080))
 	}
 	ing := *base
 	for i := range n {
@@ -37,11 +37,10 @@ func inProcessGateway(n, shapes, gateways, rounds int) error {
 	gw.GatewayClasses = []*gwv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "causeway"},
 		Spec: gwv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}}
 	for g := range gateways {
-		gw.Gateways = append(gw.Gateways, &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("gw-%03d", g)},
-			Spec: gwv1.GatewaySpec{GatewayClassName: "causeway", Listeners: []gwv1.Listener{{Name: "http", Port: gwv1.PortNumber(10000 + g), Protocol: gwv1.HTTPProtocolType}}}})
+		gw.Gateways = append(gw.Gateways, gatewayObject(namespace, g, 10000+g))
 	}
 	for i := range n {
-		gw.HTTPRoutes = append(gw.HTTPRoutes, httpRoute(i, shapes, gateways))
+		gw.HTTPRoutes = append(gw.HTTPRoutes, httpRoute(namespace, i, shapes, gateways))
 	}
 	opts := build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
 		AnnotationsPrefix: "nginx.ingress.kubernetes.io", LuaAvailable: true, HTTPPort: 80, HTTPSPort: 443}
@@ -84,7 +83,7 @@ func inProcessGateway(n, shapes, gateways, rounds int) error {
 		return err
 	}
 	gwRes, err := measure(&gw, func(r int) {
-		rt := httpRoute(0, shapes, gateways)
+		rt := httpRoute(namespace, 0, shapes, gateways)
 		rt.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(fmt.Sprintf("changed-%d.bench.test", r))}
 		gw.HTTPRoutes[0] = rt
 	})
@@ -111,9 +110,9 @@ func inProcessGateway(n, shapes, gateways, rounds int) error {
 	return nil
 }
 
-// httpRoute is HTTPRoute i: Ingress i's host, paths and Service, on
-// Gateway i%gateways.
-func httpRoute(i, shapes, gateways int) *gwv1.HTTPRoute {
+// httpRoute is HTTPRoute i of ns: Ingress i's host, paths and Service,
+// on Gateway i%gateways of ns.
+func httpRoute(ns string, i, shapes, gateways int) *gwv1.HTTPRoute {
 	rule := func(p string) gwv1.HTTPRouteRule {
 		return gwv1.HTTPRouteRule{
 			Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: ptr.To(gwv1.PathMatchPathPrefix), Value: ptr.To(p)}}},
@@ -121,10 +120,19 @@ func httpRoute(i, shapes, gateways int) *gwv1.HTTPRoute {
 				Name: gwv1.ObjectName(name(i)), Port: ptr.To(gwv1.PortNumber(80))}}}},
 		}
 	}
-	return &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i)},
+	return &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name(i)},
 		Spec: gwv1.HTTPRouteSpec{
-			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: gwv1.ObjectName(fmt.Sprintf("gw-%03d", i%gateways))}}},
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: gwv1.ObjectName(gatewayName(i % gateways))}}},
 			Hostnames:       []gwv1.Hostname{gwv1.Hostname(host(i))},
 			Rules:           []gwv1.HTTPRouteRule{rule("/"), rule(fmt.Sprintf("/s%d", i%shapes))},
 		}}
+}
+
+func gatewayName(g int) string { return fmt.Sprintf("gw-%03d", g) }
+
+// gatewayObject is Gateway g of ns, of GatewayClass causeway, with one
+// HTTP listener on port.
+func gatewayObject(ns string, g, port int) *gwv1.Gateway {
+	return &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: gatewayName(g)},
+		Spec: gwv1.GatewaySpec{GatewayClassName: "causeway", Listeners: []gwv1.Listener{{Name: "http", Port: gwv1.PortNumber(port), Protocol: gwv1.HTTPProtocolType}}}}
 }

@@ -24,8 +24,8 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	snap := &source.Snapshot{}
 	for i := range n {
 		snap.Ingresses = append(snap.Ingresses, ingress(i, shapes, annots))
-		snap.Services = append(snap.Services, service(i))
-		snap.EndpointSlices = append(snap.EndpointSlices, endpointSlice(i, "192.0.2.10", 8080))
+		snap.Services = append(snap.Services, service(namespace, i))
+		snap.EndpointSlices = append(snap.EndpointSlices, endpointSlice(namespace, i, "192.0.2.10", 8080))
 	}
 	opts := build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
 		AnnotationsPrefix: "nginx.ingress.kubernetes.io", LuaAvailable: true}
@@ -70,7 +70,7 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 		}
 		a2, rendered := allocated(), time.Now()
 		// Then an endpoint change: the memo's digest, and no render.
-		slice := endpointSlice(n-1, "192.0.2.10", 8080+r)
+		slice := endpointSlice(namespace, n-1, "192.0.2.10", 8080+r)
 		snap.EndpointSlices[n-1] = slice
 		m2, _ := build.Build(snap, opts)
 		hitStart := time.Now()

@@ -31,12 +31,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -69,13 +67,14 @@ func main() {
 	annots := flag.Int("annotations", 0, fmt.Sprintf("common ingress-nginx annotations on every Ingress (0 to %d; 5 is the issue's case: proxy-body-size, proxy-read-timeout, enable-cors, rewrite-target on a regex path, ssl-redirect)", len(commonAnnotations)))
 	bin := flag.String("causeway", "", "causeway binary (default: go build ./cmd/causeway)")
 	keep := flag.Bool("keep", false, "keep the controller's state directory and print its path")
-	kubeconfig := flag.String("kubeconfig", "", "use this API server instead of starting one; objects are created only if namespace "+namespace+" is absent")
+	kubeconfig := flag.String("kubeconfig", "", "use this API server instead of starting one; each set's objects are created only if its namespace is absent")
 	profile := flag.String("profile", "", "directory for CPU and heap profiles of the controller, if it serves /debug/pprof on its metrics port (with -in-process: the CPU profile file of the rounds)")
 	var plane dataPlane
 	flag.StringVar(&plane.binary, "nginx", "", "the data plane binary, nginx or angie (default: the controller's, nginx)")
 	flag.StringVar(&plane.modulesDir, "nginx-modules-dir", "", "passed to the controller as --nginx-modules-dir (Angie: .cache/angie/modules)")
 	flag.StringVar(&plane.luaPackagePath, "lua-package-path", "", "passed to the controller as --lua-package-path (Angie: '.cache/angie/lualib/?.lua;;', absolute)")
-	gateways := flag.Int("gateways", 0, "with -in-process: also build n HTTPRoutes over this many Gateways beside n Ingresses, and compare (issue 34)")
+	gateways := flag.Int("gateways", 0, "the Gateways the HTTPRoutes attach to (-kind httproute or both: default 100); with -in-process: also build n HTTPRoutes over this many Gateways beside n Ingresses, and compare (issue 34)")
+	kind := flag.String("kind", "ingress", "what the real controller serves: ingress (n Ingresses, namespace "+namespace+"), httproute (n HTTPRoutes over -gateways Gateways, namespace "+gatewayNamespace+") or both, one after the other, in one table")
 	inproc := flag.Int("in-process", 0, "instead of the real controller: time this many rounds of model build and render of the same objects in this process, one host changed per round")
 	flag.Parse()
 	if *shapes < 1 || *shapes > *n {
@@ -100,26 +99,42 @@ func main() {
 		}
 		return
 	}
-	if err := run(options{*n, *workers, *changes, *shapes, *annots, *bin, *keep, *kubeconfig, *profile, plane}); err != nil {
+	switch *kind {
+	case "ingress":
+	case "httproute", "both":
+		if *annots > 0 {
+			fmt.Fprintf(os.Stderr, "bench: -annotations is for Ingresses only (-kind ingress)\n")
+			os.Exit(2)
+		}
+		if *gateways == 0 {
+			*gateways = 100
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -kind %q: want ingress, httproute or both\n", *kind)
+		os.Exit(2)
+	}
+	if err := run(options{*n, *workers, *changes, *shapes, *annots, *kind, *gateways, *bin, *keep, *kubeconfig, *profile, plane}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-// row is one line of the result table.
-type row struct{ what, value, target string }
-
 type options struct {
 	n, workers, changes, shapes, annotations int
-	bin                                      string
-	keep                                     bool
-	kubeconfig, profile                      string
-	plane                                    dataPlane
+	// kind is ingress, httproute or both; gateways the Gateways the
+	// HTTPRoutes attach to.
+	kind                string
+	gateways            int
+	bin                 string
+	keep                bool
+	kubeconfig, profile string
+	plane               dataPlane
 }
 
 func run(o options) error {
-	n, workers, changes, bin := o.n, o.workers, o.changes, o.bin
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	// Each set takes up to about 20 minutes at 10,000 (creating the
+	// objects, then status on every one).
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
 	defer cancel()
 	tmp, err := os.MkdirTemp("", "causeway-scale-")
 	if err != nil {
@@ -127,6 +142,7 @@ func run(o options) error {
 	}
 	defer os.RemoveAll(tmp)
 	os.Chmod(tmp, 0o755) // nginx workers read the state directory
+	bin := o.bin
 	if bin == "" {
 		bin = filepath.Join(tmp, "causeway")
 		fmt.Fprintln(os.Stderr, "building causeway ...")
@@ -164,7 +180,7 @@ func run(o options) error {
 		defer srv.Close()
 		ports[i] = port
 	}
-	backendPort, otherPort := ports[0], ports[1]
+	b := backend{ip: ns.PeerIP.String(), port: ports[0], other: ports[1]}
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -175,144 +191,30 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	var rows []row
-	_, err = client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
-	fresh := apierrors.IsNotFound(err)
-	if fresh {
-		created, err := createObjects(ctx, client, n, workers, o.shapes, o.annotations, ns.PeerIP.String(), backendPort)
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var sets []objectSet
+	if o.kind == "ingress" || o.kind == "both" {
+		sets = append(sets, &ingressSet{client: client, n: o.n, workers: o.workers, shapes: o.shapes, annots: o.annotations})
+	}
+	if o.kind == "httproute" || o.kind == "both" {
+		sets = append(sets, &routeSet{client: client, dyn: dyn, n: o.n, workers: o.workers, shapes: o.shapes, gateways: o.gateways})
+	}
+	var columns [][]row
+	for _, set := range sets {
+		rows, err := measureSet(ctx, o, set, client, bin, kubeconfig, filepath.Join(tmp, "state-"+strings.ToLower(set.kind())), b)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", set.plural(), err)
 		}
-		rows = append(rows, row{fmt.Sprintf("create %d Ingresses (%d shapes, %s) + Services + EndpointSlices (%d workers)", n, o.shapes, annotationsNote(o.annotations), workers),
-			fmt.Sprintf("%s (%.0f objects/s)", created.Round(100*time.Millisecond), float64(3*n)/created.Seconds()), ""})
-	} else if err != nil {
-		return err
-	} else if err := checkExisting(ctx, client, o.shapes, o.annotations); err != nil {
-		return err
-	}
-
-	c, err := startController(ctx, bin, kubeconfig, filepath.Join(tmp, "state"), o.plane)
-	if err != nil {
-		return err
-	}
-	defer c.stop()
-	stopProfile := c.profile(o.profile, "start")
-	ready, err := c.waitReady(ctx, 10*time.Minute)
-	stopProfile()
-	if err != nil {
-		return err
-	}
-	readyTarget := targetReady
-	if o.annotations > 0 {
-		readyTarget = targetReadyAnnotated
-	}
-	rows = append(rows, row{"controller start → ready (/readyz 200)", ready.Round(10 * time.Millisecond).String(), "≤ " + readyTarget.String() + " " + verdict(ready <= readyTarget)})
-	afterReady := c.rss()
-
-	statusStart := time.Now()
-	if err := waitPublished(ctx, client, n, 15*time.Minute); err != nil {
-		return err
-	}
-	what := fmt.Sprintf("ready → status published on all %d Ingresses", n)
-	if !fresh {
-		what += " (already published by an earlier run)"
-	}
-	rows = append(rows, row{what, time.Since(statusStart).Round(100 * time.Millisecond).String(), ""})
-	// Let the syncs caused by the status writes run out.
-	time.Sleep(3 * time.Second)
-
-	stopProfile = c.profile(o.profile, "change")
-	var took, apply, reload []time.Duration
-	for i := range changes {
-		t, err := c.change(ctx, client, i, ns.PeerIP.String(), backendPort)
-		if err != nil {
-			stopProfile()
-			return err
-		}
-		took = append(took, t.took)
-		if t.apply > 0 {
-			apply, reload = append(apply, t.apply), append(reload, t.reload)
+		columns = append(columns, rows)
+		if len(sets) > 1 {
+			// Kept in the log, should a later set fail.
+			printTable(os.Stderr, o, []objectSet{set}, [][]row{rows})
 		}
 	}
-	stopProfile()
-	c.heapProfile(o.profile)
-	slices.Sort(took)
-	worst := took[len(took)-1]
-	rows = append(rows, row{fmt.Sprintf("one Ingress changed → live, by traffic (median / max of %d)", changes),
-		fmt.Sprintf("%s / %s", took[len(took)/2].Round(time.Millisecond), worst.Round(time.Millisecond)),
-		"≤ " + targetChange.String() + " " + verdict(worst <= targetChange)})
-	if len(apply) > 0 {
-		// The split of the same changes (those that took one sync).
-		var build []time.Duration
-		for k := range apply {
-			build = append(build, apply[k]-reload[k])
-		}
-		for _, r := range []struct {
-			what string
-			ds   []time.Duration
-		}{
-			{"of which: controller, event → live (causeway_config_apply_seconds)", apply},
-			{"of which: the rest of the sync: quiet period, model build, render, endpoint push (event → live minus the reload)", build},
-			{"of which: nginx reload, files written → new workers answering (causeway_nginx_last_reload_seconds)", reload},
-		} {
-			slices.Sort(r.ds)
-			rows = append(rows, row{fmt.Sprintf("%s (median / max of %d)", r.what, len(r.ds)),
-				fmt.Sprintf("%s / %s", r.ds[len(r.ds)/2].Round(time.Millisecond), r.ds[len(r.ds)-1].Round(time.Millisecond)), ""})
-		}
-	}
-
-	// Endpoint changes: the Services of the last Ingresses, which the
-	// Ingress changes above leave alone.
-	var epTook, epApply []time.Duration
-	epReloads := 0
-	stopProfile = c.profile(o.profile, "endpoint")
-	for k := range changes {
-		t, err := c.endpointChange(ctx, client, n-1-k, ns.PeerIP.String(), backendPort, otherPort)
-		if err != nil {
-			stopProfile()
-			return err
-		}
-		epTook, epReloads = append(epTook, t.took), epReloads+t.reloads
-		if t.apply > 0 {
-			epApply = append(epApply, t.apply)
-		}
-	}
-	stopProfile()
-	slices.Sort(epTook)
-	rows = append(rows, row{fmt.Sprintf("one EndpointSlice changed → traffic on the new endpoint (median / max of %d)", changes),
-		fmt.Sprintf("%s / %s", epTook[len(epTook)/2].Round(time.Millisecond), epTook[len(epTook)-1].Round(time.Millisecond)), ""})
-	if len(epApply) > 0 {
-		slices.Sort(epApply)
-		rows = append(rows, row{fmt.Sprintf("of which: controller, event → pushed (causeway_config_apply_seconds; median / max of %d)", len(epApply)),
-			fmt.Sprintf("%s / %s", epApply[len(epApply)/2].Round(time.Millisecond), epApply[len(epApply)-1].Round(time.Millisecond)), ""})
-	}
-	rows = append(rows, row{"nginx reloads during the endpoint changes", fmt.Sprint(epReloads), "0 " + verdict(epReloads == 0)})
-
-	peak := c.rss()
-	rows = append(rows, row{"controller RSS after ready / peak (VmHWM)",
-		fmt.Sprintf("%s / %s", mib(afterReady.current), mib(peak.peak)), "< " + mib(targetRSS) + " " + verdict(peak.peak < targetRSS)})
-	rows = append(rows, row{"nginx RSS, master + workers", mib(nginxRSS(c.stateDir)), ""})
-
-	files, size, err := configSize(c.stateDir)
-	if err != nil {
-		return err
-	}
-	rows = append(rows, row{"rendered configuration", fmt.Sprintf("%s in %d files", mib(size), files), ""})
-	testTime, testRSS, err := nginxTest(ctx, c.stateDir, o.plane)
-	if err != nil {
-		return err
-	}
-	rows = append(rows, row{"nginx -t (time, peak RSS)", fmt.Sprintf("%s, %s", testTime.Round(10*time.Millisecond), mib(testRSS)), ""})
-	rows = append(rows, row{"nginx reloads (start included)", fmt.Sprint(c.metric("causeway_nginx_reloads_total")), ""})
-
-	if o.keep {
-		kept, err := os.MkdirTemp("", "causeway-scale-state-")
-		if err == nil {
-			exec.Command("cp", "-a", c.stateDir+"/.", kept).Run()
-			fmt.Fprintln(os.Stderr, "state directory copied to", kept)
-		}
-	}
-	printTable(n, o.shapes, o.annotations, o.plane.nginx(), rows)
+	printTable(os.Stdout, o, sets, columns)
 	return nil
 }
 
@@ -347,16 +249,6 @@ func verdict(ok bool) string {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
-
-func printTable(n, shapes, annots int, plane string, rows []row) {
-	host, _ := os.Hostname()
-	fmt.Printf("Causeway at scale: %d Ingresses, Services and EndpointSlices; %d layouts, %s; data plane %s (%s, %s, %d CPUs)\n\n", n, shapes, annotationsNote(annots), filepath.Base(plane), time.Now().Format(time.DateOnly), host, numCPU())
-	fmt.Println("| measurement | result | target |")
-	fmt.Println("|---|---|---|")
-	for _, r := range rows {
-		fmt.Printf("| %s | %s | %s |\n", r.what, r.value, r.target)
-	}
-}
 
 func numCPU() int {
 	data, _ := os.ReadFile("/proc/cpuinfo")

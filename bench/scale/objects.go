@@ -77,6 +77,12 @@ func createObjects(ctx context.Context, c kubernetes.Interface, n, workers, shap
 	if _, err := c.NetworkingV1().IngressClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
 		return 0, err
 	}
+	return concurrently(ctx, n, workers, func(i int) error { return createOne(ctx, c, i, shapes, annots, ip, port) })
+}
+
+// concurrently runs one(i) for i in [0, n) on workers goroutines, stops
+// at the first error, and reports how long it took.
+func concurrently(ctx context.Context, n, workers int, one func(i int) error) (time.Duration, error) {
 	start := time.Now()
 	jobs := make(chan int)
 	var firstErr atomic.Value
@@ -87,7 +93,7 @@ func createObjects(ctx context.Context, c kubernetes.Interface, n, workers, shap
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				if err := createOne(ctx, c, i, shapes, annots, ip, port); err != nil {
+				if err := one(i); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 				}
 				if d := done.Add(1); d%1000 == 0 {
@@ -97,7 +103,7 @@ func createObjects(ctx context.Context, c kubernetes.Interface, n, workers, shap
 		}()
 	}
 	for i := range n {
-		if firstErr.Load() != nil {
+		if firstErr.Load() != nil || ctx.Err() != nil {
 			break
 		}
 		jobs <- i
@@ -107,7 +113,7 @@ func createObjects(ctx context.Context, c kubernetes.Interface, n, workers, shap
 	if err, _ := firstErr.Load().(error); err != nil {
 		return 0, err
 	}
-	return time.Since(start), nil
+	return time.Since(start), ctx.Err()
 }
 
 func name(i int) string { return fmt.Sprintf("app-%05d", i) }
@@ -122,13 +128,8 @@ func host(i int) string { return fmt.Sprintf("h%05d.bench.test", i) }
 // shape; with rewrite-target among them its second path is the regex
 // "/s<i mod shapes>(/|$)(.*)".
 func createOne(ctx context.Context, c kubernetes.Interface, i, shapes, annots int, ip string, port int) error {
-	svc := service(i)
-	if _, err := c.CoreV1().Services(namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create Service %s: %w", svc.Name, err)
-	}
-	slice := endpointSlice(i, ip, port)
-	if _, err := c.DiscoveryV1().EndpointSlices(namespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create EndpointSlice %s: %w", slice.Name, err)
+	if err := createBackend(ctx, c, namespace, i, ip, port); err != nil {
+		return err
 	}
 	ing := ingress(i, shapes, annots)
 	if _, err := c.NetworkingV1().Ingresses(namespace).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
@@ -137,18 +138,31 @@ func createOne(ctx context.Context, c kubernetes.Interface, i, shapes, annots in
 	return nil
 }
 
-// service is Service i as createOne makes it.
-func service(i int) *corev1.Service {
+// createBackend creates Service i of ns and its EndpointSlice.
+func createBackend(ctx context.Context, c kubernetes.Interface, ns string, i int, ip string, port int) error {
+	svc := service(ns, i)
+	if _, err := c.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create Service %s/%s: %w", ns, svc.Name, err)
+	}
+	slice := endpointSlice(ns, i, ip, port)
+	if _, err := c.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create EndpointSlice %s/%s: %w", ns, slice.Name, err)
+	}
+	return nil
+}
+
+// service is Service i of ns as createBackend makes it.
+func service(ns string, i int) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name(i)},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 	}
 }
 
 // endpointSlice is Service i's one endpoint, the echo backend at ip:port.
-func endpointSlice(i int, ip string, port int) *discoveryv1.EndpointSlice {
+func endpointSlice(ns string, i int, ip string, port int) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: namespace, Name: name(i) + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name(i)}},
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name(i) + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name(i)}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
