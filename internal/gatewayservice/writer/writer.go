@@ -88,6 +88,9 @@ func New(opts Options) *Writer {
 	}
 	w := &Writer{opts: opts, written: map[string]write{}, reported: map[string]bool{}}
 	w.queue = writequeue.New(writequeue.Options{
+		// Several Gateways' Services are written at once: a listener is
+		// served only once its Service exists.
+		Workers:   4,
 		BaseDelay: 500 * time.Millisecond, MaxDelay: time.Minute,
 		IsLeader: opts.IsLeader, // Resync plans again on becoming leader
 		OnRetry: func(key string, err error) {
