@@ -451,6 +451,13 @@ type CORS struct {
 	// headers instead of "*", which browsers refuse with credentials
 	// (Gateway API's rule for allowCredentials).
 	Echo bool
+	// AnyDepth makes a wildcard origin's "*" match one or more labels,
+	// as Gateway API's does; otherwise exactly one, as ingress-nginx's.
+	AnyDepth bool
+	// AnswerPreflights answers a preflight from an origin not allowed
+	// here (204, without CORS headers), as Gateway API asks, instead of
+	// passing it to the backend as ingress-nginx does.
+	AnswerPreflights bool
 }
 
 // ErrorPages sends upstream responses with these statuses to a backend

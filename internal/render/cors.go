@@ -37,6 +37,9 @@ type corsView struct {
 	Methods, Headers, Expose string
 	// MaxAge is in seconds (0: not sent).
 	MaxAge int64
+	// AnswerPreflights answers the preflights of origins not allowed
+	// (their map says "no"; model.CORS.AnswerPreflights).
+	AnswerPreflights bool
 }
 
 // corsMapView matches the request's Origin; Keys are quoted
@@ -45,6 +48,9 @@ type corsView struct {
 type corsMapView struct {
 	Variable string
 	Keys     []string
+	// Other is the value for a request with an Origin not allowed: "" as
+	// for none, or "no" where such preflights are answered here.
+	Other string
 }
 
 func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
@@ -86,7 +92,7 @@ func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
 			v.Any = true
 			return v, nil
 		}
-		re, err := originRegex(o)
+		re, err := originRegexDepth(o, c.AnyDepth)
 		if err != nil {
 			return nil, err
 		}
@@ -96,12 +102,16 @@ func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
 		}
 		keys = append(keys, q)
 	}
-	sig := strings.Join(keys, " ")
+	other := ""
+	if c.AnswerPreflights {
+		other, v.AnswerPreflights = "no", true
+	}
+	sig := other + " " + strings.Join(keys, " ")
 	idx, ok := sp.cors[sig]
 	if !ok {
 		idx = len(sp.v.CORSMaps)
 		sp.cors[sig] = idx
-		sp.v.CORSMaps = append(sp.v.CORSMaps, corsMapView{Keys: keys})
+		sp.v.CORSMaps = append(sp.v.CORSMaps, corsMapView{Keys: keys, Other: other})
 	}
 	v.Map = idx
 	return v, nil

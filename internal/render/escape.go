@@ -415,7 +415,11 @@ var origin = regexp.MustCompile(`^([a-z][a-z0-9+.-]*://)(\*\.)?([A-Za-z0-9-]+(?:
 // originRegex returns a regular expression matching exactly one allowed
 // origin, anchored with ^ and \z (not '$', so Quote takes it). A wildcard
 // label matches one DNS label; every other character is literal.
-func originRegex(o string) (string, error) {
+func originRegex(o string) (string, error) { return originRegexDepth(o, false) }
+
+// originRegexDepth is originRegex whose wildcard matches one or more
+// labels when anyDepth (Gateway API's wildcard origins).
+func originRegexDepth(o string, anyDepth bool) (string, error) {
 	if o == "null" {
 		return `^null\z`, nil
 	}
@@ -424,7 +428,9 @@ func originRegex(o string) (string, error) {
 		return "", fmt.Errorf("CORS origin %q is not scheme://host[:port]", o)
 	}
 	re := "^" + regexp.QuoteMeta(m[1])
-	if m[2] != "" {
+	if m[2] != "" && anyDepth {
+		re += `(?:[A-Za-z0-9-]+\.)+`
+	} else if m[2] != "" {
 		re += `[A-Za-z0-9-]+\.`
 	}
 	return re + regexp.QuoteMeta(m[3]) + `\z`, nil

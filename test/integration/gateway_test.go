@@ -66,6 +66,11 @@ spec:
     - type: CORS
       cors: {allowOrigins: ["*"], allowMethods: ["*"], allowHeaders: ["*"], allowCredentials: true}
     backendRefs: [{name: tea, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /cors-list}}]
+    filters:
+    - type: CORS
+      cors: {allowOrigins: ["https://*.bar.test"], allowMethods: [GET]}
+    backendRefs: [{name: tea, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /cors-any}}]
     filters:
     - type: CORS
@@ -215,25 +220,34 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 	}
 	// CORS wildcards: "*" without credentials, the request's own
 	// values with them (browsers refuse "*" with credentials).
+	// A wildcard origin matches any number of labels; a preflight from
+	// an origin not allowed is answered by nginx, without CORS headers.
 	for _, c := range []struct {
-		path, method string
-		want         map[string]string
+		path, method, origin string
+		want                 map[string]string
+		service              string
 	}{
-		{"/cors-cred", "OPTIONS", map[string]string{"Access-Control-Allow-Origin": "https://o.test", "Access-Control-Allow-Methods": "PUT",
-			"Access-Control-Allow-Headers": "x-a, x-b", "Access-Control-Allow-Credentials": "true"}},
-		{"/cors-cred", "GET", map[string]string{"Access-Control-Allow-Origin": "https://o.test", "Access-Control-Allow-Credentials": "true"}},
-		{"/cors-any", "OPTIONS", map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "*",
-			"Access-Control-Allow-Headers": "*", "Access-Control-Allow-Credentials": ""}},
-		{"/cors-any", "GET", map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Credentials": ""}},
+		{"/cors-cred", "OPTIONS", "https://o.test", map[string]string{"Access-Control-Allow-Origin": "https://o.test", "Access-Control-Allow-Methods": "PUT",
+			"Access-Control-Allow-Headers": "x-a, x-b", "Access-Control-Allow-Credentials": "true"}, ""},
+		{"/cors-cred", "GET", "https://o.test", map[string]string{"Access-Control-Allow-Origin": "https://o.test", "Access-Control-Allow-Credentials": "true"}, "tea"},
+		{"/cors-any", "OPTIONS", "https://o.test", map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "*",
+			"Access-Control-Allow-Headers": "*", "Access-Control-Allow-Credentials": ""}, ""},
+		{"/cors-any", "GET", "https://o.test", map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Credentials": ""}, "tea"},
+		{"/cors-list", "OPTIONS", "https://a.b.bar.test", map[string]string{"Access-Control-Allow-Origin": "https://a.b.bar.test", "Access-Control-Allow-Methods": "GET"}, ""},
+		{"/cors-list", "OPTIONS", "https://bar.test", map[string]string{"Access-Control-Allow-Origin": "", "Access-Control-Allow-Methods": ""}, ""},
+		{"/cors-list", "GET", "https://bar.test", map[string]string{"Access-Control-Allow-Origin": ""}, "tea"},
 	} {
 		got, err := harness.Do(httpAddr, harness.Request{Method: c.method, Scheme: "http", Host: "app.test", Path: c.path,
-			Header: map[string]string{"Origin": "https://o.test", "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "x-a, x-b"}})
+			Header: map[string]string{"Origin": c.origin, "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "x-a, x-b"}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		if got.Reply.Service != c.service || c.method == "OPTIONS" && got.Status != 204 {
+			t.Errorf("%s %s from %s: %d from %q, want the backend %q (204 for a preflight)", c.method, c.path, c.origin, got.Status, got.Reply.Service, c.service)
+		}
 		for name, want := range c.want {
 			if v := got.Header.Get(name); v != want {
-				t.Errorf("%s %s: %s %q, want %q", c.method, c.path, name, v, want)
+				t.Errorf("%s %s from %s: %s %q, want %q", c.method, c.path, c.origin, name, v, want)
 			}
 		}
 	}

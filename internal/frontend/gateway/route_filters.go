@@ -458,7 +458,9 @@ const (
 
 // cors translates the CORS filter into the model's CORS policy.
 func corsFilter(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError) {
-	out := &model.CORS{Credentials: in.AllowCredentials != nil && *in.AllowCredentials}
+	// Gateway API's wildcard origins match any number of labels, and a
+	// preflight from an origin not allowed never reaches the backend.
+	out := &model.CORS{Credentials: in.AllowCredentials != nil && *in.AllowCredentials, AnyDepth: true, AnswerPreflights: true}
 	if len(in.AllowOrigins) > maxCORSItems || len(in.AllowMethods) > maxCORSItems ||
 		len(in.AllowHeaders) > maxCORSItems || len(in.ExposeHeaders) > maxCORSItems {
 		return nil, ruleUnsupported("%s: at most %d origins, methods and headers each", field, maxCORSItems)
