@@ -191,7 +191,14 @@ func ruleUnsupported(format string, args ...any) *ruleError {
 // when none is. A backendRef that cannot be used answers 500 for its
 // share, with a ResolvedRefs Problem. The route is nil when rejected.
 func TranslateHTTPRoute(r *gwv1.HTTPRoute, env RouteEnv) (*RouteRules, []model.Problem) {
-	t := &routeTranslator{ref: HTTPRouteRef(r), env: env}
+	return translateRoute(r, HTTPRouteRef(r), env)
+}
+
+// translateRoute is TranslateHTTPRoute for the route ref, which a
+// GRPCRoute's translation names: ReferenceGrants are checked from its
+// kind, and its Problems and names are its own.
+func translateRoute(r *gwv1.HTTPRoute, ref model.ObjectRef, env RouteEnv) (*RouteRules, []model.Problem) {
+	t := &routeTranslator{ref: ref, env: env}
 	out := &RouteRules{Ref: t.ref, Created: r.CreationTimestamp.Time}
 	for _, h := range r.Spec.Hostnames {
 		out.Hostnames = append(out.Hostnames, string(h))

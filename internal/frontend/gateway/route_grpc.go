@@ -46,7 +46,7 @@ func TranslateGRPCRoute(g *gwv1.GRPCRoute, env RouteEnv) (*RouteRules, []model.P
 		}
 		h.Spec.Rules = append(h.Spec.Rules, hr)
 	}
-	out, problems := TranslateHTTPRoute(h, env)
+	out, problems := translateRoute(h, ref, env)
 	problems = dropRefusedMarkers(problems)
 	for i := range problems {
 		problems[i].Object = ref

@@ -105,3 +105,25 @@ func TestGRPCRouteRender(t *testing.T) {
 		t.Errorf("%d grpc_pass, want one per location", n)
 	}
 }
+
+// A GRPCRoute's cross-namespace backendRef is permitted by a
+// ReferenceGrant from GRPCRoutes, never by one from HTTPRoutes: the
+// translation goes through HTTPRoute's, under the GRPCRoute's own kind.
+func TestGRPCRouteReferenceGrantKind(t *testing.T) {
+	rule := gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: backendRef("svc").BackendRef}}}
+	rule.BackendRefs[0].Namespace = routePtr(gwv1.Namespace("granted"))
+	for _, row := range []struct {
+		fromKind string
+		want     int // status of the share: 0 when proxied
+	}{{"GRPCRoute", 0}, {"HTTPRoute", 500}} {
+		env := testEnv
+		env.Permitted = func(from, to RefEnd) bool { return to.Namespace == "granted" && from.Kind == row.fromKind }
+		out, _ := TranslateGRPCRoute(newGRPCRoute(rule), env)
+		if out == nil || len(out.Rules) != 1 || len(out.Rules[0].Targets) != 1 {
+			t.Fatalf("grant from %s: %+v", row.fromKind, out)
+		}
+		if got := out.Rules[0].Targets[0]; got.Status != row.want || (row.want == 0) != (got.Backend != nil) {
+			t.Errorf("grant from %s: target %+v, want status %d", row.fromKind, got, row.want)
+		}
+	}
+}
