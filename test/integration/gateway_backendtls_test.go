@@ -120,12 +120,7 @@ func TestGatewayBackendTLSPolicy(t *testing.T) {
 	for _, svc := range []string{"good", "wrong-host", "wrong-ca", "missing-ca", "secret-ca"} {
 		fmt.Fprintf(&rules, "  - matches: [{path: {type: PathPrefix, value: /%[1]s}}]\n    backendRefs: [{name: %[1]s, port: 443}]\n", svc)
 	}
-	c.WriteManifest("gateway.yaml", fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: causeway}
-spec: {controllerName: causeway.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+	c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewayClassYAML+`apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
 spec:

@@ -15,12 +15,7 @@ import (
 // front-ends: an Ingress (the oldest), a VirtualServer (younger) and an
 // HTTPRoute on a Gateway listener of port %[1]d. The Gateway's second
 // listener asks for the controller's own HTTP port %[2]d.
-const frontEndsManifests = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: causeway}
-spec: {controllerName: causeway.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+const frontEndsManifests = gatewayClassYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
 spec:

@@ -16,12 +16,7 @@ import (
 
 // gatewayGRPCManifests are a Gateway with one cleartext HTTP listener on
 // port %[1]d and a GRPCRoute for the health service's Check method.
-const gatewayGRPCManifests = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: causeway}
-spec: {controllerName: causeway.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+const gatewayGRPCManifests = gatewayClassYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
 spec:

@@ -14,12 +14,7 @@ import (
 // gatewayL4Manifests are a Gateway with a TLS passthrough listener on port
 // %[1]d, a TCP listener on %[2]d and a UDP listener on %[3]d, with their
 // routes.
-const gatewayL4Manifests = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: causeway}
-spec: {controllerName: causeway.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+const gatewayL4Manifests = gatewayClassYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
 spec:

@@ -17,12 +17,7 @@ import (
 // request to shadow-a and shadow-b, with a RequestHeaderModifier, and
 // whose rule /some copies 20% of the requests to shadow-a and 20% to
 // shadow-b (independently), on a Gateway listener on port %[1]d.
-const mirrorManifests = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: causeway}
-spec: {controllerName: causeway.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+const mirrorManifests = gatewayClassYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
 spec:

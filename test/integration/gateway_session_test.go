@@ -16,12 +16,7 @@ import (
 // and a route whose rule /s keeps sessions (a Permanent cookie "sess"),
 // whose rule /plain does not, on the same Service, and whose rule /split
 // keeps sessions over two Services weighted %[2]d and %[3]d.
-const gatewaySessionManifests = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: causeway}
-spec: {controllerName: causeway.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+const gatewaySessionManifests = gatewayClassYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
 spec:

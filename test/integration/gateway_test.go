@@ -11,16 +11,19 @@ import (
 	"github.com/causeway/causeway/test/harness"
 )
 
-// gatewayManifests are a GatewayClass of Causeway's, a Gateway with an
-// HTTP listener for every host on port %[1]d and one for isolated.test,
-// an HTTPS listener on port %[2]d, and routes that exercise hostnames,
-// precedence and filters.
-const gatewayManifests = `apiVersion: gateway.networking.k8s.io/v1
+// gatewayClassYAML is a GatewayClass of Causeway's, named causeway.
+const gatewayClassYAML = `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: causeway}
 spec: {controllerName: causeway.io/gateway-controller}
 ---
-apiVersion: gateway.networking.k8s.io/v1
+`
+
+// gatewayManifests are a GatewayClass of Causeway's, a Gateway with an
+// HTTP listener for every host on port %[1]d and one for isolated.test,
+// an HTTPS listener on port %[2]d, and routes that exercise hostnames,
+// precedence and filters.
+const gatewayManifests = gatewayClassYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
 spec:
