@@ -458,9 +458,7 @@ const (
 
 // cors translates the CORS filter into the model's CORS policy.
 func corsFilter(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError) {
-	// Gateway API's wildcard origins match any number of labels, and a
-	// preflight from an origin not allowed never reaches the backend.
-	out := &model.CORS{Credentials: in.AllowCredentials != nil && *in.AllowCredentials, AnyDepth: true, AnswerPreflights: true}
+	out := &model.CORS{Credentials: in.AllowCredentials != nil && *in.AllowCredentials}
 	if len(in.AllowOrigins) > maxCORSItems || len(in.AllowMethods) > maxCORSItems ||
 		len(in.AllowHeaders) > maxCORSItems || len(in.ExposeHeaders) > maxCORSItems {
 		return nil, ruleUnsupported("%s: at most %d origins, methods and headers each", field, maxCORSItems)
@@ -479,6 +477,12 @@ func corsFilter(field string, in *gwv1.HTTPCORSFilter) (*model.CORS, *ruleError)
 	if out.AllowAnyOrigin {
 		out.Origins = nil
 	}
+	// Gateway API's wildcard origins match any number of labels, and a
+	// preflight from an origin not allowed never reaches the backend
+	// (where ingress-nginx's match one label and pass such preflights
+	// on; the flags are set only where they change something).
+	out.AnyDepth = slices.ContainsFunc(out.Origins, func(o string) bool { return strings.Contains(o, "://*.") })
+	out.AnswerPreflights = len(out.Origins) > 0
 	for i, m := range in.AllowMethods {
 		if m == "*" {
 			// Any method: "*", or with credentials the one asked.

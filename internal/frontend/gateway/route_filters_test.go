@@ -238,17 +238,17 @@ func TestTranslateMirrorCORSExtension(t *testing.T) {
 				Methods: []string{"GET", "OPTIONS"}, Headers: []string{"x-header-1"}, ExposeHeaders: []string{"x-header-3"}, MaxAge: time.Hour}})},
 		{"cors any", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{"*"}, AllowMethods: []gwv1.HTTPMethodWithWildcard{"*"}}})),
-			wantPolicy(&model.Policy{CORS: &model.CORS{AnyDepth: true, AnswerPreflights: true, AllowAnyOrigin: true, MaxAge: 5 * time.Second, Methods: []string{"*"}}})},
+			wantPolicy(&model.Policy{CORS: &model.CORS{AllowAnyOrigin: true, MaxAge: 5 * time.Second, Methods: []string{"*"}}})},
 		// "*" with credentials: the request's own values are echoed
 		// (httproute-cors "cors-wildcard-methods-headers").
 		{"cors any credentials", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{"*"}, AllowMethods: []gwv1.HTTPMethodWithWildcard{"*"}, AllowHeaders: []gwv1.HTTPHeaderName{"*"},
 			AllowCredentials: routePtr(true)}})),
-			wantPolicy(&model.Policy{CORS: &model.CORS{AnyDepth: true, AnswerPreflights: true, AllowAnyOrigin: true, Echo: true, Credentials: true, MaxAge: 5 * time.Second,
+			wantPolicy(&model.Policy{CORS: &model.CORS{AllowAnyOrigin: true, Echo: true, Credentials: true, MaxAge: 5 * time.Second,
 				Methods: []string{"*"}, Headers: []string{"*"}}})},
 		{"cors listed origin, any method, credentials", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{"https://a.example"}, AllowMethods: []gwv1.HTTPMethodWithWildcard{"*"}, AllowCredentials: routePtr(true)}})),
-			wantPolicy(&model.Policy{CORS: &model.CORS{AnyDepth: true, AnswerPreflights: true, Origins: []string{"https://a.example"}, Echo: true, Credentials: true, MaxAge: 5 * time.Second,
+			wantPolicy(&model.Policy{CORS: &model.CORS{AnswerPreflights: true, Origins: []string{"https://a.example"}, Echo: true, Credentials: true, MaxAge: 5 * time.Second,
 				Methods: []string{"*"}}})},
 		{"cors expose any credentials", newHTTPRoute("r", withFilters(proxyRule(), gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &gwv1.HTTPCORSFilter{
 			AllowOrigins: []gwv1.CORSOrigin{"*"}, ExposeHeaders: []gwv1.HTTPHeaderName{"*"}, AllowCredentials: routePtr(true)}})),

@@ -35,6 +35,7 @@ var covers = map[string][]string{
 	"upstream-vhost-port":            {"policy.RequestHeaders"},
 	"proxy-timeouts":                 {"policy.Timeouts"},
 	"cors-any-origin-credentials":    {"policy.CORS"},
+	"cors-listed-origins":            {"policy.CORS"},
 	"configmap-not-read":             {"headers"},
 	"header-variable":                {"headers"},
 	"auth":                           {"policy.", "server.ClientTLS"},

@@ -349,6 +349,9 @@ func (c *converter) cors(w *ingressWork, p *policy) {
 	for _, o := range cors.Origins {
 		f.AllowOrigins = append(f.AllowOrigins, gwv1.CORSOrigin(o))
 	}
+	if !slices.Contains(f.AllowOrigins, "*") {
+		w.find(ruleCORSListed, c.key("cors-allow-origin"), w.ing.Annotations[c.key("cors-allow-origin")], "")
+	}
 	for _, m := range cors.Methods {
 		f.AllowMethods = append(f.AllowMethods, gwv1.HTTPMethodWithWildcard(m))
 	}

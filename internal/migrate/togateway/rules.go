@@ -151,7 +151,12 @@ var (
 	ruleCORSAnyCredentials = def(Rule{ID: "cors-any-origin-credentials", Input: "cors-allow-credentials: true with every origin allowed (cors-allow-origin * or unset)", Outcome: Approximated,
 		Becomes: "CORS filter with allowOrigins * and without allowCredentials",
 		Note: "ingress-nginx answers Access-Control-Allow-Origin: * with Access-Control-Allow-Credentials: true, which browsers refuse for a credentialed request; " +
-			"Causeway refuses that pair in a CORS filter, so the credentials header is left out: browsers behave the same, the header differs"})
+			"in a CORS filter that pair echoes the request's origin as Gateway API asks, which would let credentialed requests from every origin through, " +
+			"so the credentials are left out: browsers behave the same, the header differs"})
+	ruleCORSListed = def(Rule{ID: "cors-listed-origins", Input: "cors-allow-origin listing origins (not *)", Outcome: Approximated,
+		Becomes: "CORS filter allowOrigins",
+		Note: "a preflight from an origin not listed is answered by the Gateway (204, no CORS headers) where ingress-nginx passed it to the backend: browsers refuse the request either way; " +
+			"a wildcard origin (https://*.example.com) matches any number of labels in Gateway API, one in ingress-nginx"})
 	ruleUpstreamVhost = def(Rule{ID: "upstream-vhost", Input: "upstream-vhost", Outcome: Converted,
 		Becomes: "URLRewrite hostname",
 		Note:    "a port in the value cannot be expressed (upstream-vhost-port)"})
