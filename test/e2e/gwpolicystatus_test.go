@@ -1,22 +1,17 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/causeway/causeway/internal/frontend/gateway"
 	"github.com/causeway/causeway/internal/source"
-	"github.com/causeway/causeway/internal/status"
-	"github.com/causeway/causeway/internal/status/gatewayapi"
 	"github.com/causeway/causeway/test/harness"
 )
 
@@ -111,29 +106,7 @@ spec:
 	snap.GatewayClasses = slices.DeleteFunc(slices.Clone(snap.GatewayClasses), func(gc *gwv1.GatewayClass) bool {
 		return gc.Name != "causeway-"+ns
 	})
-	res, problems := gatewayResolution(t, snap)
-
-	cfg, err := clientcmd.BuildConfigFromFlags("", e2e.kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := gatewayclient.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var writeErrs harness.SyncBuffer
-	w := status.NewGatewayWriter(status.GatewayWriterOptions{Client: client, IsLeader: func() bool { return true },
-		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnWrite: func(kind string, err error) {
-			if err != nil {
-				fmt.Fprintf(&writeErrs, "%s: %v\n", kind, err)
-			}
-		}})
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(runCtx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	w.Observe(status.Outcome{Applied: true, GatewayAPI: gatewayapi.Input{Snapshot: snap, Resolution: res, Problems: problems}})
+	_, _, writeErrs := observeGatewayStatus(t, snap, logs)
 
 	eventually(t, waitFor, func() error {
 		for name, want := range map[string][]string{

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -125,29 +126,7 @@ spec:
 	snap.GatewayClasses = slices.DeleteFunc(slices.Clone(snap.GatewayClasses), func(gc *gwv1.GatewayClass) bool {
 		return gc.Name != "causeway-"+ns && gc.Name != "theirs-"+ns
 	})
-	res, problems := gatewayResolution(t, snap)
-
-	cfg, err := clientcmd.BuildConfigFromFlags("", e2e.kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := gatewayclient.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var writeErrs harness.SyncBuffer
-	w := status.NewGatewayWriter(status.GatewayWriterOptions{Client: client, IsLeader: func() bool { return true },
-		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnWrite: func(kind string, err error) {
-			if err != nil {
-				fmt.Fprintf(&writeErrs, "%s: %v\n", kind, err)
-			}
-		}})
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(runCtx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	w.Observe(status.Outcome{Applied: true, GatewayAPI: gatewayapi.Input{Snapshot: snap, Resolution: res, Problems: problems}})
+	w, in, writeErrs := observeGatewayStatus(t, snap, logs)
 
 	eventually(t, waitFor, func() error {
 		gc, err := admin.GatewayV1().GatewayClasses().Get(ctx, "causeway-"+ns, metav1.GetOptions{})
@@ -178,11 +157,11 @@ spec:
 	// The other controller rewrites its entry; our next write, decided on
 	// the version we wrote, conflicts, reads the route again and keeps it.
 	setTheirEntry(t, admin, ns, "Rewritten")
-	problems = append(problems, model.Problem{
+	in.Problems = append(in.Problems, model.Problem{
 		Object: model.ObjectRef{Kind: "HTTPRoute", Namespace: ns, Name: "coffee", UID: string(snap.HTTPRoutes[0].UID)},
 		Reason: "BackendNotFound", Message: "backendRef coffee:80: no such Service",
 		Condition: &model.StatusCondition{Type: "ResolvedRefs", Status: "False", Reason: "BackendNotFound"}})
-	w.Observe(status.Outcome{Applied: true, GatewayAPI: gatewayapi.Input{Snapshot: snap, Resolution: res, Problems: problems}})
+	w.Observe(status.Outcome{Applied: true, GatewayAPI: in})
 	eventually(t, waitFor, func() error {
 		return routeParents(ctx, admin, ns, "Rewritten", "Accepted=True/Accepted,ResolvedRefs=False/BackendNotFound")
 	})
@@ -250,4 +229,35 @@ func findCondition(cs []metav1.Condition, typ string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// observeGatewayStatus runs the Gateway API status writer, as the
+// leader, on the resolution of snap, and returns it, what it observed
+// and its write errors.
+func observeGatewayStatus(t *testing.T, snap *source.Snapshot, logs io.Writer) (*status.GatewayWriter, gatewayapi.Input, *harness.SyncBuffer) {
+	t.Helper()
+	res, problems := gatewayResolution(t, snap)
+	cfg, err := clientcmd.BuildConfigFromFlags("", e2e.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := gatewayclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeErrs := &harness.SyncBuffer{}
+	w := status.NewGatewayWriter(status.GatewayWriterOptions{Client: client, IsLeader: func() bool { return true },
+		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		OnWrite: func(kind string, err error) {
+			if err != nil {
+				fmt.Fprintf(writeErrs, "%s: %v\n", kind, err)
+			}
+		}})
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(runCtx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	in := gatewayapi.Input{Snapshot: snap, Resolution: res, Problems: problems}
+	w.Observe(status.Outcome{Applied: true, GatewayAPI: in})
+	return w, in, writeErrs
 }
