@@ -28,7 +28,9 @@ type controller struct {
 	start                   time.Time
 	stateDir, ip            string
 	httpPort, health, mport int
-	log                     *os.File
+	// pport is the port of the controller's profiler (--profiling).
+	pport int
+	log   *os.File
 }
 
 func freePort(ip string) (int, error) {
@@ -68,7 +70,7 @@ func (d dataPlane) nginx() string {
 func startController(ctx context.Context, bin, kubeconfig, stateDir string, plane dataPlane, args []string) (*controller, error) {
 	c := &controller{stateDir: stateDir, ip: "127.0.200.1", done: make(chan struct{})}
 	var err error
-	for _, p := range []*int{&c.httpPort, &c.health, &c.mport} {
+	for _, p := range []*int{&c.httpPort, &c.health, &c.mport, &c.pport} {
 		if *p, err = freePort(c.ip); err != nil {
 			return nil, err
 		}
@@ -83,6 +85,7 @@ func startController(ctx context.Context, bin, kubeconfig, stateDir string, plan
 	c.cmd = exec.Command(bin, "controller", "--kubeconfig", kubeconfig, "--state-dir", stateDir,
 		"--listen-address", c.ip, "--http-port", strconv.Itoa(c.httpPort), "--https-port", strconv.Itoa(httpsPort),
 		"--health-port", strconv.Itoa(c.health), "--metrics-port", strconv.Itoa(c.mport),
+		"--profiling", "--profiler-port", strconv.Itoa(c.pport),
 		"--publish-address", publishAddress, "--shutdown-timeout", "10s")
 	c.cmd.Args = append(append(c.cmd.Args, args...), plane.args()...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
@@ -290,8 +293,8 @@ func (c *controller) timed(ctx context.Context, addr, host string, done func(*ht
 
 // profile collects CPU profiles into dir, in 5-second pieces
 // (cpu-PHASE-NN.pprof; merge them with go tool pprof), until the returned
-// function is called, if dir is set and the controller serves
-// /debug/pprof on its metrics port.
+// function is called, if dir is set, from the controller's profiler
+// (--profiling, always given).
 func (c *controller) profile(dir, phase string) (stop func()) {
 	if dir == "" {
 		return func() {}
@@ -300,7 +303,7 @@ func (c *controller) profile(dir, phase string) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=5", c.mport)
+		url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=5", c.pport)
 		for piece := 0; !stopping.Load(); {
 			resp, err := http.Get(url)
 			if err != nil {
@@ -327,12 +330,12 @@ func (c *controller) profile(dir, phase string) (stop func()) {
 }
 
 // heapProfile writes the controller's heap profile to file in dir, if
-// dir is set and the controller serves /debug/pprof.
+// dir is set.
 func (c *controller) heapProfile(dir, file string) {
 	if dir == "" {
 		return
 	}
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", c.mport))
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", c.pport))
 	if err != nil {
 		return
 	}

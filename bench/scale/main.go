@@ -68,7 +68,7 @@ func main() {
 	bin := flag.String("causeway", "", "causeway binary (default: go build ./cmd/causeway)")
 	keep := flag.Bool("keep", false, "keep the controller's state directory and print its path")
 	kubeconfig := flag.String("kubeconfig", "", "use this API server instead of starting one; each set's objects are created only if its namespace is absent")
-	profile := flag.String("profile", "", "directory for CPU and heap profiles of the controller, if it serves /debug/pprof on its metrics port (with -in-process: the CPU profile file of the rounds)")
+	profile := flag.String("profile", "", "directory for CPU and heap profiles of the controller, from its --profiling port (with -in-process: the CPU profile file of the rounds)")
 	var plane dataPlane
 	flag.StringVar(&plane.binary, "nginx", "", "the data plane binary, nginx or angie (default: the controller's, nginx)")
 	flag.StringVar(&plane.modulesDir, "nginx-modules-dir", "", "passed to the controller as --nginx-modules-dir (Angie: .cache/angie/modules)")

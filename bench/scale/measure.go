@@ -95,6 +95,7 @@ func measureSet(ctx context.Context, o options, set objectSet, client kubernetes
 		row{what: "controller start → the last {obj}'s host served, by traffic", value: last.took.Round(10 * time.Millisecond).String(),
 			target: "≤ " + readyTarget.String(), met: last.took <= readyTarget, num: last.took.Seconds()})
 	afterReady := c.rss()
+	c.heapProfile(o.profile, phase("heap-ready.pprof"))
 
 	statusStart := time.Now()
 	if err := set.waitPublished(ctx, 30*time.Minute); err != nil {
@@ -106,6 +107,7 @@ func measureSet(ctx context.Context, o options, set objectSet, client kubernetes
 		value += " (already published by an earlier run)"
 	}
 	rows = append(rows, row{what: fmt.Sprintf("ready → status published on all %d {objs}", n), value: value, num: took.Seconds()})
+	c.heapProfile(o.profile, phase("heap-published.pprof"))
 	// Let the syncs caused by the status writes run out.
 	time.Sleep(3 * time.Second)
 

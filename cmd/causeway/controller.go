@@ -58,6 +58,9 @@ type controllerFlags struct {
 	metricsPort       int
 	healthzPort       int
 	healthzHost       string
+	profiling         bool
+	profilerAddress   string
+	profilerPort      int
 	stateDir          string
 	nginxBinary       string
 	controllerName    string
@@ -145,6 +148,9 @@ func controllerCommand() (*cobra.Command, *controllerFlags) {
 	fl.IntVar(&f.metricsPort, "metrics-port", 9113, "port for Prometheus /metrics; the same port as --health-port serves all three paths")
 	fl.IntVar(&f.healthzPort, "healthz-port", 0, "ingress-nginx's layout: serve /healthz, /readyz and /metrics together on this port (ingress-nginx's is 10254), instead of --health-port and --metrics-port")
 	fl.StringVar(&f.healthzHost, "healthz-host", "", "address the health and metrics ports listen on (default all addresses)")
+	fl.BoolVar(&f.profiling, "profiling", false, "serve Go's profiler, /debug/pprof/, on --profiler-address and --profiler-port (ingress-nginx's flag, off here by default)")
+	fl.StringVar(&f.profilerAddress, "profiler-address", "127.0.0.1", "address the profiler listens on, with --profiling")
+	fl.IntVar(&f.profilerPort, "profiler-port", 10245, "port the profiler listens on, with --profiling")
 	fl.StringVar(&f.stateDir, "state-dir", "/var/lib/causeway", "directory for rendered configuration, secrets and sockets")
 	fl.StringVar(&f.nginxBinary, "nginx-binary", "nginx", "nginx or angie executable")
 	fl.StringVar(&f.controllerName, "controller-name", "causeway.io/ingress-controller", "IngressClass spec.controller value this controller serves")
@@ -517,7 +523,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 	})
 
 	servers := f.statusServers(ctl.HealthHandler(), metricsHandler(met))
-	errc := make(chan error, 6)
+	errc := make(chan error, 4+len(servers))
 	for _, s := range servers {
 		ln, err := net.Listen("tcp", s.Addr)
 		if err != nil {

@@ -95,7 +95,7 @@ func TestIngressNginxChartArgs(t *testing.T) {
 		`level=INFO msg="ingress-nginx flag taken" flag=--election-id value=ingress-nginx-leader as=--leader-election-id`,
 		`level=INFO msg="ingress-nginx flag taken" flag=--controller-class value=k8s.io/ingress-nginx as=--controller-name`,
 		`level=WARN msg="ingress-nginx flag not supported: ignored" flag=--enable-topology-aware-routing value=true instead=`,
-		`level=INFO msg="ingress-nginx flag ignored" flag=--profiling value=false status=not-applicable`,
+		`level=INFO msg="ingress-nginx flag taken with a difference" flag=--profiling value=false difference=`,
 		`level=INFO msg="ingress-nginx flag taken with a difference" flag=--v value=2`,
 	} {
 		if !strings.Contains(logs.String(), want) {
@@ -111,7 +111,27 @@ func TestIngressNginxChartArgs(t *testing.T) {
 # HELP causeway_ignored_flags 1 for each ingress-nginx flag given that the controller ignores, by flag and status (not-applicable, unsupported); docs/migrating-from-ingress-nginx.md says what to use instead.
 # TYPE causeway_ignored_flags gauge
 causeway_ignored_flags{flag="--enable-topology-aware-routing",status="unsupported"} 1
-causeway_ignored_flags{flag="--profiling",status="not-applicable"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "causeway_ignored_flags"); err != nil {
+		t.Error(err)
+	}
+
+	// A flag for something Causeway does not have is an INFO line and a
+	// series of the metric.
+	cmd, _, err = parseController(t, "--dynamic-configuration-retries=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.Reset()
+	reg = prometheus.NewRegistry()
+	reportIngressNginxFlags(cmd.Flags(), slog.New(slog.NewTextHandler(&logs, nil)), reg)
+	if want := `level=INFO msg="ingress-nginx flag ignored" flag=--dynamic-configuration-retries value=5 status=not-applicable`; !strings.Contains(logs.String(), want) {
+		t.Errorf("log lacks %s:\n%s", want, logs.String())
+	}
+	want = `
+# HELP causeway_ignored_flags 1 for each ingress-nginx flag given that the controller ignores, by flag and status (not-applicable, unsupported); docs/migrating-from-ingress-nginx.md says what to use instead.
+# TYPE causeway_ignored_flags gauge
+causeway_ignored_flags{flag="--dynamic-configuration-retries",status="not-applicable"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "causeway_ignored_flags"); err != nil {
 		t.Error(err)
@@ -245,7 +265,29 @@ func TestStatusServers(t *testing.T) {
 	_, f, _ = parseController(t)
 	servers = f.statusServers(health, metrics)
 	if len(servers) != 2 || servers[0].Addr != ":8081" || servers[1].Addr != ":9113" || get(servers[0].Handler, "/healthz") != "health /healthz" {
-		t.Fatalf("servers %+v, want :8081 and :9113", servers)
+		t.Fatalf("servers %+v, want :8081 and :9113, and no profiler", servers)
+	}
+
+	// --profiling (ingress-nginx's flag) adds Go's profiler, on loopback
+	// unless --profiler-address says otherwise.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--profiling"}, "127.0.0.1:10245"},
+		{[]string{"--profiling", "--profiler-address=0.0.0.0", "--profiler-port=6060"}, "0.0.0.0:6060"},
+	} {
+		_, f, _ = parseController(t, c.args...)
+		servers = f.statusServers(health, metrics)
+		if len(servers) != 3 || servers[2].Addr != c.want {
+			t.Fatalf("%v: servers %+v, want the profiler on %s third", c.args, servers, c.want)
+		}
+		if got := get(servers[2].Handler, "/debug/pprof/"); !strings.Contains(got, "heap") {
+			t.Errorf("%v: GET /debug/pprof/ = %.200q, want the profile index", c.args, got)
+		}
+		if got := get(servers[2].Handler, "/metrics"); strings.Contains(got, "metrics /metrics") {
+			t.Errorf("%v: the profiler's server answers /metrics", c.args)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -53,16 +54,38 @@ func metricsHandler(m *metrics.Metrics) http.Handler {
 
 // statusServers serve /healthz and /readyz (health) on --health-port and
 // /metrics on --metrics-port; on one server when the two ports are the
-// same, as ingress-nginx has them (--healthz-port).
+// same, as ingress-nginx has them (--healthz-port); and, with --profiling,
+// Go's profiler on --profiler-address and --profiler-port.
 func (f *controllerFlags) statusServers(health, metrics http.Handler) []*http.Server {
 	server := func(port int, h http.Handler) *http.Server {
 		return &http.Server{Addr: net.JoinHostPort(f.healthzHost, strconv.Itoa(port)), Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	}
+	var servers []*http.Server
 	if f.healthPort == f.metricsPort {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics)
 		mux.Handle("/", health)
-		return []*http.Server{server(f.healthPort, mux)}
+		servers = []*http.Server{server(f.healthPort, mux)}
+	} else {
+		servers = []*http.Server{server(f.healthPort, health), server(f.metricsPort, metrics)}
 	}
-	return []*http.Server{server(f.healthPort, health), server(f.metricsPort, metrics)}
+	if f.profiling {
+		servers = append(servers, &http.Server{Addr: net.JoinHostPort(f.profilerAddress, strconv.Itoa(f.profilerPort)),
+			Handler: profiler(), ReadHeaderTimeout: 5 * time.Second})
+	}
+	return servers
+}
+
+// profiler serves Go's runtime profiles under /debug/pprof/, as
+// ingress-nginx's --profiling does, on a mux of its own (importing
+// net/http/pprof registers nothing the other servers use: they have their
+// own muxes too).
+func profiler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }

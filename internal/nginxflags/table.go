@@ -2,10 +2,9 @@ package nginxflags
 
 // Shared explanations.
 const (
-	noProfiler = "Causeway serves no Go profiler"
-	klogHow    = "Causeway logs structured lines to standard error; --log-level (debug, info, warn, error) sets how much"
-	noPort     = "Causeway talks to nginx over unix sockets in --state-dir; no port is opened for it"
-	noGeoIP2   = "Causeway downloads no GeoIP2 database: mount the databases in --geoip2-dir (the ConfigMap's use-geoip2 reads them)"
+	klogHow  = "Causeway logs structured lines to standard error; --log-level (debug, info, warn, error) sets how much"
+	noPort   = "Causeway talks to nginx over unix sockets in --state-dir; no port is opened for it"
+	noGeoIP2 = "Causeway downloads no GeoIP2 database: mount the databases in --geoip2-dir (the ConfigMap's use-geoip2 reads them)"
 )
 
 // table is every flag of ingress-nginx's controller (pkg/flags, v1.15),
@@ -87,9 +86,10 @@ var table = []Flag{
 	{Name: "one_output", Bool: true, Default: "false", Status: NotApplicable, Klog: true, Instead: klogHow},
 	{Name: "post-shutdown-grace-period", Default: "10", Status: NotApplicable,
 		Instead: "Causeway exits once nginx has finished its requests (--shutdown-timeout); the wait before, --shutdown-grace-period, is where a delay helps"},
-	{Name: "profiler-address", Default: "127.0.0.1", Status: NotApplicable, Instead: noProfiler},
-	{Name: "profiler-port", Default: "10245", Status: NotApplicable, Instead: noProfiler},
-	{Name: "profiling", Bool: true, Default: "true", Status: NotApplicable, Instead: noProfiler},
+	{Name: "profiler-address", Default: "127.0.0.1", Status: Supported, Causeway: "profiler-address"},
+	{Name: "profiler-port", Default: "10245", Status: Supported, Causeway: "profiler-port"},
+	{Name: "profiling", Bool: true, Default: "true", Status: SupportedWithDifference, Causeway: "profiling",
+		Difference: "off unless given: a profiler is a debugging port, and a Pod's loopback is shared by every container in it"},
 	{Name: "publish-service", Status: Supported, Causeway: "publish-service"},
 	{Name: "publish-status-address", Status: Supported, Causeway: "publish-address"},
 	{Name: "report-node-internal-ip-address", Bool: true, Default: "false", Status: Unsupported, Harmless: "false",
