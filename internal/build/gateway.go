@@ -99,7 +99,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRouteSchemeRedirect", "HTTPRoutePathRedirect", "HTTPRouteCORS", "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode",
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
-	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule",
+	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule", "GRPCRouteNamedRouteRule", "HTTPRouteBackendProtocolWebSocket",
 	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",
 	"TLSRoute", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
 }
@@ -174,6 +174,7 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 				gateway.GrantTo{Group: to.Group, Kind: to.Kind, Namespace: to.Namespace, Name: to.Name})
 		},
 		ServicePort: b.gatewayServicePort,
+		AppProtocol: b.gatewayAppProtocol,
 		BackendTLS:  b.checkBackendTLS(snap),
 	}
 	b.ports = map[int]*gatewayPort{}
@@ -256,6 +257,19 @@ func (b *gatewayProcessor) gatewayServicePort(ns, name string, port int32) (exis
 		}
 	}
 	return true, false
+}
+
+// gatewayAppProtocol is the appProtocol of a Service's port
+// (gateway.RouteEnv.AppProtocol).
+func (b *gatewayProcessor) gatewayAppProtocol(ns, name string, port int32) string {
+	if svc := b.idx.services[ns+"/"+name]; svc != nil {
+		for _, p := range svc.Spec.Ports {
+			if p.Port == port && p.AppProtocol != nil {
+				return *p.AppProtocol
+			}
+		}
+	}
+	return ""
 }
 
 // namespaceLabels are the namespaces' labels by name (gateway.Inputs).

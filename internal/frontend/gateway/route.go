@@ -49,6 +49,9 @@ type RouteEnv struct {
 	// ServicePort reports whether Service namespace/name exists and
 	// whether it has port; nil knows no Service.
 	ServicePort func(namespace, name string, port int32) (exists, hasPort bool)
+	// AppProtocol is the appProtocol of a Service's port, "" when it has
+	// none (appprotocol.go); nil knows none.
+	AppProtocol func(namespace, name string, port int32) string
 	// BackendTLS is the BackendTLSPolicy that applies to a backend, nil
 	// when none does or it is nil (backendtls.go).
 	BackendTLS func(Backend) *BackendTLSPolicy
@@ -437,7 +440,8 @@ func (t *routeTranslator) backend(field string, ref gwv1.BackendObjectReference)
 		t.problem(routeCondResolvedRefs, routeReasonBackendNotFound, fmt.Sprintf("%s: Service %s/%s has no port %d; its share answers 500", field, ns, name, port))
 		return Backend{}, false
 	}
-	return Backend{Namespace: ns, Service: name, Port: port}, true
+	b := Backend{Namespace: ns, Service: name, Port: port}
+	return b, t.checkProtocol(field, b)
 }
 
 // routePolicy is a rule's policy while its filters are read.
