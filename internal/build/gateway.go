@@ -100,6 +100,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule", "GRPCRouteNamedRouteRule", "HTTPRouteBackendProtocolWebSocket",
+	"GatewayHTTPSListenerDetectMisdirectedRequests",
 	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",
 	"TLSRoute", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
 }
@@ -458,6 +459,13 @@ func (b *gatewayProcessor) servePort(p *gatewayPort) {
 	} else if len(p.sets) == 1 && p.https {
 		for _, s := range p.sets {
 			p.listener.Certificate = s.cert
+		}
+	}
+	if p.https {
+		// Misdirected requests are told apart by listener hostnames:
+		// one listener without a hostname takes every request alike.
+		if len(p.sets) > 1 || p.sets[""] == nil {
+			p.listener.Hostnames = slices.Sorted(maps.Keys(p.sets))
 		}
 	}
 	b.listeners = append(b.listeners, p.listener)

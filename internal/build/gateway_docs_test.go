@@ -27,7 +27,7 @@ var featureNotes = map[features.FeatureName]string{
 	"GatewayFrontendClientCertificateValidation":                 "not yet",
 	"GatewayFrontendClientCertificateValidationInsecureFallback": "not yet",
 	"ListenerSet":                                                "ListenerSets are not read yet",
-	"GatewayHTTPSListenerDetectMisdirectedRequests":              "not yet: a request whose Host differs from its SNI is not answered 421",
+	"GatewayHTTPSListenerDetectMisdirectedRequests":              "a connection without a server name (SNI) is not checked",
 	"GatewayBackendClientCertificate":                            "not yet: a Gateway's client certificate for backends (spec.tls.backend) is not presented",
 	"HTTPRouteDestinationPortMatching":                           "not yet",
 	"HTTPRouteBackendRequestHeaderModification":                  "backendRef filters are refused",

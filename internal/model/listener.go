@@ -20,6 +20,13 @@ type HTTPListener struct {
 	// HTTP/1 on one cleartext port (nginx before 1.25.1), the port then
 	// speaks HTTP/2 only.
 	H2C bool
+	// Hostnames are, on an HTTPS port of Gateway listeners, the
+	// listeners' hostnames ("" for one without, "*.suffix" for a
+	// wildcard covering any number of labels), sorted. A request whose
+	// Host goes to another of them than its server name (SNI) does is
+	// answered 421 Misdirected Request, as Gateway API asks of HTTPS
+	// listeners that share a port. Empty: no such check.
+	Hostnames []string
 	// IPv4 and IPv6 are the addresses it binds; when neither is valid it
 	// binds the controller's listen address, as the other ports do.
 	IPv4, IPv6 netip.Addr

@@ -26,6 +26,8 @@ type listenerDefaultView struct {
 	// Cert is the PEM bundle of the listener's own certificate, "" for
 	// the default one.
 	Cert string `json:",omitempty"`
+	// Misdirected is as serverView's.
+	Misdirected string `json:",omitempty"`
 }
 
 // listenLines are the listen addresses of an HTTP listener: its ipv4 and
@@ -91,6 +93,7 @@ func planListeners(v *serverView, srv *model.Server, p Params, proxyProtocol boo
 			return false, err
 		}
 		v.ListenHTTPS, v.ListenHTTPSMore = lines[0], lines[1:]
+		v.Misdirected = misdirectedVariable(l.HTTPS)
 	}
 	return l.HTTP != nil || l.HTTPS != nil, nil
 }
@@ -115,7 +118,7 @@ func listenerDefaults(m *model.Model, p Params) ([]listenerDefaultView, error) {
 			return nil, err
 		}
 		v := listenerDefaultView{Listen: lines, SSL: l.SSL, Reject: l.SSL && m.Config.SSLRejectHandshake,
-			HTTP2On: m.Config.HTTP2 && p.Flavour.HTTP2Directive()}
+			HTTP2On: m.Config.HTTP2 && p.Flavour.HTTP2Directive(), Misdirected: misdirectedVariable(l)}
 		if l.SSL && l.Certificate != "" {
 			if v.Cert, _, err = certDirectives(p.StateDir, l.Certificate, certAtReload, false); err != nil {
 				return nil, err

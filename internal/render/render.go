@@ -253,6 +253,9 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if main.ListenerDefaults, err = listenerDefaults(m, p); err != nil {
 		return nil, "", nil, nil, fmt.Errorf("GlobalConfiguration listeners: %w", err)
 	}
+	if main.Misdirected, err = planMisdirected(m); err != nil {
+		return nil, "", nil, nil, err
+	}
 	if err := main.planRequests(p); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -345,6 +348,9 @@ type mainView struct {
 	// ListenerDefaults are the default servers of the GlobalConfiguration
 	// HTTP listeners in use (httplisteners.go).
 	ListenerDefaults []listenerDefaultView
+	// Misdirected are the maps that tell misdirected requests on HTTPS
+	// ports of Gateway listeners (misdirected.go).
+	Misdirected []misdirectedView
 	// SnippetMaps are the http-snippet's maps (snippetmap.go).
 	SnippetMaps []snippetMapView
 	// GeoIP2 defines the $geoip2_* variables (geoip2.go); nil when

@@ -31,6 +31,10 @@ type serverView struct {
 	HTTP2         bool
 	HTTP2On       bool `json:",omitempty"`
 	DefaultServer bool
+	// Misdirected is the variable that is "1" for a request whose Host
+	// goes to another Gateway listener than its server name did
+	// (misdirected.go); "" for no check.
+	Misdirected string `json:",omitempty"`
 	// RequestID says that the server assigns fresh X-Request-IDs with
 	// Lua (requestid.go), rather than nginx.conf's maps with $request_id.
 	RequestID bool `json:",omitempty"`

@@ -6,6 +6,7 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -42,6 +43,9 @@ type Request struct {
 	// From is the local address to send from ("" for the system's
 	// choice), such as another 127.x address to stand for another client.
 	From string
+	// ServerName is the TLS server name (SNI) to send, when it is to
+	// differ from Host.
+	ServerName string
 }
 
 // Get sends one GET for host+path to addr over scheme ("http" or
@@ -64,7 +68,7 @@ func Do(addr string, r Request) (Result, error) {
 				}
 				return d.DialContext(ctx, network, addr)
 			},
-			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, ServerName: r.Host},
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, ServerName: cmp.Or(r.ServerName, r.Host)},
 			DisableKeepAlives: true,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
