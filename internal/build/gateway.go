@@ -16,6 +16,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/causeway/causeway/internal/frontend/gateway"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/gatewayservice"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
@@ -100,7 +101,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule", "GRPCRouteNamedRouteRule", "HTTPRouteBackendProtocolWebSocket",
-	"GatewayHTTPSListenerDetectMisdirectedRequests",
+	"GatewayHTTPSListenerDetectMisdirectedRequests", "GatewayBackendClientCertificate",
 	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",
 	"TLSRoute", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
 }
@@ -240,6 +241,26 @@ func (b *gatewayProcessor) gatewaySecret(ns, name string) error {
 		return errors.New("Secret " + ns + "/" + name + why)
 	}
 	return nil
+}
+
+// backendClientCert is the proxy secret key of Gateway gw's client
+// certificate for backends, "" for none (gateway.RouteListener).
+func (b *gatewayProcessor) backendClientCert(gw model.ObjectRef) string {
+	g := b.gatewayResolution.Gateways[gw.Namespace+"/"+gw.Name]
+	if g == nil || g.BackendClientCert == nil {
+		return ""
+	}
+	ps, err := b.tlsFiles(annotations.ObjectName{Namespace: g.BackendClientCert.Namespace, Name: g.BackendClientCert.Name})
+	if err == nil && len(ps.Cert) == 0 {
+		err = errors.New("holds no tls.crt")
+	}
+	if err != nil {
+		// The Gateway's check read the same Secret as a key pair.
+		b.problems = append(b.problems, model.Problem{Object: gw, Reason: model.ReasonInvalid,
+			Message: fmt.Sprintf("spec.tls.backend.clientCertificateRef: Secret %s: %v; backends are spoken to without a client certificate", g.BackendClientCert, err)})
+		return ""
+	}
+	return ps.Key()
 }
 
 // gatewayServicePort reports whether a Service exists and has port
@@ -585,7 +606,8 @@ func (b *gatewayProcessor) serve(p *gatewayPort, set *listenerSet, h string) {
 			srv.Sources = append(srv.Sources, r.Ref)
 		}
 	}
-	rl := gateway.RouteListener{Owner: set.owner, Name: set.name, Host: h, Port: set.port, HTTPS: p.https}
+	rl := gateway.RouteListener{Owner: set.owner, Name: set.name, Host: h, Port: set.port, HTTPS: p.https,
+		BackendClientCert: b.backendClientCert(set.owner)}
 	for _, pe := range gateway.Compose(routes) {
 		loc, problems := pe.Location(rl)
 		b.problems = append(b.problems, problems...)

@@ -28,7 +28,6 @@ var featureNotes = map[features.FeatureName]string{
 	"GatewayFrontendClientCertificateValidationInsecureFallback": "not yet",
 	"ListenerSet":                                                "ListenerSets are not read yet",
 	"GatewayHTTPSListenerDetectMisdirectedRequests":              "a connection without a server name (SNI) is not checked",
-	"GatewayBackendClientCertificate":                            "not yet: a Gateway's client certificate for backends (spec.tls.backend) is not presented",
 	"HTTPRouteDestinationPortMatching":                           "not yet",
 	"HTTPRouteBackendRequestHeaderModification":                  "backendRef filters are refused",
 	"HTTPRouteRequestMirror":                                     "a copy keeps the client's URI as sent (before a URLRewrite) and is not retried; a GRPCRoute's RequestMirror is not served",

@@ -324,3 +324,38 @@ func TestBackendTLSRefusedWeightZero(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendClientCertificate: a Gateway's client certificate for
+// backends (RouteListener.BackendClientCert) is presented where a location
+// speaks TLS to its backends, and nowhere else.
+func TestBackendClientCertificate(t *testing.T) {
+	bt, _ := CheckBackendTLSPolicies([]*gwv1.BackendTLSPolicy{btls("tls", 1000, "secure", "")}, testCA)
+	env := testEnv
+	env.BackendTLS = func(b Backend) *BackendTLSPolicy { return bt.For(b.Namespace, b.Service, "http") }
+	rr, ps := TranslateHTTPRoute(newHTTPRoute("r",
+		toBackend("secure", proxyRule(pathMatch(gwv1.PathMatchExact, "/secure"))),
+		toBackend("plain", proxyRule(pathMatch(gwv1.PathMatchExact, "/plain"))),
+	), env)
+	if rr == nil {
+		t.Fatalf("not served: %v", ps)
+	}
+	l := testListener
+	l.BackendClientCert = "infra/client"
+	for _, pe := range Compose([]*RouteRules{rr}) {
+		loc, _ := pe.Location(l)
+		var secret string
+		if loc.Policy != nil && loc.Policy.UpstreamTLS != nil {
+			secret = loc.Policy.UpstreamTLS.Secret
+		}
+		want := map[string]string{"/secure": "infra/client", "/plain": ""}[loc.Match.Path]
+		if secret != want {
+			t.Errorf("%s: client certificate %q, want %q", loc.Match.Path, secret, want)
+		}
+	}
+	// Without one, the location speaks TLS with no client certificate.
+	for _, pe := range Compose([]*RouteRules{rr}) {
+		if loc, _ := pe.Location(testListener); loc.Policy != nil && loc.Policy.UpstreamTLS != nil && loc.Policy.UpstreamTLS.Secret != "" {
+			t.Errorf("%s: client certificate %q without the Gateway's", loc.Match.Path, loc.Policy.UpstreamTLS.Secret)
+		}
+	}
+}

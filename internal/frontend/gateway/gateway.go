@@ -47,6 +47,11 @@ type Gateway struct {
 	// Status is what Causeway writes: addresses, conditions and each
 	// listener's. SetAttachedRoutes fills the listeners' attachedRoutes.
 	Status gwv1.GatewayStatus
+	// BackendClientCert is spec.tls.backend.clientCertificateRef's
+	// Secret, resolved: the certificate the data plane presents to the
+	// backends it speaks TLS to for the Gateway's routes (a
+	// BackendTLSPolicy's). Nil without one, or when it is not resolved.
+	BackendClientCert *model.ObjectName
 }
 
 // Listener returns the listener named name, or nil.
@@ -110,6 +115,9 @@ func CheckGateway(gw *gwv1.Gateway, class *Class, addresses []string, in Inputs)
 		programmed = r.ok(typ, metav1.ConditionTrue, string(gwv1.GatewayReasonProgrammed), "the data plane serves the Gateway")
 	}
 	g.Status.Conditions = []metav1.Condition{accepted, programmed}
+	if c, ok := backendClientCert(r, gw, g, in); ok {
+		g.Status.Conditions = append(g.Status.Conditions, c)
+	}
 	for _, a := range addresses {
 		t := gwv1.HostnameAddressType
 		if _, err := netip.ParseAddr(a); err == nil {
@@ -168,6 +176,29 @@ func gatewayAccepted(r *reporter, gw *gwv1.Gateway, class *Class, listeners []*L
 	return r.ok(typ, metav1.ConditionTrue, string(gwv1.GatewayReasonListenersNotValid), msg)
 }
 
+// backendClientCert resolves spec.tls.backend.clientCertificateRef as a
+// listener's certificateRef is resolved, into g.BackendClientCert, and
+// returns the Gateway's ResolvedRefs condition, which only that reference
+// sets (ok is false without one). An unresolved certificate is not
+// presented: backends that ask for one refuse the connection.
+func backendClientCert(r *reporter, gw *gwv1.Gateway, g *Gateway, in Inputs) (metav1.Condition, bool) {
+	if gw.Spec.TLS == nil || gw.Spec.TLS.Backend == nil || gw.Spec.TLS.Backend.ClientCertificateRef == nil {
+		return metav1.Condition{}, false
+	}
+	typ := string(gwv1.GatewayConditionResolvedRefs)
+	name, f := resolveCertificate(gw, *gw.Spec.TLS.Backend.ClientCertificateRef, in)
+	if f.reason == "" {
+		g.BackendClientCert = &name
+		return r.ok(typ, metav1.ConditionTrue, string(gwv1.GatewayReasonResolvedRefs), "every reference is resolved"), true
+	}
+	reason := gwv1.GatewayReasonInvalidClientCertificateRef
+	if f.reason == string(gwv1.ListenerReasonRefNotPermitted) {
+		reason = gwv1.GatewayReasonRefNotPermitted
+	}
+	return r.bad(where{}, typ, metav1.ConditionFalse, string(reason),
+		"spec.tls.backend.clientCertificateRef: "+f.msg+"; backends are spoken to without a client certificate"), true
+}
+
 // listNames lists names for a message, at most ten of them.
 func listNames(names []string) string {
 	const most = 10
@@ -181,9 +212,6 @@ func listNames(names []string) string {
 func ignored(r *reporter, gw *gwv1.Gateway) {
 	note := func(msg string) {
 		r.problems = append(r.problems, model.Problem{Object: r.obj, Reason: model.ReasonUnsupported, Message: msg})
-	}
-	if gw.Spec.TLS != nil && gw.Spec.TLS.Backend != nil {
-		note("spec.tls.backend (a client certificate for backends) is not supported and is ignored")
 	}
 	if a := gw.Spec.AllowedListeners; a != nil && a.Namespaces != nil && a.Namespaces.From != nil && *a.Namespaces.From != gwv1.NamespacesFromNone {
 		note("spec.allowedListeners: ListenerSets are not supported and none is attached")

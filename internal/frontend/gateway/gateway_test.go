@@ -224,6 +224,27 @@ func TestCheckGateway(t *testing.T) {
 			}(),
 			gateway:   "Accepted=True/ListenersNotValid Programmed=True/Programmed",
 			listeners: []wantListener{{lReady, http}, {notAccepted("UnsupportedValue"), http}}},
+		{name: "GatewayBackendClientCertificate: resolved",
+			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "tls-validity-checks-certificate"),
+			gateway: gwReady + " ResolvedRefs=True/ResolvedRefs", listeners: []wantListener{{lReady, http}}},
+		{name: "GatewayBackendClientCertificate: no such Secret",
+			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "nonexistent-certificate"),
+			gateway: gwReady + " ResolvedRefs=False/InvalidClientCertificateRef", listeners: []wantListener{{lReady, http}}},
+		{name: "GatewayBackendClientCertificate: a malformed Secret",
+			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "malformed-certificate"),
+			gateway: gwReady + " ResolvedRefs=False/InvalidClientCertificateRef", listeners: []wantListener{{lReady, http}}},
+		{name: "GatewayBackendClientCertificate: another group",
+			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "wrong.group.company.io/Secret:tls-validity-checks-certificate"),
+			gateway: gwReady + " ResolvedRefs=False/InvalidClientCertificateRef", listeners: []wantListener{{lReady, http}}},
+		{name: "GatewayBackendClientCertificate: another kind",
+			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "/WrongKind:tls-validity-checks-certificate"),
+			gateway: gwReady + " ResolvedRefs=False/InvalidClientCertificateRef", listeners: []wantListener{{lReady, http}}},
+		{name: "GatewayBackendClientCertificate: another namespace without a ReferenceGrant",
+			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "gateway-conformance-web-backend/certificate"), noGrant: true,
+			gateway: gwReady + " ResolvedRefs=False/RefNotPermitted", listeners: []wantListener{{lReady, http}}},
+		{name: "GatewayBackendClientCertificate: another namespace with a ReferenceGrant",
+			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "gateway-conformance-web-backend/certificate"),
+			gateway: gwReady + " ResolvedRefs=True/ResolvedRefs", listeners: []wantListener{{lReady, http}}},
 		{name: "class not accepted: Gateway not accepted",
 			gw: gateway("g", listener("http", 80, "HTTP")), class: &Class{Name: "causeway"},
 			gateway:   "Accepted=False/Invalid Programmed=False/Invalid",
@@ -245,6 +266,9 @@ func TestCheckGateway(t *testing.T) {
 			g, problems := CheckGateway(tc.gw, class, addrs, in)
 			if got := conds(g.Status.Conditions); got != tc.gateway {
 				t.Errorf("Gateway conditions\n got %s\nwant %s", got, tc.gateway)
+			}
+			if resolved := strings.HasSuffix(tc.gateway, "ResolvedRefs=True/ResolvedRefs"); resolved != (g.BackendClientCert != nil) {
+				t.Errorf("BackendClientCert %v, want it resolved: %v", g.BackendClientCert, resolved)
 			}
 			if len(g.Status.Listeners) != len(tc.listeners) {
 				t.Fatalf("%d listener statuses, want %d", len(g.Status.Listeners), len(tc.listeners))

@@ -120,6 +120,15 @@ func cert(ref string) func(*gwv1.Listener) {
 	}
 }
 
+// backendCert sets g's spec.tls.backend.clientCertificateRef, written
+// as cert's.
+func backendCert(g *gwv1.Gateway, ref string) *gwv1.Gateway {
+	var l gwv1.Listener
+	cert(ref)(&l)
+	g.Spec.TLS = &gwv1.GatewayTLSConfig{Backend: &gwv1.GatewayBackendTLS{ClientCertificateRef: &l.TLS.CertificateRefs[0]}}
+	return g
+}
+
 // conds abbreviates conditions in order: "Accepted=True/Accepted ...".
 func conds(cs []metav1.Condition) string {
 	var b []string

@@ -149,6 +149,10 @@ type RouteListener struct {
 	// Port is the listener's port as clients see it; HTTPS its protocol.
 	Port  int
 	HTTPS bool
+	// BackendClientCert is the key of the model.ProxySecret holding the
+	// Gateway's client certificate for backends (Gateway.BackendClientCert),
+	// presented where a location speaks TLS to its backends; "" for none.
+	BackendClientCert string
 }
 
 // Location is the model location of pe on listener l. Its policy is the
@@ -238,6 +242,10 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 	}
 	loc.Action = splitAction(split)
 	loc.Policy = lt.policy(loc.Policy)
+	if l.BackendClientCert != "" && lt.tls != nil {
+		// lt.policy made the location's own copy.
+		loc.Policy.UpstreamTLS.Secret = l.BackendClientCert
+	}
 	return loc, problems
 }
 
