@@ -102,6 +102,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule", "GRPCRouteNamedRouteRule", "HTTPRouteBackendProtocolWebSocket",
 	"GatewayHTTPSListenerDetectMisdirectedRequests", "GatewayBackendClientCertificate",
+	"GatewayFrontendClientCertificateValidation", "GatewayFrontendClientCertificateValidationInsecureFallback",
 	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",
 	"TLSRoute", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
 }
@@ -118,7 +119,8 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 			owners[o.Key()] = o
 		}
 	}
-	in := gateway.Inputs{Grants: snap.ReferenceGrants, Secret: b.gatewaySecret, Namespaces: namespaceLabels(snap.Namespaces)}
+	b.proxyCAs = map[string]*model.ProxyCA{}
+	in := gateway.Inputs{Grants: snap.ReferenceGrants, Secret: b.gatewaySecret, CA: b.configMapCA, Namespaces: namespaceLabels(snap.Namespaces)}
 	if !b.opts.GatewayServices {
 		// The files source: listeners are served on nginx's own ports,
 		// at the one address nginx listens on, if it is one.
@@ -339,14 +341,25 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 			b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
 			continue
 		}
+		var ca string
+		var optional bool
+		if v := l.ClientValidation; v != nil {
+			ca, optional = v.CA, v.InsecureFallback
+		}
 		p := b.ports[port]
 		if p == nil {
 			p = &gatewayPort{port: port, https: https, owner: g.Ref, sets: map[string]*listenerSet{},
-				listener: &model.HTTPListener{Name: "gateway-" + strconv.Itoa(port), Port: port, SSL: https}}
+				listener: &model.HTTPListener{Name: "gateway-" + strconv.Itoa(port), Port: port, SSL: https, ClientCA: ca, ClientCAOptional: optional}}
 			b.ports[port] = p
 		} else if p.https != https {
 			b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d serves %s for %s; it is not served", l.Name, port,
 				map[bool]string{true: "HTTPS", false: "HTTP"}[p.https], p.owner)
+			continue
+		} else if p.listener.ClientCA != ca || p.listener.ClientCAOptional != optional {
+			// Gateways sharing a port (the files source) share its
+			// handshake: one way of checking client certificates.
+			b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d checks client certificates as %s's spec.tls.frontend says, not as this Gateway's; it is not served",
+				l.Name, port, p.owner)
 			continue
 		}
 		set := p.sets[l.Hostname]

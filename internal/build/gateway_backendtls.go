@@ -21,7 +21,6 @@ import (
 // checkBackendTLS checks the snapshot's BackendTLSPolicies and returns
 // the lookup route translations use (gateway.RouteEnv.BackendTLS).
 func (b *gatewayProcessor) checkBackendTLS(snap *source.Snapshot) func(gateway.Backend) *gateway.BackendTLSPolicy {
-	b.proxyCAs = map[string]*model.ProxyCA{}
 	if len(snap.BackendTLSPolicies) == 0 {
 		b.backendTLS = nil
 		return nil
@@ -110,9 +109,15 @@ func (b *gatewayProcessor) finishBackendTLS() {
 }
 
 // addProxyCAs adds to the model the CA bundles of ConfigMaps that the
-// Gateway servers' locations verify backends with.
+// Gateway servers' locations verify backends with, and that HTTPS
+// listeners verify clients with.
 func (b *gatewayProcessor) addProxyCAs() {
 	used := map[string]bool{}
+	for _, l := range b.listeners {
+		if l.ClientCA != "" {
+			used[l.ClientCA] = true
+		}
+	}
 	for _, srv := range b.servers {
 		for _, l := range srv.Locations {
 			if l.Policy != nil && l.Policy.UpstreamTLS != nil && l.Policy.UpstreamTLS.CAConfigMap != "" {

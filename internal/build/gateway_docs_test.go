@@ -24,8 +24,6 @@ var featureNotes = map[features.FeatureName]string{
 	"GatewayStaticAddresses":                                     "`spec.addresses` is refused (UnsupportedAddress): a Gateway's address is its Service's",
 	"GatewayAddressEmpty":                                        "as GatewayStaticAddresses",
 	"GatewayInfrastructure":                                      "`infrastructure.parametersRef` is refused; labels and annotations are not propagated yet",
-	"GatewayFrontendClientCertificateValidation":                 "not yet",
-	"GatewayFrontendClientCertificateValidationInsecureFallback": "not yet",
 	"ListenerSet":                                                "ListenerSets are not read yet",
 	"GatewayHTTPSListenerDetectMisdirectedRequests":              "a connection without a server name (SNI) is not checked",
 	"HTTPRouteDestinationPortMatching":                           "not yet",

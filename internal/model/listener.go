@@ -27,6 +27,12 @@ type HTTPListener struct {
 	// answered 421 Misdirected Request, as Gateway API asks of HTTPS
 	// listeners that share a port. Empty: no such check.
 	Hostnames []string
+	// ClientCA, on an HTTPS listener, is the key of the ProxyCA (in
+	// Model.ProxyCAs) every client certificate is checked against; a
+	// request without a valid one gets no answer, unless
+	// ClientCAOptional, which serves it all the same. "" for none.
+	ClientCA         string
+	ClientCAOptional bool
 	// IPv4 and IPv6 are the addresses it binds; when neither is valid it
 	// binds the controller's listen address, as the other ports do.
 	IPv4, IPv6 netip.Addr

@@ -21,8 +21,9 @@ type clientTLSView struct {
 	// Verify is one of the fixed ssl_verify_client values.
 	Verify string
 	Depth  int
-	// Require refuses any request without a verified certificate.
-	Require bool
+	// Require refuses any request without a verified certificate; with
+	// Close, by closing the connection without an answer (444).
+	Require, Close bool
 	// ErrorPage is the quoted redirect target, or "".
 	ErrorPage string
 	// MatchCN is the quoted regex $ssl_client_s_dn must contain a match of.
@@ -36,6 +37,16 @@ var clientVerifyValues = map[model.ClientVerify]bool{model.VerifyOn: true, model
 // nginx loads its configuration; Render hashes them into the version.
 func (sp *serverPlan) planClientTLS() error {
 	c := sp.srv.ClientTLS
+	if l := sp.srv.Listeners; l != nil && l.HTTPS != nil && l.HTTPS.ClientCA != "" {
+		if c != nil || l.HTTP != nil {
+			// The model never makes one: a Gateway listener's servers
+			// have no client verification of their own, nor cleartext.
+			return fmt.Errorf("a server on HTTPS listener %s, which checks client certificates, with its own verification or a cleartext listener", l.HTTPS.Name)
+		}
+		v, err := listenerClientTLS(l.HTTPS, sp.rc.m, sp.rc.p)
+		sp.v.ClientTLS = v
+		return err
+	}
 	if c == nil {
 		return nil
 	}
@@ -96,4 +107,41 @@ func (sp *serverPlan) clientHeaders(h *headersView) *headersView {
 		h.ClientCert = c.PassCertificate
 	}
 	return sp.rc.traceHeaders(h)
+}
+
+// listenerClientVerifyDepth is how long a client's chain to a listener's
+// CA may be, as for backends (BackendTLSPolicy).
+const listenerClientVerifyDepth = 4
+
+// listenerClientTLS is the client certificate check of an HTTPS listener
+// (model.HTTPListener.ClientCA) for its servers and its default server:
+// every client is asked for a certificate, checked against the CA
+// bundle; without a valid one the connection is closed unanswered, or
+// with ClientCAOptional served all the same. nginx's own refusal (on)
+// would answer 400, which a client could take for the backend's.
+func listenerClientTLS(l *model.HTTPListener, m *model.Model, p Params) (*clientTLSView, error) {
+	if l.ClientCA == "" {
+		return nil, nil
+	}
+	if !l.SSL {
+		return nil, fmt.Errorf("listener %s checks client certificates without TLS", l.Name)
+	}
+	var ca *model.ProxyCA
+	for _, c := range m.ProxyCAs {
+		if c.Key() == l.ClientCA {
+			ca = c
+		}
+	}
+	if ca == nil || len(ca.CA) == 0 {
+		return nil, fmt.Errorf("listener %s: ConfigMap CA bundle %q is not in the model", l.Name, l.ClientCA)
+	}
+	ns, name, err := secretParts(l.ClientCA)
+	if err != nil {
+		return nil, err
+	}
+	v := &clientTLSView{Verify: string(model.VerifyOptionalNoCA), Depth: listenerClientVerifyDepth, Require: !l.ClientCAOptional, Close: true}
+	if v.CA, err = Quote(p.StateDir.Path(layout.ProxyConfigMapCAFile(ns, name))); err != nil {
+		return nil, err
+	}
+	return v, nil
 }

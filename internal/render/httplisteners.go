@@ -28,6 +28,9 @@ type listenerDefaultView struct {
 	Cert string `json:",omitempty"`
 	// Misdirected is as serverView's.
 	Misdirected string `json:",omitempty"`
+	// ClientTLS is the listener's client certificate check
+	// (listenerClientTLS), nil for none.
+	ClientTLS *clientTLSView `json:",omitempty"`
 }
 
 // listenLines are the listen addresses of an HTTP listener: its ipv4 and
@@ -119,6 +122,9 @@ func listenerDefaults(m *model.Model, p Params) ([]listenerDefaultView, error) {
 		}
 		v := listenerDefaultView{Listen: lines, SSL: l.SSL, Reject: l.SSL && m.Config.SSLRejectHandshake,
 			HTTP2On: m.Config.HTTP2 && p.Flavour.HTTP2Directive(), Misdirected: misdirectedVariable(l)}
+		if v.ClientTLS, err = listenerClientTLS(l, m, p); err != nil {
+			return nil, err
+		}
 		if l.SSL && l.Certificate != "" {
 			if v.Cert, _, err = certDirectives(p.StateDir, l.Certificate, certAtReload, false); err != nil {
 				return nil, err

@@ -24,6 +24,10 @@ type Inputs struct {
 	// key pair the data plane can serve: nil, or why not. Nil Secret
 	// resolves no certificate.
 	Secret func(namespace, name string) error
+	// CA validates a ConfigMap's ca.crt as a CA bundle and returns its
+	// key, for client certificate validation (clientvalidation.go); nil
+	// resolves none.
+	CA CACheck
 	// Namespaces are the labels of each namespace by name, for listeners
 	// that admit routes from namespaces a label selector picks. Every
 	// namespace also has kubernetes.io/metadata.name, whether listed or
@@ -80,16 +84,7 @@ func CheckGateway(gw *gwv1.Gateway, class *Class, addresses []string, in Inputs)
 	for _, spec := range gw.Spec.Listeners {
 		g.Listeners = append(g.Listeners, checkListener(gw, spec, in))
 	}
-	if gw.Spec.TLS != nil && gw.Spec.TLS.Frontend != nil {
-		// Client certificate validation is a security setting: without
-		// it, HTTPS listeners are not served (fail closed).
-		for _, l := range g.Listeners {
-			if l.Protocol == gwv1.HTTPSProtocolType {
-				l.notAccepted.set(string(gwv1.ListenerReasonUnsupportedValue),
-					"spec.tls.frontend (client certificate validation) is not supported: the listener is not served without it")
-			}
-		}
-	}
+	checkClientValidation(r, gw, g.Listeners, in)
 	checkConflicts(g.Listeners)
 	for _, l := range g.Listeners {
 		l.Accepted = l.notAccepted.reason == "" && l.conflict.reason == ""

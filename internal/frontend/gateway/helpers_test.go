@@ -31,7 +31,7 @@ func testSecrets(ns, name string) error {
 }
 
 func testInputs() Inputs {
-	return Inputs{Now: metav1.Now(), Secret: testSecrets, Namespaces: baseNamespaces}
+	return Inputs{Now: metav1.Now(), Secret: testSecrets, CA: testCA, Namespaces: baseNamespaces}
 }
 
 var ourClass = &Class{Name: "causeway", Accepted: true}
@@ -126,6 +126,35 @@ func backendCert(g *gwv1.Gateway, ref string) *gwv1.Gateway {
 	var l gwv1.Listener
 	cert(ref)(&l)
 	g.Spec.TLS = &gwv1.GatewayTLSConfig{Backend: &gwv1.GatewayBackendTLS{ClientCertificateRef: &l.TLS.CertificateRefs[0]}}
+	return g
+}
+
+// clientCA adds client certificate validation against the CA references
+// refs ("[group/kind:][namespace/]name", kind ConfigMap by default) to g:
+// the default's for port 0, else port's entry.
+func clientCA(g *gwv1.Gateway, port gwv1.PortNumber, refs ...string) *gwv1.Gateway {
+	v := &gwv1.FrontendTLSValidation{}
+	for _, ref := range refs {
+		var l gwv1.Listener
+		cert(ref)(&l)
+		c := l.TLS.CertificateRefs[0]
+		o := gwv1.ObjectReference{Kind: kindConfigMap, Name: c.Name, Namespace: c.Namespace}
+		if c.Kind != nil {
+			o.Group, o.Kind = *c.Group, *c.Kind
+		}
+		v.CACertificateRefs = append(v.CACertificateRefs, o)
+	}
+	if g.Spec.TLS == nil {
+		g.Spec.TLS = &gwv1.GatewayTLSConfig{}
+	}
+	if g.Spec.TLS.Frontend == nil {
+		g.Spec.TLS.Frontend = &gwv1.FrontendTLSConfig{}
+	}
+	if port == 0 {
+		g.Spec.TLS.Frontend.Default.Validation = v
+	} else {
+		g.Spec.TLS.Frontend.PerPort = append(g.Spec.TLS.Frontend.PerPort, gwv1.TLSPortConfig{Port: port, TLS: gwv1.TLSConfig{Validation: v}})
+	}
 	return g
 }
 

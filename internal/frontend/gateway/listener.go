@@ -32,6 +32,9 @@ type Listener struct {
 	// Certificates are the Secrets of a terminating listener's
 	// certificateRefs, all resolved (else ResolvedRefs is false).
 	Certificates []model.ObjectName
+	// ClientValidation is how an HTTPS listener checks client
+	// certificates (spec.tls.frontend); nil when it does not.
+	ClientValidation *ClientValidation
 
 	// Accepted, ResolvedRefs and Conflicted are the listener's conditions.
 	Accepted, ResolvedRefs, Conflicted bool
