@@ -262,7 +262,7 @@ func TestCheckGateway(t *testing.T) {
 			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "/WrongKind:tls-validity-checks-certificate"),
 			gateway: gwReady + " ResolvedRefs=False/InvalidClientCertificateRef", listeners: []wantListener{{lReady, http}}},
 		{name: "GatewayBackendClientCertificate: another namespace without a ReferenceGrant",
-			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "gateway-conformance-web-backend/certificate"), noGrant: true,
+			gw: backendCert(gateway("g", listener("http", 80, "HTTP")), "gateway-conformance-web-backend/certificate"), noGrant: true,
 			gateway: gwReady + " ResolvedRefs=False/RefNotPermitted", listeners: []wantListener{{lReady, http}}},
 		{name: "GatewayBackendClientCertificate: another namespace with a ReferenceGrant",
 			gw:      backendCert(gateway("g", listener("http", 80, "HTTP")), "gateway-conformance-web-backend/certificate"),
