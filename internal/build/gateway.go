@@ -100,7 +100,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRouteSchemeRedirect", "HTTPRoutePathRedirect", "HTTPRouteCORS", "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode",
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
 	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
-	"HTTPRouteParentRefPort", "HTTPRouteNamedRouteRule", "GRPCRouteNamedRouteRule", "HTTPRouteBackendProtocolWebSocket",
+	"HTTPRouteParentRefPort", "HTTPRouteDestinationPortMatching", "HTTPRouteNamedRouteRule", "GRPCRouteNamedRouteRule", "HTTPRouteBackendProtocolWebSocket",
 	"GatewayHTTPSListenerDetectMisdirectedRequests", "GatewayBackendClientCertificate",
 	"GatewayFrontendClientCertificateValidation", "GatewayFrontendClientCertificateValidationInsecureFallback",
 	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",

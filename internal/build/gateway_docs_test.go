@@ -26,7 +26,7 @@ var featureNotes = map[features.FeatureName]string{
 	"GatewayInfrastructure":                         "`infrastructure.parametersRef` is refused; labels and annotations are not propagated yet",
 	"ListenerSet":                                   "ListenerSets are not read yet",
 	"GatewayHTTPSListenerDetectMisdirectedRequests": "a connection without a server name (SNI) is not checked",
-	"HTTPRouteDestinationPortMatching":              "not yet",
+	"HTTPRouteDestinationPortMatching":              "the GEP-957 name of parentRefs[].port (HTTPRouteParentRefPort): a route names a listener port, and no listener of that port is NoMatchingParent",
 	"HTTPRouteBackendRequestHeaderModification":     "backendRef filters are refused",
 	"HTTPRouteRequestMirror":                        "a copy keeps the client's URI as sent (before a URLRewrite) and is not retried; a GRPCRoute's RequestMirror is not served",
 	"HTTPRouteRequestMultipleMirrors":               "as HTTPRouteRequestMirror",
