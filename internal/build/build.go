@@ -568,6 +568,11 @@ func (b *builder) finish() {
 			usedSecrets[s.TLS.Secret] = true
 		}
 	}
+	for _, l := range b.model.SNIListeners {
+		if l.TLS != nil {
+			usedSecrets[l.TLS.Secret] = true
+		}
+	}
 	for _, l := range b.model.HTTPListeners {
 		if l.Certificate != "" {
 			usedSecrets[l.Certificate] = true

@@ -27,7 +27,10 @@ import (
 type gatewayStreamPort struct {
 	port     int
 	protocol gwv1.ProtocolType
-	owner    model.ObjectRef
+	// cert is a TLS port's certificate key when it terminates TLS (its
+	// first listener's), "" when it passes connections through.
+	cert  string
+	owner model.ObjectRef
 	// sets are the port's listeners by hostname (TLS; TCP and UDP
 	// listeners have none, so one set).
 	sets map[string]*streamSet
@@ -44,8 +47,11 @@ type streamSet struct {
 
 // streamListener makes the port of a ready TLS, TCP or UDP listener.
 func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listener, port int) {
+	var cert string
 	switch {
 	case l.Protocol == gwv1.TLSProtocolType && l.TLSMode == gwv1.TLSModePassthrough:
+	case l.Protocol == gwv1.TLSProtocolType && l.TLSMode == gwv1.TLSModeTerminate && len(l.Certificates) > 0:
+		cert = l.Certificates[0].Namespace + "/" + l.Certificates[0].Name
 	case l.Protocol == gwv1.TCPProtocolType, l.Protocol == gwv1.UDPProtocolType:
 	default:
 		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: protocol %s (TLS mode %q) is not served by this version of Causeway", l.Name, l.Protocol, l.TLSMode)
@@ -61,10 +67,17 @@ func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listene
 	}
 	sp := b.streams[port]
 	if sp == nil {
-		sp = &gatewayStreamPort{port: port, protocol: l.Protocol, owner: g.Ref, sets: map[string]*streamSet{}}
+		sp = &gatewayStreamPort{port: port, protocol: l.Protocol, cert: cert, owner: g.Ref, sets: map[string]*streamSet{}}
 		b.streams[port] = sp
 	} else if sp.protocol != l.Protocol {
 		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
+		return
+	} else if sp.cert != cert {
+		// One Gateway's listeners of one port conflict unless they
+		// agree (the front-end's ProtocolConflict); Gateways sharing a
+		// port (the files source) may not.
+		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d %s for %s; a TLS port terminates with one certificate or passes every connection through; it is not served",
+			l.Name, port, map[bool]string{true: "terminates TLS with another certificate", false: "passes TLS through"}[sp.cert != ""], sp.owner)
 		return
 	}
 	set := sp.sets[l.Hostname]
@@ -145,6 +158,9 @@ func (b *gatewayProcessor) serveStream(sp *gatewayStreamPort) {
 		return
 	}
 	l := &model.SNIListener{Name: name, Port: sp.port}
+	if sp.cert != "" {
+		l.TLS = &model.StreamTLS{Secret: sp.cert}
+	}
 	seen := map[string]bool{}
 	for _, set := range sp.sets {
 		for h, routes := range set.byHost {

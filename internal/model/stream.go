@@ -150,6 +150,11 @@ type SNIListener struct {
 	// of labels before its suffix, and the longest wins (Gateway API's
 	// hostnames).
 	Routes []*PassthroughRoute
+	// TLS, when set, terminates TLS with that certificate (a TLS
+	// listener in mode Terminate): the route is chosen by the server
+	// name of the handshake, and its backends get the decrypted stream.
+	// Nil: connections pass still encrypted.
+	TLS *StreamTLS
 }
 
 // PassthroughRoute passes the TLS connections for one server name to a

@@ -13,7 +13,8 @@ import (
 
 // SNI listeners (model.SNIListener): a stream server reads the TLS server
 // name (ssl_preread) and proxies the connection, still encrypted, to the
-// upstream its route names through a map; names no route has go to an
+// upstream its route names through a map (or, terminating TLS, takes the
+// server name of its own handshake and proxies the decrypted stream); names no route has go to an
 // upstream that never connects. Unlike the HTTPS port's passthrough
 // (passthrough.go) there is no fallback to the http servers, so no inner
 // hop.
@@ -28,6 +29,11 @@ type sniView struct {
 	NoEndpoints             string
 	ConnectTimeout, Timeout string
 	Routes                  []sniRouteView
+	// Cert is the quoted certificate bundle a terminating listener
+	// (model.SNIListener.TLS) presents, "" when connections pass through
+	// encrypted; CertDigest changes with its bytes, which the stream
+	// module reads only at a reload.
+	Cert, CertDigest string
 }
 
 type sniRouteView struct {
@@ -81,6 +87,13 @@ func sniFile(m *model.Model, l *model.SNIListener, p Params) ([]byte, []model.Ob
 			}
 			v.Trusted = append(v.Trusted, s)
 		}
+	}
+	if l.TLS != nil {
+		var sv streamView
+		if err := streamTLS(&sv, m, l.TLS.Secret, p); err != nil {
+			return nil, nil, err
+		}
+		v.Cert, v.CertDigest = sv.Cert, sv.CertDigest
 	}
 	var refs []model.ObjectRef
 	for i, r := range l.Routes {

@@ -86,12 +86,14 @@ func TestCheckGateway(t *testing.T) {
 			gw:        gateway("g", listener("tls", 443, "TLS", mode("Passthrough"), kinds("TCPRoute", "TLSRoute"))),
 			gateway:   gwReady,
 			listeners: []wantListener{{unresolved("InvalidRouteKinds"), "TLSRoute"}}},
-		// TLSRouteModeTerminate is not served: the listener is not
-		// accepted and takes no kind.
-		{name: "TLSRouteListenerTerminateNotSupported: UnsupportedValue, no kinds",
+		{name: "TLSRouteListenerTerminateSupportedKinds: TLS Terminate takes TLSRoutes",
 			gw:        gateway("g", listener("tls", 443, "TLS", mode("Terminate"), cert(infra+"/tls-validity-checks-certificate"))),
-			gateway:   "Accepted=False/ListenersNotValid Programmed=False/Invalid",
-			listeners: []wantListener{{notAccepted("UnsupportedValue"), ""}}},
+			gateway:   gwReady,
+			listeners: []wantListener{{lReady, "TLSRoute"}}},
+		{name: "TLS Terminate needs its certificate",
+			gw:        gateway("g", listener("tls", 443, "TLS", mode("Terminate"))),
+			gateway:   gwReady,
+			listeners: []wantListener{{unresolved("InvalidCertificateRef"), "TLSRoute"}}},
 		{name: "protocols: TCP and UDP with their route kinds",
 			gw:        gateway("g", listener("tcp", 5000, "TCP"), listener("udp", 5000, "UDP")),
 			gateway:   gwReady,
@@ -180,14 +182,13 @@ func TestCheckGateway(t *testing.T) {
 			gw:        gateway("g", listener("a", 9000, "TCP"), listener("b", 9000, "TCP")),
 			gateway:   "Accepted=False/ListenersNotValid Programmed=False/Invalid",
 			listeners: []wantListener{{conflicted("HostnameConflict"), "TCPRoute"}, {conflicted("HostnameConflict"), "TCPRoute"}}},
-		// With Terminate not accepted, the passthrough listener beside it
-		// meets no conflict.
-		{name: "TLS Terminate beside Passthrough on one port: only Passthrough is served",
+		// TLSRouteModeMixed is not served: both conflict.
+		{name: "TLSRouteListenerMixedTerminationNotSupported: ProtocolConflict on both",
 			gw: gateway("gateway-tlsroute-mixed-termination-not-supported",
 				listener("tls-terminate", 8443, "TLS", hostname("terminate.example.com"), mode("Terminate"), cert("tls-validity-checks-certificate")),
 				listener("tls-passthrough", 8443, "TLS", hostname("passthrough.example.com"), mode("Passthrough"))),
-			gateway:   "Accepted=True/ListenersNotValid Programmed=True/Programmed",
-			listeners: []wantListener{{notAccepted("UnsupportedValue"), ""}, {lReady, "TLSRoute"}}},
+			gateway:   "Accepted=False/ListenersNotValid Programmed=False/Invalid",
+			listeners: []wantListener{{conflicted("ProtocolConflict"), "TLSRoute"}, {conflicted("ProtocolConflict"), "TLSRoute"}}},
 		{name: "Distinct Listeners: an unsupported listener conflicts with nothing",
 			gw:        gateway("g", listener("a", 80, "HTTP"), listener("b", 80, "SCTP")),
 			gateway:   "Accepted=True/ListenersNotValid Programmed=True/Programmed",

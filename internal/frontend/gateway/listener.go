@@ -84,9 +84,6 @@ func checkListener(gw *gwv1.Gateway, spec gwv1.Listener, in Inputs) *Listener {
 	}
 	l.checkHostname(spec)
 	l.checkTLS(gw, spec, in)
-	if spec.Protocol == gwv1.TLSProtocolType && l.TLSMode == gwv1.TLSModeTerminate {
-		supported = nil
-	}
 	l.checkKinds(spec, supported)
 	l.checkNamespaces(spec)
 	return l
@@ -136,12 +133,10 @@ func (l *Listener) checkTLS(gw *gwv1.Gateway, spec gwv1.Listener, in Inputs) {
 			l.TLSMode = gwv1.TLSModePassthrough
 			return // certificateRefs are ignored in this mode
 		case gwv1.TLSModeTerminate:
-			// TLSRouteModeTerminate, an extended feature Causeway does
-			// not serve: the listener is not accepted and takes no
-			// route kind (the spec's rule for an unsupported mode).
+			// TLSRouteModeTerminate: the data plane terminates TLS with
+			// the listener's certificate and passes the decrypted
+			// stream by server name.
 			l.TLSMode = gwv1.TLSModeTerminate
-			unsupported("tls mode Terminate for protocol TLS is not supported by Causeway: TLS listeners pass connections through (mode Passthrough)")
-			return
 		default:
 			unsupported(fmt.Sprintf("tls mode %q is neither Terminate nor Passthrough", model.Truncate(string(*tls.Mode))))
 			return
