@@ -116,9 +116,10 @@ const listenerClientVerifyDepth = 4
 // listenerClientTLS is the client certificate check of an HTTPS listener
 // (model.HTTPListener.ClientCA) for its servers and its default server:
 // every client is asked for a certificate, checked against the CA
-// bundle; without a valid one the connection is closed unanswered, or
-// with ClientCAOptional served all the same. nginx's own refusal (on)
-// would answer 400, which a client could take for the backend's.
+// bundle; without a valid one the connection is closed unanswered (nginx's
+// own refusal, 495 or 496, too), or with ClientCAOptional served all the
+// same. nginx's own refusal would answer 400, which a client could take
+// for the backend's.
 func listenerClientTLS(l *model.HTTPListener, m *model.Model, p Params) (*clientTLSView, error) {
 	if l.ClientCA == "" {
 		return nil, nil
@@ -140,6 +141,12 @@ func listenerClientTLS(l *model.HTTPListener, m *model.Model, p Params) (*client
 		return nil, err
 	}
 	v := &clientTLSView{Verify: string(model.VerifyOptionalNoCA), Depth: listenerClientVerifyDepth, Require: !l.ClientCAOptional, Close: true}
+	if l.ClientCAOptional {
+		// Every client is served: nginx asks for a certificate but
+		// checks it against no CA, since it refuses some it cannot
+		// verify (a bad signature, an expired one) with 400 itself.
+		return v, nil
+	}
 	if v.CA, err = Quote(p.StateDir.Path(layout.ProxyConfigMapCAFile(ns, name))); err != nil {
 		return nil, err
 	}

@@ -1,8 +1,15 @@
 package integration
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"strconv"
 	"testing"
@@ -32,10 +39,15 @@ func TestGatewayClientValidationAgainstNginx(t *testing.T) {
 		return c, pair
 	}
 	aPEM, a := client("client-a")
-	bPEM, b := client("client-b")
+	_, b := client("client-b")
+	// Two CAs of one name: nginx finds the issuer of the impostor's
+	// certificate by name, fails its signature, and refuses it itself
+	// (495) rather than leaving it to the configuration.
+	caPEM, signed := signedClient(t, "client CA", "client-signed")
+	impostorCA, impostor := signedClient(t, "client CA", "client-impostor")
 	c := startController(t, map[string]string{
 		"backend.yaml": serviceYAML("default", "tea", 80, tea) + tlsSecretYAML(t, "default", "cert", "gateway.test", 0) +
-			caConfigMapYAML("ca-a", aPEM) + caConfigMapYAML("ca-b", bPEM),
+			caConfigMapYAML("ca-a", append(append([]byte{}, aPEM...), caPEM...)) + caConfigMapYAML("ca-b", impostorCA),
 	})
 	strict, fallback := freePort(t, c.IP), freePort(t, c.IP)
 	c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewayClassYAML+`apiVersion: gateway.networking.k8s.io/v1
@@ -86,6 +98,10 @@ spec:
 		{"strict, A's client", strict, "app.test", &a, 200},
 		{"strict, no certificate", strict, "app.test", nil, 0},
 		{"strict, B's client", strict, "app.test", &b, 0},
+		{"strict, a client the CA signed", strict, "app.test", &signed, 200},
+		{"strict, an impostor CA's client", strict, "app.test", &impostor, 0},
+		{"fallback, an impostor CA's client", fallback, "app.test", &impostor, 200},
+		{"fallback, a client another CA signed", fallback, "app.test", &signed, 200},
 		{"strict, A's client, a host no route serves", strict, "other.test", &a, 404},
 		{"strict, no certificate, a host no route serves", strict, "other.test", nil, 0},
 		{"fallback, B's client", fallback, "app.test", &b, 200},
@@ -102,4 +118,32 @@ spec:
 			t.Errorf("%s: %d, want %d", row.name, r.Status, row.status)
 		}
 	}
+}
+
+// signedClient makes a CA named caName and a client certificate for cn it
+// signs, and returns the CA's PEM and the client's key pair.
+func signedClient(t *testing.T, caName, cn string) ([]byte, tls.Certificate) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: caName}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }

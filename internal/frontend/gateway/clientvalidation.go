@@ -32,12 +32,18 @@ type ClientValidation struct {
 const kindConfigMap = "ConfigMap"
 
 // checkClientValidation sets the ClientValidation of gw's HTTPS listeners
-// from spec.tls.frontend, or their failures.
-func checkClientValidation(r *reporter, gw *gwv1.Gateway, listeners []*Listener, in Inputs) {
+// from spec.tls.frontend, or their failures, and reports whether any of
+// its validations lets clients in without a valid certificate (the
+// Gateway's InsecureFrontendValidationMode condition).
+func checkClientValidation(r *reporter, gw *gwv1.Gateway, listeners []*Listener, in Inputs) (insecure bool) {
 	if gw.Spec.TLS == nil || gw.Spec.TLS.Frontend == nil {
-		return
+		return false
 	}
 	f := gw.Spec.TLS.Frontend
+	insecure = f.Default.Validation != nil && f.Default.Validation.Mode == gwv1.AllowInsecureFallback
+	for _, p := range f.PerPort {
+		insecure = insecure || (p.TLS.Validation != nil && p.TLS.Validation.Mode == gwv1.AllowInsecureFallback)
+	}
 	used := map[gwv1.PortNumber]bool{}
 	for _, l := range listeners {
 		if l.Protocol != gwv1.HTTPSProtocolType {
@@ -61,6 +67,7 @@ func checkClientValidation(r *reporter, gw *gwv1.Gateway, listeners []*Listener,
 				Message: fmt.Sprintf("spec.tls.frontend.perPort[%d]: port %d has no HTTPS listener; the entry is ignored", i, p.Port)})
 		}
 	}
+	return insecure
 }
 
 // resolveValidation resolves one listener's validation: its CA

@@ -19,6 +19,9 @@ func TestClientValidation(t *testing.T) {
 		"https": {CA: infra + "/ca"},
 		"other": {CA: infra + "/other-ca", InsecureFallback: true},
 	}
+	if c := conds(got.Status.Conditions); c != gwReady+" InsecureFrontendValidationMode=True/ConfigurationChanged" {
+		t.Errorf("Gateway conditions %s, want InsecureFrontendValidationMode for the port's AllowInsecureFallback", c)
+	}
 	for _, l := range got.Listeners {
 		w, v := want[l.Name], l.ClientValidation
 		if (w == nil) != (v == nil) || (w != nil && *w != *v) {

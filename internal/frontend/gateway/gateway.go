@@ -84,7 +84,7 @@ func CheckGateway(gw *gwv1.Gateway, class *Class, addresses []string, in Inputs)
 	for _, spec := range gw.Spec.Listeners {
 		g.Listeners = append(g.Listeners, checkListener(gw, spec, in))
 	}
-	checkClientValidation(r, gw, g.Listeners, in)
+	insecure := checkClientValidation(r, gw, g.Listeners, in)
 	checkConflicts(g.Listeners)
 	for _, l := range g.Listeners {
 		l.Accepted = l.notAccepted.reason == "" && l.conflict.reason == ""
@@ -112,6 +112,10 @@ func CheckGateway(gw *gwv1.Gateway, class *Class, addresses []string, in Inputs)
 	g.Status.Conditions = []metav1.Condition{accepted, programmed}
 	if c, ok := backendClientCert(r, gw, g, in); ok {
 		g.Status.Conditions = append(g.Status.Conditions, c)
+	}
+	if insecure {
+		g.Status.Conditions = append(g.Status.Conditions, r.ok(string(gwv1.GatewayConditionInsecureFrontendValidationMode), metav1.ConditionTrue,
+			string(gwv1.GatewayReasonConfigurationChanged), "spec.tls.frontend lets clients without a valid certificate in (AllowInsecureFallback)"))
 	}
 	for _, a := range addresses {
 		t := gwv1.HostnameAddressType
