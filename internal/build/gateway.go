@@ -104,7 +104,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"GatewayHTTPSListenerDetectMisdirectedRequests", "GatewayBackendClientCertificate",
 	"GatewayFrontendClientCertificateValidation", "GatewayFrontendClientCertificateValidationInsecureFallback",
 	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",
-	"TLSRoute", "TLSRouteModeTerminate", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
+	"TLSRoute", "TLSRouteModeTerminate", "TLSRouteModeMixed", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
 }
 
 func (b *gatewayProcessor) objects(*source.Snapshot) []object { return nil }

@@ -38,7 +38,7 @@ var featureNotes = map[features.FeatureName]string{
 	"HTTPRouteRetryBackendTimeout":                  "as HTTPRouteRetry",
 	"HTTPRouteRetryConnectionError":                 "as HTTPRouteRetry",
 	"TLSRouteModeTerminate":                         "one certificate per port, the listener's first; the decrypted stream passes by the handshake's server name",
-	"TLSRouteModeMixed":                             "Terminate and Passthrough listeners on one port conflict (ProtocolConflict)",
+	"TLSRouteModeMixed":                             "the port reads the server name, then passes it encrypted or hands it to a server behind that terminates",
 	"BackendTLSPolicy":                              "one caCertificateRef (a ConfigMap) or System; see BackendTLSPolicy above",
 	"BackendTLSPolicySANValidation":                 "nginx checks the backend against one name: subjectAltNames are honoured only when they are the hostname alone, else the policy is not accepted (its backends answer 503)",
 	"GRPCRoute":                                     "on nginx 1.22 a cleartext port serves gRPC only while no HTTPRoute shares it (Angie serves both)",

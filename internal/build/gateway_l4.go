@@ -27,8 +27,8 @@ import (
 type gatewayStreamPort struct {
 	port     int
 	protocol gwv1.ProtocolType
-	// cert is a TLS port's certificate key when it terminates TLS (its
-	// first listener's), "" when it passes connections through.
+	// cert is the certificate key a TLS port terminates TLS with (its
+	// first terminating listener's), "" when none terminates.
 	cert  string
 	owner model.ObjectRef
 	// sets are the port's listeners by hostname (TLS; TCP and UDP
@@ -39,6 +39,9 @@ type gatewayStreamPort struct {
 // streamSet is the listeners of one port and hostname with their routes.
 type streamSet struct {
 	hostname string
+	// terminate says the set's listener terminates TLS (with the
+	// port's cert) before passing connections.
+	terminate bool
 	// byHost are a TLS set's routes by the server name they serve, the
 	// oldest first; all those that name none. TCP and UDP sets have all.
 	byHost map[string][]*gateway.StreamRoute
@@ -72,18 +75,24 @@ func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listene
 	} else if sp.protocol != l.Protocol {
 		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
 		return
-	} else if sp.cert != cert {
-		// One Gateway's listeners of one port conflict unless they
-		// agree (the front-end's ProtocolConflict); Gateways sharing a
-		// port (the files source) may not.
-		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d %s for %s; a TLS port terminates with one certificate or passes every connection through; it is not served",
-			l.Name, port, map[bool]string{true: "terminates TLS with another certificate", false: "passes TLS through"}[sp.cert != ""], sp.owner)
+	} else if cert != "" && sp.cert != "" && sp.cert != cert {
+		// One port terminates TLS with one certificate (its listeners'
+		// hostnames pick routes, not certificates).
+		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d terminates TLS with %s's certificate, not this listener's; it is not served",
+			l.Name, port, sp.owner)
 		return
+	} else if sp.cert == "" {
+		sp.cert = cert
 	}
 	set := sp.sets[l.Hostname]
 	if set == nil {
-		set = &streamSet{hostname: l.Hostname, byHost: map[string][]*gateway.StreamRoute{}}
+		set = &streamSet{hostname: l.Hostname, terminate: cert != "", byHost: map[string][]*gateway.StreamRoute{}}
 		sp.sets[l.Hostname] = set
+	} else if set.terminate != (cert != "") {
+		// Gateways sharing a port (the files source) with one hostname.
+		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: hostname %q on port %d is served in the other TLS mode for %s; it is not served",
+			l.Name, l.Hostname, port, sp.owner)
+		return
 	}
 	b.streamSets[listenerKey{g.Ref.Key(), l.Name}] = set
 }
@@ -172,7 +181,9 @@ func (b *gatewayProcessor) serveStream(sp *gatewayStreamPort) {
 				continue
 			}
 			seen[h] = true
-			l.Routes = append(l.Routes, b.sniRoute(h, routes[0]))
+			r := b.sniRoute(h, routes[0])
+			r.Terminate = set.terminate
+			l.Routes = append(l.Routes, r)
 		}
 		if len(set.all) > 0 {
 			b.problem(set.all[0].Ref, model.ReasonUnsupported, false, "a TLSRoute without hostnames on a listener without one: "+

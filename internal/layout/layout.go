@@ -233,6 +233,14 @@ func (d Dir) AuthLoopSocket(scheme string) string {
 	return d.Path(WorkerSocketsDir, "auth-"+scheme+".sock")
 }
 
+// SNITerminateSocket is the socket of the stream server that terminates
+// TLS for the terminated routes of SNI listener name, behind the one that
+// reads server names on its port (a Gateway port of TLS listeners in both
+// modes).
+func (d Dir) SNITerminateSocket(name string) string {
+	return d.Path(WorkerSocketsDir, "sni-"+name+".sock")
+}
+
 // PassthroughSocket is the socket of the stream server that passes one
 // host's TLS connections to its upstream, named by a digest of the host.
 func (d Dir) PassthroughSocket(host string) string {

@@ -150,10 +150,10 @@ type SNIListener struct {
 	// of labels before its suffix, and the longest wins (Gateway API's
 	// hostnames).
 	Routes []*PassthroughRoute
-	// TLS, when set, terminates TLS with that certificate (a TLS
-	// listener in mode Terminate): the route is chosen by the server
-	// name of the handshake, and its backends get the decrypted stream.
-	// Nil: connections pass still encrypted.
+	// TLS is the certificate the routes marked Terminate are served
+	// with (TLS listeners in mode Terminate): nginx completes the
+	// handshake and their backends get the decrypted stream. Nil when
+	// no route terminates.
 	TLS *StreamTLS
 }
 
@@ -163,6 +163,10 @@ type PassthroughRoute struct {
 	// Host is what ValidateHost accepts: a lower-case DNS name, or
 	// "*.suffix" matching any name under suffix (nginx's wildcard).
 	Host string
+	// Terminate terminates TLS with the SNI listener's certificate
+	// before passing the connection (SNIListener.TLS); only on an SNI
+	// listener.
+	Terminate bool
 	// Backend is "namespace/service/port"; Endpoints its ready endpoints,
 	// sorted, written into the stream file (a change reloads). Empty:
 	// connections are closed.

@@ -99,6 +99,9 @@ func passthroughFile(m *model.Model, p Params) ([]byte, []model.ObjectRef, error
 // and its map entry.
 func passthroughRoute(r *model.PassthroughRoute, p Params) (*streamView, passthroughName, error) {
 	var name passthroughName
+	if r.Terminate {
+		return nil, name, fmt.Errorf("host %s: the HTTPS port's passthrough does not terminate TLS", r.Host)
+	}
 	key, err := passthroughKey(r.Host)
 	if err != nil {
 		return nil, name, err

@@ -29,11 +29,31 @@ type sniView struct {
 	NoEndpoints             string
 	ConnectTimeout, Timeout string
 	Routes                  []sniRouteView
-	// Cert is the quoted certificate bundle a terminating listener
-	// (model.SNIListener.TLS) presents, "" when connections pass through
-	// encrypted; CertDigest changes with its bytes, which the stream
-	// module reads only at a reload.
+	// Cert is the quoted certificate bundle the terminated routes are
+	// served with (model.SNIListener.TLS), ""
+	// when every connection passes through encrypted; CertDigest changes
+	// with its bytes, which the stream module reads only at a reload.
 	Cert, CertDigest string
+	// MapSource is the server name the port's map reads: the handshake's
+	// own when the port terminates every route ($ssl_server_name, and
+	// the port listens with ssl), else the preread one.
+	MapSource string
+	ListenSSL bool
+	// Entries are the port map's: each route's key and upstream, or a
+	// terminated route's key and the Inner upstream when the port
+	// terminates some routes and passes others.
+	Entries []sniEntryView
+	// Inner, when set, is the server behind the port that terminates TLS
+	// for the terminated routes, on a unix socket.
+	Inner *sniInnerView
+}
+
+type sniEntryView struct{ Key, Upstream string }
+
+// sniInnerView is the terminating server behind a port of both modes.
+type sniInnerView struct {
+	Socket, Upstream, Variable string
+	Entries                    []sniEntryView
 }
 
 type sniRouteView struct {
@@ -96,6 +116,27 @@ func sniFile(m *model.Model, l *model.SNIListener, p Params) ([]byte, []model.Ob
 		v.Cert, v.CertDigest = sv.Cert, sv.CertDigest
 	}
 	var refs []model.ObjectRef
+	terminated, passed := 0, 0
+	for _, r := range l.Routes {
+		if r.Terminate {
+			terminated++
+		} else {
+			passed++
+		}
+	}
+	if terminated > 0 && l.TLS == nil {
+		return nil, nil, fmt.Errorf("routes terminate TLS without a certificate")
+	}
+	v.MapSource = "$ssl_preread_server_name"
+	if terminated > 0 && passed == 0 {
+		v.MapSource, v.ListenSSL = "$ssl_server_name", true
+	} else if terminated > 0 {
+		sock, err := quotedPathBody(p.StateDir.SNITerminateSocket(id))
+		if err != nil {
+			return nil, nil, err
+		}
+		v.Inner = &sniInnerView{Socket: sock, Upstream: "causeway_sni_terminate_" + id, Variable: "$causeway_sni_terminated_" + id}
+	}
 	for i, r := range l.Routes {
 		key, err := sniKey(r.Host)
 		if err != nil {
@@ -107,8 +148,15 @@ func sniFile(m *model.Model, l *model.SNIListener, p Params) ([]byte, []model.Ob
 		if err != nil {
 			return nil, nil, fmt.Errorf("host %s: %w", r.Host, err)
 		}
-		v.Routes = append(v.Routes, sniRouteView{Key: key, Upstream: "causeway_sni_" + id + "_" + strconv.Itoa(i),
-			Method: sv.Method, Servers: sv.Servers, Empty: sv.Empty})
+		up := "causeway_sni_" + id + "_" + strconv.Itoa(i)
+		v.Routes = append(v.Routes, sniRouteView{Key: key, Upstream: up, Method: sv.Method, Servers: sv.Servers, Empty: sv.Empty})
+		switch {
+		case r.Terminate && v.Inner != nil:
+			v.Entries = append(v.Entries, sniEntryView{Key: key, Upstream: v.Inner.Upstream})
+			v.Inner.Entries = append(v.Inner.Entries, sniEntryView{Key: key, Upstream: up})
+		default:
+			v.Entries = append(v.Entries, sniEntryView{Key: key, Upstream: up})
+		}
 		refs = append(refs, r.Source)
 	}
 	b, err := execute("sni.stream.tmpl", v)

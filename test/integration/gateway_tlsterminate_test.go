@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/causeway/causeway/test/harness"
 )
 
 // tlsTerminateManifests are a Gateway with a TLS listener in mode
 // Terminate on port %[1]d, and two TLSRoutes by server name to plain TCP
-// echo backends.
+// echo backends, and beside it on the same port a TLS listener in mode
+// Passthrough for pass.term.test with its route to a TLS backend.
 const tlsTerminateManifests = gatewayClassYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
@@ -20,12 +24,20 @@ spec:
   gatewayClassName: causeway
   listeners:
   - {name: tls, port: %[1]d, protocol: TLS, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
+  - {name: pass, port: %[1]d, protocol: TLS, hostname: pass.term.test, tls: {mode: Passthrough}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: pass, namespace: default}
+spec:
+  parentRefs: [{name: gw, sectionName: pass}]
+  rules: [{backendRefs: [{name: tls-app, port: 8443}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute
 metadata: {name: one, namespace: default}
 spec:
-  parentRefs: [{name: gw}]
+  parentRefs: [{name: gw, sectionName: tls}]
   hostnames: [one.term.test]
   rules: [{backendRefs: [{name: one, port: 9000}]}]
 ---
@@ -33,7 +45,7 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute
 metadata: {name: wild, namespace: default}
 spec:
-  parentRefs: [{name: gw}]
+  parentRefs: [{name: gw, sectionName: tls}]
   hostnames: ["*.wild.term.test"]
   rules: [{backendRefs: [{name: wild, port: 9000}]}]
 ---
@@ -42,12 +54,15 @@ spec:
 // TestGatewayTLSTerminateAgainstNginx: a TLS listener in mode Terminate
 // presents its own certificate, and passes the decrypted stream by the
 // server name of the handshake (exact, and a wildcard of any depth) to
-// its TLSRoutes' plain TCP backends; any other name is closed.
+// its TLSRoutes' plain TCP backends; a listener in mode Passthrough on the
+// same port passes its name still encrypted; any other name is closed.
 func TestGatewayTLSTerminateAgainstNginx(t *testing.T) {
 	oneIP, onePort := startTCPEcho(t, "one")
 	wildIP, wildPort := startTCPEcho(t, "wild")
+	appIP, appPort := startTLSBackend(t, "tls-app", "pass.term.test")
 	c := startController(t, map[string]string{
 		"services.yaml": streamServiceYAML("one", "TCP", 9000, onePort, oneIP) + streamServiceYAML("wild", "TCP", 9000, wildPort, wildIP) +
+			streamServiceYAML("tls-app", "TCP", 8443, appPort, appIP) +
 			tlsSecretYAML(t, "default", "cert", "gateway.term.test", 0),
 	})
 	port := freePort(t, c.IP)
@@ -84,6 +99,10 @@ func TestGatewayTLSTerminateAgainstNginx(t *testing.T) {
 		if err != nil || got != want || cn != "gateway.term.test" {
 			t.Errorf("%s: %q from a certificate for %q (%v), want %q from the listener's", sni, got, cn, err, want)
 		}
+	}
+	// Passthrough beside: the backend's own certificate and answer.
+	if r, err := harness.Get("https", addr, "pass.term.test", "/"); err != nil || r.PeerCN != "pass.term.test" || !strings.HasPrefix(r.Body, "tls-app from ") {
+		t.Errorf("pass.term.test: certificate %q, body %q (%v); want the backend's own", r.PeerCN, r.Body, err)
 	}
 	for _, sni := range []string{"other.term.test", "wild.term.test", ""} {
 		if got, _, err := roundTrip(sni); err == nil {

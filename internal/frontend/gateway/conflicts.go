@@ -15,9 +15,10 @@ import (
 // protocol conflict when they also share a hostname (HTTP, HTTPS, TLS) or
 // at all (TCP, UDP, told apart by port only): HostnameConflict. None of
 // the indistinct listeners wins. Causeway serves HTTP, HTTPS and TLS over
-// one TCP port only one way, so TLS Terminate and TLS Passthrough, or
-// HTTPS and TLS, on one port are a protocol conflict too; UDP shares a
-// port number with the TCP protocols without conflict. Listeners already
+// one TCP port only one way, so HTTPS and TLS on one port are a protocol
+// conflict too (TLS listeners in modes Terminate and Passthrough share a
+// port: the server name picks the mode); UDP shares a port number with
+// the TCP protocols without conflict. Listeners already
 // refused (unsupported protocol or value) take no part.
 func checkConflicts(listeners []*Listener) {
 	type portKey struct {
@@ -79,12 +80,9 @@ func checkConflicts(listeners []*Listener) {
 	}
 }
 
-// protocolOf is what must be equal for listeners to share a port:
-// the protocol, and for TLS the mode.
+// protocolOf is what must be equal for listeners to share a port: the
+// protocol (TLS listeners of both modes share one).
 func protocolOf(l *Listener) string {
-	if l.Protocol == gwv1.TLSProtocolType {
-		return string(l.Protocol) + " " + string(l.TLSMode)
-	}
 	return string(l.Protocol)
 }
 
