@@ -13,9 +13,11 @@ import (
 )
 
 // retryManifests: an HTTPRoute of retry.test whose rule /r retries 500s
-// up to 3 times on Service flaky, and whose rule /conn retries (once, the
-// default) on Service conn, one of whose two endpoints refuses
-// connections; a Gateway listener on port %[1]d.
+// up to 3 times on Service flaky; /slow retries twice a try that takes
+// longer than backendRequest 500ms; /bounded retries up to 10 times
+// tries of 400ms within request 1s; /conn retries (once, the default) on
+// Service conn, one of whose two endpoints refuses connections; a
+// Gateway listener on port %[1]d.
 const retryManifests = gatewayClassYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
@@ -34,6 +36,14 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /r}}]
     retry: {codes: [500], attempts: 3}
     backendRefs: [{name: flaky, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /slow}}]
+    retry: {attempts: 2}
+    timeouts: {request: 10s, backendRequest: 500ms}
+    backendRefs: [{name: flaky, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /bounded}}]
+    retry: {attempts: 10}
+    timeouts: {request: 1s, backendRequest: 400ms}
+    backendRefs: [{name: flaky, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /conn}}]
     retry: {}
     backendRefs: [{name: conn, port: 80}]
@@ -41,7 +51,8 @@ spec:
 `
 
 // flakyHandler fails the first ?fail= tries of each ?id= with ?code=,
-// then answers 200, as the conformance suite's echo-basic /retry/ does.
+// then answers 200, as the conformance suite's echo-basic /retry/ does;
+// the first ?slow= tries wait 2s before they answer.
 type flakyHandler struct {
 	mu    sync.Mutex
 	tries map[string]int
@@ -50,11 +61,15 @@ type flakyHandler struct {
 func (f *flakyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	fail, _ := strconv.Atoi(q.Get("fail"))
+	slow, _ := strconv.Atoi(q.Get("slow"))
 	code, _ := strconv.Atoi(q.Get("code"))
 	f.mu.Lock()
 	f.tries[q.Get("id")]++
 	n := f.tries[q.Get("id")]
 	f.mu.Unlock()
+	if n <= slow {
+		time.Sleep(2 * time.Second)
+	}
 	if n <= fail {
 		w.WriteHeader(code)
 		fmt.Fprintf(w, "failed try %d\n", n)
@@ -72,8 +87,9 @@ func (f *flakyHandler) triesOf(id string) int {
 // TestGatewayRetryAgainstNginx: an HTTPRoute rule's retry tries its one
 // endpoint again up to its attempts, passes the last failure through
 // beyond them, does not retry a code it does not list, retries a POST,
-// and moves a request from an endpoint that refuses connections to one
-// that answers.
+// retries a try that outlasts timeouts.backendRequest and stops retrying
+// after timeouts.request, and moves a request from an endpoint that
+// refuses connections to one that answers.
 func TestGatewayRetryAgainstNginx(t *testing.T) {
 	f := &flakyHandler{tries: map[string]int{}}
 	flaky := startHandlerBackend(t, "flaky", f)
@@ -103,19 +119,23 @@ func TestGatewayRetryAgainstNginx(t *testing.T) {
 		return nil
 	})
 	for i, row := range []struct {
-		name            string
-		method          string
-		fail, code      int
-		want, wantTries int
+		name             string
+		method, path     string
+		fail, code, slow int
+		want, wantTries  int
 	}{
-		{"within attempts", http.MethodGet, 3, 500, 200, 4},
-		{"beyond attempts", http.MethodGet, 4, 500, 500, 4},
-		{"code not listed", http.MethodGet, 2, 503, 503, 1},
-		{"POST", http.MethodPost, 2, 500, 200, 3},
+		{"within attempts", http.MethodGet, "/r", 3, 500, 0, 200, 4},
+		{"beyond attempts", http.MethodGet, "/r", 4, 500, 0, 500, 4},
+		{"code not listed", http.MethodGet, "/r", 2, 503, 0, 503, 1},
+		{"POST", http.MethodPost, "/r", 2, 500, 0, 200, 3},
+		// HTTPRouteRetryBackendTimeout: two tries time out, the third answers.
+		{"backend timeout", http.MethodGet, "/slow", 0, 0, 2, 200, 3},
+		// Tries at 0, 400ms and 800ms; none starts after 1s.
+		{"request timeout", http.MethodGet, "/bounded", 0, 0, 10, 504, 3},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			id := "row" + strconv.Itoa(i)
-			got, err := send(row.method, fmt.Sprintf("/r/x?id=%s&fail=%d&code=%d", id, row.fail, row.code))
+			got, err := send(row.method, fmt.Sprintf("%s/x?id=%s&fail=%d&code=%d&slow=%d", row.path, id, row.fail, row.code, row.slow))
 			if err != nil {
 				t.Fatal(err)
 			}
