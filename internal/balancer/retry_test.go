@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,6 +75,8 @@ func TestRouteRetry(t *testing.T) {
 		want     int   // the client's status
 		wantHits int   // the requests the endpoints saw in all
 		every    bool  // every endpoint was tried
+		// angie, when set, is why Angie is not held to the row.
+		angie string
 	}{
 		{name: "one endpoint, within attempts", conf: routeRetryConf(4), fails: []int{3}, status: 500, want: 200, wantHits: 4},
 		{name: "one endpoint, beyond attempts", conf: routeRetryConf(4), fails: []int{4}, status: 500, want: 500, wantHits: 4},
@@ -88,10 +91,14 @@ func TestRouteRetry(t *testing.T) {
 		// Ingress: each endpoint at most once, up to the backend's retries (1).
 		{name: "ingress, one endpoint", conf: ingressConf, fails: []int{1}, status: 500, want: 500, wantHits: 1},
 		{name: "ingress, two endpoints", conf: ingressConf, fails: []int{5, 5}, status: 500, want: 500, wantHits: 2},
-		{name: "ingress, POST", conf: ingressConf, method: http.MethodPost, fails: []int{1, 0}, status: 500, want: 500, wantHits: 1},
+		{name: "ingress, POST", conf: ingressConf, method: http.MethodPost, fails: []int{1, 0}, status: 500, want: 500, wantHits: 1,
+			angie: "Angie 1.12.1 holds a POST answered 500 under proxy_next_upstream http_500 without non_idempotent until proxy_read_timeout, then answers 504 (nginx 1.22 passes the 500 on)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.angie != "" && strings.Contains(filepath.Base(requireNginx(t).bin), "angie") {
+				t.Skip(tc.angie)
+			}
 			n := startNginx(t, nginxOptions{keys: []string{key}, locationConf: map[string]string{key: tc.conf}, httpConf: triesMap})
 			b := balancer.Backend{Key: key}
 			if tc.limited {
