@@ -122,6 +122,10 @@ type nginxOptions struct {
 	// fallbacks maps a key's location to the fallback backend it names
 	// ($causeway_fallback).
 	fallbacks map[string]string
+	// locationConf maps a key's location to more of its directives;
+	// httpConf is more of the http block's.
+	locationConf map[string]string
+	httpConf     string
 }
 
 type syncBuffer struct {
@@ -200,6 +204,7 @@ func startNginx(t *testing.T, o nginxOptions) *testNginx {
 			if fb := o.fallbacks[k]; fb != "" {
 				set += fmt.Sprintf("set $causeway_fallback %q;\n", fb)
 			}
+			set += o.locationConf[k]
 			fmt.Fprintf(&locs, "        location /%d/ {\n%s%s        }\n", i, indent(set, 12), indent(sn.Location, 12))
 		}
 		n.conf = fmt.Sprintf(`%sworker_processes %d;
@@ -213,7 +218,7 @@ http {
     fastcgi_temp_path %s/tmp/fastcgi;
     uwsgi_temp_path %s/tmp/uwsgi;
     scgi_temp_path %s/tmp/scgi;
-%s%s%s
+%s%s%s%s
     server {
         # reuseport gives each worker its own socket, so that new
         # connections spread over all workers.
@@ -226,7 +231,7 @@ http {
 %s    }
 }
 `, ng.loadModule, o.workers, dir, dir, dir, dir, dir, dir, dir,
-			indent(sn.HTTP, 4), indent(sn.Upstream, 4), indent(sn.DynamicServer+sn.UnavailableServer, 4), n.port, locs.String())
+			indent(sn.HTTP, 4), indent(o.httpConf, 4), indent(sn.Upstream, 4), indent(sn.DynamicServer+sn.UnavailableServer, 4), n.port, locs.String())
 		if o.editConf != nil {
 			n.conf = o.editConf(n.conf)
 		}

@@ -11,6 +11,12 @@ const (
 	// BackendVariable is the nginx variable (without '$') through which a
 	// location names its backend key.
 	BackendVariable = "causeway_backend"
+	// TriesVariable, set by a location with a Gateway API retry, is the
+	// number of tries the balancer grants its requests, the first
+	// included; once every endpoint was tried, a retry goes to one
+	// already tried. Unset, each endpoint is tried at most once, up to
+	// the backend's retries.
+	TriesVariable = "causeway_tries"
 	// AuthUpstreamName is the upstream external authentication's
 	// subrequests to a Service go through; AuthBackendVariable names its
 	// backend key there. A subrequest shares its parent's variables, so

@@ -104,6 +104,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"GatewayHTTPSListenerDetectMisdirectedRequests", "GatewayBackendClientCertificate",
 	"GatewayFrontendClientCertificateValidation", "GatewayFrontendClientCertificateValidationInsecureFallback",
 	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",
+	"HTTPRouteRetry", "HTTPRouteRetryBackendTimeout", "HTTPRouteRetryConnectionError",
 	"TLSRoute", "TLSRouteModeTerminate", "TLSRouteModeMixed", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
 }
 

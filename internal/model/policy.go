@@ -416,6 +416,9 @@ type Retry struct {
 	Timeout time.Duration
 	// Tries bounds the attempts (0 = unbounded).
 	Tries int
+	// Route, when set, is a Gateway API rule's retry (retry.go), in
+	// place of On and Tries, which are then unset.
+	Route *RouteRetry
 }
 
 // Replace is a pair of validated strings for proxy_cookie_* and

@@ -69,7 +69,12 @@ type policyView struct {
 	NextUpstream            string
 	NextUpstreamTimeout     string
 	NextUpstreamTries       int
-	HTTPVersion             string
+	// Tries, set for a Gateway API retry (model.RouteRetry) on the Lua
+	// balancer, is the number of tries it grants the request, an
+	// endpoint already tried included ($causeway_tries); omitted from
+	// the shape when 0, so that shared servers keep their names.
+	Tries       int `json:",omitempty"`
+	HTTPVersion string
 	// CookieDomain, CookiePath and RedirectRewrite are proxy_cookie_domain,
 	// proxy_cookie_path and proxy_redirect.
 	CookieDomain, CookiePath, RedirectRewrite *replaceView
@@ -395,7 +400,7 @@ func (sp *serverPlan) planProxy(v *policyView, lv *locationView, l *model.Locati
 	if err := planCache(v, pol.Cache); err != nil {
 		return err
 	}
-	if err := planRetry(v, pol.Retry); err != nil {
+	if err := planRetry(v, pol.Retry, sp.rc.p.Dynamic != nil); err != nil {
 		return err
 	}
 	switch pol.HTTPVersion {
@@ -542,8 +547,20 @@ func planBuffering(v *policyView, b model.Buffering) error {
 	return err
 }
 
-func planRetry(v *policyView, r model.Retry) error {
+func planRetry(v *policyView, r model.Retry, dynamic bool) error {
 	var err error
+	if r.Route != nil {
+		if len(r.On) > 0 || r.Tries != 0 {
+			return fmt.Errorf("a route's retry with next upstream conditions or tries of its own")
+		}
+		if err := r.Route.Validate(); err != nil {
+			return err
+		}
+		r.On, r.Tries = r.Route.Conditions(), r.Route.Tries()
+		if dynamic {
+			v.Tries = r.Tries
+		}
+	}
 	if v.NextUpstream, err = fixedTokens("next upstream condition", r.On, nextUpstreamTokens); err != nil {
 		return err
 	}

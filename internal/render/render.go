@@ -42,6 +42,9 @@ var templates = template.Must(template.New("").Option("missingkey=error").Funcs(
 	// backend to the Lua balancer.
 	"backendVariable": func() string { return balancer.BackendVariable },
 	"answerProbe":     func() string { return answerProbe },
+	// triesVariable is the variable through which a location grants the
+	// Lua balancer a Gateway API retry's tries.
+	"triesVariable": func() string { return balancer.TriesVariable },
 	// The log formats' names (metrics.go, tracing.go).
 	"metricsLogFormat": func() string { return metricsLogFormat },
 	"spanLogFormat":    func() string { return spanLogFormat },
@@ -276,6 +279,7 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 	if err := main.planMainAuthTemplates(m, p); err != nil {
 		return nil, "", nil, nil, err
 	}
+	main.planRouteRetry(m)
 	if files[layout.MainConf], err = execute("nginx.conf.tmpl", &main); err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -414,6 +418,8 @@ type mainView struct {
 	// BestHTTPHost declares $causeway_best_http_host (extauth_template.go).
 	AuthLoop     *authLoopView
 	BestHTTPHost bool
+	// RouteTries declares $causeway_tries (retry.go).
+	RouteTries bool
 	// ModSecurityRules is the quoted path of the http level's ModSecurity
 	// rules, "" when no location runs ModSecurity (modsecurity.go).
 	ModSecurityRules string

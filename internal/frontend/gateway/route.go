@@ -287,7 +287,9 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 		}
 	}
 	if in.Retry != nil {
-		return Rule{}, ruleUnsupported("%s.retry: not supported by Causeway yet", field)
+		if pol, err = ruleRetry(field+".retry", in.Retry, pol); err != nil {
+			return Rule{}, err
+		}
 	}
 	if in.SessionPersistence != nil {
 		rule := strconv.Itoa(i)

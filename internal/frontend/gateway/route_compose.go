@@ -215,7 +215,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 	for _, e := range pe.Entries {
 		if e.Rule.Redirect == nil && !reflect.DeepEqual(e.Rule.Policy, loc.Policy) ||
 			!reflect.DeepEqual(e.Rule.Mirrors, first.Rule.Mirrors) {
-			drop(e, "its filters or timeouts differ from those of "+first.Route.Ref.String()+
+			drop(e, "its filters, timeouts or retry differ from those of "+first.Route.Ref.String()+
 				fmt.Sprintf(" spec.rules[%d], which the location applies", first.Rule.Index))
 			continue
 		}

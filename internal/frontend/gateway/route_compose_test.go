@@ -210,7 +210,7 @@ func TestComposeAnswers(t *testing.T) {
 	})
 	t.Run("filters differ", func(t *testing.T) {
 		locs, ps := composeLocations(t, translateRoutes(t, newHTTPRoute("r", rh(toBackend("v2", proxyRule(headerV2)), "X-A"), rh(toBackend("v1", proxyRule()), "X-B"))))
-		hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "filters or timeouts differ")
+		hasProblem(t, ps, routeCondPartiallyInvalid, routeReasonUnsupportedValue, "filters, timeouts or retry differ")
 		if got := pickTarget(locs[0], requestHolds("GET")); got != "status 404" {
 			t.Errorf("got %s", got)
 		}

@@ -239,14 +239,6 @@ func TestTranslateTimeouts(t *testing.T) {
 	})
 }
 
-func TestTranslateUnsupportedFields(t *testing.T) {
-	retry := proxyRule()
-	retry.Retry = &gwv1.HTTPRouteRetry{Attempts: routePtr(2)}
-	runRows(t, []routeRow{
-		{"retry", newHTTPRoute("r", retry), refused(routeReasonUnsupportedValue, "retry")},
-	})
-}
-
 func TestTranslateRegexDollar(t *testing.T) {
 	runRows(t, []routeRow{
 		// A trailing "\" must not escape the added "$"; render refuses a "$" that is not the final anchor.

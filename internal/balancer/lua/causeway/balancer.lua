@@ -22,6 +22,7 @@
 local store = require("causeway.store")
 local stats = require("causeway.stats")
 local peers = require("causeway.peers")
+local text = require("causeway.vars").text
 local ngx_balancer = require("ngx.balancer")
 
 local set_current_peer = ngx_balancer.set_current_peer
@@ -32,6 +33,10 @@ local ipairs = ipairs
 local re_find = ngx.re.find
 local tonumber = tonumber
 local log, ERR, WARN = ngx.log, ngx.ERR, ngx.WARN
+
+-- TRIES is balancer.TriesVariable: set by a location with a Gateway API
+-- retry, the number of tries of its requests, the first included.
+local TRIES = "causeway_tries"
 
 local _M = {}
 
@@ -107,10 +112,33 @@ local function no_live_peer(key, rc)
     end
 end
 
+-- route_tries returns the tries a Gateway API retry grants the request
+-- ($causeway_tries, whose location also caps them with
+-- proxy_next_upstream_tries), nil without one.
+local function route_tries()
+    local v = text(TRIES)
+    local n = v and tonumber(v)
+    if n and n >= 1 then
+        return n
+    end
+    return nil
+end
+
+-- grant returns the retries of a request's first attempt: a Gateway API
+-- retry's, which may go to a peer already tried once every peer was,
+-- else the backend's, each on another peer.
+local function grant(inst)
+    local tries = route_tries()
+    if tries then
+        return tries - 1
+    end
+    return min(inst.retries, inst.n - 1)
+end
+
 -- commit hands the picked peer to nginx (on the first attempt granting
--- the backend's retries, each on another peer) and, for methods that keep
--- per-request state, records it and counts it in flight.
-local function commit(key, inst, rc, peer, first)
+-- more, the retries) and, for methods that keep per-request state,
+-- records it and counts it in flight.
+local function commit(key, inst, rc, peer, more)
     if not peer then
         log(ERR, "causeway: ", key, ": no peer to pick")
         return ngx.exit(ngx.ERROR)
@@ -120,11 +148,8 @@ local function commit(key, inst, rc, peer, first)
         log(ERR, "causeway: ", key, ": cannot set peer ", peer.id, ": ", err)
         return ngx.exit(ngx.ERROR)
     end
-    if first then
-        local more = min(inst.retries, inst.n - 1)
-        if more > 0 then
-            set_more_tries(more)
-        end
+    if more and more > 0 then
+        set_more_tries(more)
     end
     if not rc then
         return
@@ -353,13 +378,20 @@ local function retry(state, code)
     end
     if inst.limited then
         local peer = inst:pick(rc, peers.skipped(inst, tried))
+        if not peer and route_tries() then
+            -- A Gateway API retry goes to a peer tried before once every
+            -- one was, still skipping those out or at max_conns.
+            local skip = peers.skipped(inst, nil)
+            peer = inst:pick(rc, skip)
+        end
         if not peer then
             return no_live_peer(key, rc)
         end
-        return commit(key, inst, rc, peer, false)
+        return commit(key, inst, rc, peer, nil)
     end
-    -- When every peer has been tried (the set shrank mid-request), reuse one.
-    return commit(key, inst, rc, inst:pick(rc, tried) or inst:pick(rc, nil), false)
+    -- When every peer has been tried (a Gateway API retry, or the set
+    -- shrank mid-request), reuse one.
+    return commit(key, inst, rc, inst:pick(rc, tried) or inst:pick(rc, nil), nil)
 end
 
 -- access runs in the access phase of a location whose split may pick
@@ -407,9 +439,9 @@ function _M.balance()
         if not peer and skip then
             return no_live_peer(key, rc)
         end
-        return commit(key, inst, rc, peer, true)
+        return commit(key, inst, rc, peer, grant(inst))
     end
-    return commit(key, inst, rc, inst:pick(rc, nil), true)
+    return commit(key, inst, rc, inst:pick(rc, nil), grant(inst))
 end
 
 -- balance_subrequest picks the peer of a subrequest to backend key, which
@@ -426,9 +458,10 @@ local function balance_subrequest(key)
     local state = get_last_failure()
     local rc = {}
     if not state then
-        return commit(key, inst, nil, inst:pick(rc, nil), true)
+        -- Not grant: the subrequest shares its parent's $causeway_tries.
+        return commit(key, inst, nil, inst:pick(rc, nil), min(inst.retries, inst.n - 1))
     end
-    return commit(key, inst, nil, inst:pick(rc, tried_peers()) or inst:pick(rc, nil), false)
+    return commit(key, inst, nil, inst:pick(rc, tried_peers()) or inst:pick(rc, nil), nil)
 end
 
 -- balance_auth picks the peer of an external authentication subrequest
