@@ -49,8 +49,10 @@ test-unit-kube: deps kube-apiserver
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m $(KUBE_UNIT_PKGS)
 
 # Tier 2: the real causeway binary, real nginx, echo backends on 127.0.0.x.
+# Each test has its own addresses, ports and state directory, and spends
+# most of its time waiting for nginx: three run at once.
 test-integration: deps
-	$(TEST_ENV) $(GO) test -race -count=1 -timeout 25m ./test/integration/...
+	$(TEST_ENV) $(GO) test -race -count=1 -parallel 3 -timeout 25m ./test/integration/...
 
 # Tier 2 again, on Angie built from ../shared/vendor (make angie): the same
 # tests, with the binary, its modules and its lua-resty-core from the

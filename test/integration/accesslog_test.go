@@ -80,6 +80,7 @@ func accessLogManifests(t *testing.T, config string) map[string]string {
 // does and carrying the client's X-Request-ID (else a generated one); the
 // controller's own default backend is not logged.
 func TestAccessLogDefaultFormat(t *testing.T) {
+	t.Parallel()
 	c := startController(t, accessLogManifests(t, ""))
 	if r := c.getWith("log.test", "/first?q=1", map[string]string{"X-Request-ID": "req-abc-123", "User-Agent": "agent/1", "Referer": "http://r.test/"}); r.Status != 200 {
 		t.Fatalf("status %d", r.Status)
@@ -112,6 +113,7 @@ func TestAccessLogDefaultFormat(t *testing.T) {
 // skip-access-log-urls drops exactly the listed paths; and the default
 // backend is logged when enable-access-log-for-default-backend is true.
 func TestAccessLogJSON(t *testing.T) {
+	t.Parallel()
 	format := `{"uri":"$uri","ua":"$http_user_agent","ns":"$namespace","ing":"$ingress_name","svc":"$service_name","port":"$service_port","path":"$location_path","up":"$proxy_upstream_name","id":"$req_id","status":$status}`
 	m := accessLogManifests(t, accessLogConfig(
 		"log-format-upstream", format,
@@ -173,6 +175,7 @@ func TestAccessLogJSON(t *testing.T) {
 // or one that tries to end nginx's quoted format, is a Problem on the
 // ConfigMap and the default format stays (nginx accepts the result).
 func TestAccessLogRefusedFormats(t *testing.T) {
+	t.Parallel()
 	c := startController(t, accessLogManifests(t, ""))
 	for i, bad := range []string{
 		`$remote_addr $http_cookie`,
@@ -204,6 +207,7 @@ func TestAccessLogRefusedFormats(t *testing.T) {
 // TestAccessLogParams: with access-log-params, lines wait in a buffer and
 // still arrive, at the latest after flush.
 func TestAccessLogParams(t *testing.T) {
+	t.Parallel()
 	c := startController(t, accessLogManifests(t, accessLogConfig("access-log-params", "buffer=64k flush=1s")))
 	if !strings.Contains(c.renderedConfig(), "access_log /dev/stderr causeway buffer=64k flush=1s;") {
 		t.Fatal("access_log without the buffer")

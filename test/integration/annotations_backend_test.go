@@ -87,6 +87,7 @@ func startMTLSBackend(t *testing.T, service string) *mtlsBackend {
 }
 
 func TestBackendTLSWithClientCertificate(t *testing.T) {
+	t.Parallel()
 	mb := startMTLSBackend(t, "secure")
 	b, serverCert, clientCert, clientKey := mb.backend, mb.serverCert, mb.clientCert, mb.clientKey
 	otherCA, _, err := testcert.SelfSigned(0, time.Hour, "someone-else")
@@ -127,6 +128,7 @@ func TestBackendTLSWithClientCertificate(t *testing.T) {
 // mirror-target copies every request to another backend, whose answer
 // is ignored, with the original URI.
 func TestMirrorTarget(t *testing.T) {
+	t.Parallel()
 	main := startBackend(t, "main")
 	var mirrored atomic.Int64
 	var lastURI atomic.Value
@@ -164,6 +166,7 @@ func TestMirrorTarget(t *testing.T) {
 // --default-backend-service answers requests no rule matches, instead of
 // the controller's own 404.
 func TestDefaultBackendServiceFlag(t *testing.T) {
+	t.Parallel()
 	web, fallback := startBackend(t, "web"), startBackend(t, "fallback")
 	c := startController(t, map[string]string{"d.yaml": ingressClass + serviceYAML("default", "web", 80, web) +
 		serviceYAML("default", "fallback", 80, fallback) + ingressYAML("default", "web", "web.test", "Prefix /app web")},

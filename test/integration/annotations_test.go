@@ -16,12 +16,14 @@ import (
 // hosts, all served by one controller, and compares with the row's
 // expected response (which the build tests check the Model against too).
 func TestAnnotationTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	runAnnotationTable(t, spec.AnnotationTable)
 }
 
 // TestConfigAccessTableAgainstNginx sends the rows whose ConfigMap keys
 // would change every other row's answer, each to a controller of its own.
 func TestConfigAccessTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	for _, tc := range spec.ConfigAccessTable {
 		t.Run(tc.Name, func(t *testing.T) { runAnnotationTable(t, []spec.AnnotationCase{tc}) })
 	}

@@ -108,6 +108,7 @@ func getMTLS(t *testing.T, c *controller, host string, cert *tls.Certificate) (i
 // TestAuthTLSClientCertificates checks auth-tls-* against real client
 // certificates on a real nginx.
 func TestAuthTLSClientCertificates(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	ca, other := newCA(t, "Client CA"), newCA(t, "Other CA")
 	good, wrongCN, foreign := clientCert(t, ca, "client-a"), clientCert(t, ca, "client-b"), clientCert(t, other, "client-a")

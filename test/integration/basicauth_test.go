@@ -16,6 +16,7 @@ import (
 // satisfy rows to a real nginx; the build tests check the same rows on the
 // Model.
 func TestBasicAuthTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	runAnnotationTable(t, spec.AuthTable)
 }
 
@@ -36,6 +37,7 @@ var basicAuthHashes = map[string]string{
 // secrets/, and that a changed Secret applies without a reload and a removed one closes
 // the paths and leaves no file behind.
 func TestBasicAuthHashesAndSecretChange(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "app")
 	row := spec.AnnotationCase{Ingresses: []spec.Ingress{{Name: "web", Host: "hashes.test",
 		Paths:       []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}},

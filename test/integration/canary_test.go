@@ -21,6 +21,7 @@ import (
 // TestCanaryTableAgainstNginx sends the canary rows to a real nginx with
 // real backends; the build tests check the same rows on the Model.
 func TestCanaryTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	runAnnotationTable(t, spec.CanaryTable)
 }
 
@@ -82,6 +83,7 @@ func binomialTail(n int, p float64, lo, hi int) float64 {
 // 17.9. The test accepts 300 to 500 (20 % ± 5 points), outside which a
 // correct balancer falls with probability below 1e-6.
 func TestCanaryWeightDistribution(t *testing.T) {
+	t.Parallel()
 	const n, lo, hi = 2000, 300, 500
 	if tail := binomialTail(n, 0.2, lo, hi); tail >= 1e-6 {
 		t.Fatalf("the tolerance is too tight: a false failure has probability %g", tail)
@@ -114,6 +116,7 @@ func TestCanaryWeightDistribution(t *testing.T) {
 // reload counter stays flat. Then the main Ingress goes away: the
 // canary's path is no longer served, with a Problem, as in ingress-nginx.
 func TestCanaryChangesDoNotReload(t *testing.T) {
+	t.Parallel()
 	stable, next := startBackend(t, "stable"), startBackend(t, "next")
 	c := startController(t, map[string]string{
 		"app.yaml":    ingressClass + serviceYAML("default", "stable", 80, stable) + serviceYAML("default", "next", 80, next),
@@ -187,6 +190,7 @@ func TestCanaryChangesDoNotReload(t *testing.T) {
 // and a new client goes to the main (ingress-nginx's default canary
 // affinity behaviour).
 func TestCanaryAffinity(t *testing.T) {
+	t.Parallel()
 	stable, next := startBackend(t, "stable"), startBackend(t, "next")
 	main := strings.Replace(ingressYAML("default", "web", "canary.test", "Prefix / stable"), "metadata: {name: web, namespace: default}",
 		"metadata:\n  name: web\n  namespace: default\n  annotations: {nginx.ingress.kubernetes.io/affinity: cookie, nginx.ingress.kubernetes.io/session-cookie-name: route}", 1)
@@ -240,6 +244,7 @@ func TestCanaryAffinity(t *testing.T) {
 // counted under each host's own Ingress and Service with the canary's
 // upstream in the canary label, the others with an empty one.
 func TestCanaryMetricsInSharedServer(t *testing.T) {
+	t.Parallel()
 	manifests := ingressClass
 	for _, h := range []string{"a", "b"} {
 		stable, next := startBackend(t, "stable-"+h), startBackend(t, "next-"+h)

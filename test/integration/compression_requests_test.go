@@ -47,6 +47,7 @@ var padded = "/?pad=" + strings.Repeat("x", 1200)
 // TestCompression: gzip and brotli apply to the listed types above the
 // minimum length, for clients that accept them, and nothing else.
 func TestCompression(t *testing.T) {
+	t.Parallel()
 	brotli := optionalModule(t, "ngx_http_brotli_filter_module.so")
 	be := startBackend(t, "web")
 	cm := map[string]string{"use-gzip": "true", "gzip-min-length": "1000", "gzip-types": "application/json text/css",
@@ -110,6 +111,7 @@ func TestCompression(t *testing.T) {
 // TestBrotliWithoutModule: without the brotli module, enable-brotli is a
 // Problem and brotli stays off, while everything else is served.
 func TestBrotliWithoutModule(t *testing.T) {
+	t.Parallel()
 	be := startBackend(t, "web")
 	// A modules directory without brotli (and without Lua: plain mode).
 	c := startController(t, map[string]string{
@@ -132,6 +134,7 @@ var requestIDSyntax = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // TestRequestHandlingDefaults: ingress-nginx's defaults on the wire.
 func TestRequestHandlingDefaults(t *testing.T) {
+	t.Parallel()
 	be := startBackend(t, "web")
 	c := startController(t, map[string]string{
 		"app.yaml": ingressClass + serviceYAML("default", "web", 80, be) + tlsSecretYAML(t, "default", "tls", "rq.test", 0) +
@@ -180,6 +183,7 @@ func TestRequestHandlingDefaults(t *testing.T) {
 // large-client-header-buffers and generate-request-id change what nginx
 // does on the wire.
 func TestRequestHandlingKeys(t *testing.T) {
+	t.Parallel()
 	be := startBackend(t, "web")
 	cm := map[string]string{"http-redirect-code": "301", "server-tokens": "true", "large-client-header-buffers": "2 2k",
 		"generate-request-id": "false", "keep-alive": "5", "client-header-timeout": "5", "error-log-level": "warn",
@@ -249,6 +253,7 @@ spec:
 // areas at the ends of what they accept, on both data planes with the
 // brotli module, and nginx -t must accept each configuration.
 func TestCompressionAndRequestKeysAtTheirBounds(t *testing.T) {
+	t.Parallel()
 	requireModule(t, "ngx_http_brotli_filter_module.so")
 	mods := dataPlane.modules
 	low := map[string]string{"use-gzip": "true", "gzip-level": "1", "gzip-min-length": "0", "gzip-types": "text/html",

@@ -16,6 +16,7 @@ import (
 // per-location ConfigMap keys (force-ssl-redirect, preserve-trailing-slash,
 // custom-http-errors) to nginx, all served by one controller.
 func TestConfigDefaultsTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	runAnnotationTable(t, spec.ConfigDefaultsTable)
 }
 
@@ -24,6 +25,7 @@ func TestConfigDefaultsTableAgainstNginx(t *testing.T) {
 // as defaults on real nginx, and an Ingress's annotation of the same name
 // overrides each.
 func TestConfigDefaultsAgainstNginx(t *testing.T) {
+	t.Parallel()
 	app, errs, fallback := startBackend(t, "app"), startBackend(t, "errors"), startBackend(t, "fallback")
 	// flaky's two endpoints share a port: one answers 503 to everything.
 	good := startBackend(t, "flaky")

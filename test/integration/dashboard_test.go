@@ -20,6 +20,7 @@ import (
 // which has no series while nothing is wrong), in the Lua data plane
 // (for causeway_dynamic_updates_total).
 func TestDashboardMetricsExported(t *testing.T) {
+	t.Parallel()
 	queries, err := dashboard.Load("../../deploy/grafana/causeway.json")
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ var digestNonce = regexp.MustCompile(`^Digest realm="Staff", qop="auth", algorit
 // right password with qop auth and without (RFC 2069), a wrong password, a
 // forged nonce, credentials for another URI, and a changed Secret.
 func TestDigestAuth(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "app")
 	row := spec.AnnotationCase{Ingresses: []spec.Ingress{{Name: "web", Host: "digest.test",
 		Paths:       []spec.Route{{Path: "/", Type: "Prefix", Service: "app"}},

@@ -72,6 +72,7 @@ func (c *controller) nginxState() map[string][]string {
 // unprivileged local user: connecting to the dynamic socket must fail,
 // and traffic and nginx's state stay as the controller pushed them.
 func TestDynamicSocketRefusesOtherUsers(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a command as nobody")
 	}
@@ -117,6 +118,7 @@ func TestDynamicSocketRefusesOtherUsers(t *testing.T) {
 // 409, with or without an endpoint change, and so does a reload of nginx
 // (which loads the controller's state file).
 func TestForeignStateIsOverwritten(t *testing.T) {
+	t.Parallel()
 	web, evil := startBackend(t, "web"), startBackend(t, "evil")
 	api := startBackends(t, "api", 2)
 	c := startController(t, map[string]string{

@@ -80,6 +80,7 @@ func keys(m map[string]int) string {
 // plane must absorb without a reload, checking traffic and the reload
 // counter after each.
 func TestEndpointChangesDoNotReload(t *testing.T) {
+	t.Parallel()
 	ab := startBackends(t, "web", 2)
 	a, b := ab[0], ab[1]
 	// A second port on b's address stands in for a changed targetPort.
@@ -151,6 +152,7 @@ func TestEndpointChangesDoNotReload(t *testing.T) {
 // file once the controller reports it changed; without it, nginx reads the
 // file at each handshake. With reload-free-certificates off, it reloads.
 func TestCertificateRenewal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		config     string
@@ -210,6 +212,7 @@ func TestCertificateRenewal(t *testing.T) {
 }
 
 func TestDynamicChannelIsUnixOnly(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{"a.yaml": ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "a", "a.test", "Prefix / web")})
 	out, err := exec.Command("ss", "-ltnpH").CombinedOutput()
@@ -260,6 +263,7 @@ func unixClient(path string) *http.Client {
 }
 
 func TestRetryOnDeadEndpoint(t *testing.T) {
+	t.Parallel()
 	live := startBackend(t, "web")
 	dead := &backend{IP: loopbackIP(), Port: live.Port} // nothing listens there
 	c := startController(t, map[string]string{
@@ -275,6 +279,7 @@ func TestRetryOnDeadEndpoint(t *testing.T) {
 // request is in flight on it: that request completes, and new requests go
 // to the other endpoint only.
 func TestNotReadyEndpointDrains(t *testing.T) {
+	t.Parallel()
 	ab := startBackends(t, "web", 2)
 	a, b := ab[0], ab[1]
 	c := startController(t, map[string]string{
@@ -309,6 +314,7 @@ var modeRE = regexp.MustCompile(`falling back to plain upstreams`)
 // modules directory): the controller falls back to plain upstreams, says
 // so once, and endpoint changes then reload with reason "endpoints".
 func TestFallbackWithoutLua(t *testing.T) {
+	t.Parallel()
 	ab := startBackends(t, "web", 2)
 	a, b := ab[0], ab[1]
 	c := startController(t, map[string]string{
@@ -339,6 +345,7 @@ func TestFallbackWithoutLua(t *testing.T) {
 // least_conn adds the log hook (one reload) and traffic keeps flowing.
 // The methods' distributions are tested in internal/balancer.
 func TestMethodsThroughGeneratedConfig(t *testing.T) {
+	t.Parallel()
 	ab := startBackends(t, "web", 2)
 	a, b := ab[0], ab[1]
 	svc := func(annotations string) string {

@@ -32,6 +32,7 @@ func bigServiceYAML(ns, name, host string, n int) string {
 // go live within seconds, and the big one is pushed once it is back at
 // the limit.
 func TestServiceOverEndpointLimit(t *testing.T) {
+	t.Parallel()
 	ab := startBackends(t, "web", 2)
 	a, b := ab[0], ab[1]
 	c := startController(t, map[string]string{

@@ -59,6 +59,7 @@ func (a *countingAuthService) lastID() string {
 // over a new connection each time. The subrequest shares the request's
 // variables, so the service and the backend see one X-Request-ID.
 func TestExternalAuthKeepaliveAgainstNginx(t *testing.T) {
+	t.Parallel()
 	app := startBackend(t, "app")
 	pooled, unpooled := startCountingAuthService(t), startCountingAuthService(t)
 	m := ingressClass + serviceYAML("default", "app", 80, app) +

@@ -114,6 +114,7 @@ spec:
 // back to this nginx's server for the host, over HTTP and over HTTPS,
 // whatever DNS would say of the host (nothing resolves these names).
 func TestExternalAuthOAuth2ProxyFlow(t *testing.T) {
+	t.Parallel()
 	app := startBackend(t, "app")
 	proxy := startFakeOAuth2Proxy(t)
 	m := ingressClass + serviceYAML("default", "app", 80, app) + serviceYAML("default", "oauth2-proxy", 80, proxy.backend) +

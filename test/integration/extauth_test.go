@@ -103,6 +103,7 @@ func (c *controller) authGet(t *testing.T, host, path, authz string, hdr ...stri
 // global-auth-url covers the other Ingresses but those opting out and
 // no-auth-locations.
 func TestExternalAuthAgainstNginx(t *testing.T) {
+	t.Parallel()
 	app := startBackend(t, "app")
 	auth := startAuthService(t)
 	m := ingressClass + serviceYAML("default", "app", 80, app) +
@@ -209,6 +210,7 @@ func TestExternalAuthAgainstNginx(t *testing.T) {
 // and the controller leaves that Ingress out with a Problem. Other
 // Ingresses keep serving throughout.
 func TestExternalAuthInjectionAndUnresolvableHost(t *testing.T) {
+	t.Parallel()
 	app := startBackend(t, "app")
 	const hostile = "http://a.com/#;}}}location /pwned { return 200 \"pwned\"; } #"
 	m := ingressClass + serviceYAML("default", "app", 80, app) +
@@ -260,6 +262,7 @@ func TestExternalAuthInjectionAndUnresolvableHost(t *testing.T) {
 // back to the ConfigMap's defaults, which must close every path rather
 // than serve it without authentication.
 func TestGlobalAuthUnresolvableHostFailsClosed(t *testing.T) {
+	t.Parallel()
 	app := startBackend(t, "app")
 	auth := startAuthService(t)
 	m := ingressClass + serviceYAML("default", "app", 80, app) + annotatedIngressYAML("web", "web.test", "app")
@@ -297,6 +300,7 @@ func TestGlobalAuthUnresolvableHostFailsClosed(t *testing.T) {
 // a real nginx and the table's service; the build tests check the same
 // rows on the Model.
 func TestExtAuthTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	runAnnotationTable(t, spec.ExtAuthTable)
 }
 

@@ -83,6 +83,7 @@ func startExternalName(t *testing.T, args ...string) externalNameCase {
 // traffic without a reload; a name that stops resolving answers 503 and a
 // Problem, and an invalid name is a Problem at once.
 func TestExternalNameBackend(t *testing.T) {
+	t.Parallel()
 	x := startExternalName(t)
 	c, zone, one, two, served := x.c, x.zone, x.one, x.two, x.served
 	eventually(t, 10*time.Second, func() error { return served("one") })
@@ -125,6 +126,7 @@ func TestExternalNameBackend(t *testing.T) {
 // TestExternalNamePlain: without the Lua balancer the resolved addresses
 // are the upstream's servers, and a new one reloads nginx.
 func TestExternalNamePlain(t *testing.T) {
+	t.Parallel()
 	x := startExternalName(t, "--dataplane", "plain")
 	eventually(t, 10*time.Second, func() error { return x.served("one") })
 	x.zone.Set("db.ext.test. A", "db.ext.test. 1 IN A "+x.two.IP)

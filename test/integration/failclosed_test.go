@@ -15,6 +15,7 @@ import (
 // keep answering 200, and the log names the annotation. Dropping the
 // annotation opens the paths again without a restart.
 func TestSecurityAnnotationFailsClosed(t *testing.T) {
+	t.Parallel()
 	guarded, open := startBackend(t, "guarded"), startBackend(t, "open")
 	const auth = "    nginx.ingress.kubernetes.io/auth-url: 'http://auth.test/#;load_module /tmp/x.so;'\n"
 	guardedIngress := func(annotations string) string {

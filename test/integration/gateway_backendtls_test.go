@@ -96,6 +96,7 @@ spec:
 // it unverified or in cleartext. A cleartext backend beside them stays
 // cleartext.
 func TestGatewayBackendTLSPolicy(t *testing.T) {
+	t.Parallel()
 	secure := startSNIBackend(t, "secure")
 	plain := startBackend(t, "plain")
 	otherCA, _, err := testcert.SelfSigned(0, time.Hour, "someone-else")

@@ -18,6 +18,7 @@ import (
 // whose reference does not resolve, presents none, and the same backend
 // refuses the handshake (502).
 func TestGatewayBackendClientCertificate(t *testing.T) {
+	t.Parallel()
 	mb := startMTLSBackend(t, "secure")
 	c := startController(t, map[string]string{
 		"backend.yaml": serviceYAML("default", "secure", 443, mb.backend) + caConfigMapYAML("backend-ca", mb.serverCert) +

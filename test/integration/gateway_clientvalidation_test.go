@@ -20,6 +20,7 @@ import (
 // all; in AllowInsecureFallback mode (a port's entry) every client is
 // served. A host no route serves is refused the same way.
 func TestGatewayClientValidationAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea := startBackend(t, "tea")
 	client := func(cn string) (pem []byte, cert tls.Certificate) {
 		c, k, err := testcert.SelfSignedClient(cn)

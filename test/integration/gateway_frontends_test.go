@@ -58,6 +58,7 @@ spec:
 // it; a Gateway listener asking for the controller's port is refused
 // while the Ingress and the VirtualServer keep it.
 func TestFrontEndsShareAHostAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea, coffee, juice := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "juice")
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,

@@ -54,6 +54,7 @@ spec:
 // HTTP/1 on one port (Angie) serves both; nginx 1.22 serves the
 // HTTPRoute and reports that the GRPCRoute's clients are not served.
 func TestGatewayGRPCRouteAgainstNginx(t *testing.T) {
+	t.Parallel()
 	ip := loopbackIP()
 	lis, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {

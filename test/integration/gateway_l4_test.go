@@ -62,6 +62,7 @@ spec:
 // closes any other name; TCPRoutes and UDPRoutes proxy their listeners'
 // connections and datagrams.
 func TestGatewayStreamRoutesAgainstNginx(t *testing.T) {
+	t.Parallel()
 	appIP, appPort := startTLSBackend(t, "tls-app", "secure.pass.test")
 	wildIP, wildPort := startTLSBackend(t, "wild-app", "wild.pass.test")
 	tcpIP, tcpPort := startTCPEcho(t, "tcp")

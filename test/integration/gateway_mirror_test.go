@@ -106,6 +106,7 @@ func (r *recorder) count(keep func(uri string) bool) int {
 // its body; mirrors of 20% get about a fifth of the requests each, drawn
 // apart. In both data planes.
 func TestGatewayRequestMirrorAgainstNginx(t *testing.T) {
+	t.Parallel()
 	for _, plane := range []string{"lua", "plain"} {
 		t.Run(plane, func(t *testing.T) {
 			primary := startBackend(t, "primary")

@@ -62,6 +62,7 @@ spec:
 // go to the same listener is served, or 404 when no route there has the
 // host; a request without a server name is not checked.
 func TestMisdirectedRequestsAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea, coffee, juice := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "juice")
 	c := startController(t, map[string]string{
 		"services.yaml": serviceYAML("default", "tea", 80, tea) + serviceYAML("default", "coffee", 80, coffee) + serviceYAML("default", "juice", 80, juice),

@@ -91,6 +91,7 @@ func (f *flakyHandler) triesOf(id string) int {
 // after timeouts.request, and moves a request from an endpoint that
 // refuses connections to one that answers.
 func TestGatewayRetryAgainstNginx(t *testing.T) {
+	t.Parallel()
 	f := &flakyHandler{tries: map[string]int{}}
 	flaky := startHandlerBackend(t, "flaky", f)
 	live := startBackend(t, "conn")

@@ -122,6 +122,7 @@ func gatewayRouteModel(t *testing.T, field, v string) *model.Model {
 // translation, or rendered with the directive structure of a benign
 // value into a configuration nginx -t accepts, on both data planes.
 func TestHostileGatewayRouteValues(t *testing.T) {
+	t.Parallel()
 	fields := slices.Sorted(func(yield func(string) bool) {
 		for f := range gatewayRouteFields {
 			if !yield(f) {

@@ -52,6 +52,7 @@ spec:
 // keeps the client on its backendRef after its weight drops to 0, which
 // is pushed without a reload.
 func TestGatewaySessionPersistence(t *testing.T) {
+	t.Parallel()
 	web := startBackends(t, "web", 2)
 	other := startBackend(t, "other")
 	c := startController(t, map[string]string{

@@ -135,6 +135,7 @@ spec:
 // then path, then headers), listener isolation, weights, redirects and
 // HTTPS with the listener's certificate; a host no listener serves is 404.
 func TestGatewayAPIAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea, coffee, juice := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "juice")
 	c := startController(t, map[string]string{
 		"services.yaml": serviceYAML("default", "tea", 80, tea) + serviceYAML("default", "coffee", 80, coffee) + serviceYAML("default", "juice", 80, juice),

@@ -57,6 +57,7 @@ spec:
 // its TLSRoutes' plain TCP backends; a listener in mode Passthrough on the
 // same port passes its name still encrypted; any other name is closed.
 func TestGatewayTLSTerminateAgainstNginx(t *testing.T) {
+	t.Parallel()
 	oneIP, onePort := startTCPEcho(t, "one")
 	wildIP, wildPort := startTCPEcho(t, "wild")
 	appIP, appPort := startTLSBackend(t, "tls-app", "pass.term.test")

@@ -17,6 +17,7 @@ import (
 // variables, which snippets read (a header, a refusal by country) and the
 // access log prints; an address no database knows gets empty values.
 func TestGeoIP2(t *testing.T) {
+	t.Parallel()
 	requireModule(t, "ngx_http_geoip2_module.so")
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
@@ -71,6 +72,7 @@ func TestGeoIP2(t *testing.T) {
 // still defines the variables, empty, so the snippets reading them are
 // served, and a Problem on the ConfigMap says why.
 func TestGeoIP2WithoutModule(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	ing := annotatedIngressYAML("web", "geo.test", "web", "configuration-snippet",
 		"add_header X-Country \"$geoip2_city_country_code/$geoip2_city\" always;")

@@ -41,6 +41,7 @@ spec:
 // over TLS (GRPCS), for unary and streaming calls, spread over both
 // endpoints, with the forwarded headers nginx adds.
 func TestGRPCBackends(t *testing.T) {
+	t.Parallel()
 	cert, key, err := testcert.SelfSigned(2048, time.Hour, "grpc-backend")
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,7 @@ func longHost(prefix string, n int) string {
 // afterwards follows within seconds: nginx's hash sizes follow the longest
 // host and file names stay short whatever the host.
 func TestMaximumLengthHostsDoNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	web, other := startBackend(t, "web"), startBackend(t, "other")
 	alone := longHost("", 253)
 	shared := []string{longHost("x", 253), longHost("y", 253), longHost("z", 200)}
@@ -111,6 +112,7 @@ func (c *controller) readyz() (int, string) {
 // is removed, later changes go live, and nginx killed meanwhile comes back
 // with the repaired files. While it cannot be repaired, /readyz is 503.
 func TestDamagedStateDirHeals(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{
 		"app.yaml": ingressClass + serviceYAML("default", "web", 80, web) +
@@ -197,6 +199,7 @@ spec:
 // cannot reach makes the controller unready, naming the path, instead of
 // failing handshakes and request bodies silently; once reachable, ready.
 func TestUnreachableStateDirFailsReadiness(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("workers run as another user only when the controller is root")
 	}
@@ -237,6 +240,7 @@ func TestUnreachableStateDirFailsReadiness(t *testing.T) {
 // lost: nginx's logs reach the file through the controller, one whole line
 // at a time, instead of nginx reopening the file at its own offset.
 func TestLogsSurviveStderrOnAPlainFile(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	out, err := os.Create(filepath.Join(t.TempDir(), "controller.log"))
 	if err != nil {
@@ -286,6 +290,7 @@ func TestLogsSurviveStderrOnAPlainFile(t *testing.T) {
 // nginx does not outlive a controller killed by a signal it cannot catch:
 // the kernel's parent-death signal asks it to quit, and the ports are free.
 func TestNginxQuitsWhenTheControllerIsKilled(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{
 		"app.yaml": ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "app", "app.test", "Prefix / web"),
@@ -320,6 +325,7 @@ func TestNginxQuitsWhenTheControllerIsKilled(t *testing.T) {
 // (a cipher name OpenSSL does not know) must not freeze the controller:
 // the ConfigMap's defaults serve, with a Problem, and Ingresses go live.
 func TestRefusedConfigMapValueDoesNotFreeze(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{
 		"app.yaml":    ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "web", "app.test", "Prefix / web"),
@@ -342,6 +348,7 @@ func TestRefusedConfigMapValueDoesNotFreeze(t *testing.T) {
 // the culprit found as before: here a ConfigMap value nginx refuses,
 // written while traffic flows.
 func TestRefusedReloadIsNoticedAtOnce(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{
 		"app.yaml": ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "web", "app.test", "Prefix / web"),

@@ -41,6 +41,7 @@ const backendHSTS = "max-age=1"
 // it (ingress-nginx replaces it, NGINX Ingress Controller hides it); with
 // hsts off, the backend's own passes unchanged.
 func TestHSTSReplacesBackendHeader(t *testing.T) {
+	t.Parallel()
 	be := startHeaderBackend(t)
 	c := startController(t, map[string]string{
 		"app.yaml": ingressClass + serviceYAML("default", "hdr", 80, be) +
@@ -78,6 +79,7 @@ func secretYAML(ns, name, key string, data []byte) string {
 // backend, and the backend's Server header shows only with
 // allow-backend-server-header and server-tokens, as in ingress-nginx.
 func TestConfigMapHeaders(t *testing.T) {
+	t.Parallel()
 	be := startHeaderBackend(t)
 	refs := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: add, namespace: causeway}\ndata: {X-Frame-Options: DENY, X-Added: \"yes; really\"}\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: set, namespace: other}\ndata: {X-Tenant: blue}\n---\n"
@@ -141,6 +143,7 @@ func TestConfigMapHeaders(t *testing.T) {
 // TLS 1.2 DHE handshake works; a malformed one is reported, DHE is off
 // and HTTPS keeps working.
 func TestSSLDHParam(t *testing.T) {
+	t.Parallel()
 	be := startBackend(t, "web")
 	cm := map[string]string{"ssl-dh-param": "causeway/dh", "ssl-ciphers": "DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"}
 	c := startController(t, map[string]string{

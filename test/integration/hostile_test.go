@@ -130,6 +130,7 @@ var dataPlanes = []string{"plain", "lua"}
 // configuration that nginx -t accepts and whose directive structure is
 // exactly that of the benign configuration.
 func TestHostileValuesCannotInject(t *testing.T) {
+	t.Parallel()
 	for _, plane := range dataPlanes {
 		out := mustRenderFor(t, baseModel(t), plane)
 		if plane == "lua" && !slices.ContainsFunc(out.Names(), func(n string) bool { return strings.HasPrefix(n, "servers/_shared-") }) {
@@ -204,6 +205,7 @@ var extremes = map[string]func() string{
 }
 
 func TestExtremeValidValuesRenderAndPass(t *testing.T) {
+	t.Parallel()
 	for name, manifest := range extremes {
 		for _, plane := range dataPlanes {
 			t.Run(name+"/"+plane, func(t *testing.T) {
@@ -229,6 +231,7 @@ func TestExtremeValidValuesRenderAndPass(t *testing.T) {
 // pipeline from YAML: the model must reject each object, and the config it
 // renders for the rest must pass nginx -t.
 func TestHostileManifestsAreRejected(t *testing.T) {
+	t.Parallel()
 	for i, v := range hostile {
 		for _, field := range []string{"host", "path", "service"} {
 			t.Run(fmt.Sprintf("%s/%d", field, i), func(t *testing.T) {
@@ -401,6 +404,7 @@ func nginxTest(t *testing.T, out render.Files, m *model.Model) {
 // with the directive structure of a benign regex path and a configuration
 // nginx accepts.
 func TestHostileRegexPaths(t *testing.T) {
+	t.Parallel()
 	manifest := func(path string) string {
 		return fmt.Sprintf("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: evil\n  namespace: ns\n  annotations:\n"+
 			"    nginx.ingress.kubernetes.io/use-regex: \"true\"\n    nginx.ingress.kubernetes.io/rewrite-target: \"/$1\"\n"+

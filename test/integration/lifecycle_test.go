@@ -11,6 +11,7 @@ import (
 )
 
 func TestManifestChangeAppliesWithoutRestart(t *testing.T) {
+	t.Parallel()
 	one, two := startBackend(t, "one"), startBackend(t, "two")
 	c := startController(t, map[string]string{
 		"svc.yaml": ingressClass + serviceYAML("default", "one", 80, one) + serviceYAML("default", "two", 80, two),
@@ -55,6 +56,7 @@ func TestManifestChangeAppliesWithoutRestart(t *testing.T) {
 }
 
 func TestInvalidObjectExcludedOthersKeepWorking(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{
 		"good.yaml": ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "good", "good.test", "Prefix / web"),
@@ -81,6 +83,7 @@ func TestInvalidObjectExcludedOthersKeepWorking(t *testing.T) {
 }
 
 func TestNginxKilledRespawns(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{
 		"a.yaml": ingressClass + serviceYAML("default", "web", 80, web) + ingressYAML("default", "a", "a.test", "Prefix / web"),
@@ -115,6 +118,7 @@ func TestNginxKilledRespawns(t *testing.T) {
 // offending secret falls back to the default certificate, and later
 // changes still apply.
 func TestRejectedConfigIsRolledBack(t *testing.T) {
+	t.Parallel()
 	web, two := startBackend(t, "web"), startBackend(t, "two")
 	c := startController(t, map[string]string{
 		"a.yaml": ingressClass + serviceYAML("default", "web", 80, web) + serviceYAML("default", "two", 80, two) +

@@ -19,6 +19,7 @@ import (
 // Back-to-back rows allow spec.LimitCase.Tolerance more served requests,
 // for the rate's refill while they are sent.
 func TestLimitTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	groups := map[string][]int{}
 	var order []string
 	for i, tc := range spec.LimitTable {
@@ -108,6 +109,7 @@ func sendLimitRow(t *testing.T, tc spec.LimitCase, addr, host string) ([]int, ti
 // nginx refuses a reload that gives a zone name another key; every zone
 // here has the same key, and its name follows the rate.
 func TestLimitsSurviveReloads(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "app")
 	eps := map[string]spec.Endpoint{"app": {IP: b.IP, Port: b.Port}}
 	manifests := func(rps string, others int) string {
@@ -156,6 +158,7 @@ func TestLimitsSurviveReloads(t *testing.T) {
 // through at full speed. Both need proxy-buffering on: nginx does not slow
 // unbuffered responses (the parser refuses them without it).
 func TestLimitRateSlowsResponses(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "app")
 	eps := map[string]spec.Endpoint{"app": {IP: b.IP, Port: b.Port}}
 	ing := func(name, host string, a map[string]string) spec.Ingress {

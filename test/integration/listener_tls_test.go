@@ -45,6 +45,7 @@ func (c *controller) handshake(host string, cfg *tls.Config) (tls.ConnectionStat
 // TestHTTP2ByALPN: h2 is negotiated on the HTTPS port, and not once
 // use-http2 is false.
 func TestHTTP2ByALPN(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{"tls.yaml": ingressClass + serviceYAML("default", "web", 80, web) +
 		tlsSecretYAML(t, "default", "a-tls", "a.tls.test", 0) + tlsIngressYAML("default", "a", "a.tls.test", "a-tls", "web")})
@@ -78,6 +79,7 @@ func TestHTTP2ByALPN(t *testing.T) {
 // @SECLEVEL=0 and a cipher TLS 1.1 can use); a client offering only a
 // cipher outside ssl-ciphers is refused.
 func TestTLSProtocolsAndCiphers(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	// rsaBits 0: an ECDSA certificate, for the ECDHE-ECDSA suites.
 	c := startController(t, map[string]string{"tls.yaml": ingressClass + serviceYAML("default", "web", 80, web) +
@@ -133,6 +135,7 @@ func TestTLSProtocolsAndCiphers(t *testing.T) {
 // the configured value, also from a location that adds headers of its
 // own (custom-headers), and gone once hsts is false.
 func TestHSTS(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	hdrs := `apiVersion: v1
 kind: ConfigMap
@@ -204,6 +207,7 @@ spec:
 // its renewal applies without a reload; a missing one keeps the
 // self-generated certificate with a Problem naming it.
 func TestDefaultSSLCertificate(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	ingresses := ingressClass + serviceYAML("default", "web", 80, web) +
 		tlsSecretYAML(t, "default", "a-tls", "a.tls.test", 0) +
@@ -271,6 +275,7 @@ func (c *controller) resumes(host string, version uint16) (bool, error) {
 // sessions resume from the session cache and not once ssl-session-cache
 // and tickets are off; ssl-ecdh-curve limits the key exchange groups.
 func TestTLSSessionsAndCurves(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{"tls.yaml": ingressClass + serviceYAML("default", "web", 80, web) +
 		tlsSecretYAML(t, "default", "a-tls", "a.tls.test", 0) + tlsIngressYAML("default", "a", "a.tls.test", "a-tls", "web")})

@@ -34,6 +34,7 @@ func metricsManifests(t *testing.T) map[string]string {
 // checks that ingress-nginx's counter and histograms count exactly them,
 // with ingress-nginx's labels.
 func TestRequestMetricsCountWhatWasSent(t *testing.T) {
+	t.Parallel()
 	c := startController(t, metricsManifests(t))
 	send := func(n int, r harness.Request, want int) {
 		t.Helper()
@@ -117,6 +118,7 @@ func TestRequestMetricsCountWhatWasSent(t *testing.T) {
 // TestRequestMetricsFlags: the cardinality flags change the labels and
 // what is counted, as ingress-nginx's do.
 func TestRequestMetricsFlags(t *testing.T) {
+	t.Parallel()
 	c := startController(t, metricsManifests(t), "--metrics-per-host=false", "--report-status-classes",
 		"--exclude-socket-metrics", "nginx_ingress_controller_bytes_sent,connect_duration_seconds")
 	for range 3 {
@@ -143,6 +145,7 @@ func TestRequestMetricsFlags(t *testing.T) {
 // TestRequestMetricsOff: --enable-metrics=false puts no log hook in the
 // configuration and exports no request metric.
 func TestRequestMetricsOff(t *testing.T) {
+	t.Parallel()
 	c := startController(t, metricsManifests(t), "--enable-metrics=false")
 	c.Get("shop.metrics.test", "/")
 	if page := c.scrape(); strings.Contains(page, "nginx_ingress_controller_requests") {
@@ -174,6 +177,7 @@ func (c *controller) renderedConfig() string {
 // retires before they flush still arrive (nginx flushes the buffer as a
 // worker exits).
 func TestRequestMetricsSurviveReload(t *testing.T) {
+	t.Parallel()
 	m := metricsManifests(t)
 	c := startController(t, m)
 	const n = 20
@@ -214,6 +218,7 @@ func waitStorefront(t *testing.T, c *controller, n float64) {
 // last lines in the renamed file and the new workers' in the new one are
 // all counted, none dropped.
 func TestRequestMetricsLogRotates(t *testing.T) {
+	t.Parallel()
 	c := startController(t, metricsManifests(t), "--metrics-log-rotate-size=1")
 	path := layout.Dir(c.StateDir).MetricsLog()
 	for range 5 {
@@ -253,6 +258,7 @@ func TestRequestMetricsLogRotates(t *testing.T) {
 // under its own Ingress and Service, also through an alias and with a
 // Host header in another case, with a port or a trailing dot.
 func TestRequestMetricsSharedServers(t *testing.T) {
+	t.Parallel()
 	web, api := startBackend(t, "web"), startBackend(t, "api")
 	alias := func(y, name string) string {
 		return strings.Replace(y, "metadata: {name: "+name+", namespace: shop}",
@@ -301,6 +307,7 @@ func TestRequestMetricsSharedServers(t *testing.T) {
 // after more than a MiB of lines, every request is counted once and the
 // file holds less than a MiB.
 func TestRequestMetricsLogStaysSmall(t *testing.T) {
+	t.Parallel()
 	c := startController(t, metricsManifests(t))
 	path := layout.Dir(c.StateDir).MetricsLog()
 	reloads := c.Metric("causeway_nginx_reloads_total")

@@ -61,6 +61,7 @@ func modsecParams(plane string) render.Params {
 // structure of the benign value (nginx's and ModSecurity's) and a
 // configuration that nginx -t, loading ModSecurity, accepts.
 func TestHostileModSecurityValues(t *testing.T) {
+	t.Parallel()
 	requireModule(t, runtime.ModSecurityModule)
 	for _, plane := range dataPlanes {
 		for field, rules := range modsecMutations {
@@ -113,6 +114,7 @@ func secDirectives(conf string) string {
 // ModSecurity and Debian's CRS, accepts: a location's as a location's
 // own rules, configmap-*.conf as the ConfigMap's.
 func TestModSecurityCorpusLoads(t *testing.T) {
+	t.Parallel()
 	requireModule(t, runtime.ModSecurityModule)
 	crs, _ := filepath.Glob(filepath.Join(runtime.DefaultCRSDir, "rules", "*.conf"))
 	if len(crs) == 0 {

@@ -36,6 +36,7 @@ func wafIngress(name, host string, annotations map[string]string) string {
 // audit log on nginx's output; a clean request goes through everywhere,
 // and paths without ModSecurity are not inspected.
 func TestModSecurityAgainstNginx(t *testing.T) {
+	t.Parallel()
 	requireModule(t, runtime.ModSecurityModule)
 	be := startBackend(t, "web")
 	start := time.Now()
@@ -87,6 +88,7 @@ func TestModSecurityAgainstNginx(t *testing.T) {
 // ModSecurity on every Ingress, its modsecurity-snippet including the CRS
 // as ingress-nginx's documentation writes it; an Ingress turns it off.
 func TestModSecurityFromConfigMap(t *testing.T) {
+	t.Parallel()
 	requireModule(t, runtime.ModSecurityModule)
 	be := startBackend(t, "web")
 	c := startController(t, map[string]string{
@@ -116,6 +118,7 @@ func TestModSecurityFromConfigMap(t *testing.T) {
 // served uninspected, and the others are served; the ConfigMap's switch
 // closes every Ingress.
 func TestModSecurityFailsClosedWithoutModule(t *testing.T) {
+	t.Parallel()
 	be := startBackend(t, "web")
 	app := ingressClass + serviceYAML("default", "web", 80, be) +
 		wafIngress("guarded", "guarded.test", map[string]string{"enable-modsecurity": "true"}) +
@@ -151,6 +154,7 @@ func TestModSecurityFailsClosedWithoutModule(t *testing.T) {
 // directory, the paths asking for ModSecurity answer 503 with a Problem
 // that names Angie, and the others are served.
 func TestModSecurityOnAngie(t *testing.T) {
+	t.Parallel()
 	if dataPlaneFlavour.Name != flavour.Angie {
 		t.Skip("Angie only: nginx runs ModSecurity (TestModSecurityAgainstNginx)")
 	}
@@ -179,6 +183,7 @@ func TestModSecurityOnAngie(t *testing.T) {
 // controller, nor leave the Ingresses uninspected: the ConfigMap's
 // defaults are used and, since it ran ModSecurity, every path answers 503.
 func TestModSecurityRefusedConfigMapSnippetClosesEveryPath(t *testing.T) {
+	t.Parallel()
 	requireModule(t, runtime.ModSecurityModule)
 	be := startBackend(t, "web")
 	c := startController(t, map[string]string{

@@ -14,6 +14,7 @@ import (
 // /metrics on one port (--healthz-port, ingress-nginx's layout), routes
 // traffic, and names at start the flag it ignores.
 func TestIngressNginxFlags(t *testing.T) {
+	t.Parallel()
 	app := startBackend(t, "app")
 	port := freePort(t, "127.0.0.1")
 	c := startController(t, map[string]string{
@@ -45,6 +46,7 @@ func TestIngressNginxFlags(t *testing.T) {
 // TestUnknownFlagStops: a flag that is neither Causeway's nor
 // ingress-nginx's stops the controller at once, naming it.
 func TestUnknownFlagStops(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(binary, "controller", "--manifests", t.TempDir(), "--publish-servce=a/b").CombinedOutput()
 	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "unknown flag --publish-servce: neither Causeway nor ingress-nginx has it (did you mean --publish-service?)") {
 		t.Errorf("exit %d:\n%s", code, out)

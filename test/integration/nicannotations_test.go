@@ -36,6 +36,7 @@ func nicIngressYAML(ns, name, created, host string, annotations map[string]strin
 // in two namespaces: rewrites, ssl-services, redirect-to-https,
 // server-tokens and lb-method, and a minion without a master.
 func TestNICAnnotationsAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea, coffee := startBackend(t, "tea"), startBackend(t, "coffee")
 	ip, port := startTLSBackend(t, "secure", "secure.test")
 	secure := &backend{Service: "secure", IP: ip, Port: port}

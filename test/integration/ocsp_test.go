@@ -19,6 +19,7 @@ import (
 // or by nginx itself with reload-free-certificates false. A revoked
 // certificate gets nothing stapled, with a Problem.
 func TestOCSPStapling(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		config map[string]string

@@ -63,6 +63,7 @@ spec:
 // while nginx still terminates every other host on the same port, with
 // the real client address reaching the backend.
 func TestTLSPassthrough(t *testing.T) {
+	t.Parallel()
 	appIP, appPort := startTLSBackend(t, "ts-app", "secure.pass.test")
 	ingIP, ingPort := startTLSBackend(t, "ing-app", "ing.pass.test")
 	web := startBackend(t, "web")
@@ -183,6 +184,7 @@ spec:
 // by name. On a stream module with pass the connection, header read, is
 // handed over; without, it is proxied behind a header of nginx's own.
 func TestTLSPassthroughProxyProtocol(t *testing.T) {
+	t.Parallel()
 	if dataPlaneFlavour.Name == flavour.Angie {
 		t.Skip("the vendored Angie has no stream realip module, which TLS passthrough behind the PROXY protocol needs")
 	}

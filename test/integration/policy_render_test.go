@@ -193,6 +193,7 @@ func withProxySecrets(out render.Files, m *model.Model) render.Files {
 // TestPolicyRendersAndPasses: a Model with every policy field set renders
 // a configuration nginx accepts, on both data planes.
 func TestPolicyRendersAndPasses(t *testing.T) {
+	t.Parallel()
 	for _, plane := range dataPlanes {
 		t.Run(plane, func(t *testing.T) {
 			m := policyModel(t)
@@ -371,6 +372,7 @@ func grammatical(field string, m *model.Model) bool {
 // policy string is either refused by Render or leaves the directive
 // structure unchanged (or is grammatical) and passes nginx -t.
 func TestPolicyHostileValuesCannotInject(t *testing.T) {
+	t.Parallel()
 	for _, plane := range dataPlanes {
 		baseline := fileSkeleton(mustRenderFor(t, policyModel(t), plane))
 		for field, mutate := range policyMutations {

@@ -97,6 +97,7 @@ func realIPConfigMap(data string) string {
 }
 
 func TestRealIPForwardedHeaders(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	m := ingressClass + serviceYAML("default", "web", 80, web) +
 		ingressYAML("default", "web", "web.test", "Prefix / web") +
@@ -274,6 +275,7 @@ func viaProxyProtocol(addr string, header []byte, host string, useTLS bool, extr
 }
 
 func TestRealIPProxyProtocol(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	m := ingressClass + serviceYAML("default", "web", 80, web) +
 		ingressYAML("default", "web", "web.test", "Prefix / web") +

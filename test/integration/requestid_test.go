@@ -18,6 +18,7 @@ import (
 // ($req_id, and $request_id as ingress-nginx has it) all see the same
 // one, and the next request gets another.
 func TestRequestIDOnePerRequest(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	appSaw := map[string]string{} // path: the X-Request-ID the app got
 	inner := echo.Handler("app", "app")

@@ -34,6 +34,7 @@ func ingressYAML(ns, name, host string, paths ...string) string {
 // one controller, a host per row, and checks real nginx routes each request
 // exactly as the table says.
 func TestPathTableOverHTTP(t *testing.T) {
+	t.Parallel()
 	backends := []*backend{startBackend(t, "p0"), startBackend(t, "p1"), startBackend(t, "p2")}
 	var m strings.Builder
 	m.WriteString(ingressClass)
@@ -68,6 +69,7 @@ func TestPathTableOverHTTP(t *testing.T) {
 }
 
 func TestWildcardHosts(t *testing.T) {
+	t.Parallel()
 	wild, exact, any := startBackend(t, "wild"), startBackend(t, "exact"), startBackend(t, "any")
 	m := ingressClass + serviceYAML("default", "wild", 80, wild) + serviceYAML("default", "exact", 80, exact) +
 		ingressYAML("default", "wild", "*.foo.test", "Prefix / wild") +
@@ -99,6 +101,7 @@ func TestWildcardHosts(t *testing.T) {
 }
 
 func TestDefaultBackend(t *testing.T) {
+	t.Parallel()
 	web, fallback := startBackend(t, "web"), startBackend(t, "fallback")
 	m := ingressClass + serviceYAML("default", "web", 80, web) + serviceYAML("default", "fallback", 80, fallback) + `apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -125,6 +128,7 @@ spec:
 }
 
 func TestServiceWithoutEndpointsAnswers503(t *testing.T) {
+	t.Parallel()
 	m := ingressClass + serviceYAML("default", "empty", 80) +
 		ingressYAML("default", "empty", "empty.test", "Prefix / empty", "Prefix /missing nosuchservice")
 	c := startController(t, map[string]string{"empty.yaml": m})
@@ -144,6 +148,7 @@ func TestServiceWithoutEndpointsAnswers503(t *testing.T) {
 // wildcard that covers them and a host of another shape, and a host whose
 // shape changes must leave the shared server.
 func TestHostsSharingAServer(t *testing.T) {
+	t.Parallel()
 	names := []string{"s0", "s1", "s2", "api", "wild", "odd"}
 	var m strings.Builder
 	m.WriteString(ingressClass)

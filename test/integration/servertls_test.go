@@ -18,6 +18,7 @@ import (
 // default certificate until ssl-reject-handshake is true, and then a
 // refused handshake; a host's own name is still served.
 func TestSSLRejectHandshake(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{"tls.yaml": ingressClass + serviceYAML("default", "web", 80, web) +
 		tlsSecretYAML(t, "default", "a-tls", "a.tls.test", 0) + tlsIngressYAML("default", "a", "a.tls.test", "a-tls", "web")})
@@ -49,6 +50,7 @@ func TestSSLRejectHandshake(t *testing.T) {
 // TLS 1.2 suites only; ssl-prefer-server-ciphers "false" lets the
 // client's order win there.
 func TestServerCiphersAnnotation(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	own := `apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -100,6 +102,7 @@ spec:
 // TestUnderscoresInHeaders: a request header with an underscore reaches
 // the backend only with enable-underscores-in-headers.
 func TestUnderscoresInHeaders(t *testing.T) {
+	t.Parallel()
 	be := startHandlerBackend(t, "web", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "X_Custom=%q", r.Header.Get("X_Custom"))
 	}))

@@ -13,6 +13,7 @@ import (
 // and closes only the requests those blocks match: the rest of the
 // Ingress is served. The ConfigMap's server-snippet does so on every host.
 func TestRefusedSnippetClosesOnlyItsLocation(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	ing := annotatedIngressYAML("web", "git.test", "web", "server-snippet", "location ~ /\\.git {\n  deny all;\n}\nadd_header X-Snippet on;")
 	c := startController(t, map[string]string{"app.yaml": ingressClass + serviceYAML("default", "web", 80, web) + ing +

@@ -64,6 +64,7 @@ func withSnippets(t *testing.T, src, srv string) *model.Model {
 // server snippet, renders a configuration nginx -t accepts on both data
 // planes, with the ConfigMap's headers beside it.
 func TestPolicyRenderSnippetsPass(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("../../internal/snippet/testdata/corpus/*.conf")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no corpus: %v", err)
@@ -96,6 +97,7 @@ func TestPolicyRenderSnippetsPass(t *testing.T) {
 // brace and "#" renders the same directive structure, as nginx reads it,
 // as a plain value does: it cannot end its directive.
 func TestPolicyRenderSnippetInert(t *testing.T) {
+	t.Parallel()
 	for _, plane := range dataPlanes {
 		benign := withSnippets(t, `add_header X "plain"; set $v "a"; return 200 "b";`, `rewrite ^/a$ /b last;`)
 		hostile := withSnippets(t, `add_header X "a\"; include /etc/passwd; #"; set $v "}{;"; return 200 "';\"{";`,

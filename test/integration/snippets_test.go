@@ -20,6 +20,7 @@ import (
 // with allow-snippet-annotations true; the build tests check the same
 // rows on the Model.
 func TestSnippetTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	runAnnotationTable(t, rowsForDataPlane(t, spec.SnippetTable))
 }
 
@@ -49,12 +50,14 @@ func rowsForDataPlane(t *testing.T, table []spec.AnnotationCase) []spec.Annotati
 // TestSnippetDefaultTableAgainstNginx: without allow-snippet-annotations,
 // snippets are refused and the Ingress is served without them.
 func TestSnippetDefaultTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	runAnnotationTable(t, spec.SnippetDefaultTable)
 }
 
 // TestSnippetConfigTableAgainstNginx sends the rows of the ConfigMap's
 // snippets, each to a controller of its own.
 func TestSnippetConfigTableAgainstNginx(t *testing.T) {
+	t.Parallel()
 	for _, tc := range rowsForDataPlane(t, spec.SnippetConfigTable) {
 		t.Run(tc.Name, func(t *testing.T) { runAnnotationTable(t, []spec.AnnotationCase{tc}) })
 	}
@@ -69,6 +72,7 @@ func TestSnippetConfigTableAgainstNginx(t *testing.T) {
 // hostile ones changes an answer or reaches a file, and the good one's
 // directives take effect.
 func TestSnippetCorpusAgainstNginx(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("../../internal/snippet/testdata/corpus/cve-*.conf")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no corpus: %v", err)

@@ -33,6 +33,7 @@ func startStreamController(t *testing.T, tcpName, udpName string) (*controller, 
 // GlobalConfiguration with an ipv4 are bound on that address only, not on
 // the controller's listen address.
 func TestStreamListenerAddressesAgainstNginx(t *testing.T) {
+	t.Parallel()
 	c, _ := startStreamController(t, "tcp", "udp")
 	pinned := loopbackIP()
 	tcpListen, udpListen := freePort(t, pinned), freePort(t, pinned)

@@ -49,6 +49,7 @@ func (c *controller) session(host string, cfg *tls.Config) (bool, error) {
 // session to the default server's certificate paths (docs/configuration.md):
 // a restart keeps them, as replicas with one --state-dir share them.
 func TestSessionTicketKeyShared(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	k1, k2 := bytes.Repeat([]byte{1}, 80), bytes.Repeat([]byte{2}, 80)
 	a := startController(t, map[string]string{

@@ -8,6 +8,7 @@ import (
 )
 
 func TestTLSBySNI(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	m := ingressClass + serviceYAML("default", "web", 80, web) +
 		tlsSecretYAML(t, "default", "a-tls", "a.tls.test", 0) +
@@ -39,6 +40,7 @@ func TestTLSBySNI(t *testing.T) {
 }
 
 func TestHTTPRedirectsToHTTPS(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	m := ingressClass + serviceYAML("default", "web", 80, web) +
 		tlsSecretYAML(t, "default", "a-tls", "a.tls.test", 0) +

@@ -219,6 +219,7 @@ func tracingManifests(t *testing.T, app *backend, cm map[string]string) map[stri
 // controller exports that span, with ingress-nginx's attributes and
 // status, to an OTLP receiver over gRPC.
 func TestTracingOverGRPC(t *testing.T) {
+	t.Parallel()
 	rcv := startGRPCReceiver(t)
 	app := traceBackend(t, "app")
 	c := startController(t, tracingManifests(t, app, collectorConfig(rcv, "enable-opentelemetry", "true", "otel-service-name", "edge-proxy")))
@@ -362,6 +363,7 @@ func TestTracingOverGRPC(t *testing.T) {
 // sampler, in the plain data plane: the backend's sampled flag is the
 // decision, and exactly the sampled requests are exported.
 func TestTracingOverHTTP(t *testing.T) {
+	t.Parallel()
 	rcv := startHTTPReceiver(t)
 	app := traceBackend(t, "app")
 	c := startController(t, tracingManifests(t, app, collectorConfig(rcv, "enable-opentelemetry", "true", "otlp-collector-protocol", "http/protobuf",
@@ -416,6 +418,7 @@ func mustHex(t *testing.T, s string) []byte {
 // even with a collector named, and the backends see exactly the trace
 // context the client sent.
 func TestTracingOff(t *testing.T) {
+	t.Parallel()
 	rcv := startGRPCReceiver(t)
 	app := traceBackend(t, "app")
 	c := startController(t, map[string]string{"app.yaml": ingressClass + serviceYAML("default", "app", 80, app) +
@@ -443,6 +446,7 @@ func TestTracingOff(t *testing.T) {
 // sampled flag (parent-based); real nginx runs the maps' regexes, whose
 // lookaheads Go's regexp cannot.
 func TestTracingIncomingTraceparents(t *testing.T) {
+	t.Parallel()
 	rcv := startGRPCReceiver(t)
 	app := traceBackend(t, "app")
 	c := startController(t, tracingManifests(t, app, collectorConfig(rcv, "enable-opentelemetry", "true")))
@@ -495,6 +499,7 @@ func TestTracingIncomingTraceparents(t *testing.T) {
 // mirror receive the request's traceparent (the subrequests share its
 // variables), so they appear as children of nginx's span too.
 func TestTracingSubrequests(t *testing.T) {
+	t.Parallel()
 	rcv := startGRPCReceiver(t)
 	app := traceBackend(t, "app")
 	var mu sync.Mutex

@@ -172,6 +172,7 @@ func waitReply(t *testing.T, what, want string, f func() (string, error)) {
 // gets a Collision while the older keeps serving, and an endpoint change
 // (written into the stream files) applies with a reload.
 func TestTransportServerAgainstNginx(t *testing.T) {
+	t.Parallel()
 	c, echoes := startStreamController(t, "one", "udp")
 	udpIP, udpPort := echoes.udpIP, echoes.udpPort
 	tcpListen, udpListen := freePort(t, c.IP), freePort(t, c.IP)
@@ -224,6 +225,7 @@ func TestTransportServerAgainstNginx(t *testing.T) {
 // listener reads the PROXY protocol (the client sends a header that nginx
 // consumes), and a UDP datagram round trip.
 func TestServicesConfigMapsAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tcpIP, tcpPort := startTCPEcho(t, "tcp")
 	udpIP, udpPort := startUDPEcho(t, "udp")
 	c := startController(t, map[string]string{
@@ -256,6 +258,7 @@ data:
 // TestTransportServerTLSAgainstNginx: a TCP listener terminates TLS with
 // the TransportServer's Secret and passes the plain bytes to the backend.
 func TestTransportServerTLSAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tcpIP, tcpPort := startTCPEcho(t, "tls")
 	crt, key, err := testcert.SelfSigned(2048, time.Hour, "db.test")
 	if err != nil {
@@ -298,6 +301,7 @@ func TestTransportServerTLSAgainstNginx(t *testing.T) {
 // without waiting for the reload timeout. Once the port is free, a change
 // to the TransportServer brings it back.
 func TestUnbindableListenerIsLeftOut(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	e := streamEchoes{}
 	e.tcpIP, e.tcpPort = startTCPEcho(t, "one")
@@ -348,6 +352,7 @@ func TestUnbindableListenerIsLeftOut(t *testing.T) {
 // nginx first starts: nginx exits instead of keeping a configuration, and
 // the controller leaves the TransportServer out and starts it without.
 func TestUnbindableListenerAtStart(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	e := streamEchoes{}
 	e.tcpIP, e.tcpPort = startTCPEcho(t, "one")

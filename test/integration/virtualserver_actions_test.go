@@ -61,6 +61,7 @@ spec:
 // proxy's rewritePath (prefix and regex routes) and headers, and error
 // pages, through real nginx.
 func TestVirtualServerActionsAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea := startBackend(t, "tea")
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,

@@ -45,6 +45,7 @@ spec:
 // variable choose in order, through the Lua balancer; a new weight
 // applies without a reload.
 func TestVirtualServerChoiceAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea, coffee, juice := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "juice")
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,
@@ -159,6 +160,7 @@ spec:
 // upstream; a new weight and match value apply without a reload; an
 // accessControl Policy refuses before a return is chosen.
 func TestVirtualServerChoiceAnswersAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea := startBackend(t, "tea")
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,

@@ -60,6 +60,7 @@ spec:
 // routes in nginx's order, redirect and return actions, a prefix delegated
 // to a VirtualServerRoute, TLS with the HTTPS redirect; an Ingress for the same host, younger, does not take it.
 func TestVirtualServerAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea, coffee, web := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "web")
 	crt, key, err := testcert.SelfSigned(2048, time.Hour, "cafe.test")
 	if err != nil {
@@ -150,6 +151,7 @@ spec:
 // rateLimit Policies through real nginx, with the model values the
 // annotations use; a missing Policy answers 500.
 func TestVirtualServerPoliciesAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea := startBackend(t, "tea")
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,
@@ -215,6 +217,7 @@ spec:
 // a header match chooses an upstream, and a new weight applies without a
 // reload, through the Lua balancer.
 func TestVirtualServerSplitWithoutReload(t *testing.T) {
+	t.Parallel()
 	tea, coffee := startBackend(t, "tea"), startBackend(t, "coffee")
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,

@@ -108,6 +108,7 @@ spec:
 // regexes tried in the VirtualServer's order; a delegating route's
 // policies and errorPages serve its subroutes without their own.
 func TestVirtualServerDelegationAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea, coffee, web := startBackend(t, "tea"), startBackend(t, "coffee"), startBackend(t, "web")
 	c := startController(t, map[string]string{
 		"class.yaml": ingressClass,

@@ -32,6 +32,7 @@ func startGzipBackend(t *testing.T, body string) *backend {
 // does not accept gzip gets a gzipped backend's answer decompressed, and
 // one that does gets it as sent; without it, both get it as sent.
 func TestVirtualServerGunzipAgainstNginx(t *testing.T) {
+	t.Parallel()
 	if dataPlaneFlavour.Name == flavour.Angie {
 		t.Skip("the vendored Angie has no gunzip filter (reported as a Problem)")
 	}

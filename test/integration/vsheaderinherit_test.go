@@ -65,6 +65,7 @@ spec:
 // add-headers), the server's (server-snippets) and the route's own
 // headers reach the client, as nginx 1.29.3's directive would.
 func TestVirtualServerHeaderInheritAgainstNginx(t *testing.T) {
+	t.Parallel()
 	app := startBackend(t, "app")
 	c := startController(t, map[string]string{"manifests.yaml": ingressClass + serviceYAML("default", "app", 80, app) + headerInheritManifests +
 		configMapYAML(map[string]string{"add-headers": "causeway/global-headers", "allow-snippet-annotations": "true"})})

@@ -16,6 +16,7 @@ import (
 // else: not on the controller's HTTP port, and not on the other
 // VirtualServer's listener, whose default server answers 404.
 func TestVirtualServerListenersAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea, coffee := startBackend(t, "tea"), startBackend(t, "coffee")
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,

@@ -52,6 +52,7 @@ func startSigninAuthService(t *testing.T) *backend {
 // page, served by the Service; a Policy naming a missing Service makes
 // the routes answer 500.
 func TestVirtualServerExternalAuthAgainstNginx(t *testing.T) {
+	t.Parallel()
 	app, auth := startBackend(t, "app"), startSigninAuthService(t)
 	m := ingressClass + serviceYAML("default", "app", 80, app) + serviceYAML("default", "auth", 8080, auth) + `apiVersion: k8s.nginx.org/v1
 kind: Policy

@@ -57,6 +57,7 @@ spec:
 // VirtualServer's other routes uncached; the zone's files are under the
 // state directory.
 func TestVirtualServerCachePolicyAgainstNginx(t *testing.T) {
+	t.Parallel()
 	app, n := startCountingBackend(t, "app")
 	c := startController(t, map[string]string{
 		"class.yaml": ingressClass,

@@ -13,6 +13,7 @@ import (
 // (502); with a CA that did not sign the upstream's certificate nginx
 // refuses it (502); with the client Secret missing the routes answer 500.
 func TestVirtualServerEgressMTLSAgainstNginx(t *testing.T) {
+	t.Parallel()
 	mb := startMTLSBackend(t, "secure")
 	b64 := base64.StdEncoding.EncodeToString
 	other := newCA(t, "Other CA")

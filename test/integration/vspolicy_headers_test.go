@@ -51,6 +51,7 @@ func apiKeySecretYAML(name string, kv ...string) string {
 // holds no key; a changed Secret applies; a Policy whose Secret is
 // missing makes the routes answer 500.
 func TestVirtualServerAPIKeyAgainstNginx(t *testing.T) {
+	t.Parallel()
 	app := startBackend(t, "app")
 	policies := `apiVersion: k8s.nginx.org/v1
 kind: Policy
@@ -144,6 +145,7 @@ spec:
 // never reaches a client of the Policy's hosts, as in NIC, and reaches
 // the other hosts' clients only with the ConfigMap's HSTS off.
 func TestVirtualServerHSTSPolicyAgainstNginx(t *testing.T) {
+	t.Parallel()
 	app := startHeaderBackend(t)
 	m := ingressClass + serviceYAML("default", "app", 80, app) + `apiVersion: k8s.nginx.org/v1
 kind: Policy
@@ -209,6 +211,7 @@ spec:
 // origin to a simple request's answer, and leaves a refused origin's
 // requests without them.
 func TestVirtualServerCORSPolicyAgainstNginx(t *testing.T) {
+	t.Parallel()
 	app := startBackend(t, "app")
 	m := ingressClass + serviceYAML("default", "app", 80, app) + `apiVersion: k8s.nginx.org/v1
 kind: Policy

@@ -28,6 +28,7 @@ spec:
 // CA (none or another CA's: 400), and one whose Secret is missing makes
 // the VirtualServer's routes answer 500.
 func TestVirtualServerIngressMTLSAgainstNginx(t *testing.T) {
+	t.Parallel()
 	web := startBackend(t, "web")
 	ca, other := newCA(t, "Client CA"), newCA(t, "Other CA")
 	good, foreign := clientCert(t, ca, "client-a"), clientCert(t, other, "client-a")

@@ -64,6 +64,7 @@ spec:
 // client's address, delay and zoneSize; and a tls.redirect based on
 // X-Forwarded-Proto.
 func TestVirtualServerRateLimitFieldsAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea := startBackend(t, "tea")
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,

@@ -56,6 +56,7 @@ data:
 // add one of their own, or run Lua, are refused whole: their routes keep
 // serving from the backend, and nothing of them reaches the configuration.
 func TestVirtualServerSnippetsAgainstNginx(t *testing.T) {
+	t.Parallel()
 	tea, coffee := startBackend(t, "tea"), startBackend(t, "coffee")
 	c := startController(t, map[string]string{
 		"class.yaml":    ingressClass,
@@ -120,6 +121,7 @@ func TestVirtualServerSnippetsAgainstNginx(t *testing.T) {
 // after it) and an Ingress's. They were once collected too late and
 // enforced on no host.
 func TestVirtualServerHTTPSnippetsDenyEveryHost(t *testing.T) {
+	t.Parallel()
 	tea := startBackend(t, "tea")
 	vs := func(name, host, snippets string) string {
 		return "apiVersion: k8s.nginx.org/v1\nkind: VirtualServer\nmetadata: {name: " + name + ", namespace: default}\nspec:\n  host: " + host + "\n" +

@@ -31,6 +31,7 @@ spec:
 // own; without it, the ConfigMap's pool serves. The backends tell
 // connections apart by nginx's source address and port.
 func TestVirtualServerUpstreamKeepaliveAgainstNginx(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	peers := map[string]map[string]bool{}
 	handler := func(name string) http.Handler {

@@ -33,6 +33,7 @@ spec:
 // flight to an endpoint, the next one getting 502, as nginx's
 // "no live upstreams". One worker: the counts are per worker.
 func TestVirtualServerUpstreamLimitsAgainstNginx(t *testing.T) {
+	t.Parallel()
 	live := startBackend(t, "app")
 	ip := loopbackIP()
 	_, attempts := harness.ClosingListener(t, ip, live.Port)

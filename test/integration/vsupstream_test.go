@@ -11,6 +11,7 @@ import (
 // the paths spread over all of them, and use-cluster-ip proxies to the
 // Service's cluster IP instead of its endpoints.
 func TestVirtualServerUpstreamFieldsAgainstNginx(t *testing.T) {
+	t.Parallel()
 	eps := startBackends(t, "web", 3)
 	// The cluster IP answers as another service on a loopback address,
 	// so a reply says which way the request went.
