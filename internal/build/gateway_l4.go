@@ -186,8 +186,14 @@ func (b *gatewayProcessor) serveStream(sp *gatewayStreamPort) {
 			l.Routes = append(l.Routes, r)
 		}
 		if len(set.all) > 0 {
-			b.problem(set.all[0].Ref, model.ReasonUnsupported, false, "a TLSRoute without hostnames on a listener without one: "+
-				"TLS connections are passed by server name, and this route names none; it gets no connection")
+			// A route without hostnames on a listener without one takes
+			// every server name the others do not, and none.
+			oldestStream(set.all)
+			for _, r := range set.all[1:] {
+				lost(r, set.all[0], "every other server name")
+			}
+			l.Default = b.sniRoute("", set.all[0])
+			l.Default.Terminate = set.terminate
 		}
 	}
 	slices.SortFunc(l.Routes, func(x, y *model.PassthroughRoute) int { return strings.Compare(x.Host, y.Host) })

@@ -150,6 +150,10 @@ type SNIListener struct {
 	// of labels before its suffix, and the longest wins (Gateway API's
 	// hostnames).
 	Routes []*PassthroughRoute
+	// Default, when set, takes the connections whose server name no
+	// route has, or that have none (a TLSRoute without hostnames on a
+	// listener without one); its Host is "". Nil: they are closed.
+	Default *PassthroughRoute
 	// TLS is the certificate the routes marked Terminate are served
 	// with (TLS listeners in mode Terminate): nginx completes the
 	// handshake and their backends get the decrypted stream. Nil when

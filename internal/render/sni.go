@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,14 +47,17 @@ type sniView struct {
 	// Inner, when set, is the server behind the port that terminates TLS
 	// for the terminated routes, on a unix socket.
 	Inner *sniInnerView
+	// Default is the upstream of server names no route has, and of none:
+	// the default route's (model.SNIListener.Default), else Closed.
+	Default string
 }
 
 type sniEntryView struct{ Key, Upstream string }
 
 // sniInnerView is the terminating server behind a port of both modes.
 type sniInnerView struct {
-	Socket, Upstream, Variable string
-	Entries                    []sniEntryView
+	Socket, Upstream, Variable, Default string
+	Entries                             []sniEntryView
 }
 
 type sniRouteView struct {
@@ -117,7 +121,11 @@ func sniFile(m *model.Model, l *model.SNIListener, p Params) ([]byte, []model.Ob
 	}
 	var refs []model.ObjectRef
 	terminated, passed := 0, 0
-	for _, r := range l.Routes {
+	all := l.Routes
+	if l.Default != nil {
+		all = append(slices.Clone(all), l.Default)
+	}
+	for _, r := range all {
 		if r.Terminate {
 			terminated++
 		} else {
@@ -135,12 +143,17 @@ func sniFile(m *model.Model, l *model.SNIListener, p Params) ([]byte, []model.Ob
 		if err != nil {
 			return nil, nil, err
 		}
-		v.Inner = &sniInnerView{Socket: sock, Upstream: "causeway_sni_terminate_" + id, Variable: "$causeway_sni_terminated_" + id}
+		v.Inner = &sniInnerView{Socket: sock, Upstream: "causeway_sni_terminate_" + id, Variable: "$causeway_sni_terminated_" + id, Default: v.Closed}
 	}
-	for i, r := range l.Routes {
-		key, err := sniKey(r.Host)
-		if err != nil {
-			return nil, nil, err
+	v.Default = v.Closed
+	for i, r := range all {
+		isDefault := r == l.Default
+		key := ""
+		if !isDefault {
+			var err error
+			if key, err = sniKey(r.Host); err != nil {
+				return nil, nil, err
+			}
 		}
 		// newStreamView checks the settings and writes the endpoints.
 		sv, err := newStreamView(&model.StreamServer{Listener: l.Name, Port: l.Port, Protocol: model.StreamTCP,
@@ -149,8 +162,15 @@ func sniFile(m *model.Model, l *model.SNIListener, p Params) ([]byte, []model.Ob
 			return nil, nil, fmt.Errorf("host %s: %w", r.Host, err)
 		}
 		up := "causeway_sni_" + id + "_" + strconv.Itoa(i)
+		if isDefault {
+			up = "causeway_sni_" + id + "_default"
+		}
 		v.Routes = append(v.Routes, sniRouteView{Key: key, Upstream: up, Method: sv.Method, Servers: sv.Servers, Empty: sv.Empty})
 		switch {
+		case isDefault && r.Terminate && v.Inner != nil:
+			v.Default, v.Inner.Default = v.Inner.Upstream, up
+		case isDefault:
+			v.Default = up
 		case r.Terminate && v.Inner != nil:
 			v.Entries = append(v.Entries, sniEntryView{Key: key, Upstream: v.Inner.Upstream})
 			v.Inner.Entries = append(v.Inner.Entries, sniEntryView{Key: key, Upstream: up})
