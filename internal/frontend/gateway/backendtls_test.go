@@ -359,3 +359,20 @@ func TestBackendClientCertificate(t *testing.T) {
 		}
 	}
 }
+
+// TestMirrorToTLSBackend: a mirror to a Service a BackendTLSPolicy asks
+// TLS of is left out, with a Problem, rather than sent its copies in
+// cleartext; the rule is served.
+func TestMirrorToTLSBackend(t *testing.T) {
+	bt, _ := CheckBackendTLSPolicies([]*gwv1.BackendTLSPolicy{btls("tls", 1000, "secure", "")}, testCA)
+	env := testEnv
+	env.BackendTLS = func(b Backend) *BackendTLSPolicy { return bt.For(b.Namespace, b.Service, "http") }
+	ref := backendRef("secure").BackendObjectReference
+	rr, ps := TranslateHTTPRoute(newHTTPRoute("r", withFilters(proxyRule(),
+		gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{BackendRef: ref}})), env)
+	r := onlyRule(t, rr)
+	if len(r.Mirrors) != 0 || (r.Policy != nil && len(r.Policy.Mirrors) != 0) {
+		t.Errorf("mirrors %+v, policy %+v: want none", r.Mirrors, r.Policy)
+	}
+	hasRouteProblem(t, ps, "mirrors speak cleartext; the mirror is left out")
+}

@@ -441,6 +441,16 @@ func (t *routeTranslator) requestMirror(field string, in *gwv1.HTTPRequestMirror
 		last.Message = strings.TrimSuffix(last.Message, "; its share answers 500") + "; the mirror is left out (requests are not copied there)"
 		return nil, nil
 	}
+	if t.env.BackendTLS != nil {
+		if p := t.env.BackendTLS(b); p != nil {
+			// Copies go out in cleartext: a Service that asks for TLS
+			// gets none rather than the requests unencrypted.
+			t.problems = append(t.problems, model.Problem{Object: t.ref, Reason: model.ReasonUnsupported,
+				Message: fmt.Sprintf("%s.backendRef: Service %s/%s port %d is to be spoken to with TLS as %s says, and mirrors speak cleartext; "+
+					"the mirror is left out (requests are not copied there)", field, b.Namespace, b.Service, b.Port, p.Ref)})
+			return nil, nil
+		}
+	}
 	return &Mirror{Backend: b, Percent: percent}, nil
 }
 
