@@ -34,6 +34,9 @@ demo: deps build
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@# Build outputs are never committed: no tracked file is an ELF binary.
+	@out=$$(git ls-files -z | perl -0ne 'chomp; open(my $$f, "<", $$_) or next; read($$f, my $$b, 4); print "$$_\n" if $$b eq "\x7fELF"'); \
+		if [ -n "$$out" ]; then echo "compiled binaries are tracked:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 # Tier 1: package tests. Pure unit tests, plus the packages whose tests
