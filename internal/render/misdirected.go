@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/causeway/causeway/internal/model"
 )
@@ -59,13 +58,11 @@ func planMisdirected(m *model.Model) ([]misdirectedView, error) {
 				v.Default = id
 				continue
 			}
-			// The same characters server names allow; a wildcard
-			// stays nginx's own, which covers any depth.
+			// The same characters server names allow (a "*" only as
+			// the leading label); a wildcard stays nginx's own, which
+			// covers any depth.
 			if _, err := hostMatch(h, "~"); err != nil {
 				return nil, fmt.Errorf("listener port %d: %w", l.Port, err)
-			}
-			if strings.Contains(strings.TrimPrefix(h, "*."), "*") {
-				return nil, fmt.Errorf("listener port %d: hostname %q has a wildcard inside", l.Port, h)
 			}
 			key, err := Quote(h)
 			if err != nil {
