@@ -84,6 +84,9 @@ type listenerSet struct {
 	owner model.ObjectRef
 	// cert is the key of the first listener's first certificate (HTTPS).
 	cert string
+	// clientCert is the proxy secret key of the owner Gateway's client
+	// certificate for backends, "" for none (backendClientCert).
+	clientCert string
 	// exact and wild are the routes by hostname served; all the routes
 	// that name none (of a listener without one).
 	exact, wild map[string][]*gateway.RouteRules
@@ -246,11 +249,11 @@ func (b *gatewayProcessor) gatewaySecret(ns, name string) error {
 	return nil
 }
 
-// backendClientCert is the proxy secret key of Gateway gw's client
-// certificate for backends, "" for none (gateway.RouteListener).
-func (b *gatewayProcessor) backendClientCert(gw model.ObjectRef) string {
-	g := b.gatewayResolution.Gateways[gw.Namespace+"/"+gw.Name]
-	if g == nil || g.BackendClientCert == nil {
+// backendClientCert is the proxy secret key of Gateway g's client
+// certificate for backends, "" for none (gateway.RouteListener), read
+// once per listener set.
+func (b *gatewayProcessor) backendClientCert(g *gateway.Gateway) string {
+	if g.BackendClientCert == nil {
 		return ""
 	}
 	ps, err := b.tlsFiles(annotations.ObjectName{Namespace: g.BackendClientCert.Namespace, Name: g.BackendClientCert.Name})
@@ -259,7 +262,7 @@ func (b *gatewayProcessor) backendClientCert(gw model.ObjectRef) string {
 	}
 	if err != nil {
 		// The Gateway's check read the same Secret as a key pair.
-		b.problems = append(b.problems, model.Problem{Object: gw, Reason: model.ReasonInvalid,
+		b.problems = append(b.problems, model.Problem{Object: g.Ref, Reason: model.ReasonInvalid,
 			Message: fmt.Sprintf("spec.tls.backend.clientCertificateRef: Secret %s: %v; backends are spoken to without a client certificate", g.BackendClientCert, err)})
 		return ""
 	}
@@ -366,7 +369,7 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 		set := p.sets[l.Hostname]
 		if set == nil {
 			set = &listenerSet{hostname: l.Hostname, name: string(l.Name), port: int(l.Port), owner: g.Ref,
-				exact: map[string][]*gateway.RouteRules{}, wild: map[string][]*gateway.RouteRules{}}
+				clientCert: b.backendClientCert(g), exact: map[string][]*gateway.RouteRules{}, wild: map[string][]*gateway.RouteRules{}}
 			if https && len(l.Certificates) > 0 {
 				c := l.Certificates[0]
 				set.cert = c.Namespace + "/" + c.Name
@@ -621,7 +624,7 @@ func (b *gatewayProcessor) serve(p *gatewayPort, set *listenerSet, h string) {
 		}
 	}
 	rl := gateway.RouteListener{Owner: set.owner, Name: set.name, Host: h, Port: set.port, HTTPS: p.https,
-		BackendClientCert: b.backendClientCert(set.owner)}
+		BackendClientCert: set.clientCert}
 	for _, pe := range gateway.Compose(routes) {
 		loc, problems := pe.Location(rl)
 		b.problems = append(b.problems, problems...)
