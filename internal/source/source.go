@@ -41,6 +41,7 @@ type Snapshot struct {
 	// of its standard channel v1.6.3.
 	GatewayClasses     []*gwv1.GatewayClass
 	Gateways           []*gwv1.Gateway
+	ListenerSets       []*gwv1.ListenerSet
 	HTTPRoutes         []*gwv1.HTTPRoute
 	GRPCRoutes         []*gwv1.GRPCRoute
 	TLSRoutes          []*gwv1.TLSRoute

@@ -24,6 +24,9 @@ type Resolution struct {
 	// Gateways are the Gateways of Causeway's classes by
 	// "namespace/name", attachedRoutes counted.
 	Gateways map[string]*Gateway
+	// ListenerSets are the ListenerSets whose parent is one of Gateways,
+	// by "namespace/name", checked: the status Causeway writes.
+	ListenerSets map[string]*ListenerSet
 	// Routes are the routes with at least one status entry from
 	// Causeway, in the order given.
 	Routes []Attached
