@@ -40,25 +40,20 @@ type gatewayProcessor struct {
 	*builder
 	// ports are the Gateway ports served, by internal port.
 	ports map[int]*gatewayPort
-	// sets are the listener sets of the served listeners, by Gateway
-	// and listener name.
-	sets map[listenerKey]*listenerSet
+	// sets are the listener sets of the served listeners (a Gateway's
+	// own and its ListenerSets').
+	sets map[*gateway.Listener]*listenerSet
 	// servers and listeners are what the ports make, in the order made.
 	servers   []*model.Server
 	listeners []*model.HTTPListener
 	// streams and streamSets are the TLS, TCP and UDP listeners' ports
 	// (gateway_l4.go).
 	streams    map[int]*gatewayStreamPort
-	streamSets map[listenerKey]*streamSet
+	streamSets map[*gateway.Listener]*streamSet
 	// backendTLS and proxyCAs are the BackendTLSPolicies and the CA
 	// bundles of the ConfigMaps they name (gateway_backendtls.go).
 	backendTLS *gateway.BackendTLS
 	proxyCAs   map[string]*model.ProxyCA
-}
-
-type listenerKey struct {
-	gateway string
-	name    gwv1.SectionName
 }
 
 // gatewayPort is one nginx port of Gateway listeners.
@@ -173,7 +168,7 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 		}
 		routes = append(routes, rt)
 	}
-	res, problems := gateway.Resolve(snap.GatewayClasses, snap.Gateways, routes, GatewayFeatures, addresses, in)
+	res, problems := gateway.Resolve(snap.GatewayClasses, snap.Gateways, snap.ListenerSets, routes, GatewayFeatures, addresses, in)
 	b.problems = append(b.problems, problems...)
 	b.gatewayResolution = res
 	env := gateway.RouteEnv{
@@ -186,9 +181,9 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 		BackendTLS:  b.checkBackendTLS(snap),
 	}
 	b.ports = map[int]*gatewayPort{}
-	b.sets = map[listenerKey]*listenerSet{}
+	b.sets = map[*gateway.Listener]*listenerSet{}
 	b.streams = map[int]*gatewayStreamPort{}
-	b.streamSets = map[listenerKey]*streamSet{}
+	b.streamSets = map[*gateway.Listener]*streamSet{}
 	gws := sortedGateways(res)
 	for _, g := range gws {
 		// nginx refused what one of its servers rendered (the
@@ -309,13 +304,13 @@ func namespaceLabels(nss []*corev1.Namespace) map[string]map[string]string {
 	return out
 }
 
-// gatewayPorts makes the nginx ports of g's ready HTTP and HTTPS
-// listeners.
+// gatewayPorts makes the nginx ports of the ready HTTP and HTTPS
+// listeners of g and of its ListenerSets.
 func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]gatewayservice.Owner) {
 	if !g.Accepted {
 		return
 	}
-	for _, l := range g.Listeners {
+	for _, l := range g.AllListeners() {
 		if !l.Ready() {
 			continue
 		}
@@ -379,7 +374,7 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 		if !slices.Contains(set.gateways, g.Ref) {
 			set.gateways = append(set.gateways, g.Ref)
 		}
-		b.sets[listenerKey{g.Ref.Key(), l.Name}] = set
+		b.sets[l] = set
 	}
 }
 
@@ -440,7 +435,7 @@ func (b *gatewayProcessor) gatewayBackend(ref model.ObjectRef, be gateway.Backen
 
 // attach adds a route to the set of the listener it attached to.
 func (b *gatewayProcessor) attach(g *gateway.Gateway, al gateway.AttachedListener, rules *gateway.RouteRules) {
-	set := b.sets[listenerKey{g.Ref.Key(), al.Listener.Name}]
+	set := b.sets[al.Listener]
 	if set == nil {
 		return
 	}
@@ -703,17 +698,28 @@ func (b *gatewayProcessor) directPortTaken(port int, udp bool) string {
 	return ""
 }
 
-// listenerNotServed reports that listener l of g is not served: a Problem
-// and the listener's Programmed condition False with reason (the
-// Resolution's status is what the status writer writes).
+// listenerNotServed reports that listener l of g (or of one of its
+// ListenerSets) is not served: a Problem naming the Gateway or the
+// ListenerSet, and the listener's Programmed condition False with reason
+// (the Resolution's status is what the status writer writes).
 func (b *gatewayProcessor) listenerNotServed(g *gateway.Gateway, l *gateway.Listener, reason gwv1.ListenerConditionReason, format string, args ...any) {
 	msg := "listener " + fmt.Sprintf(format, args...)
-	b.problems = append(b.problems, model.Problem{Object: g.Ref, Reason: string(reason), Message: msg,
+	owner, gen, listeners, statuses := g.Ref, g.Generation, g.Listeners, g.Status.Listeners
+	var entries []gwv1.ListenerEntryStatus
+	if s := l.Set; s != nil {
+		owner, gen, listeners, statuses, entries = s.Ref, s.Generation, s.Listeners, nil, s.Status.Listeners
+	}
+	b.problems = append(b.problems, model.Problem{Object: owner, Reason: string(reason), Message: msg,
 		Condition: &model.StatusCondition{Type: string(gwv1.ListenerConditionProgrammed), Status: "False", Reason: string(reason), Listener: string(l.Name)}})
-	for i, gl := range g.Listeners {
-		if gl == l && i < len(g.Status.Listeners) {
-			meta.SetStatusCondition(&g.Status.Listeners[i].Conditions, metav1.Condition{Type: string(gwv1.ListenerConditionProgrammed),
-				Status: metav1.ConditionFalse, Reason: string(reason), Message: model.Truncate(msg), ObservedGeneration: g.Generation})
+	cond := metav1.Condition{Type: string(gwv1.ListenerConditionProgrammed),
+		Status: metav1.ConditionFalse, Reason: string(reason), Message: model.Truncate(msg), ObservedGeneration: gen}
+	for i, gl := range listeners {
+		switch {
+		case gl != l:
+		case i < len(statuses):
+			meta.SetStatusCondition(&statuses[i].Conditions, cond)
+		case i < len(entries):
+			meta.SetStatusCondition(&entries[i].Conditions, cond)
 		}
 	}
 }

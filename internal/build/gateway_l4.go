@@ -94,7 +94,7 @@ func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listene
 			l.Name, l.Hostname, port, sp.owner)
 		return
 	}
-	b.streamSets[listenerKey{g.Ref.Key(), l.Name}] = set
+	b.streamSets[l] = set
 }
 
 // streamTranslation translates one route of a stream kind.
@@ -106,7 +106,7 @@ func (b *gatewayProcessor) streamRoute(at gateway.Attached, env gateway.RouteEnv
 	b.problems = append(b.problems, problems...)
 	for _, a := range at.Attachments {
 		for _, al := range a.Listeners {
-			set := b.streamSets[listenerKey{a.Gateway.Ref.Key(), al.Listener.Name}]
+			set := b.streamSets[al.Listener]
 			if set == nil {
 				continue
 			}

@@ -48,7 +48,7 @@ func theirEntry(name string) gwv1.RouteParentStatus {
 // the build does.
 func gatewayOutcome(t *testing.T, gc *gwv1.GatewayClass, gw *gwv1.Gateway, r *gwv1.HTTPRoute) Outcome {
 	t.Helper()
-	res, problems := gateway.Resolve([]*gwv1.GatewayClass{gc}, []*gwv1.Gateway{gw}, []gateway.Route{gateway.HTTPRouteOf(r)}, nil,
+	res, problems := gateway.Resolve([]*gwv1.GatewayClass{gc}, []*gwv1.Gateway{gw}, nil, []gateway.Route{gateway.HTTPRouteOf(r)}, nil,
 		func(string, string) []string { return []string{"192.0.2.1"} }, gateway.Inputs{Now: metav1.Now()})
 	if len(problems) != 0 {
 		t.Fatalf("problems: %v", problems)

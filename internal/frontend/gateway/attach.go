@@ -56,8 +56,11 @@ func (r udpRoute) Hostnames() []gwv1.Hostname          { return nil }
 type Attachment struct {
 	// Index is the parentRef's position in spec.parentRefs.
 	Index int
-	// Gateway is the parent.
+	// Gateway is the parent, or the parent's Gateway when the parent is
+	// a ListenerSet.
 	Gateway *Gateway
+	// Set is the parent when it is a ListenerSet, else nil.
+	Set *ListenerSet
 	// Listeners are the parent's listeners the route attaches to, with
 	// the hostnames it serves on each; empty when it is not accepted.
 	Listeners []AttachedListener
@@ -100,7 +103,11 @@ type AttachedListener struct {
 // is the Accepted=False reason: NoMatchingParent, NotAllowedByListeners,
 // NoMatchingListenerHostname. A route hostname that is not a valid
 // Hostname is UnsupportedValue.
-func Attach(route Route, gateways map[string]*Gateway, in Inputs) ([]Attachment, []model.Problem) {
+//
+// A parentRef to a ListenerSet of one of those Gateways selects among the
+// ListenerSet's listeners only, and a parentRef to a Gateway among the
+// Gateway's own (GEP-1713).
+func Attach(route Route, res *Resolution, in Inputs) ([]Attachment, []model.Problem) {
 	r := &reporter{obj: refOf(route.RouteKind(), route), gen: route.GetGeneration(), now: in.Now}
 	var hosts []string
 	var badHost error
@@ -113,11 +120,11 @@ func Attach(route Route, gateways map[string]*Gateway, in Inputs) ([]Attachment,
 	}
 	var out []Attachment
 	for i, ref := range route.ParentRefs() {
-		g := parentGateway(ref, route.GetNamespace(), gateways)
+		g, set := parentOfRef(ref, route.GetNamespace(), res)
 		if g == nil {
 			continue
 		}
-		a := Attachment{Index: i, Gateway: g, Status: gwv1.RouteParentStatus{ParentRef: ref, ControllerName: ControllerName}}
+		a := Attachment{Index: i, Gateway: g, Set: set, Status: gwv1.RouteParentStatus{ParentRef: ref, ControllerName: ControllerName}}
 		at := where{parent: i + 1}
 		typ := string(gwv1.RouteConditionAccepted)
 		var cond metav1.Condition
@@ -126,7 +133,7 @@ func Attach(route Route, gateways map[string]*Gateway, in Inputs) ([]Attachment,
 		} else {
 			var reason gwv1.RouteConditionReason
 			var msg string
-			a.Listeners, reason, msg = attachListeners(route, ref, g, hosts, in)
+			a.Listeners, reason, msg = attachListeners(route, ref, g, set, hosts, in)
 			if reason != "" {
 				cond = r.bad(at, typ, metav1.ConditionFalse, string(reason), msg)
 			} else {
@@ -139,25 +146,43 @@ func Attach(route Route, gateways map[string]*Gateway, in Inputs) ([]Attachment,
 	return out, r.problems
 }
 
-// parentGateway returns the Gateway of Causeway's a parentRef names, or
-// nil. Group and kind default to Gateway API's Gateway, the namespace to
+// parentOfRef returns the parent of Causeway's a parentRef names: a
+// Gateway (set nil), or a ListenerSet of one and its Gateway; nil when
+// none. Group and kind default to Gateway API's Gateway, the namespace to
 // the route's.
-func parentGateway(ref gwv1.ParentReference, routeNS string, gateways map[string]*Gateway) *Gateway {
-	if ref.Group != nil && *ref.Group != group || ref.Kind != nil && *ref.Kind != kindGateway {
-		return nil
+func parentOfRef(ref gwv1.ParentReference, routeNS string, res *Resolution) (*Gateway, *ListenerSet) {
+	if ref.Group != nil && *ref.Group != group {
+		return nil, nil
 	}
 	ns := routeNS
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
-	return gateways[ns+"/"+string(ref.Name)]
+	key := ns + "/" + string(ref.Name)
+	switch {
+	case ref.Kind == nil || *ref.Kind == kindGateway:
+		return res.Gateways[key], nil
+	case *ref.Kind == kindListenerSet:
+		if s := res.ListenerSets[key]; s != nil {
+			return s.Parent, s
+		}
+	}
+	return nil, nil
 }
 
-// attachListeners returns the listeners of g a route attaches to through
-// ref, or why none.
-func attachListeners(route Route, ref gwv1.ParentReference, g *Gateway, hosts []string, in Inputs) ([]AttachedListener, gwv1.RouteConditionReason, string) {
+// attachListeners returns the listeners a route attaches to through ref,
+// to Gateway g or, when set is not nil, to its ListenerSet set, or why
+// none.
+func attachListeners(route Route, ref gwv1.ParentReference, g *Gateway, set *ListenerSet, hosts []string, in Inputs) ([]AttachedListener, gwv1.RouteConditionReason, string) {
+	parent, candidates := "Gateway "+g.Ref.Namespace+"/"+g.Ref.Name, g.Listeners
+	if set != nil {
+		parent, candidates = "ListenerSet "+set.Ref.Namespace+"/"+set.Ref.Name, set.Listeners
+		if !set.Accepted {
+			return nil, gwv1.RouteReasonNoMatchingParent, parent + " is not accepted"
+		}
+	}
 	var selected []*Listener
-	for _, l := range g.Listeners {
+	for _, l := range candidates {
 		if ref.SectionName != nil && *ref.SectionName != "" && l.Name != *ref.SectionName {
 			continue
 		}
@@ -167,17 +192,17 @@ func attachListeners(route Route, ref gwv1.ParentReference, g *Gateway, hosts []
 		selected = append(selected, l)
 	}
 	if len(selected) == 0 {
-		return nil, gwv1.RouteReasonNoMatchingParent, fmt.Sprintf("Gateway %s has no listener%s", g.Ref.Namespace+"/"+g.Ref.Name, selection(ref))
+		return nil, gwv1.RouteReasonNoMatchingParent, fmt.Sprintf("%s has no listener%s", parent, selection(ref))
 	}
 	var allowed []*Listener
 	for _, l := range selected {
-		if l.allowsKind(route.RouteKind()) && l.allowsNamespace(g.Ref.Namespace, route.GetNamespace(), in.Namespaces) {
+		if l.allowsKind(route.RouteKind()) && l.allowsNamespace(route.GetNamespace(), in.Namespaces) {
 			allowed = append(allowed, l)
 		}
 	}
 	if len(allowed) == 0 {
-		return nil, gwv1.RouteReasonNotAllowedByListeners, fmt.Sprintf("no listener%s of Gateway %s admits %ss from namespace %s",
-			selection(ref), g.Ref.Namespace+"/"+g.Ref.Name, route.RouteKind(), route.GetNamespace())
+		return nil, gwv1.RouteReasonNotAllowedByListeners, fmt.Sprintf("no listener%s of %s admits %ss from namespace %s",
+			selection(ref), parent, route.RouteKind(), route.GetNamespace())
 	}
 	var out []AttachedListener
 	var names []string
@@ -190,14 +215,15 @@ func attachListeners(route Route, ref gwv1.ParentReference, g *Gateway, hosts []
 		}
 	}
 	if len(out) == 0 {
-		return nil, gwv1.RouteReasonNoMatchingListenerHostname, fmt.Sprintf("no hostname of the route intersects the hostname of a listener%s of Gateway %s",
-			selection(ref), g.Ref.Namespace+"/"+g.Ref.Name)
+		return nil, gwv1.RouteReasonNoMatchingListenerHostname, fmt.Sprintf("no hostname of the route intersects the hostname of a listener%s of %s",
+			selection(ref), parent)
 	}
-	return out, "", fmt.Sprintf("listeners %s of Gateway %s", listNames(names), g.Ref.Namespace+"/"+g.Ref.Name)
+	return out, "", fmt.Sprintf("listeners %s of %s", listNames(names), parent)
 }
 
 // isolate splits a route's hostnames on listener l into those it serves
-// and those a more specific ready listener of g on the same port and
+// and those a more specific ready listener of g (its own or an attached
+// ListenerSet's) on the same port and
 // protocol serves entirely (GatewaySpec.Listeners, "Listeners that are
 // distinct only by Hostname" and Listener Isolation): requests for those
 // match that listener, never l. A hostname the other listener covers only
@@ -206,7 +232,7 @@ func attachListeners(route Route, ref gwv1.ParentReference, g *Gateway, hosts []
 // specific one, as the spec orders listeners.
 func isolate(g *Gateway, l *Listener, hosts []string) (served, isolated []string) {
 	var narrower []string
-	for _, o := range g.Listeners {
+	for _, o := range g.AllListeners() {
 		if o == l || o.Port != l.Port || o.Protocol != l.Protocol || !o.Ready() || o.Hostname == l.Hostname {
 			continue
 		}
@@ -248,26 +274,26 @@ func selection(ref gwv1.ParentReference) string {
 // listener itself is accepted (ListenerStatus.AttachedRoutes). A route
 // attached through several parentRefs counts once per listener.
 func SetAttachedRoutes(gateways []*Gateway, routes [][]Attachment) {
-	type key struct {
-		g *Gateway
-		l *Listener
-	}
-	count := map[key]int32{}
+	count := map[*Listener]int32{}
 	for _, attachments := range routes {
-		var seen []key
+		var seen []*Listener
 		for _, a := range attachments {
 			for _, al := range a.Listeners {
-				k := key{a.Gateway, al.Listener}
-				if !slices.Contains(seen, k) {
-					seen = append(seen, k)
-					count[k]++
+				if !slices.Contains(seen, al.Listener) {
+					seen = append(seen, al.Listener)
+					count[al.Listener]++
 				}
 			}
 		}
 	}
 	for _, g := range gateways {
 		for i, l := range g.Listeners {
-			g.Status.Listeners[i].AttachedRoutes = count[key{g, l}]
+			g.Status.Listeners[i].AttachedRoutes = count[l]
+		}
+		for _, s := range g.Sets {
+			for i, l := range s.Listeners {
+				s.Status.Listeners[i].AttachedRoutes = count[l]
+			}
 		}
 	}
 }

@@ -204,7 +204,7 @@ func TestAttach(t *testing.T) {
 			"0 NotAllowedByListeners"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			as, problems := Attach(tc.route, gws, testInputs())
+			as, problems := Attach(tc.route, &Resolution{Gateways: gws}, testInputs())
 			if got := describe(as); got != tc.want {
 				t.Errorf("attachments\n got %s\nwant %s", got, tc.want)
 			}
@@ -246,7 +246,7 @@ func TestSetAttachedRoutes(t *testing.T) {
 		httpRouteOf(infra, nil, "same-namespace"),
 		httpRouteOf(infra, nil, "unresolved-gateway-with-one-attached-unresolved-route#tls"),
 	} {
-		as, _ := Attach(r, gws, testInputs())
+		as, _ := Attach(r, &Resolution{Gateways: gws}, testInputs())
 		all = append(all, as)
 	}
 	var list []*Gateway
@@ -285,7 +285,7 @@ func TestAttachManyListeners(t *testing.T) {
 	}
 	g, _ := CheckGateway(gateway("big", ls...), ourClass, addresses, testInputs())
 	gws := map[string]*Gateway{infra + "/big": g}
-	as, problems := Attach(httpRouteOf(infra, []string{"x." + long, "*." + long, "y.example.com"}, "big"), gws, testInputs())
+	as, problems := Attach(httpRouteOf(infra, []string{"x." + long, "*." + long, "y.example.com"}, "big"), &Resolution{Gateways: gws}, testInputs())
 	if len(problems) != 0 || len(as) != 1 || len(as[0].Listeners) != 1000 {
 		t.Fatalf("problems %v, %d attachments", problems, len(as))
 	}
@@ -315,7 +315,7 @@ func TestListenerIsolation(t *testing.T) {
 		{"abc-foo-example-com", "0 Accepted [abc-foo-example-com:abc.foo.example.com]"},
 	} {
 		t.Run(tc.section, func(t *testing.T) {
-			as, problems := Attach(httpRouteOf(infra, hosts, gw.Name+"#"+tc.section), gws, testInputs())
+			as, problems := Attach(httpRouteOf(infra, hosts, gw.Name+"#"+tc.section), &Resolution{Gateways: gws}, testInputs())
 			if got := describe(as); got != tc.want || len(problems) > 0 {
 				t.Errorf("got %s (%v)\nwant %s", got, problems, tc.want)
 			}

@@ -46,19 +46,8 @@ func checkClientValidation(r *reporter, gw *gwv1.Gateway, listeners []*Listener,
 	}
 	used := map[gwv1.PortNumber]bool{}
 	for _, l := range listeners {
-		if l.Protocol != gwv1.HTTPSProtocolType {
-			continue
-		}
-		v, field := f.Default.Validation, "spec.tls.frontend.default.validation"
-		for i, p := range f.PerPort {
-			if p.Port == l.Port {
-				v, field = p.TLS.Validation, fmt.Sprintf("spec.tls.frontend.perPort[%d].tls.validation", i)
-				used[p.Port] = true
-				break
-			}
-		}
-		if v != nil {
-			l.ClientValidation = resolveValidation(gw, l, v, field, in)
+		if port, ok := setClientValidation(gw, l, in); ok {
+			used[port] = true
 		}
 	}
 	for i, p := range f.PerPort {
@@ -68,6 +57,29 @@ func checkClientValidation(r *reporter, gw *gwv1.Gateway, listeners []*Listener,
 		}
 	}
 	return insecure
+}
+
+// setClientValidation sets the ClientValidation of l, an HTTPS listener
+// of gw or of a ListenerSet of gw (whose listeners share its ports'
+// handshakes), from gw's spec.tls.frontend; ok reports a perPort entry
+// used, for port.
+func setClientValidation(gw *gwv1.Gateway, l *Listener, in Inputs) (port gwv1.PortNumber, ok bool) {
+	if gw.Spec.TLS == nil || gw.Spec.TLS.Frontend == nil || l.Protocol != gwv1.HTTPSProtocolType {
+		return 0, false
+	}
+	f := gw.Spec.TLS.Frontend
+	v, field := f.Default.Validation, "spec.tls.frontend.default.validation"
+	for i, p := range f.PerPort {
+		if p.Port == l.Port {
+			v, field = p.TLS.Validation, fmt.Sprintf("spec.tls.frontend.perPort[%d].tls.validation", i)
+			port, ok = p.Port, true
+			break
+		}
+	}
+	if v != nil {
+		l.ClientValidation = resolveValidation(gw, l, v, field, in)
+	}
+	return port, ok
 }
 
 // resolveValidation resolves one listener's validation: its CA

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +57,25 @@ type Gateway struct {
 	// backends it speaks TLS to for the Gateway's routes (a
 	// BackendTLSPolicy's). Nil without one, or when it is not resolved.
 	BackendClientCert *model.ObjectName
+	// Sets are the ListenerSets attached to the Gateway (accepted), in
+	// precedence order: their listeners are served beside the Gateway's
+	// own, on its addresses.
+	Sets []*ListenerSet
+
+	// spec is the Gateway as written; addressed says whether it has an
+	// address (its listeners' Programmed condition).
+	spec      *gwv1.Gateway
+	addressed bool
+}
+
+// AllListeners are the Gateway's listeners and those of its attached
+// ListenerSets, in precedence order.
+func (g *Gateway) AllListeners() []*Listener {
+	out := g.Listeners
+	for _, s := range g.Sets {
+		out = append(slices.Clip(out), s.Listeners...)
+	}
+	return out
 }
 
 // Listener returns the listener named name, or nil.
@@ -80,9 +100,9 @@ func CheckGateway(gw *gwv1.Gateway, class *Class, addresses []string, in Inputs)
 		return nil, nil
 	}
 	r := &reporter{obj: refOf(kindGateway, gw), gen: gw.Generation, now: in.Now}
-	g := &Gateway{Ref: r.obj, Generation: gw.Generation}
+	g := &Gateway{Ref: r.obj, Generation: gw.Generation, spec: gw, addressed: len(addresses) > 0}
 	for _, spec := range gw.Spec.Listeners {
-		g.Listeners = append(g.Listeners, checkListener(gw, spec, in))
+		g.Listeners = append(g.Listeners, checkListener(grantee{kindGateway, gw.Namespace}, spec, in))
 	}
 	insecure := checkClientValidation(r, gw, g.Listeners, in)
 	checkConflicts(g.Listeners)
@@ -185,7 +205,7 @@ func backendClientCert(r *reporter, gw *gwv1.Gateway, g *Gateway, in Inputs) (me
 		return metav1.Condition{}, false
 	}
 	typ := string(gwv1.GatewayConditionResolvedRefs)
-	name, f := resolveCertificate(gw, *gw.Spec.TLS.Backend.ClientCertificateRef, in)
+	name, f := resolveCertificate(grantee{kindGateway, gw.Namespace}, *gw.Spec.TLS.Backend.ClientCertificateRef, in)
 	if f.reason == "" {
 		g.BackendClientCert = &name
 		return r.ok(typ, metav1.ConditionTrue, string(gwv1.GatewayReasonResolvedRefs), "every reference is resolved"), true
@@ -211,9 +231,6 @@ func listNames(names []string) string {
 func ignored(r *reporter, gw *gwv1.Gateway) {
 	note := func(msg string) {
 		r.problems = append(r.problems, model.Problem{Object: r.obj, Reason: model.ReasonUnsupported, Message: msg})
-	}
-	if a := gw.Spec.AllowedListeners; a != nil && a.Namespaces != nil && a.Namespaces.From != nil && *a.Namespaces.From != gwv1.NamespacesFromNone {
-		note("spec.allowedListeners: ListenerSets are not supported and none is attached")
 	}
 	if gw.Spec.DefaultScope != "" && gw.Spec.DefaultScope != gwv1.GatewayDefaultScopeNone {
 		note("spec.defaultScope: default Gateways are not supported; routes attach only by parentRefs")
@@ -252,10 +269,12 @@ func listenerStatus(r *reporter, l *Listener, gatewayAccepted, addressed bool) g
 	}
 	typ := string(gwv1.ListenerConditionProgrammed)
 	switch {
+	case l.Conflicted:
+		programmed = r.bad(at, typ, metav1.ConditionFalse, l.conflict.reason, "the listener is conflicted")
 	case !l.Ready():
-		programmed = r.bad(at, typ, metav1.ConditionFalse, string(gwv1.ListenerReasonInvalid), "the listener is not accepted, conflicted or has unresolved references")
+		programmed = r.bad(at, typ, metav1.ConditionFalse, string(gwv1.ListenerReasonInvalid), "the listener is not accepted or has unresolved references")
 	case !gatewayAccepted:
-		programmed = r.bad(at, typ, metav1.ConditionFalse, string(gwv1.ListenerReasonInvalid), "the Gateway is not accepted")
+		programmed = r.bad(at, typ, metav1.ConditionFalse, string(gwv1.ListenerReasonInvalid), "the "+parentOf(l)+" is not accepted")
 	case !addressed:
 		programmed = r.bad(at, typ, metav1.ConditionFalse, string(gwv1.ListenerReasonPending), "the Gateway has no address yet")
 	default:

@@ -38,7 +38,13 @@ type Listener struct {
 
 	// Accepted, ResolvedRefs and Conflicted are the listener's conditions.
 	Accepted, ResolvedRefs, Conflicted bool
+	// Set is the ListenerSet the listener is of, nil for the Gateway's
+	// own listeners.
+	Set *ListenerSet
 
+	// home is the namespace of the Gateway or ListenerSet the listener
+	// is of: allowedRoutes' Same.
+	home string
 	// namespaces is allowedRoutes.namespaces: where routes may attach from.
 	from     gwv1.FromNamespaces
 	selector labels.Selector
@@ -69,10 +75,15 @@ var routeKinds = map[gwv1.ProtocolType][]string{
 	gwv1.UDPProtocolType:   {kindUDPRoute},
 }
 
-// checkListener reads one listener of gw: everything but conflicts with
-// the other listeners, which checkConflicts adds.
-func checkListener(gw *gwv1.Gateway, spec gwv1.Listener, in Inputs) *Listener {
-	l := &Listener{Name: spec.Name, Port: spec.Port, Protocol: spec.Protocol, Kinds: []gwv1.RouteGroupKind{}}
+// grantee is the object whose references a ReferenceGrant may allow: a
+// Gateway, or a ListenerSet (for its listeners' certificates).
+type grantee struct{ kind, namespace string }
+
+// checkListener reads one listener of a Gateway or ListenerSet (from):
+// everything but conflicts with the other listeners, which checkConflicts
+// adds.
+func checkListener(from grantee, spec gwv1.Listener, in Inputs) *Listener {
+	l := &Listener{Name: spec.Name, Port: spec.Port, Protocol: spec.Protocol, Kinds: []gwv1.RouteGroupKind{}, home: from.namespace}
 	supported, ok := routeKinds[spec.Protocol]
 	if !ok {
 		l.notAccepted.set(string(gwv1.ListenerReasonUnsupportedProtocol),
@@ -83,7 +94,7 @@ func checkListener(gw *gwv1.Gateway, spec gwv1.Listener, in Inputs) *Listener {
 		l.notAccepted.set(string(gwv1.ListenerReasonPortUnavailable), fmt.Sprintf("port %d is not in 1-65535", spec.Port))
 	}
 	l.checkHostname(spec)
-	l.checkTLS(gw, spec, in)
+	l.checkTLS(from, spec, in)
 	l.checkKinds(spec, supported)
 	l.checkNamespaces(spec)
 	return l
@@ -108,7 +119,7 @@ func (l *Listener) checkHostname(spec gwv1.Listener) {
 	l.Hostname = h
 }
 
-func (l *Listener) checkTLS(gw *gwv1.Gateway, spec gwv1.Listener, in Inputs) {
+func (l *Listener) checkTLS(from grantee, spec gwv1.Listener, in Inputs) {
 	tls := spec.TLS
 	unsupported := func(msg string) { l.notAccepted.set(string(gwv1.ListenerReasonUnsupportedValue), msg) }
 	switch spec.Protocol {
@@ -147,7 +158,7 @@ func (l *Listener) checkTLS(gw *gwv1.Gateway, spec gwv1.Listener, in Inputs) {
 		return
 	}
 	for i, ref := range tls.CertificateRefs {
-		name, f := resolveCertificate(gw, ref, in)
+		name, f := resolveCertificate(from, ref, in)
 		if f.reason != "" {
 			l.notResolved.set(f.reason, fmt.Sprintf("tls.certificateRefs[%d]: %s", i, f.msg))
 			continue
@@ -157,10 +168,10 @@ func (l *Listener) checkTLS(gw *gwv1.Gateway, spec gwv1.Listener, in Inputs) {
 }
 
 // resolveCertificate resolves a listener's certificateRef
-// (ListenerTLSConfig.CertificateRefs): a core Secret, in the Gateway's
-// namespace or in one whose ReferenceGrant lets the Gateway name it,
-// holding a usable key pair.
-func resolveCertificate(gw *gwv1.Gateway, ref gwv1.SecretObjectReference, in Inputs) (model.ObjectName, failure) {
+// (ListenerTLSConfig.CertificateRefs): a core Secret, in the namespace of
+// the Gateway or ListenerSet from, or in one whose ReferenceGrant lets it
+// name the Secret, holding a usable key pair.
+func resolveCertificate(from grantee, ref gwv1.SecretObjectReference, in Inputs) (model.ObjectName, failure) {
 	g, k := "", kindSecret
 	if ref.Group != nil {
 		g = string(*ref.Group)
@@ -168,7 +179,7 @@ func resolveCertificate(gw *gwv1.Gateway, ref gwv1.SecretObjectReference, in Inp
 	if ref.Kind != nil {
 		k = string(*ref.Kind)
 	}
-	ns := gw.Namespace
+	ns := from.namespace
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
@@ -177,10 +188,10 @@ func resolveCertificate(gw *gwv1.Gateway, ref gwv1.SecretObjectReference, in Inp
 		return name, failure{string(gwv1.ListenerReasonInvalidCertificateRef),
 			fmt.Sprintf("%s %s: only core Secrets hold certificates", model.Truncate(groupKind(g, k)), name)}
 	}
-	if !Granted(in.Grants, GrantFrom{Group: group, Kind: kindGateway, Namespace: gw.Namespace},
+	if !Granted(in.Grants, GrantFrom{Group: group, Kind: from.kind, Namespace: from.namespace},
 		GrantTo{Kind: kindSecret, Namespace: ns, Name: name.Name}) {
 		return name, failure{string(gwv1.ListenerReasonRefNotPermitted),
-			fmt.Sprintf("Secret %s is in another namespace and no ReferenceGrant there lets Gateways of namespace %s name it", name, gw.Namespace)}
+			fmt.Sprintf("Secret %s is in another namespace and no ReferenceGrant there lets %ss of namespace %s name it", name, from.kind, from.namespace)}
 	}
 	if in.Secret == nil {
 		return name, failure{string(gwv1.ListenerReasonInvalidCertificateRef), fmt.Sprintf("Secret %s cannot be read", name)}
@@ -269,14 +280,15 @@ func (l *Listener) checkNamespaces(spec gwv1.Listener) {
 }
 
 // allowsNamespace reports whether routes of namespace ns may attach
-// (RouteNamespaces.From): the Gateway's own namespace for Same, any for
-// All, those whose labels the selector matches for Selector.
-func (l *Listener) allowsNamespace(gatewayNS, ns string, nsLabels map[string]map[string]string) bool {
+// (RouteNamespaces.From): the namespace of the listener's Gateway or
+// ListenerSet for Same, any for All, those whose labels the selector
+// matches for Selector.
+func (l *Listener) allowsNamespace(ns string, nsLabels map[string]map[string]string) bool {
 	switch l.from {
 	case gwv1.NamespacesFromAll:
 		return true
 	case gwv1.NamespacesFromSame:
-		return ns == gatewayNS
+		return ns == l.home
 	case gwv1.NamespacesFromSelector:
 		return l.selector.Matches(namespaceLabels(ns, nsLabels[ns]))
 	}

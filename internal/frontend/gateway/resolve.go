@@ -36,12 +36,13 @@ type Resolution struct {
 }
 
 // Resolve checks the GatewayClasses that name Causeway, the Gateways of
-// those classes and the routes' parentRefs to them, in that order, and
+// those classes, the ListenerSets of those Gateways and the routes'
+// parentRefs to them, in that order, and
 // counts each listener's attachedRoutes. features are the data plane's
 // supported features (GatewayClass supportedFeatures); addresses returns
 // a Gateway's data-plane addresses. Objects of other controllers get
 // nothing: no status, no Problem.
-func Resolve(classes []*gwv1.GatewayClass, gateways []*gwv1.Gateway, routes []Route,
+func Resolve(classes []*gwv1.GatewayClass, gateways []*gwv1.Gateway, sets []*gwv1.ListenerSet, routes []Route,
 	features []gwv1.FeatureName, addresses func(namespace, name string) []string, in Inputs) (*Resolution, []model.Problem) {
 	res := &Resolution{Classes: map[string]*Class{}, Gateways: map[string]*Gateway{}}
 	var problems []model.Problem
@@ -67,9 +68,12 @@ func Resolve(classes []*gwv1.GatewayClass, gateways []*gwv1.Gateway, routes []Ro
 		res.Gateways[gw.Namespace+"/"+gw.Name] = g
 		list = append(list, g)
 	}
+	var ps []model.Problem
+	res.ListenerSets, ps = checkListenerSets(sets, res.Gateways, in)
+	problems = append(problems, ps...)
 	var all [][]Attachment
 	for _, r := range routes {
-		as, ps := Attach(r, res.Gateways, in)
+		as, ps := Attach(r, res, in)
 		problems = append(problems, ps...)
 		if len(as) > 0 {
 			res.Routes = append(res.Routes, Attached{Route: r, Attachments: as})

@@ -25,7 +25,7 @@ func TestResolve(t *testing.T) {
 		httpRouteOf(infra, []string{"a.example.com"}, "no-class", "same-namespace"),
 	}
 	addrs := func(ns, name string) []string { return []string{"10.0.0.1"} }
-	res, problems := Resolve(classes, []*gwv1.Gateway{ours, theirs, unknownClass}, routes,
+	res, problems := Resolve(classes, []*gwv1.Gateway{ours, theirs, unknownClass}, nil, routes,
 		[]gwv1.FeatureName{"HTTPRoute", "Gateway"}, addrs, testInputs())
 	if len(problems) != 0 {
 		t.Errorf("problems: %v", problems)

@@ -54,7 +54,7 @@ func checkAccepted(t *testing.T, out Output, gaps map[string]bool) {
 		gateways[gw.Ref.Namespace+"/"+gw.Ref.Name] = gw
 	}
 	attach := func(kind string, r gateway.Route) {
-		attached, problems := gateway.Attach(r, gateways, inputs)
+		attached, problems := gateway.Attach(r, &gateway.Resolution{Gateways: gateways}, inputs)
 		report(kind+" "+r.GetName()+" attachment", problems)
 		if len(attached) != len(r.ParentRefs()) {
 			t.Errorf("%s %s/%s: %d of its %d parentRefs name a Gateway written", kind, r.GetNamespace(), r.GetName(), len(attached), len(r.ParentRefs()))

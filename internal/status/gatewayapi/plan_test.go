@@ -66,7 +66,7 @@ func resolve(t *testing.T, snap *source.Snapshot) *gateway.Resolution {
 	for _, r := range snap.HTTPRoutes {
 		routes = append(routes, gateway.HTTPRouteOf(r))
 	}
-	res, problems := gateway.Resolve(snap.GatewayClasses, snap.Gateways, routes, []gwv1.FeatureName{"Gateway", "HTTPRoute"},
+	res, problems := gateway.Resolve(snap.GatewayClasses, snap.Gateways, snap.ListenerSets, routes, []gwv1.FeatureName{"Gateway", "HTTPRoute"},
 		func(string, string) []string { return []string{"192.0.2.1"} }, gateway.Inputs{Now: built})
 	if len(problems) != 0 {
 		t.Fatalf("problems resolving the fixture: %v", problems)
