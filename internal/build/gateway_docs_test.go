@@ -45,7 +45,7 @@ var featureNotes = map[features.FeatureName]string{
 	"TCPRoute":                                      "one route per listener; its backends share connections by weight (nginx upstream weights)",
 	"UDPRoute":                                      "one route per listener; its backends share datagrams by weight (nginx upstream weights)",
 	"TLSRoute":                                      "Passthrough and Terminate modes; one backend per route",
-	"HTTPRoutePathRewrite":                          "ReplacePrefixMatch of `/` is refused",
+	"HTTPRoutePathRewrite":                          "ReplacePrefixMatch on the prefix `/` puts the replacement before the whole path (`/bar` becomes `/xyz/bar`, `/` becomes `/xyz/`), which the spec leaves open",
 	"HTTPRoutePathRedirect":                         "ReplacePrefixMatch cuts the rest of the path from the raw request URI: one that spells the matched prefix with percent-escapes or doubled slashes gets 400",
 }
 

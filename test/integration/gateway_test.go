@@ -127,6 +127,18 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /only}}]
     backendRefs: [{name: juice, port: 80}]
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: root-rewrite, namespace: default}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  hostnames: [rewrite.test]
+  rules:
+  - filters:
+    - type: URLRewrite
+      urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /xyz/}}
+    backendRefs: [{name: tea, port: 80}]
+---
 `
 
 // TestGatewayAPIAgainstNginx: HTTPRoutes on a Gateway's listeners are
@@ -220,6 +232,17 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 	for _, r := range rows {
 		if err := check(r); err != nil {
 			t.Error(err)
+		}
+	}
+	// ReplacePrefixMatch of the root prefix puts the replacement before
+	// the whole path, one "/" between them.
+	for path, want := range map[string]string{"/bar/b?q=1": "/xyz/bar/b?q=1", "/": "/xyz/", "/xyz": "/xyz/xyz"} {
+		got, err := harness.Do(httpAddr, harness.Request{Scheme: "http", Host: "rewrite.test", Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != 200 || got.Reply.URI != want {
+			t.Errorf("rewrite.test%s: %d, upstream URI %q, want 200 and %q", path, got.Status, got.Reply.URI, want)
 		}
 	}
 	// CORS wildcards: "*" without credentials, the request's own

@@ -392,10 +392,17 @@ func urlRewrite(field string, in *gwv1.HTTPURLRewriteFilter, matches []Match, po
 			return &ruleError{reason: routeReasonUnsupportedValue, msg: field + ".path: ReplacePrefixMatch needs exactly one PathPrefix match"}
 		}
 		r := strings.TrimSuffix(*p.ReplacePrefixMatch, "/")
+		if err := model.ValidatePath(r + "/"); err != nil {
+			return ruleUnsupported("%s.path.replacePrefixMatch: %v", field, err)
+		}
 		if matches[0].Path.Path == "/" {
 			// The model's prefix rewrite appends the rest of the path
-			// after the prefix: after the root prefix it lacks its "/".
-			return ruleUnsupported("%s.path: ReplacePrefixMatch of the prefix / is not supported by Causeway yet", field)
+			// after the location's prefix, which after the root prefix
+			// lacks its "/": the target gives it back ("/bar" becomes
+			// "/xyz/bar", "/" becomes "/xyz/", as "/foo/" does with
+			// the prefix "/foo"; "/" or "" leaves the path as it is).
+			pol.get().Rewrite = &model.Rewrite{Target: r + "/", Prefix: true}
+			return nil
 		}
 		if r == "" {
 			pol.get().Rewrite = &model.Rewrite{Target: "/", Prefix: true, Strip: true}

@@ -169,9 +169,11 @@ func TestTranslateURLRewrite(t *testing.T) {
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true, Strip: true}})},
 		{"prefix to empty", newHTTPRoute("r", rewriteRule(prefix, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("")}})),
 			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true, Strip: true}})},
-		// The root prefix's rest lacks its "/".
+		// The root prefix's rest lacks its "/": the target gives it.
 		{"root prefix", newHTTPRoute("r", rewriteRule(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/a")}})),
-			refused(routeReasonUnsupportedValue, "prefix / is not supported")},
+			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/a/", Prefix: true}})},
+		{"root prefix to root", newHTTPRoute("r", rewriteRule(gwv1.HTTPRouteMatch{}, gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/")}})),
+			wantPolicy(&model.Policy{Rewrite: &model.Rewrite{Target: "/", Prefix: true}})},
 		// "ReplacePrefixMatch is only compatible with a PathPrefix HTTPRouteMatch."
 		{"prefix of exact", newHTTPRoute("r", rewriteRule(pathMatch(gwv1.PathMatchExact, "/a"), gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr("/b")}})),
 			refused(routeReasonUnsupportedValue, "exactly one PathPrefix")},
