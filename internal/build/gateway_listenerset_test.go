@@ -35,7 +35,7 @@ func TestGatewayListenerSets(t *testing.T) {
 		pt := gwv1.PathMatchPathPrefix
 		return &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: name}, Spec: gwv1.HTTPRouteSpec{
 			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{parent}},
-			Rules: []gwv1.HTTPRouteRule{{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: &pt, Value: &path}}}}}}}
+			Rules:           []gwv1.HTTPRouteRule{{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: &pt, Value: &path}}}}}}}
 	}
 	lsKind, grp := gwv1.Kind("ListenerSet"), gwv1.Group(gwv1.GroupName)
 	snap := &source.Snapshot{
