@@ -10,7 +10,7 @@
 #   3  the package tests that need kube-apiserver, the end-to-end tier
 #   4  the tunnel across network namespaces
 #      (the Angie tier runs beside the nginx tier, 3 and 4)
-#   5  the image in podman, then the single-node cluster
+#   5  the image in podman (beside 3 and 4), then the single-node cluster
 #
 # A tier waits only for the tools it needs; a failed build fails the tier
 # that waits for it, with the end of its log.
@@ -97,6 +97,14 @@ tier_in_background angie-tier bash -c "while [[ ! -f ${logs}/angie.rc ]]; do sle
 say "tier 2: integration on nginx"
 ${make} test-integration
 
+# The image tier runs podman containers and waits on them far more than
+# it computes: it runs beside the tiers 3 and 4 too, once the images are
+# built.
+say "the image, in the background once it is built (${logs}/image-tier.log)"
+tier_in_background image-tier bash -c "while [[ ! -f ${logs}/images.rc ]]; do sleep 1; done
+	if [[ \$(cat ${logs}/images.rc) != 0 ]]; then tail -n 40 ${logs}/images.log; echo 'building the images failed'; exit 1; fi
+	exec ${make} test-image"
+
 await kube
 say "tier 1: package tests that need kube-apiserver"
 ${make} test-unit-kube
@@ -107,9 +115,7 @@ ${make} test-netns
 
 await_tier angie-tier "tier 2: integration on Angie"
 
-await images
-say "the image"
-${make} test-image
+await_tier image-tier "the image"
 say "tier 5: a real node"
 ${make} test-cluster
 say "tier 5: the Gateway API conformance suite"
