@@ -50,6 +50,7 @@ func installGatewayCRDs(t *testing.T, kubectl string) {
 		for range 20 {
 			out, err = exec.Command(kubectl, append(kc, "wait", "--for", "condition=Established", "--timeout", waitFor.String(),
 				"crd/gatewayclasses.gateway.networking.k8s.io", "crd/gateways.gateway.networking.k8s.io",
+				"crd/listenersets.gateway.networking.k8s.io",
 				"crd/httproutes.gateway.networking.k8s.io", "crd/grpcroutes.gateway.networking.k8s.io",
 				"crd/tlsroutes.gateway.networking.k8s.io", "crd/tcproutes.gateway.networking.k8s.io",
 				"crd/udproutes.gateway.networking.k8s.io", "crd/referencegrants.gateway.networking.k8s.io",
