@@ -209,8 +209,10 @@ func TestHandlerAnswers(t *testing.T) {
 		{name: "a BackendTLSPolicy Causeway cannot honour is a warning, never a refusal", mode: Deny, op: admissionv1.Create, kind: btlsKind,
 			obj: newBackendTLSPolicy("other.example.com"), allowed: true, warnings: []string{"subjectAltNames[0]"}},
 		{name: "a valid BackendTLSPolicy", mode: Deny, op: admissionv1.Create, kind: btlsKind, obj: newBackendTLSPolicy(), allowed: true},
-		{name: "a ListenerSet is reviewed: one of a Gateway of ours", mode: Deny, op: admissionv1.Create, kind: listenerSetKind,
-			obj: newListenerSet("gw"), allowed: true},
+		// A ListenerSet's Problems (the front-end's) are warnings as a
+		// route's; one of another controller's Gateway raises none.
+		{name: "a ListenerSet of another controller's Gateway", mode: Deny, op: admissionv1.Create, kind: listenerSetKind,
+			obj: newListenerSet("theirs"), allowed: true},
 		{name: "an object that is no ListenerSet is refused", mode: Deny, op: admissionv1.Update, kind: listenerSetKind, obj: "a string",
 			message: []string{"not a ListenerSet"}},
 		{name: "an object that is no Ingress is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: "a string",
