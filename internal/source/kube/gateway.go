@@ -67,7 +67,8 @@ const namespacesKind = "namespaces"
 
 // watchNamespaces caches every Namespace's name and labels while Gateway
 // API's CRDs are served: a listener's allowedRoutes.namespaces.from=
-// Selector selects the routes' namespaces by their labels. A change of
+// Selector selects the routes' namespaces by their labels, and a
+// Gateway's allowedListeners.namespaces.from=Selector the ListenerSets'. A change of
 // labels signals; nothing else of a Namespace does.
 func watchNamespaces(s *Source, f informers.SharedInformerFactory, crs *customInformers) {
 	inf := f.Core().V1().Namespaces().Informer()
