@@ -159,7 +159,7 @@ func controllerCommand() (*cobra.Command, *controllerFlags) {
 	fl.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "namespace to watch (repeatable; default all)")
 	fl.StringVar(&f.namespaceSelector, "watch-namespace-selector", "", "label selector of the namespaces whose Ingresses and custom resources are served (instead of --watch-namespace); needs list and watch on namespaces")
 	fl.BoolVar(&f.customResources, "enable-custom-resources", true, "read NGINX Ingress Controller's k8s.nginx.org/v1 resources (VirtualServer and the others) whose CRDs are installed when the controller starts")
-	fl.BoolVar(&f.gatewayAPI, "enable-gateway-api", true, "read Gateway API's gateway.networking.k8s.io/v1 resources (GatewayClass, Gateway, the routes, ReferenceGrant, BackendTLSPolicy) whose CRDs are installed (asked again every 30 s)")
+	fl.BoolVar(&f.gatewayAPI, "enable-gateway-api", true, "read Gateway API's gateway.networking.k8s.io/v1 resources (GatewayClass, Gateway, ListenerSet, the routes, ReferenceGrant, BackendTLSPolicy) whose CRDs are installed (asked again every 30 s)")
 	fl.BoolVar(&f.certManager, "enable-cert-manager", false, "have the leader write the cert-manager Certificates that VirtualServers ask for in spec.tls.cert-manager (needs the custom resources and RBAC for cert-manager.io certificates)")
 	fl.BoolVar(&f.externalDNS, "enable-external-dns", false, "have the leader write the externaldns.nginx.org DNSEndpoints that VirtualServers ask for in spec.externalDNS, for external-dns's CRD source (needs the custom resources, --publish-service or --publish-address, and RBAC for dnsendpoints)")
 	fl.StringVar(&f.configMap, "configmap", "causeway-system/causeway", "NAMESPACE/NAME of the ConfigMap holding global settings")

@@ -166,6 +166,7 @@ var (
 	// object to decode into; their Problems are warnings only.
 	gatewayKinds = map[metav1.GroupVersionKind]func() metav1.Object{
 		{Group: gwv1.GroupName, Version: "v1", Kind: "Gateway"}:          func() metav1.Object { return &gwv1.Gateway{} },
+		{Group: gwv1.GroupName, Version: "v1", Kind: "ListenerSet"}:      func() metav1.Object { return &gwv1.ListenerSet{} },
 		{Group: gwv1.GroupName, Version: "v1", Kind: "HTTPRoute"}:        func() metav1.Object { return &gwv1.HTTPRoute{} },
 		{Group: gwv1.GroupName, Version: "v1", Kind: "GRPCRoute"}:        func() metav1.Object { return &gwv1.GRPCRoute{} },
 		{Group: gwv1.GroupName, Version: "v1", Kind: "TLSRoute"}:         func() metav1.Object { return &gwv1.TLSRoute{} },

@@ -209,6 +209,12 @@ func TestHandlerAnswers(t *testing.T) {
 		{name: "a BackendTLSPolicy Causeway cannot honour is a warning, never a refusal", mode: Deny, op: admissionv1.Create, kind: btlsKind,
 			obj: newBackendTLSPolicy("other.example.com"), allowed: true, warnings: []string{"subjectAltNames[0]"}},
 		{name: "a valid BackendTLSPolicy", mode: Deny, op: admissionv1.Create, kind: btlsKind, obj: newBackendTLSPolicy(), allowed: true},
+		// A ListenerSet's Problems (the front-end's) are warnings as a
+		// route's; one of another controller's Gateway raises none.
+		{name: "a ListenerSet of another controller's Gateway", mode: Deny, op: admissionv1.Create, kind: listenerSetKind,
+			obj: newListenerSet("theirs"), allowed: true},
+		{name: "an object that is no ListenerSet is refused", mode: Deny, op: admissionv1.Update, kind: listenerSetKind, obj: "a string",
+			message: []string{"not a ListenerSet"}},
 		{name: "an object that is no Ingress is refused", mode: Deny, op: admissionv1.Create, kind: ingressKind, obj: "a string",
 			message: []string{"not an Ingress"}},
 	} {
@@ -347,6 +353,17 @@ func newRoute(parent string, filters ...gwv1.HTTPRouteFilter) *gwv1.HTTPRoute {
 func newGC(name string, ls ...nicv1.Listener) *nicv1.GlobalConfiguration {
 	return &nicv1.GlobalConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: name},
 		Spec: nicv1.GlobalConfigurationSpec{Listeners: ls}}
+}
+
+var listenerSetKind = metav1.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "ListenerSet"}
+
+// newListenerSet is a ListenerSet in ns1 of Gateway parent, with one HTTP
+// listener.
+func newListenerSet(parent string) *gwv1.ListenerSet {
+	return &gwv1.ListenerSet{TypeMeta: metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "ListenerSet"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "team"},
+		Spec: gwv1.ListenerSetSpec{ParentRef: gwv1.ParentGatewayReference{Name: gwv1.ObjectName(parent)},
+			Listeners: []gwv1.ListenerEntry{{Name: "team", Port: 9081, Protocol: gwv1.HTTPProtocolType}}}}
 }
 
 var btlsKind = metav1.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "BackendTLSPolicy"}

@@ -18,10 +18,10 @@ import (
 // the Problems the object would raise as warnings, so `kubectl apply`
 // shows them at once.
 
-// ReviewGatewayAPI returns the Problems a Gateway, route or
-// BackendTLSPolicy of kind would
-// raise in the context of the current snapshot, where it replaces its
-// namesake. ours is false when it raises none: another controller's
+// ReviewGatewayAPI returns the Problems a Gateway, ListenerSet, route or
+// BackendTLSPolicy of kind would raise in the context of the current
+// snapshot, where it replaces its namesake (a ListenerSet is checked
+// against its parent Gateway there, as a route is). ours is false when it raises none: another controller's
 // object, or one of ours without a Problem.
 func (r *Reviewer) ReviewGatewayAPI(_ context.Context, kind string, obj metav1.Object) (problems []model.Problem, ours bool, err error) {
 	idx := r.current.Load()
@@ -41,6 +41,8 @@ func (r *Reviewer) ReviewGatewayAPI(_ context.Context, kind string, obj metav1.O
 		switch o := obj.(type) {
 		case *gwv1.Gateway:
 			s.Gateways = replaced(s.Gateways, o)
+		case *gwv1.ListenerSet:
+			s.ListenerSets = replaced(s.ListenerSets, o)
 		case *gwv1.HTTPRoute:
 			s.HTTPRoutes = replaced(s.HTTPRoutes, o)
 		case *gwv1.GRPCRoute:

@@ -74,17 +74,18 @@ type Plan struct {
 }
 
 // Desired plans the Services of gateways (the Gateways of Causeway's
-// classes), given have, the Services of ours that exist now (Parse's ok
-// ones; others are ignored). It is pure: the same input gives the same
-// plan.
+// classes), given the ListenerSets that may add listeners to them and
+// have, the Services of ours that exist now (Parse's ok ones; others are
+// ignored). It is pure: the same input gives the same plan.
 //
 // Each Gateway gets one Service, named ServiceName, with one port per
-// distinct listener port. Its internal ports (targetPorts) are those its
+// distinct listener port, its own listeners' and those of the
+// ListenerSets it admits. Its internal ports (targetPorts) are those its
 // Service has now, where still in the range and not another Service's;
 // a new listener port takes the lowest port of the range that no Service
 // has. So a Gateway's internal ports do not move while it exists (unless
 // the range is changed so as to leave them out).
-func Desired(gateways []*gwv1.Gateway, have []*corev1.Service, opts Options) Plan {
+func Desired(gateways []*gwv1.Gateway, sets ListenerSets, have []*corev1.Service, opts Options) Plan {
 	gateways = slices.Clone(gateways)
 	slices.SortFunc(gateways, func(a, b *gwv1.Gateway) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
@@ -115,12 +116,13 @@ func Desired(gateways []*gwv1.Gateway, have []*corev1.Service, opts Options) Pla
 		alloc map[int32]int32
 	}
 	var todo []*pending
+	nsLabels := sets.labels()
 	// First every Gateway keeps what it has, then the new ports are
 	// given out: a Gateway sorted first never takes a port a later one
 	// holds.
 	for _, gw := range gateways {
 		name := ServiceName(gw.Namespace, gw.Name)
-		p := &pending{gw: gw, name: name, ports: listenerPorts(gw), alloc: map[int32]int32{}}
+		p := &pending{gw: gw, name: name, ports: listenerPorts(gw, sets.of(gw, nsLabels)), alloc: map[int32]int32{}}
 		if s := byName[name]; s != nil {
 			o, _ := Parse(s)
 			if o.Namespace != labelValue(gw.Namespace) || o.Name != labelValue(gw.Name) {
@@ -208,19 +210,28 @@ type listenerPort struct {
 	protocol corev1.Protocol
 }
 
-// listenerPorts are a Gateway's distinct listener ports, in order: UDP
-// for a port whose listeners are all UDP, TCP otherwise (a port cannot be
-// both in one Service port; the front-end reports such listeners as
-// conflicted).
-func listenerPorts(gw *gwv1.Gateway) []listenerPort {
-	udp := map[int32]bool{}
+// listenerPorts are the distinct listener ports of a Gateway and of its
+// admitted ListenerSets, in order: UDP for a port whose listeners are all
+// UDP, TCP otherwise (a port cannot be both in one Service port; the
+// front-end reports such listeners of one Gateway as conflicted). The
+// Gateway's own listeners decide the protocol of their ports, which take
+// precedence over its ListenerSets'; a port only ListenerSets name is
+// decided by their listeners on it.
+func listenerPorts(gw *gwv1.Gateway, sets []*gwv1.ListenerSet) []listenerPort {
+	udp := udpPorts{}
 	for _, l := range gw.Spec.Listeners {
-		p := int32(l.Port)
-		if p < 1 || p > 65535 {
-			continue
+		udp.add(l.Port, l.Protocol)
+	}
+	more := udpPorts{}
+	for _, ls := range sets {
+		for _, l := range ls.Spec.Listeners {
+			more.add(l.Port, l.Protocol)
 		}
-		all, seen := udp[p]
-		udp[p] = (all || !seen) && l.Protocol == gwv1.UDPProtocolType
+	}
+	for p, all := range more {
+		if _, own := udp[p]; !own {
+			udp[p] = all
+		}
 	}
 	out := make([]listenerPort, 0, len(udp))
 	for _, p := range slices.Sorted(maps.Keys(udp)) {
@@ -231,6 +242,18 @@ func listenerPorts(gw *gwv1.Gateway) []listenerPort {
 		out = append(out, listenerPort{port: p, protocol: proto})
 	}
 	return out
+}
+
+// udpPorts says of each listener port whether all its listeners are UDP.
+type udpPorts map[int32]bool
+
+func (u udpPorts) add(port gwv1.PortNumber, proto gwv1.ProtocolType) {
+	p := int32(port)
+	if p < 1 || p > 65535 {
+		return
+	}
+	all, seen := u[p]
+	u[p] = (all || !seen) && proto == gwv1.UDPProtocolType
 }
 
 // build is the Service of gw.

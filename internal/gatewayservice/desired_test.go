@@ -147,7 +147,7 @@ func TestDesiredAllocation(t *testing.T) {
 			want: alloc{"a/one": {80: 20000}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Desired(tc.gateways, tc.have, opts)
+			p := Desired(tc.gateways, ListenerSets{}, tc.have, opts)
 			if got := allocations(t, p); !equalAlloc(got, tc.want) {
 				t.Errorf("allocations = %v, want %v", got, tc.want)
 			}
@@ -166,7 +166,7 @@ func TestDesiredAllocation(t *testing.T) {
 				}
 			}
 			// Pure: the same input plans the same again.
-			if again := Desired(tc.gateways, tc.have, opts); !equalAlloc(allocations(t, again), allocations(t, p)) {
+			if again := Desired(tc.gateways, ListenerSets{}, tc.have, opts); !equalAlloc(allocations(t, again), allocations(t, p)) {
 				t.Errorf("a second plan differs")
 			}
 		})
@@ -185,7 +185,7 @@ func TestDesiredService(t *testing.T) {
 	}{{"", corev1.ServiceTypeLoadBalancer}, {corev1.ServiceTypeClusterIP, corev1.ServiceTypeClusterIP}, {corev1.ServiceTypeNodePort, corev1.ServiceTypeNodePort}} {
 		o := opts
 		o.Type, o.Ports = tc.typ, PortRange{First: 21000, Last: 21999}
-		s := Desired([]*gwv1.Gateway{g}, nil, o).Want[ServiceName("web", "cafe")]
+		s := Desired([]*gwv1.Gateway{g}, ListenerSets{}, nil, o).Want[ServiceName("web", "cafe")]
 		if s == nil {
 			t.Fatal("no Service")
 		}
@@ -216,7 +216,7 @@ func TestDesiredManyGateways(t *testing.T) {
 	}
 	o := opts
 	o.Ports = PortRange{First: 20000, Last: 20999}
-	p := Desired(gws, nil, o)
+	p := Desired(gws, ListenerSets{}, nil, o)
 	seen := map[int32]bool{}
 	for _, ports := range allocations(t, p) {
 		for _, t2 := range ports {
@@ -234,7 +234,7 @@ func TestDesiredManyGateways(t *testing.T) {
 	for _, s := range p.Want {
 		have = append(have, s)
 	}
-	next := Desired(append(gws, gw("zz", "late", http(80))), have, o)
+	next := Desired(append(gws, gw("zz", "late", http(80))), ListenerSets{}, have, o)
 	if !equalAlloc(allocations(t, next), allocations(t, p)) {
 		t.Error("allocations moved")
 	}

@@ -35,7 +35,8 @@ type GatewayWriterOptions struct {
 
 // GatewayWriter keeps the status of Gateway API's objects of Causeway's
 // classes as package gatewayapi computes it: GatewayClasses, their
-// Gateways, and the entries of ours in routes' status.parents. It writes
+// Gateways and those Gateways' ListenerSets, and the entries of ours in
+// routes' status.parents (and BackendTLSPolicies' status.ancestors). It writes
 // only what differs from the snapshot (or from its own last write, while
 // snapshots lag behind it), with an update of the status subresource on
 // the object's resourceVersion. A conflict (another controller wrote its
@@ -144,6 +145,8 @@ func (w *GatewayWriter) update(ctx context.Context, obj gatewayapi.Object) (gate
 		out, err = nonNil(c.GatewayClasses().UpdateStatus(ctx, o, opts))
 	case *gwv1.Gateway:
 		out, err = nonNil(c.Gateways(o.Namespace).UpdateStatus(ctx, o, opts))
+	case *gwv1.ListenerSet:
+		out, err = nonNil(c.ListenerSets(o.Namespace).UpdateStatus(ctx, o, opts))
 	case *gwv1.HTTPRoute:
 		out, err = nonNil(c.HTTPRoutes(o.Namespace).UpdateStatus(ctx, o, opts))
 	case *gwv1.GRPCRoute:
@@ -177,7 +180,7 @@ func nonNil[T interface {
 
 // resources are the kinds' resource names.
 var resources = map[string]string{
-	gatewayapi.KindGatewayClass: "gatewayclasses", gatewayapi.KindGateway: "gateways",
+	gatewayapi.KindGatewayClass: "gatewayclasses", gatewayapi.KindGateway: "gateways", gatewayapi.KindListenerSet: "listenersets",
 	gatewayapi.KindHTTPRoute: "httproutes", gatewayapi.KindGRPCRoute: "grpcroutes",
 	gatewayapi.KindTLSRoute: "tlsroutes", gatewayapi.KindTCPRoute: "tcproutes", gatewayapi.KindUDPRoute: "udproutes",
 	gatewayapi.KindBackendTLSPolicy: "backendtlspolicies",

@@ -137,6 +137,8 @@ func kindOf(o gatewayapi.Object) string {
 		return gatewayapi.KindGatewayClass
 	case *gwv1.Gateway:
 		return gatewayapi.KindGateway
+	case *gwv1.ListenerSet:
+		return gatewayapi.KindListenerSet
 	case *gwv1.BackendTLSPolicy:
 		return gatewayapi.KindBackendTLSPolicy
 	}

@@ -227,6 +227,9 @@ func otherProblems(snap *source.Snapshot, byRef map[model.ObjectRef][]model.Prob
 	for _, g := range snap.Gateways {
 		add("Gateway", g.Namespace, g.Name, g)
 	}
+	for _, l := range snap.ListenerSets {
+		add("ListenerSet", l.Namespace, l.Name, l)
+	}
 	for _, r := range snap.HTTPRoutes {
 		add("HTTPRoute", r.Namespace, r.Name, r)
 	}

@@ -408,6 +408,7 @@ func TestGatewayAPIProblemsReachEvents(t *testing.T) {
 	snap := &source.Snapshot{
 		GatewayClasses:     []*gwv1.GatewayClass{{ObjectMeta: meta("", "causeway")}},
 		Gateways:           []*gwv1.Gateway{{ObjectMeta: meta("ns", "gw")}},
+		ListenerSets:       []*gwv1.ListenerSet{{ObjectMeta: meta("ns", "team")}},
 		HTTPRoutes:         []*gwv1.HTTPRoute{{ObjectMeta: meta("ns", "web")}},
 		GRPCRoutes:         []*gwv1.GRPCRoute{{ObjectMeta: meta("ns", "rpc")}},
 		TLSRoutes:          []*gwv1.TLSRoute{{ObjectMeta: meta("ns", "tls")}},
@@ -417,7 +418,7 @@ func TestGatewayAPIProblemsReachEvents(t *testing.T) {
 	}
 	var problems []model.Problem
 	for _, r := range []model.ObjectRef{{Kind: "GatewayClass", Name: "causeway"}, {Kind: "Gateway", Namespace: "ns", Name: "gw"},
-		{Kind: "HTTPRoute", Namespace: "ns", Name: "web"}, {Kind: "GRPCRoute", Namespace: "ns", Name: "rpc"},
+		{Kind: "ListenerSet", Namespace: "ns", Name: "team"}, {Kind: "HTTPRoute", Namespace: "ns", Name: "web"}, {Kind: "GRPCRoute", Namespace: "ns", Name: "rpc"},
 		{Kind: "TLSRoute", Namespace: "ns", Name: "tls"}, {Kind: "TCPRoute", Namespace: "ns", Name: "tcp"},
 		{Kind: "UDPRoute", Namespace: "ns", Name: "udp"}, {Kind: "BackendTLSPolicy", Namespace: "ns", Name: "btls"}} {
 		r.UID = "uid"
@@ -431,7 +432,7 @@ func TestGatewayAPIProblemsReachEvents(t *testing.T) {
 		}
 		got = append(got, op.Ref.Kind)
 	}
-	if want := "GatewayClass Gateway HTTPRoute GRPCRoute TLSRoute TCPRoute UDPRoute BackendTLSPolicy"; strings.Join(got, " ") != want {
+	if want := "GatewayClass Gateway ListenerSet HTTPRoute GRPCRoute TLSRoute TCPRoute UDPRoute BackendTLSPolicy"; strings.Join(got, " ") != want {
 		t.Errorf("Others for %q, want %q", strings.Join(got, " "), want)
 	}
 }

@@ -79,9 +79,9 @@ var chartValueSets = []struct {
 			"ValidatingWebhookConfiguration", "Lease"},
 		noKinds: []string{"DaemonSet", "HorizontalPodAutoscaler"},
 		wantText: []string{"allowPrivilegeEscalation: false", `drop: ["ALL"]`, `resources: ["gatewayclasses"]`,
-			`resources: ["gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants", "backendtlspolicies"]`,
+			`resources: ["gateways", "listenersets", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants", "backendtlspolicies"]`,
 			`resources: ["namespaces"]`, `verbs: ["create", "update", "delete"]`,
-			`resources: ["gatewayclasses/status"]`, `resources: ["gateways/status", "httproutes/status"`},
+			`resources: ["gatewayclasses/status"]`, `resources: ["gateways/status", "listenersets/status", "httproutes/status"`},
 		noText: []string{"cert-manager.io", `apiGroups: ["externaldns.nginx.org"]`, "hostNetwork", "NET_BIND_SERVICE"}},
 	{name: "webhook in warn mode, failing open, for labelled namespaces",
 		sets: []string{"controller.admissionWebhooks.mode=warn", "controller.admissionWebhooks.failurePolicy=Ignore",
@@ -102,8 +102,8 @@ var chartValueSets = []struct {
 	// into the Role of the watched namespace; GatewayClasses stay in the
 	// ClusterRole.
 	{name: "Gateway API scoped", sets: []string{"controller.scope.enabled=true"},
-		wantText: []string{`resources: ["gatewayclasses"]`, `resources: ["gateways", "httproutes"`, `resources: ["gatewayclasses/status"]`,
-			`resources: ["gateways/status", "httproutes/status"`}},
+		wantText: []string{`resources: ["gatewayclasses"]`, `resources: ["gateways", "listenersets", "httproutes"`, `resources: ["gatewayclasses/status"]`,
+			`resources: ["gateways/status", "listenersets/status", "httproutes/status"`}},
 	{name: "webhook off", sets: []string{"controller.admissionWebhooks.enabled=false"},
 		noArgs: []string{"--validating-webhook-address=:8444"}, noKinds: []string{"ValidatingWebhookConfiguration"},
 		noText: []string{"validatingwebhookconfigurations"}},

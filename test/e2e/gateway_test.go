@@ -50,6 +50,7 @@ func installGatewayCRDs(t *testing.T, kubectl string) {
 		for range 20 {
 			out, err = exec.Command(kubectl, append(kc, "wait", "--for", "condition=Established", "--timeout", waitFor.String(),
 				"crd/gatewayclasses.gateway.networking.k8s.io", "crd/gateways.gateway.networking.k8s.io",
+				"crd/listenersets.gateway.networking.k8s.io",
 				"crd/httproutes.gateway.networking.k8s.io", "crd/grpcroutes.gateway.networking.k8s.io",
 				"crd/tlsroutes.gateway.networking.k8s.io", "crd/tcproutes.gateway.networking.k8s.io",
 				"crd/udproutes.gateway.networking.k8s.io", "crd/referencegrants.gateway.networking.k8s.io",
@@ -117,8 +118,9 @@ func serviceAccountSource(t *testing.T, ns string, logs *harness.SyncBuffer) *ku
 
 // TestGatewayAPISource: Gateway API's CRDs installed while the controller
 // runs are noticed without a restart; a GatewayClass, a Gateway with an
-// HTTPS listener and an HTTPRoute then reach the snapshot, with the Secret
-// the listener names (an Opaque one, which only the watch by name reads)
+// HTTPS listener, a ListenerSet with another and an HTTPRoute then reach
+// the snapshot, with the Secrets the listeners name (Opaque ones, which
+// only the watch by name reads)
 // and the Service the route sends to, all under deploy/'s RBAC (the
 // controller's log holds no refusal).
 func TestGatewayAPISource(t *testing.T) {
@@ -137,6 +139,11 @@ func TestGatewayAPISource(t *testing.T) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cafe-cert"}, Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{"tls.crt": []byte("cert"), "tls.key": []byte("key")}}
 	if _, err := e2e.admin.CoreV1().Secrets(ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	teamSecret := secret.DeepCopy()
+	teamSecret.Name = "team-cert"
+	if _, err := e2e.admin.CoreV1().Secrets(ns).Create(t.Context(), teamSecret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	createServiceObject(t, ns, "coffee")
@@ -167,6 +174,18 @@ spec:
   rules:
   - matches: [{path: {type: PathPrefix, value: /coffee}}]
     backendRefs: [{name: coffee, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: team, namespace: %[1]s}
+spec:
+  parentRef: {name: cafe}
+  listeners:
+  - name: team
+    port: 8443
+    protocol: HTTPS
+    hostname: team.example.com
+    tls: {mode: Terminate, certificateRefs: [{name: team-cert}]}
 `, ns)
 	// The API server may take a moment to serve a CRD it just
 	// established.
@@ -191,6 +210,12 @@ spec:
 		}
 		if !hasSecret(snap, ns, "cafe-cert") {
 			missing = append(missing, "the listener's Secret")
+		}
+		if len(snap.ListenerSets) != 1 || snap.ListenerSets[0].Name != "team" {
+			missing = append(missing, "ListenerSet")
+		}
+		if !hasSecret(snap, ns, "team-cert") {
+			missing = append(missing, "the ListenerSet listener's Secret")
 		}
 		if !hasService(snap, ns, "coffee") {
 			missing = append(missing, "the route's Service")

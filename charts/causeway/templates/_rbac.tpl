@@ -58,17 +58,17 @@ watched namespace grants instead with controller.scope. */}}
   # (gateway.networking.k8s.io/v1, the standard channel). GatewayClasses
   # are cluster-scoped: the ClusterRole grants them.
   - apiGroups: ["gateway.networking.k8s.io"]
-    resources: ["gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants", "backendtlspolicies"]
+    resources: ["gateways", "listenersets", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants", "backendtlspolicies"]
     verbs: ["list", "watch"]
-  # The leader writes the status of the Gateways and routes of its
-  # classes (a route's entries of other controllers are kept): an update
-  # of the status subresource, which for a custom resource writes nothing
-  # but status, and after a conflict a get of it, to merge into the newer
-  # status. ReferenceGrant has no status; a BackendTLSPolicy's entries
-  # of status.ancestors for Gateways of its classes are written the same
-  # way (other controllers' are kept).
+  # The leader writes the status of the Gateways, ListenerSets and
+  # routes of its classes (a route's entries of other controllers are
+  # kept): an update of the status subresource, which for a custom
+  # resource writes nothing but status, and after a conflict a get of it,
+  # to merge into the newer status. ReferenceGrant has no status; a
+  # BackendTLSPolicy's entries of status.ancestors for Gateways of its
+  # classes are written the same way (other controllers' are kept).
   - apiGroups: ["gateway.networking.k8s.io"]
-    resources: ["gateways/status", "httproutes/status", "grpcroutes/status", "tlsroutes/status", "tcproutes/status", "udproutes/status", "backendtlspolicies/status"]
+    resources: ["gateways/status", "listenersets/status", "httproutes/status", "grpcroutes/status", "tlsroutes/status", "tcproutes/status", "udproutes/status", "backendtlspolicies/status"]
     verbs: ["get", "update"]
   {{- end }}
   {{- if .Values.controller.certManager.enabled }}

@@ -91,18 +91,24 @@ func (r *refs) tlsValidation(v *gwv1.FrontendTLSValidation, path string) {
 	}
 }
 
+// certificates lists a listener's tls.certificateRefs (path is the
+// listener's).
+func (r *refs) certificates(tls *gwv1.ListenerTLSConfig, path string) {
+	if tls == nil {
+		return
+	}
+	for i, c := range tls.CertificateRefs {
+		r.secret(c, fmt.Sprintf("%s.tls.certificateRefs[%d]", path, i))
+	}
+}
+
 // GatewayReferences lists what a Gateway names: its listeners'
 // certificateRefs, and in spec.tls the client certificate it presents to
 // backends and the CAs that validate client certificates.
 func GatewayReferences(g *gwv1.Gateway) []model.Reference {
 	r := &refs{ns: g.Namespace}
 	for i, l := range g.Spec.Listeners {
-		if l.TLS == nil {
-			continue
-		}
-		for j, c := range l.TLS.CertificateRefs {
-			r.secret(c, fmt.Sprintf("spec.listeners[%d].tls.certificateRefs[%d]", i, j))
-		}
+		r.certificates(l.TLS, fmt.Sprintf("spec.listeners[%d]", i))
 	}
 	if t := g.Spec.TLS; t != nil {
 		if b := t.Backend; b != nil && b.ClientCertificateRef != nil {
@@ -114,6 +120,18 @@ func GatewayReferences(g *gwv1.Gateway) []model.Reference {
 				r.tlsValidation(p.TLS.Validation, fmt.Sprintf("spec.tls.frontend.perPort[%d].tls", i))
 			}
 		}
+	}
+	return r.out
+}
+
+// ListenerSetReferences lists what a ListenerSet names: its listeners'
+// certificateRefs. It has no spec.tls of its own: the parent Gateway's
+// frontend validation applies to its listeners, and the Gateway's
+// references list those CAs.
+func ListenerSetReferences(ls *gwv1.ListenerSet) []model.Reference {
+	r := &refs{ns: ls.Namespace}
+	for i, l := range ls.Spec.Listeners {
+		r.certificates(l.TLS, fmt.Sprintf("spec.listeners[%d]", i))
 	}
 	return r.out
 }

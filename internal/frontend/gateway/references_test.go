@@ -52,6 +52,28 @@ func TestReferences(t *testing.T) {
 			wantRef("ConfigMap", "app", "ca", "spec.tls.frontend.default.validation.caCertificateRefs[0]"),
 			wantRef("Secret", "other", "ca2", "spec.tls.frontend.perPort[0].tls.validation.caCertificateRefs[0]"),
 		}},
+		{"ListenerSet", ListenerSetReferences(&gwv1.ListenerSet{ObjectMeta: meta, Spec: gwv1.ListenerSetSpec{
+			ParentRef: gwv1.ParentGatewayReference{Name: "gw", Namespace: (*gwv1.Namespace)(other)}, // not a Secret: not listed
+			Listeners: []gwv1.ListenerEntry{
+				{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 80},
+				{Name: "https", Protocol: gwv1.HTTPSProtocolType, Port: 443, TLS: &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{
+					{Name: "cert"},
+					{Name: "shared", Namespace: (*gwv1.Namespace)(other)},
+					{Name: "vault", Kind: ptr.To(gwv1.Kind("Certificate")), Group: ptr.To(gwv1.Group("example.com"))}, // not read: not listed
+				}}},
+				{Name: "tls", Protocol: gwv1.TLSProtocolType, Port: 8443, TLS: &gwv1.ListenerTLSConfig{Mode: ptr.To(gwv1.TLSModePassthrough)}},
+				{Name: "https-2", Protocol: gwv1.HTTPSProtocolType, Port: 8444, TLS: &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{
+					{Name: "cert-2", Kind: ptr.To(gwv1.Kind("Secret"))},
+				}}},
+			},
+		}}), []model.Reference{
+			wantRef("Secret", "app", "cert", "spec.listeners[1].tls.certificateRefs[0]"),
+			wantRef("Secret", "other", "shared", "spec.listeners[1].tls.certificateRefs[1]"),
+			wantRef("Secret", "app", "cert-2", "spec.listeners[3].tls.certificateRefs[0]"),
+		}},
+		{"ListenerSet without TLS", ListenerSetReferences(&gwv1.ListenerSet{ObjectMeta: meta, Spec: gwv1.ListenerSetSpec{
+			Listeners: []gwv1.ListenerEntry{{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 80}},
+		}}), nil},
 		{"HTTPRoute", HTTPRouteReferences(&gwv1.HTTPRoute{ObjectMeta: meta, Spec: gwv1.HTTPRouteSpec{Rules: []gwv1.HTTPRouteRule{
 			{Filters: []gwv1.HTTPRouteFilter{mirror}, BackendRefs: []gwv1.HTTPBackendRef{
 				{BackendRef: gwv1.BackendRef{BackendObjectReference: backend("web", nil)}},

@@ -1,5 +1,6 @@
 // Package writer keeps, on the leader, the Service of each Gateway of
-// Causeway's classes (package gatewayservice plans them): created when
+// Causeway's classes, with the ports of the ListenerSets it admits
+// (package gatewayservice plans them): created when
 // missing, updated when it differs, and deleted when its Gateway is gone
 // or no longer of a class of ours. It writes through the one leader-side
 // write queue (package writequeue), and touches only Services labelled
@@ -52,8 +53,9 @@ type Writer struct {
 	queue *writequeue.Queue[target] // by Service name
 
 	mu sync.Mutex
-	// gateways and have are the last Observe's input.
+	// gateways, sets and have are the last Observe's input.
 	gateways []*gwv1.Gateway
+	sets     gatewayservice.ListenerSets
 	have     []*corev1.Service
 	owner    *metav1.OwnerReference
 	// written remembers each write until snapshots catch up with it, so
@@ -119,11 +121,14 @@ func Gateways(snap *source.Snapshot) []*gwv1.Gateway {
 }
 
 // Observe takes a sync's snapshot and queues the Services that need
-// writing.
+// writing. Every change of a Gateway, of a ListenerSet (its listener ports
+// join its Gateway's Service) or of a Namespace's labels (a Gateway's
+// allowedListeners selector reads them) makes a sync, so a snapshot.
 func (w *Writer) Observe(snap *source.Snapshot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.gateways, w.have = Gateways(snap), snap.GatewayServices
+	w.sets = gatewayservice.ListenerSets{Sets: snap.ListenerSets, Namespaces: snap.Namespaces}
 	w.owner = w.ownerOf(snap)
 	w.planLocked()
 }
@@ -162,7 +167,7 @@ func (w *Writer) planLocked() {
 	have := w.currentLocked()
 	opts := w.opts.Service
 	opts.Owner = w.owner
-	plan := gatewayservice.Desired(w.gateways, have, opts)
+	plan := gatewayservice.Desired(w.gateways, w.sets, have, opts)
 	w.reportLocked(plan)
 	byName := map[string]*corev1.Service{}
 	for _, s := range have {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/causeway/causeway/internal/frontend/gateway"
@@ -324,7 +325,7 @@ func TestWriterOwner(t *testing.T) {
 func TestDiffersApply(t *testing.T) {
 	o := opts
 	o.Owner = &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "causeway", UID: "cm-uid"}
-	want := gatewayservice.Desired([]*gwv1.Gateway{gw("web", "a", "causeway", 80)}, nil, o).Want[gatewayservice.ServiceName("web", "a")]
+	want := gatewayservice.Desired([]*gwv1.Gateway{gw("web", "a", "causeway", 80)}, gatewayservice.ListenerSets{}, nil, o).Want[gatewayservice.ServiceName("web", "a")]
 	have := want.DeepCopy()
 	have.Labels["team"] = "x"
 	have.Spec.ClusterIP = "10.0.0.1"
@@ -352,4 +353,35 @@ func TestDiffersApply(t *testing.T) {
 			t.Errorf("Apply after a changed %s: %+v", name, h)
 		}
 	}
+}
+
+// TestWriterListenerSets: a Gateway's Service gets the ports of the
+// ListenerSets it admits, from the snapshot, and of the namespaces its
+// selector picks by their labels in the snapshot; a ListenerSet gone, or
+// its namespace relabelled, takes its port away.
+func TestWriterListenerSets(t *testing.T) {
+	h := newHarness(t)
+	g := gw("web", "a", "causeway", 80)
+	g.Spec.AllowedListeners = &gwv1.AllowedListeners{Namespaces: &gwv1.ListenerNamespaces{From: ptr.To(gwv1.NamespacesFromSelector),
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"gateway": "shared"}}}}
+	ls := &gwv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "team"},
+		Spec: gwv1.ListenerSetSpec{ParentRef: gwv1.ParentGatewayReference{Name: "a", Namespace: ptr.To(gwv1.Namespace("web"))},
+			Listeners: []gwv1.ListenerEntry{{Name: "team", Port: 8080, Protocol: gwv1.HTTPProtocolType}}}}
+	shop := func(lbls map[string]string) []*corev1.Namespace {
+		return []*corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, {ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: lbls}}}
+	}
+	observe := func(sets []*gwv1.ListenerSet, nss []*corev1.Namespace) {
+		s := snap(h.ours(), g)
+		s.ListenerSets, s.Namespaces = sets, nss
+		h.w.Observe(s)
+		h.settle()
+	}
+	observe([]*gwv1.ListenerSet{ls}, shop(map[string]string{"gateway": "shared"}))
+	h.want("web/a: 80->20000,8080->20001")
+	observe([]*gwv1.ListenerSet{ls}, shop(nil))
+	h.want("web/a: 80->20000")
+	observe([]*gwv1.ListenerSet{ls}, shop(map[string]string{"gateway": "shared"}))
+	h.want("web/a: 80->20000,8080->20001")
+	observe(nil, shop(map[string]string{"gateway": "shared"}))
+	h.want("web/a: 80->20000")
 }

@@ -73,7 +73,7 @@ func snapshots(in togateway.Input, opts togateway.Options, out togateway.Output,
 	} else {
 		assumeServices(&common, converted, opts.AnnotationsPrefix)
 		assumeSecrets(&common, converted)
-		plan := gatewayservice.Desired(out.Gateways, nil, gatewayservice.Options{Namespace: "causeway", Ports: gatewayservice.PortRange{First: 20000, Last: 29999}})
+		plan := gatewayservice.Desired(out.Gateways, gatewayservice.ListenerSets{}, nil, gatewayservice.Options{Namespace: "causeway", Ports: gatewayservice.PortRange{First: 20000, Last: 29999}})
 		for _, name := range sortedKeys(plan.Want) {
 			gatewayServices = append(gatewayServices, plan.Want[name])
 		}

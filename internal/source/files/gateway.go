@@ -15,6 +15,8 @@ func addGateway(snap *source.Snapshot, obj runtime.Object) {
 		snap.GatewayClasses = append(snap.GatewayClasses, o)
 	case *gwv1.Gateway:
 		snap.Gateways = append(snap.Gateways, o)
+	case *gwv1.ListenerSet:
+		snap.ListenerSets = append(snap.ListenerSets, o)
 	case *gwv1.HTTPRoute:
 		snap.HTTPRoutes = append(snap.HTTPRoutes, o)
 	case *gwv1.GRPCRoute:

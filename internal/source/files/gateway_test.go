@@ -79,6 +79,14 @@ apiVersion: gateway.networking.k8s.io/v1alpha2
 kind: TCPRoute
 metadata: {name: old}
 spec: {}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: team, namespace: team}
+spec:
+  parentRef: {name: gw, namespace: default}
+  listeners:
+  - {name: https, port: 8443, protocol: HTTPS, hostname: team.example.com, tls: {certificateRefs: [{name: team-cert}]}}
 `
 	dir := t.TempDir()
 	file := filepath.Join(dir, "gateway.yaml")
@@ -96,6 +104,9 @@ spec: {}
 	}
 	for _, o := range snap.Gateways {
 		put("Gateway", o.Namespace, o.Name)
+	}
+	for _, o := range snap.ListenerSets {
+		put("ListenerSet", o.Namespace, o.Name)
 	}
 	for _, o := range snap.HTTPRoutes {
 		put("HTTPRoute", o.Namespace, o.Name)
@@ -119,7 +130,7 @@ spec: {}
 		put("BackendTLSPolicy", o.Namespace, o.Name)
 	}
 	want := map[string][]string{
-		"GatewayClass": {"/causeway"}, "Gateway": {"default/gw"}, "HTTPRoute": {"team/web"}, "GRPCRoute": {"default/grpc"},
+		"GatewayClass": {"/causeway"}, "Gateway": {"default/gw"}, "ListenerSet": {"team/team"}, "HTTPRoute": {"team/web"}, "GRPCRoute": {"default/grpc"},
 		"TLSRoute": {"default/tls"}, "TCPRoute": {"default/tcp"}, "UDPRoute": {"default/dns"},
 		"ReferenceGrant": {"certs/allow"}, "BackendTLSPolicy": {"default/tls"},
 	}
@@ -134,6 +145,10 @@ spec: {}
 	}
 	if g := snap.Gateways[0]; g.Spec.Listeners[0].TLS.CertificateRefs[0].Name != "wildcard" || g.Spec.Listeners[0].Protocol != gwv1.HTTPSProtocolType {
 		t.Errorf("Gateway %+v", g.Spec)
+	}
+	if ls := snap.ListenerSets[0]; ls.Spec.ParentRef.Name != "gw" || ls.Spec.Listeners[0].Port != 8443 ||
+		ls.Spec.Listeners[0].TLS.CertificateRefs[0].Name != "team-cert" {
+		t.Errorf("ListenerSet %+v", ls.Spec)
 	}
 	problems := map[string]bool{}
 	for _, p := range snap.Problems {

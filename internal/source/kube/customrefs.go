@@ -14,7 +14,8 @@ import (
 // Policies (basicAuth's nginx.org/htpasswd, apiKey's nginx.org/apikey,
 // the nginx.org/ca ones of ingressMTLS, egressMTLS and externalAuth: types
 // the TLS informer never lists), Gateway API's Gateways (listener
-// certificates, client CAs) and BackendTLSPolicies (backend CAs). What
+// certificates, client CAs), ListenerSets (listener certificates) and
+// BackendTLSPolicies (backend CAs). What
 // each kind names is its front-end's to say (customKind.references). A
 // Policy reads Secrets of its own namespace only; Gateway API objects may
 // name objects of other namespaces, which a ReferenceGrant may permit:

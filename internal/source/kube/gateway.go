@@ -22,14 +22,16 @@ import (
 // watched when its CRD is installed, so a cluster without TCPRoutes, say,
 // serves the others. GatewayClass is cluster-scoped; the others are
 // watched per watched namespace. The routes name Services, all cached
-// anyway; the Secrets and ConfigMaps Gateways and BackendTLSPolicies name
-// are watched by name (customrefs.go).
+// anyway; the Secrets and ConfigMaps Gateways, ListenerSets and
+// BackendTLSPolicies name are watched by name (customrefs.go).
 var gatewayGroup = &customGroup{
 	gv: gwv1.SchemeGroupVersion,
 	kinds: []customKind{
 		{resource: "gatewayclasses", kind: "GatewayClass", new: func() runtime.Object { return &gwv1.GatewayClass{} }, cluster: true},
 		{resource: "gateways", kind: "Gateway", new: func() runtime.Object { return &gwv1.Gateway{} }, crossNamespace: true,
 			references: func(o runtime.Object) []model.Reference { return gateway.GatewayReferences(o.(*gwv1.Gateway)) }},
+		{resource: "listenersets", kind: "ListenerSet", new: func() runtime.Object { return &gwv1.ListenerSet{} }, crossNamespace: true,
+			references: func(o runtime.Object) []model.Reference { return gateway.ListenerSetReferences(o.(*gwv1.ListenerSet)) }},
 		{resource: "httproutes", kind: "HTTPRoute", new: func() runtime.Object { return &gwv1.HTTPRoute{} }},
 		{resource: "grpcroutes", kind: "GRPCRoute", new: func() runtime.Object { return &gwv1.GRPCRoute{} }},
 		{resource: "tlsroutes", kind: "TLSRoute", new: func() runtime.Object { return &gwv1.TLSRoute{} }},
@@ -46,6 +48,7 @@ var gatewayGroup = &customGroup{
 	snapshot: func(c *customInformers, snap *source.Snapshot) {
 		snap.GatewayClasses = list[*gwv1.GatewayClass](c.byKind["gatewayclasses"])
 		snap.Gateways = list[*gwv1.Gateway](c.byKind["gateways"])
+		snap.ListenerSets = list[*gwv1.ListenerSet](c.byKind["listenersets"])
 		snap.HTTPRoutes = list[*gwv1.HTTPRoute](c.byKind["httproutes"])
 		snap.GRPCRoutes = list[*gwv1.GRPCRoute](c.byKind["grpcroutes"])
 		snap.TLSRoutes = list[*gwv1.TLSRoute](c.byKind["tlsroutes"])
@@ -64,7 +67,8 @@ const namespacesKind = "namespaces"
 
 // watchNamespaces caches every Namespace's name and labels while Gateway
 // API's CRDs are served: a listener's allowedRoutes.namespaces.from=
-// Selector selects the routes' namespaces by their labels. A change of
+// Selector selects the routes' namespaces by their labels, and a
+// Gateway's allowedListeners.namespaces.from=Selector the ListenerSets'. A change of
 // labels signals; nothing else of a Namespace does.
 func watchNamespaces(s *Source, f informers.SharedInformerFactory, crs *customInformers) {
 	inf := f.Core().V1().Namespaces().Informer()

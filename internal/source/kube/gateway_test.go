@@ -39,6 +39,12 @@ func gatewayWithCert(ns, name string, generation int64, certs ...gwv1.SecretObje
 			Name: "https", Port: 443, Protocol: gwv1.HTTPSProtocolType, TLS: &gwv1.ListenerTLSConfig{CertificateRefs: certs}}}}}, "Gateway")
 }
 
+func listenerSetWithCert(ns, name string, generation int64, certs ...gwv1.SecretObjectReference) *unstructured.Unstructured {
+	return toUnstructured(&gwv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Generation: generation},
+		Spec: gwv1.ListenerSetSpec{ParentRef: gwv1.ParentGatewayReference{Name: "gw"}, Listeners: []gwv1.ListenerEntry{{
+			Name: "https", Port: 443, Protocol: gwv1.HTTPSProtocolType, TLS: &gwv1.ListenerTLSConfig{CertificateRefs: certs}}}}}, "ListenerSet")
+}
+
 func httpRoute(ns, name, service string) *unstructured.Unstructured {
 	return toUnstructured(&gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Generation: 1},
 		Spec: gwv1.HTTPRouteSpec{Rules: []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{
@@ -101,7 +107,7 @@ func TestGatewayAPIWatched(t *testing.T) {
 		t.Fatal("a Secret of a namespace that is not watched was read")
 	}
 	if l := logs.String(); !strings.Contains(l, "watching Gateway API resources") ||
-		!strings.Contains(l, "notInstalled=grpcroutes,tlsroutes,tcproutes,udproutes,backendtlspolicies") {
+		!strings.Contains(l, "notInstalled=listenersets,grpcroutes,tlsroutes,tcproutes,udproutes,backendtlspolicies") {
 		t.Fatalf("logs %q: want the watched and the missing kinds", l)
 	}
 	if l := logs.String(); strings.Count(l, "notInstalled") != 1 {
@@ -117,6 +123,61 @@ func TestGatewayAPIWatched(t *testing.T) {
 	}
 	waitSignal(t, s, "the Secret the Gateway names now", func(snap *source.Snapshot) bool {
 		return findSecret(snap, "web", "next") != nil && findSecret(snap, "web", "cert") == nil && findSecret(snap, "shared", "wildcard") == nil
+	})
+}
+
+var listenerSetGVR = gwv1.SchemeGroupVersion.WithResource("listenersets")
+
+// TestListenerSetWatched: ListenerSets reach the snapshot typed and
+// trimmed, from the watched namespaces only; the Secrets their listeners
+// name, of another watched namespace too, are watched by name and follow
+// the ListenerSet, as a Gateway's do.
+func TestListenerSetWatched(t *testing.T) {
+	api, d, client := newGatewayAPI(t,
+		secret("web", "team-cert", corev1.SecretTypeOpaque, "tls.crt"),
+		secret("shared", "wildcard", corev1.SecretTypeOpaque, "tls.crt"),
+		secret("other", "hidden", corev1.SecretTypeOpaque, "tls.crt"),
+		secret("web", "next", corev1.SecretTypeOpaque, "tls.crt"),
+	)
+	d.set("gateways", "listenersets")
+	dyn := newFakeDynamic(
+		listenerSetWithCert("web", "team", 1, gwv1.SecretObjectReference{Name: "team-cert"},
+			gwv1.SecretObjectReference{Name: "wildcard", Namespace: ptr.To(gwv1.Namespace("shared"))},
+			gwv1.SecretObjectReference{Name: "hidden", Namespace: ptr.To(gwv1.Namespace("other"))}),
+		listenerSetWithCert("other", "outside", 1),
+	)
+	s, _ := startSource(t, api, Options{Client: client, Namespaces: []string{"web", "shared"}, GatewayAPI: true, Dynamic: dyn})
+	snap := s.Snapshot()
+	if len(snap.ListenerSets) != 1 || snap.ListenerSets[0].Name != "team" || snap.ListenerSets[0].ManagedFields != nil ||
+		snap.ListenerSets[0].Spec.ParentRef.Name != "gw" {
+		t.Fatalf("ListenerSets %+v: want web/team only, typed and trimmed", snap.ListenerSets)
+	}
+	if len(snap.Problems) != 0 {
+		t.Fatalf("problems %+v", snap.Problems)
+	}
+	if findSecret(snap, "web", "team-cert") == nil || findSecret(snap, "shared", "wildcard") == nil {
+		t.Fatal("the first snapshot lacks the Secrets the ListenerSet's listener names")
+	}
+	if findSecret(snap, "other", "hidden") != nil {
+		t.Fatal("a Secret of a namespace that is not watched was read")
+	}
+
+	dyn.waitWatch(t, "listenersets", "web")
+	drain(s)
+	if _, err := dyn.Resource(listenerSetGVR).Namespace("web").Update(context.Background(),
+		listenerSetWithCert("web", "team", 2, gwv1.SecretObjectReference{Name: "next"}), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, s, "the Secret the ListenerSet names now", func(snap *source.Snapshot) bool {
+		return findSecret(snap, "web", "next") != nil && findSecret(snap, "web", "team-cert") == nil && findSecret(snap, "shared", "wildcard") == nil
+	})
+
+	// Deleted, its Secrets leave.
+	if err := dyn.Resource(listenerSetGVR).Namespace("web").Delete(context.Background(), "team", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, s, "no ListenerSet, and not its Secret, once it is deleted", func(snap *source.Snapshot) bool {
+		return len(snap.ListenerSets) == 0 && findSecret(snap, "web", "next") == nil
 	})
 }
 
@@ -148,12 +209,16 @@ func TestGatewayAPIRediscovered(t *testing.T) {
 // namespaced kinds to the selected namespaces; GatewayClasses stay.
 func TestGatewayAPINamespaceSelector(t *testing.T) {
 	api, d, client := newGatewayAPI(t, namespace("web", map[string]string{"team": "web"}), namespace("shop", nil))
-	d.set("gatewayclasses", "httproutes")
-	dyn := newFakeDynamic(gatewayClass("causeway"), httpRoute("web", "in", "app"), httpRoute("shop", "out", "app"))
+	d.set("gatewayclasses", "listenersets", "httproutes")
+	dyn := newFakeDynamic(gatewayClass("causeway"), httpRoute("web", "in", "app"), httpRoute("shop", "out", "app"),
+		listenerSetWithCert("web", "in", 1), listenerSetWithCert("shop", "out", 1))
 	s, _ := startSource(t, api, Options{Client: client, GatewayAPI: true, Dynamic: dyn, NamespaceSelector: labels.SelectorFromSet(labels.Set{"team": "web"})})
 	snap := s.Snapshot()
 	if len(snap.HTTPRoutes) != 1 || snap.HTTPRoutes[0].Name != "in" || len(snap.GatewayClasses) != 1 {
 		t.Fatalf("HTTPRoutes %+v, GatewayClasses %+v: want web/in and the class", snap.HTTPRoutes, snap.GatewayClasses)
+	}
+	if len(snap.ListenerSets) != 1 || snap.ListenerSets[0].Namespace != "web" {
+		t.Fatalf("ListenerSets %+v: want web/in only", snap.ListenerSets)
 	}
 }
 

@@ -405,7 +405,7 @@ func statusOnly(old, obj any) bool {
 	var a, b metav1.Object
 	switch obj.(type) {
 	case *networkingv1.Ingress, *nicv1.VirtualServer, *nicv1.VirtualServerRoute, *nicv1.Policy, *nicv1.TransportServer,
-		*gwv1.GatewayClass, *gwv1.Gateway, *gwv1.HTTPRoute, *gwv1.GRPCRoute, *gwv1.TLSRoute, *gwv1.TCPRoute, *gwv1.UDPRoute,
+		*gwv1.GatewayClass, *gwv1.Gateway, *gwv1.ListenerSet, *gwv1.HTTPRoute, *gwv1.GRPCRoute, *gwv1.TLSRoute, *gwv1.TCPRoute, *gwv1.UDPRoute,
 		*gwv1.BackendTLSPolicy:
 		a, b = old.(metav1.Object), obj.(metav1.Object)
 	default:

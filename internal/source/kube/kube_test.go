@@ -67,6 +67,7 @@ func TestStatusOnly(t *testing.T) {
 	for _, pair := range [][2]runtime.Object{
 		{&gwv1.GatewayClass{ObjectMeta: meta}, &gwv1.GatewayClass{ObjectMeta: meta}},
 		{&gwv1.Gateway{ObjectMeta: meta}, &gwv1.Gateway{ObjectMeta: meta, Status: gwv1.GatewayStatus{Addresses: []gwv1.GatewayStatusAddress{{Value: "192.0.2.1"}}}}},
+		{&gwv1.ListenerSet{ObjectMeta: meta}, &gwv1.ListenerSet{ObjectMeta: meta, Status: gwv1.ListenerSetStatus{Listeners: []gwv1.ListenerEntryStatus{{Name: "http"}}}}},
 		{&gwv1.HTTPRoute{ObjectMeta: meta}, &gwv1.HTTPRoute{ObjectMeta: meta}},
 		{&gwv1.GRPCRoute{ObjectMeta: meta}, &gwv1.GRPCRoute{ObjectMeta: meta}},
 		{&gwv1.TLSRoute{ObjectMeta: meta}, &gwv1.TLSRoute{ObjectMeta: meta}},

@@ -58,6 +58,7 @@ func (s *Source) selectNamespaces(snap *source.Snapshot) {
 	snap.TransportServers = keep(snap.TransportServers, in)
 	snap.Policies = keep(snap.Policies, in)
 	snap.Gateways = keep(snap.Gateways, in)
+	snap.ListenerSets = keep(snap.ListenerSets, in)
 	snap.HTTPRoutes = keep(snap.HTTPRoutes, in)
 	snap.GRPCRoutes = keep(snap.GRPCRoutes, in)
 	snap.TLSRoutes = keep(snap.TLSRoutes, in)

@@ -40,6 +40,8 @@ func (w Want) Apply(obj Object) Object {
 		c := o.DeepCopy()
 		c.Status = st
 		return c
+	case *gwv1.ListenerSet:
+		return w.applyListenerSet(o)
 	case *gwv1.BackendTLSPolicy:
 		return w.applyPolicy(o)
 	}
@@ -78,19 +80,29 @@ func routeStatus(obj Object) *gwv1.RouteStatus {
 // conditions (the Gateway's, and each listener's by name) whose status
 // did not change.
 func gatewayStatus(stored, want gwv1.GatewayStatus, now metav1.Time) gwv1.GatewayStatus {
-	out := gwv1.GatewayStatus{
+	return gwv1.GatewayStatus{
 		Addresses:  want.Addresses,
 		Conditions: keepTimes(stored.Conditions, want.Conditions, now),
+		Listeners: listenerTimes(stored.Listeners, want.Listeners, now,
+			func(l *gwv1.ListenerStatus) (gwv1.SectionName, *[]metav1.Condition) { return l.Name, &l.Conditions }),
 	}
-	for _, l := range want.Listeners {
+}
+
+// listenerTimes is want's listener statuses (a Gateway's or a
+// ListenerSet's; fields gives one's name and conditions) with keepTimes
+// applied to each against stored's listener of the same name.
+func listenerTimes[L any](stored, want []L, now metav1.Time, fields func(*L) (gwv1.SectionName, *[]metav1.Condition)) []L {
+	var out []L
+	for _, l := range want {
+		name, conds := fields(&l)
 		var before []metav1.Condition
-		for _, s := range stored.Listeners {
-			if s.Name == l.Name {
-				before = s.Conditions
+		for i := range stored {
+			if n, c := fields(&stored[i]); n == name {
+				before = *c
 			}
 		}
-		l.Conditions = keepTimes(before, l.Conditions, now)
-		out.Listeners = append(out.Listeners, l)
+		*conds = keepTimes(before, *conds, now)
+		out = append(out, l)
 	}
 	return out
 }

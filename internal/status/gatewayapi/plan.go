@@ -1,12 +1,13 @@
 // Package gatewayapi computes the status Causeway wants of the Gateway API
 // objects of its classes, purely: from one sync's Snapshot, the build's
 // Resolution (internal/frontend/gateway) and the Problems, the status of
-// each GatewayClass, Gateway and route, merged into what the object holds.
+// each GatewayClass, Gateway, ListenerSet and route, merged into what the
+// object holds.
 // Package status writes it, as the leader only.
 //
-// What is ours: a GatewayClass whose controllerName is Causeway's and a
-// Gateway of such a class are Causeway's alone, so their status is
-// replaced whole. A route may have parents of several controllers: only
+// What is ours: a GatewayClass whose controllerName is Causeway's, a
+// Gateway of such a class and a ListenerSet whose parent is such a
+// Gateway are Causeway's alone, so their status is replaced whole. A route may have parents of several controllers: only
 // its status.parents entries with Causeway's controllerName are ours; the
 // others are kept untouched, in place.
 //
@@ -37,7 +38,7 @@ const (
 
 // Kinds are the kinds whose status Causeway writes, in the order Plan
 // lists them.
-var Kinds = []string{KindGatewayClass, KindGateway, KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute, KindBackendTLSPolicy}
+var Kinds = []string{KindGatewayClass, KindGateway, KindListenerSet, KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute, KindBackendTLSPolicy}
 
 // Object is a Gateway API object whose status Causeway writes: one of the
 // typed objects of Kinds (*gwv1.GatewayClass, *gwv1.Gateway,
@@ -71,12 +72,15 @@ type Target struct {
 }
 
 // Want is the status Causeway wants of one object: Class for a
-// GatewayClass, Gateway for a Gateway (each the whole status), Parents for
-// a route (its entries of Causeway's; none removes them all).
+// GatewayClass, Gateway for a Gateway, ListenerSet for a ListenerSet (each
+// the whole status), Parents for a route (its entries of Causeway's; none
+// removes them all).
 type Want struct {
 	Class   *gwv1.GatewayClassStatus
 	Gateway *gwv1.GatewayStatus
-	Parents []gwv1.RouteParentStatus
+	// ListenerSet is a ListenerSet's whole status (listenerset.go).
+	ListenerSet *gwv1.ListenerSetStatus
+	Parents     []gwv1.RouteParentStatus
 	// Policy says the Want is a BackendTLSPolicy's, Ancestors its
 	// entries of Causeway's (none removes them all; policy.go).
 	Policy    bool
@@ -96,8 +100,8 @@ func Key(kind string, o metav1.Object) string {
 }
 
 // Plan returns a Target for every object of in's snapshot Causeway has a
-// say in: its GatewayClasses and their Gateways as the Resolution has
-// them, every route it attaches, and every route still holding an entry of
+// say in: its GatewayClasses, their Gateways and the ListenerSets of
+// those as the Resolution has them, every route it attaches, and every route still holding an entry of
 // Causeway's (to remove it). now stamps new conditions. A Target may ask
 // for the status the object already has: Want.Apply tells.
 func Plan(in Input, now metav1.Time) []Target {
@@ -131,6 +135,7 @@ func Plan(in Input, now metav1.Time) []Target {
 			add(KindGateway, gw, Want{Gateway: &st})
 		}
 	}
+	planListenerSets(snap, res, add)
 	attached := make(map[string]gateway.Attached, len(res.Routes))
 	for _, a := range res.Routes {
 		attached[Key(a.Route.RouteKind(), a.Route)] = a
