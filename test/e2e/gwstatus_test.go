@@ -40,7 +40,7 @@ func gatewayResolution(t *testing.T, snap *source.Snapshot) (*gateway.Resolution
 	for _, r := range snap.HTTPRoutes {
 		routes = append(routes, gateway.HTTPRouteOf(r))
 	}
-	return gateway.Resolve(snap.GatewayClasses, snap.Gateways, routes, []gwv1.FeatureName{"Gateway", "HTTPRoute"},
+	return gateway.Resolve(snap.GatewayClasses, snap.Gateways, snap.ListenerSets, routes, []gwv1.FeatureName{"Gateway", "HTTPRoute"},
 		func(string, string) []string { return []string{"192.0.2.10"} }, gateway.Inputs{Now: metav1.Now()})
 }
 
