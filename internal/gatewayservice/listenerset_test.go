@@ -99,10 +99,13 @@ func TestDesiredListenerSets(t *testing.T) {
 			gateways: []*gwv1.Gateway{admitting("web", "gw", gwv1.NamespacesFromSelector, selectTeam, http(80))},
 			sets:     ListenerSets{Sets: []*gwv1.ListenerSet{set("new", "ls", "web/gw", http(8081))}, Namespaces: nss},
 			want:     []string{"80/TCP"}},
-		{name: "from Selector, Namespaces unknown: every namespace's",
-			gateways: []*gwv1.Gateway{admitting("web", "gw", gwv1.NamespacesFromSelector, selectTeam, http(80))},
-			sets:     ListenerSets{Sets: []*gwv1.ListenerSet{set("shop", "ls", "web/gw", http(8081)), set("other", "ls", "web/gw", http(8082))}},
-			want:     []string{"80/TCP", "8081/TCP", "8082/TCP"}},
+		// The front-end's rule: a namespace not listed has only the
+		// label the API server gives every namespace, its name.
+		{name: "from Selector, Namespaces unknown: only their names' label",
+			gateways: []*gwv1.Gateway{admitting("web", "gw", gwv1.NamespacesFromSelector,
+				&metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "other"}}, http(80))},
+			sets: ListenerSets{Sets: []*gwv1.ListenerSet{set("shop", "ls", "web/gw", http(8081)), set("other", "ls", "web/gw", http(8082))}},
+			want: []string{"80/TCP", "8082/TCP"}},
 		{name: "from Selector without a selector, or with an invalid one: none",
 			gateways: []*gwv1.Gateway{admitting("web", "gw", gwv1.NamespacesFromSelector, nil, http(80)),
 				admitting("web", "gw2", gwv1.NamespacesFromSelector, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{

@@ -116,15 +116,25 @@ func checkListenerSets(sets []*gwv1.ListenerSet, gateways map[string]*Gateway, i
 // listenerSetParent is the Gateway of Causeway's a ListenerSet's
 // parentRef names, or nil.
 func listenerSetParent(ls *gwv1.ListenerSet, gateways map[string]*Gateway) *Gateway {
+	if key, ok := ListenerSetParentKey(ls); ok {
+		return gateways[key]
+	}
+	return nil
+}
+
+// ListenerSetParentKey is the "namespace/name" of the Gateway a
+// ListenerSet's spec.parentRef names; ok is false when it names another
+// kind.
+func ListenerSetParentKey(ls *gwv1.ListenerSet) (key string, ok bool) {
 	ref := ls.Spec.ParentRef
 	if ref.Group != nil && *ref.Group != group || ref.Kind != nil && *ref.Kind != kindGateway {
-		return nil
+		return "", false
 	}
 	ns := ls.Namespace
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
-	return gateways[ns+"/"+string(ref.Name)]
+	return ns + "/" + string(ref.Name), true
 }
 
 // admitsListenerSets reports whether a Gateway's allowedListeners admits
@@ -134,9 +144,10 @@ func admitsListenerSets(gw *gwv1.Gateway) bool {
 	return a != nil && a.Namespaces != nil && a.Namespaces.From != nil && *a.Namespaces.From != gwv1.NamespacesFromNone
 }
 
-// listenerSetAllowed says why the Gateway's spec.allowedListeners does not
-// admit ListenerSets of namespace ns, "" when it does.
-func listenerSetAllowed(gw *gwv1.Gateway, ns string, in Inputs) string {
+// ListenerSetAllowed says why a Gateway's spec.allowedListeners does not
+// admit ListenerSets of namespace ns, "" when it does. nsLabels are the
+// namespaces' labels by name (Inputs.Namespaces).
+func ListenerSetAllowed(gw *gwv1.Gateway, ns string, nsLabels map[string]map[string]string) string {
 	if !admitsListenerSets(gw) {
 		return fmt.Sprintf("Gateway %s/%s admits no ListenerSet (spec.allowedListeners.namespaces.from is None or unset)", gw.Namespace, gw.Name)
 	}
@@ -157,7 +168,7 @@ func listenerSetAllowed(gw *gwv1.Gateway, ns string, in Inputs) string {
 		if err != nil {
 			return fmt.Sprintf("Gateway %s/%s: spec.allowedListeners.namespaces.selector: %s", gw.Namespace, gw.Name, model.Truncate(err.Error()))
 		}
-		if sel.Matches(namespaceLabels(ns, in.Namespaces[ns])) {
+		if sel.Matches(namespaceLabels(ns, nsLabels[ns])) {
 			return ""
 		}
 		return fmt.Sprintf("Gateway %s/%s admits ListenerSets of the namespaces its selector picks, and namespace %s is not one", gw.Namespace, gw.Name, ns)
@@ -177,7 +188,7 @@ func checkListenerSet(ls *gwv1.ListenerSet, g *Gateway, taken []*Listener, in In
 		setClientValidation(g.spec, l, in)
 		s.Listeners = append(s.Listeners, l)
 	}
-	notAllowed := listenerSetAllowed(g.spec, ls.Namespace, in)
+	notAllowed := ListenerSetAllowed(g.spec, ls.Namespace, in.Namespaces)
 	if notAllowed == "" && g.Accepted {
 		checkConflicts(s.Listeners)
 		conflictsWith(s.Listeners, taken)
