@@ -190,8 +190,17 @@ func checkListenerSet(ls *gwv1.ListenerSet, g *Gateway, taken []*Listener, in In
 	}
 	notAllowed := ListenerSetAllowed(g.spec, ls.Namespace, in.Namespaces)
 	if notAllowed == "" && g.Accepted {
-		checkConflicts(s.Listeners)
+		// First against the listeners of higher precedence, then among
+		// those left: a listener beaten by the Gateway's takes no part
+		// in the ListenerSet's own conflicts.
 		conflictsWith(s.Listeners, taken)
+		var rest []*Listener
+		for _, l := range s.Listeners {
+			if !l.Conflicted {
+				rest = append(rest, l)
+			}
+		}
+		checkConflicts(rest)
 	}
 	for _, l := range s.Listeners {
 		l.Accepted = l.notAccepted.reason == "" && l.conflict.reason == ""

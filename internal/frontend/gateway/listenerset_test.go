@@ -126,6 +126,14 @@ func TestListenerSets(t *testing.T) {
 					listener("ok", 8080, "HTTP"))},
 			attached: 1,
 			want:     map[string]string{"ls": "Accepted=True/ListenersNotValid Programmed=True/Programmed\nhttps-on-80: " + protoConflict + " routes=0\nok: " + ready + " routes=0"}},
+		{name: "a listener beaten by the Gateway's takes no part in the ListenerSet's own conflicts (listenerset-protocol-conflict)",
+			gw: gw(gwv1.NamespacesFromAll, nil),
+			sets: []*gwv1.ListenerSet{
+				listenerSet(infra, "ls", "gw", 0, listener("http", 80, "HTTP", hostname("a.example.com")), listener("tcp", 80, "TCP"),
+					listener("http-too", 80, "HTTP", hostname("b.example.com")))},
+			attached: 1,
+			want: map[string]string{"ls": "Accepted=True/ListenersNotValid Programmed=True/Programmed\nhttp: " + ready + " routes=0\ntcp: " +
+				lconds("False/ProtocolConflict", "False/ProtocolConflict", "True/ResolvedRefs", "True/ProtocolConflict") + " routes=0\nhttp-too: " + ready + " routes=0"}},
 		{name: "within one ListenerSet, indistinct listeners all conflict",
 			gw: gw(gwv1.NamespacesFromAll, nil),
 			sets: []*gwv1.ListenerSet{listenerSet(infra, "ls", "gw", 0, listener("a", 80, "HTTP", hostname("x.example.com")),

@@ -81,8 +81,9 @@ func routeStatus(obj Object) *gwv1.RouteStatus {
 // did not change.
 func gatewayStatus(stored, want gwv1.GatewayStatus, now metav1.Time) gwv1.GatewayStatus {
 	return gwv1.GatewayStatus{
-		Addresses:  want.Addresses,
-		Conditions: keepTimes(stored.Conditions, want.Conditions, now),
+		Addresses:            want.Addresses,
+		AttachedListenerSets: want.AttachedListenerSets,
+		Conditions:           keepTimes(stored.Conditions, want.Conditions, now),
 		Listeners: listenerTimes(stored.Listeners, want.Listeners, now,
 			func(l *gwv1.ListenerStatus) (gwv1.SectionName, *[]metav1.Condition) { return l.Name, &l.Conditions }),
 	}

@@ -196,7 +196,16 @@ func TestGatewayStatus(t *testing.T) {
 		// noWrite: the status is the Resolution's already; missing: no
 		// Target.
 		noWrite, missing bool
+		// prep changes the Resolution's status first.
+		prep func(st *gwv1.GatewayStatus)
 	}{
+		{name: "attachedListenerSets is the Resolution's", gw: "gw",
+			prep: func(st *gwv1.GatewayStatus) { n := int32(2); st.AttachedListenerSets = &n },
+			check: func(t *testing.T, st gwv1.GatewayStatus) {
+				if st.AttachedListenerSets == nil || *st.AttachedListenerSets != 2 {
+					t.Errorf("attachedListenerSets %v, want 2", st.AttachedListenerSets)
+				}
+			}},
 		{name: "ours: the Resolution's whole status, addresses, conditions and listeners with attachedRoutes", gw: "gw",
 			check: func(t *testing.T, st gwv1.GatewayStatus) {
 				if len(st.Addresses) != 1 || st.Addresses[0].Value != "192.0.2.1" {
@@ -236,6 +245,9 @@ func TestGatewayStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := snapshot()
 			res := resolve(t, snap)
+			if tc.prep != nil {
+				tc.prep(&res.Gateways["web/"+tc.gw].Status)
+			}
 			for _, g := range snap.Gateways {
 				g.Status = tc.stored
 				if tc.noWrite && g.Name == tc.gw {
