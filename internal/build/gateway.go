@@ -103,7 +103,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"GatewayFrontendClientCertificateValidation", "GatewayFrontendClientCertificateValidationInsecureFallback",
 	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",
 	"HTTPRouteRetry", "HTTPRouteRetryBackendTimeout", "HTTPRouteRetryConnectionError",
-	"TLSRoute", "TLSRouteModeTerminate", "TLSRouteModeMixed", "TCPRoute", "UDPRoute", "BackendTLSPolicy",
+	"TLSRoute", "TLSRouteModeTerminate", "TLSRouteModeMixed", "TCPRoute", "UDPRoute", "BackendTLSPolicy", "ListenerSet",
 }
 
 func (b *gatewayProcessor) objects(*source.Snapshot) []object { return nil }
