@@ -454,6 +454,9 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 		if err := sp.splitAnswers(&lv, l); err != nil {
 			return err
 		}
+		if err := sp.splitHeaders(&lv, l); err != nil {
+			return err
+		}
 		out = append(out, lv)
 		return nil
 	}
