@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -175,3 +176,72 @@ func (s *Split) validateHeaders() error {
 // MaxSplitHeaderNames bounds the names a split's header sets edit: each
 // is a request header line of its location.
 const MaxSplitHeaderNames = 64
+
+// Bounds of a header edit, as ParseHeaderName's and ParseHeaderValue's
+// (the balancer's payload checks them again).
+const (
+	MaxHeaderNameLen  = maxHeaderNameLen
+	MaxHeaderValueLen = maxHeaderValueLen
+)
+
+// Snippet is the edits as a location applies them to every request: a
+// set is proxy_set_header; a removal proxy_set_header with an empty
+// value (nginx then sends none); an add appends to the client's value
+// with a comma (in a variable gateway_add_<i>, set to the value alone
+// when the client sent none).
+func (h RequestHeaders) Snippet() *Snippet {
+	var sn Snippet
+	literal := func(v HeaderValue) Template {
+		if v == "" {
+			return Template{}
+		}
+		return Template{{Literal: string(v)}}
+	}
+	adds := 0
+	for _, e := range h {
+		switch e.Action {
+		case HeaderSet:
+			sn.ProxySetHeaders = append(sn.ProxySetHeaders, TemplateHeader{Name: e.Name, Value: literal(e.Value)})
+		case HeaderAdd:
+			v := literal(e.Value)
+			hv := "http_" + strings.ReplaceAll(strings.ToLower(e.Name), "-", "_")
+			own := "gateway_add_" + strconv.Itoa(adds)
+			adds++
+			joined := append(Template{{Variable: hv}, {Literal: ","}}, v...)
+			sn.Steps = append(sn.Steps,
+				SnippetStep{Set: &SetVariable{Name: own, Value: joined}},
+				SnippetStep{If: &SnippetIf{Variable: hv, Op: "=", Value: "",
+					Then: []SnippetStep{{Set: &SetVariable{Name: own, Value: v}}}}})
+			sn.ProxySetHeaders = append(sn.ProxySetHeaders, TemplateHeader{Name: e.Name, Value: Template{{Variable: own}}})
+		case HeaderRemove:
+			sn.ProxySetHeaders = append(sn.ProxySetHeaders, TemplateHeader{Name: e.Name, Value: Template{}})
+		}
+	}
+	return &sn
+}
+
+// HeadersOf returns the edits of the first target of backend, in the
+// order Backends lists them (the rules', then the default's): what a
+// location sends backend when nothing picks per request (nginx without
+// the Lua balancer, where Proxy.Backend serves every request).
+func (s *Split) HeadersOf(backend string) RequestHeaders {
+	for _, ts := range append(s.ruleTargets(), s.Default) {
+		for _, t := range ts {
+			if t.Answer == 0 && t.Backend == backend {
+				if t.Headers > 0 && t.Headers <= len(s.Headers) {
+					return s.Headers[t.Headers-1]
+				}
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Split) ruleTargets() [][]Target {
+	var out [][]Target
+	for _, r := range s.Rules {
+		out = append(out, r.Targets)
+	}
+	return out
+}

@@ -636,6 +636,7 @@ func (sp *serverPlan) locationBody(lv *locationView, l *model.Location) error {
 	if err := selectSplit(lv, p, sp.rc.backends, sp.rc.lua); err != nil {
 		return err
 	}
+	l = sp.plainSplitHeaders(l, key)
 	if sp.rc.lua && p.Fallback != "" {
 		if err := balancer.ValidateKey(p.Fallback); err != nil {
 			return err

@@ -93,3 +93,26 @@ func clientHeader(name string) string {
 	}
 	return "$http_" + strings.ReplaceAll(strings.ToLower(name), "-", "_")
 }
+
+// plainSplitHeaders is l with the edits of backend's target in its
+// split applied to every request, without the Lua balancer: backend
+// (Proxy.Backend) then serves every request, and gets its own edits as a
+// rule's filter would give them.
+func (sp *serverPlan) plainSplitHeaders(l *model.Location, backend string) *model.Location {
+	p := l.Action.Proxy
+	if sp.rc.lua || p == nil || p.Split == nil {
+		return l
+	}
+	h := p.Split.HeadersOf(backend)
+	if len(h) == 0 {
+		return l
+	}
+	cp := *l
+	pol := model.Policy{}
+	if l.Policy != nil {
+		pol = *l.Policy
+	}
+	pol.Snippet = model.Join(pol.Snippet, h.Snippet())
+	cp.Policy = &pol
+	return &cp
+}

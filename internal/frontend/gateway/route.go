@@ -327,7 +327,7 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 		// Every backend gets the same edits: the location applies them
 		// to every request, and nothing is picked early.
 		if f.hasHeaders || len(edits) > 0 {
-			joinSnippet(&pol, requestHeadersSnippet(edits))
+			joinSnippet(&pol, edits.Snippet())
 		}
 		for i := range out.Targets {
 			out.Targets[i].Headers = nil

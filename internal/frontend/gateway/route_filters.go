@@ -144,11 +144,6 @@ func filterHeader(field string, h gwv1.HTTPHeader, seen map[string]bool) (string
 	return name, v, err
 }
 
-// headerVar is the nginx variable of request header name ($http_<name>).
-func headerVar(name string) string {
-	return "http_" + strings.ReplaceAll(strings.ToLower(name), "-", "_")
-}
-
 // requestHeaders checks RequestHeaderModifier: its edits, one per name,
 // the sets, then the adds, then the removals, in the order written.
 func requestHeaders(field string, in *gwv1.HTTPHeaderFilter) (model.RequestHeaders, *ruleError) {
@@ -182,42 +177,6 @@ func requestHeaders(field string, in *gwv1.HTTPHeaderFilter) (model.RequestHeade
 		out = append(out, model.HeaderEdit{Name: name, Action: model.HeaderRemove})
 	}
 	return out, nil
-}
-
-// requestHeadersSnippet is the location's rendering of request header
-// edits, applied to every request: a set is proxy_set_header; a removal
-// proxy_set_header with an empty value (nginx then sends none); an add
-// appends to the client's value with a comma (a variable of the rule's
-// own, set to the value alone when the client sent none).
-func requestHeadersSnippet(edits model.RequestHeaders) *model.Snippet {
-	var sn model.Snippet
-	literal := func(v model.HeaderValue) model.Template {
-		if v == "" {
-			return model.Template{}
-		}
-		return model.Template{{Literal: string(v)}}
-	}
-	adds := 0
-	for _, e := range edits {
-		switch e.Action {
-		case model.HeaderSet:
-			sn.ProxySetHeaders = append(sn.ProxySetHeaders, model.TemplateHeader{Name: e.Name, Value: literal(e.Value)})
-		case model.HeaderAdd:
-			v := literal(e.Value)
-			hv := headerVar(e.Name)
-			own := "gateway_add_" + strconv.Itoa(adds)
-			adds++
-			joined := append(model.Template{{Variable: hv}, {Literal: ","}}, v...)
-			sn.Steps = append(sn.Steps,
-				model.SnippetStep{Set: &model.SetVariable{Name: own, Value: joined}},
-				model.SnippetStep{If: &model.SnippetIf{Variable: hv, Op: "=", Value: "",
-					Then: []model.SnippetStep{{Set: &model.SetVariable{Name: own, Value: v}}}}})
-			sn.ProxySetHeaders = append(sn.ProxySetHeaders, model.TemplateHeader{Name: e.Name, Value: model.Template{{Variable: own}}})
-		case model.HeaderRemove:
-			sn.ProxySetHeaders = append(sn.ProxySetHeaders, model.TemplateHeader{Name: e.Name, Value: model.Template{}})
-		}
-	}
-	return &sn
 }
 
 // responseHeaders translates ResponseHeaderModifier: set hides the
