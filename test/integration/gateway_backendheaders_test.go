@@ -49,7 +49,7 @@ spec:
       filters:
       - type: RequestHeaderModifier
         requestHeaderModifier:
-          set: [{name: Backend, value: two}]
+          set: [{name: Backend, value: %[4]s}]
           remove: [X-Gone]
 ---
 `
@@ -74,8 +74,8 @@ func headerEcho(name string, names ...string) http.Handler {
 // edit request headers of their own (HTTPRouteBackendRequestHeaderModification):
 // each answer's backend saw its own edits, after the rule's, and only
 // its own, whichever the weighted split picked; a header a backend does
-// not edit reaches it as the client sent it. A weight change is pushed
-// without a reload. With the Lua balancer (the plain data plane does not
+// not edit reaches it as the client sent it. A weight change, and a new
+// value of an edit, are pushed without a reload. With the Lua balancer (the plain data plane does not
 // split by weight).
 func TestGatewayBackendRequestHeaders(t *testing.T) {
 	t.Parallel()
@@ -89,7 +89,7 @@ func TestGatewayBackendRequestHeaders(t *testing.T) {
 		t.Skip("a split by weight needs the Lua balancer")
 	}
 	port := freePort(t, c.IP)
-	c.WriteManifest("gateway.yaml", fmt.Sprintf(backendHeadersManifests, port, 3, 1))
+	c.WriteManifest("gateway.yaml", fmt.Sprintf(backendHeadersManifests, port, 3, 1, "two"))
 	addr := net.JoinHostPort(c.IP, strconv.Itoa(port))
 	client := map[string]string{"Backend": "forged", "X-Add": "c", "X-Gone": "g"}
 	get := func() (harness.Result, error) {
@@ -146,8 +146,8 @@ func TestGatewayBackendRequestHeaders(t *testing.T) {
 		return nil
 	})
 	reloads := c.Metric("causeway_nginx_reloads_total")
-	c.WriteManifest("gateway.yaml", fmt.Sprintf(backendHeadersManifests, port, 0, 1))
-	eventually(t, 10*time.Second, func() error {
+	c.WriteManifest("gateway.yaml", fmt.Sprintf(backendHeadersManifests, port, 0, 1, "two"))
+	onlyTwo := func() error {
 		for range 8 {
 			r, err := get()
 			if err != nil {
@@ -161,8 +161,13 @@ func TestGatewayBackendRequestHeaders(t *testing.T) {
 			}
 		}
 		return nil
-	})
+	}
+	eventually(t, 10*time.Second, onlyTwo)
+	// A new value of an edit is pushed too.
+	want["two"]["Backend"] = "two-b"
+	c.WriteManifest("gateway.yaml", fmt.Sprintf(backendHeadersManifests, port, 0, 1, "two-b"))
+	eventually(t, 10*time.Second, onlyTwo)
 	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
-		t.Errorf("a weight change reloaded nginx: %v reloads, were %v", got, reloads)
+		t.Errorf("a weight or header value change reloaded nginx: %v reloads, were %v", got, reloads)
 	}
 }
