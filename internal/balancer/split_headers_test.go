@@ -38,19 +38,23 @@ func echoBackend(t *testing.T, ip, name string, names ...string) balancer.Endpoi
 // A split whose targets edit request headers of their own (Gateway API's
 // backendRef RequestHeaderModifier): the access hook picks the backend
 // and sets the edited headers' variables (balancer.HeaderVariable), which
-// the location sends; a header the picked target does not edit goes as
-// the location set it before the hook (here the client's). A weight
+// the location sends, starting from what the location set them to before
+// the hook (the client's header, or a rule's edit), which a header the
+// picked target does not edit keeps. A weight
 // change is a push. An edit of a header the configuration does not send
 // is skipped and logged.
 func TestSplitHeaders(t *testing.T) {
 	const choice = "choice@ns/route.0123456789ab"
-	names := []string{"Backend", "X-Add", "X-Gone", "X_U.d"}
+	names := []string{"Backend", "X-Add", "X-Gone", "X_U.d", "X-Rule"}
 	lines := "access_by_lua_block { require(\"causeway.balancer\").access() }\n"
 	for _, h := range names {
 		v := balancer.HeaderVariable(h)
 		client := "$http_" + strings.ToLower(strings.ReplaceAll(h, "-", "_"))
-		if h == "X_U.d" {
+		switch h {
+		case "X_U.d":
 			client = `""`
+		case "X-Rule": // what a rule's own edit would send
+			client = `"r"`
 		}
 		lines += "            set $" + v + " " + client + ";\n            proxy_set_header " + h + " $" + v + ";\n"
 	}
@@ -63,7 +67,7 @@ func TestSplitHeaders(t *testing.T) {
 	}
 	sets := [][]balancer.HeaderEdit{
 		{{Name: "Backend", Action: "set", Value: "a"}, {Name: "x-add", Action: "add", Value: "one"}, {Name: "X-Gone", Action: "remove"},
-			{Name: "X_U.d", Action: "set", Value: "u d"}},
+			{Name: "X_U.d", Action: "set", Value: "u d"}, {Name: "X-Rule", Action: "add", Value: "one"}},
 		{{Name: "Backend", Action: "set", Value: "b"}},
 	}
 	state := func(gen int64, wa, wb int, sets [][]balancer.HeaderEdit) balancer.State {
@@ -73,8 +77,8 @@ func TestSplitHeaders(t *testing.T) {
 	}
 	n.replace(t, state(1, 50, 50, sets))
 	want := map[string]map[string]string{
-		"a": {"Backend": "a", "X-Add": "c,one", "X-Gone": "-", "X_U.d": "u d"},
-		"b": {"Backend": "b", "X-Add": "c", "X-Gone": "g", "X_U.d": "-"},
+		"a": {"Backend": "a", "X-Add": "c,one", "X-Gone": "-", "X_U.d": "u d", "X-Rule": "r,one"},
+		"b": {"Backend": "b", "X-Add": "c", "X-Gone": "g", "X_U.d": "-", "X-Rule": "r"},
 	}
 	c := &http.Client{Timeout: 5 * time.Second}
 	client := map[string]string{"Backend": "client", "X-Add": "c", "X-Gone": "g"}

@@ -44,9 +44,10 @@ type Split struct {
 	// them reloads.
 	Answers []Answer
 	// Headers are the request header edits of backend targets that have
-	// their own (Target.Headers; split_headers.go). The edits are pushed
-	// state; the names they edit are request header lines of the
-	// location, so a new name reloads.
+	// their own (Target.Headers; split_headers.go), applied to what the
+	// location sends without them (its policy's edits, else the client's
+	// headers). The edits are pushed state; the names they edit are
+	// request header lines of the location, so a new name reloads.
 	Headers []RequestHeaders
 	// Primary, when set, makes the split ingress-nginx's canary of the
 	// location's own backend (which it names): the split has exactly

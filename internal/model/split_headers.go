@@ -37,7 +37,7 @@ const MaxHeaderEdits = 48
 // backend, at most one per name (names compare ignoring case). A split's
 // target may carry its own (Split.Headers): Gateway API's backendRef
 // RequestHeaderModifier, which applies only to the requests that backend
-// is picked for.
+// is picked for, after the location's own edits (a rule's filter).
 type RequestHeaders []HeaderEdit
 
 // Validate checks every edit: names and values of their grammars, one

@@ -40,9 +40,12 @@ type policyView struct {
 	// targets edit request headers (split_headers.go).
 	ChoiceHook bool `json:",omitempty"`
 	// HeaderDefaults set the variables of a split's edited request
-	// headers (Name, without "$") to what the location sends without an
-	// edit (Value), before the access hook sets the picked target's.
+	// headers (Name, without "$") to what the location sends without a
+	// backend's edit (Value), before the access hook applies the picked
+	// target's; HeaderEdits apply the one backend's without the Lua
+	// balancer (split_headers.go).
 	HeaderDefaults []headerLine `json:",omitempty"`
+	HeaderEdits    []stepView   `json:",omitempty"`
 	// ExtAuth asks an authentication service first (extauth.go).
 	ExtAuth      *authUse `json:",omitempty"`
 	AccessLogOff bool

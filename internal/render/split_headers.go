@@ -20,18 +20,23 @@ import (
 //	set $causeway_header_backend $http_backend;
 //	proxy_set_header Backend $causeway_header_backend;
 //
-// The set (rewrite phase, before any break) gives the variable what the
-// location sends without an edit: the client's header, or the
-// location's own line for that name (a proxy-set-headers header, Host).
-// The hook then sets the variables of the picked target's edits. The
-// edits' values are pushed state, never configuration text: a new value
-// or weight is a push; a new header name reloads.
+// The set (rewrite phase, after the snippets' steps, which compute a
+// rule's own edits) gives the variable what the location would send
+// without a backend's edit: its own line for that name (a rule's edit, a
+// proxy-set-headers header, Host), else the client's header. The hook
+// then applies the picked target's edits to the variables. The edits'
+// values are pushed state, never configuration text: a new value or
+// weight is a push; a new header name reloads.
+//
+// Without the Lua balancer the location's backend serves every request
+// (the controller reports that splits need the balancer), and its own
+// edits are applied here, as rewrite-module steps on the same variables.
 
 // splitHeaders gives lv the header lines and defaults of l's split's
-// header sets, and its access hook.
+// header sets, and its access hook (or the served backend's edits).
 func (sp *serverPlan) splitHeaders(lv *locationView, l *model.Location) error {
 	p := l.Action.Proxy
-	if p == nil || p.Split == nil || len(p.Split.Headers) == 0 || !sp.rc.lua {
+	if p == nil || p.Split == nil || len(p.Split.Headers) == 0 || p.AnswersOnly() {
 		return nil
 	}
 	v := lv.Policy
@@ -45,11 +50,6 @@ func (sp *serverPlan) splitHeaders(lv *locationView, l *model.Location) error {
 		v = &policyView{Module: module}
 		lv.Policy = v
 	}
-	if v.SatisfyAny {
-		return fmt.Errorf("location %q: a split with header edits cannot be checked with satisfy any, "+
-			"which would skip its access hook", l.Match.Path)
-	}
-	v.ChoiceHook = true
 	if v.Headers == nil {
 		v.Headers = sp.clientHeaders(&headersView{Module: v.Module, GRPC: v.Module == "grpc", Custom: sp.rc.setHeaders})
 	}
@@ -81,7 +81,45 @@ func (sp *serverPlan) splitHeaders(lv *locationView, l *model.Location) error {
 		v.HeaderDefaults = append(v.HeaderDefaults, headerLine{Name: variable, Value: def})
 	}
 	v.Headers = &h
+	if !sp.rc.lua {
+		var err error
+		v.HeaderEdits, err = editSteps(p.Split.HeadersOf(sp.servedBackend(p)))
+		return err
+	}
+	if v.SatisfyAny {
+		return fmt.Errorf("location %q: a split with header edits cannot be checked with satisfy any, "+
+			"which would skip its access hook", l.Match.Path)
+	}
+	v.ChoiceHook = true
 	return nil
+}
+
+// editSteps are rewrite-module steps that apply edits to the variables
+// of their headers, as the access hook does: a set or a removal sets the
+// value (empty: nginx sends no such header); an add appends it after a
+// comma, or sets it alone when the variable is empty. The variables are
+// the balancer's (not a snippet's), the values pass through Quote.
+func editSteps(edits model.RequestHeaders) ([]stepView, error) {
+	var out []stepView
+	for _, e := range edits {
+		variable := balancer.HeaderVariable(e.Name)
+		if strings.Trim(variable, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+			return nil, fmt.Errorf("split header variable %q", variable)
+		}
+		value, err := Quote(string(e.Value))
+		if err != nil {
+			return nil, fmt.Errorf("split header %q: %w", e.Name, err)
+		}
+		if e.Action != model.HeaderAdd {
+			out = append(out, stepView{Set: variable, Value: value})
+			continue
+		}
+		joined := `"${` + variable + `},` + value[1:]
+		out = append(out,
+			stepView{If: &ifView{Cond: "$" + variable + ` != ""`, Then: []stepView{{Set: variable, Value: joined}}}},
+			stepView{If: &ifView{Cond: "$" + variable + ` = ""`, Then: []stepView{{Set: variable, Value: value}}}})
+	}
+	return out, nil
 }
 
 // clientHeader is the variable of the client's request header name
@@ -92,27 +130,4 @@ func clientHeader(name string) string {
 		return `""`
 	}
 	return "$http_" + strings.ReplaceAll(strings.ToLower(name), "-", "_")
-}
-
-// plainSplitHeaders is l with the edits of backend's target in its
-// split applied to every request, without the Lua balancer: backend
-// (Proxy.Backend) then serves every request, and gets its own edits as a
-// rule's filter would give them.
-func (sp *serverPlan) plainSplitHeaders(l *model.Location, backend string) *model.Location {
-	p := l.Action.Proxy
-	if sp.rc.lua || p == nil || p.Split == nil {
-		return l
-	}
-	h := p.Split.HeadersOf(backend)
-	if len(h) == 0 {
-		return l
-	}
-	cp := *l
-	pol := model.Policy{}
-	if l.Policy != nil {
-		pol = *l.Policy
-	}
-	pol.Snippet = model.Join(pol.Snippet, h.Snippet())
-	cp.Policy = &pol
-	return &cp
 }

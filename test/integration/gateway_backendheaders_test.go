@@ -13,7 +13,7 @@ import (
 )
 
 // backendHeadersManifests: a Gateway listener on port %[1]d and a route
-// of headers.test whose one rule adds X-Rule to every request and whose
+// of headers.test whose one rule adds to X-Rule and X-Add and whose
 // two backendRefs, weighted %[2]d and %[3]d, edit the request headers of
 // their own requests: "one" sets Backend and adds to X-Add, "two" sets
 // Backend and removes X-Gone.
@@ -33,7 +33,7 @@ spec:
   rules:
   - filters:
     - type: RequestHeaderModifier
-      requestHeaderModifier: {add: [{name: X-Rule, value: r}]}
+      requestHeaderModifier: {add: [{name: X-Rule, value: r}, {name: X-Add, value: r}]}
     backendRefs:
     - name: one
       port: 80
@@ -74,24 +74,42 @@ func headerEcho(name string, names ...string) http.Handler {
 // edit request headers of their own (HTTPRouteBackendRequestHeaderModification):
 // each answer's backend saw its own edits, after the rule's, and only
 // its own, whichever the weighted split picked; a header a backend does
-// not edit reaches it as the client sent it. A weight change, and a new
-// value of an edit, are pushed without a reload. With the Lua balancer (the plain data plane does not
-// split by weight).
+// not edit reaches it as the rule left it. A weight change, and a new
+// value of an edit, are pushed without a reload. On the plain data plane
+// nothing splits: the first backend serves every request, with its own
+// edits.
 func TestGatewayBackendRequestHeaders(t *testing.T) {
 	t.Parallel()
 	seen := []string{"Backend", "X-Add", "X-Gone", "X-Rule"}
 	one := startHandlerBackend(t, "one", headerEcho("one", seen...))
 	two := startHandlerBackend(t, "two", headerEcho("two", seen...))
-	c := startController(t, map[string]string{
-		"services.yaml": serviceYAML("default", "one", 80, one) + serviceYAML("default", "two", 80, two),
+	services := map[string]string{"services.yaml": serviceYAML("default", "one", 80, one) + serviceYAML("default", "two", 80, two)}
+	client := map[string]string{"Backend": "forged", "X-Add": "c", "X-Gone": "g"}
+	t.Run("plain", func(t *testing.T) {
+		c := startController(t, services, "--dataplane", "plain")
+		port := freePort(t, c.IP)
+		c.WriteManifest("gateway.yaml", fmt.Sprintf(backendHeadersManifests, port, 3, 1, "two"))
+		addr := net.JoinHostPort(c.IP, strconv.Itoa(port))
+		eventually(t, 20*time.Second, func() error {
+			for range 4 {
+				r, err := harness.Do(addr, harness.Request{Scheme: "http", Host: "headers.test", Path: "/", Header: client})
+				if err != nil {
+					return err
+				}
+				if got := r.Header.Get("X-Service") + " " + r.Header.Get("X-Seen-Backend") + " " + r.Header.Get("X-Seen-X-Add"); got != "one one c,r,one" {
+					return fmt.Errorf("status %d: got %q, want one one c,r,one", r.Status, got)
+				}
+			}
+			return nil
+		})
 	})
+	c := startController(t, services)
 	if c.Metric("causeway_dataplane_mode", `mode="lua"`) != 1 {
 		t.Skip("a split by weight needs the Lua balancer")
 	}
 	port := freePort(t, c.IP)
 	c.WriteManifest("gateway.yaml", fmt.Sprintf(backendHeadersManifests, port, 3, 1, "two"))
 	addr := net.JoinHostPort(c.IP, strconv.Itoa(port))
-	client := map[string]string{"Backend": "forged", "X-Add": "c", "X-Gone": "g"}
 	get := func() (harness.Result, error) {
 		r, err := harness.Do(addr, harness.Request{Scheme: "http", Host: "headers.test", Path: "/", Header: client})
 		if err == nil && r.Status != 200 {
@@ -100,8 +118,8 @@ func TestGatewayBackendRequestHeaders(t *testing.T) {
 		return r, err
 	}
 	want := map[string]map[string]string{
-		"one": {"Backend": "one", "X-Add": "c,one", "X-Gone": "g", "X-Rule": "r"},
-		"two": {"Backend": "two", "X-Add": "c", "X-Gone": "-", "X-Rule": "r"},
+		"one": {"Backend": "one", "X-Add": "c,r,one", "X-Gone": "g", "X-Rule": "r"},
+		"two": {"Backend": "two", "X-Add": "c,r", "X-Gone": "-", "X-Rule": "r"},
 	}
 	check := func(r harness.Result) error {
 		svc := r.Header.Get("X-Service")

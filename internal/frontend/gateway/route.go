@@ -128,10 +128,10 @@ type Target struct {
 	// TLS is the BackendTLSPolicy of the backend, nil when none applies;
 	// when it is not honoured, Backend is nil and Status 503.
 	TLS *BackendTLSPolicy
-	// Headers are the request header edits of the requests sent to
-	// Backend when they differ from the other backends' of the rule (the
-	// rule's RequestHeaderModifier, then the backendRef's own); nil when
-	// the rule's policy applies them to every request
+	// Headers are the backendRef's own request header edits, applied
+	// after the rule's (which the rule's policy applies) to the requests
+	// sent to Backend, when they differ from the rule's other backends';
+	// nil when the rule's policy applies them to every request
 	// (route_backend_filters.go).
 	Headers model.RequestHeaders
 }
@@ -320,18 +320,21 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 		}
 		return out, nil
 	}
-	if out.Targets, err = t.backendRefs(field+".backendRefs", in.BackendRefs, f.headers); err != nil {
+	if out.Targets, err = t.backendRefs(field+".backendRefs", in.BackendRefs); err != nil {
 		return Rule{}, err
 	}
-	if edits, shared := sharedHeaders(out.Targets, f.headers); shared {
-		// Every backend gets the same edits: the location applies them
-		// to every request, and nothing is picked early.
-		if f.hasHeaders || len(edits) > 0 {
-			joinSnippet(&pol, edits.Snippet())
-		}
+	edits := f.headers
+	if own, shared := sharedHeaders(out.Targets); shared {
+		// Every backend has the same edits of its own: the location
+		// applies them, after the rule's, to every request, and nothing
+		// is picked early.
+		edits = edits.Then(own)
 		for i := range out.Targets {
 			out.Targets[i].Headers = nil
 		}
+	}
+	if f.hasHeaders || len(edits) > 0 {
+		joinSnippet(&pol, edits.Snippet())
 	}
 	if !pol.empty() {
 		out.Policy = pol.Policy
@@ -358,7 +361,7 @@ func checkSectionName(s string) error {
 // backendRef that cannot be used keeps its share as a 500 answer, with a
 // ResolvedRefs Problem (the spec's rule); no backendRef at all answers
 // 500 to every request; weights all 0 leave the rule answering 500 too.
-func (t *routeTranslator) backendRefs(field string, refs []gwv1.HTTPBackendRef, ruleHeaders model.RequestHeaders) ([]Target, *ruleError) {
+func (t *routeTranslator) backendRefs(field string, refs []gwv1.HTTPBackendRef) ([]Target, *ruleError) {
 	if len(refs) > maxBackendRefs {
 		return nil, ruleUnsupported("%s: %d backendRefs, at most %d", field, len(refs), maxBackendRefs)
 	}
@@ -394,7 +397,7 @@ func (t *routeTranslator) backendRefs(field string, refs []gwv1.HTTPBackendRef, 
 		// state, not a new location (a reload).
 		tg := t.backendTarget(f, b, w)
 		if tg.Backend != nil {
-			tg.Headers = ruleHeaders.Then(own)
+			tg.Headers = own
 		}
 		out = append(out, tg)
 	}

@@ -11,15 +11,16 @@ import (
 
 // A backendRef's own filters (HTTPBackendRef.Filters) apply only to the
 // requests sent to that backend. Causeway serves RequestHeaderModifier
-// there (HTTPRouteBackendRequestHeaderModification), after the rule's own
-// (model.RequestHeaders.Then). When every backend of a rule ends up with
-// the same edits (one backendRef, or the same filter on each), the rule's
-// policy applies them to every request, as a rule's filter. Otherwise each
-// target carries its edits into the location's split (Location): the
-// balancer's access hook picks the backend before nginx builds the
-// request and sets the edited headers' variables, which the location
-// sends (render/split_headers.go). Every other filter type is refused
-// there: the rule is left out, as for an unknown filter.
+// there (HTTPRouteBackendRequestHeaderModification), after the rule's
+// own. When every backend of a rule has the same edits (one backendRef,
+// or the same filter on each), the rule's policy applies the rule's and
+// then those (model.RequestHeaders.Then) to every request, as a rule's
+// filter. Otherwise the policy applies the rule's, and each target
+// carries its own into the location's split (Location): the balancer's
+// access hook picks the backend before nginx builds the request and sets
+// the variables of the headers it edits, on top of what the location
+// would send (render/split_headers.go). Every other filter type is
+// refused there: the rule is left out, as for an unknown filter.
 
 // backendFilters checks a backendRef's filters: RequestHeaderModifier
 // only, once.
@@ -51,10 +52,10 @@ func backendFilters(field string, in []gwv1.HTTPRouteFilter) (model.RequestHeade
 	return out, nil
 }
 
-// sharedHeaders returns the edits every backend of targets has, and true
-// when they all have the same (the rule's own when no target is a
+// sharedHeaders returns the edits of their own every backend of targets
+// has, and true when they all have the same (none when no target is a
 // backend).
-func sharedHeaders(targets []Target, rule model.RequestHeaders) (model.RequestHeaders, bool) {
+func sharedHeaders(targets []Target) (model.RequestHeaders, bool) {
 	var first *Target
 	for i := range targets {
 		t := &targets[i]
@@ -70,7 +71,7 @@ func sharedHeaders(targets []Target, rule model.RequestHeaders) (model.RequestHe
 		}
 	}
 	if first == nil {
-		return rule, true
+		return nil, true
 	}
 	return first.Headers, true
 }

@@ -68,13 +68,14 @@ func TestTranslateBackendFilters(t *testing.T) {
 			filtered("infra-backend-v2", 10, setHeader("Backend", "infra-backend-v2")))),
 			targets(nil, Target{Backend: v1, Weight: 10, Headers: model.RequestHeaders{set("Backend", "infra-backend-v1")}},
 				Target{Backend: v2, Weight: 10, Headers: model.RequestHeaders{set("Backend", "infra-backend-v2")}})},
-		// The rule's filter goes to every target then, a backend without
-		// its own included; its response filter stays the location's.
-		{"rule's on each", route(withFilters(rule(filtered("infra-backend-v1", 1, setHeader("B", "1")), backendRef("infra-backend-v2")),
+		// The rule's filters stay the location's (its requests to every
+		// backend, and its mirrors' copies); each target carries only its
+		// own edits, a backend without any none.
+		{"rule's and their own", route(withFilters(rule(filtered("infra-backend-v1", 1, setHeader("B", "1")), backendRef("infra-backend-v2")),
 			setHeader("A", "r"), respHeaders(gwv1.HTTPHeaderFilter{Remove: []string{"Server"}}))),
-			targets(&model.Policy{Snippet: &model.Snippet{ProxyHideHeaders: []string{"Server"}}},
-				Target{Backend: v1, Weight: 1, Headers: model.RequestHeaders{set("A", "r"), set("B", "1")}},
-				Target{Backend: v2, Weight: 1, Headers: model.RequestHeaders{set("A", "r")}})},
+			targets(&model.Policy{Snippet: &model.Snippet{ProxySetHeaders: []model.TemplateHeader{{Name: "A", Value: lit("r")}}, ProxyHideHeaders: []string{"Server"}}},
+				Target{Backend: v1, Weight: 1, Headers: model.RequestHeaders{set("B", "1")}},
+				Target{Backend: v2, Weight: 1})},
 		// An invalid backendRef's share answers 500; the other backend alone
 		// keeps the location's path.
 		{"invalid other", route(rule(filtered("infra-backend-v1", 1, setHeader("X", "v")), filtered("nonexistent", 1, setHeader("X", "w")))),

@@ -406,17 +406,17 @@ end
 
 -- edit_headers sets the variables the location sends the edited request
 -- headers from (balancer.HeaderVariable), as the picked target's header
--- set says: a set's value, an add's appended to the client's after a
--- comma (the value alone when the client sent none), a removal's empty
--- value (nginx then sends no such header). The location set each
--- variable before (rewrite phase) to what it sends without an edit. A
--- variable the configuration does not have (state newer than it) is
--- skipped, and logged.
+-- set says. The location set each variable before (rewrite phase) to
+-- what it sends without the target's edit (the rule's edit, else the
+-- client's header): a set replaces that, an add appends to it after a
+-- comma (or stands alone when it is empty), a removal empties it (nginx
+-- then sends no such header). A variable the configuration does not have
+-- (state newer than it) is skipped, and logged.
 local function edit_headers(key, edits)
     for _, e in ipairs(edits) do
         local v = e.value
         if e.action == "add" then
-            local c = text(e.client)
+            local c = text(e.var)
             if c then
                 v = c .. "," .. v
             end

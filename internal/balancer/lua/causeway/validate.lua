@@ -496,7 +496,7 @@ end
 -- header_edits validates a split's header sets (model.Split.Headers): each
 -- 1 to MAX_HEADER_EDITS edits of distinct names, a value of
 -- model.ParseHeaderValue's grammar (a removal has none). Each edit keeps
--- the variable it sets and, for an add, the client's header variable.
+-- the variable it sets.
 local function header_edits(v, path)
     want_array(v, path, "headers", MAX_SPLIT_ANSWERS)
     local out, names, n = {}, {}, 0
@@ -541,8 +541,7 @@ local function header_edits(v, path)
                         .. "other than $ \" \\ { and }, got %s", MAX_HEADER_VALUE_LEN, describe(val))
                 end
             end
-            edits[j] = { var = _M.header_var(name), client = "http_" .. gsub(lname, "-", "_"),
-                action = ev.action, value = val }
+            edits[j] = { var = _M.header_var(name), action = ev.action, value = val }
         end
         out[i] = edits
     end
