@@ -157,13 +157,7 @@ func TestGatewayBackendRequestHeaders(t *testing.T) {
 		t.Errorf("served %v, want both, one about three times two", served)
 	}
 
-	eventually(t, 10*time.Second, func() error {
-		if got := c.Metric("causeway_nginx_reloads_total"); got < 2 {
-			return fmt.Errorf("%v reloads counted", got)
-		}
-		return nil
-	})
-	reloads := c.Metric("causeway_nginx_reloads_total")
+	reloads := reloadsAfterGateway(t, c)
 	c.WriteManifest("gateway.yaml", fmt.Sprintf(backendHeadersManifests, port, 0, 1, "two"))
 	onlyTwo := func() error {
 		for range 8 {
