@@ -345,11 +345,6 @@ func validateTargets(ts []Target, answers int) error {
 // HasAnswers reports whether the split may pick an answer.
 func (s *Split) HasAnswers() bool { return len(s.Answers) > 0 }
 
-// PicksEarly reports whether the split must pick in the access phase:
-// it may pick an answer, or a target with header edits of its own
-// (which nginx applies when it builds the request, before the balancer).
-func (s *Split) PicksEarly() bool { return len(s.Answers) > 0 || len(s.Headers) > 0 }
-
 // AnswersOnly reports whether p proxies to nothing: every target of its
 // split is an answer, so it names no backend.
 func (p *Proxy) AnswersOnly() bool { return p.Backend == "" && p.Split != nil }

@@ -125,9 +125,6 @@ func TestComposeBackendHeaders(t *testing.T) {
 	if locs[0].Policy != nil {
 		t.Errorf("policy %+v", locs[0].Policy)
 	}
-	if !s.PicksEarly() {
-		t.Error("the split does not pick early")
-	}
 
 	// One backend of one rule: no split, the location's policy.
 	locs, _ = composeLocations(t, translateRoutes(t, newHTTPRoute("r", gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{
