@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
+	"github.com/causeway/causeway/test/grpcecho"
 	"github.com/causeway/causeway/test/harness"
 )
 
@@ -181,5 +185,82 @@ func TestGatewayBackendRequestHeaders(t *testing.T) {
 	eventually(t, 10*time.Second, onlyTwo)
 	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
 		t.Errorf("a weight or header value change reloaded nginx: %v reloads, were %v", got, reloads)
+	}
+}
+
+// grpcBackendHeadersManifests: a GRPCRoute on a listener of port %[1]d of
+// its own whose two backendRefs set the backend metadata each to its
+// own name.
+const grpcBackendHeadersManifests = gatewayClassYAML + `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: causeway
+  listeners: [{name: grpc, port: %[1]d, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: health, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [grpc.test]
+  rules:
+  - backendRefs:
+    - name: grpc-a
+      port: 80
+      filters:
+      - type: RequestHeaderModifier
+        requestHeaderModifier: {set: [{name: backend, value: grpc-a}]}
+    - name: grpc-b
+      port: 80
+      filters:
+      - type: RequestHeaderModifier
+        requestHeaderModifier: {set: [{name: backend, value: grpc-b}]}
+---
+`
+
+// TestGatewayGRPCBackendRequestHeaders: a GRPCRoute's backendRefs edit
+// the metadata of their own calls as an HTTPRoute's do (grpc_set_header
+// from the variables the access hook sets): each call's backend saw its
+// own value, once.
+func TestGatewayGRPCBackendRequestHeaders(t *testing.T) {
+	t.Parallel()
+	services := ""
+	for _, name := range []string{"grpc-a", "grpc-b"} {
+		ip := loopbackIP()
+		lis, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(grpcecho.Serve(lis, name, lis.Addr().String(), nil))
+		services += serviceYAML("default", name, 80, &backend{Service: name, IP: ip, Port: lis.Addr().(*net.TCPAddr).Port})
+	}
+	c := startController(t, map[string]string{"services.yaml": services})
+	if c.Metric("causeway_dataplane_mode", `mode="lua"`) != 1 {
+		t.Skip("a split by weight needs the Lua balancer")
+	}
+	port := freePort(t, c.IP)
+	c.WriteManifest("gateway.yaml", fmt.Sprintf(grpcBackendHeadersManifests, port))
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(port))
+	call := func() (grpcecho.Result, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		res, err := grpcecho.Check(ctx, addr, "grpc.test", nil)
+		if err == nil && (res.Code != codes.OK || res.SeenBackend != res.Service) {
+			err = fmt.Errorf("code %v from %q (%s) that saw backend %q", res.Code, res.Service, res.Message, res.SeenBackend)
+		}
+		return res, err
+	}
+	eventually(t, 20*time.Second, func() error { _, err := call(); return err })
+	served := map[string]int{}
+	for range 24 {
+		res, err := call()
+		if err != nil {
+			t.Fatal(err)
+		}
+		served[res.Service]++
+	}
+	if served["grpc-a"] == 0 || served["grpc-b"] == 0 {
+		t.Errorf("served %v, want both", served)
 	}
 }
