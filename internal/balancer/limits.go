@@ -63,6 +63,10 @@ var luaLimits = map[string]int64{
 	"MAX_CONDITION_NAME_LEN":  model.MaxConditionNameLen,
 	"MAX_CONDITION_REGEX_LEN": model.MaxConditionRegexLen,
 	"MAX_MATCH_VALUE_LEN":     model.MaxMatchValueLen,
+	"MAX_HEADER_EDITS":        model.MaxHeaderEdits,
+	"MAX_HEADER_NAME_LEN":     model.MaxHeaderNameLen,
+	"MAX_HEADER_VALUE_LEN":    model.MaxHeaderValueLen,
+	"MAX_SPLIT_HEADER_NAMES":  model.MaxSplitHeaderNames,
 }
 
 // LimitError is a payload that is well formed but larger than a limit

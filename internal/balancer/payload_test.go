@@ -1,6 +1,7 @@
 package balancer_test
 
 import (
+	"fmt"
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/model"
 	"strings"
@@ -91,7 +92,39 @@ func validationCases() []validationCase {
 		{"duplicate IPv6 spelled twice", balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "::1", Port: 1}, {Address: "0::0:1", Port: 1}}}, false},
 		{"same address other port", balancer.Backend{Key: "k", Endpoints: []balancer.Endpoint{{Address: "10.0.0.1", Port: 1}, {Address: "10.0.0.1", Port: 2}}}, true},
 	}
-	return append(append(append(cases, splitCases()...), answerCases()...), limitCases()...)
+	return append(append(append(append(cases, splitCases()...), answerCases()...), headerCases()...), limitCases()...)
+}
+
+// headerCases are splits whose targets edit request headers of their own
+// (model.Split.Headers).
+func headerCases() []validationCase {
+	ch := func(sets [][]balancer.HeaderEdit, ts ...balancer.Target) balancer.Backend {
+		return balancer.Backend{Key: "choice@ns/r.0123456789ab", Endpoints: []balancer.Endpoint{},
+			Split: &balancer.Split{Targets: ts, Headers: sets}}
+	}
+	web := func(h int) balancer.Target { return balancer.Target{Backend: "ns/web/80", Weight: 1, Headers: h} }
+	set := func(n, v string) balancer.HeaderEdit { return balancer.HeaderEdit{Name: n, Action: "set", Value: v} }
+	one := [][]balancer.HeaderEdit{{set("Backend", "v1"), {Name: "X-A", Action: "add", Value: "a"}, {Name: "X-R", Action: "remove"}}}
+	many := make([]balancer.HeaderEdit, model.MaxHeaderEdits+1)
+	for i := range many {
+		many[i] = set(fmt.Sprintf("H%d", i), "v")
+	}
+	return []validationCase{
+		{"headers", ch(one, web(1), web(0)), true},
+		{"headers empty set value", ch([][]balancer.HeaderEdit{{set("X", "")}}, web(1)), true},
+		{"headers index past the sets", ch(one, web(2)), false},
+		{"headers on an answer", balancer.Backend{Key: "choice@ns/r.0123456789ab", Endpoints: []balancer.Endpoint{},
+			Split: &balancer.Split{Answers: 1, Headers: one, Targets: []balancer.Target{{Answer: 1, Weight: 1, Headers: 1}}}}, false},
+		{"headers empty set", ch([][]balancer.HeaderEdit{{}}, web(0)), false},
+		{"headers name", ch([][]balancer.HeaderEdit{{set("X Y", "v")}}, web(1)), false},
+		{"headers name twice", ch([][]balancer.HeaderEdit{{set("X", "v"), set("x", "w")}}, web(1)), false},
+		{"headers CRLF", ch([][]balancer.HeaderEdit{{set("X", "a\r\nB: c")}}, web(1)), false},
+		{"headers dollar", ch([][]balancer.HeaderEdit{{set("X", "$remote_addr")}}, web(1)), false},
+		{"headers leading space", ch([][]balancer.HeaderEdit{{set("X", " a")}}, web(1)), false},
+		{"headers action", ch([][]balancer.HeaderEdit{{{Name: "X", Action: "append", Value: "v"}}}, web(1)), false},
+		{"headers removal value", ch([][]balancer.HeaderEdit{{{Name: "X", Action: "remove", Value: "v"}}}, web(1)), false},
+		{"headers too many edits", ch([][]balancer.HeaderEdit{many}, web(1)), false},
+	}
 }
 
 // answerCases are splits whose targets may be answers (given by named

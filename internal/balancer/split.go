@@ -22,6 +22,9 @@ type Split struct {
 	Primary string `json:"primary,omitempty"`
 	// Affinity is model.Split.DefaultAffinity: for Targets.
 	Affinity bool `json:"affinity,omitempty"`
+	// Headers are model.Split.Headers: the request header edits of the
+	// targets whose Headers name one (split_headers.go).
+	Headers [][]HeaderEdit `json:"headers,omitempty"`
 }
 
 // Rule is one rule of a Split.
@@ -49,6 +52,9 @@ type Target struct {
 	Backend string `json:"backend,omitempty"`
 	Answer  int    `json:"answer,omitempty"`
 	Weight  int    `json:"weight"`
+	// Headers is model.Target.Headers: 1 to len(Split.Headers), 0 for
+	// none.
+	Headers int `json:"headers,omitempty"`
 }
 
 // AnswerLocation is the named location that gives answer n (1-based) of
@@ -60,7 +66,8 @@ func AnswerLocation(key string, n int) string {
 
 // SplitOf is the payload of a location's split.
 func SplitOf(s *model.Split) Backend {
-	out := &Split{Targets: targets(s.Default), Answers: len(s.Answers), Primary: s.Primary, Affinity: s.DefaultAffinity}
+	out := &Split{Targets: targets(s.Default), Answers: len(s.Answers), Primary: s.Primary, Affinity: s.DefaultAffinity,
+		Headers: headerSets(s.Headers)}
 	for _, r := range s.Rules {
 		pr := Rule{Targets: targets(r.Targets), Affinity: r.Affinity}
 		for _, c := range r.Conditions {
@@ -74,14 +81,15 @@ func SplitOf(s *model.Split) Backend {
 func targets(ts []model.Target) []Target {
 	out := make([]Target, len(ts))
 	for i, t := range ts {
-		out[i] = Target{Backend: t.Backend, Answer: t.Answer, Weight: t.Weight}
+		out[i] = Target{Backend: t.Backend, Answer: t.Answer, Weight: t.Weight, Headers: t.Headers}
 	}
 	return out
 }
 
 // model is the split as the model states it.
 func (s *Split) model() *model.Split {
-	out := &model.Split{Default: modelTargets(s.Targets), Primary: s.Primary, DefaultAffinity: s.Affinity}
+	out := &model.Split{Default: modelTargets(s.Targets), Primary: s.Primary, DefaultAffinity: s.Affinity,
+		Headers: modelHeaderSets(s.Headers)}
 	// The payload has only the answers' number; what they answer is in
 	// the nginx configuration.
 	for range s.Answers {
@@ -101,7 +109,7 @@ func (s *Split) model() *model.Split {
 func modelTargets(ts []Target) []model.Target {
 	out := make([]model.Target, len(ts))
 	for i, t := range ts {
-		out[i] = model.Target{Backend: t.Backend, Answer: t.Answer, Weight: t.Weight}
+		out[i] = model.Target{Backend: t.Backend, Answer: t.Answer, Weight: t.Weight, Headers: t.Headers}
 	}
 	return out
 }

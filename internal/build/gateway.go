@@ -97,7 +97,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect",
 	"HTTPRouteSchemeRedirect", "HTTPRoutePathRedirect", "HTTPRouteCORS", "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode",
 	"HTTPRoute308RedirectStatusCode", "HTTPRouteQueryParamMatching", "HTTPRouteMethodMatching",
-	"HTTPRouteResponseHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
+	"HTTPRouteResponseHeaderModification", "HTTPRouteBackendRequestHeaderModification", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"HTTPRouteParentRefPort", "HTTPRouteDestinationPortMatching", "HTTPRouteNamedRouteRule", "GRPCRouteNamedRouteRule", "HTTPRouteBackendProtocolWebSocket",
 	"GatewayHTTPSListenerDetectMisdirectedRequests", "GatewayBackendClientCertificate",
 	"GatewayFrontendClientCertificateValidation", "GatewayFrontendClientCertificateValidationInsecureFallback",

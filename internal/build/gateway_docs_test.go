@@ -27,7 +27,7 @@ var featureNotes = map[features.FeatureName]string{
 	"ListenerSet":                                   "a ListenerSet's listeners are served on its Gateway's Service and addresses; the Gateway's own listeners, then older ListenerSets, win conflicts",
 	"GatewayHTTPSListenerDetectMisdirectedRequests": "a connection without a server name (SNI) is not checked",
 	"HTTPRouteDestinationPortMatching":              "the GEP-957 name of parentRefs[].port (HTTPRouteParentRefPort): a route names a listener port, and no listener of that port is NoMatchingParent",
-	"HTTPRouteBackendRequestHeaderModification":     "backendRef filters are refused",
+	"HTTPRouteBackendRequestHeaderModification":     "applied after the rule's; edits that differ among a rule's backends are picked per request in the access phase ([BackendRef request headers](#backendref-request-headers)); other backendRef filters are refused",
 	"HTTPRouteRequestMirror":                        "a copy keeps the client's URI as sent (before a URLRewrite) and is not retried; a GRPCRoute's RequestMirror is not served",
 	"HTTPRouteRequestMultipleMirrors":               "as HTTPRouteRequestMirror",
 	"HTTPRouteRequestPercentageMirror":              "drawn per request and per mirror (split_clients on $request_id); a `fraction` must be a whole percentage",

@@ -43,6 +43,12 @@ type Split struct {
 	// Unlike weights, they are in the nginx configuration: a change of
 	// them reloads.
 	Answers []Answer
+	// Headers are the request header edits of backend targets that have
+	// their own (Target.Headers; split_headers.go), applied to what the
+	// location sends without them (its policy's edits, else the client's
+	// headers). The edits are pushed state; the names they edit are
+	// request header lines of the location, so a new name reloads.
+	Headers []RequestHeaders
 	// Primary, when set, makes the split ingress-nginx's canary of the
 	// location's own backend (which it names): the split has exactly
 	// two backends, Primary and the canary, and no answers. Before any
@@ -85,6 +91,9 @@ type Target struct {
 	// instead of a backend.
 	Answer int
 	Weight int
+	// Headers, when not 0, edits the request's headers as
+	// Split.Headers[Headers-1] says when this target's backend is picked.
+	Headers int
 }
 
 // AnswerTarget is the target of s.Answers[i].
@@ -301,9 +310,12 @@ func (s *Split) Validate() error {
 	if err := validateTargets(s.Default, len(s.Answers)); err != nil {
 		return err
 	}
+	if err := s.validateHeaders(); err != nil {
+		return err
+	}
 	if s.Primary != "" {
 		bs := s.Backends()
-		if len(s.Answers) > 0 || len(bs) != 2 || bs[0] != s.Primary && bs[1] != s.Primary {
+		if len(s.Answers) > 0 || len(s.Headers) > 0 || len(bs) != 2 || bs[0] != s.Primary && bs[1] != s.Primary {
 			return fmt.Errorf("a canary of %q has exactly two backends, %q one of them, and no answers", s.Primary, s.Primary)
 		}
 	}

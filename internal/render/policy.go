@@ -36,8 +36,16 @@ type policyView struct {
 	// APIKey checks an API key (apikey.go); nil for none.
 	APIKey *apiKeyView `json:",omitempty"`
 	// ChoiceHook runs the balancer's access hook, after the checks
-	// above, for a split that may answer (render/split.go).
+	// above, for a split that may answer (render/split.go) or whose
+	// targets edit request headers (split_headers.go).
 	ChoiceHook bool `json:",omitempty"`
+	// HeaderDefaults set the variables of a split's edited request
+	// headers (Name, without "$") to what the location sends without a
+	// backend's edit (Value), before the access hook applies the picked
+	// target's; HeaderEdits apply the one backend's without the Lua
+	// balancer (split_headers.go).
+	HeaderDefaults []headerLine `json:",omitempty"`
+	HeaderEdits    []stepView   `json:",omitempty"`
 	// ExtAuth asks an authentication service first (extauth.go).
 	ExtAuth      *authUse `json:",omitempty"`
 	AccessLogOff bool

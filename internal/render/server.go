@@ -454,6 +454,9 @@ func (sp *serverPlan) locations() ([]locationView, error) {
 		if err := sp.splitAnswers(&lv, l); err != nil {
 			return err
 		}
+		if err := sp.splitHeaders(&lv, l); err != nil {
+			return err
+		}
 		out = append(out, lv)
 		return nil
 	}
@@ -623,10 +626,7 @@ func (sp *serverPlan) locationBody(lv *locationView, l *model.Location) error {
 	if p.AnswersOnly() {
 		return sp.answersOnly(lv, l)
 	}
-	key := p.Backend
-	if b := sp.rc.backends[key]; !sp.rc.lua && p.Fallback != "" && (b == nil || len(b.Endpoints) == 0) {
-		key = p.Fallback // plain mode: the files change with the endpoints anyway
-	}
+	key := sp.servedBackend(p)
 	if err := selectBackend(lv, key, sp.rc.backends, sp.rc.lua); err != nil {
 		return err
 	}
@@ -644,6 +644,16 @@ func (sp *serverPlan) locationBody(lv *locationView, l *model.Location) error {
 		lv.FallbackKey = q
 	}
 	return sp.planPolicy(lv, l)
+}
+
+// servedBackend is the backend a location proxying as p names: its own,
+// or in plain mode its fallback while its own has no endpoint (the files
+// change with the endpoints anyway).
+func (sp *serverPlan) servedBackend(p *model.Proxy) string {
+	if b := sp.rc.backends[p.Backend]; !sp.rc.lua && p.Fallback != "" && (b == nil || len(b.Endpoints) == 0) {
+		return p.Fallback
+	}
+	return p.Backend
 }
 
 // selectBackend makes lv proxy (over HTTP) to backend key.

@@ -15,6 +15,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,9 @@ const (
 	HeaderSeenForwardedFor = "x-seen-forwarded-for"
 	// HeaderSeenAuthority echoes the request's :authority.
 	HeaderSeenAuthority = "x-seen-authority"
+	// HeaderSeenBackend echoes the request's backend metadata, every
+	// value joined with "|" (a route's header edits set it).
+	HeaderSeenBackend = "x-seen-backend"
 )
 
 // stopGrace is how long stop waits for calls in flight before cutting them.
@@ -54,8 +58,9 @@ const stopGrace = 5 * time.Second
 // service name and for service, NotFound for any other name; Watch sends
 // one SERVING update for those names and returns, or NotFound. Every call,
 // unary or streaming, gets the response headers x-service, x-endpoint,
-// and x-seen-forwarded-proto, x-seen-forwarded-for and x-seen-authority
-// echoing the request's x-forwarded-proto, x-forwarded-for and :authority.
+// and x-seen-forwarded-proto, x-seen-forwarded-for, x-seen-authority and
+// x-seen-backend echoing the request's x-forwarded-proto, x-forwarded-for,
+// :authority and backend.
 //
 // stop shuts the server down, waiting up to 5 s for calls in flight, and
 // closes lis; it may be called more than once.
@@ -112,6 +117,7 @@ func replyHeader(ctx context.Context, service, endpoint string) metadata.MD {
 		HeaderSeenProto, first("x-forwarded-proto"),
 		HeaderSeenForwardedFor, first("x-forwarded-for"),
 		HeaderSeenAuthority, first(":authority"),
+		HeaderSeenBackend, strings.Join(in.Get("backend"), "|"),
 	)
 }
 
@@ -154,8 +160,8 @@ type Result struct {
 	Service, Endpoint string
 	// SeenProto, SeenForwardedFor and SeenAuthority are the request's
 	// x-forwarded-proto, x-forwarded-for and :authority as the backend saw
-	// them (after nginx).
-	SeenProto, SeenForwardedFor, SeenAuthority string
+	// them (after nginx); SeenBackend its backend metadata ("|"-joined).
+	SeenProto, SeenForwardedFor, SeenAuthority, SeenBackend string
 	// Status is the grpc_health_v1 serving status name ("SERVING"), empty
 	// when the call failed.
 	Status string
@@ -241,6 +247,7 @@ func check(ctx context.Context, addr, authority, healthService string, tlsConfig
 		SeenProto:        first(HeaderSeenProto),
 		SeenForwardedFor: first(HeaderSeenForwardedFor),
 		SeenAuthority:    first(HeaderSeenAuthority),
+		SeenBackend:      first(HeaderSeenBackend),
 	}
 	if err != nil {
 		st := status.Convert(err)

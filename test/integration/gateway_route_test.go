@@ -36,6 +36,15 @@ var gatewayRouteFields = map[string]func(r *gwv1.HTTPRouteRule, v string){
 		add := []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName("Y-" + v), Value: v}}
 		r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: set, Add: add}}}
 	},
+	"backend request header": func(r *gwv1.HTTPRouteRule, v string) {
+		// Two backendRefs whose edits differ: the split carries them.
+		a, b := r.BackendRefs[0], r.BackendRefs[0]
+		a.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
+			Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName("X-" + v), Value: v}}, Add: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName("Y-" + v), Value: v}}}}}
+		b.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
+			Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName("X-" + v), Value: "b"}}}}}
+		r.BackendRefs = []gwv1.HTTPBackendRef{a, b}
+	},
 	"response header": func(r *gwv1.HTTPRouteRule, v string) {
 		h := []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName("X-" + v), Value: v}}
 		r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Set: h}}}

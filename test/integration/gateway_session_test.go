@@ -139,13 +139,7 @@ func TestGatewaySessionPersistence(t *testing.T) {
 	if onOther == nil {
 		t.Fatal("/split: no request reached other with a causeway-session- cookie")
 	}
-	eventually(t, 10*time.Second, func() error {
-		if got := c.Metric("causeway_nginx_reloads_total"); got < 2 {
-			return fmt.Errorf("%v reloads counted", got)
-		}
-		return nil
-	})
-	reloads := c.Metric("causeway_nginx_reloads_total")
+	reloads := reloadsAfterGateway(t, c)
 	c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewaySessionManifests, port, 1, 0))
 	eventually(t, 10*time.Second, func() error {
 		if got := endpoints("/split", "", 6); len(got) != 2 || got["other "+other.IP+":"+strconv.Itoa(other.Port)] != 0 {

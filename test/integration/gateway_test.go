@@ -280,15 +280,7 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 	}
 	// A new weight is pushed to the Lua balancer, without a reload.
 	if c.Metric("causeway_dataplane_mode", `mode="lua"`) == 1 {
-		// The start and the Gateway's arrival: counted once the reload
-		// is confirmed, which may be after the first requests are served.
-		eventually(t, 10*time.Second, func() error {
-			if got := c.Metric("causeway_nginx_reloads_total"); got < 2 {
-				return fmt.Errorf("%v reloads counted", got)
-			}
-			return nil
-		})
-		reloads := c.Metric("causeway_nginx_reloads_total")
+		reloads := reloadsAfterGateway(t, c)
 		c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewayManifests, httpPort, httpsPort, 1, 0))
 		eventually(t, 10*time.Second, func() error {
 			return check(row{"http", "app.test", "/split", nil, 200, "tea", ""})
@@ -301,4 +293,19 @@ func TestGatewayAPIAgainstNginx(t *testing.T) {
 	if got := c.Get("app.test", "/a"); got.Status != 404 {
 		t.Errorf("app.test on the Ingress HTTP port: %d, want 404", got.Status)
 	}
+}
+
+// reloadsAfterGateway waits until the controller counts the reloads of
+// its start and of a Gateway's arrival (confirmed, which may be after
+// the first requests are served) and returns the count, for a test that
+// then checks a change is pushed without a reload.
+func reloadsAfterGateway(t *testing.T, c *controller) float64 {
+	t.Helper()
+	eventually(t, 10*time.Second, func() error {
+		if got := c.Metric("causeway_nginx_reloads_total"); got < 2 {
+			return fmt.Errorf("%v reloads counted", got)
+		}
+		return nil
+	})
+	return c.Metric("causeway_nginx_reloads_total")
 }

@@ -128,6 +128,12 @@ type Target struct {
 	// TLS is the BackendTLSPolicy of the backend, nil when none applies;
 	// when it is not honoured, Backend is nil and Status 503.
 	TLS *BackendTLSPolicy
+	// Headers are the backendRef's own request header edits, applied
+	// after the rule's (which the rule's policy applies) to the requests
+	// sent to Backend, when they differ from the rule's other backends';
+	// nil when the rule's policy applies them to every request
+	// (route_backend_filters.go).
+	Headers model.RequestHeaders
 }
 
 // Mirror is one RequestMirror filter.
@@ -300,9 +306,6 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 			return Rule{}, err
 		}
 	}
-	if !pol.empty() {
-		out.Policy = pol.Policy
-	}
 	if out.Redirect != nil {
 		if len(in.BackendRefs) > 0 {
 			return Rule{}, &ruleError{reason: routeReasonIncompatibleFilters,
@@ -312,10 +315,29 @@ func (t *routeTranslator) rule(i int, in *gwv1.HTTPRouteRule, names map[string]b
 			return Rule{}, &ruleError{reason: routeReasonIncompatibleFilters,
 				msg: field + ": sessionPersistence keeps a client on a backend, and a rule with a RequestRedirect filter has none"}
 		}
+		if !pol.empty() {
+			out.Policy = pol.Policy
+		}
 		return out, nil
 	}
 	if out.Targets, err = t.backendRefs(field+".backendRefs", in.BackendRefs); err != nil {
 		return Rule{}, err
+	}
+	edits := f.headers
+	if own, shared := sharedHeaders(out.Targets); shared {
+		// Every backend has the same edits of its own: the location
+		// applies them, after the rule's, to every request, and nothing
+		// is picked early.
+		edits = edits.Then(own)
+		for i := range out.Targets {
+			out.Targets[i].Headers = nil
+		}
+	}
+	if f.hasHeaders || len(edits) > 0 {
+		joinSnippet(&pol, edits.Snippet())
+	}
+	if !pol.empty() {
+		out.Policy = pol.Policy
 	}
 	for _, tg := range out.Targets {
 		if tg.Backend != nil {
@@ -358,8 +380,9 @@ func (t *routeTranslator) backendRefs(field string, refs []gwv1.HTTPBackendRef) 
 		if w < 0 || w > model.MaxSplitWeight {
 			return nil, ruleUnsupported("%s.weight %d: want 0 to %d", f, w, model.MaxSplitWeight)
 		}
-		if len(ref.Filters) > 0 {
-			return nil, ruleUnsupported("%s.filters: filters of one backendRef are not supported by Causeway yet", f)
+		own, err := backendFilters(f+".filters", ref.Filters)
+		if err != nil {
+			return nil, err
 		}
 		sum += w
 		b, ok := t.backend(f, ref.BackendObjectReference)
@@ -372,7 +395,11 @@ func (t *routeTranslator) backendRefs(field string, refs []gwv1.HTTPBackendRef) 
 		// A backend of weight 0 gets no request but stays a target, so
 		// that giving it a weight later is a new weight in the balancer's
 		// state, not a new location (a reload).
-		out = append(out, t.backendTarget(f, b, w))
+		tg := t.backendTarget(f, b, w)
+		if tg.Backend != nil {
+			tg.Headers = own
+		}
+		out = append(out, tg)
 	}
 	if sum == 0 {
 		// Every weight is 0: no backend is picked, every request

@@ -188,6 +188,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 		return answers[k]
 	}
 	var lt locationTLS
+	headers := splitHeaders{split: split}
 	targets := func(e Entry) []model.Target {
 		r := e.Rule
 		if r.Redirect != nil {
@@ -204,7 +205,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 					}
 					continue
 				}
-				ts = append(ts, model.Target{Backend: t.Backend.Key(), Weight: t.Weight})
+				ts = append(ts, model.Target{Backend: t.Backend.Key(), Weight: t.Weight, Headers: headers.index(t.Headers)})
 			} else if t.Weight > 0 {
 				ts = append(ts, model.AnswerTarget(answer(model.Answer{Return: &model.Return{Status: t.Status}}), t.Weight))
 			}
@@ -253,7 +254,7 @@ func (pe PathEntries) Location(l RouteListener) (*model.Location, []model.Proble
 // split has no rule and one target, else a proxy through the split (its
 // first backend's settings; none when every target answers).
 func splitAction(s *model.Split) model.Action {
-	if len(s.Rules) == 0 && len(s.Default) == 1 {
+	if len(s.Rules) == 0 && len(s.Default) == 1 && len(s.Headers) == 0 {
 		t := s.Default[0]
 		if t.Answer == 0 {
 			return model.ProxyTo(t.Backend)

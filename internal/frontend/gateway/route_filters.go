@@ -17,6 +17,11 @@ type ruleFilters struct {
 	policy   routePolicy
 	redirect *Redirect
 	mirrors  []Mirror
+	// headers are RequestHeaderModifier's edits, which the rule puts in
+	// its policy or, composed with its backendRefs' own, on its targets
+	// (route_backend_filters.go); hasHeaders says the filter is there.
+	headers    model.RequestHeaders
+	hasHeaders bool
 }
 
 // filters translates a rule's filters. matches are the rule's (a
@@ -40,7 +45,8 @@ func (t *routeTranslator) filters(field string, in []gwv1.HTTPRouteFilter, match
 			if f.RequestHeaderModifier == nil {
 				return out, ruleUnsupported("%s.requestHeaderModifier is required", ff)
 			}
-			err = requestHeaders(ff+".requestHeaderModifier", f.RequestHeaderModifier, &out.policy)
+			out.headers, err = requestHeaders(ff+".requestHeaderModifier", f.RequestHeaderModifier)
+			out.hasHeaders = true
 		case gwv1.HTTPRouteFilterResponseHeaderModifier:
 			if f.ResponseHeaderModifier == nil {
 				return out, ruleUnsupported("%s.responseHeaderModifier is required", ff)
@@ -90,7 +96,7 @@ func (t *routeTranslator) filters(field string, in []gwv1.HTTPRouteFilter, match
 	if out.redirect != nil && seen[gwv1.HTTPRouteFilterURLRewrite] {
 		return out, &ruleError{reason: routeReasonIncompatibleFilters, msg: field + ": RequestRedirect and URLRewrite do not go together"}
 	}
-	if out.redirect != nil && !out.policy.empty() {
+	if out.redirect != nil && (!out.policy.empty() || out.hasHeaders) {
 		return out, &ruleError{reason: routeReasonIncompatibleFilters, msg: field +
 			": a RequestRedirect answers by itself; Causeway does not apply the rule's other filters to the redirect"}
 	}
@@ -138,52 +144,39 @@ func filterHeader(field string, h gwv1.HTTPHeader, seen map[string]bool) (string
 	return name, v, err
 }
 
-// headerVar is the nginx variable of request header name ($http_<name>).
-func headerVar(name string) string {
-	return "http_" + strings.ReplaceAll(strings.ToLower(name), "-", "_")
-}
-
-// requestHeaders translates RequestHeaderModifier into the model's typed
-// directives: set is proxy_set_header; remove is proxy_set_header with an
-// empty value (nginx then sends none); add appends to the client's value
-// with a comma (a variable of the rule's own, set to the value alone when
-// the client sent none).
-func requestHeaders(field string, in *gwv1.HTTPHeaderFilter, pol *routePolicy) *ruleError {
+// requestHeaders checks RequestHeaderModifier: its edits, one per name,
+// the sets, then the adds, then the removals, in the order written.
+func requestHeaders(field string, in *gwv1.HTTPHeaderFilter) (model.RequestHeaders, *ruleError) {
 	if len(in.Set) > 16 || len(in.Add) > 16 || len(in.Remove) > 16 {
-		return ruleUnsupported("%s: at most 16 headers each to set, add and remove", field)
+		return nil, ruleUnsupported("%s: at most 16 headers each to set, add and remove", field)
 	}
-	var sn model.Snippet
+	var out model.RequestHeaders
 	seen := map[string]bool{}
-	for i, h := range in.Set {
-		name, v, err := filterHeader(fmt.Sprintf("%s.set[%d]", field, i), h, seen)
-		if err != nil {
-			return err
+	for _, list := range []struct {
+		name    string
+		headers []gwv1.HTTPHeader
+		action  model.HeaderAction
+	}{{"set", in.Set, model.HeaderSet}, {"add", in.Add, model.HeaderAdd}} {
+		for i, h := range list.headers {
+			name, err := headerName(fmt.Sprintf("%s.%s[%d]", field, list.name, i), string(h.Name), seen)
+			if err != nil {
+				return nil, err
+			}
+			v, perr := model.ParseHeaderValue(h.Value)
+			if perr != nil {
+				return nil, ruleUnsupported("%s.%s[%d] %q: %v", field, list.name, i, model.Truncate(name), perr)
+			}
+			out = append(out, model.HeaderEdit{Name: name, Action: list.action, Value: v})
 		}
-		sn.ProxySetHeaders = append(sn.ProxySetHeaders, model.TemplateHeader{Name: name, Value: v})
-	}
-	for i, h := range in.Add {
-		name, v, err := filterHeader(fmt.Sprintf("%s.add[%d]", field, i), h, seen)
-		if err != nil {
-			return err
-		}
-		hv := headerVar(name)
-		own := "gateway_add_" + strconv.Itoa(i)
-		joined := append(model.Template{{Variable: hv}, {Literal: ","}}, v...)
-		sn.Steps = append(sn.Steps,
-			model.SnippetStep{Set: &model.SetVariable{Name: own, Value: joined}},
-			model.SnippetStep{If: &model.SnippetIf{Variable: hv, Op: "=", Value: "",
-				Then: []model.SnippetStep{{Set: &model.SetVariable{Name: own, Value: v}}}}})
-		sn.ProxySetHeaders = append(sn.ProxySetHeaders, model.TemplateHeader{Name: name, Value: model.Template{{Variable: own}}})
 	}
 	for i, n := range in.Remove {
 		name, err := headerName(fmt.Sprintf("%s.remove[%d]", field, i), n, seen)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		sn.ProxySetHeaders = append(sn.ProxySetHeaders, model.TemplateHeader{Name: name, Value: model.Template{}})
+		out = append(out, model.HeaderEdit{Name: name, Action: model.HeaderRemove})
 	}
-	joinSnippet(pol, &sn)
-	return nil
+	return out, nil
 }
 
 // responseHeaders translates ResponseHeaderModifier: set hides the

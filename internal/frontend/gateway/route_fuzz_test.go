@@ -6,6 +6,7 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -37,7 +38,13 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 					Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: routePtr(fullPath)}}}}},
 			gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{m}, Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
 				RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
-					Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr(fullPath)}}}}})
+					Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: routePtr(fullPath)}}}}},
+			// backendRefs with request header edits of their own, which
+			// differ: the split carries them.
+			gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/backend")}, Filters: []gwv1.HTTPRouteFilter{reqHeaders(hdr)},
+				BackendRefs: []gwv1.HTTPBackendRef{filtered("a", 1, reqHeaders(gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName(hName), Value: hValue}},
+					Add: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName(qName), Value: qValue}}})),
+					filtered("b", 1, reqHeaders(gwv1.HTTPHeaderFilter{Remove: []string{setName}}))}})
 		tr, _ := TranslateHTTPRoute(r, testEnv)
 		if tr == nil {
 			return
@@ -68,6 +75,9 @@ func FuzzTranslateHTTPRoute(f *testing.F) {
 			if s := loc.Action.Proxy; s != nil && s.Split != nil {
 				if err := s.Split.Validate(); err != nil {
 					t.Errorf("split: %v", err)
+				}
+				if b := balancer.SplitOf(s.Split); b.Validate() != nil {
+					t.Errorf("split payload: %v", b.Validate())
 				}
 			}
 			locs = append(locs, loc)

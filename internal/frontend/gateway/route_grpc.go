@@ -109,7 +109,9 @@ func grpcRule(field string, r *gwv1.GRPCRouteRule) (gwv1.HTTPRouteRule, *ruleErr
 	for _, b := range r.BackendRefs {
 		hb := gwv1.HTTPBackendRef{BackendRef: b.BackendRef}
 		for _, f := range b.Filters {
-			hb.Filters = append(hb.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterType(f.Type)})
+			hb.Filters = append(hb.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterType(f.Type),
+				RequestHeaderModifier: f.RequestHeaderModifier, ResponseHeaderModifier: f.ResponseHeaderModifier,
+				RequestMirror: f.RequestMirror, ExtensionRef: f.ExtensionRef})
 		}
 		out.BackendRefs = append(out.BackendRefs, hb)
 	}

@@ -198,9 +198,9 @@ func TestTranslateBackendRefs(t *testing.T) {
 		{"not permitted", withRefs(other), both(targets(Target{Status: 500, Weight: 1}), problem(routeCondResolvedRefs, routeReasonRefNotPermitted, "ReferenceGrant"))},
 		// With one (httproute-reference-grant).
 		{"permitted", withRefs(granted), targets(Target{Backend: &Backend{Namespace: "granted", Service: "infra-backend-v1", Port: 8080}, Weight: 1})},
-		// HTTPBackendRef.Filters: implementation-specific, not supported.
+		// HTTPBackendRef.Filters: see route_backend_filters_test.go.
 		{"backend filters", withRefs(gwv1.HTTPBackendRef{BackendRef: backendRef("infra-backend-v1").BackendRef,
-			Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier}}}), refused(routeReasonUnsupportedValue, "filters of one backendRef")},
+			Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterURLRewrite}}}), refused(routeReasonUnsupportedValue, "filters of one backendRef")},
 		// BackendRef.Weight bound (1,000,000).
 		{"weight bound", withRefs(backendRef("infra-backend-v1", 1000001)), refused(routeReasonUnsupportedValue, "weight")},
 	})

@@ -68,7 +68,10 @@ local function new_split(key, s)
     end
     local o = {
         key = key, split = true, n = 0, rules = rules, targets = weighted(s.targets, s.affinity),
-        answers = s.answers, primary = s.primary,
+        answers = s.answers, primary = s.primary, headers = s.headers,
+        -- The access hook picks (balancer.access): the split may answer,
+        -- or edit the request headers of the backend it picks.
+        early = s.answers > 0 or #s.headers > 0,
     }
     if s.primary then
         local affine, pinned = { s.primary }, { [s.primary] = { backend = s.primary } }

@@ -4,8 +4,10 @@
 --   init_worker_by_lua    init_worker()   seed this worker's RNG
 --   balancer_by_lua       balance()       choose the peer (and on retries)
 --                         balance_auth()  the same for external auth's Services
---   access_by_lua         access()        a split with answers: pick once,
---                                         answer from a named location
+--   access_by_lua         access()        a split with answers or header
+--                                         edits: pick once, answer from a
+--                                         named location or set the edited
+--                                         headers' variables
 --   header_filter_by_lua  header_filter() sticky cookie
 --   log_by_lua            log()           in-flight and latency accounting
 --
@@ -16,8 +18,9 @@
 -- would cost a Lua coroutine per request): a backend without a ready
 -- endpoint is sent to a local server that answers 503, because a balancer
 -- can pick a peer but not answer. The exception is a split that may
--- pick an answer (a redirect or return) instead of a backend: only its
--- locations have the access hook, which picks once.
+-- pick an answer (a redirect or return) instead of a backend, or a
+-- backend with request header edits of its own: only its locations have
+-- the access hook, which picks once.
 
 local store = require("causeway.store")
 local stats = require("causeway.stats")
@@ -309,8 +312,9 @@ local function selected()
     local canary = nil
     if inst and inst.split then
         local s = inst
-        -- A split with answers was picked by the access hook (access).
-        local t = s.answers > 0 and ngx.ctx.causeway_choice or decide(s)
+        -- A split with answers or header edits was picked by the access
+        -- hook (access).
+        local t = s.early and ngx.ctx.causeway_choice or decide(s)
         if not t.backend then
             -- Only when the hook did not run (state newer than the
             -- configuration): there is no backend to pick.
@@ -394,11 +398,43 @@ local function retry(state, code)
     return commit(key, inst, rc, inst:pick(rc, tried) or inst:pick(rc, nil), nil)
 end
 
+-- set_var sets nginx variable name (pcall: a variable the configuration
+-- does not have raises).
+local function set_var(name, value)
+    ngx.var[name] = value
+end
+
+-- edit_headers sets the variables the location sends the edited request
+-- headers from (balancer.HeaderVariable), as the picked target's header
+-- set says. The location set each variable before (rewrite phase) to
+-- what it sends without the target's edit (the rule's edit, else the
+-- client's header): a set replaces that, an add appends to it after a
+-- comma (or stands alone when it is empty), a removal empties it (nginx
+-- then sends no such header). A variable the configuration does not have
+-- (state newer than it) is skipped, and logged.
+local function edit_headers(key, edits)
+    for _, e in ipairs(edits) do
+        local v = e.value
+        if e.action == "add" then
+            local c = text(e.var)
+            if c then
+                v = c .. "," .. v
+            end
+        end
+        local ok, err = pcall(set_var, e.var, v)
+        if not ok then
+            log(ERR, "causeway: ", key, ": cannot set $", e.var, ": ", err)
+        end
+    end
+end
+
 -- access runs in the access phase of a location whose split may pick
--- an answer, after nginx's own checks (deny, auth_basic, auth_request)
--- and the Lua ones before it in the same block: it picks once, answers
--- from the answer's named location (balancer.AnswerLocation), or keeps a
--- backend for selected.
+-- an answer or a target with header edits, after nginx's own checks
+-- (deny, auth_basic, auth_request) and the Lua ones before it in the same
+-- block: it picks once, answers from the answer's named location
+-- (balancer.AnswerLocation), or keeps a backend for selected and sets
+-- its header edits (nginx builds the request to the backend before the
+-- balancer runs).
 function _M.access()
     local key = ngx.var.causeway_backend
     local inst = key and key ~= "" and store.lookup(key)
@@ -410,6 +446,10 @@ function _M.access()
         return ngx.exec("@causeway-choice-" .. key .. "-" .. t.answer)
     end
     ngx.ctx.causeway_choice = t
+    local edits = t.headers and inst.headers[t.headers]
+    if edits then
+        edit_headers(key, edits)
+    end
 end
 
 -- balance runs for every attempt of every request, so its first-attempt

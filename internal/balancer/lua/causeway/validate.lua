@@ -48,6 +48,10 @@ local MAX_SPLIT_ANSWERS = 16 * 33
 local MAX_CONDITION_NAME_LEN = 64
 local MAX_CONDITION_REGEX_LEN = 256
 local MAX_MATCH_VALUE_LEN = 256
+local MAX_HEADER_EDITS = 48
+local MAX_HEADER_NAME_LEN = 128
+local MAX_HEADER_VALUE_LEN = 1024
+local MAX_SPLIT_HEADER_NAMES = 64
 
 _M.METHODS = {
     round_robin = true, least_conn = true, ewma = true,
@@ -474,9 +478,78 @@ local SPLIT_VARS = set("args", "http2", "https", "remote_addr", "remote_port", "
     "request", "request_body", "request_uri", "request_method", "scheme")
 local SPLIT_MATCHES = set("exact", "caseless", "regex")
 local SPLIT_CONDITION_FIELDS = set("kind", "name", "match", "value", "negate")
-local SPLIT_TARGET_FIELDS = set("backend", "answer", "weight")
+local SPLIT_TARGET_FIELDS = set("backend", "answer", "weight", "headers")
 local SPLIT_RULE_FIELDS = set("conditions", "targets", "affinity")
-local SPLIT_FIELDS = set("rules", "targets", "answers", "primary", "affinity")
+local SPLIT_FIELDS = set("rules", "targets", "answers", "primary", "affinity", "headers")
+local HEADER_EDIT_FIELDS = set("name", "action", "value")
+local HEADER_ACTIONS = set("set", "add", "remove")
+local HEADER_VAR_ESCAPES = { ["-"] = "_h", ["_"] = "_u", ["."] = "_d" }
+
+-- header_var is balancer.HeaderVariable: the variable the location sends
+-- request header name from (model.Split.Headers). Letters are lowered,
+-- digits kept, and each of - _ . is written as _ and a letter, so that
+-- two names never share a variable.
+function _M.header_var(name)
+    return "causeway_header_" .. gsub(name:lower(), "[-_.]", HEADER_VAR_ESCAPES)
+end
+
+-- header_edits validates a split's header sets (model.Split.Headers): each
+-- 1 to MAX_HEADER_EDITS edits of distinct names, a value of
+-- model.ParseHeaderValue's grammar (a removal has none). Each edit keeps
+-- the variable it sets.
+local function header_edits(v, path)
+    want_array(v, path, "headers", MAX_SPLIT_ANSWERS)
+    local out, names, n = {}, {}, 0
+    for i, hv in ipairs(v) do
+        local hpath = format("%s.headers[%d]", path, i - 1)
+        want_array(hv, hpath, nil, MAX_HEADER_EDITS)
+        if #hv == 0 then
+            bad(hpath, nil, "must have at least one edit")
+        end
+        local edits, seen = {}, {}
+        for j, ev in ipairs(hv) do
+            local epath = format("%s[%d]", hpath, j - 1)
+            want_object(ev, epath)
+            only_fields(ev, epath, HEADER_EDIT_FIELDS)
+            local name = want_chars(ev.name, epath, "name", MAX_HEADER_NAME_LEN, "%w_.-", "[A-Za-z0-9_.-]")
+            if name == nil then
+                bad(epath, "name", "is required")
+            end
+            local lname = name:lower()
+            if seen[lname] then
+                bad(epath, "name", "one edit per name, got %s twice", describe(name))
+            end
+            seen[lname] = true
+            if not names[lname] then
+                names[lname] = true
+                n = n + 1
+            end
+            if not HEADER_ACTIONS[ev.action] then
+                bad(epath, "action", "must be set, add or remove, got %s", describe(ev.action))
+            end
+            local val = ""
+            if ev.action == "remove" then
+                if ev.value ~= nil and ev.value ~= "" then
+                    bad(epath, "value", "a removal has no value")
+                end
+            else
+                -- An empty value is left out of the JSON.
+                val = ev.value == nil and "" or want_string(ev.value, epath, "value")
+                if #val > MAX_HEADER_VALUE_LEN or find(val, "[^\t -~]") or find(val, '[$"\\{}]')
+                    or find(val, "^[ \t]") or find(val, "[ \t]$") then
+                    bad(epath, "value", "must be at most %d visible ASCII characters, spaces and tabs inside, "
+                        .. "other than $ \" \\ { and }, got %s", MAX_HEADER_VALUE_LEN, describe(val))
+                end
+            end
+            edits[j] = { var = _M.header_var(name), action = ev.action, value = val }
+        end
+        out[i] = edits
+    end
+    if n > MAX_SPLIT_HEADER_NAMES then
+        bad(path, "headers", "edit %d names, at most %d", n, MAX_SPLIT_HEADER_NAMES)
+    end
+    return out
+end
 
 -- split_condition validates a condition (model.Condition). A regex is
 -- checked here for its alphabet only: its full grammar, which PCRE and
@@ -524,7 +597,7 @@ end
 -- answer (1 to answers) given by the named location
 -- @causeway-choice-<key>-<answer> (balancer.AnswerLocation). The weights
 -- sum to 1 or more; backends collects the backend keys.
-local function split_targets(v, key, path, answers, backends)
+local function split_targets(v, key, path, answers, backends, headers)
     want_array(v, path, nil, MAX_SPLIT_TARGETS)
     if #v == 0 then
         bad(path, nil, "must have at least one target")
@@ -537,6 +610,9 @@ local function split_targets(v, key, path, answers, backends)
         local w = want_int(tv.weight, tpath, "weight", 0, MAX_SPLIT_WEIGHT)
         sum = sum + w
         if tv.answer ~= nil then
+            if tv.headers ~= nil then
+                bad(tpath, "headers", "an answer has no header edits")
+            end
             if tv.backend ~= nil then
                 bad(tpath, "answer", "a target is a backend or an answer, not both")
             end
@@ -550,6 +626,9 @@ local function split_targets(v, key, path, answers, backends)
             end
             out[i] = { backend = tv.backend, weight = w }
             backends[tv.backend] = true
+            if tv.headers ~= nil and tv.headers ~= 0 then
+                out[i].headers = want_int(tv.headers, tpath, "headers", 1, #headers)
+            end
         end
     end
     if sum < 1 then
@@ -564,9 +643,12 @@ end
 local function split(v, key, path)
     want_object(v, path)
     only_fields(v, path, SPLIT_FIELDS)
-    local s, backends = { rules = {}, answers = 0 }, {}
+    local s, backends = { rules = {}, answers = 0, headers = {} }, {}
     if v.answers ~= nil then
         s.answers = want_int(v.answers, path, "answers", 0, MAX_SPLIT_ANSWERS)
+    end
+    if v.headers ~= nil then
+        s.headers = header_edits(v.headers, path)
     end
     if v.rules ~= nil then
         want_array(v.rules, path, "rules", MAX_SPLIT_RULES)
@@ -583,13 +665,13 @@ local function split(v, key, path)
                 conds[j] = split_condition(cv, format("%s.conditions[%d]", rpath, j - 1))
             end
             s.rules[i] = { conditions = conds,
-                targets = split_targets(rv.targets, key, rpath .. ".targets", s.answers, backends) }
+                targets = split_targets(rv.targets, key, rpath .. ".targets", s.answers, backends, s.headers) }
             if rv.affinity ~= nil then
                 s.rules[i].affinity = want_bool(rv.affinity, rpath, "affinity")
             end
         end
     end
-    s.targets = split_targets(v.targets, key, path .. ".targets", s.answers, backends)
+    s.targets = split_targets(v.targets, key, path .. ".targets", s.answers, backends, s.headers)
     if v.affinity ~= nil then
         s.affinity = want_bool(v.affinity, path, "affinity")
     end
@@ -598,8 +680,8 @@ local function split(v, key, path)
         for _ in pairs(backends) do
             n = n + 1
         end
-        if not _M.valid_key(v.primary) or not backends[v.primary] or n ~= 2 or s.answers > 0 then
-            bad(path, "primary", "must be one of the split's two backends, with no answers, got %s",
+        if not _M.valid_key(v.primary) or not backends[v.primary] or n ~= 2 or s.answers > 0 or #s.headers > 0 then
+            bad(path, "primary", "must be one of the split's two backends, with no answers or headers, got %s",
                 describe(v.primary))
         end
         s.primary = v.primary
