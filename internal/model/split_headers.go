@@ -188,7 +188,8 @@ const (
 // set is proxy_set_header; a removal proxy_set_header with an empty
 // value (nginx then sends none); an add appends to the client's value
 // with a comma (in a variable gateway_add_<i>, set to the value alone
-// when the client sent none).
+// when the client sent none), or is a set for a name with a "." (which
+// nginx never takes from a client).
 func (h RequestHeaders) Snippet() *Snippet {
 	var sn Snippet
 	literal := func(v HeaderValue) Template {
@@ -204,6 +205,13 @@ func (h RequestHeaders) Snippet() *Snippet {
 			sn.ProxySetHeaders = append(sn.ProxySetHeaders, TemplateHeader{Name: e.Name, Value: literal(e.Value)})
 		case HeaderAdd:
 			v := literal(e.Value)
+			if strings.Contains(e.Name, ".") {
+				// nginx drops a client header whose name has a "."
+				// (ignore_invalid_headers) and no variable names one:
+				// there is nothing to add to.
+				sn.ProxySetHeaders = append(sn.ProxySetHeaders, TemplateHeader{Name: e.Name, Value: v})
+				continue
+			}
 			hv := "http_" + strings.ReplaceAll(strings.ToLower(e.Name), "-", "_")
 			own := "gateway_add_" + strconv.Itoa(adds)
 			adds++

@@ -79,3 +79,25 @@ func TestSplitHeadersValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestHeadersSnippetDottedAdd: an add to a name with a "." is a
+// set: nginx drops such client headers, and no $http_ variable can name
+// one (render refused the location before).
+func TestRequestHeadersSnippetDottedAdd(t *testing.T) {
+	sn := RequestHeaders{{Name: "X.Y", Action: HeaderAdd, Value: "v"}, {Name: "X-Z", Action: HeaderAdd, Value: "w"}}.Snippet()
+	if len(sn.ProxySetHeaders) != 2 || sn.ProxySetHeaders[0].Name != "X.Y" || !reflect.DeepEqual(sn.ProxySetHeaders[0].Value, Template{{Literal: "v"}}) {
+		t.Errorf("X.Y: %+v, want a set of v", sn.ProxySetHeaders)
+	}
+	for _, st := range sn.Steps {
+		if st.Set != nil {
+			for _, p := range st.Set.Value {
+				if strings.Contains(p.Variable, ".") {
+					t.Errorf("step reads variable %q", p.Variable)
+				}
+			}
+		}
+	}
+	if len(sn.Steps) != 2 {
+		t.Errorf("%d steps, want X-Z's two", len(sn.Steps))
+	}
+}
