@@ -51,3 +51,37 @@ func TestServerHeaderNeedsServerTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomHeaderReplacesFixedLine: a custom request header line (a
+// Gateway filter's, a snippet's, proxy-set-headers') of the name of one
+// Causeway always sends (X-Real-IP, X-Forwarded-*, X-Request-ID...)
+// replaces that line: nginx sends every proxy_set_header line of a name.
+func TestCustomHeaderReplacesFixedLine(t *testing.T) {
+	own := &model.Snippet{ProxySetHeaders: []model.TemplateHeader{
+		{Name: "X-Forwarded-For", Value: model.Template{{Literal: "from-filter"}}},
+		{Name: "x-request-id", Value: model.Template{{Literal: "mine"}}}}}
+	m := policyModel(&model.Server{Host: "h.example.com", Locations: []*model.Location{
+		loc(model.Prefix, "/", &model.Policy{Snippet: own}),
+	}})
+	m.Config.ProxySetHeaders = []model.Header{{Name: "X-Real-IP", Value: "from-configmap"}}
+	out, err := Render(m, goldenParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for name, f := range out.Files {
+		if strings.HasPrefix(name, "servers/") {
+			b.Write(f)
+		}
+	}
+	conf := strings.ToLower(b.String())
+	for name, want := range map[string]string{"x-forwarded-for": "from-filter", "x-request-id": "mine", "x-real-ip": "from-configmap"} {
+		lines := strings.Count(conf, "proxy_set_header "+name+" ") + strings.Count(conf, `proxy_set_header "`+name+`" `)
+		if lines != 1 || !strings.Contains(conf, want) {
+			t.Errorf("%s: %d lines, want one, the custom %q:\n%s", name, lines, want, conf)
+		}
+	}
+	if !strings.Contains(conf, "proxy_set_header x-forwarded-host $causeway_forwarded_host;") {
+		t.Errorf("the fixed lines no custom one names must stay:\n%s", conf)
+	}
+}

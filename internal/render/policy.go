@@ -139,6 +139,18 @@ type headersView struct {
 	TraceState  string `json:",omitempty"`
 }
 
+// Keeps reports whether the fixed line of header name is sent: a custom
+// line of the same name (a proxy-set-headers header, a snippet's or a
+// Gateway filter's) replaces it, as nginx would otherwise send both.
+func (h headersView) Keeps(name string) bool {
+	for _, c := range h.Custom {
+		if strings.EqualFold(strings.Trim(c.Name, `"`), name) {
+			return false
+		}
+	}
+	return true
+}
+
 type replaceView struct {
 	Off      bool
 	From, To string
