@@ -23,7 +23,7 @@ var updateGatewayDocs = flag.Bool("update-gateway-docs", false, "rewrite docs/ga
 var featureNotes = map[features.FeatureName]string{
 	"GatewayStaticAddresses":                        "`spec.addresses` is refused (UnsupportedAddress): a Gateway's address is its Service's",
 	"GatewayAddressEmpty":                           "as GatewayStaticAddresses",
-	"GatewayInfrastructure":                         "`infrastructure.parametersRef` is refused; labels and annotations are not propagated yet",
+	"GatewayInfrastructure":                         "`infrastructure.parametersRef` is refused; its labels and annotations go onto the Gateway's Service, which lives in the controller's namespace (it selects the controller's Pods), where the suite does not look",
 	"ListenerSet":                                   "a ListenerSet's listeners are served on its Gateway's Service and addresses; the Gateway's own listeners, then older ListenerSets, win conflicts",
 	"GatewayHTTPSListenerDetectMisdirectedRequests": "a connection without a server name (SNI) is not checked",
 	"HTTPRouteDestinationPortMatching":              "the GEP-957 name of parentRefs[].port (HTTPRouteParentRefPort): a route names a listener port, and no listener of that port is NoMatchingParent",

@@ -173,7 +173,12 @@ func Desired(gateways []*gwv1.Gateway, sets ListenerSets, have []*corev1.Service
 		for t := range given {
 			used[t] = p.name
 		}
-		plan.Want[p.name] = build(p.gw, p.name, p.ports, p.alloc, opts)
+		svc := build(p.gw, p.name, p.ports, p.alloc, opts)
+		if refused := infrastructure(p.gw, svc); len(refused) > 0 {
+			plan.Problems = append(plan.Problems, model.Problem{Object: model.ObjectRef{Kind: "Gateway", Namespace: p.gw.Namespace, Name: p.gw.Name, UID: string(p.gw.UID)},
+				Reason: model.ReasonIgnored, Message: refusedMessage(refused)})
+		}
+		plan.Want[p.name] = svc
 	}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		if plan.Want[name] == nil && !left[name] {

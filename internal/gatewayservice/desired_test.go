@@ -192,7 +192,7 @@ func TestDesiredService(t *testing.T) {
 		if s.Namespace != "causeway-system" || s.Spec.Type != tc.want || !maps.Equal(s.Spec.Selector, opts.Selector) {
 			t.Errorf("Service %s/%s type %s selector %v", s.Namespace, s.Name, s.Spec.Type, s.Spec.Selector)
 		}
-		want := map[string]string{LabelManagedBy: ManagedBy, LabelNamespace: "web", LabelName: "cafe"}
+		want := map[string]string{LabelManagedBy: ManagedBy, LabelNamespace: "web", LabelName: "cafe", gwv1.GatewayNameLabelKey: "cafe"}
 		if !maps.Equal(s.Labels, want) {
 			t.Errorf("labels = %v, want %v", s.Labels, want)
 		}

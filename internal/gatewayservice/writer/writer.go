@@ -323,13 +323,22 @@ func (w *Writer) failed(t target, verb string, err error) {
 }
 
 // Differs reports whether have, a Service of ours, lacks something want
-// sets: its labels, owners, selector, type, or ports (by name, port,
+// sets: its labels, annotations (or has a spec.infrastructure key want
+// dropped), owners, selector, type, or ports (by name, port,
 // protocol and targetPort; node ports are the API server's).
 func Differs(have, want *corev1.Service) bool {
 	for k, v := range want.Labels {
 		if have.Labels[k] != v {
 			return true
 		}
+	}
+	for k, v := range want.Annotations {
+		if have.Annotations[k] != v {
+			return true
+		}
+	}
+	if len(gatewayservice.StaleInfrastructure(have, want)) > 0 {
+		return true
 	}
 	for _, o := range want.OwnerReferences {
 		if !hasOwner(have, o.UID) {
@@ -342,15 +351,23 @@ func Differs(have, want *corev1.Service) bool {
 		})
 }
 
-// Apply sets onto have, a copy of the Service stored, what want sets; the
-// rest (cluster IPs, other labels, annotations) stays, and so does the
+// Apply sets onto have, a copy of the Service stored, what want sets and
+// removes the spec.infrastructure keys want dropped; the rest (cluster
+// IPs, other labels and annotations) stays, and so does the
 // node port of a port kept (the API server drops it for a ClusterIP
 // Service).
 func Apply(have, want *corev1.Service) {
 	if have.Labels == nil {
 		have.Labels = map[string]string{}
 	}
+	gatewayservice.RemoveInfrastructure(have, gatewayservice.StaleInfrastructure(have, want))
 	maps.Copy(have.Labels, want.Labels)
+	if len(want.Annotations) > 0 {
+		if have.Annotations == nil {
+			have.Annotations = map[string]string{}
+		}
+		maps.Copy(have.Annotations, want.Annotations)
+	}
 	for _, o := range want.OwnerReferences {
 		if !hasOwner(have, o.UID) {
 			have.OwnerReferences = append(have.OwnerReferences, o)

@@ -355,6 +355,54 @@ func TestDiffersApply(t *testing.T) {
 	}
 }
 
+// TestInfrastructureMetadata: a Gateway's spec.infrastructure labels and
+// annotations go onto its Service (with Gateway API's gateway-name
+// label); a key dropped from the Gateway leaves the Service, while keys
+// others set stay; a key Causeway sets itself keeps Causeway's value, with
+// a Problem naming the Gateway.
+func TestInfrastructureMetadata(t *testing.T) {
+	g := gw("web", "a", "causeway", 80)
+	g.Spec.Infrastructure = &gwv1.GatewayInfrastructure{
+		Labels:      map[gwv1.LabelKey]gwv1.LabelValue{"team": "shop", gatewayservice.LabelName: "forged"},
+		Annotations: map[gwv1.AnnotationKey]gwv1.AnnotationValue{"service.beta.kubernetes.io/aws-load-balancer-type": "nlb", "x": "1"}}
+	plan := gatewayservice.Desired([]*gwv1.Gateway{g}, gatewayservice.ListenerSets{}, nil, opts)
+	want := plan.Want[gatewayservice.ServiceName("web", "a")]
+	if want.Labels["team"] != "shop" || want.Labels[gatewayservice.LabelName] != "a" || want.Labels[gwv1.GatewayNameLabelKey] != "a" ||
+		want.Annotations["service.beta.kubernetes.io/aws-load-balancer-type"] != "nlb" || want.Annotations["x"] != "1" {
+		t.Errorf("Service metadata: labels %v, annotations %v", want.Labels, want.Annotations)
+	}
+	if len(plan.Problems) != 1 || plan.Problems[0].Object.Name != "a" || !strings.Contains(plan.Problems[0].Message, gatewayservice.LabelName) {
+		t.Errorf("problems %v, want one naming the refused label", plan.Problems)
+	}
+	stored := want.DeepCopy()
+	stored.Annotations["lb.example.com/id"] = "someone else's"
+	// The Gateway drops the label team and the annotation x.
+	g.Spec.Infrastructure = &gwv1.GatewayInfrastructure{
+		Annotations: map[gwv1.AnnotationKey]gwv1.AnnotationValue{"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"}}
+	want = gatewayservice.Desired([]*gwv1.Gateway{g}, gatewayservice.ListenerSets{}, nil, opts).Want[gatewayservice.ServiceName("web", "a")]
+	if !Differs(stored, want) {
+		t.Fatal("dropped keys do not differ")
+	}
+	Apply(stored, want)
+	if _, ok := stored.Labels["team"]; ok {
+		t.Errorf("label team stays: %v", stored.Labels)
+	}
+	if _, ok := stored.Annotations["x"]; ok || stored.Annotations["lb.example.com/id"] == "" ||
+		stored.Annotations["service.beta.kubernetes.io/aws-load-balancer-type"] != "nlb" {
+		t.Errorf("annotations %v: want x gone, the others kept", stored.Annotations)
+	}
+	if Differs(stored, want) {
+		t.Error("still differs after Apply")
+	}
+	// Dropping spec.infrastructure removes the rest.
+	g.Spec.Infrastructure = nil
+	want = gatewayservice.Desired([]*gwv1.Gateway{g}, gatewayservice.ListenerSets{}, nil, opts).Want[gatewayservice.ServiceName("web", "a")]
+	Apply(stored, want)
+	if _, ok := stored.Annotations["service.beta.kubernetes.io/aws-load-balancer-type"]; ok || stored.Annotations[gatewayservice.AnnotationInfrastructure] != "" {
+		t.Errorf("annotations %v after spec.infrastructure is gone", stored.Annotations)
+	}
+}
+
 // TestWriterListenerSets: a Gateway's Service gets the ports of the
 // ListenerSets it admits, from the snapshot, and of the namespaces its
 // selector picks by their labels in the snapshot; a ListenerSet gone, or
