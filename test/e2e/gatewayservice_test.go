@@ -73,6 +73,9 @@ kind: Gateway
 metadata: {name: a, namespace: %[1]s}
 spec:
   gatewayClassName: causeway-svc-%[1]s
+  infrastructure:
+    labels: {team: shop}
+    annotations: {lb.example.com/scheme: internal}
   listeners:
   - {name: http, port: 80, protocol: HTTP}
   - {name: dns, port: 53, protocol: UDP}
@@ -134,6 +137,11 @@ spec:
 	}
 	if p := udp.Spec.Ports[0]; p.Port != 53 || p.Protocol != corev1.ProtocolUDP || p.Name != "p53" {
 		t.Errorf("a's first port %+v, want p53 53/UDP", p)
+	}
+	// spec.infrastructure's labels and annotations, and Gateway API's
+	// gateway-name label.
+	if udp.Labels["team"] != "shop" || udp.Labels["gateway.networking.k8s.io/gateway-name"] != "a" || udp.Annotations["lb.example.com/scheme"] != "internal" {
+		t.Errorf("a's labels %v and annotations %v, want spec.infrastructure's", udp.Labels, udp.Annotations)
 	}
 	if o := udp.OwnerReferences; len(o) != 1 || o[0].UID != cm.UID || o[0].Kind != "ConfigMap" {
 		t.Errorf("a's owners %+v, want the controller's ConfigMap", o)
