@@ -145,19 +145,33 @@ func Desired(gateways []*gwv1.Gateway, sets ListenerSets, have []*corev1.Service
 		todo = append(todo, p)
 	}
 	for _, p := range todo {
-		var short []int32
+		var short, dropped []int32
 		given := map[int32]bool{}
+		// The Gateway's own ports first: a ListenerSet that asks for
+		// more ports than the range has left loses its own ports only.
+		slices.SortStableFunc(p.ports, func(a, b listenerPort) int { return cmp.Compare(boolInt(a.sets), boolInt(b.sets)) })
 		for _, lp := range p.ports {
 			if _, ok := p.alloc[lp.port]; ok {
 				continue
 			}
 			t, ok := lowestFree(opts.Ports, used, given)
-			if !ok {
+			switch {
+			case !ok && lp.sets:
+				dropped = append(dropped, lp.port)
+				continue
+			case !ok:
 				short = append(short, lp.port)
 				continue
 			}
 			given[t] = true
 			p.alloc[lp.port] = t
+		}
+		slices.SortFunc(p.ports, func(a, b listenerPort) int { return cmp.Compare(a.port, b.port) })
+		if len(dropped) > 0 && len(short) == 0 {
+			p.ports = slices.DeleteFunc(p.ports, func(lp listenerPort) bool { return slices.Contains(dropped, lp.port) })
+			plan.Problems = append(plan.Problems, problemOf(p.gw, model.ReasonInvalid, fmt.Sprintf(
+				"no internal port is free in --gateway-port-range %s for port(s) %s, which only its ListenerSets' listeners name: "+
+					"the Service has no such port and those listeners are not served", opts.Ports, joinPorts(dropped))))
 		}
 		if len(short) > 0 {
 			what := "the Gateway has no Service, so no address"
@@ -175,8 +189,7 @@ func Desired(gateways []*gwv1.Gateway, sets ListenerSets, have []*corev1.Service
 		}
 		svc := build(p.gw, p.name, p.ports, p.alloc, opts)
 		if refused := infrastructure(p.gw, svc); len(refused) > 0 {
-			plan.Problems = append(plan.Problems, model.Problem{Object: model.ObjectRef{Kind: "Gateway", Namespace: p.gw.Namespace, Name: p.gw.Name, UID: string(p.gw.UID)},
-				Reason: model.ReasonIgnored, Message: refusedMessage(refused)})
+			plan.Problems = append(plan.Problems, problemOf(p.gw, model.ReasonIgnored, refusedMessage(refused)))
 		}
 		plan.Want[p.name] = svc
 	}
@@ -213,6 +226,9 @@ func lowestFree(r PortRange, used map[int32]string, given map[int32]bool) (int32
 type listenerPort struct {
 	port     int32
 	protocol corev1.Protocol
+	// sets says only ListenerSets name the port: when the range has no
+	// internal port left for it, it is left out, not the whole Service.
+	sets bool
 }
 
 // listenerPorts are the distinct listener ports of a Gateway and of its
@@ -244,7 +260,11 @@ func listenerPorts(gw *gwv1.Gateway, sets []*gwv1.ListenerSet) []listenerPort {
 		if udp[p] {
 			proto = corev1.ProtocolUDP
 		}
-		out = append(out, listenerPort{port: p, protocol: proto})
+		own := false
+		for _, l := range gw.Spec.Listeners {
+			own = own || int32(l.Port) == p
+		}
+		out = append(out, listenerPort{port: p, protocol: proto, sets: !own})
 	}
 	return out
 }
@@ -327,6 +347,19 @@ func ServiceName(namespace, name string) string {
 		return "gw-" + hash
 	}
 	return "gw-" + mid + "-" + hash
+}
+
+// problemOf is a Problem naming gw, without a condition.
+func problemOf(gw *gwv1.Gateway, reason, msg string) model.Problem {
+	return model.Problem{Object: model.ObjectRef{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name, UID: string(gw.UID)},
+		Reason: reason, Message: msg}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func problem(gw *gwv1.Gateway, msg string) model.Problem {

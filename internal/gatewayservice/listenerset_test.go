@@ -162,3 +162,27 @@ func TestDesiredListenerSets(t *testing.T) {
 		})
 	}
 }
+
+// TestDesiredListenerSetsShortOfPorts: when the range has too few ports
+// for a Gateway and its ListenerSets, the ports only ListenerSets name are
+// left out (with a Problem naming the Gateway), never the Gateway's own
+// and never the whole Service: one ListenerSet does not take a Gateway's
+// address away.
+func TestDesiredListenerSetsShortOfPorts(t *testing.T) {
+	o := opts
+	o.Ports = PortRange{First: 20000, Last: 20001}
+	gw := admitting("web", "gw", gwv1.NamespacesFromAll, nil, http(80), http(443))
+	p := Desired([]*gwv1.Gateway{gw}, ListenerSets{Sets: []*gwv1.ListenerSet{set("web", "ls", "gw", http(8080), http(8081))}}, nil, o)
+	if got := servicePorts(p, "web", "gw"); !slices.Equal(got, []string{"80/TCP", "443/TCP"}) {
+		t.Errorf("ports %v, want the Gateway's own", got)
+	}
+	if len(p.Problems) != 1 || !strings.Contains(p.Problems[0].Message, "8080, 8081") || p.Problems[0].Condition != nil {
+		t.Errorf("problems %+v, want one naming 8080 and 8081, without a condition (the Gateway is served)", p.Problems)
+	}
+	// The Gateway's own ports short: no Service, as before.
+	o.Ports = PortRange{First: 20000, Last: 20000}
+	p = Desired([]*gwv1.Gateway{gw}, ListenerSets{}, nil, o)
+	if p.Want[ServiceName("web", "gw")] != nil || len(p.Problems) != 1 {
+		t.Errorf("want no Service and a Problem: %+v", p)
+	}
+}
