@@ -48,7 +48,7 @@ type gatewayProcessor struct {
 	listeners []*model.HTTPListener
 	// streams and streamSets are the TLS, TCP and UDP listeners' ports
 	// (gateway_l4.go).
-	streams    map[int]*gatewayStreamPort
+	streams    map[streamKey]*gatewayStreamPort
 	streamSets map[*gateway.Listener]*streamSet
 	// backendTLS and proxyCAs are the BackendTLSPolicies and the CA
 	// bundles of the ConfigMaps they name (gateway_backendtls.go).
@@ -182,7 +182,7 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 	}
 	b.ports = map[int]*gatewayPort{}
 	b.sets = map[*gateway.Listener]*listenerSet{}
-	b.streams = map[int]*gatewayStreamPort{}
+	b.streams = map[streamKey]*gatewayStreamPort{}
 	b.streamSets = map[*gateway.Listener]*streamSet{}
 	gws := sortedGateways(res)
 	for _, g := range gws {
@@ -216,8 +216,10 @@ func (b *gatewayProcessor) after(snap *source.Snapshot) {
 	for _, port := range slices.Sorted(maps.Keys(b.ports)) {
 		b.servePort(b.ports[port])
 	}
-	for _, port := range slices.Sorted(maps.Keys(b.streams)) {
-		b.serveStream(b.streams[port])
+	for _, k := range slices.SortedFunc(maps.Keys(b.streams), func(x, y streamKey) int {
+		return cmp.Or(cmp.Compare(x.port, y.port), cmp.Compare(boolInt(x.udp), boolInt(y.udp)))
+	}) {
+		b.serveStream(b.streams[k])
 	}
 	b.finishBackendTLS()
 }
@@ -336,7 +338,7 @@ func (b *gatewayProcessor) gatewayPorts(g *gateway.Gateway, owners map[string]ga
 			b.streamListener(g, l, port)
 			continue
 		}
-		if sp := b.streams[port]; sp != nil {
+		if sp := b.streams[streamKey{port, false}]; sp != nil {
 			b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
 			continue
 		}

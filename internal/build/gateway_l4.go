@@ -48,6 +48,19 @@ type streamSet struct {
 	all    []*gateway.StreamRoute
 }
 
+// streamKey is a stream port: its number and whether it is UDP's.
+type streamKey struct {
+	port int
+	udp  bool
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // streamListener makes the port of a ready TLS, TCP or UDP listener.
 func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listener, port int) {
 	var cert string
@@ -64,14 +77,18 @@ func (b *gatewayProcessor) streamListener(g *gateway.Gateway, l *gateway.Listene
 		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: nginx has no stream module (ngx_stream_module.so, Debian's libnginx-mod-stream); it is not served", l.Name)
 		return
 	}
-	if hp := b.ports[port]; hp != nil {
+	// UDP has ports of its own: a UDP listener shares its port number
+	// with the TCP protocols' (DNS on 53 over both, say).
+	udp := l.Protocol == gwv1.UDPProtocolType
+	if hp := b.ports[port]; hp != nil && !udp {
 		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is an HTTP listener's of %s; it is not served", l.Name, port, hp.owner)
 		return
 	}
-	sp := b.streams[port]
+	key := streamKey{port, udp}
+	sp := b.streams[key]
 	if sp == nil {
 		sp = &gatewayStreamPort{port: port, protocol: l.Protocol, cert: cert, owner: g.Ref, sets: map[string]*streamSet{}}
-		b.streams[port] = sp
+		b.streams[key] = sp
 	} else if sp.protocol != l.Protocol {
 		b.listenerNotServed(g, l, gwv1.ListenerReasonInvalid, "%q: port %d is a %s listener's of %s; it is not served", l.Name, port, sp.protocol, sp.owner)
 		return
@@ -140,6 +157,9 @@ func oldestStream(routes []*gateway.StreamRoute) {
 // others are told.
 func (b *gatewayProcessor) serveStream(sp *gatewayStreamPort) {
 	name := "gw-" + strconv.Itoa(sp.port)
+	if sp.protocol == gwv1.UDPProtocolType {
+		name += "-udp"
+	}
 	lost := func(r, winner *gateway.StreamRoute, what string) {
 		b.problems = append(b.problems, model.Problem{Object: r.Ref, Reason: model.ReasonCollision,
 			Condition: &model.StatusCondition{Type: string(gwv1.RouteConditionPartiallyInvalid), Status: "True", Reason: string(gwv1.RouteReasonUnsupportedValue)},

@@ -166,7 +166,7 @@ func Desired(gateways []*gwv1.Gateway, sets ListenerSets, have []*corev1.Service
 			given[t] = true
 			p.alloc[lp.port] = t
 		}
-		slices.SortFunc(p.ports, func(a, b listenerPort) int { return cmp.Compare(a.port, b.port) })
+		slices.SortFunc(p.ports, func(a, b listenerPort) int { return cmp.Or(cmp.Compare(a.port, b.port), cmp.Compare(a.protocol, b.protocol)) })
 		if len(dropped) > 0 && len(short) == 0 {
 			p.ports = slices.DeleteFunc(p.ports, func(lp listenerPort) bool { return slices.Contains(dropped, lp.port) })
 			plan.Problems = append(plan.Problems, problemOf(p.gw, model.ReasonInvalid, fmt.Sprintf(
@@ -232,53 +232,40 @@ type listenerPort struct {
 }
 
 // listenerPorts are the distinct listener ports of a Gateway and of its
-// admitted ListenerSets, in order: UDP for a port whose listeners are all
-// UDP, TCP otherwise (a port cannot be both in one Service port; the
-// front-end reports such listeners of one Gateway as conflicted). The
-// Gateway's own listeners decide the protocol of their ports, which take
-// precedence over its ListenerSets'; a port only ListenerSets name is
-// decided by their listeners on it.
+// admitted ListenerSets, in order, each once per transport its listeners
+// use: TCP for HTTP, HTTPS, TLS and TCP, UDP for UDP (a Service may have
+// one port number in both, as DNS does on 53).
 func listenerPorts(gw *gwv1.Gateway, sets []*gwv1.ListenerSet) []listenerPort {
-	udp := udpPorts{}
-	for _, l := range gw.Spec.Listeners {
-		udp.add(l.Port, l.Protocol)
+	type key struct {
+		port int32
+		udp  bool
 	}
-	more := udpPorts{}
+	seen := map[key]bool{} // true: the Gateway's own listeners name it
+	add := func(port gwv1.PortNumber, proto gwv1.ProtocolType, own bool) {
+		if p := int32(port); p >= 1 && p <= 65535 {
+			k := key{p, proto == gwv1.UDPProtocolType}
+			seen[k] = seen[k] || own
+		}
+	}
+	for _, l := range gw.Spec.Listeners {
+		add(l.Port, l.Protocol, true)
+	}
 	for _, ls := range sets {
 		for _, l := range ls.Spec.Listeners {
-			more.add(l.Port, l.Protocol)
+			add(l.Port, l.Protocol, false)
 		}
 	}
-	for p, all := range more {
-		if _, own := udp[p]; !own {
-			udp[p] = all
-		}
-	}
-	out := make([]listenerPort, 0, len(udp))
-	for _, p := range slices.Sorted(maps.Keys(udp)) {
+	out := make([]listenerPort, 0, len(seen))
+	for _, k := range slices.SortedFunc(maps.Keys(seen), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.port, b.port), cmp.Compare(boolInt(a.udp), boolInt(b.udp)))
+	}) {
 		proto := corev1.ProtocolTCP
-		if udp[p] {
+		if k.udp {
 			proto = corev1.ProtocolUDP
 		}
-		own := false
-		for _, l := range gw.Spec.Listeners {
-			own = own || int32(l.Port) == p
-		}
-		out = append(out, listenerPort{port: p, protocol: proto, sets: !own})
+		out = append(out, listenerPort{port: k.port, protocol: proto, sets: !seen[k]})
 	}
 	return out
-}
-
-// udpPorts says of each listener port whether all its listeners are UDP.
-type udpPorts map[int32]bool
-
-func (u udpPorts) add(port gwv1.PortNumber, proto gwv1.ProtocolType) {
-	p := int32(port)
-	if p < 1 || p > 65535 {
-		return
-	}
-	all, seen := u[p]
-	u[p] = (all || !seen) && proto == gwv1.UDPProtocolType
 }
 
 // build is the Service of gw.
@@ -296,9 +283,15 @@ func build(gw *gwv1.Gateway, name string, ports []listenerPort, alloc map[int32]
 	if opts.Owner != nil {
 		s.OwnerReferences = []metav1.OwnerReference{*opts.Owner}
 	}
-	for _, lp := range ports {
+	for i, lp := range ports {
+		name := PortName(lp.port)
+		if i > 0 && ports[i-1].port == lp.port {
+			// The UDP twin of a TCP port (ports are in order, TCP
+			// first): one internal port number serves both.
+			name += "-udp"
+		}
 		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{
-			Name: PortName(lp.port), Protocol: lp.protocol, Port: lp.port, TargetPort: intstr.FromInt32(alloc[lp.port])})
+			Name: name, Protocol: lp.protocol, Port: lp.port, TargetPort: intstr.FromInt32(alloc[lp.port])})
 	}
 	return s
 }

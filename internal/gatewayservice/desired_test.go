@@ -200,7 +200,7 @@ func TestDesiredService(t *testing.T) {
 		for _, p := range s.Spec.Ports {
 			got = append(got, fmt.Sprintf("%s %d/%s->%s", p.Name, p.Port, p.Protocol, p.TargetPort.String()))
 		}
-		wantPorts := []string{"p53 53/UDP->21000", "p80 80/TCP->21001", "p443 443/TCP->21002", "p5353 5353/TCP->21003"}
+		wantPorts := []string{"p53 53/UDP->21000", "p80 80/TCP->21001", "p443 443/TCP->21002", "p5353 5353/TCP->21003", "p5353-udp 5353/UDP->21003"}
 		if !slices.Equal(got, wantPorts) {
 			t.Errorf("ports = %v, want %v", got, wantPorts)
 		}

@@ -74,7 +74,10 @@ func TestGatewayStreamRoutesAgainstNginx(t *testing.T) {
 			streamServiceYAML("tcp-echo", "TCP", 9000, tcpPort, tcpIP) + streamServiceYAML("tcp-echo-b", "TCP", 9000, tcpPortb, tcpIPb) +
 			streamServiceYAML("tcp-echo-c", "TCP", 9000, tcpPortc, tcpIPc) + streamServiceYAML("udp-echo", "UDP", 9001, udpPort, udpIP),
 	})
-	tlsPort, tcpGw, udpGw := freePort(t, c.IP), freePort(t, c.IP), freePort(t, c.IP)
+	// The UDP listener shares the TCP listener's port number, as DNS
+	// does on 53: UDP ports are apart from TCP's.
+	tlsPort, tcpGw := freePort(t, c.IP), freePort(t, c.IP)
+	udpGw := tcpGw
 	c.WriteManifest("gateway.yaml", fmt.Sprintf(gatewayL4Manifests, tlsPort, tcpGw, udpGw))
 	tlsAddr := net.JoinHostPort(c.IP, strconv.Itoa(tlsPort))
 	check := func(host, cn, body string) error {
