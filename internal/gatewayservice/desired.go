@@ -166,7 +166,9 @@ func Desired(gateways []*gwv1.Gateway, sets ListenerSets, have []*corev1.Service
 			given[t] = true
 			p.alloc[lp.port] = t
 		}
-		slices.SortFunc(p.ports, func(a, b listenerPort) int { return cmp.Or(cmp.Compare(a.port, b.port), cmp.Compare(a.protocol, b.protocol)) })
+		slices.SortFunc(p.ports, func(a, b listenerPort) int {
+			return cmp.Or(cmp.Compare(a.port, b.port), cmp.Compare(a.protocol, b.protocol))
+		})
 		if len(dropped) > 0 && len(short) == 0 {
 			p.ports = slices.DeleteFunc(p.ports, func(lp listenerPort) bool { return slices.Contains(dropped, lp.port) })
 			plan.Problems = append(plan.Problems, problemOf(p.gw, model.ReasonInvalid, fmt.Sprintf(
