@@ -103,7 +103,7 @@ var GatewayFeatures = []gwv1.FeatureName{
 	"GatewayFrontendClientCertificateValidation", "GatewayFrontendClientCertificateValidationInsecureFallback",
 	"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror",
 	"HTTPRouteRetry", "HTTPRouteRetryBackendTimeout", "HTTPRouteRetryConnectionError",
-	"TLSRoute", "TLSRouteModeTerminate", "TLSRouteModeMixed", "TCPRoute", "UDPRoute", "BackendTLSPolicy", "ListenerSet",
+	"TLSRoute", "TLSRouteModeTerminate", "TLSRouteModeMixed", "TCPRoute", "UDPRoute", "BackendTLSPolicy", "ListenerSet", "GatewayAddressEmpty",
 }
 
 func (b *gatewayProcessor) objects(*source.Snapshot) []object { return nil }

@@ -22,7 +22,7 @@ var updateGatewayDocs = flag.Bool("update-gateway-docs", false, "rewrite docs/ga
 // one (Mesh features are another profile, not listed).
 var featureNotes = map[features.FeatureName]string{
 	"GatewayStaticAddresses":                        "`spec.addresses` is refused (UnsupportedAddress): a Gateway's address is its Service's",
-	"GatewayAddressEmpty":                           "as GatewayStaticAddresses",
+	"GatewayAddressEmpty":                           "an address of type IPAddress without a value is given the Gateway's Service's address; one with a value is refused (GatewayStaticAddresses)",
 	"GatewayInfrastructure":                         "`infrastructure.parametersRef` is refused; its labels and annotations go onto the Gateway's Service, which lives in the controller's namespace (it selects the controller's Pods), where the suite does not look",
 	"ListenerSet":                                   "a ListenerSet's listeners are served on its Gateway's Service and addresses; the Gateway's own listeners, then older ListenerSets, win conflicts",
 	"GatewayHTTPSListenerDetectMisdirectedRequests": "a connection without a server name (SNI) is not checked",
