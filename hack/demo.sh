@@ -5,8 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ADDR=127.0.0.1 HTTP=8080 HTTPS=8443 HEALTH=8081 METRICS=9113
-STATE=.cache/demo/state
+ADDR=${DEMO_ADDR:-127.0.0.1} HTTP=${DEMO_HTTP:-8080} HTTPS=${DEMO_HTTPS:-8443}
+HEALTH=${DEMO_HEALTH:-8081} METRICS=${DEMO_METRICS:-9113}
+# nginx's workers run unprivileged and read the state directory (the Lua
+# modules, the certificates) themselves, so it must not be below /root,
+# where .cache usually leads.
+STATE=${DEMO_STATE:-/var/lib/causeway-demo/state}
+CAUSEWAY=${DEMO_CAUSEWAY:-bin/causeway} ECHO=${DEMO_ECHO:-bin/echo}
 mkdir -p examples/demo/generated "$STATE"
 go run ./hack/democert -host secure.causeway.test -name secure-tls -namespace demo -out examples/demo/generated/tls-secret.yaml
 
@@ -19,9 +24,9 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
-bin/echo web=127.0.0.11:9001 api=127.0.0.12:9002 &
+"$ECHO" web=127.0.0.11:9001 api=127.0.0.12:9002 &
 pids+=($!)
-bin/causeway controller --manifests examples/demo --state-dir "$STATE" \
+"$CAUSEWAY" controller --manifests examples/demo --state-dir "$STATE" \
   --listen-address "$ADDR" --http-port "$HTTP" --https-port "$HTTPS" \
   --health-port "$HEALTH" --metrics-port "$METRICS" &
 pids+=($!)
