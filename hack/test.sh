@@ -72,8 +72,10 @@ await_tier() {
 		exit 1
 	fi
 }
+cluster_up=
 cleanup() {
 	for j in "${jobs[@]}"; do kill "${j}" 2>/dev/null || true; done
+	if [[ -n "${cluster_up}" ]]; then ${make} cluster-down >&2 || true; fi
 }
 trap cleanup EXIT
 
@@ -116,9 +118,21 @@ ${make} test-netns
 await_tier angie-tier "tier 2: integration on Angie"
 
 await_tier image-tier "the image"
+# Tier 5 and the conformance suite share one cluster (each attaches to a
+# running one), which saves a start and a stop; make cluster-down fails
+# when anything is left on the host, as tier 5's own stop does. When
+# cluster-up cannot start one (one runs already, say), each suite uses
+# that one or starts its own, as they do alone.
+say "tier 5: the single-node cluster, for tier 5 and the conformance suite"
+if ${make} cluster-up; then cluster_up=1; else say "make cluster-up failed: each suite attaches to a running cluster or starts its own"; fi
 say "tier 5: a real node"
 ${make} test-cluster
 say "tier 5: the Gateway API conformance suite"
 ${make} test-gateway-conformance CONFORMANCE_FLAGS="-report ${logs}/gateway-api-conformance-report.yaml"
+if [[ -n "${cluster_up}" ]]; then
+	cluster_up=
+	say "tier 5: the cluster down"
+	${make} cluster-down
+fi
 
 say "all test tiers passed"
