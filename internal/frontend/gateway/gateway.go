@@ -3,7 +3,6 @@ package gateway
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,16 +65,19 @@ type Gateway struct {
 	// address (its listeners' Programmed condition).
 	spec      *gwv1.Gateway
 	addressed bool
+	// all is AllListeners', when the Gateway has ListenerSets.
+	all []*Listener
 }
 
 // AllListeners are the Gateway's listeners and those of its attached
-// ListenerSets, in precedence order.
+// ListenerSets, in precedence order. Route attachment asks for them once
+// per route and listener: they are made once, when the ListenerSets are
+// attached (checkListenerSets).
 func (g *Gateway) AllListeners() []*Listener {
-	out := g.Listeners
-	for _, s := range g.Sets {
-		out = append(slices.Clip(out), s.Listeners...)
+	if g.all != nil {
+		return g.all
 	}
-	return out
+	return g.Listeners
 }
 
 // Listener returns the listener named name, or nil.

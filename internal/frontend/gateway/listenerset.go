@@ -84,10 +84,10 @@ func checkListenerSets(sets []*gwv1.ListenerSet, gateways map[string]*Gateway, i
 		// taken are the listeners of higher precedence: the Gateway's
 		// own (unless refused outright), then those of the ListenerSets
 		// accepted so far.
-		var taken []*Listener
+		taken := map[gwv1.PortNumber][]*Listener{}
 		for _, l := range g.Listeners {
 			if l.notAccepted.reason == "" {
-				taken = append(taken, l)
+				taken[l.Port] = append(taken[l.Port], l)
 			}
 		}
 		for _, ls := range list {
@@ -100,12 +100,18 @@ func checkListenerSets(sets []*gwv1.ListenerSet, gateways map[string]*Gateway, i
 			g.Sets = append(g.Sets, s)
 			for _, l := range s.Listeners {
 				if l.Accepted {
-					taken = append(taken, l)
+					taken[l.Port] = append(taken[l.Port], l)
 				}
 			}
 		}
 	}
 	for _, g := range gateways {
+		if len(g.Sets) > 0 {
+			g.all = slices.Clone(g.Listeners)
+			for _, s := range g.Sets {
+				g.all = append(g.all, s.Listeners...)
+			}
+		}
 		if n := int32(len(g.Sets)); n > 0 || admitsListenerSets(g.spec) {
 			g.Status.AttachedListenerSets = &n
 		}
@@ -178,7 +184,7 @@ func ListenerSetAllowed(gw *gwv1.Gateway, ns string, nsLabels map[string]map[str
 
 // checkListenerSet checks one ListenerSet of Gateway g, given the
 // listeners of higher precedence (taken).
-func checkListenerSet(ls *gwv1.ListenerSet, g *Gateway, taken []*Listener, in Inputs) (*ListenerSet, []model.Problem) {
+func checkListenerSet(ls *gwv1.ListenerSet, g *Gateway, taken map[gwv1.PortNumber][]*Listener, in Inputs) (*ListenerSet, []model.Problem) {
 	r := &reporter{obj: refOf(kindListenerSet, ls), gen: ls.Generation, now: in.Now}
 	s := &ListenerSet{Ref: r.obj, Generation: ls.Generation, Parent: g}
 	for _, e := range ls.Spec.Listeners {
@@ -253,15 +259,16 @@ func checkListenerSet(ls *gwv1.ListenerSet, g *Gateway, taken []*Listener, in In
 }
 
 // conflictsWith marks the listeners of list that are not distinct from a
-// listener of higher precedence (taken) as conflicted, by the rules of
+// listener of higher precedence (taken, by port: a Gateway with thousands
+// of ListenerSets compares each listener with its port's only) as conflicted, by the rules of
 // checkConflicts; the listeners of taken are not changed.
-func conflictsWith(list, taken []*Listener) {
+func conflictsWith(list []*Listener, taken map[gwv1.PortNumber][]*Listener) {
 	for _, l := range list {
 		if l.notAccepted.reason != "" || l.Conflicted {
 			continue
 		}
-		for _, t := range taken {
-			if (t.Protocol == gwv1.UDPProtocolType) != (l.Protocol == gwv1.UDPProtocolType) || t.Port != l.Port {
+		for _, t := range taken[l.Port] {
+			if (t.Protocol == gwv1.UDPProtocolType) != (l.Protocol == gwv1.UDPProtocolType) {
 				continue
 			}
 			if protocolOf(t) != protocolOf(l) {
