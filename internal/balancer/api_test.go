@@ -114,6 +114,8 @@ func TestMalformedPayloadRejectedOldEndpointsServe(t *testing.T) {
 		{"update delete and upsert", "/v1/backends", `{"version":1,"generation":8,"backends":[{"key":"x","endpoints":[]}],"delete":["x"]}`, `delete[0]: "x" is also in backends[0]`},
 		{"update bad endpoint", "/v1/backends", `{"version":1,"generation":8,"backends":[{"key":"` + key + `","endpoints":[{"address":"127.0.0.3","port":-5}]}]}`, "backends[0].endpoints[0].port"},
 		{"update older generation", "/v1/backends", `{"version":1,"generation":6,"backends":[{"key":"` + key + `","endpoints":[` + ep + `]}]}`, "generation 6 is older than the current generation 7"},
+		{"update bad base", "/v1/backends", `{"version":1,"generation":8,"base":"7","backends":[]}`, "base: must be an integer"},
+		{"update on another base", "/v1/backends", `{"version":1,"generation":8,"base":6,"backends":[{"key":"` + key + `","endpoints":[` + ep + `]}]}`, "the state is at generation 7, not the base 6 of this update"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,7 +129,7 @@ func TestMalformedPayloadRejectedOldEndpointsServe(t *testing.T) {
 			}
 			err := n.client.Do(ctxT(t), method, tc.path, body, nil)
 			want := http.StatusBadRequest
-			if strings.Contains(tc.want, "is older") {
+			if strings.Contains(tc.want, "is older") || strings.Contains(tc.want, "not the base") {
 				want = http.StatusConflict
 			}
 			if !isAPIError(err, want) {

@@ -64,6 +64,7 @@ type statePayload struct {
 type updatePayload struct {
 	Version    int       `json:"version"`
 	Generation int64     `json:"generation"`
+	Base       *int64    `json:"base,omitempty"`
 	Backends   []Backend `json:"backends,omitempty"`
 	Delete     []string  `json:"delete,omitempty"`
 }
@@ -118,6 +119,38 @@ func (c *Client) Update(ctx context.Context, generation int64, backends ...Backe
 	}
 	if err := c.do(ctx, http.MethodPost, "/v1/backends", body, nil); err != nil {
 		return fmt.Errorf("balancer: update %s (generation %d): %w", keysOf(backends), generation, err)
+	}
+	return nil
+}
+
+// Patch upserts backends and removes the backends named in del, only if
+// nginx's state is exactly generation base; generation becomes the
+// state's generation. It is how a caller that knows the state it pushed
+// last sends only the difference: on any other state (someone else's
+// push, or a reload that loaded an older state file) nginx answers 409
+// and changes nothing, and only a Replace resynchronises.
+func (c *Client) Patch(ctx context.Context, base, generation int64, backends []Backend, del []string) error {
+	body, err := EncodePatch(base, generation, backends, del)
+	if err != nil {
+		return err
+	}
+	return c.PatchEncoded(ctx, base, generation, body)
+}
+
+// EncodePatch is the JSON of a Patch.
+func EncodePatch(base, generation int64, backends []Backend, del []string) ([]byte, error) {
+	body, err := json.Marshal(updatePayload{Version: SchemaVersion, Generation: generation, Base: &base,
+		Backends: wireBackends(backends), Delete: del})
+	if err != nil {
+		return nil, fmt.Errorf("balancer: encode patch: %w", err)
+	}
+	return body, nil
+}
+
+// PatchEncoded sends a patch already encoded by EncodePatch.
+func (c *Client) PatchEncoded(ctx context.Context, base, generation int64, body []byte) error {
+	if err := c.do(ctx, http.MethodPost, "/v1/backends", body, nil); err != nil {
+		return fmt.Errorf("balancer: patch of generation %d to %d: %w", base, generation, err)
 	}
 	return nil
 }

@@ -114,3 +114,41 @@ func stateFileOf(t *testing.T, st balancer.State) string {
 	}
 	return file
 }
+
+// A patch applies only on exactly its base generation: computed as a
+// difference from the controller's last push, it must not land on a
+// state someone else pushed since (nor on a fresh nginx, generation 0,
+// whose base it cannot be). Refused, it changes nothing.
+func TestPatchAppliesOnlyOnItsBase(t *testing.T) {
+	const keyA, keyB = "ns/a/80", "ns/b/80"
+	n := startNginx(t, nginxOptions{keys: []string{keyA, keyB}})
+	a := startBackend(t, "127.0.0.2", "a")
+	b := startBackend(t, "127.0.0.3", "b")
+	ep := func(s *testBackend) []balancer.Endpoint { return []balancer.Endpoint{s.endpoint()} }
+	if err := n.client.Patch(ctxT(t), 7, 8, []balancer.Backend{{Key: keyA, Endpoints: ep(a)}}, nil); !isAPIError(err, 409) {
+		t.Fatalf("patch on an empty state: got %v, want 409", err)
+	}
+	n.replace(t, balancer.State{Generation: 10, Backends: []balancer.Backend{{Key: keyA, Endpoints: ep(a)}, {Key: keyB, Endpoints: ep(a)}}})
+	for _, base := range []int64{9, 11} {
+		if err := n.client.Patch(ctxT(t), base, 12, []balancer.Backend{{Key: keyA, Endpoints: ep(b)}}, nil); !isAPIError(err, 409) {
+			t.Fatalf("patch on base %d over generation 10: got %v, want 409", base, err)
+		}
+	}
+	if r := n.get(t, n.http, n.url(0, "/"), nil); r.backend != "a" {
+		t.Fatalf("a refused patch changed the state: %s served by %q", keyA, r.backend)
+	}
+	if err := n.client.Patch(ctxT(t), 10, 11, []balancer.Backend{{Key: keyA, Endpoints: ep(b)}}, []string{keyB}); err != nil {
+		t.Fatalf("patch on its base: %v", err)
+	}
+	st, err := n.client.State(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Generation != 11 || len(st.Backends) != 1 || st.Backends[0].Key != keyA || st.Backends[0].Endpoints[0].Address != "127.0.0.3" {
+		t.Fatalf("after the patch: %+v, want generation 11 with %s on b only", st, keyA)
+	}
+	// The next patch must name the new generation as its base.
+	if err := n.client.Patch(ctxT(t), 10, 12, []balancer.Backend{{Key: keyB, Endpoints: ep(a)}}, nil); !isAPIError(err, 409) {
+		t.Fatalf("patch on the replaced base: got %v, want 409", err)
+	}
+}

@@ -337,3 +337,35 @@ func endpointReady(c discoveryv1.EndpointConditions) bool {
 	}
 	return c.Ready == nil || *c.Ready
 }
+
+// ServiceEndpoints computes, as Run does, the endpoints of backend key
+// (model.Backend.Key) of Service svc from its EndpointSlices alone, for
+// the controller's incremental path: an EndpointSlice change updates the
+// backends of its Service without a build. ok is false when Run could
+// compute them differently or would report something about them: key is
+// not the plain backend of one of svc's TCP ports (a cluster IP, a
+// subselector, an ExternalName Service, a port svc lacks), or an address
+// of the slices cannot be used as written (a DroppedEndpoints Problem, which
+// only a build raises).
+func ServiceEndpoints(svc *corev1.Service, slices []*discoveryv1.EndpointSlice, key string) (eps []model.Endpoint, ok bool) {
+	if svc == nil || svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return nil, false
+	}
+	ns, rest, _ := strings.Cut(key, "/")
+	name, port, _ := strings.Cut(rest, "/")
+	if ns != svc.Namespace || name != svc.Name || port == "" {
+		return nil, false
+	}
+	ref := &networkingv1.IngressServiceBackend{Name: name}
+	if n, err := strconv.ParseInt(port, 10, 32); err == nil && strconv.Itoa(int(n)) == port {
+		ref.Port.Number = int32(n)
+	} else {
+		ref.Port.Name = port
+	}
+	idx := newServiceIndex([]*corev1.Service{svc}, slices, nil, false)
+	be, err := idx.resolveProtocol(ns, ref, corev1.ProtocolTCP)
+	if err != nil || be.Key != key || len(idx.dropped) > 0 {
+		return nil, false
+	}
+	return be.Endpoints, true
+}

@@ -4,11 +4,12 @@
 --   GET  /v1/state        the current state, as validated
 --   PUT  /v1/state        replace the whole state (any generation)
 --   POST /v1/backends     upsert "backends", remove "delete" (not older
---                         than the current generation)
+--                         than the current generation; with "base", only
+--                         on a state of exactly that generation)
 --   POST /v1/certificates certificate files changed: drop parsed copies
 --
 -- Errors are {"error": "..."} with 400 (invalid payload), 404, 405,
--- 409 (an update older than the current generation), 503 (busy) or 507
+-- 409 (an update older than the current generation, or not on its base), 503 (busy) or 507
 -- (shared dict full); a body over client_max_body_size gets nginx's own
 -- 413 page. A rejected write changes nothing.
 

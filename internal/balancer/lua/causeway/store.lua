@@ -142,6 +142,18 @@ local function write_locked(req, replace, yield)
         log(ngx.NOTICE, "causeway: full state of generation ", req.generation,
             " replaces generation ", cur.generation)
     end
+    -- An update with a base applies only on top of exactly that state:
+    -- the controller computed it as a difference from what it pushed
+    -- last, so on any other state (a foreign push, a reload that loaded
+    -- an older file) it would leave a mixture; the controller then sends
+    -- a full state instead.
+    if not replace and req.base ~= nil then
+        local have = cur and cur.generation or 0
+        if have ~= req.base then
+            return nil, 409, "the state is at generation " .. have
+                .. ", not the base " .. req.base .. " of this update"
+        end
+    end
     local map = {}
     if cur and not replace then
         for k, v in pairs(cur.backends) do
@@ -183,7 +195,8 @@ end
 -- write stores a validated request (see causeway.validate): replace=true
 -- swaps in exactly req.backends, whatever its generation; otherwise
 -- req.backends are upserted and req.delete removed, unless req.generation
--- is older than the current one (409). It returns a summary table, or nil,
+-- is older than the current one or req.base is set and is not the current
+-- generation (409). It returns a summary table, or nil,
 -- an HTTP status and a message. On any failure the previous state stays
 -- in force. yield (optional) is called now and then while encoding a
 -- large state.

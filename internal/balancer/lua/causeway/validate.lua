@@ -810,7 +810,7 @@ local function backends(list, seen, yield)
 end
 
 local STATE_FIELDS = set("version", "generation", "backends")
-local UPDATE_FIELDS = set("version", "generation", "backends", "delete")
+local UPDATE_FIELDS = set("version", "generation", "base", "backends", "delete")
 
 local function state(doc, yield)
     local gen = header(doc, STATE_FIELDS)
@@ -823,6 +823,12 @@ end
 
 local function update(doc, yield)
     local gen = header(doc, UPDATE_FIELDS)
+    -- base, when set, is the generation the update was computed against:
+    -- the store applies it only on exactly that state (see store.write).
+    local base
+    if doc.base ~= nil then
+        base = want_int(doc.base, "base", nil, 0, MAX_GENERATION)
+    end
     local seen = {}
     local list = {}
     if doc.backends ~= nil then
@@ -843,7 +849,7 @@ local function update(doc, yield)
             del[i] = k
         end
     end
-    return { generation = gen, backends = list, delete = del }
+    return { generation = gen, base = base, backends = list, delete = del }
 end
 
 local function run(fn, body, yield)
@@ -872,7 +878,8 @@ function _M.state(body, yield)
 end
 
 -- update validates a partial update (POST /v1/backends): upserts in
--- "backends", removals in "delete".
+-- "backends", removals in "delete", and optionally the "base" generation
+-- it applies to.
 function _M.update(body, yield)
     return run(update, body, yield)
 end
