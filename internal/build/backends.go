@@ -29,6 +29,9 @@ type serviceIndex struct {
 	// noExternal refuses ExternalName Services
 	// (--disable-svc-external-name).
 	noExternal bool
+	// streamed are the Services ("namespace/name") resolved for stream
+	// servers (resolveProtocol): Result.StreamServices.
+	streamed map[string]bool
 }
 
 // droppedAddress is an EndpointSlice address that cannot be used as
@@ -44,7 +47,8 @@ func (d droppedAddress) String() string {
 
 func newServiceIndex(services []*corev1.Service, slices []*discoveryv1.EndpointSlice, pods []*corev1.Pod, noExternal bool) *serviceIndex {
 	idx := &serviceIndex{services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
-		pods: map[string]map[string]string{}, dropped: map[string]map[droppedAddress]bool{}, noExternal: noExternal}
+		pods: map[string]map[string]string{}, dropped: map[string]map[droppedAddress]bool{}, noExternal: noExternal,
+		streamed: map[string]bool{}}
 	for _, p := range pods {
 		idx.pods[p.Namespace+"/"+p.Name] = p.Labels
 	}
@@ -79,13 +83,15 @@ func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBack
 	if svc := idx.services[ns+"/"+ref.Name]; svc != nil && svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return idx.externalBackend(svc, ref)
 	}
-	return idx.resolveProtocol(ns, ref, corev1.ProtocolTCP)
+	return idx.resolveWhere(ns, ref, corev1.ProtocolTCP, nil)
 }
 
 // resolveProtocol is resolve for a Service port of protocol proto (a
 // Service may have a TCP and a UDP port of the same number), for the
-// stream servers: without ExternalName Services.
+// stream servers: without ExternalName Services. The Service is recorded
+// as streamed: its endpoints go into the files.
 func (idx *serviceIndex) resolveProtocol(ns string, ref *networkingv1.IngressServiceBackend, proto corev1.Protocol) (*model.Backend, error) {
+	idx.streamed[ns+"/"+ref.Name] = true
 	return idx.resolveWhere(ns, ref, proto, nil)
 }
 
@@ -341,17 +347,19 @@ func endpointReady(c discoveryv1.EndpointConditions) bool {
 // ServiceEndpoints computes, as Run does, the endpoints of backend key
 // (model.Backend.Key) of Service svc from its EndpointSlices alone, for
 // the controller's incremental path: an EndpointSlice change updates the
-// backends of its Service without a build. ok is false when Run could
+// backends of its Service without a build. A backend reached through the
+// cluster IP gets it, whatever the slices. ok is false when Run could
 // compute them differently or would report something about them: key is
-// not the plain backend of one of svc's TCP ports (a cluster IP, a
-// subselector, an ExternalName Service, a port svc lacks), or an address
-// of the slices cannot be used as written (a DroppedEndpoints Problem, which
-// only a build raises).
+// not a backend of one of svc's TCP ports (a subselector's, which Pods
+// decide, an ExternalName Service's, a port svc lacks, a cluster IP svc
+// lacks), or an address of the slices cannot be used as written (a
+// DroppedEndpoints Problem, which only a build raises).
 func ServiceEndpoints(svc *corev1.Service, slices []*discoveryv1.EndpointSlice, key string) (eps []model.Endpoint, ok bool) {
 	if svc == nil || svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return nil, false
 	}
-	ns, rest, _ := strings.Cut(key, "/")
+	base, cluster := strings.CutSuffix(key, clusterIPSuffix)
+	ns, rest, _ := strings.Cut(base, "/")
 	name, port, _ := strings.Cut(rest, "/")
 	if ns != svc.Namespace || name != svc.Name || port == "" {
 		return nil, false
@@ -362,10 +370,17 @@ func ServiceEndpoints(svc *corev1.Service, slices []*discoveryv1.EndpointSlice, 
 	} else {
 		ref.Port.Name = port
 	}
+	if cluster {
+		slices = nil // not read: the cluster IP is the one endpoint
+	}
 	idx := newServiceIndex([]*corev1.Service{svc}, slices, nil, false)
-	be, err := idx.resolveProtocol(ns, ref, corev1.ProtocolTCP)
-	if err != nil || be.Key != key || len(idx.dropped) > 0 {
+	be, err := idx.resolveWhere(ns, ref, corev1.ProtocolTCP, nil)
+	if err != nil || be.Key != base || len(idx.dropped) > 0 {
 		return nil, false
+	}
+	if cluster {
+		e, ok := clusterIPEndpoint(svc, port)
+		return []model.Endpoint{e}, ok
 	}
 	return be.Endpoints, true
 }

@@ -135,6 +135,12 @@ type Result struct {
 	// Causeway's classes, with the status each is given (the Problems
 	// carry the rest: model.Problem.Condition); nil when there are none.
 	Gateway *gateway.Resolution
+	// StreamServices are the Services ("namespace/name") whose endpoints
+	// the model holds outside its Backends too: in stream servers and TLS
+	// passthrough routes, which are written into the files. A change of
+	// their EndpointSlices needs a build and a reload; the other Services'
+	// reaches nginx as endpoint state alone (ServiceEndpoints).
+	StreamServices map[string]bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -238,7 +244,7 @@ func Run(snap *source.Snapshot, opts Options) *Result {
 	b.process(snap, b.procs)
 	b.finishPassthrough()
 	b.finish()
-	return &Result{Model: &b.model, Problems: b.problems, Gateway: b.gatewayResolution}
+	return &Result{Model: &b.model, Problems: b.problems, Gateway: b.gatewayResolution, StreamServices: b.idx.streamed}
 }
 
 // builder is the state every processor shares, with its methods: the

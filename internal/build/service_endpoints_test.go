@@ -1,12 +1,14 @@
 package build
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -28,9 +30,17 @@ func TestServiceEndpointsMatchesRun(t *testing.T) {
 	byName.Backend.Service.Port = networkingv1.ServiceBackendPort{Name: "alt"}
 	snap.Ingresses = append(snap.Ingresses, mkIngress("default", "a", 0, rule("a.test",
 		path("/", "Prefix", svcName(0), 80), path("/b", "Prefix", svcName(1), 80), path("/w", "Prefix", "named", 80), byName)))
+	snap.Services[2].Spec.ClusterIP = "10.96.0.7"
+	upstream := mkIngress("default", "b", 1, rule("b.test", path("/", "Prefix", svcName(2), 80)))
+	upstream.Annotations = map[string]string{"nginx.ingress.kubernetes.io/service-upstream": "true"}
+	snap.Ingresses = append(snap.Ingresses, upstream)
 	m := Run(snap, testOpts).Model
-	if len(m.Backends) != 4 {
-		t.Fatalf("%d backends, want 4: %+v", len(m.Backends), m.Backends)
+	var keys []string
+	for _, be := range m.Backends {
+		keys = append(keys, be.Key)
+	}
+	if !slices.Contains(keys, "default/svc-c/80"+clusterIPSuffix) || len(keys) != 5 {
+		t.Fatalf("backends %v, want 5 with a cluster IP's", keys)
 	}
 	for _, be := range m.Backends {
 		svc := serviceOf(snap.Services, be.Namespace, be.Service)
@@ -46,6 +56,8 @@ func TestServiceEndpointsRefuses(t *testing.T) {
 	ok1 := slice("default", "s", "http", 8080, ep{addr: "10.0.0.1"})
 	bad := slice("default", "s", "http", 8080, ep{addr: "10.0.0.1"}, ep{addr: "not-an-ip"})
 	v6in4 := slice("default", "s", "http", 8080, ep{addr: "fd00::1"})
+	withIP := service("default", "s", 80, "http")
+	withIP.Spec.ClusterIP = "10.96.0.5"
 	external := service("default", "s", 80, "http")
 	external.Spec.Type = corev1.ServiceTypeExternalName
 	udp := service("default", "s", 53, "dns")
@@ -66,7 +78,9 @@ func TestServiceEndpointsRefuses(t *testing.T) {
 		{"ExternalName", external, nil, "default/s/80", false},
 		{"a port the Service lacks", svc, []*discoveryv1.EndpointSlice{ok1}, "default/s/81", false},
 		{"a UDP port", udp, nil, "default/s/53", false},
-		{"cluster IP", svc, []*discoveryv1.EndpointSlice{ok1}, "default/s/80" + clusterIPSuffix, false},
+		{"cluster IP of a headless Service", svc, []*discoveryv1.EndpointSlice{ok1}, "default/s/80" + clusterIPSuffix, false},
+		{"cluster IP", withIP, []*discoveryv1.EndpointSlice{bad}, "default/s/80" + clusterIPSuffix, true},
+		{"cluster IP of a port the Service lacks", withIP, nil, "default/s/81" + clusterIPSuffix, false},
 		{"subselector", svc, []*discoveryv1.EndpointSlice{ok1}, "default/s/80" + subselectorSuffix + "0123456789ab", false},
 		{"another Service's key", svc, []*discoveryv1.EndpointSlice{ok1}, "default/t/80", false},
 		{"another namespace's key", svc, []*discoveryv1.EndpointSlice{ok1}, "other/s/80", false},
@@ -100,4 +114,22 @@ func slicesOf(list []*discoveryv1.EndpointSlice, ns, svc string) []*discoveryv1.
 		}
 	}
 	return out
+}
+
+// A Service resolved for a stream server is a stream Service: its
+// endpoints are in the files, so the incremental path must not take its
+// EndpointSlice changes. Those only Ingresses name are not.
+func TestStreamServices(t *testing.T) {
+	snap := streamWorld()
+	snap.TransportServers = append(snap.TransportServers, mkTransportServer("ts", 0, "tcp", "TCP", svcName(0)))
+	snap.ConfigMaps = append(snap.ConfigMaps, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "causeway", Name: "tcp-services"},
+		Data: map[string]string{"9000": "default/" + svcName(2) + ":80"}})
+	snap.Ingresses = append(snap.Ingresses, mkIngress("default", "web", 0, rule("a.test", path("/", "Prefix", svcName(1), 80))))
+	opts := streamOpts
+	opts.TCPServices = "causeway/tcp-services"
+	r := Run(snap, opts)
+	want := map[string]bool{"default/" + svcName(0): true, "default/" + svcName(2): true}
+	if !maps.Equal(r.StreamServices, want) {
+		t.Fatalf("StreamServices %v, want %v", r.StreamServices, want)
+	}
 }

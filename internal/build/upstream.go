@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
@@ -23,22 +25,33 @@ const clusterIPSuffix = "@cluster-ip"
 // endpoints are kept, with a Problem.
 func (b *builder) clusterIPBackend(ref model.ObjectRef, be *model.Backend, what string) *model.Backend {
 	svc := b.idx.service(be.Namespace, be.Service)
-	ip, err := netip.ParseAddr(svc.Spec.ClusterIP)
-	if err != nil {
+	e, ok := clusterIPEndpoint(svc, be.Port)
+	if !ok {
 		b.problem(ref, unsupportedReason(ref), false, "%s: Service %s/%s has no cluster IP (%q); its endpoints are used",
 			what, be.Namespace, be.Service, model.Truncate(svc.Spec.ClusterIP))
 		return be
 	}
-	var port int32
-	for _, p := range svc.Spec.Ports {
-		if p.Name == be.Port || be.Port == strconv.Itoa(int(p.Port)) {
-			port = p.Port
-		}
-	}
 	out := *be
 	out.Key = be.Key + clusterIPSuffix
-	out.Endpoints = []model.Endpoint{{Address: ip.String(), Port: port}}
+	out.Endpoints = []model.Endpoint{e}
 	return &out
+}
+
+// clusterIPEndpoint is the one endpoint of a backend on svc's port (a
+// Service port's name or number, as model.Backend.Port) reached through
+// its cluster IP; false for a headless Service.
+func clusterIPEndpoint(svc *corev1.Service, port string) (model.Endpoint, bool) {
+	ip, err := netip.ParseAddr(svc.Spec.ClusterIP)
+	if err != nil {
+		return model.Endpoint{}, false
+	}
+	var n int32
+	for _, p := range svc.Spec.Ports {
+		if p.Name == port || port == strconv.Itoa(int(p.Port)) {
+			n = p.Port
+		}
+	}
+	return model.Endpoint{Address: ip.String(), Port: n}, true
 }
 
 // unsupportedReason is the Problem reason of a setting that is not used:

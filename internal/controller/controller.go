@@ -117,6 +117,9 @@ type Controller struct {
 	memo render.Memo
 	// lastSourceProblem are the source problems logged already.
 	lastSourceProblem map[source.Problem]bool
+	// epIndex is what the incremental endpoint path knows from the last
+	// full sync that went live (endpoints.go); nil: take a full sync.
+	epIndex *endpointIndex
 }
 
 // New returns a Controller.
@@ -181,6 +184,12 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	retry := time.Duration(0)
 	eventAt := time.Now()
+	var flush *time.Timer
+	defer func() {
+		if flush != nil {
+			flush.Stop()
+		}
+	}()
 	for {
 		err := c.Sync(ctx, eventAt)
 		if ctx.Err() != nil {
@@ -193,29 +202,68 @@ func (c *Controller) Run(ctx context.Context) error {
 		} else {
 			retry = 0
 		}
+		full, coalesce := c.wait(ctx, retryC, &flush)
+		if !full {
+			return nil
+		}
+		eventAt = time.Now()
+		if coalesce {
+			c.coalesce(ctx, eventAt)
+		}
+	}
+}
+
+// wait waits for what calls for the next full sync, and whether to
+// coalesce the events that follow it first; full is false once ctx is
+// done. Meanwhile it applies EndpointSlice changes through the
+// incremental path as they come (endpoints.go): each at once, and those
+// arriving during a push together in the next one, with no window of
+// its own.
+func (c *Controller) wait(ctx context.Context, retryC <-chan time.Time, flush **time.Timer) (full, coalesce bool) {
+	var flushC <-chan time.Time
+	for {
+		if *flush != nil {
+			flushC = (*flush).C
+		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return false, false
 		case <-retryC:
-			eventAt = time.Now()
-			continue
+			return true, false
 		case <-c.opts.Restarted:
 			c.mu.Lock()
 			c.forcePush = true
 			c.mu.Unlock()
-			eventAt = time.Now()
-			continue
-		case <-src.Changed():
-			eventAt = time.Now()
+			return true, false
+		case <-c.endpointsChanged():
+			if !c.SyncEndpoints(ctx, time.Now()) {
+				return true, true // as any change that takes a build
+			}
+			if *flush == nil {
+				*flush = time.NewTimer(stateFileFlushDelay)
+			}
+		case <-flushC:
+			*flush, flushC = nil, nil
+			c.flushStateFile()
+		case <-c.opts.Source.Changed():
+			return true, true
 		case <-c.namesChanged():
-			eventAt = time.Now()
+			return true, true
 		case <-c.staplesChanged():
-			eventAt = time.Now()
+			return true, true
 		case <-c.replicasChanged():
-			eventAt = time.Now()
+			return true, true
 		}
-		c.coalesce(ctx, eventAt)
 	}
+}
+
+// endpointsChanged signals the source's EndpointSlice changes; nil (never)
+// for a source that does not tell them apart.
+func (c *Controller) endpointsChanged() <-chan struct{} {
+	if es, ok := c.opts.Source.(source.EndpointSource); ok {
+		return es.EndpointsChanged()
+	}
+	return nil
 }
 
 // coalesce waits until events have been quiet for Quiet, or MaxDelay has
@@ -245,6 +293,10 @@ const maxIsolationRounds = 8
 func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if es, ok := c.opts.Source.(source.EndpointSource); ok {
+		es.TakeEndpointChanges() // the snapshot holds them
+	}
+	c.epIndex = nil
 	snap := c.opts.Source.Snapshot()
 	c.logSourceProblems(snap.Problems)
 	var res SyncResult
@@ -284,6 +336,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 				break
 			}
 			c.recordEndpoints(m)
+			c.indexEndpoints(m, res.Problems, built.StreamServices)
 			c.opts.Metrics.ConfigApplySeconds.Observe(time.Since(eventAt).Seconds())
 			c.ready.Store(true)
 			c.everLive.Store(true)

@@ -82,6 +82,10 @@ type dynamicChannel struct {
 	// restarts.
 	failedHash [32]byte
 	failedErr  error
+	// hashStale says that last changed by incremental pushes
+	// (endpoints.go) since lastHash was computed; fileStale that the
+	// state file does not hold last yet.
+	hashStale, fileStale bool
 }
 
 type refusal struct {
@@ -95,14 +99,12 @@ func backendsOf(m *model.Model) []balancer.Backend {
 	out := make([]balancer.Backend, 0, len(m.Backends))
 	for _, b := range m.Backends {
 		be := balancer.Backend{Key: b.Key, Method: b.Balance.Method, HashKey: b.Balance.HashKey,
-			Retries: b.Balance.Retries, Endpoints: make([]balancer.Endpoint, 0, len(b.Endpoints)),
+			Retries:  b.Balance.Retries,
 			MaxFails: b.Limits.MaxFails, FailTimeoutMs: int(b.Limits.FailTimeout.Milliseconds()), MaxConns: b.Limits.MaxConns}
 		if s := b.Balance.Sticky; s != nil {
 			be.Sticky = &balancer.StickyOptions{Cookie: s.Name, Path: s.Path, MaxAge: s.MaxAge, SameSite: s.SameSite, Secure: s.Secure}
 		}
-		for _, e := range b.Endpoints {
-			be.Endpoints = append(be.Endpoints, balancer.Endpoint{Address: e.Address, Port: int(e.Port), Weight: 1, Ready: true, Zone: e.Zone})
-		}
+		be.Endpoints = payloadEndpoints(b.Endpoints)
 		out = append(out, be)
 	}
 	return out
@@ -202,7 +204,13 @@ func (d *dynamicChannel) nextGeneration() int64 {
 // (the one a 400 names, or the largest on 507 or 413), reports it in res
 // and pushes the rest, at most maxRefusals times. It reports whether it
 // pushed; force pushes an unchanged state too (after nginx restarted).
-func (d *dynamicChannel) push(ctx context.Context, backends []balancer.Backend, force bool, res *SyncResult) (bool, error) {
+func (d *dynamicChannel) push(ctx context.Context, backends []balancer.Backend, force bool, res *SyncResult) (pushed bool, err error) {
+	if d.hashStale {
+		if d.lastHash, err = contentHash(d.last); err != nil {
+			return false, err
+		}
+		d.hashStale = false
+	}
 	// The hash covers the content only; the generation changes each push.
 	hash, err := contentHash(backends)
 	if err != nil {
@@ -260,6 +268,28 @@ func (d *dynamicChannel) send(ctx context.Context, backends []balancer.Backend, 
 		return err
 	}
 	d.lastHash, d.last, d.pushedGen = hash, backends, gen
+	d.hashStale, d.fileStale = false, false
+	return nil
+}
+
+// writePushed brings the state file up to date with the last push after
+// incremental pushes, with the pushed generation: a reload that loads it
+// leaves nginx on the state the controller knows it has.
+func (d *dynamicChannel) writePushed() error {
+	content, err := balancer.EncodeState(balancer.State{Backends: d.last})
+	if err != nil {
+		return err
+	}
+	body, err := balancer.EncodeState(balancer.State{Generation: d.pushedGen, Backends: d.last})
+	if err != nil {
+		return err
+	}
+	if err := writeStateFile(d.stateFile, body); err != nil {
+		return err
+	}
+	d.lastHash = sha256.Sum256(content)
+	d.lastPrepared = d.lastHash
+	d.hashStale, d.fileStale = false, false
 	return nil
 }
 

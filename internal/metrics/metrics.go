@@ -21,6 +21,10 @@ type Metrics struct {
 	LastReloadSuccess prometheus.Gauge
 	// ConfigApplySeconds is the time from a change event to verified-live.
 	ConfigApplySeconds prometheus.Histogram
+	// EndpointUpdateSeconds is the time from an EndpointSlice change to
+	// nginx serving the new endpoints, for changes pushed without a
+	// build (the incremental path).
+	EndpointUpdateSeconds prometheus.Histogram
 	// Problems is the number of current problems by reason.
 	Problems *prometheus.GaugeVec
 	// DynamicUpdates counts changes applied without a reload, by kind
@@ -79,6 +83,11 @@ func NewWith(o Options) *Metrics {
 			Help:    "Time from a change event to the configuration being verifiably live.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}),
+		EndpointUpdateSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "causeway_endpoint_update_seconds",
+			Help:    "Time from an EndpointSlice change to nginx serving its Service's new endpoints, for changes pushed without a build.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1},
+		}),
 		Problems: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "causeway_object_problems",
 			Help: "Objects currently excluded or degraded, by reason.",
@@ -102,7 +111,7 @@ func NewWith(o Options) *Metrics {
 	}, []string{"collector"})
 	m.Compat = newCompat(o.Identity, m.CollectErrors, o.Log)
 	m.Registry.MustRegister(m.Compat.collectors()...)
-	m.Registry.MustRegister(m.Reloads, m.LastReloadSeconds, m.LastReloadSuccess, m.ConfigApplySeconds, m.Problems,
+	m.Registry.MustRegister(m.Reloads, m.LastReloadSeconds, m.LastReloadSuccess, m.ConfigApplySeconds, m.EndpointUpdateSeconds, m.Problems,
 		m.DynamicUpdates, m.BackendEndpoints, m.DataplaneMode, m.CollectErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -85,6 +85,23 @@ type Source interface {
 	Snapshot() *Snapshot
 }
 
+// EndpointSource is the optional part of a Source that reports
+// EndpointSlice changes apart from the others, by Service, so that they
+// can reach the data plane without a Snapshot and a build. A Source that
+// has it signals such changes on EndpointsChanged only, never on Changed.
+type EndpointSource interface {
+	// EndpointsChanged receives a value when TakeEndpointChanges has
+	// something; edge-triggered like Changed.
+	EndpointsChanged() <-chan struct{}
+	// TakeEndpointChanges returns the Services ("namespace/name") whose
+	// EndpointSlices changed since the last call, and forgets them. A
+	// Snapshot taken after it holds every change it returned.
+	TakeEndpointChanges() map[string]bool
+	// ServiceEndpoints returns a Service (nil if there is none) and its
+	// EndpointSlices as they are now.
+	ServiceEndpoints(namespace, name string) (*corev1.Service, []*discoveryv1.EndpointSlice)
+}
+
 // Notifier is a non-blocking, coalescing change signal, shared by sources.
 type Notifier struct{ ch chan struct{} }
 

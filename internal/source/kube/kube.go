@@ -85,8 +85,11 @@ type Options struct {
 
 // Source caches objects from the API server.
 type Source struct {
-	opts                                                      Options
-	notifier                                                  *source.Notifier
+	opts     Options
+	notifier *source.Notifier
+	// endpoints collects EndpointSlice changes, which are signalled
+	// apart (source.EndpointSource).
+	endpoints                                                 endpointChanges
 	synced                                                    atomic.Bool
 	factories                                                 []informers.SharedInformerFactory
 	ingresses, classes, services, slices, secrets, configMaps []cache.SharedIndexInformer
@@ -125,14 +128,18 @@ func New(opts Options) (*Source, error) {
 	if opts.GatewayAPI && opts.Dynamic == nil {
 		return nil, fmt.Errorf("kube source: Gateway API resources need a dynamic client")
 	}
-	s := &Source{opts: opts, notifier: source.NewNotifier(), discover: opts.Client.Discovery().ServerResourcesForGroupVersion}
+	s := &Source{opts: opts, notifier: source.NewNotifier(), discover: opts.Client.Discovery().ServerResourcesForGroupVersion,
+		endpoints: endpointChanges{notifier: source.NewNotifier(), dirty: map[string]bool{}}}
 	s.refs = newRefs(opts, s.notifier.Notify)
 	for _, ns := range s.namespaces() {
 		f := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns))
 		s.factories = append(s.factories, f)
 		s.ingresses = append(s.ingresses, s.watchIngresses(f.Networking().V1().Ingresses().Informer()))
 		s.services = append(s.services, s.watch(f.Core().V1().Services().Informer()))
-		slices := s.watch(f.Discovery().V1().EndpointSlices().Informer())
+		slices, err := s.watchSlices(f.Discovery().V1().EndpointSlices().Informer())
+		if err != nil {
+			return nil, fmt.Errorf("kube source: %w", err) // not started yet
+		}
 		s.slices = append(s.slices, slices)
 		if opts.CustomResources {
 			if err := slices.AddIndexers(cache.Indexers{podIndex: slicePods}); err != nil {

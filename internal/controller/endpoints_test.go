@@ -1,0 +1,197 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/class"
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/metrics"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// endpointSource is staticSource telling EndpointSlice changes apart.
+type endpointSource struct {
+	staticSource
+	changed map[string]bool
+}
+
+func (s *endpointSource) EndpointsChanged() <-chan struct{} { return nil }
+
+func (s *endpointSource) TakeEndpointChanges() map[string]bool {
+	out := s.changed
+	s.changed = map[string]bool{}
+	return out
+}
+
+func (s *endpointSource) ServiceEndpoints(ns, name string) (*corev1.Service, []*discoveryv1.EndpointSlice) {
+	var svc *corev1.Service
+	for _, x := range s.snap.Services {
+		if x.Namespace == ns && x.Name == name {
+			svc = x
+		}
+	}
+	var out []*discoveryv1.EndpointSlice
+	for _, es := range s.snap.EndpointSlices {
+		if es.Namespace == ns && es.Labels[discoveryv1.LabelServiceName] == name {
+			out = append(out, es)
+		}
+	}
+	return svc, out
+}
+
+// patchingPusher is fakePusher with patches, on a base generation as the
+// Lua side applies them.
+type patchingPusher struct {
+	fakePusher
+	patches []string // the keys of each patch
+	refuse  error
+}
+
+func (p *patchingPusher) Patch(_ context.Context, base, gen int64, backends []balancer.Backend, del []string) error {
+	if p.refuse != nil {
+		return p.refuse
+	}
+	if base != p.gen {
+		return &balancer.APIError{StatusCode: 409, Message: "not the base"}
+	}
+	for _, b := range backends {
+		for i := range p.accepted {
+			if p.accepted[i].Key == b.Key {
+				p.accepted[i] = b
+			}
+		}
+	}
+	p.gen = gen
+	p.patches = append(p.patches, keysOf(backends))
+	return nil
+}
+
+func TestSyncEndpoints(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// change edits the snapshot and names the Services it changed.
+		change func(*source.Snapshot) []string
+		refuse error
+		// patch is the keys patched, "" for none; full that a full sync
+		// is asked for instead.
+		patch string
+		full  bool
+	}{
+		{name: "an endpoint more", change: func(s *source.Snapshot) []string {
+			s.EndpointSlices[0].Endpoints = append(s.EndpointSlices[0].Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.3.9.9"}})
+			return []string{"default/web"}
+		}, patch: "default/web/80"},
+		{name: "a Service no backend uses", change: func(*source.Snapshot) []string { return []string{"default/unused"} }},
+		{name: "a slice rewritten alike", change: func(*source.Snapshot) []string { return []string{"default/web"} }},
+		{name: "a Service left out of the state (over the limit)", change: func(*source.Snapshot) []string { return []string{"default/big"} }, full: true},
+		{name: "an address the build reports", change: func(s *source.Snapshot) []string {
+			s.EndpointSlices[0].Endpoints[0].Addresses = []string{"not-an-address"}
+			return []string{"default/web"}
+		}, full: true},
+		{name: "the Service turned ExternalName", change: func(s *source.Snapshot) []string {
+			s.Services[0].Spec.Type = corev1.ServiceTypeExternalName
+			return []string{"default/web"}
+		}, full: true},
+		{name: "nginx refuses the patch", change: func(s *source.Snapshot) []string {
+			s.EndpointSlices[0].Endpoints = s.EndpointSlices[0].Endpoints[:1]
+			return []string{"default/web"}
+		}, refuse: &balancer.APIError{StatusCode: 507, Message: "full"}, full: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := layout.Dir(t.TempDir())
+			if err := os.MkdirAll(dir.Path(layout.RunDir), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			src := &endpointSource{staticSource: staticSource{snap: snapshot(2)}}
+			p := &patchingPusher{}
+			c := New(Options{Source: src, Applier: nopApplier{},
+				Model: build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
+				Log:   slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
+				Render:  render.Params{StateDir: dir, HTTPPort: 80, HTTPSPort: 443, Dynamic: &render.Dynamic{}},
+				Dynamic: p})
+			src.changed = map[string]bool{"default/web": true}
+			if c.SyncEndpoints(t.Context(), time.Now()) {
+				t.Fatal("before any full sync went live, the incremental path took a change")
+			}
+			if err := c.Sync(t.Context(), time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			pushes := p.pushes
+			p.refuse = tc.refuse
+			src.snap = snapshot(2)
+			for _, k := range tc.change(src.snap) {
+				src.changed[k] = true
+			}
+			if got := c.SyncEndpoints(t.Context(), time.Now()); got == tc.full {
+				t.Fatalf("SyncEndpoints = %v, want %v", got, !tc.full)
+			}
+			if got := strings.Join(p.patches, ";"); got != tc.patch {
+				t.Fatalf("patches %q, want %q", got, tc.patch)
+			}
+			if p.pushes != pushes {
+				t.Fatalf("%d full pushes by the incremental path", p.pushes-pushes)
+			}
+			if tc.full {
+				// The full sync that follows brings nginx to the build's
+				// state, whatever the patch did.
+				if err := c.Sync(t.Context(), time.Now()); err != nil && tc.refuse == nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			// What nginx has is what a full sync would push: it pushes
+			// nothing more.
+			if err := c.Sync(t.Context(), time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if p.pushes != pushes {
+				t.Fatalf("the full sync after the patch pushed again: the patch left nginx other than the build")
+			}
+			// The state file follows once flushed.
+			c.flushStateFile()
+			data, err := os.ReadFile(dir.DynamicState())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st balancer.State
+			if err := json.Unmarshal(data, &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Generation != p.gen || keysOf(st.Backends) != keysOf(p.accepted) || len(st.Backends[0].Endpoints) != len(p.accepted[0].Endpoints) {
+				t.Fatalf("state file generation %d with %+v; nginx has generation %d with %+v", st.Generation, st.Backends, p.gen, p.accepted)
+			}
+		})
+	}
+}
+
+// Stream Services, those the build reported dropped addresses of, and
+// those with a backend left out of the state take a full sync.
+func TestIndexEndpointsFull(t *testing.T) {
+	res := testModel(map[string]int{"a": 1, "big": 1, "c": 1})
+	c := &Controller{dyn: &dynamicChannel{last: backendsOf(res.Model)[1:]}} // ns/a/80 left out
+	problems := []model.Problem{{Object: model.ObjectRef{Kind: "Service", Namespace: "ns", Name: "c"}, Reason: model.ReasonDroppedEndpoints}}
+	c.indexEndpoints(res.Model, problems, map[string]bool{"ns/big": true, "ns/stream-only": true})
+	for svc, want := range map[string]bool{"ns/a": true, "ns/big": true, "ns/c": true, "ns/stream-only": true} {
+		if c.epIndex.full[svc] != want {
+			t.Errorf("%s: full %v, want %v", svc, c.epIndex.full[svc], want)
+		}
+	}
+	c.indexEndpoints(res.Model, nil, nil)
+	if len(c.epIndex.full) != 1 || len(c.epIndex.backends["ns/c"]) != 1 || len(c.epIndex.backends["ns/big"]) != 1 {
+		t.Errorf("index %+v, want only ns/a (left out) to take a full sync", c.epIndex)
+	}
+}
