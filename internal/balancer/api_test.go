@@ -330,4 +330,11 @@ func TestStateTooLargeForDict(t *testing.T) {
 	if r := n.get(t, n.http, n.url(0, "/"), nil); r.status != 200 || r.backend != "a" {
 		t.Errorf("after refusal: status %d from %q", r.status, r.backend)
 	}
+	// The backends written before the dict ran out are taken back.
+	if st, err := n.client.State(ctxT(t)); err != nil || len(st.Backends) != 1 || st.Backends[0].Key != key {
+		t.Errorf("state after refusal: %+v, %v; want %s alone", st, err, key)
+	}
+	if err := n.client.Patch(ctxT(t), 1, 3, []balancer.Backend{{Key: key, Endpoints: []balancer.Endpoint{a.endpoint()}}}, nil); err != nil {
+		t.Errorf("patch after refusal: %v", err)
+	}
 }

@@ -84,7 +84,7 @@ func findNginx() nginxSetup {
 
 // requireNginx skips (or, with CAUSEWAY_REQUIRE_NGINX=1, fails) the test
 // when nginx with the Lua module is unavailable.
-func requireNginx(t *testing.T) nginxSetup {
+func requireNginx(t testing.TB) nginxSetup {
 	t.Helper()
 	setupOnce.Do(func() { setup = findNginx() })
 	if setup.err != nil {
@@ -99,7 +99,7 @@ func requireNginx(t *testing.T) nginxSetup {
 // testNginx is one nginx master with its workers, configured from our
 // snippets. Location i ("/<i>/") proxies to backend key keys[i].
 type testNginx struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	port   int
 	keys   []string
@@ -145,7 +145,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -155,7 +155,7 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func startNginx(t *testing.T, o nginxOptions) *testNginx {
+func startNginx(t testing.TB, o nginxOptions) *testNginx {
 	t.Helper()
 	ng := requireNginx(t)
 	if o.workers == 0 {
@@ -388,7 +388,7 @@ type reply struct {
 	header  http.Header
 }
 
-func (n *testNginx) get(t *testing.T, c *http.Client, url string, hdr map[string]string) reply {
+func (n *testNginx) get(t testing.TB, c *http.Client, url string, hdr map[string]string) reply {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
@@ -427,7 +427,7 @@ type testBackend struct {
 	srv   *http.Server
 }
 
-func startBackend(t *testing.T, ip, name string) *testBackend {
+func startBackend(t testing.TB, ip, name string) *testBackend {
 	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {

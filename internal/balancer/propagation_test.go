@@ -1,10 +1,12 @@
 package balancer_test
 
 import (
+	"fmt"
 	"github.com/causeway/causeway/internal/balancer"
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,4 +106,81 @@ func TestPropagationToAllWorkers(t *testing.T) {
 	if p99 := p(samples, 0.99); p99 > 50*time.Millisecond {
 		t.Errorf("propagation p99 %v, want ≤ 50ms", p99)
 	}
+}
+
+// A worker that missed patches applies the writes' logs (a few missed) or
+// reads every backend again (more than the logs hold, or a full replace
+// among them); either way it ends on the state the last write left:
+// patched, added and removed backends alike.
+func TestWorkersCatchUpOnPatches(t *testing.T) {
+	for _, missed := range []int{5, 300} {
+		t.Run(fmt.Sprintf("%d writes missed", missed), func(t *testing.T) {
+			keys := []string{"ns/k0/80", "ns/k1/80", "ns/k2/80", "ns/k3/80"}
+			const workers = 2
+			n := startNginx(t, nginxOptions{keys: keys, workers: workers})
+			a, b := startBackend(t, "127.0.0.2", "a"), startBackend(t, "127.0.0.3", "b")
+			ep := func(s *testBackend) []balancer.Endpoint { return []balancer.Endpoint{s.endpoint()} }
+			n.replace(t, balancer.State{Generation: 1, Backends: []balancer.Backend{{Key: keys[0], Endpoints: ep(a)},
+				{Key: keys[1], Endpoints: ep(a)}, {Key: keys[2], Endpoints: ep(a)}}})
+			fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+			// every worker's answer for location i
+			answers := func(i int) map[string]reply {
+				seen := map[string]reply{}
+				for tries := 0; len(seen) < workers; tries++ {
+					if tries > 400 {
+						t.Fatalf("location %d: only workers %v answered", i, seen)
+					}
+					r := n.get(t, fresh, n.url(i, "/"), nil)
+					seen[r.worker] = r
+				}
+				return seen
+			}
+			for i := range 3 {
+				answers(i) // every worker has the first state
+			}
+			gen := int64(1)
+			for i := range missed {
+				var up []balancer.Backend
+				var del []string
+				switch i {
+				case 1:
+					del = []string{keys[1]}
+				case 2:
+					up = []balancer.Backend{{Key: keys[3], Endpoints: ep(b)}}
+				default:
+					to := a
+					if i%2 == 0 {
+						to = b
+					}
+					up = []balancer.Backend{{Key: keys[0], Endpoints: ep(to)}}
+				}
+				if err := n.client.Patch(ctxT(t), gen, gen+1, up, del); err != nil {
+					t.Fatalf("patch %d: %v", i, err)
+				}
+				gen++
+			}
+			last := "a"
+			if (missed-1)%2 == 0 {
+				last = "b"
+			}
+			for i, want := range map[int]string{0: last, 1: "", 2: "a", 3: "b"} {
+				for w, r := range answers(i) {
+					if r.backend != want || (want == "" && r.status != http.StatusServiceUnavailable) {
+						t.Errorf("location %d, worker %s: status %d from %q, want %q", i, w, r.status, r.backend, want)
+					}
+				}
+			}
+			if st, err := n.client.State(ctxT(t)); err != nil || keysOfState(st) != "ns/k0/80,ns/k2/80,ns/k3/80" {
+				t.Errorf("state %+v, %v", st, err)
+			}
+		})
+	}
+}
+
+func keysOfState(st balancer.State) string {
+	var k []string
+	for _, b := range st.Backends {
+		k = append(k, b.Key)
+	}
+	return strings.Join(k, ",")
 }

@@ -221,6 +221,9 @@ func (c *Controller) Run(ctx context.Context) error {
 // its own.
 func (c *Controller) wait(ctx context.Context, retryC <-chan time.Time, flush **time.Timer) (full, coalesce bool) {
 	var flushC <-chan time.Time
+	if *flush == nil && c.stateFileStale() { // the sync patched
+		*flush = time.NewTimer(stateFileFlushDelay)
+	}
 	for {
 		if *flush != nil {
 			flushC = (*flush).C
@@ -323,6 +326,9 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 		}
 		result, err := c.opts.Applier.Apply(ctx, out.Files, out.Version)
 		if err == nil {
+			if result.Reloaded && c.dyn != nil {
+				c.dyn.reloaded()
+			}
 			c.recordApply(result, out.Version, m)
 			c.opts.Metrics.Compat.Certificates.Set(servedCertificates(m))
 			if err := c.certificatesChanged(ctx, result); err != nil {

@@ -187,6 +187,13 @@ func payloadEndpoints(eps []model.Endpoint) []balancer.Endpoint {
 // once per change.
 const stateFileFlushDelay = time.Second
 
+// stateFileStale reports whether a patch left the state file behind.
+func (c *Controller) stateFileStale() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dyn != nil && c.dyn.fileStale
+}
+
 // flushStateFile writes the state file after incremental pushes.
 func (c *Controller) flushStateFile() {
 	c.mu.Lock()

@@ -3,9 +3,11 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,16 +70,99 @@ func (p *patchingPusher) Patch(_ context.Context, base, gen int64, backends []ba
 	if base != p.gen {
 		return &balancer.APIError{StatusCode: 409, Message: "not the base"}
 	}
+	next := map[string]balancer.Backend{}
+	for _, b := range p.accepted {
+		next[b.Key] = b
+	}
 	for _, b := range backends {
-		for i := range p.accepted {
-			if p.accepted[i].Key == b.Key {
-				p.accepted[i] = b
+		next[b.Key] = b
+	}
+	for _, k := range del {
+		delete(next, k)
+	}
+	p.accepted = p.accepted[:0:0]
+	for _, b := range next {
+		p.accepted = append(p.accepted, b)
+	}
+	slices.SortFunc(p.accepted, func(a, b balancer.Backend) int { return strings.Compare(a.Key, b.Key) })
+	p.gen = gen
+	entry := keysOf(backends)
+	if len(del) > 0 {
+		entry += " -" + strings.Join(del, ",-")
+	}
+	p.patches = append(p.patches, entry)
+	return nil
+}
+
+// A push after the first is a patch of what changed, added and removed,
+// on the generation pushed last; a full state when most changed, or when
+// nginx refuses the patch. After a reload nginx holds the state file, and
+// the push patches from it.
+func TestDynamicPushPatches(t *testing.T) {
+	dir := t.TempDir()
+	p := &patchingPusher{}
+	d := &dynamicChannel{pusher: p, stateFile: dir + "/state.json"}
+	// st is backends k0..k9 with n endpoints each but for the changes.
+	st := func(n int, change map[string]int) []balancer.Backend {
+		var out []balancer.Backend
+		for i := range 10 {
+			key := fmt.Sprintf("ns/k%d/80", i)
+			m, ok := change[key]
+			switch {
+			case !ok:
+				m = n
+			case m < 0:
+				continue // removed
 			}
+			out = append(out, balancer.Backend{Key: key, Endpoints: payloadEndpoints(endpoints(m))})
+		}
+		return out
+	}
+	push := func(bs []balancer.Backend) {
+		t.Helper()
+		if _, err := d.push(t.Context(), bs, false, &SyncResult{}); err != nil {
+			t.Fatal(err)
 		}
 	}
-	p.gen = gen
-	p.patches = append(p.patches, keysOf(backends))
-	return nil
+	push(st(1, map[string]int{"ns/k9/80": -1}))
+	if p.pushes != 1 || len(p.patches) != 0 {
+		t.Fatalf("first push: %d full, patches %v; want one full state", p.pushes, p.patches)
+	}
+	push(st(1, map[string]int{"ns/k0/80": 2, "ns/k1/80": -1}))
+	if p.pushes != 1 || strings.Join(p.patches, ";") != "ns/k0/80,ns/k9/80 -ns/k1/80" {
+		t.Fatalf("second push: %d full, patches %q", p.pushes, p.patches)
+	}
+	if len(p.accepted) != 9 || p.accepted[0].Key != "ns/k0/80" || len(p.accepted[0].Endpoints) != 2 || p.accepted[1].Key != "ns/k2/80" {
+		t.Fatalf("nginx has %+v", p.accepted)
+	}
+	if !d.fileStale {
+		t.Fatal("a patch left the state file current")
+	}
+	// Most changed: a full state.
+	push(st(3, nil))
+	if p.pushes != 2 {
+		t.Fatalf("a push changing every backend was not a full state (%d full, patches %v)", p.pushes, p.patches)
+	}
+	// Refused (someone else's state): a full state.
+	p.gen = 1
+	push(st(3, map[string]int{"ns/k0/80": 4}))
+	if p.pushes != 3 || len(p.accepted) != 10 || len(p.accepted[0].Endpoints) != 4 {
+		t.Fatalf("over a foreign state: %d full, nginx has %+v", p.pushes, p.accepted)
+	}
+	// A reload loads the prepared file (the new backends and the old):
+	// the push after it removes the old by a patch.
+	want := st(3, map[string]int{"ns/k0/80": 4, "ns/k5/80": -1})
+	if err := d.prepare(want); err != nil {
+		t.Fatal(err)
+	}
+	p.accepted, p.gen = append([]balancer.Backend(nil), d.fileBackends...), d.fileGen // what the reload did
+	slices.SortFunc(p.accepted, func(a, b balancer.Backend) int { return strings.Compare(a.Key, b.Key) })
+	d.reloaded()
+	patches := len(p.patches)
+	push(want)
+	if p.pushes != 3 || len(p.patches) != patches+1 || p.patches[patches] != " -ns/k5/80" {
+		t.Fatalf("after the reload: %d full, patches %q", p.pushes, p.patches[patches:])
+	}
 }
 
 func TestSyncEndpoints(t *testing.T) {

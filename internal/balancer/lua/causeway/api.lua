@@ -62,22 +62,27 @@ local function yield()
     ngx.sleep(0.001)
 end
 
+local YIELD_ABOVE = 64 * 1024 -- bytes of body
+
 local function write(replace)
     local body, err = read_body()
     if not body then
         return fail(400, err and ("cannot read body: " .. err) or "empty body")
     end
+    -- Only a large push yields: each yield is a 1 ms timer, which a
+    -- patch of a few backends would otherwise wait for.
+    local y = #body > YIELD_ABOVE and yield or nil
     local req
     if replace then
-        req, err = validate.state(body, yield)
+        req, err = validate.state(body, y)
     else
-        req, err = validate.update(body, yield)
+        req, err = validate.update(body, y)
     end
     if not req then
         ngx.log(ngx.WARN, "causeway: push rejected: ", err)
         return fail(400, err)
     end
-    local res, status, msg = store.write(req, replace, yield)
+    local res, status, msg = store.write(req, replace, y)
     if not res then
         ngx.log(ngx.WARN, "causeway: push rejected: ", msg)
         return fail(status, msg)

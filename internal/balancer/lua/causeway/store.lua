@@ -5,18 +5,22 @@
 --   seq        write counter; bumped last, after the new state is stored
 --   gen        the controller's generation of the current state
 --   count      number of backends in the current state
---   state0/1   the state for even/odd seq (double-buffered, see write)
+--   b:<key>    one validated backend, serialised on its own
+--   keys       the set of backend keys, serialised: read for a full view
+--   log:<seq>  what write <seq> changed: the list of keys it upserted or
+--              removed, or "*" for a full replace; kept LOG_TTL seconds
 --   lock       held while a write is in progress
--- A state blob is the serialisation of
---   { seq = n, generation = g, backends = { [key] = backend blob } }
--- where each backend blob serialises one validated backend on its own.
+-- So a write costs what it changes: an update of one backend among
+-- 10,000 stores that backend (and the log), not the whole state.
 --
 -- Propagation: every request reads "seq" (one cheap shared-dict get). When
--- it differs from what this worker last applied, the worker decodes the
--- new state and drops its instances of the backends whose blob changed;
--- each is rebuilt on its next request. So a change is visible to every
--- worker from the first request that starts after the write returned: no
--- timer, no polling interval.
+-- it differs from what this worker last applied, the worker reads the
+-- logs of the writes it missed and drops its instances of the backends
+-- they name; each is rebuilt on its next request. A worker that missed a
+-- full replace, or more writes than the logs still hold, reads every
+-- backend again. So a change is visible to every worker from the first
+-- request that starts after the write returned: no timer, no polling
+-- interval.
 
 local backend = require("causeway.backend")
 local json = require("causeway.json")
@@ -47,31 +51,30 @@ do
     end
 end
 
+local LOG_TTL = 120       -- seconds a write's log is kept
+local LOG_MAX = 256       -- a worker further behind reads everything
+local FULL = "*"          -- the log of a full replace
+
 local function dict()
     return ngx.shared[_M.DICT]
 end
 
-local function slot(seq)
-    return (seq % 2 == 0) and "state0" or "state1"
+local function bkey(key)
+    return "b:" .. key
 end
 
--- read returns the decoded current state (backend blobs still encoded),
--- nil when nothing was ever written, or nil and an error.
-local function read()
-    local d = dict()
-    local seq = d:get("seq")
-    if not seq then
-        return nil
-    end
-    local blob = d:get(slot(seq))
+-- keyset returns the current set of keys ({key = true}), or nil and an
+-- error.
+local function keyset(d)
+    local blob = d:get("keys")
     if not blob then
-        return nil, "state blob for seq " .. seq .. " is missing"
+        return {}
     end
-    local ok, st = pcall(decode, blob)
-    if not ok or type(st) ~= "table" or type(st.backends) ~= "table" then
-        return nil, "state blob for seq " .. seq .. " is corrupt"
+    local ok, set = pcall(decode, blob)
+    if not ok or type(set) ~= "table" then
+        return nil, "the key set of the state is corrupt"
     end
-    return st
+    return set
 end
 
 ---------------------------------------------------------------------------
@@ -117,30 +120,35 @@ local function unlock()
     dict():delete("lock")
 end
 
+-- publish makes write seq visible: its log, then seq itself.
+local function publish(d, seq, gen, count, changed)
+    local ok, err = d:safe_set("log:" .. seq, changed, LOG_TTL)
+    if not ok then
+        -- Without its log every worker reads the whole state at seq.
+        log(ERR, "causeway: cannot store the log of write ", seq, ": ", err)
+    end
+    d:safe_set("gen", gen)
+    d:safe_set("count", count)
+    return d:safe_set("seq", seq)
+end
+
 local function write_locked(req, replace, yield)
     local d = dict()
-    local cur, err = read()
-    if err then
-        -- Not fatal for a full replace; an update needs the base state.
-        if not replace then
-            return nil, 500, err
-        end
-        log(ERR, "causeway: replacing unreadable state: ", err)
-        cur = nil
-    end
+    local cur_gen = d:get("gen") or 0
+    local have = d:get("seq") ~= nil
     -- Only an update is ordered by generation: it applies on top of the
     -- current state. A full replace is authoritative whatever its
     -- generation, which is only recorded: a state pushed with a huge
     -- generation (stale, or not the controller's) must never lock out the
     -- controller's later pushes, and a restarted controller whose clock
     -- is behind must converge at once.
-    if cur and req.generation < cur.generation then
+    if have and req.generation < cur_gen then
         if not replace then
             return nil, 409, "generation " .. req.generation
-                .. " is older than the current generation " .. cur.generation
+                .. " is older than the current generation " .. cur_gen
         end
         log(ngx.NOTICE, "causeway: full state of generation ", req.generation,
-            " replaces generation ", cur.generation)
+            " replaces generation ", cur_gen)
     end
     -- An update with a base applies only on top of exactly that state:
     -- the controller computed it as a difference from what it pushed
@@ -148,44 +156,117 @@ local function write_locked(req, replace, yield)
     -- an older file) it would leave a mixture; the controller then sends
     -- a full state instead.
     if not replace and req.base ~= nil then
-        local have = cur and cur.generation or 0
-        if have ~= req.base then
-            return nil, 409, "the state is at generation " .. have
+        local at = have and cur_gen or 0
+        if at ~= req.base then
+            return nil, 409, "the state is at generation " .. at
                 .. ", not the base " .. req.base .. " of this update"
         end
     end
-    local map = {}
-    if cur and not replace then
-        for k, v in pairs(cur.backends) do
-            map[k] = v
+    -- The key set is read only when it may change: for a full replace,
+    -- and for an update adding or removing a backend, not for one that
+    -- changes backends in place (an endpoint change: the frequent case).
+    local keys
+    if replace then
+        local err
+        keys, err = keyset(d)
+        if not keys then
+            -- Not fatal for a full replace: it rewrites every backend.
+            log(ERR, "causeway: replacing unreadable state: ", err)
+            keys = {}
         end
     end
-    for _, k in ipairs(req.delete) do
-        map[k] = nil
-    end
+    -- The new blobs, and what each key held before (false: nothing), to
+    -- put back should the dict run out of room half way.
+    local new, old = {}, {}
+    local changed = {}
     for i, b in ipairs(req.backends) do
-        map[b.key] = encode(b)
+        new[b.key] = encode(b)
         if yield and i % 1000 == 0 then
             yield()
         end
     end
-    local count = 0
-    for _ in pairs(map) do
-        count = count + 1
+    local del = {}
+    if replace then
+        for k in pairs(keys) do
+            if new[k] == nil then
+                del[#del + 1] = k
+            end
+        end
+    else
+        for _, k in ipairs(req.delete) do
+            if d:get(bkey(k)) ~= nil then
+                del[#del + 1] = k
+            end
+        end
     end
+    local count = d:get("count") or 0
+    local added = {}
+    local failed
+    for k, blob in pairs(new) do
+        local prev = d:get(bkey(k))
+        if prev ~= blob then
+            old[k] = prev or false
+            local ok, serr = d:safe_set(bkey(k), blob)
+            if not ok then
+                failed = serr
+                break
+            end
+            changed[#changed + 1] = k
+        end
+        if prev == nil then
+            added[#added + 1] = k
+        end
+    end
+    if not failed and (#added > 0 or #del > 0) then
+        if not keys then
+            local err
+            keys, err = keyset(d)
+            if not keys then
+                failed = err
+            end
+        end
+        if keys then
+            for _, k in ipairs(added) do
+                keys[k] = true
+            end
+            for _, k in ipairs(del) do
+                keys[k] = nil
+            end
+            local ok, serr = d:safe_set("keys", encode(keys))
+            if not ok then
+                failed = serr
+            end
+        end
+    end
+    if failed then
+        -- Put back what was written; the current state keeps serving. A
+        -- worker that read a new blob meanwhile reads everything again at
+        -- the write that follows (its log is FULL).
+        for k, prev in pairs(old) do
+            if prev then
+                if not d:safe_set(bkey(k), prev) then
+                    log(ERR, "causeway: cannot restore backend ", k, " after a failed write")
+                end
+            else
+                d:delete(bkey(k))
+            end
+        end
+        -- safe_set never evicts other keys (set would: a backend).
+        d:safe_set("dirty", true)
+        return nil, 507, "shared dict " .. _M.DICT .. " cannot hold the new state: " .. tostring(failed)
+    end
+    for _, k in ipairs(del) do
+        d:delete(bkey(k))
+        changed[#changed + 1] = k
+    end
+    count = count + #added - #del
     local seq = (d:get("seq") or 0) + 1
-    local blob = encode({ seq = seq, generation = req.generation, backends = map })
-    -- The new state goes to the slot not in use. safe_set never evicts
-    -- other keys; if it fails for lack of memory only the unused slot is
-    -- lost, and the current state keeps serving.
-    local ok, serr = d:safe_set(slot(seq), blob)
-    if not ok then
-        return nil, 507, "shared dict " .. _M.DICT .. " cannot hold the new state ("
-            .. #blob .. " bytes): " .. tostring(serr)
+    local entry = FULL
+    if not replace and not d:get("dirty") then
+        entry = encode(changed)
     end
-    d:safe_set("gen", req.generation)
-    d:safe_set("count", count)
-    ok, serr = d:safe_set("seq", seq) -- publish
+    d:delete("dirty")
+    local ok, serr = publish(d, seq, req.generation, count, entry)
     if not ok then
         return nil, 507, "cannot publish the new state: " .. tostring(serr)
     end
@@ -196,10 +277,9 @@ end
 -- swaps in exactly req.backends, whatever its generation; otherwise
 -- req.backends are upserted and req.delete removed, unless req.generation
 -- is older than the current one or req.base is set and is not the current
--- generation (409). It returns a summary table, or nil,
--- an HTTP status and a message. On any failure the previous state stays
--- in force. yield (optional) is called now and then while encoding a
--- large state.
+-- generation (409). It returns a summary table, or nil, an HTTP status and
+-- a message. On any failure the previous state stays in force. yield
+-- (optional) is called now and then while encoding a large state.
 function _M.write(req, replace, yield)
     local ok, err = lock()
     if not ok then
@@ -253,18 +333,21 @@ end
 -- dump returns the current state as validated backend tables, sorted by
 -- key, for GET /v1/state.
 function _M.dump()
-    local st, err = read()
-    if err then
+    local d = dict()
+    local keys, err = keyset(d)
+    if not keys then
         return nil, err
     end
     local list = {}
-    if st then
-        for _, blob in pairs(st.backends) do
-            list[#list + 1] = decode(blob)
+    for k in pairs(keys) do
+        local blob = d:get(bkey(k))
+        if not blob then
+            return nil, "backend " .. k .. " of the state is missing"
         end
-        table.sort(list, function(a, b) return a.key < b.key end)
+        list[#list + 1] = decode(blob)
     end
-    return { generation = st and st.generation or 0, backends = list }
+    table.sort(list, function(a, b) return a.key < b.key end)
+    return { generation = d:get("gen") or 0, backends = list }
 end
 
 ---------------------------------------------------------------------------
@@ -275,10 +358,66 @@ local blobs = {}       -- [key] = backend blob in the applied state
 local instances = {}   -- [key] = instance built from blobs[key], or false
                        --         if that blob could not be built
 
+-- refresh makes key's entry of this worker's view the dict's.
+local function refresh(d, key)
+    local blob = d:get(bkey(key))
+    if blobs[key] ~= blob then
+        blobs[key], instances[key] = blob, nil
+        if blob == nil then
+            stats.forget(key)
+        end
+    end
+end
+
+-- reread reads every backend again (a full replace, or a worker too far
+-- behind the logs); false when the key set cannot be read.
+local function reread(d)
+    local keys, err = keyset(d)
+    if not keys then
+        log(ERR, "causeway: cannot load state: ", err)
+        return false
+    end
+    for key in pairs(keys) do
+        refresh(d, key)
+    end
+    for key in pairs(blobs) do
+        if not keys[key] then
+            refresh(d, key)
+        end
+    end
+    return true
+end
+
+-- catch_up applies the logs of writes from+1 to to; false when one is
+-- missing or a full replace.
+local function catch_up(d, from, to)
+    if to - from > LOG_MAX then
+        return false
+    end
+    local logs = {}
+    for s = from + 1, to do
+        local entry = d:get("log:" .. s)
+        if entry == nil or entry == FULL then
+            return false
+        end
+        logs[#logs + 1] = entry
+    end
+    for _, entry in ipairs(logs) do
+        local ok, keys = pcall(decode, entry)
+        if not ok or type(keys) ~= "table" then
+            return false
+        end
+        for _, key in ipairs(keys) do
+            refresh(d, key)
+        end
+    end
+    return true
+end
+
 -- sync applies a new state to this worker's view. It only notes which
 -- backends changed; each is rebuilt on its first request (lookup), so a
 -- push touching 10,000 backends does not stall one request for all of
--- them.
+-- them. Kept out of lookup, which must stay traceable.
 local function sync(seq)
     if not seq then
         -- Nothing written yet (fresh shared dict): no backends at all.
@@ -288,25 +427,14 @@ local function sync(seq)
         blobs, instances, view_seq = {}, {}, seq
         return
     end
-    local st, err = read()
-    if not st then
-        -- Keep serving the old view; retry on the next request.
-        log(ERR, "causeway: cannot load state: ", err or "no state")
+    local d = dict()
+    if view_seq and view_seq < seq and catch_up(d, view_seq, seq) then
+        view_seq = seq
         return
     end
-    local backends = st.backends
-    for key, blob in pairs(backends) do
-        if blobs[key] ~= blob then
-            blobs[key], instances[key] = blob, nil
-        end
-    end
-    for key in pairs(blobs) do
-        if backends[key] == nil then
-            blobs[key], instances[key] = nil, nil
-            stats.forget(key)
-        end
-    end
-    view_seq = st.seq
+    if reread(d) then
+        view_seq = seq
+    end -- else keep serving the old view; retry on the next request
 end
 
 local function build(blob)
