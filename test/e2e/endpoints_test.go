@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,5 +122,39 @@ func TestEndpointChangesWithoutBuild(t *testing.T) {
 	ctl.waitServed(host, "b")
 	if after = read(); after.patches <= before.patches || after.syncs != before.syncs {
 		t.Fatalf("after the full sync: %v patches, %v syncs; want a patch again", after.patches-before.patches, after.syncs-before.syncs)
+	}
+
+	// nginx killed: the new one gets the full state (a patch's base would
+	// be gone), serves the last patch's endpoint, and patches resume.
+	pidFile := filepath.Join(ctl.StateDir, "run", "nginx.pid")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || old <= 1 {
+		t.Fatalf("nginx pid %q", data)
+	}
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, waitFor, func() error {
+		data, _ := os.ReadFile(pidFile)
+		if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid == old || pid == 0 {
+			return fmt.Errorf("no new nginx master yet")
+		}
+		if gen, err := client.Generation(t.Context()); err != nil || gen == 0 {
+			return fmt.Errorf("the new nginx has generation %d (%v): no state pushed", gen, err)
+		}
+		if err := ctl.served(host, "b"); err != nil {
+			return err
+		}
+		return ctl.served("other."+host, "c")
+	})
+	before = read()
+	point(a)
+	ctl.waitServed(host, "a")
+	if after = read(); after.patches <= before.patches || after.syncs != before.syncs {
+		t.Fatalf("after nginx restarted: %v patches, %v syncs; want a patch", after.patches-before.patches, after.syncs-before.syncs)
 	}
 }
