@@ -42,10 +42,10 @@ type churnResult struct {
 const maxProbes = 16
 
 // churn writes the EndpointSlices of objects idx round robin at o.rate a
-// second for o.seconds (a ticker; a tick finding every writer busy is
-// missed, not queued), each write moving the Service's one endpoint to
-// its other port, and times every o.every-th write to the new endpoint
-// answering, each polled on its own.
+// second for o.seconds (a ticker; a tick that finds a fifth of a second
+// of writes waiting for a writer is missed, not queued), each write
+// moving the Service's one endpoint to its other port, and times every
+// o.every-th write to the new endpoint answering, each polled on its own.
 func (c *controller) churn(ctx context.Context, client kubernetes.Interface, set objectSet, idx []int, b backend, p *prober, o churnOptions) (churnResult, error) {
 	r := churnResult{services: len(idx)}
 	api := client.DiscoveryV1().EndpointSlices(set.namespace())
@@ -78,6 +78,7 @@ func (c *controller) churn(ctx context.Context, client kubernetes.Interface, set
 		next, want := flipped(cur[s], b)
 		start := time.Now()
 		got, err := api.Update(ctx, next, metav1.UpdateOptions{})
+		wrote := time.Since(start)
 		if err != nil {
 			// Read it again, for a write that can succeed.
 			if again, err := api.Get(ctx, name(idx[s])+"-1", metav1.GetOptions{}); err == nil {
@@ -96,6 +97,7 @@ func (c *controller) churn(ctx context.Context, client kubernetes.Interface, set
 		mu.Lock()
 		defer mu.Unlock()
 		r.writes++
+		r.lat.writes = append(r.lat.writes, wrote)
 		if k%o.every != 0 {
 			return
 		}
@@ -120,7 +122,9 @@ func (c *controller) churn(ctx context.Context, client kubernetes.Interface, set
 		}()
 	}
 
-	jobs := make(chan int)
+	// A fifth of a second of writes may wait for a writer, so that a
+	// moment's stall of the API server does not lose ticks.
+	jobs := make(chan int, max(o.rate/5, 1))
 	var writing sync.WaitGroup
 	for range o.writers {
 		writing.Add(1)
@@ -185,7 +189,7 @@ func (r churnResult) rows(o churnOptions) []row {
 	if r.skippedProbes > 0 {
 		lat.value += fmt.Sprintf("; %d not timed (%d probes busy)", r.skippedProbes, maxProbes)
 	}
-	rows = append(rows, lat)
+	rows = append(rows, lat, r.lat.writeRow("churn: of which: the API server's answer to the update (p50 / p99 of every write)"))
 	if r.histOK {
 		rows = append(rows, r.hist)
 	}

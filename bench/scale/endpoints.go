@@ -114,11 +114,59 @@ func spread(lo, hi, count int) []int {
 	return out
 }
 
+// pointAtBackend points the EndpointSlices of objects idx that an earlier
+// run left at its own backend (gone since) at this run's, and waits until
+// nginx has them, untimed: nginx would otherwise wait for the old backend
+// on every poll of the first change of each. The slices already at this
+// run's backend (either port) are left as they are.
+func pointAtBackend(ctx context.Context, client kubernetes.Interface, set objectSet, c *controller, idx []int, b backend, p *prober) error {
+	list, err := client.DiscoveryV1().EndpointSlices(set.namespace()).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	live := map[string]bool{} // the slices at this run's backend, by name
+	for _, s := range list.Items {
+		if len(s.Endpoints) > 0 && len(s.Endpoints[0].Addresses) > 0 && len(s.Ports) > 0 && s.Ports[0].Port != nil {
+			port := int(*s.Ports[0].Port)
+			live[s.Name] = s.Endpoints[0].Addresses[0] == b.ip && (port == b.port || port == b.other)
+		}
+	}
+	var stale []int
+	for _, i := range idx {
+		if !live[name(i)+"-1"] && !slices.Contains(stale, i) {
+			stale = append(stale, i)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "pointing %d EndpointSlices of an earlier run at this run's backend ...\n", len(stale))
+	if _, err := concurrently(ctx, len(stale), 8, func(k int) error {
+		return setSlicePort(ctx, client, set.namespace(), stale[k], b.ip, b.port)
+	}); err != nil {
+		return err
+	}
+	// The last one written answering says the controller has caught up.
+	last := stale[len(stale)-1]
+	addr, err := set.addr(ctx, c, last)
+	if err != nil {
+		return err
+	}
+	if _, err := p.waitEndpoint(ctx, addr, host(last), net.JoinHostPort(b.ip, strconv.Itoa(b.port)), time.Now(), time.Minute); err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	return nil
+}
+
 // latencies are timed changes: the times of those that arrived, and the
 // number that did not within the limit.
 type latencies struct {
 	took   []time.Duration
 	failed int
+	// writes are the API server's answers to the updates, each a part
+	// of its change's time.
+	writes []time.Duration
 }
 
 // percentile is the q-quantile of the sorted times by nearest rank.
@@ -141,6 +189,16 @@ func (l latencies) row(what string) row {
 	}
 	return row{what: what, value: value, target: latencyTarget,
 		met: l.failed == 0 && p50 <= targetEndpointP50 && p99 <= targetEndpointP99, num: p50.Seconds()}
+}
+
+// writeRow is the p50 / p99 of the updates' round trips.
+func (l latencies) writeRow(what string) row {
+	slices.Sort(l.writes)
+	if len(l.writes) == 0 {
+		return row{what: what, value: "none"}
+	}
+	p50 := percentile(l.writes, 0.5)
+	return row{what: what, value: fmt.Sprintf("%s / %s", ms(p50), ms(percentile(l.writes, 0.99))), num: p50.Seconds()}
 }
 
 var latencyTarget = fmt.Sprintf("p50 ≤ %s, p99 ≤ %s", targetEndpointP50, targetEndpointP99)
@@ -173,6 +231,7 @@ func (c *controller) endpointSamples(ctx context.Context, client kubernetes.Inte
 		if _, err := slicesAPI.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
 			return l, err
 		}
+		l.writes = append(l.writes, time.Since(start))
 		took, err := p.waitEndpoint(ctx, addr, host(i), want, start, limit)
 		if ctx.Err() != nil {
 			return l, ctx.Err()

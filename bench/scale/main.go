@@ -88,7 +88,7 @@ func main() {
 	flag.IntVar(&ep.churn.rate, "churn-rate", 100, "EndpointSlice writes a second during the churn")
 	flag.IntVar(&ep.churn.services, "churn-services", 1000, "the churn writes the EndpointSlices of the last this many Services, round robin")
 	flag.IntVar(&ep.churn.seconds, "churn-seconds", 60, "how long the churn writes (0: no churn)")
-	flag.IntVar(&ep.churn.writers, "churn-writers", 8, "concurrent writers of the churn (a tick that finds them all busy is missed)")
+	flag.IntVar(&ep.churn.writers, "churn-writers", 16, "concurrent writers of the churn (a tick that finds a fifth of a second of writes waiting for them is missed)")
 	flag.IntVar(&ep.churn.every, "churn-sample-every", 10, "time every this many-th write of the churn to the new endpoint answering")
 	sizesFlag := flag.String("sizes", "", "comma-separated Ingress counts (e.g. 100,1000,10000) measured one after the other, each in namespace bench-<n> with a controller of its own against one API server, side by side in one table (instead of -n; Ingresses only)")
 	endpointsOnly := flag.Bool("endpoints-only", false, "skip the status wait and the single-object changes, and run the controller with --update-status=false: only start, the endpoint changes and the churn")

@@ -252,16 +252,25 @@ func medianMax(ds []time.Duration) string {
 func endpointRows(ctx context.Context, o options, set objectSet, client kubernetes.Interface, c *controller, lo int, b backend, phase func(string) string) ([]row, error) {
 	var rows []row
 	p := newProber(o.endpoints.poll, maxProbes)
+	samples := spread(lo, o.n, o.endpoints.samples)
+	var churned []int
+	if o.endpoints.churn.seconds > 0 {
+		churned = spread(max(lo, o.n-o.endpoints.churn.services), o.n, min(o.endpoints.churn.services, o.n-lo))
+	}
+	if err := pointAtBackend(ctx, client, set, c, append(slices.Clone(samples), churned...), b, p); err != nil {
+		return nil, err
+	}
 	if o.endpoints.samples > 0 {
 		reloads0 := c.metric("causeway_nginx_reloads_total")
 		hist := c.histogramFrom(endpointUpdateMetric)
 		stopProfile := c.profile(o.profile, phase("endpoint"))
-		l, err := c.endpointSamples(ctx, client, set, spread(lo, o.n, o.endpoints.samples), b, p, o.endpoints.limit)
+		l, err := c.endpointSamples(ctx, client, set, samples, b, p, o.endpoints.limit)
 		stopProfile()
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, l.row("one EndpointSlice changed → traffic on the new endpoint, one at a time (p50 / p99 / max (timed))"))
+		rows = append(rows, l.row("one EndpointSlice changed → traffic on the new endpoint, one at a time (p50 / p99 / max (timed))"),
+			l.writeRow("of which: the API server's answer to the update (p50 / p99)"))
 		if h, ok := hist.row("of which: controller, event → pushed (" + endpointUpdateMetric + " p50 / p99, from its buckets)"); ok {
 			rows = append(rows, h)
 		}
@@ -269,10 +278,9 @@ func endpointRows(ctx context.Context, o options, set objectSet, client kubernet
 		rows = append(rows, row{what: "nginx reloads during the endpoint changes", value: fmt.Sprint(reloads), target: "0", met: reloads == 0})
 	}
 	if o.endpoints.churn.seconds > 0 {
-		idx := spread(max(lo, o.n-o.endpoints.churn.services), o.n, min(o.endpoints.churn.services, o.n-lo))
-		fmt.Fprintf(os.Stderr, "churn: %d EndpointSlice writes/s over %d Services for %d s ...\n", o.endpoints.churn.rate, len(idx), o.endpoints.churn.seconds)
+		fmt.Fprintf(os.Stderr, "churn: %d EndpointSlice writes/s over %d Services for %d s ...\n", o.endpoints.churn.rate, len(churned), o.endpoints.churn.seconds)
 		stopProfile := c.profile(o.profile, phase("churn"))
-		r, err := c.churn(ctx, client, set, idx, b, p, o.endpoints.churn)
+		r, err := c.churn(ctx, client, set, churned, b, p, o.endpoints.churn)
 		stopProfile()
 		if err != nil {
 			return nil, err
@@ -299,14 +307,19 @@ func printTable(w io.Writer, o options, sets []objectSet, titles []string, colum
 		}
 	}
 	label := strings.NewReplacer("{objs}", strings.Join(plurals, " / "), "{obj}", strings.Join(kinds, " / "))
-	// The rows of every column, by what, in the order first seen.
+	// The rows of every column, by what, in the order first seen; a
+	// row only a later column has goes after its predecessor there.
 	var order []string
 	byWhat := make([]map[string]row, len(columns))
 	for k, col := range columns {
 		byWhat[k] = map[string]row{}
+		at := 0 // where the next new row of this column goes
 		for _, r := range col {
-			if !slices.Contains(order, r.what) {
-				order = append(order, r.what)
+			if p := slices.Index(order, r.what); p >= 0 {
+				at = p + 1
+			} else {
+				order = slices.Insert(order, at, r.what)
+				at++
 			}
 			byWhat[k][r.what] = r
 		}

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -103,5 +109,38 @@ func TestProcCPU(t *testing.T) {
 	}
 	if used := procCPU(os.Getpid()) - before; used < 100*time.Millisecond || used > 2*time.Second {
 		t.Errorf("300 ms of spinning counted as %v of CPU", used)
+	}
+}
+
+// The row reads the controller's /metrics before and after, and is left
+// out when the controller has no such histogram.
+func TestHistogramWindow(t *testing.T) {
+	var text atomic.Value
+	text.Store(`causeway_endpoint_update_seconds_bucket{le="0.001"} 1
+causeway_endpoint_update_seconds_bucket{le="0.01"} 1
+causeway_endpoint_update_seconds_bucket{le="+Inf"} 1
+`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, text.Load().(string))
+	}))
+	defer srv.Close()
+	port, _ := strconv.Atoi(srv.URL[strings.LastIndexByte(srv.URL, ':')+1:])
+	c := &controller{mport: port}
+
+	w := c.histogramFrom(endpointUpdateMetric)
+	if r, ok := w.row("x"); !ok || r.value != "no observations" {
+		t.Errorf("nothing observed: %+v, %v", r, ok)
+	}
+	text.Store(`causeway_endpoint_update_seconds_bucket{le="0.001"} 1
+causeway_endpoint_update_seconds_bucket{le="0.01"} 11
+causeway_endpoint_update_seconds_bucket{le="+Inf"} 11
+`)
+	// 10 observations between 1 and 10 ms: p50 5.5 ms, p99 9.9 ms.
+	if r, ok := w.row("x"); !ok || r.value != "5.5 ms / 9.9 ms (10 observations)" {
+		t.Errorf("10 observed: %+v, %v", r, ok)
+	}
+	absent := c.histogramFrom("causeway_no_such_seconds")
+	if r, ok := absent.row("x"); ok {
+		t.Errorf("an absent histogram gave a row: %+v", r)
 	}
 }
