@@ -90,7 +90,7 @@ func main() {
 	flag.IntVar(&ep.churn.seconds, "churn-seconds", 60, "how long the churn writes (0: no churn)")
 	flag.IntVar(&ep.churn.writers, "churn-writers", 16, "concurrent writers of the churn (a tick that finds a fifth of a second of writes waiting for them is missed)")
 	flag.IntVar(&ep.churn.every, "churn-sample-every", 10, "time every this many-th write of the churn to the new endpoint answering")
-	sizesFlag := flag.String("sizes", "", "comma-separated Ingress counts (e.g. 100,1000,10000) measured one after the other, each in namespace bench-<n> with a controller of its own against one API server, side by side in one table (instead of -n; Ingresses only)")
+	sizesFlag := flag.String("sizes", "", "comma-separated Ingress counts (e.g. 100,1000,10000) measured one after the other, each in namespace bench-<n> (bench-<n>-a<annotations> with -annotations) with a controller of its own against one API server, side by side in one table (instead of -n; Ingresses only)")
 	endpointsOnly := flag.Bool("endpoints-only", false, "skip the status wait and the single-object changes, and run the controller with --update-status=false: only start, the endpoint changes and the churn")
 	flag.Parse()
 	sizes, err := parseSizes(*sizesFlag)
@@ -265,7 +265,13 @@ func run(o options) error {
 		sets, opts, titles = append(sets, s), append(opts, so), append(titles, title)
 	}
 	for _, n := range o.sizes {
-		add(&ingressSet{client: client, ns: fmt.Sprintf("%s-%d", namespace, n), n: n, workers: o.workers, shapes: min(o.shapes, n), annots: o.annotations},
+		// Annotated sets apart from the others: an earlier run's are
+		// reused only if made alike (checkExisting).
+		ns := fmt.Sprintf("%s-%d", namespace, n)
+		if o.annotations > 0 {
+			ns += fmt.Sprintf("-a%d", o.annotations)
+		}
+		add(&ingressSet{client: client, ns: ns, n: n, workers: o.workers, shapes: min(o.shapes, n), annots: o.annotations},
 			n, fmt.Sprintf("%s Ingresses", thousands(n)))
 	}
 	if len(o.sizes) == 0 && (o.kind == "ingress" || o.kind == "both") {

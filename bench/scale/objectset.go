@@ -42,7 +42,7 @@ type objectSet interface {
 }
 
 // ingressSet is n Ingresses of IngressClass causeway in namespace ns
-// (bench, or bench-<n> with -sizes), the benchmark's first and default
+// (bench, or bench-<n>[-a<annotations>] with -sizes), the benchmark's first and default
 // set.
 type ingressSet struct {
 	client                     kubernetes.Interface
