@@ -39,7 +39,7 @@ type churnResult struct {
 }
 
 // maxProbes bounds the probes waiting at once during a churn.
-const maxProbes = 16
+const maxProbes = 32
 
 // churn writes the EndpointSlices of objects idx round robin at o.rate a
 // second for o.seconds (a ticker; a tick that finds a fifth of a second
