@@ -159,6 +159,32 @@ func pointAtBackend(ctx context.Context, client kubernetes.Interface, set object
 	return nil
 }
 
+// settle waits until the controller has neither synced nor reloaded for
+// quiet (at most limit), so that the endpoint changes do not start beside
+// the start-up's last syncs (with -endpoints-only nothing else waited
+// for them: a Gateway's listeners, say, come once its Service is
+// written).
+func (c *controller) settle(ctx context.Context, quiet, limit time.Duration) {
+	state := func() [2]float64 {
+		text := c.scrape()
+		return [2]float64{sumMetric(text, "causeway_config_apply_seconds_count"), sumMetric(text, "causeway_nginx_reloads_total")}
+	}
+	last, since := state(), time.Now()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline) && time.Since(since) < quiet; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if now := state(); now != last {
+			last, since = now, time.Now()
+		}
+	}
+	if time.Since(since) < quiet {
+		fmt.Fprintf(os.Stderr, "the controller still syncs after %s; measuring anyway\n", limit)
+	}
+}
+
 // latencies are timed changes: the times of those that arrived, and the
 // number that did not within the limit.
 type latencies struct {

@@ -260,6 +260,7 @@ func endpointRows(ctx context.Context, o options, set objectSet, client kubernet
 	if err := pointAtBackend(ctx, client, set, c, append(slices.Clone(samples), churned...), b, p); err != nil {
 		return nil, err
 	}
+	c.settle(ctx, 2*time.Second, 2*time.Minute)
 	if o.endpoints.samples > 0 {
 		reloads0 := c.metric("causeway_nginx_reloads_total")
 		hist := c.histogramFrom(endpointUpdateMetric)
