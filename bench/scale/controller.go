@@ -145,27 +145,6 @@ func (c *controller) poll(ctx context.Context, deadline time.Time, ok func() boo
 	return fmt.Errorf("timed out; see %s", c.log.Name())
 }
 
-// metric sums a metric's samples.
-func (c *controller) metric(name string) float64 {
-	client := &http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.mport))
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	sum := 0.0
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		f := strings.Fields(line)
-		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-		sum += v
-	}
-	return sum
-}
-
 // changeTiming is one timed change: from the API update to traffic on the
 // new host, and the controller's own share of it when exactly one sync
 // ran for it (apply and reload are 0 otherwise).
@@ -199,24 +178,6 @@ func (c *controller) change(ctx context.Context, client kubernetes.Interface, se
 		return changeTiming{}, err
 	}
 	return c.timed(ctx, addr, newHost, func(r *http.Response) bool { return r.StatusCode == http.StatusOK }, write)
-}
-
-// endpointChange moves Service i's one endpoint from port to another
-// port of the same backend address and times until nginx sends host(i)'s
-// traffic there: no reload, only the sync and the endpoint push.
-func (c *controller) endpointChange(ctx context.Context, client kubernetes.Interface, set objectSet, i int, ip string, from, to int) (changeTiming, error) {
-	ns := set.namespace()
-	if err := pointSlice(ctx, client, ns, i, ip, from); err != nil {
-		return changeTiming{}, err
-	}
-	addr, err := set.addr(ctx, c, i)
-	if err != nil {
-		return changeTiming{}, err
-	}
-	want := net.JoinHostPort(ip, strconv.Itoa(to))
-	return c.timed(ctx, addr, host(i), func(r *http.Response) bool { return r.Header.Get("X-Echo-Endpoint") == want }, func() error {
-		return setSlicePort(ctx, client, ns, i, ip, to)
-	})
 }
 
 // pointSlice points EndpointSlice i of ns at ip:port unless it is there

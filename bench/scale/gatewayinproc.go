@@ -31,7 +31,7 @@ func inProcessGateway(n, shapes, gateways, rounds int) error {
 	}
 	ing := *base
 	for i := range n {
-		ing.Ingresses = append(ing.Ingresses, ingress(i, shapes, 0))
+		ing.Ingresses = append(ing.Ingresses, ingress(namespace, i, shapes, 0))
 	}
 	gw := *base
 	gw.GatewayClasses = []*gwv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "causeway"},
@@ -75,7 +75,7 @@ func inProcessGateway(n, shapes, gateways, rounds int) error {
 		return res, nil
 	}
 	ingRes, err := measure(&ing, func(r int) {
-		i := ingress(0, shapes, 0)
+		i := ingress(namespace, 0, shapes, 0)
 		i.Spec.Rules[0].Host = fmt.Sprintf("changed-%d.bench.test", r)
 		ing.Ingresses[0] = i
 	})

@@ -23,7 +23,7 @@ import (
 func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	snap := &source.Snapshot{}
 	for i := range n {
-		snap.Ingresses = append(snap.Ingresses, ingress(i, shapes, annots))
+		snap.Ingresses = append(snap.Ingresses, ingress(namespace, i, shapes, annots))
 		snap.Services = append(snap.Services, service(namespace, i))
 		snap.EndpointSlices = append(snap.EndpointSlices, endpointSlice(namespace, i, "192.0.2.10", 8080))
 	}
@@ -58,7 +58,7 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 			defer pprof.StopCPUProfile()
 			defer writeAllocs(cpuProfile + ".allocs")
 		}
-		ing := ingress(0, shapes, annots)
+		ing := ingress(namespace, 0, shapes, annots)
 		ing.Spec.Rules[0].Host = fmt.Sprintf("changed-%d.bench.test", r)
 		snap.Ingresses[0] = ing
 		a0, start := allocated(), time.Now()

@@ -10,13 +10,16 @@
 //	                                  # every Ingress carries 5 common annotations
 //	make testenv; go run ./bench/scale -kubeconfig .cache/testenv/admin.kubeconfig
 //	                                  # reuse an API server (objects are created once)
+//	go run ./bench/scale -sizes 100,1000,10000 -endpoints-only
+//	                                  # endpoint changes at three sizes, one table
 //
 // It starts etcd and kube-apiserver (test/testenv), creates the objects
 // concurrently, then runs the real `causeway controller` binary with
 // nginx and measures: start to ready, one changed Ingress to verified
-// live (by traffic), one changed EndpointSlice to traffic on the new
-// endpoint, peak controller memory, the rendered configuration and
-// `nginx -t`. Every endpoint points at one echo backend in a network
+// live (by traffic), single EndpointSlice changes to traffic on the new
+// endpoint (p50 / p99), the same under a churn of EndpointSlice writes
+// with the controller's CPU, peak controller memory, the rendered
+// configuration and `nginx -t`. Every endpoint points at one echo backend in a network
 // namespace of its own (the API refuses loopback endpoints), so all
 // traffic stays on this machine. Needs root, nginx, etcd and
 // `make kube-apiserver`.
@@ -31,6 +34,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,7 +81,30 @@ func main() {
 	gateways := flag.Int("gateways", 0, "the Gateways the HTTPRoutes attach to (-kind httproute or both: default 100); with -in-process: also build n HTTPRoutes over this many Gateways beside n Ingresses, and compare (issue 34)")
 	kind := flag.String("kind", "ingress", "what the real controller serves: ingress (n Ingresses, namespace "+namespace+"), httproute (n HTTPRoutes over -gateways Gateways, namespace "+gatewayNamespace+") or both, one after the other, in one table")
 	inproc := flag.Int("in-process", 0, "instead of the real controller: time this many rounds of model build and render of the same objects in this process, one host changed per round")
+	var ep endpointOptions
+	flag.IntVar(&ep.samples, "endpoint-samples", 100, "single EndpointSlice changes to time, one at a time, each on another Service (0: none)")
+	flag.DurationVar(&ep.limit, "endpoint-limit", 10*time.Second, "give an endpoint change up (and count it as failed) after this long")
+	flag.DurationVar(&ep.poll, "poll-interval", 500*time.Microsecond, "pause between two requests while waiting for the new endpoint (on kept-alive connections)")
+	flag.IntVar(&ep.churn.rate, "churn-rate", 100, "EndpointSlice writes a second during the churn")
+	flag.IntVar(&ep.churn.services, "churn-services", 1000, "the churn writes the EndpointSlices of the last this many Services, round robin")
+	flag.IntVar(&ep.churn.seconds, "churn-seconds", 60, "how long the churn writes (0: no churn)")
+	flag.IntVar(&ep.churn.writers, "churn-writers", 16, "concurrent writers of the churn (a tick that finds a fifth of a second of writes waiting for them is missed)")
+	flag.IntVar(&ep.churn.every, "churn-sample-every", 10, "time every this many-th write of the churn to the new endpoint answering")
+	sizesFlag := flag.String("sizes", "", "comma-separated Ingress counts (e.g. 100,1000,10000) measured one after the other, each in namespace bench-<n> (bench-<n>-a<annotations> with -annotations) with a controller of its own against one API server, side by side in one table (instead of -n; Ingresses only)")
+	endpointsOnly := flag.Bool("endpoints-only", false, "skip the status wait and the single-object changes, and run the controller with --update-status=false: only start, the endpoint changes and the churn")
 	flag.Parse()
+	sizes, err := parseSizes(*sizesFlag)
+	if err != nil || (len(sizes) > 0 && (*kind != "ingress" || *inproc > 0)) {
+		fmt.Fprintf(os.Stderr, "bench: -sizes %q: want counts such as 100,1000,10000, with -kind ingress and without -in-process (%v)\n", *sizesFlag, err)
+		os.Exit(2)
+	}
+	if ep.churn.rate < 1 || ep.churn.services < 1 || ep.churn.writers < 1 || ep.churn.every < 1 || ep.churn.seconds < 0 || ep.samples < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -churn-rate, -churn-services, -churn-writers and -churn-sample-every want at least 1, -churn-seconds and -endpoint-samples at least 0")
+		os.Exit(2)
+	}
+	if len(sizes) > 0 {
+		*n = slices.Max(sizes) // only for the checks below
+	}
 	if *shapes < 1 || *shapes > *n {
 		fmt.Fprintf(os.Stderr, "bench: -shapes %d: want 1 to -n (%d)\n", *shapes, *n)
 		os.Exit(2)
@@ -113,7 +141,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: -kind %q: want ingress, httproute or both\n", *kind)
 		os.Exit(2)
 	}
-	if err := run(options{*n, *workers, *changes, *shapes, *annots, *kind, *gateways, *bin, *keep, *kubeconfig, *profile, plane}); err != nil {
+	if err := run(options{*n, *workers, *changes, *shapes, *annots, *kind, *gateways, *bin, *keep, *kubeconfig, *profile, plane, ep, sizes, *endpointsOnly}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -129,12 +157,44 @@ type options struct {
 	keep                bool
 	kubeconfig, profile string
 	plane               dataPlane
+	endpoints           endpointOptions
+	// sizes are -sizes: Ingress sets of these counts, one after the
+	// other, instead of one of n.
+	sizes         []int
+	endpointsOnly bool
+}
+
+// endpointOptions are the endpoint changes' flags: samples single
+// changes, each given up after limit, polled every poll; then the churn.
+type endpointOptions struct {
+	samples     int
+	limit, poll time.Duration
+	churn       churnOptions
+}
+
+// parseSizes reads -sizes: "" is none.
+func parseSizes(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			return nil, fmt.Errorf("%q is not a count of at least 2", f)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("%d twice", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func run(o options) error {
 	// Each set takes up to about 20 minutes at 10,000 (creating the
 	// objects, then status on every one).
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+30*max(len(o.sizes), 2))*time.Minute)
 	defer cancel()
 	tmp, err := os.MkdirTemp("", "causeway-scale-")
 	if err != nil {
@@ -195,26 +255,44 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	// Each set with its options (its n), and its column's title.
 	var sets []objectSet
-	if o.kind == "ingress" || o.kind == "both" {
-		sets = append(sets, &ingressSet{client: client, n: o.n, workers: o.workers, shapes: o.shapes, annots: o.annotations})
+	var opts []options
+	var titles []string
+	add := func(s objectSet, n int, title string) {
+		so := o
+		so.n = n
+		sets, opts, titles = append(sets, s), append(opts, so), append(titles, title)
+	}
+	for _, n := range o.sizes {
+		// Annotated sets apart from the others: an earlier run's are
+		// reused only if made alike (checkExisting).
+		ns := fmt.Sprintf("%s-%d", namespace, n)
+		if o.annotations > 0 {
+			ns += fmt.Sprintf("-a%d", o.annotations)
+		}
+		add(&ingressSet{client: client, ns: ns, n: n, workers: o.workers, shapes: min(o.shapes, n), annots: o.annotations},
+			n, fmt.Sprintf("%s Ingresses", thousands(n)))
+	}
+	if len(o.sizes) == 0 && (o.kind == "ingress" || o.kind == "both") {
+		add(&ingressSet{client: client, ns: namespace, n: o.n, workers: o.workers, shapes: o.shapes, annots: o.annotations}, o.n, "Ingresses")
 	}
 	if o.kind == "httproute" || o.kind == "both" {
-		sets = append(sets, &routeSet{client: client, dyn: dyn, n: o.n, workers: o.workers, shapes: o.shapes, gateways: o.gateways})
+		add(&routeSet{client: client, dyn: dyn, n: o.n, workers: o.workers, shapes: o.shapes, gateways: o.gateways}, o.n, "HTTPRoutes")
 	}
 	var columns [][]row
-	for _, set := range sets {
-		rows, err := measureSet(ctx, o, set, client, bin, kubeconfig, filepath.Join(tmp, "state-"+strings.ToLower(set.kind())), b)
+	for k, set := range sets {
+		rows, err := measureSet(ctx, opts[k], set, client, bin, kubeconfig, filepath.Join(tmp, fmt.Sprintf("state-%d-%s", k, strings.ToLower(set.kind()))), b)
 		if err != nil {
-			return fmt.Errorf("%s: %w", set.plural(), err)
+			return fmt.Errorf("%s: %w", titles[k], err)
 		}
 		columns = append(columns, rows)
 		if len(sets) > 1 {
 			// Kept in the log, should a later set fail.
-			printTable(os.Stderr, o, []objectSet{set}, [][]row{rows})
+			printTable(os.Stderr, o, []objectSet{set}, titles[k:k+1], [][]row{rows})
 		}
 	}
-	printTable(os.Stdout, o, sets, columns)
+	printTable(os.Stdout, o, sets, titles, columns)
 	return nil
 }
 
@@ -246,6 +324,15 @@ func verdict(ok bool) string {
 		return "(met)"
 	}
 	return "(MISSED)"
+}
+
+// thousands prints n with commas: 10,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for k := len(s) - 3; k > 0; k -= 3 {
+		s = s[:k] + "," + s[k:]
+	}
+	return s
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

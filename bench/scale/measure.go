@@ -37,8 +37,9 @@ type backend struct {
 
 // measureSet creates set's objects unless its namespace exists, runs the
 // controller on them and measures: start → ready and → the last host
-// served, status on every object, single-object changes and endpoint
-// changes until live, memory, the rendered configuration.
+// served, status on every object and single-object changes until live
+// (not with -endpoints-only), endpoint changes one at a time and under
+// churn, memory, the rendered configuration.
 func measureSet(ctx context.Context, o options, set objectSet, client kubernetes.Interface, bin, kubeconfig, stateDir string, b backend) ([]row, error) {
 	n, changes := o.n, o.changes
 	var rows []row
@@ -50,15 +51,25 @@ func measureSet(ctx context.Context, o options, set objectSet, client kubernetes
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, row{what: fmt.Sprintf("create %d {objs} + Services + EndpointSlices (%d workers)", n, o.workers),
+		rows = append(rows, row{what: fmt.Sprintf("create the {objs} + Services + EndpointSlices (%d workers)", o.workers),
 			value: fmt.Sprintf("%s (%.0f objects/s)", created.Round(100*time.Millisecond), float64(3*n)/created.Seconds()), num: created.Seconds()})
 	} else if err != nil {
 		return nil, err
 	} else if err := set.check(ctx); err != nil {
 		return nil, err
+	} else if err := pointSlice(ctx, client, set.namespace(), n-1, b.ip, b.port); err != nil {
+		// An earlier run's backend is gone; the last object's host is
+		// served (below) once its Service points at this run's.
+		return nil, err
 	}
 
-	c, err := startController(ctx, bin, kubeconfig, stateDir, o.plane, set.controllerArgs())
+	args := set.controllerArgs()
+	if o.endpointsOnly {
+		// No status writes: nothing to wait for, and no API load beside
+		// the endpoint changes.
+		args = append(args, "--update-status=false")
+	}
+	c, err := startController(ctx, bin, kubeconfig, stateDir, o.plane, args)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +108,54 @@ func measureSet(ctx context.Context, o options, set objectSet, client kubernetes
 	afterReady := c.rss()
 	c.heapProfile(o.profile, phase("heap-ready.pprof"))
 
+	lo := 0 // the first object the endpoint changes may use
+	if !o.endpointsOnly {
+		if rows, err = changeRounds(ctx, o, set, client, c, rows, fresh, b, phase); err != nil {
+			return nil, err
+		}
+		lo = changes
+	}
+	// Endpoint changes: the Services of the objects the changes above
+	// leave alone.
+	ep, err := endpointRows(ctx, o, set, client, c, lo, b, phase)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, ep...)
+
+	peak := c.rss()
+	rows = append(rows, row{what: "controller RSS after ready / peak (VmHWM)",
+		value:  fmt.Sprintf("%s / %s", mib(afterReady.current), mib(peak.peak)),
+		target: "< " + mib(targetRSS), met: peak.peak < targetRSS, num: float64(peak.peak)})
+	nginxMem := nginxRSS(c.stateDir)
+	rows = append(rows, row{what: "nginx RSS, master + workers", value: mib(nginxMem), num: float64(nginxMem)})
+
+	files, size, err := configSize(c.stateDir)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, row{what: "rendered configuration", value: fmt.Sprintf("%.1f MiB in %d files", float64(size)/(1<<20), files), num: float64(size)})
+	testTime, testRSS, err := nginxTest(ctx, c.stateDir, o.plane)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, row{what: "nginx -t (time, peak RSS)", value: fmt.Sprintf("%s, %s", testTime.Round(10*time.Millisecond), mib(testRSS)), num: testTime.Seconds()})
+	rows = append(rows, row{what: "nginx reloads (start included)", value: fmt.Sprint(c.metric("causeway_nginx_reloads_total"))})
+
+	if o.keep {
+		kept, err := os.MkdirTemp("", "causeway-scale-state-")
+		if err == nil {
+			exec.Command("cp", "-a", c.stateDir+"/.", kept).Run()
+			fmt.Fprintf(os.Stderr, "%s: state directory copied to %s\n", set.plural(), kept)
+		}
+	}
+	return rows, nil
+}
+
+// changeRounds waits for status on every object, then times o.changes
+// single-object changes (objects 0 to o.changes-1) and appends the rows.
+func changeRounds(ctx context.Context, o options, set objectSet, client kubernetes.Interface, c *controller, rows []row, fresh bool, b backend, phase func(string) string) ([]row, error) {
+	changes := o.changes
 	statusStart := time.Now()
 	if err := set.waitPublished(ctx, 30*time.Minute); err != nil {
 		return nil, err
@@ -106,12 +165,12 @@ func measureSet(ctx context.Context, o options, set objectSet, client kubernetes
 	if !fresh {
 		value += " (already published by an earlier run)"
 	}
-	rows = append(rows, row{what: fmt.Sprintf("ready → status published on all %d {objs}", n), value: value, num: took.Seconds()})
+	rows = append(rows, row{what: "ready → status published on all {objs}", value: value, num: took.Seconds()})
 	c.heapProfile(o.profile, phase("heap-published.pprof"))
 	// Let the syncs caused by the status writes run out.
 	time.Sleep(3 * time.Second)
 
-	stopProfile = c.profile(o.profile, phase("change"))
+	stopProfile := c.profile(o.profile, phase("change"))
 	var times, apply, reload []time.Duration
 	for i := range changes {
 		t, err := c.change(ctx, client, set, i, b.ip, b.port)
@@ -150,59 +209,6 @@ func measureSet(ctx context.Context, o options, set objectSet, client kubernetes
 		}
 	}
 
-	// Endpoint changes: the Services of the last objects, which the
-	// changes above leave alone.
-	var epTook, epApply []time.Duration
-	epReloads := 0
-	stopProfile = c.profile(o.profile, phase("endpoint"))
-	for k := range changes {
-		t, err := c.endpointChange(ctx, client, set, n-1-k, b.ip, b.port, b.other)
-		if err != nil {
-			stopProfile()
-			return nil, err
-		}
-		epTook, epReloads = append(epTook, t.took), epReloads+t.reloads
-		if t.apply > 0 {
-			epApply = append(epApply, t.apply)
-		}
-	}
-	stopProfile()
-	slices.Sort(epTook)
-	rows = append(rows, row{what: fmt.Sprintf("one EndpointSlice changed → traffic on the new endpoint (median / max of %d)", changes),
-		value: medianMax(epTook), num: epTook[len(epTook)/2].Seconds()})
-	if len(epApply) > 0 {
-		slices.Sort(epApply)
-		rows = append(rows, row{what: "of which: controller, event → pushed (causeway_config_apply_seconds; median / max of the changes that took one sync)",
-			value: fmt.Sprintf("%s (%d)", medianMax(epApply), len(epApply)), num: epApply[len(epApply)/2].Seconds()})
-	}
-	rows = append(rows, row{what: "nginx reloads during the endpoint changes", value: fmt.Sprint(epReloads), target: "0", met: epReloads == 0})
-
-	peak := c.rss()
-	rows = append(rows, row{what: "controller RSS after ready / peak (VmHWM)",
-		value:  fmt.Sprintf("%s / %s", mib(afterReady.current), mib(peak.peak)),
-		target: "< " + mib(targetRSS), met: peak.peak < targetRSS, num: float64(peak.peak)})
-	nginxMem := nginxRSS(c.stateDir)
-	rows = append(rows, row{what: "nginx RSS, master + workers", value: mib(nginxMem), num: float64(nginxMem)})
-
-	files, size, err := configSize(c.stateDir)
-	if err != nil {
-		return nil, err
-	}
-	rows = append(rows, row{what: "rendered configuration", value: fmt.Sprintf("%.1f MiB in %d files", float64(size)/(1<<20), files), num: float64(size)})
-	testTime, testRSS, err := nginxTest(ctx, c.stateDir, o.plane)
-	if err != nil {
-		return nil, err
-	}
-	rows = append(rows, row{what: "nginx -t (time, peak RSS)", value: fmt.Sprintf("%s, %s", testTime.Round(10*time.Millisecond), mib(testRSS)), num: testTime.Seconds()})
-	rows = append(rows, row{what: "nginx reloads (start included)", value: fmt.Sprint(c.metric("causeway_nginx_reloads_total"))})
-
-	if o.keep {
-		kept, err := os.MkdirTemp("", "causeway-scale-state-")
-		if err == nil {
-			exec.Command("cp", "-a", c.stateDir+"/.", kept).Run()
-			fmt.Fprintf(os.Stderr, "%s: state directory copied to %s\n", set.plural(), kept)
-		}
-	}
 	return rows, nil
 }
 
@@ -240,9 +246,54 @@ func medianMax(ds []time.Duration) string {
 	return fmt.Sprintf("%s / %s", ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond))
 }
 
-// printTable prints one column of results per set, and with two sets the
-// ratio of the second's to the first's.
-func printTable(w io.Writer, o options, sets []objectSet, columns [][]row) {
+// endpointRows times o.endpoints.samples single EndpointSlice changes
+// over the Services of objects lo to n-1, then the churn, and returns
+// their rows.
+func endpointRows(ctx context.Context, o options, set objectSet, client kubernetes.Interface, c *controller, lo int, b backend, phase func(string) string) ([]row, error) {
+	var rows []row
+	p := newProber(o.endpoints.poll, maxProbes)
+	samples := spread(lo, o.n, o.endpoints.samples)
+	var churned []int
+	if o.endpoints.churn.seconds > 0 {
+		churned = spread(max(lo, o.n-o.endpoints.churn.services), o.n, min(o.endpoints.churn.services, o.n-lo))
+	}
+	if err := pointAtBackend(ctx, client, set, c, append(slices.Clone(samples), churned...), b, p); err != nil {
+		return nil, err
+	}
+	c.settle(ctx, 2*time.Second, 2*time.Minute)
+	if o.endpoints.samples > 0 {
+		reloads0 := c.metric("causeway_nginx_reloads_total")
+		hist := c.histogramFrom(endpointUpdateMetric)
+		stopProfile := c.profile(o.profile, phase("endpoint"))
+		l, err := c.endpointSamples(ctx, client, set, samples, b, p, o.endpoints.limit)
+		stopProfile()
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, l.row("one EndpointSlice changed → traffic on the new endpoint, one at a time (p50 / p99 / max (timed))"),
+			l.writeRow("of which: the API server's answer to the update (p50 / p99)"))
+		if h, ok := hist.row("of which: controller, event → pushed (" + endpointUpdateMetric + " p50 / p99, from its buckets)"); ok {
+			rows = append(rows, h)
+		}
+		reloads := int(c.metric("causeway_nginx_reloads_total") - reloads0)
+		rows = append(rows, row{what: "nginx reloads during the endpoint changes", value: fmt.Sprint(reloads), target: "0", met: reloads == 0})
+	}
+	if o.endpoints.churn.seconds > 0 {
+		fmt.Fprintf(os.Stderr, "churn: %d EndpointSlice writes/s over %d Services for %d s ...\n", o.endpoints.churn.rate, len(churned), o.endpoints.churn.seconds)
+		stopProfile := c.profile(o.profile, phase("churn"))
+		r, err := c.churn(ctx, client, set, churned, b, p, o.endpoints.churn)
+		stopProfile()
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r.rows(o.endpoints.churn)...)
+	}
+	return rows, nil
+}
+
+// printTable prints one column of results per set, titled titles, and
+// with more than one the ratio of the last's to the first's.
+func printTable(w io.Writer, o options, sets []objectSet, titles []string, columns [][]row) {
 	host, _ := os.Hostname()
 	var what []string
 	for _, s := range sets {
@@ -252,17 +303,24 @@ func printTable(w io.Writer, o options, sets []objectSet, columns [][]row) {
 		filepath.Base(o.plane.nginx()), time.Now().Format(time.DateOnly), host, numCPU())
 	var kinds, plurals []string
 	for _, s := range sets {
-		kinds, plurals = append(kinds, s.kind()), append(plurals, s.plural())
+		if !slices.Contains(kinds, s.kind()) {
+			kinds, plurals = append(kinds, s.kind()), append(plurals, s.plural())
+		}
 	}
 	label := strings.NewReplacer("{objs}", strings.Join(plurals, " / "), "{obj}", strings.Join(kinds, " / "))
-	// The rows of every column, by what, in the order first seen.
+	// The rows of every column, by what, in the order first seen; a
+	// row only a later column has goes after its predecessor there.
 	var order []string
 	byWhat := make([]map[string]row, len(columns))
 	for k, col := range columns {
 		byWhat[k] = map[string]row{}
+		at := 0 // where the next new row of this column goes
 		for _, r := range col {
-			if !slices.Contains(order, r.what) {
-				order = append(order, r.what)
+			if p := slices.Index(order, r.what); p >= 0 {
+				at = p + 1
+			} else {
+				order = slices.Insert(order, at, r.what)
+				at++
 			}
 			byWhat[k][r.what] = r
 		}
@@ -271,7 +329,7 @@ func printTable(w io.Writer, o options, sets []objectSet, columns [][]row) {
 		fmt.Fprintln(w, "| measurement | result | target |")
 		fmt.Fprintln(w, "|---|---|---|")
 	} else {
-		fmt.Fprintf(w, "| measurement | %s | %s / %s | target |\n", strings.Join(plurals, " | "), plurals[1], plurals[0])
+		fmt.Fprintf(w, "| measurement | %s | %s / %s | target |\n", strings.Join(titles, " | "), titles[len(titles)-1], titles[0])
 		fmt.Fprintf(w, "|---|%s---:|---|\n", strings.Repeat("---|", len(columns)))
 	}
 	for _, what := range order {
@@ -290,8 +348,8 @@ func printTable(w io.Writer, o options, sets []objectSet, columns [][]row) {
 				verdicts = append(verdicts, verdict(r.met))
 			}
 		}
-		if len(columns) == 2 {
-			a, b := byWhat[0][what], byWhat[1][what]
+		if len(columns) > 1 {
+			a, b := byWhat[0][what], byWhat[len(columns)-1][what]
 			ratio := ""
 			if a.num > 0 && b.num > 0 {
 				ratio = fmt.Sprintf("%.2f×", b.num/a.num)

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -69,15 +70,15 @@ func regexPaths(n int) bool {
 // createObjects creates n Services, EndpointSlices and Ingresses with a
 // bounded number of concurrent requests. Every Ingress carries the first
 // annots of commonAnnotations.
-func createObjects(ctx context.Context, c kubernetes.Interface, n, workers, shapes, annots int, ip string, port int) (time.Duration, error) {
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+func createObjects(ctx context.Context, c kubernetes.Interface, ns string, n, workers, shapes, annots int, ip string, port int) (time.Duration, error) {
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return 0, err
 	}
 	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "causeway"}, Spec: networkingv1.IngressClassSpec{Controller: "causeway.io/ingress-controller"}}
-	if _, err := c.NetworkingV1().IngressClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+	if _, err := c.NetworkingV1().IngressClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return 0, err
 	}
-	return concurrently(ctx, n, workers, func(i int) error { return createOne(ctx, c, i, shapes, annots, ip, port) })
+	return concurrently(ctx, n, workers, func(i int) error { return createOne(ctx, c, ns, i, shapes, annots, ip, port) })
 }
 
 // concurrently runs one(i) for i in [0, n) on workers goroutines, stops
@@ -127,12 +128,12 @@ func host(i int) string { return fmt.Sprintf("h%05d.bench.test", i) }
 // the first annots of commonAnnotations, the same on every Ingress of one
 // shape; with rewrite-target among them its second path is the regex
 // "/s<i mod shapes>(/|$)(.*)".
-func createOne(ctx context.Context, c kubernetes.Interface, i, shapes, annots int, ip string, port int) error {
-	if err := createBackend(ctx, c, namespace, i, ip, port); err != nil {
+func createOne(ctx context.Context, c kubernetes.Interface, ns string, i, shapes, annots int, ip string, port int) error {
+	if err := createBackend(ctx, c, ns, i, ip, port); err != nil {
 		return err
 	}
-	ing := ingress(i, shapes, annots)
-	if _, err := c.NetworkingV1().Ingresses(namespace).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
+	ing := ingress(ns, i, shapes, annots)
+	if _, err := c.NetworkingV1().Ingresses(ns).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create Ingress %s: %w", ing.Name, err)
 	}
 	return nil
@@ -170,13 +171,13 @@ func endpointSlice(ns string, i int, ip string, port int) *discoveryv1.EndpointS
 }
 
 // ingress is Ingress i as createOne makes it.
-func ingress(i, shapes, annots int) *networkingv1.Ingress {
+func ingress(ns string, i, shapes, annots int) *networkingv1.Ingress {
 	second := path(fmt.Sprintf("/s%d", i%shapes), networkingv1.PathTypePrefix, i)
 	if regexPaths(annots) {
 		second = path(fmt.Sprintf("/s%d(/|$)(.*)", i%shapes), networkingv1.PathTypeImplementationSpecific, i)
 	}
 	return &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name(i), Annotations: annotations(annots, i%shapes)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name(i), Annotations: annotations(annots, i%shapes)},
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: ptr.To("causeway"),
 			Rules: []networkingv1.IngressRule{{
@@ -201,13 +202,13 @@ func path(p string, typ networkingv1.PathType, i int) networkingv1.HTTPIngressPa
 // checkExisting makes sure Ingresses left by an earlier run (-kubeconfig)
 // were made with the same -shapes and -annotations, so that the table
 // describes what the controller actually served.
-func checkExisting(ctx context.Context, c kubernetes.Interface, shapes, annots int) error {
+func checkExisting(ctx context.Context, c kubernetes.Interface, ns string, shapes, annots int) error {
 	for _, i := range []int{0, shapes - 1} {
-		got, err := c.NetworkingV1().Ingresses(namespace).Get(ctx, name(i), metav1.GetOptions{})
+		got, err := c.NetworkingV1().Ingresses(ns).Get(ctx, name(i), metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("Ingress %s from an earlier run: %w", name(i), err)
 		}
-		want := ingress(i, shapes, annots)
+		want := ingress(ns, i, shapes, annots)
 		ours := map[string]string{}
 		for k, v := range got.Annotations {
 			if strings.HasPrefix(k, annotationPrefix) {
@@ -216,18 +217,18 @@ func checkExisting(ctx context.Context, c kubernetes.Interface, shapes, annots i
 		}
 		if !maps.Equal(ours, want.Annotations) || len(got.Spec.Rules) == 0 || got.Spec.Rules[0].HTTP == nil ||
 			len(got.Spec.Rules[0].HTTP.Paths) != 2 || got.Spec.Rules[0].HTTP.Paths[1].Path != want.Spec.Rules[0].HTTP.Paths[1].Path {
-			return fmt.Errorf("namespace %s holds Ingresses made with other -shapes or -annotations (Ingress %s has %d of our annotations); delete the namespace or use a fresh API server", namespace, name(i), len(ours))
+			return fmt.Errorf("namespace %s holds Ingresses made with other -shapes or -annotations (Ingress %s has %d of our annotations); delete the namespace or use a fresh API server", ns, name(i), len(ours))
 		}
 	}
 	return nil
 }
 
-// waitPublished waits until n Ingresses show the published address.
-func waitPublished(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration) error {
+// waitPublished waits until n Ingresses of ns show the published address.
+func waitPublished(ctx context.Context, client kubernetes.Interface, ns string, n int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	last := time.Now()
 	for time.Now().Before(deadline) {
-		list, err := client.NetworkingV1().Ingresses(namespace).List(ctx, metav1.ListOptions{})
+		list, err := client.NetworkingV1().Ingresses(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}

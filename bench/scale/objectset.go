@@ -41,47 +41,49 @@ type objectSet interface {
 	addr(ctx context.Context, c *controller, i int) (string, error)
 }
 
-// ingressSet is n Ingresses of IngressClass causeway in namespace bench,
-// the benchmark's first and default set.
+// ingressSet is n Ingresses of IngressClass causeway in namespace ns
+// (bench, or bench-<n>[-a<annotations>] with -sizes), the benchmark's first and default
+// set.
 type ingressSet struct {
 	client                     kubernetes.Interface
+	ns                         string
 	n, workers, shapes, annots int
 }
 
 func (s *ingressSet) kind() string      { return "Ingress" }
 func (s *ingressSet) plural() string    { return "Ingresses" }
-func (s *ingressSet) namespace() string { return namespace }
+func (s *ingressSet) namespace() string { return s.ns }
 
 func (s *ingressSet) describe() string {
-	return fmt.Sprintf("%d Ingresses (%d shapes, %s) + Services + EndpointSlices (%d workers)", s.n, s.shapes, annotationsNote(s.annots), s.workers)
+	return fmt.Sprintf("%d Ingresses (%d shapes, %s) + Services + EndpointSlices (%d workers) in namespace %s", s.n, s.shapes, annotationsNote(s.annots), s.workers, s.ns)
 }
 
 func (s *ingressSet) create(ctx context.Context, ip string, port int) (time.Duration, error) {
-	return createObjects(ctx, s.client, s.n, s.workers, s.shapes, s.annots, ip, port)
+	return createObjects(ctx, s.client, s.ns, s.n, s.workers, s.shapes, s.annots, ip, port)
 }
 
 func (s *ingressSet) check(ctx context.Context) error {
-	return checkExisting(ctx, s.client, s.shapes, s.annots)
+	return checkExisting(ctx, s.client, s.ns, s.shapes, s.annots)
 }
 
 // controllerArgs leave Gateway API off, as in the runs before HTTPRoutes
 // were measured (their API server had no Gateway API CRDs).
 func (s *ingressSet) controllerArgs() []string {
-	return []string{"--configmap", namespace + "/causeway", "--watch-namespace", namespace, "--enable-gateway-api=false"}
+	return []string{"--configmap", s.ns + "/causeway", "--watch-namespace", s.ns, "--enable-gateway-api=false"}
 }
 
 func (s *ingressSet) waitPublished(ctx context.Context, timeout time.Duration) error {
-	return waitPublished(ctx, s.client, s.n, timeout)
+	return waitPublished(ctx, s.client, s.ns, s.n, timeout)
 }
 
 func (s *ingressSet) setHost(ctx context.Context, i int, host string) (func() error, error) {
-	ing, err := s.client.NetworkingV1().Ingresses(namespace).Get(ctx, name(i), metav1.GetOptions{})
+	ing, err := s.client.NetworkingV1().Ingresses(s.ns).Get(ctx, name(i), metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
 	ing.Spec.Rules[0].Host = host
 	return func() error {
-		_, err := s.client.NetworkingV1().Ingresses(namespace).Update(ctx, ing, metav1.UpdateOptions{})
+		_, err := s.client.NetworkingV1().Ingresses(s.ns).Update(ctx, ing, metav1.UpdateOptions{})
 		return err
 	}, nil
 }
