@@ -97,6 +97,14 @@ func NewWith(o Options) *Metrics {
 		Name: "causeway_dynamic_updates_total",
 		Help: "Changes applied without an nginx reload, by kind and result.",
 	}, []string{"kind", "result"})
+	// Every kind and result from the start, at 0: a pushed state may never
+	// be needed (nginx loads the state file when it starts), and a
+	// dashboard's rate() needs the series before the first increment.
+	for _, kind := range []string{"endpoints", "certificates"} {
+		for _, result := range []string{"success", "failure"} {
+			m.DynamicUpdates.WithLabelValues(kind, result)
+		}
+	}
 	m.BackendEndpoints = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "causeway_backend_endpoints",
 		Help: "Ready endpoints per backend (namespace/service/port).",
