@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -279,4 +281,108 @@ func TestIndexEndpointsFull(t *testing.T) {
 	if len(c.epIndex.full) != 1 || len(c.epIndex.backends["ns/c"]) != 1 || len(c.epIndex.backends["ns/big"]) != 1 {
 		t.Errorf("index %+v, want only ns/a (left out) to take a full sync", c.epIndex)
 	}
+}
+
+// chanEndpointSource signals its changes on a channel, as the kube source.
+type chanEndpointSource struct {
+	endpointSource
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *chanEndpointSource) EndpointsChanged() <-chan struct{} { return s.ch }
+
+func (s *chanEndpointSource) TakeEndpointChanges() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endpointSource.TakeEndpointChanges()
+}
+
+func (s *chanEndpointSource) Snapshot() *source.Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snap
+}
+
+func (s *chanEndpointSource) ServiceEndpoints(ns, name string) (*corev1.Service, []*discoveryv1.EndpointSlice) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endpointSource.ServiceEndpoints(ns, name)
+}
+
+// Run applies an EndpointSlice change at once, not after the quiet period
+// that coalesces the changes taking a build (set to an hour here), and
+// without a sync.
+func TestRunPatchesEndpointsAtOnce(t *testing.T) {
+	dir := layout.Dir(t.TempDir())
+	if err := os.MkdirAll(dir.Path(layout.RunDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	src := &chanEndpointSource{endpointSource: endpointSource{staticSource: staticSource{snap: snapshot(2)}, changed: map[string]bool{}},
+		ch: make(chan struct{}, 1)}
+	p := &lockedPusher{}
+	var syncs atomic.Int32
+	c := New(Options{Source: src, Applier: nopApplier{},
+		Model: build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"}},
+		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics.New(),
+		Render:  render.Params{StateDir: dir, HTTPPort: 80, HTTPSPort: 443, Dynamic: &render.Dynamic{}},
+		Dynamic: p, Quiet: time.Hour, MaxDelay: time.Hour, OnSync: func(SyncResult) { syncs.Add(1) }})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for syncs.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no first sync")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	src.mu.Lock()
+	next := snapshot(3)
+	src.snap = next
+	src.changed["default/web"] = true
+	src.mu.Unlock()
+	src.ch <- struct{}{}
+	for p.patched() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the endpoint change was not patched within 10 s (the quiet period is an hour)")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := syncs.Load(); n != 1 {
+		t.Fatalf("%d syncs; want the first only", n)
+	}
+}
+
+// lockedPusher is patchingPusher safe for a Run in another goroutine.
+type lockedPusher struct {
+	mu sync.Mutex
+	p  patchingPusher
+}
+
+func (l *lockedPusher) ReplaceEncoded(ctx context.Context, gen int64, body []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p.ReplaceEncoded(ctx, gen, body)
+}
+
+func (l *lockedPusher) CertificatesChanged(context.Context) error { return nil }
+
+func (l *lockedPusher) Generation(ctx context.Context) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p.gen, nil
+}
+
+func (l *lockedPusher) Patch(ctx context.Context, base, gen int64, backends []balancer.Backend, del []string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p.Patch(ctx, base, gen, backends, del)
+}
+
+func (l *lockedPusher) patched() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.p.patches)
 }
