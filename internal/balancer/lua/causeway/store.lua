@@ -268,6 +268,7 @@ local function write_locked(req, replace, yield)
     d:delete("dirty")
     local ok, serr = publish(d, seq, req.generation, count, entry)
     if not ok then
+        d:safe_set("dirty", true) -- the next write is read whole
         return nil, 507, "cannot publish the new state: " .. tostring(serr)
     end
     return { generation = req.generation, seq = seq, backends = count }
@@ -380,9 +381,12 @@ local function reread(d)
     for key in pairs(keys) do
         refresh(d, key)
     end
+    -- Not in the set: gone, whatever b:<key> still holds (a replace over
+    -- an unreadable set cannot know which blobs to delete).
     for key in pairs(blobs) do
         if not keys[key] then
-            refresh(d, key)
+            blobs[key], instances[key] = nil, nil
+            stats.forget(key)
         end
     end
     return true
