@@ -21,14 +21,7 @@ import (
 // Ingress's host changed and the model built and rendered again, as a
 // sync does. It prints a table of medians.
 func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
-	snap := &source.Snapshot{}
-	for i := range n {
-		snap.Ingresses = append(snap.Ingresses, ingress(namespace, i, shapes, annots))
-		snap.Services = append(snap.Services, service(namespace, i))
-		snap.EndpointSlices = append(snap.EndpointSlices, endpointSlice(namespace, i, "192.0.2.10", 8080))
-	}
-	opts := build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
-		AnnotationsPrefix: "nginx.ingress.kubernetes.io", LuaAvailable: true}
+	snap, opts := memorySnapshot(n, shapes, annots)
 	var hists []string
 	for _, h := range balancer.Histograms {
 		hists = append(hists, h.Name)
@@ -113,4 +106,18 @@ func writeAllocs(path string) {
 	}
 	defer f.Close()
 	pprof.Lookup("allocs").WriteTo(f, 0)
+}
+
+// memorySnapshot is the benchmark's objects as a snapshot in memory, and
+// the build options of the controller the benchmark runs.
+func memorySnapshot(n, shapes, annots int) (*source.Snapshot, build.Options) {
+	snap := &source.Snapshot{}
+	for i := range n {
+		snap.Ingresses = append(snap.Ingresses, ingress(namespace, i, shapes, annots))
+		snap.Services = append(snap.Services, service(namespace, i))
+		snap.EndpointSlices = append(snap.EndpointSlices, endpointSlice(namespace, i, "192.0.2.10", 8080))
+	}
+	opts := build.Options{Class: class.Options{ControllerName: "causeway.io/ingress-controller", IngressClass: "causeway"},
+		AnnotationsPrefix: "nginx.ingress.kubernetes.io", LuaAvailable: true}
+	return snap, opts
 }

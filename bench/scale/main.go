@@ -92,6 +92,7 @@ func main() {
 	flag.IntVar(&ep.churn.every, "churn-sample-every", 10, "time every this many-th write of the churn to the new endpoint answering")
 	sizesFlag := flag.String("sizes", "", "comma-separated Ingress counts (e.g. 100,1000,10000) measured one after the other, each in namespace bench-<n> (bench-<n>-a<annotations> with -annotations) with a controller of its own against one API server, side by side in one table (instead of -n; Ingresses only)")
 	endpointsOnly := flag.Bool("endpoints-only", false, "skip the status wait and the single-object changes, and run the controller with --update-status=false: only start, the endpoint changes and the churn")
+	breakdownFlag := flag.Bool("breakdown", false, "instead of the API server and the controller: time each step of one changed Ingress (build, render, writing the files, nginx -t, the reload) with the controller's code on real nginx, -changes times (breakdown.go)")
 	flag.Parse()
 	sizes, err := parseSizes(*sizesFlag)
 	if err != nil || (len(sizes) > 0 && (*kind != "ingress" || *inproc > 0)) {
@@ -112,6 +113,13 @@ func main() {
 	if *annots < 0 || *annots > len(commonAnnotations) {
 		fmt.Fprintf(os.Stderr, "bench: -annotations %d: want 0 to %d\n", *annots, len(commonAnnotations))
 		os.Exit(2)
+	}
+	if *breakdownFlag {
+		if err := breakdown(*n, *shapes, *annots, *changes, *keep, plane); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *inproc > 0 && *gateways > 0 {
 		if err := inProcessGateway(*n, *shapes, *gateways, *inproc); err != nil {
