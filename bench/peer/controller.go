@@ -92,11 +92,13 @@ func startController(ctx context.Context, o options, client kubernetes.Interface
 		"--profiler-port", strconv.Itoa(ports[6]),
 		"--profiling=false",
 		"--shutdown-grace-period", "0",
+		"--post-shutdown-grace-period", "0",
 	}
 	c.cmd = exec.CommandContext(ctx, "unshare", args...)
 	c.cmd.Env = append(os.Environ(), "R="+o.root, "POD_NAME="+peerName, "POD_NAMESPACE="+ns, "NGINX_BINARY="+o.nginx)
 	c.cmd.Stdout, c.cmd.Stderr = logFile, logFile
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Should this tool die, the controller stops (and stops its nginx).
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := c.cmd.Start(); err != nil {
 		return nil, err
 	}

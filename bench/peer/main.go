@@ -45,8 +45,8 @@ import (
 type options struct {
 	kubeconfig, root, controller, nginx string
 	sizes                               []int
-	changes, samples                    int
-	limit                               time.Duration
+	changes, samples, portOnly          int
+	limit, portOnlyLimit                time.Duration
 	keepLog                             bool
 }
 
@@ -60,6 +60,8 @@ func main() {
 	flag.IntVar(&o.changes, "changes", 5, "single-Ingress changes to time (Ingresses 0 to changes-1)")
 	flag.IntVar(&o.samples, "endpoint-samples", 20, "single EndpointSlice changes to time")
 	flag.DurationVar(&o.limit, "endpoint-limit", 10*time.Second, "give an endpoint change up after this long")
+	flag.IntVar(&o.portOnly, "port-only-samples", 3, "bench/scale's own endpoint changes (the port only) to try first, each given up after -port-only-limit")
+	flag.DurationVar(&o.portOnlyLimit, "port-only-limit", 5*time.Second, "give a port-only endpoint change up after this long")
 	flag.BoolVar(&o.keepLog, "keep-log", false, "keep the controller's log and print its path")
 	flag.Parse()
 	for _, f := range strings.Split(*sizes, ",") {
