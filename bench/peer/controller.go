@@ -94,6 +94,7 @@ func startController(ctx context.Context, o options, client kubernetes.Interface
 		"--shutdown-grace-period", "0",
 		"--post-shutdown-grace-period", "0",
 	}
+	args = append(args, o.extra...)
 	c.cmd = exec.CommandContext(ctx, "unshare", args...)
 	c.cmd.Env = append(os.Environ(), "R="+o.root, "POD_NAME="+peerName, "POD_NAMESPACE="+ns, "NGINX_BINARY="+o.nginx)
 	c.cmd.Stdout, c.cmd.Stderr = logFile, logFile

@@ -48,7 +48,15 @@ type options struct {
 	changes, samples, portOnly          int
 	limit, portOnlyLimit                time.Duration
 	keepLog                             bool
+	// extra are more controller flags (-controller-arg).
+	extra stringList
 }
+
+// stringList collects a repeatable flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func main() {
 	var o options
@@ -62,6 +70,7 @@ func main() {
 	flag.DurationVar(&o.limit, "endpoint-limit", 10*time.Second, "give an endpoint change up after this long")
 	flag.IntVar(&o.portOnly, "port-only-samples", 3, "bench/scale's own endpoint changes (the port only) to try first, each given up after -port-only-limit")
 	flag.DurationVar(&o.portOnlyLimit, "port-only-limit", 5*time.Second, "give a port-only endpoint change up after this long")
+	flag.Var(&o.extra, "controller-arg", "one more ingress-nginx controller flag, e.g. -controller-arg=--sync-rate-limit=100 (repeatable)")
 	flag.BoolVar(&o.keepLog, "keep-log", false, "keep the controller's log and print its path")
 	flag.Parse()
 	for _, f := range strings.Split(*sizes, ",") {
@@ -136,7 +145,11 @@ func (b backend) addr(port int) string { return net.JoinHostPort(b.ip, strconv.I
 type row struct{ what, value string }
 
 func printTable(o options, columns [][]row) {
-	fmt.Printf("ingress-nginx (controller v1.11.0 from the Go module proxy, Debian nginx %s) on bench/scale's objects\n\n", nginxVersion(o.nginx))
+	fmt.Printf("ingress-nginx (controller v1.11.0 from the Go module proxy, Debian nginx %s) on bench/scale's objects", nginxVersion(o.nginx))
+	if len(o.extra) > 0 {
+		fmt.Printf(", with %s", o.extra.String())
+	}
+	fmt.Print("\n\n")
 	fmt.Print("| measure |")
 	for _, n := range o.sizes {
 		fmt.Printf(" %d Ingresses |", n)

@@ -72,6 +72,9 @@ cp "$LUA_SRC/lua-resty-balancer/librestychash.so" "$L/"
 #   services, which the benchmark does not use). Without a listener
 #   there, every sync after the first fails (the controller posts the
 #   empty TCP/UDP list once, as it differs from the nil it started with).
+#   ssl_preread makes nginx read what the controller writes before it
+#   closes: a bare return closes on unread data, the kernel resets the
+#   connection, and the controller's second write fails (broken pipe).
 T=$R/etc/nginx/template/nginx.tmpl
 awk '
 /^pid \{\{ \.PID \}\};$/ {
@@ -96,6 +99,7 @@ awk '
 	print "stream {"
 	print "    server {"
 	print "        listen 127.0.0.1:{{ .StreamPort }};"
+	print "        ssl_preread on;"
 	print "        return \"\";"
 	print "    }"
 	print "}"
