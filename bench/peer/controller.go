@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/causeway/causeway/bench/internal/proc"
 )
 
 // peerName names the Pod, ConfigMap and election id ingress-nginx runs
@@ -205,54 +207,8 @@ func (c *controller) nginxPid() int {
 // controllerPid is the controller's own pid: unshare and sh exec it.
 func (c *controller) controllerPid() int { return c.cmd.Process.Pid }
 
-type memory struct{ current, peak int64 }
-
-func procMemory(pid int) memory {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return memory{}
-	}
-	var m memory
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			m.current = kb << 10
-		case "VmHWM:":
-			m.peak = kb << 10
-		}
-	}
-	return m
-}
-
 // nginxRSS adds up the nginx master's and its children's resident memory.
-func (c *controller) nginxRSS() int64 {
-	master := c.nginxPid()
-	if master == 0 {
-		return 0
-	}
-	total := procMemory(master).current
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
-		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(master) {
-			total += procMemory(pid).current
-		}
-	}
-	return total
-}
+func (c *controller) nginxRSS() int64 { return proc.TreeRSS(c.nginxPid()) }
 
 func nginxVersion(bin string) string {
 	out, _ := exec.Command(bin, "-v").CombinedOutput()

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/causeway/causeway/bench/internal/proc"
 )
 
 // bench/scale's names: Ingress, Service and EndpointSlice i.
@@ -48,7 +50,7 @@ func measure(ctx context.Context, o options, client kubernetes.Interface, ns str
 	if err != nil {
 		return nil, err
 	}
-	afterReady := procMemory(c.controllerPid())
+	afterReady := proc.Of(c.controllerPid())
 	rows := []row{
 		{"controller start → ready (/healthz 200)", ready.Round(10 * time.Millisecond).String()},
 		{"controller start → the last Ingress's host served, by traffic", last.Round(10 * time.Millisecond).String()},
@@ -99,9 +101,9 @@ func measure(ctx context.Context, o options, client kubernetes.Interface, ns str
 		row{"reloads for those endpoint changes", fmt.Sprint(c.reloads() - reloadsBefore)},
 		row{"nginx reloads in all (start included)", fmt.Sprint(c.reloads())},
 	)
-	peak := procMemory(c.controllerPid())
+	peak := proc.Of(c.controllerPid())
 	rows = append(rows,
-		row{"controller RSS after ready / peak (VmHWM)", fmt.Sprintf("%s / %s", mib(afterReady.current), mib(peak.peak))},
+		row{"controller RSS after ready / peak (VmHWM)", fmt.Sprintf("%s / %s", mib(afterReady.Current), mib(peak.Peak))},
 		row{"nginx RSS, master + workers", mib(c.nginxRSS())},
 	)
 	if info, err := os.Stat(c.root + "/etc/nginx/nginx.conf"); err == nil {

@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/causeway/causeway/bench/internal/proc"
 )
 
 // controller is the running binary.
@@ -307,63 +309,20 @@ func (c *controller) heapProfile(dir, file string) {
 	}
 }
 
-type memory struct{ current, peak int64 }
-
 // rss reads the controller's resident memory now and at its peak.
-func (c *controller) rss() memory {
-	return procMemory(c.cmd.Process.Pid)
-}
-
-func procMemory(pid int) memory {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return memory{}
-	}
-	var m memory
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			m.current = kb << 10
-		case "VmHWM:":
-			m.peak = kb << 10
-		}
-	}
-	return m
+func (c *controller) rss() proc.Memory {
+	return proc.Of(c.cmd.Process.Pid)
 }
 
 // nginxRSS adds up the resident memory of the nginx master and its
-// workers, found through the pid file and /proc.
+// workers, found through the pid file.
 func nginxRSS(stateDir string) int64 {
 	data, err := os.ReadFile(filepath.Join(stateDir, "run", "nginx.pid"))
 	if err != nil {
 		return 0
 	}
 	master, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	total := procMemory(master).current
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// Field 4 is the parent pid; the command may hold spaces, so count
-		// from the closing parenthesis.
-		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
-		f := strings.Fields(rest)
-		if len(f) > 1 && f[1] == strconv.Itoa(master) {
-			total += procMemory(pid).current
-		}
-	}
-	return total
+	return proc.TreeRSS(master)
 }
 
 // configSize adds up the rendered configuration files (secrets excluded).
