@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/causeway/causeway/internal/layout"
 )
 
 // The nginx process: start, supervise, stop.
@@ -21,9 +23,18 @@ func (m *Manager) start() error {
 	if m.beforeOpen != nil {
 		m.beforeOpen()
 	}
-	// A unix socket left by a killed nginx would make bind() fail.
-	for _, s := range []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket(), m.opts.StateDir.UnavailableSocket(),
-		m.opts.StateDir.NoLiveSocket()} {
+	// A unix socket left by a killed nginx would make bind() fail: the
+	// fixed ones, and every socket of the workers' directory (the hop,
+	// auth loop, SNI and passthrough servers' listeners).
+	stale := []string{m.opts.StateDir.StatusSocket(), m.opts.StateDir.DynamicSocket()}
+	if entries, err := os.ReadDir(m.opts.StateDir.Path(layout.WorkerSocketsDir)); err == nil {
+		for _, e := range entries {
+			if e.Type()&os.ModeSocket != 0 {
+				stale = append(stale, m.opts.StateDir.Path(layout.WorkerSocketsDir, e.Name()))
+			}
+		}
+	}
+	for _, s := range stale {
 		os.Remove(s)
 	}
 	cmd := exec.Command(m.opts.Binary, m.args()...)
