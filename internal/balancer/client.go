@@ -93,7 +93,8 @@ func (c *Client) Replace(ctx context.Context, st State) error {
 // EncodeState is the JSON of a full-state push; it is also what the state
 // file that nginx loads at start holds.
 func EncodeState(st State) ([]byte, error) {
-	body, err := json.Marshal(statePayload{SchemaVersion, st.Generation, wireBackends(st.Backends)})
+	body, err := json.Marshal(stateHostsPayload{statePayload{SchemaVersion, st.Generation, wireBackends(st.Backends)},
+		wireHosts(st.Hosts)})
 	if err != nil {
 		return nil, fmt.Errorf("balancer: encode state: %w", err)
 	}
@@ -164,6 +165,26 @@ func (c *Client) Delete(ctx context.Context, generation int64, keys ...string) e
 	}
 	if err := c.do(ctx, http.MethodPost, "/v1/backends", body, nil); err != nil {
 		return fmt.Errorf("balancer: delete %s (generation %d): %w", strings.Join(keys, ","), generation, err)
+	}
+	return nil
+}
+
+// ReplaceHosts makes hosts the whole hosts table (Host), leaving the
+// backends alone: each request sees the old table or the new one, never
+// a mixture. A full state (Replace, and the state file nginx loads at
+// start) replaces the table too, and an Update or Patch never touches it,
+// so keep State.Hosts what was last sent here.
+func (c *Client) ReplaceHosts(ctx context.Context, hosts []Host) error {
+	list := wireHosts(hosts)
+	if list == nil {
+		list = []Host{}
+	}
+	body, err := json.Marshal(hostsPayload{Hosts: list})
+	if err != nil {
+		return fmt.Errorf("balancer: encode hosts: %w", err)
+	}
+	if err := c.do(ctx, http.MethodPut, "/v1/hosts", body, nil); err != nil {
+		return fmt.Errorf("balancer: replace hosts (%d): %w", len(hosts), err)
 	}
 	return nil
 }

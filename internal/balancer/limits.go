@@ -55,6 +55,12 @@ var luaLimits = map[string]int64{
 	"MAX_FAIL_TIMEOUT_MS": model.MaxPeerFailTimeout.Milliseconds(),
 	"MAX_CONNS":           model.MaxPeerConns,
 
+	"MAX_HOSTS":          MaxHosts,
+	"MAX_HOST_NAME_LEN":  MaxHostNameLen,
+	"MAX_HOST_HOP_LEN":   MaxHostHopLen,
+	"MAX_HOST_CERT_LEN":  MaxHostCertLen,
+	"MAX_HOST_VALUE_LEN": MaxHostValueLen,
+
 	"MAX_SPLIT_RULES":         model.MaxSplitRules,
 	"MAX_SPLIT_CONDITIONS":    model.MaxSplitConditions,
 	"MAX_SPLIT_TARGETS":       model.MaxSplitTargets,

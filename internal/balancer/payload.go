@@ -35,6 +35,8 @@ type State struct {
 	// Client.Delete) older than the current generation are refused.
 	Generation int64     `json:"generation"`
 	Backends   []Backend `json:"backends"`
+	// Hosts is the whole hosts table (Host); nil empties it.
+	Hosts []Host `json:"hosts,omitempty"`
 }
 
 // Backend is the endpoint set and balancing policy behind one backend key.
@@ -256,7 +258,7 @@ func (s *State) Validate() error {
 		}
 		seen[b.Key] = true
 	}
-	return nil
+	return ValidateHosts(s.Hosts)
 }
 
 // wire returns b as sent: a nil endpoint list becomes [] because the Lua

@@ -7,6 +7,8 @@
 --                         than the current generation; with "base", only
 --                         on a state of exactly that generation)
 --   POST /v1/certificates certificate files changed: drop parsed copies
+--   PUT  /v1/hosts        replace the whole hosts table (causeway.hosts),
+--                         {"hosts":[...]}; a full state replaces it too
 --
 -- Errors are {"error": "..."} with 400 (invalid payload), 404, 405,
 -- 409 (an update older than the current generation, or not on its base), 503 (busy) or 507
@@ -15,6 +17,7 @@
 
 local json = require("causeway.json")
 local store = require("causeway.store")
+local hosts = require("causeway.hosts")
 local validate = require("causeway.validate")
 
 local io_open = io.open
@@ -90,9 +93,35 @@ local function write(replace)
     return reply(200, res)
 end
 
+-- write_hosts replaces the hosts table alone.
+local function write_hosts()
+    local body, err = read_body()
+    if not body then
+        return fail(400, err and ("cannot read body: " .. err) or "empty body")
+    end
+    local y = #body > YIELD_ABOVE and yield or nil
+    local tbl
+    tbl, err = validate.hosts(body, y)
+    if not tbl then
+        ngx.log(ngx.WARN, "causeway: hosts push rejected: ", err)
+        return fail(400, err)
+    end
+    local res, status, msg = store.exclusive(hosts.replace, tbl, y)
+    if not res then
+        ngx.log(ngx.WARN, "causeway: hosts push rejected: ", msg)
+        return fail(status, msg)
+    end
+    return reply(200, res)
+end
+
 local function dump()
     local st, err = store.dump()
     if not st then
+        return fail(500, err)
+    end
+    local table_hosts
+    table_hosts, err = hosts.dump()
+    if not table_hosts then
         return fail(500, err)
     end
     for _, b in ipairs(st.backends) do
@@ -101,10 +130,12 @@ local function dump()
             e.v6 = nil -- internal
         end
     end
+    -- Left out when empty, as the controller leaves it out.
     return reply(200, {
         version = validate.SCHEMA_VERSION,
         generation = st.generation,
         backends = json.array(st.backends),
+        hosts = #table_hosts > 0 and table_hosts or nil,
     })
 end
 
@@ -112,6 +143,7 @@ local routes = {
     ["/v1/generation"] = { GET = function() return reply(200, store.status()) end },
     ["/v1/state"] = { GET = dump, PUT = function() return write(true) end },
     ["/v1/backends"] = { POST = function() return write(false) end },
+    ["/v1/hosts"] = { PUT = write_hosts },
     ["/v1/certificates"] = { POST = function()
         local gen, err = require("causeway.certs").bump()
         if not gen then

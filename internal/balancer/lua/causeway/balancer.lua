@@ -81,6 +81,7 @@ function _M.init(state_file, unavailable_peer, no_live_peer)
     -- Load every module in the master, before workers drop privileges.
     require("causeway.api")
     require("causeway.certs")
+    require("causeway.hosts")
     require("causeway.digest").init()
     if state_file then
         load_state_file(state_file)

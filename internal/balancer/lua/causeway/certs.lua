@@ -20,9 +20,11 @@ local ssl = require("ngx.ssl")
 -- certificates are served as before.
 local has_ocsp, ocsp = pcall(require, "ngx.ocsp")
 local store = require("causeway.store")
+local hosts = require("causeway.hosts")
 
 local log, ERR = ngx.log, ngx.ERR
 local io_open = io.open
+local lower = string.lower
 
 local _M = {}
 
@@ -60,8 +62,16 @@ end
 
 -- serve installs the current certificate of path for this handshake, and
 -- the OCSP response of ocsp_path when there is one. On any failure it
--- leaves nginx's static certificate in place.
+-- leaves nginx's static certificate in place. A server name (SNI) in the
+-- hosts table (causeway.hosts) with a certificate of its own gets that
+-- one instead, without stapling: such a host was added since the last
+-- reload and its handshake lands in the catch-all or a wildcard server.
 function _M.serve(path, ocsp_path)
+    local name = ssl.server_name()
+    local own = name and hosts.cert(lower(name))
+    if own then
+        path, ocsp_path = own, nil
+    end
     local gen = ngx.shared[store.DICT]:get(GEN_KEY) or 0
     if gen ~= cache_gen then
         cache, cache_gen = {}, gen

@@ -10,6 +10,8 @@
 --   log:<seq>  what write <seq> changed: the list of keys it upserted or
 --              removed, or "*" for a full replace; kept LOG_TTL seconds
 --   lock       held while a write is in progress
+--   hosts:*    the hosts table (causeway.hosts), written under the same
+--              lock: a full state replaces it with the backends
 -- So a write costs what it changes: an update of one backend among
 -- 10,000 stores that backend (and the log), not the whole state.
 --
@@ -50,6 +52,9 @@ do
         end
     end
 end
+
+-- causeway.hosts stores its entries the same way.
+_M.encode, _M.decode = encode, decode
 
 local LOG_TTL = 120       -- seconds a write's log is kept
 local LOG_MAX = 256       -- a worker further behind reads everything
@@ -274,6 +279,28 @@ local function write_locked(req, replace, yield)
     return { generation = req.generation, seq = seq, backends = count }
 end
 
+-- write_state is write_locked, but a full state's hosts table (see
+-- causeway.validate's state) is staged first and made current only once
+-- the backends are stored, so the state applies whole or not at all.
+local function write_state(req, replace, yield)
+    if not (replace and req.hosts) then
+        return write_locked(req, replace, yield)
+    end
+    local hosts = require("causeway.hosts") -- which requires this module
+    local staged, status, msg = hosts.stage(req.hosts, yield)
+    if not staged then
+        return nil, status, msg
+    end
+    local res
+    res, status, msg = write_locked(req, replace, yield)
+    if not res then
+        hosts.abort(staged)
+        return nil, status, msg
+    end
+    res.hosts = hosts.commit(staged)
+    return res
+end
+
 -- write stores a validated request (see causeway.validate): replace=true
 -- swaps in exactly req.backends, whatever its generation; otherwise
 -- req.backends are upserted and req.delete removed, unless req.generation
@@ -286,7 +313,7 @@ function _M.write(req, replace, yield)
     if not ok then
         return nil, 503, "state is busy: " .. err
     end
-    local pok, res, status, msg = pcall(write_locked, req, replace, yield)
+    local pok, res, status, msg = pcall(write_state, req, replace, yield)
     unlock()
     if not pok then
         error(res, 0) -- a bug: nginx logs it and answers 500
@@ -311,7 +338,7 @@ function _M.load(read)
         if not req then
             return nil, rerr
         end
-        local r, _, m = write_locked(req, true)
+        local r, _, m = write_state(req, true)
         return r, m
     end)
     unlock()
@@ -319,6 +346,24 @@ function _M.load(read)
         error(res, 0)
     end
     return res, msg
+end
+
+-- exclusive runs fn(...) holding the write lock, for a write of another
+-- table in the dict (causeway.hosts's) that must be ordered with the
+-- state's writes and the state file's load. It returns what fn returns:
+-- a result, or nil, an HTTP status and a message; 503 when the lock stays
+-- busy.
+function _M.exclusive(fn, ...)
+    local ok, err = lock()
+    if not ok then
+        return nil, 503, "state is busy: " .. err
+    end
+    local pok, res, status, msg = pcall(fn, ...)
+    unlock()
+    if not pok then
+        error(res, 0) -- a bug: nginx logs it and answers 500
+    end
+    return res, status, msg
 end
 
 -- status returns what the controller needs to verify a push.

@@ -52,6 +52,12 @@ local MAX_HEADER_EDITS = 48
 local MAX_HEADER_NAME_LEN = 128
 local MAX_HEADER_VALUE_LEN = 1024
 local MAX_SPLIT_HEADER_NAMES = 64
+-- The hosts table (causeway.hosts; hosts.go).
+local MAX_HOSTS = 100000
+local MAX_HOST_NAME_LEN = 253
+local MAX_HOST_HOP_LEN = 107
+local MAX_HOST_CERT_LEN = 4095
+local MAX_HOST_VALUE_LEN = 1024
 
 _M.METHODS = {
     round_robin = true, least_conn = true, ewma = true,
@@ -809,7 +815,99 @@ local function backends(list, seen, yield)
     return out
 end
 
-local STATE_FIELDS = set("version", "generation", "backends")
+-- host_name reports whether s is an exact host as model.ValidateHost
+-- reads one: a lower-case DNS-1123 subdomain, at most MAX_HOST_NAME_LEN
+-- long, that is not an IPv4 address. Labels are non-empty and begin and
+-- end with a letter or digit.
+local function host_name(s)
+    return type(s) == "string" and #s >= 1 and #s <= MAX_HOST_NAME_LEN
+        and find(s, "^[a-z0-9.-]+$") ~= nil
+        and find(s, "^[a-z0-9]") ~= nil and find(s, "[a-z0-9]$") ~= nil
+        and not find(s, "..", 1, true) and not find(s, ".-", 1, true)
+        and not find(s, "-.", 1, true)
+        and _M.parse_address(s) == nil
+end
+
+-- host_var checks a variable's name: causeway_route_<shape>_<n> or
+-- causeway_log_<shape>_<n>, a map variable of a shared server.
+local function host_var(s)
+    local kind, shape = match(s, "^causeway_([a-z]+)_([0-9a-f]+)_[0-9]+$")
+    return (kind == "route" or kind == "log") and #shape == 12
+end
+
+local HOST_FIELDS = set("name", "shape", "hop", "cert", "vars")
+
+-- host validates one entry of the hosts table (balancer.Host). The name
+-- is the table's key and stays out of the entry.
+local function host(v, path)
+    want_object(v, path)
+    only_fields(v, path, HOST_FIELDS)
+    if v.name == nil then
+        bad(path, "name", "is required")
+    end
+    if not host_name(v.name) then
+        bad(path, "name", "must be an exact lower-case DNS name of at most %d characters, got %s",
+            MAX_HOST_NAME_LEN, describe(v.name))
+    end
+    local s = v.shape
+    if type(s) ~= "string" or #s ~= 12 or find(s, "[^0-9a-f]") then
+        bad(path, "shape", "must be 12 lower-case hex digits, got %s", describe(s))
+    end
+    local hop = v.hop
+    if type(hop) ~= "string" or #hop > MAX_HOST_HOP_LEN or not find(hop, "^/[%w._/-]*%.sock$") then
+        bad(path, "hop", "must be an absolute path of [A-Za-z0-9._/-] ending in .sock, at most %d bytes, got %s",
+            MAX_HOST_HOP_LEN, describe(hop))
+    end
+    local e = { shape = s, hop = hop, vars = {} }
+    if v.cert ~= nil and v.cert ~= "" then
+        local c = v.cert
+        if type(c) ~= "string" or #c > MAX_HOST_CERT_LEN or not find(c, "^/[%w._/-]+$") then
+            bad(path, "cert", "must be an absolute path of [A-Za-z0-9._/-], at most %d bytes, got %s",
+                MAX_HOST_CERT_LEN, describe(c))
+        end
+        e.cert = c
+    end
+    if v.vars == nil then
+        bad(path, "vars", "is required (use {} for none)")
+    end
+    want_object(v.vars, path, "vars")
+    for name, value in pairs(v.vars) do
+        if not host_var(name) then
+            bad(path, "vars", "variable %s must be causeway_route_<shape>_<n> or causeway_log_<shape>_<n>",
+                describe(name))
+        end
+        if type(value) ~= "string" or #value > MAX_HOST_VALUE_LEN
+            or find(value, "[^ -~]") or find(value, '[$"\\]') then
+            bad(path, "vars", 'value of %s must be at most %d printable ASCII characters other than " \\ and $, got %s',
+                name, MAX_HOST_VALUE_LEN, describe(value))
+        end
+        e.vars[name] = value
+    end
+    return v.name, e
+end
+
+-- hosts validates the list of a hosts table: it returns the entries as
+-- { name = entry } and their names in order.
+local function hosts(list, path, yield)
+    want_array(list, path, nil, MAX_HOSTS)
+    local entries, names, seen = {}, {}, {}
+    for i, hv in ipairs(list) do
+        if yield and i % YIELD_EVERY == 0 then
+            yield()
+        end
+        local hpath = format("%s[%d]", path, i - 1)
+        local name, e = host(hv, hpath)
+        if seen[name] then
+            bad(hpath, "name", "duplicates %s (%s)", seen[name], name)
+        end
+        seen[name] = hpath
+        entries[name] = e
+        names[i] = name
+    end
+    return { entries = entries, names = names }
+end
+
+local STATE_FIELDS = set("version", "generation", "backends", "hosts")
 local UPDATE_FIELDS = set("version", "generation", "base", "backends", "delete")
 
 local function state(doc, yield)
@@ -818,7 +916,21 @@ local function state(doc, yield)
         bad("backends", nil, "is required")
     end
     want_array(doc.backends, "backends", nil, MAX_BACKENDS)
-    return { generation = gen, backends = backends(doc.backends, {}, yield), delete = {} }
+    local list = backends(doc.backends, {}, yield)
+    -- A full state replaces the hosts table too: absent is empty.
+    local tbl = hosts(doc.hosts == nil and json.array() or doc.hosts, "hosts", yield)
+    return { generation = gen, backends = list, delete = {}, hosts = tbl }
+end
+
+local HOSTS_FIELDS = set("hosts")
+
+local function hosts_doc(doc, yield)
+    want_object(doc, "payload")
+    only_fields(doc, "payload", HOSTS_FIELDS)
+    if doc.hosts == nil then
+        bad("hosts", nil, "is required")
+    end
+    return hosts(doc.hosts, "hosts", yield)
 end
 
 local function update(doc, yield)
@@ -882,6 +994,14 @@ end
 -- it applies to.
 function _M.update(body, yield)
     return run(update, body, yield)
+end
+
+-- hosts validates a hosts table (PUT /v1/hosts): {"hosts": [...]}. It
+-- returns { entries = { name = { shape, hop, cert, vars } }, names }, or
+-- nil and a message naming the offending entry. A full state carries the
+-- same table in its "hosts" (state(...).hosts).
+function _M.hosts(body, yield)
+    return run(hosts_doc, body, yield)
 end
 
 return _M
