@@ -248,6 +248,14 @@ func (d Dir) PassthroughSocket(host string) string {
 	return d.Path(WorkerSocketsDir, "pt-"+hex.EncodeToString(sum[:6])+".sock")
 }
 
+// HopSocket is where the second server block of a shared shape (its hop
+// server) listens: the catch-all and wildcard servers hand it requests
+// for hosts of that shape added since the last reload (render/hop.go).
+// shape is the shape's 12 hex digits; only nginx's workers connect.
+func (d Dir) HopSocket(shape string) string {
+	return d.Path(WorkerSocketsDir, "hop-"+shape+".sock")
+}
+
 // MetricsLog is where nginx's workers write a line per counted request
 // and the controller reads them (package metrics). nginx's master opens
 // it, so it stays in the directory only the controller's user reaches.

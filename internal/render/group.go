@@ -53,6 +53,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	shapes := map[string][]*serverView{}
 	var sh shaper
 	var order []string
+	var hosts []balancer.Host
 	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m),
 		accessLog: accessLogArgs(m.Config), waf: waf, mirrors: mirrorPlan{splits: map[string]mirrorSplitView{}}}
 	if p.Metrics != nil {
@@ -79,6 +80,17 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	for _, srv := range m.Servers {
 		rc.names[srv.Host] = true
 	}
+	rc.hsts = hopHSTS(m)
+	// The catch-all and wildcard servers of Ingresses, rendered once it
+	// is known whether some shape has a hop server (hop.go).
+	type front struct {
+		name string
+		v    *serverView
+	}
+	var fronts []front
+	var def *serverView
+	deferred := map[string][]*serverView{} // by shape ID
+	hop := HopState{Shapes: map[string]bool{}, Names: map[string]bool{}}
 	for _, srv := range m.Servers {
 		v, err := planServer(rc, srv)
 		if err != nil {
@@ -87,11 +99,26 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		if v == nil {
 			continue // on no listener: not served
 		}
+		var key string
+		exact := lua && srv.Host != "" && !strings.HasPrefix(srv.Host, "*.")
+		if exact {
+			if key, err = sh.shape(v); err != nil {
+				return nil, nil, hashes, nil, err
+			}
+			if srv.Scope == "" && hopDeferred(p, key, v) {
+				deferred[shapeID(key)] = append(deferred[shapeID(key)], v)
+				continue
+			}
+		}
 		hashes.host(srv.Host)
 		for _, n := range v.names {
 			hashes.host(n)
+			hop.Names[n] = true
 		}
-		if !lua || srv.Host == "" || strings.HasPrefix(srv.Host, "*.") {
+		for _, n := range v.ServerNames {
+			hop.Names[unquoteName(n)] = true
+		}
+		if !exact {
 			name, id := layout.ServerFile(srv.Host), hostID(srv.Host)
 			if srv.Scope != "" {
 				name, id = layout.ScopedServerFile(srv.Scope, srv.Host), scopedID(srv.Scope, srv.Host)
@@ -99,10 +126,17 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			v.name(id, &hashes)
 			rc.useSeries(v)
 			rc.useSpans(v)
+			sources[name] = srv.Sources
+			if lua && srv.Scope == "" {
+				if srv.Host == "" {
+					def = v
+				}
+				fronts = append(fronts, front{name, v})
+				continue
+			}
 			if files[name], err = execute("server.conf.tmpl", v); err != nil {
 				return nil, nil, hashes, nil, err
 			}
-			sources[name] = srv.Sources
 			continue
 		}
 		refs[v] = srv.Sources
@@ -112,10 +146,6 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			// the shape); alone, its file and names are its scope's,
 			// as its host may have servers in other scopes too.
 			scopes[v] = srv.Scope
-		}
-		key, err := sh.shape(v)
-		if err != nil {
-			return nil, nil, hashes, nil, err
 		}
 		if _, seen := shapes[key]; !seen {
 			order = append(order, key)
@@ -132,7 +162,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			name, id = layout.ScopedServerFile(scope, host), scopedID(scope, host)
 		}
 		if len(members) > 1 {
-			shared := hex.EncodeToString([]byte(key[:6])) // key is the shape's SHA-256
+			shared := shapeID(key) // key is the shape's SHA-256
 			name = layout.SharedServerFile(shared)
 			var err error
 			if v, err = share(shared, members, rc); err != nil {
@@ -144,6 +174,25 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			id = "s" + shared
 		}
 		v.name(id, &hashes)
+		if _, isScoped := scopes[members[0]]; len(members) > 1 && !isScoped {
+			// The hop server is the named server's twin (hop.go).
+			shared := shapeID(key)
+			var err error
+			if v.HopServer, err = hopServer(v, def, shared, rc); err != nil {
+				return nil, nil, hashes, nil, err
+			}
+			if v.HopServer != nil {
+				hop.Shapes[shared] = true
+			}
+			if d := deferred[shared]; d != nil {
+				hs, err := hopHosts(v, shared, d, rc)
+				if err != nil {
+					return nil, nil, hashes, nil, err
+				}
+				hosts = append(hosts, hs...)
+				delete(deferred, shared)
+			}
+		}
 		rc.useSeries(v)
 		rc.useSpans(v)
 		out, err := execute("server.conf.tmpl", v)
@@ -157,13 +206,28 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		}
 		sources[name] = model.SortRefs(all)
 	}
+	if len(deferred) > 0 {
+		return nil, nil, hashes, nil, errHopConflict // their shapes have no shared server now
+	}
+	for _, f := range fronts {
+		if len(hop.Shapes) > 0 {
+			if err := hopFront(f.v, rc); err != nil {
+				return nil, nil, hashes, nil, err
+			}
+		}
+		out, err := execute("server.conf.tmpl", f.v)
+		if err != nil {
+			return nil, nil, hashes, nil, err
+		}
+		files[f.name] = out
+	}
 	if rc.tracing {
 		countTracingVariables(&hashes, len(rc.spans))
 	}
 	for name := range rc.mirrors.splits {
 		hashes.mapped(name, 0)
 	}
-	return files, sources, hashes, &keyed{series: rc.series, spans: rc.spans, tracing: rc.tracing, mirrors: rc.mirrors}, nil
+	return files, sources, hashes, &keyed{series: rc.series, spans: rc.spans, tracing: rc.tracing, mirrors: rc.mirrors, hosts: hosts, hop: hop}, nil
 }
 
 // keyed are the keys the rendered locations set for the controller's
@@ -175,6 +239,9 @@ type keyed struct {
 	tracing bool
 	// mirrors is what the locations' mirrors need of nginx.conf.
 	mirrors mirrorPlan
+	// hosts are the hosts left to the table, hop the HopState (hop.go).
+	hosts []balancer.Host
+	hop   HopState
 }
 
 // hostID names the maps of a host's own server: the catch-all's, or a

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"github.com/causeway/causeway/internal/flavour"
 	"maps"
@@ -63,6 +64,10 @@ type Params struct {
 	// Dynamic selects the Lua-balanced data plane; nil renders plain
 	// per-backend upstreams, which need a reload for endpoint changes.
 	Dynamic *Dynamic
+	// Hop is the running configuration's HopState: with it, new hosts of
+	// shapes it has hop servers for are left to the table (hop.go); nil
+	// renders every host into the files.
+	Hop *HopState
 	// User, when set, is the user nginx workers run as (the controller
 	// sets it only when it runs as root).
 	User string
@@ -154,16 +159,25 @@ type Output struct {
 	// Spans maps the span key of each traced location to its labels
 	// (tracing.go); nil when nothing is traced.
 	Spans map[string]spanlog.Labels
+	// Hosts are the hosts left to the table, served by their shapes' hop
+	// servers; Hop is this configuration's HopState, for the next render
+	// (hop.go).
+	Hosts []balancer.Host
+	Hop   HopState
 }
 
 // Render produces nginx.conf, upstreams.conf and one file per server (or
 // per shape of servers shared by several hosts).
 func Render(m *model.Model, p Params) (*Output, error) {
 	files, version, sources, keys, err := render(m, p)
+	if errors.Is(err, errHopConflict) {
+		p.Hop = nil
+		return Render(m, p)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Files: files, Version: version, Sources: sources, Series: keys.series, Spans: keys.spans}, nil
+	return &Output{Files: files, Version: version, Sources: sources, Series: keys.series, Spans: keys.spans, Hosts: keys.hosts, Hop: keys.hop}, nil
 }
 
 func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectRef, *keyed, error) {

@@ -125,6 +125,12 @@ type serverView struct {
 	// SnippetSteps are the server snippet's rewrite-module directives
 	// (snippet.go).
 	SnippetSteps []stepView `json:",omitempty"`
+
+	// Hop is the server's part in serving hosts added since the last
+	// reload, and HopServer a shared server's hop server (hop.go). Both
+	// are decided once the shapes are known, so no part of them.
+	Hop       *hopView    `json:"-"`
+	HopServer *serverView `json:"-"`
 }
 
 type locationView struct {
@@ -199,6 +205,8 @@ type renderCtx struct {
 	// authLoop is the loop's sockets, once a server asks it
 	// (extauth_template.go).
 	authLoop *authLoopView
+	// hsts: the http level defines $causeway_hsts (hop.go).
+	hsts bool
 	// accessLog are the access log's access_log arguments, "" when off;
 	// metricsLog the metrics log's (metrics.go), spanLog the span log's.
 	accessLog, metricsLog, spanLog string

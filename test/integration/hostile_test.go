@@ -366,7 +366,14 @@ func diffLines(a, b string) string {
 // nginxTest writes files into a state directory and runs nginx -t on it.
 func nginxTest(t *testing.T, out render.Files, m *model.Model) {
 	t.Helper()
-	dir := layout.Dir(t.TempDir())
+	// A short directory: the render checks unix socket paths against the
+	// state directory it renders for, which this one replaces below.
+	tmp, err := os.MkdirTemp("", "nt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	dir := layout.Dir(tmp)
 	// Paths in the files point at the fixed render state dir; rewrite them
 	// to this test's directory.
 	for _, sub := range []string{"servers", "secrets", "run", "sockets", "tmp", "modsecurity"} {

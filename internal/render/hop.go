@@ -1,0 +1,282 @@
+package render
+
+import (
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/spanlog"
+)
+
+// Hosts without a reload. nginx 1.22 picks a server block by server_name
+// from tables built at reload, so a host added since then lands in the
+// catch-all server, or in a wildcard server whose name covers it. Hosts
+// that are alike already share one server block (group.go), which takes
+// everything that differs between them (the backends, the access log's
+// values) from maps on $host. A host of such a shape can therefore be
+// served without a reload by the same locations, given its own values:
+//
+//   - each shared shape that can be served this way has a second server
+//     block, its hop server: the same text, listening on a unix socket of
+//     its own (layout.Dir.HopSocket) for any Host;
+//   - the catch-all and wildcard servers look the request's host up in a
+//     table the controller pushes (causeway.hosts, one shared-dict read)
+//     and hand a listed host's request to the hop server of its shape,
+//     unbuffered, with what they computed of the connection: the client's
+//     address (the hop server's realip believes it from the socket only),
+//     the X-Forwarded-* values and HSTS;
+//   - the hop server sets its map variables from the host's entry in the
+//     table, so its locations select that host's backends;
+//   - a listed host's certificate is served by SNI from the table
+//     (causeway.certs).
+//
+// The render knows which hosts to leave to the table: Params.Hop says
+// which shapes the running configuration has hop servers for and which
+// names it serves. A new exact host (none of its names served) whose shape
+// is one of those is left out of the files and listed in Output.Hosts;
+// when the files are then the running ones byte for byte, the host is
+// served by a push alone. Anything the table cannot carry (a value a map
+// cannot hold, a shape that lost its hop server) renders everything into
+// the files instead, as without Params.Hop.
+//
+// Only shapes whose text depends on nothing the hop changes get a hop
+// server: not the connection's own variables ($scheme, $https,
+// $server_port, TLS and PROXY protocol variables, $request_id), gRPC
+// (HTTP/2 end to end), client certificates, mirrors, ModSecurity,
+// www. twins, auth loops, Gateway servers, or listeners other than the
+// catch-all's (hopForbidden, hopEligible).
+
+// HopState is what a render tells the next one about its configuration:
+// the shapes with a hop server (12 hex digits) and every name a server
+// block of it serves.
+type HopState struct {
+	Shapes map[string]bool
+	Names  map[string]bool
+}
+
+// hopView is a server's part in serving hosts added since the last
+// reload: the catch-all's or a wildcard's hand-over (Front), or the hop
+// server of shape Shape on Socket.
+type hopView struct {
+	Front  *hopFrontView
+	Socket string
+	Shape  string
+	// HSTS: the http level defines $causeway_hsts.
+	HSTS bool
+}
+
+type hopFrontView struct {
+	HSTS bool
+}
+
+// hopVars are the variables whose values change through the hop: the
+// connection's own, which the hop server sees as the socket's.
+var hopVars = regexp.MustCompile(`\$(scheme|https|server_port|server_addr|server_name|ssl_[a-z0-9_]+|proxy_protocol_[a-z_]+|realip_remote_[a-z]+|http2|server_protocol|request_id|connection|connection_requests|remote_port)\b`)
+
+// hopDirectives are directives a hop server must not have: gRPC needs
+// HTTP/2 from the client, client certificates the client's handshake, and
+// mirrors and ModSecurity plan files per location.
+var hopDirectives = regexp.MustCompile(`(?m)^\s*(grpc_pass|ssl_verify_client|mirror|modsecurity|modsecurity_rules_file)\s`)
+
+// hopForbidden says why the text of a hop server cannot serve a hopped
+// request as its shared server would, or "".
+func hopForbidden(text []byte) string {
+	if m := hopVars.Find(text); m != nil {
+		return "reads " + string(m)
+	}
+	if m := hopDirectives.FindSubmatch(text); m != nil {
+		return "has " + string(m[1])
+	}
+	return ""
+}
+
+// hopEligible says whether the shared server v, beside the catch-all def,
+// may have a hop server. A catch-all that refuses unknown server names
+// (ssl-reject-handshake) would refuse a new host's handshake.
+func hopEligible(v, def *serverView) bool {
+	return def != nil && !def.RejectHandshake && len(v.Twins) == 0 && v.AuthLoop == nil && v.ClientTLS == nil &&
+		v.Misdirected == "" && !v.RejectHandshake && v.StaplingFile == "" && v.HSTS == nil &&
+		!strings.Contains(v.CertLua, `", "`) && // an OCSP response beside the certificate
+		v.ListenHTTP == def.ListenHTTP && v.ListenHTTPS == def.ListenHTTPS &&
+		slices.Equal(v.ListenHTTPMore, def.ListenHTTPMore) && slices.Equal(v.ListenHTTPSMore, def.ListenHTTPSMore) &&
+		v.HTTP2 == def.HTTP2 && v.HTTP2On == def.HTTP2On
+}
+
+// hopServer is the hop server of the shared server v (shape id), or nil
+// when it may have none.
+func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, error) {
+	if !hopEligible(v, def) {
+		return nil, nil
+	}
+	path := rc.p.StateDir.HopSocket(id)
+	if len(path) > balancer.MaxHostHopLen {
+		return nil, nil // longer than a unix socket's address holds
+	}
+	socket, err := quotedPathBody(path)
+	if err != nil {
+		return nil, err
+	}
+	h := *v
+	h.Sources, h.ServerNames, h.names = nil, nil, nil
+	h.ListenHTTP, h.ListenHTTPS, h.ListenHTTPMore, h.ListenHTTPSMore = "", "", nil, nil
+	h.HTTP2, h.HTTP2On, h.DefaultServer = false, false, false
+	h.Cert, h.CertLua, h.TLSCiphers, h.PreferServerCiphers = "", "", "", ""
+	h.Maps, h.CORSMaps, h.AuthUpstreams, h.Twins = nil, nil, nil, nil
+	h.HopServer = nil
+	h.Hop = &hopView{Socket: socket, Shape: id, HSTS: rc.hsts}
+	text, err := execute("server", &h)
+	if err != nil {
+		return nil, err
+	}
+	if hopForbidden(text) != "" {
+		return nil, nil
+	}
+	return &h, nil
+}
+
+// hopFront makes v, the catch-all or a wildcard server, hand hosts of the
+// table over, and serve their certificates.
+func hopFront(v *serverView, rc *renderCtx) error {
+	v.Hop = &hopView{Front: &hopFrontView{HSTS: rc.hsts}}
+	if v.CertLua != "" || v.ListenHTTPS == "" && len(v.ListenHTTPSMore) == 0 {
+		return nil
+	}
+	// The http level's certificate, through Lua so that a host of the
+	// table gets its own (causeway.certs).
+	path, err := defaultCertPath(rc.m, rc.p.StateDir)
+	if err != nil {
+		return err
+	}
+	plain, err := quotedPathBody(path)
+	if err != nil {
+		return err
+	}
+	v.CertLua = `ssl_certificate_by_lua_block { require("causeway.certs").serve("` + plain + `") }`
+	return nil
+}
+
+// hopDeferred tells whether the exact host v, of shape key, is one the
+// running configuration can serve from the table: a new host (none of its
+// names served) of a shape with a hop server.
+func hopDeferred(p Params, key string, v *serverView) bool {
+	if p.Hop == nil || !p.Hop.Shapes[shapeID(key)] {
+		return false
+	}
+	for _, n := range v.ServerNames {
+		if p.Hop.Names[unquoteName(n)] {
+			return false
+		}
+	}
+	for _, n := range v.names {
+		if p.Hop.Names[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// shapeID is the 12 hex digits naming a shape's shared file and maps.
+func shapeID(key string) string { return hex.EncodeToString([]byte(key[:6])) }
+
+// errHopConflict: a deferred host's values do not fit its shape's hop
+// server; the render then starts again without deferring any host.
+var errHopConflict = fmt.Errorf("a host cannot be served from the table")
+
+// hopHosts are the table's entries for the members of shape id left out
+// of its shared server v: per name of each, the value of each of v's
+// maps. Their metrics and span entries join rc's as the members' do
+// (shareLogVars).
+func hopHosts(v *serverView, id string, deferred []*serverView, rc *renderCtx) ([]balancer.Host, error) {
+	if v.HopServer == nil {
+		return nil, errHopConflict
+	}
+	cert := ""
+	if v.CertLua != "" {
+		cert = v.Cert
+	}
+	var out []balancer.Host
+	for _, m := range deferred {
+		if len(m.Locations) != len(v.Locations) {
+			return nil, errHopConflict
+		}
+		vars := map[string]string{}
+		set := func(name, value string) bool {
+			old, ok := vars[name]
+			vars[name] = value
+			return !ok || old == value
+		}
+		for i, l := range v.Locations {
+			ml := m.Locations[i]
+			if l.SelectMap != "" {
+				if !set(l.SelectMap, ml.Backend) {
+					return nil, errHopConflict
+				}
+			} else if l.SelectKey != ml.SelectKey {
+				return nil, errHopConflict
+			}
+			if len(l.LogVars) != len(ml.LogVars) {
+				return nil, errHopConflict
+			}
+			for j, lv := range l.LogVars {
+				own := ml.LogVars[j].Value
+				switch {
+				case strings.HasPrefix(lv.Value, "$"):
+					value, ok := plainQuoted(own)
+					if !ok || !set(lv.Value[1:], value) {
+						return nil, errHopConflict
+					}
+				case lv.Value == own:
+				case lv.Name == balancer.MetricsVariable || lv.Name == balancer.CanaryMetricsVariable:
+					key := balancer.SharedSeriesKey(id, i, lv.Name)
+					labels, ok := rc.planned[unquoteName(own)]
+					if !ok || lv.Value != `"`+key+`"` {
+						return nil, errHopConflict
+					}
+					for _, name := range m.ServerNames {
+						rc.series[balancer.SharedSeriesEntry(key, unquoteName(name))] = labels
+					}
+				case lv.Name == spanlog.Variable:
+					own = unquoteName(own)
+					key := spanlog.SharedKey(spanlog.Trusts(own), id, i)
+					labels, ok := rc.tracePlanned[own]
+					if !ok || lv.Value != `"`+key+`"` {
+						return nil, errHopConflict
+					}
+					for _, name := range m.ServerNames {
+						rc.spans[spanlog.SharedEntry(key, unquoteName(name))] = labels
+					}
+				default:
+					return nil, errHopConflict
+				}
+			}
+		}
+		for _, name := range m.ServerNames {
+			out = append(out, balancer.Host{Name: unquoteName(name), Shape: id, Hop: v.HopServer.Hop.Socket, Cert: cert, Vars: vars})
+		}
+	}
+	return out, nil
+}
+
+// plainQuoted is the body of a quoted nginx string that holds no escape
+// and no variable, as a map's value it is the same; false for any other.
+func plainQuoted(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return "", false
+	}
+	body := s[1 : len(s)-1]
+	if strings.ContainsAny(body, "\"\\$") {
+		return "", false
+	}
+	return body, true
+}
+
+// hopHSTS says whether the http level defines $causeway_hsts.
+func hopHSTS(m *model.Model) bool {
+	v := mainView{Config: m.Config, hstsOverridden: hstsOverridden(m)}
+	s, err := v.HSTSValue()
+	return err == nil && s != ""
+}
