@@ -115,6 +115,11 @@ type Controller struct {
 	// memo hands out the last render again for a model that differs only
 	// in endpoints (an EndpointSlice change, with the Lua balancer).
 	memo render.Memo
+	// hop is the HopState of the configuration nginx runs, and applied
+	// its version: new hosts of its shapes are served from the table
+	// without a reload (render/hop.go).
+	hop     *render.HopState
+	applied string
 	// lastSourceProblem are the source problems logged already.
 	lastSourceProblem map[source.Problem]bool
 	// epIndex is what the incremental endpoint path knows from the last
@@ -313,6 +318,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 		}
 		backends := c.dynamicBackends(&res)
 		if c.dyn != nil {
+			c.dyn.hosts = out.Hosts
 			if err := c.dyn.prepare(backends); err != nil {
 				res.Err = err
 				break
@@ -329,6 +335,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			if result.Reloaded && c.dyn != nil {
 				c.dyn.reloaded()
 			}
+			c.hop, c.applied = &out.Hop, out.Version
 			c.recordApply(result, out.Version, m)
 			c.opts.Metrics.Compat.Certificates.Set(servedCertificates(m))
 			if err := c.certificatesChanged(ctx, result); err != nil {
@@ -414,7 +421,18 @@ func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*build
 	m := r.Model
 	r.Problems = append(r.Problems, c.fillExternalNames(m, snap, extra == nil)...)
 	r.Problems = append(r.Problems, c.fillOCSP(m, snap, extra == nil)...)
-	out, err := c.memo.Render(m, c.opts.Render)
+	params := c.opts.Render
+	if c.dyn != nil && extra == nil {
+		params.Hop = c.hop
+	}
+	out, err := c.memo.Render(m, params)
+	if err == nil && len(out.Hosts) > 0 && (out.Version != c.applied || balancer.ValidateHosts(out.Hosts) != nil) {
+		// The files change anyway: the reload takes the new hosts into
+		// them rather than leave them to the table. (A table nginx
+		// would refuse goes into the files too.)
+		params.Hop = nil
+		out, err = c.memo.Render(m, params)
+	}
 	if err != nil {
 		return r, nil, err
 	}
@@ -481,6 +499,14 @@ func (c *Controller) pushDynamic(ctx context.Context, backends []balancer.Backen
 		return nil
 	}
 	pushed, err := c.dyn.push(ctx, backends, c.forcePush, res)
+	if c.dyn.hostsRefused {
+		// The retry writes the table's hosts into the files.
+		c.dyn.hostsRefused, c.hop = false, nil
+		c.opts.Metrics.DynamicUpdates.WithLabelValues("hosts", "failure").Inc()
+		if err == nil {
+			err = errors.New("nginx refused the state with the hosts table; its hosts go into the files")
+		}
+	}
 	if err != nil {
 		c.opts.Metrics.DynamicUpdates.WithLabelValues("endpoints", "failure").Inc()
 		return err
@@ -488,6 +514,19 @@ func (c *Controller) pushDynamic(ctx context.Context, backends []balancer.Backen
 	c.forcePush = false
 	if pushed {
 		c.opts.Metrics.DynamicUpdates.WithLabelValues("endpoints", "success").Inc()
+	}
+	pushed, err = c.dyn.pushHosts(ctx)
+	if err != nil {
+		c.opts.Metrics.DynamicUpdates.WithLabelValues("hosts", "failure").Inc()
+		if balancer.IsRejected(err) {
+			// nginx refuses the table (it does not fit its shared
+			// dict, say): the retry writes its hosts into the files.
+			c.hop = nil
+		}
+		return err
+	}
+	if pushed {
+		c.opts.Metrics.DynamicUpdates.WithLabelValues("hosts", "success").Inc()
 	}
 	return nil
 }

@@ -91,6 +91,48 @@ type dynamicChannel struct {
 	// content hash is lastPrepared); fileGen 0: not written in this run.
 	fileGen      int64
 	fileBackends []balancer.Backend
+	// hosts is the table of hosts served without a reload that the
+	// controller wants (render.Output.Hosts); every state the channel
+	// writes or pushes whole carries it, and pushHosts sends it when it
+	// differs from pushedHosts, the hash of the table nginx has.
+	hosts       []balancer.Host
+	pushedHosts [32]byte
+	// fileHosts is the hash of the table the state file holds.
+	fileHosts [32]byte
+	// hostsRefused: nginx refused a state carrying the hosts table, which
+	// went without it; the controller writes those hosts into the files.
+	hostsRefused bool
+}
+
+// hostsReplacer is the part of a Pusher (*balancer.Client has it) that
+// replaces nginx's table of hosts served without a reload.
+type hostsReplacer interface {
+	ReplaceHosts(ctx context.Context, hosts []balancer.Host) error
+}
+
+// hostsHash is the content hash of a hosts table.
+func hostsHash(hosts []balancer.Host) ([32]byte, error) {
+	body, err := json.Marshal(hosts)
+	return sha256.Sum256(body), err
+}
+
+// pushHosts sends the hosts table when nginx's differs from it, after the
+// backends it names, and has the state file follow. It reports whether it
+// pushed.
+func (d *dynamicChannel) pushHosts(ctx context.Context) (bool, error) {
+	hash, err := hostsHash(d.hosts)
+	if err != nil || hash == d.pushedHosts {
+		return false, err
+	}
+	r, ok := d.pusher.(hostsReplacer)
+	if !ok {
+		return false, nil
+	}
+	if err := r.ReplaceHosts(ctx, d.hosts); err != nil {
+		return false, err
+	}
+	d.pushedHosts, d.fileStale = hash, true
+	return true, nil
 }
 
 type refusal struct {
@@ -184,11 +226,15 @@ func (d *dynamicChannel) prepare(want []balancer.Backend) error {
 		return err
 	}
 	hash := sha256.Sum256(content)
-	if hash == d.lastPrepared {
+	hosts, err := hostsHash(d.hosts)
+	if err != nil {
+		return err
+	}
+	if hash == d.lastPrepared && hosts == d.fileHosts {
 		return nil
 	}
 	gen := d.nextGeneration()
-	body, err := balancer.EncodeState(balancer.State{Generation: gen, Backends: all})
+	body, err := balancer.EncodeState(balancer.State{Generation: gen, Backends: all, Hosts: d.hosts})
 	if err != nil {
 		return err
 	}
@@ -202,6 +248,7 @@ func (d *dynamicChannel) prepare(want []balancer.Backend) error {
 // wrote records what the state file holds now.
 func (d *dynamicChannel) wrote(hash [32]byte, gen int64, backends []balancer.Backend) {
 	d.lastPrepared, d.fileGen, d.fileBackends = hash, gen, backends
+	d.fileHosts, _ = hostsHash(d.hosts)
 }
 
 // reloaded records that nginx reloaded, so its master loaded the state
@@ -213,6 +260,7 @@ func (d *dynamicChannel) reloaded() {
 		return // a file of an earlier run, or none: the push compares
 	}
 	d.last, d.pushedGen, d.lastHash = d.fileBackends, d.fileGen, d.lastPrepared
+	d.pushedHosts = d.fileHosts
 	d.hashStale, d.fileStale = false, false
 }
 
@@ -262,6 +310,13 @@ func (d *dynamicChannel) push(ctx context.Context, backends []balancer.Backend, 
 		}
 		if !balancer.IsRejected(err) {
 			return false, err
+		}
+		if len(d.hosts) > 0 {
+			// The hosts table may be what nginx refuses: the state goes
+			// without it, and its hosts into the files (hostsRefused).
+			d.hosts, d.hostsRefused = nil, true
+			dropped--
+			continue
 		}
 		i, reason, msg := blame(err, backends)
 		if i < 0 || dropped >= maxRefusals {
@@ -331,7 +386,7 @@ func (d *dynamicChannel) patch(ctx context.Context, backends []balancer.Backend,
 // send writes the state file and pushes the same bytes.
 func (d *dynamicChannel) send(ctx context.Context, backends []balancer.Backend, hash [32]byte) error {
 	gen := d.nextGeneration()
-	body, err := balancer.EncodeState(balancer.State{Generation: gen, Backends: backends})
+	body, err := balancer.EncodeState(balancer.State{Generation: gen, Backends: backends, Hosts: d.hosts})
 	if err != nil {
 		return err
 	}
@@ -344,6 +399,7 @@ func (d *dynamicChannel) send(ctx context.Context, backends []balancer.Backend, 
 	}
 	d.lastHash, d.last, d.pushedGen = hash, backends, gen
 	d.hashStale, d.fileStale = false, false
+	d.pushedHosts, _ = hostsHash(d.hosts) // a whole state replaces the table
 	return nil
 }
 
@@ -355,7 +411,7 @@ func (d *dynamicChannel) writePushed() error {
 	if err != nil {
 		return err
 	}
-	body, err := balancer.EncodeState(balancer.State{Generation: d.pushedGen, Backends: d.last})
+	body, err := balancer.EncodeState(balancer.State{Generation: d.pushedGen, Backends: d.last, Hosts: d.hosts})
 	if err != nil {
 		return err
 	}
@@ -375,7 +431,7 @@ func (d *dynamicChannel) restoreStateFile() {
 	if d.pushedGen == 0 {
 		return
 	}
-	body, err := balancer.EncodeState(balancer.State{Generation: d.pushedGen, Backends: d.last})
+	body, err := balancer.EncodeState(balancer.State{Generation: d.pushedGen, Backends: d.last, Hosts: d.hosts})
 	if err == nil && writeStateFile(d.stateFile, body) == nil {
 		d.wrote(d.lastHash, d.pushedGen, d.last)
 	}
