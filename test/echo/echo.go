@@ -38,6 +38,9 @@ var SeenHeaders = []string{
 	"X-Auth-User", "X-Auth-Groups", "X-Auth-Request-User", "X-Auth-Request-Email",
 	// Snippets' proxy_set_header (test/spec/snippets.go).
 	"X-Tenant",
+	// Never to reach a backend: the hop between nginx's servers
+	// (render/hop.go).
+	"X-Causeway-Hop-Client", "X-Causeway-Hop-Proto",
 }
 
 // Handler answers as service, reporting endpoint (its own address).
