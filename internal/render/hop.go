@@ -71,6 +71,9 @@ type hopView struct {
 
 type hopFrontView struct {
 	HSTS bool
+	// Upstream: this file (the catch-all's) defines the causeway_hop
+	// upstream the front servers proxy to.
+	Upstream bool
 }
 
 // hopVars are the variables whose values change through the hop: the
@@ -141,7 +144,7 @@ func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, error
 // hopFront makes v, the catch-all or a wildcard server, hand hosts of the
 // table over, and serve their certificates.
 func hopFront(v *serverView, rc *renderCtx) error {
-	v.Hop = &hopView{Front: &hopFrontView{HSTS: rc.hsts}}
+	v.Hop = &hopView{Front: &hopFrontView{HSTS: rc.hsts, Upstream: v.DefaultServer}}
 	if v.CertLua != "" || v.ListenHTTPS == "" && len(v.ListenHTTPSMore) == 0 {
 		return nil
 	}

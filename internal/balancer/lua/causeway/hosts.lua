@@ -43,6 +43,9 @@
 -- that holds that hop key, whole, never another table's values.
 
 local store = require("causeway.store")
+local ngx_balancer = require("ngx.balancer")
+local set_current_peer, set_more_tries = ngx_balancer.set_current_peer, ngx_balancer.set_more_tries
+local get_last_failure = ngx_balancer.get_last_failure
 
 local pairs, ipairs, pcall, type, tostring, sort = pairs, ipairs, pcall, type, tostring, table.sort
 local log, ERR = ngx.log, ngx.ERR
@@ -185,6 +188,23 @@ function _M.arrive(shape)
         end
     end
     return ""
+end
+
+-- balance runs in the causeway_hop upstream's balancer_by_lua: the peer
+-- is the hop server's socket that hop() gave $causeway_hop, so that
+-- nginx keeps connections to each hop server alive. One more try on the
+-- same socket covers a kept-alive connection the hop server closed just
+-- as it was reused (proxy_next_upstream error: never after a request
+-- was sent unless idempotent).
+function _M.balance()
+    if not get_last_failure() then
+        set_more_tries(1)
+    end
+    local ok, err = set_current_peer("unix:" .. ngx.var.causeway_hop)
+    if not ok then
+        log(ERR, "causeway: cannot set the hop server's socket ", ngx.var.causeway_hop, ": ", err)
+        return ngx.exit(ngx.ERROR)
+    end
 end
 
 -- cert returns the certificate path of host name, or nil when it is not
