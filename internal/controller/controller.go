@@ -117,9 +117,12 @@ type Controller struct {
 	memo render.Memo
 	// hop is the HopState of the configuration nginx runs, and applied
 	// its version: new hosts of its shapes are served from the table
-	// without a reload (render/hop.go).
+	// without a reload (render/hop.go). folded are the table's entries
+	// of hosts the last reload wrote into the files, kept for its old
+	// workers (hostsTable).
 	hop     *render.HopState
 	applied string
+	folded  []balancer.Host
 	// lastSourceProblem are the source problems logged already.
 	lastSourceProblem map[source.Problem]bool
 	// epIndex is what the incremental endpoint path knows from the last
@@ -318,7 +321,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 		}
 		backends := c.dynamicBackends(&res)
 		if c.dyn != nil {
-			c.dyn.hosts = out.Hosts
+			c.dyn.hosts = c.hostsTable(out)
 			if err := c.dyn.prepare(backends); err != nil {
 				res.Err = err
 				break
@@ -438,6 +441,28 @@ func (c *Controller) build(snap *source.Snapshot, extra map[string]bool) (*build
 	}
 	maps.Copy(out.Files, runtime.SecretFiles(m))
 	return r, out, nil
+}
+
+// hostsTable is the hosts table for out: its hosts, and the entries of
+// hosts that a reload writes into the files, until the next reload. The
+// reload's old workers, which serve until the new ones take over (and
+// their in-flight requests after), know such a host by the table only;
+// the new ones never look it up, as it is theirs by name. A host removed
+// leaves the table at once.
+func (c *Controller) hostsTable(out *render.Output) []balancer.Host {
+	if c.hop != nil && out.Version != c.applied { // this sync reloads
+		var folded []balancer.Host
+		for _, h := range c.dyn.hosts {
+			if out.Hop.Names[h.Name] && !c.hop.Names[h.Name] {
+				folded = append(folded, h)
+			}
+		}
+		c.folded = folded
+	}
+	if len(c.folded) == 0 {
+		return out.Hosts
+	}
+	return append(slices.Clone(out.Hosts), c.folded...)
 }
 
 // recordApply logs and counts what an Apply did: a reload (by reason) or a

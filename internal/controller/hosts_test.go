@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -214,5 +215,25 @@ func testSyncHosts(t *testing.T, pusher Pusher, p *hostsTables) {
 	}
 	if apply.reloads() != 2 || table() != "e.test" {
 		t.Fatalf("e added: %d reloads, table %q", apply.reloads(), table())
+	}
+
+	// A reload writes e into the files; its old workers still know e by
+	// the table only, so e stays there until the next reload.
+	steps := []struct {
+		hosts   []string
+		reloads int
+		table   string
+	}{
+		{[]string{"b.test", "d.test", "e.test"}, 3, "e.test"},                   // a removed: reloads, e folded
+		{[]string{"b.test", "d.test", "e.test", "f.test"}, 3, "f.test,e.test"}, // f by the table, e kept
+		{[]string{"d.test", "e.test", "f.test"}, 4, "f.test"},                  // b removed: f folded, e gone
+	}
+	for i, st := range steps {
+		if err := sync(fmt.Sprint("step ", i), st.hosts...); err != nil {
+			t.Fatal(err)
+		}
+		if apply.reloads() != st.reloads || table() != st.table || fileTable() != st.table {
+			t.Fatalf("step %d (%v): %d reloads, table %q, state file %q; want %d, %q", i, st.hosts, apply.reloads(), table(), fileTable(), st.reloads, st.table)
+		}
 	}
 }

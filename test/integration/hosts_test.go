@@ -130,7 +130,32 @@ func TestNewHostsWithoutReload(t *testing.T) {
 		t.Fatalf("removing hosts served from the table reloaded nginx: %v -> %v reloads", reloads, got)
 	}
 
-	// A change that reloads takes the table's hosts into the files.
+	// A change that reloads takes the table's hosts into the files; a
+	// client asking all along is never refused, though nginx's old
+	// workers know them by the table only until the new ones take over.
+	c.WriteManifest("hosts.yaml", base+added)
+	eventually(t, 10*time.Second, func() error { return checkRows(newHost, "r") })
+	reloads = c.Metric("causeway_nginx_reloads_total")
+	stop, refused := make(chan struct{}), make(chan string, 1)
+	asked := make(chan int)
+	go func() {
+		n := 0
+		defer func() { asked <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			n++
+			if r, err := c.get("http", "row0-new.paths.test", "/"); err == nil && r.Reply.Service != "r0" {
+				select {
+				case refused <- fmt.Sprintf("%d from %q", r.Status, r.Reply.Service):
+				default:
+				}
+			}
+		}
+	}()
 	c.WriteManifest("hosts.yaml", base+added+ingressYAML("default", "odd", "odd.test", "Exact /odd p0"))
 	eventually(t, 10*time.Second, func() error {
 		if c.Metric("causeway_nginx_reloads_total") == reloads {
@@ -138,6 +163,14 @@ func TestNewHostsWithoutReload(t *testing.T) {
 		}
 		return checkRows(newHost, "r")
 	})
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	t.Logf("%d requests to row0-new across the reload", <-asked)
+	select {
+	case r := <-refused:
+		t.Errorf("across the reload that took row0-new into the files, it answered %s", r)
+	default:
+	}
 	if got := c.GetTLS("c.tls.test", "/"); got.Reply.Service != "r0" || got.PeerCN != "shared.tls.test" {
 		t.Errorf("after the reload, https://c.tls.test/: %d from %q with %q", got.Status, got.Reply.Service, got.PeerCN)
 	}
