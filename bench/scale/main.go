@@ -90,6 +90,9 @@ func main() {
 	flag.IntVar(&ep.churn.seconds, "churn-seconds", 60, "how long the churn writes (0: no churn)")
 	flag.IntVar(&ep.churn.writers, "churn-writers", 16, "concurrent writers of the churn (a tick that finds a fifth of a second of writes waiting for them is missed)")
 	flag.IntVar(&ep.churn.every, "churn-sample-every", 10, "time every this many-th write of the churn to the new endpoint answering")
+	var hosts hostOptions
+	flag.IntVar(&hosts.samples, "host-samples", 20, "Ingresses of existing shapes to add and remove again, one at a time, timed to served and to 404 (0: none; Ingress sets only)")
+	flag.DurationVar(&hosts.limit, "host-limit", time.Minute, "give a host change up (and count it as failed) after this long")
 	sizesFlag := flag.String("sizes", "", "comma-separated Ingress counts (e.g. 100,1000,10000) measured one after the other, each in namespace bench-<n> (bench-<n>-a<annotations> with -annotations) with a controller of its own against one API server, side by side in one table (instead of -n; Ingresses only)")
 	endpointsOnly := flag.Bool("endpoints-only", false, "skip the status wait and the single-object changes, and run the controller with --update-status=false: only start, the endpoint changes and the churn")
 	breakdownFlag := flag.Bool("breakdown", false, "instead of the API server and the controller: time each step of one changed Ingress (build, render, writing the files, nginx -t, the reload) with the controller's code on real nginx, -changes times (breakdown.go)")
@@ -99,7 +102,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: -sizes %q: want counts such as 100,1000,10000, with -kind ingress and without -in-process (%v)\n", *sizesFlag, err)
 		os.Exit(2)
 	}
-	if ep.churn.rate < 1 || ep.churn.services < 1 || ep.churn.writers < 1 || ep.churn.every < 1 || ep.churn.seconds < 0 || ep.samples < 0 {
+	if ep.churn.rate < 1 || ep.churn.services < 1 || ep.churn.writers < 1 || ep.churn.every < 1 || ep.churn.seconds < 0 || ep.samples < 0 || hosts.samples < 0 {
 		fmt.Fprintln(os.Stderr, "bench: -churn-rate, -churn-services, -churn-writers and -churn-sample-every want at least 1, -churn-seconds and -endpoint-samples at least 0")
 		os.Exit(2)
 	}
@@ -149,7 +152,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: -kind %q: want ingress, httproute or both\n", *kind)
 		os.Exit(2)
 	}
-	if err := run(options{*n, *workers, *changes, *shapes, *annots, *kind, *gateways, *bin, *keep, *kubeconfig, *profile, plane, ep, sizes, *endpointsOnly}); err != nil {
+	if err := run(options{*n, *workers, *changes, *shapes, *annots, *kind, *gateways, *bin, *keep, *kubeconfig, *profile, plane, ep, hosts, sizes, *endpointsOnly}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -166,6 +169,7 @@ type options struct {
 	kubeconfig, profile string
 	plane               dataPlane
 	endpoints           endpointOptions
+	hosts               hostOptions
 	// sizes are -sizes: Ingress sets of these counts, one after the
 	// other, instead of one of n.
 	sizes         []int

@@ -122,6 +122,13 @@ func measureSet(ctx context.Context, o options, set objectSet, client kubernetes
 		return nil, err
 	}
 	rows = append(rows, ep...)
+	if is, ok := set.(*ingressSet); ok && o.hosts.samples > 0 {
+		hr, err := hostRows(ctx, is, client, c, b, o.hosts)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, hr...)
+	}
 
 	peak := c.rss()
 	rows = append(rows, row{what: "controller RSS after ready / peak (VmHWM)",

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Issue 35 §3's targets: one host of an existing shape added → served, and
+// removed → 404, through the API server, with no reload.
+const targetHostP99 = 50 * time.Millisecond
+
+var hostTarget = fmt.Sprintf("p99 ≤ %s, 0 reloads", targetHostP99)
+
+// hostOptions are the host changes' flags: samples Ingresses added and
+// removed one at a time, each wait given up after limit.
+type hostOptions struct {
+	samples int
+	limit   time.Duration
+}
+
+// waitStatus polls host at addr until it answers status, and returns the
+// time since start; an error once limit has passed since start.
+func (p *prober) waitStatus(ctx context.Context, addr, host string, status int, start time.Time, limit time.Duration) (time.Duration, error) {
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+		req.Host = host
+		resp, err := p.client.Do(req)
+		if err == nil {
+			took := time.Since(start)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == status {
+				return took, nil
+			}
+		}
+		if time.Since(start) > limit {
+			return 0, fmt.Errorf("%s: no %d within %s", host, status, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(p.pause(time.Since(start))):
+		}
+	}
+}
+
+// hostRows adds o.samples Ingresses after the set's last, one at a time,
+// each of the shape its index gives (as createOne makes them, so most
+// shapes already have hosts), and removes each again: from just before
+// the API write to the host served by its backend, and to its 404. Each
+// Ingress's Service and EndpointSlice are written first, untimed, and
+// each timed write waits until the controller has been idle for 300 ms.
+func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c *controller, b backend, o hostOptions) ([]row, error) {
+	p := newProber(500*time.Microsecond, maxProbes)
+	addr := net.JoinHostPort(c.ip, strconv.Itoa(c.httpPort))
+	want := net.JoinHostPort(b.ip, strconv.Itoa(b.port))
+	ings := client.NetworkingV1().Ingresses(s.ns)
+	var add, remove latencies
+	reloads0 := c.metric("causeway_nginx_reloads_total")
+	for k := range o.samples {
+		i := s.n + k
+		if err := removeBackend(ctx, client, s.ns, i); err != nil {
+			return nil, err
+		}
+		if err := createBackend(ctx, client, s.ns, i, b.ip, b.port); err != nil {
+			return nil, err
+		}
+		// The sync the new Service causes is over before the timed
+		// write: a change does not wait for another's sync here.
+		c.settle(ctx, 300*time.Millisecond, 30*time.Second)
+		ing := ingress(s.ns, i, s.shapes, s.annots)
+		start := time.Now()
+		if _, err := ings.Create(ctx, ing, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		add.writes = append(add.writes, time.Since(start))
+		if took, err := p.waitEndpoint(ctx, addr, host(i), want, start, o.limit); err != nil {
+			fmt.Fprintf(os.Stderr, "host sample %d: %v\n", k, err)
+			add.failed++
+		} else {
+			add.took = append(add.took, took)
+		}
+		c.settle(ctx, 300*time.Millisecond, 30*time.Second)
+		start = time.Now()
+		if err := ings.Delete(ctx, ing.Name, metav1.DeleteOptions{}); err != nil {
+			return nil, err
+		}
+		remove.writes = append(remove.writes, time.Since(start))
+		if took, err := p.waitStatus(ctx, addr, host(i), http.StatusNotFound, start, o.limit); err != nil {
+			fmt.Fprintf(os.Stderr, "host removal %d: %v\n", k, err)
+			remove.failed++
+		} else {
+			remove.took = append(remove.took, took)
+		}
+		if err := removeBackend(ctx, client, s.ns, i); err != nil {
+			return nil, err
+		}
+	}
+	reloads := int(c.metric("causeway_nginx_reloads_total") - reloads0)
+	return []row{
+		add.hostRow("one Ingress added, a host of an existing shape → served (p50 / p99 / max (timed))"),
+		add.writeRow("of which: the API server's answer to the create (p50 / p99)"),
+		remove.hostRow("that Ingress removed → its host answers 404 (p50 / p99 / max (timed))"),
+		{what: "nginx reloads during the host changes", value: fmt.Sprint(reloads), target: "0", met: reloads == 0},
+	}, nil
+}
+
+// removeBackend deletes Service i of ns and its EndpointSlice, if there.
+func removeBackend(ctx context.Context, client kubernetes.Interface, ns string, i int) error {
+	err := client.CoreV1().Services(ns).Delete(ctx, name(i), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	err = client.DiscoveryV1().EndpointSlices(ns).Delete(ctx, name(i)+"-1", metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// hostRow is the p50 / p99 / max of l against §3's target.
+func (l latencies) hostRow(what string) row {
+	r := l.row(what)
+	r.target = hostTarget
+	if len(l.took) > 0 {
+		r.met = l.failed == 0 && percentile(l.took, 0.99) <= targetHostP99
+	}
+	return r
+}
