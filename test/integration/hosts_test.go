@@ -79,6 +79,17 @@ func TestNewHostsWithoutReload(t *testing.T) {
 	if c.Metric("causeway_dynamic_updates_total", `kind="hosts"`, `result="success"`) < 1 {
 		t.Fatal("no hosts update counted")
 	}
+	// Counted once, under their own Ingress and Service: the hop
+	// server's access log, not the catch-all's.
+	eventually(t, 5*time.Second, func() error {
+		if got := c.Metric("nginx_ingress_controller_requests", `host="row0-new.paths.test"`, `ingress="row0-new"`, `service="r0"`, `status="200"`); got < 1 {
+			return fmt.Errorf("requests to row0-new counted: %v", got)
+		}
+		return nil
+	})
+	if got := c.Metric("nginx_ingress_controller_requests", `host="row0-new.paths.test"`, `service=""`); got != 0 {
+		t.Errorf("requests to row0-new counted without their Service: %v", got)
+	}
 	// The hosts in the files are unchanged.
 	if err := checkRows(func(i int) string { return fmt.Sprintf("row%d-a.paths.test", i) }, "p"); err != nil {
 		t.Fatal(err)
