@@ -524,6 +524,9 @@ func (c *Controller) pushDynamic(ctx context.Context, backends []balancer.Backen
 		return nil
 	}
 	pushed, err := c.dyn.push(ctx, backends, c.forcePush, res)
+	if err != nil {
+		c.opts.Metrics.DynamicUpdates.WithLabelValues("endpoints", "failure").Inc()
+	}
 	if c.dyn.hostsRefused {
 		// The retry writes the table's hosts into the files.
 		c.dyn.hostsRefused, c.hop = false, nil
@@ -533,7 +536,6 @@ func (c *Controller) pushDynamic(ctx context.Context, backends []balancer.Backen
 		}
 	}
 	if err != nil {
-		c.opts.Metrics.DynamicUpdates.WithLabelValues("endpoints", "failure").Inc()
 		return err
 	}
 	c.forcePush = false
