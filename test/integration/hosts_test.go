@@ -2,6 +2,8 @@ package integration
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +187,58 @@ func TestNewHostsWithoutReload(t *testing.T) {
 	if got := c.GetTLS("c.tls.test", "/"); got.Reply.Service != "r0" || got.PeerCN != "shared.tls.test" {
 		t.Errorf("after the reload, https://c.tls.test/: %d from %q with %q", got.Status, got.Reply.Service, got.PeerCN)
 	}
+}
+
+// TestNewHostsKeepTheClient: through the hop, the backend is told what it
+// would be told of a host in the files (X-Real-IP, X-Forwarded-*), for
+// trusted and untrusted peers, spoofed headers or none, and the access
+// log shows the same client once.
+func TestNewHostsKeepTheClient(t *testing.T) {
+	t.Parallel()
+	p, q, r := startBackend(t, "p"), startBackend(t, "q"), startBackend(t, "r")
+	base := ingressClass + serviceYAML("default", "p", 80, p) + serviceYAML("default", "q", 80, q) + serviceYAML("default", "r", 80, r) +
+		ingressYAML("default", "a", "a.fw.test", "Prefix / p") + ingressYAML("default", "b", "b.fw.test", "Prefix / q")
+	c := startController(t, map[string]string{"app.yaml": base,
+		"config.yaml": realIPConfigMap(`use-forwarded-headers: "true", proxy-real-ip-cidr: "10.0.0.0/8,127.0.0.2"`)})
+	reloads := c.Metric("causeway_nginx_reloads_total")
+	c.WriteManifest("app.yaml", base+ingressYAML("default", "c", "c.fw.test", "Prefix / r"))
+	addr := net.JoinHostPort(c.IP, strconv.Itoa(c.HTTPPort))
+	eventually(t, 10*time.Second, func() error {
+		if got := c.Get("c.fw.test", "/"); got.Reply.Service != "r" {
+			return fmt.Errorf("c.fw.test: %d from %q", got.Status, got.Reply.Service)
+		}
+		return nil
+	})
+	if got := c.Metric("causeway_nginx_reloads_total"); got != reloads {
+		t.Fatalf("c.fw.test reloaded nginx: %v -> %v", reloads, got)
+	}
+	const trusted, untrusted = "127.0.0.2", "127.0.0.3"
+	for _, from := range []string{trusted, untrusted} {
+		for name, header := range map[string]map[string]string{"spoofed": spoofed, "none": nil} {
+			inFiles, err := getFrom(from, addr, "a.fw.test", "/", header)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hopped, err := getFrom(from, addr, "c.fw.test", "/hop-"+from+"-"+name, header)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hopped.Host = strings.Replace(hopped.Host, "c.fw.test", "a.fw.test", 1)
+			if hopped != inFiles {
+				t.Errorf("from %s, headers %s: the backend of the new host saw %+v, of a host in the files %+v", from, name, hopped, inFiles)
+			}
+		}
+	}
+	eventually(t, 5*time.Second, func() error {
+		var lines []string
+		for line := range strings.Lines(c.log.String()) {
+			if strings.Contains(line, `"GET /hop-`+trusted+`-spoofed HTTP/1.1"`) {
+				lines = append(lines, line)
+			}
+		}
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "203.0.113.9 ") {
+			return fmt.Errorf("access log of the trusted hopped request: %q", lines)
+		}
+		return nil
+	})
 }
