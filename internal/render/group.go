@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -174,11 +175,12 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			id = "s" + shared
 		}
 		v.name(id, &hashes)
+		var hopText []byte
 		if _, isScoped := scopes[members[0]]; len(members) > 1 && !isScoped {
 			// The hop server is the named server's twin (hop.go).
 			shared := shapeID(key)
 			var err error
-			if v.HopServer, err = hopServer(v, def, shared, rc); err != nil {
+			if v.HopServer, hopText, err = hopServer(v, def, shared, rc); err != nil {
 				return nil, nil, hashes, nil, err
 			}
 			if v.HopServer != nil {
@@ -198,6 +200,11 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		out, err := execute("server.conf.tmpl", v)
 		if err != nil {
 			return nil, nil, hashes, nil, err
+		}
+		if hopText != nil {
+			// Last in the file (a shape with a hop server has no www.
+			// twins), as the text its check read.
+			out = append(append(bytes.TrimSuffix(out, []byte("\n")), hopText...), '\n')
 		}
 		files[name] = out
 		var all []model.ObjectRef

@@ -1,9 +1,9 @@
 package render
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -77,22 +77,53 @@ type hopFrontView struct {
 }
 
 // hopVars are the variables whose values change through the hop: the
-// connection's own, which the hop server sees as the socket's.
-var hopVars = regexp.MustCompile(`\$(scheme|https|server_port|server_addr|server_name|ssl_[a-z0-9_]+|proxy_protocol_[a-z_]+|realip_remote_[a-z]+|http2|server_protocol|request_id|connection|connection_requests|remote_port)\b`)
+// connection's own, which the hop server sees as the socket's; a name
+// ending in "_" stands for every variable it starts.
+var hopVars = map[string]bool{
+	"scheme": true, "https": true, "server_port": true, "server_addr": true, "server_name": true,
+	"ssl_": true, "proxy_protocol_": true, "realip_remote_": true, "http2": true,
+	"server_protocol": true, "request_id": true, "connection": true, "connection_requests": true,
+	"remote_port": true,
+}
 
 // hopDirectives are directives a hop server must not have: gRPC needs
 // HTTP/2 from the client, client certificates the client's handshake, and
 // mirrors and ModSecurity plan files per location.
-var hopDirectives = regexp.MustCompile(`(?m)^\s*(grpc_pass|ssl_verify_client|mirror|modsecurity|modsecurity_rules_file)\s`)
+var hopDirectives = map[string]bool{
+	"grpc_pass": true, "ssl_verify_client": true, "mirror": true, "modsecurity": true, "modsecurity_rules_file": true,
+}
 
 // hopForbidden says why the text of a hop server cannot serve a hopped
-// request as its shared server would, or "".
+// request as its shared server would, or "". It reads every variable
+// ($name or ${name}) and every line's first word, once.
 func hopForbidden(text []byte) string {
-	if m := hopVars.Find(text); m != nil {
-		return "reads " + string(m)
-	}
-	if m := hopDirectives.FindSubmatch(text); m != nil {
-		return "has " + string(m[1])
+	for line := range bytes.Lines(text) {
+		if f := bytes.Fields(line); len(f) > 0 && hopDirectives[string(f[0])] {
+			return "has " + string(f[0])
+		}
+		for i := bytes.IndexByte(line, '$'); i >= 0; {
+			rest := line[i+1:]
+			rest = bytes.TrimPrefix(rest, []byte("{"))
+			n := 0
+			for n < len(rest) && (rest[n] == '_' || rest[n] >= 'a' && rest[n] <= 'z' || rest[n] >= 'A' && rest[n] <= 'Z' || rest[n] >= '0' && rest[n] <= '9') {
+				n++
+			}
+			name := string(rest[:n])
+			if hopVars[name] {
+				return "reads $" + name
+			}
+			for _, prefix := range []string{"ssl_", "proxy_protocol_", "realip_remote_"} {
+				if strings.HasPrefix(name, prefix) {
+					return "reads $" + name
+				}
+			}
+			next := bytes.IndexByte(rest[n:], '$')
+			if next < 0 {
+				break
+			}
+			line = rest[n:]
+			i = next
+		}
 	}
 	return ""
 }
@@ -109,19 +140,19 @@ func hopEligible(v, def *serverView) bool {
 		v.HTTP2 == def.HTTP2 && v.HTTP2On == def.HTTP2On
 }
 
-// hopServer is the hop server of the shared server v (shape id), or nil
-// when it may have none.
-func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, error) {
+// hopServer is the hop server of the shared server v (shape id) and its
+// text, or nil when it may have none.
+func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, []byte, error) {
 	if !hopEligible(v, def) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	path := rc.p.StateDir.HopSocket(id)
 	if len(path) > balancer.MaxHostHopLen {
-		return nil, nil // longer than a unix socket's address holds
+		return nil, nil, nil // longer than a unix socket's address holds
 	}
 	socket, err := quotedPathBody(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	h := *v
 	h.Sources, h.ServerNames, h.names = nil, nil, nil
@@ -129,16 +160,15 @@ func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, error
 	h.HTTP2, h.HTTP2On, h.DefaultServer = false, false, false
 	h.Cert, h.CertLua, h.TLSCiphers, h.PreferServerCiphers = "", "", "", ""
 	h.Maps, h.CORSMaps, h.AuthUpstreams, h.Twins = nil, nil, nil, nil
-	h.HopServer = nil
 	h.Hop = &hopView{Socket: socket, Shape: id, HSTS: rc.hsts}
 	text, err := execute("server", &h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if hopForbidden(text) != "" {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return &h, nil
+	return &h, text, nil
 }
 
 // hopFront makes v, the catch-all or a wildcard server, hand hosts of the

@@ -249,6 +249,9 @@ func TestHopForbidden(t *testing.T) {
 	}{
 		{"    set $causeway_backend \"a\";\n", true},
 		{"    return 301 $scheme://$host;\n", false},
+		{"    add_header X-Where \"${scheme}|$uri\";\n", false},
+		{"    set $x \"$uri$realip_remote_addr\";\n", false},
+		{"    set $x $schemes;\n", true},
 		{"    if ($https = \"on\") {\n", false},
 		{"    proxy_set_header X-Forwarded-Port $server_port;\n", false},
 		{"    proxy_set_header X-Client-Cert $ssl_client_escaped_cert;\n", false},

@@ -127,8 +127,9 @@ type serverView struct {
 	SnippetSteps []stepView `json:",omitempty"`
 
 	// Hop is the server's part in serving hosts added since the last
-	// reload, and HopServer a shared server's hop server (hop.go). Both
-	// are decided once the shapes are known, so no part of them.
+	// reload, and HopServer a shared server's hop server, whose text
+	// follows the server's in its file (hop.go). Both are decided once
+	// the shapes are known, so no part of them.
 	Hop       *hopView    `json:"-"`
 	HopServer *serverView `json:"-"`
 }
