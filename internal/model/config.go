@@ -49,6 +49,11 @@ type Config struct {
 	// handshake (measured: about half the handshake rate of certificates
 	// loaded at reload); false trades that for a reload per renewal.
 	ReloadFreeCertificates bool
+	// ReloadFreeHosts gives each shared server layout a second server
+	// block, its hop server, so that a new host of that layout goes live
+	// without a reload (render/hop.go); false renders none, and every new
+	// host reloads.
+	ReloadFreeHosts bool
 
 	// --- Access log (log-format-upstream, log-format-escape-json,
 	// log-format-escape-none, skip-access-log-urls,
@@ -354,6 +359,7 @@ func DefaultConfig() Config {
 		UpstreamKeepalive:      320,
 		LoadBalance:            RoundRobin,
 		ReloadFreeCertificates: true,
+		ReloadFreeHosts:        true,
 		LogFormat:              MustLogFormat(DefaultLogFormat),
 
 		// Listener TLS, HSTS and HTTP/2.

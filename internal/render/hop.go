@@ -143,7 +143,7 @@ func hopEligible(v, def *serverView) bool {
 // hopServer is the hop server of the shared server v (shape id) and its
 // text, or nil when it may have none.
 func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, []byte, error) {
-	if !hopEligible(v, def) {
+	if !rc.m.Config.ReloadFreeHosts || !hopEligible(v, def) {
 		return nil, nil, nil
 	}
 	path := rc.p.StateDir.HopSocket(id)

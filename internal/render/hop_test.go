@@ -229,6 +229,23 @@ func TestHopRendersEverythingWhenTheTableCannot(t *testing.T) {
 		}
 	}
 
+	// reload-free-hosts: "false": no hop server, no hand-over, and a new
+	// host goes into the files.
+	off := `
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: causeway, namespace: causeway}
+data: {reload-free-hosts: "false"}
+`
+	run = hopRender(t, off, nil)
+	if len(run.Hop.Shapes) != 0 || strings.Contains(string(run.Files["servers/_default.conf"]), "causeway_hop") {
+		t.Errorf("reload-free-hosts false: shapes with a hop server %v", run.Hop.Shapes)
+	}
+	if got := hopRender(t, off+hopIngress("r", "r.example.com", "a", "b"), &run.Hop); len(got.Hosts) != 0 {
+		t.Errorf("reload-free-hosts false: a host was left to the table: %+v", got.Hosts)
+	}
+
 	// gRPC needs HTTP/2 end to end: no hop server.
 	grpc := `nginx.ingress.kubernetes.io/backend-protocol: "GRPC"`
 	base = hopIngress("p", "p.example.com", "a", "a", grpc) + hopIngress("q", "q.example.com", "b", "b", grpc)

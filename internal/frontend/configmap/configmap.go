@@ -104,6 +104,10 @@ var coreKeys = keyParsers{
 		c.ReloadFreeCertificates, err = strconv.ParseBool(v)
 		return err
 	},
+	"reload-free-hosts": func(c *model.Config, v string) (err error) {
+		c.ReloadFreeHosts, err = strconv.ParseBool(v)
+		return err
+	},
 	"upstream-keepalive-connections": func(c *model.Config, v string) (err error) {
 		c.UpstreamKeepalive, err = parseIntIn(v, 0, 100000)
 		return err

@@ -187,6 +187,9 @@ var keyTable = []Key{
 		"connections per nginx worker, from 64 to 1048576: ingress-nginx's max-worker-connections, without its 0; when both are set, worker-connections wins"),
 	own("reload-free-certificates", "true",
 		"renewed certificates apply without a reload; false loads certificates at reload only"),
+	own("reload-free-hosts", "true",
+		"with the Lua data plane, a new host of a layout other hosts already share goes live without a reload, served through a second server block of that layout (its hop server) until the next reload; "+
+			"false renders no hop servers (about half the size of the shared server files) and every new host reloads"),
 
 	// Access and security.
 	different("add-headers", "", "none",
