@@ -57,22 +57,31 @@ func newProber(interval time.Duration, conns int) *prober {
 // want (ip:port), and returns the time since start; an error once limit
 // has passed since start.
 func (p *prober) waitEndpoint(ctx context.Context, addr, host, want string, start time.Time, limit time.Duration) (time.Duration, error) {
+	return p.waitFor(ctx, addr, host, start, limit, "an answer from "+want, func(resp *http.Response) bool {
+		return resp.Header.Get("X-Echo-Endpoint") == want
+	})
+}
+
+// waitFor polls host at addr until an answer is done, and returns the
+// time since start to that answer; an error naming what once limit has
+// passed since start.
+func (p *prober) waitFor(ctx context.Context, addr, host string, start time.Time, limit time.Duration, what string, done func(*http.Response) bool) (time.Duration, error) {
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
 		req.Host = host
 		resp, err := p.client.Do(req)
 		if err == nil {
-			got := resp.Header.Get("X-Echo-Endpoint")
 			took := time.Since(start)
+			ok := done(resp)
 			// Read to the end, or the connection is not reused.
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			if got == want {
+			if ok {
 				return took, nil
 			}
 		}
 		if time.Since(start) > limit {
-			return 0, fmt.Errorf("%s: no answer from %s within %s", host, want, limit)
+			return 0, fmt.Errorf("%s: no %s within %s", host, what, limit)
 		}
 		select {
 		case <-ctx.Done():

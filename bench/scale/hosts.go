@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -31,27 +30,9 @@ type hostOptions struct {
 // waitStatus polls host at addr until it answers status, and returns the
 // time since start; an error once limit has passed since start.
 func (p *prober) waitStatus(ctx context.Context, addr, host string, status int, start time.Time, limit time.Duration) (time.Duration, error) {
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
-		req.Host = host
-		resp, err := p.client.Do(req)
-		if err == nil {
-			took := time.Since(start)
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == status {
-				return took, nil
-			}
-		}
-		if time.Since(start) > limit {
-			return 0, fmt.Errorf("%s: no %d within %s", host, status, limit)
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(p.pause(time.Since(start))):
-		}
-	}
+	return p.waitFor(ctx, addr, host, start, limit, fmt.Sprint(status), func(resp *http.Response) bool {
+		return resp.StatusCode == status
+	})
 }
 
 // hostRows adds o.samples Ingresses after the set's last, one at a time,

@@ -309,16 +309,7 @@ end
 -- a message. On any failure the previous state stays in force. yield
 -- (optional) is called now and then while encoding a large state.
 function _M.write(req, replace, yield)
-    local ok, err = lock()
-    if not ok then
-        return nil, 503, "state is busy: " .. err
-    end
-    local pok, res, status, msg = pcall(write_state, req, replace, yield)
-    unlock()
-    if not pok then
-        error(res, 0) -- a bug: nginx logs it and answers 500
-    end
-    return res, status, msg
+    return _M.exclusive(write_state, req, replace, yield)
 end
 
 -- load replaces the state with what read() returns (a validated state
@@ -348,9 +339,9 @@ function _M.load(read)
     return res, msg
 end
 
--- exclusive runs fn(...) holding the write lock, for a write of another
--- table in the dict (causeway.hosts's) that must be ordered with the
--- state's writes and the state file's load. It returns what fn returns:
+-- exclusive runs fn(...) holding the write lock: write's, and a write of
+-- another table in the dict (causeway.hosts's) that must be ordered with
+-- the state's writes and the state file's load. It returns what fn returns:
 -- a result, or nil, an HTTP status and a message; 503 when the lock stays
 -- busy.
 function _M.exclusive(fn, ...)
