@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/test/harness"
 	"github.com/causeway/causeway/test/spec"
 )
 
@@ -241,4 +243,83 @@ func TestNewHostsKeepTheClient(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestAnnotationTableThroughTheHop runs the annotation behaviour table
+// against hosts added after nginx started: every row twice in the files
+// (so that its layout is shared and has a hop server when it may), then,
+// one change per row, a third copy of the row, whose request must get the
+// row's answer, whether the copy went live by the hosts table or, for a
+// layout without a hop server, by a reload (which also takes the copies
+// before it into the files).
+func TestAnnotationTableThroughTheHop(t *testing.T) {
+	t.Parallel()
+	runTableThroughTheHop(t, spec.AnnotationTable)
+}
+
+// TestSnippetTableThroughTheHop is the same for the snippet table.
+func TestSnippetTableThroughTheHop(t *testing.T) {
+	t.Parallel()
+	runTableThroughTheHop(t, rowsForDataPlane(t, spec.SnippetTable))
+}
+
+func runTableThroughTheHop(t *testing.T, table []spec.AnnotationCase) {
+	var base strings.Builder
+	base.WriteString(ingressClass)
+	rows := make([]spec.AnnotationCase, len(table))
+	copies := make([]string, len(table))
+	for i, tc := range table {
+		writeRow(t, &base, tc, fmt.Sprintf("a%02d", i))
+		writeRow(t, &base, tc, fmt.Sprintf("b%02d", i))
+		var b strings.Builder
+		rows[i] = writeRow(t, &b, tc, fmt.Sprintf("c%02d", i))
+		copies[i] = b.String()
+	}
+	cfg := ""
+	if u := spec.UnionConfig(rows); len(u) > 0 {
+		cfg = spec.ConfigMapYAML("causeway", "config", u)
+	}
+	c := startController(t, map[string]string{"annotations.yaml": base.String() + cfg})
+	ports := spec.Ports{HTTP: c.HTTPPort, HTTPS: c.HTTPSPort}
+	answer := func(tc spec.AnnotationCase) string {
+		r := tc.Request
+		if r.Scheme == "" {
+			r.Scheme = "http"
+		}
+		port := c.HTTPPort
+		if r.Scheme == "https" {
+			port = c.HTTPSPort
+		}
+		res, err := harness.Do(net.JoinHostPort(c.IP, strconv.Itoa(port)),
+			harness.Request{Method: r.Method, Scheme: r.Scheme, Host: r.Host, Path: r.Path, Header: r.Header, Body: r.Body, From: r.From})
+		if err != nil {
+			return err.Error()
+		}
+		if d := tc.Want.Mismatch(observed(res), ports); d != "" {
+			return fmt.Sprintf("%s\nbody: %.300s", d, res.Body)
+		}
+		return ""
+	}
+	manifest := base.String() + cfg
+	byTable := 0
+	for i, tc := range rows {
+		t.Run(table[i].Name, func(t *testing.T) {
+			reloads := c.Metric("causeway_nginx_reloads_total")
+			manifest += copies[i]
+			c.WriteManifest("annotations.yaml", manifest)
+			eventually(t, 10*time.Second, func() error {
+				if d := answer(tc); d != "" {
+					return errors.New(d)
+				}
+				return nil
+			})
+			if c.Metric("causeway_nginx_reloads_total") == reloads {
+				byTable++
+			}
+		})
+	}
+	t.Logf("%d of %d copies went live by the hosts table", byTable, len(rows))
+	if byTable < len(rows)/2 {
+		t.Errorf("only %d of %d copies went live by the hosts table", byTable, len(rows))
+	}
 }
