@@ -53,10 +53,24 @@ func TestEndpointChangesWithoutBuild(t *testing.T) {
 		return counts{ctl.Metric("causeway_config_apply_seconds_count"), ctl.Metric("causeway_endpoint_update_seconds_count"),
 			ctl.Metric(`causeway_dynamic_updates_total{kind="endpoints",result="failure"}`), ctl.Metric("causeway_nginx_reloads_total")}
 	}
+	// settled reads the counts once a sync that already served its
+	// change has been counted too: two reads 300 ms apart agree.
+	settled := func() counts {
+		last := read()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			time.Sleep(300 * time.Millisecond)
+			now := read()
+			if now == last {
+				break
+			}
+			last = now
+		}
+		return last
+	}
 	// Settle: the status writes and the first syncs are behind us.
 	time.Sleep(time.Second)
 
-	before := read()
+	before := settled()
 	point(b)
 	ctl.waitServed(host, "b")
 	after := read()
@@ -103,7 +117,7 @@ func TestEndpointChangesWithoutBuild(t *testing.T) {
 	if err := ctl.served("other."+host, "c"); err == nil {
 		t.Fatal("the foreign state (without the other backend) is not in force")
 	}
-	before = read()
+	before = settled()
 	point(c3)
 	ctl.waitServed(host, "c")
 	ctl.waitServed("other."+host, "c")
@@ -117,7 +131,7 @@ func TestEndpointChangesWithoutBuild(t *testing.T) {
 	}
 
 	// Patches again once the state is the controller's.
-	before = read()
+	before = settled()
 	point(b)
 	ctl.waitServed(host, "b")
 	if after = read(); after.patches <= before.patches || after.syncs != before.syncs {
@@ -151,7 +165,8 @@ func TestEndpointChangesWithoutBuild(t *testing.T) {
 		}
 		return ctl.served("other."+host, "c")
 	})
-	before = read()
+	// The restart's full sync served before it was counted.
+	before = settled()
 	point(a)
 	ctl.waitServed(host, "a")
 	if after = read(); after.patches <= before.patches || after.syncs != before.syncs {
