@@ -123,7 +123,9 @@ func measureSet(ctx context.Context, o options, set objectSet, client kubernetes
 	}
 	rows = append(rows, ep...)
 	if is, ok := set.(*ingressSet); ok && o.hosts.samples > 0 {
+		stopProfile := c.profile(o.profile, phase("hosts"))
 		hr, err := hostRows(ctx, is, client, c, b, o.hosts)
+		stopProfile()
 		if err != nil {
 			return nil, err
 		}
