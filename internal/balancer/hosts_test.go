@@ -218,7 +218,7 @@ func startHopNginx(t *testing.T, dir, stateFile, dictSize string) *hopNginx {
     server_name _;
     ssl_certificate %[3]s;
     ssl_certificate_key %[3]s;
-    ssl_certificate_by_lua_block { require("causeway.certs").serve("%[3]s") }
+    ssl_certificate_by_lua_block { require("causeway.certs").serve_table("%[3]s") }
     set_by_lua_block $causeway_hop { return require("causeway.hosts").hop() }
     if ($causeway_hop) { return 599; }
     error_page 599 = @causeway_hop;

@@ -177,10 +177,18 @@ func certDirectives(dir layout.Dir, key string, mode certMode, ocsp bool) (cert,
 		if err != nil {
 			return "", "", err
 		}
-		return plain, `ssl_certificate_by_lua_block { require("causeway.certs").serve("` + plain + `", "` + staple + `") }`, nil
+		return plain, certsServe + `("` + plain + `", "` + staple + `") }`, nil
 	}
-	return plain, `ssl_certificate_by_lua_block { require("causeway.certs").serve("` + plain + `") }`, nil
+	return plain, certsServe + `("` + plain + `") }`, nil
 }
+
+// certsServe opens the Lua block that serves a certificate (its path, and
+// the OCSP response's, follow); certsServeTable is its form for the servers
+// where hosts of the hosts table land (hop.go).
+const (
+	certsServe      = `ssl_certificate_by_lua_block { require("causeway.certs").serve`
+	certsServeTable = `ssl_certificate_by_lua_block { require("causeway.certs").serve_table`
+)
 
 // CertReloadVariable is always empty; see secretPath.
 const CertReloadVariable = "causeway_cert_reload"

@@ -77,14 +77,16 @@ type hopFrontView struct {
 }
 
 // hopVars are the variables whose values change through the hop: the
-// connection's own, which the hop server sees as the socket's; a name
-// ending in "_" stands for every variable it starts.
-var hopVars = map[string]bool{
-	"scheme": true, "https": true, "server_port": true, "server_addr": true, "server_name": true,
-	"ssl_": true, "proxy_protocol_": true, "realip_remote_": true, "http2": true,
-	"server_protocol": true, "request_id": true, "connection": true, "connection_requests": true,
-	"remote_port": true,
-}
+// connection's own, which the hop server sees as the socket's; and
+// hopVarPrefixes start more of them.
+var (
+	hopVars = map[string]bool{
+		"scheme": true, "https": true, "server_port": true, "server_addr": true, "server_name": true,
+		"http2": true, "server_protocol": true, "request_id": true, "connection": true,
+		"connection_requests": true, "remote_port": true,
+	}
+	hopVarPrefixes = []string{"ssl_", "proxy_protocol_", "realip_remote_"}
+)
 
 // hopDirectives are directives a hop server must not have: gRPC needs
 // HTTP/2 from the client, client certificates the client's handshake, and
@@ -112,7 +114,7 @@ func hopForbidden(text []byte) string {
 			if hopVars[name] {
 				return "reads $" + name
 			}
-			for _, prefix := range []string{"ssl_", "proxy_protocol_", "realip_remote_"} {
+			for _, prefix := range hopVarPrefixes {
 				if strings.HasPrefix(name, prefix) {
 					return "reads $" + name
 				}
@@ -175,7 +177,12 @@ func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, []byt
 // table over, and serve their certificates.
 func hopFront(v *serverView, rc *renderCtx) error {
 	v.Hop = &hopView{Front: &hopFrontView{HSTS: rc.hsts, Upstream: v.DefaultServer}}
-	if v.CertLua != "" || v.ListenHTTPS == "" && len(v.ListenHTTPSMore) == 0 {
+	if v.CertLua != "" {
+		// Its own certificate, but a table host's by SNI.
+		v.CertLua = certsServeTable + strings.TrimPrefix(v.CertLua, certsServe)
+		return nil
+	}
+	if v.ListenHTTPS == "" && len(v.ListenHTTPSMore) == 0 {
 		return nil
 	}
 	// The http level's certificate, through Lua so that a host of the
@@ -188,7 +195,7 @@ func hopFront(v *serverView, rc *renderCtx) error {
 	if err != nil {
 		return err
 	}
-	v.CertLua = `ssl_certificate_by_lua_block { require("causeway.certs").serve("` + plain + `") }`
+	v.CertLua = certsServeTable + `("` + plain + `") }`
 	return nil
 }
 

@@ -108,7 +108,7 @@ func TestHopLeavesNewHostsToTheTable(t *testing.T) {
 	}
 	def := string(run.Files["servers/_default.conf"])
 	if !strings.Contains(def, `require("causeway.hosts").hop()`) || !strings.Contains(def, "location @causeway_hop") ||
-		!strings.Contains(def, `require("causeway.certs").serve("/var/lib/causeway/secrets/_default.pem")`) {
+		!strings.Contains(def, `require("causeway.certs").serve_table("/var/lib/causeway/secrets/_default.pem")`) {
 		t.Errorf("the catch-all server does not hand hosts over:\n%s", def)
 	}
 	wild := string(run.Files["servers/_wildcard.example.com-47287a8f16ec.conf"])

@@ -62,16 +62,8 @@ end
 
 -- serve installs the current certificate of path for this handshake, and
 -- the OCSP response of ocsp_path when there is one. On any failure it
--- leaves nginx's static certificate in place. A server name (SNI) in the
--- hosts table (causeway.hosts) with a certificate of its own gets that
--- one instead, without stapling: such a host was added since the last
--- reload and its handshake lands in the catch-all or a wildcard server.
+-- leaves nginx's static certificate in place.
 function _M.serve(path, ocsp_path)
-    local name = ssl.server_name()
-    local own = name and hosts.cert(lower(name))
-    if own then
-        path, ocsp_path = own, nil
-    end
     local gen = ngx.shared[store.DICT]:get(GEN_KEY) or 0
     if gen ~= cache_gen then
         cache, cache_gen = {}, gen
@@ -104,6 +96,20 @@ function _M.serve(path, ocsp_path)
             log(ERR, "causeway: cannot staple the OCSP response of ", path, ": ", serr)
         end
     end
+end
+
+-- serve_table is serve for the catch-all and wildcard servers, where the
+-- handshakes of hosts added since the last reload land: a server name
+-- (SNI) in the hosts table (causeway.hosts) with a certificate of its own
+-- gets that one instead, without stapling. Other servers' handshakes never
+-- pay for the lookup.
+function _M.serve_table(path, ocsp_path)
+    local name = ssl.server_name()
+    local own = name and hosts.cert(lower(name))
+    if own then
+        path, ocsp_path = own, nil
+    end
+    return _M.serve(path, ocsp_path)
 end
 
 -- bump tells every worker that certificate files changed.
