@@ -42,27 +42,35 @@ func runAnnotationTable(t *testing.T, table []spec.AnnotationCase) {
 		m.WriteString(spec.ConfigMapYAML("causeway", "config", cfg)) // the harness's --configmap
 	}
 	c := startController(t, map[string]string{"annotations.yaml": m.String()})
-	ports := spec.Ports{HTTP: c.HTTPPort, HTTPS: c.HTTPSPort}
 	for i, tc := range rows {
 		t.Run(table[i].Name, func(t *testing.T) {
-			r := tc.Request
-			if r.Scheme == "" {
-				r.Scheme = "http"
-			}
-			port := c.HTTPPort
-			if r.Scheme == "https" {
-				port = c.HTTPSPort
-			}
-			res, err := harness.Do(net.JoinHostPort(c.IP, strconv.Itoa(port)),
-				harness.Request{Method: r.Method, Scheme: r.Scheme, Host: r.Host, Path: r.Path, Header: r.Header, Body: r.Body, From: r.From})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := tc.Want.Mismatch(observed(res), ports); d != "" {
-				t.Fatalf("%s\nbody: %.300s", d, res.Body)
+			if d := askRow(c, tc); d != "" {
+				t.Fatal(d)
 			}
 		})
 	}
+}
+
+// askRow sends row tc's request to c and says how the answer differs from
+// the row's, "" for not at all.
+func askRow(c *controller, tc spec.AnnotationCase) string {
+	r := tc.Request
+	if r.Scheme == "" {
+		r.Scheme = "http"
+	}
+	port := c.HTTPPort
+	if r.Scheme == "https" {
+		port = c.HTTPSPort
+	}
+	res, err := harness.Do(net.JoinHostPort(c.IP, strconv.Itoa(port)),
+		harness.Request{Method: r.Method, Scheme: r.Scheme, Host: r.Host, Path: r.Path, Header: r.Header, Body: r.Body, From: r.From})
+	if err != nil {
+		return err.Error()
+	}
+	if d := tc.Want.Mismatch(observed(res), spec.Ports{HTTP: c.HTTPPort, HTTPS: c.HTTPSPort}); d != "" {
+		return fmt.Sprintf("%s\nbody: %.300s", d, res.Body)
+	}
+	return ""
 }
 
 // writeRow moves a row into namespace ns and writes the namespace and the

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causeway/causeway/test/harness"
 	"github.com/causeway/causeway/test/spec"
 )
 
@@ -280,26 +279,6 @@ func runTableThroughTheHop(t *testing.T, table []spec.AnnotationCase) {
 		cfg = spec.ConfigMapYAML("causeway", "config", u)
 	}
 	c := startController(t, map[string]string{"annotations.yaml": base.String() + cfg})
-	ports := spec.Ports{HTTP: c.HTTPPort, HTTPS: c.HTTPSPort}
-	answer := func(tc spec.AnnotationCase) string {
-		r := tc.Request
-		if r.Scheme == "" {
-			r.Scheme = "http"
-		}
-		port := c.HTTPPort
-		if r.Scheme == "https" {
-			port = c.HTTPSPort
-		}
-		res, err := harness.Do(net.JoinHostPort(c.IP, strconv.Itoa(port)),
-			harness.Request{Method: r.Method, Scheme: r.Scheme, Host: r.Host, Path: r.Path, Header: r.Header, Body: r.Body, From: r.From})
-		if err != nil {
-			return err.Error()
-		}
-		if d := tc.Want.Mismatch(observed(res), ports); d != "" {
-			return fmt.Sprintf("%s\nbody: %.300s", d, res.Body)
-		}
-		return ""
-	}
 	manifest := base.String() + cfg
 	byTable := 0
 	for i, tc := range rows {
@@ -308,7 +287,7 @@ func runTableThroughTheHop(t *testing.T, table []spec.AnnotationCase) {
 			manifest += copies[i]
 			c.WriteManifest("annotations.yaml", manifest)
 			eventually(t, 10*time.Second, func() error {
-				if d := answer(tc); d != "" {
+				if d := askRow(c, tc); d != "" {
 					return errors.New(d)
 				}
 				return nil
