@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/causeway/causeway/bench/internal/proc"
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/flavour"
@@ -279,27 +280,11 @@ func nginxMemory(stateDir string) nginxMem {
 	if err != nil {
 		return nginxMem{}
 	}
-	master := strings.TrimSpace(string(data))
-	children, _ := os.ReadFile(fmt.Sprintf("/proc/%s/task/%s/children", master, master))
+	master, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	var m nginxMem
-	for _, pid := range append([]string{master}, strings.Fields(string(children))...) {
-		rollup, err := os.ReadFile(fmt.Sprintf("/proc/%s/smaps_rollup", pid))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(rollup), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 2 {
-				continue
-			}
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			switch f[0] {
-			case "Rss:":
-				m.rss += kb << 10
-			case "Pss:":
-				m.pss += kb << 10
-			}
-		}
+	for _, pid := range proc.Tree(master) {
+		s := proc.SharedOf(pid)
+		m.rss, m.pss = m.rss+s.RSS, m.pss+s.PSS
 	}
 	return m
 }

@@ -15,34 +15,60 @@ type Memory struct{ Current, Peak int64 }
 
 // Of reads pid's memory; zero when it cannot be read.
 func Of(pid int) Memory {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return Memory{}
-	}
 	var m Memory
-	for _, line := range strings.Split(string(data), "\n") {
+	kilobytes(fmt.Sprintf("/proc/%d/status", pid), func(key string, b int64) {
+		switch key {
+		case "VmRSS:":
+			m.Current = b
+		case "VmHWM:":
+			m.Peak = b
+		}
+	})
+	return m
+}
+
+// Shared is a process's resident memory (Rss) and its proportional share
+// of the pages it shares (Pss), in bytes.
+type Shared struct{ RSS, PSS int64 }
+
+// SharedOf reads pid's smaps_rollup; zero when it cannot be read.
+func SharedOf(pid int) Shared {
+	var s Shared
+	kilobytes(fmt.Sprintf("/proc/%d/smaps_rollup", pid), func(key string, b int64) {
+		switch key {
+		case "Rss:":
+			s.RSS = b
+		case "Pss:":
+			s.PSS = b
+		}
+	})
+	return s
+}
+
+// kilobytes calls each with every "Key: n kB" line of the file at path, n
+// in bytes; nothing when it cannot be read.
+func kilobytes(path string, each func(key string, b int64)) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	for line := range strings.Lines(string(data)) {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			continue
 		}
 		kb, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			m.Current = kb << 10
-		case "VmHWM:":
-			m.Peak = kb << 10
-		}
+		each(f[0], kb<<10)
 	}
-	return m
 }
 
-// TreeRSS adds up the resident memory of master and its children (an
-// nginx master and its workers); 0 for master 0.
-func TreeRSS(master int) int64 {
+// Tree is master and its children (an nginx master and its workers, old
+// and new); none for master 0.
+func Tree(master int) []int {
 	if master <= 0 {
-		return 0
+		return nil
 	}
-	total := Of(master).Current
+	out := []int{master}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -57,8 +83,18 @@ func TreeRSS(master int) int64 {
 		// from the closing parenthesis.
 		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
 		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(master) {
-			total += Of(pid).Current
+			out = append(out, pid)
 		}
+	}
+	return out
+}
+
+// TreeRSS adds up the resident memory of master and its children; 0 for
+// master 0.
+func TreeRSS(master int) int64 {
+	var total int64
+	for _, pid := range Tree(master) {
+		total += Of(pid).Current
 	}
 	return total
 }
