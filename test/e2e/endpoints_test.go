@@ -22,8 +22,11 @@ import (
 // the patch cannot be sure of goes to a full sync: a state someone else
 // pushed is still replaced by the controller's, and the state file that a
 // restarted nginx loads follows the patches.
+//
+// It runs alone: it counts the controller's full syncs, and the
+// cluster-scoped objects other tests create (IngressClasses) start one in
+// every controller watching the cluster, its own namespace or not.
 func TestEndpointChangesWithoutBuild(t *testing.T) {
-	t.Parallel()
 	ns := newNamespace(t)
 	a, b, c3 := startBackend(t, "a"), startBackend(t, "b"), startBackend(t, "c")
 	createService(t, ns, "svc", a)
