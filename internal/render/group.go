@@ -55,33 +55,14 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	var sh shaper
 	var order []string
 	var hosts []balancer.Host
-	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m),
-		accessLog: accessLogArgs(m.Config), waf: waf, mirrors: mirrorPlan{splits: map[string]mirrorSplitView{}}}
-	if p.Metrics != nil {
-		q, err := Quote(p.StateDir.MetricsLog())
-		if err != nil {
-			return nil, nil, hashStats{}, nil, fmt.Errorf("metrics log: %w", err)
-		}
-		rc.metricsLog = q + " " + metricsLogFormat + " " + metricsLogBuffer
-	}
-	if rc.tracing = tracingInUse(m); rc.tracing {
-		q, err := Quote(p.StateDir.SpanLog())
-		if err != nil {
-			return nil, nil, hashStats{}, nil, fmt.Errorf("span log: %w", err)
-		}
-		rc.spanLog = q + " " + spanLogFormat + " " + spanLogBuffer
-	}
-	var err error
-	if rc.addHeaders, err = headerLines(m.Config.AddHeaders); err != nil {
-		return nil, nil, hashes, nil, fmt.Errorf("add-headers: %w", err)
-	}
-	if rc.setHeaders, err = headerLines(m.Config.ProxySetHeaders); err != nil {
-		return nil, nil, hashes, nil, fmt.Errorf("proxy-set-headers: %w", err)
+	hostSources := map[string][]model.ObjectRef{}
+	rc, err := newRenderCtx(m, backends, p, lua, waf)
+	if err != nil {
+		return nil, nil, hashes, nil, err
 	}
 	for _, srv := range m.Servers {
 		rc.names[srv.Host] = true
 	}
-	rc.hsts = hopHSTS(m)
 	// The catch-all and wildcard servers of Ingresses, rendered once it
 	// is known whether some shape has a hop server (hop.go).
 	type front struct {
@@ -91,7 +72,8 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	var fronts []front
 	var def *serverView
 	deferred := map[string][]*serverView{} // by shape ID
-	hop := HopState{Shapes: map[string]bool{}, Names: map[string]bool{}}
+	hop := HopState{Shapes: map[string]bool{}, Names: map[string]bool{},
+		shapes: &hopShapes{servers: map[string]*serverView{}, hstsOverridden: rc.hstsOverridden, hsts: rc.hsts}}
 	for _, srv := range m.Servers {
 		v, err := planServer(rc, srv)
 		if err != nil {
@@ -108,6 +90,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			}
 			if srv.Scope == "" && hopDeferred(p, key, v) {
 				deferred[shapeID(key)] = append(deferred[shapeID(key)], v)
+				refs[v] = srv.Sources
 				continue
 			}
 		}
@@ -185,6 +168,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			}
 			if v.HopServer != nil {
 				hop.Shapes[shared] = true
+				hop.shapes.servers[shared] = hopShape(v)
 			}
 			if d := deferred[shared]; d != nil {
 				hs, err := hopHosts(v, shared, d, rc)
@@ -192,6 +176,11 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 					return nil, nil, hashes, nil, err
 				}
 				hosts = append(hosts, hs...)
+				for _, dv := range d {
+					for _, n := range dv.ServerNames {
+						hostSources[unquoteName(n)] = refs[dv]
+					}
+				}
 				delete(deferred, shared)
 			}
 		}
@@ -234,7 +223,36 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	for name := range rc.mirrors.splits {
 		hashes.mapped(name, 0)
 	}
-	return files, sources, hashes, &keyed{series: rc.series, spans: rc.spans, tracing: rc.tracing, mirrors: rc.mirrors, hosts: hosts, hop: hop}, nil
+	return files, sources, hashes, &keyed{series: rc.series, spans: rc.spans, tracing: rc.tracing, mirrors: rc.mirrors, hosts: hosts, hostSources: hostSources, hop: hop}, nil
+}
+
+// newRenderCtx is the context of a render of m's servers.
+func newRenderCtx(m *model.Model, backends map[string]*model.Backend, p Params, lua bool, waf *modsecPlan) (*renderCtx, error) {
+	rc := &renderCtx{m: m, backends: backends, p: p, lua: lua, names: map[string]bool{}, hstsOverridden: hstsOverridden(m),
+		accessLog: accessLogArgs(m.Config), waf: waf, mirrors: mirrorPlan{splits: map[string]mirrorSplitView{}}}
+	if p.Metrics != nil {
+		q, err := Quote(p.StateDir.MetricsLog())
+		if err != nil {
+			return nil, fmt.Errorf("metrics log: %w", err)
+		}
+		rc.metricsLog = q + " " + metricsLogFormat + " " + metricsLogBuffer
+	}
+	if rc.tracing = tracingInUse(m); rc.tracing {
+		q, err := Quote(p.StateDir.SpanLog())
+		if err != nil {
+			return nil, fmt.Errorf("span log: %w", err)
+		}
+		rc.spanLog = q + " " + spanLogFormat + " " + spanLogBuffer
+	}
+	var err error
+	if rc.addHeaders, err = headerLines(m.Config.AddHeaders); err != nil {
+		return nil, fmt.Errorf("add-headers: %w", err)
+	}
+	if rc.setHeaders, err = headerLines(m.Config.ProxySetHeaders); err != nil {
+		return nil, fmt.Errorf("proxy-set-headers: %w", err)
+	}
+	rc.hsts = hopHSTS(m)
+	return rc, nil
 }
 
 // keyed are the keys the rendered locations set for the controller's
@@ -246,9 +264,11 @@ type keyed struct {
 	tracing bool
 	// mirrors is what the locations' mirrors need of nginx.conf.
 	mirrors mirrorPlan
-	// hosts are the hosts left to the table, hop the HopState (hop.go).
-	hosts []balancer.Host
-	hop   HopState
+	// hosts are the hosts left to the table, hostSources the objects
+	// each of their names comes from, hop the HopState (hop.go).
+	hosts       []balancer.Host
+	hostSources map[string][]model.ObjectRef
+	hop         HopState
 }
 
 // hostID names the maps of a host's own server: the catch-all's, or a

@@ -56,6 +56,10 @@ import (
 type HopState struct {
 	Shapes map[string]bool
 	Names  map[string]bool
+	// shapes is what HopHosts needs of the render that made Shapes and
+	// Names (hopadd.go); nil from other HopStates. It is derived from
+	// the same inputs as they are, so the memo's digest leaves it out.
+	shapes *hopShapes
 }
 
 // hopView is a server's part in serving hosts added since the last

@@ -1,15 +1,21 @@
 package render
 
 import (
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	networkingv1 "k8s.io/api/networking/v1"
+
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source/files"
 )
 
@@ -42,6 +48,20 @@ spec:
 // mode, with the running configuration's hop state.
 func hopRender(t *testing.T, extra string, hop *HopState) *Output {
 	t.Helper()
+	m, params := hopModel(t, extra, nil)
+	params.Hop = hop
+	out, err := Render(m, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// hopModel builds the lua-shared case plus extra manifests in dynamic
+// mode, with only the Ingresses keep keeps when it is not nil, and the
+// Params hopRender renders it with.
+func hopModel(t *testing.T, extra string, keep func(name string) bool) (*model.Model, Params) {
+	t.Helper()
 	base, err := os.ReadFile(filepath.Join("testdata", "lua-shared", "input.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -54,17 +74,15 @@ func hopRender(t *testing.T, extra string, hop *HopState) *Output {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if keep != nil {
+		snap.Ingresses = slices.DeleteFunc(snap.Ingresses, func(ing *networkingv1.Ingress) bool { return !keep(ing.Name) })
+	}
 	opts := goldenOpts
 	opts.LuaAvailable = true
 	m, _ := build.Build(snap, opts)
 	params := goldenParams
 	params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
-	params.Hop = hop
-	out, err := Render(m, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return m, params
 }
 
 // mapEntries reads every shared file's maps: variable -> host -> value.
@@ -332,5 +350,113 @@ func TestHopServerIsItsSharedServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHopHostsFromTheChangedObjectsAlone: HopHosts, given a model of the
+// new Ingresses alone (the cluster's other objects, none of its other
+// Ingresses), lists exactly the entries a render of the whole cluster
+// leaves to the table, with their objects and metrics series; whatever it
+// answers for a row of the table below equals the whole render's, and the
+// rows it must leave to the full render get ErrNotHop.
+func TestHopHostsFromTheChangedObjectsAlone(t *testing.T) {
+	render := func(extra string, hop *HopState, keep func(string) bool) (*model.Model, Params, *Output) {
+		t.Helper()
+		m, params := hopModel(t, extra, keep)
+		params.Metrics = &goldenMetrics
+		params.Hop = hop
+		out, err := Render(m, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, params, out
+	}
+	_, _, run := render("", nil, nil)
+	added := hopIngress("g", "g.example.com", "a", "b", `nginx.ingress.kubernetes.io/server-alias: "g2.example.com"`) + `
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: tls2, namespace: team}
+spec:
+  ingressClassName: causeway
+  tls:
+    - hosts: [h.example.com]
+      secretName: shared-tls
+  rules:
+    - host: h.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
+`
+	byName := func(a, b balancer.Host) int { return strings.Compare(a.Name, b.Name) }
+	// same checks HopHosts' answer for the Ingresses keep keeps against
+	// the whole render; false when HopHosts answered ErrNotHop.
+	same := func(name, extra string, keep func(string) bool) bool {
+		t.Helper()
+		_, _, whole := render(extra, &run.Hop, nil)
+		m, params, _ := render(extra, nil, keep)
+		params.Hop = &run.Hop
+		got, err := HopHosts(m, params)
+		if errors.Is(err, ErrNotHop) {
+			return false
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := slices.SortedFunc(slices.Values(whole.Hosts), byName)
+		if have := slices.SortedFunc(slices.Values(got.Hosts), byName); !reflect.DeepEqual(have, want) {
+			t.Errorf("%s: HopHosts:\n%+v\nthe whole render's table:\n%+v", name, have, want)
+		}
+		if !reflect.DeepEqual(got.Sources, whole.HostSources) {
+			t.Errorf("%s: sources %v, the whole render's %v", name, got.Sources, whole.HostSources)
+		}
+		if len(got.Series) != len(whole.Series)-len(run.Series) {
+			t.Errorf("%s: %d new series, the whole render has %d more than the running one", name, len(got.Series), len(whole.Series)-len(run.Series))
+		}
+		for key, labels := range got.Series {
+			if whole.Series[key] != labels {
+				t.Errorf("%s: series %s: %+v, the whole render's %+v", name, key, labels, whole.Series[key])
+			}
+		}
+		return true
+	}
+	if !same("two Ingresses, an alias and TLS", added, func(name string) bool { return name == "g" || name == "tls2" }) {
+		t.Fatal("HopHosts left the new hosts to the full render")
+	}
+	r := func(name string) bool { return name == "r" }
+	if !same("an alias the running files serve (dropped, as the whole render drops it)",
+		hopIngress("r", "r.example.com", "a", "b", `nginx.ingress.kubernetes.io/server-alias: "a.example.com"`), r) {
+		t.Error("HopHosts left a host with a taken alias to the full render")
+	}
+	if !same("one Service on both paths", hopIngress("r", "r.example.com", "a", "a"), r) {
+		t.Error("HopHosts left a host with one Service on both paths to the full render")
+	}
+
+	slow := `nginx.ingress.kubernetes.io/proxy-read-timeout: "30"`
+	off := `
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: causeway, namespace: causeway}
+data: {reload-free-hosts: "false"}
+`
+	for _, c := range []struct{ name, extra string }{
+		{"a host the running files serve", hopIngress("r", "a.example.com", "a", "b")},
+		{"a shape without a hop server", hopIngress("r", "r.example.com", "a", "b", slow)},
+		{"a wildcard host", hopIngress("r", `"*.r.example.com"`, "a", "b")},
+		{"reload-free-hosts false", off + hopIngress("r", "r.example.com", "a", "b")},
+		{"gRPC", hopIngress("r", "r.example.com", "a", "b", `nginx.ingress.kubernetes.io/backend-protocol: "GRPC"`)},
+	} {
+		if same(c.name, c.extra, r) {
+			t.Errorf("%s: HopHosts answered; want ErrNotHop", c.name)
+		}
+	}
+	m, params := hopModel(t, hopIngress("r", "r.example.com", "a", "b"), r)
+	for name, hop := range map[string]*HopState{"no running configuration": nil,
+		"a HopState no render made": {Shapes: run.Hop.Shapes, Names: run.Hop.Names}} {
+		params.Hop = hop
+		if got, err := HopHosts(m, params); !errors.Is(err, ErrNotHop) {
+			t.Errorf("%s: %+v, %v; want ErrNotHop", name, got, err)
+		}
 	}
 }

@@ -59,7 +59,10 @@ func (mm *Memo) Render(m *model.Model, p Params) (*Output, error) {
 	return &out, nil
 }
 
-var backendType = reflect.TypeFor[model.Backend]()
+var (
+	backendType  = reflect.TypeFor[model.Backend]()
+	hopStateType = reflect.TypeFor[HopState]()
+)
 
 // digest hashes everything of m but backends' endpoints, and p; false
 // when a value cannot be hashed (a func or a channel).
@@ -154,6 +157,9 @@ func (x *hasher) value(v reflect.Value) bool {
 		for i := range v.NumField() {
 			if t == backendType && t.Field(i).Name == "Endpoints" {
 				continue // pushed, never rendered with the Lua balancer
+			}
+			if t == hopStateType && t.Field(i).Name == "shapes" {
+				continue // derived from what Shapes and Names are
 			}
 			if !x.value(v.Field(i)) {
 				return false

@@ -160,10 +160,12 @@ type Output struct {
 	// (tracing.go); nil when nothing is traced.
 	Spans map[string]spanlog.Labels
 	// Hosts are the hosts left to the table, served by their shapes' hop
-	// servers; Hop is this configuration's HopState, for the next render
+	// servers, and HostSources the objects each of their names comes
+	// from; Hop is this configuration's HopState, for the next render
 	// (hop.go).
-	Hosts []balancer.Host
-	Hop   HopState
+	Hosts       []balancer.Host
+	HostSources map[string][]model.ObjectRef
+	Hop         HopState
 }
 
 // Render produces nginx.conf, upstreams.conf and one file per server (or
@@ -177,7 +179,7 @@ func Render(m *model.Model, p Params) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Files: files, Version: version, Sources: sources, Series: keys.series, Spans: keys.spans, Hosts: keys.hosts, Hop: keys.hop}, nil
+	return &Output{Files: files, Version: version, Sources: sources, Series: keys.series, Spans: keys.spans, Hosts: keys.hosts, HostSources: keys.hostSources, Hop: keys.hop}, nil
 }
 
 func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectRef, *keyed, error) {
