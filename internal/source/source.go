@@ -102,6 +102,18 @@ type EndpointSource interface {
 	ServiceEndpoints(namespace, name string) (*corev1.Service, []*discoveryv1.EndpointSlice)
 }
 
+// ChangeSource is the optional part of a Source that tells which
+// Ingresses a signal on Changed is about, so that a change of Ingresses
+// alone can reach the data plane before a Snapshot of everything is built
+// (the controller's hosts table).
+type ChangeSource interface {
+	// TakeChanges returns the Ingresses ("namespace/name") added, changed
+	// or deleted since the last call, and whether anything else changed
+	// (EndpointSlices aside: EndpointSource), and forgets both. A
+	// Snapshot taken after it holds every change it returned.
+	TakeChanges() (ingresses map[string]bool, other bool)
+}
+
 // Notifier is a non-blocking, coalescing change signal, shared by sources.
 type Notifier struct{ ch chan struct{} }
 

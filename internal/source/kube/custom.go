@@ -246,7 +246,7 @@ func (s *Source) rediscoverGroup(ctx context.Context, w watchedGroup) bool {
 		return false
 	}
 	w.held.Store(next)
-	s.notifier.Notify()
+	s.notify()
 	old.shutdown()
 	for _, k := range g.kinds {
 		if k.references != nil && !slices.Contains(next.kinds, k.resource) {

@@ -86,7 +86,7 @@ func (s *Source) watchReferences(inf cache.SharedIndexInformer, g *customGroup, 
 			o = nil // it names nothing (the snapshot reports it)
 		}
 		if !s.refs.updateCustom(g.gv.Group, k, key, o) {
-			s.notifier.Notify()
+			s.notify()
 		}
 	}
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -102,7 +102,7 @@ func (s *Source) watchReferences(inf cache.SharedIndexInformer, g *customGroup, 
 				return
 			}
 			if !s.refs.updateCustom(g.gv.Group, k, key, nil) {
-				s.notifier.Notify()
+				s.notify()
 			}
 		},
 	})

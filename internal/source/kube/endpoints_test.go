@@ -34,10 +34,7 @@ func TestEndpointChangesByService(t *testing.T) {
 	<-s.Changed() // the signal of the first listing
 	s.TakeEndpointChanges()
 
-	slice := func(name, svc string) *discoveryv1.EndpointSlice {
-		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name,
-			Labels: map[string]string{discoveryv1.LabelServiceName: svc}}, AddressType: discoveryv1.AddressTypeIPv4}
-	}
+	slice := sliceOf
 	want := func(keys ...string) {
 		t.Helper()
 		w := map[string]bool{}
@@ -90,6 +87,12 @@ func TestEndpointChangesByService(t *testing.T) {
 	if svc, slices := s.ServiceEndpoints("shop", "none"); svc != nil || len(slices) != 0 {
 		t.Fatalf("ServiceEndpoints of a missing Service: %v, %d slices", svc, len(slices))
 	}
+}
+
+// sliceOf is an empty EndpointSlice of Service svc in namespace shop.
+func sliceOf(name, svc string) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name,
+		Labels: map[string]string{discoveryv1.LabelServiceName: svc}}, AddressType: discoveryv1.AddressTypeIPv4}
 }
 
 func createSlice(t *testing.T, client *fake.Clientset, es *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {

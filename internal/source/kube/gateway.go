@@ -80,13 +80,13 @@ func watchNamespaces(s *Source, f informers.SharedInformerFactory, crs *customIn
 	}); err != nil {
 		panic("set transform: " + err.Error()) // not started yet
 	}
-	notify := func(any) { s.notifier.Notify() }
+	notify := func(any) { s.notify() }
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: notify, DeleteFunc: notify,
 		UpdateFunc: func(old, obj any) {
 			a, okA := old.(*corev1.Namespace)
 			b, okB := obj.(*corev1.Namespace)
 			if !okA || !okB || !maps.Equal(a.Labels, b.Labels) {
-				s.notifier.Notify()
+				s.notify()
 			}
 		}})
 	crs.byKind[namespacesKind] = append(crs.byKind[namespacesKind], inf)

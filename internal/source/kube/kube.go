@@ -88,8 +88,10 @@ type Source struct {
 	opts     Options
 	notifier *source.Notifier
 	// endpoints collects EndpointSlice changes, which are signalled
-	// apart (source.EndpointSource).
+	// apart (source.EndpointSource); changes tells Ingress changes from
+	// the others (source.ChangeSource).
 	endpoints                                                 endpointChanges
+	changes                                                   changeLog
 	synced                                                    atomic.Bool
 	factories                                                 []informers.SharedInformerFactory
 	ingresses, classes, services, slices, secrets, configMaps []cache.SharedIndexInformer
@@ -130,7 +132,7 @@ func New(opts Options) (*Source, error) {
 	}
 	s := &Source{opts: opts, notifier: source.NewNotifier(), discover: opts.Client.Discovery().ServerResourcesForGroupVersion,
 		endpoints: endpointChanges{notifier: source.NewNotifier(), dirty: map[string]bool{}}}
-	s.refs = newRefs(opts, s.notifier.Notify)
+	s.refs = newRefs(opts, s.notify)
 	for _, ns := range s.namespaces() {
 		f := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns))
 		s.factories = append(s.factories, f)
@@ -207,12 +209,12 @@ func (s *Source) watch(inf cache.SharedIndexInformer) cache.SharedIndexInformer 
 
 // handle installs the change handler.
 func (s *Source) handle(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
-	notify := func(any) { s.notifier.Notify() }
+	notify := func(any) { s.notify() }
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: notify,
 		UpdateFunc: func(old, obj any) {
 			if !statusOnly(old, obj) {
-				s.notifier.Notify()
+				s.notify()
 			}
 		},
 		DeleteFunc: notify,
@@ -270,7 +272,7 @@ func (s *Source) watchPods(inf cache.SharedIndexInformer) cache.SharedIndexInfor
 			obj = d.Obj
 		}
 		if p, ok := obj.(*corev1.Pod); !ok || s.named(p) {
-			s.notifier.Notify()
+			s.notify()
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -298,7 +300,7 @@ func (s *Source) watchIngresses(inf cache.SharedIndexInformer) cache.SharedIndex
 			return
 		}
 		if !s.refs.update(key, annotations) {
-			s.notifier.Notify()
+			s.notifyIngress(key)
 		} // else refs signals once the newly referenced objects are listed
 	}
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -331,7 +333,7 @@ func (s *Source) watchConfig(inf cache.SharedIndexInformer) cache.SharedIndexInf
 		if s.refs.updateConfig(key, data) {
 			return // refs signals once the newly named objects are listed
 		}
-		s.notifier.Notify()
+		s.notify()
 	}
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -480,7 +482,7 @@ func (s *Source) Run(ctx context.Context) error {
 	}
 	s.opts.Log.Info("informer caches synced", "took", time.Since(start).Round(time.Millisecond))
 	s.synced.Store(true)
-	s.notifier.Notify()
+	s.notify()
 	if len(s.customGroups()) > 0 {
 		s.rediscover(ctx)
 	}

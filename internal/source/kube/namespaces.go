@@ -27,13 +27,13 @@ func (s *Source) watchNamespaceSelector() {
 	s.factories = append(s.factories, f)
 	inf := f.Core().V1().Namespaces().Informer()
 	setTrim(inf)
-	notify := func(any) { s.notifier.Notify() }
+	notify := func(any) { s.notify() }
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: notify, DeleteFunc: notify,
 		UpdateFunc: func(old, obj any) {
 			a, okA := old.(*corev1.Namespace)
 			b, okB := obj.(*corev1.Namespace)
 			if !okA || !okB || !maps.Equal(a.Labels, b.Labels) {
-				s.notifier.Notify()
+				s.notify()
 			}
 		}})
 	s.selected = inf
