@@ -123,6 +123,9 @@ type Controller struct {
 	hop     *render.HopState
 	applied string
 	folded  []balancer.Host
+	// hostSources are the objects each name of the hosts table comes
+	// from (render.Output.HostSources, and hostsAhead's).
+	hostSources map[string][]model.ObjectRef
 	// lastSourceProblem are the source problems logged already.
 	lastSourceProblem map[source.Problem]bool
 	// epIndex is what the incremental endpoint path knows from the last
@@ -257,6 +260,7 @@ func (c *Controller) wait(ctx context.Context, retryC <-chan time.Time, flush **
 			*flush, flushC = nil, nil
 			c.flushStateFile()
 		case <-c.opts.Source.Changed():
+			c.hostsAhead(ctx)
 			return true, true
 		case <-c.namesChanged():
 			return true, true
@@ -307,6 +311,9 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 	if es, ok := c.opts.Source.(source.EndpointSource); ok {
 		es.TakeEndpointChanges() // the snapshot holds them
 	}
+	if cs, ok := c.opts.Source.(source.ChangeSource); ok {
+		cs.TakeChanges() // so does it
+	}
 	c.epIndex = nil
 	snap := c.opts.Source.Snapshot()
 	c.logSourceProblems(snap.Problems)
@@ -338,7 +345,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			if result.Reloaded && c.dyn != nil {
 				c.dyn.reloaded()
 			}
-			c.hop, c.applied = &out.Hop, out.Version
+			c.hop, c.applied, c.hostSources = &out.Hop, out.Version, out.HostSources
 			c.recordApply(result, out.Version, m)
 			c.opts.Metrics.Compat.Certificates.Set(servedCertificates(m))
 			if err := c.certificatesChanged(ctx, result); err != nil {
@@ -459,10 +466,9 @@ func (c *Controller) hostsTable(out *render.Output) []balancer.Host {
 		}
 		c.folded = folded
 	}
-	if len(c.folded) == 0 {
-		return out.Hosts
-	}
-	return append(slices.Clone(out.Hosts), c.folded...)
+	table := slices.Concat(out.Hosts, c.folded)
+	sortHosts(table)
+	return table
 }
 
 // recordApply logs and counts what an Apply did: a reload (by reason) or a

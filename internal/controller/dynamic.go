@@ -110,8 +110,11 @@ type hostsReplacer interface {
 	ReplaceHosts(ctx context.Context, hosts []balancer.Host) error
 }
 
-// hostsHash is the content hash of a hosts table.
+// hostsHash is the content hash of a hosts table; an empty one is nil's.
 func hostsHash(hosts []balancer.Host) ([32]byte, error) {
+	if len(hosts) == 0 {
+		hosts = nil
+	}
 	body, err := json.Marshal(hosts)
 	return sha256.Sum256(body), err
 }
@@ -290,6 +293,11 @@ func (d *dynamicChannel) push(ctx context.Context, backends []balancer.Backend, 
 	if err != nil {
 		return false, err
 	}
+	if !force && hash != d.lastHash && d.reordered(backends) {
+		// The same backends in another order: those hostsAhead
+		// appended, in the build's order now.
+		d.last, d.lastHash = backends, hash
+	}
 	if !force {
 		if hash == d.lastHash && !d.diverged(ctx) {
 			return false, nil
@@ -335,6 +343,24 @@ func (d *dynamicChannel) push(ctx context.Context, backends []balancer.Backend, 
 			return false, err
 		}
 	}
+}
+
+// reordered reports whether backends are the last push's, in any order.
+func (d *dynamicChannel) reordered(backends []balancer.Backend) bool {
+	if len(backends) != len(d.last) {
+		return false
+	}
+	at := make(map[string]int, len(d.last))
+	for i, b := range d.last {
+		at[b.Key] = i
+	}
+	for _, b := range backends {
+		i, ok := at[b.Key]
+		if !ok || !reflect.DeepEqual(d.last[i], b) {
+			return false
+		}
+	}
+	return true
 }
 
 // patch sends only what differs between the last push and backends, on

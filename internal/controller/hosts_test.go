@@ -225,7 +225,7 @@ func testSyncHosts(t *testing.T, pusher Pusher, p *hostsTables) {
 		table   string
 	}{
 		{[]string{"b.test", "d.test", "e.test"}, 3, "e.test"},                  // a removed: reloads, e folded
-		{[]string{"b.test", "d.test", "e.test", "f.test"}, 3, "f.test,e.test"}, // f by the table, e kept
+		{[]string{"b.test", "d.test", "e.test", "f.test"}, 3, "e.test,f.test"}, // f by the table, e kept (sorted)
 		{[]string{"d.test", "e.test", "f.test"}, 4, "f.test"},                  // b removed: f folded, e gone
 	}
 	for i, st := range steps {

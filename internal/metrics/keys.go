@@ -40,6 +40,16 @@ func (k *Keys[L]) Set(keys map[string]L, now time.Time, grace time.Duration) {
 	}
 }
 
+// Add makes keys the configuration's too, beside those it names already.
+func (k *Keys[L]) Add(keys map[string]L) {
+	if k.m == nil {
+		k.m = make(map[string]*Key[L], len(keys))
+	}
+	for name, l := range keys {
+		k.m[name] = &Key[L]{Name: name, Labels: l}
+	}
+}
+
 // Expire forgets the keys past their grace, and returns them.
 func (k *Keys[L]) Expire(now time.Time) map[string]bool {
 	var gone map[string]bool

@@ -100,7 +100,7 @@ func NewWith(o Options) *Metrics {
 	// Every kind and result from the start, at 0: a pushed state may never
 	// be needed (nginx loads the state file when it starts), and a
 	// dashboard's rate() needs the series before the first increment.
-	for _, kind := range []string{"endpoints", "certificates", "hosts"} {
+	for _, kind := range []string{"endpoints", "certificates", "hosts", "hosts_ahead"} {
 		for _, result := range []string{"success", "failure"} {
 			m.DynamicUpdates.WithLabelValues(kind, result)
 		}

@@ -231,6 +231,15 @@ func (r *Requests) SetSeries(keys map[string]balancer.SeriesLabels, oldWorkers t
 	r.expire(now)
 }
 
+// AddSeries makes keys the configuration's series keys too, beside those
+// SetSeries made: the keys of hosts the table serves ahead of the next
+// configuration (which names them itself).
+func (r *Requests) AddSeries(keys map[string]balancer.SeriesLabels) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keys.Add(keys)
+}
+
 // expire forgets keys past their grace and their series; r.mu is held.
 func (r *Requests) expire(now time.Time) {
 	gone := r.keys.Expire(now)

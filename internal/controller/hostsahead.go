@@ -1,0 +1,295 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/render"
+	"github.com/causeway/causeway/internal/source"
+)
+
+// Hosts ahead of the full sync. A new host of a shape with a hop server
+// goes live by a push of the hosts table (render/hop.go), but the sync
+// that finds it builds and renders the whole cluster first: about a
+// second at 10,000 Ingresses. When the source says that only Ingresses
+// changed, hostsAhead builds those Ingresses alone (with the Ingresses
+// that share a host with them, and the cluster's other objects but no
+// other server), asks render.HopHosts for their entries, and pushes the
+// table and their new backends before the full sync starts. The full
+// sync then runs as always: it is authoritative, finds the same table
+// (and pushes nothing), or corrects it.
+//
+// hostsAhead declines, leaving everything to the full sync, unless every
+// server of the changed Ingresses is a new exact host of a shape the
+// running configuration has a hop server for, and everything else it
+// sees is as the full sync would see it: no Problem of those Ingresses,
+// no excluded one among them, no catch-all path (a default backend),
+// every backend new or equal to the running one, and each table entry it
+// replaces or removes coming from the changed Ingresses alone.
+
+// errAhead is why hostsAhead declined.
+type errAhead string
+
+func (e errAhead) Error() string { return string(e) }
+
+// hostsAhead tries the Ingress changes the source has on the hosts table;
+// the caller runs the full sync after it in any case.
+func (c *Controller) hostsAhead(ctx context.Context) {
+	cs, ok := c.opts.Source.(source.ChangeSource)
+	if !ok {
+		return
+	}
+	changed, other := cs.TakeChanges()
+	if len(changed) == 0 || other {
+		return
+	}
+	start := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.tryHostsAhead(ctx, changed)
+	var declined errAhead
+	switch {
+	case errors.As(err, &declined) || errors.Is(err, render.ErrNotHop):
+		c.opts.Log.Debug("Ingress change left to the full sync", "ingresses", len(changed), "why", err)
+	case err != nil:
+		c.opts.Metrics.DynamicUpdates.WithLabelValues("hosts_ahead", "failure").Inc()
+		c.opts.Log.Info("pushing hosts ahead of the full sync failed; the full sync applies them", "err", err)
+	case n > 0:
+		c.opts.Metrics.DynamicUpdates.WithLabelValues("hosts_ahead", "success").Inc()
+		c.opts.Log.Debug("hosts pushed ahead of the full sync", "entries", n, "took", time.Since(start))
+	}
+}
+
+// tryHostsAhead is hostsAhead's work, under c.mu: it returns how many
+// table entries it added, changed or removed.
+func (c *Controller) tryHostsAhead(ctx context.Context, changed map[string]bool) (int, error) {
+	d := c.dyn
+	if d == nil || c.hop == nil || !c.ready.Load() || c.forcePush || d.pushedGen == 0 {
+		return 0, errAhead("no running configuration with hop servers")
+	}
+	patcher, canPatch := d.pusher.(endpointPatcher)
+	replacer, canReplace := d.pusher.(hostsReplacer)
+	if !canPatch || !canReplace {
+		return 0, errAhead("the data plane takes no patches")
+	}
+	snap := c.opts.Source.Snapshot()
+	mini, err := aheadSnapshot(snap, changed)
+	if err != nil {
+		return 0, err
+	}
+	for h := range mini.hosts {
+		if c.hop.Names[h] {
+			return 0, errAhead("host " + h + " is in the running files")
+		}
+	}
+	// The table entries of the changed Ingresses go; those shared with
+	// an unchanged one leave everything to the full sync.
+	owned := map[string]bool{}
+	for _, h := range d.hosts {
+		srcs := c.hostSources[h.Name]
+		mine := 0
+		for _, r := range srcs {
+			if r.Kind == "Ingress" && changed[r.Namespace+"/"+r.Name] {
+				mine++
+			}
+		}
+		switch {
+		case mine == 0:
+		case mine < len(srcs):
+			return 0, errAhead("host " + h.Name + " comes from an unchanged object too")
+		default:
+			owned[h.Name] = true
+		}
+	}
+
+	opts := c.opts.Model
+	opts.Excluded = map[string]string{}
+	for key, e := range c.badObject {
+		kind, nsName, _ := strings.Cut(key, "/")
+		if kind == "Ingress" && changed[nsName] {
+			return 0, errAhead("an excluded Ingress changed")
+		}
+		opts.Excluded[key] = e.reason
+	}
+	opts.BadSecrets = map[string]string{}
+	for key, e := range c.badSecret {
+		if secretFingerprint(snap, key) == e.fingerprint {
+			opts.BadSecrets[key] = e.reason
+		}
+	}
+	opts.Replicas = c.replicas()
+	built := build.Run(mini.Snapshot, opts)
+	m := built.Model
+	for _, p := range built.Problems {
+		if p.Object.Kind == "Ingress" && mini.has(p.Object.Namespace+"/"+p.Object.Name) {
+			return 0, errAhead("a changed Ingress has a Problem to report")
+		}
+	}
+	for _, b := range m.Backends {
+		if b.External != nil {
+			return 0, errAhead("an ExternalName backend")
+		}
+	}
+	params := c.opts.Render
+	params.Hop = c.hop
+	added, err := render.HopHosts(m, params)
+	if err != nil {
+		return 0, err
+	}
+
+	// Their backends: new ones are patched in; one the running state
+	// has must be equal to it.
+	at := make(map[string]int, len(d.last))
+	for i, b := range d.last {
+		at[b.Key] = i
+	}
+	var up []balancer.Backend
+	for _, b := range append(backendsOf(m), splitsOf(m)...) {
+		if i, ok := at[b.Key]; ok {
+			if !reflect.DeepEqual(d.last[i], b) {
+				return 0, errAhead("backend " + b.Key + " differs from the running one")
+			}
+			continue
+		}
+		if _, refused := d.refused[b.Key]; refused || b.Validate() != nil {
+			return 0, errAhead("backend " + b.Key + " cannot be pushed")
+		}
+		up = append(up, b)
+	}
+
+	var table []balancer.Host // nil when empty, as the full sync's
+	for _, h := range d.hosts {
+		if !owned[h.Name] {
+			table = append(table, h)
+		}
+	}
+	table = append(table, added.Hosts...)
+	sortHosts(table)
+	if err := balancer.ValidateHosts(table); err != nil {
+		return 0, errAhead("the table would break a limit: " + err.Error())
+	}
+	n := len(owned) + len(added.Hosts)
+	if n == 0 {
+		return 0, nil
+	}
+	if len(up) > 0 {
+		gen := d.nextGeneration()
+		if err := patcher.Patch(ctx, d.pushedGen, gen, up, nil); err != nil {
+			d.lastHash = [32]byte{} // unknown now: the full sync pushes the whole
+			return 0, err
+		}
+		d.last = append(slices.Clip(d.last), up...)
+		d.pushedGen, d.hashStale, d.fileStale = gen, true, true
+		c.epIndex = nil // the full sync indexes the new backends
+	}
+	if c.opts.Requests != nil {
+		c.opts.Requests.AddSeries(added.Series)
+	}
+	hash, err := hostsHash(table)
+	if err != nil {
+		return 0, err
+	}
+	if err := replacer.ReplaceHosts(ctx, table); err != nil {
+		d.pushedHosts = [32]byte{} // unknown now
+		return 0, err
+	}
+	d.hosts, d.pushedHosts, d.fileStale = table, hash, true
+	for name := range owned {
+		delete(c.hostSources, name)
+	}
+	if c.hostSources == nil {
+		c.hostSources = map[string][]model.ObjectRef{}
+	}
+	for name, srcs := range added.Sources {
+		c.hostSources[name] = srcs
+	}
+	return n, nil
+}
+
+// sortHosts orders a hosts table by name: the table the full sync makes
+// and the one hostsAhead makes compare equal when they hold the same.
+func sortHosts(hosts []balancer.Host) {
+	slices.SortFunc(hosts, func(a, b balancer.Host) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// aheadIngresses are the Ingresses of a snapshot for hostsAhead.
+type aheadIngresses struct {
+	*source.Snapshot
+	// keys are its Ingresses, hosts the rule hosts of the changed ones.
+	keys, hosts map[string]bool
+}
+
+func (a aheadIngresses) has(key string) bool { return a.keys[key] }
+
+// aheadSnapshot is snap with only the changed Ingresses and those that
+// share a host with them, no other kind of object that makes servers,
+// and the Services, EndpointSlices and Pods of their namespaces (an
+// Ingress names Services of its own namespace only; one it names
+// elsewhere is a Problem, and the full sync's).
+func aheadSnapshot(snap *source.Snapshot, changed map[string]bool) (aheadIngresses, error) {
+	hosts := map[string]bool{}
+	var ings []*networkingv1.Ingress
+	keys := map[string]bool{}
+	namespaces := map[string]bool{}
+	for _, ing := range snap.Ingresses {
+		key := ing.Namespace + "/" + ing.Name
+		if !changed[key] {
+			continue
+		}
+		if ing.Spec.DefaultBackend != nil {
+			return aheadIngresses{}, errAhead("a changed Ingress has a default backend")
+		}
+		for _, r := range ing.Spec.Rules {
+			if r.Host == "" {
+				return aheadIngresses{}, errAhead("a changed Ingress has a rule without a host")
+			}
+			hosts[r.Host] = true
+		}
+		ings = append(ings, ing)
+		keys[key] = true
+		namespaces[ing.Namespace] = true
+	}
+	for _, ing := range snap.Ingresses {
+		key := ing.Namespace + "/" + ing.Name
+		if keys[key] {
+			continue
+		}
+		for _, r := range ing.Spec.Rules {
+			if hosts[r.Host] {
+				ings = append(ings, ing)
+				keys[key] = true
+				namespaces[ing.Namespace] = true
+				break
+			}
+		}
+	}
+	mini := *snap
+	mini.Ingresses = ings
+	mini.VirtualServers, mini.VirtualServerRoutes = nil, nil
+	mini.Gateways, mini.ListenerSets, mini.HTTPRoutes, mini.GRPCRoutes = nil, nil, nil, nil
+	mini.TLSRoutes, mini.TCPRoutes, mini.UDPRoutes = nil, nil, nil
+	mini.Services = inNamespaces(snap.Services, namespaces)
+	mini.EndpointSlices = inNamespaces(snap.EndpointSlices, namespaces)
+	mini.Pods = inNamespaces(snap.Pods, namespaces)
+	return aheadIngresses{Snapshot: &mini, keys: keys, hosts: hosts}, nil
+}
+
+// inNamespaces are the objects of objs in namespaces.
+func inNamespaces[T interface{ GetNamespace() string }](objs []T, namespaces map[string]bool) []T {
+	var out []T
+	for _, o := range objs {
+		if namespaces[o.GetNamespace()] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
