@@ -89,6 +89,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 				return nil, nil, hashes, nil, err
 			}
 			if srv.Scope == "" && hopDeferred(p, key, v) {
+				v = member(v)
 				deferred[shapeID(key)] = append(deferred[shapeID(key)], v)
 				refs[v] = srv.Sources
 				continue
@@ -122,6 +123,9 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 				return nil, nil, hashes, nil, err
 			}
 			continue
+		}
+		if _, seen := shapes[key]; seen {
+			v = member(v)
 		}
 		refs[v] = srv.Sources
 		if srv.Scope != "" {
@@ -416,6 +420,21 @@ func share(id string, members []*serverView, rc *renderCtx) (*serverView, error)
 		v.Locations[i].SelectMap = variable
 	}
 	return &v, nil
+}
+
+// member is what share and hopHosts read of a server that is not the
+// first of its shape: its names, twins and sources, and per location what
+// a map may give it. The rest of its plan is the first's, and garbage once
+// the shape is known: holding every plan until the shapes were shared kept
+// about 50 MiB more alive during a render of 10,000 hosts in 100 shapes,
+// which the collector's pacing doubles in the process's peak memory.
+func member(v *serverView) *serverView {
+	m := &serverView{ServerNames: v.ServerNames, names: v.names, Twins: v.Twins, Sources: v.Sources}
+	m.Locations = make([]locationView, len(v.Locations))
+	for i, l := range v.Locations {
+		m.Locations[i] = locationView{Backend: l.Backend, SelectKey: l.SelectKey, LogVars: l.LogVars}
+	}
+	return m
 }
 
 // unquoteName strips the quotes of a plain quoted string without escapes:
