@@ -174,11 +174,34 @@ func pointAtBackend(ctx context.Context, client kubernetes.Interface, set object
 // for them: a Gateway's listeners, say, come once its Service is
 // written).
 func (c *controller) settle(ctx context.Context, quiet, limit time.Duration) {
-	state := func() [2]float64 {
-		text := c.scrape()
-		return [2]float64{sumMetric(text, "causeway_config_apply_seconds_count"), sumMetric(text, "causeway_nginx_reloads_total")}
+	last, since := c.syncState(), time.Now()
+	c.settleFrom(ctx, last, since, quiet, limit)
+}
+
+// syncState is the count of syncs that went live and of reloads.
+func (c *controller) syncState() [2]float64 {
+	text := c.scrape()
+	return [2]float64{sumMetric(text, "causeway_config_apply_seconds_count"), sumMetric(text, "causeway_nginx_reloads_total")}
+}
+
+// settleAfter is settle once a sync later than before (a syncState read
+// before the writes that cause it) has gone live: a sync of 10,000
+// Ingresses takes longer than quiet, and settle alone would see no
+// change while it runs.
+func (c *controller) settleAfter(ctx context.Context, before [2]float64, quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for c.syncState()[0] <= before[0] && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	last, since := state(), time.Now()
+	c.settleFrom(ctx, c.syncState(), time.Now(), quiet, time.Until(deadline))
+}
+
+func (c *controller) settleFrom(ctx context.Context, last [2]float64, since time.Time, quiet, limit time.Duration) {
+	state := c.syncState
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline) && time.Since(since) < quiet; {
 		select {
 		case <-ctx.Done():

@@ -40,7 +40,8 @@ func (p *prober) waitStatus(ctx context.Context, addr, host string, status int, 
 // shapes already have hosts), and removes each again: from just before
 // the API write to the host served by its backend, and to its 404. Each
 // Ingress's Service and EndpointSlice are written first, untimed, and
-// each timed write waits until the controller has been idle for 300 ms.
+// each timed write waits until the sync the last write caused has gone
+// live and the controller has been idle for 300 ms since.
 func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c *controller, b backend, o hostOptions) ([]row, error) {
 	p := newProber(500*time.Microsecond, maxProbes)
 	addr := net.JoinHostPort(c.ip, strconv.Itoa(c.httpPort))
@@ -53,12 +54,16 @@ func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c
 		if err := removeBackend(ctx, client, s.ns, i); err != nil {
 			return nil, err
 		}
+		before := c.syncState()
 		if err := createBackend(ctx, client, s.ns, i, b.ip, b.port); err != nil {
 			return nil, err
 		}
 		// The sync the new Service causes is over before the timed
-		// write: a change does not wait for another's sync here.
-		c.settle(ctx, 300*time.Millisecond, 30*time.Second)
+		// write: a change does not wait for another's sync here. (At
+		// 10,000 Ingresses a sync takes longer than the 300 ms of
+		// quiet, so settle alone would not see it coming.)
+		c.settleAfter(ctx, before, 300*time.Millisecond, 30*time.Second)
+		before = c.syncState()
 		ing := ingress(s.ns, i, s.shapes, s.annots)
 		start := time.Now()
 		if _, err := ings.Create(ctx, ing, metav1.CreateOptions{}); err != nil {
@@ -71,7 +76,7 @@ func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c
 		} else {
 			add.took = append(add.took, took)
 		}
-		c.settle(ctx, 300*time.Millisecond, 30*time.Second)
+		c.settleAfter(ctx, before, 300*time.Millisecond, 30*time.Second) // the sync after the add
 		start = time.Now()
 		if err := ings.Delete(ctx, ing.Name, metav1.DeleteOptions{}); err != nil {
 			return nil, err
