@@ -48,10 +48,11 @@ type mapEntry struct{ Host, Backend string }
 func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, lua bool, waf *modsecPlan) (Files, map[string][]model.ObjectRef, hashStats, *keyed, error) {
 	files := Files{}
 	sources := map[string][]model.ObjectRef{}
-	refs := map[*serverView][]model.ObjectRef{}
-	scopes := map[*serverView]string{}
+	refs := map[*memberView][]model.ObjectRef{}
+	scopes := map[string]string{} // by shape key
 	var hashes hashStats
-	shapes := map[string][]*serverView{}
+	shapes := map[string][]*memberView{}
+	firsts := map[string]*serverView{} // each shape's first server, whole
 	var sh shaper
 	var order []string
 	var hosts []balancer.Host
@@ -71,7 +72,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	}
 	var fronts []front
 	var def *serverView
-	deferred := map[string][]*serverView{} // by shape ID
+	deferred := map[string][]*memberView{} // by shape ID
 	hop := HopState{Shapes: map[string]bool{}, Names: map[string]bool{},
 		shapes: &hopShapes{servers: map[string]*serverView{}, hstsOverridden: rc.hstsOverridden, hsts: rc.hsts}}
 	for _, srv := range m.Servers {
@@ -89,9 +90,9 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 				return nil, nil, hashes, nil, err
 			}
 			if srv.Scope == "" && hopDeferred(p, key, v) {
-				v = member(v)
-				deferred[shapeID(key)] = append(deferred[shapeID(key)], v)
-				refs[v] = srv.Sources
+				mv := memberOf(v)
+				deferred[shapeID(key)] = append(deferred[shapeID(key)], mv)
+				refs[mv] = srv.Sources
 				continue
 			}
 		}
@@ -124,36 +125,36 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			}
 			continue
 		}
-		if _, seen := shapes[key]; seen {
-			v = member(v)
-		}
-		refs[v] = srv.Sources
-		if srv.Scope != "" {
-			// A scoped server (a Gateway's) shares a file only with
-			// servers of its listeners (the listen lines are part of
-			// the shape); alone, its file and names are its scope's,
-			// as its host may have servers in other scopes too.
-			scopes[v] = srv.Scope
-		}
+		mv := memberOf(v)
+		refs[mv] = srv.Sources
 		if _, seen := shapes[key]; !seen {
 			order = append(order, key)
+			firsts[key] = v
+			if srv.Scope != "" {
+				// A scoped server (a Gateway's) shares a file only
+				// with servers of its listeners (the listen lines are
+				// part of the shape); alone, its file and names are
+				// its scope's, as its host may have servers in other
+				// scopes too.
+				scopes[key] = srv.Scope
+			}
 		}
-		shapes[key] = append(shapes[key], v)
+		shapes[key] = append(shapes[key], mv)
 	}
 	for _, key := range order {
 		members := shapes[key]
 		host := unquoteName(members[0].ServerNames[0])
 		name := layout.ServerFile(host)
-		v := members[0]
+		v := firsts[key]
 		id := hostID(host)
-		if scope, ok := scopes[v]; ok {
+		if scope, ok := scopes[key]; ok {
 			name, id = layout.ScopedServerFile(scope, host), scopedID(scope, host)
 		}
 		if len(members) > 1 {
 			shared := shapeID(key) // key is the shape's SHA-256
 			name = layout.SharedServerFile(shared)
 			var err error
-			if v, err = share(shared, members, rc); err != nil {
+			if v, err = share(shared, v, members, rc); err != nil {
 				return nil, nil, hashes, nil, err
 			}
 			for _, mv := range v.Maps {
@@ -163,7 +164,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		}
 		v.name(id, &hashes)
 		var hopText []byte
-		if _, isScoped := scopes[members[0]]; len(members) > 1 && !isScoped {
+		if _, isScoped := scopes[key]; len(members) > 1 && !isScoped {
 			// The hop server is the named server's twin (hop.go).
 			shared := shapeID(key)
 			var err error
@@ -372,8 +373,8 @@ func (s *shaper) shape(v *serverView) (string, error) {
 
 // share merges servers of one shape into one, named id. Locations that map
 // every host to the same backends share one map.
-func share(id string, members []*serverView, rc *renderCtx) (*serverView, error) {
-	v := *members[0]
+func share(id string, first *serverView, members []*memberView, rc *renderCtx) (*serverView, error) {
+	v := *first
 	v.ServerNames = nil
 	v.Sources = nil
 	v.Twins = nil
@@ -389,8 +390,8 @@ func share(id string, members []*serverView, rc *renderCtx) (*serverView, error)
 		}
 	}
 	variables := map[string]string{} // map entries -> variable
-	v.Locations = make([]locationView, len(members[0].Locations))
-	for i, l := range members[0].Locations {
+	v.Locations = make([]locationView, len(first.Locations))
+	for i, l := range first.Locations {
 		v.Locations[i] = l
 		if err := shareLogVars(&v, id, i, members, variables, rc); err != nil {
 			return nil, err
@@ -422,17 +423,29 @@ func share(id string, members []*serverView, rc *renderCtx) (*serverView, error)
 	return &v, nil
 }
 
-// member is what share and hopHosts read of a server that is not the
-// first of its shape: its names, twins and sources, and per location what
-// a map may give it. The rest of its plan is the first's, and garbage once
-// the shape is known: holding every plan until the shapes were shared kept
-// about 50 MiB more alive during a render of 10,000 hosts in 100 shapes,
+// memberView is what share and hopHosts read of a server of a shape: its
+// names, twins and sources, and per location what a map may give it. The
+// rest of its plan is its shape's first server's, and garbage once the
+// shape is known: holding every plan until the shapes were shared kept
+// about 45 MiB more alive during a render of 10,000 hosts in 100 shapes,
 // which the collector's pacing doubles in the process's peak memory.
-func member(v *serverView) *serverView {
-	m := &serverView{ServerNames: v.ServerNames, names: v.names, Twins: v.Twins, Sources: v.Sources}
-	m.Locations = make([]locationView, len(v.Locations))
+type memberView struct {
+	ServerNames []string
+	Twins       []twinView
+	Sources     []string
+	Locations   []memberLocation
+}
+
+type memberLocation struct {
+	Backend, SelectKey string
+	LogVars            []logVar
+}
+
+// memberOf is v as a member of its shape.
+func memberOf(v *serverView) *memberView {
+	m := &memberView{ServerNames: v.ServerNames, Twins: v.Twins, Sources: v.Sources, Locations: make([]memberLocation, len(v.Locations))}
 	for i, l := range v.Locations {
-		m.Locations[i] = locationView{Backend: l.Backend, SelectKey: l.SelectKey, LogVars: l.LogVars}
+		m.Locations[i] = memberLocation{Backend: l.Backend, SelectKey: l.SelectKey, LogVars: l.LogVars}
 	}
 	return m
 }
@@ -450,7 +463,7 @@ func unquoteName(name string) string {
 // keys need no map: the location sets one shared key, and the render's
 // series map that key and each member's names to the member's labels
 // (the collector reads $host from the line).
-func shareLogVars(v *serverView, id string, i int, members []*serverView, variables map[string]string, rc *renderCtx) error {
+func shareLogVars(v *serverView, id string, i int, members []*memberView, variables map[string]string, rc *renderCtx) error {
 	lvs := members[0].Locations[i].LogVars
 	if lvs == nil {
 		return nil

@@ -234,7 +234,7 @@ var errHopConflict = fmt.Errorf("a host cannot be served from the table")
 // of its shared server v: per name of each, the value of each of v's
 // maps. Their metrics and span entries join rc's as the members' do
 // (shareLogVars).
-func hopHosts(v *serverView, id string, deferred []*serverView, rc *renderCtx) ([]balancer.Host, error) {
+func hopHosts(v *serverView, id string, deferred []*memberView, rc *renderCtx) ([]balancer.Host, error) {
 	if v.HopServer == nil {
 		return nil, errHopConflict
 	}

@@ -114,7 +114,7 @@ func HopHosts(m *model.Model, p Params) (*HopAdded, error) {
 		if shared == nil || !hopDeferred(p, key, v) {
 			return nil, ErrNotHop
 		}
-		hosts, err := hopHosts(shared, id, []*serverView{v}, rc)
+		hosts, err := hopHosts(shared, id, []*memberView{memberOf(v)}, rc)
 		if errors.Is(err, errHopConflict) {
 			return nil, ErrNotHop
 		}

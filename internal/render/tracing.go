@@ -352,7 +352,7 @@ func (rc *renderCtx) useSpans(v *serverView) {
 
 // shareSpanKey gives location i of shared server id one span key for
 // every member, and maps each member's hosts to its own labels.
-func (rc *renderCtx) shareSpanKey(id string, i int, members []*serverView, j int) (string, error) {
+func (rc *renderCtx) shareSpanKey(id string, i int, members []*memberView, j int) (string, error) {
 	first := unquoteName(members[0].Locations[i].LogVars[j].Value)
 	key := spanlog.SharedKey(spanlog.Trusts(first), id, i)
 	for _, m := range members {
