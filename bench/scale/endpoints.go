@@ -185,9 +185,10 @@ func (c *controller) syncState() [2]float64 {
 }
 
 // settleAfter is settle once a sync later than before (a syncState read
-// before the writes that cause it) has gone live: a sync of 10,000
-// Ingresses takes longer than quiet, and settle alone would see no
-// change while it runs.
+// before the writes that cause it) has gone live, with a quiet of at
+// least 1.5 times the mean sync: a sync of 10,000 Ingresses takes longer
+// than 300 ms, and a count that does not change for less than a sync
+// may be one running (the next write would then wait for it).
 func (c *controller) settleAfter(ctx context.Context, before [2]float64, quiet, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for c.syncState()[0] <= before[0] && time.Now().Before(deadline) {
@@ -196,6 +197,11 @@ func (c *controller) settleAfter(ctx context.Context, before [2]float64, quiet, 
 			return
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+	text := c.scrape()
+	if n := sumMetric(text, "causeway_config_apply_seconds_count"); n > 0 {
+		mean := sumMetric(text, "causeway_config_apply_seconds_sum") / n
+		quiet = max(quiet, time.Duration(1.5*mean*float64(time.Second)))
 	}
 	c.settleFrom(ctx, c.syncState(), time.Now(), quiet, time.Until(deadline))
 }
