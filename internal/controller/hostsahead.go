@@ -8,10 +8,13 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/source"
@@ -82,7 +85,7 @@ func (c *Controller) tryHostsAhead(ctx context.Context, changed map[string]bool)
 		return 0, errAhead("the data plane takes no patches")
 	}
 	snap := c.opts.Source.Snapshot()
-	mini, err := aheadSnapshot(snap, changed)
+	mini, err := aheadSnapshot(snap, changed, c.opts.Model)
 	if err != nil {
 		return 0, err
 	}
@@ -232,10 +235,11 @@ func (a aheadIngresses) has(key string) bool { return a.keys[key] }
 
 // aheadSnapshot is snap with only the changed Ingresses and those that
 // share a host with them, no other kind of object that makes servers,
-// and the Services, EndpointSlices and Pods of their namespaces (an
-// Ingress names Services of its own namespace only; one it names
-// elsewhere is a Problem, and the full sync's).
-func aheadSnapshot(snap *source.Snapshot, changed map[string]bool) (aheadIngresses, error) {
+// the Services they name (their paths', the default-backend
+// annotation's, --default-backend-service) with their EndpointSlices,
+// and the Pods of their namespaces. A Service they name otherwise, left
+// out, makes the build report a Problem, and hostsAhead declines.
+func aheadSnapshot(snap *source.Snapshot, changed map[string]bool, opts build.Options) (aheadIngresses, error) {
 	hosts := map[string]bool{}
 	var ings []*networkingv1.Ingress
 	keys := map[string]bool{}
@@ -272,13 +276,42 @@ func aheadSnapshot(snap *source.Snapshot, changed map[string]bool) (aheadIngress
 			}
 		}
 	}
+	services := map[string]bool{}
+	if ns, rest, ok := strings.Cut(opts.DefaultBackendService, "/"); ok {
+		name, _, _ := strings.Cut(rest, ":")
+		services[ns+"/"+name] = true
+	}
+	prefix := opts.AnnotationsPrefix
+	if prefix == "" {
+		prefix = annotations.DefaultPrefix
+	}
+	for _, ing := range ings {
+		for _, r := range ing.Spec.Rules {
+			if r.HTTP == nil {
+				continue
+			}
+			for _, p := range r.HTTP.Paths {
+				if p.Backend.Service != nil {
+					services[ing.Namespace+"/"+p.Backend.Service.Name] = true
+				}
+			}
+		}
+		if d := ing.Annotations[prefix+"/default-backend"]; d != "" {
+			name, _, _ := strings.Cut(d, ":")
+			services[ing.Namespace+"/"+name] = true
+		}
+	}
 	mini := *snap
 	mini.Ingresses = ings
 	mini.VirtualServers, mini.VirtualServerRoutes = nil, nil
 	mini.Gateways, mini.ListenerSets, mini.HTTPRoutes, mini.GRPCRoutes = nil, nil, nil, nil
 	mini.TLSRoutes, mini.TCPRoutes, mini.UDPRoutes = nil, nil, nil
-	mini.Services = inNamespaces(snap.Services, namespaces)
-	mini.EndpointSlices = inNamespaces(snap.EndpointSlices, namespaces)
+	mini.Services = slices.DeleteFunc(slices.Clone(snap.Services), func(s *corev1.Service) bool {
+		return !services[s.Namespace+"/"+s.Name]
+	})
+	mini.EndpointSlices = slices.DeleteFunc(slices.Clone(snap.EndpointSlices), func(es *discoveryv1.EndpointSlice) bool {
+		return !services[es.Namespace+"/"+es.Labels[discoveryv1.LabelServiceName]]
+	})
 	mini.Pods = inNamespaces(snap.Pods, namespaces)
 	return aheadIngresses{Snapshot: &mini, keys: keys, hosts: hosts}, nil
 }
