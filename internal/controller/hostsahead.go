@@ -58,7 +58,8 @@ func (c *Controller) hostsAhead(ctx context.Context) {
 	start := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, err := c.tryHostsAhead(ctx, changed)
+	var took aheadTimes
+	n, err := c.tryHostsAhead(ctx, changed, &took)
 	var declined errAhead
 	switch {
 	case errors.As(err, &declined) || errors.Is(err, render.ErrNotHop):
@@ -68,13 +69,18 @@ func (c *Controller) hostsAhead(ctx context.Context) {
 		c.opts.Log.Info("pushing hosts ahead of the full sync failed; the full sync applies them", "err", err)
 	case n > 0:
 		c.opts.Metrics.DynamicUpdates.WithLabelValues("hosts_ahead", "success").Inc()
-		c.opts.Log.Debug("hosts pushed ahead of the full sync", "entries", n, "took", time.Since(start))
+		c.opts.Log.Debug("hosts pushed ahead of the full sync", "entries", n, "took", time.Since(start),
+			"snapshot", took.snapshot, "build", took.build, "render", took.render, "push", took.push)
 	}
 }
 
+// aheadTimes are the times of hostsAhead's steps, for its debug log.
+type aheadTimes struct{ snapshot, build, render, push time.Duration }
+
 // tryHostsAhead is hostsAhead's work, under c.mu: it returns how many
 // table entries it added, changed or removed.
-func (c *Controller) tryHostsAhead(ctx context.Context, changed map[string]bool) (int, error) {
+func (c *Controller) tryHostsAhead(ctx context.Context, changed map[string]bool, took *aheadTimes) (int, error) {
+	t0 := time.Now()
 	d := c.dyn
 	if d == nil || c.hop == nil || !c.ready.Load() || c.forcePush || d.pushedGen == 0 {
 		return 0, errAhead("no running configuration with hop servers")
@@ -89,6 +95,8 @@ func (c *Controller) tryHostsAhead(ctx context.Context, changed map[string]bool)
 	if err != nil {
 		return 0, err
 	}
+	t1 := time.Now()
+	took.snapshot = t1.Sub(t0)
 	for h := range mini.hosts {
 		if c.hop.Names[h] {
 			return 0, errAhead("host " + h + " is in the running files")
@@ -144,10 +152,15 @@ func (c *Controller) tryHostsAhead(ctx context.Context, changed map[string]bool)
 	}
 	params := c.opts.Render
 	params.Hop = c.hop
+	t2 := time.Now()
+	took.build = t2.Sub(t1)
 	added, err := render.HopHosts(m, params)
 	if err != nil {
 		return 0, err
 	}
+	t3 := time.Now()
+	took.render = t3.Sub(t2)
+	defer func() { took.push = time.Since(t3) }()
 
 	// Their backends: new ones are patched in; one the running state
 	// has must be equal to it.
