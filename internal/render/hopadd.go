@@ -83,9 +83,7 @@ func HopHosts(m *model.Model, p Params) (*HopAdded, error) {
 		return nil, err
 	}
 	rc.hstsOverridden, rc.hsts = p.Hop.shapes.hstsOverridden, p.Hop.shapes.hsts
-	for n := range p.Hop.Names {
-		rc.names[n] = true
-	}
+	rc.taken = p.Hop.Names
 	for _, srv := range m.Servers {
 		rc.names[srv.Host] = true
 	}

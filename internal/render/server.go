@@ -189,6 +189,9 @@ type renderCtx struct {
 	// names are the server names taken so far: every host, then the
 	// aliases and twins of the servers planned.
 	names map[string]bool
+	// taken are more names taken, by servers this render does not plan
+	// (HopHosts: the running configuration's); nil in a whole render.
+	taken map[string]bool
 	// proxySecrets index m.ProxySecrets by key (built on first use).
 	proxySecrets map[string]*model.ProxySecret
 	// regexes memoizes matchRegex for this render: hosts of one layout
@@ -344,7 +347,7 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 	if err := planHTTPSRedirect(v, srv.HTTPSRedirect); err != nil {
 		return nil, err
 	}
-	if err := planServerPolicy(v, srv, p, rc.names); err != nil {
+	if err := planServerPolicy(v, srv, p, rc.names, rc.taken); err != nil {
 		return nil, err
 	}
 	if err := planServerHSTS(v, srv, m.Config); err != nil {

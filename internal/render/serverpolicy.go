@@ -14,17 +14,17 @@ type twinView struct {
 	Name, Target string
 }
 
-// planServerPolicy prints srv.Policy into v. names holds every name a
-// server already answers to; aliases and twins that one has taken are
-// left out, as ingress-nginx does (a real host always beats an alias), and
-// the names used here are added to it.
-func planServerPolicy(v *serverView, srv *model.Server, p Params, names map[string]bool) error {
+// planServerPolicy prints srv.Policy into v. names and taken (which may
+// be nil) hold every name a server already answers to; aliases and twins
+// that one has taken are left out, as ingress-nginx does (a real host
+// always beats an alias), and the names used here are added to names.
+func planServerPolicy(v *serverView, srv *model.Server, p Params, names, taken map[string]bool) error {
 	pol := srv.Policy
 	if pol == nil {
 		return nil
 	}
 	claim := func(name string) (string, bool, error) {
-		if names[name] {
+		if names[name] || taken[name] {
 			return "", false, nil
 		}
 		if !dnsChars(name, true) || len(name) > 253 {
