@@ -99,6 +99,19 @@ func (a *versionApplier) reloads() int {
 	return n
 }
 
+// lastTable is the names of the last table pushed, comma-separated, or
+// none when none was.
+func lastTable(tables [][]balancer.Host, none string) string {
+	if len(tables) == 0 {
+		return none
+	}
+	var names []string
+	for _, h := range tables[len(tables)-1] {
+		names = append(names, h.Name)
+	}
+	return strings.Join(names, ",")
+}
+
 // hostsSnapshot has an Ingress per host, each routing / and /api to a
 // Service named after the host's first label, all of one shape.
 func hostsSnapshot(hosts ...string) *source.Snapshot {
@@ -152,16 +165,7 @@ func testSyncHosts(t *testing.T, pusher Pusher, p *hostsTables) {
 		src.snap = hostsSnapshot(hosts...)
 		return c.Sync(context.Background(), time.Now())
 	}
-	table := func() string {
-		if len(p.tables) == 0 {
-			return "(none pushed)"
-		}
-		var names []string
-		for _, h := range p.tables[len(p.tables)-1] {
-			names = append(names, h.Name)
-		}
-		return strings.Join(names, ",")
-	}
+	table := func() string { return lastTable(p.tables, "(none pushed)") }
 	fileTable := func() string {
 		body, err := os.ReadFile(dir.DynamicState())
 		if err != nil {

@@ -60,16 +60,7 @@ func TestHostsAheadOfTheFullSync(t *testing.T) {
 	ahead := func() float64 {
 		return testutil.ToFloat64(m.DynamicUpdates.WithLabelValues("hosts_ahead", "success"))
 	}
-	table := func() string {
-		if len(p.tables) == 0 {
-			return ""
-		}
-		var names []string
-		for _, h := range p.tables[len(p.tables)-1] {
-			names = append(names, h.Name)
-		}
-		return strings.Join(names, ",")
-	}
+	table := func() string { return lastTable(p.tables, "") }
 	// step changes the snapshot to hosts, tells hostsAhead that the
 	// Ingresses named changed, and runs it, then the full sync; it
 	// checks what each pushed.

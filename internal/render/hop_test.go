@@ -44,6 +44,34 @@ spec:
 `
 }
 
+// hopAdded are two Ingresses of lua-shared's shapes with new hosts: g
+// (with an alias) and a TLS host with the shape's secret.
+var hopAdded = hopIngress("g", "g.example.com", "a", "b", `nginx.ingress.kubernetes.io/server-alias: "g2.example.com"`) + `
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: tls2, namespace: team}
+spec:
+  ingressClassName: causeway
+  tls:
+    - hosts: [h.example.com]
+      secretName: shared-tls
+  rules:
+    - host: h.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
+`
+
+// hopOff is the ConfigMap that turns hop servers off.
+const hopOff = `
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: causeway, namespace: causeway}
+data: {reload-free-hosts: "false"}
+`
+
 // hopRender renders the lua-shared case plus extra manifests in dynamic
 // mode, with the running configuration's hop state.
 func hopRender(t *testing.T, extra string, hop *HopState) *Output {
@@ -134,22 +162,7 @@ func TestHopLeavesNewHostsToTheTable(t *testing.T) {
 		t.Errorf("the wildcard server does not hand hosts over:\n%s", wild)
 	}
 
-	extra := hopIngress("g", "g.example.com", "a", "b", `nginx.ingress.kubernetes.io/server-alias: "g2.example.com"`) + `
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: tls2, namespace: team}
-spec:
-  ingressClassName: causeway
-  tls:
-    - hosts: [h.example.com]
-      secretName: shared-tls
-  rules:
-    - host: h.example.com
-      http:
-        paths:
-          - {path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
-`
+	extra := hopAdded
 	hopped := hopRender(t, extra, &run.Hop)
 	if hopped.Version != run.Version || !maps.EqualFunc(hopped.Files, run.Files, func(a, b []byte) bool { return string(a) == string(b) }) {
 		t.Fatalf("a new host of a shape with a hop server changed the files")
@@ -249,13 +262,7 @@ func TestHopRendersEverythingWhenTheTableCannot(t *testing.T) {
 
 	// reload-free-hosts: "false": no hop server, no hand-over, and a new
 	// host goes into the files.
-	off := `
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: causeway, namespace: causeway}
-data: {reload-free-hosts: "false"}
-`
+	off := hopOff
 	run = hopRender(t, off, nil)
 	if len(run.Hop.Shapes) != 0 || strings.Contains(string(run.Files["servers/_default.conf"]), "causeway_hop") {
 		t.Errorf("reload-free-hosts false: shapes with a hop server %v", run.Hop.Shapes)
@@ -372,22 +379,7 @@ func TestHopHostsFromTheChangedObjectsAlone(t *testing.T) {
 		return m, params, out
 	}
 	_, _, run := render("", nil, nil)
-	added := hopIngress("g", "g.example.com", "a", "b", `nginx.ingress.kubernetes.io/server-alias: "g2.example.com"`) + `
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: tls2, namespace: team}
-spec:
-  ingressClassName: causeway
-  tls:
-    - hosts: [h.example.com]
-      secretName: shared-tls
-  rules:
-    - host: h.example.com
-      http:
-        paths:
-          - {path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
-`
+	added := hopAdded
 	byName := func(a, b balancer.Host) int { return strings.Compare(a.Name, b.Name) }
 	// same checks HopHosts' answer for the Ingresses keep keeps against
 	// the whole render; false when HopHosts answered ErrNotHop.
@@ -433,13 +425,7 @@ spec:
 	}
 
 	slow := `nginx.ingress.kubernetes.io/proxy-read-timeout: "30"`
-	off := `
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: causeway, namespace: causeway}
-data: {reload-free-hosts: "false"}
-`
+	off := hopOff
 	for _, c := range []struct{ name, extra string }{
 		{"a host the running files serve", hopIngress("r", "a.example.com", "a", "b")},
 		{"a shape without a hop server", hopIngress("r", "r.example.com", "a", "b", slow)},

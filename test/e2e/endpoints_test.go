@@ -56,20 +56,7 @@ func TestEndpointChangesWithoutBuild(t *testing.T) {
 		return counts{ctl.Metric("causeway_config_apply_seconds_count"), ctl.Metric("causeway_endpoint_update_seconds_count"),
 			ctl.Metric(`causeway_dynamic_updates_total{kind="endpoints",result="failure"}`), ctl.Metric("causeway_nginx_reloads_total")}
 	}
-	// settled reads the counts once a sync that already served its
-	// change has been counted too: two reads 300 ms apart agree.
-	settled := func() counts {
-		last := read()
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-			time.Sleep(300 * time.Millisecond)
-			now := read()
-			if now == last {
-				break
-			}
-			last = now
-		}
-		return last
-	}
+	settled := func() counts { return settledRead(read) }
 	// Settle: the status writes and the first syncs are behind us.
 	time.Sleep(time.Second)
 
@@ -175,4 +162,20 @@ func TestEndpointChangesWithoutBuild(t *testing.T) {
 	if after = read(); after.patches <= before.patches || after.syncs != before.syncs {
 		t.Fatalf("after nginx restarted: %v patches, %v syncs; want a patch", after.patches-before.patches, after.syncs-before.syncs)
 	}
+}
+
+// settledRead reads counts with read once a sync that already served its
+// change has been counted too: two reads 300 ms apart agree (or 5 s have
+// passed).
+func settledRead[T comparable](read func() T) T {
+	last := read()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(300 * time.Millisecond)
+		now := read()
+		if now == last {
+			break
+		}
+		last = now
+	}
+	return last
 }

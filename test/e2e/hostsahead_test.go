@@ -32,20 +32,7 @@ func TestHostsAheadOfTheFullSync(t *testing.T) {
 		return counts{ctl.Metric(`causeway_dynamic_updates_total{kind="hosts_ahead",result="success"}`),
 			ctl.Metric(`causeway_dynamic_updates_total{kind="hosts",result="success"}`), ctl.Metric("causeway_nginx_reloads_total")}
 	}
-	// settled reads the counts once two reads 300 ms apart agree: the
-	// full sync after a change has been counted too.
-	settled := func() counts {
-		last := read()
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-			time.Sleep(300 * time.Millisecond)
-			now := read()
-			if now == last {
-				break
-			}
-			last = now
-		}
-		return last
-	}
+	settled := func() counts { return settledRead(read) }
 	time.Sleep(time.Second) // the status writes and the first syncs
 	before := settled()
 	const host = "three.ahead.e2e.test"

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"context"
 	"maps"
 	"testing"
 	"time"
@@ -17,20 +16,7 @@ import (
 // change, and an EndpointSlice's is neither (TakeEndpointChanges).
 func TestChangesTellIngressesApart(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	s, err := New(Options{Client: client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go s.Run(ctx)
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.HasSynced() {
-		if time.Now().After(deadline) {
-			t.Fatal("not synced")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	s, ctx := runSynced(t, client)
 	<-s.Changed()
 	if _, other := s.TakeChanges(); !other {
 		t.Error("the first listing is not a change of something else")

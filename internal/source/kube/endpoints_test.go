@@ -17,20 +17,7 @@ import (
 // reads a Service and its slices from the caches.
 func TestEndpointChangesByService(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	s, err := New(Options{Client: client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go s.Run(ctx)
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.HasSynced() {
-		if time.Now().After(deadline) {
-			t.Fatal("not synced")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	s, ctx := runSynced(t, client)
 	<-s.Changed() // the signal of the first listing
 	s.TakeEndpointChanges()
 
@@ -87,6 +74,27 @@ func TestEndpointChangesByService(t *testing.T) {
 	if svc, slices := s.ServiceEndpoints("shop", "none"); svc != nil || len(slices) != 0 {
 		t.Fatalf("ServiceEndpoints of a missing Service: %v, %d slices", svc, len(slices))
 	}
+}
+
+// runSynced runs a Source on client until the test ends, and waits
+// until it has synced.
+func runSynced(t *testing.T, client *fake.Clientset) (*Source, context.Context) {
+	t.Helper()
+	s, err := New(Options{Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	go s.Run(ctx)
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.HasSynced() {
+		if time.Now().After(deadline) {
+			t.Fatal("not synced")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s, ctx
 }
 
 // sliceOf is an empty EndpointSlice of Service svc in namespace shop.
