@@ -106,6 +106,11 @@ func TestHostsAheadOfTheFullSync(t *testing.T) {
 	step("d removed", hostsSnapshot("a.test", "b.test", "c.test"), []string{"d"}, true, "c.test")
 	step("c removed", hostsSnapshot("a.test", "b.test"), []string{"c"}, true, "")
 	step("c added again", hostsSnapshot("a.test", "b.test", "c.test"), []string{"c"}, true, "c.test")
+	second := hostsSnapshot("a.test", "b.test", "c.test", "k.test")
+	second.Ingresses[3].Spec.Rules[0].Host = "c.test" // k: c's host, another path
+	second.Ingresses[3].Spec.Rules[0].HTTP.Paths = second.Ingresses[3].Spec.Rules[0].HTTP.Paths[:1]
+	second.Ingresses[3].Spec.Rules[0].HTTP.Paths[0].Path = "/k"
+	step("a second Ingress of a table host", second, []string{"k"}, false, "")
 
 	// Left to the full sync.
 	step("another change too", hostsSnapshot("a.test", "b.test", "c.test", "f.test"), nil, false, "")
