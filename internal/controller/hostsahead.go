@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/causeway/causeway/internal/balancer"
@@ -89,8 +88,7 @@ func (c *Controller) tryHostsAhead(ctx context.Context, changed map[string]bool,
 	if !canPatch || !canReplace {
 		return 0, errAhead("the data plane takes no patches")
 	}
-	snap := c.opts.Source.Snapshot()
-	mini, err := aheadSnapshot(snap, changed, c.opts.Model)
+	mini, err := aheadSnapshot(c.opts.Source, changed, c.opts.Model)
 	if err != nil {
 		return 0, err
 	}
@@ -132,7 +130,7 @@ func (c *Controller) tryHostsAhead(ctx context.Context, changed map[string]bool,
 	}
 	opts.BadSecrets = map[string]string{}
 	for key, e := range c.badSecret {
-		if secretFingerprint(snap, key) == e.fingerprint {
+		if secretFingerprint(mini.Snapshot, key) == e.fingerprint {
 			opts.BadSecrets[key] = e.reason
 		}
 	}
@@ -251,7 +249,7 @@ func sortHosts(hosts []balancer.Host) {
 	slices.SortFunc(hosts, func(a, b balancer.Host) int { return strings.Compare(a.Name, b.Name) })
 }
 
-// aheadIngresses are the Ingresses of a snapshot for hostsAhead.
+// aheadIngresses is the snapshot hostsAhead builds.
 type aheadIngresses struct {
 	*source.Snapshot
 	// keys are its Ingresses, hosts the rule hosts of the changed ones.
@@ -260,28 +258,52 @@ type aheadIngresses struct {
 
 func (a aheadIngresses) has(key string) bool { return a.keys[key] }
 
-// aheadSnapshot is snap with only the changed Ingresses and those that
-// share a host with them, no other kind of object that makes servers,
-// the Services they name (their paths', the default-backend
-// annotation's, --default-backend-service) with their EndpointSlices,
-// and the Pods of their namespaces. A Service they name otherwise, left
-// out, makes the build report a Problem, and hostsAhead declines.
-func aheadSnapshot(snap *source.Snapshot, changed map[string]bool, opts build.Options) (aheadIngresses, error) {
-	// Keys as pairs, not "namespace/name": at 10,000 Ingresses, Services
-	// and EndpointSlices the strings were 40,000 allocations a change.
-	type nsName struct{ ns, name string }
-	want := make(map[nsName]bool, len(changed))
-	for key := range changed {
-		ns, name, _ := strings.Cut(key, "/")
-		want[nsName{ns, name}] = true
+// aheadSnapshot is the snapshot of src for a build of the changed
+// Ingresses alone (source.Ahead): with them, the Ingresses that share a
+// host with them, and the Services they name (their paths', the
+// default-backend annotation's, --default-backend-service) with their
+// EndpointSlices. A Service they name otherwise is left out: the build
+// reports a Problem, and hostsAhead declines.
+func aheadSnapshot(src source.Source, changed map[string]bool, opts build.Options) (aheadIngresses, error) {
+	prefix := opts.AnnotationsPrefix
+	if prefix == "" {
+		prefix = annotations.DefaultPrefix
 	}
-	hosts := map[string]bool{}
-	var ings []*networkingv1.Ingress
-	keys := map[string]bool{}
-	namespaces := map[string]bool{}
-	in := map[nsName]bool{}
+	services := func(ings []*networkingv1.Ingress) map[string]bool {
+		out := map[string]bool{}
+		if ns, rest, ok := strings.Cut(opts.DefaultBackendService, "/"); ok {
+			name, _, _ := strings.Cut(rest, ":")
+			out[ns+"/"+name] = true
+		}
+		for _, ing := range ings {
+			for _, r := range ing.Spec.Rules {
+				if r.HTTP == nil {
+					continue
+				}
+				for _, p := range r.HTTP.Paths {
+					if p.Backend.Service != nil {
+						out[ing.Namespace+"/"+p.Backend.Service.Name] = true
+					}
+				}
+			}
+			if d := ing.Annotations[prefix+"/default-backend"]; d != "" {
+				name, _, _ := strings.Cut(d, ":")
+				out[ing.Namespace+"/"+name] = true
+			}
+		}
+		return out
+	}
+	var snap *source.Snapshot
+	if as, ok := src.(source.AheadSource); ok {
+		snap = as.SnapshotAhead(changed, services)
+	} else {
+		snap = source.Ahead(src.Snapshot(), changed, services)
+	}
+	keys, hosts := map[string]bool{}, map[string]bool{}
 	for _, ing := range snap.Ingresses {
-		if !want[nsName{ing.Namespace, ing.Name}] {
+		key := ing.Namespace + "/" + ing.Name
+		keys[key] = true
+		if !changed[key] {
 			continue
 		}
 		if ing.Spec.DefaultBackend != nil {
@@ -293,75 +315,6 @@ func aheadSnapshot(snap *source.Snapshot, changed map[string]bool, opts build.Op
 			}
 			hosts[r.Host] = true
 		}
-		ings = append(ings, ing)
-		in[nsName{ing.Namespace, ing.Name}] = true
 	}
-	for _, ing := range snap.Ingresses {
-		if in[nsName{ing.Namespace, ing.Name}] {
-			continue
-		}
-		for _, r := range ing.Spec.Rules {
-			if hosts[r.Host] {
-				ings = append(ings, ing)
-				in[nsName{ing.Namespace, ing.Name}] = true
-				break
-			}
-		}
-	}
-	services := map[nsName]bool{}
-	if ns, rest, ok := strings.Cut(opts.DefaultBackendService, "/"); ok {
-		name, _, _ := strings.Cut(rest, ":")
-		services[nsName{ns, name}] = true
-	}
-	prefix := opts.AnnotationsPrefix
-	if prefix == "" {
-		prefix = annotations.DefaultPrefix
-	}
-	for _, ing := range ings {
-		keys[ing.Namespace+"/"+ing.Name] = true
-		namespaces[ing.Namespace] = true
-		for _, r := range ing.Spec.Rules {
-			if r.HTTP == nil {
-				continue
-			}
-			for _, p := range r.HTTP.Paths {
-				if p.Backend.Service != nil {
-					services[nsName{ing.Namespace, p.Backend.Service.Name}] = true
-				}
-			}
-		}
-		if d := ing.Annotations[prefix+"/default-backend"]; d != "" {
-			name, _, _ := strings.Cut(d, ":")
-			services[nsName{ing.Namespace, name}] = true
-		}
-	}
-	mini := *snap
-	mini.Ingresses = ings
-	mini.VirtualServers, mini.VirtualServerRoutes = nil, nil
-	mini.Gateways, mini.ListenerSets, mini.HTTPRoutes, mini.GRPCRoutes = nil, nil, nil, nil
-	mini.TLSRoutes, mini.TCPRoutes, mini.UDPRoutes = nil, nil, nil
-	mini.Services, mini.EndpointSlices = nil, nil
-	for _, svc := range snap.Services {
-		if services[nsName{svc.Namespace, svc.Name}] {
-			mini.Services = append(mini.Services, svc)
-		}
-	}
-	for _, es := range snap.EndpointSlices {
-		if services[nsName{es.Namespace, es.Labels[discoveryv1.LabelServiceName]}] {
-			mini.EndpointSlices = append(mini.EndpointSlices, es)
-		}
-	}
-	mini.Pods = inNamespaces(snap.Pods, namespaces)
-	return aheadIngresses{Snapshot: &mini, keys: keys, hosts: hosts}, nil
-}
-
-// inNamespaces are the objects of objs in namespaces.
-func inNamespaces[T interface{ GetNamespace() string }](objs []T, namespaces map[string]bool) []T {
-	var out []T
-	for _, o := range objs {
-		if namespaces[o.GetNamespace()] {
-			out = append(out, o)
-		}
-	}
-	return out
+	return aheadIngresses{Snapshot: snap, keys: keys, hosts: hosts}, nil
 }

@@ -294,6 +294,9 @@ func (s *Source) watchPods(inf cache.SharedIndexInformer) cache.SharedIndexInfor
 // Ingresses' annotations.
 func (s *Source) watchIngresses(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
 	setTrim(inf)
+	if err := inf.AddIndexers(cache.Indexers{hostIndex: ingressHosts}); err != nil {
+		panic(fmt.Sprintf("add indexers: %v", err)) // not started yet
+	}
 	changed := func(obj any, annotations map[string]string) {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 		if err != nil {
@@ -516,12 +519,18 @@ func (s *Source) HasSynced() bool { return s.synced.Load() }
 func (s *Source) Changed() <-chan struct{} { return s.notifier.C() }
 
 // Snapshot lists the caches.
-func (s *Source) Snapshot() *source.Snapshot {
+func (s *Source) Snapshot() *source.Snapshot { return s.snapshot(true) }
+
+// snapshot is Snapshot, without Ingresses, Services and EndpointSlices
+// unless all (SnapshotAhead fills them).
+func (s *Source) snapshot(all bool) *source.Snapshot {
 	snap := &source.Snapshot{}
-	snap.Ingresses = list[*networkingv1.Ingress](s.ingresses)
+	if all {
+		snap.Ingresses = list[*networkingv1.Ingress](s.ingresses)
+		snap.Services = list[*corev1.Service](s.services)
+		snap.EndpointSlices = list[*discoveryv1.EndpointSlice](s.slices)
+	}
 	snap.IngressClasses = list[*networkingv1.IngressClass](s.classes)
-	snap.Services = list[*corev1.Service](s.services)
-	snap.EndpointSlices = list[*discoveryv1.EndpointSlice](s.slices)
 	snap.Pods = list[*corev1.Pod](s.pods)
 	snap.GatewayServices = list[*corev1.Service](s.gatewayServices)
 	refConfigMaps, refSecrets := s.refs.lists()
