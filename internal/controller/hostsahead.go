@@ -23,11 +23,12 @@ import (
 // that finds it builds and renders the whole cluster first: about a
 // second at 10,000 Ingresses. When the source says that only Ingresses
 // changed, hostsAhead builds those Ingresses alone (with the Ingresses
-// that share a host with them, and the cluster's other objects but no
-// other server), asks render.HopHosts for their entries, and pushes the
-// table and their new backends before the full sync starts. The full
-// sync then runs as always: it is authoritative, finds the same table
-// (and pushes nothing), or corrects it.
+// that share a host with them, the Services they name, and the other
+// objects but none that makes a server: source.Ahead, which the kube
+// source answers from indexes), asks render.HopHosts for their entries,
+// and pushes the table and their new backends before the full sync
+// starts. The full sync then runs as always: it is authoritative, finds
+// the same table (and pushes nothing), or corrects it.
 //
 // hostsAhead declines, leaving everything to the full sync, unless every
 // server of the changed Ingresses is a new exact host of a shape the
