@@ -297,6 +297,34 @@ func TestRequestsSeriesExpire(t *testing.T) {
 	}
 }
 
+// TestRequestsAddSeries: keys added beside the configuration's (a host
+// the table serves ahead of the next configuration) count at once, leave
+// the configuration's keys as they are, and expire like them once a
+// configuration does not name them.
+func TestRequestsAddSeries(t *testing.T) {
+	r, _ := newTestRequests(t, testOptions())
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	cLabels := balancer.SeriesLabels{Namespace: "shop", Ingress: "c", Service: "c", Path: "/x", Host: "c.test"}
+	cEntry := balancer.SharedSeriesEntry(sharedKey, "c.test")
+	r.Count([]byte(line(sharedKey, "200", "GET", plain, "c.test")))
+	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 0 {
+		t.Fatalf("%d series before the key was added, want 0", n)
+	}
+	r.AddSeries(map[string]balancer.SeriesLabels{cEntry: cLabels})
+	r.Count([]byte(line(sharedKey, "200", "GET", plain, "c.test")))
+	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
+	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 2 {
+		t.Fatalf("%d series after AddSeries, want c's and web's", n)
+	}
+	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels}, 0) // c gone
+	now = now.Add(3 * time.Minute)
+	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
+	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 1 {
+		t.Errorf("%d series after the grace period, want web's alone", n)
+	}
+}
+
 // FuzzRequestsCount: no log makes Count panic or export a label it did
 // not validate.
 func FuzzRequestsCount(f *testing.F) {
