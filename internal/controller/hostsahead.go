@@ -187,24 +187,17 @@ func (c *Controller) tryHostsAhead(ctx context.Context, changed map[string]bool,
 	}
 
 	var table []balancer.Host // nil when empty, as the full sync's
-	kept := map[string]bool{}
 	for _, h := range d.hosts {
 		if !owned[h.Name] {
 			table = append(table, h)
-			kept[h.Name] = true
-		}
-	}
-	for _, h := range added.Hosts {
-		if kept[h.Name] {
-			// Another Ingress of a table host (a canary, say): its
-			// entry is the unchanged Ingress's too.
-			return 0, errAhead("host " + h.Name + " is in the table for an unchanged Ingress")
 		}
 	}
 	table = append(table, added.Hosts...)
 	sortHosts(table)
 	if err := balancer.ValidateHosts(table); err != nil {
-		return 0, errAhead("the table would break a limit: " + err.Error())
+		// A limit, or a host twice: another Ingress of a table host
+		// whose entry is an unchanged Ingress's too.
+		return 0, errAhead("the table would not be valid: " + err.Error())
 	}
 	n := len(owned) + len(added.Hosts)
 	if n == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	networkingv1 "k8s.io/api/networking/v1"
 
+	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
@@ -111,6 +112,31 @@ func TestHostsAheadOfTheFullSync(t *testing.T) {
 	second.Ingresses[3].Spec.Rules[0].HTTP.Paths = second.Ingresses[3].Spec.Rules[0].HTTP.Paths[:1]
 	second.Ingresses[3].Spec.Rules[0].HTTP.Paths[0].Path = "/k"
 	step("a second Ingress of a table host", second, []string{"k"}, false, "")
+
+	// nginx refuses the patch: nothing is pushed ahead, and the full
+	// sync after it pushes the new host's backend and entry.
+	failed := func() float64 {
+		return testutil.ToFloat64(m.DynamicUpdates.WithLabelValues("hosts_ahead", "failure"))
+	}
+	src.snap, src.changed = hostsSnapshot("a.test", "b.test", "c.test", "l.test"), map[string]bool{"default/l": true}
+	if err := c.Sync(ctx, time.Now()); err != nil { // k's change, left to it
+		t.Fatal(err)
+	}
+	src.snap = hostsSnapshot("a.test", "b.test", "c.test", "l.test", "n.test")
+	src.changed = map[string]bool{"default/n": true}
+	p.patchingPusher.refuse = &balancer.APIError{StatusCode: 409, Message: "not the base"}
+	tables, f := len(p.tables), failed()
+	c.hostsAhead(ctx)
+	if failed() != f+1 || len(p.tables) != tables {
+		t.Fatalf("a refused patch: %v failures counted, %d tables pushed", failed()-f, len(p.tables)-tables)
+	}
+	p.patchingPusher.refuse = nil
+	if err := c.Sync(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if table() != "n.test" || !strings.Contains(keysOf(p.accepted), "default/n/80") {
+		t.Fatalf("after a refused patch the full sync left table %q, backends %s", table(), keysOf(p.accepted))
+	}
 
 	// Left to the full sync.
 	step("another change too", hostsSnapshot("a.test", "b.test", "c.test", "f.test"), nil, false, "")
