@@ -183,7 +183,11 @@ func hopFront(v *serverView, rc *renderCtx) error {
 	v.Hop = &hopView{Front: &hopFrontView{HSTS: rc.hsts, Upstream: v.DefaultServer}}
 	if v.CertLua != "" {
 		// Its own certificate, but a table host's by SNI.
-		v.CertLua = certsServeTable + strings.TrimPrefix(v.CertLua, certsServe)
+		args, ok := strings.CutPrefix(v.CertLua, certsServe)
+		if !ok {
+			return fmt.Errorf("server %v: certificate block %q is not certDirectives'", v.ServerNames, v.CertLua)
+		}
+		v.CertLua = certsServeTable + args
 		return nil
 	}
 	if v.ListenHTTPS == "" && len(v.ListenHTTPSMore) == 0 {
