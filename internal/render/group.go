@@ -71,14 +71,21 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		v    *serverView
 	}
 	var fronts []front
-	var def *serverView
+	// def is the catch-all, planned first: the servers that share its
+	// SSL context (tlscontext.go) are rendered before it is.
+	def, defAt, err := planCatchAll(rc)
+	if err != nil {
+		return nil, nil, hashes, nil, err
+	}
 	deferred := map[string][]*memberView{} // by shape ID
 	hop := HopState{Shapes: map[string]bool{}, Names: map[string]bool{},
 		shapes: &hopShapes{servers: map[string]*serverView{}, hstsOverridden: rc.hstsOverridden, hsts: rc.hsts}}
-	for _, srv := range m.Servers {
-		v, err := planServer(rc, srv)
-		if err != nil {
-			return nil, nil, hashes, nil, fmt.Errorf("render server %q: %w", srv.Host, err)
+	for i, srv := range m.Servers {
+		v := def
+		if i != defAt {
+			if v, err = planServer(rc, srv); err != nil {
+				return nil, nil, hashes, nil, fmt.Errorf("render server %q: %w", srv.Host, err)
+			}
 		}
 		if v == nil {
 			continue // on no listener: not served
@@ -114,13 +121,10 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			rc.useSpans(v)
 			sources[name] = srv.Sources
 			if lua && srv.Scope == "" {
-				if srv.Host == "" {
-					def = v
-				}
 				fronts = append(fronts, front{name, v})
 				continue
 			}
-			if files[name], err = execute("server.conf.tmpl", v); err != nil {
+			if files[name], err = rc.executeServer(v, def); err != nil {
 				return nil, nil, hashes, nil, err
 			}
 			continue
@@ -191,7 +195,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		}
 		rc.useSeries(v)
 		rc.useSpans(v)
-		out, err := execute("server.conf.tmpl", v)
+		out, err := rc.executeServer(v, def)
 		if err != nil {
 			return nil, nil, hashes, nil, err
 		}
@@ -216,7 +220,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 				return nil, nil, hashes, nil, err
 			}
 		}
-		out, err := execute("server.conf.tmpl", f.v)
+		out, err := rc.executeServer(f.v, def)
 		if err != nil {
 			return nil, nil, hashes, nil, err
 		}
@@ -257,6 +261,9 @@ func newRenderCtx(m *model.Model, backends map[string]*model.Backend, p Params, 
 		return nil, fmt.Errorf("proxy-set-headers: %w", err)
 	}
 	rc.hsts = hopHSTS(m)
+	if rc.defaultCert, err = defaultCertArg(m, p.StateDir); err != nil {
+		return nil, err
+	}
 	return rc, nil
 }
 

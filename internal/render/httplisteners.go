@@ -24,8 +24,9 @@ type listenerDefaultView struct {
 	// cleartext connection may start with HTTP/2's preface.
 	HTTP2On bool `json:",omitempty"`
 	// Cert is the PEM bundle of the listener's own certificate, "" for
-	// the default one.
-	Cert string `json:",omitempty"`
+	// the default one, DefaultCert (tlscontext.go); "" both without TLS.
+	Cert        string `json:",omitempty"`
+	DefaultCert string `json:",omitempty"`
 	// Misdirected is as serverView's.
 	Misdirected string `json:",omitempty"`
 	// ClientTLS is the listener's client certificate check
@@ -112,6 +113,7 @@ func listenerDefaults(m *model.Model, p Params) ([]listenerDefaultView, error) {
 		}
 	}
 	var out []listenerDefaultView
+	var defaultCert string
 	for _, l := range m.HTTPListeners {
 		if served[l] {
 			continue
@@ -130,6 +132,13 @@ func listenerDefaults(m *model.Model, p Params) ([]listenerDefaultView, error) {
 				return nil, err
 			}
 			v.Reject = false
+		} else if l.SSL {
+			if defaultCert == "" {
+				if defaultCert, err = defaultCertArg(m, p.StateDir); err != nil {
+					return nil, err
+				}
+			}
+			v.DefaultCert = defaultCert
 		}
 		out = append(out, v)
 	}

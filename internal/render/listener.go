@@ -121,3 +121,20 @@ func defaultCertPath(m *model.Model, dir layout.Dir) (string, error) {
 	}
 	return "", fmt.Errorf("default certificate %q is not in the model", m.DefaultCertificate)
 }
+
+// defaultCertArg is ssl_certificate's argument for the default
+// certificate: its file, read at handshake time (the path ends in the
+// always-empty variable), so that a renewed --default-ssl-certificate
+// Secret needs no reload. Only the servers that need an SSL context of
+// their own have it (tlscontext.go).
+func defaultCertArg(m *model.Model, dir layout.Dir) (string, error) {
+	path, err := defaultCertPath(m, dir)
+	if err != nil {
+		return "", err
+	}
+	p, err := quotedPathBody(path)
+	if err != nil {
+		return "", fmt.Errorf("default certificate: %w", err)
+	}
+	return p + "$" + CertReloadVariable, nil
+}

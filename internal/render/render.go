@@ -229,9 +229,6 @@ func render(m *model.Model, p Params) (Files, string, map[string][]model.ObjectR
 			return nil, "", nil, nil, err
 		}
 	}
-	if main.defaultCert, err = defaultCertPath(m, p.StateDir); err != nil {
-		return nil, "", nil, nil, err
-	}
 	if p.User != "" {
 		if main.User, err = Quote(p.User); err != nil {
 			return nil, "", nil, nil, fmt.Errorf("worker user: %w", err)
@@ -406,8 +403,6 @@ type mainView struct {
 	spans   map[string]spanlog.Labels
 	// hstsOverridden: some server has HSTS of its own (hsts.go).
 	hstsOverridden bool
-	// defaultCert is the file of the default certificate.
-	defaultCert string
 	// Headers and DH parameters (headers.go): quoted names and values.
 	AddHeaderLines, ProxySetHeaderLines []headerLine
 	HiddenHeaders                       []string
@@ -493,19 +488,6 @@ func (v *mainView) ProxySendTimeout() int      { return int(v.Config.ProxySendTi
 
 func (v *mainView) PidFile() (string, error) { return Quote(v.dir.PidFile()) }
 
-// DefaultCert (--default-ssl-certificate's Secret, or the self-generated
-// certificate) is read at handshake time (the path ends in the always-empty
-// variable): a static certificate at http level is inherited by every
-// server with an ssl listener, and nginx would build an SSL context from
-// it per server at each reload, seconds with 10,000 hosts. Only hosts
-// without a certificate of their own pay the per-handshake read.
-func (v *mainView) DefaultCert() (string, error) {
-	p, err := quotedPathBody(v.defaultCert)
-	if err != nil {
-		return "", err
-	}
-	return p + "$" + CertReloadVariable, nil
-}
 func (v *mainView) StatusSocket() (string, error) { return quotedPathBody(v.dir.StatusSocket()) }
 func (v *mainView) UpstreamsConf() (string, error) {
 	return Quote(v.dir.Path(layout.UpstreamsConf))

@@ -43,6 +43,10 @@ type serverView struct {
 	Block   []string `json:",omitempty"`
 	Cert    string
 	CertLua string
+	// contextCert is the default certificate for a server that needs an
+	// SSL context of its own (tlscontext.go); unexported, so no part of
+	// its shape.
+	contextCert string
 	// StaplingFile is the quoted OCSP response nginx staples itself
 	// (enable-ocsp, certificates loaded at reload); "" for none.
 	StaplingFile string `json:",omitempty"`
@@ -224,6 +228,10 @@ type renderCtx struct {
 	tracePlanned, spans map[string]spanlog.Labels
 	// mirrors is what the mirrors planned need of nginx.conf (mirror.go).
 	mirrors mirrorPlan
+	// defaultCert is the default certificate's argument of
+	// ssl_certificate, for servers that need an SSL context of their own
+	// (tlscontext.go).
+	defaultCert string
 }
 
 type regexCheck struct {

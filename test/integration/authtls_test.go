@@ -45,6 +45,13 @@ func caSecretYAML(ns, name string, ca []byte) string {
 
 // mtlsIngressYAML is an Ingress for host over TLS with annotations.
 func mtlsIngressYAML(t *testing.T, name, host string, ann map[string]string) string {
+	y := bareIngressYAML(name, host, ann)
+	y = strings.Replace(y, "  rules:\n", fmt.Sprintf("  tls: [{hosts: [%q], secretName: %s-tls}]\n  rules:\n", host, name), 1)
+	return y + tlsSecretYAML(t, "default", name+"-tls", host, 0)
+}
+
+// bareIngressYAML is an Ingress for host with annotations and no spec.tls.
+func bareIngressYAML(name, host string, ann map[string]string) string {
 	var a strings.Builder
 	for k, v := range ann {
 		fmt.Fprintf(&a, "    nginx.ingress.kubernetes.io/%s: %q\n", k, v)
@@ -57,14 +64,13 @@ metadata:
   annotations:
 %[3]sspec:
   ingressClassName: causeway
-  tls: [{hosts: [%[2]q], secretName: %[1]s-tls}]
   rules:
   - host: %[2]q
     http:
       paths:
       - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
 ---
-`, name, host, a.String()) + tlsSecretYAML(t, "default", name+"-tls", host, 0)
+`, name, host, a.String())
 }
 
 // getMTLS sends GET https://host/ with SNI host, presenting cert (if any)
@@ -119,7 +125,10 @@ func TestAuthTLSClientCertificates(t *testing.T) {
 			"auth-tls-verify-client": "optional"}) +
 		mtlsIngressYAML(t, "errpage", "errpage.mtls.test", map[string]string{"auth-tls-secret": "default/client-ca",
 			"auth-tls-error-page": "https://login.example.com/cert"}) +
-		mtlsIngressYAML(t, "missing", "missing.mtls.test", map[string]string{"auth-tls-secret": "default/no-such-ca"})
+		mtlsIngressYAML(t, "missing", "missing.mtls.test", map[string]string{"auth-tls-secret": "default/no-such-ca"}) +
+		// No spec.tls: the default certificate, in an SSL context of its
+		// own, since the catch-all's asks for no client certificate.
+		bareIngressYAML("bare", "bare.mtls.test", map[string]string{"auth-tls-secret": "default/client-ca"})
 	c := startController(t, map[string]string{"mtls.yaml": m})
 
 	for _, tc := range []struct {
@@ -138,6 +147,9 @@ func TestAuthTLSClientCertificates(t *testing.T) {
 		{"error page: no certificate", "errpage.mtls.test", nil, 302},
 		{"error page: a certificate from another CA", "errpage.mtls.test", &foreign, 302},
 		{"error page: a good certificate", "errpage.mtls.test", &good, 200},
+		{"no spec.tls: no certificate", "bare.mtls.test", nil, 400},
+		{"no spec.tls: a certificate from another CA", "bare.mtls.test", &foreign, 400},
+		{"no spec.tls: a good certificate", "bare.mtls.test", &good, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, location, r := getMTLS(t, c, tc.host, tc.cert)

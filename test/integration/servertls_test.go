@@ -21,7 +21,8 @@ func TestSSLRejectHandshake(t *testing.T) {
 	t.Parallel()
 	web := startBackend(t, "web")
 	c := startController(t, map[string]string{"tls.yaml": ingressClass + serviceYAML("default", "web", 80, web) +
-		tlsSecretYAML(t, "default", "a-tls", "a.tls.test", 0) + tlsIngressYAML("default", "a", "a.tls.test", "a-tls", "web")})
+		tlsSecretYAML(t, "default", "a-tls", "a.tls.test", 0) + tlsIngressYAML("default", "a", "a.tls.test", "a-tls", "web") +
+		ingressYAML("default", "plain", "plain.test", "Prefix / web")})
 	for _, sni := range []string{"unknown.test", ""} {
 		if _, err := c.handshake(sni, &tls.Config{}); err != nil {
 			t.Fatalf("SNI %q by default: %v", sni, err)
@@ -40,6 +41,11 @@ func TestSSLRejectHandshake(t *testing.T) {
 	})
 	if r := c.GetTLS("a.tls.test", "/"); r.Status != 200 {
 		t.Fatalf("a.tls.test over HTTPS: %d", r.Status)
+	}
+	// A host without a certificate of its own is still served, with the
+	// default certificate, while unknown names are refused.
+	if r := c.GetTLS("plain.test", "/"); r.Status != 200 || r.PeerCN != "Causeway Default Certificate" {
+		t.Fatalf("plain.test over HTTPS: %d, certificate %q", r.Status, r.PeerCN)
 	}
 	if r := c.Get("unknown.test", "/"); r.Status != 404 {
 		t.Fatalf("plain HTTP to an unknown host: %d, want the default 404", r.Status)
@@ -69,7 +75,7 @@ spec:
       paths:
       - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
 ---
-`
+` + bareIngressYAML("bare", "bare.tls.test", map[string]string{"ssl-ciphers": "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384"})
 	c := startController(t, map[string]string{"tls.yaml": ingressClass + serviceYAML("default", "web", 80, web) +
 		tlsSecretYAML(t, "default", "a-tls", "a.tls.test", 0) + tlsIngressYAML("default", "a", "a.tls.test", "a-tls", "web") + own})
 	tls12 := func(suites ...uint16) *tls.Config {
@@ -81,6 +87,14 @@ spec:
 	}
 	if _, err := c.handshake("own.tls.test", chacha); err == nil {
 		t.Fatal("own.tls.test accepted ChaCha20, outside its ssl-ciphers")
+	}
+	// Without a certificate of its own the host still gets its list: the
+	// default certificate in an SSL context of its own.
+	if _, err := c.handshake("bare.tls.test", tls12(tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256)); err == nil {
+		t.Fatal("bare.tls.test accepted ChaCha20, outside its ssl-ciphers")
+	}
+	if _, err := c.handshake("bare.tls.test", tls12(tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384)); err != nil {
+		t.Fatalf("bare.tls.test refused a suite of its ssl-ciphers: %v", err)
 	}
 	// The client prefers AES-128; the host's list puts AES-256 first.
 	st, err := c.handshake("own.tls.test", tls12(tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384))
