@@ -23,6 +23,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -43,14 +44,32 @@ func main() {
 	conns := flag.Int("conns", 1000, "concurrent tunneled connections in the memory section")
 	logMB := flag.Int("log-mb", 10, "MiB of log-like text in the compression section")
 	bin := flag.String("causeway", "", "causeway binary for the memory section (default: go build)")
+	anp := flag.String("anp", ".cache/anp", "directory of apiserver-network-proxy's proxy-server and proxy-agent (bench/tunnel/build-anp.sh) for the side-by-side section; without them Causeway is measured alone")
+	compression := flag.String("causeway-compression", "", "the Causeway server's --compression in the side-by-side section (default: the binary's default)")
+	repeat := flag.Int("repeat", 3, "turns of the side-by-side bulk and round-trip measurements (their medians are printed)")
+	profileDir := flag.String("profile", "", "directory for CPU profiles of the in-process bulk and round-trip measurements (server, agent and the bench's own ends in one process), one per compression")
+	only := flag.Bool("side-by-side", false, "run the side-by-side section only")
 	flag.Parse()
-	if err := run(*bulkMB, *rtts, *rttConns, *conns, *logMB, *bin); err != nil {
+	if _, err := os.Stat(filepath.Join(*anp, "proxy-server")); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: no ANP in %s (sh bench/tunnel/build-anp.sh): Causeway alone\n", *anp)
+		*anp = ""
+	}
+	random := make([]byte, 1<<20)
+	rand.NewChaCha8([32]byte{1}).Read(random)
+	if err := sideBySide(*bin, *anp, *compression, *repeat, *bulkMB, *rtts, *rttConns, *conns, random); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if *only {
+		return
+	}
+	if err := run(*bulkMB, *rtts, *rttConns, *conns, *logMB, *bin, *profileDir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bulkMB, rtts, rttConns, conns, logMB int, bin string) error {
+func run(bulkMB, rtts, rttConns, conns, logMB int, bin, profileDir string) error {
 	env, err := startEnv()
 	if err != nil {
 		return err
@@ -63,42 +82,24 @@ func run(bulkMB, rtts, rttConns, conns, logMB int, bin string) error {
 	random := make([]byte, 1<<20)
 	rand.NewChaCha8([32]byte{1}).Read(random)
 	bulk := func(name string, dial func(string) (net.Conn, error)) error {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		r, err := bulkRate(dial, random, bulkMB)
 		if err != nil {
 			return err
 		}
-		defer ln.Close()
-		go func() {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-			for i := 0; i < bulkMB; i++ {
-				if _, err := c.Write(random); err != nil {
-					return
-				}
-			}
-		}()
-		start := time.Now()
-		c, err := dial(ln.Addr().String())
-		if err != nil {
-			return err
-		}
-		n, err := io.Copy(io.Discard, c)
-		c.Close()
-		if err != nil {
-			return err
-		}
-		s := time.Since(start).Seconds()
-		fmt.Printf("| %s | %d | %.2f | %.0f |\n", name, n>>20, s, float64(n)/(1<<20)/s)
+		fmt.Printf("| %s | %d | %.2f | %.0f |\n", name, bulkMB, float64(bulkMB)/r, r)
 		return nil
 	}
 	if err := bulk("direct", direct); err != nil {
 		return err
 	}
 	for _, m := range wire.AllCompressions {
-		if err := bulk("tunnel, "+string(m)+" (incompressible data)", env.dialer(m)); err != nil {
+		stop, err := cpuProfile(profileDir, "bulk-"+string(m))
+		if err != nil {
+			return err
+		}
+		err = bulk("tunnel, "+string(m)+" (incompressible data)", env.dialer(m))
+		stop()
+		if err != nil {
 			return err
 		}
 	}
@@ -113,7 +114,12 @@ func run(bulkMB, rtts, rttConns, conns, logMB int, bin string) error {
 	}
 	base.print("direct", base)
 	for _, m := range wire.AllCompressions {
+		stop, err := cpuProfile(profileDir, "rtt-"+string(m))
+		if err != nil {
+			return err
+		}
 		r, err := latency(env.dialer(m), echoLn.Addr().String(), rttConns, rtts)
+		stop()
 		if err != nil {
 			return err
 		}
@@ -142,6 +148,59 @@ func run(bulkMB, rtts, rttConns, conns, logMB int, bin string) error {
 }
 
 func direct(addr string) (net.Conn, error) { return net.Dial("tcp", addr) }
+
+// cpuProfile starts a CPU profile into dir/name.pprof; without dir it does
+// nothing.
+func cpuProfile(dir, name string) (stop func(), err error) {
+	if dir == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(dir, name+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// bulkRate moves mb MiB of chunk (1 MiB) from a loopback source to a
+// reader through dial, and gives MiB/s.
+func bulkRate(dial func(string) (net.Conn, error), chunk []byte, mb int) (float64, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for i := 0; i < mb; i++ {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	start := time.Now()
+	c, err := dial(ln.Addr().String())
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(io.Discard, c)
+	c.Close()
+	if err != nil {
+		return 0, err
+	}
+	if n != int64(mb)<<20 {
+		return 0, fmt.Errorf("moved %d bytes of %d", n, int64(mb)<<20)
+	}
+	return float64(n) / (1 << 20) / time.Since(start).Seconds(), nil
+}
 
 type latencyResult struct {
 	rps      float64
