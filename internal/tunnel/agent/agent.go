@@ -269,9 +269,14 @@ func (a *Agent) connect(ctx context.Context) error {
 	}
 	dctx, cancel := context.WithTimeout(ctx, hsTimeout)
 	defer cancel()
-	d := &tls.Dialer{NetDialer: &net.Dialer{KeepAlive: hsTimeout}, Config: a.cfg.TLS}
-	conn, err := d.DialContext(dctx, "tcp", a.cfg.ServerAddress)
+	raw, err := (&net.Dialer{KeepAlive: hsTimeout}).DialContext(dctx, "tcp", a.cfg.ServerAddress)
 	if err != nil {
+		return fmt.Errorf("dial %s: %w", a.cfg.ServerAddress, err)
+	}
+	host, _, _ := net.SplitHostPort(a.cfg.ServerAddress)
+	conn, _ := wire.ClientLink(raw, a.cfg.TLS, host)
+	if err := conn.HandshakeContext(dctx); err != nil {
+		raw.Close()
 		return fmt.Errorf("dial %s: %w", a.cfg.ServerAddress, err)
 	}
 	sess, err := wire.NewAgentSession(conn, a.cfg.Transport)

@@ -19,11 +19,54 @@ type Stats struct {
 	RawOut, WireOut, RawIn, WireIn Counter
 }
 
-// copyBufferSize is the largest chunk read from the plain side and flushed
-// as one compressed block. It bounds per-connection buffering.
-const copyBufferSize = 32 << 10
+// A pump's read buffer follows its flow: small while the source is idle
+// or trickles (an idle connection blocks in a read, holding its buffer),
+// large once a read filled the small one, until a read leaves most of the
+// large one empty. Bulk flows move big chunks per read, write and frame
+// (fewer system calls, and fewer TLS records and frames on the link); a
+// thousand idle connections hold 4 KiB per direction rather than 32. The
+// largest chunk is also the largest block a compressor flushes at once.
+const (
+	smallBufferSize = 4 << 10
+	largeBufferSize = 64 << 10
+)
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}
+var (
+	smallPool = sync.Pool{New: func() any { b := make([]byte, smallBufferSize); return &b }}
+	largePool = sync.Pool{New: func() any { b := make([]byte, largeBufferSize); return &b }}
+)
+
+// readBuffer is a pump's read buffer.
+type readBuffer struct {
+	bp    *[]byte
+	large bool
+}
+
+func newReadBuffer() *readBuffer { return &readBuffer{bp: smallPool.Get().(*[]byte)} }
+
+// bytes is the buffer for the next read.
+func (r *readBuffer) bytes() []byte { return *r.bp }
+
+// read says how much the last read gave, and sizes the next one.
+func (r *readBuffer) read(n int) {
+	switch {
+	case !r.large && n == smallBufferSize:
+		smallPool.Put(r.bp)
+		r.bp, r.large = largePool.Get().(*[]byte), true
+	case r.large && n < largeBufferSize/4:
+		largePool.Put(r.bp)
+		r.bp, r.large = smallPool.Get().(*[]byte), false
+	}
+}
+
+func (r *readBuffer) release() {
+	if r.large {
+		largePool.Put(r.bp)
+	} else {
+		smallPool.Put(r.bp)
+	}
+	r.bp = nil
+}
 
 // Join copies plain to tunnel, compressed with mode, and tunnel to plain,
 // decompressed, until both directions end. A clean end of one direction
@@ -55,11 +98,12 @@ func pumpOut(src, dst net.Conn, mode Compression, st Stats) error {
 	if err != nil {
 		return err
 	}
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	buf := *bp
+	rb := newReadBuffer()
+	defer rb.release()
 	for {
+		buf := rb.bytes()
 		n, rerr := src.Read(buf)
+		rb.read(n)
 		if n > 0 {
 			add(st.RawOut, n)
 			if _, err := enc.Write(buf[:n]); err != nil {
@@ -92,12 +136,25 @@ func pumpIn(src, dst net.Conn, mode Compression, st Stats) error {
 		return err
 	}
 	defer dec.Close()
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	if _, err := io.CopyBuffer(countingWriter{dst, st.RawIn}, onlyReader{dec}, *bp); err != nil {
-		return fmt.Errorf("copy from tunnel: %w", err)
+	rb := newReadBuffer()
+	defer rb.release()
+	for {
+		buf := rb.bytes()
+		n, rerr := dec.Read(buf)
+		rb.read(n)
+		if n > 0 {
+			add(st.RawIn, n)
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return fmt.Errorf("copy from tunnel: %w", err)
+			}
+		}
+		if rerr != nil {
+			if !errors.Is(rerr, io.EOF) {
+				return fmt.Errorf("copy from tunnel: %w", rerr)
+			}
+			return closeWrite(dst)
+		}
 	}
-	return closeWrite(dst)
 }
 
 // closeWrite half-closes c when it supports it (TCP, unix, tunnel streams), so the peer sees EOF while the other direction goes on.
@@ -132,9 +189,6 @@ func (cr countingReader) Read(p []byte) (int, error) {
 	add(cr.c, n)
 	return n, err
 }
-
-// onlyReader hides WriterTo so io.CopyBuffer uses our bounded buffer.
-type onlyReader struct{ io.Reader }
 
 func add(c Counter, n int) {
 	if c != nil && n > 0 {

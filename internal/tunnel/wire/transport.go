@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log"
@@ -69,9 +70,20 @@ func orDuration(v, d time.Duration) time.Duration {
 // Session is one agent↔server link carrying many streams.
 type Session struct{ *yamux.Session }
 
+// sessionConn is conn as the session writes to it: a link made by
+// ServerLink or ClientLink batches each frame's records (batch.go).
+func sessionConn(conn net.Conn) net.Conn {
+	if tc, ok := conn.(*tls.Conn); ok {
+		if lc, ok := tc.NetConn().(*LinkConn); ok {
+			return &frameConn{Conn: tc, raw: lc}
+		}
+	}
+	return conn
+}
+
 // NewAgentSession wraps the agent's end of an established (TLS) connection.
 func NewAgentSession(conn net.Conn, cfg TransportConfig) (*Session, error) {
-	s, err := yamux.Client(conn, cfg.yamux())
+	s, err := yamux.Client(sessionConn(conn), cfg.yamux())
 	if err != nil {
 		return nil, fmt.Errorf("start agent session: %w", err)
 	}
@@ -80,7 +92,7 @@ func NewAgentSession(conn net.Conn, cfg TransportConfig) (*Session, error) {
 
 // NewServerSession wraps the server's end of an accepted (TLS) connection.
 func NewServerSession(conn net.Conn, cfg TransportConfig) (*Session, error) {
-	s, err := yamux.Server(conn, cfg.yamux())
+	s, err := yamux.Server(sessionConn(conn), cfg.yamux())
 	if err != nil {
 		return nil, fmt.Errorf("start server session: %w", err)
 	}
