@@ -32,6 +32,7 @@ type LinkConn struct {
 	net.Conn
 	mu       sync.Mutex
 	batching bool
+	closed   bool
 	buf      []byte
 }
 
@@ -42,6 +43,9 @@ func NewLinkConn(raw net.Conn) *LinkConn { return &LinkConn{Conn: raw} }
 func (c *LinkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return 0, net.ErrClosed
+	}
 	if c.batching {
 		c.buf = append(c.buf, p...)
 		return len(p), nil
@@ -62,6 +66,9 @@ func (c *LinkConn) end() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.batching = false
+	if c.closed {
+		return net.ErrClosed
+	}
 	if len(c.buf) == 0 {
 		return nil
 	}
@@ -78,10 +85,15 @@ func (c *LinkConn) end() error {
 // one 64 KiB read with its records' overhead.
 const maxKeptBatch = 80 << 10
 
-// Close writes out anything kept first.
+// Close closes the socket first, which ends a write blocked on a peer that
+// stopped reading, then drops what a frame had kept: writing it out could
+// block on that same peer, and the link is going away.
 func (c *LinkConn) Close() error {
-	c.end()
-	return c.Conn.Close()
+	err := c.Conn.Close()
+	c.mu.Lock()
+	c.batching, c.closed, c.buf = false, true, nil
+	c.mu.Unlock()
+	return err
 }
 
 // frameConn is a link's TLS connection as its yamux session uses it. The

@@ -191,3 +191,37 @@ func TestReadBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkConnCloseUnblocks: closing a link whose peer stopped reading
+// returns, and ends a frame write blocked on it, instead of writing the
+// kept records into the full socket.
+func TestLinkConnCloseUnblocks(t *testing.T) {
+	a, b := tcpPair(t)
+	defer b.Close() // never read
+	lc := NewLinkConn(a)
+	blocked := make(chan error, 1)
+	go func() {
+		lc.begin()
+		chunk := make([]byte, 1<<20)
+		for i := 0; i < 64; i++ { // far more than the socket buffers hold
+			lc.Write(chunk)
+		}
+		blocked <- lc.end()
+	}()
+	time.Sleep(200 * time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- lc.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close blocked on a peer that does not read")
+	}
+	select {
+	case err := <-blocked:
+		if err == nil {
+			t.Fatal("the frame's write reported success on a closed link")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the frame's write stayed blocked after Close")
+	}
+}
