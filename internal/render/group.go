@@ -77,6 +77,8 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	if err != nil {
 		return nil, nil, hashes, nil, err
 	}
+	mayHop := lua && m.Config.ReloadFreeHosts
+	rc.shareCatchAll = shareCatchAll(def, mayHop)
 	deferred := map[string][]*memberView{} // by shape ID
 	hop := HopState{Shapes: map[string]bool{}, Names: map[string]bool{},
 		shapes: &hopShapes{servers: map[string]*serverView{}, hstsOverridden: rc.hstsOverridden, hsts: rc.hsts}}
@@ -144,6 +146,18 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			}
 		}
 		shapes[key] = append(shapes[key], mv)
+	}
+	if mayHop {
+		// Now known: the catch-all serves the table's certificates only
+		// if some shape of exact hosts is shared.
+		shared := false
+		for _, key := range order {
+			if _, scoped := scopes[key]; len(shapes[key]) > 1 && !scoped {
+				shared = true
+				break
+			}
+		}
+		rc.shareCatchAll = shareCatchAll(def, shared)
 	}
 	for _, key := range order {
 		members := shapes[key]

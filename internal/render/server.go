@@ -229,9 +229,11 @@ type renderCtx struct {
 	// mirrors is what the mirrors planned need of nginx.conf (mirror.go).
 	mirrors mirrorPlan
 	// defaultCert is the default certificate's argument of
-	// ssl_certificate, for servers that need an SSL context of their own
+	// ssl_certificate, for servers that need an SSL context of their own;
+	// shareCatchAll says whether others may use the catch-all's
 	// (tlscontext.go).
-	defaultCert string
+	defaultCert   string
+	shareCatchAll bool
 }
 
 type regexCheck struct {

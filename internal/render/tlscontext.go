@@ -29,13 +29,25 @@ import (
 // plainContext says whether the catch-all def's SSL context is the http
 // level's with the default certificate, one another server can use as its
 // own: no refusal of handshakes, no client certificates, no own ciphers,
-// stapling or certificate. A catch-all that serves the hosts table's
-// certificates (hopFront's serve_table) serves the default certificate to
-// every name not in the table, and a served name never is.
+// stapling or certificate, and no certificate by Lua. The Lua module runs
+// a context's ssl_certificate_by_lua handler, but looks it up in the
+// server SNI chose: a server without one of its own fails the handshake
+// ("no ssl_certificate_by_lua* defined in server"). A catch-all gets one
+// when it serves the hosts table's certificates (hopFront), which is
+// decided after the exact hosts are rendered: shareCatchAll foresees it.
 func plainContext(def *serverView) bool {
-	return def != nil && def.Cert == "" && !def.RejectHandshake && def.ClientTLS == nil &&
-		def.TLSCiphers == "" && def.PreferServerCiphers == "" && def.StaplingFile == "" &&
-		(def.CertLua == "" || bytes.HasPrefix([]byte(def.CertLua), []byte(certsServeTable)))
+	return def != nil && def.Cert == "" && def.CertLua == "" && !def.RejectHandshake && def.ClientTLS == nil &&
+		def.TLSCiphers == "" && def.PreferServerCiphers == "" && def.StaplingFile == ""
+}
+
+// shareCatchAll says whether servers may use the context of the catch-all
+// def: it is plain, and will not serve the hosts table's certificates by
+// Lua, which it does (hop.go) when some shape of exact hosts is shared and
+// the hosts table is on. mayHop is that foresight: with lua and the table
+// on, whether some unscoped shape has more than one host (known once the
+// servers are planned; before, assume so).
+func shareCatchAll(def *serverView, mayHop bool) bool {
+	return plainContext(def) && !mayHop
 }
 
 // ownContext says whether v has a TLS setting nginx applies through a
@@ -51,17 +63,18 @@ func listensTLS(v *serverView) bool {
 }
 
 // sharesContext says whether v, with a TLS listener, may use the context
-// of the catch-all def instead of one of its own.
-func sharesContext(v, def *serverView) bool {
-	return v != def && !v.DefaultServer && plainContext(def) && !ownContext(v) && v.AuthLoop == nil &&
+// of the catch-all def instead of one of its own; share is shareCatchAll's
+// answer for def.
+func sharesContext(v, def *serverView, share bool) bool {
+	return share && v != def && !v.DefaultServer && !ownContext(v) && v.AuthLoop == nil &&
 		v.ListenHTTPS == def.ListenHTTPS && slices.Equal(v.ListenHTTPSMore, def.ListenHTTPSMore)
 }
 
 // setContextCert gives v the default certificate, defaultCert, where it
 // needs an SSL context of its own and has no certificate of its own.
-func setContextCert(v, def *serverView, defaultCert string) {
+func setContextCert(v, def *serverView, share bool, defaultCert string) {
 	v.contextCert = ""
-	if v.Cert == "" && listensTLS(v) && !sharesContext(v, def) {
+	if v.Cert == "" && listensTLS(v) && !sharesContext(v, def, share) {
 		v.contextCert = defaultCert
 	}
 }
@@ -93,7 +106,7 @@ func checkSharedContext(v *serverView, text []byte) error {
 
 // executeServer renders the server file of v, whose catch-all is def.
 func (rc *renderCtx) executeServer(v, def *serverView) ([]byte, error) {
-	setContextCert(v, def, rc.defaultCert)
+	setContextCert(v, def, rc.shareCatchAll, rc.defaultCert)
 	out, err := execute("server.conf.tmpl", v)
 	if err != nil {
 		return nil, err

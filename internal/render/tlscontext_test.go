@@ -39,11 +39,12 @@ func TestContextCert(t *testing.T) {
 		{"a catch-all asking for client certificates", func() *serverView { d := plainDef(); d.ClientTLS = &clientTLSView{Verify: "optional"}; return d }, host, false},
 		{"a catch-all with ciphers of its own", func() *serverView { d := plainDef(); d.TLSCiphers = `"HIGH"`; return d }, host, false},
 		{"a catch-all with a certificate of its own", func() *serverView { d := plainDef(); d.Cert = "/own.pem"; return d }, host, false},
+		// The Lua module looks the handler up in the server SNI chose.
 		{"a catch-all serving the hosts table's certificates", func() *serverView {
 			d := plainDef()
 			d.CertLua = certsServeTable + `("/d.pem") }`
 			return d
-		}, host, true},
+		}, host, false},
 		{"a catch-all serving a certificate by Lua", func() *serverView { d := plainDef(); d.CertLua = certsServe + `("/d.pem") }`; return d }, host, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,7 +52,7 @@ func TestContextCert(t *testing.T) {
 			if tc.name == "the catch-all itself has one" {
 				v = def
 			}
-			setContextCert(v, def, dc)
+			setContextCert(v, def, shareCatchAll(def, false), dc)
 			want := dc
 			if tc.shares || v.Cert != "" {
 				want = ""
@@ -61,9 +62,16 @@ func TestContextCert(t *testing.T) {
 			}
 		})
 	}
+	// A catch-all that will serve the hosts table's certificates by Lua
+	// (hop.go) is not shared either.
+	def, v := plainDef(), host()
+	setContextCert(v, def, shareCatchAll(def, true), dc)
+	if v.ContextCert() != dc {
+		t.Fatal("a host shares the context of a catch-all that may get a Lua certificate")
+	}
 	// Without a TLS listener there is no context to have.
-	v := &serverView{ListenHTTP: "80"}
-	setContextCert(v, nil, dc)
+	v = &serverView{ListenHTTP: "80"}
+	setContextCert(v, nil, false, dc)
 	if v.ContextCert() != "" {
 		t.Fatalf("an HTTP-only server got %q", v.ContextCert())
 	}
@@ -110,16 +118,34 @@ func TestSSLContextsRendered(t *testing.T) {
 		m.Config.SSLRejectHandshake = reject
 		return m
 	}
+	// With the Lua module, two alike hosts share a shape, whose hop server
+	// makes the catch-all serve the hosts table's certificates by Lua.
+	alike := func(m *model.Model) *model.Model {
+		for _, h := range []string{"a.example.com", "b.example.com"} {
+			m.Servers = append(m.Servers, &model.Server{Host: h, Sources: []model.ObjectRef{ingA},
+				Locations: []*model.Location{loc(model.Prefix, "/alike", nil)}})
+		}
+		return m
+	}
 	for _, tc := range []struct {
 		name   string
 		reject bool
+		model  func(*model.Model) *model.Model
+		p      Params
 		want   map[string]bool // file name prefix: has the default certificate
 	}{
-		{"plain catch-all", false, map[string]bool{"servers/_default": true, "servers/plain.": false, "servers/ciphers.": true}},
-		{"catch-all refusing handshakes", true, map[string]bool{"servers/_default": true, "servers/plain.": true, "servers/ciphers.": true}},
+		{"plain catch-all", false, nil, goldenParams, map[string]bool{"servers/_default": true, "servers/plain.": false, "servers/ciphers.": true}},
+		{"catch-all refusing handshakes", true, nil, goldenParams, map[string]bool{"servers/_default": true, "servers/plain.": true, "servers/ciphers.": true}},
+		{"Lua, no shape shared", false, nil, luaParams, map[string]bool{"servers/plain.": false, "servers/ciphers.": true}},
+		{"Lua, a shape shared: the catch-all's certificate is Lua's", false, alike, luaParams,
+			map[string]bool{"servers/_default": true, "servers/plain.": true, "servers/_shared": true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := Render(model1(tc.reject), goldenParams)
+			m := model1(tc.reject)
+			if tc.model != nil {
+				m = tc.model(m)
+			}
+			out, err := Render(m, tc.p)
 			if err != nil {
 				t.Fatal(err)
 			}

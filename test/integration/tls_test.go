@@ -16,7 +16,13 @@ func TestTLSBySNI(t *testing.T) {
 		tlsIngressYAML("default", "a", "a.tls.test", "a-tls", "web") +
 		tlsIngressYAML("default", "b", "b.tls.test", "b-tls", "web") +
 		tlsIngressYAML("default", "c", "c.tls.test", "missing-tls", "web") +
-		ingressYAML("default", "plain", "plain.test", "Prefix / web")
+		ingressYAML("default", "plain", "plain.test", "Prefix / web") +
+		// Alike hosts (plain.test too) share a shape, whose hop server
+		// makes the catch-all serve certificates by Lua: hosts without
+		// their own must then not use its SSL context
+		// (render/tlscontext.go).
+		ingressYAML("default", "alike1", "alike1.test", "Prefix / web") +
+		ingressYAML("default", "alike2", "alike2.test", "Prefix / web")
 	c := startController(t, map[string]string{"tls.yaml": m})
 
 	for _, tc := range []struct{ host, wantCN string }{
@@ -24,6 +30,7 @@ func TestTLSBySNI(t *testing.T) {
 		{"b.tls.test", "b.tls.test"},
 		{"c.tls.test", "Causeway Default Certificate"}, // missing secret
 		{"plain.test", "Causeway Default Certificate"}, // no TLS configured
+		{"alike1.test", "Causeway Default Certificate"},
 		{"unknown.test", "Causeway Default Certificate"},
 	} {
 		r := c.GetTLS(tc.host, "/x")
