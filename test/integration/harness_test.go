@@ -73,10 +73,18 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// loopbackIP returns a fresh 127.0.x.y address.
+// loopbackIP returns a fresh 127.0.x.y address. The tier on another data
+// plane (Angie) runs beside the nginx tier in make test: it counts from
+// 127.0.150.1, so that the two never pick the same address, where a port
+// one asked the kernel for could be taken by the other before its nginx
+// binds it.
 func loopbackIP() string {
 	n := nextIP.Add(1)
-	return fmt.Sprintf("127.0.%d.%d", 10+n/250, 1+n%250)
+	base := int32(10)
+	if dataPlane.other {
+		base = 150
+	}
+	return fmt.Sprintf("127.0.%d.%d", base+n/250, 1+n%250)
 }
 
 // freePort asks the kernel for an unused port on ip.
