@@ -49,17 +49,14 @@ func sideBySide(bin, anp, compression string, repeat, bulkMB, rtts, rttConns, co
 	}
 	var direct1, cw, an side
 	entries := []entry{{name: "direct", dial: direct, s: &direct1}}
-	starts := []struct {
+	type starter struct {
 		name  string
-		start func(string) (*peer, error)
+		start func(dir string) (*peer, error)
 		s     *side
-	}{{"causeway", func(d string) (*peer, error) { return startCauseway(bin, d, compression) }, &cw}}
+	}
+	starts := []starter{{"causeway", func(d string) (*peer, error) { return startCauseway(bin, d, compression) }, &cw}}
 	if anp != "" {
-		starts = append(starts, struct {
-			name  string
-			start func(string) (*peer, error)
-			s     *side
-		}{"anp", func(d string) (*peer, error) { return startANP(anp, d) }, &an})
+		starts = append(starts, starter{"anp", func(d string) (*peer, error) { return startANP(anp, d) }, &an})
 	}
 	for _, st := range starts {
 		sub := filepath.Join(dir, "peer-"+st.name)
