@@ -47,7 +47,9 @@ func newReadBuffer() *readBuffer { return &readBuffer{bp: smallPool.Get().(*[]by
 // bytes is the buffer for the next read.
 func (r *readBuffer) bytes() []byte { return *r.bp }
 
-// read says how much the last read gave, and sizes the next one.
+// read says how much the last read gave, and sizes the next one. It may
+// hand the buffer back to its pool: call it only once the bytes read are
+// written out.
 func (r *readBuffer) read(n int) {
 	switch {
 	case !r.large && n == smallBufferSize:
@@ -103,7 +105,6 @@ func pumpOut(src, dst net.Conn, mode Compression, st Stats) error {
 	for {
 		buf := rb.bytes()
 		n, rerr := src.Read(buf)
-		rb.read(n)
 		if n > 0 {
 			add(st.RawOut, n)
 			if _, err := enc.Write(buf[:n]); err != nil {
@@ -113,6 +114,7 @@ func pumpOut(src, dst net.Conn, mode Compression, st Stats) error {
 				return fmt.Errorf("flush to tunnel: %w", err)
 			}
 		}
+		rb.read(n) // buf is written out: it may go back to its pool
 		if rerr != nil {
 			if !errors.Is(rerr, io.EOF) {
 				return fmt.Errorf("read: %w", rerr)
@@ -141,13 +143,13 @@ func pumpIn(src, dst net.Conn, mode Compression, st Stats) error {
 	for {
 		buf := rb.bytes()
 		n, rerr := dec.Read(buf)
-		rb.read(n)
 		if n > 0 {
 			add(st.RawIn, n)
 			if _, err := dst.Write(buf[:n]); err != nil {
 				return fmt.Errorf("copy from tunnel: %w", err)
 			}
 		}
+		rb.read(n) // buf is written out: it may go back to its pool
 		if rerr != nil {
 			if !errors.Is(rerr, io.EOF) {
 				return fmt.Errorf("copy from tunnel: %w", rerr)
