@@ -70,6 +70,11 @@ func TestVirtualServerSubselector(t *testing.T) {
 		t.Fatalf("kubectl apply:\n%s\n%s", out, manifest)
 	}
 	c.waitServed(host, "v2")
+	// Right after the reload, an old worker may still accept a connection
+	// with the old configuration (404) for a few milliseconds after a new
+	// one answered: let them go before checking that it holds.
+	time.Sleep(100 * time.Millisecond)
+	c.waitServed(host, "v2")
 	consistently(t, 500*time.Millisecond, func() error { return c.served(host, "v2") })
 
 	// Relabel: v1's Pod now has the label, v2's no longer.
