@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/causeway/causeway/bench/internal/proc"
 )
 
 // side is one of the nginx configurations compared in (d) and (e).
@@ -151,7 +153,7 @@ func withCPU(sd side, load func() (sample, error)) (sample, error) {
 	}
 	var ctlBefore time.Duration
 	if sd.controller != nil {
-		if ctlBefore, err = processCPU(sd.controller()); err != nil {
+		if ctlBefore, err = proc.CPU(sd.controller()); err != nil {
 			return sample{}, err
 		}
 	}
@@ -165,7 +167,7 @@ func withCPU(sd side, load func() (sample, error)) (sample, error) {
 	}
 	s.cpu = after - before
 	if sd.controller != nil {
-		ctlAfter, err := processCPU(sd.controller())
+		ctlAfter, err := proc.CPU(sd.controller())
 		if err != nil {
 			return s, err
 		}

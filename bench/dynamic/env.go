@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/causeway/causeway/bench/internal/proc"
 )
 
 // Loopback address blocks, kept apart from the integration tests'
@@ -245,10 +247,6 @@ func tail(path string, n int64) string {
 	return string(data)
 }
 
-// clockTick is the kernel's USER_HZ, the unit of /proc/PID/stat CPU times;
-// it is 100 on every Linux architecture Go supports.
-const clockTick = 10 * time.Millisecond
-
 // nginxWorkers counts the children of master (nginx's workers) and
 // returns the user+system CPU time they have used so far.
 func nginxWorkers(master int) (int, time.Duration, error) {
@@ -258,33 +256,13 @@ func nginxWorkers(master int) (int, time.Duration, error) {
 	}
 	var total time.Duration
 	for _, pid := range pids {
-		cpu, err := processCPU(pid)
+		cpu, err := proc.CPU(pid)
 		if err != nil {
 			return 0, 0, fmt.Errorf("nginx worker: %w", err)
 		}
 		total += cpu
 	}
 	return len(pids), total, nil
-}
-
-// processCPU is the user+system CPU time a process (all its threads) has
-// used so far.
-func processCPU(pid int) (time.Duration, error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, fmt.Errorf("process %d: %w", pid, err)
-	}
-	// The command name may hold spaces; the fields after it do not.
-	// f[0] is field 3 (state), so utime (14) and stime (15) are f[11]
-	// and f[12].
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("process %d: short stat line", pid)
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * clockTick, nil
 }
 
 // tmpfsDir is a directory on tmpfs (/dev/shm) for bulky logs, removed

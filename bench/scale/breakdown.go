@@ -291,16 +291,6 @@ func nginxMemory(stateDir string) nginxMem {
 
 // cpuTime is the user and system CPU time pid has used.
 func cpuTime(pid int) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	if len(f) < 13 {
-		return 0
-	}
-	// utime and stime, fields 14 and 15 of stat, in clock ticks (100/s).
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond
+	d, _ := proc.CPU(pid)
+	return d
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -140,7 +139,7 @@ func (c *controller) churn(ctx context.Context, client kubernetes.Interface, set
 	pid := c.cmd.Process.Pid
 	reloads0 := c.metric("causeway_nginx_reloads_total")
 	hist := c.histogramFrom(endpointUpdateMetric)
-	cpu0 := procCPU(pid)
+	cpu0 := cpuTime(pid)
 	start := time.Now()
 	ticker := time.NewTicker(time.Second / time.Duration(o.rate))
 	end := start.Add(time.Duration(o.seconds) * time.Second)
@@ -177,7 +176,7 @@ func (c *controller) churn(ctx context.Context, client kubernetes.Interface, set
 	close(jobs)
 	writing.Wait()
 	r.window = time.Since(start)
-	r.cpu = (procCPU(pid) - cpu0).Seconds() / r.window.Seconds()
+	r.cpu = (cpuTime(pid) - cpu0).Seconds() / r.window.Seconds()
 	probing.Wait()
 	r.reloads = int(c.metric("causeway_nginx_reloads_total") - reloads0)
 	r.hist, r.histOK = hist.row("churn: of which: controller, event → pushed (" + endpointUpdateMetric + " p50 / p99, from its buckets)")
@@ -204,22 +203,4 @@ func (r churnResult) rows(o churnOptions) []row {
 		row{what: "churn: controller CPU, utime + stime over the window", value: fmt.Sprintf("%.2f cores", r.cpu),
 			target: fmt.Sprintf("≤ %.1f core", targetChurnCPU), met: r.cpu <= targetChurnCPU, num: r.cpu},
 		row{what: "churn: nginx reloads", value: strconv.Itoa(r.reloads), target: "0", met: r.reloads == 0})
-}
-
-// procCPU is a process's user and system CPU time so far, from
-// /proc/<pid>/stat (in clock ticks of 1/100 s, Linux's USER_HZ).
-func procCPU(pid int) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command may hold spaces: count from the closing parenthesis.
-	// Fields 14 and 15 (utime, stime) are the 12th and 13th after it.
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100
 }

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/causeway/causeway/bench/internal/proc"
 	"github.com/causeway/causeway/internal/tunnel/tunneltest"
 )
 
@@ -55,13 +53,13 @@ func memory(bin string, conns int) error {
 		before int64
 		after  int64
 	}{{"server", m.server0, m.server1}, {"agent", m.agent0, m.agent1}} {
-		fmt.Printf("| %s | %.1f MiB | %.1f MiB | %.1f KiB |\n", r.name, float64(r.before)/1024, float64(r.after)/1024,
-			float64(r.after-r.before)/float64(conns))
+		fmt.Printf("| %s | %.1f MiB | %.1f MiB | %.1f KiB |\n", r.name, float64(r.before)/(1<<20), float64(r.after)/(1<<20),
+			float64(r.after-r.before)/1024/float64(conns))
 	}
 	return nil
 }
 
-// heldRSS is a peer's server and agent resident memory (KiB) idle and
+// heldRSS is a peer's server and agent resident memory (bytes) idle and
 // with the connections open.
 type heldRSS struct{ server0, agent0, server1, agent1 int64 }
 
@@ -92,7 +90,7 @@ func heldMemory(p *peer, conns int) (heldRSS, error) {
 		return tc, nil
 	}
 	time.Sleep(200 * time.Millisecond)
-	m.server0, m.agent0 = rss(p.server.Process.Pid), rss(p.agent.Process.Pid)
+	m.server0, m.agent0 = proc.Of(p.server.Process.Pid).Current, proc.Of(p.agent.Process.Pid).Current
 	held := make([]net.Conn, 0, conns)
 	defer func() {
 		for _, c := range held {
@@ -107,25 +105,8 @@ func heldMemory(p *peer, conns int) (heldRSS, error) {
 		held = append(held, c)
 	}
 	time.Sleep(500 * time.Millisecond)
-	m.server1, m.agent1 = rss(p.server.Process.Pid), rss(p.agent.Process.Pid)
+	m.server1, m.agent1 = proc.Of(p.server.Process.Pid).Current, proc.Of(p.agent.Process.Pid).Current
 	return m, nil
-}
-
-// rss returns VmRSS of pid in KiB.
-func rss(pid int) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 func freePort() (string, error) {

@@ -8,11 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/causeway/causeway/bench/internal/proc"
 	"github.com/causeway/causeway/internal/tunnel/tunneltest"
 )
 
@@ -193,40 +193,10 @@ func (p *peer) stop() {
 func (p *peer) cpuSeconds() float64 {
 	var s float64
 	for _, c := range []*exec.Cmd{p.server, p.agent} {
-		s += procCPU(c.Process.Pid)
+		d, _ := proc.CPU(c.Process.Pid)
+		s += d.Seconds()
 	}
 	return s
-}
-
-// procCPU reads utime + stime of pid from /proc, in seconds.
-func procCPU(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command's closing parenthesis.
-	i := len(b) - 1
-	for i > 0 && b[i] != ')' {
-		i--
-	}
-	var f []string
-	start := -1
-	for j := i + 2; j <= len(b); j++ {
-		if j == len(b) || b[j] == ' ' {
-			if start >= 0 {
-				f = append(f, string(b[start:j]))
-			}
-			start = -1
-		} else if start < 0 {
-			start = j
-		}
-	}
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseFloat(f[11], 64)
-	s, _ := strconv.ParseFloat(f[12], 64)
-	return (u + s) / 100 // USER_HZ
 }
 
 // slowReader opens one tunneled connection whose reader stops while its

@@ -139,11 +139,11 @@ func sideBySide(bin, anp, compression string, repeat, bulkMB, rtts, rttConns, co
 	us := func(d time.Duration) string { return d.Round(time.Microsecond).String() }
 	fmt.Printf("| round trip p50 / p99 | %s / %s | %s / %s | %s | | | p99 ≤ 0.5 ms |\n", us(direct1.rtt.p50), us(direct1.rtt.p99),
 		us(cw.rtt.p50), us(cw.rtt.p99), val(an, func(s side) string { return us(s.rtt.p50) + " / " + us(s.rtt.p99) }))
-	kib := func(v int64) string { return fmt.Sprintf("%.1f MiB", float64(v)/1024) }
-	fmt.Printf("| server RSS, %d open connections (idle) | | %s (%s) | %s | %s | | ≤ 100 MB |\n", conns, kib(cw.mem.server1), kib(cw.mem.server0),
-		val(an, func(s side) string { return kib(s.mem.server1) + " (" + kib(s.mem.server0) + ")" }), ratio(float64(cw.mem.server1), float64(an.mem.server1)))
-	fmt.Printf("| agent RSS, %d open connections (idle) | | %s (%s) | %s | %s | | ≤ 100 MB |\n", conns, kib(cw.mem.agent1), kib(cw.mem.agent0),
-		val(an, func(s side) string { return kib(s.mem.agent1) + " (" + kib(s.mem.agent0) + ")" }), ratio(float64(cw.mem.agent1), float64(an.mem.agent1)))
+	size := func(v int64) string { return fmt.Sprintf("%.1f MiB", float64(v)/(1<<20)) }
+	fmt.Printf("| server RSS, %d open connections (idle) | | %s (%s) | %s | %s | | ≤ 100 MB |\n", conns, size(cw.mem.server1), size(cw.mem.server0),
+		val(an, func(s side) string { return size(s.mem.server1) + " (" + size(s.mem.server0) + ")" }), ratio(float64(cw.mem.server1), float64(an.mem.server1)))
+	fmt.Printf("| agent RSS, %d open connections (idle) | | %s (%s) | %s | %s | | ≤ 100 MB |\n", conns, size(cw.mem.agent1), size(cw.mem.agent0),
+		val(an, func(s side) string { return size(s.mem.agent1) + " (" + size(s.mem.agent0) + ")" }), ratio(float64(cw.mem.agent1), float64(an.mem.agent1)))
 	slow := func(s side) string {
 		if s.slowErr != nil {
 			return "fails: " + strings.ReplaceAll(s.slowErr.Error(), "\n", "; ")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Memory is a process's resident memory now (VmRSS) and at its peak
@@ -97,4 +98,23 @@ func TreeRSS(master int) int64 {
 		total += Of(pid).Current
 	}
 	return total
+}
+
+// CPU is the user and system CPU time pid (all its threads) has used so
+// far, from /proc/<pid>/stat in Linux's clock ticks of 1/100 s.
+func CPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("process %d: %w", pid, err)
+	}
+	// The command name may hold spaces; the fields after it do not. f[0]
+	// is field 3 (state), so utime (14) and stime (15) are f[11], f[12].
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("process %d: short stat line", pid)
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * time.Second / 100, nil
 }
