@@ -274,7 +274,7 @@ func (a *Agent) connect(ctx context.Context) error {
 		return fmt.Errorf("dial %s: %w", a.cfg.ServerAddress, err)
 	}
 	host, _, _ := net.SplitHostPort(a.cfg.ServerAddress)
-	conn, _ := wire.ClientLink(raw, a.cfg.TLS, host)
+	conn := wire.ClientLink(raw, a.cfg.TLS, host)
 	if err := conn.HandshakeContext(dctx); err != nil {
 		raw.Close()
 		return fmt.Errorf("dial %s: %w", a.cfg.ServerAddress, err)

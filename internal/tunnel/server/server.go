@@ -158,7 +158,7 @@ func (s *Server) handleAgent(ctx context.Context, raw net.Conn) {
 		tc.SetKeepAlivePeriod(s.cfg.Transport.KeepAliveInterval + time.Second)
 	}
 	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
-	tconn, _ := wire.ServerLink(raw, s.cfg.TLS)
+	tconn := wire.ServerLink(raw, s.cfg.TLS)
 	tconn.SetDeadline(deadline)
 	if err := tconn.HandshakeContext(ctx); err != nil {
 		log.Warn("agent TLS handshake failed", "err", err)

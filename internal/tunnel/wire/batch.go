@@ -11,7 +11,7 @@ import (
 // 12-byte header and then its body, and crypto/tls turns every write into
 // records of at most 16 KiB, each written to the socket on its own: a
 // 256 KiB frame cost 18 write system calls, which were 60 % of a bulk
-// transfer's CPU in bench/tunnel (README, 2026-11-29). LinkConn, the raw
+// transfer's CPU in bench/tunnel (README, 2026-11-29). linkConn, the raw
 // connection under a link's TLS, collects the records of one frame and
 // writes them in one call; frameConn, the TLS connection as yamux sees it,
 // says where a frame begins and ends.
@@ -23,12 +23,12 @@ const (
 	yamuxTypeData  = 0
 )
 
-// LinkConn is the raw connection of a link. Outside a frame it writes
+// linkConn is the raw connection of a link. Outside a frame it writes
 // through; inside one (begin to end) it keeps the TLS records and end
 // writes them at once. Writes TLS makes on its own (a key update's answer,
 // close_notify) keep their order: they take the same lock, and one made
 // inside a frame joins it.
-type LinkConn struct {
+type linkConn struct {
 	net.Conn
 	mu       sync.Mutex
 	batching bool
@@ -36,11 +36,11 @@ type LinkConn struct {
 	buf      []byte
 }
 
-// NewLinkConn wraps the raw connection a link's TLS runs on.
-func NewLinkConn(raw net.Conn) *LinkConn { return &LinkConn{Conn: raw} }
+// newLinkConn wraps the raw connection a link's TLS runs on.
+func newLinkConn(raw net.Conn) *linkConn { return &linkConn{Conn: raw} }
 
 // Write keeps p while a frame is being written, else writes it.
-func (c *LinkConn) Write(p []byte) (int, error) {
+func (c *linkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -53,7 +53,7 @@ func (c *LinkConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-func (c *LinkConn) begin() {
+func (c *linkConn) begin() {
 	c.mu.Lock()
 	c.batching = true
 	c.mu.Unlock()
@@ -62,7 +62,7 @@ func (c *LinkConn) begin() {
 // end writes what the frame's records collected, in one call. A buffer
 // grown past a frame's usual size is dropped, so that an idle link holds
 // little.
-func (c *LinkConn) end() error {
+func (c *linkConn) end() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.batching = false
@@ -88,7 +88,7 @@ const maxKeptBatch = 80 << 10
 // Close closes the socket first, which ends a write blocked on a peer that
 // stopped reading, then drops what a frame had kept: writing it out could
 // block on that same peer, and the link is going away.
-func (c *LinkConn) Close() error {
+func (c *linkConn) Close() error {
 	err := c.Conn.Close()
 	c.mu.Lock()
 	c.batching, c.closed, c.buf = false, true, nil
@@ -103,7 +103,7 @@ func (c *LinkConn) Close() error {
 // yamux would have. yamux writes from one goroutine only.
 type frameConn struct {
 	*tls.Conn
-	raw  *LinkConn
+	raw  *linkConn
 	hdr  [yamuxHeaderLen]byte
 	held bool
 }
@@ -144,19 +144,17 @@ func linkTLS(cfg *tls.Config) *tls.Config {
 }
 
 // ServerLink is the server's TLS end of a link accepted on raw.
-func ServerLink(raw net.Conn, cfg *tls.Config) (*tls.Conn, *LinkConn) {
-	lc := NewLinkConn(raw)
-	return tls.Server(lc, linkTLS(cfg)), lc
+func ServerLink(raw net.Conn, cfg *tls.Config) *tls.Conn {
+	return tls.Server(newLinkConn(raw), linkTLS(cfg))
 }
 
 // ClientLink is the agent's TLS end of a link dialed on raw to a server
 // whose name (for the certificate check) is serverName when cfg names
 // none.
-func ClientLink(raw net.Conn, cfg *tls.Config, serverName string) (*tls.Conn, *LinkConn) {
-	lc := NewLinkConn(raw)
+func ClientLink(raw net.Conn, cfg *tls.Config, serverName string) *tls.Conn {
 	c := linkTLS(cfg)
 	if c.ServerName == "" {
 		c.ServerName = serverName
 	}
-	return tls.Client(lc, c), lc
+	return tls.Client(newLinkConn(raw), c)
 }

@@ -40,8 +40,8 @@ func linkPair(t *testing.T) (agent, server *Session, agentRaw *countingConn) {
 	}
 	a, s := tcpPair(t)
 	agentRaw = &countingConn{Conn: a}
-	ac, _ := ClientLink(agentRaw, &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, RootCAs: p.ServerCA.Pool()}, "127.0.0.1")
-	sc, _ := ServerLink(s, &tls.Config{Certificates: []tls.Certificate{p.Server.TLS}, ClientCAs: p.AgentCA.Pool(),
+	ac := ClientLink(agentRaw, &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, RootCAs: p.ServerCA.Pool()}, "127.0.0.1")
+	sc := ServerLink(s, &tls.Config{Certificates: []tls.Certificate{p.Server.TLS}, ClientCAs: p.AgentCA.Pool(),
 		ClientAuth: tls.RequireAndVerifyClientCert})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -141,7 +141,7 @@ func TestFrameConnDroppedBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc := NewLinkConn(a)
+	lc := newLinkConn(a)
 	client := tls.Client(lc, &tls.Config{RootCAs: p.ServerCA.Pool(), ServerName: "127.0.0.1"})
 	server := tls.Server(b, &tls.Config{Certificates: []tls.Certificate{p.Server.TLS}})
 	go server.Handshake()
@@ -198,7 +198,7 @@ func TestReadBuffer(t *testing.T) {
 func TestLinkConnCloseUnblocks(t *testing.T) {
 	a, b := tcpPair(t)
 	defer b.Close() // never read
-	lc := NewLinkConn(a)
+	lc := newLinkConn(a)
 	blocked := make(chan error, 1)
 	go func() {
 		lc.begin()

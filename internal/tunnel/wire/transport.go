@@ -74,7 +74,7 @@ type Session struct{ *yamux.Session }
 // ServerLink or ClientLink batches each frame's records (batch.go).
 func sessionConn(conn net.Conn) net.Conn {
 	if tc, ok := conn.(*tls.Conn); ok {
-		if lc, ok := tc.NetConn().(*LinkConn); ok {
+		if lc, ok := tc.NetConn().(*linkConn); ok {
 			return &frameConn{Conn: tc, raw: lc}
 		}
 	}
