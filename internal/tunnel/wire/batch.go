@@ -10,8 +10,8 @@ import (
 // A link's writes, batched. yamux writes each data frame as two writes, its
 // 12-byte header and then its body, and crypto/tls turns every write into
 // records of at most 16 KiB, each written to the socket on its own: a
-// 256 KiB frame cost 18 write system calls, which were 60 % of a bulk
-// transfer's CPU in bench/tunnel (README, 2026-11-29). linkConn, the raw
+// 32 KiB frame took three write system calls, and system calls were 60 %
+// of a bulk transfer's CPU in bench/tunnel (README, 2026-11-29). linkConn, the raw
 // connection under a link's TLS, collects the records of one frame and
 // writes them in one call; frameConn, the TLS connection as yamux sees it,
 // says where a frame begins and ends.
