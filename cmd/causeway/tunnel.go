@@ -117,6 +117,7 @@ func newTunnelServerCommand() *cobra.Command {
 		useIptables                         bool
 		iptPorts, iptTarget, iptChain       string
 		iptResync                           time.Duration
+		iptStatic                           []string
 		kubeconfig                          string
 		authorizeNodes, insecureAnyAddress  bool
 		routeAllow                          []string
@@ -251,11 +252,15 @@ func newTunnelServerCommand() *cobra.Command {
 					if err != nil {
 						return fmt.Errorf("--iptables-dnat-address: %w", err)
 					}
-					ports, err := iptables.ParsePorts(iptPorts)
+					ports, all, err := iptables.ParsePorts(iptPorts)
 					if err != nil {
 						return fmt.Errorf("--iptables-ports: %w", err)
 					}
-					m, err := iptables.New(iptables.Config{Chain: iptChain, Ports: ports, Target: ap})
+					static, err := parsePrefixes(iptStatic)
+					if err != nil {
+						return fmt.Errorf("--iptables-cidr: %w", err)
+					}
+					m, err := iptables.New(iptables.Config{Chain: iptChain, Ports: ports, AllPorts: all, Static: static, Target: ap})
 					if err != nil {
 						return err
 					}
@@ -270,6 +275,9 @@ func newTunnelServerCommand() *cobra.Command {
 				}
 			} else if useIptables {
 				return errors.New("--iptables needs --transparent-bind-address")
+			}
+			if len(iptStatic) > 0 && !useIptables {
+				return errors.New("--iptables-cidr needs --iptables")
 			}
 			ready.Set(true)
 			log.Info("tunnel server running", "serverID", serverID, "serverCount", serverCount, "agents", aln.Addr().String())
@@ -298,7 +306,8 @@ func newTunnelServerCommand() *cobra.Command {
 	fs.StringVar(&compression, "compression", "none", "Compression for CONNECT and Konnectivity connections: none, gzip or zstd (a CONNECT client may ask for its own).")
 	fs.StringVar(&transparentCompression, "transparent-compression", "none", "Compression for transparent connections: none, gzip or zstd.")
 	fs.BoolVar(&useIptables, "iptables", false, "Manage nat OUTPUT rules that DNAT tunneled destinations to the transparent listener.")
-	fs.StringVar(&iptPorts, "iptables-ports", "10250,10255", "Destination ports redirected for tunneled addresses.")
+	fs.StringVar(&iptPorts, "iptables-ports", "10250,10255", "Destination ports redirected for tunneled addresses, or \"all\" (every TCP port: Ingress traffic to edge Pods).")
+	fs.StringSliceVar(&iptStatic, "iptables-cidr", nil, "IPv4 CIDRs (repeatable) redirected whether an agent owns them or not, such as the edge Pod network: while no agent does, connections to them are reset at once instead of timing out.")
 	fs.StringVar(&iptTarget, "iptables-dnat-address", "", "DNAT target ip:port; defaults to --transparent-bind-address.")
 	fs.StringVar(&iptChain, "iptables-chain", iptables.DefaultChain, "nat chain owned by the manager.")
 	fs.DurationVar(&iptResync, "iptables-resync-period", 30*time.Second, "How often rules are checked and repaired.")
@@ -361,12 +370,8 @@ func newTunnelAgentCommand() *cobra.Command {
 				}
 				cfg.NodeIPs = append(cfg.NodeIPs, ip)
 			}
-			for _, s := range cidrs {
-				p, err := netip.ParsePrefix(s)
-				if err != nil {
-					return fmt.Errorf("--cidr: %w", err)
-				}
-				cfg.CIDRs = append(cfg.CIDRs, p.Masked())
+			if cfg.CIDRs, err = parsePrefixes(cidrs); err != nil {
+				return fmt.Errorf("--cidr: %w", err)
 			}
 			for _, s := range allow {
 				p, err := parsePrefixOrAddr(s)
@@ -442,6 +447,19 @@ func nodeGetter(kubeconfig string, explicit bool) (server.NodeGetter, error) {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	return cs.CoreV1().Nodes(), nil
+}
+
+// parsePrefixes parses CIDRs and masks them.
+func parsePrefixes(ss []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range ss {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 func parsePrefixOrAddr(s string) (netip.Prefix, error) {

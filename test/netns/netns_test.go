@@ -141,6 +141,7 @@ const (
 type topology struct {
 	cloud, edge *tunneltest.Netns
 	dir         string
+	pki         *tunneltest.PKI // set by writePKI
 }
 
 func newTopology(t *testing.T) *topology {
@@ -268,14 +269,22 @@ func (tp *topology) writePKI(t *testing.T, agentIPs ...net.IP) (serverArgs, agen
 	if err != nil {
 		t.Fatal(err)
 	}
+	tp.pki = p
 	sc, sk, _ := p.Server.WriteFiles(tp.dir, "server")
 	agentCA, _ := p.AgentCA.WriteFile(tp.dir, "agent-ca")
-	serverCA, _ := p.ServerCA.WriteFile(tp.dir, "server-ca")
-	leaf, err := p.AgentCA.Issue("system:node:edge-1", false, agentIPs, nil, 24*time.Hour)
+	return []string{"--tls-cert-file", sc, "--tls-private-key-file", sk, "--agent-ca-file", agentCA},
+		tp.agentTLS(t, "edge-1", agentIPs...)
+}
+
+// agentTLS writes a certificate for node, signed by writePKI's agent CA,
+// and returns the agent's TLS flags.
+func (tp *topology) agentTLS(t *testing.T, node string, ips ...net.IP) []string {
+	t.Helper()
+	leaf, err := tp.pki.AgentCA.Issue("system:node:"+node, false, ips, nil, 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ac, ak, _ := leaf.WriteFiles(tp.dir, "agent")
-	return []string{"--tls-cert-file", sc, "--tls-private-key-file", sk, "--agent-ca-file", agentCA},
-		[]string{"--tls-cert-file", ac, "--tls-private-key-file", ak, "--ca-file", serverCA}
+	ac, ak, _ := leaf.WriteFiles(tp.dir, "agent-"+node)
+	serverCA, _ := tp.pki.ServerCA.WriteFile(tp.dir, "server-ca")
+	return []string{"--tls-cert-file", ac, "--tls-private-key-file", ak, "--ca-file", serverCA}
 }

@@ -73,6 +73,16 @@ type Config struct {
 	Chain string
 	// Ports are the destination ports redirected for each tunneled address.
 	Ports []uint16
+	// AllPorts redirects every TCP port of a tunneled address instead:
+	// what Ingress traffic to edge Pods needs, whose ports are whatever
+	// their Services say.
+	AllPorts bool
+	// Static are destinations redirected whether an agent claims them or
+	// not (an edge Pod network). While no agent owns one, the transparent
+	// listener resets a connection to it at once, so nginx moves on to its
+	// next endpoint instead of waiting out a connect timeout in a network
+	// that drops the packets.
+	Static []netip.Prefix
 	// Target is the transparent listener's address that rules DNAT to.
 	Target netip.AddrPort
 	Runner Runner
@@ -88,8 +98,13 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Chain == "" {
 		cfg.Chain = DefaultChain
 	}
-	if len(cfg.Ports) == 0 {
+	if len(cfg.Ports) == 0 && !cfg.AllPorts {
 		cfg.Ports = DefaultPorts
+	}
+	for _, p := range cfg.Static {
+		if !p.IsValid() || !p.Addr().Is4() {
+			return nil, fmt.Errorf("static destination %s: need an IPv4 CIDR", p)
+		}
 	}
 	if !cfg.Target.IsValid() || !cfg.Target.Addr().Unmap().Is4() || cfg.Target.Addr().IsUnspecified() {
 		return nil, fmt.Errorf("DNAT target %s: need a concrete IPv4 address and port", cfg.Target)
@@ -111,7 +126,7 @@ func (m *Manager) Rules(addrs []netip.Addr, prefixes []netip.Prefix) []string {
 			dsts = append(dsts, netip.PrefixFrom(a, 32))
 		}
 	}
-	for _, p := range prefixes {
+	for _, p := range slices.Concat(prefixes, m.cfg.Static) {
 		if p.Addr().Unmap().Is4() {
 			dsts = append(dsts, p.Masked())
 		}
@@ -125,6 +140,11 @@ func (m *Manager) Rules(addrs []netip.Addr, prefixes []netip.Prefix) []string {
 	dsts = slices.Compact(dsts)
 	var rules []string
 	for _, d := range dsts {
+		if m.cfg.AllPorts {
+			rules = append(rules, fmt.Sprintf("-A %s -d %s -p tcp -m comment --comment %s -j DNAT --to-destination %s",
+				m.cfg.Chain, d, comment, m.cfg.Target))
+			continue
+		}
 		for _, port := range m.cfg.Ports {
 			rules = append(rules, fmt.Sprintf("-A %s -d %s -p tcp -m tcp --dport %d -m comment --comment %s -j DNAT --to-destination %s",
 				m.cfg.Chain, d, port, comment, m.cfg.Target))
@@ -228,8 +248,11 @@ func (m *Manager) Run(ctx context.Context, src Source, resync time.Duration, onE
 	}
 }
 
-// ParsePorts parses a comma-separated port list.
-func ParsePorts(s string) ([]uint16, error) {
+// ParsePorts parses a comma-separated port list, or "all" for every port.
+func ParsePorts(s string) (ports []uint16, all bool, err error) {
+	if strings.TrimSpace(s) == "all" {
+		return nil, true, nil
+	}
 	var out []uint16
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f == "" {
@@ -237,9 +260,9 @@ func ParsePorts(s string) ([]uint16, error) {
 		}
 		p, err := strconv.ParseUint(f, 10, 16)
 		if err != nil || p == 0 {
-			return nil, fmt.Errorf("port %q: must be 1-65535", f)
+			return nil, false, fmt.Errorf("port %q: must be 1-65535 or the whole list \"all\"", f)
 		}
 		out = append(out, uint16(p))
 	}
-	return out, nil
+	return out, false, nil
 }

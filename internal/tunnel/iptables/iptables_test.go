@@ -55,11 +55,41 @@ func TestNewRejectsBadTarget(t *testing.T) {
 			t.Errorf("target %s accepted", target)
 		}
 	}
-	if _, err := ParsePorts("10250, 0"); err == nil {
-		t.Error("port 0 accepted")
+	if _, err := New(Config{Target: netip.MustParseAddrPort("10.250.0.1:10263"), Static: []netip.Prefix{netip.MustParsePrefix("fd00::/64")}}); err == nil {
+		t.Error("IPv6 static destination accepted")
 	}
-	if p, err := ParsePorts("10250,10255"); err != nil || fmt.Sprint(p) != "[10250 10255]" {
-		t.Errorf("ParsePorts = %v, %v", p, err)
+	for _, bad := range []string{"10250, 0", "all,10250", "any"} {
+		if _, _, err := ParsePorts(bad); err == nil {
+			t.Errorf("ports %q accepted", bad)
+		}
+	}
+	if p, all, err := ParsePorts("10250,10255"); err != nil || all || fmt.Sprint(p) != "[10250 10255]" {
+		t.Errorf("ParsePorts = %v, %v, %v", p, all, err)
+	}
+	if p, all, err := ParsePorts(" all "); err != nil || !all || p != nil {
+		t.Errorf("ParsePorts(all) = %v, %v, %v", p, all, err)
+	}
+}
+
+// TestRulesAllPortsAndStatic: every TCP port of a tunneled address, and
+// static destinations present with no agent at all.
+func TestRulesAllPortsAndStatic(t *testing.T) {
+	m, err := New(Config{Target: netip.MustParseAddrPort("10.250.0.1:10263"), AllPorts: true,
+		Static: []netip.Prefix{netip.MustParsePrefix("10.251.0.0/16")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"-A CAUSEWAY-TUNNEL -d 10.250.0.2/32 -p tcp -m comment --comment causeway-tunnel -j DNAT --to-destination 10.250.0.1:10263",
+		"-A CAUSEWAY-TUNNEL -d 10.251.1.0/24 -p tcp -m comment --comment causeway-tunnel -j DNAT --to-destination 10.250.0.1:10263",
+		"-A CAUSEWAY-TUNNEL -d 10.251.0.0/16 -p tcp -m comment --comment causeway-tunnel -j DNAT --to-destination 10.250.0.1:10263",
+	}
+	got := m.Rules([]netip.Addr{netip.MustParseAddr("10.250.0.2")}, []netip.Prefix{netip.MustParsePrefix("10.251.1.0/24")})
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := m.Rules(nil, nil); len(got) != 1 || got[0] != want[2] {
+		t.Fatalf("with no agent: %q, want only the static destination", got)
 	}
 }
 
@@ -101,6 +131,19 @@ func TestRealIptables(t *testing.T) {
 	}
 	if got := strings.Count(ns.MustRun(t, "iptables", "-t", "nat", "-S", "CAUSEWAY-TUNNEL"), "-j DNAT"); got != 4 {
 		t.Fatalf("%d DNAT rules, want 4", got)
+	}
+	// The all-ports form reads back as written, so a sync after it is a
+	// no-op too.
+	all, err := New(Config{Target: netip.MustParseAddrPort("10.250.0.1:10263"), AllPorts: true,
+		Static: []netip.Prefix{netip.MustParsePrefix("10.251.0.0/16")}, Runner: ExecRunner{Prefix: []string{"ip", "netns", "exec", ns.Name}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := all.Sync(ctx, addrs, nil); err != nil || !changed {
+		t.Fatalf("all-ports sync: changed=%v err=%v", changed, err)
+	}
+	if changed, err := all.Sync(ctx, addrs, nil); err != nil || changed {
+		t.Fatalf("second all-ports sync is not a no-op: changed=%v err=%v", changed, err)
 	}
 	if err := m.Cleanup(ctx); err != nil {
 		t.Fatal(err)

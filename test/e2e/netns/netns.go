@@ -122,51 +122,60 @@ func removeStale() {
 // the namespace for its whole life, while everything else in the process
 // stays in the host's.
 func (n *Netns) Listen(addr string) (net.Listener, error) {
-	type result struct {
-		ln  net.Listener
-		err error
-	}
-	ch := make(chan result, 1)
+	var ln net.Listener
+	err := Within(n.Name, func() error {
+		var err error
+		ln, err = net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen %s in %s: %w", addr, n.Name, err)
+		}
+		return nil
+	})
+	return ln, err
+}
+
+// Within runs fn on a thread inside the namespace named name (under
+// /var/run/netns). Sockets fn opens belong to that namespace for their
+// whole life and may be used from any goroutine afterwards; everything
+// else in the process stays in its own namespace.
+func Within(name string, fn func() error) error {
+	ch := make(chan error, 1)
 	go func() {
 		// Only this goroutine's thread switches namespace, and it switches
 		// back before anything else may run on it. The thread must not be
 		// discarded instead: a child started with Pdeathsig from it (the
 		// test environment's API server, say) would be killed with it.
 		runtime.LockOSThread()
-		ln, restored, err := n.listenHere(addr)
+		restored, err := withinHere(name, fn)
 		if restored {
 			runtime.UnlockOSThread()
 		} // else the thread stays locked and the runtime discards it
-		ch <- result{ln, err}
+		ch <- err
 	}()
-	r := <-ch
-	return r.ln, r.err
+	return <-ch
 }
 
-// listenHere runs on a locked thread. restored is false only if the thread
+// withinHere runs on a locked thread. restored is false only if the thread
 // could not return to its own namespace.
-func (n *Netns) listenHere(addr string) (ln net.Listener, restored bool, err error) {
+func withinHere(name string, fn func() error) (restored bool, err error) {
 	self, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
-		return nil, true, fmt.Errorf("open own network namespace: %w", err)
+		return true, fmt.Errorf("open own network namespace: %w", err)
 	}
 	defer self.Close()
-	target, err := os.Open(filepath.Join("/var/run/netns", n.Name))
+	target, err := os.Open(filepath.Join("/var/run/netns", name))
 	if err != nil {
-		return nil, true, fmt.Errorf("open namespace %s: %w", n.Name, err)
+		return true, fmt.Errorf("open namespace %s: %w", name, err)
 	}
 	defer target.Close()
 	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		return nil, true, fmt.Errorf("enter namespace %s: %w", n.Name, err)
+		return true, fmt.Errorf("enter namespace %s: %w", name, err)
 	}
-	ln, err = net.Listen("tcp", addr)
-	if err != nil {
-		err = fmt.Errorf("listen %s in %s: %w", addr, n.Name, err)
-	}
+	err = fn()
 	if serr := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); serr != nil {
-		return ln, false, err
+		return false, err
 	}
-	return ln, true, err
+	return true, err
 }
 
 // Close deletes the namespace and, with it, the veth pair.
