@@ -49,7 +49,20 @@ func main() {
 	repeat := flag.Int("repeat", 3, "turns of the side-by-side bulk and round-trip measurements (their medians are printed)")
 	profileDir := flag.String("profile", "", "directory for CPU profiles of the in-process bulk and round-trip measurements (server, agent and the bench's own ends in one process), one per compression")
 	only := flag.Bool("side-by-side", false, "run the side-by-side section only")
+	ingressOnly := flag.Bool("ingress", false, "run the Ingress → tunnel → edge Pod section only (needs root: network namespaces)")
+	ingressTurns := flag.Int("ingress-turns", 3, "alternating turns of the Ingress section")
+	ingressDuration := flag.Duration("ingress-duration", 5*time.Second, "length of each wrk run in the Ingress section")
+	ingressConns := flag.Int("ingress-conns", 16, "wrk connections in the Ingress section")
+	ingressBody := flag.Int("ingress-body", 1024, "bytes of each answer in the Ingress section")
 	flag.Parse()
+	ing := ingressConfig{bin: *bin, turns: *ingressTurns, duration: *ingressDuration, conns: *ingressConns, body: *ingressBody}
+	if *ingressOnly {
+		if err := ingressSection(ing); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if _, err := os.Stat(filepath.Join(*anp, "proxy-server")); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: no ANP in %s (sh bench/tunnel/build-anp.sh): Causeway alone\n", *anp)
 		*anp = ""
@@ -64,6 +77,10 @@ func main() {
 		return
 	}
 	if err := run(*bulkMB, *rtts, *rttConns, *conns, *logMB, *bin, *profileDir); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if err := ingressSection(ing); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

@@ -76,3 +76,28 @@ func TestMigrateFlagsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestTunnelFlagsDocumented: every flag of `causeway tunnel server` and
+// `causeway tunnel agent` is named, in backquotes, in docs/tunnel.md.
+func TestTunnelFlagsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/tunnel.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []*cobra.Command{newTunnelServerCommand(), newTunnelAgentCommand()} {
+		n := 0
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden || f.Name == "help" {
+				return
+			}
+			n++
+			named := regexp.MustCompile("`--" + regexp.QuoteMeta(f.Name) + "[` =]")
+			if !named.Match(doc) {
+				t.Errorf("causeway tunnel %s: --%s is not in docs/tunnel.md (spelled whole, in backquotes)", cmd.Name(), f.Name)
+			}
+		})
+		if n == 0 {
+			t.Errorf("causeway tunnel %s has no flags: the test checks nothing", cmd.Name())
+		}
+	}
+}
