@@ -265,7 +265,9 @@ func TestIngressToEdgeBackends(t *testing.T) {
 	replica := func(i int) *proc {
 		args := append([]string{binary, "tunnel", "server", "--server-id", fmt.Sprintf("cloud-%d", i), "--server-count", "2",
 			"--agent-bind-address", fmt.Sprintf("%s:814%d", cloudIP, i),
-			"--transparent-bind-address", fmt.Sprintf("%s:1026%d", cloudIP, i),
+			// Replica 2's listener is on loopback: DNAT from OUTPUT to
+			// 127.0.0.1 needs no route_localnet (docs/tunnel.md).
+			"--transparent-bind-address", fmt.Sprintf("%s:1026%d", map[int]string{1: cloudIP, 2: "127.0.0.1"}[i], i),
 			"--iptables", "--iptables-ports", "all", "--iptables-cidr", edgeNetwork,
 			"--iptables-chain", fmt.Sprintf("CAUSEWAY-EDGE-%d", i), "--iptables-resync-period", "1s",
 			"--route-allow", "edge-1=" + edgePodCIDR,
