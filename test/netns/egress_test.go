@@ -49,7 +49,9 @@ func helperKubelet(addr string) {
 // EgressSelectorConfiguration whose "cluster" egress is the server's
 // Konnectivity socket, creates a Node whose kubelet is the fake HTTPS
 // kubelet in the edge namespace, and reads a Pod's logs through the API:
-// the apiserver → Konnectivity gRPC → tunnel → agent → kubelet path.
+// the apiserver → Konnectivity gRPC → tunnel → agent → kubelet path. A
+// second kube-apiserver does the same with proxyProtocol HTTPConnect on
+// the server's CONNECT socket.
 func TestKubectlLogsThroughEgressSelector(t *testing.T) {
 	tp := newTopology(t)
 	serverTLS, agentTLS := tp.writePKI(t)
@@ -59,35 +61,10 @@ func TestKubectlLogsThroughEgressSelector(t *testing.T) {
 	}
 	tp.start(t, tp.edge, "kubelet", "env", helperEnv+"=kubelet", self, edgeIP+":10250")
 	konn := filepath.Join(tp.dir, "konn.sock")
-	egress := filepath.Join(tp.dir, "egress.yaml")
-	if err := os.WriteFile(egress, []byte(`apiVersion: apiserver.k8s.io/v1beta1
-kind: EgressSelectorConfiguration
-egressSelections:
-- name: cluster
-  connection:
-    proxyProtocol: GRPC
-    transport:
-      uds:
-        udsName: `+konn+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := testenv.StartForTest(t, testenv.Options{ExtraAPIServerArgs: []string{"--egress-selector-config-file=" + egress}})
-	cs, err := kubernetes.NewForConfig(env.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	connect := filepath.Join(tp.dir, "connect.sock")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "edge-1"}}
-	node, err = cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: edgeIP}}
-	node.Status.DaemonEndpoints.KubeletEndpoint.Port = 10250
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env, cs := egressAPIServer(ctx, t, tp, "GRPC", konn)
 
 	// The server authorizes agents against the Node objects. It runs in
 	// the cloud namespace, kube-apiserver on the host's loopback: bridge
@@ -97,7 +74,7 @@ egressSelections:
 	serveUnixToTCP(t, bridge, apiAddr)
 	tp.start(t, tp.cloud, "api-bridge", "env", helperEnv+"=forward", self, apiAddr, bridge)
 	srv := tp.start(t, tp.cloud, "server", append([]string{binary, "tunnel", "server", "--server-id", "cloud-1",
-		"--agent-bind-address", cloudIP + ":8132", "--konnectivity-uds-path", konn,
+		"--agent-bind-address", cloudIP + ":8132", "--konnectivity-uds-path", konn, "--connect-uds-path", connect,
 		"--health-bind-address", cloudIP + ":8133", "--authorize-node-addresses", "--kubeconfig", env.AdminKubeconfig}, serverTLS...)...)
 	// An agent with edge-1's certificate claiming an address the Node does
 	// not have is refused, with a log line saying why.
@@ -112,6 +89,64 @@ egressSelections:
 	})
 	tp.start(t, tp.edge, "agent", append([]string{binary, "tunnel", "agent", "--server", cloudIP + ":8132",
 		"--node-name", "edge-1", "--node-ip", edgeIP, "--health-bind-address", ""}, agentTLS...)...)
+	took := readLogs(ctx, t, cs)
+	// The edge admits no inbound connections, so this is the only path;
+	// the server's metrics confirm that it carried the dial.
+	dialed := func(frontend string) {
+		t.Helper()
+		m := tp.cloud.MustRun(t, "env", helperEnv+"=get", self, "http://"+cloudIP+":8133/metrics")
+		if !strings.Contains(m, `causeway_tunnel_server_dials_total{frontend="`+frontend+`",result="ok"}`) {
+			t.Fatalf("server metrics show no %s dial:\n%s", frontend, m)
+		}
+	}
+	dialed("konnectivity")
+	t.Logf("kubectl logs through EgressSelector → Konnectivity → tunnel: ok after %s", took)
+
+	_, cs = egressAPIServer(ctx, t, tp, "HTTPConnect", connect)
+	took = readLogs(ctx, t, cs)
+	dialed("connect-uds")
+	t.Logf("kubectl logs through EgressSelector → HTTP CONNECT → tunnel: ok after %s", took)
+}
+
+// egressAPIServer starts a kube-apiserver whose "cluster" egress is
+// proxyProtocol over the unix socket uds, and creates the Node edge-1
+// whose kubelet is the fake one in the edge namespace.
+func egressAPIServer(ctx context.Context, t *testing.T, tp *topology, proxyProtocol, uds string) (*testenv.Env, kubernetes.Interface) {
+	t.Helper()
+	egress := filepath.Join(tp.dir, "egress-"+proxyProtocol+".yaml")
+	if err := os.WriteFile(egress, []byte(`apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+- name: cluster
+  connection:
+    proxyProtocol: `+proxyProtocol+`
+    transport:
+      uds:
+        udsName: `+uds+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.StartForTest(t, testenv.Options{ExtraAPIServerArgs: []string{"--egress-selector-config-file=" + egress}})
+	cs, err := kubernetes.NewForConfig(env.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "edge-1"}}
+	node, err = cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: edgeIP}}
+	node.Status.DaemonEndpoints.KubeletEndpoint.Port = 10250
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return env, cs
+}
+
+// readLogs creates the Pod web on edge-1 and reads its logs through the
+// API server, which fetches them from the kubelet through its egress.
+func readLogs(ctx context.Context, t *testing.T, cs kubernetes.Interface) time.Duration {
+	t.Helper()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
 	if _, err := cs.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -125,17 +160,12 @@ egressSelections:
 	}
 	var logs []byte
 	took := waitFor(t, 20*time.Second, "pod logs through the tunnel", func() error {
+		var err error
 		logs, err = cs.CoreV1().Pods("default").GetLogs("web", &corev1.PodLogOptions{Container: "app"}).DoRaw(ctx)
 		return err
 	})
 	if string(logs) != kubeletLogs {
 		t.Fatalf("logs = %q, want %q", logs, kubeletLogs)
 	}
-	// The edge admits no inbound connections, so this is the only path;
-	// the server's metrics confirm that it carried the dial.
-	m := tp.cloud.MustRun(t, "env", helperEnv+"=get", self, "http://"+cloudIP+":8133/metrics")
-	if !strings.Contains(m, `causeway_tunnel_server_dials_total{frontend="konnectivity",result="ok"}`) {
-		t.Fatalf("server metrics show no Konnectivity dial:\n%s", m)
-	}
-	t.Logf("kubectl logs through EgressSelector → Konnectivity → tunnel: ok after %s:\n%s", took, strings.TrimSpace(string(logs)))
+	return took
 }
