@@ -54,7 +54,17 @@ func main() {
 	ingressDuration := flag.Duration("ingress-duration", 5*time.Second, "length of each wrk run in the Ingress section")
 	ingressConns := flag.Int("ingress-conns", 16, "wrk connections in the Ingress section")
 	ingressBody := flag.Int("ingress-body", 1024, "bytes of each answer in the Ingress section")
+	muxOnly := flag.Bool("mux", false, "run only the multiplexer comparison: one TLS connection bare, with yamux, with HTTP/2")
 	flag.Parse()
+	if *muxOnly {
+		chunk := make([]byte, 1<<20)
+		rand.NewChaCha8([32]byte{1}).Read(chunk)
+		if err := muxSection(*bulkMB, *rtts, chunk); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ing := ingressConfig{bin: *bin, turns: *ingressTurns, duration: *ingressDuration, conns: *ingressConns, body: *ingressBody}
 	if *ingressOnly {
 		if err := ingressSection(ing); err != nil {
