@@ -88,12 +88,8 @@ func ingressSection(cfg ingressConfig) error {
 	payload := strings.Repeat("x", cfg.body)
 	pod := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(payload)) })
 	for _, addr := range []string{ingTunnelPod + ":8080", ingDirectPod + ":8080"} {
-		var ln net.Listener
-		if err := netns.Within(edge, func() error {
-			var err error
-			ln, err = net.Listen("tcp", addr)
-			return err
-		}); err != nil {
+		ln, err := netns.ListenIn(edge, addr)
+		if err != nil {
 			return err
 		}
 		defer tunneltest.HTTPServer(ln, pod)()

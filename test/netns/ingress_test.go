@@ -138,12 +138,8 @@ func dialIn(ns string) func(ctx context.Context, network, addr string) (net.Conn
 // listenIn listens on addr inside the namespace until the test ends.
 func listenIn(t *testing.T, ns, addr string) net.Listener {
 	t.Helper()
-	var ln net.Listener
-	if err := e2enetns.Within(ns, func() error {
-		var err error
-		ln, err = net.Listen("tcp", addr)
-		return err
-	}); err != nil {
+	ln, err := e2enetns.ListenIn(ns, addr)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
@@ -213,27 +209,11 @@ func (c *edgeClient) metric(url, name string, labels ...string) float64 {
 // connection to the next of targets in turn: the load balancer in front
 // of the server replicas that agents dial.
 func forwardAgents(t *testing.T, ns, addr string, targets ...string) {
-	ln := listenIn(t, ns, addr)
 	var next atomic.Uint64
 	dial := dialIn(ns)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				u, err := dial(context.Background(), "tcp", targets[next.Add(1)%uint64(len(targets))])
-				if err != nil {
-					return
-				}
-				defer u.Close()
-				go func() { io.Copy(u, c); u.(*net.TCPConn).CloseWrite() }()
-				io.Copy(c, u)
-			}()
-		}
-	}()
+	go forward(listenIn(t, ns, addr), func() (net.Conn, error) {
+		return dial(context.Background(), "tcp", targets[next.Add(1)%uint64(len(targets))])
+	})
 }
 
 // TestIngressToEdgeBackends: an Ingress and a VirtualServer on the cloud

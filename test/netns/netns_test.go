@@ -71,22 +71,7 @@ func helperForward(addr, path string) {
 		fmt.Println(err)
 		os.Exit(1)
 	}
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			u, err := net.Dial("unix", path)
-			if err != nil {
-				return
-			}
-			defer u.Close()
-			go io.Copy(u, c)
-			io.Copy(c, u)
-		}()
-	}
+	forward(ln, func() (net.Conn, error) { return net.Dial("unix", path) })
 }
 
 // serveUnixToTCP forwards connections on the unix socket path to addr
@@ -97,24 +82,33 @@ func serveUnixToTCP(t *testing.T, path, addr string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
+	go forward(ln, func() (net.Conn, error) { return net.Dial("tcp", addr) })
+}
+
+// forward pipes each connection ln accepts to one dial opens, both ways,
+// until ln is closed.
+func forward(ln net.Listener, dial func() (net.Conn, error)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			u, err := dial()
 			if err != nil {
 				return
 			}
+			defer u.Close()
 			go func() {
-				defer c.Close()
-				u, err := net.Dial("tcp", addr)
-				if err != nil {
-					return
+				io.Copy(u, c)
+				if cw, ok := u.(interface{ CloseWrite() error }); ok {
+					cw.CloseWrite()
 				}
-				defer u.Close()
-				go io.Copy(u, c)
-				io.Copy(c, u)
 			}()
-		}
-	}()
+			io.Copy(c, u)
+		}()
+	}
 }
 
 // helperGet fetches url with a short timeout and prints the body.

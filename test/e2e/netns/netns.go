@@ -121,13 +121,17 @@ func removeStale() {
 // Listen opens a TCP listener inside the namespace. The socket belongs to
 // the namespace for its whole life, while everything else in the process
 // stays in the host's.
-func (n *Netns) Listen(addr string) (net.Listener, error) {
+func (n *Netns) Listen(addr string) (net.Listener, error) { return ListenIn(n.Name, addr) }
+
+// ListenIn opens a TCP listener inside the namespace named name, as
+// Listen does.
+func ListenIn(name, addr string) (net.Listener, error) {
 	var ln net.Listener
-	err := Within(n.Name, func() error {
+	err := Within(name, func() error {
 		var err error
 		ln, err = net.Listen("tcp", addr)
 		if err != nil {
-			return fmt.Errorf("listen %s in %s: %w", addr, n.Name, err)
+			return fmt.Errorf("listen %s in %s: %w", addr, name, err)
 		}
 		return nil
 	})
