@@ -77,14 +77,15 @@ func TestMigrateFlagsDocumented(t *testing.T) {
 	}
 }
 
-// TestTunnelFlagsDocumented: every flag of `causeway tunnel server` and
-// `causeway tunnel agent` is named, in backquotes, in docs/tunnel.md.
+// TestTunnelFlagsDocumented: every flag of `causeway tunnel server`,
+// `causeway tunnel agent` and `causeway tunnel iptables` is named, in
+// backquotes, in docs/tunnel.md.
 func TestTunnelFlagsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/tunnel.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range []*cobra.Command{newTunnelServerCommand(), newTunnelAgentCommand()} {
+	for _, cmd := range []*cobra.Command{newTunnelServerCommand(), newTunnelAgentCommand(), newTunnelIptablesCommand()} {
 		n := 0
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {
 			if f.Hidden || f.Name == "help" {

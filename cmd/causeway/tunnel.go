@@ -37,7 +37,7 @@ func newTunnelCommand() *cobra.Command {
 		Use:   "tunnel",
 		Short: "Reverse tunnel from the cloud to edge nodes behind NAT",
 	}
-	c.AddCommand(newTunnelServerCommand(), newTunnelAgentCommand())
+	c.AddCommand(newTunnelServerCommand(), newTunnelAgentCommand(), newTunnelIptablesCommand())
 	return c
 }
 

@@ -132,6 +132,15 @@ var chartValueSets = []struct {
 	{name: "hostPort without the host network", sets: []string{"controller.hostPort.enabled=true"},
 		wantArgs: []string{"--http-port=8080", "--https-port=8443"}, noArgs: []string{"--nginx-binary=/usr/sbin/nginx-net-bind-service"},
 		wantText: []string{"hostPort: 80", "hostPort: 443", "allowPrivilegeEscalation: false"}, noText: []string{"NET_BIND_SERVICE", "hostNetwork"}},
+	// The edge tunnel beside nginx: an init container with NET_ADMIN
+	// writes the DNAT rules once; the server runs unprivileged.
+	{name: "edge tunnel", sets: []string{"tunnel.enabled=true", "tunnel.edgeCIDRs[0]=10.244.128.0/17", "tunnel.edgeCIDRs[1]=10.245.0.0/16",
+		"tunnel.routeAllow[0]=edge-*=10.244.128.0/17", "tunnel.tlsSecret=tunnel-tls", "tunnel.agentCASecret=tunnel-ca"},
+		wantKinds: []string{"Deployment", "Service"},
+		wantText: []string{"name: causeway-tunnel", "- name: tunnel-iptables", "- --cidr=10.244.128.0/17", "- --cidr=10.245.0.0/16",
+			"- --target=127.0.0.1:10263", `add: ["NET_ADMIN", "NET_RAW"]`, "- name: tunnel-server", "- --server-count=2",
+			"- --transparent-bind-address=127.0.0.1:10263", "- --route-allow=edge-*=10.244.128.0/17", "- --authorize-node-addresses=false",
+			"secretName: tunnel-tls", "secretName: tunnel-ca", "targetPort: tunnel-agent"}},
 	{name: "both kinds", sets: []string{"controller.kind=Both"}, wantKinds: []string{"Deployment", "DaemonSet"}},
 	{name: "autoscaling", sets: []string{"controller.autoscaling.enabled=true", "controller.autoscaling.maxReplicas=5", "controller.autoscaling.targetMemoryUtilizationPercentage=null"},
 		wantKinds: []string{"HorizontalPodAutoscaler"}, wantText: []string{"maxReplicas: 5", "name: cpu"}, noText: []string{"name: memory", "\n  replicas:"}},
@@ -291,6 +300,36 @@ func TestChart(t *testing.T) {
 			cmd.Stdin = bytes.NewReader(bytes.Join(admit, []byte("\n---\n")))
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestChartRefusesTunnel: tunnel.enabled fails the rendering, saying
+// why, where it cannot work as asked rather than rendering something else.
+func TestChartRefusesTunnel(t *testing.T) {
+	t.Parallel()
+	helm := tool(t, "helm", "HELM", "make helm")
+	ok := []string{"tunnel.enabled=true", "tunnel.edgeCIDRs[0]=10.244.128.0/17", "tunnel.tlsSecret=t", "tunnel.agentCASecret=a"}
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want string
+	}{
+		{"no edge CIDRs", []string{"tunnel.enabled=true", "tunnel.tlsSecret=t", "tunnel.agentCASecret=a"}, "needs tunnel.edgeCIDRs"},
+		{"no certificates", []string{"tunnel.enabled=true", "tunnel.edgeCIDRs[0]=10.244.128.0/17"}, "needs tunnel.tlsSecret"},
+		{"host network", append(slices.Clone(ok), "controller.hostNetwork=true"), "node's own network namespace"},
+		{"DaemonSet", append(slices.Clone(ok), "controller.kind=DaemonSet"), "needs controller.kind Deployment"},
+		{"autoscaling", append(slices.Clone(ok), "controller.autoscaling.enabled=true"), "fixed replicaCount"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"template", "causeway", filepath.Join(e2e.repoRoot, "charts", "causeway")}
+			for _, s := range tc.sets {
+				args = append(args, "--set", s)
+			}
+			out, err := exec.CommandContext(t.Context(), helm, args...).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) {
+				t.Fatalf("helm template %v: %v, want a failure saying %q:\n%.400s", tc.sets, err, tc.want, out)
 			}
 		})
 	}

@@ -57,6 +57,11 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
               {{- include "causeway.selectorLabels" $ | nindent 14 }}
         {{- end }}
       {{- end }}
+      {{- include "causeway.tunnel.check" . }}
+      {{- if .Values.tunnel.enabled }}
+      initContainers:
+        {{- include "causeway.tunnel.initContainers" . }}
+      {{- end }}
       containers:
         - name: controller
           image: {{ include "causeway.image" . }}
@@ -231,11 +236,17 @@ DaemonSet (controller.kind), indented to sit under "template:". */}}
             {{- with $c.extraVolumeMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
+        {{- if .Values.tunnel.enabled }}
+        {{- include "causeway.tunnel.container" . }}
+        {{- end }}
       volumes:
         - name: state
           emptyDir: {}
         - name: tmp
           emptyDir: {}
+        {{- if .Values.tunnel.enabled }}
+        {{- include "causeway.tunnel.volumes" . }}
+        {{- end }}
         {{- with $c.extraVolumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
