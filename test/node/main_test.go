@@ -3,6 +3,9 @@
 // used through kubectl as a user would. The tests run in order, sharing
 // the cluster and, where they can, one installed release:
 //
+//	TestEdgeTunnel           a release of its own with tunnel.enabled: an
+//	                         Ingress serves a Pod behind an edge node's NAT
+//	                         through an agent; removes what it made
 //	TestGatewayConformanceBackends
 //	                         the Gateway API conformance suite's CRDs and
 //	                         backends (its base manifests, our images of
