@@ -138,9 +138,15 @@ var chartValueSets = []struct {
 		"tunnel.routeAllow[0]=edge-*=10.244.128.0/17", "tunnel.tlsSecret=tunnel-tls", "tunnel.agentCASecret=tunnel-ca"},
 		wantKinds: []string{"Deployment", "Service"},
 		wantText: []string{"name: causeway-tunnel", "- name: tunnel-iptables", "- --cidr=10.244.128.0/17", "- --cidr=10.245.0.0/16",
-			"- --target=127.0.0.1:10263", `add: ["NET_ADMIN", "NET_RAW"]`, "- name: tunnel-server", "- --server-count=2",
+			"- --target=127.0.0.1:10263", `add: ["NET_ADMIN", "NET_RAW"]`, "- name: tunnel-server", "- --server-count-from-leases",
+			"- --lease-namespace=$(POD_NAMESPACE)", "- --lease-label=causeway.io/tunnel-server=causeway", `verbs: ["get", "list", "update", "delete"]`,
 			"- --transparent-bind-address=127.0.0.1:10263", "- --route-allow=edge-*=10.244.128.0/17", "- --authorize-node-addresses=false",
 			"secretName: tunnel-tls", "secretName: tunnel-ca", "targetPort: tunnel-agent"}},
+	// Replicas count one another by Leases, so an autoscaled Deployment
+	// or a DaemonSet carries the tunnel too.
+	{name: "edge tunnel, DaemonSet", sets: []string{"controller.kind=DaemonSet", "tunnel.enabled=true", "tunnel.edgeCIDRs[0]=10.244.128.0/17",
+		"tunnel.tlsSecret=tunnel-tls", "tunnel.agentCASecret=tunnel-ca"},
+		wantKinds: []string{"DaemonSet"}, wantText: []string{"- name: tunnel-iptables", "- --server-count-from-leases"}},
 	{name: "both kinds", sets: []string{"controller.kind=Both"}, wantKinds: []string{"Deployment", "DaemonSet"}},
 	{name: "autoscaling", sets: []string{"controller.autoscaling.enabled=true", "controller.autoscaling.maxReplicas=5", "controller.autoscaling.targetMemoryUtilizationPercentage=null"},
 		wantKinds: []string{"HorizontalPodAutoscaler"}, wantText: []string{"maxReplicas: 5", "name: cpu"}, noText: []string{"name: memory", "\n  replicas:"}},
@@ -318,9 +324,7 @@ func TestChartRefusesTunnel(t *testing.T) {
 	}{
 		{"no edge CIDRs", []string{"tunnel.enabled=true", "tunnel.tlsSecret=t", "tunnel.agentCASecret=a"}, "needs tunnel.edgeCIDRs"},
 		{"no certificates", []string{"tunnel.enabled=true", "tunnel.edgeCIDRs[0]=10.244.128.0/17"}, "needs tunnel.tlsSecret"},
-		{"host network", append(slices.Clone(ok), "controller.hostNetwork=true"), "node's own network namespace"},
-		{"DaemonSet", append(slices.Clone(ok), "controller.kind=DaemonSet"), "needs controller.kind Deployment"},
-		{"autoscaling", append(slices.Clone(ok), "controller.autoscaling.enabled=true"), "fixed replicaCount"},
+		{"host network", append(slices.Clone(ok), "controller.kind=DaemonSet", "controller.hostNetwork=true"), "node's own network namespace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"template", "causeway", filepath.Join(e2e.repoRoot, "charts", "causeway")}

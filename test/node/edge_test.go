@@ -44,8 +44,9 @@ const (
 // tunnel server beside nginx) and serves, through an Ingress, a Pod that
 // only an agent reaches: the agent and the Pod run in a namespace on the
 // node whose NAT drops every connection from outside. Then: the agent
-// killed makes the Ingress answer 502 at once; its return serves again.
-// Its own release and IngressClass leave the shared release alone; it
+// killed makes the Ingress answer 502 at once; its return serves again;
+// a second replica counts itself in by its Lease and serves the edge Pod
+// too. Its own release and IngressClass leave the shared release alone; it
 // removes all it made.
 func TestEdgeTunnel(t *testing.T) {
 	c := node(t)
@@ -228,6 +229,52 @@ func TestEdgeTunnel(t *testing.T) {
 	startAgent()
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, served("/back")); err != nil {
 		t.Fatalf("the agent's return did not restore the edge Pod\nagent:\n%s", agentLog.String())
+	}
+
+	// A second replica: the servers count each other by their Leases, the
+	// agent links to both, and both Pods' nginx serve the edge Pod.
+	scale, err := client.AppsV1().Deployments(edgeRelease).GetScale(ctx, cw.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 2
+	if _, err := client.AppsV1().Deployments(edgeRelease).UpdateScale(ctx, cw.Name, scale, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := cw.Pods(ctx)
+		if err != nil || len(pods) != 2 {
+			return false, nil
+		}
+		for _, p := range pods {
+			if p.Status.PodIP == "" {
+				return false, nil
+			}
+			n, err := harness.Metric("http://"+net.JoinHostPort(p.Status.PodIP, "8133")+"/metrics", "causeway_tunnel_server_links")
+			if err != nil || n != 1 {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		leases, _ := client.CoordinationV1().Leases(edgeRelease).List(ctx, metav1.ListOptions{})
+		t.Fatalf("two replicas, each linked to the agent: never (%d Leases)\nagent:\n%s", len(leases.Items), agentLog.String())
+	}
+	leases, err := client.CoordinationV1().Leases(edgeRelease).List(ctx, metav1.ListOptions{LabelSelector: "causeway.io/tunnel-server=" + cw.Name})
+	if err != nil || len(leases.Items) != 2 {
+		t.Fatalf("%v tunnel Leases (%v), want one per replica", len(leases.Items), err)
+	}
+	pods, err = cw.Pods(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			r, err := harness.Get("http", net.JoinHostPort(p.Status.PodIP, "8080"), edgeHost, "/replica")
+			return err == nil && r.Status == http.StatusOK && r.Body == "hello from edge pod /replica", nil
+		}); err != nil {
+			t.Errorf("replica %s does not serve the edge Pod", p.Name)
+		}
 	}
 
 	// The server runs without a capability; only the init container,

@@ -9,9 +9,6 @@ network namespace once, so the server container needs no privilege. */}}
 {{- if $c.hostNetwork -}}
 {{- fail "tunnel.enabled with controller.hostNetwork would write the tunnel's DNAT rules into the node's own network namespace; run the controller in its Pod network" -}}
 {{- end -}}
-{{- if or (ne $c.kind "Deployment") $c.autoscaling.enabled -}}
-{{- fail "tunnel.enabled needs controller.kind Deployment with a fixed replicaCount: every replica's server must count its peers (--server-count)" -}}
-{{- end -}}
 {{- if not .Values.tunnel.edgeCIDRs -}}
 {{- fail "tunnel.enabled needs tunnel.edgeCIDRs: the edge Pod networks nginx reaches through the tunnel" -}}
 {{- end -}}
@@ -60,7 +57,11 @@ network namespace once, so the server container needs no privilege. */}}
             - tunnel
             - server
             - --server-id=$(POD_NAME)
-            - --server-count={{ .Values.controller.replicaCount }}
+            # Replicas count one another by their Leases, so agents link
+            # to every one, a rollout's surge Pod and an autoscaler's too.
+            - --server-count-from-leases
+            - --lease-namespace=$(POD_NAMESPACE)
+            - --lease-label=causeway.io/tunnel-server={{ include "causeway.fullname" . }}
             - --agent-bind-address=:{{ $t.agentPort }}
             - --tls-cert-file=/etc/causeway/tunnel/tls/tls.crt
             - --tls-private-key-file=/etc/causeway/tunnel/tls/tls.key
@@ -82,6 +83,10 @@ network namespace once, so the server container needs no privilege. */}}
               valueFrom:
                 fieldRef:
                   fieldPath: metadata.name
+            - name: POD_NAMESPACE
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.namespace
           ports:
             - name: tunnel-agent
               containerPort: {{ $t.agentPort }}
