@@ -137,10 +137,10 @@ var chartValueSets = []struct {
 	{name: "edge tunnel", sets: []string{"tunnel.enabled=true", "tunnel.edgeCIDRs[0]=10.244.128.0/17", "tunnel.edgeCIDRs[1]=10.245.0.0/16",
 		"tunnel.routeAllow[0]=edge-*=10.244.128.0/17", "tunnel.tlsSecret=tunnel-tls", "tunnel.agentCASecret=tunnel-ca"},
 		wantKinds: []string{"Deployment", "Service"},
-		wantText: []string{"name: causeway-tunnel", "- name: tunnel-iptables", "- --cidr=10.244.128.0/17", "- --cidr=10.245.0.0/16",
+		wantText: []string{"name: causeway-tunnel", "- name: tunnel-iptables", `- "--cidr=10.244.128.0/17"`, `- "--cidr=10.245.0.0/16"`,
 			"- --target=127.0.0.1:10263", `add: ["NET_ADMIN", "NET_RAW"]`, "- name: tunnel-server", "- --server-count-from-leases",
 			"- --lease-namespace=$(POD_NAMESPACE)", "- --lease-label=causeway.io/tunnel-server=causeway", `verbs: ["get", "list", "update", "delete"]`,
-			"- --transparent-bind-address=127.0.0.1:10263", "- --route-allow=edge-*=10.244.128.0/17", "- --authorize-node-addresses=false",
+			"- --transparent-bind-address=127.0.0.1:10263", `- "--route-allow=edge-*=10.244.128.0/17"`, "- --authorize-node-addresses=false",
 			"secretName: tunnel-tls", "secretName: tunnel-ca", "targetPort: tunnel-agent"}},
 	// Replicas count one another by Leases, so an autoscaled Deployment
 	// or a DaemonSet carries the tunnel too.

@@ -28,7 +28,7 @@ network namespace once, so the server container needs no privilege. */}}
             - iptables
             - --target=127.0.0.1:{{ $t.transparentPort }}
             {{- range $t.edgeCIDRs }}
-            - --cidr={{ . }}
+            - {{ printf "--cidr=%s" . | quote }}
             {{- end }}
           # iptables needs root with NET_ADMIN (and NET_RAW) in the Pod's
           # network namespace; nothing else, and only until the rules are
@@ -72,11 +72,11 @@ network namespace once, so the server container needs no privilege. */}}
             # nodes).
             - --authorize-node-addresses=false
             {{- range $t.routeAllow }}
-            - --route-allow={{ . }}
+            - {{ printf "--route-allow=%s" . | quote }}
             {{- end }}
             - --health-bind-address=:{{ $t.healthPort }}
             {{- range $k, $v := $t.extraArgs }}
-            - --{{ $k }}={{ $v }}
+            - {{ printf "--%s=%v" $k $v | quote }}
             {{- end }}
           env:
             - name: POD_NAME
