@@ -85,6 +85,16 @@ func muxSection(bulkMB, rtts int, chunk []byte) error {
 		results = append(results, result{name, rate, rps, p50, p99})
 		return nil
 	}
+	if err := streams("TCP, no TLS, no multiplexer", func() (net.Conn, net.Conn, func(), error) {
+		c, s, err := pair()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		rc, rs := c.NetConn(), s.NetConn() // the same sockets, after the handshake
+		return rc, rs, func() { rc.Close(); rs.Close() }, nil
+	}); err != nil {
+		return err
+	}
 	if err := streams("TLS, no multiplexer", func() (net.Conn, net.Conn, func(), error) {
 		c, s, err := pair()
 		return c, s, func() { c.Close(); s.Close() }, err
@@ -187,10 +197,10 @@ func muxSection(bulkMB, rtts int, chunk []byte) error {
 	results = append(results, result{"HTTP/2 over TLS (standard library, one stream)", rate, rps, p50, p99})
 
 	fmt.Printf("Multiplexers alone, one TLS connection on loopback, one stream (%d MiB bulk, %d round trips of 64 bytes)\n\n", bulkMB, rtts)
-	fmt.Println("| multiplexer | bulk MiB/s | vs bare TLS | round trips/s | p50 | p99 |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	fmt.Println("| multiplexer | bulk MiB/s | vs TCP | vs bare TLS | round trips/s | p50 | p99 |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
-		fmt.Printf("| %s | %.0f | %.2f | %.0f | %s | %s |\n", r.name, r.bulk, r.bulk/results[0].bulk, r.rps,
+		fmt.Printf("| %s | %.0f | %.2f | %.2f | %.0f | %s | %s |\n", r.name, r.bulk, r.bulk/results[0].bulk, r.bulk/results[1].bulk, r.rps,
 			r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond))
 	}
 	fmt.Println()
