@@ -98,9 +98,11 @@ func (c *linkConn) Close() error {
 
 // frameConn is a link's TLS connection as its yamux session uses it. The
 // header of a data frame with a body is held until the body's write, and
-// both go out as one batch on raw. A write that is not the body (yamux
-// dropped a body it had timed out on) sends the header alone first, as
-// yamux would have. yamux writes from one goroutine only.
+// both go out as one batch on raw. yamux (v0.1.2) writes every data frame's
+// body right after its header, copying the body when its writer times out
+// rather than dropping it; should a write nevertheless not be the body,
+// the header goes out alone first, as yamux would have written it. yamux
+// writes from one goroutine only.
 type frameConn struct {
 	*tls.Conn
 	raw  *linkConn
