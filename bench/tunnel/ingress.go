@@ -95,18 +95,10 @@ func ingressSection(cfg ingressConfig) error {
 		defer tunneltest.HTTPServer(ln, pod)()
 	}
 
-	p, err := tunneltest.NewPKI(net.ParseIP(ingCloudIP))
+	pki, err := writePKI(dir, "edge-1", []net.IP{net.ParseIP(ingCloudIP)}, []net.IP{net.ParseIP(ingEdgeIP)})
 	if err != nil {
 		return err
 	}
-	sc, sk, _ := p.Server.WriteFiles(dir, "server")
-	agentCA, _ := p.AgentCA.WriteFile(dir, "agent-ca")
-	serverCA, _ := p.ServerCA.WriteFile(dir, "server-ca")
-	leaf, err := p.AgentCA.Issue("system:node:edge-1", false, []net.IP{net.ParseIP(ingEdgeIP)}, nil, 24*time.Hour)
-	if err != nil {
-		return err
-	}
-	ac, ak, _ := leaf.WriteFiles(dir, "agent")
 
 	manifests := filepath.Join(dir, "manifests")
 	os.MkdirAll(manifests, 0o755)
@@ -144,12 +136,12 @@ func ingressSection(cfg ingressConfig) error {
 		"--agent-bind-address", ingCloudIP+":8132", "--transparent-bind-address", ingCloudIP+":10263",
 		"--iptables", "--iptables-ports", "all", "--iptables-cidr", "10.249.7.0/24",
 		"--route-allow", "edge-1=10.249.7.0/24", "--health-bind-address", ingCloudIP+":8133",
-		"--tls-cert-file", sc, "--tls-private-key-file", sk, "--agent-ca-file", agentCA); err != nil {
+		"--tls-cert-file", pki.serverCert, "--tls-private-key-file", pki.serverKey, "--agent-ca-file", pki.agentCA); err != nil {
 		return err
 	}
 	if err := start(edge, "agent", "tunnel", "agent", "--server", ingCloudIP+":8132", "--node-name", "edge-1",
 		"--node-ip", ingEdgeIP, "--cidr", "10.249.7.0/24", "--health-bind-address", "127.0.0.1:8134",
-		"--tls-cert-file", ac, "--tls-private-key-file", ak, "--ca-file", serverCA); err != nil {
+		"--tls-cert-file", pki.agentCert, "--tls-private-key-file", pki.agentKey, "--ca-file", pki.serverCA); err != nil {
 		return err
 	}
 	if err := start(cloud, "controller", "controller", "--manifests", manifests, "--state-dir", filepath.Join(dir, "state"),

@@ -32,9 +32,11 @@ type processPKI struct {
 	serverCert, serverKey, serverCA, agentCA, agentCert, agentKey string
 }
 
-// writePKI writes a PKI with an agent certificate for node into dir.
-func writePKI(dir, node string) (*processPKI, error) {
-	p, err := tunneltest.NewPKI()
+// writePKI writes a PKI with an agent certificate for node into dir. The
+// server's certificate names serverIPs too, and the agent's names agentIPs
+// (the node IPs the server then accepts from it).
+func writePKI(dir, node string, serverIPs, agentIPs []net.IP) (*processPKI, error) {
+	p, err := tunneltest.NewPKI(serverIPs...)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +50,7 @@ func writePKI(dir, node string) (*processPKI, error) {
 	if out.serverCA, err = p.ServerCA.WriteFile(dir, "server-ca"); err != nil {
 		return nil, err
 	}
-	leaf, err := p.AgentCert(node)
+	leaf, err := p.AgentCA.Issue("system:node:"+node, false, agentIPs, nil, 24*time.Hour)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +61,7 @@ func writePKI(dir, node string) (*processPKI, error) {
 // startCauseway runs `causeway tunnel server` and `causeway tunnel agent`.
 // compression is the CONNECT socket's default ("" for the binary's own).
 func startCauseway(bin, dir, compression string) (*peer, error) {
-	pki, err := writePKI(dir, "bench-edge")
+	pki, err := writePKI(dir, "bench-edge", nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func startCauseway(bin, dir, compression string) (*peer, error) {
 // and proxy-agent from dir anp (bench/tunnel/README.md says how they are
 // built).
 func startANP(anp, dir string) (*peer, error) {
-	pki, err := writePKI(dir, "bench-edge")
+	pki, err := writePKI(dir, "bench-edge", nil, nil)
 	if err != nil {
 		return nil, err
 	}
