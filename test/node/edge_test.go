@@ -13,8 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -38,6 +36,36 @@ const (
 	edgeTLSSecret = "tunnel-tls"
 	edgeCASecret  = "tunnel-agent-ca"
 )
+
+// edgeAppManifests are the edge Pod's Service, its EndpointSlice and the
+// Ingress of class edge that routes to it.
+const edgeAppManifests = `apiVersion: v1
+kind: Namespace
+metadata: {name: ` + edgeAppsNS + `}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: edge-web, namespace: ` + edgeAppsNS + `}
+spec:
+  ports: [{name: http, port: 80}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: edge-web-1, namespace: ` + edgeAppsNS + `, labels: {kubernetes.io/service-name: edge-web}}
+addressType: IPv4
+ports: [{name: http, port: 8080}]
+endpoints: [{addresses: [` + edgePodIP + `], conditions: {ready: true}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: edge-web, namespace: ` + edgeAppsNS + `}
+spec:
+  ingressClassName: ` + edgeClass + `
+  rules:
+  - host: ` + edgeHost + `
+    http:
+      paths: [{path: /, pathType: Prefix, backend: {service: {name: edge-web, port: {number: 80}}}}]
+`
 
 // TestEdgeTunnel installs a release with the chart's tunnel.enabled (an
 // init container writing the DNAT rules with NET_ADMIN, an unprivileged
@@ -101,7 +129,7 @@ func TestEdgeTunnel(t *testing.T) {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deleteNamespaces(t, c, edgeRelease, edgeAppsNS) })
+	t.Cleanup(func() { removeNamespaces(c, edgeRelease, edgeAppsNS) })
 	secrets := []*corev1.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Name: edgeTLSSecret}, Type: corev1.SecretTypeTLS,
 			Data: map[string][]byte{"tls.crt": p.Server.CertPEM, "tls.key": p.Server.KeyPEM}},
@@ -166,31 +194,8 @@ func TestEdgeTunnel(t *testing.T) {
 
 	// The Service of the edge Pod: no selector, one EndpointSlice, as a
 	// Pod on the edge node would have.
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: edgeAppsNS}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "edge-web", Namespace: edgeAppsNS},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
-	if _, err := client.CoreV1().Services(edgeAppsNS).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ready, port, name := true, int32(8080), "http"
-	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "edge-web-1", Namespace: edgeAppsNS,
-		Labels: map[string]string{discoveryv1.LabelServiceName: "edge-web"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{edgePodIP}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port}}}
-	if _, err := client.DiscoveryV1().EndpointSlices(edgeAppsNS).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	class, prefix := edgeClass, networkingv1.PathTypePrefix
-	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "edge-web", Namespace: edgeAppsNS},
-		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{Host: edgeHost,
-			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
-				Path: "/", PathType: &prefix, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-					Name: "edge-web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}}}
-	if _, err := client.NetworkingV1().Ingresses(edgeAppsNS).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	if out, err := c.KubectlApply(ctx, edgeAppManifests); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
 
 	ctlSvc, err := client.CoreV1().Services(edgeRelease).Get(ctx, cw.Name, metav1.GetOptions{})
@@ -315,26 +320,4 @@ func containerLogs(t *testing.T, c *cluster.Cluster, pod corev1.Pod, containers 
 		fmt.Fprintf(&b, "--- %s (%v)\n%s\n", name, err, data)
 	}
 	return b.String()
-}
-
-// deleteNamespaces deletes the namespaces and waits until they are gone.
-func deleteNamespaces(t *testing.T, c *cluster.Cluster, names ...string) {
-	client, err := c.Client()
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	for _, n := range names {
-		client.CoreV1().Namespaces().Delete(ctx, n, metav1.DeleteOptions{})
-	}
-	for _, n := range names {
-		if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, err := client.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{})
-			return err != nil, nil
-		}); err != nil {
-			t.Errorf("namespace %s not gone: %v", n, err)
-		}
-	}
 }

@@ -70,14 +70,9 @@ func TestGatewayConformanceBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		removeNamespaces(c, conformanceNamespaces...)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		for _, ns := range conformanceNamespaces {
-			c.Kubectl(ctx, "delete", "namespace", ns, "--ignore-not-found", "--wait=false")
-		}
-		for _, ns := range conformanceNamespaces {
-			c.Kubectl(ctx, "wait", "--for=delete", "namespace/"+ns, "--timeout=2m")
-		}
 		if err := c.UninstallGatewayAPICRDs(ctx, channel); err != nil {
 			t.Errorf("removing the Gateway API CRDs: %v", err)
 		}

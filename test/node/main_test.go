@@ -160,3 +160,16 @@ func imageArchive(t *testing.T) string {
 	}
 	return filepath.Join(root, "bin", "causeway-image.tar")
 }
+
+// removeNamespaces deletes the namespaces, all at once, and waits up to
+// two minutes for them to be gone, as a user would with kubectl.
+func removeNamespaces(c *cluster.Cluster, names ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, ns := range names {
+		c.Kubectl(ctx, "delete", "namespace", ns, "--ignore-not-found", "--wait=false")
+	}
+	for _, ns := range names {
+		c.Kubectl(ctx, "wait", "--for=delete", "namespace/"+ns, "--timeout=2m")
+	}
+}
