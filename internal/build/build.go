@@ -244,7 +244,12 @@ func Run(snap *source.Snapshot, opts Options) *Result {
 	b.process(snap, b.procs)
 	b.finishPassthrough()
 	b.finish()
-	return &Result{Model: &b.model, Problems: b.problems, Gateway: b.gatewayResolution, StreamServices: b.idx.streamed}
+	// The model leaves the builder by copy: a pointer into b would keep
+	// the whole builder (its claims, owners, per-host settings and
+	// service index: a third of the model's size again) alive for as
+	// long as the model is used, through the render and beyond.
+	m := b.model
+	return &Result{Model: &m, Problems: b.problems, Gateway: b.gatewayResolution, StreamServices: b.idx.streamed}
 }
 
 // builder is the state every processor shares, with its methods: the
