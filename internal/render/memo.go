@@ -47,6 +47,11 @@ func (mm *Memo) Render(m *model.Model, p Params) (*Output, error) {
 		sum, ok = digest(mm.seed, m, p)
 	}
 	if !ok || mm.out == nil || sum != mm.sum {
+		// The last output goes before the render, not after it: kept
+		// through it, it would be garbage live beside the new one at the
+		// render's peak (a seventh of the controller's heap at 10,000
+		// Ingresses), which sets the collector's next goal.
+		mm.out = nil
 		out, err := Render(m, p)
 		if err != nil || !ok {
 			mm.out = nil
