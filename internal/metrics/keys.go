@@ -9,6 +9,10 @@ import "time"
 // their last lines after a reload.
 type Keys[L any] struct {
 	m map[string]*Key[L]
+	// Same, if set, tells labels equal: a key named again with the same
+	// labels is then kept rather than allocated again (a sync at 10,000
+	// Ingresses names 20,000 keys, nearly all known).
+	Same func(a, b L) bool
 }
 
 // Key is one known key.
@@ -24,12 +28,7 @@ type Key[L any] struct {
 // Set makes keys the configuration's; the others expire after grace
 // from now, unless already expiring.
 func (k *Keys[L]) Set(keys map[string]L, now time.Time, grace time.Duration) {
-	if k.m == nil {
-		k.m = make(map[string]*Key[L], len(keys))
-	}
-	for name, l := range keys {
-		k.m[name] = &Key[L]{Name: name, Labels: l}
-	}
+	k.Add(keys)
 	for name, kk := range k.m {
 		if _, ok := keys[name]; ok {
 			continue
@@ -46,6 +45,10 @@ func (k *Keys[L]) Add(keys map[string]L) {
 		k.m = make(map[string]*Key[L], len(keys))
 	}
 	for name, l := range keys {
+		if kk := k.m[name]; kk != nil && k.Same != nil && k.Same(kk.Labels, l) {
+			kk.expires = time.Time{}
+			continue
+		}
 		k.m[name] = &Key[L]{Name: name, Labels: l}
 	}
 }

@@ -136,7 +136,8 @@ func NewRequests(opts RequestOptions, reg prometheus.Registerer) (*Requests, err
 		}
 		excluded[n] = true
 	}
-	r := &Requests{opts: opts, connectAt: -1, series: map[seriesID]*seriesCounts{}, now: time.Now}
+	r := &Requests{opts: opts, connectAt: -1, series: map[seriesID]*seriesCounts{}, now: time.Now,
+		keys: Keys[balancer.SeriesLabels]{Same: func(a, b balancer.SeriesLabels) bool { return a == b }}}
 	r.labelNames = []string{"status", "method", "path", "namespace", "ingress", "service", "canary"}
 	if opts.PerHost {
 		r.labelNames = append(r.labelNames, "host")
