@@ -167,7 +167,7 @@ func TestRequestLogRotates(t *testing.T) {
 	}
 	// Old workers may live 10 minutes (worker-shutdown-timeout): the
 	// renamed file is read until then.
-	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels}, 10*time.Minute)
+	r.SetSeries(map[string]*balancer.SeriesLabels{webKey: &webLabels, anyKey: &anyLabels}, 10*time.Minute)
 	now = now.Add(l.Drain + time.Second)
 	l.Read()
 	if _, err := os.Stat(matches[0]); err != nil {

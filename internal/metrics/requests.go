@@ -89,7 +89,7 @@ type Requests struct {
 	oldWorkers time.Duration
 
 	mu     sync.Mutex
-	keys   Keys[balancer.SeriesLabels]
+	keys   Keys[*balancer.SeriesLabels]
 	series map[seriesID]*seriesCounts
 	now    func() time.Time
 }
@@ -137,7 +137,7 @@ func NewRequests(opts RequestOptions, reg prometheus.Registerer) (*Requests, err
 		excluded[n] = true
 	}
 	r := &Requests{opts: opts, connectAt: -1, series: map[seriesID]*seriesCounts{}, now: time.Now,
-		keys: Keys[balancer.SeriesLabels]{Same: func(a, b balancer.SeriesLabels) bool { return a == b }}}
+		keys: Keys[*balancer.SeriesLabels]{Same: func(a, b *balancer.SeriesLabels) bool { return *a == *b }}}
 	r.labelNames = []string{"status", "method", "path", "namespace", "ingress", "service", "canary"}
 	if opts.PerHost {
 		r.labelNames = append(r.labelNames, "host")
@@ -222,7 +222,7 @@ const oldWorkerSlack = 30 * time.Second
 // (oldWorkers: the configuration's worker-shutdown-timeout), and their
 // series with them (as ingress-nginx removes the metrics of a deleted
 // Ingress).
-func (r *Requests) SetSeries(keys map[string]balancer.SeriesLabels, oldWorkers time.Duration) {
+func (r *Requests) SetSeries(keys map[string]*balancer.SeriesLabels, oldWorkers time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.oldWorkers = oldWorkers
@@ -235,7 +235,7 @@ func (r *Requests) SetSeries(keys map[string]balancer.SeriesLabels, oldWorkers t
 // AddSeries makes keys the configuration's series keys too, beside those
 // SetSeries made: the keys of hosts the table serves ahead of the next
 // configuration (which names them itself).
-func (r *Requests) AddSeries(keys map[string]balancer.SeriesLabels) {
+func (r *Requests) AddSeries(keys map[string]*balancer.SeriesLabels) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.keys.Add(keys)

@@ -37,9 +37,9 @@ func newTestRequests(t *testing.T, opts RequestOptions) (*Requests, *prometheus.
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels,
-		balancer.SharedSeriesEntry(sharedKey, "a.test"): aLabels, balancer.SharedSeriesEntry(sharedKey, "b.test"): bLabels,
-		balancer.SharedSeriesEntry(sharedKey, "www.b.test"): bLabels}, 0)
+	r.SetSeries(map[string]*balancer.SeriesLabels{webKey: &webLabels, anyKey: &anyLabels,
+		balancer.SharedSeriesEntry(sharedKey, "a.test"): &aLabels, balancer.SharedSeriesEntry(sharedKey, "b.test"): &bLabels,
+		balancer.SharedSeriesEntry(sharedKey, "www.b.test"): &bLabels}, 0)
 	return r, reg
 }
 
@@ -267,7 +267,7 @@ func TestRequestsSeriesExpire(t *testing.T) {
 	now := time.Unix(1000, 0)
 	r.now = func() time.Time { return now }
 	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
-	r.SetSeries(map[string]balancer.SeriesLabels{anyKey: anyLabels}, 0) // webKey gone
+	r.SetSeries(map[string]*balancer.SeriesLabels{anyKey: &anyLabels}, 0) // webKey gone
 	now = now.Add(time.Minute)
 	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 1 {
@@ -278,14 +278,14 @@ func TestRequestsSeriesExpire(t *testing.T) {
 		t.Errorf("%d series after the grace period, want 0", n)
 	}
 	// Named again, the key counts from zero.
-	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels}, 0)
+	r.SetSeries(map[string]*balancer.SeriesLabels{webKey: &webLabels}, 0)
 	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	if got := testutil.ToFloat64(r); got != 1 {
 		t.Errorf("requests = %v after the key came back, want 1", got)
 	}
 	// Old workers that may live 10 minutes (worker-shutdown-timeout) keep
 	// a removed key known until they are gone.
-	r.SetSeries(map[string]balancer.SeriesLabels{anyKey: anyLabels}, 10*time.Minute)
+	r.SetSeries(map[string]*balancer.SeriesLabels{anyKey: &anyLabels}, 10*time.Minute)
 	now = now.Add(9 * time.Minute)
 	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	if got := testutil.ToFloat64(r); got != 2 {
@@ -311,13 +311,13 @@ func TestRequestsAddSeries(t *testing.T) {
 	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 0 {
 		t.Fatalf("%d series before the key was added, want 0", n)
 	}
-	r.AddSeries(map[string]balancer.SeriesLabels{cEntry: cLabels})
+	r.AddSeries(map[string]*balancer.SeriesLabels{cEntry: &cLabels})
 	r.Count([]byte(line(sharedKey, "200", "GET", plain, "c.test")))
 	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 2 {
 		t.Fatalf("%d series after AddSeries, want c's and web's", n)
 	}
-	r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels}, 0) // c gone
+	r.SetSeries(map[string]*balancer.SeriesLabels{webKey: &webLabels}, 0) // c gone
 	now = now.Add(3 * time.Minute)
 	r.Count([]byte(line(webKey, "200", "GET", plain, "")))
 	if n := testutil.CollectAndCount(r, "nginx_ingress_controller_requests"); n != 1 {
@@ -336,9 +336,9 @@ func FuzzRequestsCount(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.SetSeries(map[string]balancer.SeriesLabels{webKey: webLabels, anyKey: anyLabels,
-			balancer.SharedSeriesEntry(sharedKey, "a.test"): aLabels, balancer.SharedSeriesEntry(sharedKey, "b.test"): bLabels,
-			balancer.SharedSeriesEntry(sharedKey, "www.b.test"): bLabels}, 0)
+		r.SetSeries(map[string]*balancer.SeriesLabels{webKey: &webLabels, anyKey: &anyLabels,
+			balancer.SharedSeriesEntry(sharedKey, "a.test"): &aLabels, balancer.SharedSeriesEntry(sharedKey, "b.test"): &bLabels,
+			balancer.SharedSeriesEntry(sharedKey, "www.b.test"): &bLabels}, 0)
 		r.Count(data)
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(r)

@@ -25,11 +25,11 @@ func TestCanaryMetricsSeries(t *testing.T) {
 	}
 	var canaries []balancer.SeriesLabels
 	for k, l := range out.Series {
-		if k != balancer.SeriesKey(l) {
+		if k != balancer.SeriesKey(*l) {
 			t.Errorf("key %q does not match its labels %+v", k, l)
 		}
 		if l.Canary != "" {
-			canaries = append(canaries, l)
+			canaries = append(canaries, *l)
 		}
 	}
 	want := balancer.SeriesLabels{Namespace: ingA.Namespace, Ingress: ingA.Name, Service: "web", Path: "/split", Host: "canary.example.com", Canary: "shop-grpc-grpc"}

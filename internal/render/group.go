@@ -284,7 +284,7 @@ func newRenderCtx(m *model.Model, backends map[string]*model.Backend, p Params, 
 // keyed are the keys the rendered locations set for the controller's
 // collectors, with what they stand for.
 type keyed struct {
-	series map[string]balancer.SeriesLabels
+	series map[string]*balancer.SeriesLabels
 	spans  map[string]spanlog.Labels
 	// tracing: some location is traced.
 	tracing bool

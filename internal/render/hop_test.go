@@ -406,7 +406,7 @@ func TestHopHostsFromTheChangedObjectsAlone(t *testing.T) {
 			t.Errorf("%s: %d new series, the whole render has %d more than the running one", name, len(got.Series), len(whole.Series)-len(run.Series))
 		}
 		for key, labels := range got.Series {
-			if whole.Series[key] != labels {
+			if w := whole.Series[key]; w == nil || *w != *labels {
 				t.Errorf("%s: series %s: %+v, the whole render's %+v", name, key, labels, whole.Series[key])
 			}
 		}

@@ -49,7 +49,7 @@ var ErrNotHop = errors.New("not a new host of a shape with a hop server")
 type HopAdded struct {
 	Hosts   []balancer.Host
 	Sources map[string][]model.ObjectRef
-	Series  map[string]balancer.SeriesLabels
+	Series  map[string]*balancer.SeriesLabels
 }
 
 // HopHosts is the table's entries for the servers of m, a model of some

@@ -78,7 +78,7 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 	if own && catchAll && mc.PerHost && !mc.PerUndefinedHost {
 		return nil
 	}
-	labels := balancer.SeriesLabels{Namespace: l.Source.Namespace, Ingress: l.Source.Name}
+	labels := &balancer.SeriesLabels{Namespace: l.Source.Namespace, Ingress: l.Source.Name}
 	if !own {
 		labels.Path = l.Match.Path
 	}
@@ -93,7 +93,7 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 		labels.Host = sp.srv.Host
 		labels.HostFromRequest = catchAll && mc.PerUndefinedHost
 	}
-	key := balancer.SeriesKey(labels)
+	key := balancer.SeriesKey(*labels)
 	q, err := Quote(key)
 	if err != nil {
 		return err
@@ -103,8 +103,8 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 	if sp.rc.planned == nil {
 		// About two locations per host: growing the map was a third of
 		// this function's time at 10,000 hosts.
-		sp.rc.planned = make(map[string]balancer.SeriesLabels, 2*len(sp.rc.m.Servers))
-		sp.rc.series = make(map[string]balancer.SeriesLabels, 2*len(sp.rc.m.Servers))
+		sp.rc.planned = make(map[string]*balancer.SeriesLabels, 2*len(sp.rc.m.Servers))
+		sp.rc.series = make(map[string]*balancer.SeriesLabels, 2*len(sp.rc.m.Servers))
 	}
 	sp.rc.planned[key] = labels
 	return sp.planCanaryMetrics(lv, l, labels)

@@ -78,10 +78,10 @@ func TestMetricsSeries(t *testing.T) {
 				t.Errorf("key %q is malformed", key)
 			case shared && (!balancer.IsSharedSeriesKey([]byte(key)) || l.Host != "" && l.Host != host):
 				t.Errorf("entry %q does not match its labels %+v", k, l)
-			case !shared && key != balancer.SeriesKey(l):
+			case !shared && key != balancer.SeriesKey(*l):
 				t.Errorf("key %q does not match its labels %+v", k, l)
 			}
-			got[l] = key
+			got[*l] = key
 		}
 		return got
 	}

@@ -155,7 +155,7 @@ type Output struct {
 	Sources map[string][]model.ObjectRef
 	// Series maps the metrics series key of each counted location to
 	// its labels (dynamic mode with metrics on; see metrics.go).
-	Series map[string]balancer.SeriesLabels
+	Series map[string]*balancer.SeriesLabels
 	// Spans maps the span key of each traced location to its labels
 	// (tracing.go); nil when nothing is traced.
 	Spans map[string]spanlog.Labels

@@ -204,7 +204,7 @@ type renderCtx struct {
 	// planned are the metrics series keys of the locations planned, with
 	// their labels; series are those the rendered servers use, shared
 	// servers' entries included (see metrics.go and group.go).
-	planned, series map[string]balancer.SeriesLabels
+	planned, series map[string]*balancer.SeriesLabels
 	// addHeaders and setHeaders are add-headers' and proxy-set-headers'
 	// lines, which locations with headers of their own repeat.
 	addHeaders, setHeaders []headerLine

@@ -58,12 +58,13 @@ func nameKey(lv *locationView, key string) error {
 // the requests its canary serves: the location's labels with ingress-nginx's
 // canary label, the canary's upstream name. The balancer's log hook (which
 // knows the split's choice) picks the series, so the location gets it.
-func (sp *serverPlan) planCanaryMetrics(lv *locationView, l *model.Location, labels balancer.SeriesLabels) error {
+func (sp *serverPlan) planCanaryMetrics(lv *locationView, l *model.Location, own *balancer.SeriesLabels) error {
 	p := l.Action.Proxy
 	if p == nil || p.Split == nil || p.Split.Primary == "" || !sp.rc.lua {
 		return nil
 	}
 	canary := p.Split.Canary()
+	labels := *own // the location's, shared by its series: a copy
 	if b := sp.rc.backends[canary]; b != nil {
 		labels.Canary = b.Namespace + "-" + b.Service + "-" + b.Port
 	} else {
@@ -76,7 +77,7 @@ func (sp *serverPlan) planCanaryMetrics(lv *locationView, l *model.Location, lab
 	}
 	lv.LogVars = append(lv.LogVars, logVar{Name: balancer.CanaryMetricsVariable, Value: q})
 	lv.LogHook = true
-	sp.rc.planned[key] = labels
+	sp.rc.planned[key] = &labels
 	return nil
 }
 
