@@ -13,19 +13,20 @@ import (
 // Ingresses does not list 10,000 of each kind first.
 var _ source.AheadSource = (*Source)(nil)
 
-// hostIndex indexes Ingresses by the hosts of their rules.
+// hostIndex indexes Ingresses by the hosts of their rules, in buckets
+// (buckets.go).
 const hostIndex = "host"
 
-func ingressHosts(obj any) ([]string, error) {
+func ingressHosts(obj any) []string {
 	ing, ok := obj.(*networkingv1.Ingress)
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	out := make([]string, 0, len(ing.Spec.Rules))
 	for _, r := range ing.Spec.Rules {
 		out = append(out, r.Host)
 	}
-	return out, nil
+	return out
 }
 
 // SnapshotAhead is source.Ahead(s.Snapshot(), keys, services), from the
@@ -41,8 +42,7 @@ func (s *Source) SnapshotAhead(keys map[string]bool, services func([]*networking
 		}
 		seen[ing] = true
 		ings = append(ings, ing)
-		hosts, _ := ingressHosts(ing)
-		return hosts
+		return ingressHosts(ing)
 	}
 	hosts := map[string]bool{}
 	for key := range keys {
@@ -56,8 +56,7 @@ func (s *Source) SnapshotAhead(keys map[string]bool, services func([]*networking
 	}
 	for h := range hosts {
 		for _, inf := range s.ingresses {
-			objs, _ := inf.GetIndexer().ByIndex(hostIndex, h)
-			for _, obj := range objs {
+			for _, obj := range inBucket(inf.GetIndexer(), hostIndex, h, ingressHosts) {
 				add(obj)
 			}
 		}
@@ -72,8 +71,7 @@ func (s *Source) SnapshotAhead(keys map[string]bool, services func([]*networking
 			}
 		}
 		for _, inf := range s.slices {
-			objs, _ := inf.GetIndexer().ByIndex(serviceIndex, key)
-			for _, obj := range objs {
+			for _, obj := range inBucket(inf.GetIndexer(), serviceIndex, key, sliceService) {
 				if es, ok := obj.(*discoveryv1.EndpointSlice); ok {
 					snap.EndpointSlices = append(snap.EndpointSlices, es)
 				}

@@ -16,15 +16,16 @@ import (
 var _ source.EndpointSource = (*Source)(nil)
 
 // serviceIndex indexes EndpointSlices by their Service
-// ("namespace/name", from the kubernetes.io/service-name label).
+// ("namespace/name", from the kubernetes.io/service-name label), in
+// buckets (buckets.go).
 const serviceIndex = "service"
 
-func sliceService(obj any) ([]string, error) {
+func sliceService(obj any) []string {
 	es, ok := obj.(*discoveryv1.EndpointSlice)
 	if !ok || es.Labels[discoveryv1.LabelServiceName] == "" {
-		return nil, nil
+		return nil
 	}
-	return []string{es.Namespace + "/" + es.Labels[discoveryv1.LabelServiceName]}, nil
+	return []string{es.Namespace + "/" + es.Labels[discoveryv1.LabelServiceName]}
 }
 
 // endpointChanges are the Services whose EndpointSlices changed since the
@@ -53,7 +54,7 @@ func (e *endpointChanges) add(keys ...string) {
 // no Service and changes nothing (the build ignores it too).
 func (s *Source) watchSlices(inf cache.SharedIndexInformer) (cache.SharedIndexInformer, error) {
 	setTrim(inf)
-	if err := inf.AddIndexers(cache.Indexers{serviceIndex: sliceService}); err != nil {
+	if err := inf.AddIndexers(cache.Indexers{serviceIndex: bucketed(sliceService)}); err != nil {
 		return nil, err
 	}
 	keys := func(objs ...any) []string {
@@ -62,8 +63,7 @@ func (s *Source) watchSlices(inf cache.SharedIndexInformer) (cache.SharedIndexIn
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			k, _ := sliceService(obj)
-			out = append(out, k...)
+			out = append(out, sliceService(obj)...)
 		}
 		return out
 	}
@@ -102,11 +102,7 @@ func (s *Source) ServiceEndpoints(namespace, name string) (*corev1.Service, []*d
 	}
 	var out []*discoveryv1.EndpointSlice
 	for _, inf := range s.slices {
-		objs, err := inf.GetIndexer().ByIndex(serviceIndex, key)
-		if err != nil {
-			continue
-		}
-		for _, o := range objs {
+		for _, o := range inBucket(inf.GetIndexer(), serviceIndex, key, sliceService) {
 			if es, ok := o.(*discoveryv1.EndpointSlice); ok {
 				out = append(out, es)
 			}

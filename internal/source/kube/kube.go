@@ -294,7 +294,7 @@ func (s *Source) watchPods(inf cache.SharedIndexInformer) cache.SharedIndexInfor
 // Ingresses' annotations.
 func (s *Source) watchIngresses(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
 	setTrim(inf)
-	if err := inf.AddIndexers(cache.Indexers{hostIndex: ingressHosts}); err != nil {
+	if err := inf.AddIndexers(cache.Indexers{hostIndex: bucketed(ingressHosts)}); err != nil {
 		panic(fmt.Sprintf("add indexers: %v", err)) // not started yet
 	}
 	changed := func(obj any, annotations map[string]string) {
