@@ -3,6 +3,7 @@ package balancer
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,6 +89,27 @@ func (c *Client) Replace(ctx context.Context, st State) error {
 		return err
 	}
 	return c.ReplaceEncoded(ctx, st.Generation, body)
+}
+
+// HashBackends is a digest of backends as a full-state push carries them
+// (their JSON, in order): equal for equal backends, different whatever
+// differs. It encodes one backend at a time, so that comparing 10,000
+// backends with the last ones pushed does not build the megabytes of a
+// whole push (and the encoder's buffer of twice that) first.
+func HashBackends(backends []Backend) ([32]byte, error) {
+	h := sha256.New()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, b := range backends {
+		buf.Reset()
+		if err := enc.Encode(b.wire()); err != nil { // ends with a newline: no two lists alike
+			return [32]byte{}, fmt.Errorf("balancer: hash backends: %w", err)
+		}
+		h.Write(buf.Bytes())
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum, nil
 }
 
 // EncodeState is the JSON of a full-state push; it is also what the state

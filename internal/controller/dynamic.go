@@ -175,7 +175,7 @@ func (c *Controller) dynamicBackends(res *SyncResult) []balancer.Backend {
 // (Backend.Validate mirrors the Lua side), and those nginx refused before
 // with the same content.
 func (d *dynamicChannel) admit(backends []balancer.Backend, res *SyncResult) []balancer.Backend {
-	out := backends[:0:0]
+	out := backends[:0] // in place: the caller's slice is its own (dynamicBackends)
 	refused := map[string]refusal{}
 	for _, b := range backends {
 		if err := b.Validate(); err != nil {
@@ -224,11 +224,10 @@ func (d *dynamicChannel) prepare(want []balancer.Backend) error {
 	}
 	// Most syncs change nothing here; skip rewriting the file then (it is
 	// megabytes at 10,000 backends).
-	content, err := balancer.EncodeState(balancer.State{Backends: all})
+	hash, err := contentHash(all)
 	if err != nil {
 		return err
 	}
-	hash := sha256.Sum256(content)
 	hosts, err := hostsHash(d.hosts)
 	if err != nil {
 		return err
@@ -433,7 +432,7 @@ func (d *dynamicChannel) send(ctx context.Context, backends []balancer.Backend, 
 // incremental pushes, with the pushed generation: a reload that loads it
 // leaves nginx on the state the controller knows it has.
 func (d *dynamicChannel) writePushed() error {
-	content, err := balancer.EncodeState(balancer.State{Backends: d.last})
+	hash, err := contentHash(d.last)
 	if err != nil {
 		return err
 	}
@@ -444,7 +443,7 @@ func (d *dynamicChannel) writePushed() error {
 	if err := writeStateFile(d.stateFile, body); err != nil {
 		return err
 	}
-	d.lastHash = sha256.Sum256(content)
+	d.lastHash = hash
 	d.wrote(d.lastHash, d.pushedGen, d.last)
 	d.hashStale, d.fileStale = false, false
 	return nil
@@ -577,11 +576,7 @@ func reportBackend(res *SyncResult, key, reason, svcMsg, locMsg string) {
 }
 
 func contentHash(backends []balancer.Backend) ([32]byte, error) {
-	content, err := balancer.EncodeState(balancer.State{Backends: backends})
-	if err != nil {
-		return [32]byte{}, err
-	}
-	return sha256.Sum256(content), nil
+	return balancer.HashBackends(backends)
 }
 
 func backendHash(b balancer.Backend) [32]byte {
