@@ -14,8 +14,32 @@ import (
 // Ingress that asks for a different value gets a Problem and is ignored
 // for that setting only.
 type hostSettings struct {
-	set   annotations.ServerSettings
-	owner map[string]model.ObjectRef
+	set annotations.ServerSettings
+	// owners are the Ingresses that set each annotation: a few at most,
+	// so a slice (a map each was 8 MiB of a build at 10,000 hosts).
+	owners []settingOwner
+}
+
+// settingOwner is the Ingress that set an annotation of a host.
+type settingOwner struct {
+	annotation string
+	ref        model.ObjectRef
+}
+
+// ownerRef is owner's ref alone.
+func (hs *hostSettings) ownerRef(annotation string) model.ObjectRef {
+	ref, _ := hs.owner(annotation)
+	return ref
+}
+
+// owner is the Ingress that set annotation, the zero ref if none did.
+func (hs *hostSettings) owner(annotation string) (model.ObjectRef, bool) {
+	for _, o := range hs.owners {
+		if o.annotation == annotation {
+			return o.ref, true
+		}
+	}
+	return model.ObjectRef{}, false
 }
 
 // serverSetting is one field of annotations.ServerSettings with the
@@ -62,7 +86,7 @@ func (b *ingressProcessor) offerServerSettings(host string, ref model.ObjectRef,
 	}
 	hs := b.hostSettings[host]
 	if hs == nil {
-		hs = &hostSettings{owner: map[string]model.ObjectRef{}}
+		hs = &hostSettings{}
 		b.hostSettings[host] = hs
 	}
 	for _, s := range serverSettings {
@@ -71,11 +95,11 @@ func (b *ingressProcessor) offerServerSettings(host string, ref model.ObjectRef,
 			continue
 		}
 		have := reflect.ValueOf(s.field(&hs.set)).Elem()
-		owner, owned := hs.owner[s.annotation]
+		owner, owned := hs.owner(s.annotation)
 		switch {
 		case !owned:
 			have.Set(want)
-			hs.owner[s.annotation] = ref
+			hs.owners = append(hs.owners, settingOwner{s.annotation, ref})
 		case owner != ref && !reflect.DeepEqual(have.Interface(), want.Interface()):
 			b.problem(ref, model.ReasonCollision, false, "annotation %s for host %q is already set differently by %s, %s; ignored here",
 				b.settingKey(s.annotation), displayHost(host), owner, b.whyFirst(owner, ref))
@@ -92,7 +116,7 @@ func (b *ingressProcessor) serverPolicy(srv *model.Server, aliased map[string]st
 	if hs != nil && hs.set.ClientTLS != nil {
 		// The catch-all server too: it answers Ingress rules without a
 		// host, as ingress-nginx's "_" server does.
-		b.clientTLS(srv, hs.set.ClientTLS, hs.owner["auth-tls-*"])
+		b.clientTLS(srv, hs.set.ClientTLS, hs.ownerRef("auth-tls-*"))
 	}
 	if srv.Host == "" {
 		return
@@ -122,7 +146,7 @@ func (b *ingressProcessor) serverPolicy(srv *model.Server, aliased map[string]st
 	}
 	p.HSTS = s.HSTS
 	if v := s.ServerTokens; v != nil && *v && !b.model.Config.ServerTokens {
-		b.problem(hs.owner["nginx.org/server-tokens"], model.ReasonUnsupportedAnnotation, false,
+		b.problem(hs.ownerRef("nginx.org/server-tokens"), model.ReasonUnsupportedAnnotation, false,
 			"annotation nginx.org/server-tokens for host %q: the ConfigMap's server-tokens is false, which removes the Server header "+
 				"on every host; ignored", srv.Host)
 	} else {
@@ -134,19 +158,19 @@ func (b *ingressProcessor) serverPolicy(srv *model.Server, aliased map[string]st
 	if s.WWWRedirect != nil {
 		p.WWWRedirect = *s.WWWRedirect
 		if p.WWWRedirect && srv.Wildcard() {
-			b.problem(hs.owner["from-to-www-redirect"], model.ReasonUnsupportedAnnotation, false,
+			b.problem(hs.ownerRef("from-to-www-redirect"), model.ReasonUnsupportedAnnotation, false,
 				"annotation %s/from-to-www-redirect has no effect on the wildcard host %q; ignored", b.opts.AnnotationsPrefix, srv.Host)
 			p.WWWRedirect = false
 		}
 		if twin := wwwTwin(srv.Host); p.WWWRedirect && b.servers[twin] != nil {
-			b.problem(hs.owner["from-to-www-redirect"], model.ReasonCollision, false,
+			b.problem(hs.ownerRef("from-to-www-redirect"), model.ReasonCollision, false,
 				"annotation %s/from-to-www-redirect for host %q: %q is a host of its own and keeps its routes; the redirect is not set up",
 				b.opts.AnnotationsPrefix, srv.Host, twin)
 			p.WWWRedirect = false
 		}
 		if twin := wwwTwin(srv.Host); p.WWWRedirect {
 			if other := aliased[twin]; other != "" && other != srv.Host {
-				b.problem(hs.owner["from-to-www-redirect"], model.ReasonCollision, false,
+				b.problem(hs.ownerRef("from-to-www-redirect"), model.ReasonCollision, false,
 					"annotation %s/from-to-www-redirect for host %q: %q already names host %q; the redirect is not set up",
 					b.opts.AnnotationsPrefix, srv.Host, twin, other)
 				p.WWWRedirect = false
@@ -159,7 +183,7 @@ func (b *ingressProcessor) serverPolicy(srv *model.Server, aliased map[string]st
 		p.AppRoot = *s.AppRoot
 	}
 	for _, a := range s.Aliases {
-		owner := hs.owner["server-alias"]
+		owner := hs.ownerRef("server-alias")
 		switch {
 		case b.servers[a] != nil:
 			b.problem(owner, model.ReasonCollision, false, "alias %q of host %q is a host of its own; the alias is left out", a, srv.Host)
@@ -172,12 +196,12 @@ func (b *ingressProcessor) serverPolicy(srv *model.Server, aliased map[string]st
 	}
 	slices.Sort(p.Aliases)
 	p.SSLCiphers, p.PreferServerCiphers = s.SSLCiphers, s.PreferServerCiphers
-	p.Snippet = b.serverSnippet(srv, s.Snippet, hs.owner["server-snippet"], "annotation "+b.opts.AnnotationsPrefix+"/server-snippet", model.ReasonInvalidAnnotation)
+	p.Snippet = b.serverSnippet(srv, s.Snippet, hs.ownerRef("server-snippet"), "annotation "+b.opts.AnnotationsPrefix+"/server-snippet", model.ReasonInvalidAnnotation)
 	if p.Snippet != nil {
 		b.restrictServer(srv, p.Snippet.Access, "the host's server-snippet")
 	}
 	if !reflect.DeepEqual(*p, model.ServerPolicy{}) {
-		p.Source = hs.owner[firstOwned(hs)]
+		p.Source = hs.ownerRef(firstOwned(hs))
 		srv.Policy = p
 	}
 }
@@ -233,7 +257,7 @@ func closeServer(srv *model.Server) {
 // firstOwned is the first setting of hs in table order that has an owner.
 func firstOwned(hs *hostSettings) string {
 	for _, s := range serverSettings {
-		if _, ok := hs.owner[s.annotation]; ok {
+		if _, ok := hs.owner(s.annotation); ok {
 			return s.annotation
 		}
 	}
