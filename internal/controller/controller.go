@@ -202,9 +202,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 	}()
 	for {
+		syncStart := time.Now()
 		err := c.Sync(ctx, eventAt)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if len(c.opts.Source.Changed()) > 0 {
+			// Such a change waits for the sync, even one that could go
+			// ahead of it (hostsahead.go): the time a whole-cluster sync
+			// adds to it.
+			c.opts.Log.Debug("a change arrived during the full sync and waited for it", "sync", time.Since(syncStart))
 		}
 		var retryC <-chan time.Time
 		if err != nil {
