@@ -57,10 +57,15 @@ func (v *mainView) MetricsLogFormat() (string, error) {
 // the metrics log, then the access log unless the location turns it off
 // (a location's access_log replaces the http level's).
 func (rc *renderCtx) metricsAccessLogs(logOff bool) []string {
-	if logOff || rc.accessLog == "" {
-		return []string{rc.metricsLog}
+	// One slice of each kind for every location (none changes one in
+	// place): a slice of its own each was 30,000 at 10,000 Ingresses.
+	if rc.metricsLogs == nil {
+		rc.metricsLogs = [][]string{{rc.metricsLog}, {rc.metricsLog, rc.accessLog}}
 	}
-	return []string{rc.metricsLog, rc.accessLog}
+	if logOff || rc.accessLog == "" {
+		return rc.metricsLogs[0]
+	}
+	return rc.metricsLogs[1]
 }
 
 // planMetrics makes a location count its requests: it sets the series key

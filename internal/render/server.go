@@ -218,6 +218,8 @@ type renderCtx struct {
 	// accessLog are the access log's access_log arguments, "" when off;
 	// metricsLog the metrics log's (metrics.go), spanLog the span log's.
 	accessLog, metricsLog, spanLog string
+	// metricsLogs are metricsAccessLogs' answers.
+	metricsLogs [][]string
 	// waf is ModSecurity's plan, which collects the locations' rules
 	// files (modsecurity.go); nil when no location runs it.
 	waf *modsecPlan
