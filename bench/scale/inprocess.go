@@ -12,6 +12,7 @@ import (
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/source"
 )
@@ -84,6 +85,20 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 		builds, renders, hits = append(builds, built.Sub(start)), append(renders, rendered.Sub(built)), append(hits, hit)
 		buildAlloc, renderAlloc = append(buildAlloc, a1-a0), append(renderAlloc, a2-a1)
 	}
+	// One more round, untimed, with the collector running back to back
+	// beside it: the live heap at the build's and the render's peaks,
+	// which set the collector's goal and so the controller's RSS (issue
+	// 35 §4). At rest: the objects, and the memo's last output.
+	snap.Ingresses[0] = ingress(namespace, 0, shapes, annots)
+	rest := liveHeap()
+	var m *model.Model
+	buildPeak := livePeak(func() { m, _ = build.Build(snap, opts) })
+	var err error
+	renderPeak := livePeak(func() { _, err = memo.Render(m, params) })
+	if err != nil {
+		return err
+	}
+	runtime.KeepAlive(snap) // live through the render, as an informer's objects are
 	median := func(d []time.Duration) time.Duration {
 		slices.Sort(d)
 		return d[len(d)/2]
@@ -94,7 +109,39 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	fmt.Printf("| model build | %s | %s | %s |\n", median(builds).Round(time.Millisecond), slices.Max(builds).Round(time.Millisecond), mib(int64(slices.Max(buildAlloc))))
 	fmt.Printf("| render (%.1f MiB of files), through the memo: digest and render | %s | %s | %s |\n", float64(size)/(1<<20), median(renders).Round(time.Millisecond), slices.Max(renders).Round(time.Millisecond), mib(int64(slices.Max(renderAlloc))))
 	fmt.Printf("| an endpoint change after it: the memo's digest, no render | %s | %s | |\n", median(hits).Round(time.Millisecond), slices.Max(hits).Round(time.Millisecond))
+	fmt.Printf("\nLive heap (after a collection; the peaks with collections back to back): at rest %s, the build's peak %s, the render's peak %s\n",
+		mib(int64(rest)), mib(int64(buildPeak)), mib(int64(renderPeak)))
 	return nil
+}
+
+// liveHeap is the heap live after a collection.
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// livePeak runs f while another goroutine collects garbage back to back,
+// and returns the largest heap live after one of those collections: what
+// f holds at its peak, with what was live before.
+func livePeak(f func()) uint64 {
+	done, peak := make(chan struct{}), make(chan uint64)
+	go func() {
+		var most uint64
+		for {
+			most = max(most, liveHeap())
+			select {
+			case <-done:
+				peak <- most
+				return
+			default:
+			}
+		}
+	}()
+	f()
+	close(done)
+	return <-peak
 }
 
 // writeAllocs writes the allocation profile (go tool pprof
