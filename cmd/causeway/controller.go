@@ -415,6 +415,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 			defer client.Close()
 			dynClient, pusher = client, client
 			log.Info("Lua balancer enabled: endpoint and certificate changes apply without reloads")
+			warnHopSockets(log, dir)
 		}
 	}
 	var reqLog *metrics.RequestLog
@@ -639,6 +640,19 @@ func newSource(f *controllerFlags, log *slog.Logger) (source.Source, error) {
 
 // luaFiles are the Lua modules as files under the state directory's Lua
 // directory, the one lua_package_path names.
+// warnHopSockets says, when the hop servers' sockets would not fit a unix
+// socket's address in dir, that new hosts reload nginx whatever the
+// ConfigMap's reload-free-hosts says; it reports whether it did.
+func warnHopSockets(log *slog.Logger, dir layout.Dir) bool {
+	if render.HopSocketsFit(dir) {
+		return false
+	}
+	log.Warn("reload-free hosts unavailable: the hop servers' sockets in --state-dir would be longer than a unix socket's address holds; "+
+		"every new host reloads nginx, as with reload-free-hosts false. A shorter --state-dir lifts it",
+		"state-dir", string(dir), "socket", dir.HopSocket("000000000000"), "max-bytes", balancer.MaxHostHopLen)
+	return true
+}
+
 func luaFiles() (render.Files, error) {
 	out := render.Files{}
 	src := balancer.LuaFS()

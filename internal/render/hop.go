@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/causeway/causeway/internal/balancer"
+	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/spanlog"
 )
@@ -152,11 +153,10 @@ func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, []byt
 	if !rc.m.Config.ReloadFreeHosts || !hopEligible(v, def) {
 		return nil, nil, nil
 	}
-	path := rc.p.StateDir.HopSocket(id)
-	if len(path) > balancer.MaxHostHopLen {
-		return nil, nil, nil // longer than a unix socket's address holds
+	if !HopSocketsFit(rc.p.StateDir) {
+		return nil, nil, nil // the controller said so at start
 	}
-	socket, err := quotedPathBody(path)
+	socket, err := quotedPathBody(rc.p.StateDir.HopSocket(id))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,6 +175,14 @@ func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, []byt
 		return nil, nil, nil
 	}
 	return &h, text, nil
+}
+
+// HopSocketsFit reports whether hop servers' sockets in dir fit a unix
+// socket's address (their names are all one length). When they do not, no
+// shape has a hop server, and every new host reloads nginx as with
+// reload-free-hosts false: the controller warns at start.
+func HopSocketsFit(dir layout.Dir) bool {
+	return len(dir.HopSocket(strings.Repeat("0", 2*shapeIDBytes))) <= balancer.MaxHostHopLen
 }
 
 // hopFront makes v, the catch-all or a wildcard server, hand hosts of the
@@ -228,7 +236,10 @@ func hopDeferred(p Params, key string, v *serverView) bool {
 }
 
 // shapeID is the 12 hex digits naming a shape's shared file and maps.
-func shapeID(key string) string { return hex.EncodeToString([]byte(key[:6])) }
+func shapeID(key string) string { return hex.EncodeToString([]byte(key[:shapeIDBytes])) }
+
+// shapeIDBytes are the bytes of a shape's digest its ID spells in hex.
+const shapeIDBytes = 6
 
 // errHopConflict: a deferred host's values do not fit its shape's hop
 // server; the render then starts again without deferring any host.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source/files"
 )
@@ -443,6 +444,41 @@ func TestHopHostsFromTheChangedObjectsAlone(t *testing.T) {
 		params.Hop = hop
 		if got, err := HopHosts(m, params); !errors.Is(err, ErrNotHop) {
 			t.Errorf("%s: %+v, %v; want ErrNotHop", name, got, err)
+		}
+	}
+}
+
+// TestHopSocketsFit: a state directory whose hop sockets would not fit a
+// unix socket's address renders no hop server (every new host reloads),
+// and HopSocketsFit, which the controller warns by at start, says so: at
+// 107 bytes a socket fits, at 108 not.
+func TestHopSocketsFit(t *testing.T) {
+	socketFor := func(dir string) string { return layout.Dir(dir).HopSocket(strings.Repeat("0", 12)) }
+	short := "/var/lib/causeway"
+	fill := func(n int) string { // a directory whose hop socket is n bytes
+		return "/" + strings.Repeat("d", n-len(socketFor("/d"))+1)
+	}
+	if n := len(fill(107)); n != 77 {
+		t.Errorf("the longest state directory with hop servers is %d bytes; docs/kubernetes.md says 77", n)
+	}
+	for _, c := range []struct {
+		dir  string
+		fits bool
+	}{{short, true}, {fill(107), true}, {fill(108), false}} {
+		if c.dir != short && len(socketFor(c.dir)) != map[bool]int{true: 107, false: 108}[c.fits] {
+			t.Fatalf("fill: a %d-byte socket", len(socketFor(c.dir)))
+		}
+		if got := HopSocketsFit(layout.Dir(c.dir)); got != c.fits {
+			t.Errorf("%d-byte socket: HopSocketsFit = %v, want %v", len(socketFor(c.dir)), got, c.fits)
+		}
+		m, params := hopModel(t, "", nil)
+		params.StateDir = layout.Dir(c.dir)
+		out, err := Render(m, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hops := len(out.Hop.Shapes); (hops > 0) != c.fits {
+			t.Errorf("%d-byte socket: %d shapes with a hop server, want them only when the socket fits", len(socketFor(c.dir)), hops)
 		}
 	}
 }
