@@ -143,6 +143,14 @@ func newTunnelServerCommand() *cobra.Command {
 			if agentCA == "" {
 				return errors.New("--agent-ca-file is required")
 			}
+			// Before anything listens: a flag without the one it needs
+			// must not leave a server running that ignores it.
+			if useIptables && transparentAddr == "" {
+				return errors.New("--iptables needs --transparent-bind-address")
+			}
+			if len(iptStatic) > 0 && !useIptables {
+				return errors.New("--iptables-cidr needs --iptables")
+			}
 			ctx, cancel := signalContext()
 			defer cancel()
 			errc := make(chan error, 8)
@@ -273,11 +281,6 @@ func newTunnelServerCommand() *cobra.Command {
 					}()
 					defer func() { <-done }() // rules are removed before exit
 				}
-			} else if useIptables {
-				return errors.New("--iptables needs --transparent-bind-address")
-			}
-			if len(iptStatic) > 0 && !useIptables {
-				return errors.New("--iptables-cidr needs --iptables")
 			}
 			ready.Set(true)
 			log.Info("tunnel server running", "serverID", serverID, "serverCount", serverCount, "agents", aln.Addr().String())
