@@ -1,13 +1,11 @@
 package render
 
 import (
-	"encoding/binary"
 	"hash/maphash"
 	"maps"
-	"math"
 	"reflect"
-	"slices"
 
+	digestpkg "github.com/causeway/causeway/internal/digest"
 	"github.com/causeway/causeway/internal/model"
 )
 
@@ -72,106 +70,15 @@ var (
 // digest hashes everything of m but backends' endpoints, and p; false
 // when a value cannot be hashed (a func or a channel).
 func digest(seed maphash.Seed, m *model.Model, p Params) (uint64, bool) {
-	var x hasher
-	x.h.SetSeed(seed)
-	ok := x.value(reflect.ValueOf(m)) && x.value(reflect.ValueOf(p))
-	return x.h.Sum64(), ok
+	x := digestpkg.Hasher{Skip: skipField}
+	x.SetSeed(seed)
+	ok := x.Add(m) && x.Add(p)
+	return x.Sum64(), ok
 }
 
-// hasher writes values to h unambiguously: every value with its kind,
-// every string, slice and map with its length, map entries in an order
-// of their own, and nothing of a model.Backend's Endpoints.
-type hasher struct {
-	h   maphash.Hash
-	buf [9]byte
-}
-
-func (x *hasher) word(kind reflect.Kind, v uint64) {
-	x.buf[0] = byte(kind)
-	binary.LittleEndian.PutUint64(x.buf[1:], v)
-	x.h.Write(x.buf[:])
-}
-
-func (x *hasher) value(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Invalid:
-		x.word(reflect.Invalid, 0)
-	case reflect.Bool:
-		b := uint64(0)
-		if v.Bool() {
-			b = 1
-		}
-		x.word(reflect.Bool, b)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		x.word(reflect.Int, uint64(v.Int()))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		x.word(reflect.Uint, v.Uint())
-	case reflect.Float32, reflect.Float64:
-		x.word(reflect.Float64, math.Float64bits(v.Float()))
-	case reflect.Complex64, reflect.Complex128:
-		c := v.Complex()
-		x.word(reflect.Complex128, math.Float64bits(real(c)))
-		x.word(reflect.Complex128, math.Float64bits(imag(c)))
-	case reflect.String:
-		x.word(reflect.String, uint64(v.Len()))
-		x.h.WriteString(v.String())
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			x.word(v.Kind(), 0)
-			return true
-		}
-		x.word(v.Kind(), 1)
-		if v.Kind() == reflect.Interface {
-			t := v.Elem().Type().String()
-			x.word(reflect.String, uint64(len(t)))
-			x.h.WriteString(t)
-		}
-		return x.value(v.Elem())
-	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
-			x.word(reflect.Slice, uint64(v.Len()))
-			x.h.Write(v.Bytes())
-			return true
-		}
-		x.word(v.Kind(), uint64(v.Len()))
-		for i := range v.Len() {
-			if !x.value(v.Index(i)) {
-				return false
-			}
-		}
-	case reflect.Map:
-		// Each entry hashed on its own, the sums sorted: map order is
-		// random.
-		x.word(reflect.Map, uint64(v.Len()))
-		entries := make([]uint64, 0, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			var e hasher
-			e.h.SetSeed(x.h.Seed())
-			if !e.value(it.Key()) || !e.value(it.Value()) {
-				return false
-			}
-			entries = append(entries, e.h.Sum64())
-		}
-		slices.Sort(entries)
-		for _, e := range entries {
-			x.word(reflect.Map, e)
-		}
-	case reflect.Struct:
-		t := v.Type()
-		x.word(reflect.Struct, uint64(v.NumField()))
-		for i := range v.NumField() {
-			if t == backendType && t.Field(i).Name == "Endpoints" {
-				continue // pushed, never rendered with the Lua balancer
-			}
-			if t == hopStateType && t.Field(i).Name == "shapes" {
-				continue // derived from what Shapes and Names are
-			}
-			if !x.value(v.Field(i)) {
-				return false
-			}
-		}
-	default: // Func, Chan, UnsafePointer
-		return false
-	}
-	return true
+// skipField leaves out of the digest a model.Backend's Endpoints (pushed,
+// never rendered with the Lua balancer) and a HopState's shapes (derived
+// from what Shapes and Names are).
+func skipField(t reflect.Type, i int) bool {
+	return t == backendType && t.Field(i).Name == "Endpoints" || t == hopStateType && t.Field(i).Name == "shapes"
 }
