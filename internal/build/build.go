@@ -3,13 +3,7 @@ package build
 import (
 	"crypto/tls"
 	"fmt"
-	"github.com/causeway/causeway/internal/class"
-	"github.com/causeway/causeway/internal/frontend/configmap"
-	"github.com/causeway/causeway/internal/frontend/gateway"
-	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
-	"github.com/causeway/causeway/internal/frontend/nic"
-
-	"github.com/causeway/causeway/internal/model"
+	"hash/maphash"
 	"maps"
 	"reflect"
 	"slices"
@@ -19,6 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/causeway/causeway/internal/class"
+	"github.com/causeway/causeway/internal/frontend/configmap"
+	"github.com/causeway/causeway/internal/frontend/gateway"
+	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
+	"github.com/causeway/causeway/internal/frontend/nic"
+	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -320,6 +320,10 @@ type builder struct {
 	passthroughWhy string
 	// gatewayResolution is what the Gateway API processor resolved.
 	gatewayResolution *gateway.Resolution
+	// policies are the location policies of Ingresses so far, by digest
+	// (internPolicy), under policySeed.
+	policies   map[uint64][]*model.Policy
+	policySeed maphash.Seed
 }
 
 func (b *builder) problem(ref model.ObjectRef, reason string, rejected bool, format string, args ...any) {

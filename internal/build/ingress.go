@@ -123,7 +123,9 @@ func (b *ingressProcessor) addTranslation(t *ingress.Translation) {
 			return &model.Location{Match: m, Source: ref, Action: model.ReturnStatus(503)}
 		}
 		loc := b.location(t, ib, m)
-		loc.Policy = servicePolicy(t, ib, pol)
+		if loc.Policy = servicePolicy(t, ib, pol); loc.Policy != policy {
+			loc.Policy = b.internPolicy(loc.Policy) // a location's own copy
+		}
 		if loc.Action.Proxy != nil {
 			loc.Action.Proxy.Fallback = fallback
 		}

@@ -7,7 +7,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
+	"github.com/causeway/causeway/internal/digest"
 	"github.com/causeway/causeway/internal/frontend/ingress"
 	"github.com/causeway/causeway/internal/frontend/ingress/annotations"
 	"github.com/causeway/causeway/internal/model"
@@ -126,7 +129,41 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 	if isZeroPolicy(&pol) {
 		return nil, fallback, false
 	}
-	return &pol, fallback, false
+	return b.internPolicy(&pol), fallback, false
+}
+
+// internPolicy is p, or the equal policy an Ingress resolved before it in
+// this build. Ingresses with the same annotations resolve equal policies:
+// at 10,000 Ingresses in 100 layouts, 10,000 policies of 480 bytes each
+// were a third of the model, which is live through the render and sets
+// the collector's goal with it. A policy is shared by every location of
+// its Ingress already, and nothing changes one once resolved (globalAuth,
+// servicePolicy and the render change copies), so one more sharer
+// changes nothing. Equality is reflect.DeepEqual's, the digest only finds
+// the candidates.
+func (b *builder) internPolicy(p *model.Policy) *model.Policy {
+	if p == nil {
+		return nil
+	}
+	if b.policySeed == (maphash.Seed{}) {
+		b.policySeed = maphash.MakeSeed()
+	}
+	x := digest.Hasher{}
+	x.SetSeed(b.policySeed)
+	if !x.Add(p) {
+		return p
+	}
+	sum := x.Sum64()
+	for _, q := range b.policies[sum] {
+		if reflect.DeepEqual(p, q) {
+			return q
+		}
+	}
+	if b.policies == nil {
+		b.policies = map[uint64][]*model.Policy{}
+	}
+	b.policies[sum] = append(b.policies[sum], p)
+	return p
 }
 
 // defaultAccess fills the source address lists an Ingress does not set
