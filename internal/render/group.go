@@ -215,8 +215,9 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		}
 		if hopText != nil {
 			// Last in the file (a shape with a hop server has no www.
-			// twins), as the text its check read.
-			out = append(append(bytes.TrimSuffix(out, []byte("\n")), hopText...), '\n')
+			// twins), as the text its check read. One copy of the exact
+			// size, as execute's.
+			out = slices.Concat(bytes.TrimSuffix(out, []byte("\n")), hopText, []byte("\n"))
 		}
 		files[name] = out
 		var all []model.ObjectRef
