@@ -57,3 +57,32 @@ func TestBucketedIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestNoNamespaceIndex: the informers of the kinds a cluster has thousands
+// of keep only the source's own indexes, not the factory's namespace
+// index (a set entry per object, which nothing here reads), in every
+// watched namespace.
+func TestNoNamespaceIndex(t *testing.T) {
+	s, err := New(Options{Client: newFakeAPI(t), Namespaces: []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		kind  string
+		infs  []cache.SharedIndexInformer
+		index string
+	}{{"Ingress", s.ingresses, hostIndex}, {"Service", s.services, ""}, {"EndpointSlice", s.slices, serviceIndex}} {
+		if len(c.infs) != 2 {
+			t.Fatalf("%s: %d informers, want one per namespace", c.kind, len(c.infs))
+		}
+		for _, inf := range c.infs {
+			idx := inf.GetIndexer().GetIndexers()
+			if _, ok := idx[cache.NamespaceIndex]; ok {
+				t.Errorf("%s: the namespace index is kept", c.kind)
+			}
+			if _, ok := idx[c.index]; c.index != "" && !ok {
+				t.Errorf("%s: index %q missing: %v", c.kind, c.index, idx)
+			}
+		}
+	}
+}

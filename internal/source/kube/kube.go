@@ -26,6 +26,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
+	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -135,11 +138,24 @@ func New(opts Options) (*Source, error) {
 		endpoints: endpointChanges{notifier: source.NewNotifier(), dirty: map[string]bool{}}}
 	s.refs = newRefs(opts, s.notify)
 	for _, ns := range s.namespaces() {
+		// The kinds of which a cluster has thousands come without the
+		// namespace index the factory's informers have: the source lists
+		// them whole and finds them by its own indexes (hosts, Services),
+		// and the index kept a set entry per object.
 		f := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns))
 		s.factories = append(s.factories, f)
-		s.ingresses = append(s.ingresses, s.watchIngresses(f.Networking().V1().Ingresses().Informer()))
-		s.services = append(s.services, s.watch(f.Core().V1().Services().Informer()))
-		slices, err := s.watchSlices(f.Discovery().V1().EndpointSlices().Informer())
+		s.ingresses = append(s.ingresses, s.watchIngresses(f.InformerFor(&networkingv1.Ingress{},
+			func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+				return networkinginformers.NewFilteredIngressInformer(c, ns, resync, cache.Indexers{}, nil)
+			})))
+		s.services = append(s.services, s.watch(f.InformerFor(&corev1.Service{},
+			func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+				return coreinformers.NewFilteredServiceInformer(c, ns, resync, cache.Indexers{}, nil)
+			})))
+		slices, err := s.watchSlices(f.InformerFor(&discoveryv1.EndpointSlice{},
+			func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+				return discoveryinformers.NewFilteredEndpointSliceInformer(c, ns, resync, cache.Indexers{}, nil)
+			}))
 		if err != nil {
 			return nil, fmt.Errorf("kube source: %w", err) // not started yet
 		}
