@@ -1,6 +1,8 @@
 // Package digest hashes Go values by what they hold, not where they are:
 // two values that reflect.DeepEqual finds equal have one digest (NaN
-// floats and cyclic values aside, which no caller passes). It is
+// floats and cyclic values aside, which no caller passes), and values it
+// tells apart, a nil slice or map from an empty one included, differ in
+// all but a chance collision. It is
 // maphash's, 64 bits under a seed the caller draws: no one can aim at a
 // collision, and a caller that must not be wrong on a chance one confirms
 // equality itself.
@@ -77,6 +79,10 @@ func (x *Hasher) value(v reflect.Value) bool {
 		}
 		return x.value(v.Elem())
 	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			x.word(reflect.Invalid, 0) // not an empty slice: code may tell them apart
+			return true
+		}
 		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
 			x.word(reflect.Slice, uint64(v.Len()))
 			x.h.Write(v.Bytes())
@@ -89,6 +95,10 @@ func (x *Hasher) value(v reflect.Value) bool {
 			}
 		}
 	case reflect.Map:
+		if v.IsNil() {
+			x.word(reflect.Invalid, 0) // not an empty map, as a slice
+			return true
+		}
 		x.word(reflect.Map, uint64(v.Len()))
 		entries := make([]uint64, 0, v.Len())
 		for it := v.MapRange(); it.Next(); {

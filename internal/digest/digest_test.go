@@ -33,6 +33,10 @@ func TestTellsValuesApart(t *testing.T) {
 		{map[string]int{"a": 1}, map[string]int{"a": 2}},
 		{[]any{"1"}, []any{1}},
 		{[2]int{1, 2}, [2]int{2, 1}},
+		{[]string(nil), []string{}},
+		{map[string]int(nil), map[string]int{}},
+		{[]byte(nil), []byte{}},
+		{struct{ A, B []int }{nil, []int{}}, struct{ A, B []int }{[]int{}, nil}},
 	} {
 		if sum(t, seed, nil, tc.a) == sum(t, seed, nil, tc.b) {
 			t.Errorf("%#v and %#v hash alike", tc.a, tc.b)
