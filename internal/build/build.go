@@ -320,10 +320,10 @@ type builder struct {
 	passthroughWhy string
 	// gatewayResolution is what the Gateway API processor resolved.
 	gatewayResolution *gateway.Resolution
-	// policies are the location policies of Ingresses so far, by digest
-	// (internPolicy), under policySeed.
-	policies   map[uint64][]*model.Policy
-	policySeed maphash.Seed
+	// policies are the location policies of Ingresses so far, by their
+	// digests under policySeeds (internPolicy).
+	policies    map[[2]uint64]*model.Policy
+	policySeeds [2]maphash.Seed
 }
 
 func (b *builder) problem(ref model.ObjectRef, reason string, rejected bool, format string, args ...any) {

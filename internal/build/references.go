@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,30 +138,36 @@ func (b *builder) resolvePolicy(t *ingress.Translation) (p *model.Policy, fallba
 // the collector's goal with it. A policy is shared by every location of
 // its Ingress already, and nothing changes one once resolved (globalAuth,
 // servicePolicy and the render change copies), so one more sharer
-// changes nothing. Equality is reflect.DeepEqual's, the digest only finds
-// the candidates.
+// changes nothing.
+//
+// Equal is two digests of the policy under two seeds drawn for this
+// build (package digest, which tells apart what reflect.DeepEqual does):
+// 128 bits no one can aim at, where a chance collision among 10,000
+// policies is about 10^-31. Confirming each with reflect.DeepEqual cost
+// three times the digests, a seventh of the build at 10,000 Ingresses.
 func (b *builder) internPolicy(p *model.Policy) *model.Policy {
 	if p == nil {
 		return nil
 	}
-	if b.policySeed == (maphash.Seed{}) {
-		b.policySeed = maphash.MakeSeed()
+	if b.policySeeds[0] == (maphash.Seed{}) {
+		b.policySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 	}
-	x := digest.Hasher{}
-	x.SetSeed(b.policySeed)
-	if !x.Add(p) {
-		return p
-	}
-	sum := x.Sum64()
-	for _, q := range b.policies[sum] {
-		if reflect.DeepEqual(p, q) {
-			return q
+	var key [2]uint64
+	for i, seed := range b.policySeeds {
+		x := digest.Hasher{}
+		x.SetSeed(seed)
+		if !x.Add(p) {
+			return p
 		}
+		key[i] = x.Sum64()
+	}
+	if q := b.policies[key]; q != nil {
+		return q
 	}
 	if b.policies == nil {
-		b.policies = map[uint64][]*model.Policy{}
+		b.policies = map[[2]uint64]*model.Policy{}
 	}
-	b.policies[sum] = append(b.policies[sum], p)
+	b.policies[key] = p
 	return p
 }
 
