@@ -649,7 +649,7 @@ func warnHopSockets(log *slog.Logger, dir layout.Dir) bool {
 	}
 	log.Warn("reload-free hosts unavailable: the hop servers' sockets in --state-dir would be longer than a unix socket's address holds; "+
 		"every new host reloads nginx, as with reload-free-hosts false. A shorter --state-dir lifts it",
-		"state-dir", string(dir), "socket", dir.HopSocket("000000000000"), "max-bytes", balancer.MaxHostHopLen)
+		"state-dir", string(dir), "socket", render.HopSocketExample(dir), "max-bytes", balancer.MaxHostHopLen)
 	return true
 }
 

@@ -182,7 +182,13 @@ func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, []byt
 // shape has a hop server, and every new host reloads nginx as with
 // reload-free-hosts false: the controller warns at start.
 func HopSocketsFit(dir layout.Dir) bool {
-	return len(dir.HopSocket(strings.Repeat("0", 2*shapeIDBytes))) <= balancer.MaxHostHopLen
+	return len(HopSocketExample(dir)) <= balancer.MaxHostHopLen
+}
+
+// HopSocketExample is a hop server's socket path in dir: every shape's is
+// as long.
+func HopSocketExample(dir layout.Dir) string {
+	return dir.HopSocket(strings.Repeat("0", 2*shapeIDBytes))
 }
 
 // hopFront makes v, the catch-all or a wildcard server, hand hosts of the

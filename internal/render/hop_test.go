@@ -453,7 +453,7 @@ func TestHopHostsFromTheChangedObjectsAlone(t *testing.T) {
 // and HopSocketsFit, which the controller warns by at start, says so: at
 // 107 bytes a socket fits, at 108 not.
 func TestHopSocketsFit(t *testing.T) {
-	socketFor := func(dir string) string { return layout.Dir(dir).HopSocket(strings.Repeat("0", 12)) }
+	socketFor := func(dir string) string { return HopSocketExample(layout.Dir(dir)) }
 	short := "/var/lib/causeway"
 	fill := func(n int) string { // a directory whose hop socket is n bytes
 		return "/" + strings.Repeat("d", n-len(socketFor("/d"))+1)
