@@ -74,7 +74,7 @@ var (
 		}
 		return l
 	}())
-	corsDefaultMethods = []string{"GET", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"}[:6:6]
+	corsDefaultMethods = []string{"GET", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"} // a literal: len == cap
 )
 
 func parseCORS(r *Reader, res *Result) {
