@@ -8,10 +8,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/causeway/causeway/internal/balancer"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/metrics"
 	"github.com/causeway/causeway/internal/model"
 	"github.com/causeway/causeway/internal/render"
 	"github.com/causeway/causeway/internal/source"
@@ -23,13 +25,16 @@ import (
 // sync does. It prints a table of medians.
 func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	snap, opts := memorySnapshot(n, shapes, annots)
-	var hists []string
-	for _, h := range balancer.Histograms {
-		hists = append(hists, h.Name)
+	// The controller's metrics collector, which holds each render's
+	// series keys and lends them to the next (Params.KnownSeries).
+	requests, err := metrics.NewRequests(metrics.RequestOptions{TimeBuckets: prometheus.DefBuckets,
+		LengthBuckets: prometheus.LinearBuckets(10, 10, 10), SizeBuckets: prometheus.ExponentialBuckets(10, 10, 7), PerHost: true}, nil)
+	if err != nil {
+		return err
 	}
 	params := render.Params{StateDir: layout.Dir(os.TempDir()), HTTPPort: 80, HTTPSPort: 443,
 		Dynamic: &render.Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}},
-		Metrics: &render.Metrics{Histograms: hists, PerHost: true}}
+		Metrics: &render.Metrics{Histograms: requests.Histograms(), PerHost: true}, KnownSeries: requests.KnownSeries}
 	var memo render.Memo
 	var builds, renders, hits []time.Duration
 	var buildAlloc, renderAlloc []uint64
@@ -62,6 +67,7 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 		if err != nil {
 			return err
 		}
+		requests.SetSeries(out.Series, 0)
 		a2, rendered := allocated(), time.Now()
 		// Then an endpoint change: the memo's digest, and no render.
 		slice := endpointSlice(namespace, n-1, "192.0.2.10", 8080+r)
@@ -93,8 +99,12 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	rest := liveHeap()
 	var m *model.Model
 	buildPeak := livePeak(func() { m, _ = build.Build(snap, opts) })
-	var err error
-	renderPeak := livePeak(func() { _, err = memo.Render(m, params) })
+	renderPeak := livePeak(func() {
+		var out *render.Output
+		if out, err = memo.Render(m, params); err == nil {
+			requests.SetSeries(out.Series, 0)
+		}
+	})
 	if err != nil {
 		return err
 	}

@@ -421,6 +421,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 	var reqLog *metrics.RequestLog
 	if requests != nil {
 		params.Metrics = f.metrics.render(requests)
+		params.KnownSeries = requests.KnownSeries
 		if reqLog, err = metrics.OpenRequestLog(dir.MetricsLog(), requests, log); err != nil {
 			return err
 		}

@@ -143,12 +143,13 @@ func SharedSeriesKey(server string, location int, variable string) string {
 // SharedSeriesEntry is the collector's key for the requests to host of a
 // shared series key.
 func SharedSeriesEntry(key, host string) string {
-	return string(AppendSharedSeriesEntry(nil, []byte(key), []byte(host)))
+	return string(AppendSharedSeriesEntry(nil, key, host))
 }
 
 // AppendSharedSeriesEntry appends SharedSeriesEntry(key, host) to dst,
-// for the collector's lines, without an allocation per line.
-func AppendSharedSeriesEntry(dst, key, host []byte) []byte {
+// without an allocation per entry: for the collector's lines, and for the
+// render's lookups of the keys the collector knows.
+func AppendSharedSeriesEntry[S ~string | ~[]byte](dst []byte, key, host S) []byte {
 	return append(append(append(dst, key...), 0), host...)
 }
 

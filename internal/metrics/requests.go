@@ -241,6 +241,19 @@ func (r *Requests) AddSeries(keys map[string]*balancer.SeriesLabels) {
 	r.keys.Add(keys)
 }
 
+// KnownSeries finds a series key the collector knows, with its labels:
+// the render's Params.KnownSeries, so that its series share the key
+// strings and labels held here.
+func (r *Requests) KnownSeries(key []byte) (string, *balancer.SeriesLabels, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kk, ok := r.keys.GetBytes(key)
+	if !ok {
+		return "", nil, false
+	}
+	return kk.Name, kk.Labels, true
+}
+
 // expire forgets keys past their grace and their series; r.mu is held.
 func (r *Requests) expire(now time.Time) {
 	gone := r.keys.Expire(now)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -359,4 +360,25 @@ func FuzzRequestsCount(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRequestsKnownSeries: KnownSeries gives the key string and labels the
+// collector holds (the very ones, for the render to share), through a
+// later configuration that names the key again with equal labels too;
+// nothing for a key it does not know.
+func TestRequestsKnownSeries(t *testing.T) {
+	r, _ := newTestRequests(t, testOptions())
+	entry := balancer.SharedSeriesEntry(sharedKey, "a.test")
+	key, labels, ok := r.KnownSeries([]byte(entry))
+	if !ok || key != entry || labels != &aLabels {
+		t.Fatalf("KnownSeries(%q) = %q, %p, %v; want the entry and &aLabels", entry, key, labels, ok)
+	}
+	again := aLabels
+	r.SetSeries(map[string]*balancer.SeriesLabels{balancer.SharedSeriesEntry(sharedKey, "a.test"): &again}, 0)
+	if k, l, ok := r.KnownSeries([]byte(entry)); !ok || l != &aLabels || unsafe.StringData(k) != unsafe.StringData(key) {
+		t.Errorf("after equal labels again: %q, %p, %v; want the first key string and labels", k, l, ok)
+	}
+	if _, _, ok := r.KnownSeries([]byte(balancer.SharedSeriesEntry(sharedKey, "c.test"))); ok {
+		t.Error("a host no configuration named is known")
+	}
 }

@@ -509,7 +509,7 @@ func shareLogVars(v *serverView, id string, i int, members []*memberView, variab
 					return fmt.Errorf("metrics series %s of %s is unknown", own, m.ServerNames[0])
 				}
 				for _, name := range m.ServerNames { // the host, then its aliases
-					rc.series[balancer.SharedSeriesEntry(key, unquoteName(name))] = labels
+					rc.putSharedSeries(key, unquoteName(name), labels)
 				}
 			}
 			q, err := Quote(key)

@@ -302,7 +302,7 @@ func hopHosts(v *serverView, id string, deferred []*memberView, rc *renderCtx) (
 						return nil, errHopConflict
 					}
 					for _, name := range m.ServerNames {
-						rc.series[balancer.SharedSeriesEntry(key, unquoteName(name))] = labels
+						rc.putSharedSeries(key, unquoteName(name), labels)
 					}
 				case lv.Name == spanlog.Variable:
 					own = unquoteName(own)

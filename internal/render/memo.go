@@ -65,6 +65,7 @@ func (mm *Memo) Render(m *model.Model, p Params) (*Output, error) {
 var (
 	backendType  = reflect.TypeFor[model.Backend]()
 	hopStateType = reflect.TypeFor[HopState]()
+	paramsType   = reflect.TypeFor[Params]()
 )
 
 // digest hashes everything of m but backends' endpoints, and p; false
@@ -78,7 +79,9 @@ func digest(seed maphash.Seed, m *model.Model, p Params) (uint64, bool) {
 
 // skipField leaves out of the digest a model.Backend's Endpoints (pushed,
 // never rendered with the Lua balancer) and a HopState's shapes (derived
-// from what Shapes and Names are).
+// from what Shapes and Names are), and Params' KnownSeries (which only
+// lets the output share what the collector holds).
 func skipField(t reflect.Type, i int) bool {
-	return t == backendType && t.Field(i).Name == "Endpoints" || t == hopStateType && t.Field(i).Name == "shapes"
+	name := t.Field(i).Name
+	return t == backendType && name == "Endpoints" || t == hopStateType && name == "shapes" || t == paramsType && name == "KnownSeries"
 }

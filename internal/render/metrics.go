@@ -115,6 +115,27 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 	return sp.planCanaryMetrics(lv, l, labels)
 }
 
+// putSeries maps the series key name to labels in the render's series,
+// taking the key string and labels the collector knows under name
+// (Params.KnownSeries) when they are equal, so that both share them.
+// name is only read.
+func (rc *renderCtx) putSeries(name []byte, labels *balancer.SeriesLabels) {
+	if known := rc.p.KnownSeries; known != nil {
+		if key, l, ok := known(name); ok && *l == *labels {
+			rc.series[key] = l
+			return
+		}
+	}
+	rc.series[string(name)] = labels
+}
+
+// putSharedSeries maps a shared server's series key and one of its hosts
+// (SharedSeriesEntry) to labels, as putSeries does.
+func (rc *renderCtx) putSharedSeries(key, host string, labels *balancer.SeriesLabels) {
+	rc.entry = balancer.AppendSharedSeriesEntry(rc.entry[:0], key, host)
+	rc.putSeries(rc.entry, labels)
+}
+
 // useSeries adds the series keys v's locations set to the render's
 // series: the keys planned for them, which a shared server replaces by
 // its own (shareLogVars).
@@ -129,7 +150,8 @@ func (rc *renderCtx) useSeries(v *serverView) {
 			}
 			key := unquoteName(lv.Value) // a quoted hex key
 			if labels, ok := rc.planned[key]; ok {
-				rc.series[key] = labels
+				rc.entry = append(rc.entry[:0], key...)
+				rc.putSeries(rc.entry, labels)
 			}
 		}
 	}

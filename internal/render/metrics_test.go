@@ -1,8 +1,12 @@
 package render
 
 import (
+	"bytes"
+	"maps"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/causeway/causeway/internal/balancer"
 	"github.com/causeway/causeway/internal/build"
@@ -135,5 +139,92 @@ func TestMetricsSeries(t *testing.T) {
 		if l.Host != "" {
 			t.Errorf("host label %q without --metrics-per-host", l.Host)
 		}
+	}
+}
+
+// TestKnownSeriesShared: with Params.KnownSeries, the render's series take
+// the key strings and labels the collector knows where the labels are
+// equal (so the two share them instead of holding a copy each), and keep
+// their own where they differ; no file changes, and the memo still hits.
+func TestKnownSeriesShared(t *testing.T) {
+	snap, err := files.Load("testdata/lua-metrics/input.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := build.Build(snap, goldenOpts)
+	p := goldenParams
+	mc := goldenMetrics
+	p.Dynamic, p.Metrics = &Dynamic{}, &mc
+	first, err := Render(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type known struct {
+		key    string
+		labels *balancer.SeriesLabels
+	}
+	held := map[string]known{}
+	for k, l := range first.Series {
+		held[k] = known{k, l}
+	}
+	if len(held) < 3 {
+		t.Fatalf("%d series, want some shared and some not", len(held))
+	}
+	p.KnownSeries = func(key []byte) (string, *balancer.SeriesLabels, bool) {
+		k, ok := held[string(key)]
+		return k.key, k.labels, ok
+	}
+	again, err := Render(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.EqualFunc(first.Files, again.Files, bytes.Equal) {
+		t.Error("KnownSeries changed the files")
+	}
+	sharedKeys := 0
+	for k, l := range again.Series {
+		h, ok := held[k]
+		switch {
+		case !ok:
+			t.Errorf("series %q is new", k)
+		case l != h.labels:
+			t.Errorf("series %q has labels of its own, equal to the known ones", k)
+		case unsafe.StringData(k) != unsafe.StringData(h.key):
+			t.Errorf("series %q has a key string of its own", k)
+		}
+		if strings.Contains(k, "\x00") {
+			sharedKeys++
+		}
+	}
+	if sharedKeys == 0 {
+		t.Error("no shared server's series: the case no longer covers SharedSeriesEntry")
+	}
+	// Known under the same key with other labels (an Ingress renamed its
+	// Service): the render's own labels stand.
+	for k, h := range held {
+		other := *h.labels
+		other.Service += "-old"
+		held[k] = known{k, &other}
+	}
+	changed, err := Render(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, l := range changed.Series {
+		if *l != *first.Series[k] || l == held[k].labels {
+			t.Errorf("series %q: labels %+v, want the render's own %+v", k, *l, *first.Series[k])
+		}
+	}
+	var mm Memo
+	a, err := mm.Render(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := mm.Render(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.ValueOf(a.Series).Pointer() != reflect.ValueOf(b.Series).Pointer() {
+		t.Error("the memo rendered again: KnownSeries is in its digest")
 	}
 }

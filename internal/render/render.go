@@ -113,6 +113,15 @@ type Params struct {
 	// verifies backends whose UpstreamTLS asks for SystemCAs; "" is
 	// DefaultSystemCAFile.
 	SystemCAFile string
+	// KnownSeries, when set, finds a metrics series key the collector
+	// knows already, with its labels (metrics.Requests.KnownSeries). The
+	// render's series then take that key string and those labels where
+	// its own labels are equal, so an unchanged location's series is not
+	// allocated again at each render: at 10,000 Ingresses that was 30,000
+	// keys and labels, 6 MiB live beside the collector's own, at rest and
+	// at every sync's peak. It changes no file; the memo's digest leaves
+	// it out.
+	KnownSeries func(key []byte) (string, *balancer.SeriesLabels, bool)
 }
 
 // DefaultSystemCAFile is where Debian's ca-certificates (in the image)

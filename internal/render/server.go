@@ -205,6 +205,8 @@ type renderCtx struct {
 	// their labels; series are those the rendered servers use, shared
 	// servers' entries included (see metrics.go and group.go).
 	planned, series map[string]*balancer.SeriesLabels
+	// entry is putSeries' scratch space for a key it looks up.
+	entry []byte
 	// addHeaders and setHeaders are add-headers' and proxy-set-headers'
 	// lines, which locations with headers of their own repeat.
 	addHeaders, setHeaders []headerLine
