@@ -223,8 +223,15 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		var all []model.ObjectRef
 		for _, mv := range members {
 			all = append(all, refs[mv]...)
+			delete(refs, mv)
 		}
 		sources[name] = model.SortRefs(all)
+		// The shape is rendered: its members' views are garbage from
+		// here, not from the render's end, so the files and series made
+		// from them are not live beside all of them (at 10,000 hosts the
+		// views were a fifth of the render's peak).
+		delete(shapes, key)
+		delete(firsts, key)
 	}
 	if len(deferred) > 0 {
 		return nil, nil, hashes, nil, errHopConflict // their shapes have no shared server now
