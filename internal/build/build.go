@@ -156,12 +156,10 @@ func Run(snap *source.Snapshot, opts Options) *Result {
 	if opts.AnnotationsPrefix == "" {
 		opts.AnnotationsPrefix = annotations.DefaultPrefix
 	}
-	paths := ingressPaths(snap.Ingresses)
 	b := &builder{
 		opts:           opts,
 		idx:            newServiceIndex(snap.Services, snap.EndpointSlices, snap.Pods, opts.NoExternalName),
 		servers:        make(map[string]*model.Server, len(snap.Ingresses)+len(snap.VirtualServers)),
-		claims:         make(owners[claimKey], paths),
 		backends:       map[string]*model.Backend{},
 		secrets:        map[string]*model.TLSSecret{},
 		secretsIn:      map[string]*corev1.Secret{},
@@ -253,16 +251,14 @@ func Run(snap *source.Snapshot, opts Options) *Result {
 }
 
 // builder is the state every processor shares, with its methods: the
-// servers, claims and host owners, backends and their settings, secrets,
+// servers and host owners, backends and their settings, secrets,
 // Problems and creation times. The state of one kind is its processor's.
 type builder struct {
-	opts     Options
-	idx      *serviceIndex
-	model    model.Model
-	problems []model.Problem
-	servers  map[string]*model.Server
-	// claims are the owners of hosts and paths (Ingress paths).
-	claims    owners[claimKey]
+	opts      Options
+	idx       *serviceIndex
+	model     model.Model
+	problems  []model.Problem
+	servers   map[string]*model.Server
 	backends  map[string]*model.Backend
 	secrets   map[string]*model.TLSSecret
 	secretsIn map[string]*corev1.Secret

@@ -53,10 +53,10 @@ func (b *ingressProcessor) splitLocation(t *ingress.Translation, host string, p 
 	where := func() string {
 		return "host " + quoteHost(host) + " path " + quotePath(p.Match.Path) + " (" + string(p.Match.Type) + ")"
 	}
-	loc := b.locs[claimKey{host: host, path: p.Match.Path, typ: p.Match.Type}]
+	loc := b.claims[claimKey{host: host, path: p.Match.Path, typ: p.Match.Type}]
 	if loc == nil {
 		// A main Ingress with use-regex claims its paths as written.
-		loc = b.locs[claimKey{host: host, path: p.Written, typ: model.Regex}]
+		loc = b.claims[claimKey{host: host, path: p.Written, typ: model.Regex}]
 	}
 	switch {
 	case loc == nil:
