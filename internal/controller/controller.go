@@ -573,11 +573,13 @@ func (c *Controller) pushDynamic(ctx context.Context, backends []balancer.Backen
 
 // recordEndpoints sets the per-backend endpoint gauge.
 func (c *Controller) recordEndpoints(m *model.Model) {
-	g := c.opts.Metrics.BackendEndpoints
-	g.Reset()
-	for _, b := range m.Backends {
-		g.WithLabelValues(b.Key).Set(float64(len(b.Endpoints)))
-	}
+	c.opts.Metrics.BackendEndpoints.Replace(func(yield func(string, int) bool) {
+		for _, b := range m.Backends {
+			if !yield(b.Key, len(b.Endpoints)) {
+				return
+			}
+		}
+	})
 }
 
 func (c *Controller) recordReload(reason string, d time.Duration, err error) {

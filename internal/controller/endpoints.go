@@ -161,7 +161,7 @@ func (c *Controller) SyncEndpoints(ctx context.Context, eventAt time.Time) bool 
 	}
 	for _, u := range updates {
 		d.last[u.at] = u.b
-		c.opts.Metrics.BackendEndpoints.WithLabelValues(u.b.Key).Set(float64(len(u.b.Endpoints)))
+		c.opts.Metrics.BackendEndpoints.Set(u.b.Key, len(u.b.Endpoints))
 	}
 	d.pushedGen, d.hashStale, d.fileStale = gen, true, true
 	c.opts.Metrics.DynamicUpdates.WithLabelValues("endpoints", "success").Inc()

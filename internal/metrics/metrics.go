@@ -31,7 +31,7 @@ type Metrics struct {
 	// (endpoints, certificates) and result.
 	DynamicUpdates *prometheus.CounterVec
 	// BackendEndpoints is the number of ready endpoints per backend.
-	BackendEndpoints *prometheus.GaugeVec
+	BackendEndpoints *BackendEndpoints
 	// DataplaneMode is 1 for the mode in use: "lua" (reload-free
 	// endpoints) or "plain" (per-backend upstreams, reload on change).
 	DataplaneMode *prometheus.GaugeVec
@@ -105,10 +105,7 @@ func NewWith(o Options) *Metrics {
 			m.DynamicUpdates.WithLabelValues(kind, result)
 		}
 	}
-	m.BackendEndpoints = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "causeway_backend_endpoints",
-		Help: "Ready endpoints per backend (namespace/service/port).",
-	}, []string{"backend"})
+	m.BackendEndpoints = newBackendEndpoints()
 	m.DataplaneMode = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "causeway_dataplane_mode",
 		Help: "1 for the data plane mode in use: lua (reload-free endpoints) or plain (reload on endpoint change).",
