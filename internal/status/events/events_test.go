@@ -266,3 +266,35 @@ func TestWarningsOnly(t *testing.T) {
 		t.Errorf("events %v, want %v", rec.got, want)
 	}
 }
+
+// TestStateKept: a sync that changes nothing of an Ingress keeps its
+// state as it was, problems included, rather than making it again; a
+// new version of the object, or a change of what is live, makes a new one.
+func TestStateKept(t *testing.T) {
+	rec := &fakeRecorder{}
+	r := New(Options{Recorder: rec, IsLeader: func() bool { return true }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, b := ing("a", "uid-a", 1), ing("b", "uid-b", 1)
+	gone := problem("b", model.ReasonMissingSecret, "gone", false)
+	sync := func() status.Outcome { return applied(ours(a), ours(b, gone)) }
+	r.Observe(applied())
+	r.Observe(sync())
+	keyA, keyB := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
+	sa, sb := r.seen[keyA], r.seen[keyB]
+	r.Observe(sync())
+	if r.seen[keyA] != sa || r.seen[keyB] != sb {
+		t.Error("an unchanged sync made the states again")
+	}
+	r.Observe(failed("nginx refused it", ours(a), ours(b, gone)))
+	if r.seen[keyA] != sa {
+		t.Error("a failed apply of nothing new changed a's state")
+	}
+	a2 := ing("a", "uid-a", 2)
+	r.Observe(applied(ours(a2), ours(b, gone)))
+	if st := r.seen[keyA]; st == sa || st.obj != a2 || st.live != st.version || st.version == sa.version {
+		t.Errorf("a's new generation: state %+v, want a new one live at the new version", st)
+	}
+	want := []recorded{normal("a"), normal("b"), warning("b", ReasonRejected, model.ReasonMissingSecret+": gone"), normal("a")}
+	if !reflect.DeepEqual(rec.got, want) {
+		t.Errorf("events %v, want %v", rec.got, want)
+	}
+}
