@@ -67,7 +67,9 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 		if err != nil {
 			return err
 		}
-		requests.SetSeries(out.Series, 0)
+		if !out.Memoized {
+			requests.SetSeries(out.Series, 0)
+		}
 		a2, rendered := allocated(), time.Now()
 		// Then an endpoint change: the memo's digest, and no render.
 		slice := endpointSlice(namespace, n-1, "192.0.2.10", 8080+r)
@@ -101,7 +103,7 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	buildPeak := livePeak(func() { m, _ = build.Build(snap, opts) })
 	renderPeak := livePeak(func() {
 		var out *render.Output
-		if out, err = memo.Render(m, params); err == nil {
+		if out, err = memo.Render(m, params); err == nil && !out.Memoized {
 			requests.SetSeries(out.Series, 0)
 		}
 	})

@@ -341,7 +341,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 				break
 			}
 		}
-		if c.opts.Requests != nil {
+		if c.opts.Requests != nil && !out.Memoized { // else the last render's, set then
 			c.opts.Requests.SetSeries(out.Series, m.Config.WorkerShutdownTimeout)
 		}
 		if c.opts.Spans != nil {

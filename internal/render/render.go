@@ -176,6 +176,10 @@ type Output struct {
 	Hosts       []balancer.Host
 	HostSources map[string][]model.ObjectRef
 	Hop         HopState
+	// Memoized says that Memo handed out its last output again: the
+	// configuration is the one last rendered, and Series is nil (the
+	// last render's are as they were).
+	Memoized bool
 }
 
 // Render produces nginx.conf, upstreams.conf and one file per server (or
