@@ -453,7 +453,7 @@ func (b *builder) finish() {
 	}
 	hosts := slices.Sorted(maps.Keys(b.servers))
 	for _, host := range hosts {
-		if srv := b.servers[host]; host != "" && b.ownedServer(host) == nil {
+		if srv := b.servers[host]; host != "" && len(catchAll.Locations) > 0 && b.ownedServer(host) == nil {
 			// A rule without a host applies to all traffic, so host-less
 			// paths also serve every named host unless the host has the
 			// same path and type itself. They are copied before any
@@ -493,6 +493,7 @@ func (b *builder) finish() {
 		sort.Slice(srv.Sources, func(i, j int) bool { return srv.Sources[i].String() < srv.Sources[j].String() })
 		b.model.Servers = append(b.model.Servers, srv)
 	}
+	b.ing.written = nil // every host is in regex mode or not by now
 	sort.Slice(b.model.Servers, func(i, j int) bool { return b.model.Servers[i].Host < b.model.Servers[j].Host })
 	// Snippets that apply to every host are collected from the servers
 	// that carry them before any host's policy, so that their address
@@ -512,6 +513,7 @@ func (b *builder) finish() {
 		}
 		b.ing.serverPolicy(srv, aliased)
 	}
+	b.ing.hostSettings = nil // every host has its policy
 	b.foldHTTPSnippets()
 	for _, p := range b.procs {
 		if f, ok := p.(finisher); ok {

@@ -71,7 +71,12 @@ func (b *ingressProcessor) objects(snap *source.Snapshot) []object {
 	return out
 }
 
-func (b *ingressProcessor) after(*source.Snapshot) { b.addCanaries() }
+func (b *ingressProcessor) after(*source.Snapshot) {
+	b.addCanaries()
+	// No path is claimed or split from here: the claims go before the
+	// model is finished, the build's peak.
+	b.claims = nil
+}
 
 func (b *ingressProcessor) addIngress(ing *networkingv1.Ingress) {
 	ref := ingress.Ref(ing)
