@@ -42,6 +42,10 @@ func (p *prober) waitStatus(ctx context.Context, addr, host string, status int, 
 // Ingress's Service and EndpointSlice are written first, untimed, and
 // each timed write waits until the sync the last write caused has gone
 // live and the controller has been idle for 300 ms since.
+// slowHost is the add beyond which hostRows names the sample and when it
+// was written (§3's target).
+const slowHost = 50 * time.Millisecond
+
 func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c *controller, b backend, o hostOptions) ([]row, error) {
 	p := newProber(500*time.Microsecond, maxProbes)
 	addr := net.JoinHostPort(c.ip, strconv.Itoa(c.httpPort))
@@ -75,6 +79,13 @@ func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c
 			add.failed++
 		} else {
 			add.took = append(add.took, took)
+			if took > slowHost {
+				// With the controller's --log-level=debug, its "hosts
+				// pushed ahead" line for this host tells whether the
+				// time went before it (the watch), in it, or after it.
+				fmt.Fprintf(os.Stderr, "host sample %d (%s): created at %s, served after %s\n",
+					k, host(i), start.UTC().Format("15:04:05.000"), took.Round(time.Millisecond))
+			}
 		}
 		c.settleAfter(ctx, before, 300*time.Millisecond, 30*time.Second) // the sync after the add
 		start = time.Now()
