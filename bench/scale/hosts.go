@@ -35,6 +35,10 @@ func (p *prober) waitStatus(ctx context.Context, addr, host string, status int, 
 	})
 }
 
+// slowHost is the add beyond which hostRows names the sample and when it
+// was written (§3's target).
+const slowHost = 50 * time.Millisecond
+
 // hostRows adds o.samples Ingresses after the set's last, one at a time,
 // each of the shape its index gives (as createOne makes them, so most
 // shapes already have hosts), and removes each again: from just before
@@ -42,10 +46,6 @@ func (p *prober) waitStatus(ctx context.Context, addr, host string, status int, 
 // Ingress's Service and EndpointSlice are written first, untimed, and
 // each timed write waits until the sync the last write caused has gone
 // live and the controller has been idle for 300 ms since.
-// slowHost is the add beyond which hostRows names the sample and when it
-// was written (§3's target).
-const slowHost = 50 * time.Millisecond
-
 func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c *controller, b backend, o hostOptions) ([]row, error) {
 	p := newProber(500*time.Microsecond, maxProbes)
 	addr := net.JoinHostPort(c.ip, strconv.Itoa(c.httpPort))
