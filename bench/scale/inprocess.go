@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/causeway/causeway/internal/build"
 	"github.com/causeway/causeway/internal/class"
 	"github.com/causeway/causeway/internal/layout"
@@ -27,8 +25,8 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	snap, opts := memorySnapshot(n, shapes, annots)
 	// The controller's metrics collector, which holds each render's
 	// series keys and lends them to the next (Params.KnownSeries).
-	requests, err := metrics.NewRequests(metrics.RequestOptions{TimeBuckets: prometheus.DefBuckets,
-		LengthBuckets: prometheus.LinearBuckets(10, 10, 10), SizeBuckets: prometheus.ExponentialBuckets(10, 10, 7), PerHost: true}, nil)
+	requests, err := metrics.NewRequests(metrics.RequestOptions{TimeBuckets: metrics.DefaultTimeBuckets,
+		LengthBuckets: metrics.DefaultLengthBuckets, SizeBuckets: metrics.DefaultSizeBuckets, PerHost: true}, nil)
 	if err != nil {
 		return err
 	}

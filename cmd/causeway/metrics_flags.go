@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/causeway/causeway/internal/metrics"
@@ -30,9 +29,9 @@ func (m *requestMetricsFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&m.perHost, "metrics-per-host", true, "label request metrics with the host")
 	fl.BoolVar(&m.perUndefinedHost, "metrics-per-undefined-host", false, "also count requests for hosts no Ingress defines, labelled with their Host header (needs --metrics-per-host)")
 	fl.BoolVar(&m.statusClasses, "report-status-classes", false, "label request metrics with the status class (2xx) instead of the status")
-	fl.Float64SliceVar(&m.timeBuckets, "time-buckets", prometheus.DefBuckets, "upper bounds of the duration histograms, in seconds")
-	fl.Float64SliceVar(&m.lengthBuckets, "length-buckets", prometheus.LinearBuckets(10, 10, 10), "upper bounds of the request_size and response_size histograms, in bytes")
-	fl.Float64SliceVar(&m.sizeBuckets, "size-buckets", prometheus.ExponentialBuckets(10, 10, 7), "upper bounds of the bytes_sent histogram, in bytes")
+	fl.Float64SliceVar(&m.timeBuckets, "time-buckets", metrics.DefaultTimeBuckets, "upper bounds of the duration histograms, in seconds")
+	fl.Float64SliceVar(&m.lengthBuckets, "length-buckets", metrics.DefaultLengthBuckets, "upper bounds of the request_size and response_size histograms, in bytes")
+	fl.Float64SliceVar(&m.sizeBuckets, "size-buckets", metrics.DefaultSizeBuckets, "upper bounds of the bytes_sent histogram, in bytes")
 	fl.Int64Var(&m.logRotateSize, "metrics-log-rotate-size", 256<<20, "apparent size in bytes of the metrics log (a line per counted request), and of the span log (a line per sampled traced request), past which it is renamed and started again at the next reload; reached only where the file system cannot remove what was read from the file's start")
 	fl.StringSliceVar(&m.exclude, "exclude-socket-metrics", nil, "request metrics not to collect, e.g. nginx_ingress_controller_bytes_sent,nginx_ingress_controller_connect_duration_seconds")
 }

@@ -17,6 +17,14 @@ import (
 	"github.com/causeway/causeway/internal/balancer"
 )
 
+// ingress-nginx's default histogram bounds (--time-buckets,
+// --length-buckets, --size-buckets).
+var (
+	DefaultTimeBuckets   = prometheus.DefBuckets
+	DefaultLengthBuckets = prometheus.LinearBuckets(10, 10, 10)
+	DefaultSizeBuckets   = prometheus.ExponentialBuckets(10, 10, 7)
+)
+
 // RequestOptions configure the per-request metrics (ingress-nginx's flags
 // of the same meaning in parentheses).
 type RequestOptions struct {
