@@ -258,12 +258,14 @@ func (s *Source) rediscoverGroup(ctx context.Context, w watchedGroup) bool {
 
 // watchCustom is watch for a custom resource's informer: its transform
 // turns the unstructured objects of the dynamic client into typed ones,
-// so that the store holds what the Snapshot hands out.
+// so that the store holds what the Snapshot hands out, sharing what an
+// update left unchanged with the cached version (sharing).
 func (s *Source) watchCustom(inf cache.SharedIndexInformer, k customKind) cache.SharedIndexInformer {
 	if k.references == nil {
 		s.handle(inf) // otherwise watchReferences' handler signals
 	}
-	if err := inf.SetTransform(func(obj any) (any, error) { return s.toTyped(obj, k), nil }); err != nil {
+	typed := func(obj any) (any, error) { return s.toTyped(obj, k), nil }
+	if err := inf.SetTransform(sharing(inf.GetIndexer(), typed)); err != nil {
 		panic(fmt.Sprintf("set transform: %v", err)) // not started yet
 	}
 	return inf

@@ -306,11 +306,14 @@ func (s *Source) watchPods(inf cache.SharedIndexInformer) cache.SharedIndexInfor
 	return inf
 }
 
-// watchIngresses installs the trimming transform and a change handler
-// that also keeps the informers of referenced objects in step with the
-// Ingresses' annotations.
+// watchIngresses installs the trimming transform (which also shares what
+// an update left unchanged with the cached version: sharing) and a change
+// handler that also keeps the informers of referenced objects in step
+// with the Ingresses' annotations.
 func (s *Source) watchIngresses(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
-	setTrim(inf)
+	if err := inf.SetTransform(sharing(inf.GetIndexer(), trim)); err != nil {
+		panic(fmt.Sprintf("set transform: %v", err)) // not started yet
+	}
 	if err := inf.AddIndexers(cache.Indexers{hostIndex: bucketed(ingressHosts)}); err != nil {
 		panic(fmt.Sprintf("add indexers: %v", err)) // not started yet
 	}
