@@ -184,3 +184,37 @@ func keysOfState(st balancer.State) string {
 	}
 	return strings.Join(k, ",")
 }
+
+// A worker applies writes without waiting for a request (store.keep_up):
+// after a full replace, every worker has read the new state within a few
+// seconds although none served a request, so no client's request pays
+// for reading thousands of backends again on a worker that sat idle.
+func TestIdleWorkersKeepUp(t *testing.T) {
+	const workers = 2
+	n := startNginx(t, nginxOptions{keys: []string{"ns/idle/80"}, workers: workers})
+	st := balancer.State{Generation: 7}
+	for i := range 100 {
+		st.Backends = append(st.Backends, balancer.Backend{Key: fmt.Sprintf("ns/idle-%d/80", i),
+			Endpoints: []balancer.Endpoint{{Address: "127.0.0.2", Port: 8080 + i, Weight: 1, Ready: true}}})
+	}
+	n.replace(t, st)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		read := map[string]bool{}
+		for _, line := range strings.Split(n.logs(), "\n") {
+			if strings.Contains(line, "causeway: this worker read the whole state again") {
+				// "2026/11/29 23:50:01 [info] 1234#1234: ..."
+				if f := strings.Fields(line); len(f) > 3 {
+					read[strings.Split(f[3], "#")[0]] = true
+				}
+			}
+		}
+		if len(read) >= workers {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s without a request, %d of %d workers read the replaced state:\n%s", len(read), workers, n.logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

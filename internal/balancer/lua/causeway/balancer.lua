@@ -1,7 +1,8 @@
 -- causeway.balancer: the entry points nginx calls.
 --
 --   init_by_lua           init()          fail fast on a missing dict
---   init_worker_by_lua    init_worker()   seed this worker's RNG
+--   init_worker_by_lua    init_worker()   seed this worker's RNG, keep its
+--                                         view of the state current
 --   balancer_by_lua       balance()       choose the peer (and on retries)
 --                         balance_auth()  the same for external auth's Services
 --   access_by_lua         access()        a split with answers or header
@@ -90,6 +91,7 @@ end
 
 function _M.init_worker()
     math.randomseed(ngx.worker.pid() * 1000 + ngx.now() * 1000)
+    store.init_worker()
 end
 
 -- unavailable_peer sends the request to the local server that answers 503:
