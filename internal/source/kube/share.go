@@ -16,12 +16,14 @@ import (
 // at 10,000 Ingresses, the writer's 10,000 status writes come back as
 // 10,000 decoded copies of every spec. The last snapshot (and the model
 // built from it) still holds the old objects until the next sync, so
-// without sharing both copies were live together, and the next sync's
-// build peaked 18 MiB (a tenth of the heap) higher than in steady state.
+// without sharing both copies were live together, and the first sync
+// after the burst peaked about 30 MiB above steady state (the collector
+// marked 101-107 MB against 92-93; 94-96 with sharing).
 //
 // Only values reflect.DeepEqual finds equal are shared, so what a reader
 // of the store sees is unchanged; cached objects are never written to
 // (as the informer requires of every reader).
+//
 // store is the informer's own store (its GetIndexer), which holds what
 // transform returned for earlier versions.
 func sharing(store cache.KeyGetter, transform cache.TransformFunc) cache.TransformFunc {
@@ -32,7 +34,7 @@ func sharing(store cache.KeyGetter, transform cache.TransformFunc) cache.Transfo
 		}
 		key, err := cache.MetaNamespaceKeyFunc(obj)
 		if err != nil {
-			return obj, nil // a tombstone: nothing to share
+			return obj, nil // no object metadata: nothing to share
 		}
 		cached, ok, err := store.GetByKey(key)
 		if err != nil || !ok {
