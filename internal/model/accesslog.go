@@ -40,6 +40,10 @@ var baseLogVariables = map[string]bool{
 	"server_name": false, "server_port": false, "scheme": false, "ssl_protocol": false,
 	"ssl_cipher": false, "msec": false, "connection": false, "connection_requests": false,
 	"pipe": false, "request_id": false, "http_host": false,
+	"pid": false, "hostname": false, "remote_port": false, "server_addr": false,
+	"request_completion": false, "upstream_bytes_received": false, "upstream_bytes_sent": false,
+	"upstream_cache_status": false, "ssl_server_name": false, "ssl_session_reused": false,
+	"gzip_ratio": false,
 	// ingress-nginx's.
 	"proxy_upstream_name": true, "proxy_alternative_upstream_name": true, "req_id": true,
 	"namespace": true, "ingress_name": true, "service_name": true, "service_port": true,

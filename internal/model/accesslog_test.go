@@ -1,6 +1,7 @@
 package model
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -15,6 +16,8 @@ func TestParseLogFormat(t *testing.T) {
 		{DefaultLogFormat, `$remote_addr| - |$remote_user| [|$time_local|] "|$request|" |$status| |$body_bytes_sent| "|$http_referer|" "|$http_user_agent|" |$request_length| |$request_time| [|$proxy_upstream_name|] [|$proxy_alternative_upstream_name|] |$upstream_addr| |$upstream_response_length| |$upstream_response_time| |$upstream_status| |$req_id`},
 		{`{"time":"$time_iso8601","ns":"$namespace","status":$status}`, `{"time":"|$time_iso8601|","ns":"|$namespace|","status":|$status|}`},
 		{"$status$request_id", "$status|$request_id"},
+		{"$pid $hostname $remote_port $server_addr $upstream_cache_status $ssl_server_name",
+			"$pid| |$hostname| |$remote_port| |$server_addr| |$upstream_cache_status| |$ssl_server_name"},
 		{"$status-$uri", "$status|-|$uri"},
 		{"x", "x"},
 		{"$status", "$status"},
@@ -132,6 +135,21 @@ func TestParseSkipLogPaths(t *testing.T) {
 					t.Errorf("ParseSkipLogPaths(%q) accepted %q", in, p)
 				}
 			}
+		}
+	}
+}
+
+// TestLogVariablesDocumented: docs/configuration.md names every variable
+// a log format may use.
+func TestLogVariablesDocumented(t *testing.T) {
+	data, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for name := range baseLogVariables {
+		if !strings.Contains(doc, "`"+name+"`") {
+			t.Errorf("docs/configuration.md does not name the log variable `%s`", name)
 		}
 	}
 }
