@@ -2,16 +2,20 @@ package kube
 
 import (
 	"context"
+	"log/slog"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 
 	nicv1 "github.com/causeway/causeway/internal/apis/k8snginx/v1"
 )
@@ -126,5 +130,54 @@ func TestSharingInformer(t *testing.T) {
 	}
 	if !reflect.DeepEqual(second.Spec, ing.Spec) {
 		t.Errorf("cached spec %+v, want %+v", second.Spec, ing.Spec)
+	}
+}
+
+// TestSharingCustom: through a custom resource's transform (the dynamic
+// client's unstructured object made typed), a status-only update of a
+// VirtualServer takes the cached version's spec; a changed spec does not.
+func TestSharingCustom(t *testing.T) {
+	s := &Source{opts: Options{Log: slog.New(slog.DiscardHandler)}}
+	k := nicGroup.kinds[slices.IndexFunc(nicGroup.kinds, func(k customKind) bool { return k.kind == "VirtualServer" })]
+	store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, nil)
+	transform := sharing(store, func(obj any) (any, error) { return s.toTyped(obj, k), nil })
+	decoded := func(gen int64, host, ip string) any {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "k8s.nginx.org/v1", "kind": "VirtualServer",
+			"metadata": map[string]any{"namespace": "shop", "name": "web", "uid": "u1", "generation": gen},
+			"spec":     map[string]any{"host": host, "policies": []any{map[string]any{"name": "rate"}}},
+			"status":   map[string]any{"externalEndpoints": []any{map[string]any{"ip": ip}}},
+		}}
+	}
+	first, err := transform(decoded(1, "shop.example", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Add(first); err != nil {
+		t.Fatal(err)
+	}
+	cached := first.(*nicv1.VirtualServer)
+	for _, tc := range []struct {
+		name   string
+		obj    any
+		shared bool
+	}{
+		{"status only", decoded(1, "shop.example", "192.0.2.1"), true},
+		{"spec changed", decoded(2, "other.example", "192.0.2.1"), false},
+	} {
+		got, err := transform(tc.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, ok := got.(*nicv1.VirtualServer)
+		if !ok {
+			t.Fatalf("%s: transformed to %T", tc.name, got)
+		}
+		if shared := unsafe.SliceData(vs.Spec.Policies) == unsafe.SliceData(cached.Spec.Policies); shared != tc.shared {
+			t.Errorf("%s: spec shared %v, want %v", tc.name, shared, tc.shared)
+		}
+		if len(vs.Status.ExternalEndpoints) != 1 || vs.Status.ExternalEndpoints[0].IP != "192.0.2.1" {
+			t.Errorf("%s: status %+v, want the update's", tc.name, vs.Status)
+		}
 	}
 }
