@@ -150,6 +150,12 @@ func (q *Queue[T]) next(ctx context.Context) bool {
 	q.mu.Lock()
 	if cur, ok := q.targets[key]; ok && cur.seq == t.seq {
 		delete(q.targets, key)
+		if len(q.targets) == 0 {
+			// A map keeps the room of its largest size: after a burst
+			// (10,000 statuses at a first start) that is ~1 MB for
+			// nothing.
+			q.targets = map[string]target[T]{}
+		}
 	}
 	q.mu.Unlock()
 	return true

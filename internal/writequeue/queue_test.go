@@ -3,6 +3,8 @@ package writequeue
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,6 +123,30 @@ func TestQueueWritesEachTarget(t *testing.T) {
 		if want := map[string]int{"a": 1, "b": 2}[c.key]; c.target != want {
 			t.Errorf("%s written with %d, want %d", c.key, c.target, want)
 		}
+	}
+}
+
+// TestQueueDropsItsMapWhenDrained: once every target is written the queue
+// holds a new, empty map rather than the one a burst grew (Go never
+// shrinks a map).
+func TestQueueDropsItsMapWhenDrained(t *testing.T) {
+	r := &recorder{}
+	q := New(Options{Workers: 2}, r.write)
+	burst := map[string]int{}
+	for i := range 1000 {
+		burst[fmt.Sprint(i)] = i
+	}
+	q.Set(burst)
+	q.mu.Lock()
+	grown := reflect.ValueOf(q.targets).UnsafePointer()
+	q.mu.Unlock()
+	start(t, q)
+	settle(t, q)
+	waitCalls(t, r, 1000)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if reflect.ValueOf(q.targets).UnsafePointer() == grown {
+		t.Error("the map the burst grew is still held, empty")
 	}
 }
 

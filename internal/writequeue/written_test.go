@@ -55,4 +55,16 @@ func TestWrittenKeepAndRecord(t *testing.T) {
 	if s, _ := w.Current("ns/b", "v", "3", "snapshot"); s != "ours" {
 		t.Error("the write to an object still there was forgotten")
 	}
+	// The snapshot catches up: the last memory goes, and with it the
+	// map, which would keep the room of its largest size.
+	if s, rv := w.Current("ns/b", "v", "4", "caught up"); s != "caught up" || rv != "4" {
+		t.Errorf("caught up: Current = %q at %q", s, rv)
+	}
+	if w.m != nil {
+		t.Errorf("%d-entry map kept after the last write was forgotten", len(w.m))
+	}
+	w.Record("ns/c", "x", "1", "2", "ours")
+	if s, _ := w.Current("ns/c", "x", "1", "snapshot"); s != "ours" {
+		t.Error("a write after the map was dropped was not remembered")
+	}
 }
