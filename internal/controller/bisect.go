@@ -94,34 +94,79 @@ func (c *Controller) bisect(ctx context.Context, snap *source.Snapshot) string {
 // or changed since the last live snapshot (all of them before the first),
 // sorted.
 func (c *Controller) changedObjects(snap *source.Snapshot) []string {
-	before := map[string]string{}
-	if last := c.lastLive; last != nil {
-		fingerprints(before, "Ingress", last.Ingresses)
-		fingerprints(before, "VirtualServer", last.VirtualServers)
-		fingerprints(before, "TransportServer", last.TransportServers)
-	}
-	now := map[string]string{}
-	fingerprints(now, "Ingress", snap.Ingresses)
-	fingerprints(now, "VirtualServer", snap.VirtualServers)
-	fingerprints(now, "TransportServer", snap.TransportServers)
 	var out []string
-	for key, fp := range now {
-		if _, bad := c.badObject[key]; bad {
-			continue
-		}
-		if old, ok := before[key]; !ok || old != fp {
+	add := func(key string, changed bool) {
+		if _, bad := c.badObject[key]; !bad && changed {
 			out = append(out, key)
 		}
 	}
+	changed(c.lastLive, "Ingress", snap.Ingresses, add)
+	changed(c.lastLive, "VirtualServer", snap.VirtualServers, add)
+	changed(c.lastLive, "TransportServer", snap.TransportServers, add)
 	sort.Strings(out)
 	return out
 }
 
-// fingerprints adds each of objs, of kind, to m: its model.ObjectRef.Key
-// and its fingerprint.
-func fingerprints[T metav1.Object](m map[string]string, kind string, objs []T) {
+// liveMarks are what changedObjects compares of the objects of the last
+// live snapshot, by UID (or by model.ObjectRef key for an object without
+// one). The snapshot itself would keep every one of its objects alive
+// until the next live sync, and the status writes that follow a start
+// replace each of them in the informers' caches: at 10,000 Ingresses,
+// 10,000 old objects held beside the new ones.
+type liveMarks map[string]liveMark
+
+// liveMark is an object's generation (bumped by the API server with every
+// change of its spec) and its annotations (the informers share an
+// unchanged map between versions). An object without a generation (the
+// files source's) is kept whole and compared by its fingerprint.
+type liveMark struct {
+	gen int64
+	ann map[string]string
+	obj metav1.Object
+}
+
+// markLive returns the marks of snap's objects of the kinds bisection
+// suspects.
+func markLive(snap *source.Snapshot) liveMarks {
+	m := make(liveMarks, len(snap.Ingresses)+len(snap.VirtualServers)+len(snap.TransportServers))
+	mark(m, "Ingress", snap.Ingresses)
+	mark(m, "VirtualServer", snap.VirtualServers)
+	mark(m, "TransportServer", snap.TransportServers)
+	return m
+}
+
+func mark[T metav1.Object](m liveMarks, kind string, objs []T) {
 	for _, o := range objs {
-		m[model.ObjectRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}.Key()] = fingerprint(o)
+		lm := liveMark{gen: o.GetGeneration(), ann: o.GetAnnotations()}
+		if lm.gen == 0 {
+			lm.obj = o
+		}
+		m[markKey(kind, o)] = lm
+	}
+}
+
+// markKey is o's UID, or its model.ObjectRef key when it has none.
+func markKey(kind string, o metav1.Object) string {
+	if uid := o.GetUID(); uid != "" {
+		return string(uid)
+	}
+	return model.ObjectRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}.Key()
+}
+
+// changed calls add with the key of each of objs, of kind, and whether it
+// is new or changed since m was marked (every object when m is nil).
+func changed[T metav1.Object](m liveMarks, kind string, objs []T, add func(key string, changed bool)) {
+	for _, o := range objs {
+		key := model.ObjectRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}.Key()
+		lm, ok := m[markKey(kind, o)]
+		switch {
+		case !ok:
+			add(key, true)
+		case lm.obj != nil || o.GetGeneration() == 0:
+			add(key, lm.obj == nil || fingerprint(lm.obj) != fingerprint(o))
+		default:
+			add(key, lm.gen != o.GetGeneration() || !maps.Equal(lm.ann, o.GetAnnotations()))
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -212,5 +213,59 @@ func TestBisectFindsAVirtualServer(t *testing.T) {
 	}
 	if app.live == nil || !c.Ready() {
 		t.Fatal("the rest must be live and the controller ready")
+	}
+}
+
+// TestChangedObjects: bisection suspects what is new or changed since the
+// last live snapshot, told from what the controller marked of it (not
+// the snapshot, which would keep every old object alive), a row per rule.
+func TestChangedObjects(t *testing.T) {
+	ing := func(name, uid string, gen int64, ann map[string]string, host string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid), Generation: gen, Annotations: ann},
+			Spec:       networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: host}}},
+		}
+	}
+	ann := map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/"}
+	vs := func(uid string, gen int64, host string) *nicv1.VirtualServer {
+		return &nicv1.VirtualServer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vs", UID: types.UID(uid), Generation: gen},
+			Spec: nicv1.VirtualServerSpec{Host: host}}
+	}
+	base := ing("a", "u1", 3, ann, "a.test")
+	files := ing("f", "", 0, nil, "f.test") // the files source's: no UID, no generation
+	before := &source.Snapshot{Ingresses: []*networkingv1.Ingress{base, files}, VirtualServers: []*nicv1.VirtualServer{vs("v1", 2, "v.test")}}
+	cases := []struct {
+		name string
+		now  *source.Snapshot
+		bad  string
+		want []string
+	}{
+		{"nothing changed", before, "", nil},
+		{"a status write: a new object, same generation, equal annotations in another map",
+			&source.Snapshot{Ingresses: []*networkingv1.Ingress{ing("a", "u1", 3, maps.Clone(ann), "a.test"), files}}, "", nil},
+		{"a new generation", &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing("a", "u1", 4, ann, "b.test")}}, "", []string{"Ingress/ns/a"}},
+		{"changed annotations", &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing("a", "u1", 3, map[string]string{"x": "y"}, "a.test")}},
+			"", []string{"Ingress/ns/a"}},
+		{"deleted and created again", &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing("a", "u2", 1, ann, "a.test")}}, "", []string{"Ingress/ns/a"}},
+		{"new", &source.Snapshot{Ingresses: []*networkingv1.Ingress{base, ing("n", "u9", 1, nil, "n.test")}}, "", []string{"Ingress/ns/n"}},
+		{"without a generation, read again unchanged", &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing("f", "", 0, nil, "f.test")}}, "", nil},
+		{"without a generation, changed", &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing("f", "", 0, nil, "g.test")}}, "", []string{"Ingress/ns/f"}},
+		{"a VirtualServer's new generation", &source.Snapshot{VirtualServers: []*nicv1.VirtualServer{vs("v1", 3, "w.test")}}, "", []string{"VirtualServer/ns/vs"}},
+		{"an excluded object is no suspect", &source.Snapshot{Ingresses: []*networkingv1.Ingress{ing("n", "u9", 1, nil, "n.test")}}, "Ingress/ns/n", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Controller{badObject: map[string]exclusion{}, lastLive: markLive(before)}
+			if tc.bad != "" {
+				c.badObject[tc.bad] = exclusion{}
+			}
+			if got := c.changedObjects(tc.now); !slices.Equal(got, tc.want) {
+				t.Errorf("changed = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	c := &Controller{}
+	if got := c.changedObjects(before); !slices.Equal(got, []string{"Ingress/ns/a", "Ingress/ns/f", "VirtualServer/ns/vs"}) {
+		t.Errorf("before any live snapshot: %v, want every object", got)
 	}
 }

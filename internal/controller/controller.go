@@ -108,9 +108,9 @@ type Controller struct {
 	// chains are the certificate chains fillOCSP parsed, by the SHA-256
 	// of their Secret's PEM; only the last kept build's.
 	chains map[[32]byte]parsedChain
-	// lastLive is the snapshot whose configuration last went live:
-	// bisection suspects only the Ingresses that changed since.
-	lastLive    *source.Snapshot
+	// lastLive marks the objects of the snapshot whose configuration
+	// last went live: bisection suspects only those that changed since.
+	lastLive    liveMarks
 	lastProblem map[string]bool
 	// memo hands out the last render again for a model that differs only
 	// in endpoints (an EndpointSlice change, with the Lua balancer).
@@ -370,7 +370,7 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 			c.opts.Metrics.ConfigApplySeconds.Observe(time.Since(eventAt).Seconds())
 			c.ready.Store(true)
 			c.everLive.Store(true)
-			c.lastLive = snap
+			c.lastLive = markLive(snap)
 			break
 		}
 		c.recordReload(reloadReason(c.started, nil), 0, err)
