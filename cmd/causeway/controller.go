@@ -519,6 +519,7 @@ func runController(ctx context.Context, f *controllerFlags, fl *pflag.FlagSet) e
 		Staples:   staples,
 		Replicas:  counter,
 		Restarted: mgr.Respawned,
+		Resync:    reporter.resyncRequests(),
 		Health:    mgr.Health,
 		Quiet:     f.syncQuiet,
 		MaxDelay:  f.syncMaxDelay,

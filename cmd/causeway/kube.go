@@ -172,6 +172,10 @@ type kubeReporter struct {
 	watcher     *address.ServiceWatcher
 	events      *events.Reporter
 	broadcaster record.EventBroadcaster
+	// resyncs asks the controller for a sync (its Options.Resync): the
+	// status writers keep no Outcome between syncs, so on becoming leader
+	// or when the published addresses change they plan from a new one.
+	resyncs chan struct{}
 }
 
 // newKubeReporter builds the reporter for the kube source; it returns nil
@@ -213,8 +217,9 @@ func newKubeReporter(f *controllerFlags, log *slog.Logger, met *metrics.Metrics)
 
 	identity := leader.Identity()
 	r := &kubeReporter{
-		log:   log.With("component", "status"),
-		class: class.Options{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+		log:     log.With("component", "status"),
+		class:   class.Options{ControllerName: f.controllerName, IngressClass: f.ingressClass, WatchWithoutClass: f.watchWithoutClass},
+		resyncs: make(chan struct{}, 1),
 	}
 	r.broadcaster = record.NewBroadcaster()
 	r.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: writeClient.CoreV1().Events("")})
@@ -362,16 +367,12 @@ func kindWrites(reg prometheus.Registerer, name, help string) func(kind string, 
 }
 
 // resync re-plans the status writers: on becoming leader, or when the
-// published addresses change.
+// published addresses change. The writers of status plan from the
+// Outcome of the sync it asks for; the others from what they keep.
 func (r *kubeReporter) resync() {
-	if r.writer != nil {
-		r.writer.Resync()
-	}
-	if r.crWriter != nil {
-		r.crWriter.Resync()
-	}
-	if r.gwWriter != nil {
-		r.gwWriter.Resync()
+	select {
+	case r.resyncs <- struct{}{}:
+	default: // one is pending already
 	}
 	if r.certs != nil {
 		r.certs.Resync()
@@ -382,6 +383,15 @@ func (r *kubeReporter) resync() {
 	if r.gateways != nil {
 		r.gateways.Resync()
 	}
+}
+
+// resyncRequests is the controller's Options.Resync; nil (never) without
+// a reporter.
+func (r *kubeReporter) resyncRequests() <-chan struct{} {
+	if r == nil {
+		return nil
+	}
+	return r.resyncs
 }
 
 // onSync hands a sync's outcome to the writer and the event reporter. It

@@ -65,6 +65,12 @@ type Options struct {
 	// Restarted signals that nginx was restarted after a crash, so the
 	// dynamic state is pushed again.
 	Restarted <-chan struct{}
+	// Resync asks for a sync even when nothing changed: OnSync's
+	// receivers keep nothing between syncs that they need again (the
+	// status writers, on becoming leader or when the published addresses
+	// change). Any sync that starts after the request answers it: a
+	// replica that leads before its first sync syncs once, not twice.
+	Resync <-chan struct{}
 	// Names, when set, resolves the names of ExternalName Services into
 	// their backends' endpoints (externalname.go); without it their paths
 	// answer 503.
@@ -275,6 +281,8 @@ func (c *Controller) wait(ctx context.Context, retryC <-chan time.Time, flush **
 			return true, true
 		case <-c.replicasChanged():
 			return true, true
+		case <-c.opts.Resync:
+			return true, false // nothing to wait for
 		}
 	}
 }
@@ -320,6 +328,10 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 	}
 	if cs, ok := c.opts.Source.(source.ChangeSource); ok {
 		cs.TakeChanges() // so does it
+	}
+	select {
+	case <-c.opts.Resync: // this sync answers it
+	default:
 	}
 	c.epIndex = nil
 	snap := c.opts.Source.Snapshot()

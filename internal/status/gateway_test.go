@@ -210,18 +210,19 @@ func TestGatewayWriter(t *testing.T) {
 }
 
 // TestGatewayWriterLeaderOnly: a follower writes nothing; on becoming
-// leader, Resync writes.
+// leader, the Outcome of the next sync is written.
 func TestGatewayWriterLeaderOnly(t *testing.T) {
 	gc, gw, r := gatewayObjects()
 	h := newGatewayHarness(t, gc.DeepCopy(), gw.DeepCopy(), r.DeepCopy())
 	h.leading.Store(false)
-	h.w.Observe(gatewayOutcome(t, gc, gw, r))
+	o := gatewayOutcome(t, gc, gw, r)
+	h.w.Observe(o)
 	time.Sleep(50 * time.Millisecond)
 	if got := h.counts(); len(got) != 0 {
 		t.Fatalf("a follower wrote %v", got)
 	}
 	h.leading.Store(true)
-	h.w.Resync()
+	h.w.Observe(o) // the sync becoming leader asks for
 	h.settle(t)
 	if got := h.counts(); got["HTTPRoute success"] != 1 || got["Gateway success"] != 1 || got["GatewayClass success"] != 1 {
 		t.Fatalf("writes after becoming leader %v", got)

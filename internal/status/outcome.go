@@ -1,8 +1,9 @@
 // Package status writes what the controller owes the Kubernetes API about
 // each Ingress: status.loadBalancer.ingress, here, and Events, in package
 // events. Only the replica holding the leader Lease (package leader) writes;
-// every replica follows each sync's Outcome, so a new leader knows the
-// current state without replaying history.
+// a replica that begins leading asks the controller for a sync and plans
+// from its Outcome, so a new leader knows the current state without
+// replaying history.
 package status
 
 import (

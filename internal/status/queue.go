@@ -11,11 +11,18 @@ import (
 	"github.com/causeway/causeway/internal/writequeue"
 )
 
-// statusQueue is what every status writer shares: it keeps the latest
-// Outcome, plans the writes it asks for while this replica leads (at every
-// sync and on Resync), and writes them through the leader's write queue.
-// A writer adds what it writes: the plan, by key, and the write of one
-// key.
+// statusQueue is what every status writer shares: it plans the writes
+// each sync's Outcome asks for while this replica leads, and writes them
+// through the leader's write queue. A writer adds what it writes: the
+// plan, by key, and the write of one key.
+//
+// It keeps no Outcome between syncs. An Outcome holds the snapshot's
+// objects, and the status writes themselves replace every one of them in
+// the informers' caches: at 10,000 Ingresses, the last Outcome kept the
+// versions before a burst of status writes alive next to the new ones
+// until the next sync. A replica that begins leading, or whose published
+// addresses change, asks the controller for a sync instead (the
+// controller's Options.Resync), whose Outcome is planned like any other.
 type statusQueue[T any] struct {
 	queue    *writequeue.Queue[T]
 	isLeader func() bool
@@ -23,8 +30,7 @@ type statusQueue[T any] struct {
 	// plan's. It runs with mu held.
 	plan func(o Outcome) (map[string]T, bool)
 
-	mu   sync.Mutex
-	last *Outcome // the latest Outcome, nil before the first
+	mu sync.Mutex
 }
 
 // newStatusQueue returns a statusQueue with the backoff every status
@@ -43,28 +49,16 @@ func newStatusQueue[T any](workers int, isLeader func() bool, log *slog.Logger, 
 	}
 }
 
-// Observe takes a sync's Outcome. It is cheap and never blocks on the API,
-// so it may be called from the controller's sync.
+// Observe plans the writes of a sync's Outcome while this replica leads.
+// It is cheap and never blocks on the API, so it may be called from the
+// controller's sync.
 func (q *statusQueue[T]) Observe(o Outcome) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.last = &o
-	q.planLocked()
-}
-
-// Resync re-plans from the latest Outcome; call it when this replica starts
-// leading or the published addresses change.
-func (q *statusQueue[T]) Resync() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.planLocked()
-}
-
-func (q *statusQueue[T]) planLocked() {
-	if q.last == nil || !q.isLeader() {
+	if !q.isLeader() {
 		return
 	}
-	if targets, ok := q.plan(*q.last); ok {
+	if targets, ok := q.plan(o); ok {
 		q.queue.Set(targets)
 	}
 }

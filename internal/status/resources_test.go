@@ -263,14 +263,15 @@ func TestResourceWriterLeavesStatusAfterAFailedApply(t *testing.T) {
 func TestResourceWriterOnlyLeaderWrites(t *testing.T) {
 	h := newResourceHarness(t, published)
 	h.leading.Store(false)
-	h.w.Observe(Outcome{Applied: true, Resources: []ResourceVerdict{verdict(VirtualServers, "a", ResourceStatus{})}})
+	o := Outcome{Applied: true, Resources: []ResourceVerdict{verdict(VirtualServers, "a", ResourceStatus{})}}
+	h.w.Observe(o)
 	h.settle(t)
 	time.Sleep(20 * time.Millisecond)
 	if got := h.rec.get(); len(got) != 0 {
 		t.Fatalf("a follower wrote %v", got)
 	}
 	h.leading.Store(true)
-	h.w.Resync()
+	h.w.Observe(o) // the sync becoming leader asks for
 	h.settle(t)
 	if got := h.rec.get(); len(got["virtualservers/a"]) != 1 {
 		t.Fatalf("the new leader wrote %v, want one write", got)

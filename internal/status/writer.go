@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,8 +61,11 @@ type Writer struct {
 
 // target is one write to do.
 type target struct {
-	ing   *networkingv1.Ingress // the newest version known
-	rv    string                // its resourceVersion, the write's precondition
+	// uid is the Ingress's, whose namespace and name are the key: not
+	// the object, which a queue of 10,000 writes would keep alive after
+	// the informer replaced it.
+	uid   types.UID
+	rv    string // the resourceVersion known, the write's precondition
 	want  []networkingv1.IngressLoadBalancerIngress
 	clear bool // clearing an Ingress that is no longer ours
 }
@@ -95,19 +99,17 @@ func (w *Writer) plan(o Outcome) (map[string]target, bool) {
 		case v.Ours:
 			delete(w.cleared, ing.UID)
 			if v.Live(o) {
-				t = target{ing: ing, want: addrs}
-			} else {
-				t = target{ing: ing}
+				t.want = addrs
 			}
 		case len(have) > 0 && len(addrs) > 0 && address.Equal(have, addrs) && !w.cleared[ing.UID]:
-			t = target{ing: ing, clear: true}
+			t.clear = true
 		default:
 			continue
 		}
 		if address.Equal(have, t.want) {
 			continue
 		}
-		t.rv = rv
+		t.uid, t.rv = ing.UID, rv
 		targets[v.Key()] = t
 	}
 	for uid := range w.cleared {
@@ -130,7 +132,8 @@ func (w *Writer) write(ctx context.Context, key string, t target) error {
 	// kubectl's last-applied annotation. The resourceVersion in the patch
 	// makes it conditional, so a decision taken on a stale snapshot (the
 	// class just changed, say) fails with a conflict instead of winning.
-	updated, err := w.opts.Client.NetworkingV1().Ingresses(t.ing.Namespace).Patch(ctx, t.ing.Name, types.MergePatchType, patch,
+	namespace, name, _ := strings.Cut(key, "/")
+	updated, err := w.opts.Client.NetworkingV1().Ingresses(namespace).Patch(ctx, name, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager}, "status")
 	if w.opts.OnWrite != nil {
 		w.opts.OnWrite(err)
@@ -143,10 +146,10 @@ func (w *Writer) write(ctx context.Context, key string, t target) error {
 	}
 	w.mu.Lock()
 	if t.clear {
-		w.cleared[t.ing.UID] = true
+		w.cleared[t.uid] = true
 	}
 	if updated != nil {
-		w.written.Record(key, t.ing.UID, t.rv, updated.ResourceVersion, t.want)
+		w.written.Record(key, t.uid, t.rv, updated.ResourceVersion, t.want)
 	}
 	w.mu.Unlock()
 	w.opts.Log.Debug("Ingress status written", "ingress", key, "addresses", describe(t.want))

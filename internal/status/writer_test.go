@@ -207,13 +207,16 @@ func TestWriterClearsAnotherClassOnlyOnce(t *testing.T) {
 func TestWriterOnlyLeaderWrites(t *testing.T) {
 	h := newHarness(t, published)
 	h.leading.Store(false)
-	h.w.Observe(Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a"), Ours: true}}})
+	o := Outcome{Applied: true, Ingresses: []Verdict{{Ingress: mkIngress("a"), Ours: true}}}
+	h.w.Observe(o)
 	h.settle(t)
 	if got := h.rec.get(); len(got) != 0 {
 		t.Fatalf("a follower wrote %v", got)
 	}
+	// Becoming leader asks for a sync (kubeReporter.resync), whose
+	// Outcome is observed like any other.
 	h.leading.Store(true)
-	h.w.Resync()
+	h.w.Observe(o)
 	h.settle(t)
 	if got := h.rec.get()["a"]; len(got) != 1 || got[0] != wrote {
 		t.Errorf("after taking over: %v, want one write", got)
