@@ -26,6 +26,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"maps"
+	"reflect"
 	"sync"
 	"unicode/utf8"
 
@@ -87,9 +88,13 @@ type Event struct {
 // each sync's garbage, and twice the states live while it ran).
 type state struct {
 	uid types.UID
-	// obj is the Ingress version was computed from: cached objects are
-	// replaced, never changed, so the same one has the same version.
-	obj *networkingv1.Ingress
+	// gen and ann are the generation and annotations version was computed
+	// from. Cached objects are replaced, never changed, and the informers
+	// share an unchanged annotation map between versions, so the same map
+	// at the same generation has the same version. Unlike the object, they
+	// do not keep an Ingress alive that a status write has replaced.
+	gen int64
+	ann map[string]string
 	// version fingerprints the Ingress's spec and annotations; live is the
 	// version last known live in nginx, "" if none.
 	version, live string
@@ -176,8 +181,9 @@ func transition(prev *state, v status.Verdict, o status.Outcome, baseline bool) 
 	if prev == nil || prev.uid != ing.UID {
 		prev = &state{} // new, or deleted and created again
 	}
-	next := state{uid: ing.UID, obj: ing, version: prev.version, live: prev.live, problems: prev.problems, failed: prev.failed}
-	if prev.obj != ing {
+	next := state{uid: ing.UID, gen: ing.Generation, ann: ing.Annotations,
+		version: prev.version, live: prev.live, problems: prev.problems, failed: prev.failed}
+	if prev.version == "" || prev.gen != ing.Generation || !sameMap(prev.ann, ing.Annotations) {
 		next.version = version(ing)
 	}
 	var evs []Event
@@ -224,11 +230,16 @@ func transition(prev *state, v status.Verdict, o status.Outcome, baseline bool) 
 
 // keep is prev when next says nothing else, else next as a new state.
 func keep(prev *state, next state) *state {
-	if prev.uid == next.uid && prev.obj == next.obj && prev.version == next.version && prev.live == next.live &&
+	if prev.uid == next.uid && prev.gen == next.gen && sameMap(prev.ann, next.ann) && prev.version == next.version && prev.live == next.live &&
 		prev.failed == next.failed && maps.Equal(prev.problems, next.problems) {
 		return prev
 	}
 	return &next
+}
+
+// sameMap reports whether a and b are the same map (not merely equal).
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // problemEvent maps a model problem to an Event: nginx's refusal is a

@@ -290,10 +290,36 @@ func TestStateKept(t *testing.T) {
 	}
 	a2 := ing("a", "uid-a", 2)
 	r.Observe(applied(ours(a2), ours(b, gone)))
-	if st := r.seen[keyA]; st == sa || st.obj != a2 || st.live != st.version || st.version == sa.version {
-		t.Errorf("a's new generation: state %+v, want a new one live at the new version", st)
+	sa2 := r.seen[keyA]
+	if sa2 == sa || sa2.gen != 2 || sa2.live != sa2.version || sa2.version == sa.version {
+		t.Errorf("a's new generation: state %+v, want a new one live at the new version", sa2)
 	}
-	want := []recorded{normal("a"), normal("b"), warning("b", ReasonRejected, model.ReasonMissingSecret+": gone"), normal("a")}
+	// A status write comes back as a new object of the same generation,
+	// its annotation map shared by the informer: the state stays.
+	annotated := a2.DeepCopy()
+	annotated.Annotations = map[string]string{"k": "v"}
+	r.Observe(applied(ours(annotated), ours(b, gone)))
+	sa2 = r.seen[keyA]
+	written := annotated.DeepCopy()
+	written.ResourceVersion, written.Annotations = "2", annotated.Annotations
+	r.Observe(applied(ours(written), ours(b, gone)))
+	if r.seen[keyA] != sa2 {
+		t.Error("a status write (same generation, same annotations) made a's state again")
+	}
+	// Equal annotations in a map of their own: the same version, no Event.
+	copied := written.DeepCopy()
+	r.Observe(applied(ours(copied), ours(b, gone)))
+	if st := r.seen[keyA]; st.version != sa2.version {
+		t.Errorf("equal annotations in another map: version %q, want %q", st.version, sa2.version)
+	}
+	// Changed annotations at the same generation: a new version, live.
+	changed := copied.DeepCopy()
+	changed.Annotations["k"] = "w"
+	r.Observe(applied(ours(changed), ours(b, gone)))
+	if st := r.seen[keyA]; st.version == sa2.version || st.live != st.version {
+		t.Errorf("changed annotations: state %+v, want a new version live", st)
+	}
+	want := []recorded{normal("a"), normal("b"), warning("b", ReasonRejected, model.ReasonMissingSecret+": gone"), normal("a"), normal("a"), normal("a")}
 	if !reflect.DeepEqual(rec.got, want) {
 		t.Errorf("events %v, want %v", rec.got, want)
 	}
