@@ -45,8 +45,8 @@ func sharing(store cache.KeyGetter, transform cache.TransformFunc) cache.Transfo
 	}
 }
 
-// shareUnchanged points obj's spec, labels and annotations at cached's
-// where they are equal. Both must be pointers to the same struct type
+// shareUnchanged points obj's namespace, name and UID, and its spec,
+// labels and annotations where they are equal, at cached's. Both must be pointers to the same struct type
 // with the same UID; anything else is left alone.
 func shareUnchanged(cached, obj any) {
 	if cached == obj || reflect.TypeOf(cached) != reflect.TypeOf(obj) {
@@ -57,6 +57,11 @@ func shareUnchanged(cached, obj any) {
 	if !okA || !okB || a.GetUID() != b.GetUID() || a.GetUID() == "" {
 		return
 	}
+	// Equal by the key and the check above; the cached copies are those
+	// the last model holds.
+	b.SetNamespace(a.GetNamespace())
+	b.SetName(a.GetName())
+	b.SetUID(a.GetUID())
 	if la, lb := a.GetLabels(), b.GetLabels(); la != nil && maps.Equal(la, lb) {
 		b.SetLabels(la)
 	}

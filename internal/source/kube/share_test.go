@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -25,7 +26,7 @@ import (
 func shareIngress(uid string, gen int64, host string, annotations map[string]string) *networkingv1.Ingress {
 	prefix := networkingv1.PathTypePrefix
 	return &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: types.UID(uid), Generation: gen,
+		ObjectMeta: metav1.ObjectMeta{Namespace: strings.Clone("shop"), Name: strings.Clone("web"), UID: types.UID(strings.Clone(uid)), Generation: gen,
 			Labels: map[string]string{"app": "web"}, Annotations: annotations},
 		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: host,
 			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
@@ -66,6 +67,13 @@ func TestShareUnchanged(t *testing.T) {
 			}
 			if shared := unsafe.SliceData(got.Spec.Rules) == unsafe.SliceData(cached.Spec.Rules); shared != tc.spec {
 				t.Errorf("spec shared %v, want %v", shared, tc.spec)
+			}
+			// The namespace, name and UID go with the labels: shared
+			// whenever the UID is the same.
+			if shared := unsafe.StringData(got.Name) == unsafe.StringData(cached.Name) &&
+				unsafe.StringData(got.Namespace) == unsafe.StringData(cached.Namespace) &&
+				unsafe.StringData(string(got.UID)) == unsafe.StringData(string(cached.UID)); shared != tc.labels {
+				t.Errorf("namespace, name and UID shared %v, want %v", shared, tc.labels)
 			}
 			if shared := mapData(got.Labels) == mapData(cached.Labels); shared != tc.labels {
 				t.Errorf("labels shared %v, want %v", shared, tc.labels)
