@@ -46,8 +46,9 @@ func sharing(store cache.KeyGetter, transform cache.TransformFunc) cache.Transfo
 }
 
 // shareUnchanged points obj's namespace, name and UID, and its spec,
-// labels and annotations where they are equal, at cached's. Both must be pointers to the same struct type
-// with the same UID; anything else is left alone.
+// labels and annotations where they are equal, at cached's. Both must be
+// pointers to the same struct type with the same UID; anything else is
+// left alone.
 func shareUnchanged(cached, obj any) {
 	if cached == obj || reflect.TypeOf(cached) != reflect.TypeOf(obj) {
 		return
