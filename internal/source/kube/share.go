@@ -14,11 +14,12 @@ import (
 // whole new object for every update, and most updates of the kinds whose
 // status the controller writes change nothing else: after a first start
 // at 10,000 Ingresses, the writer's 10,000 status writes come back as
-// 10,000 decoded copies of every spec. The last snapshot (and the model
-// built from it) still holds the old objects until the next sync, so
-// without sharing both copies were live together, and the first sync
-// after the burst peaked about 30 MiB above steady state (the collector
-// marked 101-107 MB against 92-93; 94-96 with sharing).
+// 10,000 decoded copies of every spec. The model built from the last
+// snapshot still holds the old versions' strings and maps until the next
+// sync (the snapshot itself is no longer kept), so without sharing both
+// copies were live together, and the first sync after the burst peaked
+// about 30 MiB above steady state (the collector marked 101-107 MB
+// against 92-93; 94-96 with sharing).
 //
 // Only values reflect.DeepEqual finds equal are shared, so what a reader
 // of the store sees is unchanged; cached objects are never written to
