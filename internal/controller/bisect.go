@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,14 +96,10 @@ func (c *Controller) bisect(ctx context.Context, snap *source.Snapshot) string {
 // sorted.
 func (c *Controller) changedObjects(snap *source.Snapshot) []string {
 	var out []string
-	add := func(key string, changed bool) {
-		if _, bad := c.badObject[key]; !bad && changed {
-			out = append(out, key)
-		}
-	}
-	changed(c.lastLive, "Ingress", snap.Ingresses, add)
-	changed(c.lastLive, "VirtualServer", snap.VirtualServers, add)
-	changed(c.lastLive, "TransportServer", snap.TransportServers, add)
+	out = changed(out, c.lastLive, "Ingress", snap.Ingresses)
+	out = changed(out, c.lastLive, "VirtualServer", snap.VirtualServers)
+	out = changed(out, c.lastLive, "TransportServer", snap.TransportServers)
+	out = slices.DeleteFunc(out, func(key string) bool { _, bad := c.badObject[key]; return bad })
 	sort.Strings(out)
 	return out
 }
@@ -153,21 +150,24 @@ func markKey(kind string, o metav1.Object) string {
 	return model.ObjectRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}.Key()
 }
 
-// changed calls add with the key of each of objs, of kind, and whether it
-// is new or changed since m was marked (every object when m is nil).
-func changed[T metav1.Object](m liveMarks, kind string, objs []T, add func(key string, changed bool)) {
+// changed appends to out the model.ObjectRef key of each of objs, of
+// kind, that is new or changed since m was marked (every one when m is
+// nil).
+func changed[T metav1.Object](out []string, m liveMarks, kind string, objs []T) []string {
 	for _, o := range objs {
-		key := model.ObjectRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}.Key()
 		lm, ok := m[markKey(kind, o)]
 		switch {
 		case !ok:
-			add(key, true)
 		case lm.obj != nil || o.GetGeneration() == 0:
-			add(key, lm.obj == nil || fingerprint(lm.obj) != fingerprint(o))
-		default:
-			add(key, lm.gen != o.GetGeneration() || !maps.Equal(lm.ann, o.GetAnnotations()))
+			if lm.obj != nil && fingerprint(lm.obj) == fingerprint(o) {
+				continue
+			}
+		case lm.gen == o.GetGeneration() && maps.Equal(lm.ann, o.GetAnnotations()):
+			continue
 		}
+		out = append(out, model.ObjectRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}.Key())
 	}
+	return out
 }
 
 // blameConfigMap checks whether nginx accepts the configuration when the
