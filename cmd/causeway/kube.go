@@ -368,11 +368,16 @@ func kindWrites(reg prometheus.Registerer, name, help string) func(kind string, 
 
 // resync re-plans the status writers: on becoming leader, or when the
 // published addresses change. The writers of status plan from the
-// Outcome of the sync it asks for; the others from what they keep.
+// Outcome of the sync it asks for, which only the leader needs (the
+// others write nothing, and becoming leader asks again): a follower does
+// not pay a whole-cluster sync for an address change. The other writers
+// plan from what they keep.
 func (r *kubeReporter) resync() {
-	select {
-	case r.resyncs <- struct{}{}:
-	default: // one is pending already
+	if r.elector.IsLeader() {
+		select {
+		case r.resyncs <- struct{}{}:
+		default: // one is pending already
+		}
 	}
 	if r.certs != nil {
 		r.certs.Resync()

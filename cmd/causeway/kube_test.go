@@ -1,11 +1,15 @@
 package main
 
 import (
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/causeway/causeway/internal/status/leader"
 )
 
 func TestKubeFlagsValidate(t *testing.T) {
@@ -93,5 +97,40 @@ func TestControllerObjectRefs(t *testing.T) {
 		if kinds[flag] != kind {
 			t.Errorf("%s is checked as a %q, want a %s", flag, kinds[flag], kind)
 		}
+	}
+}
+
+// TestResyncAsksWhileLeading: the status writers plan from the sync resync
+// asks for, which a follower does not need (an address change there costs
+// no whole-cluster sync); becoming leader asks for one.
+func TestResyncAsksWhileLeading(t *testing.T) {
+	r := &kubeReporter{resyncs: make(chan struct{}, 1)}
+	var err error
+	r.elector, err = leader.New(leader.Options{Disabled: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnChange: func(leading bool) {
+			if leading {
+				r.resync()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.resync() // the published addresses changed on a follower
+	select {
+	case <-r.resyncs:
+		t.Fatal("a follower asked for a sync")
+	default:
+	}
+	go r.elector.Run(t.Context()) // leads at once: election disabled
+	select {
+	case <-r.resyncs:
+	case <-time.After(5 * time.Second):
+		t.Fatal("becoming leader asked for no sync")
+	}
+	r.resync() // an address change while leading
+	select {
+	case <-r.resyncs:
+	default:
+		t.Fatal("the leader's address change asked for no sync")
 	}
 }
