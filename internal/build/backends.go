@@ -19,8 +19,14 @@ import (
 
 // serviceIndex finds Services and their EndpointSlices by namespace/name.
 type serviceIndex struct {
+	// services are the snapshot's Services by "namespace/name", read
+	// through lookup only: it records what the build looked at.
 	services map[string]*corev1.Service
-	slices   map[string][]*discoveryv1.EndpointSlice
+	// found are the Services lookup found, missed the keys it did not
+	// (lookedUp).
+	found  map[*corev1.Service]struct{}
+	missed map[string]bool
+	slices map[string][]*discoveryv1.EndpointSlice
 	// pods are Pods' labels by namespace/name (for subselectors).
 	pods map[string]map[string]string
 	// dropped collects, per Service key, the addresses endpoints left out
@@ -48,7 +54,7 @@ func (d droppedAddress) String() string {
 func newServiceIndex(services []*corev1.Service, slices []*discoveryv1.EndpointSlice, pods []*corev1.Pod, noExternal bool) *serviceIndex {
 	idx := &serviceIndex{services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
 		pods: map[string]map[string]string{}, dropped: map[string]map[droppedAddress]bool{}, noExternal: noExternal,
-		streamed: map[string]bool{}}
+		streamed: map[string]bool{}, found: map[*corev1.Service]struct{}{}, missed: map[string]bool{}}
 	for _, p := range pods {
 		idx.pods[p.Namespace+"/"+p.Name] = p.Labels
 	}
@@ -80,7 +86,7 @@ func backendKey(ns string, b *networkingv1.IngressServiceBackend) string {
 // Service is an HTTP backend whose endpoints the controller resolves
 // (externalname.go).
 func (idx *serviceIndex) resolve(ns string, ref *networkingv1.IngressServiceBackend) (*model.Backend, error) {
-	if svc := idx.services[ns+"/"+ref.Name]; svc != nil && svc.Spec.Type == corev1.ServiceTypeExternalName {
+	if svc := idx.service(ns, ref.Name); svc != nil && svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return idx.externalBackend(svc, ref)
 	}
 	return idx.resolveWhere(ns, ref, corev1.ProtocolTCP, nil)
@@ -124,7 +130,7 @@ func (idx *serviceIndex) resolveSubset(ns string, ref *networkingv1.IngressServi
 // accepts by their targetRef (nil keeps all).
 func (idx *serviceIndex) resolveWhere(ns string, ref *networkingv1.IngressServiceBackend, proto corev1.Protocol,
 	keep func(*corev1.ObjectReference) bool) (*model.Backend, error) {
-	svc := idx.services[ns+"/"+ref.Name]
+	svc := idx.service(ns, ref.Name)
 	if svc == nil {
 		return nil, fmt.Errorf("service %s/%s not found", ns, ref.Name)
 	}
@@ -161,7 +167,35 @@ func portProtocol(p corev1.Protocol) corev1.Protocol {
 
 // service returns a Service by namespace and name.
 func (idx *serviceIndex) service(ns, name string) *corev1.Service {
-	return idx.services[ns+"/"+name]
+	return idx.lookup(ns + "/" + name)
+}
+
+// lookup returns the Service key ("namespace/name") names, nil if there
+// is none, and records that the build looked for it.
+func (idx *serviceIndex) lookup(key string) *corev1.Service {
+	svc := idx.services[key]
+	if svc != nil {
+		idx.found[svc] = struct{}{}
+	} else if !idx.missed[key] {
+		idx.missed[strings.Clone(key)] = true // the caller's key stays on its stack
+	}
+	return svc
+}
+
+// lookedUp are the Services ("namespace/name") the build looked for,
+// found or not (Result.Services). Those found keep the index's key
+// strings rather than making their own.
+func (idx *serviceIndex) lookedUp() map[string]bool {
+	out := make(map[string]bool, len(idx.found)+len(idx.missed))
+	for key, svc := range idx.services {
+		if _, ok := idx.found[svc]; ok {
+			out[key] = true
+		}
+	}
+	for key := range idx.missed {
+		out[key] = true
+	}
+	return out
 }
 
 func portString(p networkingv1.ServiceBackendPort) string {
@@ -297,7 +331,7 @@ func (b *builder) reportDropped() {
 		if ports := empty[k]; len(ports) > 0 {
 			msg += fmt.Sprintf("; port %s has no usable endpoint left, so its paths answer 503", strings.Join(ports, ", "))
 		}
-		svc := b.idx.services[k]
+		svc := b.idx.lookup(k)
 		b.problem(serviceRef(svc), model.ReasonDroppedEndpoints, false, "%s", msg)
 	}
 }

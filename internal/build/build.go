@@ -141,6 +141,11 @@ type Result struct {
 	// their EndpointSlices needs a build and a reload; the other Services'
 	// reaches nginx as endpoint state alone (ServiceEndpoints).
 	StreamServices map[string]bool
+	// Services are the Services ("namespace/name") the build looked for,
+	// whether it found them or not. No other Service was read: a change
+	// of one of those alone leaves the Result as it is (the controller
+	// then runs no sync).
+	Services map[string]bool
 }
 
 // Build turns a Snapshot into a Model. It is deterministic: the same
@@ -247,7 +252,8 @@ func Run(snap *source.Snapshot, opts Options) *Result {
 	// service index: a third of the model's size again) alive for as
 	// long as the model is used, through the render and beyond.
 	m := b.model
-	return &Result{Model: &m, Problems: b.problems, Gateway: b.gatewayResolution, StreamServices: b.idx.streamed}
+	return &Result{Model: &m, Problems: b.problems, Gateway: b.gatewayResolution, StreamServices: b.idx.streamed,
+		Services: b.idx.lookedUp()}
 }
 
 // builder is the state every processor shares, with its methods: the

@@ -269,7 +269,7 @@ func (b *gatewayProcessor) backendClientCert(g *gateway.Gateway) string {
 // gatewayServicePort reports whether a Service exists and has port
 // (gateway.RouteEnv.ServicePort).
 func (b *gatewayProcessor) gatewayServicePort(ns, name string, port int32) (exists, hasPort bool) {
-	svc := b.idx.services[ns+"/"+name]
+	svc := b.idx.service(ns, name)
 	if svc == nil {
 		return false, false
 	}
@@ -287,7 +287,7 @@ func (b *gatewayProcessor) gatewayServicePort(ns, name string, port int32) (exis
 // gatewayAppProtocol is the appProtocol of a Service's port
 // (gateway.RouteEnv.AppProtocol).
 func (b *gatewayProcessor) gatewayAppProtocol(ns, name string, port int32) string {
-	if svc := b.idx.services[ns+"/"+name]; svc != nil {
+	if svc := b.idx.service(ns, name); svc != nil {
 		for _, p := range svc.Spec.Ports {
 			if p.Port == port && p.AppProtocol != nil {
 				return *p.AppProtocol

@@ -36,7 +36,7 @@ func (b *gatewayProcessor) checkBackendTLS(snap *source.Snapshot) func(gateway.B
 // servicePortName is the name of the Service port a backend names, ""
 // when it has none.
 func (b *gatewayProcessor) servicePortName(be gateway.Backend) string {
-	svc := b.idx.services[be.Namespace+"/"+be.Service]
+	svc := b.idx.service(be.Namespace, be.Service)
 	if svc == nil {
 		return ""
 	}

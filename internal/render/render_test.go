@@ -12,6 +12,7 @@ import (
 	"github.com/causeway/causeway/internal/flavour"
 	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/model"
+	"github.com/causeway/causeway/internal/source"
 	"github.com/causeway/causeway/internal/source/files"
 )
 
@@ -60,6 +61,21 @@ func goldenCases(t *testing.T) []string {
 // rendered with, which its name selects.
 func goldenCase(t *testing.T, name string) (*model.Model, Params) {
 	t.Helper()
+	snap, opts, params := goldenInput(t, name)
+	m, _ := build.Build(snap, opts)
+	if strings.HasPrefix(name, "lua") { // the Lua-balanced data plane
+		params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
+	}
+	if strings.Contains(name, "metrics") { // either data plane
+		params.Metrics = &goldenMetrics
+	}
+	return m, params
+}
+
+// goldenInput is testdata case name's snapshot, and the build Options
+// and Params (but their data plane's) its name selects.
+func goldenInput(t *testing.T, name string) (*source.Snapshot, build.Options, Params) {
+	t.Helper()
 	snap, err := files.Load(filepath.Join("testdata", name, "input.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -88,14 +104,7 @@ func goldenCase(t *testing.T, name string) (*model.Model, Params) {
 		opts.ModSecurityAvailable, opts.CRSAvailable = true, true
 		params.ModSecurity = &goldenModSecurity
 	}
-	m, _ := build.Build(snap, opts)
-	if strings.HasPrefix(name, "lua") { // the Lua-balanced data plane
-		params.Dynamic = &Dynamic{Modules: []string{"/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"}}
-	}
-	if strings.Contains(name, "metrics") { // either data plane
-		params.Metrics = &goldenMetrics
-	}
-	return m, params
+	return snap, opts, params
 }
 
 // goldenModSecurity is Debian's ModSecurity, with two of the CRS's files.
