@@ -137,6 +137,9 @@ type Controller struct {
 	// epIndex is what the incremental endpoint path knows from the last
 	// full sync that went live (endpoints.go); nil: take a full sync.
 	epIndex *endpointIndex
+	// services are the Services the last build of a sync looked for
+	// (changes.go); nil until one finished.
+	services map[string]bool
 }
 
 // New returns a Controller.
@@ -273,8 +276,9 @@ func (c *Controller) wait(ctx context.Context, retryC <-chan time.Time, flush **
 			*flush, flushC = nil, nil
 			c.flushStateFile()
 		case <-c.opts.Source.Changed():
-			c.hostsAhead(ctx)
-			return true, true
+			if c.sourceChanged(ctx) {
+				return true, true
+			}
 		case <-c.namesChanged():
 			return true, true
 		case <-c.staplesChanged():
@@ -333,13 +337,14 @@ func (c *Controller) Sync(ctx context.Context, eventAt time.Time) error {
 	case <-c.opts.Resync: // this sync answers it
 	default:
 	}
-	c.epIndex = nil
+	c.epIndex, c.services = nil, nil
 	snap := c.opts.Source.Snapshot()
 	c.logSourceProblems(snap.Problems)
 	var res SyncResult
 	for round := 0; ; round++ {
 		built, out, err := c.build(snap, nil)
 		m, problems := built.Model, built.Problems
+		c.services = built.Services
 		res = SyncResult{Model: m, Problems: problems, Snapshot: snap, Gateway: built.Gateway}
 		if err != nil {
 			res.Err = err

@@ -22,7 +22,8 @@ import (
 // goes live by a push of the hosts table (render/hop.go), but the sync
 // that finds it builds and renders the whole cluster first: about a
 // second at 10,000 Ingresses. When the source says that only Ingresses
-// changed, hostsAhead builds those Ingresses alone (with the Ingresses
+// changed (and Services that the last build did not look for:
+// changes.go), hostsAhead builds those Ingresses alone (with the Ingresses
 // that share a host with them, the Services they name, and the other
 // objects but none that makes a server: source.Ahead, which the kube
 // source answers from indexes), asks render.HopHosts for their entries,
@@ -43,17 +44,10 @@ type errAhead string
 
 func (e errAhead) Error() string { return string(e) }
 
-// hostsAhead tries the Ingress changes the source has on the hosts table;
-// the caller runs the full sync after it in any case.
-func (c *Controller) hostsAhead(ctx context.Context) {
-	cs, ok := c.opts.Source.(source.ChangeSource)
-	if !ok {
-		return
-	}
-	changed, other := cs.TakeChanges()
-	if len(changed) == 0 || other {
-		return
-	}
+// hostsAhead tries the changed Ingresses ("namespace/name") on the hosts
+// table, when nothing else changed (sourceChanged); the caller runs the
+// full sync after it in any case.
+func (c *Controller) hostsAhead(ctx context.Context, changed map[string]bool) {
 	start := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -22,17 +22,17 @@ import (
 	"github.com/causeway/causeway/internal/source"
 )
 
-// changingSource is a staticSource that says which Ingresses changed.
+// changingSource is a staticSource that says what changed.
 type changingSource struct {
 	staticSource
-	changed map[string]bool
-	other   bool
+	changed, services map[string]bool
+	other             bool
 }
 
-func (s *changingSource) TakeChanges() (map[string]bool, bool) {
-	changed, other := s.changed, s.other
-	s.changed, s.other = nil, false
-	return changed, other
+func (s *changingSource) TakeChanges() source.Changes {
+	ch := source.Changes{Ingresses: s.changed, Services: s.services, Other: s.other}
+	s.changed, s.services, s.other = nil, nil, false
+	return ch
 }
 
 // TestHostsAheadOfTheFullSync: a change of Ingresses alone that only
@@ -72,7 +72,9 @@ func TestHostsAheadOfTheFullSync(t *testing.T) {
 			src.changed["default/"+k] = true
 		}
 		tables, patches, pushes, n, reloads := len(p.tables), len(p.patches), p.pushes, ahead(), apply.reloads()
-		c.hostsAhead(ctx)
+		if !c.sourceChanged(ctx) {
+			t.Fatalf("%s: no full sync called for", name)
+		}
 		if got := ahead() > n; got != wantAhead {
 			t.Fatalf("%s: pushed ahead %v, want %v", name, got, wantAhead)
 		}
@@ -126,7 +128,7 @@ func TestHostsAheadOfTheFullSync(t *testing.T) {
 	src.changed = map[string]bool{"default/n": true}
 	p.patchingPusher.refuse = &balancer.APIError{StatusCode: 409, Message: "not the base"}
 	tables, f := len(p.tables), failed()
-	c.hostsAhead(ctx)
+	c.sourceChanged(ctx)
 	if failed() != f+1 || len(p.tables) != tables {
 		t.Fatalf("a refused patch: %v failures counted, %d tables pushed", failed()-f, len(p.tables)-tables)
 	}

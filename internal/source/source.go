@@ -103,16 +103,26 @@ type EndpointSource interface {
 	ServiceEndpoints(namespace, name string) (*corev1.Service, []*discoveryv1.EndpointSlice)
 }
 
-// ChangeSource is the optional part of a Source that tells which
-// Ingresses a signal on Changed is about, so that a change of Ingresses
-// alone can reach the data plane before a Snapshot of everything is built
-// (the controller's hosts table).
+// ChangeSource is the optional part of a Source that tells what a signal
+// on Changed is about: a change of Ingresses alone can reach the data
+// plane before a Snapshot of everything is built (the controller's hosts
+// table), and a change of Services no object uses needs no build at all.
 type ChangeSource interface {
-	// TakeChanges returns the Ingresses ("namespace/name") added, changed
-	// or deleted since the last call, and whether anything else changed
-	// (EndpointSlices aside: EndpointSource), and forgets both. A
-	// Snapshot taken after it holds every change it returned.
-	TakeChanges() (ingresses map[string]bool, other bool)
+	// TakeChanges returns what changed since the last call and forgets
+	// it. A Snapshot taken after it holds every change it returned.
+	TakeChanges() Changes
+}
+
+// Changes are what a ChangeSource saw change.
+type Changes struct {
+	// Ingresses are those ("namespace/name") added, changed or deleted.
+	Ingresses map[string]bool
+	// Services are those ("namespace/name") added, updated (any update:
+	// a Service is read whole) or deleted.
+	Services map[string]bool
+	// Other is whether an object of another kind changed (EndpointSlices
+	// aside: EndpointSource).
+	Other bool
 }
 
 // AheadSource is the optional part of a ChangeSource that hands over what

@@ -6,23 +6,20 @@ import (
 	"github.com/causeway/causeway/internal/source"
 )
 
-// Source is a source.ChangeSource: it tells a change of Ingresses alone
-// from the others, which the controller may apply to the data plane
-// before its build of everything (the hosts table).
+// Source is a source.ChangeSource: it tells changes of Ingresses and of
+// Services from the others, by key.
 var _ source.ChangeSource = (*Source)(nil)
 
-// changeLog is what changed since the controller last took it: the
-// Ingresses by key, and whether anything else did.
+// changeLog is what changed since the controller last took it.
 type changeLog struct {
-	mu        sync.Mutex
-	ingresses map[string]bool
-	other     bool
+	mu sync.Mutex
+	source.Changes
 }
 
-// notify signals a change of anything but an Ingress.
+// notify signals a change of anything but an Ingress or a Service.
 func (s *Source) notify() {
 	s.changes.mu.Lock()
-	s.changes.other = true
+	s.changes.Other = true
 	s.changes.mu.Unlock()
 	s.notifier.Notify()
 }
@@ -30,21 +27,33 @@ func (s *Source) notify() {
 // notifyIngress signals a change of the Ingress key ("namespace/name").
 func (s *Source) notifyIngress(key string) {
 	s.changes.mu.Lock()
-	if s.changes.ingresses == nil {
-		s.changes.ingresses = map[string]bool{}
-	}
-	s.changes.ingresses[key] = true
+	s.changes.Ingresses = addKey(s.changes.Ingresses, key)
 	s.changes.mu.Unlock()
 	s.notifier.Notify()
 }
 
-// TakeChanges returns the Ingresses changed since the last call and
-// whether anything else changed, and forgets both.
-func (s *Source) TakeChanges() (ingresses map[string]bool, other bool) {
+// notifyService signals a change of the Service key ("namespace/name").
+func (s *Source) notifyService(key string) {
+	s.changes.mu.Lock()
+	s.changes.Services = addKey(s.changes.Services, key)
+	s.changes.mu.Unlock()
+	s.notifier.Notify()
+}
+
+func addKey(m map[string]bool, key string) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	m[key] = true
+	return m
+}
+
+// TakeChanges returns what changed since the last call and forgets it.
+func (s *Source) TakeChanges() source.Changes {
 	c := &s.changes
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ingresses, other = c.ingresses, c.other
-	c.ingresses, c.other = nil, false
-	return ingresses, other
+	out := c.Changes
+	c.Changes = source.Changes{}
+	return out
 }

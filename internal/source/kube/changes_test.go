@@ -9,39 +9,50 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/causeway/causeway/internal/source"
 )
 
-// TakeChanges tells a change of Ingresses alone (added, changed, deleted)
-// from one of anything else; a status-only update of an Ingress is no
-// change, and an EndpointSlice's is neither (TakeEndpointChanges).
+// TakeChanges tells a change of Ingresses (added, changed, deleted) and
+// of Services from one of anything else, each by key; a status-only
+// update of an Ingress is no change, and an EndpointSlice's is neither
+// (TakeEndpointChanges).
 func TestChangesTellIngressesApart(t *testing.T) {
 	client := fake.NewSimpleClientset()
 	s, ctx := runSynced(t, client)
 	<-s.Changed()
-	if _, other := s.TakeChanges(); !other {
+	if ch := s.TakeChanges(); !ch.Other {
 		t.Error("the first listing is not a change of something else")
 	}
 
-	// want waits for the changes until they are ingresses and other.
-	want := func(other bool, ingresses ...string) {
+	// want waits for the changes until they are ingresses, services
+	// and other.
+	want := func(other bool, ingresses, services []string) {
 		t.Helper()
-		w := map[string]bool{}
+		w := source.Changes{Ingresses: map[string]bool{}, Services: map[string]bool{}, Other: other}
 		for _, k := range ingresses {
-			w[k] = true
+			w.Ingresses[k] = true
 		}
-		got, gotOther := map[string]bool{}, false
+		for _, k := range services {
+			w.Services[k] = true
+		}
+		got := source.Changes{Ingresses: map[string]bool{}, Services: map[string]bool{}}
+		same := func() bool {
+			return maps.Equal(got.Ingresses, w.Ingresses) && maps.Equal(got.Services, w.Services) && got.Other == w.Other
+		}
 		deadline := time.Now().Add(10 * time.Second)
-		for (!maps.Equal(got, w) || gotOther != other) && time.Now().Before(deadline) {
+		for !same() && time.Now().Before(deadline) {
 			select {
 			case <-s.Changed():
-				ing, o := s.TakeChanges()
-				maps.Copy(got, ing)
-				gotOther = gotOther || o
+				ch := s.TakeChanges()
+				maps.Copy(got.Ingresses, ch.Ingresses)
+				maps.Copy(got.Services, ch.Services)
+				got.Other = got.Other || ch.Other
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		if !maps.Equal(got, w) || gotOther != other {
-			t.Fatalf("changes: Ingresses %v, other %v; want %v, %v", got, gotOther, w, other)
+		if !same() {
+			t.Fatalf("changes: %+v; want %+v", got, w)
 		}
 	}
 	ings := client.NetworkingV1().Ingresses("shop")
@@ -53,7 +64,7 @@ func TestChangesTellIngressesApart(t *testing.T) {
 	if _, err := ings.Create(ctx, &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want(false, "shop/web", "shop/api")
+	want(false, []string{"shop/web", "shop/api"}, nil)
 
 	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.1"}}
 	if ing, err = ings.UpdateStatus(ctx, ing, metav1.UpdateOptions{}); err != nil {
@@ -66,8 +77,8 @@ func TestChangesTellIngressesApart(t *testing.T) {
 		for timeout := time.After(200 * time.Millisecond); ; {
 			select {
 			case <-s.Changed():
-				if ing, other := s.TakeChanges(); len(ing) > 0 || other {
-					t.Fatalf("after %s: changes %v, other %v", after, ing, other)
+				if ch := s.TakeChanges(); len(ch.Ingresses)+len(ch.Services) > 0 || ch.Other {
+					t.Fatalf("after %s: changes %+v", after, ch)
 				}
 			case <-timeout:
 				return
@@ -80,15 +91,31 @@ func TestChangesTellIngressesApart(t *testing.T) {
 	if _, err := ings.Update(ctx, ing, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want(false, "shop/web")
+	want(false, []string{"shop/web"}, nil)
 
 	if err := ings.Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.CoreV1().Services("shop").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api"}}, metav1.CreateOptions{}); err != nil {
+	svcs := client.CoreV1().Services("shop")
+	svc, err := svcs.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api"}}, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	want(true, "shop/api")
+	want(false, []string{"shop/api"}, []string{"shop/api"})
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.2"}}
+	if _, err := svcs.UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want(false, nil, []string{"shop/api"}) // a Service is read whole
+	if err := svcs.Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want(false, nil, []string{"shop/api"})
+	if _, err := client.CoreV1().Secrets("shop").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "tls"},
+		Type: corev1.SecretTypeTLS}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want(true, nil, nil)
 	createSlice(t, client, sliceOf("api-1", "api"))
 	quiet("an EndpointSlice change")
 }

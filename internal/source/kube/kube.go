@@ -148,7 +148,7 @@ func New(opts Options) (*Source, error) {
 			func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 				return networkinginformers.NewFilteredIngressInformer(c, ns, resync, cache.Indexers{}, nil)
 			})))
-		s.services = append(s.services, s.watch(f.InformerFor(&corev1.Service{},
+		s.services = append(s.services, s.watchServices(f.InformerFor(&corev1.Service{},
 			func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 				return coreinformers.NewFilteredServiceInformer(c, ns, resync, cache.Indexers{}, nil)
 			})))
@@ -234,6 +234,24 @@ func (s *Source) handle(inf cache.SharedIndexInformer) cache.SharedIndexInformer
 				s.notify()
 			}
 		},
+		DeleteFunc: notify,
+	})
+	return inf
+}
+
+// watchServices is watch for Services, whose changes it signals by key:
+// the controller runs no sync for a Service its last build did not look
+// for.
+func (s *Source) watchServices(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
+	setTrim(inf)
+	notify := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			s.notifyService(key)
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    notify,
+		UpdateFunc: func(_, obj any) { notify(obj) },
 		DeleteFunc: notify,
 	})
 	return inf
