@@ -178,20 +178,24 @@ func (c *controller) settle(ctx context.Context, quiet, limit time.Duration) {
 	c.settleFrom(ctx, last, since, quiet, limit)
 }
 
-// syncState is the count of syncs that went live and of reloads.
-func (c *controller) syncState() [2]float64 {
+// syncState is the count of syncs that went live, of reloads, and of
+// changes that took no sync (a Service nothing names; 0 from a controller
+// before 2026-11-30, which synced for them).
+func (c *controller) syncState() [3]float64 {
 	text := c.scrape()
-	return [2]float64{sumMetric(text, "causeway_config_apply_seconds_count"), sumMetric(text, "causeway_nginx_reloads_total")}
+	return [3]float64{sumMetric(text, "causeway_config_apply_seconds_count"), sumMetric(text, "causeway_nginx_reloads_total"),
+		sumMetric(text, "causeway_changes_without_sync_total")}
 }
 
 // settleAfter is settle once a sync later than before (a syncState read
-// before the writes that cause it) has gone live, with a quiet of at
+// before the writes that cause it) has gone live, or the controller
+// counted a change that takes none, with a quiet of at
 // least 1.5 times the mean sync: a sync of 10,000 Ingresses takes longer
 // than 300 ms, and a count that does not change for less than a sync
 // may be one running (the next write would then wait for it).
-func (c *controller) settleAfter(ctx context.Context, before [2]float64, quiet, limit time.Duration) {
+func (c *controller) settleAfter(ctx context.Context, before [3]float64, quiet, limit time.Duration) {
 	deadline := time.Now().Add(limit)
-	for c.syncState()[0] <= before[0] && time.Now().Before(deadline) {
+	for now := c.syncState(); now[0] <= before[0] && now[2] <= before[2] && time.Now().Before(deadline); now = c.syncState() {
 		select {
 		case <-ctx.Done():
 			return
@@ -206,7 +210,7 @@ func (c *controller) settleAfter(ctx context.Context, before [2]float64, quiet, 
 	c.settleFrom(ctx, c.syncState(), time.Now(), quiet, time.Until(deadline))
 }
 
-func (c *controller) settleFrom(ctx context.Context, last [2]float64, since time.Time, quiet, limit time.Duration) {
+func (c *controller) settleFrom(ctx context.Context, last [3]float64, since time.Time, quiet, limit time.Duration) {
 	state := c.syncState
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline) && time.Since(since) < quiet; {
 		select {

@@ -65,7 +65,9 @@ func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c
 		// The sync the new Service causes is over before the timed
 		// write: a change does not wait for another's sync here. (At
 		// 10,000 Ingresses a sync takes longer than the 300 ms of
-		// quiet, so settle alone would not see it coming.)
+		// quiet, so settle alone would not see it coming.) Since
+		// 2026-11-30 the controller takes no sync for a Service that
+		// nothing names, and counts it instead.
 		c.settleAfter(ctx, before, 300*time.Millisecond, 30*time.Second)
 		before = c.syncState()
 		ing := ingress(s.ns, i, s.shapes, s.annots)
@@ -107,7 +109,9 @@ func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c
 		// Service is created: else the next settleAfter could take it
 		// for the new Service's, and the timed add land in the latter
 		// (a whole-cluster sync, about 0.5 s at 10,000 Ingresses, which
-		// the add would wait for).
+		// the add would wait for). Since 2026-11-30 the Service's
+		// removal takes none (nothing names it any more): it is
+		// counted once the Ingress's sync is over.
 		c.settleAfter(ctx, before, 300*time.Millisecond, 30*time.Second)
 	}
 	reloads := int(c.metric("causeway_nginx_reloads_total") - reloads0)

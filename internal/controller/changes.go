@@ -38,6 +38,7 @@ func (c *Controller) sourceChanged(ctx context.Context) bool {
 		c.hostsAhead(ctx, ch.Ingresses)
 	case !other && len(ch.Services) > 0:
 		c.opts.Log.Debug("Services changed that no object uses; no sync", "services", len(ch.Services))
+		c.opts.Metrics.ChangesWithoutSync.Inc()
 		return false
 	}
 	return true

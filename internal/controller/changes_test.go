@@ -80,9 +80,12 @@ func TestServiceChangesCallForASync(t *testing.T) {
 			src.snap = withService(hostsSnapshot("a.test", "b.test", "c.test"), "unused")
 		}
 		src.changed, src.services, src.other = set(tc.ingresses...), set(tc.svcs...), tc.other
-		n := ahead()
+		n, skipped := ahead(), testutil.ToFloat64(opts.Metrics.ChangesWithoutSync)
 		if got := c.sourceChanged(ctx); got != tc.want {
 			t.Errorf("%s: sync called for %v, want %v", tc.name, got, tc.want)
+		}
+		if counted := testutil.ToFloat64(opts.Metrics.ChangesWithoutSync) > skipped; counted == tc.want {
+			t.Errorf("%s: counted without a sync %v, want %v", tc.name, counted, !tc.want)
 		}
 		if pushed := ahead() > n; pushed != tc.push {
 			t.Errorf("%s: hosts pushed ahead %v, want %v", tc.name, pushed, tc.push)

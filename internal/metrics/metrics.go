@@ -30,6 +30,9 @@ type Metrics struct {
 	// DynamicUpdates counts changes applied without a reload, by kind
 	// (endpoints, certificates) and result.
 	DynamicUpdates *prometheus.CounterVec
+	// ChangesWithoutSync counts source changes that took no sync: those
+	// of Services the last build did not look for.
+	ChangesWithoutSync prometheus.Counter
 	// BackendEndpoints is the number of ready endpoints per backend.
 	BackendEndpoints *BackendEndpoints
 	// DataplaneMode is 1 for the mode in use: "lua" (reload-free
@@ -88,6 +91,10 @@ func NewWith(o Options) *Metrics {
 			Help:    "Time from an EndpointSlice change to nginx serving its Service's new endpoints, for changes pushed without a build.",
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1},
 		}),
+		ChangesWithoutSync: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "causeway_changes_without_sync_total",
+			Help: "Changes that took no sync: changes of Services that the last build did not look for.",
+		}),
 		Problems: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "causeway_object_problems",
 			Help: "Objects currently excluded or degraded, by reason.",
@@ -117,7 +124,7 @@ func NewWith(o Options) *Metrics {
 	m.Compat = newCompat(o.Identity, m.CollectErrors, o.Log)
 	m.Registry.MustRegister(m.Compat.collectors()...)
 	m.Registry.MustRegister(m.Reloads, m.LastReloadSeconds, m.LastReloadSuccess, m.ConfigApplySeconds, m.EndpointUpdateSeconds, m.Problems,
-		m.DynamicUpdates, m.BackendEndpoints, m.DataplaneMode, m.CollectErrors,
+		m.DynamicUpdates, m.ChangesWithoutSync, m.BackendEndpoints, m.DataplaneMode, m.CollectErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
