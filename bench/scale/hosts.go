@@ -52,7 +52,7 @@ func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c
 	want := net.JoinHostPort(b.ip, strconv.Itoa(b.port))
 	ings := client.NetworkingV1().Ingresses(s.ns)
 	var add, remove latencies
-	reloads0 := c.metric("causeway_nginx_reloads_total")
+	reloads0, state0 := c.metric("causeway_nginx_reloads_total"), c.syncState()
 	for k := range o.samples {
 		i := s.n + k
 		if err := removeBackend(ctx, client, s.ns, i); err != nil {
@@ -115,11 +115,14 @@ func hostRows(ctx context.Context, s *ingressSet, client kubernetes.Interface, c
 		c.settleAfter(ctx, before, 300*time.Millisecond, 30*time.Second)
 	}
 	reloads := int(c.metric("causeway_nginx_reloads_total") - reloads0)
+	state := c.syncState()
 	return []row{
 		add.hostRow("one Ingress added, a host of an existing shape → served (p50 / p99 / max (timed))"),
 		add.writeRow("of which: the API server's answer to the create (p50 / p99)"),
 		remove.hostRow("that Ingress removed → its host answers 404 (p50 / p99 / max (timed))"),
 		{what: "nginx reloads during the host changes", value: fmt.Sprint(reloads), target: "0", met: reloads == 0},
+		{what: "whole-cluster syncs during the host changes (changes that took none: a Service nothing names)",
+			value: fmt.Sprintf("%d (%d)", int(state[0]-state0[0]), int(state[2]-state0[2]))},
 	}, nil
 }
 
