@@ -133,6 +133,14 @@ func run(ctx context.Context, channel, report string, set, testArgs []string) (e
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	logf("running the suite: go %s (in hack/gateway-api)", strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
+		// The cluster goes with this run: what the controller did is
+		// only here, for a failure that does not come again.
+		logs, lerr := c.Kubectl(ctx, "logs", "-n", cw.Namespace, "deployment/"+cw.Name, "--all-containers", "--timestamps", "--tail=3000")
+		if lerr != nil {
+			logf("the controller's log: %v", lerr)
+		} else {
+			logf("the controller's log, its last 3,000 lines:\n%s", logs)
+		}
 		return err
 	}
 	logf("passed; report in %s", report)
