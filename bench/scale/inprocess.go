@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"runtime"
@@ -22,6 +23,10 @@ import (
 // Ingress's host changed and the model built and rendered again, as a
 // sync does. It prints a table of medians.
 func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
+	if cpuProfile != "" {
+		// Finer than the default (512 KiB), for the peaks' heap profiles.
+		runtime.MemProfileRate = 16 << 10
+	}
 	snap, opts := memorySnapshot(n, shapes, annots)
 	// The controller's metrics collector, which holds each render's
 	// series keys and lends them to the next (Params.KnownSeries).
@@ -98,8 +103,9 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	snap.Ingresses[0] = ingress(namespace, 0, shapes, annots)
 	rest := liveHeap()
 	var m *model.Model
-	buildPeak := livePeak(func() { m, _ = build.Build(snap, opts) })
-	renderPeak := livePeak(func() {
+	buildPeak := livePeak(cpuProfile, "build", func() { m, _ = build.Build(snap, opts) })
+	afterBuild := liveHeap()
+	renderPeak := livePeak(cpuProfile, "render", func() {
 		var out *render.Output
 		if out, err = memo.Render(m, params); err == nil && !out.Memoized {
 			requests.SetSeries(out.Series, 0)
@@ -119,8 +125,8 @@ func inProcess(n, shapes, annots, rounds int, cpuProfile string) error {
 	fmt.Printf("| model build | %s | %s | %s |\n", median(builds).Round(time.Millisecond), slices.Max(builds).Round(time.Millisecond), mib(int64(slices.Max(buildAlloc))))
 	fmt.Printf("| render (%.1f MiB of files), through the memo: digest and render | %s | %s | %s |\n", float64(size)/(1<<20), median(renders).Round(time.Millisecond), slices.Max(renders).Round(time.Millisecond), mib(int64(slices.Max(renderAlloc))))
 	fmt.Printf("| an endpoint change after it: the memo's digest, no render | %s | %s | |\n", median(hits).Round(time.Millisecond), slices.Max(hits).Round(time.Millisecond))
-	fmt.Printf("\nLive heap (after a collection; the peaks with collections back to back): at rest %s, the build's peak %s, the render's peak %s\n",
-		mib(int64(rest)), mib(int64(buildPeak)), mib(int64(renderPeak)))
+	fmt.Printf("\nLive heap (after a collection; the peaks with collections back to back): at rest %s, the build's peak %s, the model built %s, the render's peak %s\n",
+		mib(int64(rest)), mib(int64(buildPeak)), mib(int64(afterBuild)), mib(int64(renderPeak)))
 	return nil
 }
 
@@ -134,15 +140,28 @@ func liveHeap() uint64 {
 
 // livePeak runs f while another goroutine collects garbage back to back,
 // and returns the largest heap live after one of those collections: what
-// f holds at its peak, with what was live before.
-func livePeak(f func()) uint64 {
+// f holds at its peak, with what was live before. With profile set, the
+// heap profile at that peak goes to profile.heap-peak-NAME (go tool pprof
+// -sample_index=inuse_space: what is live then, by where it was made).
+func livePeak(profile, name string, f func()) uint64 {
 	done, peak := make(chan struct{}), make(chan uint64)
 	go func() {
 		var most uint64
+		var at bytes.Buffer
 		for {
-			most = max(most, liveHeap())
+			if live := liveHeap(); live > most {
+				most = live
+				if profile != "" {
+					// As of the collection just made: the profile of this peak.
+					at.Reset()
+					pprof.Lookup("heap").WriteTo(&at, 0)
+				}
+			}
 			select {
 			case <-done:
+				if at.Len() > 0 {
+					os.WriteFile(profile+".heap-peak-"+name, at.Bytes(), 0o644)
+				}
 				peak <- most
 				return
 			default:

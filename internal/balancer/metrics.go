@@ -108,7 +108,14 @@ const CanaryMetricsVariable = "causeway_metrics_canary"
 // configuration, with "u" in front when the host comes from the request
 // and "d" otherwise.
 func SeriesKey(l SeriesLabels) string {
-	b := make([]byte, 0, len(l.Namespace)+len(l.Ingress)+len(l.Service)+len(l.Path)+len(l.Host)+5)
+	return string(AppendSeriesKey(nil, l))
+}
+
+// AppendSeriesKey appends SeriesKey(l) to dst, so that a caller can look
+// the key up before it makes a string of it.
+func AppendSeriesKey(dst []byte, l SeriesLabels) []byte {
+	var buf [256]byte // the labels, on the stack unless they are longer
+	b := buf[:0]
 	for _, s := range []string{l.Namespace, l.Ingress, l.Service, l.Path, l.Host} {
 		b = append(append(b, s...), 0)
 	}
@@ -116,13 +123,11 @@ func SeriesKey(l SeriesLabels) string {
 		b = append(append(b, l.Canary...), 0) // keys without a canary stay as they were
 	}
 	sum := sha256.Sum256(b)
-	out := make([]byte, 17)
-	out[0] = 'd'
+	prefix := byte('d')
 	if l.HostFromRequest {
-		out[0] = 'u'
+		prefix = 'u'
 	}
-	hex.Encode(out[1:], sum[:8])
-	return string(out)
+	return hex.AppendEncode(append(dst, prefix), sum[:8])
 }
 
 // SharedSeriesKey is the one key of a location of a shared server (render's

@@ -511,12 +511,12 @@ func shareLogVars(v *serverView, id string, i int, members []*memberView, variab
 			key := balancer.SharedSeriesKey(id, i, lv.Name)
 			for _, m := range members {
 				own := unquoteName(m.Locations[i].LogVars[j].Value) // a quoted hex key
-				labels, ok := rc.planned[own]
+				src, ok := rc.planned[own]
 				if !ok {
 					return fmt.Errorf("metrics series %s of %s is unknown", own, m.ServerNames[0])
 				}
 				for _, name := range m.ServerNames { // the host, then its aliases
-					rc.putSharedSeries(key, unquoteName(name), labels)
+					rc.putSharedSeries(key, unquoteName(name), src)
 				}
 			}
 			q, err := Quote(key)

@@ -297,12 +297,12 @@ func hopHosts(v *serverView, id string, deferred []*memberView, rc *renderCtx) (
 				case lv.Value == own:
 				case lv.Name == balancer.MetricsVariable || lv.Name == balancer.CanaryMetricsVariable:
 					key := balancer.SharedSeriesKey(id, i, lv.Name)
-					labels, ok := rc.planned[unquoteName(own)]
+					src, ok := rc.planned[unquoteName(own)]
 					if !ok || lv.Value != `"`+key+`"` {
 						return nil, errHopConflict
 					}
 					for _, name := range m.ServerNames {
-						rc.putSharedSeries(key, unquoteName(name), labels)
+						rc.putSharedSeries(key, unquoteName(name), src)
 					}
 				case lv.Name == spanlog.Variable:
 					own = unquoteName(own)

@@ -83,22 +83,12 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 	if own && catchAll && mc.PerHost && !mc.PerUndefinedHost {
 		return nil
 	}
-	labels := &balancer.SeriesLabels{Namespace: l.Source.Namespace, Ingress: l.Source.Name}
-	if !own {
-		labels.Path = l.Match.Path
-	}
-	if p := l.Action.Proxy; p != nil && !own {
-		if b := sp.rc.backends[p.Backend]; b != nil {
-			labels.Service = b.Service
-		} else if parts := strings.Split(p.Backend, "/"); len(parts) == 3 {
-			labels.Service = parts[1]
-		}
-	}
+	src := seriesSource{loc: l}
 	if mc.PerHost {
-		labels.Host = sp.srv.Host
-		labels.HostFromRequest = catchAll && mc.PerUndefinedHost
+		src.host = sp.srv.Host
+		src.fromRequest = catchAll && mc.PerUndefinedHost
 	}
-	key := balancer.SeriesKey(*labels)
+	key := sp.rc.seriesKey(src)
 	q, err := Quote(key)
 	if err != nil {
 		return err
@@ -108,32 +98,96 @@ func (sp *serverPlan) planMetrics(lv *locationView, l *model.Location) error {
 	if sp.rc.planned == nil {
 		// About two locations per host: growing the map was a third of
 		// this function's time at 10,000 hosts.
-		sp.rc.planned = make(map[string]*balancer.SeriesLabels, 2*len(sp.rc.m.Servers))
+		sp.rc.planned = make(map[string]seriesSource, 2*len(sp.rc.m.Servers))
 		sp.rc.series = make(map[string]*balancer.SeriesLabels, 2*len(sp.rc.m.Servers))
 	}
-	sp.rc.planned[key] = labels
-	return sp.planCanaryMetrics(lv, l, labels)
+	sp.rc.planned[key] = src
+	return sp.planCanaryMetrics(lv, l, src)
 }
 
-// putSeries maps the series key name to labels in the render's series,
-// taking the key string and labels the collector knows under name
-// (Params.KnownSeries) when they are equal, so that both share them.
-// name is only read.
-func (rc *renderCtx) putSeries(name []byte, labels *balancer.SeriesLabels) {
+// seriesSource is what the labels of a location's series are made of
+// (labels). The render's planned series keep it rather than the labels:
+// the labels it made for every location planned, though nearly all equal
+// the collector's, were a fifth of what a render held live at 10,000
+// hosts.
+type seriesSource struct {
+	loc *model.Location
+	// host is the server's host with per-host metrics, "" otherwise;
+	// fromRequest: the request's Host replaces it (the catch-all with
+	// --metrics-per-undefined-host).
+	host        string
+	fromRequest bool
+	// canary: the series of the requests the location's split sends to
+	// its canary (planCanaryMetrics).
+	canary bool
+}
+
+// labels are the series labels of s.
+func (s seriesSource) labels(rc *renderCtx) balancer.SeriesLabels {
+	l := s.loc
+	labels := balancer.SeriesLabels{Namespace: l.Source.Namespace, Ingress: l.Source.Name, Host: s.host, HostFromRequest: s.fromRequest}
+	own := l.Source == (model.ObjectRef{})
+	if !own {
+		labels.Path = l.Match.Path
+	}
+	p := l.Action.Proxy
+	if p != nil && !own {
+		labels.Service = serviceLabel(rc, p.Backend)
+	}
+	if s.canary {
+		labels.Canary = canaryLabel(rc, p.Split.Canary())
+	}
+	return labels
+}
+
+// serviceLabel is the service label of the series of a location that
+// proxies to backend: the backend's Service, or the name's middle part
+// for a backend the model does not have.
+func serviceLabel(rc *renderCtx, backend string) string {
+	if b := rc.backends[backend]; b != nil {
+		return b.Service
+	}
+	if parts := strings.Split(backend, "/"); len(parts) == 3 {
+		return parts[1]
+	}
+	return ""
+}
+
+// seriesKey is the series key of s: the collector's string when it knows
+// the key (Params.KnownSeries), so that the planned series share it.
+func (rc *renderCtx) seriesKey(s seriesSource) string {
+	labels := s.labels(rc)
+	rc.entry = balancer.AppendSeriesKey(rc.entry[:0], labels)
 	if known := rc.p.KnownSeries; known != nil {
-		if key, l, ok := known(name); ok && *l == *labels {
+		if key, _, ok := known(rc.entry); ok {
+			return key
+		}
+	}
+	return string(rc.entry)
+}
+
+// putSeries maps the series key name to the labels of s in the render's
+// series, taking the key string and labels the collector knows under
+// name (Params.KnownSeries) when they are equal, so that both share them.
+// name is only read.
+func (rc *renderCtx) putSeries(name []byte, s seriesSource) {
+	labels := s.labels(rc)
+	if known := rc.p.KnownSeries; known != nil {
+		if key, l, ok := known(name); ok && *l == labels {
 			rc.series[key] = l
 			return
 		}
 	}
-	rc.series[string(name)] = labels
+	kept := new(balancer.SeriesLabels) // not &labels: that would make one every call
+	*kept = labels
+	rc.series[string(name)] = kept
 }
 
 // putSharedSeries maps a shared server's series key and one of its hosts
-// (SharedSeriesEntry) to labels, as putSeries does.
-func (rc *renderCtx) putSharedSeries(key, host string, labels *balancer.SeriesLabels) {
+// (SharedSeriesEntry) to the labels of s, as putSeries does.
+func (rc *renderCtx) putSharedSeries(key, host string, s seriesSource) {
 	rc.entry = balancer.AppendSharedSeriesEntry(rc.entry[:0], key, host)
-	rc.putSeries(rc.entry, labels)
+	rc.putSeries(rc.entry, s)
 }
 
 // useSeries adds the series keys v's locations set to the render's
@@ -149,9 +203,9 @@ func (rc *renderCtx) useSeries(v *serverView) {
 				continue
 			}
 			key := unquoteName(lv.Value) // a quoted hex key
-			if labels, ok := rc.planned[key]; ok {
+			if src, ok := rc.planned[key]; ok {
 				rc.entry = append(rc.entry[:0], key...)
-				rc.putSeries(rc.entry, labels)
+				rc.putSeries(rc.entry, src)
 			}
 		}
 	}

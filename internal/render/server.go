@@ -202,9 +202,11 @@ type renderCtx struct {
 	// share their paths, and checking a regex compiles it twice.
 	regexes map[model.Match]regexCheck
 	// planned are the metrics series keys of the locations planned, with
-	// their labels; series are those the rendered servers use, shared
-	// servers' entries included (see metrics.go and group.go).
-	planned, series map[string]*balancer.SeriesLabels
+	// what their labels are made of; series are the keys the rendered
+	// servers use, shared servers' entries included, with their labels
+	// (see metrics.go and group.go).
+	planned map[string]seriesSource
+	series  map[string]*balancer.SeriesLabels
 	// entry is putSeries' scratch space for a key it looks up.
 	entry []byte
 	// addHeaders and setHeaders are add-headers' and proxy-set-headers'

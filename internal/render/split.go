@@ -58,27 +58,32 @@ func nameKey(lv *locationView, key string) error {
 // the requests its canary serves: the location's labels with ingress-nginx's
 // canary label, the canary's upstream name. The balancer's log hook (which
 // knows the split's choice) picks the series, so the location gets it.
-func (sp *serverPlan) planCanaryMetrics(lv *locationView, l *model.Location, own *balancer.SeriesLabels) error {
+func (sp *serverPlan) planCanaryMetrics(lv *locationView, l *model.Location, own seriesSource) error {
 	p := l.Action.Proxy
 	if p == nil || p.Split == nil || p.Split.Primary == "" || !sp.rc.lua {
 		return nil
 	}
-	canary := p.Split.Canary()
-	labels := *own // the location's, shared by its series: a copy
-	if b := sp.rc.backends[canary]; b != nil {
-		labels.Canary = b.Namespace + "-" + b.Service + "-" + b.Port
-	} else {
-		labels.Canary = strings.ReplaceAll(canary, "/", "-")
-	}
-	key := balancer.SeriesKey(labels)
+	src := own // the location's labels, with the canary's
+	src.canary = true
+	key := sp.rc.seriesKey(src)
 	q, err := Quote(key)
 	if err != nil {
 		return err
 	}
 	lv.LogVars = append(lv.LogVars, logVar{Name: balancer.CanaryMetricsVariable, Value: q})
 	lv.LogHook = true
-	sp.rc.planned[key] = &labels
+	sp.rc.planned[key] = src
 	return nil
+}
+
+// canaryLabel is the canary label of the series of the requests a split
+// sends to canary: the canary's upstream name, ingress-nginx's
+// "namespace-service-port".
+func canaryLabel(rc *renderCtx, canary string) string {
+	if b := rc.backends[canary]; b != nil {
+		return b.Namespace + "-" + b.Service + "-" + b.Port
+	}
+	return strings.ReplaceAll(canary, "/", "-")
 }
 
 // answersOnly plans a location whose split picks only answers: in
