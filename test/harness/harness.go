@@ -116,11 +116,18 @@ func tlsConfig(r Request) *tls.Config {
 	return c
 }
 
+// scrapeTimeout bounds one read of a metrics page (Metric).
+const scrapeTimeout = 10 * time.Second
+
 // Metric returns the sum of the samples of metric name served at url whose
 // label sets contain every given pair (e.g. `result="success"`); 0 when
 // there are none.
 func Metric(url, name string, labels ...string) (float64, error) {
-	client := &http.Client{Timeout: 2 * time.Second}
+	// Prometheus's default scrape timeout. The controller's scrape may
+	// itself wait up to 2 s for nginx's status (metrics.stubStatusTimeout),
+	// which a reload on a loaded machine can take; a 2 s client gave up
+	// on such scrapes (TestNewHostsWithoutReload, 2026-11-30).
+	client := &http.Client{Timeout: scrapeTimeout}
 	resp, err := client.Get(url)
 	if err != nil {
 		return 0, err
