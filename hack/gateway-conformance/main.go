@@ -133,13 +133,15 @@ func run(ctx context.Context, channel, report string, set, testArgs []string) (e
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	logf("running the suite: go %s (in hack/gateway-api)", strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
-		// The cluster goes with this run: what the controller did is
-		// only here, for a failure that does not come again.
-		logs, lerr := c.Kubectl(ctx, "logs", "-n", cw.Namespace, "deployment/"+cw.Name, "--all-containers", "--timestamps", "--tail=3000")
+		// The cluster goes with this run: what the controllers did is
+		// only here, for a failure that does not come again. Every
+		// replica's, as either may have served the failed request
+		// (deployment/NAME would pick one).
+		logs, lerr := c.Kubectl(ctx, "logs", "-n", cw.Namespace, "-l", cw.Selector(), "--all-containers", "--prefix", "--timestamps", "--tail=3000")
 		if lerr != nil {
-			logf("the controller's log: %v", lerr)
+			logf("the controllers' logs: %v", lerr)
 		} else {
-			logf("the controller's log, its last 3,000 lines:\n%s", logs)
+			logf("the controllers' logs, the last 3,000 lines of each container:\n%s", logs)
 		}
 		return err
 	}

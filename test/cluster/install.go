@@ -162,10 +162,14 @@ func (c *Cluster) UninstallCauseway(ctx context.Context, release, namespace stri
 	})
 }
 
+// Selector is the label selector of the release's controller Pods.
+func (cw *Causeway) Selector() string {
+	return "app.kubernetes.io/name=causeway,app.kubernetes.io/instance=" + cw.Release
+}
+
 // Pods are the release's controller Pods, terminating ones included.
 func (cw *Causeway) Pods(ctx context.Context) ([]corev1.Pod, error) {
-	list, err := cw.Client.CoreV1().Pods(cw.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: "app.kubernetes.io/name=causeway,app.kubernetes.io/instance=" + cw.Release})
+	list, err := cw.Client.CoreV1().Pods(cw.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cw.Selector()})
 	if err != nil {
 		return nil, err
 	}

@@ -116,18 +116,24 @@ func tlsConfig(r Request) *tls.Config {
 	return c
 }
 
-// scrapeTimeout bounds one read of a metrics page (Metric).
+// scrapeTimeout bounds one read of a metrics page by Metric:
+// Prometheus's default scrape timeout. The controller's scrape may itself
+// wait up to 2 s for nginx's status (metrics.stubStatusTimeout), which a
+// reload on a loaded machine can take; a 2 s client gave up on such
+// scrapes (TestNewHostsWithoutReload, 2026-11-30).
 const scrapeTimeout = 10 * time.Second
 
 // Metric returns the sum of the samples of metric name served at url whose
 // label sets contain every given pair (e.g. `result="success"`); 0 when
 // there are none.
 func Metric(url, name string, labels ...string) (float64, error) {
-	// Prometheus's default scrape timeout. The controller's scrape may
-	// itself wait up to 2 s for nginx's status (metrics.stubStatusTimeout),
-	// which a reload on a loaded machine can take; a 2 s client gave up
-	// on such scrapes (TestNewHostsWithoutReload, 2026-11-30).
-	client := &http.Client{Timeout: scrapeTimeout}
+	return MetricWithin(scrapeTimeout, url, name, labels...)
+}
+
+// MetricWithin is Metric with its own bound on the read, for callers that
+// need the answer to be recent rather than to come.
+func MetricWithin(timeout time.Duration, url, name string, labels ...string) (float64, error) {
+	client := &http.Client{Timeout: timeout}
 	resp, err := client.Get(url)
 	if err != nil {
 		return 0, err

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -390,18 +389,8 @@ const momentWindow = 250 * time.Millisecond
 func sampleLeaders(t *testing.T, cw *cluster.Causeway, electionID string) *leaderSampler {
 	s := &leaderSampler{stop: make(chan struct{}), done: make(chan struct{})}
 	ctx := t.Context()
-	client := &http.Client{Timeout: time.Second}
 	leading := func(ip string) bool {
-		resp, err := client.Get("http://" + net.JoinHostPort(ip, "9113") + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		text, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return false
-		}
-		v, err := harness.SumMetric(string(text), "causeway_leader")
+		v, err := harness.MetricWithin(time.Second, "http://"+net.JoinHostPort(ip, "9113")+"/metrics", "causeway_leader")
 		return err == nil && v == 1
 	}
 	go func() {
