@@ -56,7 +56,7 @@ func routeRetryConf(tries int) string {
 }
 
 // The http level's declaration of $causeway_tries (render's planRouteRetry).
-var triesMap = fmt.Sprintf("map $host $%s {\n    default \"\";\n}\n", balancer.TriesVariable)
+var triesMap = fmt.Sprintf("geo $%s {\n    default \"\";\n}\n", balancer.TriesVariable)
 
 // A Gateway API retry ($causeway_tries) tries again up to its tries,
 // on an endpoint already tried once every endpoint was; a location

@@ -62,7 +62,7 @@ func TestGeoIP2Defined(t *testing.T) {
 				t.Fatal(err)
 			}
 			conf := string(out.Files["nginx.conf"])
-			defined := strings.Contains(conf, "$geoip2_city_country_code source=") || strings.Contains(conf, "map $host $geoip2_city_country_code {")
+			defined := strings.Contains(conf, "$geoip2_city_country_code source=") || strings.Contains(conf, "geo $geoip2_city_country_code {")
 			if got := defined; got != tc.defined {
 				t.Errorf("$geoip2_city_country_code defined: %v, want %v", got, tc.defined)
 			}
