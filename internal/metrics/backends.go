@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // BackendEndpoints is causeway_backend_endpoints: the ready endpoints of
@@ -46,11 +47,47 @@ func (b *BackendEndpoints) Set(key string, ready int) {
 // Describe implements prometheus.Collector.
 func (b *BackendEndpoints) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
 
-// Collect implements prometheus.Collector.
+// Collect implements prometheus.Collector. Its samples are made in one
+// slice per scrape, each already holding the label pair and the gauge it
+// writes: a constant metric per backend made about ten allocations, 8 MB
+// a scrape at 10,000 backends, which a scrape during a sync added to the
+// sync's peak.
 func (b *BackendEndpoints) Collect(ch chan<- prometheus.Metric) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	samples := make([]backendSample, len(b.counts))
+	i := 0
 	for k, n := range b.counts {
-		ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, float64(n), k)
+		s := &samples[i]
+		s.desc, s.key, s.value = b.desc, k, float64(n)
+		i++
 	}
+	b.mu.Unlock()
+	for i := range samples {
+		ch <- &samples[i]
+	}
+}
+
+// backendLabel is the name of causeway_backend_endpoints' one label.
+var backendLabel = "backend"
+
+// backendSample is one series of causeway_backend_endpoints, with the
+// parts of its dto.Metric (which the registry keeps until the scrape is
+// written).
+type backendSample struct {
+	desc   *prometheus.Desc
+	key    string
+	value  float64
+	pair   dto.LabelPair
+	labels [1]*dto.LabelPair
+	gauge  dto.Gauge
+}
+
+func (s *backendSample) Desc() *prometheus.Desc { return s.desc }
+
+func (s *backendSample) Write(out *dto.Metric) error {
+	s.pair.Name, s.pair.Value = &backendLabel, &s.key
+	s.labels[0] = &s.pair
+	s.gauge.Value = &s.value
+	out.Label, out.Gauge = s.labels[:], &s.gauge
+	return nil
 }

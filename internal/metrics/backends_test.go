@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -30,4 +31,20 @@ func TestBackendEndpoints(t *testing.T) {
 	want(`causeway_backend_endpoints{backend="shop/api/8080"} 3`, `causeway_backend_endpoints{backend="shop/web/80"} 2`)
 	b.Replace(maps.All(map[string]int{"shop/web/80": 1}))
 	want(`causeway_backend_endpoints{backend="shop/web/80"} 1`)
+}
+
+// BenchmarkBackendEndpointsGather is a scrape's gathering at 10,000
+// backends, the bench/scale size: its garbage adds to a sync's peak when
+// the two meet.
+func BenchmarkBackendEndpointsGather(b *testing.B) {
+	m := New()
+	for i := range 10000 {
+		m.BackendEndpoints.Set(fmt.Sprintf("bench-10000-a5/app-%05d/80", i), 1)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Registry.Gather(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
