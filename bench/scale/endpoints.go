@@ -182,7 +182,7 @@ func (c *controller) settle(ctx context.Context, quiet, limit time.Duration) {
 // changes that took no sync (a Service nothing names; 0 from a controller
 // before 2026-11-30, which synced for them).
 func (c *controller) syncState() [3]float64 {
-	text := c.scrape()
+	text := c.scrape("causeway_config_apply_seconds_count", "causeway_nginx_reloads_total", "causeway_changes_without_sync_total")
 	return [3]float64{sumMetric(text, "causeway_config_apply_seconds_count"), sumMetric(text, "causeway_nginx_reloads_total"),
 		sumMetric(text, "causeway_changes_without_sync_total")}
 }
@@ -199,10 +199,10 @@ func (c *controller) settleAfter(ctx context.Context, before [3]float64, quiet, 
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(metricsPoll):
 		}
 	}
-	text := c.scrape()
+	text := c.scrape("causeway_config_apply_seconds_count", "causeway_config_apply_seconds_sum")
 	if n := sumMetric(text, "causeway_config_apply_seconds_count"); n > 0 {
 		mean := sumMetric(text, "causeway_config_apply_seconds_sum") / n
 		quiet = max(quiet, time.Duration(1.5*mean*float64(time.Second)))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -12,11 +13,35 @@ import (
 	"time"
 )
 
-// scrape reads the controller's metrics in the Prometheus text format;
-// "" if it cannot.
-func (c *controller) scrape() string {
+// metricsPoll is how often the bench reads the controller's metrics while
+// it waits for a sync. Every read is a scrape, which gathers every family:
+// at 10,000 backends 14–20 ms of the controller's CPU and 3.9 MB of
+// garbage (5.6 MB before 2026-11-30), made while the sync runs. Until
+// 2026-11-30 the bench polled every 20 ms, which disturbed the syncs it
+// waited for; nothing it times depends on this poll.
+const metricsPoll = 100 * time.Millisecond
+
+// scrape reads the controller's metrics in the Prometheus text format,
+// only those of the families that names' samples belong to (all of them
+// when names is empty); "" if it cannot. The controller still gathers
+// every family (20 ms of CPU and about 4 MB at 10,000 backends), but
+// writes only the ones asked for.
+func (c *controller) scrape(names ...string) string {
+	q := url.Values{}
+	for _, n := range names {
+		q.Add("name[]", n)
+		for _, suffix := range []string{"_sum", "_count", "_bucket"} {
+			if family, ok := strings.CutSuffix(n, suffix); ok {
+				q.Add("name[]", family) // a histogram's or summary's sample
+			}
+		}
+	}
+	u := fmt.Sprintf("http://127.0.0.1:%d/metrics", c.mport)
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
 	client := &http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.mport))
+	resp, err := client.Get(u)
 	if err != nil {
 		return ""
 	}
@@ -26,7 +51,7 @@ func (c *controller) scrape() string {
 }
 
 // metric sums a metric's samples.
-func (c *controller) metric(name string) float64 { return sumMetric(c.scrape(), name) }
+func (c *controller) metric(name string) float64 { return sumMetric(c.scrape(name), name) }
 
 // sumMetric sums the samples of name in text, over its label sets.
 func sumMetric(text, name string) float64 {
@@ -126,14 +151,14 @@ type histogramWindow struct {
 }
 
 func (c *controller) histogramFrom(name string) *histogramWindow {
-	h, ok := readHistogram(c.scrape(), name)
+	h, ok := readHistogram(c.scrape(name+"_bucket"), name)
 	return &histogramWindow{c: c, name: name, before: h, ok: ok}
 }
 
 // row is the histogram's p50 / p99 over the window, and false when the
 // controller does not expose it.
 func (w *histogramWindow) row(what string) (row, bool) {
-	after, ok := readHistogram(w.c.scrape(), w.name)
+	after, ok := readHistogram(w.c.scrape(w.name+"_bucket"), w.name)
 	if !ok || !w.ok {
 		if ok != w.ok {
 			fmt.Fprintf(os.Stderr, "%s appeared or went away during the window; row left out\n", w.name)
