@@ -7,10 +7,9 @@
 #
 #   1  lint, then the package tests                     (tier 1)
 #   2  the integration tier on nginx, then on Angie     (tier 2)
-#   3  the package tests that need kube-apiserver, the end-to-end tier,
-#      with beside them the image in podman and the single-node cluster
-#      (tier 5 and the Gateway API conformance suite)
-#   4  the tunnel across network namespaces, once the cluster is down
+#   3  the package tests that need kube-apiserver, the end-to-end tier
+#   4  the tunnel across network namespaces
+#   5  the image in podman (beside 3 and 4), then the single-node cluster
 #      (the Angie tier runs beside 3, 4 and 5, at a lower priority)
 #
 # A tier waits only for the tools it needs; a failed build fails the tier
@@ -73,10 +72,10 @@ await_tier() {
 		exit 1
 	fi
 }
+cluster_up=
 cleanup() {
 	for j in "${jobs[@]}"; do kill "${j}" 2>/dev/null || true; done
-	# A cluster the background tier 5 left running (killed mid-way).
-	if [[ -f "${logs}/cluster-tier.log" && ! -f "${logs}/cluster-tier.rc" ]]; then ${make} cluster-down >&2 || true; fi
+	if [[ -n "${cluster_up}" ]]; then ${make} cluster-down >&2 || true; fi
 }
 trap cleanup EXIT
 
@@ -110,41 +109,31 @@ tier_in_background image-tier bash -c "while [[ ! -f ${logs}/images.rc ]]; do sl
 	if [[ \$(cat ${logs}/images.rc) != 0 ]]; then tail -n 40 ${logs}/images.log; echo 'building the images failed'; exit 1; fi
 	exec ${make} test-image"
 
-# Tier 5 and the conformance suite wait on the cluster (the kubelet, the
-# Pods) far more than they compute: both cores are 44% busy while they
-# run. So they run beside the kube-apiserver tiers, in the background
-# once the tools and images are built, and share one cluster (each
-# attaches to a running one), which saves a start and a stop; make
-# cluster-down fails when anything is left on the host, as tier 5's own
-# stop does. When cluster-up cannot start one (one runs already, say),
-# each suite uses that one or starts its own, as they do alone. Tier 4
-# waits for them: its network namespaces take the node's address
-# (10.250.0.1).
 await kube
-say "tier 5: the cluster, a real node and the Gateway API conformance suite, in the background (${logs}/cluster-tier.log)"
-tier_in_background cluster-tier bash -c "set -e
-	while [[ ! -f ${logs}/images.rc ]]; do sleep 1; done
-	if [[ \$(cat ${logs}/images.rc) != 0 ]]; then tail -n 40 ${logs}/images.log; echo 'building the images failed'; exit 1; fi
-	up=
-	if ${make} cluster-up; then up=1; else echo 'make cluster-up failed: each suite attaches to a running cluster or starts its own'; fi
-	status=0
-	echo '=== tier 5: a real node'
-	${make} test-cluster || status=1
-	if [[ \${status} == 0 ]]; then
-		echo '=== tier 5: the Gateway API conformance suite'
-		${make} test-gateway-conformance CONFORMANCE_FLAGS='-report ${logs}/gateway-api-conformance-report.yaml' || status=1
-	fi
-	if [[ -n \${up} ]]; then echo '=== tier 5: the cluster down'; ${make} cluster-down || status=1; fi
-	exit \${status}"
 say "tier 1: package tests that need kube-apiserver"
 ${make} test-unit-kube
 say "tier 3: end-to-end"
 ${make} test-e2e
-
-await_tier image-tier "the image"
-await_tier cluster-tier "tier 5"
 say "tier 4: network namespaces"
 ${make} test-netns
+
+await_tier image-tier "the image"
+# Tier 5 and the conformance suite share one cluster (each attaches to a
+# running one), which saves a start and a stop; make cluster-down fails
+# when anything is left on the host, as tier 5's own stop does. When
+# cluster-up cannot start one (one runs already, say), each suite uses
+# that one or starts its own, as they do alone.
+say "tier 5: the single-node cluster, for tier 5 and the conformance suite"
+if ${make} cluster-up; then cluster_up=1; else say "make cluster-up failed: each suite attaches to a running cluster or starts its own"; fi
+say "tier 5: a real node"
+${make} test-cluster
+say "tier 5: the Gateway API conformance suite"
+${make} test-gateway-conformance CONFORMANCE_FLAGS="-report ${logs}/gateway-api-conformance-report.yaml"
+if [[ -n "${cluster_up}" ]]; then
+	cluster_up=
+	say "tier 5: the cluster down"
+	${make} cluster-down
+fi
 
 await_tier angie-tier "tier 2: integration on Angie"
 
