@@ -78,6 +78,18 @@ func podProcesses(podUID string) ([]proc, error) {
 // mask.
 const capNetBindService = 1 << 10
 
+// isNginx reports whether a process's command line is nginx's: its
+// master and workers name themselves "nginx: ...", and an nginx -t the
+// controller runs shows the binary (nginx, or the image's
+// nginx-net-bind-service, which holds the file capability).
+func isNginx(cmdline string) bool {
+	if strings.HasPrefix(cmdline, "nginx: ") {
+		return true
+	}
+	exe, _, _ := strings.Cut(cmdline, " ")
+	return strings.HasPrefix(filepath.Base(exe), "nginx")
+}
+
 func capMask(hex string) uint64 {
 	v, _ := strconv.ParseUint(hex, 16, 64)
 	return v
