@@ -49,9 +49,10 @@ func (b *BackendEndpoints) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
 
 // Collect implements prometheus.Collector. Its samples are made in one
 // slice per scrape, each already holding the label pair and the gauge it
-// writes: a constant metric per backend made about ten allocations, 8 MB
-// a scrape at 10,000 backends, which a scrape during a sync added to the
-// sync's peak.
+// writes: a constant metric per backend made about ten allocations, and
+// a gather at 10,000 backends 111,000 allocations and 5.6 MB (now 21,000
+// and 3.9 MB: BenchmarkBackendEndpointsGather), which a scrape during a
+// sync added to the sync's peak.
 func (b *BackendEndpoints) Collect(ch chan<- prometheus.Metric) {
 	b.mu.Lock()
 	samples := make([]backendSample, len(b.counts))
