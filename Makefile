@@ -47,7 +47,7 @@ KUBE_UNIT_PKGS := ./internal/tunnel/loopback/...
 test-unit: test-unit-local test-unit-kube
 test-unit-local: deps
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m \
-		$$($(GO) list ./internal/... ./cmd/... ./test/testcert/... | grep -v '/internal/tunnel/loopback')
+		$$($(GO) list ./internal/... ./cmd/... ./bench/... ./test/testcert/... | grep -v '/internal/tunnel/loopback')
 test-unit-kube: deps kube-apiserver
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m $(KUBE_UNIT_PKGS)
 

@@ -217,9 +217,8 @@ func setSlicePort(ctx context.Context, client kubernetes.Interface, ns string, i
 func (c *controller) timed(ctx context.Context, addr, host string, done func(*http.Response) bool, write func() error) (changeTiming, error) {
 	var t changeTiming
 	applied := func() (sum, count, reloads float64) {
-		text := c.scrape("causeway_config_apply_seconds_sum", "causeway_config_apply_seconds_count", "causeway_nginx_reloads_total")
-		return sumMetric(text, "causeway_config_apply_seconds_sum"), sumMetric(text, "causeway_config_apply_seconds_count"),
-			sumMetric(text, "causeway_nginx_reloads_total")
+		v := c.metrics("causeway_config_apply_seconds_sum", "causeway_config_apply_seconds_count", "causeway_nginx_reloads_total")
+		return v[0], v[1], v[2]
 	}
 	sum0, count0, reloads0 := applied()
 	start := time.Now()

@@ -182,9 +182,7 @@ func (c *controller) settle(ctx context.Context, quiet, limit time.Duration) {
 // changes that took no sync (a Service nothing names; 0 from a controller
 // before 2026-11-30, which synced for them).
 func (c *controller) syncState() [3]float64 {
-	text := c.scrape("causeway_config_apply_seconds_count", "causeway_nginx_reloads_total", "causeway_changes_without_sync_total")
-	return [3]float64{sumMetric(text, "causeway_config_apply_seconds_count"), sumMetric(text, "causeway_nginx_reloads_total"),
-		sumMetric(text, "causeway_changes_without_sync_total")}
+	return [3]float64(c.metrics("causeway_config_apply_seconds_count", "causeway_nginx_reloads_total", "causeway_changes_without_sync_total"))
 }
 
 // settleAfter is settle once a sync later than before (a syncState read
@@ -202,9 +200,8 @@ func (c *controller) settleAfter(ctx context.Context, before [3]float64, quiet, 
 		case <-time.After(metricsPoll):
 		}
 	}
-	text := c.scrape("causeway_config_apply_seconds_count", "causeway_config_apply_seconds_sum")
-	if n := sumMetric(text, "causeway_config_apply_seconds_count"); n > 0 {
-		mean := sumMetric(text, "causeway_config_apply_seconds_sum") / n
+	if v := c.metrics("causeway_config_apply_seconds_count", "causeway_config_apply_seconds_sum"); v[0] > 0 {
+		mean := v[1] / v[0]
 		quiet = max(quiet, time.Duration(1.5*mean*float64(time.Second)))
 	}
 	c.settleFrom(ctx, c.syncState(), time.Now(), quiet, time.Until(deadline))

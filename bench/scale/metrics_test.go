@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/causeway/causeway/internal/metrics"
 )
 
 const exposition = `# HELP causeway_endpoint_update_seconds Time from an EndpointSlice change to nginx serving it.
@@ -132,5 +137,47 @@ causeway_endpoint_update_seconds_bucket{le="+Inf"} 11
 	absent := c.histogramFrom("causeway_no_such_seconds")
 	if r, ok := absent.row("x"); ok {
 		t.Errorf("an absent histogram gave a row: %+v", r)
+	}
+}
+
+// TestMetricsFiltered: the bench's filtered scrapes, against the
+// controller's own registry and handler, still read a histogram's
+// _sum and _count, a counter and a histogram's buckets (name[] filters by
+// family, so the samples' names must map to their families), and only
+// the families asked for are written.
+func TestMetricsFiltered(t *testing.T) {
+	m := metrics.New()
+	m.ConfigApplySeconds.Observe(0.5)
+	m.ConfigApplySeconds.Observe(1.5)
+	m.Reloads.WithLabelValues("start", "success").Inc()
+	m.EndpointUpdateSeconds.Observe(0.003)
+	m.BackendEndpoints.Set("shop/web/80", 2)
+	var last atomic.Value
+	h := promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		r.Header.Del("Accept-Encoding") // plain text, to look at
+		h.ServeHTTP(rec, r)
+		last.Store(rec.Body.String())
+		maps.Copy(w.Header(), rec.Header())
+		w.Write(rec.Body.Bytes())
+	}))
+	defer srv.Close()
+	port, _ := strconv.Atoi(srv.URL[strings.LastIndex(srv.URL, ":")+1:])
+	c := &controller{mport: port}
+
+	got := c.metrics("causeway_config_apply_seconds_sum", "causeway_config_apply_seconds_count", "causeway_nginx_reloads_total")
+	if !slices.Equal(got, []float64{2, 2, 1}) {
+		t.Errorf("sum, count, reloads = %v, want [2 2 1]", got)
+	}
+	if text := last.Load().(string); strings.Contains(text, "causeway_backend_endpoints") {
+		t.Errorf("a family not asked for was written:\n%s", text)
+	}
+	w := c.histogramFrom("causeway_endpoint_update_seconds")
+	if !w.ok || w.before.count() != 1 {
+		t.Errorf("histogram read %v, %v: want one observation", w.before, w.ok)
+	}
+	if got := c.metric("causeway_backend_endpoints"); got != 2 {
+		t.Errorf("causeway_backend_endpoints = %v, want 2", got)
 	}
 }
