@@ -91,10 +91,13 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/causeway-image.XXXXXX")"
 trap 'rm -rf "${work}"' EXIT
 
 # Layer 1: the root filesystem, rebuilt when the recipe, the sources or
-# mmdebstrap's arguments change.
+# mmdebstrap's arguments change. The arguments name the customize hook by
+# its absolute path, which is the clone's: the stamp leaves the clone's
+# directory out, or every fresh clone (as CI's) would rebuild the root
+# filesystem, about four minutes, though nothing in it changed.
 want_stamp="$(
 	cat "${recipe}/packages" "${recipe}/customize.sh" "${sources}"
-	echo "${mmdebstrap_args[*]}" "epoch=${rootfs_epoch}"
+	echo "${mmdebstrap_args[*]//"${repo_root}"\//}" "epoch=${rootfs_epoch}"
 	dpkg-query -W -f='${Version}\n' mmdebstrap
 )"
 want_stamp="$(sha256sum <<<"${want_stamp}" | cut -d' ' -f1)"
