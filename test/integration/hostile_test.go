@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,6 +146,7 @@ func TestHostileValuesCannotInject(t *testing.T) {
 			baseline := skeleton(t, mustRenderFor(t, benign, plane))
 			for i, v := range hostile {
 				t.Run(fmt.Sprintf("%s/%s/%d", plane, field, i), func(t *testing.T) {
+					t.Parallel() // each runs nginx -t: with the others, not after them
 					m := baseModel(t)
 					mutate(m, v)
 					res, err := render.Render(m, renderParamsFor(plane))
@@ -400,10 +402,19 @@ func nginxTest(t *testing.T, out render.Files, m *model.Model) {
 		}
 	}
 	cmd := exec.Command(dataPlane.binary, "-t", "-q", "-p", string(dir)+"/", "-e", "stderr", "-c", dir.MainConf())
-	if msg, err := cmd.CombinedOutput(); err != nil {
+	// nginx -t binds the configuration's listeners, ports 80 and 443 of
+	// every address here: two at once would find them in use, and nginx
+	// waits half a second before each of its retries.
+	nginxTestMu.Lock()
+	msg, err := cmd.CombinedOutput()
+	nginxTestMu.Unlock()
+	if err != nil {
 		t.Fatalf("nginx -t failed: %v\n%s", err, msg)
 	}
 }
+
+// nginxTestMu lets one nginxTest run nginx -t at a time.
+var nginxTestMu sync.Mutex
 
 // TestHostileRegexPaths sends the corpus as regex paths (use-regex, with
 // a rewrite-target using a capture group), the shape of CVE-2021-25745 and
@@ -435,6 +446,7 @@ func TestHostileRegexPaths(t *testing.T) {
 	baseline := skeleton(t, mustRender(t, benign))
 	for i, v := range slices.Concat(hostile, testcorpus.Injection) {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			t.Parallel()
 			m, problems, ok := buildFrom(t, manifest("/"+v))
 			if !ok {
 				return // not even valid YAML

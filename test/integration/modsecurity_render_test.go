@@ -77,6 +77,7 @@ func TestHostileModSecurityValues(t *testing.T) {
 			baseline := skeleton(t, benign.Files)
 			for i, v := range hostile {
 				t.Run(fmt.Sprintf("%s/%s/%d", plane, field, i), func(t *testing.T) {
+					t.Parallel()
 					m := withRules(v)
 					res, err := render.Render(m, modsecParams(plane))
 					if err != nil {

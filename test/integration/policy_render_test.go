@@ -378,6 +378,7 @@ func TestPolicyHostileValuesCannotInject(t *testing.T) {
 		for field, mutate := range policyMutations {
 			for i, v := range hostile {
 				t.Run(fmt.Sprintf("%s/%s/%d", plane, field, i), func(t *testing.T) {
+					t.Parallel() // 2,304 of them, 466 running nginx -t
 					m := policyModel(t)
 					mutate(m, v)
 					res, err := render.Render(m, renderParamsFor(plane))
