@@ -354,10 +354,18 @@ func configSize(stateDir string) (files int, size int64, err error) {
 // nginxTest times `nginx -t` on the live configuration, best of three,
 // and reports its peak memory.
 func nginxTest(ctx context.Context, stateDir string, plane dataPlane) (time.Duration, int64, error) {
+	return nginxTestEnv(ctx, stateDir, plane, nil)
+}
+
+// nginxTestEnv is nginxTest with env added to nginx's environment.
+func nginxTestEnv(ctx context.Context, stateDir string, plane dataPlane, env []string) (time.Duration, int64, error) {
 	best := time.Duration(1<<63 - 1)
 	var peak int64
 	for range 3 {
 		cmd := exec.CommandContext(ctx, plane.nginx(), "-t", "-q", "-p", stateDir+"/", "-e", "stderr", "-c", filepath.Join(stateDir, "nginx.conf"))
+		if env != nil {
+			cmd.Env = append(os.Environ(), env...)
+		}
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		if err != nil {
