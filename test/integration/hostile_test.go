@@ -146,7 +146,7 @@ func TestHostileValuesCannotInject(t *testing.T) {
 			baseline := skeleton(t, mustRenderFor(t, benign, plane))
 			for i, v := range hostile {
 				t.Run(fmt.Sprintf("%s/%s/%d", plane, field, i), func(t *testing.T) {
-					t.Parallel() // each runs nginx -t: with the others, not after them
+					t.Parallel() // renders beside the others; nginxTest runs one nginx -t at a time
 					m := baseModel(t)
 					mutate(m, v)
 					res, err := render.Render(m, renderParamsFor(plane))
