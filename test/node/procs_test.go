@@ -80,14 +80,18 @@ const capNetBindService = 1 << 10
 
 // isNginx reports whether a process's command line is nginx's: its
 // master and workers name themselves "nginx: ...", and an nginx -t the
-// controller runs shows the binary (nginx, or the image's
-// nginx-net-bind-service, which holds the file capability).
+// controller runs shows the binary, nginx or the image's copy that holds
+// the file capability (hack/image/customize.sh). No other name passes.
 func isNginx(cmdline string) bool {
 	if strings.HasPrefix(cmdline, "nginx: ") {
 		return true
 	}
 	exe, _, _ := strings.Cut(cmdline, " ")
-	return strings.HasPrefix(filepath.Base(exe), "nginx")
+	switch filepath.Base(exe) {
+	case "nginx", "nginx-net-bind-service":
+		return true
+	}
+	return false
 }
 
 func capMask(hex string) uint64 {
@@ -114,4 +118,24 @@ func procsOf(t *testing.T, pod corev1.Pod) []proc {
 		t.Fatal(err)
 	}
 	return procs
+}
+
+// TestIsNginx pins which processes TestDaemonSetHostNetwork lets hold
+// NET_BIND_SERVICE. It needs no cluster.
+func TestIsNginx(t *testing.T) {
+	for cmdline, want := range map[string]bool{
+		"nginx: master process /usr/sbin/nginx-net-bind-service -p /var/lib/causeway/": true,
+		"nginx: worker process": true,
+		"/usr/sbin/nginx-net-bind-service -p /var/lib/causeway/ -t -q": true,
+		"/usr/sbin/nginx -t":                            true,
+		"/usr/bin/causeway controller":                  false,
+		"/usr/bin/tini -- /usr/bin/causeway controller": false,
+		"/tmp/nginx-evil -t":                            false,
+		"/usr/sbin/nginxfoo":                            false,
+		"":                                              false,
+	} {
+		if got := isNginx(cmdline); got != want {
+			t.Errorf("isNginx(%q) = %v, want %v", cmdline, got, want)
+		}
+	}
 }
