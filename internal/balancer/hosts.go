@@ -71,7 +71,7 @@ func (h *Host) Validate() error {
 	}
 	for name, value := range h.Vars {
 		if !hostVarRe.MatchString(name) {
-			return fmt.Errorf("host %s: variable %q must be causeway_route_<shape>_<n> or causeway_log_<shape>_<n>",
+			return fmt.Errorf("host %s: variable %q must be causeway_route_<id>_<n> or causeway_log_<id>_<n>",
 				h.Name, model.Truncate(name))
 		}
 		if !validHostValue(value) {

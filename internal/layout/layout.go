@@ -38,6 +38,10 @@ const (
 	// ModSecurityMain is the rules file of nginx's http level: the base
 	// configuration, the ConfigMap's rules and the Core Rule Set.
 	ModSecurityMain = ModSecurityDir + "/main.conf"
+	// MapsFile holds the shared servers' maps on $host, merged (render's
+	// hostmaps.go). Like the other names starting with "_", it never
+	// names a host's own file.
+	MapsFile = ServersDir + "/_maps.conf"
 	// WorkerSocketsDir holds the sockets nginx's workers connect to
 	// themselves (the 503 server); workers may enter it, nobody else.
 	WorkerSocketsDir = "sockets"

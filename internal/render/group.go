@@ -33,8 +33,8 @@ import (
 // server. Hosts with any other difference (paths, policy, certificate,
 // redirect) land in different shapes and so in different servers: the
 // shape is the whole view, policy included. What a shared server names
-// (named and mirror locations) is per server block; the variables of its
-// maps are named after the shared ID (serverView.name).
+// (named and mirror locations) is per server block (serverView.name); its
+// maps join those of the other shared servers in one file (hostmaps.go).
 
 type mapView struct {
 	Variable string
@@ -57,6 +57,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	var order []string
 	var hosts []balancer.Host
 	hostSources := map[string][]model.ObjectRef{}
+	var families mapFamilies
 	rc, err := newRenderCtx(m, backends, p, lua, waf)
 	if err != nil {
 		return nil, nil, hashes, nil, err
@@ -171,9 +172,14 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 		if len(members) > 1 {
 			shared := shapeID(key) // key is the shape's SHA-256
 			name = layout.SharedServerFile(shared)
+			mapID, fam := families.join(scopes[key], shared, memberNames(members))
 			var err error
-			if v, err = share(shared, v, members, rc); err != nil {
+			if v, err = share(shared, mapID, v, members, rc); err != nil {
 				return nil, nil, hashes, nil, err
+			}
+			if fam != nil {
+				fam.add(v.Maps)
+				v.Maps = nil
 			}
 			for _, mv := range v.Maps {
 				hashes.mapped(mv.Variable, len(mv.Entries))
@@ -235,6 +241,11 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 	}
 	if len(deferred) > 0 {
 		return nil, nil, hashes, nil, errHopConflict // their shapes have no shared server now
+	}
+	if text, err := families.file(&hashes); err != nil {
+		return nil, nil, hashes, nil, err
+	} else if text != nil {
+		files[layout.MapsFile] = text
 	}
 	for _, f := range fronts {
 		if len(hop.Shapes) > 0 {
@@ -401,8 +412,9 @@ func (s *shaper) shape(v *serverView) (string, error) {
 }
 
 // share merges servers of one shape into one, named id. Locations that map
-// every host to the same backends share one map.
-func share(id string, first *serverView, members []*memberView, rc *renderCtx) (*serverView, error) {
+// every host to the same backends share one map. The maps are named after
+// mapID: id, or the ID of the family they join (hostmaps.go).
+func share(id, mapID string, first *serverView, members []*memberView, rc *renderCtx) (*serverView, error) {
 	v := *first
 	v.ServerNames = nil
 	v.Sources = nil
@@ -422,7 +434,7 @@ func share(id string, first *serverView, members []*memberView, rc *renderCtx) (
 	v.Locations = make([]locationView, len(first.Locations))
 	for i, l := range first.Locations {
 		v.Locations[i] = l
-		if err := shareLogVars(&v, id, i, members, variables, rc); err != nil {
+		if err := shareLogVars(&v, id, mapID, i, members, variables, rc); err != nil {
 			return nil, err
 		}
 		if l.Backend == "" {
@@ -442,7 +454,7 @@ func share(id string, first *serverView, members []*memberView, rc *renderCtx) (
 		}
 		variable, ok := variables[sig.String()]
 		if !ok {
-			variable = "causeway_route_" + id + "_" + strconv.Itoa(len(v.Maps))
+			variable = mapVariable("route", mapID, len(v.Maps))
 			variables[sig.String()] = variable
 			v.Maps = append(v.Maps, mapView{Variable: variable, Entries: entries})
 		}
@@ -492,7 +504,7 @@ func unquoteName(name string) string {
 // keys need no map: the location sets one shared key, and the render's
 // series map that key and each member's names to the member's labels
 // (the collector reads $host from the line).
-func shareLogVars(v *serverView, id string, i int, members []*memberView, variables map[string]string, rc *renderCtx) error {
+func shareLogVars(v *serverView, id, mapID string, i int, members []*memberView, variables map[string]string, rc *renderCtx) error {
 	lvs := members[0].Locations[i].LogVars
 	if lvs == nil {
 		return nil
@@ -545,7 +557,7 @@ func shareLogVars(v *serverView, id string, i int, members []*memberView, variab
 		}
 		variable, ok := variables[sig.String()]
 		if !ok {
-			variable = "causeway_log_" + id + "_" + strconv.Itoa(len(v.Maps))
+			variable = mapVariable("log", mapID, len(v.Maps))
 			variables[sig.String()] = variable
 			v.Maps = append(v.Maps, mapView{Variable: variable, Entries: entries})
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/layout"
 	"github.com/causeway/causeway/internal/source"
 )
 
@@ -91,7 +92,8 @@ func TestSharedServers(t *testing.T) {
 		wantServers int
 	}{
 		{"plain", nil, 51},
-		{"dynamic", &Dynamic{Modules: []string{"/ndk.so", "/lua.so"}}, 2},
+		// The catch-all, the merged maps and the shared server.
+		{"dynamic", &Dynamic{Modules: []string{"/ndk.so", "/lua.so"}}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := goldenParams
@@ -113,13 +115,19 @@ func TestSharedServers(t *testing.T) {
 			if tc.dynamic == nil {
 				return
 			}
-			shared := servers[1] // after servers/_default.conf
+			shared := servers[2] // after servers/_default.conf and _maps.conf
 			if srcs := out.Sources[shared]; len(srcs) != 50 || srcs[7].Name != "app-00007" {
 				t.Fatalf("Sources[%s] = %d objects, %v...", shared, len(srcs), srcs[:min(3, len(srcs))])
 			}
 			want := `"app-00007.a-long-cluster-domain.example.com" "team-with-a-rather-long-namespace-name/app-00007/80";`
-			if !bytes.Contains(files[shared], []byte(want)) {
-				t.Fatalf("%s has no map entry %s", shared, want)
+			if !bytes.Contains(files[layout.MapsFile], []byte(want)) {
+				t.Fatalf("%s has no map entry %s", layout.MapsFile, want)
+			}
+			if bytes.Contains(files[shared], []byte("map $host")) {
+				t.Fatalf("%s has maps of its own:\n%s", shared, files[shared])
+			}
+			if got, ok := out.Sources[layout.MapsFile]; ok {
+				t.Fatalf("Sources of the merged maps = %v, want none (a refusal there is bisected)", got)
 			}
 			if got := out.Sources["servers/_default.conf"]; got != nil {
 				t.Fatalf("Sources of the default server = %v, want none", got)

@@ -114,14 +114,15 @@ func hopModel(t *testing.T, extra string, keep func(name string) bool) (*model.M
 	return m, params
 }
 
-// mapEntries reads every shared file's maps: variable -> host -> value.
+// mapEntries reads every map on $host of the shared servers, in their
+// files and merged (layout.MapsFile): variable -> host -> value.
 func mapEntries(t *testing.T, fs Files) map[string]map[string]string {
 	t.Helper()
 	block := regexp.MustCompile(`(?s)map \$host \$(\S+) \{\n(.*?)\n\}`)
 	entry := regexp.MustCompile(`(?m)^\s+"([^"]+)" "([^"]*)";$`)
 	out := map[string]map[string]string{}
 	for name, text := range fs {
-		if !strings.Contains(name, "_shared-") {
+		if !strings.Contains(name, "_shared-") && name != layout.MapsFile {
 			continue
 		}
 		for _, b := range block.FindAllSubmatch(text, -1) {

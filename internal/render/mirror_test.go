@@ -69,8 +69,8 @@ func TestMirrorShapes(t *testing.T) {
 	var shared, own []string
 	for _, name := range out.Files.Names() {
 		text := string(out.Files[name])
-		if !strings.Contains(text, "mirror.test") {
-			continue
+		if !strings.Contains(text, "mirror.test") || name == layout.MapsFile {
+			continue // the merged maps name every shared host
 		}
 		if strings.Contains(text, "a.mirror.test") && strings.Contains(text, "b.mirror.test") {
 			shared = append(shared, name)

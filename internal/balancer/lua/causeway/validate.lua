@@ -828,8 +828,9 @@ local function host_name(s)
         and _M.parse_address(s) == nil
 end
 
--- host_var checks a variable's name: causeway_route_<shape>_<n> or
--- causeway_log_<shape>_<n>, a map variable of a shared server.
+-- host_var checks a variable's name: causeway_route_<id>_<n> or
+-- causeway_log_<id>_<n>, a map variable of the shared servers (<id>: 12
+-- hex digits, their family's or a shape's).
 local function host_var(s)
     local kind, shape = match(s, "^causeway_([a-z]+)_([0-9a-f]+)_[0-9]+$")
     return (kind == "route" or kind == "log") and #shape == 12
@@ -873,7 +874,7 @@ local function host(v, path)
     want_object(v.vars, path, "vars")
     for name, value in pairs(v.vars) do
         if not host_var(name) then
-            bad(path, "vars", "variable %s must be causeway_route_<shape>_<n> or causeway_log_<shape>_<n>",
+            bad(path, "vars", "variable %s must be causeway_route_<id>_<n> or causeway_log_<id>_<n>",
                 describe(name))
         end
         if type(value) ~= "string" or #value > MAX_HOST_VALUE_LEN

@@ -1,0 +1,192 @@
+package render
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/causeway/causeway/internal/build"
+	"github.com/causeway/causeway/internal/layout"
+	"github.com/causeway/causeway/internal/model"
+)
+
+// TestMergedMapsSelectEachHostsBackend: the shared servers of the
+// lua-shared case (two shapes) keep no map of their own; their maps are
+// in one file, no key twice in a map, and through them every location of
+// every shared server selects, for each of its names, the backend the
+// model gives that host there. The hop servers read the same variables.
+func TestMergedMapsSelectEachHostsBackend(t *testing.T) {
+	m, params := hopModel(t, "", nil)
+	out, err := Render(m, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, ok := out.Files[layout.MapsFile]
+	if !ok {
+		t.Fatalf("no %s in %v", layout.MapsFile, out.Files.Names())
+	}
+	block := regexp.MustCompile(`(?s)map \$host \$(\S+) \{\n(.*?)\n\}`)
+	key := regexp.MustCompile(`(?m)^\s+("[^"]+") "[^"]*";$`)
+	for _, b := range block.FindAllSubmatch(merged, -1) {
+		seen := map[string]bool{}
+		for _, k := range key.FindAllSubmatch(b[2], -1) {
+			if seen[string(k[1])] {
+				t.Errorf("$%s maps %s twice", b[1], k[1])
+			}
+			seen[string(k[1])] = true
+		}
+	}
+	values := mapEntries(t, out.Files)
+	byHost := map[string]*model.Server{}
+	for _, s := range m.Servers {
+		byHost[s.Host] = s
+	}
+	serverName := regexp.MustCompile(`(?m)^    server_name "([^"]+)";$`)
+	location := regexp.MustCompile(`(?s)\n    location "([^"]+)" \{\n(.*?)\n    \}`)
+	selects := regexp.MustCompile(`set \$causeway_backend \$(causeway_route_[0-9a-f]{12}_[0-9]+);`)
+	checked, shared := 0, 0
+	for _, name := range out.Files.Names() {
+		if !strings.HasPrefix(name, "servers/_shared-") {
+			continue
+		}
+		shared++
+		text := string(out.Files[name])
+		if strings.Contains(text, "map $host") {
+			t.Errorf("%s keeps maps of its own:\n%s", name, text)
+		}
+		for _, server := range strings.Split(text, "\nserver {")[1:] {
+			hosts := serverName.FindAllStringSubmatch(server, -1)
+			hop := strings.Contains(server, "listen unix:")
+			if len(hosts) == 0 != hop {
+				t.Fatalf("%s: a server block with names %v, hop server %v", name, hosts, hop)
+			}
+			for _, l := range location.FindAllStringSubmatch(server, -1) {
+				sel := selects.FindStringSubmatch(l[2])
+				if sel == nil {
+					t.Fatalf("%s: location %q selects no backend through a map:\n%s", name, l[1], l[2])
+				}
+				if _, ok := values[sel[1]]; !ok {
+					t.Fatalf("%s: location %q reads $%s, which no map defines", name, l[1], sel[1])
+				}
+				for _, h := range hosts {
+					srv := byHost[h[1]]
+					if srv == nil {
+						t.Fatalf("%s: no model server for %s", name, h[1])
+					}
+					want := ""
+					for _, ml := range srv.Locations {
+						// Prefix /api is location "/api/" (and = "/api").
+						if ml.Match.Path == l[1] || ml.Match.Path+"/" == l[1] {
+							want = ml.Backend()
+						}
+					}
+					if got := values[sel[1]][h[1]]; want == "" || got != want {
+						t.Errorf("%s: %s%s selects %q through $%s, want %q", name, h[1], l[1], got, sel[1], want)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	// a and b (two locations each), d and e (one each).
+	if shared != 2 || checked != 6 {
+		t.Fatalf("checked %d host locations in %d shared files, want 6 in 2", checked, shared)
+	}
+}
+
+// TestMapFamiliesJoin: a shared server joins its scope's family unless one
+// of its names is already there, which would write a duplicate key nginx
+// refuses; then its maps stay its own. Scopes have families of their own.
+func TestMapFamiliesJoin(t *testing.T) {
+	var f mapFamilies
+	id, fam := f.join("", "aaaaaaaaaaaa", []string{`"a.test"`, `"b.test"`})
+	if fam == nil || id != familyID("") {
+		t.Fatalf("first server: %q, %v; want the family %q", id, fam, familyID(""))
+	}
+	fam.add([]mapView{{Variable: mapVariable("route", id, 0), Entries: []mapEntry{{`"a.test"`, `"ns/a/80"`}, {`"b.test"`, `"ns/b/80"`}}}})
+	if id, fam := f.join("", "bbbbbbbbbbbb", []string{`"c.test"`, `"b.test"`}); fam != nil || id != "bbbbbbbbbbbb" {
+		t.Fatalf("a server naming b.test again joined: %q, %v", id, fam)
+	}
+	id2, fam2 := f.join("", "cccccccccccc", []string{`"c.test"`})
+	if fam2 != fam || id2 != id {
+		t.Fatalf("c.test (left out above, so not in the family) did not join: %q", id2)
+	}
+	fam2.add([]mapView{{Variable: mapVariable("route", id2, 0), Entries: []mapEntry{{`"c.test"`, `"ns/c/80"`}}}, {Variable: mapVariable("log", id2, 1), Entries: []mapEntry{{`"c.test"`, `"ns-c-80"`}}}})
+	gid, gfam := f.join("ns/gateway/listener", "dddddddddddd", []string{`"a.test"`})
+	if gfam == nil || gfam == fam || gid == id || gid != familyID("ns/gateway/listener") {
+		t.Fatalf("a scope's server: %q, %v; want a family of its own", gid, gfam)
+	}
+	gfam.add([]mapView{{Variable: mapVariable("route", gid, 0), Entries: []mapEntry{{`"a.test"`, `"ns/g/80"`}}}})
+	var hashes hashStats
+	text, err := f.file(&hashes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `# Generated by Causeway: the maps on $host of the shared servers, merged
+# (render/hostmaps.go).
+map $host $causeway_route_` + id + `_0 {
+    default "-";
+    "a.test" "ns/a/80";
+    "b.test" "ns/b/80";
+    "c.test" "ns/c/80";
+}
+map $host $causeway_log_` + id + `_1 {
+    default "-";
+    "c.test" "ns-c-80";
+}
+map $host $causeway_route_` + gid + `_0 {
+    default "-";
+    "a.test" "ns/g/80";
+}
+`
+	if string(text) != want {
+		t.Errorf("file:\n%s\nwant:\n%s", text, want)
+	}
+	if hashes.variables != 3 || hashes.mapEntries != 3 {
+		t.Errorf("hash stats %+v, want 3 variables and 3 entries in the largest map", hashes)
+	}
+	var none mapFamilies
+	if text, err := none.file(&hashes); text != nil || err != nil {
+		t.Errorf("no family: %q, %v; want no file", text, err)
+	}
+}
+
+// TestMapBlocksDoNotGrowWithLayouts: hosts in one layout or in ten render
+// the same number of maps on $host, as the shared servers' maps are
+// merged: nginx pays for each map block at every reload.
+func TestMapBlocksDoNotGrowWithLayouts(t *testing.T) {
+	count := func(layouts int) (maps, shared int) {
+		snap := crowd(60, 0)
+		for i, ing := range snap.Ingresses {
+			ing.Spec.Rules[0].HTTP.Paths[0].Path = fmt.Sprintf("/layout-%d", i%layouts)
+		}
+		m, problems := build.Build(snap, goldenOpts)
+		if len(problems) > 0 {
+			t.Fatalf("problems: %v", problems)
+		}
+		p := goldenParams
+		p.Dynamic = &Dynamic{Modules: []string{"/ndk.so", "/lua.so"}}
+		out, err := Render(m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range out.Files.Names() {
+			if strings.HasPrefix(name, "servers/") {
+				maps += strings.Count(string(out.Files[name]), "\nmap $host ")
+			}
+			if strings.HasPrefix(name, "servers/_shared-") {
+				shared++
+			}
+		}
+		return maps, shared
+	}
+	oneMaps, oneShared := count(1)
+	tenMaps, tenShared := count(10)
+	if oneShared != 1 || tenShared != 10 {
+		t.Fatalf("%d and %d shared servers, want 1 and 10", oneShared, tenShared)
+	}
+	if oneMaps == 0 || tenMaps != oneMaps {
+		t.Errorf("maps on $host: %d for one layout, %d for ten; want as many, and some", oneMaps, tenMaps)
+	}
+}
