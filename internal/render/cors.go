@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/causeway/causeway/internal/model"
@@ -12,46 +11,49 @@ import (
 // (OPTIONS) from an allowed origin itself with 204, and adds the
 // Access-Control-Allow-Origin, -Credentials and -Expose-Headers headers to
 // every other response to an allowed origin, whatever its status. With
-// several origins, or wildcard ones, a map at the top of the server file
-// tells whether the request's Origin is allowed; the header then echoes
-// it. Only add_header is used: headers-more is not loaded.
+// several origins, or wildcard ones, a regular expression tells whether
+// the request's Origin is allowed; the header then echoes it. Only
+// add_header is used: headers-more is not loaded.
 //
 // With any origin allowed, a location has one if, the preflight's, and
 // the other headers are its own add_header lines. ingress-nginx writes
 // three ifs and a set, which listed origins keep (see the template). With
 // Debian 12's Lua module (0.10.23) every if, like every location, costs
 // its own OpenSSL context at each reload and nginx -t.
+//
+// Listed origins are matched by an if in the location, as ingress-nginx
+// does, not by a map. A map block costs nginx about a megabyte of hash
+// arrays, zeroed, at every reload, even with one entry, and glibc gives
+// them back to the kernel at the block's end: 1,000 servers with an
+// origin list each took 10.5-11.9 s to test with a map per server, 2.0-
+// 2.4 s with the if, and 1.1-1.3 s without either (Lua module loaded,
+// 2026-11-30). The map also evaluated its regular expressions one after
+// the other, as the if does.
 
 type corsView struct {
-	// Any allows every origin ("*"); otherwise Variable is the map
-	// variable that is "true" for an allowed origin.
-	Any      bool
-	Variable string
+	// Any allows every origin ("*"); otherwise Origins are the quoted
+	// case-insensitive regular expressions of the allowed ones, each
+	// several origins' alternatives on a line of at most
+	// corsOriginsLine bytes.
+	Any     bool
+	Origins []string
 	// Origin is what Any answers: "*", or the request's Origin
 	// (model.CORS.Echo).
-	Origin string
-	// Map is the index of that map in serverView.CORSMaps.
-	Map         int
+	Origin      string
 	Credentials bool
 	// Methods, Headers and Expose are quoted lists, or "".
 	Methods, Headers, Expose string
 	// MaxAge is in seconds (0: not sent).
 	MaxAge int64
 	// AnswerPreflights answers the preflights of origins not allowed
-	// (their map says "no"; model.CORS.AnswerPreflights).
+	// (model.CORS.AnswerPreflights).
 	AnswerPreflights bool
 }
 
-// corsMapView matches the request's Origin; Keys are quoted
-// case-insensitive regular expressions, Variable is set with the
-// server's ID (see serverView.name).
-type corsMapView struct {
-	Variable string
-	Keys     []string
-	// Other is the value for a request with an Origin not allowed: "" as
-	// for none, or "no" where such preflights are answered here.
-	Other string
-}
+// corsOriginsLine bounds the length of one if's regular expression: no
+// rendered line comes near nginx's 4 KiB token buffer
+// (TestLinesFitNginxBuffer).
+const corsOriginsLine = 768
 
 func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
 	v := &corsView{Credentials: c.Credentials, Origin: `"*"`}
@@ -86,7 +88,7 @@ func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
 		v.Any = true
 		return v, nil
 	}
-	var keys []string
+	var res []string
 	for _, o := range c.Origins {
 		if o == "*" {
 			v.Any = true
@@ -96,23 +98,34 @@ func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
 		if err != nil {
 			return nil, err
 		}
-		q, err := Quote("~*" + re)
+		res = append(res, re)
+	}
+	// Each expression is anchored at both ends, so alternatives need no
+	// group.
+	line := ""
+	flush := func() error {
+		q, err := Quote(line)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		keys = append(keys, q)
+		v.Origins = append(v.Origins, q)
+		line = ""
+		return nil
 	}
-	other := ""
-	if c.AnswerPreflights {
-		other, v.AnswerPreflights = "no", true
+	for _, re := range res {
+		if line != "" && len(line)+1+len(re) > corsOriginsLine {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		if line != "" {
+			line += "|"
+		}
+		line += re
 	}
-	sig := other + " " + strings.Join(keys, " ")
-	idx, ok := sp.cors[sig]
-	if !ok {
-		idx = len(sp.v.CORSMaps)
-		sp.cors[sig] = idx
-		sp.v.CORSMaps = append(sp.v.CORSMaps, corsMapView{Keys: keys, Other: other})
+	if err := flush(); err != nil {
+		return nil, err
 	}
-	v.Map = idx
+	v.AnswerPreflights = c.AnswerPreflights
 	return v, nil
 }

@@ -165,7 +165,7 @@ func hopServer(v, def *serverView, id string, rc *renderCtx) (*serverView, []byt
 	h.ListenHTTP, h.ListenHTTPS, h.ListenHTTPMore, h.ListenHTTPSMore = "", "", nil, nil
 	h.HTTP2, h.HTTP2On, h.DefaultServer = false, false, false
 	h.Cert, h.CertLua, h.TLSCiphers, h.PreferServerCiphers = "", "", "", ""
-	h.Maps, h.CORSMaps, h.AuthUpstreams, h.Twins = nil, nil, nil, nil
+	h.Maps, h.AuthUpstreams, h.Twins = nil, nil, nil
 	h.Hop = &hopView{Socket: socket, Shape: id, HSTS: rc.hsts}
 	text, err := execute("server", &h)
 	if err != nil {

@@ -1,5 +1,10 @@
 package spec
 
+import (
+	"fmt"
+	"strings"
+)
+
 // The ingress-nginx annotation behaviours, as data. Each row is a set of
 // Ingresses (in the "default" namespace, every referenced Service backed by
 // one echo endpoint unless listed in Empty), one request and what must come
@@ -206,6 +211,22 @@ var AnnotationTable = []AnnotationCase{
 		Ingresses: one("cors.test", "/", "Prefix", "app", ann("enable-cors", "true", "cors-allow-origin", "https://*.example.com, https://other.test")),
 		Request:   Request{Host: "cors.test", Path: "/", Header: map[string]string{"Origin": "https://app.example.com"}},
 		Want:      Response{Status: 200, Service: "app", Header: map[string]string{"Access-Control-Allow-Origin": "https://app.example.com"}}},
+	// Not a .test origin: In moves .test names in annotations into the
+	// row's namespace, not those in request headers.
+	{Name: "cors-allow-origin echoes the second origin of a list",
+		Ingresses: one("cors.test", "/", "Prefix", "app", ann("enable-cors", "true", "cors-allow-origin", "https://*.example.com, https://other.example.org")),
+		Request:   Request{Host: "cors.test", Path: "/", Header: map[string]string{"Origin": "https://other.example.org"}},
+		Want:      Response{Status: 200, Service: "app", Header: map[string]string{"Access-Control-Allow-Origin": "https://other.example.org"}}},
+	// Origins are matched a line of alternatives at a time: forty of
+	// these take several lines.
+	{Name: "cors-allow-origin echoes the last of forty origins",
+		Ingresses: one("cors.test", "/", "Prefix", "app", ann("enable-cors", "true", "cors-allow-origin", corsOrigins(40))),
+		Request:   Request{Host: "cors.test", Path: "/", Header: map[string]string{"Origin": "https://frontend-39.tenant-39.example.net"}},
+		Want:      Response{Status: 200, Service: "app", Header: map[string]string{"Access-Control-Allow-Origin": "https://frontend-39.tenant-39.example.net"}}},
+	{Name: "cors-allow-origin: forty origins, none of them",
+		Ingresses: one("cors.test", "/", "Prefix", "app", ann("enable-cors", "true", "cors-allow-origin", corsOrigins(40))),
+		Request:   Request{Host: "cors.test", Path: "/", Header: map[string]string{"Origin": "https://frontend-40.tenant-40.example.net"}},
+		Want:      Response{Status: 200, Service: "app", Absent: []string{"Access-Control-Allow-Origin"}}},
 	{Name: "cors-allow-origin sends nothing to another origin",
 		Ingresses: one("cors.test", "/", "Prefix", "app", ann("enable-cors", "true", "cors-allow-origin", "https://*.example.com")),
 		Request:   Request{Host: "cors.test", Path: "/", Header: map[string]string{"Origin": "https://evil.test"}},
@@ -395,4 +416,14 @@ var ConfigAccessTable = []AnnotationCase{
 		Ingresses: one("gacl.test", "/", "Prefix", "app", nil),
 		Config:    map[string]string{"block-cidrs": "127.0.0.9, 127.0.0.10/8"},
 		Request:   get("gacl.test", "/"), Want: Response{Status: 503}, Problems: []string{"InvalidConfig"}},
+}
+
+// corsOrigins is a cors-allow-origin list of n origins,
+// https://frontend-<i>.tenant-<i>.example.net.
+func corsOrigins(n int) string {
+	var list []string
+	for i := range n {
+		list = append(list, fmt.Sprintf("https://frontend-%d.tenant-%d.example.net", i, i))
+	}
+	return strings.Join(list, ", ")
 }
