@@ -97,6 +97,7 @@ func main() {
 	flag.DurationVar(&hosts.limit, "host-limit", time.Minute, "give a host change up (and count it as failed) after this long")
 	sizesFlag := flag.String("sizes", "", "comma-separated Ingress counts (e.g. 100,1000,10000) measured one after the other, each in namespace bench-<n> (bench-<n>-a<annotations> with -annotations) with a controller of its own against one API server, side by side in one table (instead of -n; Ingresses only)")
 	endpointsOnly := flag.Bool("endpoints-only", false, "skip the status wait and the single-object changes, and run the controller with --update-status=false: only start, the endpoint changes and the churn")
+	flag.BoolVar(&corsOrigin, "cors-origin", false, "give every layout CORS for an origin of its own (enable-cors, cors-allow-origin: https://app-<k>.example.com), with any -annotations")
 	breakdownFlag := flag.Bool("breakdown", false, "instead of the API server and the controller: time each step of one changed Ingress (build, render, writing the files, nginx -t, the reload) with the controller's code on real nginx, -changes times (breakdown.go)")
 	flag.Parse()
 	sizes, err := parseSizes(*sizesFlag)

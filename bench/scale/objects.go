@@ -43,15 +43,24 @@ var commonAnnotations = [][2]string{
 	{"x-forwarded-prefix", "/s{k}"}, // a per-layout header
 }
 
+// corsOrigin, the -cors-origin flag, gives every layout k CORS for its
+// own origin, https://app-<k>.example.com (enable-cors and
+// cors-allow-origin), as tenants' frontends each have their own.
+var corsOrigin bool
+
 // annotations are the first n commonAnnotations for layout k, with the
-// prefix; nil for n = 0.
+// prefix, and corsOrigin's; nil for none.
 func annotations(n, k int) map[string]string {
-	if n == 0 {
+	if n == 0 && !corsOrigin {
 		return nil
 	}
 	out := map[string]string{}
 	for _, a := range commonAnnotations[:n] {
 		out[annotationPrefix+a[0]] = strings.ReplaceAll(a[1], "{k}", strconv.Itoa(k))
+	}
+	if corsOrigin {
+		out[annotationPrefix+"enable-cors"] = "true"
+		out[annotationPrefix+"cors-allow-origin"] = "https://app-" + strconv.Itoa(k) + ".example.com"
 	}
 	return out
 }
