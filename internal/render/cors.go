@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/causeway/causeway/internal/model"
@@ -21,33 +22,52 @@ import (
 // Debian 12's Lua module (0.10.23) every if, like every location, costs
 // its own OpenSSL context at each reload and nginx -t.
 //
-// Listed origins are matched by an if in the location, as ingress-nginx
-// does, not by a map. A map block costs nginx about a megabyte of hash
-// arrays, zeroed, at every reload, even with one entry, and glibc gives
-// them back to the kernel at the block's end: 1,000 servers with an
-// origin list each took 10.5-11.9 s to test with a map per server, 2.0-
-// 2.4 s with the if, and 1.1-1.3 s without either (Lua module loaded,
-// 2026-11-30). The map also evaluated its regular expressions one after
-// the other, as the if does.
+// Listed origins are matched by regular expressions in ifs at the top of
+// the server block (one set of ifs per distinct list), as ingress-nginx
+// matches them in its locations, and not by a map: a map block costs
+// nginx about a megabyte of hash arrays, zeroed, at every load even with
+// one entry, and a fresh nginx (nginx -t, a start, the first reload) gives
+// them back to the kernel at the block's end. At 1,000 Ingresses with an
+// origin of their own (bench/scale -cors-origin, side by side): nginx -t
+// 2.6-2.7 s instead of 6.4-7.0 s with a map per server, the start 5.3-5.5
+// s instead of 13.4-15.6 s, the later reloads as long, and nginx a
+// twelfth larger, as an if is a configuration of its own (with Debian's
+// Lua module, an OpenSSL context too). An if in each location instead
+// cost a reload as long as with maps and a sixth more memory. A server
+// if's match changes only the server's configuration, which the location
+// found next replaces. Each line's alternatives are anchored at both ends
+// and at most corsOriginsLine bytes long.
 
 type corsView struct {
-	// Any allows every origin ("*"); otherwise Origins are the quoted
-	// case-insensitive regular expressions of the allowed ones, each
-	// several origins' alternatives on a line of at most
-	// corsOriginsLine bytes.
-	Any     bool
-	Origins []string
+	// Any allows every origin ("*"); otherwise Variable is the server's
+	// variable that is "true" for an allowed origin.
+	Any      bool
+	Variable string
 	// Origin is what Any answers: "*", or the request's Origin
 	// (model.CORS.Echo).
-	Origin      string
+	Origin string
+	// Map is the index of that variable's view in serverView.CORSMaps.
+	Map         int
 	Credentials bool
 	// Methods, Headers and Expose are quoted lists, or "".
 	Methods, Headers, Expose string
 	// MaxAge is in seconds (0: not sent).
 	MaxAge int64
 	// AnswerPreflights answers the preflights of origins not allowed
-	// (model.CORS.AnswerPreflights).
+	// (their variable says "no"; model.CORS.AnswerPreflights).
 	AnswerPreflights bool
+}
+
+// corsMapView sets a server variable from the request's Origin: Origins
+// are quoted case-insensitive regular expressions, each a line of
+// alternatives; Variable is set with the server's ID (see
+// serverView.name).
+type corsMapView struct {
+	Variable string
+	Origins  []string
+	// Other is the value for a request with an Origin not allowed: "" as
+	// for none, or "no" where such preflights are answered here.
+	Other string
 }
 
 // corsOriginsLine bounds the length of one if's regular expression: no
@@ -102,13 +122,14 @@ func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
 	}
 	// Each expression is anchored at both ends, so alternatives need no
 	// group.
+	var lines []string
 	line := ""
 	flush := func() error {
 		q, err := Quote(line)
 		if err != nil {
 			return err
 		}
-		v.Origins = append(v.Origins, q)
+		lines = append(lines, q)
 		line = ""
 		return nil
 	}
@@ -126,6 +147,17 @@ func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
 	if err := flush(); err != nil {
 		return nil, err
 	}
-	v.AnswerPreflights = c.AnswerPreflights
+	other := ""
+	if c.AnswerPreflights {
+		other, v.AnswerPreflights = "no", true
+	}
+	sig := other + " " + strings.Join(lines, " ")
+	idx, ok := sp.cors[sig]
+	if !ok {
+		idx = len(sp.v.CORSMaps)
+		sp.cors[sig] = idx
+		sp.v.CORSMaps = append(sp.v.CORSMaps, corsMapView{Origins: lines, Other: other})
+	}
+	v.Map = idx
 	return v, nil
 }

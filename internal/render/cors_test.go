@@ -11,23 +11,27 @@ import (
 )
 
 // TestCORSOriginLines: listed origins become lines of alternatives of at
-// most corsOriginsLine bytes, every origin on exactly one, in order; one
-// "*" among them allows any origin.
+// most corsOriginsLine bytes, every origin on exactly one, in order, for
+// one server variable per list; one "*" among them allows any origin.
 func TestCORSOriginLines(t *testing.T) {
 	var origins []string
 	for i := range 60 {
 		origins = append(origins, fmt.Sprintf("https://frontend-%d.tenant-%d.example.net", i, i))
 	}
-	sp := &serverPlan{}
+	sp := &serverPlan{v: &serverView{}, cors: map[string]int{}}
 	v, err := sp.planCORS(&model.CORS{Origins: origins})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Any || len(v.Origins) < 3 {
-		t.Fatalf("%d lines (any %v) for 60 origins of about 50 bytes each, want 3 or more", len(v.Origins), v.Any)
+	if again, err := sp.planCORS(&model.CORS{Origins: origins}); err != nil || again.Map != v.Map || len(sp.v.CORSMaps) != 1 {
+		t.Fatalf("the same list twice: %d variables (%v)", len(sp.v.CORSMaps), err)
+	}
+	lines := sp.v.CORSMaps[v.Map].Origins
+	if v.Any || len(lines) < 3 {
+		t.Fatalf("%d lines (any %v) for 60 origins of about 50 bytes each, want 3 or more", len(lines), v.Any)
 	}
 	var all []string
-	for _, line := range v.Origins {
+	for _, line := range lines {
 		body, err := strconv.Unquote(line)
 		if err != nil {
 			t.Fatalf("line %s: %v", line, err)
@@ -47,7 +51,51 @@ func TestCORSOriginLines(t *testing.T) {
 		}
 	}
 	v, err = sp.planCORS(&model.CORS{Origins: []string{"https://a.test", "*"}})
-	if err != nil || !v.Any || v.Origins != nil {
-		t.Errorf("with \"*\" listed: %+v, %v; want any origin", v, err)
+	if err != nil || !v.Any || len(sp.v.CORSMaps) != 1 {
+		t.Errorf("with \"*\" listed: %+v, %v, %d variables; want any origin, and no variable", v, err, len(sp.v.CORSMaps))
+	}
+}
+
+// TestCORSVariableInHopServer: the hop server of a shared shape with
+// listed origins sets the CORS variable its locations read, as the
+// shared server does: it is another server block, which the shared
+// server's server-level ifs do not reach.
+func TestCORSVariableInHopServer(t *testing.T) {
+	var extra strings.Builder
+	for _, name := range []string{"x1", "x2"} {
+		fmt.Fprintf(&extra, `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: %[1]s
+  namespace: team
+  annotations: {nginx.ingress.kubernetes.io/enable-cors: "true", nginx.ingress.kubernetes.io/cors-allow-origin: "https://app.example.net"}
+spec:
+  ingressClassName: causeway
+  rules:
+    - host: %[1]s.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: a, port: {number: 80}}}}
+`, name)
+	}
+	run := hopRender(t, extra.String(), nil)
+	var text string
+	for _, name := range run.Files.Names() {
+		if strings.HasPrefix(name, "servers/_shared-") && strings.Contains(string(run.Files[name]), `"x1.example.com"`) {
+			text = string(run.Files[name])
+		}
+	}
+	if text == "" {
+		t.Fatalf("x1 and x2 share no server: %v", run.Files.Names())
+	}
+	servers := strings.Count(text, "\nserver {")
+	if !strings.Contains(text, "listen unix:") || servers != 2 {
+		t.Fatalf("want the shared server and its hop server, got %d server blocks:\n%s", servers, text)
+	}
+	set := regexp.MustCompile(`(?m)^    set \$(causeway_cors_s[0-9a-f]+_0) "";$`)
+	sets := set.FindAllStringSubmatch(text, -1)
+	if len(sets) != 2 || sets[0][1] != sets[1][1] || !strings.Contains(text, "        set $causeway_cors $"+sets[0][1]+";") {
+		t.Errorf("the CORS variable is not set in both server blocks and read by the location:\n%s", text)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/causeway/causeway/internal/balancer"
@@ -118,7 +119,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			if srv.Scope != "" {
 				name, id = layout.ScopedServerFile(srv.Scope, srv.Host), scopedID(srv.Scope, srv.Host)
 			}
-			v.name(id)
+			v.name(id, &hashes)
 			rc.useSeries(v)
 			rc.useSpans(v)
 			sources[name] = srv.Sources
@@ -185,7 +186,7 @@ func serverFiles(m *model.Model, backends map[string]*model.Backend, p Params, l
 			}
 			id = "s" + shared
 		}
-		v.name(id)
+		v.name(id, &hashes)
 		var hopText []byte
 		if _, isScoped := scopes[key]; len(members) > 1 && !isScoped {
 			// The hop server is the named server's twin (hop.go).
@@ -331,11 +332,27 @@ func scopedID(scope, host string) string {
 	return "g" + hex.EncodeToString(sum[:6])
 }
 
-// name gives what the server names in the http block (its auth
-// upstreams) the server's ID. It runs once the server's file is known, so
-// the names are no part of its shape.
-func (v *serverView) name(id string) {
+// name gives the server's CORS variables their names, which share one
+// namespace across the http block, and counts them for the variables'
+// hash. It runs once the server's file is known, so the names are no part
+// of its shape.
+func (v *serverView) name(id string, hashes *hashStats) {
 	v.nameAuthUpstreams(id)
+	for i := range v.CORSMaps {
+		v.CORSMaps[i].Variable = "causeway_cors_" + id + "_" + strconv.Itoa(i)
+		hashes.mapped(v.CORSMaps[i].Variable, 0)
+	}
+	locs := make([]locationView, len(v.Locations))
+	for i, l := range v.Locations {
+		if l.Policy != nil && l.Policy.CORS != nil && !l.Policy.CORS.Any {
+			p, c := *l.Policy, *l.Policy.CORS
+			c.Variable = v.CORSMaps[c.Map].Variable
+			p.CORS = &c
+			l.Policy = &p
+		}
+		locs[i] = l
+	}
+	v.Locations = locs
 }
 
 // shaper computes shapes, reusing its buffers from one server to the

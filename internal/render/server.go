@@ -114,6 +114,8 @@ type serverView struct {
 	// the subrequests of auth URLs naming $host (extauth_template.go).
 	AuthLoop        *authLoopView        `json:",omitempty"`
 	SigninLocations []signinLocationView `json:",omitempty"`
+	// CORSMaps match request origins for CORS locations (see cors.go).
+	CORSMaps []corsMapView
 	// Twins are the www./non-www. names that redirect to the server's
 	// hosts, each a server block of its own.
 	Twins []twinView
@@ -390,7 +392,7 @@ func planServer(rc *renderCtx, srv *model.Server) (*serverView, error) {
 		}
 	}
 	sp := &serverPlan{rc: rc, hidden: hidden, v: v, srv: srv, errs: map[string]int{}, named: map[string]bool{},
-		mirrors: map[string]string{}, auths: map[*model.Location]*authUse{}}
+		mirrors: map[string]string{}, cors: map[string]int{}, auths: map[*model.Location]*authUse{}}
 	if err := sp.planClientTLS(); err != nil {
 		return nil, err
 	}
@@ -427,6 +429,7 @@ type serverPlan struct {
 	// authNext numbers the next internal location (extauth.go).
 	auths    map[*model.Location]*authUse
 	authNext int
+	cors     map[string]int // origin list -> CORSMaps index
 	// reserved are the paths user locations may name exactly.
 	reserved map[string]bool
 }
