@@ -34,9 +34,10 @@ import (
 // twelfth larger, as an if is a configuration of its own (with Debian's
 // Lua module, an OpenSSL context too). An if in each location instead
 // cost a reload as long as with maps and a sixth more memory. A server
-// if's match changes only the server's configuration, which the location
-// found next replaces. Each line's alternatives are anchored at both ends
-// and at most corsOriginsLine bytes long.
+// level if's match changes no configuration (nginx switches to an if's
+// block only inside a location), so the location is found as without it.
+// Each line's alternatives are anchored at both ends and at most
+// corsOriginsLine bytes long.
 
 type corsView struct {
 	// Any allows every origin ("*"); otherwise Variable is the server's
