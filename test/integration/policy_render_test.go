@@ -204,7 +204,7 @@ func TestPolicyRendersAndPasses(t *testing.T) {
 			all := strings.Join(slices.Collect(maps.Values(mapStrings(out))), "\n")
 			for _, want := range []string{"proxy_ssl_verify on;", "grpc_pass grpcs://", "rewrite \"(?i)^/api/(v[0-9]+)/(.*)\\\\z\" \"/$2\" break;",
 				"error_page 503 = @causeway_err_0_503;", "limit_req zone=causeway_req_5r_s burst=25 nodelay;", "limit_conn_zone $causeway_limit_key", "mirror_request_body on;", "return 302 \"${scheme}://${http_host}/app\";",
-				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "map $http_origin $causeway_cors_",
+				"server_name \"www.safe.test\";", "server_name \"alias-1.twin.test\";", "if ($http_origin ~* \"^https://",
 				"deny 203.0.113.0/24;\n        deny 2001:db8::/32;\n        deny 10.0.0.7;\n        allow 127.0.0.0/8;\n        allow ::1;\n        deny all;",
 				"\"~*(scanner|crawl) v\\\\d\" 1;", "if ($causeway_block_referer) {",
 				"satisfy any;", "auth_basic \"Safe zone\";", "ssl_verify_client optional;", "ssl_verify_depth 2;", "ssl_crl ",
