@@ -47,8 +47,8 @@ type corsView struct {
 	// Origin is what Any answers: "*", or the request's Origin
 	// (model.CORS.Echo).
 	Origin string
-	// Map is the index of that variable's view in serverView.CORSMaps.
-	Map         int
+	// Check is the index of that variable's view in serverView.CORSChecks.
+	Check       int
 	Credentials bool
 	// Methods, Headers and Expose are quoted lists, or "".
 	Methods, Headers, Expose string
@@ -59,11 +59,11 @@ type corsView struct {
 	AnswerPreflights bool
 }
 
-// corsMapView sets a server variable from the request's Origin: Origins
+// corsCheckView sets a server variable from the request's Origin: Origins
 // are quoted case-insensitive regular expressions, each a line of
 // alternatives; Variable is set with the server's ID (see
 // serverView.name).
-type corsMapView struct {
+type corsCheckView struct {
 	Variable string
 	Origins  []string
 	// Other is the value for a request with an Origin not allowed: "" as
@@ -155,10 +155,10 @@ func (sp *serverPlan) planCORS(c *model.CORS) (*corsView, error) {
 	sig := other + " " + strings.Join(lines, " ")
 	idx, ok := sp.cors[sig]
 	if !ok {
-		idx = len(sp.v.CORSMaps)
+		idx = len(sp.v.CORSChecks)
 		sp.cors[sig] = idx
-		sp.v.CORSMaps = append(sp.v.CORSMaps, corsMapView{Origins: lines, Other: other})
+		sp.v.CORSChecks = append(sp.v.CORSChecks, corsCheckView{Origins: lines, Other: other})
 	}
-	v.Map = idx
+	v.Check = idx
 	return v, nil
 }

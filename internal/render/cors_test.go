@@ -23,10 +23,10 @@ func TestCORSOriginLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := sp.planCORS(&model.CORS{Origins: origins}); err != nil || again.Map != v.Map || len(sp.v.CORSMaps) != 1 {
-		t.Fatalf("the same list twice: %d variables (%v)", len(sp.v.CORSMaps), err)
+	if again, err := sp.planCORS(&model.CORS{Origins: origins}); err != nil || again.Check != v.Check || len(sp.v.CORSChecks) != 1 {
+		t.Fatalf("the same list twice: %d variables (%v)", len(sp.v.CORSChecks), err)
 	}
-	lines := sp.v.CORSMaps[v.Map].Origins
+	lines := sp.v.CORSChecks[v.Check].Origins
 	if v.Any || len(lines) < 3 {
 		t.Fatalf("%d lines (any %v) for 60 origins of about 50 bytes each, want 3 or more", len(lines), v.Any)
 	}
@@ -51,8 +51,8 @@ func TestCORSOriginLines(t *testing.T) {
 		}
 	}
 	v, err = sp.planCORS(&model.CORS{Origins: []string{"https://a.test", "*"}})
-	if err != nil || !v.Any || len(sp.v.CORSMaps) != 1 {
-		t.Errorf("with \"*\" listed: %+v, %v, %d variables; want any origin, and no variable", v, err, len(sp.v.CORSMaps))
+	if err != nil || !v.Any || len(sp.v.CORSChecks) != 1 {
+		t.Errorf("with \"*\" listed: %+v, %v, %d variables; want any origin, and no variable", v, err, len(sp.v.CORSChecks))
 	}
 }
 

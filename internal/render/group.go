@@ -338,15 +338,15 @@ func scopedID(scope, host string) string {
 // of its shape.
 func (v *serverView) name(id string, hashes *hashStats) {
 	v.nameAuthUpstreams(id)
-	for i := range v.CORSMaps {
-		v.CORSMaps[i].Variable = "causeway_cors_" + id + "_" + strconv.Itoa(i)
-		hashes.mapped(v.CORSMaps[i].Variable, 0)
+	for i := range v.CORSChecks {
+		v.CORSChecks[i].Variable = "causeway_cors_" + id + "_" + strconv.Itoa(i)
+		hashes.mapped(v.CORSChecks[i].Variable, 0)
 	}
 	locs := make([]locationView, len(v.Locations))
 	for i, l := range v.Locations {
 		if l.Policy != nil && l.Policy.CORS != nil && !l.Policy.CORS.Any {
 			p, c := *l.Policy, *l.Policy.CORS
-			c.Variable = v.CORSMaps[c.Map].Variable
+			c.Variable = v.CORSChecks[c.Check].Variable
 			p.CORS = &c
 			l.Policy = &p
 		}

@@ -97,26 +97,21 @@ func memberNames(members []*memberView) []string {
 	return out
 }
 
-// hostMapsView is what maps.conf.tmpl prints.
-type hostMapsView struct {
-	Maps []mapView
-}
-
 // file is the merged maps' file and counts them for the hash sizes; nil
 // when no shared server joined a family. The file names no object: a
 // refusal in it (a hash nginx cannot build) is found by bisection.
 func (f *mapFamilies) file(hashes *hashStats) ([]byte, error) {
-	var v hostMapsView
+	var maps []mapView // what maps.conf.tmpl prints
 	for _, fam := range f.order {
 		for _, m := range fam.order {
 			hashes.mapped(m.Variable, len(m.Entries))
-			v.Maps = append(v.Maps, *m)
+			maps = append(maps, *m)
 		}
 	}
-	if len(v.Maps) == 0 {
+	if len(maps) == 0 {
 		return nil, nil
 	}
-	return execute("maps.conf.tmpl", &v)
+	return execute("maps.conf.tmpl", maps)
 }
 
 // mapVariable names a shared server's map: kind is "route" or "log", id

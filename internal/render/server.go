@@ -114,8 +114,9 @@ type serverView struct {
 	// the subrequests of auth URLs naming $host (extauth_template.go).
 	AuthLoop        *authLoopView        `json:",omitempty"`
 	SigninLocations []signinLocationView `json:",omitempty"`
-	// CORSMaps match request origins for CORS locations (see cors.go).
-	CORSMaps []corsMapView
+	// CORSChecks set the variables that tell CORS locations whether the
+	// request's origin is allowed (see cors.go).
+	CORSChecks []corsCheckView
 	// Twins are the www./non-www. names that redirect to the server's
 	// hosts, each a server block of its own.
 	Twins []twinView
@@ -429,7 +430,7 @@ type serverPlan struct {
 	// authNext numbers the next internal location (extauth.go).
 	auths    map[*model.Location]*authUse
 	authNext int
-	cors     map[string]int // origin list -> CORSMaps index
+	cors     map[string]int // origin list -> CORSChecks index
 	// reserved are the paths user locations may name exactly.
 	reserved map[string]bool
 }
