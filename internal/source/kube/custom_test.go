@@ -120,6 +120,12 @@ func TestCustomResourcesWatched(t *testing.T) {
 		t.Fatalf("logs %q: want the watched custom resources named", logs.String())
 	}
 
+	// The first listing's signal is taken first: left pending, it could
+	// be the one waitSignal takes once the VirtualServer is cached but
+	// before its handler signals, and that later signal would then look
+	// like the status update's.
+	waitSignal(t, s, "the first listing", func(*source.Snapshot) bool { return true })
+
 	ctx := context.Background()
 	// Outside the watched namespaces: never listed, never in a snapshot.
 	if _, err := dyn.Resource(vsGVR).Namespace("other").Create(ctx, unstructuredVS("other", "hidden", "hidden.example.com", 1), metav1.CreateOptions{}); err != nil {
