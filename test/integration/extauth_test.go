@@ -116,6 +116,8 @@ func TestExternalAuthAgainstNginx(t *testing.T) {
 		annotatedIngressYAML("cache", "cache.test", "app", "auth-url", auth.URL("/check"), "auth-cache-key", "$http_authorization", "auth-cache-duration", "200 401 1m") +
 		annotatedIngressYAML("global", "global.test", "app") +
 		annotatedIngressYAML("optout", "optout.test", "app", "enable-global-auth", "false") +
+		annotatedIngressYAML("corsauth", "corsauth.test", "app", "auth-url", auth.URL("/check"),
+			"enable-cors", "true", "cors-allow-origin", "https://app.example.com") +
 		ingressYAML("default", "acme", "global.test", "Prefix /.well-known/acme-challenge app") +
 		configMapYAML(map[string]string{"global-auth-url": auth.URL("/global"), "global-auth-response-headers": "X-Auth-User",
 			"allow-snippet-annotations": "true"})
@@ -141,6 +143,21 @@ func TestExternalAuthAgainstNginx(t *testing.T) {
 	}
 	if r := c.authGet(t, "ext.test", "/", "Bearer banned"); r.Status != 403 {
 		t.Errorf("banned token: status %d, want 403", r.Status)
+	}
+
+	// With CORS for listed origins, an allowed origin's answer carries
+	// the service's cookie too (the CORS if's add_header lines replace
+	// the location's, so it repeats them all).
+	for _, origin := range []string{"https://app.example.com", "https://other.example.com"} {
+		r := c.authGet(t, "corsauth.test", "/", "Bearer good", "Origin", origin)
+		allowed := ""
+		if origin == "https://app.example.com" {
+			allowed = origin
+		}
+		if r.Status != 200 || r.Header.Get("Set-Cookie") != "session=s1; Path=/" || r.Header.Get("Access-Control-Allow-Origin") != allowed {
+			t.Errorf("CORS and auth, Origin %s: status %d, Set-Cookie %q, Access-Control-Allow-Origin %q; want 200, the service's cookie and %q",
+				origin, r.Status, r.Header.Get("Set-Cookie"), r.Header.Get("Access-Control-Allow-Origin"), allowed)
+		}
 	}
 
 	// auth-method, and auth-snippet's variable and header in the
