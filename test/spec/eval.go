@@ -95,6 +95,9 @@ func Eval(m *model.Model, r Request, p Ports) Response {
 		if c.Credentials {
 			out.Header["Access-Control-Allow-Credentials"] = "true"
 		}
+		if len(c.ExposeHeaders) > 0 {
+			out.Header["Access-Control-Expose-Headers"] = strings.Join(c.ExposeHeaders, ", ")
+		}
 		if r.Method == "OPTIONS" {
 			out.Header["Access-Control-Allow-Methods"] = strings.Join(c.Methods, ", ")
 			if c.MaxAge > 0 {
