@@ -95,7 +95,17 @@ spec:
 	}
 	set := regexp.MustCompile(`(?m)^    set \$(causeway_cors_s[0-9a-f]+_0) "";$`)
 	sets := set.FindAllStringSubmatch(text, -1)
-	if len(sets) != 2 || sets[0][1] != sets[1][1] || !strings.Contains(text, "        set $causeway_cors $"+sets[0][1]+";") {
-		t.Errorf("the CORS variable is not set in both server blocks and read by the location:\n%s", text)
+	if len(sets) != 2 || sets[0][1] != sets[1][1] || !strings.Contains(text, `        set $causeway_cors "${`+sets[0][1]+`}$request_method";`) ||
+		!strings.Contains(text, "        add_header Access-Control-Allow-Origin $"+sets[0][1]+"_origin always;") {
+		t.Fatalf("the CORS variable is not set in both server blocks and read by the location:\n%s", text)
+	}
+	// The header values too, and they are what the location sends.
+	for _, suffix := range []string{"_origin", "_credentials"} {
+		if n := strings.Count(text, "    set $"+sets[0][1]+suffix+` "";`); n != 2 {
+			t.Errorf("$%s%s is set in %d server blocks, want 2:\n%s", sets[0][1], suffix, n, text)
+		}
+	}
+	if checks, preflights := strings.Count(text, "if ($http_origin"), strings.Count(text, "if ($causeway_cors"); checks != 2 || preflights != 2 {
+		t.Errorf("%d origin checks and %d ifs of the locations, want one of each in each server block:\n%s", checks, preflights, text)
 	}
 }

@@ -341,6 +341,9 @@ func (v *serverView) name(id string, hashes *hashStats) {
 	for i := range v.CORSChecks {
 		v.CORSChecks[i].Variable = "causeway_cors_" + id + "_" + strconv.Itoa(i)
 		hashes.mapped(v.CORSChecks[i].Variable, 0)
+		for _, suffix := range corsCheckSuffixes {
+			hashes.mapped(v.CORSChecks[i].Variable+suffix, 0)
+		}
 	}
 	locs := make([]locationView, len(v.Locations))
 	for i, l := range v.Locations {

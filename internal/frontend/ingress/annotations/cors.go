@@ -16,9 +16,9 @@ var corsGroup = Group{
 	Annotations: supported("cors",
 		Annotation{Name: "enable-cors", Scope: ScopeLocation, Default: "false",
 			Grammar: "a boolean: true or false (also 1, 0, t, f, True, FALSE ...)",
-			Difference: "the same answers; with any origin allowed (cors-allow-origin *, the default) a location has one if, " +
-				"the preflight's, where ingress-nginx writes three: with Debian 12's Lua module every if, like every location, " +
-				"costs an OpenSSL context at each reload"},
+			Difference: "the same answers; a location has one if, the preflight's, where ingress-nginx writes three " +
+				"(four with listed origins): an if is a location configuration of its own, " +
+				"and with Debian 12's Lua module costs an OpenSSL context at each reload"},
 		Annotation{Name: "cors-allow-origin", Scope: ScopeLocation, Default: "*",
 			Grammar: "* alone, or a comma-separated list of up to 64 origins scheme://host[:port] with scheme http or https, " +
 				"host a DNS name or IPv4 address, optionally after a *. wildcard label; no path",
