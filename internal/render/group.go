@@ -345,6 +345,9 @@ func (v *serverView) name(id string, hashes *hashStats) {
 			hashes.mapped(v.CORSChecks[i].Variable+suffix, 0)
 		}
 	}
+	if len(v.CORSChecks) == 0 {
+		return // no location reads one: nothing to copy
+	}
 	locs := make([]locationView, len(v.Locations))
 	for i, l := range v.Locations {
 		if l.Policy != nil && l.Policy.CORS != nil && !l.Policy.CORS.Any {
