@@ -2,7 +2,10 @@ package render
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,5 +110,104 @@ spec:
 	}
 	if checks, preflights := strings.Count(text, "if ($http_origin"), strings.Count(text, "if ($causeway_cors"); checks != 2 || preflights != 2 {
 		t.Errorf("%d origin checks and %d ifs of the locations, want one of each in each server block:\n%s", checks, preflights, text)
+	}
+}
+
+// TestCORSIfsRepeatTheLocationsHeaders: add_header lines inside an if
+// replace the location's, so every CORS if that adds headers must add
+// each header the location adds (3841788: auth-url's Set-Cookie was
+// missing). Checked on every golden server file and on a render that
+// puts CORS, with listed and any origins, beside auth-url.
+func TestCORSIfsRepeatTheLocationsHeaders(t *testing.T) {
+	texts := map[string]string{}
+	goldens, err := filepath.Glob(filepath.Join("testdata", "*", "golden", "servers", "*.conf"))
+	if err != nil || len(goldens) == 0 {
+		t.Fatalf("golden server files: %v (%d)", err, len(goldens))
+	}
+	for _, path := range goldens {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[path] = string(b)
+	}
+	var extra strings.Builder
+	for i, origin := range []string{"*", "https://app.example.net"} {
+		fmt.Fprintf(&extra, `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: corsauth%[1]d
+  namespace: team
+  annotations:
+    nginx.ingress.kubernetes.io/enable-cors: "true"
+    nginx.ingress.kubernetes.io/cors-allow-origin: %[2]q
+    nginx.ingress.kubernetes.io/cors-expose-headers: "X-Total"
+    nginx.ingress.kubernetes.io/auth-url: "http://auth.team.svc.cluster.local/check"
+spec:
+  ingressClassName: causeway
+  rules:
+    - host: corsauth%[1]d.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: a, port: {number: 80}}}}
+`, i, origin)
+	}
+	run := hopRender(t, extra.String(), nil)
+	for _, name := range run.Files.Names() {
+		if text := string(run.Files[name]); strings.Contains(text, "corsauth") {
+			texts[name] = text
+		}
+	}
+	header := regexp.MustCompile(`^add_header "?([A-Za-z0-9-]+)"? `)
+	name := func(line string) string {
+		if m := header.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	ifs := 0
+	cookies := 0
+	for file, text := range texts {
+		// A location's lines are indented by 8 spaces, an if's in it by 12.
+		var own []string
+		var corsIfs [][]string
+		var body []string
+		inLocation, inIf := false, false
+		for _, line := range strings.Split(text, "\n") {
+			switch {
+			case strings.HasPrefix(line, "    location "):
+				inLocation, own, corsIfs = true, nil, nil
+			case inLocation && line == "    }":
+				inLocation = false
+				for _, got := range corsIfs {
+					ifs++
+					for _, h := range own {
+						if !slices.Contains(got, h) {
+							t.Errorf("%s: a CORS if adds %v but not the location's %s", file, got, h)
+						}
+						if h == "Set-Cookie" {
+							cookies++
+						}
+					}
+				}
+			case inLocation && strings.HasPrefix(line, "        if ("):
+				inIf, body = true, nil
+			case inIf && line == "        }":
+				inIf = false
+				if slices.Contains(body, "Access-Control-Allow-Origin") {
+					corsIfs = append(corsIfs, body)
+				}
+			case inIf:
+				if h := name(line); h != "" {
+					body = append(body, h)
+				}
+			case inLocation && strings.HasPrefix(line, "        add_header "):
+				own = append(own, name(line))
+			}
+		}
+	}
+	if ifs == 0 || cookies == 0 {
+		t.Errorf("%d CORS ifs checked, %d of them in a location with auth-url's Set-Cookie; want some of each", ifs, cookies)
 	}
 }
