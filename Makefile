@@ -6,6 +6,15 @@ GO ?= go
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT := $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -X github.com/causeway/causeway/internal/version.Commit=$(COMMIT)
+# Every go command the targets run, and those the tests run in turn, builds
+# with -trimpath. Without it Go's build cache keys each of Causeway's
+# packages by the clone's directory, so a fresh clone compiles all of them
+# again, for vet, for the tests with and without the race detector, and for
+# each binary the tiers build; with it a fresh clone on a used machine
+# reuses them (compiling and linking tier 1's test binaries: 171 s in a
+# fresh clone without it, 82 s with it). File names in stack traces read
+# github.com/causeway/causeway/... instead of the clone's path.
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 # Tests that need nginx, the API server, network namespaces or podman fail instead
 # of skipping when these are set, so a missing install step cannot hide.
 # The tests' nginx (and Angie) keep 16 MiB at the top of glibc's heap. nginx
