@@ -14,7 +14,7 @@ LDFLAGS := -X github.com/causeway/causeway/internal/version.Version=$(VERSION) -
 # reuses them (compiling and linking tier 1's test binaries: 171 s in a
 # fresh clone without it, 82 s with it). File names in stack traces read
 # github.com/causeway/causeway/... instead of the clone's path.
-export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
+export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 # Tests that need nginx, the API server, network namespaces or podman fail instead
 # of skipping when these are set, so a missing install step cannot hide.
 # The tests' nginx (and Angie) keep 16 MiB at the top of glibc's heap. nginx
